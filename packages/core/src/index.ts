@@ -1,1 +1,94 @@
-export {};
+// The public API of @governor/core: an explicit list, pinned by index.test.ts.
+
+export { type Assessment, type AssessOptions, assessFailure, observe } from "./assess.ts";
+export { type BackoffSettings, backoffDelay } from "./backoff.ts";
+export { type Classification, classify } from "./classify.ts";
+export {
+  type BudgetName,
+  type DecideContext,
+  type Decision,
+  decide,
+  safeToRepeat,
+} from "./decide.ts";
+export { GovernorError, type GovernorErrorCode } from "./errors.ts";
+export {
+  type Failure,
+  type FromErrorOptions,
+  failureFromError,
+  failureFromResult,
+  type LocalKind,
+  localFailure,
+  type NamedLocal,
+  parseRetryAfter,
+  resultText,
+  stripMcpPrefix,
+  TOOL_FAILURE_META_KEY,
+  type ToolFailureMeta,
+  type ToolResultLike,
+} from "./failure.ts";
+export { type FingerprintInput, fingerprint, normalizeText } from "./fingerprint.ts";
+export { composeMessage, type MessageInput } from "./message.ts";
+export {
+  type Budgets,
+  globMatch,
+  loadPolicy,
+  type Policy,
+  type PolicyInput,
+  type PolicyRule,
+  policyJsonSchema,
+  policySchema,
+  resolveToolPolicy,
+  type ToolPolicy,
+  type ToolSettings,
+} from "./policy.ts";
+export { type RedactOptions, redact } from "./redact.ts";
+export { BUILTIN_RULES, classifyHttpStatus, matchBuiltinRules, type TextRule } from "./rules.ts";
+export {
+  ACTIONS,
+  type Action,
+  type Certainty,
+  type Channel,
+  type Effect,
+  type MaybePromise,
+  type Origin,
+  PERSON_RESOLVABLE,
+  REASONS,
+  type Reason,
+} from "./types.ts";
+
+// telemetry (added by telemetry helper)
+export {
+  createJsonlSink,
+  type JsonlSink,
+  type JsonlSinkOptions,
+  type JsonlSinkTarget,
+  type ParsedEvents,
+  parseEvents,
+} from "./event-log.ts";
+export {
+  type FingerprintReport,
+  type Report,
+  type SummarizeOptions,
+  summarizeEvents,
+} from "./event-report.ts";
+export { eventSchema } from "./event-schema.ts";
+export {
+  type CallEvent,
+  type CallOutcomeKind,
+  type DecisionEvent,
+  EVENT_SCHEMA_VERSION,
+  type GovernorEvent,
+  type RunEndEvent,
+  type RunEndReason,
+  type RunSummary,
+} from "./events.ts";
+export {
+  type CounterLike,
+  createOtelRecorder,
+  type EventRecorder,
+  type HistogramLike,
+  type InstrumentOptionsLike,
+  type MeterLike,
+  type MetricAttributesLike,
+  type OtelRecorderOptions,
+} from "./telemetry.ts";

@@ -75,6 +75,7 @@ export const REASONS = {
   session_expired: "host",
   malformed_response: "host",
   elicitation_required: "host",
+  transport_error: "host",
 } as const satisfies Record<string, Action>;
 
 /** A machine-readable reason from the closed set {@link REASONS}. */

@@ -1,0 +1,84 @@
+import {
+  type Assessment,
+  assessFailure,
+  type Failure,
+  failureFromError,
+  failureFromResult,
+  localFailure,
+  type Policy,
+  resolveToolPolicy,
+} from "@governor/core";
+import { z } from "zod";
+
+const effect = z.enum(["read_only", "idempotent", "mutating"]);
+const common = {
+  tool: z.string().min(1),
+  server: z.string().min(1).optional(),
+  effect: effect.optional(),
+};
+const lineSchema = z.union([
+  z.strictObject({ ...common, text: z.string() }),
+  z.strictObject({
+    ...common,
+    result: z.looseObject({ content: z.array(z.looseObject({ type: z.string() })), isError: z.literal(true) }),
+  }),
+  z.strictObject({
+    ...common,
+    error: z.looseObject({ code: z.int(), message: z.string(), data: z.unknown().optional() }),
+  }),
+  z.strictObject({
+    ...common,
+    local: z.enum(["timeout", "connection_closed", "connection_refused", "aborted"]),
+  }),
+]);
+
+type Line = z.infer<typeof lineSchema>;
+
+/** One output line of `governor classify` (DESIGN.md §9). */
+export type ClassifyOutput =
+  | Pick<Assessment, "fingerprint" | "message"> & { action: string; reason: string }
+  | { error: string };
+
+const FORMS =
+  'one of {"tool","text"}, {"tool","result"} (a CallToolResult with isError: true), {"tool","error":{"code","message","data"?}} or {"tool","local":"timeout"|"connection_closed"|"connection_refused"|"aborted"}, with optional "server" and "effect" ("read_only"|"idempotent"|"mutating")';
+
+function toFailure(line: Line): Failure {
+  if ("text" in line) return failureFromResult({ content: [{ type: "text", text: line.text }], isError: true });
+  if ("result" in line) return failureFromResult(line.result);
+  if ("error" in line) return failureFromError(line.error, { origin: "peer" });
+  return localFailure(line.local);
+}
+
+function describe(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (issue && issue.code === "invalid_union") return `expected ${FORMS}`;
+  return error.issues
+    .map((i) => `${i.path.length > 0 ? i.path.join(".") : "(line)"}: ${i.message}`)
+    .join("; ");
+}
+
+/**
+ * Judges one input line as the first failure of a fresh run. Never throws for bad input:
+ * a malformed line becomes `{ error: "line N: ..." }`.
+ */
+export function classifyLine(raw: string, lineNumber: number, policy: Policy): ClassifyOutput {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (err) {
+    return { error: `line ${lineNumber}: not valid JSON (${(err as Error).message})` };
+  }
+  const parsed = lineSchema.safeParse(value);
+  if (!parsed.success) return { error: `line ${lineNumber}: ${describe(parsed.error)}` };
+  const line = parsed.data;
+  const tool = resolveToolPolicy(policy, line.tool, line.server);
+  // Judged on the failure alone when nobody says what the tool does (DESIGN.md §9).
+  const judged = line.effect ?? tool.effect ?? "read_only";
+  const a = assessFailure(toFailure(line), { policy, tool, effect: judged });
+  return {
+    action: a.decision.action,
+    reason: a.decision.reason,
+    fingerprint: a.fingerprint,
+    message: a.message,
+  };
+}

@@ -1,0 +1,86 @@
+import { readFile } from "node:fs/promises";
+import { createInterface } from "node:readline";
+import { parseArgs } from "node:util";
+import { GovernorError, loadPolicy, type Policy } from "@governor/core";
+import { classifyLine } from "./classify-lines.ts";
+import { reportCommand } from "./report.ts";
+
+const USAGE = `Usage: governor <command> [options]
+
+Commands:
+  classify [--policy FILE]   judge failures read as JSON Lines on stdin, one JSON line out per line
+  check FILE                 validate a policy file; print the resolved policy or each bad field
+  report FILE [--json]       summarize a JSON Lines event log (- for stdin): runs stopped by
+                             reason, top fingerprints, retries, wasted calls [--top N]
+  help                       show this text
+`;
+
+async function readPolicy(file: string | undefined): Promise<Policy> {
+  if (file === undefined) return loadPolicy({});
+  return loadPolicy(await readFile(file, "utf8"));
+}
+
+async function classifyCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { policy: { type: "string" } }, strict: true });
+  const policy = await readPolicy(values.policy);
+  let status = 0;
+  let n = 0;
+  const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
+  for await (const raw of lines) {
+    n += 1;
+    if (raw.trim() === "") continue;
+    const out = classifyLine(raw, n, policy);
+    if ("error" in out) status = 1;
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  }
+  return status;
+}
+
+async function checkCommand(args: string[]): Promise<number> {
+  const { positionals } = parseArgs({ args, allowPositionals: true, strict: true });
+  const file = positionals[0];
+  if (file === undefined || positionals.length > 1) {
+    process.stderr.write("governor check: expected exactly one policy file\n");
+    return 2;
+  }
+  try {
+    const policy = await readPolicy(file);
+    process.stdout.write(`${JSON.stringify(policy, null, 2)}\n`);
+    return 0;
+  } catch (err) {
+    if (GovernorError.isInstance(err) && err.code === "invalid_policy") {
+      process.stdout.write(`${file}: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+/** Runs the CLI; returns the exit status. */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case "classify":
+        return await classifyCommand(rest);
+      case "check":
+        return await checkCommand(rest);
+      case "report":
+        return await reportCommand(rest);
+      case "help":
+      case "--help":
+      case "-h":
+        process.stdout.write(USAGE);
+        return 0;
+      default:
+        process.stderr.write(
+          `governor: unknown command ${JSON.stringify(command ?? "")}\n\n${USAGE}`,
+        );
+        return 2;
+    }
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`governor ${command}: ${message}\n`);
+    return GovernorError.isInstance(err) ? 1 : 2;
+  }
+}

@@ -1,0 +1,90 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { canonicalJson, hashArgs } from "./canonical.ts";
+
+/** Rebuilds every object of a JSON value with its keys in a shuffled order. */
+function reorder(value: unknown, pick: (n: number) => number): unknown {
+  if (Array.isArray(value)) return value.map((item) => reorder(item, pick));
+  if (typeof value !== "object" || value === null) return value;
+  const keys = Object.keys(value);
+  const shuffled: string[] = [];
+  while (keys.length > 0) shuffled.push(...keys.splice(pick(keys.length), 1));
+  const out: Record<string, unknown> = {};
+  for (const k of shuffled) out[k] = reorder((value as Record<string, unknown>)[k], pick);
+  return out;
+}
+
+describe("canonicalJson", () => {
+  it("sorts keys at every depth and otherwise matches JSON.stringify", () => {
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: "x" } })).toBe(
+      '{"a":{"c":"x","d":[3,{"y":2,"z":1}]},"b":1}',
+    );
+    expect(canonicalJson({ a: undefined, f: () => 1, s: Symbol("s"), n: null })).toBe('{"n":null}');
+    expect(canonicalJson([undefined, Number.NaN, -0, Number.POSITIVE_INFINITY])).toBe(
+      "[null,null,0,null]",
+    );
+    expect(canonicalJson(new Date(0))).toBe('"1970-01-01T00:00:00.000Z"');
+    expect(canonicalJson({ at: new Date(0) })).toBe('{"at":"1970-01-01T00:00:00.000Z"}');
+  });
+
+  it("writes a bigint as its decimal string and undefined as null", () => {
+    expect(canonicalJson({ n: 12345678901234567890n })).toBe('{"n":"12345678901234567890"}');
+    expect(canonicalJson(undefined)).toBe("null");
+  });
+
+  it("throws a TypeError naming the path of a cycle, and accepts shared references", () => {
+    const a: Record<string, unknown> = { x: 1 };
+    a.self = { inner: [a] };
+    expect(() => canonicalJson(a)).toThrow(TypeError);
+    expect(() => canonicalJson(a)).toThrow(/cycle at \$\.self\.inner\[0\]/);
+    const shared = { v: 1 };
+    expect(canonicalJson({ p: shared, q: [shared] })).toBe('{"p":{"v":1},"q":[{"v":1}]}');
+  });
+
+  it("round-trips through JSON.parse to the same value (property)", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(JSON.parse(canonicalJson(value))).toEqual(JSON.parse(JSON.stringify(value)));
+      }),
+    );
+  });
+});
+
+describe("hashArgs", () => {
+  it("is 32 hex characters", () => {
+    expect(hashArgs({ a: 1 })).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it("never changes with key order (property)", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.infiniteStream(fc.nat()), (value, stream) => {
+        const it = stream[Symbol.iterator]();
+        const pick = (n: number) => (it.next().value as number) % n;
+        const shuffled = reorder(value, pick);
+        expect(canonicalJson(shuffled)).toBe(canonicalJson(value));
+        expect(hashArgs(shuffled)).toBe(hashArgs(value));
+      }),
+    );
+  });
+
+  it("changes when the values differ (property)", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => {
+        fc.pre(canonicalJson(a) !== canonicalJson(b));
+        expect(hashArgs(a)).not.toBe(hashArgs(b));
+      }),
+    );
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string(), fc.jsonValue()),
+        fc.string(),
+        fc.jsonValue(),
+        (record, name, value) => {
+          const changed = { ...record, [name]: value };
+          fc.pre(JSON.stringify(record[name]) !== JSON.stringify(value));
+          expect(hashArgs(changed)).not.toBe(hashArgs(record));
+        },
+      ),
+    );
+  });
+});

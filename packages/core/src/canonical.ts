@@ -1,0 +1,83 @@
+import { createHash } from "node:crypto";
+
+/**
+ * Stable JSON: the text `JSON.stringify` would give, with every object's keys sorted (by UTF-16
+ * code units), so two argument objects that differ only in key order give the same text.
+ *
+ * Follows `JSON.stringify` where it has a rule: `toJSON` is honored (a `Date` becomes its ISO
+ * string), `undefined`, functions and symbols are dropped from objects and become `null` in
+ * arrays, non-finite numbers become `null`, `-0` becomes `0`. Where it throws, this does not:
+ * a `bigint` becomes its decimal string, and a top-level `undefined` becomes `null` (a call
+ * without arguments). A cycle is a bug in the caller and throws a `TypeError` naming its path.
+ *
+ * @example
+ * canonicalJson({ b: 1, a: [true, undefined] }); // '{"a":[true,null],"b":1}'
+ */
+export function canonicalJson(value: unknown): string {
+  return write(value, "", "$", new Set()) ?? "null";
+}
+
+/**
+ * The hash an idempotency key is stored with: the first 32 hex characters (128 bits) of the
+ * SHA-256 of {@link canonicalJson}. Key order never changes it; any other difference does.
+ *
+ * @example
+ * hashArgs({ amount: 5, to: "acct_1" }) === hashArgs({ to: "acct_1", amount: 5 }); // true
+ */
+export function hashArgs(args: unknown): string {
+  return createHash("sha256").update(canonicalJson(args)).digest("hex").slice(0, 32);
+}
+
+/** Returns undefined for what JSON drops (undefined, functions, symbols). */
+function write(
+  input: unknown,
+  key: string,
+  path: string,
+  ancestors: Set<object>,
+): string | undefined {
+  let value = input;
+  if (typeof value === "object" && value !== null && "toJSON" in value) {
+    const toJSON = (value as { toJSON: unknown }).toJSON;
+    if (typeof toJSON === "function") value = toJSON.call(value, key);
+  }
+  switch (typeof value) {
+    case "string":
+      return JSON.stringify(value);
+    case "number":
+      // JSON.stringify turns NaN and ±Infinity into null and -0 into 0.
+      return JSON.stringify(value);
+    case "boolean":
+      return value ? "true" : "false";
+    case "bigint":
+      return JSON.stringify(value.toString());
+    case "undefined":
+    case "function":
+    case "symbol":
+      return undefined;
+  }
+  if (value === null) return "null";
+  const object = value as object;
+  if (ancestors.has(object)) {
+    throw new TypeError(
+      `canonicalJson: the value has a cycle at ${path}; arguments must be plain JSON (no object may contain itself).`,
+    );
+  }
+  ancestors.add(object);
+  let text: string;
+  if (Array.isArray(object)) {
+    const items = object.map(
+      (item: unknown, index) => write(item, String(index), `${path}[${index}]`, ancestors) ?? "null",
+    );
+    text = `[${items.join(",")}]`;
+  } else {
+    const record = object as Record<string, unknown>;
+    const members: string[] = [];
+    for (const name of Object.keys(record).sort()) {
+      const member = write(record[name], name, `${path}.${name}`, ancestors);
+      if (member !== undefined) members.push(`${JSON.stringify(name)}:${member}`);
+    }
+    text = `{${members.join(",")}}`;
+  }
+  ancestors.delete(object);
+  return text;
+}

@@ -1,0 +1,274 @@
+import { z } from "zod";
+import { GovernorError } from "./errors.ts";
+import { REASONS, type Reason } from "./types.ts";
+
+const reasonNames = Object.keys(REASONS) as [Reason, ...Reason[]];
+
+const effect = z.enum(["read_only", "idempotent", "mutating"]);
+const action = z.enum(["correct_arguments", "retry_dependency", "switch_tool", "stop", "host"]);
+const positiveInt = z.int().positive();
+const nonNegativeInt = z.int().nonnegative();
+
+function isValidRegex(source: string): boolean {
+  try {
+    new RegExp(source, "i");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const regexSource = z
+  .string()
+  .min(1)
+  .refine(isValidRegex, { message: "must be a valid regular expression" });
+
+/** A policy rule: a failure whose text matches `match` (or whose code is `code`) gets `action`. */
+const ruleSchema = z
+  .strictObject({
+    match: regexSource.optional().describe("Regular expression tested (case-insensitive) on the failure text."),
+    code: z.union([z.int(), z.string().min(1)]).optional().describe("JSON-RPC code, HTTP status or Node error code."),
+    action,
+    reason: z.enum(reasonNames).optional().describe("Reason reported in metrics; defaults from the action."),
+    hint: z.string().max(300).optional().describe("Extra guidance appended to the model-facing text."),
+  })
+  .refine((r) => r.match !== undefined || r.code !== undefined, {
+    message: "a rule needs `match` (a regular expression) or `code` (a number or string), or both",
+  });
+
+const retrySchema = z.strictObject({
+  attempts: positiveInt.max(20).default(3).describe("Attempts per call, the first included."),
+  baseDelayMs: nonNegativeInt.default(200),
+  maxDelayMs: nonNegativeInt.default(10_000).describe("Cap on one backoff delay."),
+  maxHintMs: nonNegativeInt.default(30_000).describe("Cap on a server's Retry-After hint."),
+});
+
+const idempotencySchema = z.strictObject({
+  argument: z.string().min(1).optional().describe("Tool argument that carries the key, e.g. idempotency_key."),
+  honorsKeys: z.boolean().default(false).describe("The server deduplicates calls by key."),
+  verify: z.boolean().default(false).describe("A verify step is registered for this tool in the governor options."),
+  replay: z.boolean().optional().describe("Replay a recorded success for an identical keyed call."),
+});
+
+const breakerSchema = z.strictObject({
+  threshold: positiveInt.default(5).describe("Consecutive failures that open the breaker."),
+  cooldownMs: nonNegativeInt.default(30_000),
+});
+
+const loopSchema = z.strictObject({
+  maxIdentical: positiveInt.default(3).describe("Identical calls (tool + arguments) without progress."),
+  exempt: z.boolean().default(false),
+});
+
+/** Settings that can be given globally, per server, or per tool; the most specific wins. */
+const toolSettingsShape = {
+  effect: effect.optional().describe("What the tool does; unset means mutating unless trusted annotations say otherwise."),
+  access: z.enum(["allow", "deny", "confirm"]).optional(),
+  rules: z.array(ruleSchema).optional(),
+  alternatives: z.array(z.string().min(1)).optional().describe("Tools that can serve the request instead."),
+  retry: retrySchema.partial().optional(),
+  idempotency: idempotencySchema.partial().optional(),
+  breaker: breakerSchema.partial().optional(),
+  loop: loopSchema.partial().optional(),
+  maxRepeats: positiveInt.max(100).optional().describe("Same fingerprint this many times stops the run."),
+  sensitiveArgs: z.array(z.string().min(1)).optional().describe("Arguments whose values are redacted."),
+};
+
+const toolSettingsSchema = z.strictObject(toolSettingsShape);
+
+const budgetsSchema = z.strictObject({
+  calls: positiveInt.default(100),
+  failures: positiveInt.default(30),
+  retries: nonNegativeInt.default(20),
+  corrections: nonNegativeInt.default(10),
+  switches: nonNegativeInt.default(5),
+  wallTimeMs: positiveInt.default(600_000),
+});
+
+const retryBudgetSchema = z.strictObject({
+  ratio: z.number().min(0).max(1).default(0.2).describe("Retries at most this fraction of calls per server."),
+  reserve: nonNegativeInt.default(10).describe("Retries always allowed on top of the ratio."),
+  windowMs: positiveInt.default(10_000),
+});
+
+const redactionSchema = z.strictObject({
+  maxLength: z.int().min(40).max(10_000).default(400),
+  emails: z.boolean().default(false),
+  patterns: z.array(regexSource).default([]),
+});
+
+const serverSchema = z.strictObject({
+  ...toolSettingsShape,
+  trustAnnotations: z.boolean().default(false).describe("Let this server's tool annotations set effects."),
+  invalidParamsAsArguments: z
+    .boolean()
+    .default(false)
+    .describe("Treat JSON-RPC -32602 from this server as bad arguments the model can correct."),
+  tools: z.record(z.string().min(1), toolSettingsSchema).default({}),
+});
+
+/** The policy schema (DESIGN.md §6). Parse with {@link loadPolicy}. */
+export const policySchema = z.strictObject({
+  version: z.literal(1).default(1),
+  observeOnly: z.boolean().default(false).describe("Compute and report decisions without enforcing them."),
+  defaults: toolSettingsSchema.default({}),
+  budgets: budgetsSchema.default(budgetsSchema.parse({})),
+  retryBudget: retryBudgetSchema.default(retryBudgetSchema.parse({})),
+  redaction: redactionSchema.default(redactionSchema.parse({})),
+  servers: z.record(z.string().min(1), serverSchema).default({}),
+  tools: z.record(z.string().min(1), toolSettingsSchema).default({}),
+});
+
+/** A policy as written (every field optional). */
+export type PolicyInput = z.input<typeof policySchema>;
+/** A parsed policy, defaults filled in. */
+export type Policy = z.output<typeof policySchema>;
+/** One rule of a policy. */
+export type PolicyRule = z.output<typeof ruleSchema>;
+/** The per-run budgets. */
+export type Budgets = z.output<typeof budgetsSchema>;
+/** Settings of a tool, server or the defaults, as written. */
+export type ToolSettings = z.output<typeof toolSettingsSchema>;
+
+/** Describes every issue: its path, what was wrong and what is accepted. */
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const path = issue.path.length > 0 ? issue.path.map(String).join(".") : "(root)";
+      return `  - ${path}: ${issue.message}`;
+    })
+    .join("\n");
+}
+
+/**
+ * Parses and validates a policy (an object, or JSON text). Refuses bad input with a
+ * `GovernorError` (`invalid_policy`) that lists every bad field's path and what is accepted.
+ * @example
+ * const policy = loadPolicy({ tools: { "create_*": { effect: "mutating" } } });
+ */
+export function loadPolicy(input: unknown = {}): Policy {
+  let value = input;
+  if (typeof input === "string") {
+    try {
+      value = JSON.parse(input);
+    } catch (err) {
+      throw new GovernorError("invalid_policy", `Policy is not valid JSON: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  }
+  const parsed = policySchema.safeParse(value);
+  if (!parsed.success) {
+    const count = parsed.error.issues.length;
+    throw new GovernorError(
+      "invalid_policy",
+      `Invalid policy (${count} issue${count === 1 ? "" : "s"}):\n${describeIssues(parsed.error)}`,
+      { cause: parsed.error },
+    );
+  }
+  return parsed.data;
+}
+
+/** The JSON Schema of policy files, for editor completion. */
+export function policyJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(policySchema, { io: "input", target: "draft-2020-12" }) as Record<
+    string,
+    unknown
+  >;
+}
+
+/** Tests a tool name against a pattern: exact, or a glob with `*` (any run) and `?` (one char). */
+export function globMatch(pattern: string, name: string): boolean {
+  if (!pattern.includes("*") && !pattern.includes("?")) return pattern === name;
+  const source = pattern
+    .split("")
+    .map((c) => (c === "*" ? ".*" : c === "?" ? "." : c.replace(/[.+^${}()|[\]\\]/g, "\\$&")))
+    .join("");
+  return new RegExp(`^${source}$`).test(name);
+}
+
+/** Entries whose key matches the name: exact first, then globs from the most specific (longest). */
+function matching(entries: Record<string, ToolSettings>, name: string): ToolSettings[] {
+  const exact = entries[name];
+  const globs = Object.keys(entries)
+    .filter((k) => k !== name && globMatch(k, name))
+    .sort((a, b) => a.length - b.length);
+  // Least specific first, so later ones override; exact last.
+  const out = globs.map((k) => entries[k] as ToolSettings);
+  if (exact) out.push(exact);
+  return out;
+}
+
+/** The resolved settings of one tool on one server: everything decided, nothing optional that matters. */
+export interface ToolPolicy {
+  readonly tool: string;
+  readonly server: string | undefined;
+  /** Effect from the policy, or undefined when the policy does not say (annotations or `mutating` apply). */
+  readonly effect: ToolSettings["effect"];
+  readonly access: "allow" | "deny" | "confirm";
+  /** Rules in order: tool's, then server's, then global. */
+  readonly rules: readonly PolicyRule[];
+  readonly alternatives: readonly string[];
+  readonly retry: z.output<typeof retrySchema>;
+  readonly idempotency: { argument?: string; honorsKeys: boolean; verify: boolean; replay: boolean };
+  readonly breaker: z.output<typeof breakerSchema>;
+  readonly loop: z.output<typeof loopSchema>;
+  readonly maxRepeats: number;
+  readonly sensitiveArgs: readonly string[];
+  readonly trustAnnotations: boolean;
+  readonly invalidParamsAsArguments: boolean;
+}
+
+/**
+ * Resolves the settings of a tool: global defaults, then global tool entries, then the server,
+ * then the server's tool entries; the most specific wins. Rules are ordered the other way:
+ * the tool's first, then the server's, then the global ones (DESIGN.md §3).
+ */
+export function resolveToolPolicy(policy: Policy, tool: string, server?: string): ToolPolicy {
+  const serverEntry = server === undefined ? undefined : policy.servers[server];
+  const globalTool = matching(policy.tools, tool);
+  const layers: ToolSettings[] = [policy.defaults, ...globalTool];
+  let serverTool: ToolSettings[] = [];
+  let serverScope: ToolSettings | undefined;
+  if (serverEntry) {
+    const { tools, trustAnnotations: _t, invalidParamsAsArguments: _i, ...settings } = serverEntry;
+    serverScope = settings;
+    serverTool = matching(tools, tool);
+    layers.push(settings, ...serverTool);
+  }
+  const pick = <K extends keyof ToolSettings>(key: K): ToolSettings[K] => {
+    let value: ToolSettings[K] = undefined as ToolSettings[K];
+    for (const layer of layers) if (layer[key] !== undefined) value = layer[key];
+    return value;
+  };
+  const merged = <K extends "retry" | "idempotency" | "breaker" | "loop">(key: K) =>
+    Object.assign({}, ...layers.map((l) => l[key] ?? {})) as NonNullable<ToolSettings[K]>;
+
+  // Rules: the tool's (server-scoped, then global; most specific first), the server's, global.
+  const ruleLayers = [...serverTool.reverse(), ...globalTool.reverse(), serverScope, policy.defaults];
+  const rules = ruleLayers.flatMap((layer) => layer?.rules ?? []);
+
+  const idem = merged("idempotency");
+  const honorsKeys = idem.honorsKeys ?? false;
+  return {
+    tool,
+    server,
+    effect: pick("effect"),
+    access: pick("access") ?? "allow",
+    rules,
+    alternatives: pick("alternatives") ?? [],
+    retry: retrySchema.parse(merged("retry")),
+    idempotency: {
+      ...(idem.argument !== undefined && { argument: idem.argument }),
+      honorsKeys,
+      verify: idem.verify ?? false,
+      replay: idem.replay ?? honorsKeys,
+    },
+    breaker: breakerSchema.parse(merged("breaker")),
+    loop: loopSchema.parse(merged("loop")),
+    maxRepeats: pick("maxRepeats") ?? 3,
+    sensitiveArgs: layers.flatMap((l) => l.sensitiveArgs ?? []),
+    trustAnnotations: serverEntry?.trustAnnotations ?? false,
+    invalidParamsAsArguments: serverEntry?.invalidParamsAsArguments ?? false,
+  };
+}

@@ -1,0 +1,506 @@
+/**
+ * Redaction of model-facing text (DESIGN.md §5): no stack frames, absolute paths, tokens and keys,
+ * credentials in URLs, connection strings, private IPs, internal host names, optionally emails,
+ * and the values of arguments the policy marks sensitive.
+ *
+ * Work is bounded: the input is cut to the cap plus a margin, redacted, then the output is capped.
+ * Every built-in pattern runs in linear time: each unbounded quantifier is a single character
+ * class (never nested in another quantifier), and token patterns start with a look-behind that
+ * excludes their own character class, so a run of look-alike characters is scanned once, not once
+ * per position.
+ */
+
+/** Options of {@link redact}. */
+export interface RedactOptions {
+  /**
+   * Max characters of output. Non-finite values fall back to the default; negative ones mean 0.
+   * @default 400
+   */
+  readonly maxLength?: number;
+  /**
+   * Also redact email addresses.
+   * @default false
+   */
+  readonly emails?: boolean;
+  /**
+   * Exact values to remove wherever they appear (values of arguments the policy marks
+   * sensitive), also in their URL-encoded and JSON-escaped forms. Values shorter than 4
+   * characters are ignored.
+   */
+  readonly sensitiveValues?: readonly string[];
+  /**
+   * Extra patterns from the policy: regex source strings (compiled with the `g` flag) or RegExp
+   * objects (their flags are kept, `g` is added). An invalid source string throws a SyntaxError;
+   * the policy schema should have rejected it.
+   */
+  readonly patterns?: readonly (string | RegExp)[];
+}
+
+const DEFAULT_MAX_LENGTH = 400;
+const MIN_INPUT_MARGIN = 2048;
+const MIN_SENSITIVE_LENGTH = 4;
+
+const REDACTED = "[redacted]";
+const TOKEN = "[token]";
+const PATH = "[path]";
+const URL_PLACEHOLDER = "[url]";
+const IP = "[ip]";
+const HOST = "[host]";
+const EMAIL = "[email]";
+
+/**
+ * How many input characters {@link redact} reads for a given output cap: the cap plus a margin
+ * of at least 2048 characters (or four times the cap), so text that redaction shrinks (dropped
+ * stack frames, replaced paths) still fills the output.
+ * @internal Exported for tests; not part of the public API.
+ */
+export function inputLimit(maxLength: number): number {
+  return maxLength + Math.max(MIN_INPUT_MARGIN, maxLength * 4);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input hygiene
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escape sequences start with ESC.
+const ANSI_ESCAPE = /\u001B\[[0-?]*[ -/]*[@-~]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we remove.
+const CONTROL_CHARS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g;
+// Invisible characters could split a secret so its pattern no longer matches: remove them.
+const INVISIBLE_CHARS = /[\u00AD\u200B-\u200F\u202A-\u202E\u2060-\u2064\uFEFF]/g;
+
+function sanitize(text: string): string {
+  return text.replace(ANSI_ESCAPE, "").replace(CONTROL_CHARS, " ").replace(INVISIBLE_CHARS, "");
+}
+
+function isWhitespace(code: number): boolean {
+  return (
+    code === 32 ||
+    (code >= 9 && code <= 13) ||
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
+}
+
+/** Drops the last run of non-space characters: it may be the first half of a secret. */
+function dropTrailingToken(text: string): string {
+  let end = text.length;
+  while (end > 0 && !isWhitespace(text.charCodeAt(end - 1))) end--;
+  return text.slice(0, end);
+}
+
+/** Length of the longest suffix of `text` that is a proper prefix of `value` (KMP, linear). */
+function overlapWithPrefix(text: string, value: string): number {
+  const tail = text.slice(Math.max(0, text.length - value.length + 1));
+  const failure = new Array<number>(value.length).fill(0);
+  for (let i = 1, k = 0; i < value.length; i++) {
+    while (k > 0 && value[i] !== value[k]) k = failure[k - 1] ?? 0;
+    if (value[i] === value[k]) k++;
+    failure[i] = k;
+  }
+  let k = 0;
+  for (const ch of tail) {
+    while (k > 0 && (k === value.length || ch !== value[k])) k = failure[k - 1] ?? 0;
+    if (ch === value[k]) k++;
+  }
+  return k === value.length ? 0 : k;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Caller-supplied values and patterns
+
+function sensitiveVariants(values: readonly string[] | undefined): string[] {
+  if (values === undefined) return [];
+  const out = new Set<string>();
+  for (const value of values) {
+    if (typeof value !== "string" || value.length < MIN_SENSITIVE_LENGTH) continue;
+    out.add(value);
+    out.add(encodeURIComponent(value));
+    out.add(JSON.stringify(value).slice(1, -1));
+  }
+  // Longest first, so a value containing another is removed whole.
+  return [...out].filter((v) => v.length >= MIN_SENSITIVE_LENGTH).sort((a, b) => b.length - a.length);
+}
+
+function removeValues(text: string, values: readonly string[]): string {
+  let out = text;
+  for (const value of values) {
+    if (out.includes(value)) out = out.split(value).join(REDACTED);
+  }
+  return out;
+}
+
+function compilePattern(pattern: string | RegExp): RegExp {
+  if (typeof pattern === "string") return new RegExp(pattern, "g");
+  return new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : `${pattern.flags}g`);
+}
+
+function applyPatterns(text: string, patterns: readonly (string | RegExp)[] | undefined): string {
+  if (patterns === undefined) return text;
+  let out = text;
+  for (const pattern of patterns) {
+    // An empty match must not insert a placeholder between every character.
+    out = out.replace(compilePattern(pattern), (m) => (m === "" ? "" : REDACTED));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// PEM blocks and stack frames
+
+/** A PEM block, or a BEGIN line with no END: everything to the end of the input. */
+const PEM_BLOCK = /-----BEGIN [A-Z0-9 ]{1,64}-----[\s\S]*?(?:-----END [A-Z0-9 ]{1,64}-----|$)/g;
+
+/** A location inside a stack frame: `file.js:1:2`, `Bar.java:42`, `native`, `<anonymous>`. */
+function isFrameLocation(location: string): boolean {
+  const loc = location.trim();
+  if (loc === "native" || loc.includes("<anonymous>") || /^index \d+$/.test(loc)) return true;
+  return /:\d+$/.test(loc) && /[./\\]/.test(loc);
+}
+
+const JS_FRAME_LINE = /^\s*at\s(?:[^()\n]*\(([^\n]*)\)|\s*(?:async\s+)?(\S+))\s*$/;
+const PY_FRAME_LINE = /^\s*File "[^"\n]*", line \d+/;
+const TRACEBACK_LINE = /^\s*Traceback \(most recent call last\):?\s*$/;
+const MORE_FRAMES_LINE = /^\s*\.\.\. \d+ more\s*$/;
+// Frames that lost their line breaks (joined, or JSON-escaped `\n`).
+const INLINE_FRAME =
+  /(?<![\w$.])at\s{1,4}(?:async\s{1,4})?(?:new\s{1,4})?(?:[^\s()]{1,200}\s{0,4})?\(([^()\n]{1,1000})\)/g;
+const INLINE_BARE_FRAME =
+  /(?<![\w$.])at\s{1,4}(?:async\s{1,4})?((?:file:|node:|\/|[A-Za-z]:[\\/])[^\s()]{1,1000})/g;
+
+function isFrameLine(line: string): boolean {
+  const m = JS_FRAME_LINE.exec(line);
+  if (m === null) return TRACEBACK_LINE.test(line) || MORE_FRAMES_LINE.test(line);
+  const [, inParens, bare] = m;
+  if (inParens !== undefined) return isFrameLocation(inParens);
+  return bare !== undefined && (bare === "<anonymous>" || /^(?:file:|node:|\/|\\\\|[A-Za-z]:[\\/]).*:\d+$/.test(bare));
+}
+
+function indentOf(line: string): number {
+  let i = 0;
+  while (i < line.length && (line[i] === " " || line[i] === "\t")) i++;
+  return i;
+}
+
+function dropStackFrames(text: string): string {
+  const lines = text.split("\n");
+  const kept: string[] = [];
+  // After a Python `File "...", line N` frame, the next, deeper-indented line is its source code.
+  let pythonIndent = -1;
+  for (const line of lines) {
+    if (pythonIndent >= 0) {
+      const deeper = line.trim() !== "" && indentOf(line) > pythonIndent;
+      pythonIndent = -1;
+      if (deeper) continue;
+    }
+    if (PY_FRAME_LINE.test(line)) {
+      pythonIndent = indentOf(line);
+      continue;
+    }
+    if (isFrameLine(line)) continue;
+    kept.push(line);
+  }
+  return kept
+    .join("\n")
+    .replace(INLINE_FRAME, (m, location: string) => (isFrameLocation(location) ? "" : m))
+    .replace(INLINE_BARE_FRAME, (m, location: string) => (/:\d+$/.test(location) ? "" : m));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Secrets: tokens, keys and key-value credentials
+
+type Replacement = string | ((match: string, ...groups: unknown[]) => string);
+
+/** Words a `token: …` style message carries that are a status, not a secret. */
+const STATUS_WORDS =
+  /^(?:expired|invalid|missing|required|revoked|malformed|empty|none|null|undefined|not|is|was|has|must|should|cannot|denied|rejected|unknown|bad|wrong|incorrect|too|mismatch|unset|present)$/i;
+
+function redactKeyValue(match: string, key: unknown, separator: unknown, value: unknown): string {
+  if (typeof value === "string" && STATUS_WORDS.test(value)) return match;
+  return `${String(key)}${String(separator)}${REDACTED}`;
+}
+
+function redactBearer(match: string, word: unknown, space: unknown, value: unknown): string {
+  // "bearer token", "Bearer authentication": a short plain word is prose, not a token.
+  if (typeof value === "string" && /^[a-z]{1,15}$/i.test(value)) return match;
+  return `${String(word)}${String(space)}${TOKEN}`;
+}
+
+/** A long base64/alphanumeric run with mixed case and digits: almost always a key. */
+function redactHighEntropy(match: string): string {
+  let upper = 0;
+  let lower = 0;
+  let digit = 0;
+  for (let i = 0; i < match.length; i++) {
+    const c = match.charCodeAt(i);
+    if (c >= 65 && c <= 90) upper++;
+    else if (c >= 97 && c <= 122) lower++;
+    else if (c >= 48 && c <= 57) digit++;
+  }
+  return upper >= 2 && lower >= 2 && digit >= 2 ? TOKEN : match;
+}
+
+/** A URL's query string and fragment (tokens hide there), cut before anything reads them. */
+function cutQuery(_match: string, url: unknown, query: unknown): string {
+  // Keep a sentence's final punctuation: "see https://x.dev/a?b=1." → "see https://x.dev/a."
+  let end = String(query).length;
+  while (end > 0 && ".:!?".includes(String(query).charAt(end - 1))) end--;
+  return `${String(url)}${String(query).slice(end)}`;
+}
+
+const SECRET_RULES: readonly (readonly [RegExp, Replacement])[] = [
+  [
+    /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,30}:\/\/[^\s"'`<>()[\]{}|\\^,;?#]*)([?#][^\s"'`<>()[\]{}|\\^,;]*)/g,
+    cutQuery,
+  ],
+  // Webhook URLs carry their secret in the path.
+  [/(?<![\w.-])https?:\/\/hooks\.slack\.com\/[^\s"'`<>]*/gi, URL_PLACEHOLDER],
+  [/(?<![\w.-])https?:\/\/(?:[\w-]{1,30}\.)?discord(?:app)?\.com\/api\/webhooks\/[^\s"'`<>]*/gi, URL_PLACEHOLDER],
+  // Headers whose value is a credential.
+  [
+    /(?<![\w-])((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|x-access-token)(["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token|digest|negotiate|apikey)\s+)?[^\s"',;]+/gi,
+    `$1$2${TOKEN}`,
+  ],
+  [/(?<![\w-])(set-cookie|cookie)(\s*:\s*)[^\r\n]*/gi, `$1$2${REDACTED}`],
+  [/(?<![\w-])(bearer)(\s+)([A-Za-z0-9\-._~+/]+=*)/gi, redactBearer],
+  // Vendor key formats.
+  [/(?<![\w-])sk-[A-Za-z0-9_-]{16,}/g, TOKEN],
+  [/(?<![\w-])(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}/g, TOKEN],
+  [/(?<![\w-])whsec_[A-Za-z0-9+/=]{16,}/g, TOKEN],
+  [/(?<![\w-])gh[pousr]_[A-Za-z0-9]{20,}/g, TOKEN],
+  [/(?<![\w-])github_pat_[A-Za-z0-9_]{20,}/g, TOKEN],
+  [/(?<![\w-])(?:xox[abprsec]|xapp)-[A-Za-z0-9-]{8,}/g, TOKEN],
+  [/(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)[A-Z0-9]{16}(?![A-Za-z0-9])/g, TOKEN],
+  [/(?<![\w-])AIza[A-Za-z0-9_-]{30,}/g, TOKEN],
+  [/(?<![\w-])(?:npm|hf|glpat|pypi)[_-][A-Za-z0-9_-]{20,}/g, TOKEN],
+  // JWT: header.payload.signature, base64url, header starting `{"`.
+  [/(?<![\w-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g, TOKEN],
+  // key=value / key: value / "key": "value" credentials (aws_secret_access_key, password, …).
+  [
+    /(?<![\w-])(["']?[\w.-]{0,40}?(?:api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client)[_-]?key|client[_-]?secret|secret|token|password|passwd|pwd|passphrase|credentials?|session[_-]?id|sessionid|signature|sig)["']?)(\s*[:=]\s*)("[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]+)/gi,
+    redactKeyValue,
+  ],
+  [/(?<![A-Za-z0-9+_=-])[A-Za-z0-9+_-]{32,}={0,2}/g, redactHighEntropy],
+];
+
+// ---------------------------------------------------------------------------------------------
+// Locations: URLs, emails, paths, private IPs, internal hosts (one pass, leftmost match wins, so
+// the path of a kept URL is not read again as a file path)
+
+const CONNECTION_SCHEMES = new Set([
+  "postgres",
+  "postgresql",
+  "mysql",
+  "mariadb",
+  "mongodb",
+  "mongodb+srv",
+  "redis",
+  "rediss",
+  "amqp",
+  "amqps",
+  "mssql",
+  "sqlserver",
+  "clickhouse",
+  "cockroachdb",
+  "memcached",
+  "kafka",
+  "nats",
+  "ldap",
+  "ldaps",
+  "smtp",
+  "smtps",
+  "ftp",
+  "sftp",
+]);
+
+const URL_SRC = String.raw`(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}:\/\/[^\s"'\x60<>()\[\]{}|\\^,;]*`;
+const EMAIL_SRC = String.raw`(?<![\w.+%-])[\w.+%-]+@[A-Za-z0-9-]+\.[A-Za-z0-9.-]*[A-Za-z0-9]`;
+const UNC_SRC = String.raw`(?<![\w\\])\\{2,4}[^\s\\"'\x60<>|?*()\[\]{},;]+\\[^\s"'\x60<>|?*()\[\]{},;]*`;
+const WINDOWS_PATH_SRC = String.raw`(?<![\w\\/])[A-Za-z]:[\\/][^\s"'\x60<>|?*()\[\]{},;]*`;
+const POSIX_PATH_SRC = String.raw`(?<![\w.~:/\\-])~?\/[^\s/"'\x60<>()\[\]{}|,;]+\/[^\s"'\x60<>()\[\]{}|,;]*`;
+const PRIVATE_IPV4_SRC = String.raw`(?<![\w.])(?:10\.\d{1,3}|127\.\d{1,3}|172\.(?:1[6-9]|2\d|3[01])|192\.168|169\.254)\.\d{1,3}\.\d{1,3}(?!\d|\.\d)`;
+const PRIVATE_IPV6_SRC = String.raw`(?<![\w:])(?:::1|f[cd][0-9a-f]{2}:[0-9a-f]{0,4}:[0-9a-f:]{0,36}|fe[89ab][0-9a-f]:[0-9a-f]{0,4}:[0-9a-f:]{0,36})(?![\w:])`;
+const INTERNAL_HOST_SRC = String.raw`(?<![\w.-])[A-Za-z0-9][A-Za-z0-9.-]{0,250}?\.(?:internal|local|localdomain|corp|lan|intranet|home\.arpa)(?![\w-]|\.[\w-])`;
+
+function locationPattern(emails: boolean): RegExp {
+  const parts = [
+    URL_SRC,
+    emails ? EMAIL_SRC : "(?!)",
+    UNC_SRC,
+    WINDOWS_PATH_SRC,
+    POSIX_PATH_SRC,
+    PRIVATE_IPV4_SRC,
+    PRIVATE_IPV6_SRC,
+    INTERNAL_HOST_SRC,
+  ];
+  return new RegExp(parts.map((p) => `(${p})`).join("|"), "gi");
+}
+
+const LOCATIONS = locationPattern(false);
+const LOCATIONS_WITH_EMAILS = locationPattern(true);
+const PRIVATE_IPV4 = new RegExp(`^${PRIVATE_IPV4_SRC}$`);
+const PRIVATE_IPV6 = new RegExp(`^${PRIVATE_IPV6_SRC}$`, "i");
+const INTERNAL_HOST = new RegExp(`^${INTERNAL_HOST_SRC}$`, "i");
+const IN_URL_PATH = new RegExp(`(${PRIVATE_IPV4_SRC})|(${PRIVATE_IPV6_SRC})|(${INTERNAL_HOST_SRC})`, "gi");
+const IN_URL_PATH_WITH_EMAILS = new RegExp(
+  `(${PRIVATE_IPV4_SRC})|(${PRIVATE_IPV6_SRC})|(${INTERNAL_HOST_SRC})|(${EMAIL_SRC})`,
+  "gi",
+);
+
+/** Splits trailing sentence punctuation off a match, so `see /a/b.` keeps its period. */
+function splitTrailing(match: string): [string, string] {
+  let end = match.length;
+  while (end > 0 && ".:!?".includes(match.charAt(end - 1))) end--;
+  return [match.slice(0, end), match.slice(end)];
+}
+
+function isPrivateHost(host: string): boolean {
+  const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
+  return PRIVATE_IPV4.test(bare) || PRIVATE_IPV6.test(bare) || INTERNAL_HOST.test(bare);
+}
+
+function hostOfAuthority(authority: string): string {
+  if (authority.startsWith("[")) {
+    const close = authority.indexOf("]");
+    return close < 0 ? authority : authority.slice(0, close + 1);
+  }
+  const colon = authority.lastIndexOf(":");
+  return colon < 0 ? authority : authority.slice(0, colon);
+}
+
+function redactUrl(url: string, emails: boolean): string {
+  const [core, trailing] = splitTrailing(url);
+  const sep = core.indexOf("://");
+  const scheme = core.slice(0, sep).toLowerCase();
+  if (CONNECTION_SCHEMES.has(scheme)) return URL_PLACEHOLDER + trailing;
+  if (scheme === "file") return PATH + trailing;
+  const rest = core.slice(sep + 3);
+  const queryAt = rest.search(/[?#]/);
+  // Tokens hide in query strings and fragments: cut them.
+  const beforeQuery = queryAt < 0 ? rest : rest.slice(0, queryAt);
+  const slash = beforeQuery.indexOf("/");
+  const authority = slash < 0 ? beforeQuery : beforeQuery.slice(0, slash);
+  const at = beforeQuery.indexOf("@");
+  // user:pass@host, or a password with an unencoded `/` in it.
+  if (authority.includes("@") || (at >= 0 && beforeQuery.slice(0, at).includes(":"))) {
+    return URL_PLACEHOLDER + trailing;
+  }
+  if (isPrivateHost(hostOfAuthority(authority).toLowerCase())) return URL_PLACEHOLDER + trailing;
+  const path = slash < 0 ? "" : beforeQuery.slice(slash);
+  const cleanPath = path.replace(emails ? IN_URL_PATH_WITH_EMAILS : IN_URL_PATH, (_m, ip4, ip6, host) =>
+    ip4 !== undefined || ip6 !== undefined ? IP : host !== undefined ? HOST : EMAIL,
+  );
+  return `${core.slice(0, sep)}://${authority}${cleanPath}${trailing}`;
+}
+
+function redactLocations(text: string, emails: boolean): string {
+  return text.replace(
+    emails ? LOCATIONS_WITH_EMAILS : LOCATIONS,
+    (m: string, url, email, unc, win, posix, ip4, ip6, host) => {
+      if (url !== undefined) return redactUrl(m, emails);
+      if (email !== undefined) return EMAIL;
+      if (unc !== undefined || win !== undefined || posix !== undefined) {
+        const [, trailing] = splitTrailing(m);
+        return PATH + trailing;
+      }
+      if (ip4 !== undefined || ip6 !== undefined) return IP;
+      return host !== undefined ? HOST : m;
+    },
+  );
+}
+
+/**
+ * Every built-in pattern, for the linear-time checks in the tests.
+ * @internal Exported for tests; not part of the public API.
+ */
+export const BUILTIN_PATTERNS: readonly RegExp[] = [
+  ANSI_ESCAPE,
+  CONTROL_CHARS,
+  INVISIBLE_CHARS,
+  PEM_BLOCK,
+  JS_FRAME_LINE,
+  PY_FRAME_LINE,
+  TRACEBACK_LINE,
+  MORE_FRAMES_LINE,
+  INLINE_FRAME,
+  INLINE_BARE_FRAME,
+  ...SECRET_RULES.map(([pattern]) => pattern),
+  LOCATIONS_WITH_EMAILS,
+  IN_URL_PATH_WITH_EMAILS,
+];
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+function capOutput(text: string, maxLength: number): string {
+  if (text.length <= maxLength) return text;
+  if (maxLength <= 1) return maxLength === 1 ? "…" : "";
+  let end = maxLength - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  let head = text.slice(0, end);
+  // Cut at a word boundary when one is near, and never leave half a placeholder.
+  if (text.charAt(end) !== " ") {
+    const space = head.lastIndexOf(" ");
+    if (space > 0 && end - space <= 40) head = head.slice(0, space);
+  }
+  const open = head.lastIndexOf("[");
+  if (open > head.lastIndexOf("]") && head.length - open <= 12) head = head.slice(0, open);
+  return `${head.trimEnd()}…`;
+}
+
+function resolveMaxLength(value: number | undefined): number {
+  if (value === undefined || !Number.isFinite(value)) return DEFAULT_MAX_LENGTH;
+  return Math.max(0, Math.floor(value));
+}
+
+/**
+ * Redacts model-facing text: drops stack frames and replaces secrets, credentials and internal
+ * locations with short placeholders (`[redacted]`, `[token]`, `[path]`, `[url]`, `[ip]`,
+ * `[host]`, `[email]`). Whitespace is collapsed; the result is one line of at most `maxLength`
+ * characters, ending in `…` when cut. Pure; work is bounded by `maxLength`, not by the input.
+ *
+ * Public URLs without credentials stay (minus their query string and fragment), as do ordinary
+ * words, tool names, numbers, public host names and relative paths, so messages stay useful.
+ *
+ * @example
+ * redact('GET https://bob:hunter2@api.example.com/v1 failed: open /home/bob/.env')
+ * // → 'GET [url] failed: open [path]'
+ * @throws SyntaxError when a string in `options.patterns` is not a valid regular expression.
+ */
+export function redact(text: string, options: RedactOptions = {}): string {
+  const maxLength = resolveMaxLength(options.maxLength);
+  const emails = options.emails === true;
+  const sensitive = sensitiveVariants(options.sensitiveValues);
+  const limit = inputLimit(maxLength);
+
+  let out: string;
+  if (text.length > limit) {
+    // Cut first (bounded work), then drop what the cut may have split: the last token, and the
+    // start of a sensitive value (which can contain spaces).
+    out = dropTrailingToken(sanitize(text.slice(0, limit)));
+    for (const value of sensitive) {
+      const overlap = overlapWithPrefix(out, value);
+      if (overlap > 0) out = out.slice(0, out.length - overlap);
+    }
+  } else {
+    out = sanitize(text);
+  }
+
+  out = removeValues(out, sensitive);
+  out = applyPatterns(out, options.patterns);
+  out = out.replace(PEM_BLOCK, REDACTED);
+  out = dropStackFrames(out);
+  for (const [pattern, replacement] of SECRET_RULES) {
+    out = typeof replacement === "string" ? out.replace(pattern, replacement) : out.replace(pattern, replacement);
+  }
+  out = redactLocations(out, emails);
+  out = out.replace(/\s+/g, " ").trim();
+  return capOutput(out, maxLength);
+}

@@ -1,0 +1,321 @@
+import { randomUUID } from "node:crypto";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ClaimOptions, Store } from "../store.ts";
+
+/** What the contract asks of a store factory for one test. */
+export interface StoreFactoryOptions {
+  /**
+   * How long settled (`succeeded` / `failed`) ledger entries must be kept, in ms.
+   * @default 86_400_000 (tests of retention pass 30)
+   */
+  readonly retentionMs: number;
+  /**
+   * The hard cap of unsettled (`pending` / `uncertain`) ledger entries.
+   * @default 10_000 (the test of the cap passes 3)
+   */
+  readonly maxUnsettled: number;
+}
+
+/** Options of {@link describeStoreContract}. */
+export interface StoreContractOptions {
+  /**
+   * Called after each test with every store that test made (close a connection, delete keys).
+   * @default no cleanup
+   */
+  readonly cleanup?: (store: Store) => Promise<void> | void;
+}
+
+const DEFAULTS: StoreFactoryOptions = { retentionMs: 86_400_000, maxUnsettled: 10_000 };
+const LEASE_MS = 1_000;
+
+/**
+ * Registers the vitest suite every {@link Store} must pass: values with expiry, atomic counters,
+ * and the idempotency ledger (claim, args mismatch, replay, re-claim after failure, uncertain
+ * refusal, expired leases, concurrent claims, settling by hand, retention, the fail-closed cap).
+ *
+ * `makeStore` is called once or more per test. Each store it returns must count unsettled entries
+ * on its own (for a shared server: give each one a fresh key prefix), so that the cap test sees
+ * only its own entries. Tests use unique keys, so stores may share a server. Three tests wait for
+ * real time (at most 80 ms each) since a server's expiry follows its own clock.
+ *
+ * Requires vitest (an optional peer dependency of `@governor/core`).
+ *
+ * @example
+ * import { describeStoreContract } from "@governor/core/testing";
+ * describeStoreContract("MyStore", (o) => createMyStore({ retentionMs: o.retentionMs, maxUnsettled: o.maxUnsettled }));
+ */
+export function describeStoreContract(
+  name: string,
+  makeStore: (options: StoreFactoryOptions) => Store | Promise<Store>,
+  options: StoreContractOptions = {},
+): void {
+  describe(`Store contract: ${name}`, () => {
+    const opened: Store[] = [];
+    let prefix = "";
+    const key = (suffix: string) => `${prefix}${suffix}`;
+    async function open(overrides: Partial<StoreFactoryOptions> = {}): Promise<Store> {
+      const store = await makeStore({ ...DEFAULTS, ...overrides });
+      opened.push(store);
+      return store;
+    }
+    const at = (now: number, allowUncertain = false): ClaimOptions => ({
+      now,
+      allowUncertain,
+      leaseMs: LEASE_MS,
+    });
+
+    beforeEach(() => {
+      prefix = `contract:${randomUUID()}:`;
+    });
+    afterEach(async () => {
+      for (const store of opened.splice(0)) await options.cleanup?.(store);
+    });
+
+    describe("values", () => {
+      it("reads back what was written, as a copy, and undefined for a missing key", async () => {
+        const store = await open();
+        expect(await store.get(key("missing"))).toBeUndefined();
+        const value = { a: 1, nested: { list: [1, "two", null, true] }, text: "é\n\u0000" };
+        await store.set(key("v"), value);
+        const read = await store.get<typeof value>(key("v"));
+        expect(read).toEqual(value);
+        if (read !== undefined) read.nested.list.push(4);
+        expect(await store.get(key("v"))).toEqual(value);
+        await store.set(key("v"), 7);
+        expect(await store.get(key("v"))).toBe(7);
+      });
+
+      it("expires values and counters after their ttl, and keeps the others", async () => {
+        const store = await open();
+        await store.set(key("short"), "gone", 20);
+        await store.set(key("long"), "kept", 60_000);
+        await store.set(key("forever"), "kept");
+        await store.set(key("rewritten"), "kept", 20);
+        await store.set(key("rewritten"), "kept");
+        expect(await store.increment(key("counter"), 1, 20)).toBe(1);
+        expect(await store.get(key("short"))).toBe("gone");
+        await sleep(80);
+        expect(await store.get(key("short"))).toBeUndefined();
+        expect(await store.get(key("long"))).toBe("kept");
+        expect(await store.get(key("forever"))).toBe("kept");
+        expect(await store.get(key("rewritten"))).toBe("kept");
+        expect(await store.increment(key("counter"), 1, 20)).toBe(1);
+      });
+    });
+
+    describe("counters", () => {
+      it("start at 0, add any safe integer, and read back as numbers", async () => {
+        const store = await open();
+        expect(await store.increment(key("c"), 5, 60_000)).toBe(5);
+        expect(await store.increment(key("c"), -2, 60_000)).toBe(3);
+        expect(await store.increment(key("c"), 0, 60_000)).toBe(3);
+        expect(await store.get(key("c"))).toBe(3);
+      });
+
+      it("count 200 concurrent increments exactly once each", async () => {
+        const store = await open();
+        const results = await Promise.all(
+          Array.from({ length: 200 }, () => store.increment(key("race"), 1, 60_000)),
+        );
+        expect(await store.get(key("race"))).toBe(200);
+        expect([...results].sort((a, b) => a - b)).toEqual(
+          Array.from({ length: 200 }, (_, i) => i + 1),
+        );
+      });
+    });
+
+    describe("ledger", () => {
+      it("claims a new key as pending, separately from values of the same name", async () => {
+        const store = await open();
+        await store.set(key("k"), "a value");
+        const result = await store.claim(key("k"), "h1", at(1_000));
+        expect(result).toEqual({
+          status: "claimed",
+          entry: { key: key("k"), argsHash: "h1", state: "pending", updatedAt: 1_000 },
+        });
+        expect(await store.entry(key("k"))).toEqual({
+          key: key("k"),
+          argsHash: "h1",
+          state: "pending",
+          updatedAt: 1_000,
+        });
+        expect(await store.get(key("k"))).toBe("a value");
+        expect(await store.entry(key("other"))).toBeUndefined();
+      });
+
+      it("refuses a second use while the lease holds, and other arguments always", async () => {
+        const store = await open();
+        await store.claim(key("k"), "h1", at(1_000));
+        const again = await store.claim(key("k"), "h1", at(1_000 + LEASE_MS - 1, true));
+        expect(again.status).toBe("in_flight");
+        const other = await store.claim(key("k"), "h2", at(1_001));
+        expect(other).toEqual({
+          status: "args_mismatch",
+          entry: { key: key("k"), argsHash: "h1", state: "pending", updatedAt: 1_000 },
+        });
+      });
+
+      it("replays a succeeded key's result and never runs it again", async () => {
+        const store = await open();
+        await store.claim(key("k"), "h1", at(1_000));
+        const result = { content: [{ type: "text", text: "charged" }], id: 42, ok: true };
+        await store.settle(key("k"), "succeeded", { now: 1_500, result });
+        const replay = await store.claim(key("k"), "h1", at(2_000, true));
+        expect(replay).toEqual({
+          status: "succeeded",
+          entry: { key: key("k"), argsHash: "h1", state: "succeeded", result, updatedAt: 1_500 },
+        });
+        expect((await store.claim(key("k"), "h2", at(2_000))).status).toBe("args_mismatch");
+        await store.claim(key("bare"), "h1", at(1_000));
+        await store.settle(key("bare"), "succeeded", { now: 1_100 });
+        expect(await store.entry(key("bare"))).toEqual({
+          key: key("bare"),
+          argsHash: "h1",
+          state: "succeeded",
+          updatedAt: 1_100,
+        });
+      });
+
+      it("claims a failed key again (the server answered: no effect)", async () => {
+        const store = await open();
+        await store.claim(key("k"), "h1", at(1_000));
+        await store.settle(key("k"), "failed", { now: 1_100, result: { error: "card declined" } });
+        expect((await store.entry(key("k")))?.state).toBe("failed");
+        expect((await store.claim(key("k"), "h2", at(1_200))).status).toBe("args_mismatch");
+        expect(await store.claim(key("k"), "h1", at(1_200))).toEqual({
+          status: "claimed",
+          entry: { key: key("k"), argsHash: "h1", state: "pending", updatedAt: 1_200 },
+        });
+        expect((await store.claim(key("k"), "h1", at(1_300))).status).toBe("in_flight");
+      });
+
+      it("refuses an uncertain key unless repeating is known to be safe", async () => {
+        const store = await open();
+        await store.claim(key("k"), "h1", at(1_000));
+        await store.settle(key("k"), "uncertain", { now: 1_100 });
+        expect(await store.claim(key("k"), "h1", at(5_000))).toEqual({
+          status: "uncertain",
+          entry: { key: key("k"), argsHash: "h1", state: "uncertain", updatedAt: 1_100 },
+        });
+        expect((await store.claim(key("k"), "h2", at(5_000, true))).status).toBe("args_mismatch");
+        expect(await store.claim(key("k"), "h1", at(5_001, true))).toEqual({
+          status: "claimed",
+          entry: { key: key("k"), argsHash: "h1", state: "pending", updatedAt: 5_001 },
+        });
+        expect((await store.claim(key("k"), "h1", at(5_002, true))).status).toBe("in_flight");
+      });
+
+      it("treats a pending key whose lease expired as uncertain, and records that", async () => {
+        const store = await open();
+        await store.claim(key("k"), "h1", at(1_000));
+        const stale = 1_000 + LEASE_MS;
+        expect(await store.claim(key("k"), "h1", at(stale))).toEqual({
+          status: "uncertain",
+          entry: { key: key("k"), argsHash: "h1", state: "uncertain", updatedAt: stale },
+        });
+        expect((await store.entry(key("k")))?.state).toBe("uncertain");
+        expect((await store.claim(key("k"), "h1", at(stale + 1, true))).status).toBe("claimed");
+
+        await store.claim(key("k2"), "h1", at(1_000));
+        const taken = await store.claim(key("k2"), "h1", at(1_000 + 2 * LEASE_MS, true));
+        expect(taken).toEqual({
+          status: "claimed",
+          entry: { key: key("k2"), argsHash: "h1", state: "pending", updatedAt: 3_000 },
+        });
+      });
+
+      it("gives a key to exactly one of 50 concurrent claims", async () => {
+        const store = await open();
+        const results = await Promise.all(
+          Array.from({ length: 50 }, () => store.claim(key("k"), "h1", at(1_000, true))),
+        );
+        const statuses = results.map((r) => r.status);
+        expect(statuses.filter((s) => s === "claimed")).toHaveLength(1);
+        expect(statuses.filter((s) => s === "in_flight")).toHaveLength(49);
+      });
+
+      it("lets a host settle a key it never claimed, matching any arguments", async () => {
+        const store = await open();
+        await store.settle(key("done"), "succeeded", { now: 1_000, result: "receipt" });
+        expect(await store.entry(key("done"))).toEqual({
+          key: key("done"),
+          argsHash: "",
+          state: "succeeded",
+          result: "receipt",
+          updatedAt: 1_000,
+        });
+        const replay = await store.claim(key("done"), "any", at(2_000));
+        expect(replay.status).toBe("succeeded");
+
+        await store.settle(key("unsure"), "uncertain", { now: 1_000 });
+        expect((await store.claim(key("unsure"), "h1", at(2_000))).status).toBe("uncertain");
+        await store.settle(key("unsure"), "failed", { now: 2_100 });
+        expect(await store.claim(key("unsure"), "h1", at(2_200))).toEqual({
+          status: "claimed",
+          entry: { key: key("unsure"), argsHash: "h1", state: "pending", updatedAt: 2_200 },
+        });
+      });
+
+      it("lets a host settle an uncertain key it checked by hand", async () => {
+        const store = await open();
+        await store.claim(key("k"), "h1", at(1_000));
+        await store.settle(key("k"), "uncertain", { now: 1_100 });
+        await store.settle(key("k"), "succeeded", { now: 9_000, result: { found: true } });
+        const replay = await store.claim(key("k"), "h1", at(9_500));
+        expect(replay).toEqual({
+          status: "succeeded",
+          entry: {
+            key: key("k"),
+            argsHash: "h1",
+            state: "succeeded",
+            result: { found: true },
+            updatedAt: 9_000,
+          },
+        });
+      });
+
+      it("forgets settled entries after the retention, and never unsettled ones", async () => {
+        const store = await open({ retentionMs: 30 });
+        for (const name of ["succeeded", "failed", "uncertain", "pending"] as const) {
+          await store.claim(key(name), "h1", at(1_000));
+          if (name !== "pending") await store.settle(key(name), name, { now: 1_100 });
+        }
+        expect((await store.entry(key("succeeded")))?.state).toBe("succeeded");
+        await sleep(80);
+        expect(await store.entry(key("succeeded"))).toBeUndefined();
+        expect(await store.entry(key("failed"))).toBeUndefined();
+        expect((await store.entry(key("uncertain")))?.state).toBe("uncertain");
+        expect((await store.entry(key("pending")))?.state).toBe("pending");
+        expect((await store.claim(key("succeeded"), "h2", at(2_000))).status).toBe("claimed");
+      });
+
+      it("refuses new keys when the unsettled cap is reached, forgetting nothing", async () => {
+        const store = await open({ maxUnsettled: 3 });
+        for (const name of ["a", "b", "c"]) {
+          expect((await store.claim(key(name), "h1", at(1_000))).status).toBe("claimed");
+        }
+        expect(await store.claim(key("d"), "h1", at(1_000))).toEqual({ status: "ledger_full" });
+        expect((await store.claim(key("a"), "h1", at(1_001))).status).toBe("in_flight");
+
+        await store.settle(key("a"), "failed", { now: 1_100 });
+        await store.settle(key("b"), "uncertain", { now: 1_100 });
+        expect((await store.claim(key("d"), "h1", at(1_200))).status).toBe("claimed");
+        // Re-claiming a failed key makes it unsettled again, so it needs room too.
+        expect(await store.claim(key("a"), "h1", at(1_300))).toEqual({ status: "ledger_full" });
+        expect(await store.claim(key("e"), "h1", at(1_300))).toEqual({ status: "ledger_full" });
+        // An uncertain key already counts: taking it again needs no room.
+        expect((await store.claim(key("b"), "h1", at(1_300, true))).status).toBe("claimed");
+
+        await store.settle(key("c"), "succeeded", { now: 1_400 });
+        expect((await store.claim(key("e"), "h1", at(1_500))).status).toBe("claimed");
+        for (const name of ["b", "d", "e"]) {
+          expect((await store.entry(key(name)))?.state).toBe("pending");
+        }
+      });
+    });
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

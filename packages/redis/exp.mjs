@@ -1,0 +1,12 @@
+import { createClient } from "redis";
+const c = createClient({ url: "redis://127.0.0.1:6399" });
+c.on("error", (e) => console.log("error event", e.message));
+const t = Date.now();
+const p = c.connect().then(() => console.log("connected"), (e) => console.log("connect rejected", e.message, Date.now() - t));
+setTimeout(async () => { console.log("isOpen", c.isOpen, "isReady", c.isReady); try { await c.sendCommand(["PING"]); } catch (e) { console.log("cmd err", e.message); } c.destroy(); console.log("destroyed"); await p; }, 1500);
+const ok = createClient({ url: "redis://127.0.0.1:6391" });
+await ok.connect();
+console.log(await ok.sendCommand(["EVALSHA", "0000000000000000000000000000000000000000", "0"]).catch(e => [e.constructor.name, e.message]));
+console.log(await ok.sendCommand(["EVAL", "return {'a', false, '1', 2}", "0"]));
+console.log(await ok.sendCommand(["GET", "nope"]));
+await ok.close();

@@ -1,0 +1,47 @@
+import { createRequire } from "node:module";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type { StdioServerParameters } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Scenario } from "./scenario.ts";
+
+/** Absolute path of the child-process entry point. */
+export const STDIO_MAIN_PATH: string = fileURLToPath(new URL("./stdio-main.ts", import.meta.url));
+
+/** `file:` URL of tsx's ESM loader (what `node --import tsx` loads), resolved from this package. */
+export const TSX_LOADER_URL: string = pathToFileURL(
+  createRequire(import.meta.url).resolve("tsx"),
+).href;
+
+export interface StdioFaultServerOptions {
+  /** Effects file (JSON Lines); counters go to `<effectsFile>.state.json`. */
+  effectsFile?: string;
+  /** Per-tool scripts (sent to the child as JSON). */
+  scenario?: Scenario;
+  /** Secret embedded in raw errors. */
+  secret?: string;
+  /** Run the low-level (JSON-RPC errors) server instead of the McpServer one. */
+  lowlevel?: boolean;
+  /** The child's stderr. Default `"ignore"` (an unread pipe could fill up and block the child). */
+  stderr?: "pipe" | "ignore" | "inherit";
+  /** Extra environment for the child (the SDK passes only a safe default set otherwise). */
+  env?: Record<string, string>;
+  cwd?: string;
+}
+
+/**
+ * Parameters for the SDK's `StdioClientTransport` that spawn the fault server as a child process:
+ * `node --conditions=source --import <tsx> stdio-main.ts …`.
+ */
+export function stdioServerParams(options: StdioFaultServerOptions = {}): StdioServerParameters {
+  const args = ["--conditions=source", "--import", TSX_LOADER_URL, STDIO_MAIN_PATH];
+  if (options.effectsFile !== undefined) args.push("--effects", options.effectsFile);
+  if (options.scenario !== undefined) args.push("--scenario", JSON.stringify(options.scenario));
+  if (options.secret !== undefined) args.push("--secret", options.secret);
+  if (options.lowlevel) args.push("--lowlevel");
+  return {
+    command: process.execPath,
+    args,
+    stderr: options.stderr ?? "ignore",
+    ...(options.env !== undefined ? { env: options.env } : {}),
+    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+  };
+}

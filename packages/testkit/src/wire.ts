@@ -1,0 +1,35 @@
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
+
+/** The result that replaces a response marked malformed: it fails the SDK's CallToolResult schema. */
+export const MALFORMED_RESULT = Object.freeze({ content: "not an array" });
+
+interface Connectable {
+  connect(transport: Transport): Promise<void>;
+}
+
+/**
+ * Makes `target.connect` patch each transport's `send` so that responses to the request ids in
+ * the returned set go out as {@link MALFORMED_RESULT}. The SDK's `Server` validates tool results
+ * before sending them, so a malformed result can only be produced below it, on the transport.
+ */
+export function installResponseMangler(target: Connectable): Set<RequestId> {
+  const ids = new Set<RequestId>();
+  const connect = target.connect.bind(target);
+  target.connect = async (transport: Transport) => {
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => send(mangle(message, ids), options);
+    await connect(transport);
+  };
+  return ids;
+}
+
+function mangle(message: JSONRPCMessage, ids: Set<RequestId>): JSONRPCMessage {
+  if (!("result" in message) || !("id" in message) || !ids.has(message.id)) return message;
+  ids.delete(message.id);
+  return {
+    jsonrpc: "2.0",
+    id: message.id,
+    result: { ...MALFORMED_RESULT },
+  } as unknown as JSONRPCMessage;
+}

@@ -1,0 +1,210 @@
+import { spawn } from "node:child_process";
+import { appendFile, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createJsonlSink, type GovernorEvent, type Report, summarizeEvents } from "@governor/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+interface Ran {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function governor(args: string[], stdin?: string): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ["--conditions=source", "--import", "tsx", "packages/cli/src/bin.ts", ...args],
+      { cwd: root, stdio: ["pipe", "pipe", "pipe"] },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
+    child.stdin.end(stdin ?? "");
+  });
+}
+
+const actions = { correct_arguments: 0, retry_dependency: 0, switch_tool: 0, stop: 0, host: 0 };
+const at = Date.UTC(2025, 0, 1);
+
+/** Two runs: one retries `search` and completes, one repeats a `pay` failure until it stops. */
+const events: GovernorEvent[] = [
+  {
+    v: 1,
+    type: "decision",
+    at,
+    runId: "r1",
+    tool: "search",
+    server: "web",
+    attempt: 1,
+    action: "retry_dependency",
+    reason: "unavailable",
+    certainty: "failed",
+    fingerprint: "1111111111111111",
+    delayMs: 200,
+    observed: false,
+  },
+  {
+    v: 1,
+    type: "call",
+    at: at + 300,
+    runId: "r1",
+    tool: "search",
+    server: "web",
+    outcome: "ok",
+    attempts: 2,
+    durationMs: 300,
+  },
+  {
+    v: 1,
+    type: "run_end",
+    at: at + 400,
+    runId: "r1",
+    summary: {
+      runId: "r1",
+      reason: "completed",
+      personResolvable: false,
+      calls: 1,
+      attempts: 2,
+      actions: { ...actions, retry_dependency: 1 },
+      retries: 1,
+      failures: 1,
+      fingerprints: { "1111111111111111": 1 },
+      durationMs: 400,
+      observeOnly: false,
+    },
+  },
+  ...[1, 2, 3].flatMap((attempt): GovernorEvent[] => [
+    {
+      v: 1,
+      type: "decision",
+      at: at + 1_000 * attempt,
+      runId: "r2",
+      tool: "pay",
+      attempt: 1,
+      action: attempt < 3 ? "correct_arguments" : "stop",
+      reason: attempt < 3 ? "business_rule" : "repeated_failure",
+      ...(attempt < 3 ? {} : { cause: "business_rule" as const }),
+      certainty: "failed",
+      fingerprint: "2222222222222222",
+      observed: false,
+    },
+    {
+      v: 1,
+      type: "call",
+      at: at + 1_000 * attempt + 10,
+      runId: "r2",
+      tool: "pay",
+      outcome: attempt < 3 ? "model" : "stop",
+      attempts: 1,
+      durationMs: 10,
+    },
+  ]),
+  {
+    v: 1,
+    type: "run_end",
+    at: at + 4_000,
+    runId: "r2",
+    summary: {
+      runId: "r2",
+      reason: "repeated_failure",
+      personResolvable: false,
+      calls: 3,
+      attempts: 3,
+      actions: { ...actions, correct_arguments: 2, stop: 1 },
+      retries: 0,
+      failures: 3,
+      fingerprints: { "2222222222222222": 3 },
+      durationMs: 4_000,
+      lastFailure: { tool: "pay", reason: "business_rule", text: "card declined" },
+      observeOnly: false,
+    },
+  },
+];
+
+describe("governor report", () => {
+  let dir: string;
+  let log: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "governor-report-"));
+    log = join(dir, "events.jsonl");
+    const sink = createJsonlSink(log);
+    for (const event of events) sink.write(event);
+    await sink.close();
+    expect(sink.lastError).toBeUndefined();
+  });
+
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("--json prints one JSON object: the report of the log", async () => {
+    const { status, stdout, stderr } = await governor(["report", log, "--json"]);
+    expect(stderr).toBe("");
+    expect(status).toBe(0);
+    expect(stdout.trim().split("\n")).toHaveLength(1);
+    const report = JSON.parse(stdout) as Report;
+    expect(report).toEqual(summarizeEvents(events));
+    expect(report).toMatchObject({
+      runs: 2,
+      openRuns: 0,
+      stoppedBy: { completed: 1, repeated_failure: 1 },
+      calls: { total: 4, wasted: 3 },
+      retries: { total: 1, byTool: { search: 1 } },
+    });
+    expect(report.topFingerprints[0]).toMatchObject({
+      fingerprint: "2222222222222222",
+      count: 3,
+      tools: ["pay"],
+      reasons: ["business_rule"],
+    });
+  });
+
+  it("prints a table by default", async () => {
+    const { status, stdout } = await governor(["report", log]);
+    expect(status).toBe(0);
+    expect(stdout).toContain("Runs: 2 ended, 0 without an end in the log");
+    expect(stdout).toMatch(/repeated_failure\s+1\s+50%/);
+    expect(stdout).toContain("Tool calls: 4, wasted 3 (75%");
+    expect(stdout).toMatch(
+      /2222222222222222\s+3\s+1\s+pay\s+business_rule\s+correct_arguments,stop/,
+    );
+  });
+
+  it("reports bad lines on stderr, exits 1, and still summarizes the valid lines", async () => {
+    const bad = join(dir, "bad.jsonl");
+    const lines = events.map((e) => JSON.stringify(e));
+    lines.splice(1, 0, "{oops", JSON.stringify({ ...events[0], v: 7 }));
+    lines.push(JSON.stringify({ ...events[1], attempts: "two" }));
+    await appendFile(bad, `${lines.join("\n")}\n`);
+
+    const { status, stdout, stderr } = await governor(["report", bad, "--json"]);
+    expect(status).toBe(1);
+    const messages = stderr.trim().split("\n");
+    expect(messages).toHaveLength(3);
+    expect(messages[0]).toMatch(/bad\.jsonl: line 2: not JSON/);
+    expect(messages[1]).toContain("line 3: unsupported event version 7 (this reader knows 1)");
+    expect(messages[2]).toMatch(/line 13: attempts: /);
+    expect(JSON.parse(stdout)).toEqual(summarizeEvents(events));
+  });
+
+  it("reads stdin with -, and rejects a missing file argument", async () => {
+    const text = events.map((e) => `${JSON.stringify(e)}\n`).join("");
+    const piped = await governor(["report", "-", "--json", "--top", "1"], text);
+    expect(piped.status).toBe(0);
+    expect((JSON.parse(piped.stdout) as Report).topFingerprints).toHaveLength(1);
+
+    const missing = await governor(["report"]);
+    expect(missing.status).toBe(2);
+    expect(missing.stdout).toBe("");
+    expect(missing.stderr).toContain("expected exactly one event log file");
+  });
+});
