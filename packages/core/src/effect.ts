@@ -2,9 +2,9 @@ import type { Effect } from "./types.ts";
 
 /** MCP tool annotations that bear on effects (all hints). */
 export interface ToolAnnotations {
-  readonly readOnlyHint?: boolean;
-  readonly destructiveHint?: boolean;
-  readonly idempotentHint?: boolean;
+  readonly readOnlyHint?: boolean | undefined;
+  readonly destructiveHint?: boolean | undefined;
+  readonly idempotentHint?: boolean | undefined;
 }
 
 /**

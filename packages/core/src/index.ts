@@ -10,7 +10,34 @@ export {
   decide,
   safeToRepeat,
 } from "./decide.ts";
-export { GovernorError, type GovernorErrorCode } from "./errors.ts";
+export { type BreakerSettings, type BreakerState, breakerAfter, breakerCheck } from "./breaker.ts";
+export { type CountedBudget, createRunBudgets, type RunBudgets } from "./budget.ts";
+export { canonicalJson, hashArgs } from "./canonical.ts";
+export { effectFromAnnotations, resolveEffect, type ToolAnnotations } from "./effect.ts";
+export { GovernorError, type GovernorErrorCode, HostError } from "./errors.ts";
+export {
+  type ConfirmContext,
+  createGovernor,
+  type Governor,
+  type GovernorOptions,
+  type HostContext,
+  type HostResolution,
+  type RetryContext,
+  type VerifyContext,
+  type VerifyResult,
+} from "./governor.ts";
+export { createMemoryStore, type MemoryStoreOptions } from "./memory-store.ts";
+export {
+  type AttemptContext,
+  type CallOutcome,
+  type Executor,
+  IDEMPOTENCY_META_KEY,
+  type ModelResult,
+  type Run,
+  type RunOptions,
+  type ToolCall,
+} from "./run.ts";
+export type { ClaimOptions, ClaimResult, LedgerEntry, LedgerState, Store } from "./store.ts";
 export {
   type Failure,
   type FromErrorOptions,

@@ -24,7 +24,7 @@ const CORRECT: Partial<Record<Reason, string>> = {
 
 const STOP: Partial<Record<Reason, string>> = {
   unauthorized: "Authentication failed; a person must renew the credentials.",
-  forbidden: "Permission is denied; a person must grant access. Do not retry.",
+  forbidden: "A person must grant access; do not retry.",
   quota_exceeded: "The quota is spent; a person must raise it or wait for it to reset.",
   business_rule: "The service refuses this request by one of its rules; do not repeat it.",
   misconfigured: "The service is misconfigured; a person must fix it.",

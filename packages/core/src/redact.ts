@@ -221,9 +221,20 @@ type Replacement = string | ((match: string, ...groups: unknown[]) => string);
 const STATUS_WORDS =
   /^(?:expired|invalid|missing|required|revoked|malformed|empty|none|null|undefined|not|is|was|has|must|should|cannot|denied|rejected|unknown|bad|wrong|incorrect|too|mismatch|unset|present)$/i;
 
+/**
+ * A value already redacted (plus the punctuation that followed it), or the `…` of a capped
+ * output: redacting it again would change nothing but the punctuation.
+ */
+const INERT_VALUE = /^(?:\[(?:redacted|token|path|url|ip|host|email)\]|…)[^A-Za-z0-9]{0,8}$/;
+
 function redactKeyValue(match: string, key: unknown, separator: unknown, value: unknown): string {
-  if (typeof value === "string" && STATUS_WORDS.test(value)) return match;
+  if (typeof value === "string" && (STATUS_WORDS.test(value) || INERT_VALUE.test(value))) return match;
   return `${String(key)}${String(separator)}${REDACTED}`;
+}
+
+function redactHeader(match: string, name: unknown, separator: unknown, value: unknown): string {
+  if (typeof value === "string" && INERT_VALUE.test(value)) return match;
+  return `${String(name)}${String(separator)}${TOKEN}`;
 }
 
 function redactBearer(match: string, word: unknown, space: unknown, value: unknown): string {
@@ -264,8 +275,8 @@ const SECRET_RULES: readonly (readonly [RegExp, Replacement])[] = [
   [/(?<![\w.-])https?:\/\/(?:[\w-]{1,30}\.)?discord(?:app)?\.com\/api\/webhooks\/[^\s"'`<>]*/gi, URL_PLACEHOLDER],
   // Headers whose value is a credential.
   [
-    /(?<![\w-])((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|x-access-token)(["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token|digest|negotiate|apikey)\s+)?[^\s"',;]+/gi,
-    `$1$2${TOKEN}`,
+    /(?<![\w-])((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|x-access-token)(["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token|digest|negotiate|apikey)\s+)?([^\s"',;]+)/gi,
+    redactHeader,
   ],
   [/(?<![\w-])(set-cookie|cookie)(\s*:\s*)[^\r\n]*/gi, `$1$2${REDACTED}`],
   [/(?<![\w-])(bearer)(\s+)([A-Za-z0-9\-._~+/]+=*)/gi, redactBearer],

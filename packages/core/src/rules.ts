@@ -485,6 +485,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bcannot be found\b/,
       /\bunable to (?:find|locate)\b/,
       /\bno (?:\w+ ){0,3}(?:found|matching|matched)\b/,
+      /\bno [\w-]+ (?:with|for|named|called|by) (?:the )?(?:id|name|key|slug|number|title|path)\b/,
       /\bzero results\b/,
       /\bno results\b/,
       /\bunknown (?:revision|parameter|option|argument|field|column|table|key|id|user|channel|ref|branch|model|command|operation|service|resource|database|collection|index|entity|file|path|property)\b/,

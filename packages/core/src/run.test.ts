@@ -361,7 +361,7 @@ describe("retry budget per server", () => {
 
   it("refills in the next window", async () => {
     const gov = governor({
-      retryBudget: { ratio: 0, reserve: 1, windowMs: 1_000 },
+      retryBudget: { ratio: 0, reserve: 1, windowMs: 600_000 },
       servers: { s: { tools: { t: { effect: "read_only", retry: { attempts: 3, baseDelayMs: 1 } } } } },
     });
     let attempts = 0;
@@ -371,7 +371,7 @@ describe("retry budget per server", () => {
     attempts = 0;
     await drive(gov.startRun().call({ tool: "t", server: "s" }, failing));
     expect(attempts).toBe(1);
-    vi.advanceTimersByTime(2_000);
+    vi.advanceTimersByTime(1_200_000);
     attempts = 0;
     await drive(gov.startRun().call({ tool: "t", server: "s" }, failing));
     expect(attempts).toBe(2);

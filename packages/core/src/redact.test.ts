@@ -1,0 +1,538 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { BUILTIN_PATTERNS, inputLimit, type RedactOptions, redact } from "./redact.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Examples, one family at a time
+
+describe("redact: examples", () => {
+  const cases: readonly (readonly [string, string, string, RedactOptions?])[] = [
+    [
+      "Node stack frames",
+      "Error: boom\n    at getNote (/srv/app/notes.js:10:5)\n    at async Promise.all (index 0)\n    at file:///srv/app/main.mjs:3:1\n    at node:internal/process/task_queues:95:5\n    at <anonymous>\nafter",
+      "Error: boom after",
+    ],
+    [
+      "Java stack frames",
+      "java.lang.IllegalStateException: bad\n\tat com.acme.Notes.get(Notes.java:42)\n\t... 12 more",
+      "java.lang.IllegalStateException: bad",
+    ],
+    [
+      "Python traceback",
+      'Traceback (most recent call last):\n  File "/usr/lib/app.py", line 3, in <module>\n    main(api_secret)\nValueError: bad id',
+      "ValueError: bad id",
+    ],
+    [
+      "frames joined on one line (JSON-escaped)",
+      'Error: boom\\n    at getNote (/srv/app/notes.js:10:5)\\n    at run (node:internal/x:1:2)',
+      "Error: boom\\n \\n",
+    ],
+    ["POSIX paths", "cannot open /home/bob/.env: denied", "cannot open [path]: denied"],
+    ["macOS paths", "see /Users/alice/work/app/x.ts.", "see [path]."],
+    ["two-segment paths", "GET /api/v1 failed", "GET [path] failed"],
+    ["home-relative paths", "read ~/secrets/key.txt", "read [path]"],
+    ["Windows paths", "open C:\\Users\\bob\\secret.txt failed", "open [path] failed"],
+    ["UNC paths", "share \\\\fileserver\\finance\\q3.xlsx missing", "share [path] missing"],
+    ["file URLs", "loaded file:///home/bob/app/x.js", "loaded [path]"],
+    ["bearer tokens", "sent Bearer abc123DEF456ghi789", "sent Bearer [token]"],
+    ["authorization headers", "Authorization: Basic dXNlcjpwYXNz; retry", "Authorization: [token]; retry"],
+    ["x-api-key headers", "x-api-key=0123456789abcdef rejected", "x-api-key=[token] rejected"],
+    ["cookies", "Cookie: sid=abc123; theme=dark", "Cookie: [redacted]"],
+    ["OpenAI keys", "key sk-abcdefghijklmnopqrstuvwxyz0123 invalid", "key [token] invalid"],
+    ["OpenAI project keys", "sk-proj-AbC_dEf-0123456789abcdefghij", "[token]"],
+    ["Anthropic keys", "sk-ant-api03-AbCdEf0123456789_xyzXYZ-abc", "[token]"],
+    ["GitHub tokens", "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 and gho_abcdefghijklmnopqrstuvwxyz0123", "[token] and [token]"],
+    ["GitHub fine-grained tokens", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "[token]"],
+    ["Slack tokens", "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOp", "[token]"],
+    ["AWS access keys", "id AKIAIOSFODNN7EXAMPLE and ASIAY34FZKBOKMUTVV7A", "id [token] and [token]"],
+    [
+      "AWS secret keys",
+      "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+      "aws_secret_access_key=[redacted]",
+    ],
+    ["Stripe keys", "sk_live_4eC39HqLyjWDarjtT1zdp7dc rk_test_abcdefgh12345678 pk_live_abcdefgh1234", "[token] [token] [token]"],
+    ["api_key=", "api_key=abc123 used", "api_key=[redacted] used"],
+    ["token=", "callback token=xyz789&x=1 failed", "callback token=[redacted] failed"],
+    ["password:", "password: hunter2", "password: [redacted]"],
+    ["quoted JSON secrets", '{"client_secret": "a b c", "name": "x"}', '{"client_secret": [redacted], "name": "x"}'],
+    ["secret:", "secret: 's3cr3t value'", "secret: [redacted]"],
+    ["status words after a key stay", "token: expired", "token: expired"],
+    [
+      "JWTs",
+      "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U ok",
+      "jwt [token] ok",
+    ],
+    [
+      "PEM blocks",
+      "key -----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY----- loaded",
+      "key [redacted] loaded",
+    ],
+    ["PEM BEGIN with no END", "got -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\nmore", "got [redacted]"],
+    ["credentials in URLs", "GET https://bob:hunter2@api.example.com/v1 failed", "GET [url] failed"],
+    ["tokens as URL user", "clone https://ghtoken@github.com/acme/repo.git", "clone [url]"],
+    ["postgres", "connect postgres://app:pw@db.example.com:5432/notes failed", "connect [url] failed"],
+    ["mysql", "mysql://root@10.0.0.5/db", "[url]"],
+    ["mongodb+srv", "uri=mongodb+srv://u:p@cluster0.abc.mongodb.net/x?retryWrites=true", "uri=[url]"],
+    ["redis", "redis://:secret@cache:6379/0 down", "[url] down"],
+    ["amqp", "amqp://guest:guest@rabbit:5672", "[url]"],
+    ["jdbc", "jdbc:postgresql://db:5432/x", "jdbc:[url]"],
+    ["query strings of public URLs", "see https://docs.example.com/errors?sig=abc#frag.", "see https://docs.example.com/errors."],
+    ["URLs on private hosts", "GET http://10.1.2.3:8080/health and http://api.svc.cluster.local/x", "GET [url] and [url]"],
+    ["private IPv4", "10.0.0.1 172.16.4.2 172.31.255.255 192.168.1.10:80 127.0.0.1 169.254.169.254", "[ip] [ip] [ip] [ip]:80 [ip] [ip]"],
+    ["IPv6 loopback and ULA", "bind ::1 and [fd12:3456:789a::1]:443 and fe80::1:2", "bind [ip] and [[ip]]:443 and [ip]"],
+    ["internal host names", "db01.prod.internal, nas.local, box.localdomain, git.acme.corp, pi.lan", "[host], [host], [host], [host], [host]"],
+    ["emails when asked", "user bob.smith+x@example.com not found", "user [email] not found", { emails: true }],
+    ["sensitive values", "no account acct-7731 for Jane Doe", "no account [redacted] for [redacted]", { sensitiveValues: ["acct-7731", "Jane Doe"] }],
+    ["URL-encoded sensitive values", "GET /search?q=Jane%20Doe", "GET /search?q=[redacted]", { sensitiveValues: ["Jane Doe"] }],
+    ["extra patterns", "order ACME-123456 and acme-999999", "order [redacted] and [redacted]", { patterns: ["ACME-\\d{6}", /acme-\d+/i] }],
+    ["ANSI and invisible characters", "\u001b[31mkey sk-abc\u200bdefghijklmnopqrstuvwxyz\u001b[0m", "key [token]"],
+  ];
+
+  it.each(cases)("%s", (_name, input, expected, options) => {
+    expect(redact(input, options)).toBe(expected);
+  });
+});
+
+describe("redact: what stays", () => {
+  const kept: readonly string[] = [
+    'no note with id "drafts". Use one of: welcome, release-notes',
+    "get_note: rate limited (429), retry in 30s (attempt 2 of 3)",
+    "see https://docs.example.com/errors/rate-limits for details",
+    "could not resolve api.github.com",
+    "8.8.8.8 answered; 2001:db8::1 is public",
+    "relative path src/notes/index.ts and ./build/out.js",
+    "ratio 1/2/3 and dates 12/05/2024 and and/or",
+    "the bearer token is missing",
+    "Authorization failed: invalid credentials",
+    "max_tokens=4096 exceeded",
+    "at least one tag is required",
+    "localhost:3000 refused the connection",
+    "user bob@example.com not found",
+    "short values like abc stay",
+  ];
+  it.each(kept)("%s", (text) => {
+    expect(redact(text, { sensitiveValues: ["abc"] })).toBe(text);
+  });
+
+  it("collapses whitespace and trims", () => {
+    expect(redact("  a \n\n b\t\tc  ")).toBe("a b c");
+  });
+
+  it("caps the output and marks the cut", () => {
+    const out = redact("word ".repeat(200), { maxLength: 50 });
+    expect(out.length).toBeLessThanOrEqual(50);
+    expect(out.endsWith("…")).toBe(true);
+    expect(redact("abc", { maxLength: 0 })).toBe("");
+    expect(redact("abcdef", { maxLength: 1 })).toBe("…");
+  });
+
+  it("never cuts a placeholder in half", () => {
+    const out = redact(`${"x".repeat(44)} sk-${"a1".repeat(20)} tail`, { maxLength: 50 });
+    expect(out).toBe(`${"x".repeat(44)}…`);
+  });
+
+  it("does not split a surrogate pair at the cap", () => {
+    const out = redact("😀".repeat(30), { maxLength: 10 });
+    expect(out.length).toBeLessThanOrEqual(10);
+    expect(out).toBe(`${"😀".repeat(4)}…`);
+  });
+
+  it("falls back to the default cap for non-finite lengths", () => {
+    expect(redact("word ".repeat(200), { maxLength: Number.NaN }).length).toBeLessThanOrEqual(400);
+    expect(redact("word ".repeat(200), { maxLength: Number.POSITIVE_INFINITY }).length).toBe(400);
+  });
+
+  it("ignores empty matches of extra patterns", () => {
+    expect(redact("abc", { patterns: ["x*"] })).toBe("abc");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Property tests: generated secrets never leak
+
+interface Embedded {
+  /** The text put into the input. */
+  readonly text: string;
+  /** The parts that must not appear in the output, not even 8 characters of them. */
+  readonly secrets: readonly string[];
+  readonly options?: RedactOptions;
+}
+
+const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const LOWER = "abcdefghijklmnopqrstuvwxyz";
+const DIGITS = "0123456789";
+const ALNUM = UPPER + LOWER + DIGITS;
+const B64 = `${ALNUM}+/`;
+const B64URL = `${ALNUM}_-`;
+
+const chars = (alphabet: string, minLength: number, maxLength: number) =>
+  fc.string({ unit: fc.constantFrom(...alphabet), minLength, maxLength });
+/** Random text with at least one digit, so it cannot be a plain word. */
+const randomish = (alphabet: string, minLength: number, maxLength: number) =>
+  fc.tuple(chars(alphabet, minLength, maxLength), fc.constantFrom(...DIGITS)).map(([s, d]) => `${d}${s}`);
+
+const whole = (text: string, options?: RedactOptions): Embedded =>
+  options === undefined ? { text, secrets: [text] } : { text, secrets: [text], options };
+
+const label = chars(`${LOWER}${DIGITS}`, 2, 10).map((s) => `h${s}`);
+
+const families: Record<string, fc.Arbitrary<Embedded>> = {
+  openai: fc
+    .tuple(fc.constantFrom("sk-", "sk-proj-", "sk-ant-api03-", "sk-svcacct-"), randomish(B64URL, 32, 60))
+    .map(([p, s]) => ({ text: p + s, secrets: [s] })),
+  github: fc.oneof(
+    fc
+      .tuple(fc.constantFrom("ghp_", "gho_", "ghs_", "ghu_", "ghr_"), randomish(ALNUM, 35, 40))
+      .map(([p, s]) => ({ text: p + s, secrets: [s] })),
+    randomish(`${ALNUM}_`, 60, 82).map((s) => ({ text: `github_pat_${s}`, secrets: [s] })),
+  ),
+  slack: fc
+    .tuple(fc.constantFrom("xoxb", "xoxp", "xoxa", "xoxr"), chars(DIGITS, 10, 13), randomish(ALNUM, 20, 32))
+    .map(([p, n, s]) => ({ text: `${p}-${n}-${s}`, secrets: [`${n}-${s}`] })),
+  awsAccessKey: fc
+    .tuple(fc.constantFrom("AKIA", "ASIA"), chars(UPPER + DIGITS, 16, 16))
+    .map(([p, s]) => whole(p + s)),
+  awsSecret: fc
+    .tuple(
+      fc.constantFrom("aws_secret_access_key=", "AWS_SECRET_ACCESS_KEY: ", '"aws_secret_access_key": "'),
+      randomish(B64, 39, 39),
+    )
+    .map(([k, s]) => ({ text: k.endsWith('"') ? `${k}${s}"` : k + s, secrets: [s] })),
+  stripe: fc
+    .tuple(fc.constantFrom("sk_live_", "sk_test_", "rk_live_", "rk_test_", "pk_live_", "pk_test_"), randomish(ALNUM, 24, 40))
+    .map(([p, s]) => ({ text: p + s, secrets: [s] })),
+  keyValue: fc
+    .tuple(
+      fc.constantFrom("api_key", "apiKey", "token", "access_token", "password", "secret", "client_secret", "DB_PASSWORD"),
+      fc.constantFrom("=", ": ", " = ", "="),
+      randomish(`${ALNUM}!#$%^*_+-@.`, 8, 30),
+    )
+    .map(([k, sep, v]) => ({ text: `${k}${sep}${v}`, secrets: [v] })),
+  quotedKeyValue: fc
+    .tuple(
+      fc.constantFrom("password", "secret", "token", "passphrase"),
+      fc.array(randomish(ALNUM, 3, 10), { minLength: 2, maxLength: 4 }),
+    )
+    .map(([k, words]) => ({ text: `${k}="${words.join(" ")}"`, secrets: words.filter((w) => w.length >= 8) })),
+  bearer: fc
+    .tuple(fc.constantFrom("Bearer ", "Authorization: Bearer ", "authorization=Basic "), randomish(B64URL, 20, 60))
+    .map(([p, s]) => ({ text: p + s, secrets: [s] })),
+  jwt: fc
+    .tuple(randomish(B64URL, 10, 40), randomish(B64URL, 10, 80), randomish(B64URL, 20, 60))
+    .map(([h, p, s]) => whole(`eyJ${h}.eyJ${p}.${s}`)),
+  pem: fc
+    .tuple(
+      fc.constantFrom("RSA PRIVATE KEY", "PRIVATE KEY", "OPENSSH PRIVATE KEY", "EC PRIVATE KEY"),
+      fc.array(randomish(B64, 40, 64), { minLength: 1, maxLength: 12 }),
+      fc.boolean(),
+    )
+    .map(([kind, lines, ended]) => ({
+      text: `-----BEGIN ${kind}-----\n${lines.join("\n")}${ended ? `\n-----END ${kind}-----` : ""}`,
+      secrets: lines,
+    })),
+  credentialsUrl: fc
+    .tuple(fc.constantFrom("https", "http", "wss"), randomish(ALNUM, 4, 12), randomish(`${ALNUM}-._~!$*`, 8, 20), label)
+    .map(([scheme, user, pass, host]) => ({
+      text: `${scheme}://${user}:${pass}@${host}.example.com/path/x?y=1`,
+      secrets: [`${user}:${pass}`, pass],
+    })),
+  connectionString: fc
+    .tuple(
+      fc.constantFrom("postgres", "postgresql", "mysql", "mongodb", "mongodb+srv", "redis", "rediss", "amqp"),
+      randomish(ALNUM, 3, 10),
+      randomish(ALNUM, 8, 20),
+      label,
+    )
+    .map(([scheme, user, pass, host]) => ({
+      text: `${scheme}://${user}:${pass}@${host}.db.example.net:5432/app${user}`,
+      secrets: [`${user}:${pass}@${host}`, pass, `${host}.db.example.net`],
+    })),
+  privateIpv4: fc
+    .tuple(
+      fc.constantFrom("10", "127", "172.16", "172.31", "192.168", "169.254"),
+      fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 3, maxLength: 3 }),
+    )
+    .map(([prefix, parts]) => whole([prefix, ...parts].join(".").split(".").slice(0, 4).join("."))),
+  privateIpv6: fc
+    .tuple(fc.constantFrom("fd", "fc"), chars("0123456789abcdef", 2, 2), chars("0123456789abcdef", 4, 4))
+    .map(([p, a, b]) => whole(`${p}${a}:${b}:9a1b::1`)),
+  internalHost: fc
+    .tuple(label, label, fc.constantFrom("internal", "local", "localdomain", "corp", "lan"))
+    .map(([a, b, tld]) => whole(`${a}.${b}.${tld}`)),
+  posixPath: fc
+    .tuple(fc.constantFrom("/home/", "/Users/", "/var/lib/", "/opt/", "/srv/"), label, label)
+    .map(([root, user, file]) => whole(`${root}${user}/projects/${file}.env`)),
+  windowsPath: fc
+    .tuple(fc.constantFrom("C:\\Users\\", "D:\\data\\", "\\\\fileserver\\"), label, label)
+    .map(([root, user, file]) => whole(`${root}${user}\\docs\\${file}.txt`)),
+  fileUrl: fc.tuple(label, label).map(([user, file]) => whole(`file:///home/${user}/${file}.js`)),
+  stackFrame: fc
+    .tuple(label, label)
+    .map(([fn, file]) => ({ text: `\n    at ${fn} (/srv/${file}/index.js:10:5)\n`, secrets: [`/srv/${file}/index.js`] })),
+  email: fc
+    .tuple(chars(`${LOWER}${DIGITS}._+-`, 1, 12), label, fc.constantFrom("com", "io", "org"))
+    .map(([local, host, tld]) => whole(`u${local}@${host}.${tld}`, { emails: true })),
+  sensitiveValue: fc
+    .array(randomish(`${ALNUM}!#-`, 3, 10), { minLength: 1, maxLength: 3 })
+    .map((words) => words.join(" "))
+    .map((value) => whole(value, { sensitiveValues: [value] })),
+  extraPattern: chars(DIGITS, 6, 12).map((n) => whole(`ACME-${n}`, { patterns: ["ACME-\\d{6,}"] })),
+};
+
+const familyArb = fc.constantFrom(...Object.keys(families)).chain((name) =>
+  (families[name] as fc.Arbitrary<Embedded>).map((embedded) => ({ name, ...embedded })),
+);
+
+/** Prose around the secret: words without digits, so no accidental overlap with a secret. */
+const WORDS = ["lorem", "ipsum", "dolor", "sit", "amet", "tool", "failed", "note", "retry", "with"];
+const prose = fc
+  .array(fc.tuple(fc.constantFrom(...WORDS), fc.constantFrom(" ", " ", " ", "\n", ", ", ". ")), { maxLength: 60 })
+  .map((parts) => parts.map(([w, s]) => w + s).join(""));
+const left = fc.constantFrom(" ", "\n", "\t", "(", '"', "'", ", ", "; ");
+const right = fc.constantFrom(" ", "\n", ")", '"', "'", ", ", ". ", "; ");
+
+function filler(length: number): string {
+  if (length <= 0) return "";
+  return `${"lorem ipsum dolor sit amet ".repeat(Math.ceil(length / 27) + 1).slice(0, length - 1)} `;
+}
+
+function assertNoLeak(output: string, secrets: readonly string[]): void {
+  for (const secret of secrets) {
+    expect(output).not.toContain(secret);
+    for (let i = 0; i + 8 <= secret.length; i++) {
+      const piece = secret.slice(i, i + 8);
+      if (output.includes(piece)) {
+        throw new Error(`leaked ${JSON.stringify(piece)} of ${JSON.stringify(secret)} in ${JSON.stringify(output)}`);
+      }
+    }
+  }
+}
+
+function withCap(options: RedactOptions | undefined, maxLength: number): RedactOptions {
+  return { ...options, maxLength };
+}
+
+describe("redact: properties", () => {
+  it("a secret of any family, anywhere in prose, never leaks", () => {
+    fc.assert(
+      fc.property(
+        prose,
+        left,
+        familyArb,
+        right,
+        prose,
+        fc.integer({ min: 20, max: 600 }),
+        (before, l, secret, r, after, maxLength) => {
+          const out = redact(before + l + secret.text + r + after, withCap(secret.options, maxLength));
+          expect(out.length).toBeLessThanOrEqual(maxLength);
+          assertNoLeak(out, secret.secrets);
+        },
+      ),
+      { numRuns: 1500 },
+    );
+  });
+
+  it("a secret across the output cap never leaks", () => {
+    fc.assert(
+      fc.property(
+        familyArb,
+        fc.integer({ min: 30, max: 500 }),
+        fc.nat(120),
+        right,
+        (secret, maxLength, back, r) => {
+          const input = filler(maxLength - back) + secret.text + r + filler(300);
+          const out = redact(input, withCap(secret.options, maxLength));
+          expect(out.length).toBeLessThanOrEqual(maxLength);
+          assertNoLeak(out, secret.secrets);
+        },
+      ),
+      { numRuns: 1500 },
+    );
+  });
+
+  it("a secret across the input margin never leaks, even when what came before it is dropped", () => {
+    const frame = "    at fn (/x/y.js:1:2)\n";
+    fc.assert(
+      fc.property(
+        familyArb,
+        fc.integer({ min: 30, max: 500 }),
+        fc.integer({ min: -4, max: 120 }),
+        (secret, maxLength, back) => {
+          // Stack frames are dropped whole, so the text cut at the margin lands in the output.
+          const blockLength = inputLimit(maxLength) - back - 1;
+          const frames = Math.max(0, Math.floor(blockLength / frame.length));
+          const pad = " ".repeat(Math.max(0, blockLength - frames * frame.length));
+          const input = `${pad}${frame.repeat(frames)}\n${secret.text} ${filler(3000)}`;
+          const out = redact(input, withCap(secret.options, maxLength));
+          expect(out.length).toBeLessThanOrEqual(maxLength);
+          assertNoLeak(out, secret.secrets);
+        },
+      ),
+      { numRuns: 1500 },
+    );
+  });
+
+  it("output never exceeds maxLength", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 3000 }), fc.integer({ min: 0, max: 800 }), (text, maxLength) => {
+        expect(redact(text, { maxLength }).length).toBeLessThanOrEqual(maxLength);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("is idempotent on prose with secrets", () => {
+    const piece = fc.oneof(
+      prose,
+      familyArb.map((s) => s.text),
+      fc.constantFrom("https://docs.example.com/a/b?x=1", "C:\\x\\y", "at f (/a/b.js:1:2)", "foo.internal", "x=1"),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(piece, left), { maxLength: 8 }),
+        fc.integer({ min: 10, max: 500 }),
+        fc.boolean(),
+        (parts, maxLength, emails) => {
+          const input = parts.map(([p, s]) => p + s).join("");
+          const options: RedactOptions = { maxLength, emails };
+          const once = redact(input, options);
+          expect(redact(once, options)).toBe(once);
+        },
+      ),
+      { numRuns: 1500 },
+    );
+  });
+
+  it("is idempotent on arbitrary printable text", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 600 }), fc.integer({ min: 10, max: 500 }), (text, maxLength) => {
+        const once = redact(text, { maxLength });
+        expect(redact(once, { maxLength })).toBe(once);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Bounded, linear work
+
+/**
+ * True when some group quantified without bound (`*`, `+`, `{n,}`) contains another unbounded
+ * quantifier: the shape behind catastrophic backtracking.
+ */
+function hasNestedUnboundedQuantifier(source: string): boolean {
+  const contains: boolean[] = [false];
+  let i = 0;
+  const readQuantifier = (): "none" | "bounded" | "unbounded" => {
+    const c = source[i];
+    let kind: "none" | "bounded" | "unbounded" = "none";
+    if (c === "*" || c === "+") {
+      kind = "unbounded";
+      i++;
+    } else if (c === "?") {
+      kind = "bounded";
+      i++;
+    } else if (c === "{") {
+      const m = /^\{(\d+)(,(\d*))?\}/.exec(source.slice(i));
+      if (m !== null) {
+        kind = m[2] !== undefined && m[3] === "" ? "unbounded" : "bounded";
+        i += m[0].length;
+      }
+    }
+    if (kind !== "none" && source[i] === "?") i++;
+    return kind;
+  };
+  const markAtom = () => {
+    if (readQuantifier() === "unbounded") contains[contains.length - 1] = true;
+  };
+  while (i < source.length) {
+    const c = source[i];
+    if (c === "\\") {
+      i += 2;
+      markAtom();
+    } else if (c === "[") {
+      i++;
+      if (source[i] === "^") i++;
+      if (source[i] === "]") i++;
+      while (i < source.length && source[i] !== "]") i += source[i] === "\\" ? 2 : 1;
+      i++;
+      markAtom();
+    } else if (c === "(") {
+      contains.push(false);
+      i++;
+      const prefix = /^\?(?::|=|!|<=|<!|<[A-Za-z_]\w*>)/.exec(source.slice(i));
+      if (prefix !== null) i += prefix[0].length;
+    } else if (c === ")") {
+      const inner = contains.pop() ?? false;
+      i++;
+      const q = readQuantifier();
+      if (inner && q === "unbounded") return true;
+      if (inner || q === "unbounded") contains[contains.length - 1] = true;
+    } else if (c === "|") {
+      i++;
+    } else {
+      i++;
+      markAtom();
+    }
+  }
+  return false;
+}
+
+describe("redact: bounded work", () => {
+  it("the checker finds nested quantifiers", () => {
+    expect(hasNestedUnboundedQuantifier(String.raw`(a+)+`)).toBe(true);
+    expect(hasNestedUnboundedQuantifier(String.raw`(?:\.[\w-]+)*x`)).toBe(true);
+    expect(hasNestedUnboundedQuantifier(String.raw`(?:ab)+[c(]+`)).toBe(false);
+    expect(hasNestedUnboundedQuantifier(String.raw`(?:a{1,3}){2,5}\(x*\)+`)).toBe(false);
+  });
+
+  it.each(BUILTIN_PATTERNS.map((p) => [p.source.slice(0, 60), p] as const))(
+    "no nested unbounded quantifier in %s",
+    (_name, pattern) => {
+      expect(hasNestedUnboundedQuantifier(pattern.source)).toBe(false);
+    },
+  );
+
+  const MB = 1 << 20;
+  const adversarial: readonly (readonly [string, string])[] = [
+    ["a", "a"],
+    ["/", "/"],
+    ["/a", "/a"],
+    ["sk-", "sk-"],
+    ["@", "@"],
+    ["a@", "a@"],
+    ["a.", "a."],
+    ["-----BEGIN ", "-----BEGIN "],
+    ["-----BEGIN A-----", "-----BEGIN A-----"],
+    ["space", " "],
+    ["newline", "\n"],
+    ["at", "at "],
+    ["unclosed frame", "    at x (/a"],
+    ["backslash", "\\"],
+    ["scheme", "http://"],
+    ["password=", "password="],
+    ["quote", '"'],
+    ["token:", "token: "],
+    ["digits and dots", "1."],
+    ["jwt-like", "eyJa."],
+    ["bearer", "Bearer "],
+    ["ipv6-like", "fd00:"],
+    ["colon", "a:"],
+    ["python frame", 'File "'],
+    ["invisible", "x\u200b"],
+    ["mixed base64", "aB3+"],
+  ];
+
+  it.each(adversarial)("1 MB of %s returns a bounded output", (_name, unit) => {
+    const input = unit.repeat(Math.ceil(MB / unit.length));
+    expect(redact(input).length).toBeLessThanOrEqual(400);
+  });
+
+  it.each(adversarial)("1 MB of %s with a 200k cap (every pattern runs on 1 MB) returns", (_name, unit) => {
+    const input = unit.repeat(Math.ceil(MB / unit.length));
+    const maxLength = 200_000;
+    expect(inputLimit(maxLength)).toBeGreaterThanOrEqual(MB - 50_000);
+    expect(redact(input, { maxLength, emails: true }).length).toBeLessThanOrEqual(maxLength);
+  });
+});

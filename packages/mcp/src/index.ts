@@ -1,0 +1,4 @@
+// The public API of @governor/mcp.
+export { type GovernClientOptions, type GovernedCallParams, type GovernedClient, governClient, toModelResult } from "./client.ts";
+export { type CallSiteFacts, mapSdkError } from "./map-error.ts";
+export { captureRetryAfter, type RetryAfterFetch } from "./retry-after.ts";
