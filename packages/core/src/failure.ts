@@ -225,6 +225,18 @@ function messageOf(err: unknown): string {
  * `fetch failed` with `cause.code`, an `AbortError`, an HTTP status error, or anything else.
  */
 export function failureFromError(err: unknown, options: FromErrorOptions = {}): Failure {
+  try {
+    return readError(err, options);
+  } catch {
+    // A hostile or broken error object (a throwing getter) must not crash the agent loop.
+    const origin = options.origin ?? "peer";
+    return options.local !== undefined
+      ? { channel: "local", origin: "local", text: "unreadable error", local: options.local, raw: err }
+      : { channel: origin === "local" ? "local" : "tool", origin, text: "unreadable error", local: "thrown", raw: err };
+  }
+}
+
+function readError(err: unknown, options: FromErrorOptions): Failure {
   const now = options.now ?? Date.now();
   const origin = options.origin ?? "peer";
   const text = stripMcpPrefix(messageOf(err));
@@ -251,13 +263,14 @@ export function failureFromError(err: unknown, options: FromErrorOptions = {}): 
       ...hints,
     };
   }
-  // A JSON-RPC error: numeric code in the JSON-RPC range, or anything from the peer with a number.
-  if (numericCode !== undefined && origin === "peer") {
-    return { channel: "protocol", origin, text, code: numericCode, ...hints };
-  }
+  // Checked before numeric codes: a DOMException carries a legacy numeric `code` (20 for aborts).
   if (name === "AbortError" || name === "TimeoutError") {
     const local: LocalKind = name === "TimeoutError" ? "timeout" : "aborted";
-    return { channel: "local", origin: "local", text, local, ...hints };
+    return { channel: "local", origin: "local", text, local, raw: err };
+  }
+  // A JSON-RPC error from the peer: any numeric code it sent.
+  if (numericCode !== undefined && origin === "peer") {
+    return { channel: "protocol", origin, text, code: numericCode, ...hints };
   }
   const sys = nodeCode(err);
   if (sys !== undefined) {

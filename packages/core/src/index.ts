@@ -1,7 +1,6 @@
 // The public API of @governor/core: an explicit list, pinned by index.test.ts.
 
-export { type Assessment, type AssessOptions, assessFailure, observe } from "./assess.ts";
-export { type BackoffSettings, backoffDelay } from "./backoff.ts";
+export { type Assessment, type AssessOptions, assessFailure } from "./assess.ts";
 export { type Classification, classify } from "./classify.ts";
 export {
   type BudgetName,
@@ -10,8 +9,6 @@ export {
   decide,
   safeToRepeat,
 } from "./decide.ts";
-export { type BreakerSettings, type BreakerState, breakerAfter, breakerCheck } from "./breaker.ts";
-export { type CountedBudget, createRunBudgets, type RunBudgets } from "./budget.ts";
 export { canonicalJson, hashArgs } from "./canonical.ts";
 export { effectFromAnnotations, resolveEffect, type ToolAnnotations } from "./effect.ts";
 export { GovernorError, type GovernorErrorCode, HostError } from "./errors.ts";
@@ -47,7 +44,6 @@ export {
   localFailure,
   type NamedLocal,
   parseRetryAfter,
-  resultText,
   stripMcpPrefix,
   TOOL_FAILURE_META_KEY,
   type ToolFailureMeta,
@@ -57,7 +53,6 @@ export { type FingerprintInput, fingerprint, normalizeText } from "./fingerprint
 export { composeMessage, type MessageInput } from "./message.ts";
 export {
   type Budgets,
-  globMatch,
   loadPolicy,
   type Policy,
   type PolicyInput,

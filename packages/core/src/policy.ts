@@ -36,28 +36,33 @@ const ruleSchema = z
     message: "a rule needs `match` (a regular expression) or `code` (a number or string), or both",
   });
 
+// Nested settings carry no zod defaults: a tool that sets one field must not reset the others
+// to their defaults over a less specific layer. Defaults apply once, at resolution.
+const RETRY_DEFAULTS = { attempts: 3, baseDelayMs: 200, maxDelayMs: 10_000, maxHintMs: 30_000 };
 const retrySchema = z.strictObject({
-  attempts: positiveInt.max(20).default(3).describe("Attempts per call, the first included."),
-  baseDelayMs: nonNegativeInt.default(200),
-  maxDelayMs: nonNegativeInt.default(10_000).describe("Cap on one backoff delay."),
-  maxHintMs: nonNegativeInt.default(30_000).describe("Cap on a server's Retry-After hint."),
+  attempts: positiveInt.max(20).optional().describe("Attempts per call, the first included (default 3)."),
+  baseDelayMs: nonNegativeInt.optional().describe("Base of the exponential backoff (default 200)."),
+  maxDelayMs: nonNegativeInt.optional().describe("Cap on one backoff delay (default 10000)."),
+  maxHintMs: nonNegativeInt.optional().describe("Longest server Retry-After hint honored (default 30000)."),
 });
 
 const idempotencySchema = z.strictObject({
   argument: z.string().min(1).optional().describe("Tool argument that carries the key, e.g. idempotency_key."),
-  honorsKeys: z.boolean().default(false).describe("The server deduplicates calls by key."),
-  verify: z.boolean().default(false).describe("A verify step is registered for this tool in the governor options."),
-  replay: z.boolean().optional().describe("Replay a recorded success for an identical keyed call."),
+  honorsKeys: z.boolean().optional().describe("The server deduplicates calls by key (default false)."),
+  verify: z.boolean().optional().describe("A verify step is registered for this tool in the governor options (default false)."),
+  replay: z.boolean().optional().describe("Replay a recorded success for an identical keyed call (default: honorsKeys)."),
 });
 
+const BREAKER_DEFAULTS = { threshold: 5, cooldownMs: 30_000 };
 const breakerSchema = z.strictObject({
-  threshold: positiveInt.default(5).describe("Consecutive failures that open the breaker."),
-  cooldownMs: nonNegativeInt.default(30_000),
+  threshold: positiveInt.optional().describe("Consecutive failures that open the breaker (default 5)."),
+  cooldownMs: nonNegativeInt.optional().describe("How long it stays open (default 30000)."),
 });
 
+const LOOP_DEFAULTS = { maxIdentical: 3, exempt: false };
 const loopSchema = z.strictObject({
-  maxIdentical: positiveInt.default(3).describe("Identical calls (tool + arguments) without progress."),
-  exempt: z.boolean().default(false),
+  maxIdentical: positiveInt.optional().describe("Identical calls (tool + arguments) with the same result (default 3)."),
+  exempt: z.boolean().optional().describe("Never stop this tool for loops (default false)."),
 });
 
 /** Settings that can be given globally, per server, or per tool; the most specific wins. */
@@ -66,10 +71,10 @@ const toolSettingsShape = {
   access: z.enum(["allow", "deny", "confirm"]).optional(),
   rules: z.array(ruleSchema).optional(),
   alternatives: z.array(z.string().min(1)).optional().describe("Tools that can serve the request instead."),
-  retry: retrySchema.partial().optional(),
-  idempotency: idempotencySchema.partial().optional(),
-  breaker: breakerSchema.partial().optional(),
-  loop: loopSchema.partial().optional(),
+  retry: retrySchema.optional(),
+  idempotency: idempotencySchema.optional(),
+  breaker: breakerSchema.optional(),
+  loop: loopSchema.optional(),
   maxRepeats: positiveInt.max(100).optional().describe("Same fingerprint this many times stops the run."),
   sensitiveArgs: z.array(z.string().min(1)).optional().describe("Arguments whose values are redacted."),
 };
@@ -209,10 +214,10 @@ export interface ToolPolicy {
   /** Rules in order: tool's, then server's, then global. */
   readonly rules: readonly PolicyRule[];
   readonly alternatives: readonly string[];
-  readonly retry: z.output<typeof retrySchema>;
+  readonly retry: typeof RETRY_DEFAULTS;
   readonly idempotency: { argument?: string; honorsKeys: boolean; verify: boolean; replay: boolean };
-  readonly breaker: z.output<typeof breakerSchema>;
-  readonly loop: z.output<typeof loopSchema>;
+  readonly breaker: typeof BREAKER_DEFAULTS;
+  readonly loop: typeof LOOP_DEFAULTS;
   readonly maxRepeats: number;
   readonly sensitiveArgs: readonly string[];
   readonly trustAnnotations: boolean;
@@ -241,8 +246,13 @@ export function resolveToolPolicy(policy: Policy, tool: string, server?: string)
     for (const layer of layers) if (layer[key] !== undefined) value = layer[key];
     return value;
   };
-  const merged = <K extends "retry" | "idempotency" | "breaker" | "loop">(key: K) =>
-    Object.assign({}, ...layers.map((l) => l[key] ?? {})) as NonNullable<ToolSettings[K]>;
+  const merged = <K extends "retry" | "idempotency" | "breaker" | "loop">(key: K) => {
+    const out: Record<string, unknown> = {};
+    for (const layer of layers) {
+      for (const [k, v] of Object.entries(layer[key] ?? {})) if (v !== undefined) out[k] = v;
+    }
+    return out as { [F in keyof NonNullable<ToolSettings[K]>]?: Exclude<NonNullable<ToolSettings[K]>[F], undefined> };
+  };
 
   // Rules: the tool's (server-scoped, then global; most specific first), the server's, global.
   const ruleLayers = [...serverTool.reverse(), ...globalTool.reverse(), serverScope, policy.defaults];
@@ -257,15 +267,15 @@ export function resolveToolPolicy(policy: Policy, tool: string, server?: string)
     access: pick("access") ?? "allow",
     rules,
     alternatives: pick("alternatives") ?? [],
-    retry: retrySchema.parse(merged("retry")),
+    retry: { ...RETRY_DEFAULTS, ...merged("retry") },
     idempotency: {
       ...(idem.argument !== undefined && { argument: idem.argument }),
       honorsKeys,
       verify: idem.verify ?? false,
       replay: idem.replay ?? honorsKeys,
     },
-    breaker: breakerSchema.parse(merged("breaker")),
-    loop: loopSchema.parse(merged("loop")),
+    breaker: { ...BREAKER_DEFAULTS, ...merged("breaker") },
+    loop: { ...LOOP_DEFAULTS, ...merged("loop") },
     maxRepeats: pick("maxRepeats") ?? 3,
     sensitiveArgs: layers.flatMap((l) => l.sensitiveArgs ?? []),
     trustAnnotations: serverEntry?.trustAnnotations ?? false,

@@ -54,8 +54,9 @@ describe("redact: examples", () => {
     ["api_key=", "api_key=abc123 used", "api_key=[redacted] used"],
     ["token=", "callback token=xyz789&x=1 failed", "callback token=[redacted] failed"],
     ["password:", "password: hunter2", "password: [redacted]"],
-    ["quoted JSON secrets", '{"client_secret": "a b c", "name": "x"}', '{"client_secret": [redacted], "name": "x"}'],
-    ["secret:", "secret: 's3cr3t value'", "secret: [redacted]"],
+    ["quoted JSON secrets", '{"client_secret": "a b c", "name": "x"}', '{"client_secret": "[redacted]", "name": "x"}'],
+    ["secret:", "secret: 's3cr3t value'", "secret: '[redacted]'"],
+    ["unclosed quoted secret", 'password="abc def', 'password="[redacted]'],
     ["status words after a key stay", "token: expired", "token: expired"],
     [
       "JWTs",
@@ -329,6 +330,27 @@ describe("redact: properties", () => {
         },
       ),
       { numRuns: 1500 },
+    );
+  });
+
+  it("several secrets side by side never leak (one rule must not break another's match)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(left, familyArb, right, prose), { minLength: 2, maxLength: 6 }),
+        fc.integer({ min: 100, max: 2000 }),
+        (parts, maxLength) => {
+          const options: RedactOptions = {
+            maxLength,
+            emails: true,
+            sensitiveValues: parts.flatMap(([, s]) => s.options?.sensitiveValues ?? []),
+            patterns: parts.flatMap(([, s]) => s.options?.patterns ?? []),
+          };
+          const input = parts.map(([l, s, r, p]) => l + s.text + r + p).join("");
+          const out = redact(input, options);
+          for (const [, secret] of parts) assertNoLeak(out, secret.secrets);
+        },
+      ),
+      { numRuns: 1000 },
     );
   });
 

@@ -222,18 +222,25 @@ const STATUS_WORDS =
   /^(?:expired|invalid|missing|required|revoked|malformed|empty|none|null|undefined|not|is|was|has|must|should|cannot|denied|rejected|unknown|bad|wrong|incorrect|too|mismatch|unset|present)$/i;
 
 /**
- * A value already redacted (plus the punctuation that followed it), or the `…` of a capped
- * output: redacting it again would change nothing but the punctuation.
+ * A value made of placeholders, `…` (a capped output) and punctuation only: redacting it again
+ * would change nothing but the punctuation.
  */
-const INERT_VALUE = /^(?:\[(?:redacted|token|path|url|ip|host|email)\]|…)[^A-Za-z0-9]{0,8}$/;
+const PLACEHOLDERS = /\[(?:redacted|token|path|url|ip|host|email)\]|…/g;
+
+function isInert(value: unknown): boolean {
+  return typeof value === "string" && !/[A-Za-z0-9]/.test(value.replace(PLACEHOLDERS, ""));
+}
 
 function redactKeyValue(match: string, key: unknown, separator: unknown, value: unknown): string {
-  if (typeof value === "string" && (STATUS_WORDS.test(value) || INERT_VALUE.test(value))) return match;
-  return `${String(key)}${String(separator)}${REDACTED}`;
+  if (typeof value !== "string" || isInert(value) || STATUS_WORDS.test(value)) return match;
+  // Keep the quotes, so text glued to a quoted value is not read as part of it next time.
+  const quote = value.startsWith('"') || value.startsWith("'") ? value.charAt(0) : "";
+  const closed = quote !== "" && value.length > 1 && value.endsWith(quote) ? quote : "";
+  return `${String(key)}${String(separator)}${quote}${REDACTED}${closed}`;
 }
 
 function redactHeader(match: string, name: unknown, separator: unknown, value: unknown): string {
-  if (typeof value === "string" && INERT_VALUE.test(value)) return match;
+  if (isInert(value)) return match;
   return `${String(name)}${String(separator)}${TOKEN}`;
 }
 
@@ -257,18 +264,67 @@ function redactHighEntropy(match: string): string {
   return upper >= 2 && lower >= 2 && digit >= 2 ? TOKEN : match;
 }
 
-/** A URL's query string and fragment (tokens hide there), cut before anything reads them. */
-function cutQuery(_match: string, url: unknown, query: unknown): string {
-  // Keep a sentence's final punctuation: "see https://x.dev/a?b=1." → "see https://x.dev/a."
-  let end = String(query).length;
-  while (end > 0 && ".:!?".includes(String(query).charAt(end - 1))) end--;
-  return `${String(url)}${String(query).slice(end)}`;
+/** Schemes of connection strings: redacted whole, they name hosts, users and databases. */
+const CONNECTION_SCHEMES = new Set([
+  "postgres",
+  "postgresql",
+  "mysql",
+  "mariadb",
+  "mongodb",
+  "mongodb+srv",
+  "redis",
+  "rediss",
+  "amqp",
+  "amqps",
+  "mssql",
+  "sqlserver",
+  "clickhouse",
+  "cockroachdb",
+  "memcached",
+  "kafka",
+  "nats",
+  "ldap",
+  "ldaps",
+  "smtp",
+  "smtps",
+  "ftp",
+  "sftp",
+]);
+
+/** Splits trailing sentence punctuation off a match, so `see /a/b.` keeps its period. */
+function splitTrailing(match: string): [string, string] {
+  let end = match.length;
+  while (end > 0 && ".:!?".includes(match.charAt(end - 1))) end--;
+  return [match.slice(0, end), match.slice(end)];
+}
+
+/** user:pass@host, token@host, or a password with an unencoded `/` (what follows `://`, no query). */
+function hasCredentials(rest: string): boolean {
+  const slash = rest.indexOf("/");
+  const authority = slash < 0 ? rest : rest.slice(0, slash);
+  const at = rest.indexOf("@");
+  return authority.includes("@") || (at >= 0 && rest.slice(0, at).includes(":"));
+}
+
+/**
+ * Runs before any other secret rule, so a key-value rule cannot eat half of `user:pwd@host`:
+ * connection strings and URLs with credentials become `[url]`; other URLs lose their query
+ * string and fragment (tokens hide there).
+ */
+function screenUrl(match: string, base: unknown, query: unknown): string {
+  const url = String(base);
+  const sep = url.indexOf("://");
+  const [, trailing] = splitTrailing(match);
+  if (CONNECTION_SCHEMES.has(url.slice(0, sep).toLowerCase()) || hasCredentials(url.slice(sep + 3))) {
+    return URL_PLACEHOLDER + trailing;
+  }
+  return typeof query === "string" ? url + trailing : match;
 }
 
 const SECRET_RULES: readonly (readonly [RegExp, Replacement])[] = [
   [
-    /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,30}:\/\/[^\s"'`<>()[\]{}|\\^,;?#]*)([?#][^\s"'`<>()[\]{}|\\^,;]*)/g,
-    cutQuery,
+    /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,30}:\/\/[^\s"'`<>()[\]{}|\\^,;?#]*)([?#][^\s"'`<>()[\]{}|\\^,;]*)?/g,
+    screenUrl,
   ],
   // Webhook URLs carry their secret in the path.
   [/(?<![\w.-])https?:\/\/hooks\.slack\.com\/[^\s"'`<>]*/gi, URL_PLACEHOLDER],
@@ -304,31 +360,6 @@ const SECRET_RULES: readonly (readonly [RegExp, Replacement])[] = [
 // Locations: URLs, emails, paths, private IPs, internal hosts (one pass, leftmost match wins, so
 // the path of a kept URL is not read again as a file path)
 
-const CONNECTION_SCHEMES = new Set([
-  "postgres",
-  "postgresql",
-  "mysql",
-  "mariadb",
-  "mongodb",
-  "mongodb+srv",
-  "redis",
-  "rediss",
-  "amqp",
-  "amqps",
-  "mssql",
-  "sqlserver",
-  "clickhouse",
-  "cockroachdb",
-  "memcached",
-  "kafka",
-  "nats",
-  "ldap",
-  "ldaps",
-  "smtp",
-  "smtps",
-  "ftp",
-  "sftp",
-]);
 
 const URL_SRC = String.raw`(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}:\/\/[^\s"'\x60<>()\[\]{}|\\^,;]*`;
 const EMAIL_SRC = String.raw`(?<![\w.+%-])[\w.+%-]+@[A-Za-z0-9-]+\.[A-Za-z0-9.-]*[A-Za-z0-9]`;
@@ -364,13 +395,6 @@ const IN_URL_PATH_WITH_EMAILS = new RegExp(
   "gi",
 );
 
-/** Splits trailing sentence punctuation off a match, so `see /a/b.` keeps its period. */
-function splitTrailing(match: string): [string, string] {
-  let end = match.length;
-  while (end > 0 && ".:!?".includes(match.charAt(end - 1))) end--;
-  return [match.slice(0, end), match.slice(end)];
-}
-
 function isPrivateHost(host: string): boolean {
   const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
   return PRIVATE_IPV4.test(bare) || PRIVATE_IPV6.test(bare) || INTERNAL_HOST.test(bare);
@@ -395,13 +419,9 @@ function redactUrl(url: string, emails: boolean): string {
   const queryAt = rest.search(/[?#]/);
   // Tokens hide in query strings and fragments: cut them.
   const beforeQuery = queryAt < 0 ? rest : rest.slice(0, queryAt);
+  if (hasCredentials(beforeQuery)) return URL_PLACEHOLDER + trailing;
   const slash = beforeQuery.indexOf("/");
   const authority = slash < 0 ? beforeQuery : beforeQuery.slice(0, slash);
-  const at = beforeQuery.indexOf("@");
-  // user:pass@host, or a password with an unencoded `/` in it.
-  if (authority.includes("@") || (at >= 0 && beforeQuery.slice(0, at).includes(":"))) {
-    return URL_PLACEHOLDER + trailing;
-  }
   if (isPrivateHost(hostOfAuthority(authority).toLowerCase())) return URL_PLACEHOLDER + trailing;
   const path = slash < 0 ? "" : beforeQuery.slice(slash);
   const cleanPath = path.replace(emails ? IN_URL_PATH_WITH_EMAILS : IN_URL_PATH, (_m, ip4, ip6, host) =>

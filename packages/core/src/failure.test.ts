@@ -1,0 +1,102 @@
+import { describe, expect, it } from "vitest";
+import { failureFromError, failureFromResult, localFailure, parseRetryAfter, stripMcpPrefix } from "./failure.ts";
+
+describe("stripMcpPrefix", () => {
+  it("strips single and doubled SDK prefixes", () => {
+    expect(stripMcpPrefix("MCP error -32602: Tool x not found")).toBe("Tool x not found");
+    expect(stripMcpPrefix("MCP error -32603: MCP error -32603: boom")).toBe("boom");
+    expect(stripMcpPrefix("plain")).toBe("plain");
+  });
+});
+
+describe("failureFromResult", () => {
+  it("joins every text block, keeps structured content and the draft metadata", () => {
+    const f = failureFromResult(
+      {
+        content: [
+          { type: "text", text: "MCP error -32602: first" },
+          { type: "image", data: "x" },
+          { type: "text", text: "second" },
+        ],
+        isError: true,
+        structuredContent: { error: { status: 429, retryAfterMs: 1500 } },
+        _meta: { "io.modelcontextprotocol/toolFailure": { class: "rate_limited", retryable: true } },
+      },
+      0,
+    );
+    expect(f).toMatchObject({
+      channel: "tool",
+      origin: "peer",
+      text: "first\nsecond",
+      httpStatus: 429,
+      retryAfterMs: 1500,
+      toolFailure: { class: "rate_limited", retryable: true },
+    });
+  });
+
+  it("reads retryNotBefore as a delay from now", () => {
+    const f = failureFromResult(
+      {
+        content: [],
+        isError: true,
+        _meta: { "io.modelcontextprotocol/toolFailure": { retryNotBefore: "1970-01-01T00:00:02.000Z" } },
+      },
+      500,
+    );
+    expect(f.retryAfterMs).toBe(1500);
+  });
+
+  it("survives junk content", () => {
+    expect(failureFromResult({ content: "not an array" as unknown as [], isError: true }).text).toBe("");
+  });
+});
+
+describe("failureFromError", () => {
+  it("treats an untagged JSON-RPC shaped error as the peer's protocol error", () => {
+    const f = failureFromError({ code: -32601, message: "Method not found", data: { x: 1 } });
+    expect(f).toMatchObject({ channel: "protocol", origin: "peer", code: -32601, data: { x: 1 } });
+  });
+
+  it("maps Node error codes, also behind fetch failed", () => {
+    expect(failureFromError(Object.assign(new Error("x"), { code: "ECONNRESET" }))).toMatchObject({
+      channel: "local",
+      local: "connection_closed",
+      code: "ECONNRESET",
+    });
+    const fetchFailed = new TypeError("fetch failed", { cause: Object.assign(new Error("c"), { code: "ECONNREFUSED" }) });
+    expect(failureFromError(fetchFailed)).toMatchObject({ local: "connection_refused" });
+  });
+
+  it("recognizes aborts and honors a local kind given by the call site", () => {
+    expect(failureFromError(new DOMException("This operation was aborted", "AbortError")).local).toBe("aborted");
+    const timeout = failureFromError({ code: -32001, message: "MCP error -32001: Request timed out" }, { local: "timeout" });
+    expect(timeout).toMatchObject({ channel: "local", origin: "local", local: "timeout", text: "Request timed out" });
+  });
+
+  it("reads retry hints from data", () => {
+    expect(failureFromError({ code: -32000, message: "busy", data: { retryAfterMs: 250 } }).retryAfterMs).toBe(250);
+    expect(failureFromError({ code: -32000, message: "busy", data: { retryAfter: "2" } }).retryAfterMs).toBe(2000);
+  });
+
+  it("never throws on odd values", () => {
+    expect(failureFromError(undefined).text).toBe("undefined");
+    expect(failureFromError("text").text).toBe("text");
+    const hostile = { get message() { throw new Error("no"); } };
+    expect(failureFromError(hostile)).toMatchObject({ text: "unreadable error", local: "thrown" });
+  });
+});
+
+describe("parseRetryAfter", () => {
+  it("reads seconds and HTTP dates", () => {
+    expect(parseRetryAfter("3", 0)).toBe(3000);
+    expect(parseRetryAfter("Thu, 01 Jan 1970 00:00:05 GMT", 1000)).toBe(4000);
+    expect(parseRetryAfter("soon", 0)).toBeUndefined();
+    expect(parseRetryAfter(-1, 0)).toBeUndefined();
+  });
+});
+
+describe("localFailure", () => {
+  it("builds named local failures", () => {
+    expect(localFailure("timeout")).toEqual({ channel: "local", origin: "local", text: "Request timed out", local: "timeout" });
+  });
+});

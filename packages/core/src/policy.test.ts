@@ -1,0 +1,84 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { GovernorError } from "./errors.ts";
+import { globMatch, loadPolicy, policyJsonSchema, resolveToolPolicy } from "./policy.ts";
+
+describe("loadPolicy", () => {
+  it("fills defaults", () => {
+    const p = loadPolicy({});
+    expect(p.budgets).toEqual({ calls: 100, failures: 30, retries: 20, corrections: 10, switches: 5, wallTimeMs: 600_000 });
+    expect(p.retryBudget).toEqual({ ratio: 0.2, reserve: 10, windowMs: 10_000 });
+    expect(p.observeOnly).toBe(false);
+  });
+
+  it("refuses bad input with every bad field's path and what is accepted", () => {
+    let error: unknown;
+    try {
+      loadPolicy({
+        tools: { create_note: { effect: "writes", rules: [{ action: "retry" }, { match: "(", action: "stop" }] } },
+        budgets: { calls: 0 },
+        extra: true,
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(GovernorError.isInstance(error)).toBe(true);
+    const message = (error as GovernorError).message;
+    expect((error as GovernorError).code).toBe("invalid_policy");
+    expect(message).toContain("tools.create_note.effect");
+    expect(message).toMatch(/read_only.*idempotent.*mutating/);
+    expect(message).toContain("tools.create_note.rules.0.action");
+    expect(message).toContain("tools.create_note.rules.1.match: must be a valid regular expression");
+    expect(message).toContain("budgets.calls");
+    expect(message).toContain("extra");
+    expect(message).toMatch(/\(\d+ issues\)/);
+  });
+
+  it("refuses a rule with neither match nor code", () => {
+    expect(() => loadPolicy({ defaults: { rules: [{ action: "stop" }] } })).toThrow(/needs `match`/);
+  });
+
+  it("reads JSON text and reports bad JSON", () => {
+    expect(loadPolicy('{"observeOnly": true}').observeOnly).toBe(true);
+    expect(() => loadPolicy("{oops")).toThrow(/not valid JSON/);
+  });
+});
+
+describe("resolveToolPolicy", () => {
+  const policy = loadPolicy({
+    defaults: { maxRepeats: 4, retry: { attempts: 2 } },
+    tools: { "get_*": { effect: "read_only" }, get_secret: { sensitiveArgs: ["token"], retry: { baseDelayMs: 5 } } },
+    servers: { gh: { trustAnnotations: true, effect: "idempotent", tools: { "get_*": { maxRepeats: 2 } } } },
+  });
+
+  it("merges from the least to the most specific", () => {
+    const t = resolveToolPolicy(policy, "get_secret");
+    expect(t).toMatchObject({ effect: "read_only", maxRepeats: 4, sensitiveArgs: ["token"], trustAnnotations: false });
+    expect(t.retry).toEqual({ attempts: 2, baseDelayMs: 5, maxDelayMs: 10_000, maxHintMs: 30_000 });
+    const onServer = resolveToolPolicy(policy, "get_secret", "gh");
+    expect(onServer).toMatchObject({ effect: "idempotent", maxRepeats: 2, trustAnnotations: true });
+    expect(resolveToolPolicy(policy, "put_x").effect).toBeUndefined();
+  });
+
+  it("replays keyed calls by default", () => {
+    const p = loadPolicy({ tools: { pay: { idempotency: { honorsKeys: true } } } });
+    expect(resolveToolPolicy(p, "pay").idempotency).toEqual({ honorsKeys: true, verify: false, replay: true });
+    expect(resolveToolPolicy(p, "other").idempotency.replay).toBe(false);
+  });
+});
+
+describe("globMatch", () => {
+  it("matches exact names and globs, escaping regex characters", () => {
+    expect(globMatch("get_*", "get_note")).toBe(true);
+    expect(globMatch("get_?", "get_ab")).toBe(false);
+    expect(globMatch("a.b", "axb")).toBe(false);
+    expect(globMatch("*", "anything")).toBe(true);
+  });
+});
+
+describe("the JSON Schema", () => {
+  it("is generated from the zod schema and committed for editors", () => {
+    const committed = JSON.parse(readFileSync(new URL("../policy.schema.json", import.meta.url), "utf8"));
+    expect(committed).toEqual(policyJsonSchema());
+  });
+});

@@ -1,0 +1,122 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { REASONS } from "@governor/core";
+import { describe, expect, it } from "vitest";
+import { governor } from "./cli.ts";
+
+const lines = (objects: unknown[]) => `${objects.map((o) => (typeof o === "string" ? o : JSON.stringify(o))).join("\n")}\n`;
+const parse = (stdout: string) => stdout.trim().split("\n").map((l) => JSON.parse(l));
+
+describe("governor classify (DESIGN.md §9 contract)", () => {
+  const input = [
+    { tool: "get_note", text: 'No note with id "drafts". Known ids: welcome, release-notes' },
+    { tool: "search_repos", result: { content: [{ type: "text", text: "MCP error -32602: Tool search_repos not found" }], isError: true } },
+    { tool: "search_repos", text: "MCP error -32602: Tool search_repos not found" },
+    { tool: "list", error: { code: -32601, message: "Method not found" } },
+    { tool: "list", error: { code: -32602, message: "Unknown tool: list" } },
+    { tool: "read", local: "timeout" },
+    { tool: "write", local: "timeout", effect: "mutating" },
+    { tool: "write", local: "connection_closed", effect: "idempotent" },
+    { tool: "write", local: "connection_refused", effect: "mutating" },
+    { tool: "read", local: "aborted" },
+    { tool: "invoice", text: "504 Gateway Timeout", effect: "mutating" },
+    { tool: "invoice", text: "504 Gateway Timeout" },
+    { tool: "q", text: "Error at /home/app/src/db.js:4:2 with token sk-proj-abcdefghijklmnopqrstuvwx" },
+  ];
+  const { stdout, status, stderr } = governor(["classify"], lines(input));
+  const out = parse(stdout);
+
+  it("prints one JSON line per input line, in order, and exits 0", () => {
+    expect(stderr).toBe("");
+    expect(status).toBe(0);
+    expect(out).toHaveLength(input.length);
+    for (const o of out) {
+      expect(Object.keys(o).sort()).toEqual(["action", "fingerprint", "message", "reason"]);
+      expect(o.fingerprint).toMatch(/^[0-9a-f]{16}$/);
+      expect(Object.keys(REASONS)).toContain(o.reason);
+      expect(o.message === null).toBe(o.action === "host");
+    }
+  });
+
+  it("routes each form as the contract says", () => {
+    const pairs = out.slice(0, 12).map((o) => `${o.action}/${o.reason}`);
+    expect(pairs).toEqual([
+      "correct_arguments/not_found",
+      "switch_tool/unknown_tool",
+      "switch_tool/unknown_tool",
+      "host/protocol_error",
+      "switch_tool/unknown_tool",
+      "retry_dependency/timeout",
+      "stop/uncertain_mutation",
+      "retry_dependency/connection_closed",
+      "retry_dependency/connection_refused",
+      "stop/aborted",
+      "stop/uncertain_mutation",
+      "retry_dependency/timeout",
+    ]);
+  });
+
+  it("gives the text and result forms the same fingerprint", () => {
+    expect(out[1].fingerprint).toBe(out[2].fingerprint);
+  });
+
+  it("gives retry_dependency the text the model would get once retries run out", () => {
+    expect(out[5].message).toMatch(/^read: /);
+    expect(out[5].message).toMatch(/3 attempts/);
+  });
+
+  it("redacts model-facing text", () => {
+    expect(out[12].message).not.toMatch(/home|sk-proj|db\.js/);
+  });
+
+  it("marks a malformed line in its place and exits 1 at the end", () => {
+    const r = governor(["classify"], lines([{ tool: "a", text: "x" }, "{not json", { text: "no tool" }, { tool: "b", local: "melted" }, { tool: "c", text: "404 not found" }]));
+    const o = parse(r.stdout);
+    expect(r.status).toBe(1);
+    expect(o).toHaveLength(5);
+    expect(o[0].action).toBe("correct_arguments");
+    expect(o[1].error).toMatch(/^line 2: not valid JSON/);
+    expect(o[2].error).toMatch(/^line 3: /);
+    expect(o[3].error).toMatch(/^line 4: /);
+    expect(o[4].reason).toBe("not_found");
+  });
+
+  it("uses the policy file: its rules and the tool's effect", () => {
+    const dir = mkdtempSync(join(tmpdir(), "gov-"));
+    const file = join(dir, "policy.json");
+    writeFileSync(
+      file,
+      JSON.stringify({ tools: { pay: { effect: "mutating" }, q: { rules: [{ match: "frobnicat", action: "stop", reason: "business_rule" }] } } }),
+    );
+    const r = governor(["classify", "--policy", file], lines([{ tool: "pay", local: "timeout" }, { tool: "q", text: "frobnicator refused" }]));
+    expect(parse(r.stdout).map((o) => o.reason)).toEqual(["uncertain_mutation", "business_rule"]);
+  });
+
+  it("refuses a bad policy file with the field's path", () => {
+    const dir = mkdtempSync(join(tmpdir(), "gov-"));
+    const file = join(dir, "policy.json");
+    writeFileSync(file, JSON.stringify({ tools: { pay: { effect: "maybe" } } }));
+    const r = governor(["classify", "--policy", file], "");
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("tools.pay.effect");
+  });
+});
+
+describe("governor check", () => {
+  it("prints the resolved policy, or each bad field's path", () => {
+    const dir = mkdtempSync(join(tmpdir(), "gov-"));
+    const good = join(dir, "good.json");
+    const bad = join(dir, "bad.json");
+    writeFileSync(good, JSON.stringify({ budgets: { calls: 7 } }));
+    writeFileSync(bad, JSON.stringify({ budgets: { calls: -1 }, servers: { s: { trustAnnotations: "yes" } } }));
+    const ok = governor(["check", good]);
+    expect(ok.status).toBe(0);
+    expect(JSON.parse(ok.stdout).budgets.calls).toBe(7);
+    const no = governor(["check", bad]);
+    expect(no.status).toBe(1);
+    expect(no.stdout).toContain("budgets.calls");
+    expect(no.stdout).toContain("servers.s.trustAnnotations");
+  });
+});
