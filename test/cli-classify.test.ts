@@ -5,13 +5,24 @@ import { REASONS } from "@governor/core";
 import { describe, expect, it } from "vitest";
 import { governor } from "./cli.ts";
 
-const lines = (objects: unknown[]) => `${objects.map((o) => (typeof o === "string" ? o : JSON.stringify(o))).join("\n")}\n`;
-const parse = (stdout: string) => stdout.trim().split("\n").map((l) => JSON.parse(l));
+const lines = (objects: unknown[]) =>
+  `${objects.map((o) => (typeof o === "string" ? o : JSON.stringify(o))).join("\n")}\n`;
+const parse = (stdout: string) =>
+  stdout
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
 
 describe("governor classify (DESIGN.md §9 contract)", () => {
   const input = [
     { tool: "get_note", text: 'No note with id "drafts". Known ids: welcome, release-notes' },
-    { tool: "search_repos", result: { content: [{ type: "text", text: "MCP error -32602: Tool search_repos not found" }], isError: true } },
+    {
+      tool: "search_repos",
+      result: {
+        content: [{ type: "text", text: "MCP error -32602: Tool search_repos not found" }],
+        isError: true,
+      },
+    },
     { tool: "search_repos", text: "MCP error -32602: Tool search_repos not found" },
     { tool: "list", error: { code: -32601, message: "Method not found" } },
     { tool: "list", error: { code: -32602, message: "Unknown tool: list" } },
@@ -22,7 +33,10 @@ describe("governor classify (DESIGN.md §9 contract)", () => {
     { tool: "read", local: "aborted" },
     { tool: "invoice", text: "504 Gateway Timeout", effect: "mutating" },
     { tool: "invoice", text: "504 Gateway Timeout" },
-    { tool: "q", text: "Error at /home/app/src/db.js:4:2 with token sk-proj-abcdefghijklmnopqrstuvwx" },
+    {
+      tool: "q",
+      text: "Error at /home/app/src/db.js:4:2 with token sk-proj-abcdefghijklmnopqrstuvwx",
+    },
   ];
   const { stdout, status, stderr } = governor(["classify"], lines(input));
   const out = parse(stdout);
@@ -71,7 +85,16 @@ describe("governor classify (DESIGN.md §9 contract)", () => {
   });
 
   it("marks a malformed line in its place and exits 1 at the end", () => {
-    const r = governor(["classify"], lines([{ tool: "a", text: "x" }, "{not json", { text: "no tool" }, { tool: "b", local: "melted" }, { tool: "c", text: "404 not found" }]));
+    const r = governor(
+      ["classify"],
+      lines([
+        { tool: "a", text: "x" },
+        "{not json",
+        { text: "no tool" },
+        { tool: "b", local: "melted" },
+        { tool: "c", text: "404 not found" },
+      ]),
+    );
     const o = parse(r.stdout);
     expect(r.status).toBe(1);
     expect(o).toHaveLength(5);
@@ -87,9 +110,20 @@ describe("governor classify (DESIGN.md §9 contract)", () => {
     const file = join(dir, "policy.json");
     writeFileSync(
       file,
-      JSON.stringify({ tools: { pay: { effect: "mutating" }, q: { rules: [{ match: "frobnicat", action: "stop", reason: "business_rule" }] } } }),
+      JSON.stringify({
+        tools: {
+          pay: { effect: "mutating" },
+          q: { rules: [{ match: "frobnicat", action: "stop", reason: "business_rule" }] },
+        },
+      }),
     );
-    const r = governor(["classify", "--policy", file], lines([{ tool: "pay", local: "timeout" }, { tool: "q", text: "frobnicator refused" }]));
+    const r = governor(
+      ["classify", "--policy", file],
+      lines([
+        { tool: "pay", local: "timeout" },
+        { tool: "q", text: "frobnicator refused" },
+      ]),
+    );
     expect(parse(r.stdout).map((o) => o.reason)).toEqual(["uncertain_mutation", "business_rule"]);
   });
 
@@ -110,7 +144,10 @@ describe("governor check", () => {
     const good = join(dir, "good.json");
     const bad = join(dir, "bad.json");
     writeFileSync(good, JSON.stringify({ budgets: { calls: 7 } }));
-    writeFileSync(bad, JSON.stringify({ budgets: { calls: -1 }, servers: { s: { trustAnnotations: "yes" } } }));
+    writeFileSync(
+      bad,
+      JSON.stringify({ budgets: { calls: -1 }, servers: { s: { trustAnnotations: "yes" } } }),
+    );
     const ok = governor(["check", good]);
     expect(ok.status).toBe(0);
     expect(JSON.parse(ok.stdout).budgets.calls).toBe(7);

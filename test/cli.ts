@@ -5,7 +5,10 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const tsx = import.meta.resolve("tsx");
 
 /** Runs the governor CLI from source, as `pnpm --silent governor` does. */
-export function governor(args: string[], input?: string): { stdout: string; stderr: string; status: number | null } {
+export function governor(
+  args: string[],
+  input?: string,
+): { stdout: string; stderr: string; status: number | null } {
   const result = spawnSync(
     process.execPath,
     ["--conditions=source", "--import", tsx, "packages/cli/src/bin.ts", ...args],

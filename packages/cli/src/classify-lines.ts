@@ -20,7 +20,10 @@ const lineSchema = z.union([
   z.strictObject({ ...common, text: z.string() }),
   z.strictObject({
     ...common,
-    result: z.looseObject({ content: z.array(z.looseObject({ type: z.string() })), isError: z.literal(true) }),
+    result: z.looseObject({
+      content: z.array(z.looseObject({ type: z.string() })),
+      isError: z.literal(true),
+    }),
   }),
   z.strictObject({
     ...common,
@@ -36,14 +39,15 @@ type Line = z.infer<typeof lineSchema>;
 
 /** One output line of `governor classify` (DESIGN.md §9). */
 export type ClassifyOutput =
-  | Pick<Assessment, "fingerprint" | "message"> & { action: string; reason: string }
+  | (Pick<Assessment, "fingerprint" | "message"> & { action: string; reason: string })
   | { error: string };
 
 const FORMS =
   'one of {"tool","text"}, {"tool","result"} (a CallToolResult with isError: true), {"tool","error":{"code","message","data"?}} or {"tool","local":"timeout"|"connection_closed"|"connection_refused"|"aborted"}, with optional "server" and "effect" ("read_only"|"idempotent"|"mutating")';
 
 function toFailure(line: Line): Failure {
-  if ("text" in line) return failureFromResult({ content: [{ type: "text", text: line.text }], isError: true });
+  if ("text" in line)
+    return failureFromResult({ content: [{ type: "text", text: line.text }], isError: true });
   if ("result" in line) return failureFromResult(line.result);
   if ("error" in line) return failureFromError(line.error, { origin: "peer" });
   return localFailure(line.local);

@@ -3,11 +3,15 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { GovernorError, loadPolicy, type Policy } from "@governor/core";
 import { classifyLine } from "./classify-lines.ts";
+import { demoCommand } from "./demo.ts";
 import { reportCommand } from "./report.ts";
 
 const USAGE = `Usage: governor <command> [options]
 
 Commands:
+  demo [--json]              run a scripted agent against a failing MCP server three ways (naive,
+                             blind retry, Governor) and compare calls, wasted calls, duplicate
+                             writes, leaked secrets and tasks done
   classify [--policy FILE]   judge failures read as JSON Lines on stdin, one JSON line out per line
   check FILE                 validate a policy file; print the resolved policy or each bad field
   report FILE [--json]       summarize a JSON Lines event log (- for stdin): runs stopped by
@@ -61,6 +65,8 @@ export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
+      case "demo":
+        return await demoCommand(rest);
       case "classify":
         return await classifyCommand(rest);
       case "check":

@@ -65,7 +65,9 @@ export function assessFailure(failure: Failure, options: AssessOptions): Assessm
   }
   // A retried failure reaches the model only once retries run out: show that text.
   const shown =
-    decision.action === "retry_dependency" ? decide({ ...base, attempt: tool.retry.attempts }) : decision;
+    decision.action === "retry_dependency"
+      ? decide({ ...base, attempt: tool.retry.attempts })
+      : decision;
   const message = composeMessage({
     tool: tool.tool,
     observation: observe(failure, policy, options.sensitiveValues),

@@ -19,7 +19,10 @@ export function backoffDelay(
   random: () => number,
   hintMs?: number,
 ): number | undefined {
-  const ceiling = Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** Math.max(0, attempt - 1));
+  const ceiling = Math.min(
+    settings.maxDelayMs,
+    settings.baseDelayMs * 2 ** Math.max(0, attempt - 1),
+  );
   const jittered = Math.floor(random() * ceiling);
   if (hintMs === undefined) return jittered;
   if (hintMs > settings.maxHintMs) return undefined;

@@ -29,8 +29,16 @@ const DEFAULT_REASON: Record<Action, Reason> = {
 const LOCAL: Record<LocalKind, Verdict> = {
   timeout: { action: "retry_dependency", reason: "timeout", certainty: "unknown" },
   aborted: { action: "stop", reason: "aborted", certainty: "unknown" },
-  connection_closed: { action: "retry_dependency", reason: "connection_closed", certainty: "unknown" },
-  connection_refused: { action: "retry_dependency", reason: "connection_refused", certainty: "not_sent" },
+  connection_closed: {
+    action: "retry_dependency",
+    reason: "connection_closed",
+    certainty: "unknown",
+  },
+  connection_refused: {
+    action: "retry_dependency",
+    reason: "connection_refused",
+    certainty: "not_sent",
+  },
   not_connected: { action: "host", reason: "session_expired", certainty: "not_sent" },
   network: { action: "retry_dependency", reason: "network_error", certainty: "unknown" },
   http_status: { action: "host", reason: "transport_error", certainty: "unknown" },
@@ -101,7 +109,8 @@ function fromSignals(failure: Failure, tool: ToolPolicy): Verdict | undefined {
     if (code === -32602 && tool.invalidParamsAsArguments) {
       return { action: "correct_arguments", reason: "invalid_argument", certainty: "failed" };
     }
-    if (code === -32042) return { action: "host", reason: "elicitation_required", certainty: "failed" };
+    if (code === -32042)
+      return { action: "host", reason: "elicitation_required", certainty: "failed" };
     if (code === -32001 && /session/i.test(failure.text)) {
       return { action: "host", reason: "session_expired", certainty: "failed" };
     }
@@ -167,9 +176,16 @@ export function classify(failure: Failure, tool: ToolPolicy): Classification {
           certainty: textRule.certainty,
           source: "rule",
         }
-      : { action: "correct_arguments", reason: "unclassified", certainty: "failed", source: "default" };
+      : {
+          action: "correct_arguments",
+          reason: "unclassified",
+          certainty: "failed",
+          source: "default",
+        };
   const withHint =
-    failure.retryAfterMs === undefined ? detected : { ...detected, retryAfterMs: failure.retryAfterMs };
+    failure.retryAfterMs === undefined
+      ? detected
+      : { ...detected, retryAfterMs: failure.retryAfterMs };
 
   const rule = tool.rules.find((r) => ruleMatches(r, failure));
   if (!rule) return withHint;
@@ -177,7 +193,9 @@ export function classify(failure: Failure, tool: ToolPolicy): Classification {
   return {
     ...withHint,
     action: rule.action,
-    reason: rule.reason ?? (rule.action === detected.action ? detected.reason : DEFAULT_REASON[rule.action]),
+    reason:
+      rule.reason ??
+      (rule.action === detected.action ? detected.reason : DEFAULT_REASON[rule.action]),
     source: "policy",
     ...(rule.hint !== undefined && { hint: rule.hint }),
   };

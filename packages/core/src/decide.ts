@@ -126,7 +126,8 @@ export function decide(ctx: DecideContext): Decision {
       if (ctx.exhausted === budget || ctx.exhausted === "failures") {
         return stop(ctx, "budget_exhausted", ctx.exhausted);
       }
-      if (c.action === "correct_arguments") return { action: c.action, reason: c.reason, certainty };
+      if (c.action === "correct_arguments")
+        return { action: c.action, reason: c.reason, certainty };
       return { action: c.action, reason: c.reason, certainty, alternatives: ctx.tool.alternatives };
     }
   }

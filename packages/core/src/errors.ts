@@ -17,7 +17,7 @@ export type GovernorErrorCode =
 export class GovernorError extends Error {
   /** Stable machine-readable code. */
   readonly code: GovernorErrorCode;
-  private readonly [MARKER] = true;
+  readonly [MARKER]: true = true;
 
   constructor(code: GovernorErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);

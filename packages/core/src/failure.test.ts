@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { failureFromError, failureFromResult, localFailure, parseRetryAfter, stripMcpPrefix } from "./failure.ts";
+import {
+  failureFromError,
+  failureFromResult,
+  localFailure,
+  parseRetryAfter,
+  stripMcpPrefix,
+} from "./failure.ts";
 
 describe("stripMcpPrefix", () => {
   it("strips single and doubled SDK prefixes", () => {
@@ -20,7 +26,9 @@ describe("failureFromResult", () => {
         ],
         isError: true,
         structuredContent: { error: { status: 429, retryAfterMs: 1500 } },
-        _meta: { "io.modelcontextprotocol/toolFailure": { class: "rate_limited", retryable: true } },
+        _meta: {
+          "io.modelcontextprotocol/toolFailure": { class: "rate_limited", retryable: true },
+        },
       },
       0,
     );
@@ -39,7 +47,9 @@ describe("failureFromResult", () => {
       {
         content: [],
         isError: true,
-        _meta: { "io.modelcontextprotocol/toolFailure": { retryNotBefore: "1970-01-01T00:00:02.000Z" } },
+        _meta: {
+          "io.modelcontextprotocol/toolFailure": { retryNotBefore: "1970-01-01T00:00:02.000Z" },
+        },
       },
       500,
     );
@@ -47,7 +57,9 @@ describe("failureFromResult", () => {
   });
 
   it("survives junk content", () => {
-    expect(failureFromResult({ content: "not an array" as unknown as [], isError: true }).text).toBe("");
+    expect(
+      failureFromResult({ content: "not an array" as unknown as [], isError: true }).text,
+    ).toBe("");
   });
 });
 
@@ -63,25 +75,45 @@ describe("failureFromError", () => {
       local: "connection_closed",
       code: "ECONNRESET",
     });
-    const fetchFailed = new TypeError("fetch failed", { cause: Object.assign(new Error("c"), { code: "ECONNREFUSED" }) });
+    const fetchFailed = new TypeError("fetch failed", {
+      cause: Object.assign(new Error("c"), { code: "ECONNREFUSED" }),
+    });
     expect(failureFromError(fetchFailed)).toMatchObject({ local: "connection_refused" });
   });
 
   it("recognizes aborts and honors a local kind given by the call site", () => {
-    expect(failureFromError(new DOMException("This operation was aborted", "AbortError")).local).toBe("aborted");
-    const timeout = failureFromError({ code: -32001, message: "MCP error -32001: Request timed out" }, { local: "timeout" });
-    expect(timeout).toMatchObject({ channel: "local", origin: "local", local: "timeout", text: "Request timed out" });
+    expect(
+      failureFromError(new DOMException("This operation was aborted", "AbortError")).local,
+    ).toBe("aborted");
+    const timeout = failureFromError(
+      { code: -32001, message: "MCP error -32001: Request timed out" },
+      { local: "timeout" },
+    );
+    expect(timeout).toMatchObject({
+      channel: "local",
+      origin: "local",
+      local: "timeout",
+      text: "Request timed out",
+    });
   });
 
   it("reads retry hints from data", () => {
-    expect(failureFromError({ code: -32000, message: "busy", data: { retryAfterMs: 250 } }).retryAfterMs).toBe(250);
-    expect(failureFromError({ code: -32000, message: "busy", data: { retryAfter: "2" } }).retryAfterMs).toBe(2000);
+    expect(
+      failureFromError({ code: -32000, message: "busy", data: { retryAfterMs: 250 } }).retryAfterMs,
+    ).toBe(250);
+    expect(
+      failureFromError({ code: -32000, message: "busy", data: { retryAfter: "2" } }).retryAfterMs,
+    ).toBe(2000);
   });
 
   it("never throws on odd values", () => {
     expect(failureFromError(undefined).text).toBe("undefined");
     expect(failureFromError("text").text).toBe("text");
-    const hostile = { get message() { throw new Error("no"); } };
+    const hostile = {
+      get message() {
+        throw new Error("no");
+      },
+    };
     expect(failureFromError(hostile)).toMatchObject({ text: "unreadable error", local: "thrown" });
   });
 });
@@ -97,6 +129,11 @@ describe("parseRetryAfter", () => {
 
 describe("localFailure", () => {
   it("builds named local failures", () => {
-    expect(localFailure("timeout")).toEqual({ channel: "local", origin: "local", text: "Request timed out", local: "timeout" });
+    expect(localFailure("timeout")).toEqual({
+      channel: "local",
+      origin: "local",
+      text: "Request timed out",
+      local: "timeout",
+    });
   });
 });

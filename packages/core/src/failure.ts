@@ -150,11 +150,13 @@ function retryNotBeforeMs(value: string | number | undefined, now: number): numb
 export function failureFromResult(result: ToolResultLike, now = Date.now()): Failure {
   const text = stripMcpPrefix(resultText(result));
   const structured = result.structuredContent;
-  const errorPart = isRecord(structured) && isRecord(structured.error) ? structured.error : structured;
+  const errorPart =
+    isRecord(structured) && isRecord(structured.error) ? structured.error : structured;
   const toolFailure = readToolFailureMeta(result._meta);
   const httpStatus = statusFrom(errorPart);
   const code =
-    isRecord(errorPart) && (typeof errorPart.code === "string" || typeof errorPart.code === "number")
+    isRecord(errorPart) &&
+    (typeof errorPart.code === "string" || typeof errorPart.code === "number")
       ? errorPart.code
       : undefined;
   const retryAfterMs =
@@ -231,8 +233,20 @@ export function failureFromError(err: unknown, options: FromErrorOptions = {}): 
     // A hostile or broken error object (a throwing getter) must not crash the agent loop.
     const origin = options.origin ?? "peer";
     return options.local !== undefined
-      ? { channel: "local", origin: "local", text: "unreadable error", local: options.local, raw: err }
-      : { channel: origin === "local" ? "local" : "tool", origin, text: "unreadable error", local: "thrown", raw: err };
+      ? {
+          channel: "local",
+          origin: "local",
+          text: "unreadable error",
+          local: options.local,
+          raw: err,
+        }
+      : {
+          channel: origin === "local" ? "local" : "tool",
+          origin,
+          text: "unreadable error",
+          local: "thrown",
+          raw: err,
+        };
   }
 }
 
@@ -290,10 +304,23 @@ function readError(err: unknown, options: FromErrorOptions): Failure {
     return { channel: "local", origin: "local", text, local: "http_status", ...hints };
   }
   if (numericCode !== undefined) {
-    return { channel: "local", origin: "local", text, code: numericCode, local: "thrown", ...hints };
+    return {
+      channel: "local",
+      origin: "local",
+      text,
+      code: numericCode,
+      local: "thrown",
+      ...hints,
+    };
   }
   // A local tool (a plain function) that threw: the tool ran and reported failure.
-  return { channel: origin === "local" ? "local" : "tool", origin, text, local: "thrown", ...hints };
+  return {
+    channel: origin === "local" ? "local" : "tool",
+    origin,
+    text,
+    local: "thrown",
+    ...hints,
+  };
 }
 
 /** Local failure kinds the CLI and adapters can name without an error object. */

@@ -1,8 +1,10 @@
 /**
  * Failure fingerprints (DESIGN.md §2): a stable hash of (tool, channel, code, normalized text).
  * Normalization removes what varies between occurrences of the same failure, so repeats of one
- * condition count together while different conditions stay apart. Pure and bounded: the text is
- * cut before normalizing, every pattern runs in linear time, and the normalized text is capped.
+ * condition count together while different conditions stay apart. A placeholder takes the whole
+ * match, trailing punctuation included (a URL or path may end in `.`): consistent beats pretty.
+ * Pure and bounded: the text is cut before normalizing, every pattern runs in linear time (no
+ * unbounded quantifier inside another), and the normalized text is capped.
  */
 import { createHash } from "node:crypto";
 import type { Channel } from "./types.ts";
@@ -29,29 +31,24 @@ const CONDITION_KEYS = new Set([
 const CONDITION_VALUE = /^[a-z][a-z_.-]{0,39}$/;
 
 function isConditionPair(key: string, value: string): boolean {
-  return CONDITION_KEYS.has(key.replace(/^["']|["']$/g, "")) && CONDITION_VALUE.test(value);
+  const bare = /^(["'`]).*\1$/.test(value) ? value.slice(1, -1) : value;
+  return CONDITION_KEYS.has(key) && CONDITION_VALUE.test(bare);
 }
 
-/** Splits trailing sentence punctuation off a match (`at /a/b.` keeps its period). */
-function withTrailing(match: string, placeholder: string): string {
-  let end = match.length;
-  while (end > 0 && ".:!?".includes(match.charAt(end - 1))) end--;
-  return placeholder + match.slice(end);
-}
-
-const URL = /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}:\/\/[^\s"'`<>()[\]{}|\\^,;]*/g;
+const URL_LIKE = /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}:\/\/[^\s"'`<>()[\]{}|\\^,;]*/g;
 const EMAIL = /(?<![\w.+%-])[\w.+%-]+@[a-z0-9-]+\.[a-z0-9.-]*[a-z0-9]/g;
 const KEY_VALUE = /(?<![\w.-])([a-z_][\w.-]{0,63})=("[^"\n]*"|'[^'\n]*'|[^\s"',;&)\]}]+)/g;
 const QUOTED =
   /(?<!\w)(?:"([^"\n]{0,200})"|'([^'\n]{0,200})'|`([^`\n]{0,200})`|“([^”\n]{0,200})”|‘([^’\n]{0,200})’)(?!\w)/g;
-const JSON_KEY_BEFORE = /"([\w.-]{1,40})"\s*:\s*$/;
+/** The key before a quoted value: `"key": "…"` or `key="…"`. */
+const KEY_BEFORE = /(?:"([\w.-]{1,40})"\s*:\s*|([\w.-]{1,40})=)$/;
 const UUID =
   /(?<![0-9a-z])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-z])/g;
 const ISO_TIMESTAMP =
   /(?<!\d)\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:z|[+-]\d{2}:?\d{2})?)?(?!\d)/g;
 const MONTHS = "(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]{0,6}";
 const DAY_MONTH_YEAR = new RegExp(
-  String.raw`(?<![a-z])(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]{0,6},?\s{1,3})?\d{1,2}[\s-]${MONTHS}[\s-]\d{2,4}(?!\d)`,
+  String.raw`(?<![a-z])(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]{0,6},?\s{1,3})?\d{1,2}[\s-]${MONTHS}[\s-]\d{2,4}(?:\s\d{1,2}:\d{2}(?::\d{2})?)?(?:\s?(?:gmt|utc|z|[+-]\d{4}))?(?![\w])`,
   "g",
 );
 const MONTH_DAY_YEAR = new RegExp(
@@ -61,8 +58,7 @@ const MONTH_DAY_YEAR = new RegExp(
 const CLOCK_TIME = /(?<![\d:])\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:\s?[ap]m)?(?![\d:])/g;
 const WINDOWS_PATH = /(?<![\w\\/])[a-z]:[\\/][^\s"'`<>|?*()[\]{},;]*/g;
 const UNC_PATH = /(?<![\w\\])\\{2,4}[^\s\\"'`<>|?*]+\\[^\s"'`<>|?*]*/g;
-const POSIX_PATH =
-  /(?<![\w.~:/\\-])(?:~|\.{1,2})?\/[^\s/"'`<>()[\]{}|,;]+[^\s"'`<>()[\]{}|,;]*/g;
+const POSIX_PATH = /(?<![\w.~:/\\-])(?:~|\.{1,2})?\/[^\s/"'`<>()[\]{}|,;]+[^\s"'`<>()[\]{}|,;]*/g;
 const IPV4 = /(?<![\w.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?!\d|\.\d)/g;
 const IPV6 = /(?<![\w:])(?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{0,4}(?![\w:])/g;
 const DOTTED = /(?<![\w.-])[a-z0-9-]+\.[a-z0-9.-]+/g;
@@ -79,7 +75,7 @@ const STATUS_CONTEXT = /(?:http|status|code|error|returned|responded|response)(?
  */
 export const NORMALIZE_PATTERNS: readonly RegExp[] = [
   MCP_PREFIX,
-  URL,
+  URL_LIKE,
   EMAIL,
   KEY_VALUE,
   QUOTED,
@@ -113,8 +109,9 @@ function replaceQuoted(match: string, ...args: unknown[]): string {
   ) {
     return match;
   }
-  const key = JSON_KEY_BEFORE.exec(before);
-  if (key?.[1] !== undefined && isConditionPair(key[1], content)) return match;
+  const key = KEY_BEFORE.exec(before);
+  const keyName = key?.[1] ?? key?.[2];
+  if (keyName !== undefined && isConditionPair(keyName, content)) return match;
   return "<str>";
 }
 
@@ -123,7 +120,10 @@ function replaceNumber(match: string, offset: number, whole: string): string {
   // Short digit runs glued to a word are part of a name: utf8, ipv4, base64, http2, s3.
   if (/[a-z]/.test(before) && /^\d{1,2}$/.test(match)) return match;
   // An HTTP-like status names the condition: "HTTP 503" and "HTTP 429" are different failures.
-  if (/^[1-5]\d\d$/.test(match) && STATUS_CONTEXT.test(whole.slice(Math.max(0, offset - 24), offset))) {
+  if (
+    /^[1-5]\d\d$/.test(match) &&
+    STATUS_CONTEXT.test(whole.slice(Math.max(0, offset - 24), offset))
+  ) {
     return match;
   }
   return "<id>";
@@ -142,10 +142,10 @@ function replaceDotted(match: string): string {
 /**
  * Normalizes failure text: removes what varies between occurrences of the same failure.
  *
- * Strips `MCP error -32xxx: ` prefixes (repeated ones too) and lowercases, then replaces URLs,
- * emails, `key=value` values (the key stays), quoted values, UUIDs, timestamps, dates and clock
- * times, paths, IPs, host names, durations, long tokens, hex ids and numbers with placeholders
- * (`<url>`, `<email>`, `<v>`, `<str>`, `<id>`, `<time>`, `<path>`, `<ip>`, `<host>`, `<dur>`).
+ * Strips `MCP error -32xxx: ` prefixes (repeated ones too) and lowercases, then replaces quoted
+ * values, URLs, emails, `key=value` values (the key stays), UUIDs, timestamps, dates and clock
+ * times, IPs, paths, host names, durations, long tokens, hex ids and numbers with placeholders
+ * (`<str>`, `<url>`, `<email>`, `<v>`, `<id>`, `<time>`, `<ip>`, `<path>`, `<host>`, `<dur>`).
  * Kept on purpose, since they tell conditions apart: JSON keys, identifier values of condition
  * keys (`code=not_found`, `"error": "rate_limited"`), HTTP-like statuses after `HTTP`/`status`,
  * and short digit runs inside words (`utf8`, `ipv4`). Whitespace is collapsed and the result is
@@ -159,22 +159,24 @@ export function normalizeText(text: string): string {
   let s = text.length > INPUT_CAP ? text.slice(0, INPUT_CAP) : text;
   while (MCP_PREFIX.test(s)) s = s.replace(MCP_PREFIX, "");
   s = s.toLowerCase();
-  s = s.replace(URL, (m) => withTrailing(m, "<url>"));
+  // Quoted values first: whatever is inside cannot then be read by another rule.
+  s = s.replace(QUOTED, replaceQuoted);
+  s = s.replace(URL_LIKE, "<url>");
   s = s.replace(EMAIL, "<email>");
   s = s.replace(KEY_VALUE, (m, key: string, value: string) =>
     isConditionPair(key, value) ? m : `${key}=<v>`,
   );
-  s = s.replace(QUOTED, replaceQuoted);
   s = s.replace(UUID, "<id>");
   s = s.replace(ISO_TIMESTAMP, "<time>");
   s = s.replace(DAY_MONTH_YEAR, "<time>");
   s = s.replace(MONTH_DAY_YEAR, "<time>");
-  s = s.replace(CLOCK_TIME, "<time>");
-  s = s.replace(WINDOWS_PATH, (m) => withTrailing(m, "<path>"));
-  s = s.replace(UNC_PATH, (m) => withTrailing(m, "<path>"));
-  s = s.replace(POSIX_PATH, (m) => withTrailing(m, "<path>"));
+  // IPv4 before clock times (`0.0.0.0:10` is an address and a port), IPv6 after them.
   s = s.replace(IPV4, "<ip>");
+  s = s.replace(CLOCK_TIME, "<time>");
   s = s.replace(IPV6, (m) => (/[0-9a-f]/.test(m) ? "<ip>" : m));
+  s = s.replace(WINDOWS_PATH, "<path>");
+  s = s.replace(UNC_PATH, "<path>");
+  s = s.replace(POSIX_PATH, "<path>");
   s = s.replace(DOTTED, replaceDotted);
   s = s.replace(DURATION, "<dur>");
   s = s.replace(LONG_TOKEN, (m) => (/\d/.test(m) && /[a-z]/.test(m) ? "<id>" : m));

@@ -5,7 +5,13 @@ import { GovernorError, type HostError } from "./errors.ts";
 import type { GovernorEvent, RunSummary } from "./events.ts";
 import type { Failure } from "./failure.ts";
 import { createMemoryStore } from "./memory-store.ts";
-import { loadPolicy, type Policy, type PolicyInput, resolveToolPolicy, type ToolPolicy } from "./policy.ts";
+import {
+  loadPolicy,
+  type Policy,
+  type PolicyInput,
+  resolveToolPolicy,
+  type ToolPolicy,
+} from "./policy.ts";
 import { createRun, type Run, type RunOptions } from "./run.ts";
 import type { Store } from "./store.ts";
 import { createOtelRecorder, type MeterLike } from "./telemetry.ts";
@@ -146,18 +152,26 @@ export interface GovernorCore {
  * const run = governor.startRun();
  * const outcome = await run.call({ tool: "get_note", args: { id: "x" } }, () => getNote("x"));
  */
-export function createGovernor(policy: PolicyInput | Policy | string = {}, options: GovernorOptions = {}): Governor {
+export function createGovernor(
+  policy: PolicyInput | Policy | string = {},
+  options: GovernorOptions = {},
+): Governor {
   const parsed = loadPolicy(policy);
   for (const [name, fn] of Object.entries(options.verify ?? {})) {
     if (typeof fn !== "function") {
-      throw new GovernorError("invalid_options", `options.verify.${name} must be a function (ctx) => VerifyResult`);
+      throw new GovernorError(
+        "invalid_options",
+        `options.verify.${name} must be a function (ctx) => VerifyResult`,
+      );
     }
   }
   const store = options.store ?? createMemoryStore();
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
   const recorder =
-    options.metrics === false ? undefined : createOtelRecorder(options.meter ? { meter: options.meter } : {});
+    options.metrics === false
+      ? undefined
+      : createOtelRecorder(options.meter ? { meter: options.meter } : {});
   const cache = new Map<string, ToolPolicy>();
   const toolPolicy = (tool: string, server?: string): ToolPolicy => {
     const key = `${server ?? ""}\u0000${tool}`;
@@ -210,7 +224,10 @@ export function createGovernor(policy: PolicyInput | Policy | string = {}, optio
       const out: string[] = [];
       for (const tool of tools) {
         const state = await core.readBreaker(toolPolicy(tool, server));
-        if (state?.openedAt !== undefined && now() - state.openedAt < toolPolicy(tool, server).breaker.cooldownMs) {
+        if (
+          state?.openedAt !== undefined &&
+          now() - state.openedAt < toolPolicy(tool, server).breaker.cooldownMs
+        ) {
           out.push(tool);
         }
       }

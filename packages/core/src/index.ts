@@ -1,6 +1,7 @@
 // The public API of @governor/core: an explicit list, pinned by index.test.ts.
 
 export { type Assessment, type AssessOptions, assessFailure } from "./assess.ts";
+export { canonicalJson, hashArgs } from "./canonical.ts";
 export { type Classification, classify } from "./classify.ts";
 export {
   type BudgetName,
@@ -9,75 +10,8 @@ export {
   decide,
   safeToRepeat,
 } from "./decide.ts";
-export { canonicalJson, hashArgs } from "./canonical.ts";
 export { effectFromAnnotations, resolveEffect, type ToolAnnotations } from "./effect.ts";
 export { GovernorError, type GovernorErrorCode, HostError } from "./errors.ts";
-export {
-  type ConfirmContext,
-  createGovernor,
-  type Governor,
-  type GovernorOptions,
-  type HostContext,
-  type HostResolution,
-  type RetryContext,
-  type VerifyContext,
-  type VerifyResult,
-} from "./governor.ts";
-export { createMemoryStore, type MemoryStoreOptions } from "./memory-store.ts";
-export {
-  type AttemptContext,
-  type CallOutcome,
-  type Executor,
-  IDEMPOTENCY_META_KEY,
-  type ModelResult,
-  type Run,
-  type RunOptions,
-  type ToolCall,
-} from "./run.ts";
-export type { ClaimOptions, ClaimResult, LedgerEntry, LedgerState, Store } from "./store.ts";
-export {
-  type Failure,
-  type FromErrorOptions,
-  failureFromError,
-  failureFromResult,
-  type LocalKind,
-  localFailure,
-  type NamedLocal,
-  parseRetryAfter,
-  stripMcpPrefix,
-  TOOL_FAILURE_META_KEY,
-  type ToolFailureMeta,
-  type ToolResultLike,
-} from "./failure.ts";
-export { type FingerprintInput, fingerprint, normalizeText } from "./fingerprint.ts";
-export { composeMessage, type MessageInput } from "./message.ts";
-export {
-  type Budgets,
-  loadPolicy,
-  type Policy,
-  type PolicyInput,
-  type PolicyRule,
-  policyJsonSchema,
-  policySchema,
-  resolveToolPolicy,
-  type ToolPolicy,
-  type ToolSettings,
-} from "./policy.ts";
-export { type RedactOptions, redact } from "./redact.ts";
-export { BUILTIN_RULES, classifyHttpStatus, matchBuiltinRules, type TextRule } from "./rules.ts";
-export {
-  ACTIONS,
-  type Action,
-  type Certainty,
-  type Channel,
-  type Effect,
-  type MaybePromise,
-  type Origin,
-  PERSON_RESOLVABLE,
-  REASONS,
-  type Reason,
-} from "./types.ts";
-
 // telemetry (added by telemetry helper)
 export {
   createJsonlSink,
@@ -105,6 +39,59 @@ export {
   type RunSummary,
 } from "./events.ts";
 export {
+  type Failure,
+  type FromErrorOptions,
+  failureFromError,
+  failureFromResult,
+  type LocalKind,
+  localFailure,
+  type NamedLocal,
+  parseRetryAfter,
+  stripMcpPrefix,
+  TOOL_FAILURE_META_KEY,
+  type ToolFailureMeta,
+  type ToolResultLike,
+} from "./failure.ts";
+export { type FingerprintInput, fingerprint, normalizeText } from "./fingerprint.ts";
+export {
+  type ConfirmContext,
+  createGovernor,
+  type Governor,
+  type GovernorOptions,
+  type HostContext,
+  type HostResolution,
+  type RetryContext,
+  type VerifyContext,
+  type VerifyResult,
+} from "./governor.ts";
+export { createMemoryStore, type MemoryStoreOptions } from "./memory-store.ts";
+export { composeMessage, type MessageInput } from "./message.ts";
+export {
+  type Budgets,
+  loadPolicy,
+  type Policy,
+  type PolicyInput,
+  type PolicyRule,
+  policyJsonSchema,
+  policySchema,
+  resolveToolPolicy,
+  type ToolPolicy,
+  type ToolSettings,
+} from "./policy.ts";
+export { type RedactOptions, redact } from "./redact.ts";
+export { BUILTIN_RULES, classifyHttpStatus, matchBuiltinRules, type TextRule } from "./rules.ts";
+export {
+  type AttemptContext,
+  type CallOutcome,
+  type Executor,
+  IDEMPOTENCY_META_KEY,
+  type ModelResult,
+  type Run,
+  type RunOptions,
+  type ToolCall,
+} from "./run.ts";
+export type { ClaimOptions, ClaimResult, LedgerEntry, LedgerState, Store } from "./store.ts";
+export {
   type CounterLike,
   createOtelRecorder,
   type EventRecorder,
@@ -114,3 +101,15 @@ export {
   type MetricAttributesLike,
   type OtelRecorderOptions,
 } from "./telemetry.ts";
+export {
+  ACTIONS,
+  type Action,
+  type Certainty,
+  type Channel,
+  type Effect,
+  type MaybePromise,
+  type Origin,
+  PERSON_RESOLVABLE,
+  REASONS,
+  type Reason,
+} from "./types.ts";

@@ -31,6 +31,20 @@ export interface MemoryStoreOptions {
   readonly now?: () => number;
 }
 
+/** The {@link Store} of {@link createMemoryStore}: every method answers synchronously. */
+export interface MemoryStore extends Store {
+  get<T>(key: string): T | undefined;
+  set<T>(key: string, value: T, ttlMs?: number): void;
+  increment(key: string, by: number, ttlMs: number): number;
+  claim(key: string, argsHash: string, options: ClaimOptions): ClaimResult;
+  settle(
+    key: string,
+    state: Exclude<LedgerState, "pending">,
+    options: { readonly now: number; readonly result?: unknown },
+  ): void;
+  entry(key: string): LedgerEntry | undefined;
+}
+
 /** A ledger entry as held: the result stays JSON text, so a caller cannot mutate it. */
 interface EntryRecord {
   readonly argsHash: string;
@@ -56,7 +70,7 @@ const DAY_MS = 86_400_000;
  * const store = createMemoryStore({ retentionMs: 3_600_000 });
  * const claim = store.claim(key, hashArgs(args), { now: Date.now(), allowUncertain: false, leaseMs: 30_000 });
  */
-export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
+export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const maxEntries = positiveInteger("maxEntries", options.maxEntries ?? 10_000);
   const maxUnsettled = positiveInteger("maxUnsettled", options.maxUnsettled ?? 10_000);
   const retentionMs = positiveMs("retentionMs", options.retentionMs ?? DAY_MS);

@@ -19,7 +19,8 @@ export interface MessageInput {
 
 const CORRECT: Partial<Record<Reason, string>> = {
   not_found: "Use an identifier that exists; look it up first if unsure.",
-  conflict: "The target changed or already exists; read its current state, then adjust the arguments.",
+  conflict:
+    "The target changed or already exists; read its current state, then adjust the arguments.",
 };
 
 const STOP: Partial<Record<Reason, string>> = {
@@ -68,11 +69,15 @@ export function composeMessage(input: MessageInput): string {
   const hint = input.hint ? ` ${sentence(input.hint)}` : "";
   switch (d.action) {
     case "correct_arguments": {
-      const advice = CORRECT[d.reason] ?? "Change the arguments as the error describes, then call again.";
+      const advice =
+        CORRECT[d.reason] ?? "Change the arguments as the error describes, then call again.";
       return `${head}${hint} ${advice}${repeatNote(input)}`;
     }
     case "switch_tool": {
-      const alts = d.alternatives.length > 0 ? `Use ${d.alternatives.join(" or ")} instead.` : "Choose another tool.";
+      const alts =
+        d.alternatives.length > 0
+          ? `Use ${d.alternatives.join(" or ")} instead.`
+          : "Choose another tool.";
       const why =
         d.reason === "unknown_tool"
           ? "This tool does not exist."

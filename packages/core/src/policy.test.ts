@@ -6,7 +6,14 @@ import { globMatch, loadPolicy, policyJsonSchema, resolveToolPolicy } from "./po
 describe("loadPolicy", () => {
   it("fills defaults", () => {
     const p = loadPolicy({});
-    expect(p.budgets).toEqual({ calls: 100, failures: 30, retries: 20, corrections: 10, switches: 5, wallTimeMs: 600_000 });
+    expect(p.budgets).toEqual({
+      calls: 100,
+      failures: 30,
+      retries: 20,
+      corrections: 10,
+      switches: 5,
+      wallTimeMs: 600_000,
+    });
     expect(p.retryBudget).toEqual({ ratio: 0.2, reserve: 10, windowMs: 10_000 });
     expect(p.observeOnly).toBe(false);
   });
@@ -15,7 +22,12 @@ describe("loadPolicy", () => {
     let error: unknown;
     try {
       loadPolicy({
-        tools: { create_note: { effect: "writes", rules: [{ action: "retry" }, { match: "(", action: "stop" }] } },
+        tools: {
+          create_note: {
+            effect: "writes",
+            rules: [{ action: "retry" }, { match: "(", action: "stop" }],
+          },
+        },
         budgets: { calls: 0 },
         extra: true,
       });
@@ -28,14 +40,18 @@ describe("loadPolicy", () => {
     expect(message).toContain("tools.create_note.effect");
     expect(message).toMatch(/read_only.*idempotent.*mutating/);
     expect(message).toContain("tools.create_note.rules.0.action");
-    expect(message).toContain("tools.create_note.rules.1.match: must be a valid regular expression");
+    expect(message).toContain(
+      "tools.create_note.rules.1.match: must be a valid regular expression",
+    );
     expect(message).toContain("budgets.calls");
     expect(message).toContain("extra");
     expect(message).toMatch(/\(\d+ issues\)/);
   });
 
   it("refuses a rule with neither match nor code", () => {
-    expect(() => loadPolicy({ defaults: { rules: [{ action: "stop" }] } })).toThrow(/needs `match`/);
+    expect(() => loadPolicy({ defaults: { rules: [{ action: "stop" }] } })).toThrow(
+      /needs `match`/,
+    );
   });
 
   it("reads JSON text and reports bad JSON", () => {
@@ -47,13 +63,23 @@ describe("loadPolicy", () => {
 describe("resolveToolPolicy", () => {
   const policy = loadPolicy({
     defaults: { maxRepeats: 4, retry: { attempts: 2 } },
-    tools: { "get_*": { effect: "read_only" }, get_secret: { sensitiveArgs: ["token"], retry: { baseDelayMs: 5 } } },
-    servers: { gh: { trustAnnotations: true, effect: "idempotent", tools: { "get_*": { maxRepeats: 2 } } } },
+    tools: {
+      "get_*": { effect: "read_only" },
+      get_secret: { sensitiveArgs: ["token"], retry: { baseDelayMs: 5 } },
+    },
+    servers: {
+      gh: { trustAnnotations: true, effect: "idempotent", tools: { "get_*": { maxRepeats: 2 } } },
+    },
   });
 
   it("merges from the least to the most specific", () => {
     const t = resolveToolPolicy(policy, "get_secret");
-    expect(t).toMatchObject({ effect: "read_only", maxRepeats: 4, sensitiveArgs: ["token"], trustAnnotations: false });
+    expect(t).toMatchObject({
+      effect: "read_only",
+      maxRepeats: 4,
+      sensitiveArgs: ["token"],
+      trustAnnotations: false,
+    });
     expect(t.retry).toEqual({ attempts: 2, baseDelayMs: 5, maxDelayMs: 10_000, maxHintMs: 30_000 });
     const onServer = resolveToolPolicy(policy, "get_secret", "gh");
     expect(onServer).toMatchObject({ effect: "idempotent", maxRepeats: 2, trustAnnotations: true });
@@ -62,7 +88,11 @@ describe("resolveToolPolicy", () => {
 
   it("replays keyed calls by default", () => {
     const p = loadPolicy({ tools: { pay: { idempotency: { honorsKeys: true } } } });
-    expect(resolveToolPolicy(p, "pay").idempotency).toEqual({ honorsKeys: true, verify: false, replay: true });
+    expect(resolveToolPolicy(p, "pay").idempotency).toEqual({
+      honorsKeys: true,
+      verify: false,
+      replay: true,
+    });
     expect(resolveToolPolicy(p, "other").idempotency.replay).toBe(false);
   });
 });
@@ -78,7 +108,9 @@ describe("globMatch", () => {
 
 describe("the JSON Schema", () => {
   it("is generated from the zod schema and committed for editors", () => {
-    const committed = JSON.parse(readFileSync(new URL("../policy.schema.json", import.meta.url), "utf8"));
+    const committed = JSON.parse(
+      readFileSync(new URL("../policy.schema.json", import.meta.url), "utf8"),
+    );
     expect(committed).toEqual(policyJsonSchema());
   });
 });

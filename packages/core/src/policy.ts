@@ -26,11 +26,23 @@ const regexSource = z
 /** A policy rule: a failure whose text matches `match` (or whose code is `code`) gets `action`. */
 const ruleSchema = z
   .strictObject({
-    match: regexSource.optional().describe("Regular expression tested (case-insensitive) on the failure text."),
-    code: z.union([z.int(), z.string().min(1)]).optional().describe("JSON-RPC code, HTTP status or Node error code."),
+    match: regexSource
+      .optional()
+      .describe("Regular expression tested (case-insensitive) on the failure text."),
+    code: z
+      .union([z.int(), z.string().min(1)])
+      .optional()
+      .describe("JSON-RPC code, HTTP status or Node error code."),
     action,
-    reason: z.enum(reasonNames).optional().describe("Reason reported in metrics; defaults from the action."),
-    hint: z.string().max(300).optional().describe("Extra guidance appended to the model-facing text."),
+    reason: z
+      .enum(reasonNames)
+      .optional()
+      .describe("Reason reported in metrics; defaults from the action."),
+    hint: z
+      .string()
+      .max(300)
+      .optional()
+      .describe("Extra guidance appended to the model-facing text."),
   })
   .refine((r) => r.match !== undefined || r.code !== undefined, {
     message: "a rule needs `match` (a regular expression) or `code` (a number or string), or both",
@@ -40,43 +52,76 @@ const ruleSchema = z
 // to their defaults over a less specific layer. Defaults apply once, at resolution.
 const RETRY_DEFAULTS = { attempts: 3, baseDelayMs: 200, maxDelayMs: 10_000, maxHintMs: 30_000 };
 const retrySchema = z.strictObject({
-  attempts: positiveInt.max(20).optional().describe("Attempts per call, the first included (default 3)."),
+  attempts: positiveInt
+    .max(20)
+    .optional()
+    .describe("Attempts per call, the first included (default 3)."),
   baseDelayMs: nonNegativeInt.optional().describe("Base of the exponential backoff (default 200)."),
   maxDelayMs: nonNegativeInt.optional().describe("Cap on one backoff delay (default 10000)."),
-  maxHintMs: nonNegativeInt.optional().describe("Longest server Retry-After hint honored (default 30000)."),
+  maxHintMs: nonNegativeInt
+    .optional()
+    .describe("Longest server Retry-After hint honored (default 30000)."),
 });
 
 const idempotencySchema = z.strictObject({
-  argument: z.string().min(1).optional().describe("Tool argument that carries the key, e.g. idempotency_key."),
-  honorsKeys: z.boolean().optional().describe("The server deduplicates calls by key (default false)."),
-  verify: z.boolean().optional().describe("A verify step is registered for this tool in the governor options (default false)."),
-  replay: z.boolean().optional().describe("Replay a recorded success for an identical keyed call (default: honorsKeys)."),
+  argument: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Tool argument that carries the key, e.g. idempotency_key."),
+  honorsKeys: z
+    .boolean()
+    .optional()
+    .describe("The server deduplicates calls by key (default false)."),
+  verify: z
+    .boolean()
+    .optional()
+    .describe("A verify step is registered for this tool in the governor options (default false)."),
+  replay: z
+    .boolean()
+    .optional()
+    .describe("Replay a recorded success for an identical keyed call (default: honorsKeys)."),
 });
 
 const BREAKER_DEFAULTS = { threshold: 5, cooldownMs: 30_000 };
 const breakerSchema = z.strictObject({
-  threshold: positiveInt.optional().describe("Consecutive failures that open the breaker (default 5)."),
+  threshold: positiveInt
+    .optional()
+    .describe("Consecutive failures that open the breaker (default 5)."),
   cooldownMs: nonNegativeInt.optional().describe("How long it stays open (default 30000)."),
 });
 
 const LOOP_DEFAULTS = { maxIdentical: 3, exempt: false };
 const loopSchema = z.strictObject({
-  maxIdentical: positiveInt.optional().describe("Identical calls (tool + arguments) with the same result (default 3)."),
+  maxIdentical: positiveInt
+    .optional()
+    .describe("Identical calls (tool + arguments) with the same result (default 3)."),
   exempt: z.boolean().optional().describe("Never stop this tool for loops (default false)."),
 });
 
 /** Settings that can be given globally, per server, or per tool; the most specific wins. */
 const toolSettingsShape = {
-  effect: effect.optional().describe("What the tool does; unset means mutating unless trusted annotations say otherwise."),
+  effect: effect
+    .optional()
+    .describe("What the tool does; unset means mutating unless trusted annotations say otherwise."),
   access: z.enum(["allow", "deny", "confirm"]).optional(),
   rules: z.array(ruleSchema).optional(),
-  alternatives: z.array(z.string().min(1)).optional().describe("Tools that can serve the request instead."),
+  alternatives: z
+    .array(z.string().min(1))
+    .optional()
+    .describe("Tools that can serve the request instead."),
   retry: retrySchema.optional(),
   idempotency: idempotencySchema.optional(),
   breaker: breakerSchema.optional(),
   loop: loopSchema.optional(),
-  maxRepeats: positiveInt.max(100).optional().describe("Same fingerprint this many times stops the run."),
-  sensitiveArgs: z.array(z.string().min(1)).optional().describe("Arguments whose values are redacted."),
+  maxRepeats: positiveInt
+    .max(100)
+    .optional()
+    .describe("Same fingerprint this many times stops the run."),
+  sensitiveArgs: z
+    .array(z.string().min(1))
+    .optional()
+    .describe("Arguments whose values are redacted."),
 };
 
 const toolSettingsSchema = z.strictObject(toolSettingsShape);
@@ -91,7 +136,12 @@ const budgetsSchema = z.strictObject({
 });
 
 const retryBudgetSchema = z.strictObject({
-  ratio: z.number().min(0).max(1).default(0.2).describe("Retries at most this fraction of calls per server."),
+  ratio: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.2)
+    .describe("Retries at most this fraction of calls per server."),
   reserve: nonNegativeInt.default(10).describe("Retries always allowed on top of the ratio."),
   windowMs: positiveInt.default(10_000),
 });
@@ -104,7 +154,10 @@ const redactionSchema = z.strictObject({
 
 const serverSchema = z.strictObject({
   ...toolSettingsShape,
-  trustAnnotations: z.boolean().default(false).describe("Let this server's tool annotations set effects."),
+  trustAnnotations: z
+    .boolean()
+    .default(false)
+    .describe("Let this server's tool annotations set effects."),
   invalidParamsAsArguments: z
     .boolean()
     .default(false)
@@ -115,7 +168,10 @@ const serverSchema = z.strictObject({
 /** The policy schema (DESIGN.md §6). Parse with {@link loadPolicy}. */
 export const policySchema = z.strictObject({
   version: z.literal(1).default(1),
-  observeOnly: z.boolean().default(false).describe("Compute and report decisions without enforcing them."),
+  observeOnly: z
+    .boolean()
+    .default(false)
+    .describe("Compute and report decisions without enforcing them."),
   defaults: toolSettingsSchema.default({}),
   budgets: budgetsSchema.default(budgetsSchema.parse({})),
   retryBudget: retryBudgetSchema.default(retryBudgetSchema.parse({})),
@@ -157,9 +213,13 @@ export function loadPolicy(input: unknown = {}): Policy {
     try {
       value = JSON.parse(input);
     } catch (err) {
-      throw new GovernorError("invalid_policy", `Policy is not valid JSON: ${(err as Error).message}`, {
-        cause: err,
-      });
+      throw new GovernorError(
+        "invalid_policy",
+        `Policy is not valid JSON: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
     }
   }
   const parsed = policySchema.safeParse(value);
@@ -215,7 +275,12 @@ export interface ToolPolicy {
   readonly rules: readonly PolicyRule[];
   readonly alternatives: readonly string[];
   readonly retry: typeof RETRY_DEFAULTS;
-  readonly idempotency: { argument?: string; honorsKeys: boolean; verify: boolean; replay: boolean };
+  readonly idempotency: {
+    argument?: string;
+    honorsKeys: boolean;
+    verify: boolean;
+    replay: boolean;
+  };
   readonly breaker: typeof BREAKER_DEFAULTS;
   readonly loop: typeof LOOP_DEFAULTS;
   readonly maxRepeats: number;
@@ -251,11 +316,21 @@ export function resolveToolPolicy(policy: Policy, tool: string, server?: string)
     for (const layer of layers) {
       for (const [k, v] of Object.entries(layer[key] ?? {})) if (v !== undefined) out[k] = v;
     }
-    return out as { [F in keyof NonNullable<ToolSettings[K]>]?: Exclude<NonNullable<ToolSettings[K]>[F], undefined> };
+    return out as {
+      [F in keyof NonNullable<ToolSettings[K]>]?: Exclude<
+        NonNullable<ToolSettings[K]>[F],
+        undefined
+      >;
+    };
   };
 
   // Rules: the tool's (server-scoped, then global; most specific first), the server's, global.
-  const ruleLayers = [...serverTool.reverse(), ...globalTool.reverse(), serverScope, policy.defaults];
+  const ruleLayers = [
+    ...serverTool.reverse(),
+    ...globalTool.reverse(),
+    serverScope,
+    policy.defaults,
+  ];
   const rules = ruleLayers.flatMap((layer) => layer?.rules ?? []);
 
   const idem = merged("idempotency");

@@ -24,7 +24,7 @@ describe("redact: examples", () => {
     ],
     [
       "frames joined on one line (JSON-escaped)",
-      'Error: boom\\n    at getNote (/srv/app/notes.js:10:5)\\n    at run (node:internal/x:1:2)',
+      "Error: boom\\n    at getNote (/srv/app/notes.js:10:5)\\n    at run (node:internal/x:1:2)",
       "Error: boom\\n \\n",
     ],
     ["POSIX paths", "cannot open /home/bob/.env: denied", "cannot open [path]: denied"],
@@ -35,26 +35,50 @@ describe("redact: examples", () => {
     ["UNC paths", "share \\\\fileserver\\finance\\q3.xlsx missing", "share [path] missing"],
     ["file URLs", "loaded file:///home/bob/app/x.js", "loaded [path]"],
     ["bearer tokens", "sent Bearer abc123DEF456ghi789", "sent Bearer [token]"],
-    ["authorization headers", "Authorization: Basic dXNlcjpwYXNz; retry", "Authorization: [token]; retry"],
+    [
+      "authorization headers",
+      "Authorization: Basic dXNlcjpwYXNz; retry",
+      "Authorization: [token]; retry",
+    ],
     ["x-api-key headers", "x-api-key=0123456789abcdef rejected", "x-api-key=[token] rejected"],
     ["cookies", "Cookie: sid=abc123; theme=dark", "Cookie: [redacted]"],
     ["OpenAI keys", "key sk-abcdefghijklmnopqrstuvwxyz0123 invalid", "key [token] invalid"],
     ["OpenAI project keys", "sk-proj-AbC_dEf-0123456789abcdefghij", "[token]"],
     ["Anthropic keys", "sk-ant-api03-AbCdEf0123456789_xyzXYZ-abc", "[token]"],
-    ["GitHub tokens", "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 and gho_abcdefghijklmnopqrstuvwxyz0123", "[token] and [token]"],
-    ["GitHub fine-grained tokens", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "[token]"],
+    [
+      "GitHub tokens",
+      "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 and gho_abcdefghijklmnopqrstuvwxyz0123",
+      "[token] and [token]",
+    ],
+    [
+      "GitHub fine-grained tokens",
+      "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+      "[token]",
+    ],
     ["Slack tokens", "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOp", "[token]"],
-    ["AWS access keys", "id AKIAIOSFODNN7EXAMPLE and ASIAY34FZKBOKMUTVV7A", "id [token] and [token]"],
+    [
+      "AWS access keys",
+      "id AKIAIOSFODNN7EXAMPLE and ASIAY34FZKBOKMUTVV7A",
+      "id [token] and [token]",
+    ],
     [
       "AWS secret keys",
       "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
       "aws_secret_access_key=[redacted]",
     ],
-    ["Stripe keys", "sk_live_4eC39HqLyjWDarjtT1zdp7dc rk_test_abcdefgh12345678 pk_live_abcdefgh1234", "[token] [token] [token]"],
+    [
+      "Stripe keys",
+      "sk_live_4eC39HqLyjWDarjtT1zdp7dc rk_test_abcdefgh12345678 pk_live_abcdefgh1234",
+      "[token] [token] [token]",
+    ],
     ["api_key=", "api_key=abc123 used", "api_key=[redacted] used"],
     ["token=", "callback token=xyz789&x=1 failed", "callback token=[redacted] failed"],
     ["password:", "password: hunter2", "password: [redacted]"],
-    ["quoted JSON secrets", '{"client_secret": "a b c", "name": "x"}', '{"client_secret": "[redacted]", "name": "x"}'],
+    [
+      "quoted JSON secrets",
+      '{"client_secret": "a b c", "name": "x"}',
+      '{"client_secret": "[redacted]", "name": "x"}',
+    ],
     ["secret:", "secret: 's3cr3t value'", "secret: '[redacted]'"],
     ["unclosed quoted secret", 'password="abc def', 'password="[redacted]'],
     ["status words after a key stay", "token: expired", "token: expired"],
@@ -68,30 +92,92 @@ describe("redact: examples", () => {
       "key -----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY----- loaded",
       "key [redacted] loaded",
     ],
-    ["PEM BEGIN with no END", "got -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\nmore", "got [redacted]"],
-    ["credentials in URLs", "GET https://bob:hunter2@api.example.com/v1 failed", "GET [url] failed"],
+    [
+      "PEM BEGIN with no END",
+      "got -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\nmore",
+      "got [redacted]",
+    ],
+    [
+      "credentials in URLs",
+      "GET https://bob:hunter2@api.example.com/v1 failed",
+      "GET [url] failed",
+    ],
     ["tokens as URL user", "clone https://ghtoken@github.com/acme/repo.git", "clone [url]"],
-    ["postgres", "connect postgres://app:pw@db.example.com:5432/notes failed", "connect [url] failed"],
+    [
+      "postgres",
+      "connect postgres://app:pw@db.example.com:5432/notes failed",
+      "connect [url] failed",
+    ],
     ["mysql", "mysql://root@10.0.0.5/db", "[url]"],
-    ["mongodb+srv", "uri=mongodb+srv://u:p@cluster0.abc.mongodb.net/x?retryWrites=true", "uri=[url]"],
+    [
+      "mongodb+srv",
+      "uri=mongodb+srv://u:p@cluster0.abc.mongodb.net/x?retryWrites=true",
+      "uri=[url]",
+    ],
     ["redis", "redis://:secret@cache:6379/0 down", "[url] down"],
     ["amqp", "amqp://guest:guest@rabbit:5672", "[url]"],
     ["jdbc", "jdbc:postgresql://db:5432/x", "jdbc:[url]"],
-    ["query strings of public URLs", "see https://docs.example.com/errors?sig=abc#frag.", "see https://docs.example.com/errors."],
-    ["URLs on private hosts", "GET http://10.1.2.3:8080/health and http://api.svc.cluster.local/x", "GET [url] and [url]"],
-    ["private IPv4", "10.0.0.1 172.16.4.2 172.31.255.255 192.168.1.10:80 127.0.0.1 169.254.169.254", "[ip] [ip] [ip] [ip]:80 [ip] [ip]"],
-    ["IPv6 loopback and ULA", "bind ::1 and [fd12:3456:789a::1]:443 and fe80::1:2", "bind [ip] and [[ip]]:443 and [ip]"],
-    ["internal host names", "db01.prod.internal, nas.local, box.localdomain, git.acme.corp, pi.lan", "[host], [host], [host], [host], [host]"],
-    ["emails when asked", "user bob.smith+x@example.com not found", "user [email] not found", { emails: true }],
-    ["sensitive values", "no account acct-7731 for Jane Doe", "no account [redacted] for [redacted]", { sensitiveValues: ["acct-7731", "Jane Doe"] }],
-    ["URL-encoded sensitive values", "GET /search?q=Jane%20Doe", "GET /search?q=[redacted]", { sensitiveValues: ["Jane Doe"] }],
-    ["extra patterns", "order ACME-123456 and acme-999999", "order [redacted] and [redacted]", { patterns: ["ACME-\\d{6}", /acme-\d+/i] }],
-    ["ANSI and invisible characters", "\u001b[31mkey sk-abc\u200bdefghijklmnopqrstuvwxyz\u001b[0m", "key [token]"],
+    [
+      "query strings of public URLs",
+      "see https://docs.example.com/errors?sig=abc#frag.",
+      "see https://docs.example.com/errors.",
+    ],
+    [
+      "URLs on private hosts",
+      "GET http://10.1.2.3:8080/health and http://api.svc.cluster.local/x",
+      "GET [url] and [url]",
+    ],
+    [
+      "private IPv4",
+      "10.0.0.1 172.16.4.2 172.31.255.255 192.168.1.10:80 127.0.0.1 169.254.169.254",
+      "[ip] [ip] [ip] [ip]:80 [ip] [ip]",
+    ],
+    [
+      "IPv6 loopback and ULA",
+      "bind ::1 and [fd12:3456:789a::1]:443 and fe80::1:2",
+      "bind [ip] and [[ip]]:443 and [ip]",
+    ],
+    [
+      "internal host names",
+      "db01.prod.internal, nas.local, box.localdomain, git.acme.corp, pi.lan",
+      "[host], [host], [host], [host], [host]",
+    ],
+    [
+      "emails when asked",
+      "user bob.smith+x@example.com not found",
+      "user [email] not found",
+      { emails: true },
+    ],
+    [
+      "sensitive values",
+      "no account acct-7731 for Jane Doe",
+      "no account [redacted] for [redacted]",
+      { sensitiveValues: ["acct-7731", "Jane Doe"] },
+    ],
+    [
+      "URL-encoded sensitive values",
+      "GET /search?q=Jane%20Doe",
+      "GET /search?q=[redacted]",
+      { sensitiveValues: ["Jane Doe"] },
+    ],
+    [
+      "extra patterns",
+      "order ACME-123456 and acme-999999",
+      "order [redacted] and [redacted]",
+      { patterns: ["ACME-\\d{6}", /acme-\d+/i] },
+    ],
+    [
+      "ANSI and invisible characters",
+      "\u001b[31mkey sk-abc\u200bdefghijklmnopqrstuvwxyz\u001b[0m",
+      "key [token]",
+    ],
   ];
 
-  it.each(cases)("%s", (_name, input, expected, options) => {
-    expect(redact(input, options)).toBe(expected);
-  });
+  for (const [name, input, expected, options] of cases) {
+    it(name, () => {
+      expect(redact(input, options)).toBe(expected);
+    });
+  }
 });
 
 describe("redact: what stays", () => {
@@ -170,7 +256,9 @@ const chars = (alphabet: string, minLength: number, maxLength: number) =>
   fc.string({ unit: fc.constantFrom(...alphabet), minLength, maxLength });
 /** Random text with at least one digit, so it cannot be a plain word. */
 const randomish = (alphabet: string, minLength: number, maxLength: number) =>
-  fc.tuple(chars(alphabet, minLength, maxLength), fc.constantFrom(...DIGITS)).map(([s, d]) => `${d}${s}`);
+  fc
+    .tuple(chars(alphabet, minLength, maxLength), fc.constantFrom(...DIGITS))
+    .map(([s, d]) => `${d}${s}`);
 
 const whole = (text: string, options?: RedactOptions): Embedded =>
   options === undefined ? { text, secrets: [text] } : { text, secrets: [text], options };
@@ -179,7 +267,10 @@ const label = chars(`${LOWER}${DIGITS}`, 2, 10).map((s) => `h${s}`);
 
 const families: Record<string, fc.Arbitrary<Embedded>> = {
   openai: fc
-    .tuple(fc.constantFrom("sk-", "sk-proj-", "sk-ant-api03-", "sk-svcacct-"), randomish(B64URL, 32, 60))
+    .tuple(
+      fc.constantFrom("sk-", "sk-proj-", "sk-ant-api03-", "sk-svcacct-"),
+      randomish(B64URL, 32, 60),
+    )
     .map(([p, s]) => ({ text: p + s, secrets: [s] })),
   github: fc.oneof(
     fc
@@ -188,23 +279,43 @@ const families: Record<string, fc.Arbitrary<Embedded>> = {
     randomish(`${ALNUM}_`, 60, 82).map((s) => ({ text: `github_pat_${s}`, secrets: [s] })),
   ),
   slack: fc
-    .tuple(fc.constantFrom("xoxb", "xoxp", "xoxa", "xoxr"), chars(DIGITS, 10, 13), randomish(ALNUM, 20, 32))
+    .tuple(
+      fc.constantFrom("xoxb", "xoxp", "xoxa", "xoxr"),
+      chars(DIGITS, 10, 13),
+      randomish(ALNUM, 20, 32),
+    )
     .map(([p, n, s]) => ({ text: `${p}-${n}-${s}`, secrets: [`${n}-${s}`] })),
   awsAccessKey: fc
     .tuple(fc.constantFrom("AKIA", "ASIA"), chars(UPPER + DIGITS, 16, 16))
     .map(([p, s]) => whole(p + s)),
   awsSecret: fc
     .tuple(
-      fc.constantFrom("aws_secret_access_key=", "AWS_SECRET_ACCESS_KEY: ", '"aws_secret_access_key": "'),
+      fc.constantFrom(
+        "aws_secret_access_key=",
+        "AWS_SECRET_ACCESS_KEY: ",
+        '"aws_secret_access_key": "',
+      ),
       randomish(B64, 39, 39),
     )
     .map(([k, s]) => ({ text: k.endsWith('"') ? `${k}${s}"` : k + s, secrets: [s] })),
   stripe: fc
-    .tuple(fc.constantFrom("sk_live_", "sk_test_", "rk_live_", "rk_test_", "pk_live_", "pk_test_"), randomish(ALNUM, 24, 40))
+    .tuple(
+      fc.constantFrom("sk_live_", "sk_test_", "rk_live_", "rk_test_", "pk_live_", "pk_test_"),
+      randomish(ALNUM, 24, 40),
+    )
     .map(([p, s]) => ({ text: p + s, secrets: [s] })),
   keyValue: fc
     .tuple(
-      fc.constantFrom("api_key", "apiKey", "token", "access_token", "password", "secret", "client_secret", "DB_PASSWORD"),
+      fc.constantFrom(
+        "api_key",
+        "apiKey",
+        "token",
+        "access_token",
+        "password",
+        "secret",
+        "client_secret",
+        "DB_PASSWORD",
+      ),
       fc.constantFrom("=", ": ", " = ", "="),
       randomish(`${ALNUM}!#$%^*_+-@.`, 8, 30),
     )
@@ -214,9 +325,15 @@ const families: Record<string, fc.Arbitrary<Embedded>> = {
       fc.constantFrom("password", "secret", "token", "passphrase"),
       fc.array(randomish(ALNUM, 3, 10), { minLength: 2, maxLength: 4 }),
     )
-    .map(([k, words]) => ({ text: `${k}="${words.join(" ")}"`, secrets: words.filter((w) => w.length >= 8) })),
+    .map(([k, words]) => ({
+      text: `${k}="${words.join(" ")}"`,
+      secrets: words.filter((w) => w.length >= 8),
+    })),
   bearer: fc
-    .tuple(fc.constantFrom("Bearer ", "Authorization: Bearer ", "authorization=Basic "), randomish(B64URL, 20, 60))
+    .tuple(
+      fc.constantFrom("Bearer ", "Authorization: Bearer ", "authorization=Basic "),
+      randomish(B64URL, 20, 60),
+    )
     .map(([p, s]) => ({ text: p + s, secrets: [s] })),
   jwt: fc
     .tuple(randomish(B64URL, 10, 40), randomish(B64URL, 10, 80), randomish(B64URL, 20, 60))
@@ -232,14 +349,28 @@ const families: Record<string, fc.Arbitrary<Embedded>> = {
       secrets: lines,
     })),
   credentialsUrl: fc
-    .tuple(fc.constantFrom("https", "http", "wss"), randomish(ALNUM, 4, 12), randomish(`${ALNUM}-._~!$*`, 8, 20), label)
+    .tuple(
+      fc.constantFrom("https", "http", "wss"),
+      randomish(ALNUM, 4, 12),
+      randomish(`${ALNUM}-._~!$*`, 8, 20),
+      label,
+    )
     .map(([scheme, user, pass, host]) => ({
       text: `${scheme}://${user}:${pass}@${host}.example.com/path/x?y=1`,
       secrets: [`${user}:${pass}`, pass],
     })),
   connectionString: fc
     .tuple(
-      fc.constantFrom("postgres", "postgresql", "mysql", "mongodb", "mongodb+srv", "redis", "rediss", "amqp"),
+      fc.constantFrom(
+        "postgres",
+        "postgresql",
+        "mysql",
+        "mongodb",
+        "mongodb+srv",
+        "redis",
+        "rediss",
+        "amqp",
+      ),
       randomish(ALNUM, 3, 10),
       randomish(ALNUM, 8, 20),
       label,
@@ -255,7 +386,11 @@ const families: Record<string, fc.Arbitrary<Embedded>> = {
     )
     .map(([prefix, parts]) => whole([prefix, ...parts].join(".").split(".").slice(0, 4).join("."))),
   privateIpv6: fc
-    .tuple(fc.constantFrom("fd", "fc"), chars("0123456789abcdef", 2, 2), chars("0123456789abcdef", 4, 4))
+    .tuple(
+      fc.constantFrom("fd", "fc"),
+      chars("0123456789abcdef", 2, 2),
+      chars("0123456789abcdef", 4, 4),
+    )
     .map(([p, a, b]) => whole(`${p}${a}:${b}:9a1b::1`)),
   internalHost: fc
     .tuple(label, label, fc.constantFrom("internal", "local", "localdomain", "corp", "lan"))
@@ -267,9 +402,10 @@ const families: Record<string, fc.Arbitrary<Embedded>> = {
     .tuple(fc.constantFrom("C:\\Users\\", "D:\\data\\", "\\\\fileserver\\"), label, label)
     .map(([root, user, file]) => whole(`${root}${user}\\docs\\${file}.txt`)),
   fileUrl: fc.tuple(label, label).map(([user, file]) => whole(`file:///home/${user}/${file}.js`)),
-  stackFrame: fc
-    .tuple(label, label)
-    .map(([fn, file]) => ({ text: `\n    at ${fn} (/srv/${file}/index.js:10:5)\n`, secrets: [`/srv/${file}/index.js`] })),
+  stackFrame: fc.tuple(label, label).map(([fn, file]) => ({
+    text: `\n    at ${fn} (/srv/${file}/index.js:10:5)\n`,
+    secrets: [`/srv/${file}/index.js`],
+  })),
   email: fc
     .tuple(chars(`${LOWER}${DIGITS}._+-`, 1, 12), label, fc.constantFrom("com", "io", "org"))
     .map(([local, host, tld]) => whole(`u${local}@${host}.${tld}`, { emails: true })),
@@ -280,14 +416,18 @@ const families: Record<string, fc.Arbitrary<Embedded>> = {
   extraPattern: chars(DIGITS, 6, 12).map((n) => whole(`ACME-${n}`, { patterns: ["ACME-\\d{6,}"] })),
 };
 
-const familyArb = fc.constantFrom(...Object.keys(families)).chain((name) =>
-  (families[name] as fc.Arbitrary<Embedded>).map((embedded) => ({ name, ...embedded })),
-);
+const familyArb = fc
+  .constantFrom(...Object.keys(families))
+  .chain((name) =>
+    (families[name] as fc.Arbitrary<Embedded>).map((embedded) => ({ name, ...embedded })),
+  );
 
 /** Prose around the secret: words without digits, so no accidental overlap with a secret. */
 const WORDS = ["lorem", "ipsum", "dolor", "sit", "amet", "tool", "failed", "note", "retry", "with"];
 const prose = fc
-  .array(fc.tuple(fc.constantFrom(...WORDS), fc.constantFrom(" ", " ", " ", "\n", ", ", ". ")), { maxLength: 60 })
+  .array(fc.tuple(fc.constantFrom(...WORDS), fc.constantFrom(" ", " ", " ", "\n", ", ", ". ")), {
+    maxLength: 60,
+  })
   .map((parts) => parts.map(([w, s]) => w + s).join(""));
 const left = fc.constantFrom(" ", "\n", "\t", "(", '"', "'", ", ", "; ");
 const right = fc.constantFrom(" ", "\n", ")", '"', "'", ", ", ". ", "; ");
@@ -303,7 +443,9 @@ function assertNoLeak(output: string, secrets: readonly string[]): void {
     for (let i = 0; i + 8 <= secret.length; i++) {
       const piece = secret.slice(i, i + 8);
       if (output.includes(piece)) {
-        throw new Error(`leaked ${JSON.stringify(piece)} of ${JSON.stringify(secret)} in ${JSON.stringify(output)}`);
+        throw new Error(
+          `leaked ${JSON.stringify(piece)} of ${JSON.stringify(secret)} in ${JSON.stringify(output)}`,
+        );
       }
     }
   }
@@ -324,7 +466,10 @@ describe("redact: properties", () => {
         prose,
         fc.integer({ min: 20, max: 600 }),
         (before, l, secret, r, after, maxLength) => {
-          const out = redact(before + l + secret.text + r + after, withCap(secret.options, maxLength));
+          const out = redact(
+            before + l + secret.text + r + after,
+            withCap(secret.options, maxLength),
+          );
           expect(out.length).toBeLessThanOrEqual(maxLength);
           assertNoLeak(out, secret.secrets);
         },
@@ -396,9 +541,13 @@ describe("redact: properties", () => {
 
   it("output never exceeds maxLength", () => {
     fc.assert(
-      fc.property(fc.string({ unit: "binary", maxLength: 3000 }), fc.integer({ min: 0, max: 800 }), (text, maxLength) => {
-        expect(redact(text, { maxLength }).length).toBeLessThanOrEqual(maxLength);
-      }),
+      fc.property(
+        fc.string({ unit: "binary", maxLength: 3000 }),
+        fc.integer({ min: 0, max: 800 }),
+        (text, maxLength) => {
+          expect(redact(text, { maxLength }).length).toBeLessThanOrEqual(maxLength);
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -407,7 +556,13 @@ describe("redact: properties", () => {
     const piece = fc.oneof(
       prose,
       familyArb.map((s) => s.text),
-      fc.constantFrom("https://docs.example.com/a/b?x=1", "C:\\x\\y", "at f (/a/b.js:1:2)", "foo.internal", "x=1"),
+      fc.constantFrom(
+        "https://docs.example.com/a/b?x=1",
+        "C:\\x\\y",
+        "at f (/a/b.js:1:2)",
+        "foo.internal",
+        "x=1",
+      ),
     );
     fc.assert(
       fc.property(
@@ -427,10 +582,14 @@ describe("redact: properties", () => {
 
   it("is idempotent on arbitrary printable text", () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 600 }), fc.integer({ min: 10, max: 500 }), (text, maxLength) => {
-        const once = redact(text, { maxLength });
-        expect(redact(once, { maxLength })).toBe(once);
-      }),
+      fc.property(
+        fc.string({ maxLength: 600 }),
+        fc.integer({ min: 10, max: 500 }),
+        (text, maxLength) => {
+          const once = redact(text, { maxLength });
+          expect(redact(once, { maxLength })).toBe(once);
+        },
+      ),
       { numRuns: 1000 },
     );
   });
@@ -503,9 +662,9 @@ function hasNestedUnboundedQuantifier(source: string): boolean {
 
 describe("redact: bounded work", () => {
   it("the checker finds nested quantifiers", () => {
-    expect(hasNestedUnboundedQuantifier(String.raw`(a+)+`)).toBe(true);
+    expect(hasNestedUnboundedQuantifier("(a+)+")).toBe(true);
     expect(hasNestedUnboundedQuantifier(String.raw`(?:\.[\w-]+)*x`)).toBe(true);
-    expect(hasNestedUnboundedQuantifier(String.raw`(?:ab)+[c(]+`)).toBe(false);
+    expect(hasNestedUnboundedQuantifier("(?:ab)+[c(]+")).toBe(false);
     expect(hasNestedUnboundedQuantifier(String.raw`(?:a{1,3}){2,5}\(x*\)+`)).toBe(false);
   });
 
@@ -551,10 +710,13 @@ describe("redact: bounded work", () => {
     expect(redact(input).length).toBeLessThanOrEqual(400);
   });
 
-  it.each(adversarial)("1 MB of %s with a 200k cap (every pattern runs on 1 MB) returns", (_name, unit) => {
-    const input = unit.repeat(Math.ceil(MB / unit.length));
-    const maxLength = 200_000;
-    expect(inputLimit(maxLength)).toBeGreaterThanOrEqual(MB - 50_000);
-    expect(redact(input, { maxLength, emails: true }).length).toBeLessThanOrEqual(maxLength);
-  });
+  it.each(adversarial)(
+    "1 MB of %s with a 200k cap (every pattern runs on 1 MB) returns",
+    (_name, unit) => {
+      const input = unit.repeat(Math.ceil(MB / unit.length));
+      const maxLength = 200_000;
+      expect(inputLimit(maxLength)).toBeGreaterThanOrEqual(MB - 50_000);
+      expect(redact(input, { maxLength, emails: true }).length).toBeLessThanOrEqual(maxLength);
+    },
+  );
 });

@@ -95,8 +95,13 @@ function dropTrailingToken(text: string): string {
   return text.slice(0, end);
 }
 
-/** Length of the longest suffix of `text` that is a proper prefix of `value` (KMP, linear). */
-function overlapWithPrefix(text: string, value: string): number {
+/**
+ * Length of the longest suffix of `text` that is a proper prefix of `value` (KMP: linear in the
+ * text, whatever the value's length).
+ */
+function overlapWithPrefix(text: string, fullValue: string): number {
+  // A prefix longer than the text cannot be its suffix; one extra character keeps it "proper".
+  const value = fullValue.slice(0, text.length + 1);
   const tail = text.slice(Math.max(0, text.length - value.length + 1));
   const failure = new Array<number>(value.length).fill(0);
   for (let i = 1, k = 0; i < value.length; i++) {
@@ -105,7 +110,8 @@ function overlapWithPrefix(text: string, value: string): number {
     failure[i] = k;
   }
   let k = 0;
-  for (const ch of tail) {
+  for (let i = 0; i < tail.length; i++) {
+    const ch = tail[i];
     while (k > 0 && (k === value.length || ch !== value[k])) k = failure[k - 1] ?? 0;
     if (ch === value[k]) k++;
   }
@@ -121,11 +127,17 @@ function sensitiveVariants(values: readonly string[] | undefined): string[] {
   for (const value of values) {
     if (typeof value !== "string" || value.length < MIN_SENSITIVE_LENGTH) continue;
     out.add(value);
-    out.add(encodeURIComponent(value));
     out.add(JSON.stringify(value).slice(1, -1));
+    try {
+      out.add(encodeURIComponent(value));
+    } catch {
+      // A lone surrogate has no URL encoding; the value itself is still removed.
+    }
   }
   // Longest first, so a value containing another is removed whole.
-  return [...out].filter((v) => v.length >= MIN_SENSITIVE_LENGTH).sort((a, b) => b.length - a.length);
+  return [...out]
+    .filter((v) => v.length >= MIN_SENSITIVE_LENGTH)
+    .sort((a, b) => b.length - a.length);
 }
 
 function removeValues(text: string, values: readonly string[]): string {
@@ -138,7 +150,10 @@ function removeValues(text: string, values: readonly string[]): string {
 
 function compilePattern(pattern: string | RegExp): RegExp {
   if (typeof pattern === "string") return new RegExp(pattern, "g");
-  return new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : `${pattern.flags}g`);
+  return new RegExp(
+    pattern.source,
+    pattern.flags.includes("g") ? pattern.flags : `${pattern.flags}g`,
+  );
 }
 
 function applyPatterns(text: string, patterns: readonly (string | RegExp)[] | undefined): string {
@@ -179,7 +194,10 @@ function isFrameLine(line: string): boolean {
   if (m === null) return TRACEBACK_LINE.test(line) || MORE_FRAMES_LINE.test(line);
   const [, inParens, bare] = m;
   if (inParens !== undefined) return isFrameLocation(inParens);
-  return bare !== undefined && (bare === "<anonymous>" || /^(?:file:|node:|\/|\\\\|[A-Za-z]:[\\/]).*:\d+$/.test(bare));
+  return (
+    bare !== undefined &&
+    (bare === "<anonymous>" || /^(?:file:|node:|\/|\\\\|[A-Za-z]:[\\/]).*:\d+$/.test(bare))
+  );
 }
 
 function indentOf(line: string): number {
@@ -315,7 +333,10 @@ function screenUrl(match: string, base: unknown, query: unknown): string {
   const url = String(base);
   const sep = url.indexOf("://");
   const [, trailing] = splitTrailing(match);
-  if (CONNECTION_SCHEMES.has(url.slice(0, sep).toLowerCase()) || hasCredentials(url.slice(sep + 3))) {
+  if (
+    CONNECTION_SCHEMES.has(url.slice(0, sep).toLowerCase()) ||
+    hasCredentials(url.slice(sep + 3))
+  ) {
     return URL_PLACEHOLDER + trailing;
   }
   return typeof query === "string" ? url + trailing : match;
@@ -328,7 +349,10 @@ const SECRET_RULES: readonly (readonly [RegExp, Replacement])[] = [
   ],
   // Webhook URLs carry their secret in the path.
   [/(?<![\w.-])https?:\/\/hooks\.slack\.com\/[^\s"'`<>]*/gi, URL_PLACEHOLDER],
-  [/(?<![\w.-])https?:\/\/(?:[\w-]{1,30}\.)?discord(?:app)?\.com\/api\/webhooks\/[^\s"'`<>]*/gi, URL_PLACEHOLDER],
+  [
+    /(?<![\w.-])https?:\/\/(?:[\w-]{1,30}\.)?discord(?:app)?\.com\/api\/webhooks\/[^\s"'`<>]*/gi,
+    URL_PLACEHOLDER,
+  ],
   // Headers whose value is a credential.
   [
     /(?<![\w-])((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|x-access-token)(["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token|digest|negotiate|apikey)\s+)?([^\s"',;]+)/gi,
@@ -343,7 +367,10 @@ const SECRET_RULES: readonly (readonly [RegExp, Replacement])[] = [
   [/(?<![\w-])gh[pousr]_[A-Za-z0-9]{20,}/g, TOKEN],
   [/(?<![\w-])github_pat_[A-Za-z0-9_]{20,}/g, TOKEN],
   [/(?<![\w-])(?:xox[abprsec]|xapp)-[A-Za-z0-9-]{8,}/g, TOKEN],
-  [/(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)[A-Z0-9]{16}(?![A-Za-z0-9])/g, TOKEN],
+  [
+    /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)[A-Z0-9]{16}(?![A-Za-z0-9])/g,
+    TOKEN,
+  ],
   [/(?<![\w-])AIza[A-Za-z0-9_-]{30,}/g, TOKEN],
   [/(?<![\w-])(?:npm|hf|glpat|pypi)[_-][A-Za-z0-9_-]{20,}/g, TOKEN],
   // JWT: header.payload.signature, base64url, header starting `{"`.
@@ -359,7 +386,6 @@ const SECRET_RULES: readonly (readonly [RegExp, Replacement])[] = [
 // ---------------------------------------------------------------------------------------------
 // Locations: URLs, emails, paths, private IPs, internal hosts (one pass, leftmost match wins, so
 // the path of a kept URL is not read again as a file path)
-
 
 const URL_SRC = String.raw`(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}:\/\/[^\s"'\x60<>()\[\]{}|\\^,;]*`;
 const EMAIL_SRC = String.raw`(?<![\w.+%-])[\w.+%-]+@[A-Za-z0-9-]+\.[A-Za-z0-9.-]*[A-Za-z0-9]`;
@@ -389,7 +415,10 @@ const LOCATIONS_WITH_EMAILS = locationPattern(true);
 const PRIVATE_IPV4 = new RegExp(`^${PRIVATE_IPV4_SRC}$`);
 const PRIVATE_IPV6 = new RegExp(`^${PRIVATE_IPV6_SRC}$`, "i");
 const INTERNAL_HOST = new RegExp(`^${INTERNAL_HOST_SRC}$`, "i");
-const IN_URL_PATH = new RegExp(`(${PRIVATE_IPV4_SRC})|(${PRIVATE_IPV6_SRC})|(${INTERNAL_HOST_SRC})`, "gi");
+const IN_URL_PATH = new RegExp(
+  `(${PRIVATE_IPV4_SRC})|(${PRIVATE_IPV6_SRC})|(${INTERNAL_HOST_SRC})`,
+  "gi",
+);
 const IN_URL_PATH_WITH_EMAILS = new RegExp(
   `(${PRIVATE_IPV4_SRC})|(${PRIVATE_IPV6_SRC})|(${INTERNAL_HOST_SRC})|(${EMAIL_SRC})`,
   "gi",
@@ -424,8 +453,10 @@ function redactUrl(url: string, emails: boolean): string {
   const authority = slash < 0 ? beforeQuery : beforeQuery.slice(0, slash);
   if (isPrivateHost(hostOfAuthority(authority).toLowerCase())) return URL_PLACEHOLDER + trailing;
   const path = slash < 0 ? "" : beforeQuery.slice(slash);
-  const cleanPath = path.replace(emails ? IN_URL_PATH_WITH_EMAILS : IN_URL_PATH, (_m, ip4, ip6, host) =>
-    ip4 !== undefined || ip6 !== undefined ? IP : host !== undefined ? HOST : EMAIL,
+  const cleanPath = path.replace(
+    emails ? IN_URL_PATH_WITH_EMAILS : IN_URL_PATH,
+    (_m, ip4, ip6, host) =>
+      ip4 !== undefined || ip6 !== undefined ? IP : host !== undefined ? HOST : EMAIL,
   );
   return `${core.slice(0, sep)}://${authority}${cleanPath}${trailing}`;
 }
@@ -529,7 +560,10 @@ export function redact(text: string, options: RedactOptions = {}): string {
   out = out.replace(PEM_BLOCK, REDACTED);
   out = dropStackFrames(out);
   for (const [pattern, replacement] of SECRET_RULES) {
-    out = typeof replacement === "string" ? out.replace(pattern, replacement) : out.replace(pattern, replacement);
+    out =
+      typeof replacement === "string"
+        ? out.replace(pattern, replacement)
+        : out.replace(pattern, replacement);
   }
   out = redactLocations(out, emails);
   out = out.replace(/\s+/g, " ").trim();

@@ -37,9 +37,16 @@ afterEach(() => {
 describe("run.call", () => {
   it("passes a success through untouched", async () => {
     const run = governor({ tools: { get_note: { effect: "read_only" } } }).startRun();
-    const outcome = await run.call({ tool: "get_note", args: { id: "welcome" } }, async () => ok("hi"));
+    const outcome = await run.call({ tool: "get_note", args: { id: "welcome" } }, async () =>
+      ok("hi"),
+    );
     expect(outcome).toEqual({ kind: "ok", value: ok("hi"), attempts: 1, replayed: false });
-    expect(run.summary()).toMatchObject({ calls: 1, attempts: 1, failures: 0, reason: "completed" });
+    expect(run.summary()).toMatchObject({
+      calls: 1,
+      attempts: 1,
+      failures: 0,
+      reason: "completed",
+    });
   });
 
   it("gives the model a short, actionable isError result for a fixable failure", async () => {
@@ -52,7 +59,9 @@ describe("run.call", () => {
     expect(outcome.action).toBe("correct_arguments");
     expect(outcome.reason).toBe("not_found");
     expect(outcome.result.isError).toBe(true);
-    expect(modelText(outcome)).toMatch(/^get_note: No note with id "drafts"\. Known ids: welcome, release-notes\./);
+    expect(modelText(outcome)).toMatch(
+      /^get_note: No note with id "drafts"\. Known ids: welcome, release-notes\./,
+    );
     expect(modelText(outcome)).not.toMatch(/try again/i);
   });
 
@@ -64,7 +73,9 @@ describe("run.call", () => {
     ).startRun();
     let n = 0;
     const outcome = await drive(
-      run.call({ tool: "fetch" }, async () => (++n < 3 ? text("503 Service Unavailable") : ok("data"))),
+      run.call({ tool: "fetch" }, async () =>
+        ++n < 3 ? text("503 Service Unavailable") : ok("data"),
+      ),
     );
     expect(outcome).toMatchObject({ kind: "ok", value: ok("data"), attempts: 3 });
     // Full jitter with random() = 0.5: half of base * 2^(attempt-1).
@@ -79,8 +90,13 @@ describe("run.call", () => {
       { onRetry: (c) => delays.push(c.delayMs) },
     );
     let n = 0;
-    const limited = (ms: number) => ({ ...text("429 Too Many Requests"), structuredContent: { error: { status: 429, retryAfterMs: ms } } });
-    const first = await drive(gov.startRun().call({ tool: "rl" }, async () => (++n < 2 ? limited(2_000) : ok("ok"))));
+    const limited = (ms: number) => ({
+      ...text("429 Too Many Requests"),
+      structuredContent: { error: { status: 429, retryAfterMs: ms } },
+    });
+    const first = await drive(
+      gov.startRun().call({ tool: "rl" }, async () => (++n < 2 ? limited(2_000) : ok("ok"))),
+    );
     expect(first.kind).toBe("ok");
     expect(delays).toEqual([2_000]);
     const second = await drive(gov.startRun().call({ tool: "rl" }, async () => limited(60_000)));
@@ -110,7 +126,11 @@ describe("run.call", () => {
       }),
     );
     expect(calls).toBe(1);
-    expect(outcome).toMatchObject({ kind: "stop", reason: "uncertain_mutation", personResolvable: true });
+    expect(outcome).toMatchObject({
+      kind: "stop",
+      reason: "uncertain_mutation",
+      personResolvable: true,
+    });
     expect(modelText(outcome)).toMatch(/may have happened/);
     expect(run.ended).toBe(true);
   });
@@ -123,7 +143,8 @@ describe("run.call", () => {
     const outcome = await drive(
       run.call({ tool: "create_note", args: { title: "t" } }, async (ctx) => {
         seen.push(ctx);
-        if (seen.length === 1) throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        if (seen.length === 1)
+          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
         return ok("created");
       }),
     );
@@ -141,7 +162,12 @@ describe("run.call", () => {
     let attempts = 0;
     const gov = governor(
       { tools: { charge: { idempotency: { verify: true } } } },
-      { verify: { charge: async () => (effects > 0 ? { effect: "present", result: ok("charged") } : { effect: "absent" }) } },
+      {
+        verify: {
+          charge: async () =>
+            effects > 0 ? { effect: "present", result: ok("charged") } : { effect: "absent" },
+        },
+      },
     );
     // First attempt fails before its effect; verify says absent; the retry succeeds.
     const outcome = await drive(
@@ -183,22 +209,39 @@ describe("run.call", () => {
   });
 
   it("detects a loop of identical calls with an unchanged result", async () => {
-    const run = governor({ tools: { list: { effect: "read_only", loop: { maxIdentical: 2 } } } }).startRun();
+    const run = governor({
+      tools: { list: { effect: "read_only", loop: { maxIdentical: 2 } } },
+    }).startRun();
     let executed = 0;
-    const list = () => run.call({ tool: "list", args: { b: 1, a: 2 } }, async () => (executed++, ok("same")));
+    const list = () =>
+      run.call({ tool: "list", args: { b: 1, a: 2 } }, async () => {
+        executed++;
+        return ok("same");
+      });
     expect((await list()).kind).toBe("ok");
     expect((await list()).kind).toBe("ok");
     // Key order does not matter: the canonical arguments are the same call.
-    const third = await run.call({ tool: "list", args: { a: 2, b: 1 } }, async () => (executed++, ok("same")));
+    const third = await run.call({ tool: "list", args: { a: 2, b: 1 } }, async () => {
+      executed++;
+      return ok("same");
+    });
     expect(third).toMatchObject({ kind: "stop", reason: "loop_detected" });
     expect(executed).toBe(2);
   });
 
   it("reserves the calls budget atomically for parallel calls", async () => {
-    const run = governor({ budgets: { calls: 5 }, tools: { t: { effect: "read_only" } } }).startRun();
+    const run = governor({
+      budgets: { calls: 5 },
+      tools: { t: { effect: "read_only" } },
+    }).startRun();
     let executed = 0;
     const outcomes = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => run.call({ tool: "t", args: { i } }, async () => (executed++, ok("x")))),
+      Array.from({ length: 12 }, (_, i) =>
+        run.call({ tool: "t", args: { i } }, async () => {
+          executed++;
+          return ok("x");
+        }),
+      ),
     );
     expect(executed).toBe(5);
     expect(outcomes.filter((o) => o.kind === "ok")).toHaveLength(5);
@@ -209,9 +252,16 @@ describe("run.call", () => {
   });
 
   it("stops on the corrections budget", async () => {
-    const run = governor({ budgets: { corrections: 1 }, tools: { t: { effect: "read_only" } } }).startRun();
-    const first = await run.call({ tool: "t" }, async () => text("Invalid argument: limit must be at most 50"));
-    const second = await run.call({ tool: "t" }, async () => text("Invalid argument: date format is wrong"));
+    const run = governor({
+      budgets: { corrections: 1 },
+      tools: { t: { effect: "read_only" } },
+    }).startRun();
+    const first = await run.call({ tool: "t" }, async () =>
+      text("Invalid argument: limit must be at most 50"),
+    );
+    const second = await run.call({ tool: "t" }, async () =>
+      text("Invalid argument: date format is wrong"),
+    );
     expect(first.kind).toBe("model");
     expect(second).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
     expect(modelText(second)).toContain("corrections budget");
@@ -220,7 +270,11 @@ describe("run.call", () => {
   it("keeps the runs of one governor apart", async () => {
     const gov = governor({ tools: { t: { effect: "read_only" } } });
     const runs = Array.from({ length: 20 }, () => gov.startRun());
-    await Promise.all(runs.map((r, i) => r.call({ tool: "t", args: { i } }, async () => text(`No note with id "n${i}"`))));
+    await Promise.all(
+      runs.map((r, i) =>
+        r.call({ tool: "t", args: { i } }, async () => text(`No note with id "n${i}"`)),
+      ),
+    );
     for (const r of runs) {
       expect(r.summary()).toMatchObject({ calls: 1, failures: 1 });
       expect(Object.values(r.summary().fingerprints)).toEqual([1]);
@@ -230,7 +284,9 @@ describe("run.call", () => {
   it("routes protocol errors to the host: thrown without a hook", async () => {
     const run = governor({ tools: { t: { effect: "read_only" } } }).startRun();
     const err = Object.assign(new Error("MCP error -32601: Method not found"), { code: -32601 });
-    await expect(run.call({ tool: "t" }, async () => Promise.reject(err))).rejects.toBeInstanceOf(HostError);
+    await expect(run.call({ tool: "t" }, async () => Promise.reject(err))).rejects.toBeInstanceOf(
+      HostError,
+    );
     expect(run.summary()).toMatchObject({ reason: "protocol_error" });
   });
 
@@ -238,9 +294,16 @@ describe("run.call", () => {
     const seen: HostError[] = [];
     const run = governor(
       { tools: { t: { effect: "read_only" } } },
-      { onHostError: (e) => (seen.push(e), undefined) },
+      {
+        onHostError: (e) => {
+          seen.push(e);
+          return undefined;
+        },
+      },
     ).startRun();
-    const err = Object.assign(new Error("Internal error at /srv/app/secret.js token sk-abc123"), { code: -32603 });
+    const err = Object.assign(new Error("Internal error at /srv/app/secret.js token sk-abc123"), {
+      code: -32603,
+    });
     const outcome = await run.call({ tool: "t" }, async () => Promise.reject(err));
     expect(seen).toHaveLength(1);
     expect(seen[0]?.failureCode).toBe(-32603);
@@ -278,23 +341,42 @@ describe("run.call", () => {
 
   it("observe-only: computes decisions but passes the failure through", async () => {
     const events: GovernorEvent[] = [];
-    const run = governor({ observeOnly: true, tools: { t: { effect: "read_only" } } }, { onEvent: (e) => events.push(e) }).startRun();
+    const run = governor(
+      { observeOnly: true, tools: { t: { effect: "read_only" } } },
+      { onEvent: (e) => events.push(e) },
+    ).startRun();
     let n = 0;
-    const outcome = await run.call({ tool: "t" }, async () => (n++, text("503 Service Unavailable")));
+    const outcome = await run.call({ tool: "t" }, async () => {
+      n++;
+      return text("503 Service Unavailable");
+    });
     expect(n).toBe(1);
     expect(outcome).toMatchObject({ kind: "ok", value: text("503 Service Unavailable") });
     expect(outcome.kind === "ok" && outcome.observed?.action).toBe("retry_dependency");
-    expect(events.find((e) => e.type === "decision")).toMatchObject({ observed: true, action: "retry_dependency" });
+    expect(events.find((e) => e.type === "decision")).toMatchObject({
+      observed: true,
+      action: "retry_dependency",
+    });
     const thrown = new Error("boom");
     await expect(run.call({ tool: "t" }, () => Promise.reject(thrown))).rejects.toBe(thrown);
   });
 
   it("opens the breaker after consecutive failures and probes after the cool-down", async () => {
     const gov = governor({
-      tools: { t: { effect: "read_only", retry: { attempts: 1 }, breaker: { threshold: 2, cooldownMs: 5_000 }, alternatives: ["u"] } },
+      tools: {
+        t: {
+          effect: "read_only",
+          retry: { attempts: 1 },
+          breaker: { threshold: 2, cooldownMs: 5_000 },
+          alternatives: ["u"],
+        },
+      },
     });
     let executed = 0;
-    const failing = async () => (executed++, text("503 Service Unavailable"));
+    const failing = async () => {
+      executed++;
+      return text("503 Service Unavailable");
+    };
     await gov.startRun().call({ tool: "t" }, failing);
     await gov.startRun().call({ tool: "t" }, failing);
     expect(await gov.unavailableTools(["t", "u"])).toEqual(["t"]);
@@ -302,28 +384,50 @@ describe("run.call", () => {
     expect(blocked).toMatchObject({ kind: "model", action: "switch_tool", reason: "circuit_open" });
     expect(executed).toBe(2);
     vi.advanceTimersByTime(5_001);
-    const probe = await gov.startRun().call({ tool: "t" }, async () => (executed++, ok("back")));
+    const probe = await gov.startRun().call({ tool: "t" }, async () => {
+      executed++;
+      return ok("back");
+    });
     expect(probe.kind).toBe("ok");
     expect(await gov.unavailableTools(["t"])).toEqual([]);
   });
 
   it("never executes a denied tool and waits for approval of a confirm tool", async () => {
     let executed = 0;
-    const exec = async () => (executed++, ok("done"));
-    const gov = governor({ tools: { rm: { access: "deny", alternatives: ["archive"] }, pay: { access: "confirm" } } });
+    const exec = async () => {
+      executed++;
+      return ok("done");
+    };
+    const gov = governor({
+      tools: { rm: { access: "deny", alternatives: ["archive"] }, pay: { access: "confirm" } },
+    });
     const denied = await gov.startRun().call({ tool: "rm" }, exec);
-    expect(denied).toMatchObject({ kind: "model", action: "switch_tool", reason: "denied_by_policy" });
+    expect(denied).toMatchObject({
+      kind: "model",
+      action: "switch_tool",
+      reason: "denied_by_policy",
+    });
     expect(modelText(denied)).toContain("archive");
     const unapproved = await gov.startRun().call({ tool: "pay" }, exec);
-    expect(unapproved).toMatchObject({ kind: "stop", reason: "not_approved", personResolvable: true });
+    expect(unapproved).toMatchObject({
+      kind: "stop",
+      reason: "not_approved",
+      personResolvable: true,
+    });
     expect(executed).toBe(0);
-    const approving = governor({ tools: { pay: { access: "confirm" } } }, { onConfirm: () => true });
+    const approving = governor(
+      { tools: { pay: { access: "confirm" } } },
+      { onConfirm: () => true },
+    );
     expect((await approving.startRun().call({ tool: "pay" }, exec)).kind).toBe("ok");
     expect(executed).toBe(1);
   });
 
   it("stops when the run's deadline has passed", async () => {
-    const run = governor({ budgets: { wallTimeMs: 1_000 }, tools: { t: { effect: "read_only" } } }).startRun();
+    const run = governor({
+      budgets: { wallTimeMs: 1_000 },
+      tools: { t: { effect: "read_only" } },
+    }).startRun();
     vi.advanceTimersByTime(1_500);
     const outcome = await run.call({ tool: "t" }, async () => ok("late"));
     expect(outcome).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
@@ -334,7 +438,10 @@ describe("run.call", () => {
     const run = governor({ tools: { t: { effect: "read_only" } } }).startRun();
     run.end();
     let executed = 0;
-    const outcome = await run.call({ tool: "t" }, async () => (executed++, ok("x")));
+    const outcome = await run.call({ tool: "t" }, async () => {
+      executed++;
+      return ok("x");
+    });
     expect(outcome.kind).toBe("stop");
     expect(executed).toBe(0);
   });
@@ -346,12 +453,21 @@ describe("retry budget per server", () => {
     const reserve = 10;
     const gov = governor({
       retryBudget: { ratio, reserve, windowMs: 60_000 },
-      servers: { s: { tools: { t: { effect: "read_only", retry: { attempts: 5, baseDelayMs: 10 } } } } },
+      servers: {
+        s: { tools: { t: { effect: "read_only", retry: { attempts: 5, baseDelayMs: 10 } } } },
+      },
     });
     let attempts = 0;
     const runs = Array.from({ length: 100 }, () => gov.startRun());
     const outcomes = await drive(
-      Promise.all(runs.map((r) => r.call({ tool: "t", server: "s" }, async () => (attempts++, text("503 Service Unavailable"))))),
+      Promise.all(
+        runs.map((r) =>
+          r.call({ tool: "t", server: "s" }, async () => {
+            attempts++;
+            return text("503 Service Unavailable");
+          }),
+        ),
+      ),
     );
     const calls = outcomes.length;
     expect(attempts).toBeLessThanOrEqual(calls * (1 + ratio) + reserve);
@@ -362,10 +478,15 @@ describe("retry budget per server", () => {
   it("refills in the next window", async () => {
     const gov = governor({
       retryBudget: { ratio: 0, reserve: 1, windowMs: 600_000 },
-      servers: { s: { tools: { t: { effect: "read_only", retry: { attempts: 3, baseDelayMs: 1 } } } } },
+      servers: {
+        s: { tools: { t: { effect: "read_only", retry: { attempts: 3, baseDelayMs: 1 } } } },
+      },
     });
     let attempts = 0;
-    const failing = async () => (attempts++, text("503 Service Unavailable"));
+    const failing = async () => {
+      attempts++;
+      return text("503 Service Unavailable");
+    };
     await drive(gov.startRun().call({ tool: "t", server: "s" }, failing));
     expect(attempts).toBe(2); // one retry from the reserve, then the budget is empty
     attempts = 0;

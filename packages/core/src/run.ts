@@ -1,12 +1,12 @@
 import pRetry from "p-retry";
-import { type RunBudgets, createRunBudgets } from "./budget.ts";
 import { breakerAfter, breakerCheck } from "./breaker.ts";
+import { createRunBudgets, type RunBudgets } from "./budget.ts";
 import { hashArgs } from "./canonical.ts";
 import { type Classification, classify } from "./classify.ts";
 import { type BudgetName, type Decision, decide, safeToRepeat } from "./decide.ts";
-import { type ToolAnnotations, resolveEffect } from "./effect.ts";
+import { resolveEffect, type ToolAnnotations } from "./effect.ts";
 import { HostError } from "./errors.ts";
-import { EVENT_SCHEMA_VERSION, type CallOutcomeKind, type RunSummary } from "./events.ts";
+import { type CallOutcomeKind, EVENT_SCHEMA_VERSION, type RunSummary } from "./events.ts";
 import { type Failure, failureFromError, failureFromResult, localFailure } from "./failure.ts";
 import { fingerprint } from "./fingerprint.ts";
 import type { GovernorCore, VerifyResult } from "./governor.ts";
@@ -126,12 +126,16 @@ function modelResult(text: string): ModelResult {
 }
 
 function isErrorResult(value: unknown): boolean {
-  return typeof value === "object" && value !== null && (value as { isError?: unknown }).isError === true;
+  return (
+    typeof value === "object" && value !== null && (value as { isError?: unknown }).isError === true
+  );
 }
 
 function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
-  return reason instanceof Error ? reason : Object.assign(new Error("aborted"), { name: "AbortError" });
+  return reason instanceof Error
+    ? reason
+    : Object.assign(new Error("aborted"), { name: "AbortError" });
 }
 
 /** Sleeps `ms`, or rejects at once when `signal` aborts; leaves no timer or listener behind. */
@@ -170,7 +174,10 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   const { policy } = core;
   const id = options.runId ?? core.newRunId();
   const startedAt = core.now();
-  const deadline = Math.min(options.deadline ?? Number.POSITIVE_INFINITY, startedAt + policy.budgets.wallTimeMs);
+  const deadline = Math.min(
+    options.deadline ?? Number.POSITIVE_INFINITY,
+    startedAt + policy.budgets.wallTimeMs,
+  );
   const budgets: RunBudgets = createRunBudgets(policy.budgets);
   const observeOnly = policy.observeOnly;
   const signal = options.signal;
@@ -295,7 +302,13 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   };
 
   /** Records the decision in counters and events. */
-  const record = (state: CallState, failure: Failure, c: Classification, d: Decision, print: string) => {
+  const record = (
+    state: CallState,
+    failure: Failure,
+    c: Classification,
+    d: Decision,
+    print: string,
+  ) => {
     failures += 1;
     fingerprints[print] = (fingerprints[print] ?? 0) + 1;
     actions[d.action] += 1;
@@ -328,7 +341,10 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
 
   const noteSignature = (state: CallState, sig: string) => {
     const prev = identical.get(state.callKey);
-    identical.set(state.callKey, prev?.sig === sig ? { sig, count: prev.count + 1 } : { sig, count: 1 });
+    identical.set(
+      state.callKey,
+      prev?.sig === sig ? { sig, count: prev.count + 1 } : { sig, count: 1 },
+    );
   };
 
   /** Runs the verify step for an uncertain mutation, when the policy and options provide one. */
@@ -355,7 +371,11 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   };
 
   /** One attempt: execute, then either a value, a retry request (thrown), or a terminal outcome. */
-  const attemptOnce = async <T>(state: CallState, execute: Executor<T>, started: number): Promise<Terminal<T>> => {
+  const attemptOnce = async <T>(
+    state: CallState,
+    execute: Executor<T>,
+    started: number,
+  ): Promise<Terminal<T>> => {
     if (signal?.aborted) return preflightStop(state, "aborted");
     const remainingMs = deadline - core.now();
     if (remainingMs <= 0) return preflightStop(state, "deadline_exceeded");
@@ -367,7 +387,12 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       });
       if (claim.status === "succeeded") {
         emitCall(state, "replayed", started);
-        return { kind: "ok", value: claim.entry.result as T, attempts: state.attempts, replayed: true };
+        return {
+          kind: "ok",
+          value: claim.entry.result as T,
+          attempts: state.attempts,
+          replayed: true,
+        };
       }
       if (claim.status !== "claimed") return refusedClaim(state, claim.status, started);
     }
@@ -415,7 +440,8 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       }
       await updateBreaker(state, "success");
       noteSignature(state, `ok:${safeHash(value)}`);
-      if (state.key !== undefined) successes.set(state.callKey, (successes.get(state.callKey) ?? 0) + 1);
+      if (state.key !== undefined)
+        successes.set(state.callKey, (successes.get(state.callKey) ?? 0) + 1);
       emitCall(state, "ok", started);
       return { kind: "ok", value: value as T, attempts: state.attempts, replayed: false };
     }
@@ -520,13 +546,22 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         state.verified = verdict.effect;
         if (verdict.effect === "present") {
           if (state.key !== undefined) {
-            await core.store.settle(state.key, "succeeded", { now: core.now(), result: verdict.result });
+            await core.store.settle(state.key, "succeeded", {
+              now: core.now(),
+              result: verdict.result,
+            });
           }
           emitCall(state, "replayed", started);
-          return { kind: "ok", value: verdict.result as T, attempts: state.attempts, replayed: true };
+          return {
+            kind: "ok",
+            value: verdict.result as T,
+            attempts: state.attempts,
+            replayed: true,
+          };
         }
         if (verdict.effect === "absent") {
-          if (state.key !== undefined) await core.store.settle(state.key, "failed", { now: core.now() });
+          if (state.key !== undefined)
+            await core.store.settle(state.key, "failed", { now: core.now() });
           d = await decideNow("absent");
         }
       }
@@ -537,7 +572,13 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     if (observeOnly) {
       emitCall(state, "ok", started);
       if (thrown) throw new Escape(thrown.error);
-      return { kind: "ok", value: value as T, attempts: state.attempts, replayed: false, observed: d };
+      return {
+        kind: "ok",
+        value: value as T,
+        attempts: state.attempts,
+        replayed: false,
+        observed: d,
+      };
     }
 
     switch (d.action) {
@@ -574,7 +615,13 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
           attempts: state.attempts,
           ...(c.hint !== undefined && { hint: c.hint }),
         });
-        return { kind: "model", action: d.action, reason: d.reason, fingerprint: print, result: modelResult(text) };
+        return {
+          kind: "model",
+          action: d.action,
+          reason: d.reason,
+          fingerprint: print,
+          result: modelResult(text),
+        };
       }
     }
   };
@@ -595,7 +642,11 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       cause: failure.raw,
     });
     const hook = core.options.onHostError;
-    const safe = safeToRepeat(d.certainty, state.effect, state.key !== undefined && state.tool.idempotency.honorsKeys);
+    const safe = safeToRepeat(
+      d.certainty,
+      state.effect,
+      state.key !== undefined && state.tool.idempotency.honorsKeys,
+    );
     const resolution = hook
       ? await hook(error, {
           runId: id,
@@ -611,9 +662,17 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       throw new RetryRequest(0);
     }
     if (resolution?.action === "correct_arguments") {
-      const decision: Decision = { action: "correct_arguments", reason: "invalid_argument", certainty: d.certainty };
+      const decision: Decision = {
+        action: "correct_arguments",
+        reason: "invalid_argument",
+        certainty: d.certainty,
+      };
       emitCall(state, "model", started);
-      const text = composeMessage({ tool: state.call.tool, observation: observe(failure.text, state), decision });
+      const text = composeMessage({
+        tool: state.call.tool,
+        observation: observe(failure.text, state),
+        decision,
+      });
       return {
         kind: "model",
         action: "correct_arguments",
@@ -654,7 +713,8 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         : core.mintKey([id, callKey, String(successes.get(callKey) ?? 0)])
       : undefined;
     const argName = tool.idempotency.argument;
-    const args = key !== undefined && argName !== undefined ? { ...rawArgs, [argName]: key } : rawArgs;
+    const args =
+      key !== undefined && argName !== undefined ? { ...rawArgs, [argName]: key } : rawArgs;
     const sensitive = tool.sensitiveArgs.flatMap((name) => {
       const v = rawArgs[name];
       return typeof v === "string" ? [v] : typeof v === "number" ? [String(v)] : [];
@@ -688,7 +748,8 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         randomize: false,
         shouldRetry: ({ error }) => error instanceof RetryRequest,
         onFailedAttempt: async ({ error }) => {
-          if (error instanceof RetryRequest && error.delayMs > 0) await sleep(error.delayMs, signal);
+          if (error instanceof RetryRequest && error.delayMs > 0)
+            await sleep(error.delayMs, signal);
         },
       });
     } catch (err) {
@@ -711,7 +772,8 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     if (core.now() >= deadline) return fail("budget_exhausted", "wallTime");
     if (!budgets.take("calls")) return fail("budget_exhausted", "calls");
     const { tool } = state;
-    if (tool.access === "deny") return modelSwitch(state, "denied_by_policy", "this tool is not allowed");
+    if (tool.access === "deny")
+      return modelSwitch(state, "denied_by_policy", "this tool is not allowed");
     if (tool.access === "confirm") {
       const approved = core.options.onConfirm
         ? await core.options.onConfirm({
@@ -729,13 +791,18 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       return fail("loop_detected");
     }
     const check = breakerCheck(await core.readBreaker(tool), tool.breaker, core.now());
-    if (check.verdict === "open") return modelSwitch(state, "circuit_open", "the tool is failing and paused");
+    if (check.verdict === "open")
+      return modelSwitch(state, "circuit_open", "the tool is failing and paused");
     if (check.next) await core.store.set(core.breakerKey(tool.tool, tool.server), check.next);
     return undefined;
   };
 
   /** A switch_tool decision made before any attempt (denied tool, open breaker). */
-  const modelSwitch = (state: CallState, reason: Reason, observation: string): Terminal<unknown> | undefined => {
+  const modelSwitch = (
+    state: CallState,
+    reason: Reason,
+    observation: string,
+  ): Terminal<unknown> | undefined => {
     const print = fingerprint({ tool: state.call.tool, channel: "local", text: reason });
     const repeats = (modelRepeats.get(print) ?? 0) + 1;
     const exhausted = budgets.has("switches") ? undefined : ("switches" as const);
@@ -750,13 +817,31 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       random: core.random,
       ...(exhausted !== undefined && { exhausted }),
     });
-    record(state, { channel: "local", origin: "local", text: observation }, { ...d, source: "signal" } as Classification, d, print);
+    record(
+      state,
+      { channel: "local", origin: "local", text: observation },
+      { ...d, source: "signal" } as Classification,
+      d,
+      print,
+    );
     if (observeOnly) return undefined;
     if (d.action === "stop") return stopOutcome(state, d, observation, { repeats });
     budgets.take("switches");
     modelRepeats.set(print, repeats);
-    const text = composeMessage({ tool: state.call.tool, observation, decision: d, repeats, maxRepeats: state.tool.maxRepeats });
-    return { kind: "model", action: "switch_tool", reason, fingerprint: print, result: modelResult(text) };
+    const text = composeMessage({
+      tool: state.call.tool,
+      observation,
+      decision: d,
+      repeats,
+      maxRepeats: state.tool.maxRepeats,
+    });
+    return {
+      kind: "model",
+      action: "switch_tool",
+      reason,
+      fingerprint: print,
+      result: modelResult(text),
+    };
   };
 
   return {

@@ -1,67 +1,130 @@
 import { type Failure, failureFromError, type LocalKind } from "@governor/core";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 
-/** What the adapter knows at the call site, to tell local errors from the peer's. */
+/**
+ * What the adapter knows at the call site. The SDK's own `-32000` and `-32001` have exactly the
+ * shape of errors a peer sends, so only this bookkeeping tells them apart. Every field is optional:
+ * without it, {@link mapSdkError} falls back to the shape the SDK 1.32 gives its own errors.
+ */
 export interface CallSiteFacts {
-  /** The client's connection closed during or before the call (its `onclose` fired). */
-  readonly connectionClosed: boolean;
-  /** The timeout the adapter gave the SDK for this attempt, in ms. */
-  readonly timeoutMs: number;
-  /** A Retry-After hint captured from the HTTP response, in ms. */
-  readonly retryAfterMs: number | undefined;
+  /**
+   * Whether the client's connection closed during this attempt (its `onclose` fires before the
+   * SDK rejects the pending calls with `-32000 Connection closed`).
+   */
+  readonly connectionClosed?: boolean;
+  /** The timeout given to the SDK for this attempt, in ms: a `-32001` with this `data.timeout` is the SDK's. */
+  readonly timeoutMs?: number;
+  /** The adapter's own timer (or the run's deadline) ended the attempt. */
+  readonly timedOut?: boolean;
+  /** The adapter aborted the attempt because the run's signal aborted. */
+  readonly aborted?: boolean;
+  /** A `Retry-After` hint captured from the HTTP response (see `captureRetryAfter`), in ms. */
+  readonly retryAfterMs?: number | undefined;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null;
-}
+/** A check the adapter makes on the client side, before or after the wire (never from the peer). */
+export class LocalCheckError extends Error {
+  override readonly name = "LocalCheckError";
+  /** What kind of local failure it is. */
+  readonly local: LocalKind;
 
-/** A successful result whose structured content fails the tool's output schema (checked locally). */
-export class OutputSchemaError extends Error {
-  override readonly name = "OutputSchemaError";
+  constructor(local: LocalKind, message: string) {
+    super(message);
+    this.local = local;
+  }
 }
 
 const SDK_TIMEOUT = -32001;
 const SDK_CLOSED = -32000;
 
+/** Texts only the SDK's `Client.callTool` generates (its output-schema and task checks). */
+const CLIENT_CHECKS: readonly RegExp[] = [
+  /^MCP error -3260[02]: Structured content does not match the tool's output schema/,
+  /^MCP error -32602: Failed to validate structured content/,
+  /^MCP error -32600: Tool \S+ has an output schema but did not return structured content$/,
+];
+const SDK_CLOSED_MESSAGE = "MCP error -32000: Connection closed";
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+function isMcpError(error: unknown): error is McpError {
+  return (
+    error instanceof McpError ||
+    (isRecord(error) && error.name === "McpError" && typeof error.code === "number")
+  );
+}
+
+/** `StreamableHTTPError` without importing the SDK's HTTP client: a numeric `code`, a fixed prefix. */
+function httpErrorStatus(error: unknown): number | undefined {
+  if (!isRecord(error) || typeof error.code !== "number") return undefined;
+  return typeof error.message === "string" && error.message.startsWith("Streamable HTTP error")
+    ? error.code
+    : undefined;
+}
+
+/** Whether an error means the session is gone and nothing was sent (`Not connected`, HTTP 404). */
+export function isSessionGone(error: unknown): boolean {
+  if (error instanceof Error && error.message === "Not connected") return true;
+  return httpErrorStatus(error) === 404;
+}
+
 /**
- * Maps whatever the SDK rejected with to a `Failure`, tagging the origin: the SDK's own `-32000`
- * and `-32001` have exactly the shape of errors from the wire, so only the call site can tell.
+ * Maps whatever an `@modelcontextprotocol/sdk` 1.32 client call rejected with to a `Failure`,
+ * tagging its origin (DESIGN.md §2). `McpError`s are the peer's unless the call site knows better:
+ * the SDK's own timeout (`-32001` with `data.timeout` / `data.maxTotalTimeout`), a caller's abort,
+ * and a connection closed mid-call (`-32000`) are local. So are `Not connected`, a result failing
+ * the result schema (`$ZodError`), the client's output-schema checks, `StreamableHTTPError`
+ * (its `code` is the HTTP status; 404 means the session expired), `UnauthorizedError`,
+ * `TypeError('fetch failed')` (by `cause.code`), `AbortError` and spawn errors.
+ * @example
+ * mapSdkError(new McpError(-32001, "Request timed out", { timeout: 500 }), { timeoutMs: 500 });
+ * // → { channel: "local", origin: "local", local: "timeout", … }
  */
-export function mapSdkError(error: unknown, facts: CallSiteFacts): Failure {
-  const name = isRecord(error) && typeof error.name === "string" ? error.name : "";
+export function mapSdkError(error: unknown, facts: CallSiteFacts = {}): Failure {
   const local = (kind: LocalKind, extra: Partial<Failure> = {}): Failure => ({
     ...failureFromError(error, { origin: "local", local: kind }),
     ...extra,
   });
+  if (facts.timedOut) return local("timeout");
+  if (facts.aborted) return local("aborted");
+  const name = isRecord(error) && typeof error.name === "string" ? error.name : "";
 
-  if (error instanceof McpError || (name === "McpError" && isRecord(error) && typeof error.code === "number")) {
-    const e = error as McpError;
-    const data = isRecord(e.data) ? e.data : undefined;
-    // The SDK's own timeout carries data.timeout (or data.maxTotalTimeout); a peer's -32001 does not.
-    if (e.code === SDK_TIMEOUT && data && (typeof data.timeout === "number" || typeof data.maxTotalTimeout === "number")) {
-      return local("timeout");
+  if (isMcpError(error)) {
+    const data = isRecord(error.data) ? error.data : undefined;
+    if (error.code === SDK_TIMEOUT && data) {
+      const own =
+        facts.timeoutMs === undefined
+          ? typeof data.timeout === "number"
+          : data.timeout === facts.timeoutMs;
+      // maxTotalTimeout expiry: the SDK's only -32001 without data.timeout.
+      const total = typeof data.maxTotalTimeout === "number" && typeof data.totalElapsed === "number";
+      if (own || total) return local("timeout");
     }
-    if (e.code === SDK_CLOSED && (facts.connectionClosed || /^MCP error -32000: Connection closed$/.test(e.message))) {
-      return local("connection_closed");
+    if (error.code === SDK_CLOSED) {
+      const closed =
+        facts.connectionClosed ?? (error.message === SDK_CLOSED_MESSAGE && error.data === undefined);
+      if (closed) return local("connection_closed");
     }
+    if (CLIENT_CHECKS.some((check) => check.test(error.message))) return local("malformed_result");
     return failureFromError(error, { origin: "peer" });
   }
-  if (/ZodError$/.test(name) || error instanceof OutputSchemaError) return local("malformed_result");
+  if (error instanceof LocalCheckError) return local(error.local);
+  if (name.endsWith("ZodError")) return local("malformed_result");
   if (name === "AbortError") return local("aborted");
+  if (name === "TimeoutError") return local("timeout");
   if (error instanceof Error && error.message === "Not connected") return local("not_connected");
   if (name === "UnauthorizedError") return local("http_status", { httpStatus: 401 });
-  // StreamableHTTPError: `code` is the HTTP status (404 means the session expired).
-  if (isRecord(error) && typeof error.code === "number" && /^Streamable HTTP error/.test(String(error.message))) {
-    const status = error.code;
-    if (status >= 100 && status <= 599) {
-      return local("http_status", {
-        httpStatus: status,
-        ...(facts.retryAfterMs !== undefined && { retryAfterMs: facts.retryAfterMs }),
-      });
-    }
-    return local("network");
+  const status = httpErrorStatus(error);
+  if (status !== undefined) {
+    if (status < 100 || status > 599) return local("network");
+    return local("http_status", {
+      httpStatus: status,
+      ...(facts.retryAfterMs !== undefined && { retryAfterMs: facts.retryAfterMs }),
+    });
   }
-  // fetch failed with cause.code, Node socket errors, spawn failures.
+  // `fetch failed` with cause.code, Node socket errors, spawn failures: by the system code.
   const mapped = failureFromError(error, { origin: "local" });
-  return mapped.local === "thrown" ? { ...mapped, channel: "local", origin: "local" } : mapped;
+  return mapped.channel === "local" ? mapped : { ...mapped, channel: "local", origin: "local" };
 }

@@ -1,0 +1,80 @@
+import { readFileSync } from "node:fs";
+import { assessFailure, createGovernor, failureFromResult, loadPolicy, resolveToolPolicy } from "@governor/core";
+import { type Figure, figure, median } from "./stats.ts";
+
+const corpus = readFileSync(new URL("../test/corpus/tool-errors.jsonl", import.meta.url), "utf8")
+  .trim()
+  .split("\n")
+  .map((line) => JSON.parse(line) as { tool: string; text: string });
+
+/**
+ * Failures judged per second by `assessFailure` (classify, fingerprint, decide, redact, compose)
+ * over the corpus, against the baseline a naive loop pays: handing the raw text to the model.
+ */
+export function benchDecisions(rounds = 20): Figure {
+  const policy = loadPolicy({});
+  const failures = corpus.map((e) => ({
+    tool: resolveToolPolicy(policy, e.tool),
+    failure: failureFromResult({ content: [{ type: "text", text: e.text }], isError: true }),
+  }));
+  let sink = 0;
+  const ours: number[] = [];
+  const base: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    let t = performance.now();
+    for (const { tool, failure } of failures) {
+      sink += assessFailure(failure, { policy, tool, effect: "read_only" }).fingerprint.length;
+    }
+    ours.push(failures.length / ((performance.now() - t) / 1000));
+    t = performance.now();
+    for (const { tool, failure } of failures) sink += `${tool.tool}: ${failure.text}`.length;
+    base.push(failures.length / ((performance.now() - t) / 1000));
+  }
+  if (sink < 0) throw new Error("unreachable");
+  return figure(median(ours), median(base), "failures/s", rounds * failures.length);
+}
+
+/** Per-call overhead of `run.call` around a no-op executor vs calling the executor directly. */
+export async function benchRunCall(calls = 50_000): Promise<Figure & { oursUs: number; baselineUs: number }> {
+  const governor = createGovernor({ tools: { noop: { effect: "read_only" } } }, { metrics: false });
+  const result = { content: [{ type: "text", text: "ok" }] };
+  const execute = async () => result;
+  const batch = 1_000;
+  const ours: number[] = [];
+  const base: number[] = [];
+  for (let done = 0; done < calls; done += batch) {
+    const run = governor.startRun();
+    let t = performance.now();
+    for (let i = 0; i < batch; i++) await run.call({ tool: "noop", args: { i: i % 7 } }, execute);
+    ours.push(((performance.now() - t) * 1000) / batch);
+    t = performance.now();
+    for (let i = 0; i < batch; i++) await execute();
+    base.push(((performance.now() - t) * 1000) / batch);
+  }
+  const o = median(ours);
+  const b = median(base);
+  return { ...figure(o, b, "us/call", calls), oursUs: o, baselineUs: b };
+}
+
+/**
+ * Heap retained after one million runs (start, one call, end) on one governor, against the heap
+ * before: shows that nothing per run outlives it. Needs `--expose-gc`.
+ */
+export async function benchMemory(runs = 1_000_000): Promise<Figure> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const heap = () => {
+    gc?.();
+    gc?.();
+    return process.memoryUsage().heapUsed / 1024 / 1024;
+  };
+  const governor = createGovernor({ tools: { t: { effect: "read_only" } } }, { metrics: false });
+  const result = { content: [{ type: "text", text: "ok" }] };
+  const before = heap();
+  for (let i = 0; i < runs; i++) {
+    const run = governor.startRun();
+    await run.call({ tool: "t" }, async () => result);
+    run.end();
+  }
+  const after = heap();
+  return figure(Math.max(0, after - before), before, "MB", runs);
+}

@@ -1,0 +1,294 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import type { RunSummary } from "@governor/core";
+import {
+  type AgentRuntime,
+  type AgentTask,
+  blindRetryRuntime,
+  connectFaultServer,
+  countDuplicateWrites,
+  DEFAULT_MAX_TURNS,
+  DEMO_SCENARIO,
+  DEMO_TASKS,
+  fixtureSecrets,
+  leaksSecrets,
+  naiveRuntime,
+  readEffects,
+  runTask,
+  type TaskRecord,
+} from "@governor/testkit";
+import { formatDemo } from "./demo-format.ts";
+import { governedRuntime } from "./demo-governed.ts";
+
+/** The three runtimes the demo compares, in report order. */
+export const STRATEGIES = ["naive", "blindRetry", "governed"] as const;
+export type Strategy = (typeof STRATEGIES)[number];
+
+/** Counts for one strategy (over all tasks) or one task of one strategy. See docs/demo.md. */
+export interface DemoCounts {
+  /** `tools/call` requests sent to the server, retries included. */
+  readonly toolCalls: number;
+  /** Of those, the ones whose result was not usable (isError, JSON-RPC error, no answer). */
+  readonly wastedCalls: number;
+  /** Committed writes that repeat an earlier one (from the server's effects file). */
+  readonly duplicateWrites: number;
+  /** Model-visible texts holding a fixture secret, an absolute path of the fixture or a stack frame. */
+  readonly secretsToModel: number;
+  /** Tasks that ended with a usable result. */
+  readonly tasksSucceeded: number;
+  /** Model calls (turns of the agent loop). */
+  readonly modelCalls: number;
+  /** Attempts beyond the first of a model call, made by the runtime. */
+  readonly retries: number;
+  /** Unfinished tasks by why they ended: a Governor stop reason, or `turn_limit`. */
+  readonly stopReasons: Readonly<Record<string, number>>;
+}
+
+/** One turn as reported: the call, whether it failed, the start of what the model read. */
+export interface DemoTurn {
+  readonly tool: string;
+  readonly args: Readonly<Record<string, unknown>>;
+  readonly isError: boolean;
+  /** The first line of the model-visible text, fixture secrets masked, cut to 120 characters. */
+  readonly text: string;
+  /** The model-visible text leaked a secret or a stack frame. */
+  readonly leak: boolean;
+  /** The rule by which the model chose its next call (see testkit `react`). */
+  readonly reaction?: string;
+}
+
+/** What one strategy did in one task. */
+export interface DemoTaskResult extends Omit<DemoCounts, "tasksSucceeded" | "stopReasons"> {
+  /** `succeeded`, `turn_limit`, or the Governor stop reason. */
+  readonly outcome: string;
+  readonly succeeded: boolean;
+  readonly turns: readonly DemoTurn[];
+}
+
+/** Governor's own metrics, summed over the governed strategy's run summaries. */
+export interface GovernorMetrics {
+  readonly runs: number;
+  readonly calls: number;
+  readonly attempts: number;
+  readonly failures: number;
+  readonly retries: number;
+  readonly corrections: number;
+  readonly switches: number;
+  readonly hostErrors: number;
+  /** Runs by how they ended (`completed` or a stop reason). */
+  readonly runEnds: Readonly<Record<string, number>>;
+  /** Runs stopped, by reason. */
+  readonly stops: Readonly<Record<string, number>>;
+}
+
+/** The output of `governor demo --json`. `totals.<strategy>` is a contract (DESIGN.md §9). */
+export interface DemoReport {
+  readonly v: 1;
+  readonly maxTurns: number;
+  readonly tasks: ReadonlyArray<
+    { readonly id: string; readonly title: string } & Record<Strategy, DemoTaskResult>
+  >;
+  readonly totals: Record<Strategy, DemoCounts>;
+  readonly metrics: GovernorMetrics;
+  readonly durationMs: number;
+}
+
+/** Options of {@link runDemo}. */
+export interface DemoOptions {
+  /** SDK request timeout of one attempt. @default 1000 */
+  readonly timeoutMs?: number;
+  /** @default DEMO_TASKS */
+  readonly tasks?: readonly AgentTask[];
+  /** @default 8 */
+  readonly maxTurns?: number;
+}
+
+function mask(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const s of secrets) out = out.split(s).join("<secret>");
+  const line = out.split("\n")[0] ?? "";
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+}
+
+function outcomeName(record: TaskRecord): string {
+  const { outcome } = record;
+  return outcome.kind === "stopped" ? outcome.reason : outcome.kind;
+}
+
+interface StrategyRun {
+  readonly tasks: DemoTaskResult[];
+  readonly summaries: RunSummary[];
+}
+
+/** Runs every task with one strategy against its own fault server and effects file. */
+async function runStrategy(
+  strategy: Strategy,
+  dir: string,
+  options: Required<DemoOptions>,
+): Promise<StrategyRun> {
+  const effectsFile = join(dir, `${strategy}.effects.jsonl`);
+  const secrets = fixtureSecrets();
+  const connection = await connectFaultServer({ effectsFile, scenario: DEMO_SCENARIO });
+  const summaries: RunSummary[] = [];
+  let attemptsOfCalls = 0;
+  let modelCalls = 0;
+  const onCall = (attempts: number) => {
+    modelCalls += 1;
+    attemptsOfCalls += attempts;
+  };
+  const { timeoutMs } = options;
+  const runtime: AgentRuntime =
+    strategy === "naive"
+      ? naiveRuntime(connection, { timeoutMs, onCall })
+      : strategy === "blindRetry"
+        ? blindRetryRuntime(connection, { timeoutMs, onCall, attempts: 3 })
+        : governedRuntime(connection, { timeoutMs, onSummary: (s) => summaries.push(s) });
+  try {
+    const { tools } = await connection.client.listTools();
+    const toolNames = tools.map((t) => t.name);
+    const results: DemoTaskResult[] = [];
+    for (const task of options.tasks) {
+      const before = connection.counts();
+      const dupBefore = countDuplicateWrites(readEffects(effectsFile));
+      const retriesBefore = attemptsOfCalls - modelCalls;
+      const summariesBefore = summaries.length;
+      const record = await runTask(task, runtime, { tools: toolNames, maxTurns: options.maxTurns });
+      const after = connection.counts();
+      const retries =
+        strategy === "governed"
+          ? summaries.slice(summariesBefore).reduce((n, s) => n + s.retries, 0)
+          : attemptsOfCalls - modelCalls - retriesBefore;
+      const turns = record.turns.map(
+        (t): DemoTurn => ({
+          tool: t.request.name,
+          args: t.request.arguments,
+          isError: t.observation.isError,
+          text: mask(t.observation.text, secrets),
+          leak: leaksSecrets(t.observation.text, secrets),
+          ...(t.reaction !== undefined && { reaction: t.reaction }),
+        }),
+      );
+      results.push({
+        outcome: outcomeName(record),
+        succeeded: record.outcome.kind === "succeeded",
+        toolCalls: after.toolCalls - before.toolCalls,
+        wastedCalls: after.failedCalls - before.failedCalls,
+        duplicateWrites: countDuplicateWrites(readEffects(effectsFile)) - dupBefore,
+        secretsToModel: turns.filter((t) => t.leak).length,
+        modelCalls: record.turns.length,
+        retries,
+        turns,
+      });
+    }
+    return { tasks: results, summaries };
+  } finally {
+    await connection.close();
+  }
+}
+
+function totalsOf(results: readonly DemoTaskResult[]): DemoCounts {
+  const sum = (key: "toolCalls" | "wastedCalls" | "duplicateWrites" | "secretsToModel" | "modelCalls" | "retries") =>
+    results.reduce((n, r) => n + r[key], 0);
+  const stopReasons: Record<string, number> = {};
+  for (const r of results) {
+    if (!r.succeeded) stopReasons[r.outcome] = (stopReasons[r.outcome] ?? 0) + 1;
+  }
+  return {
+    toolCalls: sum("toolCalls"),
+    wastedCalls: sum("wastedCalls"),
+    duplicateWrites: sum("duplicateWrites"),
+    secretsToModel: sum("secretsToModel"),
+    tasksSucceeded: results.filter((r) => r.succeeded).length,
+    modelCalls: sum("modelCalls"),
+    retries: sum("retries"),
+    stopReasons,
+  };
+}
+
+function metricsOf(summaries: readonly RunSummary[]): GovernorMetrics {
+  const runEnds: Record<string, number> = {};
+  const stops: Record<string, number> = {};
+  let calls = 0;
+  let attempts = 0;
+  let failures = 0;
+  let retries = 0;
+  let corrections = 0;
+  let switches = 0;
+  let hostErrors = 0;
+  for (const s of summaries) {
+    runEnds[s.reason] = (runEnds[s.reason] ?? 0) + 1;
+    if (s.reason !== "completed") stops[s.reason] = (stops[s.reason] ?? 0) + 1;
+    calls += s.calls;
+    attempts += s.attempts;
+    failures += s.failures;
+    retries += s.retries;
+    corrections += s.actions.correct_arguments;
+    switches += s.actions.switch_tool;
+    hostErrors += s.actions.host;
+  }
+  return {
+    runs: summaries.length,
+    calls,
+    attempts,
+    failures,
+    retries,
+    corrections,
+    switches,
+    hostErrors,
+    runEnds,
+    stops,
+  };
+}
+
+/**
+ * Runs the demo: the same scripted agent and tasks with three runtimes (naive, blind retry,
+ * Governor), each against its own fault server (a child process over stdio) and effects file in a
+ * temporary directory that is removed afterwards.
+ */
+export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
+  const started = Date.now();
+  const resolved: Required<DemoOptions> = {
+    timeoutMs: options.timeoutMs ?? 1000,
+    tasks: options.tasks ?? DEMO_TASKS,
+    maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
+  };
+  const dir = await mkdtemp(join(tmpdir(), "governor-demo-"));
+  try {
+    // Each strategy has its own server and effects file, so they can run side by side.
+    const [naive, blindRetry, governed] = await Promise.all(
+      STRATEGIES.map((s) => runStrategy(s, dir, resolved)),
+    );
+    const runs = { naive, blindRetry, governed } as Record<Strategy, StrategyRun>;
+    const tasks = resolved.tasks.map((task, i) => ({
+      id: task.id,
+      title: task.title,
+      naive: runs.naive.tasks[i] as DemoTaskResult,
+      blindRetry: runs.blindRetry.tasks[i] as DemoTaskResult,
+      governed: runs.governed.tasks[i] as DemoTaskResult,
+    }));
+    return {
+      v: 1,
+      maxTurns: resolved.maxTurns,
+      tasks,
+      totals: {
+        naive: totalsOf(runs.naive.tasks),
+        blindRetry: totalsOf(runs.blindRetry.tasks),
+        governed: totalsOf(runs.governed.tasks),
+      },
+      metrics: metricsOf(runs.governed.summaries),
+      durationMs: Date.now() - started,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** `governor demo [--json]`: runs the demo; prints the table, or one JSON object with `--json`. */
+export async function demoCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { json: { type: "boolean" } }, strict: true });
+  const report = await runDemo();
+  process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatDemo(report));
+  return 0;
+}

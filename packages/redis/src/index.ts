@@ -1,0 +1,8 @@
+// The public API of @governor/redis: an explicit list, pinned by index.test.ts.
+
+export {
+  createRedisStore,
+  type RedisStore,
+  type RedisStoreClient,
+  type RedisStoreOptions,
+} from "./redis-store.ts";
