@@ -66,7 +66,8 @@ function write(
   let text: string;
   if (Array.isArray(object)) {
     const items = object.map(
-      (item: unknown, index) => write(item, String(index), `${path}[${index}]`, ancestors) ?? "null",
+      (item: unknown, index) =>
+        write(item, String(index), `${path}[${index}]`, ancestors) ?? "null",
     );
     text = `[${items.join(",")}]`;
   } else {

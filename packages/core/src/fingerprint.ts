@@ -90,9 +90,9 @@ export const NORMALIZE_PATTERNS: readonly RegExp[] = [
   IPV4,
   IPV6,
   DOTTED,
-  DURATION,
   LONG_TOKEN,
   HEX_ID,
+  DURATION,
   NUMBER,
 ];
 
@@ -144,7 +144,7 @@ function replaceDotted(match: string): string {
  *
  * Strips `MCP error -32xxx: ` prefixes (repeated ones too) and lowercases, then replaces quoted
  * values, URLs, emails, `key=value` values (the key stays), UUIDs, timestamps, dates and clock
- * times, IPs, paths, host names, durations, long tokens, hex ids and numbers with placeholders
+ * times, IPs, paths, host names, long tokens, hex ids, durations and numbers with placeholders
  * (`<str>`, `<url>`, `<email>`, `<v>`, `<id>`, `<time>`, `<ip>`, `<path>`, `<host>`, `<dur>`).
  * Kept on purpose, since they tell conditions apart: JSON keys, identifier values of condition
  * keys (`code=not_found`, `"error": "rate_limited"`), HTTP-like statuses after `HTTP`/`status`,
@@ -178,9 +178,10 @@ export function normalizeText(text: string): string {
   s = s.replace(UNC_PATH, "<path>");
   s = s.replace(POSIX_PATH, "<path>");
   s = s.replace(DOTTED, replaceDotted);
-  s = s.replace(DURATION, "<dur>");
   s = s.replace(LONG_TOKEN, (m) => (/\d/.test(m) && /[a-z]/.test(m) ? "<id>" : m));
+  // Hex ids before durations: `000000d` is an id, not days.
   s = s.replace(HEX_ID, (m) => (/\d/.test(m.startsWith("0x") ? m.slice(2) : m) ? "<id>" : m));
+  s = s.replace(DURATION, "<dur>");
   s = s.replace(NUMBER, replaceNumber);
   s = s.replace(/\s+/g, " ").trim();
   return s.length > NORMALIZED_CAP ? s.slice(0, NORMALIZED_CAP) : s;

@@ -64,7 +64,7 @@ export {
   type VerifyContext,
   type VerifyResult,
 } from "./governor.ts";
-export { createMemoryStore, type MemoryStoreOptions } from "./memory-store.ts";
+export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from "./memory-store.ts";
 export { composeMessage, type MessageInput } from "./message.ts";
 export {
   type Budgets,

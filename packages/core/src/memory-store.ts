@@ -123,7 +123,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         lru.delete(valueKey(key));
         return;
       }
-      lru.set(valueKey(key), { json }, { ttl: ttlMs === undefined ? 0 : positiveMs("ttlMs", ttlMs) });
+      lru.set(
+        valueKey(key),
+        { json },
+        { ttl: ttlMs === undefined ? 0 : positiveMs("ttlMs", ttlMs) },
+      );
     },
 
     increment(key: string, by: number, ttlMs: number): number {
@@ -150,7 +154,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       const next = current + by;
       // A counter expires ttlMs after its creation: increments keep the deadline it has (and give
       // one to a value that had none, like PEXPIRE NX).
-      const keepDeadline = slot !== undefined && lru.getRemainingTTL(k) !== Number.POSITIVE_INFINITY;
+      const keepDeadline =
+        slot !== undefined && lru.getRemainingTTL(k) !== Number.POSITIVE_INFINITY;
       lru.set(k, { json: String(next) }, keepDeadline ? { noUpdateTTL: true } : { ttl });
       return next;
     },

@@ -83,6 +83,17 @@ describe("redact: examples", () => {
     ["unclosed quoted secret", 'password="abc def', 'password="[redacted]'],
     ["status words after a key stay", "token: expired", "token: expired"],
     [
+      "a status word and its detail stay",
+      "token: invalid: expected 32 chars",
+      "token: invalid: expected 32 chars",
+    ],
+    ["a status word glued to a value does not", "password=expired:hunter2", "password=[redacted]"],
+    [
+      "a value that swallowed the next key takes its value too",
+      "pw=abc)(api_key: s3cr3t9 ok",
+      "pw=[redacted] ok",
+    ],
+    [
       "JWTs",
       "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U ok",
       "jwt [token] ok",

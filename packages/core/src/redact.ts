@@ -250,11 +250,15 @@ function isInert(value: unknown): boolean {
 }
 
 function redactKeyValue(match: string, key: unknown, separator: unknown, value: unknown): string {
-  if (typeof value !== "string" || isInert(value) || STATUS_WORDS.test(value)) return match;
-  // Keep the quotes, so text glued to a quoted value is not read as part of it next time.
-  const quote = value.startsWith('"') || value.startsWith("'") ? value.charAt(0) : "";
-  const closed = quote !== "" && value.length > 1 && value.endsWith(quote) ? quote : "";
-  return `${String(key)}${String(separator)}${quote}${REDACTED}${closed}`;
+  if (typeof value !== "string" || isInert(value)) return match;
+  // "token: expired", "token: invalid: expected 32 characters"
+  const head = /^([A-Za-z]+)(?::\s|$)/.exec(value)?.[1];
+  if (head !== undefined && STATUS_WORDS.test(head)) return match;
+  // Keep the quotes, so text glued after a quoted value is not read as part of it next time.
+  const opening = value.startsWith('"') || value.startsWith("'") ? value.charAt(0) : "";
+  const last = value.charAt(value.length - 1);
+  const closing = value.length > 1 && (last === '"' || last === "'") ? last : "";
+  return `${String(key)}${String(separator)}${opening}${REDACTED}${closing}`;
 }
 
 function redactHeader(match: string, name: unknown, separator: unknown, value: unknown): string {
@@ -355,7 +359,7 @@ const SECRET_RULES: readonly (readonly [RegExp, Replacement])[] = [
   ],
   // Headers whose value is a credential.
   [
-    /(?<![\w-])((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|x-access-token)(["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token|digest|negotiate|apikey)\s+)?([^\s"',;]+)/gi,
+    /(?<![\w-])((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|x-access-token)(["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token|digest|negotiate|apikey)\s+)?([^\s"',;]*[:=]\s*[^\s"',;]+|[^\s"',;]+)/gi,
     redactHeader,
   ],
   [/(?<![\w-])(set-cookie|cookie)(\s*:\s*)[^\r\n]*/gi, `$1$2${REDACTED}`],
@@ -376,8 +380,9 @@ const SECRET_RULES: readonly (readonly [RegExp, Replacement])[] = [
   // JWT: header.payload.signature, base64url, header starting `{"`.
   [/(?<![\w-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g, TOKEN],
   // key=value / key: value / "key": "value" credentials (aws_secret_access_key, password, …).
+  // A value that swallowed the next `key:` (`pw=a)(api_key: b`) takes that key's value too.
   [
-    /(?<![\w-])(["']?[\w.-]{0,40}?(?:api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client)[_-]?key|client[_-]?secret|secret|token|password|passwd|pwd|passphrase|credentials?|session[_-]?id|sessionid|signature|sig)["']?)(\s*[:=]\s*)("[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]+)/gi,
+    /(?<![\w-])(["']?[\w.-]{0,40}?(?:api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client)[_-]?key|client[_-]?secret|secret|token|password|passwd|pwd|passphrase|credentials?|session[_-]?id|sessionid|signature|sig)["']?)(\s*[:=]\s*)("[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]*[:=]\s*(?:"[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]+)|[^\s"'<>]+)/gi,
     redactKeyValue,
   ],
   [/(?<![A-Za-z0-9+_=-])[A-Za-z0-9+_-]{32,}={0,2}/g, redactHighEntropy],

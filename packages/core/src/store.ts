@@ -6,7 +6,10 @@ export type LedgerState = "pending" | "succeeded" | "failed" | "uncertain";
 /** One idempotency key in the ledger. Plain JSON. */
 export interface LedgerEntry {
   readonly key: string;
-  /** Hash of the canonical arguments the key was minted for. */
+  /**
+   * Hash of the canonical arguments the key was minted for (`hashArgs`). Empty for a key a host
+   * settled by hand without claiming it: such an entry matches any arguments.
+   */
   readonly argsHash: string;
   readonly state: LedgerState;
   /** The recorded result of a succeeded call, for replay. */
@@ -26,7 +29,8 @@ export interface ClaimOptions {
   readonly allowUncertain: boolean;
   /**
    * How long a `pending` claim holds. A pending entry older than this belongs to an attempt that
-   * died (a crashed worker): it is treated as `uncertain`, since that attempt may have been sent.
+   * died (a crashed worker): it is treated as `uncertain`, since that attempt may have been sent
+   * (and recorded as `uncertain` when the claim is refused).
    */
   readonly leaseMs: number;
 }
@@ -69,7 +73,8 @@ export interface Store {
   /**
    * Settles a key: `succeeded` (with the result to replay), `failed` (the server answered with a
    * failure; no effect assumed) or `uncertain` (sent, no answer). Settled entries are kept for the
-   * retention period; `uncertain` ones until a host settles them.
+   * retention period; `uncertain` ones until a host settles them. Settling a key nobody claimed
+   * creates it (a host that checked by hand).
    */
   settle(
     key: string,

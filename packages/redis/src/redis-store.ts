@@ -1,7 +1,7 @@
 import type { ClaimOptions, ClaimResult, LedgerEntry, LedgerState, Store } from "@governor/core";
 import { GovernorError } from "@governor/core";
 import { createClient, type RedisClientType } from "redis";
-import { CLAIM, INCREMENT, SETTLE, type Script } from "./scripts.ts";
+import { CLAIM, INCREMENT, type Script, SETTLE } from "./scripts.ts";
 
 /** What the store needs of a node-redis client: any `createClient()` result fits. */
 export type RedisStoreClient = Pick<RedisClientType, "sendCommand">;
@@ -204,7 +204,14 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
     entry(key: string): Promise<LedgerEntry | undefined> {
       return attempt("entry", key, async () => {
-        const reply = await send(["HMGET", entryKey(key), "argsHash", "state", "updatedAt", "result"]);
+        const reply = await send([
+          "HMGET",
+          entryKey(key),
+          "argsHash",
+          "state",
+          "updatedAt",
+          "result",
+        ]);
         const [hash, state, updatedAt, result] = strings(reply);
         return state === "" ? undefined : toEntry(key, hash, state, updatedAt, result);
       });

@@ -87,13 +87,14 @@ export function describeStoreContract(
 
       it("expires values and counters after their ttl, and keeps the others", async () => {
         const store = await open();
+        // No read before the wait: on a loaded machine 20 ms may pass before it (presence is
+        // checked with long ttls).
         await store.set(key("short"), "gone", 20);
         await store.set(key("long"), "kept", 60_000);
         await store.set(key("forever"), "kept");
         await store.set(key("rewritten"), "kept", 20);
         await store.set(key("rewritten"), "kept");
         expect(await store.increment(key("counter"), 1, 20)).toBe(1);
-        expect(await store.get(key("short"))).toBe("gone");
         await sleep(80);
         expect(await store.get(key("short"))).toBeUndefined();
         expect(await store.get(key("long"))).toBe("kept");
@@ -280,7 +281,6 @@ export function describeStoreContract(
           await store.claim(key(name), "h1", at(1_000));
           if (name !== "pending") await store.settle(key(name), name, { now: 1_100 });
         }
-        expect((await store.entry(key("succeeded")))?.state).toBe("succeeded");
         await sleep(80);
         expect(await store.entry(key("succeeded"))).toBeUndefined();
         expect(await store.entry(key("failed"))).toBeUndefined();

@@ -1,0 +1,61 @@
+/**
+ * `pnpm bench`: writes bench/results.json, one object with a key per figure, each
+ * `{ value, baseline, ratio, unit, samples }` (DESIGN.md §9). Every figure runs ours and its
+ * baseline side by side in this process. Run with `--expose-gc` (the script does).
+ */
+import { writeFileSync } from "node:fs";
+import { runDemo } from "../packages/cli/src/demo.ts";
+import { benchDecisions, benchMemory, benchRunCall } from "./core.ts";
+import { benchMcpOverhead } from "./mcp-overhead.ts";
+import { benchRedisLedger } from "./redis-ledger.ts";
+import { redisForBench } from "./redis-server.ts";
+import { type Figure, figure } from "./stats.ts";
+
+const quick = process.argv.includes("--quick");
+const results: Record<string, Figure | null> = {};
+const log = (key: string) => process.stderr.write(`bench: ${key} ${JSON.stringify(results[key])}\n`);
+
+results.decisions_per_sec = benchDecisions(quick ? 3 : 20);
+log("decisions_per_sec");
+
+const runCall = await benchRunCall(quick ? 5_000 : 50_000);
+results.overhead_run_call = figure(runCall.value, runCall.baseline ?? 0, runCall.unit, runCall.samples);
+log("overhead_run_call");
+
+const mcp = await benchMcpOverhead();
+results.overhead_inmemory = figure(mcp.inmemory.governedMedianUs, mcp.inmemory.rawMedianUs, "us/call", mcp.inmemory.samples);
+log("overhead_inmemory");
+results.overhead_stdio = figure(mcp.stdio.governedMedianUs, mcp.stdio.rawMedianUs, "us/call", mcp.stdio.samples);
+log("overhead_stdio");
+
+results.memory_1m_runs = await benchMemory(quick ? 100_000 : 1_000_000);
+log("memory_1m_runs");
+
+// Tool calls per succeeded task: governed against the naive loop, on the demo's tasks.
+const demo = await runDemo();
+const perTask = (s: { toolCalls: number; tasksSucceeded: number }) => s.toolCalls / Math.max(1, s.tasksSucceeded);
+results.outcome_calls_ratio = figure(
+  perTask(demo.totals.governed),
+  perTask(demo.totals.naive),
+  "calls/succeeded task",
+  demo.tasks.length,
+);
+log("outcome_calls_ratio");
+
+const redis = await redisForBench();
+if (redis) {
+  try {
+    const r = await benchRedisLedger(redis.url, quick ? 300 : 2_000);
+    results.redis_ledger_p99_ms = figure(r.p99Ms, r.baselineGetMedianMs, "ms", r.samples);
+    results.redis_ledger_median_ms = figure(r.medianMs, r.baselineGetMedianMs, "ms", r.samples);
+  } finally {
+    redis.stop();
+  }
+} else {
+  process.stderr.write("bench: redis_ledger_p99_ms skipped: set REDIS_URL or install redis-server\n");
+  results.redis_ledger_p99_ms = null;
+}
+log("redis_ledger_p99_ms");
+
+writeFileSync(new URL("./results.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+process.stderr.write("bench: wrote bench/results.json\n");
