@@ -21,7 +21,11 @@ function cell(r: DemoTaskResult): string {
     r.duplicateWrites > 0 ? `dup ${r.duplicateWrites}` : "",
     r.secretsToModel > 0 ? `leak ${r.secretsToModel}` : "",
   ].filter((m) => m !== "");
-  const outcome = r.succeeded ? "ok" : r.outcome === "turn_limit" ? "turn limit" : `stop ${r.outcome}`;
+  const outcome = r.succeeded
+    ? "ok"
+    : r.outcome === "turn_limit"
+      ? "turn limit"
+      : `stop ${r.outcome}`;
   return `${outcome} ${r.toolCalls}/${r.wastedCalls}${marks.length > 0 ? ` ${marks.join(" ")}` : ""}`;
 }
 
@@ -78,7 +82,8 @@ export function formatDemo(report: DemoReport): string {
   }
 
   lines.push("", "unfinished tasks");
-  for (const s of ORDER) lines.push(`  ${pad(LABELS[s], colWidth)}${counts(report.totals[s].stopReasons)}`);
+  for (const s of ORDER)
+    lines.push(`  ${pad(LABELS[s], colWidth)}${counts(report.totals[s].stopReasons)}`);
 
   const m = report.metrics;
   lines.push(

@@ -36,7 +36,7 @@ export const DEMO_POLICY: PolicyInput = {
 
 /** Options of {@link governedRuntime}. */
 export interface GovernedRuntimeOptions {
-  /** Upper bound of one attempt's SDK timeout. @default 1000 */
+  /** Upper bound of one attempt's SDK timeout. @default 3000 */
   readonly timeoutMs?: number;
   /** Receives each run's summary when its task ends. */
   readonly onSummary?: (summary: RunSummary) => void;
@@ -74,7 +74,7 @@ export function governedRuntime(
   const governed = governClient(connection.client, {
     governor,
     server: DEMO_SERVER,
-    requestTimeoutMs: options.timeoutMs ?? 1000,
+    requestTimeoutMs: options.timeoutMs ?? 3000,
     reconnect: () => connection.reconnect(),
   });
   return {
@@ -82,8 +82,7 @@ export function governedRuntime(
       const run = governor.startRun();
       return {
         async call(request) {
-          // The host reconnects a closed connection before the next call (every runtime does this).
-          await connection.reconnect();
+          // A closed connection is reconnected by the adapter (`reconnect` above) before it sends.
           const outcome = await governed.callTool(run, {
             name: request.name,
             arguments: { ...request.arguments },

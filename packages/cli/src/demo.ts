@@ -34,7 +34,7 @@ export interface DemoCounts {
   readonly wastedCalls: number;
   /** Committed writes that repeat an earlier one (from the server's effects file). */
   readonly duplicateWrites: number;
-  /** Model-visible texts holding a fixture secret, an absolute path of the fixture or a stack frame. */
+  /** Model-visible texts holding a fixture secret (keys, tokens, paths) or a stack frame. */
   readonly secretsToModel: number;
   /** Tasks that ended with a usable result. */
   readonly tasksSucceeded: number;
@@ -97,7 +97,10 @@ export interface DemoReport {
 
 /** Options of {@link runDemo}. */
 export interface DemoOptions {
-  /** SDK request timeout of one attempt. @default 1000 */
+  /**
+   * The SDK request timeout of one attempt. No demo task waits on a timeout: it only bounds a
+   * hang. @default 3000
+   */
   readonly timeoutMs?: number;
   /** @default DEMO_TASKS */
   readonly tasks?: readonly AgentTask[];
@@ -189,8 +192,15 @@ async function runStrategy(
 }
 
 function totalsOf(results: readonly DemoTaskResult[]): DemoCounts {
-  const sum = (key: "toolCalls" | "wastedCalls" | "duplicateWrites" | "secretsToModel" | "modelCalls" | "retries") =>
-    results.reduce((n, r) => n + r[key], 0);
+  const sum = (
+    key:
+      | "toolCalls"
+      | "wastedCalls"
+      | "duplicateWrites"
+      | "secretsToModel"
+      | "modelCalls"
+      | "retries",
+  ) => results.reduce((n, r) => n + r[key], 0);
   const stopReasons: Record<string, number> = {};
   for (const r of results) {
     if (!r.succeeded) stopReasons[r.outcome] = (stopReasons[r.outcome] ?? 0) + 1;
@@ -250,15 +260,19 @@ function metricsOf(summaries: readonly RunSummary[]): GovernorMetrics {
 export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
   const started = Date.now();
   const resolved: Required<DemoOptions> = {
-    timeoutMs: options.timeoutMs ?? 1000,
+    timeoutMs: options.timeoutMs ?? 3000,
     tasks: options.tasks ?? DEMO_TASKS,
     maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
   };
   const dir = await mkdtemp(join(tmpdir(), "governor-demo-"));
   try {
     // Each strategy has its own server and effects file, so they can run side by side.
-    const [naive, blindRetry, governed] = await Promise.all(
-      STRATEGIES.map((s) => runStrategy(s, dir, resolved)),
+    // allSettled: when one fails, the others still close their servers before the directory goes.
+    const settled = await Promise.allSettled(STRATEGIES.map((s) => runStrategy(s, dir, resolved)));
+    const failed = settled.find((r) => r.status === "rejected");
+    if (failed) throw failed.reason;
+    const [naive, blindRetry, governed] = settled.map(
+      (r) => (r as PromiseFulfilledResult<StrategyRun>).value,
     );
     const runs = { naive, blindRetry, governed } as Record<Strategy, StrategyRun>;
     const tasks = resolved.tasks.map((task, i) => ({

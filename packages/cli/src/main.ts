@@ -3,7 +3,6 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { GovernorError, loadPolicy, type Policy } from "@governor/core";
 import { classifyLine } from "./classify-lines.ts";
-import { demoCommand } from "./demo.ts";
 import { reportCommand } from "./report.ts";
 
 const USAGE = `Usage: governor <command> [options]
@@ -65,8 +64,11 @@ export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
-      case "demo":
+      case "demo": {
+        // Loaded on demand: it pulls in the MCP SDK and the testkit, which other commands skip.
+        const { demoCommand } = await import("./demo.ts");
         return await demoCommand(rest);
+      }
       case "classify":
         return await classifyCommand(rest);
       case "check":

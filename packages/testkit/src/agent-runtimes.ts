@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { FaultConnection } from "./agent-connection.ts";
 import type { AgentRuntime, Observation, ToolRequest } from "./agent.ts";
+import type { FaultConnection } from "./agent-connection.ts";
 import { fixtureSecrets } from "./secrets.ts";
 
 /** The text a model reads from a tool result: its text blocks, joined by newlines. */
@@ -11,7 +11,7 @@ export function resultText(result: Pick<CallToolResult, "content">): string {
     .join("\n");
 }
 
-/** What a model reads when the client threw: the error's message (the SDK's `MCP error …` text). */
+/** What a model reads when the client threw: the error's message (`MCP error -32000: …`). */
 export function thrownText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -30,7 +30,10 @@ export function leaksSecrets(text: string, secrets: readonly string[] = fixtureS
 
 /** Options shared by the runtimes without Governor. */
 export interface PlainRuntimeOptions {
-  /** The SDK request timeout of one attempt. @default 1000 */
+  /**
+   * The SDK request timeout of one attempt. No demo task waits on a timeout: it only bounds a
+   * hang. @default 3000
+   */
   readonly timeoutMs?: number;
   /** Called after each model call with the attempts it took (for retry counts). */
   readonly onCall?: (attempts: number) => void;
@@ -64,7 +67,7 @@ export function naiveRuntime(
   connection: FaultConnection,
   options: PlainRuntimeOptions = {},
 ): AgentRuntime {
-  const timeoutMs = options.timeoutMs ?? 1000;
+  const timeoutMs = options.timeoutMs ?? 3000;
   return {
     startTask: () => ({
       async call(request) {
@@ -92,7 +95,7 @@ export function blindRetryRuntime(
   connection: FaultConnection,
   options: BlindRetryOptions = {},
 ): AgentRuntime {
-  const timeoutMs = options.timeoutMs ?? 1000;
+  const timeoutMs = options.timeoutMs ?? 3000;
   const attempts = options.attempts ?? 3;
   return {
     startTask: () => ({

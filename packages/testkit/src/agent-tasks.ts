@@ -14,7 +14,8 @@ export const DEMO_SCENARIO: Scenario = {
 
 /**
  * The demo's tasks, one failure mode each, in the order they run. Each strategy runs them all
- * against a fresh fault server started with {@link DEMO_SCENARIO}.
+ * against a fresh fault server started with {@link DEMO_SCENARIO}. The two lost responses come
+ * last: each kills the server process, and every respawn costs about a second.
  */
 export const DEMO_TASKS: readonly AgentTask[] = [
   {
@@ -48,16 +49,6 @@ export const DEMO_TASKS: readonly AgentTask[] = [
     first: { name: "transfer_funds", arguments: { amount: 5000 } },
   },
   {
-    id: "lost-response-keyed",
-    title: "a write whose response is lost after commit (the tool honors keys)",
-    first: { name: "write_then_drop", arguments: { title: "Quarterly report" } },
-  },
-  {
-    id: "lost-response-unkeyed",
-    title: "append a log line; the response is lost after commit (no key support)",
-    first: { name: "append_log", arguments: { line: "deploy 1.4.2 started" } },
-  },
-  {
     id: "crash-with-secrets",
     title: "a tool crashes; its raw error holds a stack trace and credentials",
     first: { name: "crash_with_stack", arguments: {} },
@@ -67,5 +58,15 @@ export const DEMO_TASKS: readonly AgentTask[] = [
     id: "unknown-tool",
     title: "call get_notes, a tool that does not exist",
     first: { name: "get_notes", arguments: { id: "welcome" } },
+  },
+  {
+    id: "lost-response-keyed",
+    title: "a write whose response is lost after commit (the tool honors keys)",
+    first: { name: "write_then_drop", arguments: { title: "Quarterly report" } },
+  },
+  {
+    id: "lost-response-unkeyed",
+    title: "append a log line; the response is lost after commit (no key support)",
+    first: { name: "append_log", arguments: { line: "deploy 1.4.2 started" } },
   },
 ];

@@ -72,7 +72,8 @@ export interface ReactContext {
 const USE_INSTEAD = /\bUse ([\w.-]+(?:(?:,\s*|\s+or\s+)[\w.-]+)*) instead\b/;
 const KNOWN_VALUES = /\b(?:Known ids|Use one of|Valid values|Expected one of):\s*([^.\n(]+)/i;
 const RANGE = /\b([A-Za-z_][\w]*) must be between (-?\d+(?:\.\d+)?) and (-?\d+(?:\.\d+)?)/;
-const TOOL_NOT_FOUND = /\bTool ([\w.-]+) not found\b|\bThis tool does not exist\b|\bUnknown tool\b/i;
+const TOOL_NOT_FOUND =
+  /\bTool ([\w.-]+) not found\b|\bThis tool does not exist\b|\bUnknown tool\b/i;
 
 function splitList(list: string): string[] {
   return list
@@ -112,7 +113,8 @@ function switchTo(tool: string, request: ToolRequest, ctx: ReactContext): ToolRe
  * 1. `switch_named_tool`: the text says "Use X instead" (or "Use X or Y instead") and X is a listed
  *    tool → call X (with the task's `switchArgs` for X, else the same arguments);
  * 2. `pick_known_id`: the text lists valid values ("Known ids: a, b", "Use one of: a, b") → put
- *    the first one that differs from the current value into the argument the text quotes (else `id`);
+ *    the first one that differs from the current value into the argument the text quotes (else
+ *    into `id`);
  * 3. `clamp_to_range`: "NAME must be between A and B" and NAME is a numeric argument → clamp it;
  * 4. `closest_tool`: the tool does not exist ("Tool X not found", "This tool does not exist") →
  *    the listed tool with the closest name (edit distance at most half the name's length);
@@ -122,7 +124,8 @@ export function react(request: ToolRequest, text: string, ctx: ReactContext): Re
   const instead = USE_INSTEAD.exec(text);
   if (instead?.[1] !== undefined) {
     const tool = splitList(instead[1]).find((t) => t !== request.name && ctx.tools.includes(t));
-    if (tool !== undefined) return { rule: "switch_named_tool", next: switchTo(tool, request, ctx) };
+    if (tool !== undefined)
+      return { rule: "switch_named_tool", next: switchTo(tool, request, ctx) };
   }
 
   const known = KNOWN_VALUES.exec(text);

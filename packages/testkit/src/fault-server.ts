@@ -228,6 +228,11 @@ export function createFaultServer(options: FaultServerOptions = {}): McpServer {
       case "hang":
         if (!(await sleep(step.ms, extra.signal))) return toolError("request cancelled");
         return body();
+      case "hang_after_commit": {
+        const result = await body();
+        await sleep(step.ms, extra.signal);
+        return result;
+      }
       case "exit":
         await exit(context);
         return neverAnswer(extra.signal);

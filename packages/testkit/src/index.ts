@@ -1,4 +1,34 @@
 export {
+  type AgentRuntime,
+  type AgentTask,
+  DEFAULT_MAX_TURNS,
+  editDistance,
+  type Observation,
+  type ReactContext,
+  type Reaction,
+  type ReactionRule,
+  type RunTaskOptions,
+  react,
+  runTask,
+  type TaskOutcome,
+  type TaskRecord,
+  type TaskSession,
+  type ToolRequest,
+  type Turn,
+  type TurnResult,
+} from "./agent.ts";
+export { connectFaultServer, type FaultConnection, type WireCounts } from "./agent-connection.ts";
+export {
+  type BlindRetryOptions,
+  blindRetryRuntime,
+  leaksSecrets,
+  naiveRuntime,
+  type PlainRuntimeOptions,
+  resultText,
+  thrownText,
+} from "./agent-runtimes.ts";
+export { DEMO_SCENARIO, DEMO_TASKS } from "./agent-tasks.ts";
+export {
   connectHttp,
   connectInMemory,
   connectStdio,
@@ -63,33 +93,3 @@ export {
   TSX_LOADER_URL,
 } from "./stdio.ts";
 export { MALFORMED_RESULT } from "./wire.ts";
-export {
-  type AgentRuntime,
-  type AgentTask,
-  DEFAULT_MAX_TURNS,
-  editDistance,
-  type Observation,
-  type ReactContext,
-  type Reaction,
-  type ReactionRule,
-  type RunTaskOptions,
-  react,
-  runTask,
-  type TaskOutcome,
-  type TaskRecord,
-  type TaskSession,
-  type ToolRequest,
-  type Turn,
-  type TurnResult,
-} from "./agent.ts";
-export { connectFaultServer, type FaultConnection, type WireCounts } from "./agent-connection.ts";
-export {
-  type BlindRetryOptions,
-  blindRetryRuntime,
-  leaksSecrets,
-  naiveRuntime,
-  type PlainRuntimeOptions,
-  resultText,
-  thrownText,
-} from "./agent-runtimes.ts";
-export { DEMO_SCENARIO, DEMO_TASKS } from "./agent-tasks.ts";

@@ -11,6 +11,8 @@ import { appendEffect, canonicalJson, type Effect, readEffects, stateFileFor } f
  *   Requests: retry after N seconds`) with `structuredContent.error.{status,retryAfterMs}` and the
  *   draft `_meta["io.modelcontextprotocol/toolFailure"]`; no effect.
  * - `hang`: waits `ms` (ends early when the request is cancelled), then behaves normally.
+ * - `hang_after_commit`: the tool runs (a write is committed), then the answer waits `ms` (ends
+ *   early when the request is cancelled): a write whose response comes too late.
  * - `exit`: the server goes away before the tool runs (stdio: the process exits; HTTP: the
  *   request's connection is destroyed; in-process: the server closes its transport).
  * - `drop_after_commit`: the tool runs (a write is committed), then the response is lost the same
@@ -23,6 +25,7 @@ export type FaultStep =
   | { kind: "error"; text: string; structured?: unknown }
   | { kind: "status"; status: number; retryAfterSeconds?: number }
   | { kind: "hang"; ms: number }
+  | { kind: "hang_after_commit"; ms: number }
   | { kind: "exit" }
   | { kind: "drop_after_commit" }
   | { kind: "malformed" };
@@ -39,6 +42,7 @@ export const FaultStepSchema: z.ZodType<FaultStep> = z.discriminatedUnion("kind"
     retryAfterSeconds: z.number().min(0).optional(),
   }),
   z.object({ kind: z.literal("hang"), ms: z.number().min(0) }),
+  z.object({ kind: z.literal("hang_after_commit"), ms: z.number().min(0) }),
   z.object({ kind: z.literal("exit") }),
   z.object({ kind: z.literal("drop_after_commit") }),
   z.object({ kind: z.literal("malformed") }),
