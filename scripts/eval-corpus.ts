@@ -6,8 +6,9 @@
  */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { stripMcpPrefix } from "../packages/core/src/failure.ts";
-import { matchBuiltinRules } from "../packages/core/src/rules.ts";
+import { classify, failureFromResult, loadPolicy, resolveToolPolicy } from "@governor/core";
+
+const POLICY = loadPolicy({});
 
 const LABELS = ["correct_arguments", "retry_dependency", "switch_tool", "stop"] as const;
 type Label = (typeof LABELS)[number];
@@ -32,12 +33,10 @@ function load(file: string): Entry[] {
 }
 
 function predict(entry: Entry): Scored {
-  const rule = matchBuiltinRules(stripMcpPrefix(entry.text));
-  return {
-    ...entry,
-    predicted: rule?.action ?? "correct_arguments",
-    reason: rule?.reason ?? "unclassified",
-  };
+  // The whole classifier, as `governor classify` runs it on a text line (no policy rules).
+  const failure = failureFromResult({ content: [{ type: "text", text: entry.text }], isError: true });
+  const c = classify(failure, resolveToolPolicy(POLICY, "tool"));
+  return { ...entry, predicted: c.action, reason: c.reason };
 }
 
 function matrix(title: string, rows: readonly Scored[]): string {

@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { stripMcpPrefix } from "./failure.ts";
+import { classify } from "./classify.ts";
+import { failureFromResult, stripMcpPrefix } from "./failure.ts";
+import { loadPolicy, resolveToolPolicy } from "./policy.ts";
 import { BUILTIN_RULES, classifyHttpStatus, matchBuiltinRules } from "./rules.ts";
 import { type Action, REASONS, type Reason } from "./types.ts";
 
@@ -421,8 +423,10 @@ function readJsonl<T>(name: string): T[] {
     .map((line) => JSON.parse(line) as T);
 }
 
+// The whole classifier on the text of an isError result, as `governor classify` judges a text line.
+const corpusTool = resolveToolPolicy(loadPolicy({}), "tool");
 const predict = (text: string): Action =>
-  matchBuiltinRules(stripMcpPrefix(text))?.action ?? "correct_arguments";
+  classify(failureFromResult({ content: [{ type: "text", text }], isError: true }), corpusTool).action;
 
 describe("corpus", () => {
   const entries = readJsonl<CorpusEntry>("tool-errors.jsonl");
