@@ -10,7 +10,11 @@ function reorder(value: unknown, pick: (n: number) => number): unknown {
   const shuffled: string[] = [];
   while (keys.length > 0) shuffled.push(...keys.splice(pick(keys.length), 1));
   const out: Record<string, unknown> = {};
-  for (const k of shuffled) out[k] = reorder((value as Record<string, unknown>)[k], pick);
+  // defineProperty, not assignment: a generated "__proto__" key must stay an own key.
+  for (const k of shuffled) {
+    const v = reorder((value as Record<string, unknown>)[k], pick);
+    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  }
   return out;
 }
 
