@@ -1,5 +1,11 @@
 import { readFileSync } from "node:fs";
-import { assessFailure, createGovernor, failureFromResult, loadPolicy, resolveToolPolicy } from "@governor/core";
+import {
+  assessFailure,
+  createGovernor,
+  failureFromResult,
+  loadPolicy,
+  resolveToolPolicy,
+} from "@governor/core";
 import { type Figure, figure, median } from "./stats.ts";
 
 const corpus = readFileSync(new URL("../test/corpus/tool-errors.jsonl", import.meta.url), "utf8")
@@ -35,7 +41,9 @@ export function benchDecisions(rounds = 20): Figure {
 }
 
 /** Per-call overhead of `run.call` around a no-op executor vs calling the executor directly. */
-export async function benchRunCall(calls = 50_000): Promise<Figure & { oursUs: number; baselineUs: number }> {
+export async function benchRunCall(
+  calls = 50_000,
+): Promise<Figure & { oursUs: number; baselineUs: number }> {
   const governor = createGovernor({ tools: { noop: { effect: "read_only" } } }, { metrics: false });
   const result = { content: [{ type: "text", text: "ok" }] };
   const execute = async () => result;

@@ -12,12 +12,28 @@ export async function redisForBench(): Promise<{ url: string; stop(): void } | u
   const dir = mkdtempSync(join(tmpdir(), "governor-redis-"));
   const child: ChildProcess = spawn(
     "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--dir",
+      dir,
+    ],
     { stdio: "ignore" },
   );
   const url = `redis://127.0.0.1:${port}`;
   for (let i = 0; i < 50; i++) {
-    if (spawnSync("redis-cli", ["-p", String(port), "ping"]).stdout?.toString().trim() === "PONG") break;
+    if (
+      spawnSync("redis-cli", ["-p", String(port), "ping"])
+        .stdout?.toString()
+        .trim() === "PONG"
+    )
+      break;
     await new Promise((r) => setTimeout(r, 100));
   }
   return { url, stop: () => child.kill() };
@@ -28,7 +44,11 @@ function freePort(): Promise<number> {
     const server = createServer();
     server.listen(0, "127.0.0.1", () => {
       const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+      server.close(() =>
+        typeof address === "object" && address
+          ? resolve(address.port)
+          : reject(new Error("no port")),
+      );
     });
   });
 }

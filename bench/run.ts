@@ -13,19 +13,35 @@ import { type Figure, figure } from "./stats.ts";
 
 const quick = process.argv.includes("--quick");
 const results: Record<string, Figure | null> = {};
-const log = (key: string) => process.stderr.write(`bench: ${key} ${JSON.stringify(results[key])}\n`);
+const log = (key: string) =>
+  process.stderr.write(`bench: ${key} ${JSON.stringify(results[key])}\n`);
 
 results.decisions_per_sec = benchDecisions(quick ? 3 : 20);
 log("decisions_per_sec");
 
 const runCall = await benchRunCall(quick ? 5_000 : 50_000);
-results.overhead_run_call = figure(runCall.value, runCall.baseline ?? 0, runCall.unit, runCall.samples);
+results.overhead_run_call = figure(
+  runCall.value,
+  runCall.baseline ?? 0,
+  runCall.unit,
+  runCall.samples,
+);
 log("overhead_run_call");
 
 const mcp = await benchMcpOverhead();
-results.overhead_inmemory = figure(mcp.inmemory.governedMedianUs, mcp.inmemory.rawMedianUs, "us/call", mcp.inmemory.samples);
+results.overhead_inmemory = figure(
+  mcp.inmemory.governedMedianUs,
+  mcp.inmemory.rawMedianUs,
+  "us/call",
+  mcp.inmemory.samples,
+);
 log("overhead_inmemory");
-results.overhead_stdio = figure(mcp.stdio.governedMedianUs, mcp.stdio.rawMedianUs, "us/call", mcp.stdio.samples);
+results.overhead_stdio = figure(
+  mcp.stdio.governedMedianUs,
+  mcp.stdio.rawMedianUs,
+  "us/call",
+  mcp.stdio.samples,
+);
 log("overhead_stdio");
 
 results.memory_1m_runs = await benchMemory(quick ? 100_000 : 1_000_000);
@@ -33,7 +49,8 @@ log("memory_1m_runs");
 
 // Tool calls per succeeded task: governed against the naive loop, on the demo's tasks.
 const demo = await runDemo();
-const perTask = (s: { toolCalls: number; tasksSucceeded: number }) => s.toolCalls / Math.max(1, s.tasksSucceeded);
+const perTask = (s: { toolCalls: number; tasksSucceeded: number }) =>
+  s.toolCalls / Math.max(1, s.tasksSucceeded);
 results.outcome_calls_ratio = figure(
   perTask(demo.totals.governed),
   perTask(demo.totals.naive),
@@ -52,7 +69,9 @@ if (redis) {
     redis.stop();
   }
 } else {
-  process.stderr.write("bench: redis_ledger_p99_ms skipped: set REDIS_URL or install redis-server\n");
+  process.stderr.write(
+    "bench: redis_ledger_p99_ms skipped: set REDIS_URL or install redis-server\n",
+  );
   results.redis_ledger_p99_ms = null;
 }
 log("redis_ledger_p99_ms");

@@ -9,7 +9,12 @@ export interface Figure {
 }
 
 /** Builds a figure, rounding for readability. */
-export function figure(value: number, baseline: number | null, unit: string, samples: number): Figure {
+export function figure(
+  value: number,
+  baseline: number | null,
+  unit: string,
+  samples: number,
+): Figure {
   const round = (n: number) => Math.round(n * 1000) / 1000;
   return {
     value: round(value),
@@ -24,7 +29,9 @@ export function figure(value: number, baseline: number | null, unit: string, sam
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return sorted.length % 2
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 /** A percentile (0..100) of a list of numbers, nearest rank. */

@@ -34,7 +34,10 @@ function load(file: string): Entry[] {
 
 function predict(entry: Entry): Scored {
   // The whole classifier, as `governor classify` runs it on a text line (no policy rules).
-  const failure = failureFromResult({ content: [{ type: "text", text: entry.text }], isError: true });
+  const failure = failureFromResult({
+    content: [{ type: "text", text: entry.text }],
+    isError: true,
+  });
   const c = classify(failure, resolveToolPolicy(POLICY, "tool"));
   return { ...entry, predicted: c.action, reason: c.reason };
 }

@@ -1,11 +1,29 @@
 import { readFileSync } from "node:fs";
-import { type CallOutcome, createGovernor, type PolicyInput, type VerifyResult } from "@governor/core";
+import {
+  type CallOutcome,
+  createGovernor,
+  type PolicyInput,
+  type VerifyResult,
+} from "@governor/core";
 import { governClient } from "@governor/mcp";
-import { connectHttp, connectInMemory, createFaultServer, FaultState, startHttpServer } from "@governor/testkit";
+import {
+  connectHttp,
+  connectInMemory,
+  createFaultServer,
+  FaultState,
+  startHttpServer,
+} from "@governor/testkit";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import { EXPECTED, KINDS, type Kind, type Mode, renderMatrix, STEPS } from "./idempotency-matrix.ts";
+import {
+  EXPECTED,
+  KINDS,
+  type Kind,
+  type Mode,
+  renderMatrix,
+  STEPS,
+} from "./idempotency-matrix.ts";
 
 /**
  * The fault matrix of docs/idempotency.md: every kind of tool against every way a call can go
@@ -18,7 +36,10 @@ function describeOutcome(outcome: CallOutcome<CallToolResult>): string {
   return `${outcome.kind} ${outcome.reason}`;
 }
 
-async function runCell(kind: Kind, mode: Mode): Promise<{ outcome: CallOutcome<CallToolResult>; effects: number }> {
+async function runCell(
+  kind: Kind,
+  mode: Mode,
+): Promise<{ outcome: CallOutcome<CallToolResult>; effects: number }> {
   const { tool, args, policy } = KINDS[kind];
   const scenario = { [tool]: [STEPS[mode]], write_then_drop: [] };
   const verify = (state: FaultState) => ({
@@ -56,7 +77,12 @@ async function runCell(kind: Kind, mode: Mode): Promise<{ outcome: CallOutcome<C
   };
   try {
     const governor = createGovernor(policyInput, { metrics: false, verify: verify(state) });
-    const governed = governClient(client, { governor, server: "fault", requestTimeoutMs: 200, reconnect });
+    const governed = governClient(client, {
+      governor,
+      server: "fault",
+      requestTimeoutMs: 200,
+      reconnect,
+    });
     const outcome = await governed.callTool(governor.startRun(), { name: tool, arguments: args });
     return { outcome, effects: state.effects().filter((e) => e.tool === tool).length };
   } finally {
@@ -71,7 +97,8 @@ describe("the fault matrix: no effect is ever duplicated", () => {
         const { outcome, effects } = await runCell(kind, mode);
         expect(`${describeOutcome(outcome)}, ${effects}`).toBe(EXPECTED[kind][mode]);
         expect(effects).toBeLessThanOrEqual(1);
-        if (outcome.kind === "stop") expect(outcome.result.content[0].text).toMatch(/may have happened/);
+        if (outcome.kind === "stop")
+          expect(outcome.result.content[0].text).toMatch(/may have happened/);
       });
     }
   }
@@ -83,4 +110,3 @@ describe("the fault matrix: no effect is ever duplicated", () => {
     expect(squash(doc)).toContain(squash(renderMatrix()));
   });
 });
-

@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { createRedisStore } from "@governor/redis";
 import { startHttpServer } from "@governor/testkit";
 import { describe, expect, it } from "vitest";
@@ -41,10 +41,27 @@ const worker = fileURLToPath(new URL("./fixtures/redis-worker.ts", import.meta.u
 const tsx = import.meta.resolve("tsx");
 
 /** Runs one worker process (asynchronously: the MCP server lives in this process). */
-async function runWorker(mcpUrl: string, prefix: string, tool: string, callId: string, honors: boolean) {
+async function runWorker(
+  mcpUrl: string,
+  prefix: string,
+  tool: string,
+  callId: string,
+  honors: boolean,
+) {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ["--conditions=source", "--import", tsx, worker, url as string, prefix, mcpUrl, tool, callId, honors ? "1" : "0"],
+    [
+      "--conditions=source",
+      "--import",
+      tsx,
+      worker,
+      url as string,
+      prefix,
+      mcpUrl,
+      tool,
+      callId,
+      honors ? "1" : "0",
+    ],
     { cwd: root, encoding: "utf8", timeout: 30_000 },
   );
   return JSON.parse(stdout.trim()) as { kind: string; reason?: string };
@@ -67,7 +84,9 @@ describe.runIf(!problem)("two workers sharing one RedisStore", () => {
   });
 
   it("a write that ignores keys: B finds the key uncertain and refuses, one effect", async () => {
-    const http = await startHttpServer({ scenario: { append_log: [{ kind: "drop_after_commit" }] } });
+    const http = await startHttpServer({
+      scenario: { append_log: [{ kind: "drop_after_commit" }] },
+    });
     try {
       const prefix = `governor-test:${randomUUID()}:`;
       const a = await runWorker(http.url, prefix, "append_log", "call-7", false);

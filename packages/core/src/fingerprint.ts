@@ -180,7 +180,11 @@ export function normalizeText(text: string): string {
   s = s.replace(DOTTED, replaceDotted);
   s = s.replace(LONG_TOKEN, (m) => (/\d/.test(m) && /[a-z]/.test(m) ? "<id>" : m));
   // Hex ids before durations: `000000d` is an id, not days.
-  s = s.replace(HEX_ID, (m) => (/\d/.test(m.startsWith("0x") ? m.slice(2) : m) ? "<id>" : m));
+  // (Digit-only runs are left to the duration and number rules, which give them the same `<id>`.)
+  s = s.replace(HEX_ID, (m) => {
+    const hex = m.startsWith("0x") ? m.slice(2) : m;
+    return /\d/.test(hex) && /[a-f]/.test(hex) ? "<id>" : m;
+  });
   s = s.replace(DURATION, "<dur>");
   s = s.replace(NUMBER, replaceNumber);
   s = s.replace(/\s+/g, " ").trim();

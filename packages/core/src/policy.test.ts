@@ -86,14 +86,14 @@ describe("resolveToolPolicy", () => {
     expect(resolveToolPolicy(policy, "put_x").effect).toBeUndefined();
   });
 
-  it("replays keyed calls by default", () => {
+  it("keeps results of keyed calls for replay by default", () => {
     const p = loadPolicy({ tools: { pay: { idempotency: { honorsKeys: true } } } });
     expect(resolveToolPolicy(p, "pay").idempotency).toEqual({
       honorsKeys: true,
       verify: false,
       replay: true,
     });
-    expect(resolveToolPolicy(p, "other").idempotency.replay).toBe(false);
+    expect(resolveToolPolicy(p, "other").idempotency.replay).toBe(true);
   });
 });
 

@@ -80,7 +80,7 @@ const idempotencySchema = z.strictObject({
   replay: z
     .boolean()
     .optional()
-    .describe("Replay a recorded success for an identical keyed call (default: honorsKeys)."),
+    .describe("Keep a success's result to replay for the same logical call (default true)."),
 });
 
 const BREAKER_DEFAULTS = { threshold: 5, cooldownMs: 30_000 };
@@ -347,7 +347,7 @@ export function resolveToolPolicy(policy: Policy, tool: string, server?: string)
       ...(idem.argument !== undefined && { argument: idem.argument }),
       honorsKeys,
       verify: idem.verify ?? false,
-      replay: idem.replay ?? honorsKeys,
+      replay: idem.replay ?? true,
     },
     breaker: { ...BREAKER_DEFAULTS, ...merged("breaker") },
     loop: { ...LOOP_DEFAULTS, ...merged("loop") },

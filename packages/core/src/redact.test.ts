@@ -90,8 +90,8 @@ describe("redact: examples", () => {
     ["a status word glued to a value does not", "password=expired:hunter2", "password=[redacted]"],
     [
       "a value that swallowed the next key takes its value too",
-      "pw=abc)(api_key: s3cr3t9 ok",
-      "pw=[redacted] ok",
+      "password=abc)(api_key: s3cr3t9 ok",
+      "password=[redacted] ok",
     ],
     [
       "JWTs",

@@ -396,6 +396,8 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       }
       if (claim.status !== "claimed") return refusedClaim(state, claim.status, started);
     }
+    // A verify answer speaks of the attempts before it: this new attempt may write again.
+    state.verified = undefined;
     state.attempts += 1;
     attempts += 1;
     if (state.attempts === 1) await core.countCall(state.call.server);

@@ -1,0 +1,172 @@
+/**
+ * The four checks of the MCP error-handling guidance, end to end: the real SDK client, governed by
+ * @governor/mcp, against the testkit's fault server as a child process (stdio) and over
+ * Streamable HTTP.
+ */
+import { countDuplicateWrites, fixtureSecrets, readEffects } from "@governor/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type Endpoint,
+  type Governed,
+  governed,
+  modelText,
+  shutdown,
+  startEndpoint,
+  TRANSPORTS,
+  tempDir,
+} from "./mcp-support.ts";
+
+/** What must never reach the model, whatever the server put in its raw errors. */
+function expectClean(text: string): void {
+  for (const secret of fixtureSecrets()) expect(text).not.toContain(secret);
+  for (const fragment of ["/home", "/work", "/srv", "node_modules", "sk-", "ghp_", "Bearer", "eyJ"]) {
+    expect(text).not.toContain(fragment);
+  }
+  // Stack frames: "    at fn (/path/file.ts:1:2)" or "at /path/file.js:42:17".
+  expect(text).not.toMatch(/^\s*at\s/m);
+  expect(text).not.toMatch(/\bat \S*[/\\]\S*:\d+/);
+  expect(text).not.toMatch(/\(\S+:\d+:\d+\)/);
+}
+
+describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
+  const tmp = tempDir();
+  const effectsFile = tmp.file(`effects-${kind}.jsonl`);
+  let endpoint: Endpoint;
+  let lowEndpoint: Endpoint;
+  let g: Governed;
+  let low: Governed;
+
+  beforeAll(async () => {
+    [endpoint, lowEndpoint] = await Promise.all([
+      startEndpoint(kind, {
+        effectsFile,
+        scenario: {
+          create_note: [
+            { kind: "status", status: 503 },
+            { kind: "status", status: 503 },
+          ],
+          append_log: [{ kind: "status", status: 503 }],
+          search_notes: [{ kind: "malformed" }],
+        },
+      }),
+      startEndpoint(kind, { lowlevel: true }),
+    ]);
+    [g, low] = await Promise.all([governed(endpoint), governed(lowEndpoint)]);
+  });
+
+  afterAll(async () => {
+    const left = await shutdown([g.client, low.client], [endpoint, lowEndpoint]);
+    tmp.cleanup();
+    expect(left).toEqual([]);
+  });
+
+  it("(1) an id that does not exist: isError with an actionable text naming the known ids", async () => {
+    const run = g.governor.startRun();
+    const outcome = await g.governed.callTool(run, { name: "get_note", arguments: { id: "drafts" } });
+    expect(outcome).toMatchObject({ kind: "model", action: "correct_arguments", reason: "not_found" });
+    const text = modelText(outcome);
+    expect(text).toContain('No note with id "drafts"');
+    expect(text).toContain("welcome");
+    expect(text).toContain("release-notes");
+    expect(text).toMatch(/^get_note: /);
+    expect(run.ended).toBe(false);
+  });
+
+  it("(2) a crash with a stack trace and secrets: none of them reaches the model", async () => {
+    const run = g.governor.startRun();
+    const outcome = await g.governed.callTool(run, { name: "crash_with_stack", arguments: {} });
+    expect(outcome.kind).not.toBe("ok");
+    const text = modelText(outcome);
+    expect(text).toMatch(/^crash_with_stack: Unhandled exception/);
+    expectClean(text);
+    // The summary's last failure is telemetry, and redacted too.
+    expectClean(run.summary().lastFailure?.text ?? "");
+  });
+
+  it("(2) a JSON-RPC error whose data holds secrets reaches the host with them, the model without", async () => {
+    const run = low.governor.startRun();
+    const outcome = await low.governed.callTool(run, { name: "internal", arguments: {} });
+    expect(outcome).toMatchObject({ kind: "stop", reason: "protocol_error" });
+    expectClean(modelText(outcome));
+    expect(low.seen.hostErrors).toHaveLength(1);
+    expect(JSON.stringify((low.seen.hostErrors[0]?.cause as { data?: unknown }).data)).toContain("postgres://");
+  });
+
+  it.runIf(kind === "stdio")(
+    "(3) a non-JSON line on stdout: onerror reaches the host, the call ends by the local timeout, nothing of it reaches the model",
+    async () => {
+      g.reset();
+      const run = g.governor.startRun();
+      const outcome = await g.governed.callTool(run, { name: "junk_stdout", arguments: {}, timeoutMs: 150 });
+      // A read-only tool: the timeouts are retried, then the run stops.
+      expect(outcome).toMatchObject({ kind: "stop", reason: "retries_exhausted" });
+      expect(run.summary()).toMatchObject({ attempts: 3, retries: 2, reason: "retries_exhausted" });
+      expect(g.seen.retries.map((r) => r.failure.local)).toEqual(["timeout", "timeout"]);
+      expect(g.seen.transportErrors.length).toBeGreaterThanOrEqual(3);
+      for (const error of g.seen.transportErrors) {
+        expect(error).toMatchObject({ reason: "transport_error", channel: "local" });
+        expect(error.cause).toBeInstanceOf(SyntaxError);
+      }
+      const text = modelText(outcome);
+      expect(text).not.toMatch(/oops|not JSON-RPC|SyntaxError|Unexpected token/);
+      expect(text).toContain("Request timed out");
+    },
+  );
+
+  it("(3) a result failing the result schema: ZodError → host (malformed_response), not the model", async () => {
+    g.reset();
+    const run = g.governor.startRun();
+    const outcome = await g.governed.callTool(run, { name: "search_notes", arguments: { query: "x" } });
+    expect(outcome).toMatchObject({ kind: "stop", reason: "malformed_response" });
+    expect(g.seen.hostErrors).toHaveLength(1);
+    const [error] = g.seen.hostErrors;
+    expect(error).toMatchObject({ reason: "malformed_response", channel: "local", tool: "search_notes" });
+    expect((error?.cause as Error).name).toBe("$ZodError");
+    if (outcome.kind === "stop") expect(outcome.hostError).toBe(error);
+    expect(modelText(outcome)).not.toMatch(/not an array|invalid_type|expected/);
+    // The low-level server's bad_result is the same failure.
+    const lowRun = low.governor.startRun();
+    const lowOutcome = await low.governed.callTool(lowRun, { name: "bad_result", arguments: {} });
+    expect(lowOutcome).toMatchObject({ kind: "stop", reason: "malformed_response" });
+  });
+
+  it("(3) a JSON-RPC error response: McpError → host (protocol_error), not the model", async () => {
+    low.reset();
+    const run = low.governor.startRun();
+    const outcome = await low.governed.callTool(run, {
+      name: "peer_error",
+      arguments: { code: -32050, message: "Upstream session in a bad state" },
+    });
+    expect(outcome).toMatchObject({ kind: "stop", reason: "protocol_error" });
+    expect(low.seen.hostErrors).toHaveLength(1);
+    expect(low.seen.hostErrors[0]).toMatchObject({
+      reason: "protocol_error",
+      channel: "protocol",
+      failureCode: -32050,
+    });
+    expect(modelText(outcome)).not.toContain("bad state");
+  });
+
+  it("(4) a known upstream failure: no mutation before the error result, no retry duplicated one", async () => {
+    // create_note: 503 twice, then it runs; the key travels in _meta and the server honors it.
+    const run = g.governor.startRun();
+    const created = await g.governed.callTool(run, {
+      name: "create_note",
+      arguments: { title: "t", body: "b" },
+    });
+    expect(created).toMatchObject({ kind: "ok", attempts: 3 });
+    // append_log (ignores keys): 503 is a failure before any effect, so one retry is safe.
+    const appended = await g.governed.callTool(run, { name: "append_log", arguments: { line: "x" } });
+    expect(appended).toMatchObject({ kind: "ok", attempts: 2 });
+    // transfer_funds refuses above its limit: no effect.
+    const refused = await g.governed.callTool(run, { name: "transfer_funds", arguments: { amount: 5000 } });
+    expect(refused.kind).toBe("stop");
+
+    const effects = readEffects(effectsFile);
+    expect(effects.filter((e) => e.tool === "create_note")).toHaveLength(1);
+    expect(effects.find((e) => e.tool === "create_note")?.key).toMatch(/^gk_/);
+    expect(effects.filter((e) => e.tool === "append_log")).toHaveLength(1);
+    expect(effects.filter((e) => e.tool === "transfer_funds")).toHaveLength(0);
+    expect(countDuplicateWrites(effects)).toBe(0);
+  });
+});

@@ -1,0 +1,224 @@
+/**
+ * Shared fixtures of the test/mcp-*.test.ts files: the fault server over stdio or Streamable HTTP
+ * (McpServer or low-level), a governed client with recording hooks, and a temp dir per file.
+ */
+import "@governor/testkit/node-conditions";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  createGovernor,
+  type Governor,
+  type GovernorOptions,
+  type HostError,
+  type PolicyInput,
+  type RetryContext,
+} from "@governor/core";
+import {
+  captureRetryAfter,
+  type GovernClientOptions,
+  type GovernedClient,
+  governClient,
+  type RetryAfterFetch,
+  toModelResult,
+} from "@governor/mcp";
+import {
+  type HttpFault,
+  type HttpFaultServer,
+  processExists,
+  type Scenario,
+  startHttpServer,
+  stdioServerParams,
+  waitForExit,
+} from "@governor/testkit";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+export type TransportKind = "stdio" | "http";
+export const TRANSPORTS: readonly TransportKind[] = ["stdio", "http"];
+
+/** The server's name in test policies. */
+export const SERVER = "notes";
+
+/** Retries fast (1–5 ms backoff), no shared retry budget in the way, breakers out of the way. */
+export function testPolicy(extra: PolicyInput = {}): PolicyInput {
+  return {
+    ...extra,
+    defaults: {
+      retry: { baseDelayMs: 1, maxDelayMs: 5, maxHintMs: 500 },
+      breaker: { threshold: 100 },
+      ...extra.defaults,
+    },
+    retryBudget: { reserve: 10_000, ...extra.retryBudget },
+    servers: {
+      [SERVER]: {
+        trustAnnotations: true,
+        tools: {
+          create_note: { idempotency: { honorsKeys: true } },
+          write_then_drop: { idempotency: { honorsKeys: true } },
+        },
+      },
+      ...extra.servers,
+    },
+  };
+}
+
+export interface ServerOptions {
+  readonly scenario?: Scenario;
+  readonly lowlevel?: boolean;
+  readonly effectsFile?: string;
+  /** HTTP only: answer POSTs with SSE streams instead of JSON. */
+  readonly sse?: boolean;
+  /** HTTP only. */
+  readonly httpFaults?: HttpFault[];
+}
+
+/** A fault server reachable over one transport; `connect` opens a new SDK client to it. */
+export interface Endpoint {
+  readonly kind: TransportKind;
+  readonly http: HttpFaultServer | undefined;
+  /** Connects `client` (new or closed) to the server: a new child process for stdio. */
+  connect(client: Client, retryAfter?: RetryAfterFetch): Promise<void>;
+  /** Pids of every child process started (stdio). */
+  readonly pids: number[];
+  close(): Promise<void>;
+}
+
+export async function startEndpoint(kind: TransportKind, options: ServerOptions = {}): Promise<Endpoint> {
+  const pids: number[] = [];
+  const http =
+    kind === "http"
+      ? await startHttpServer({
+          ...(options.scenario !== undefined && { scenario: options.scenario }),
+          ...(options.lowlevel !== undefined && { lowlevel: options.lowlevel }),
+          ...(options.effectsFile !== undefined && { effectsFile: options.effectsFile }),
+          ...(options.httpFaults !== undefined && { httpFaults: options.httpFaults }),
+          jsonResponse: !options.sse,
+        })
+      : undefined;
+  return {
+    kind,
+    http,
+    pids,
+    async connect(client, retryAfter) {
+      if (http) {
+        const transport = new StreamableHTTPClientTransport(
+          new URL(http.url),
+          retryAfter ? { fetch: retryAfter.fetch } : {},
+        );
+        await client.connect(transport);
+        return;
+      }
+      const transport = new StdioClientTransport(
+        stdioServerParams({
+          ...(options.scenario !== undefined && { scenario: options.scenario }),
+          ...(options.lowlevel !== undefined && { lowlevel: options.lowlevel }),
+          ...(options.effectsFile !== undefined && { effectsFile: options.effectsFile }),
+        }),
+      );
+      await client.connect(transport);
+      if (transport.pid !== null) pids.push(transport.pid);
+    },
+    async close() {
+      await http?.close();
+    },
+  };
+}
+
+/** What the hooks of a test governor saw. */
+export interface Recorded {
+  readonly hostErrors: HostError[];
+  readonly transportErrors: HostError[];
+  readonly retries: RetryContext[];
+}
+
+export interface Governed {
+  readonly governor: Governor;
+  readonly governed: GovernedClient;
+  readonly client: Client;
+  readonly seen: Recorded;
+  /** Clears what the hooks saw. */
+  reset(): void;
+}
+
+export interface GovernedOptions {
+  readonly policy?: PolicyInput;
+  readonly governorOptions?: GovernorOptions;
+  readonly clientOptions?: Partial<GovernClientOptions>;
+  /** Give the adapter a `reconnect` hook that connects a new transport to the same server. */
+  readonly reconnect?: boolean;
+  /** Capture HTTP Retry-After headers. @default true */
+  readonly captureRetryAfter?: boolean;
+  /** The `onHostError` answer. @default undefined (stop) */
+  readonly hostAnswer?: "retry";
+}
+
+/** Connects a new client to `endpoint` and governs it with recording hooks. */
+export async function governed(endpoint: Endpoint, options: GovernedOptions = {}): Promise<Governed> {
+  const seen = { hostErrors: [] as HostError[], transportErrors: [] as HostError[], retries: [] as RetryContext[] };
+  const governor = createGovernor(testPolicy(options.policy), {
+    metrics: false,
+    onHostError: (error) => {
+      seen.hostErrors.push(error);
+      return options.hostAnswer === "retry" ? { action: "retry" } : undefined;
+    },
+    onRetry: (ctx) => {
+      seen.retries.push(ctx);
+    },
+    ...options.governorOptions,
+  });
+  const retryAfter = options.captureRetryAfter === false ? undefined : captureRetryAfter();
+  const client = new Client({ name: "governor-mcp-tests", version: "0.1.0" });
+  await endpoint.connect(client, retryAfter);
+  const governedClient = governClient(client, {
+    governor,
+    server: SERVER,
+    requestTimeoutMs: 2000,
+    ...(retryAfter !== undefined && { retryAfter }),
+    ...(options.reconnect && { reconnect: () => endpoint.connect(client, retryAfter) }),
+    onTransportError: (error) => {
+      seen.transportErrors.push(error);
+    },
+    ...options.clientOptions,
+  });
+  return {
+    governor,
+    governed: governedClient,
+    client,
+    seen,
+    reset() {
+      seen.hostErrors.length = 0;
+      seen.transportErrors.length = 0;
+      seen.retries.length = 0;
+    },
+  };
+}
+
+/** The text the model reads for an outcome. */
+export function modelText(outcome: Parameters<typeof toModelResult>[0]): string {
+  return textOf(toModelResult(outcome));
+}
+
+export function textOf(result: CallToolResult): string {
+  return result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+}
+
+/** A temp dir for effects files, removed by `cleanup`. */
+export function tempDir(): { file(name: string): string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), "governor-mcp-"));
+  return {
+    file: (name) => join(dir, name),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Closes clients and endpoints, then checks that no child process is left over. */
+export async function shutdown(clients: readonly Client[], endpoints: readonly Endpoint[]): Promise<number[]> {
+  await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+  await Promise.all(endpoints.map((e) => e.close()));
+  const pids = endpoints.flatMap((e) => e.pids);
+  await Promise.all(pids.map((pid) => waitForExit(pid)));
+  return pids.filter((pid) => processExists(pid));
+}
