@@ -13,7 +13,12 @@ function reorder(value: unknown, pick: (n: number) => number): unknown {
   // defineProperty, not assignment: a generated "__proto__" key must stay an own key.
   for (const k of shuffled) {
     const v = reorder((value as Record<string, unknown>)[k], pick);
-    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, k, {
+      value: v,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }

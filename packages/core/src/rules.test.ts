@@ -426,7 +426,8 @@ function readJsonl<T>(name: string): T[] {
 // The whole classifier on the text of an isError result, as `governor classify` judges a text line.
 const corpusTool = resolveToolPolicy(loadPolicy({}), "tool");
 const predict = (text: string): Action =>
-  classify(failureFromResult({ content: [{ type: "text", text }], isError: true }), corpusTool).action;
+  classify(failureFromResult({ content: [{ type: "text", text }], isError: true }), corpusTool)
+    .action;
 
 describe("corpus", () => {
   const entries = readJsonl<CorpusEntry>("tool-errors.jsonl");

@@ -238,7 +238,10 @@ export const BUILTIN_RULES: readonly TextRule[] = [
   // A text that opens with a denial is about a right the caller lacks, whatever it says of tokens.
   {
     ...FORBIDDEN,
-    pattern: oneOf(/^\W*(?:error:?\s*)?(?:permission denied|access denied|forbidden)\b/, /\blacks? (?:the )?[\w:.-]+ scopes?\b/),
+    pattern: oneOf(
+      /^\W*(?:error:?\s*)?(?:permission denied|access denied|forbidden)\b/,
+      /\blacks? (?:the )?[\w:.-]+ scopes?\b/,
+    ),
   },
   // Missing, invalid or expired credentials: a person must log in or fix the configuration.
   {
