@@ -739,7 +739,10 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       return preflightStop(state, reason, ended.budget, "the run has already ended");
     }
     const pre = await preflight(state);
-    if (pre) return pre as Terminal<T>;
+    if (pre) {
+      emitCall(state, pre.kind === "model" ? "model" : "stop", started);
+      return pre as Terminal<T>;
+    }
 
     try {
       return await pRetry(() => attemptOnce(state, execute, started), {
@@ -808,8 +811,14 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     const print = fingerprint({ tool: state.call.tool, channel: "local", text: reason });
     const repeats = (modelRepeats.get(print) ?? 0) + 1;
     const exhausted = budgets.has("switches") ? undefined : ("switches" as const);
+    const classification: Classification = {
+      action: "switch_tool",
+      reason,
+      certainty: "not_sent",
+      source: "signal",
+    };
     const d = decide({
-      classification: { action: "switch_tool", reason, certainty: "not_sent", source: "signal" },
+      classification,
       tool: state.tool,
       effect: state.effect,
       attempt: 0,
@@ -822,7 +831,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     record(
       state,
       { channel: "local", origin: "local", text: observation },
-      { ...d, source: "signal" } as Classification,
+      classification,
       d,
       print,
     );
