@@ -28,8 +28,8 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
       startEndpoint(kind, {
         effectsFile,
         scenario: {
-          // 429 with a 60 ms retry-after, then normal.
-          get_note: [{ kind: "status", status: 429, retryAfterSeconds: 0.06 }],
+          // 429 with a 250 ms retry-after (as retryNotBefore), then normal.
+          get_note: [{ kind: "status", status: 429, retryAfterSeconds: 0.25 }],
           append_log: [{ kind: "hang_after_commit", ms: 3000 }],
         },
       }),
@@ -48,13 +48,18 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
     g.reset();
     const run = g.governor.startRun();
     const started = Date.now();
-    const outcome = await g.governed.callTool(run, { name: "get_note", arguments: { id: "welcome" } });
+    const outcome = await g.governed.callTool(run, {
+      name: "get_note",
+      arguments: { id: "welcome" },
+    });
     expect(outcome).toMatchObject({ kind: "ok", attempts: 2 });
     expect(g.seen.retries).toHaveLength(1);
     const [retry] = g.seen.retries;
     expect(retry?.decision.reason).toBe("rate_limited");
     expect(retry?.failure.retryAfterMs).toBeGreaterThan(0);
-    expect(retry?.delayMs).toBeGreaterThanOrEqual(retry?.failure.retryAfterMs ?? Number.POSITIVE_INFINITY);
+    expect(retry?.delayMs).toBeGreaterThanOrEqual(
+      retry?.failure.retryAfterMs ?? Number.POSITIVE_INFINITY,
+    );
     expect(Date.now() - started).toBeGreaterThanOrEqual(retry?.delayMs ?? 0);
     expect(modelText(outcome)).toMatch(/^# Welcome/);
   });
@@ -69,7 +74,10 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
   it("503 twice, then success: ok, the retries are invisible to the model", async () => {
     g.reset();
     const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, { name: "flaky_fetch", arguments: { url: "https://example.com" } });
+    const outcome = await g.governed.callTool(run, {
+      name: "flaky_fetch",
+      arguments: { url: "https://example.com" },
+    });
     expect(outcome).toMatchObject({ kind: "ok", attempts: 3 });
     expect(modelText(outcome)).toBe("200 OK: fetched https://example.com (attempt 3)");
     expect(g.seen.retries.map((r) => r.decision.reason)).toEqual(["unavailable", "unavailable"]);
@@ -79,30 +87,54 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
   it("not found → correct_arguments", async () => {
     const run = g.governor.startRun();
     const outcome = await g.governed.callTool(run, { name: "get_note", arguments: { id: "nope" } });
-    expect(outcome).toMatchObject({ kind: "model", action: "correct_arguments", reason: "not_found" });
+    expect(outcome).toMatchObject({
+      kind: "model",
+      action: "correct_arguments",
+      reason: "not_found",
+    });
   });
 
   it("invalid argument (the tool's check and the SDK's input validation) → correct_arguments", async () => {
     const run = g.governor.startRun();
-    const outOfRange = await g.governed.callTool(run, { name: "search_notes", arguments: { query: "x", limit: 100 } });
-    expect(outOfRange).toMatchObject({ kind: "model", action: "correct_arguments", reason: "invalid_argument" });
+    const outOfRange = await g.governed.callTool(run, {
+      name: "search_notes",
+      arguments: { query: "x", limit: 100 },
+    });
+    expect(outOfRange).toMatchObject({
+      kind: "model",
+      action: "correct_arguments",
+      reason: "invalid_argument",
+    });
     expect(modelText(outOfRange)).toContain("limit must be between 1 and 50");
-    const wrongType = await g.governed.callTool(run, { name: "search_notes", arguments: { query: "x", limit: "ten" } });
-    expect(wrongType).toMatchObject({ kind: "model", action: "correct_arguments", reason: "invalid_argument" });
+    const wrongType = await g.governed.callTool(run, {
+      name: "search_notes",
+      arguments: { query: "x", limit: "ten" },
+    });
+    expect(wrongType).toMatchObject({
+      kind: "model",
+      action: "correct_arguments",
+      reason: "invalid_argument",
+    });
     expect(modelText(wrongType)).toContain("Input validation error");
     expect(modelText(wrongType)).not.toContain("MCP error");
   });
 
   it("permission denied → stop forbidden (a person must grant access)", async () => {
     const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, { name: "delete_account", arguments: { id: "acct-1" } });
+    const outcome = await g.governed.callTool(run, {
+      name: "delete_account",
+      arguments: { id: "acct-1" },
+    });
     expect(outcome).toMatchObject({ kind: "stop", reason: "forbidden", personResolvable: true });
     expect(run.ended).toBe(true);
   });
 
   it("business rule refusal → stop, no effect", async () => {
     const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, { name: "transfer_funds", arguments: { amount: 5000 } });
+    const outcome = await g.governed.callTool(run, {
+      name: "transfer_funds",
+      arguments: { amount: 5000 },
+    });
     expect(outcome.kind).toBe("stop");
     expect(readEffects(effectsFile).filter((e) => e.tool === "transfer_funds")).toHaveLength(0);
   });
@@ -110,7 +142,10 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
   // Core issue: "amount exceeds the daily limit" matches the quota rule (`daily … limit`).
   it.fails("core issue: business rule refusal → stop with reason business_rule", async () => {
     const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, { name: "transfer_funds", arguments: { amount: 5000 } });
+    const outcome = await g.governed.callTool(run, {
+      name: "transfer_funds",
+      arguments: { amount: 5000 },
+    });
     expect(outcome).toMatchObject({ kind: "stop", reason: "business_rule" });
   });
 
@@ -119,8 +154,15 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
     const listTools = vi.spyOn(g.client, "listTools");
     try {
       const run = g.governor.startRun();
-      const outcome = await g.governed.callTool(run, { name: "get_notes", arguments: { id: "welcome" } });
-      expect(outcome).toMatchObject({ kind: "model", action: "switch_tool", reason: "unknown_tool" });
+      const outcome = await g.governed.callTool(run, {
+        name: "get_notes",
+        arguments: { id: "welcome" },
+      });
+      expect(outcome).toMatchObject({
+        kind: "model",
+        action: "switch_tool",
+        reason: "unknown_tool",
+      });
       expect(listTools).toHaveBeenCalledTimes(1);
       const text = modelText(outcome);
       expect(text).toContain("get_notes: Tool get_notes not found.");
@@ -137,7 +179,11 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
     try {
       const run = low.governor.startRun();
       const outcome = await low.governed.callTool(run, { name: "ecco", arguments: { text: "hi" } });
-      expect(outcome).toMatchObject({ kind: "model", action: "switch_tool", reason: "unknown_tool" });
+      expect(outcome).toMatchObject({
+        kind: "model",
+        action: "switch_tool",
+        reason: "unknown_tool",
+      });
       expect(listTools).toHaveBeenCalledTimes(1);
       expect(modelText(outcome)).toContain("Tools that exist: echo, ");
       expect(low.seen.hostErrors).toHaveLength(0);
@@ -157,18 +203,32 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
   it("a hang past the timeout on a read-only tool: retried, then stops", async () => {
     g.reset();
     const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, { name: "slow", arguments: { ms: 5000 }, timeoutMs: 120 });
+    const outcome = await g.governed.callTool(run, {
+      name: "slow",
+      arguments: { ms: 5000 },
+      timeoutMs: 120,
+    });
     expect(outcome).toMatchObject({ kind: "stop", reason: "retries_exhausted" });
     expect(run.summary()).toMatchObject({ attempts: 3, retries: 2 });
-    expect(g.seen.retries.every((r) => r.failure.local === "timeout" && r.failure.channel === "local")).toBe(true);
+    expect(
+      g.seen.retries.every((r) => r.failure.local === "timeout" && r.failure.channel === "local"),
+    ).toBe(true);
     expect(modelText(outcome)).toContain("slow: Request timed out.");
   });
 
   it("a hang past the timeout on a mutating tool: stop uncertain_mutation, exactly one effect", async () => {
     g.reset();
     const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, { name: "append_log", arguments: { line: "hello" }, timeoutMs: 150 });
-    expect(outcome).toMatchObject({ kind: "stop", reason: "uncertain_mutation", personResolvable: true });
+    const outcome = await g.governed.callTool(run, {
+      name: "append_log",
+      arguments: { line: "hello" },
+      timeoutMs: 150,
+    });
+    expect(outcome).toMatchObject({
+      kind: "stop",
+      reason: "uncertain_mutation",
+      personResolvable: true,
+    });
     expect(run.summary().attempts).toBe(1);
     expect(g.seen.retries).toHaveLength(0);
     expect(modelText(outcome)).toContain("the write may have happened");

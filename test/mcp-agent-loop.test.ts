@@ -3,7 +3,13 @@
  * model. The loop below is the one the guide shows, character for character (checked below).
  */
 import { readFileSync } from "node:fs";
-import { createGovernor, type Governor, type HostError, type RunSummary } from "@governor/core";
+import {
+  createGovernor,
+  type Governor,
+  type HostError,
+  type PolicyInput,
+  type RunSummary,
+} from "@governor/core";
 import { type GovernedClient, governClient, toModelResult } from "@governor/mcp";
 import { readEffects, stdioServerParams } from "@governor/testkit";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -27,7 +33,10 @@ type Message =
 
 /** Your model client: given the conversation and the tools, the next assistant message. */
 interface Model {
-  next(messages: readonly Message[], tools: readonly Tool[]): Promise<{ content: string; toolCalls: ToolCall[] }>;
+  next(
+    messages: readonly Message[],
+    tools: readonly Tool[],
+  ): Promise<{ content: string; toolCalls: ToolCall[] }>;
 }
 
 interface TaskResult {
@@ -36,7 +45,12 @@ interface TaskResult {
   messages: Message[];
 }
 
-async function runTask(task: string, model: Model, notes: GovernedClient, governor: Governor): Promise<TaskResult> {
+async function runTask(
+  task: string,
+  model: Model,
+  notes: GovernedClient,
+  governor: Governor,
+): Promise<TaskResult> {
   const run = governor.startRun();
   const messages: Message[] = [{ role: "user", content: task }];
   for (let turn = 0; turn < 20; turn++) {
@@ -44,18 +58,24 @@ async function runTask(task: string, model: Model, notes: GovernedClient, govern
     const tools = await notes.listTools();
     const reply = await model.next(messages, tools);
     messages.push({ role: "assistant", content: reply.content, toolCalls: reply.toolCalls });
-    if (reply.toolCalls.length === 0) return { answer: reply.content, summary: run.end(), messages };
+    if (reply.toolCalls.length === 0) {
+      return { answer: reply.content, summary: run.end(), messages };
+    }
 
     let stopped = false;
     for (const call of reply.toolCalls) {
       // Retries happen inside; what comes back is final for this call.
-      const outcome = await notes.callTool(run, { name: call.name, arguments: call.arguments, callId: call.id });
+      const outcome = await notes.callTool(run, {
+        name: call.name,
+        arguments: call.arguments,
+        callId: call.id,
+      });
       // Every tool call gets its result, even after a stop: no dangling tool call.
       messages.push({ role: "tool", toolCallId: call.id, result: toModelResult(outcome) });
       if (outcome.kind === "stop") stopped = true;
     }
     // The run ended: why is in the summary (forbidden, uncertain_mutation, protocol_error, ...).
-    if (stopped) return { answer: undefined, summary: run.summary(), messages };
+    if (stopped) return { answer: undefined, summary: run.end(), messages };
   }
   return { answer: undefined, summary: run.end(), messages };
 }
@@ -70,7 +90,8 @@ function scripted(turns: Array<ToolCall[] | string>): Model & { seen: (readonly 
     async next(messages) {
       seen.push([...messages]);
       const step = turns[turn++];
-      if (step === undefined || typeof step === "string") return { content: step ?? "done", toolCalls: [] };
+      if (step === undefined || typeof step === "string")
+        return { content: step ?? "done", toolCalls: [] };
       return { content: "", toolCalls: step };
     },
   };
@@ -80,10 +101,13 @@ const tmp = tempDir();
 const clients: Client[] = [];
 const pids: number[] = [];
 
-async function setup(policy: Parameters<typeof createGovernor>[0] = {}) {
+async function setup(policy: PolicyInput = {}) {
   const effectsFile = tmp.file(`effects-${clients.length}.jsonl`);
   const hostErrors: HostError[] = [];
-  const params = stdioServerParams({ effectsFile, scenario: { get_note: [{ kind: "ok" }, { kind: "exit" }] } });
+  const params = stdioServerParams({
+    effectsFile,
+    scenario: { get_note: [{ kind: "ok" }, { kind: "exit" }] },
+  });
   const client = new Client({ name: "agent-loop-test", version: "1.0.0" });
   clients.push(client);
   const connect = async () => {
@@ -93,10 +117,19 @@ async function setup(policy: Parameters<typeof createGovernor>[0] = {}) {
   };
   await connect();
   const governor = createGovernor(
-    { defaults: { retry: { baseDelayMs: 1, maxDelayMs: 5 } }, servers: { notes: { trustAnnotations: true } }, ...policy },
+    {
+      defaults: { retry: { baseDelayMs: 1, maxDelayMs: 5 } },
+      servers: { notes: { trustAnnotations: true } },
+      ...policy,
+    },
     { metrics: false, onHostError: (error) => void hostErrors.push(error) },
   );
-  const notes = governClient(client, { governor, server: "notes", requestTimeoutMs: 1000, reconnect: connect });
+  const notes = governClient(client, {
+    governor,
+    server: "notes",
+    requestTimeoutMs: 1000,
+    reconnect: connect,
+  });
   return { governor, notes, hostErrors, effectsFile };
 }
 
@@ -111,7 +144,8 @@ describe("the agent loop of docs/mcp.md over stdio", () => {
   it("is the loop the guide shows", () => {
     const source = readFileSync(new URL(import.meta.url), "utf8");
     const loop = source.slice(
-      source.indexOf("// docs/mcp.md agent loop: begin\n") + "// docs/mcp.md agent loop: begin\n".length,
+      source.indexOf("// docs/mcp.md agent loop: begin\n") +
+        "// docs/mcp.md agent loop: begin\n".length,
       source.indexOf("// docs/mcp.md agent loop: end"),
     );
     const doc = readFileSync(new URL("../docs/mcp.md", import.meta.url), "utf8");
@@ -153,7 +187,10 @@ describe("the agent loop of docs/mcp.md over stdio", () => {
     const result = await runTask("Delete account acct-1", model, notes, governor);
     expect(result.answer).toBeUndefined();
     expect(result.summary).toMatchObject({ reason: "forbidden", personResolvable: true });
-    expect(result.messages.filter((m) => m.role === "tool").map((m) => m.toolCallId)).toEqual(["c1", "c2"]);
+    expect(result.messages.filter((m) => m.role === "tool").map((m) => m.toolCallId)).toEqual([
+      "c1",
+      "c2",
+    ]);
     expect(model.seen).toHaveLength(1);
     expect(readEffects(effectsFile)).toEqual([]);
   });

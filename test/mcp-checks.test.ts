@@ -19,7 +19,16 @@ import {
 /** What must never reach the model, whatever the server put in its raw errors. */
 function expectClean(text: string): void {
   for (const secret of fixtureSecrets()) expect(text).not.toContain(secret);
-  for (const fragment of ["/home", "/work", "/srv", "node_modules", "sk-", "ghp_", "Bearer", "eyJ"]) {
+  for (const fragment of [
+    "/home",
+    "/work",
+    "/srv",
+    "node_modules",
+    "sk-",
+    "ghp_",
+    "Bearer",
+    "eyJ",
+  ]) {
     expect(text).not.toContain(fragment);
   }
   // Stack frames: "    at fn (/path/file.ts:1:2)" or "at /path/file.js:42:17".
@@ -62,8 +71,15 @@ describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
 
   it("(1) an id that does not exist: isError with an actionable text naming the known ids", async () => {
     const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, { name: "get_note", arguments: { id: "drafts" } });
-    expect(outcome).toMatchObject({ kind: "model", action: "correct_arguments", reason: "not_found" });
+    const outcome = await g.governed.callTool(run, {
+      name: "get_note",
+      arguments: { id: "drafts" },
+    });
+    expect(outcome).toMatchObject({
+      kind: "model",
+      action: "correct_arguments",
+      reason: "not_found",
+    });
     const text = modelText(outcome);
     expect(text).toContain('No note with id "drafts"');
     expect(text).toContain("welcome");
@@ -89,7 +105,19 @@ describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
     expect(outcome).toMatchObject({ kind: "stop", reason: "protocol_error" });
     expectClean(modelText(outcome));
     expect(low.seen.hostErrors).toHaveLength(1);
-    expect(JSON.stringify((low.seen.hostErrors[0]?.cause as { data?: unknown }).data)).toContain("postgres://");
+    const cause = low.seen.hostErrors[0]?.cause as { data?: unknown } | undefined;
+    expect(JSON.stringify(cause?.data)).toContain("postgres://");
+  });
+
+  // Core issue: a host-routed stop composes the observation "the connection to the tool failed"
+  // with the protocol_error stop text "The connection to the tool failed." (run.ts hostOutcome,
+  // message.ts STOP). Remove `.fails` once the text says it once.
+  it.fails("core issue: a host-routed stop says what happened once", async () => {
+    const run = low.governor.startRun();
+    const outcome = await low.governed.callTool(run, { name: "internal", arguments: {} });
+    expect(modelText(outcome)).not.toMatch(
+      /connection to the tool failed\. The connection to the tool failed/i,
+    );
   });
 
   it.runIf(kind === "stdio")(
@@ -97,7 +125,11 @@ describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
     async () => {
       g.reset();
       const run = g.governor.startRun();
-      const outcome = await g.governed.callTool(run, { name: "junk_stdout", arguments: {}, timeoutMs: 150 });
+      const outcome = await g.governed.callTool(run, {
+        name: "junk_stdout",
+        arguments: {},
+        timeoutMs: 150,
+      });
       // A read-only tool: the timeouts are retried, then the run stops.
       expect(outcome).toMatchObject({ kind: "stop", reason: "retries_exhausted" });
       expect(run.summary()).toMatchObject({ attempts: 3, retries: 2, reason: "retries_exhausted" });
@@ -116,12 +148,19 @@ describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
   it("(3) a result failing the result schema: ZodError → host (malformed_response), not the model", async () => {
     g.reset();
     const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, { name: "search_notes", arguments: { query: "x" } });
+    const outcome = await g.governed.callTool(run, {
+      name: "search_notes",
+      arguments: { query: "x" },
+    });
     expect(outcome).toMatchObject({ kind: "stop", reason: "malformed_response" });
     expect(g.seen.hostErrors).toHaveLength(1);
     const [error] = g.seen.hostErrors;
-    expect(error).toMatchObject({ reason: "malformed_response", channel: "local", tool: "search_notes" });
-    expect((error?.cause as Error).name).toBe("$ZodError");
+    expect(error).toMatchObject({
+      reason: "malformed_response",
+      channel: "local",
+      tool: "search_notes",
+    });
+    expect((error?.cause as Error | undefined)?.name).toBe("$ZodError");
     if (outcome.kind === "stop") expect(outcome.hostError).toBe(error);
     expect(modelText(outcome)).not.toMatch(/not an array|invalid_type|expected/);
     // The low-level server's bad_result is the same failure.
@@ -156,10 +195,16 @@ describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
     });
     expect(created).toMatchObject({ kind: "ok", attempts: 3 });
     // append_log (ignores keys): 503 is a failure before any effect, so one retry is safe.
-    const appended = await g.governed.callTool(run, { name: "append_log", arguments: { line: "x" } });
+    const appended = await g.governed.callTool(run, {
+      name: "append_log",
+      arguments: { line: "x" },
+    });
     expect(appended).toMatchObject({ kind: "ok", attempts: 2 });
     // transfer_funds refuses above its limit: no effect.
-    const refused = await g.governed.callTool(run, { name: "transfer_funds", arguments: { amount: 5000 } });
+    const refused = await g.governed.callTool(run, {
+      name: "transfer_funds",
+      arguments: { amount: 5000 },
+    });
     expect(refused.kind).toBe("stop");
 
     const effects = readEffects(effectsFile);

@@ -47,10 +47,17 @@ async function open(
 
 describe.each(TRANSPORTS)("going away over %s", (kind) => {
   it("a read-only call whose server goes away mid-call resumes (after a reconnect on stdio)", async () => {
-    const { endpoint, g } = await open(kind, { scenario: { get_note: [{ kind: "exit" }] } }, { reconnect: true });
+    const { endpoint, g } = await open(
+      kind,
+      { scenario: { get_note: [{ kind: "exit" }] } },
+      { reconnect: true },
+    );
     const firstPid = endpoint.pids[0];
     const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, { name: "get_note", arguments: { id: "welcome" } });
+    const outcome = await g.governed.callTool(run, {
+      name: "get_note",
+      arguments: { id: "welcome" },
+    });
     expect(outcome).toMatchObject({ kind: "ok", attempts: 2 });
     expect(modelText(outcome)).toMatch(/^# Welcome/);
     expect(g.seen.retries.map((r) => r.failure.local)).toEqual(["connection_closed"]);
@@ -61,7 +68,10 @@ describe.each(TRANSPORTS)("going away over %s", (kind) => {
       expect(endpoint.pids).toHaveLength(2);
       expect(await waitForExit(firstPid ?? 0)).toBe(true);
     }
-    const next = await g.governed.callTool(run, { name: "get_note", arguments: { id: "release-notes" } });
+    const next = await g.governed.callTool(run, {
+      name: "get_note",
+      arguments: { id: "release-notes" },
+    });
     expect(next).toMatchObject({ kind: "ok", attempts: 1 });
   });
 
@@ -72,7 +82,10 @@ describe.each(TRANSPORTS)("going away over %s", (kind) => {
       { reconnect: true },
     );
     const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, { name: "append_log", arguments: { line: "once" } });
+    const outcome = await g.governed.callTool(run, {
+      name: "append_log",
+      arguments: { line: "once" },
+    });
     expect(outcome).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
     expect(run.summary().attempts).toBe(1);
     expect(readEffects(effectsFile).filter((e) => e.tool === "append_log")).toHaveLength(1);
@@ -103,7 +116,10 @@ describe("stdio: a crashed server without reconnect", () => {
   it("is reported to the host (onHostError, session_expired), the model gets nothing of it", async () => {
     const { endpoint, g } = await open("stdio", { scenario: { get_note: [{ kind: "exit" }] } });
     const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, { name: "get_note", arguments: { id: "welcome" } });
+    const outcome = await g.governed.callTool(run, {
+      name: "get_note",
+      arguments: { id: "welcome" },
+    });
     // The closed connection is retried (read-only); the retry finds no connection: the host's turn.
     expect(outcome).toMatchObject({ kind: "stop", reason: "session_expired" });
     expect(g.seen.hostErrors.map((e) => [e.reason, e.message])).toEqual([
@@ -124,7 +140,8 @@ describe("stdio: a crashed server without reconnect", () => {
         governorOptions: {
           metrics: false,
           onHostError: async (error, ctx) => {
-            if (error.reason !== "session_expired" || !ctx.safeToRepeat || !endpointRef || !gRef) return undefined;
+            if (error.reason !== "session_expired" || !ctx.safeToRepeat || !endpointRef || !gRef)
+              return undefined;
             await endpointRef.connect(gRef.client);
             return { action: "retry" };
           },
@@ -134,7 +151,10 @@ describe("stdio: a crashed server without reconnect", () => {
     endpointRef = endpoint;
     gRef = g;
     const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, { name: "get_note", arguments: { id: "welcome" } });
+    const outcome = await g.governed.callTool(run, {
+      name: "get_note",
+      arguments: { id: "welcome" },
+    });
     expect(outcome).toMatchObject({ kind: "ok", attempts: 3 });
     expect(endpoint.pids).toHaveLength(2);
   });
@@ -144,11 +164,16 @@ describe("HTTP: an expired session", () => {
   it("with reconnect: a new session is opened and the call is sent again (nothing was executed)", async () => {
     const { endpoint, g } = await open("http", {}, { reconnect: true });
     const run = g.governor.startRun();
-    expect(await g.governed.callTool(run, { name: "get_note", arguments: { id: "welcome" } })).toMatchObject({
+    expect(
+      await g.governed.callTool(run, { name: "get_note", arguments: { id: "welcome" } }),
+    ).toMatchObject({
       kind: "ok",
     });
     expect(await endpoint.http?.expireSessions()).toBe(1);
-    const outcome = await g.governed.callTool(run, { name: "append_log", arguments: { line: "after expiry" } });
+    const outcome = await g.governed.callTool(run, {
+      name: "append_log",
+      arguments: { line: "after expiry" },
+    });
     expect(outcome).toMatchObject({ kind: "ok", attempts: 1 });
     expect(endpoint.http?.sessionCount()).toBe(1);
     expect(endpoint.http?.state.effects().filter((e) => e.tool === "append_log")).toHaveLength(1);
@@ -159,7 +184,10 @@ describe("HTTP: an expired session", () => {
     await g.governed.listTools();
     await endpoint.http?.expireSessions();
     const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, { name: "get_note", arguments: { id: "welcome" } });
+    const outcome = await g.governed.callTool(run, {
+      name: "get_note",
+      arguments: { id: "welcome" },
+    });
     expect(outcome).toMatchObject({ kind: "stop", reason: "session_expired" });
     expect(g.seen.hostErrors[0]).toMatchObject({ reason: "session_expired", channel: "local" });
     expect(modelText(outcome)).not.toMatch(/404|Session not found|Streamable/);

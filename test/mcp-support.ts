@@ -86,7 +86,10 @@ export interface Endpoint {
   close(): Promise<void>;
 }
 
-export async function startEndpoint(kind: TransportKind, options: ServerOptions = {}): Promise<Endpoint> {
+export async function startEndpoint(
+  kind: TransportKind,
+  options: ServerOptions = {},
+): Promise<Endpoint> {
   const pids: number[] = [];
   const http =
     kind === "http"
@@ -156,8 +159,15 @@ export interface GovernedOptions {
 }
 
 /** Connects a new client to `endpoint` and governs it with recording hooks. */
-export async function governed(endpoint: Endpoint, options: GovernedOptions = {}): Promise<Governed> {
-  const seen = { hostErrors: [] as HostError[], transportErrors: [] as HostError[], retries: [] as RetryContext[] };
+export async function governed(
+  endpoint: Endpoint,
+  options: GovernedOptions = {},
+): Promise<Governed> {
+  const seen = {
+    hostErrors: [] as HostError[],
+    transportErrors: [] as HostError[],
+    retries: [] as RetryContext[],
+  };
   const governor = createGovernor(testPolicy(options.policy), {
     metrics: false,
     onHostError: (error) => {
@@ -215,7 +225,10 @@ export function tempDir(): { file(name: string): string; cleanup(): void } {
 }
 
 /** Closes clients and endpoints, then checks that no child process is left over. */
-export async function shutdown(clients: readonly Client[], endpoints: readonly Endpoint[]): Promise<number[]> {
+export async function shutdown(
+  clients: readonly Client[],
+  endpoints: readonly Endpoint[],
+): Promise<number[]> {
   await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
   await Promise.all(endpoints.map((e) => e.close()));
   const pids = endpoints.flatMap((e) => e.pids);

@@ -1,4 +1,10 @@
-// The public API of @governor/mcp.
-export { type GovernClientOptions, type GovernedCallParams, type GovernedClient, governClient, toModelResult } from "./client.ts";
+// The public API of @governor/mcp: an explicit list, pinned by index.test.ts.
+export {
+  type GovernClientOptions,
+  type GovernedCallParams,
+  type GovernedClient,
+  governClient,
+  toModelResult,
+} from "./client.ts";
 export { type CallSiteFacts, mapSdkError } from "./map-error.ts";
 export { captureRetryAfter, type RetryAfterFetch } from "./retry-after.ts";

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from "node:http";
 import { type Failure, failureFromError, type LocalKind } from "@governor/core";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 
@@ -34,6 +35,19 @@ export class LocalCheckError extends Error {
   }
 }
 
+/**
+ * What the model may read for local failures it can be told about: the error's own message is a
+ * transport detail (`fetch failed`, `AbortError: …`, a response body); the raw error stays in
+ * `raw` for the host. Failures routed to the host keep their message.
+ */
+const LOCAL_TEXT: Partial<Record<LocalKind, string>> = {
+  timeout: "Request timed out",
+  aborted: "The call was aborted",
+  connection_closed: "Connection closed before the answer arrived",
+  connection_refused: "Connection refused",
+  network: "Network error",
+};
+
 const SDK_TIMEOUT = -32001;
 const SDK_CLOSED = -32000;
 
@@ -47,6 +61,12 @@ const SDK_CLOSED_MESSAGE = "MCP error -32000: Connection closed";
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null;
+}
+
+function constructorName(value: unknown): string | undefined {
+  if (!isRecord(value)) return undefined;
+  const ctor: unknown = (value as { constructor?: unknown }).constructor;
+  return typeof ctor === "function" ? ctor.name : undefined;
 }
 
 function isMcpError(error: unknown): error is McpError {
@@ -83,10 +103,8 @@ export function isSessionGone(error: unknown): boolean {
  * // → { channel: "local", origin: "local", local: "timeout", … }
  */
 export function mapSdkError(error: unknown, facts: CallSiteFacts = {}): Failure {
-  const local = (kind: LocalKind, extra: Partial<Failure> = {}): Failure => ({
-    ...failureFromError(error, { origin: "local", local: kind }),
-    ...extra,
-  });
+  const local = (kind: LocalKind, extra: Partial<Failure> = {}): Failure =>
+    withLocalText({ ...failureFromError(error, { origin: "local", local: kind }), ...extra });
   if (facts.timedOut) return local("timeout");
   if (facts.aborted) return local("aborted");
   const name = isRecord(error) && typeof error.name === "string" ? error.name : "";
@@ -99,12 +117,14 @@ export function mapSdkError(error: unknown, facts: CallSiteFacts = {}): Failure 
           ? typeof data.timeout === "number"
           : data.timeout === facts.timeoutMs;
       // maxTotalTimeout expiry: the SDK's only -32001 without data.timeout.
-      const total = typeof data.maxTotalTimeout === "number" && typeof data.totalElapsed === "number";
+      const total =
+        typeof data.maxTotalTimeout === "number" && typeof data.totalElapsed === "number";
       if (own || total) return local("timeout");
     }
     if (error.code === SDK_CLOSED) {
       const closed =
-        facts.connectionClosed ?? (error.message === SDK_CLOSED_MESSAGE && error.data === undefined);
+        facts.connectionClosed ??
+        (error.message === SDK_CLOSED_MESSAGE && error.data === undefined);
       if (closed) return local("connection_closed");
     }
     if (CLIENT_CHECKS.some((check) => check.test(error.message))) return local("malformed_result");
@@ -115,16 +135,29 @@ export function mapSdkError(error: unknown, facts: CallSiteFacts = {}): Failure 
   if (name === "AbortError") return local("aborted");
   if (name === "TimeoutError") return local("timeout");
   if (error instanceof Error && error.message === "Not connected") return local("not_connected");
-  if (name === "UnauthorizedError") return local("http_status", { httpStatus: 401 });
+  // SDK 1.32's UnauthorizedError keeps the name "Error": tell it by its class name.
+  if (name === "UnauthorizedError" || constructorName(error) === "UnauthorizedError") {
+    return local("http_status", { httpStatus: 401 });
+  }
   const status = httpErrorStatus(error);
   if (status !== undefined) {
     if (status < 100 || status > 599) return local("network");
+    // The SDK's message holds the response body: the host keeps it (raw); the model reads the status.
+    const phrase = STATUS_CODES[status];
     return local("http_status", {
+      text: `HTTP ${status}${phrase === undefined ? "" : ` ${phrase}`}`,
       httpStatus: status,
       ...(facts.retryAfterMs !== undefined && { retryAfterMs: facts.retryAfterMs }),
     });
   }
   // `fetch failed` with cause.code, Node socket errors, spawn failures: by the system code.
   const mapped = failureFromError(error, { origin: "local" });
-  return mapped.channel === "local" ? mapped : { ...mapped, channel: "local", origin: "local" };
+  return withLocalText(
+    mapped.channel === "local" ? mapped : { ...mapped, channel: "local", origin: "local" },
+  );
+}
+
+function withLocalText(failure: Failure): Failure {
+  const text = failure.local === undefined ? undefined : LOCAL_TEXT[failure.local];
+  return text === undefined ? failure : { ...failure, text };
 }

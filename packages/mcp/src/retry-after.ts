@@ -27,7 +27,10 @@ export function captureRetryAfter(
   now: () => number = Date.now,
 ): RetryAfterFetch {
   let last: number | undefined;
-  const wrapped = (async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
+  const wrapped = (async (
+    input: Parameters<typeof fetch>[0],
+    init?: Parameters<typeof fetch>[1],
+  ) => {
     const response = await inner(input, init);
     const header = response.ok ? null : response.headers.get("retry-after");
     last = header === null ? undefined : parseRetryAfter(header, now());

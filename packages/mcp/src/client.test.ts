@@ -1,0 +1,319 @@
+import { getEventListeners } from "node:events";
+import {
+  createGovernor,
+  type GovernorOptions,
+  type HostError,
+  type PolicyInput,
+} from "@governor/core";
+import {
+  connectInMemory,
+  createFaultServer,
+  createLowLevelServer,
+  IDEMPOTENCY_META_KEY,
+} from "@governor/testkit";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { type GovernClientOptions, governClient, toModelResult } from "./client.ts";
+
+const FAST: PolicyInput["defaults"] = { retry: { baseDelayMs: 1, maxDelayMs: 2 } };
+const clients: Client[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+
+async function setup(
+  server: McpServer | Server,
+  policy: PolicyInput = {},
+  options: Partial<GovernClientOptions> & { governor?: GovernorOptions } = {},
+) {
+  const { client, clientTransport } = await connectInMemory(server);
+  clients.push(client);
+  const hostErrors: HostError[] = [];
+  const governor = createGovernor(
+    { ...policy, defaults: { ...FAST, ...policy.defaults }, retryBudget: { reserve: 1000 } },
+    { metrics: false, onHostError: (e) => void hostErrors.push(e), ...options.governor },
+  );
+  const governed = governClient(client, { governor, server: "notes", ...options });
+  return { client, clientTransport, governor, governed, hostErrors };
+}
+
+function text(result: CallToolResult): string {
+  return result.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+}
+
+describe("governClient over the in-memory transport", () => {
+  it("passes a success through untouched; toModelResult gives the tool's result", async () => {
+    const { governed, governor } = await setup(createFaultServer());
+    const outcome = await governed.callTool(governor.startRun(), {
+      name: "get_note",
+      arguments: { id: "welcome" },
+    });
+    expect(outcome).toMatchObject({ kind: "ok", attempts: 1, replayed: false });
+    const result = toModelResult(outcome);
+    expect(result.isError).toBeUndefined();
+    expect(text(result)).toMatch(/^# Welcome/);
+  });
+
+  it("#1943: an isError result whose structuredContent breaks the output schema reaches classification (after listTools)", async () => {
+    const { governed, governor, client } = await setup(createFaultServer());
+    await governed.listTools();
+    // The plain SDK throws the error result away and rejects with -32602 instead.
+    await expect(
+      client.callTool({ name: "typed_note", arguments: { id: "nope" } }),
+    ).rejects.toMatchObject({
+      code: -32602,
+    });
+    const outcome = await governed.callTool(governor.startRun(), {
+      name: "typed_note",
+      arguments: { id: "nope" },
+    });
+    expect(outcome).toMatchObject({
+      kind: "model",
+      action: "correct_arguments",
+      reason: "not_found",
+    });
+    expect(text(toModelResult(outcome))).toContain(
+      'No note with id "nope". Known ids: welcome, release-notes',
+    );
+    // A success is still checked against the output schema.
+    const ok = await governed.callTool(governor.startRun(), {
+      name: "typed_note",
+      arguments: { id: "welcome" },
+    });
+    expect(ok).toMatchObject({
+      kind: "ok",
+      value: { structuredContent: { id: "welcome", title: "Welcome" } },
+    });
+  });
+
+  it("a success that breaks its output schema (missing or wrong structuredContent) goes to the host as malformed_response", async () => {
+    const { governed, governor, hostErrors } = await setup(createLowLevelServer());
+    await governed.listTools();
+    for (const name of ["typed_missing", "typed_wrong"]) {
+      const outcome = await governed.callTool(governor.startRun(), { name, arguments: {} });
+      expect(outcome).toMatchObject({ kind: "stop", reason: "malformed_response" });
+      expect(text(toModelResult(outcome))).not.toMatch(/schema|structured/i);
+    }
+    expect(hostErrors.map((e) => [e.reason, e.channel])).toEqual([
+      ["malformed_response", "local"],
+      ["malformed_response", "local"],
+    ]);
+  });
+
+  it("gives the SDK a fresh AbortController per attempt: the run's signal keeps no listener (the raw SDK keeps N)", async () => {
+    const { governed, governor, client } = await setup(createFaultServer());
+    const runSignal = new AbortController();
+    const run = governor.startRun({ signal: runSignal.signal });
+    for (let i = 0; i < 20; i++) {
+      const outcome = await governed.callTool(run, {
+        name: "search_notes",
+        arguments: { query: `q${i}` },
+      });
+      expect(outcome.kind).toBe("ok");
+    }
+    expect(getEventListeners(runSignal.signal, "abort")).toHaveLength(0);
+
+    const raw = new AbortController();
+    for (let i = 0; i < 20; i++) {
+      await client.callTool({ name: "search_notes", arguments: { query: `q${i}` } }, undefined, {
+        signal: raw.signal,
+      });
+    }
+    expect(getEventListeners(raw.signal, "abort")).toHaveLength(20);
+  });
+
+  it("sends no notifications/cancelled for finished calls when the run is aborted later", async () => {
+    const { governed, governor, clientTransport } = await setup(createFaultServer());
+    const sent: string[] = [];
+    const send = clientTransport.send.bind(clientTransport);
+    clientTransport.send = (message, options) => {
+      if ("method" in message) sent.push(message.method);
+      return send(message, options);
+    };
+    const runSignal = new AbortController();
+    const run = governor.startRun({ signal: runSignal.signal });
+    for (let i = 0; i < 5; i++)
+      await governed.callTool(run, { name: "get_note", arguments: { id: "welcome" } });
+    runSignal.abort();
+    expect(sent.filter((m) => m === "notifications/cancelled")).toEqual([]);
+  });
+
+  it("an abort of the run mid-call: stop aborted, and the request is cancelled on the wire", async () => {
+    const { governed, governor, clientTransport } = await setup(createFaultServer());
+    const sent: string[] = [];
+    const send = clientTransport.send.bind(clientTransport);
+    clientTransport.send = (message, options) => {
+      if ("method" in message) sent.push(message.method);
+      return send(message, options);
+    };
+    const runSignal = new AbortController();
+    const run = governor.startRun({ signal: runSignal.signal });
+    setTimeout(() => runSignal.abort(), 30);
+    const outcome = await governed.callTool(run, { name: "slow", arguments: { ms: 5000 } });
+    expect(outcome).toMatchObject({ kind: "stop", reason: "aborted" });
+    expect(sent).toContain("notifications/cancelled");
+  });
+
+  it("the attempt timeout comes from the run's remaining time", async () => {
+    const { governed, governor } = await setup(createFaultServer(), {
+      tools: { slow: { effect: "read_only", retry: { attempts: 1 } } },
+    });
+    const run = governor.startRun({ deadline: Date.now() + 80 });
+    const started = Date.now();
+    const outcome = await governed.callTool(run, { name: "slow", arguments: { ms: 5000 } });
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(outcome.kind).toBe("stop");
+  });
+
+  it("sends the idempotency key in _meta, the same on every attempt", async () => {
+    const { governed, governor } = await setup(
+      createFaultServer({
+        scenario: {
+          create_note: [{ kind: "hang", ms: 500 }, { kind: "ok" }],
+        },
+      }),
+      { tools: { create_note: { effect: "mutating", idempotency: { honorsKeys: true } } } },
+    );
+    const keys: unknown[] = [];
+    const request = governed.client.request.bind(governed.client);
+    governed.client.request = ((
+      req: { params?: { _meta?: Record<string, unknown> } },
+      ...rest: unknown[]
+    ) => {
+      keys.push(req.params?._meta?.[IDEMPOTENCY_META_KEY]);
+      return (request as (...args: unknown[]) => unknown)(req, ...rest);
+    }) as typeof governed.client.request;
+    const outcome = await governed.callTool(governor.startRun(), {
+      name: "create_note",
+      arguments: { title: "a", body: "b" },
+      timeoutMs: 50,
+    });
+    expect(outcome).toMatchObject({ kind: "ok", attempts: 2 });
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toMatch(/^gk_/);
+    expect(keys[1]).toBe(keys[0]);
+  });
+});
+
+describe("listTools", () => {
+  it("hides tools the policy denies and tools whose breaker is open", async () => {
+    const { governed, governor } = await setup(createFaultServer(), {
+      tools: {
+        delete_account: { access: "deny" },
+        slow: {
+          effect: "read_only",
+          retry: { attempts: 1 },
+          breaker: { threshold: 1, cooldownMs: 60_000 },
+        },
+      },
+    });
+    const before = (await governed.listTools()).map((t) => t.name);
+    expect(before).not.toContain("delete_account");
+    expect(before).toContain("slow");
+    const run = governor.startRun();
+    await governed.callTool(run, { name: "slow", arguments: { ms: 5000 }, timeoutMs: 20 });
+    const after = (await governed.listTools()).map((t) => t.name);
+    expect(after).not.toContain("slow");
+    expect(after).toContain("get_note");
+    // Calling it anyway: switch_tool, nothing sent.
+    const outcome = await governed.callTool(governor.startRun(), {
+      name: "slow",
+      arguments: { ms: 1 },
+    });
+    expect(outcome).toMatchObject({ kind: "model", action: "switch_tool", reason: "circuit_open" });
+    // A denied tool called anyway: switch_tool too.
+    const denied = await governed.callTool(governor.startRun(), {
+      name: "delete_account",
+      arguments: { id: "a" },
+    });
+    expect(denied).toMatchObject({
+      kind: "model",
+      action: "switch_tool",
+      reason: "denied_by_policy",
+    });
+  });
+});
+
+describe("effects from annotations", () => {
+  // slow is annotated readOnlyHint: a timeout is retried only when that hint is believed.
+  const timeoutOutcome = async (policy: PolicyInput, list = true) => {
+    const { governed, governor } = await setup(createFaultServer(), policy);
+    if (list) await governed.listTools();
+    const run = governor.startRun();
+    const outcome = await governed.callTool(run, {
+      name: "slow",
+      arguments: { ms: 5000 },
+      timeoutMs: 20,
+    });
+    return { outcome, attempts: run.summary().attempts };
+  };
+
+  it("an untrusted server's annotations are ignored: unannotated by policy = mutating, no retry", async () => {
+    const { outcome, attempts } = await timeoutOutcome({});
+    expect(outcome).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    expect(attempts).toBe(1);
+  });
+
+  it("a trusted server's readOnlyHint makes the timeout retryable (listed lazily if needed)", async () => {
+    for (const list of [true, false]) {
+      const { outcome, attempts } = await timeoutOutcome(
+        { servers: { notes: { trustAnnotations: true } } },
+        list,
+      );
+      expect(outcome).toMatchObject({ kind: "stop", reason: "retries_exhausted" });
+      expect(attempts).toBe(3);
+    }
+  });
+
+  it("the policy wins over a trusted annotation", async () => {
+    const { outcome, attempts } = await timeoutOutcome({
+      servers: { notes: { trustAnnotations: true, tools: { slow: { effect: "mutating" } } } },
+    });
+    expect(outcome).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    expect(attempts).toBe(1);
+  });
+});
+
+describe("transport errors", () => {
+  it("forwards onerror no call claims to onTransportError, and chains the previous handlers", async () => {
+    const forwarded: HostError[] = [];
+    const previous: Error[] = [];
+    const { client } = await connectInMemory(createFaultServer());
+    clients.push(client);
+    client.onerror = (e) => void previous.push(e);
+    governClient(client, {
+      governor: createGovernor({}, { metrics: false }),
+      onTransportError: (e) => void forwarded.push(e),
+    });
+    const junk = new SyntaxError("Unexpected token 'h'");
+    client.onerror?.(junk);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(previous).toEqual([junk]);
+    expect(forwarded).toHaveLength(1);
+    expect(forwarded[0]).toMatchObject({
+      reason: "transport_error",
+      channel: "local",
+      cause: junk,
+    });
+  });
+
+  it("reports a connection that closes with calls in flight", async () => {
+    const forwarded: HostError[] = [];
+    const { governed, governor } = await setup(
+      createFaultServer(),
+      {
+        tools: { exit_now: { effect: "read_only", retry: { attempts: 1 } } },
+      },
+      { onTransportError: (e) => void forwarded.push(e) },
+    );
+    const outcome = await governed.callTool(governor.startRun(), {
+      name: "exit_now",
+      arguments: {},
+    });
+    expect(outcome).toMatchObject({ kind: "stop", reason: "retries_exhausted" });
+    expect(forwarded.map((e) => e.reason)).toEqual(["connection_closed"]);
+  });
+});

@@ -1,0 +1,327 @@
+import { classify, createGovernor, type Failure } from "@governor/core";
+import { connectInMemory, createFaultServer, createLowLevelServer } from "@governor/testkit";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { McpError, UrlElicitationRequiredError } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { type CallSiteFacts, isSessionGone, LocalCheckError, mapSdkError } from "./map-error.ts";
+
+const policy = createGovernor({}, { metrics: false }).toolPolicy("a_tool");
+
+/** Failure fields that matter, plus what the classifier makes of it. */
+function judged(error: unknown, facts?: CallSiteFacts) {
+  const failure = mapSdkError(error, facts);
+  const c = classify(failure, policy);
+  return {
+    channel: failure.channel,
+    origin: failure.origin,
+    local: failure.local,
+    action: c.action,
+    reason: c.reason,
+    certainty: c.certainty,
+    failure,
+  };
+}
+
+function fetchFailed(code: string): TypeError {
+  const cause = Object.assign(new Error(`connect ${code} 127.0.0.1:1`), { code });
+  return new TypeError("fetch failed", { cause });
+}
+
+const clients: Client[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a rejection");
+}
+
+describe("mapSdkError: the SDK 1.32 error shapes pinned in test/sdk-quirks.test.ts", () => {
+  it("the SDK's own -32001 with data.timeout → local timeout (retry_dependency, unknown)", () => {
+    const own = new McpError(-32001, "Request timed out", { timeout: 500 });
+    expect(judged(own)).toMatchObject({
+      channel: "local",
+      origin: "local",
+      local: "timeout",
+      action: "retry_dependency",
+      reason: "timeout",
+      certainty: "unknown",
+    });
+    // With the call site's bookkeeping: only the timeout the adapter gave counts as its own.
+    expect(judged(own, { timeoutMs: 500 }).local).toBe("timeout");
+    expect(judged(own, { timeoutMs: 1500 })).toMatchObject({
+      channel: "protocol",
+      origin: "peer",
+      action: "host",
+    });
+  });
+
+  it("maxTotalTimeout expiry (-32001 without data.timeout) → local timeout", () => {
+    const total = new McpError(-32001, "Maximum total timeout exceeded", {
+      maxTotalTimeout: 120,
+      totalElapsed: 130,
+    });
+    expect(judged(total, { timeoutMs: 500 })).toMatchObject({
+      local: "timeout",
+      action: "retry_dependency",
+    });
+  });
+
+  it("a peer's -32001 without data → protocol, routed to the host", () => {
+    expect(judged(new McpError(-32001, "Request timed out"))).toMatchObject({
+      channel: "protocol",
+      origin: "peer",
+      action: "host",
+      reason: "protocol_error",
+    });
+  });
+
+  it("the adapter's own timer or the run's abort: local timeout / aborted whatever the shape", () => {
+    const shaped = new McpError(-32001, "AbortError: This operation was aborted");
+    expect(judged(shaped, { timedOut: true })).toMatchObject({
+      local: "timeout",
+      action: "retry_dependency",
+    });
+    expect(judged(shaped, { aborted: true })).toMatchObject({
+      local: "aborted",
+      action: "stop",
+      reason: "aborted",
+    });
+    expect(judged(shaped, { aborted: true }).failure.text).toBe("The call was aborted");
+  });
+
+  it("-32000 Connection closed → local connection_closed when the connection closed during the call", () => {
+    const closed = new McpError(-32000, "Connection closed");
+    expect(judged(closed, { connectionClosed: true })).toMatchObject({
+      channel: "local",
+      local: "connection_closed",
+      action: "retry_dependency",
+      certainty: "unknown",
+    });
+    // Without bookkeeping, the SDK's exact shape; with it, a peer's -32000 stays the peer's.
+    expect(judged(closed).local).toBe("connection_closed");
+    expect(judged(closed, { connectionClosed: false })).toMatchObject({
+      channel: "protocol",
+      action: "host",
+    });
+    expect(judged(new McpError(-32000, "Server overloaded"))).toMatchObject({
+      channel: "protocol",
+    });
+  });
+
+  it("AbortError DOMException (an already-aborted signal) → local aborted", () => {
+    const error = new DOMException("This operation was aborted", "AbortError");
+    expect(judged(error)).toMatchObject({
+      channel: "local",
+      local: "aborted",
+      action: "stop",
+      reason: "aborted",
+    });
+  });
+
+  it("Error('Not connected') → local not_connected → host session_expired, nothing sent", () => {
+    expect(judged(new Error("Not connected"))).toMatchObject({
+      channel: "local",
+      local: "not_connected",
+      action: "host",
+      reason: "session_expired",
+      certainty: "not_sent",
+    });
+  });
+
+  it("zod's $ZodError (a result failing CallToolResultSchema) → local malformed_result → host", () => {
+    const parsed = z
+      .object({ content: z.array(z.unknown()) })
+      .safeParse({ content: "not an array" });
+    const error = parsed.error;
+    expect(error?.name).toBe("ZodError");
+    const core = new z.core.$ZodError(error?.issues ?? []);
+    for (const e of [error, core]) {
+      expect(judged(e)).toMatchObject({
+        channel: "local",
+        local: "malformed_result",
+        action: "host",
+        reason: "malformed_response",
+      });
+    }
+  });
+
+  it("StreamableHTTPError 404 → host session_expired; 429/503 → retry, with the captured Retry-After", () => {
+    const expired = new StreamableHTTPError(404, "Error POSTing to endpoint: Session not found");
+    expect(judged(expired)).toMatchObject({
+      local: "http_status",
+      action: "host",
+      reason: "session_expired",
+    });
+    const limited = new StreamableHTTPError(
+      429,
+      "Error POSTing to endpoint: 429 Too Many Requests",
+    );
+    const j = judged(limited, { retryAfterMs: 2000 });
+    expect(j).toMatchObject({
+      local: "http_status",
+      action: "retry_dependency",
+      reason: "rate_limited",
+      certainty: "failed",
+    });
+    expect(j.failure).toMatchObject({
+      httpStatus: 429,
+      retryAfterMs: 2000,
+      text: "HTTP 429 Too Many Requests",
+    });
+    expect(classify(j.failure, policy).retryAfterMs).toBe(2000);
+    expect(judged(new StreamableHTTPError(503, "x"))).toMatchObject({
+      reason: "unavailable",
+      action: "retry_dependency",
+    });
+    expect(judged(new StreamableHTTPError(-1, "Unexpected content type: text/html"))).toMatchObject(
+      {
+        local: "network",
+      },
+    );
+    expect(isSessionGone(expired)).toBe(true);
+    expect(isSessionGone(limited)).toBe(false);
+    expect(isSessionGone(new Error("Not connected"))).toBe(true);
+  });
+
+  it("UnauthorizedError → local HTTP 401 → stop unauthorized", () => {
+    expect(judged(new UnauthorizedError("token expired"))).toMatchObject({
+      local: "http_status",
+      action: "stop",
+      reason: "unauthorized",
+    });
+  });
+
+  it("fetch failed with cause ECONNREFUSED → connection_refused (not sent); UND_ERR_SOCKET → connection_closed (unknown)", () => {
+    expect(judged(fetchFailed("ECONNREFUSED"))).toMatchObject({
+      channel: "local",
+      local: "connection_refused",
+      action: "retry_dependency",
+      certainty: "not_sent",
+    });
+    const socket = judged(fetchFailed("UND_ERR_SOCKET"));
+    expect(socket).toMatchObject({
+      local: "connection_closed",
+      action: "retry_dependency",
+      certainty: "unknown",
+    });
+    expect(socket.failure.text).toBe("Connection closed before the answer arrived");
+  });
+
+  it("a spawn error (ENOENT) → local spawn_failed → host", () => {
+    const spawn = Object.assign(new Error("spawn /nope ENOENT"), {
+      code: "ENOENT",
+      syscall: "spawn /nope",
+    });
+    expect(judged(spawn)).toMatchObject({
+      channel: "local",
+      local: "spawn_failed",
+      action: "host",
+    });
+  });
+
+  it("UrlElicitationRequiredError (-32042) → host elicitation_required", () => {
+    const error = new UrlElicitationRequiredError([
+      { mode: "url", message: "Sign in", url: "https://example.com", elicitationId: "e1" },
+    ]);
+    expect(judged(error)).toMatchObject({
+      channel: "protocol",
+      origin: "peer",
+      action: "host",
+      reason: "elicitation_required",
+    });
+  });
+
+  it("the client's own output-schema checks (-32602/-32600 made locally) → local malformed_result", () => {
+    const wrong = new McpError(
+      -32602,
+      "Structured content does not match the tool's output schema: data/value must be string",
+    );
+    const missing = new McpError(
+      -32600,
+      "Tool typed_missing has an output schema but did not return structured content",
+    );
+    for (const e of [wrong, missing])
+      expect(judged(e)).toMatchObject({ channel: "local", local: "malformed_result" });
+    expect(judged(new LocalCheckError("malformed_result", "x"))).toMatchObject({
+      local: "malformed_result",
+    });
+  });
+
+  it("a peer's -32602 unknown tool → switch_tool; other -32602 → host; -32603 → host, certainty unknown", () => {
+    expect(judged(new McpError(-32602, "Unknown tool: nope"))).toMatchObject({
+      action: "switch_tool",
+      reason: "unknown_tool",
+    });
+    expect(judged(new McpError(-32602, "Invalid arguments for tool echo"))).toMatchObject({
+      action: "host",
+    });
+    expect(judged(new McpError(-32603, "Internal error"))).toMatchObject({
+      action: "host",
+      certainty: "unknown",
+    });
+  });
+
+  it("keeps the raw error for the host", () => {
+    const error = new McpError(-32603, "Internal error", { detail: "secret" });
+    const failure: Failure = mapSdkError(error);
+    expect(failure.raw).toBe(error);
+    expect(failure.data).toEqual({ detail: "secret" });
+  });
+});
+
+describe("mapSdkError on errors the real SDK client produced (in memory)", () => {
+  it("timeout, caller abort, already-aborted, connection closed, Not connected, $ZodError", async () => {
+    const { client } = await connectInMemory(createFaultServer());
+    clients.push(client);
+    const timeout = await rejection(
+      client.callTool({ name: "slow", arguments: { ms: 2000 } }, undefined, { timeout: 30 }),
+    );
+    expect(mapSdkError(timeout, { timeoutMs: 30 }).local).toBe("timeout");
+
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 20);
+    const aborted = await rejection(
+      client.callTool({ name: "slow", arguments: { ms: 2000 } }, undefined, { signal: ac.signal }),
+    );
+    // Shape alone: an McpError -32001 without data, like a peer's. The call site knows better.
+    expect(mapSdkError(aborted).channel).toBe("protocol");
+    expect(mapSdkError(aborted, { aborted: true }).local).toBe("aborted");
+
+    const early = await rejection(
+      client.callTool({ name: "slow", arguments: { ms: 1 } }, undefined, {
+        signal: AbortSignal.abort(),
+      }),
+    );
+    expect(mapSdkError(early).local).toBe("aborted");
+
+    const closed = await rejection(client.callTool({ name: "exit_now", arguments: {} }));
+    expect(mapSdkError(closed, { connectionClosed: true }).local).toBe("connection_closed");
+    const after = await rejection(
+      client.callTool({ name: "get_note", arguments: { id: "welcome" } }),
+    );
+    expect(mapSdkError(after).local).toBe("not_connected");
+
+    const low = await connectInMemory(createLowLevelServer());
+    clients.push(low.client);
+    const zod = await rejection(low.client.callTool({ name: "bad_result", arguments: {} }));
+    expect(mapSdkError(zod).local).toBe("malformed_result");
+    const peer = await rejection(
+      low.client.callTool({
+        name: "peer_error",
+        arguments: { code: -32001, message: "Request timed out", data: { timeout: 5 } },
+      }),
+    );
+    // A peer's -32001 with data.timeout: local by shape, the peer's by the adapter's bookkeeping.
+    expect(mapSdkError(peer).local).toBe("timeout");
+    expect(mapSdkError(peer, { timeoutMs: 60_000 }).channel).toBe("protocol");
+  });
+});
