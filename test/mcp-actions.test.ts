@@ -139,8 +139,7 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
     expect(readEffects(effectsFile).filter((e) => e.tool === "transfer_funds")).toHaveLength(0);
   });
 
-  // Core issue: "amount exceeds the daily limit" matches the quota rule (`daily … limit`).
-  it.fails("core issue: business rule refusal → stop with reason business_rule", async () => {
+  it("business rule refusal → stop with reason business_rule", async () => {
     const run = g.governor.startRun();
     const outcome = await g.governed.callTool(run, {
       name: "transfer_funds",

@@ -109,10 +109,7 @@ describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
     expect(JSON.stringify(cause?.data)).toContain("postgres://");
   });
 
-  // Core issue: a host-routed stop composes the observation "the connection to the tool failed"
-  // with the protocol_error stop text "The connection to the tool failed." (run.ts hostOutcome,
-  // message.ts STOP). Remove `.fails` once the text says it once.
-  it.fails("core issue: a host-routed stop says what happened once", async () => {
+  it("a host-routed stop says what happened once", async () => {
     const run = low.governor.startRun();
     const outcome = await low.governed.callTool(run, { name: "internal", arguments: {} });
     expect(modelText(outcome)).not.toMatch(

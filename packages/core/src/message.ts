@@ -35,7 +35,11 @@ const STOP: Partial<Record<Reason, string>> = {
   deadline_exceeded: "No time is left before the run's deadline.",
   aborted: "The run was cancelled.",
   not_approved: "A person did not approve this call.",
-  protocol_error: "The connection to the tool failed.",
+  protocol_error: "The host has been told; nothing in this conversation can fix it.",
+  session_expired: "The session with the tool ended; the host has been told.",
+  malformed_response: "The tool's reply was malformed; the host has been told.",
+  transport_error: "The tool could not be reached; the host has been told.",
+  elicitation_required: "The tool needs input from the user; the host has been told.",
 };
 
 function sentence(text: string): string {
@@ -50,7 +54,9 @@ function stopText(input: MessageInput, d: Extract<Decision, { action: "stop" }>)
     case "budget_exhausted":
       return `The run's ${d.budget ?? "call"} budget is spent.`;
     case "retries_exhausted":
-      return `The service still fails after ${input.attempts ?? "several"} attempts.`;
+      return input.attempts === 1
+        ? "The service is failing and cannot be retried now."
+        : `The service still fails after ${input.attempts ?? "several"} attempts.`;
     default:
       return STOP[d.reason] ?? STOP[d.cause] ?? "Nobody in this run can fix it.";
   }

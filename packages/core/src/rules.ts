@@ -196,6 +196,14 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:not found|does ?n[o']t exist)\b[^.\n]{0,20}\bor (?:you )?(?:do ?n[o']t|does ?n[o']t) have (?:access|permission)\b/i,
   },
   // Quota, credits, billing, plan: a limit that only money or an account lifts, not waiting.
+  // A value of the request over a business limit (an amount, a size of an order) is a rule of the
+  // service, not a quota of the caller: checked before quotas, whose wording ("daily limit") it shares.
+  {
+    ...BUSINESS_RULE,
+    pattern: oneOf(
+      /\b(?:amount|value|total|sum|price|payment|transfer|withdrawal|order|quantity)\b[^.\n]{0,40}\b(?:exceeds?|exceeding|over|above)\b[^.\n]{0,30}\blimit\b/,
+    ),
+  },
   {
     ...QUOTA,
     pattern: oneOf(

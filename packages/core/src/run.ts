@@ -694,7 +694,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         personResolvable: PERSON_RESOLVABLE.has(d.reason),
       },
       // Nothing of the raw failure reaches the model: it stays with the host.
-      "the connection to the tool failed",
+      "the call could not be completed",
       { hostError: error },
     );
     if (!hook) throw new Escape(error);
