@@ -44,7 +44,11 @@ export function benchDecisions(rounds = 20): Figure {
 export async function benchRunCall(
   calls = 50_000,
 ): Promise<Figure & { oursUs: number; baselineUs: number }> {
-  const governor = createGovernor({ tools: { noop: { effect: "read_only" } } }, { metrics: false });
+  // Budgets wide enough for a batch, and distinct arguments: a batch measures calls, not stops.
+  const governor = createGovernor(
+    { tools: { noop: { effect: "read_only" } }, budgets: { calls: 1_000_000 } },
+    { metrics: false },
+  );
   const result = { content: [{ type: "text", text: "ok" }] };
   const execute = async () => result;
   const batch = 1_000;
@@ -53,7 +57,7 @@ export async function benchRunCall(
   for (let done = 0; done < calls; done += batch) {
     const run = governor.startRun();
     let t = performance.now();
-    for (let i = 0; i < batch; i++) await run.call({ tool: "noop", args: { i: i % 7 } }, execute);
+    for (let i = 0; i < batch; i++) await run.call({ tool: "noop", args: { i } }, execute);
     ours.push(((performance.now() - t) * 1000) / batch);
     t = performance.now();
     for (let i = 0; i < batch; i++) await execute();

@@ -1,7 +1,7 @@
 import pRetry from "p-retry";
 import { breakerAfter, breakerCheck } from "./breaker.ts";
 import { createRunBudgets, type RunBudgets } from "./budget.ts";
-import { hashArgs } from "./canonical.ts";
+import { canonicalJson, hashArgs } from "./canonical.ts";
 import { type Classification, classify } from "./classify.ts";
 import { type BudgetName, type Decision, decide, safeToRepeat } from "./decide.ts";
 import { resolveEffect, type ToolAnnotations } from "./effect.ts";
@@ -185,7 +185,9 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   const actions = Object.fromEntries(ACTIONS.map((a) => [a, 0])) as Record<Action, number>;
   const fingerprints: Record<string, number> = {};
   const modelRepeats = new Map<string, number>();
-  const identical = new Map<string, { sig: string; count: number }>();
+  // Per call key, the last result's signature and how many times in a row it came back. A success
+  // is kept by reference and hashed only when the same call comes back (most calls never do).
+  const identical = new Map<string, { sig: string | undefined; value?: unknown; count: number }>();
   const successes = new Map<string, number>();
   let attempts = 0;
   let retries = 0;
@@ -339,12 +341,21 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     await core.store.set(key, next ?? null, state.tool.breaker.cooldownMs * 10 + 60_000);
   };
 
-  const noteSignature = (state: CallState, sig: string) => {
+  /** Records a call's result: a failure by its fingerprint, a success by its (lazy) hash. */
+  const noteSignature = (state: CallState, result: { failure: string } | { value: unknown }) => {
     const prev = identical.get(state.callKey);
-    identical.set(
-      state.callKey,
-      prev?.sig === sig ? { sig, count: prev.count + 1 } : { sig, count: 1 },
-    );
+    if (prev === undefined) {
+      identical.set(
+        state.callKey,
+        "failure" in result
+          ? { sig: `f:${result.failure}`, count: 1 }
+          : { sig: undefined, value: result.value, count: 1 },
+      );
+      return;
+    }
+    const sig = "failure" in result ? `f:${result.failure}` : `ok:${safeHash(result.value)}`;
+    const prevSig = prev.sig ?? `ok:${safeHash(prev.value)}`;
+    identical.set(state.callKey, { sig, count: prevSig === sig ? prev.count + 1 : 1 });
   };
 
   /** Runs the verify step for an uncertain mutation, when the policy and options provide one. */
@@ -402,23 +413,40 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     attempts += 1;
     if (state.attempts === 1) await core.countCall(state.call.server);
 
-    const ac = new AbortController();
-    const onAbort = () => ac.abort(signal?.reason);
-    signal?.addEventListener("abort", onAbort, { once: true });
+    // The attempt's signal is made on first use: an executor that never reads it (a plain
+    // function) costs no AbortController, no listener on the run's signal and no deadline timer.
+    let ac: AbortController | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     let deadlineHit = false;
-    const timer = Number.isFinite(remainingMs)
-      ? setTimeout(() => {
-          deadlineHit = true;
-          ac.abort(Object.assign(new Error("The run's deadline passed"), { name: "TimeoutError" }));
-        }, remainingMs)
-      : undefined;
+    const onAbort = () => ac?.abort(signal?.reason);
+    const attemptSignal = (): AbortSignal => {
+      if (ac) return ac.signal;
+      ac = new AbortController();
+      if (signal?.aborted) ac.abort(signal.reason);
+      else signal?.addEventListener("abort", onAbort, { once: true });
+      const left = deadline - core.now();
+      if (Number.isFinite(left)) {
+        timer = setTimeout(
+          () => {
+            deadlineHit = true;
+            ac?.abort(
+              Object.assign(new Error("The run's deadline passed"), { name: "TimeoutError" }),
+            );
+          },
+          Math.max(0, left),
+        );
+      }
+      return ac.signal;
+    };
     let value: T | undefined;
     let failure: Failure | undefined;
     let thrown: { error: unknown } | undefined;
     try {
       value = await execute({
         attempt: state.attempts,
-        signal: ac.signal,
+        get signal() {
+          return attemptSignal();
+        },
         remainingMs,
         idempotencyKey: state.key,
         args: state.args,
@@ -429,8 +457,10 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       thrown = { error: err };
       failure = toFailure(state, err, deadlineHit);
     } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
+      if (ac) {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      }
     }
 
     if (failure === undefined) {
@@ -441,7 +471,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         });
       }
       await updateBreaker(state, "success");
-      noteSignature(state, `ok:${safeHash(value)}`);
+      noteSignature(state, { value });
       if (state.key !== undefined)
         successes.set(state.callKey, (successes.get(state.callKey) ?? 0) + 1);
       emitCall(state, "ok", started);
@@ -600,13 +630,13 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       case "host":
         return hostOutcome(state, failure, d, started);
       case "stop":
-        noteSignature(state, `f:${print}`);
+        noteSignature(state, { failure: print });
         emitCall(state, "stop", started);
         return stopOutcome(state, d, observe(failure.text, state), { repeats });
       default: {
         budgets.take(d.action === "correct_arguments" ? "corrections" : "switches");
         modelRepeats.set(print, repeats);
-        noteSignature(state, `f:${print}`);
+        noteSignature(state, { failure: print });
         emitCall(state, "model", started);
         const text = composeMessage({
           tool: state.call.tool,
@@ -707,12 +737,19 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     const effect = resolveEffect(tool.effect, tool.trustAnnotations, request.annotations);
     const rawArgs = request.args ?? {};
     const mutating = effect === "mutating";
-    const argsHash = hashArgs(rawArgs);
-    const callKey = `${request.server ?? ""}\u0000${request.tool}\u0000${argsHash}`;
+    // Canonical text, not a hash, keys the loop detector: it costs less than hashing every call.
+    const callKey = `${request.server ?? ""}\u0000${request.tool}\u0000${canonicalJson(rawArgs)}`;
+    const argsHash = mutating ? hashArgs(rawArgs) : undefined;
     const key = mutating
       ? request.callId !== undefined
         ? core.mintKey(["call", request.callId, request.tool])
-        : core.mintKey([id, callKey, String(successes.get(callKey) ?? 0)])
+        : core.mintKey([
+            id,
+            request.server ?? "",
+            request.tool,
+            argsHash ?? "",
+            String(successes.get(callKey) ?? 0),
+          ])
       : undefined;
     const argName = tool.idempotency.argument;
     const args =
@@ -727,7 +764,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       effect,
       args,
       callKey,
-      argsHash: mutating ? argsHash : undefined,
+      argsHash,
       key,
       sensitive,
       attempts: 0,
@@ -745,6 +782,15 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     }
 
     try {
+      // Most calls need one attempt: p-retry orchestrates only once a retry is asked for.
+      let first: RetryRequest;
+      try {
+        return await attemptOnce(state, execute, started);
+      } catch (err) {
+        if (!(err instanceof RetryRequest)) throw err;
+        first = err;
+      }
+      if (first.delayMs > 0) await sleep(first.delayMs, signal);
       return await pRetry(() => attemptOnce(state, execute, started), {
         retries: 1000,
         minTimeout: 0,
