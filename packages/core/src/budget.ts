@@ -13,6 +13,8 @@ export interface RunBudgets {
   take(name: CountedBudget): boolean;
   /** Whether one more unit is available, without taking it. */
   has(name: CountedBudget): boolean;
+  /** Gives back one unit taken for work that did not happen. */
+  refund(name: CountedBudget): void;
   /** Units used so far. */
   used(): Readonly<Record<CountedBudget, number>>;
 }
@@ -32,6 +34,9 @@ export function createRunBudgets(limits: Budgets): RunBudgets {
       if (used[name] >= limits[name]) return false;
       used[name] += 1;
       return true;
+    },
+    refund(name) {
+      if (used[name] > 0) used[name] -= 1;
     },
     used: () => ({ ...used }),
   };

@@ -110,6 +110,7 @@ export function decide(ctx: DecideContext): Decision {
       if (!safeToRepeat(certainty, ctx.effect, ctx.keyed, ctx.verified)) {
         return stop(ctx, "uncertain_mutation");
       }
+      if (ctx.exhausted === "failures") return stop(ctx, "budget_exhausted", "failures");
       if (ctx.exhausted === "retries") return giveUp(ctx, "budget_exhausted", "retries");
       if (ctx.attempt >= ctx.tool.retry.attempts || ctx.serverRetryBudgetEmpty) {
         return giveUp(ctx, "retries_exhausted");

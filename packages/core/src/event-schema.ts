@@ -48,6 +48,7 @@ const decisionEvent = z.object({
   certainty: z.enum(certainties),
   fingerprint: z.string().regex(/^[0-9a-f]{16}$/, "must be 16 lowercase hex digits"),
   delayMs: ms.exactOptional(),
+  idempotencyKey: z.string().min(1).exactOptional(),
   observed: z.boolean(),
 });
 

@@ -54,6 +54,8 @@ export interface DecisionEvent extends EventBase {
   readonly fingerprint: string;
   /** Backoff before the next attempt, for `retry_dependency`. */
   readonly delayMs?: number;
+  /** The call's idempotency key (mutating calls), e.g. to settle an uncertain write by hand. */
+  readonly idempotencyKey?: string;
   /** Computed in observe-only mode: not enforced. */
   readonly observed: boolean;
 }

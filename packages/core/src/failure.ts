@@ -287,7 +287,9 @@ function readError(err: unknown, options: FromErrorOptions): Failure {
     return { channel: "protocol", origin, text, code: numericCode, ...hints };
   }
   const sys = nodeCode(err);
-  if (sys !== undefined) {
+  // Only system-style codes (ECONNRESET, UND_ERR_SOCKET…) mean the client side failed; a code like
+  // Postgres "23505" or Node's ERR_INVALID_ARG_VALUE is the tool's own refusal, judged by its text.
+  if (sys !== undefined && (sys in NODE_LOCAL || /^(?:E[A-Z0-9]+|UND_ERR_[A-Z_]+)$/.test(sys))) {
     return {
       channel: "local",
       origin: "local",

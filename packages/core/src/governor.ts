@@ -172,6 +172,11 @@ export function createGovernor(
     options.metrics === false
       ? undefined
       : createOtelRecorder(options.meter ? { meter: options.meter } : {});
+  const listeners: ((event: GovernorEvent) => void)[] = [];
+  if (recorder) listeners.push(recorder);
+  if (options.onEvent) listeners.push(options.onEvent);
+  const onDecision = options.onDecision;
+  if (onDecision) listeners.push((e) => e.type === "decision" && onDecision(e));
   const cache = new Map<string, ToolPolicy>();
   const toolPolicy = (tool: string, server?: string): ToolPolicy => {
     const key = `${server ?? ""}\u0000${tool}`;
@@ -194,9 +199,14 @@ export function createGovernor(
     random,
     toolPolicy,
     emit(event) {
-      recorder?.(event);
-      options.onEvent?.(event);
-      if (event.type === "decision") options.onDecision?.(event);
+      // Telemetry and hooks must never break the agent loop: an error in one is dropped.
+      for (const listener of listeners) {
+        try {
+          listener(event);
+        } catch {
+          // ignored on purpose
+        }
+      }
     },
     breakerKey: (tool, server) => `br:${server ?? ""}:${tool}`,
     async readBreaker(tool) {

@@ -132,7 +132,7 @@ const budgetsSchema = z.strictObject({
   retries: nonNegativeInt.default(20),
   corrections: nonNegativeInt.default(10),
   switches: nonNegativeInt.default(5),
-  wallTimeMs: positiveInt.default(600_000),
+  wallTimeMs: positiveInt.max(2_147_483_647).default(600_000),
 });
 
 const retryBudgetSchema = z.strictObject({

@@ -317,10 +317,12 @@ describe("run.call", () => {
       { tools: { t: { effect: "read_only" } } },
       { onHostError: (_e, ctx) => ({ action: ctx.safeToRepeat ? "retry" : "stop" }) },
     ).startRun();
-    const outcome = await run.call({ tool: "t" }, async () => {
-      if (++n === 1) throw Object.assign(new Error("Session not found"), { code: -32001 });
-      return ok("fine");
-    });
+    const outcome = await drive(
+      run.call({ tool: "t" }, async () => {
+        if (++n === 1) throw Object.assign(new Error("Session not found"), { code: -32001 });
+        return ok("fine");
+      }),
+    );
     expect(outcome).toMatchObject({ kind: "ok", attempts: 2 });
   });
 

@@ -13,7 +13,14 @@ import type { GovernorCore, VerifyResult } from "./governor.ts";
 import { composeMessage } from "./message.ts";
 import type { ToolPolicy } from "./policy.ts";
 import { redact } from "./redact.ts";
-import { ACTIONS, type Action, type Effect, PERSON_RESOLVABLE, type Reason } from "./types.ts";
+import {
+  ACTIONS,
+  type Action,
+  type Effect,
+  type MaybePromise,
+  PERSON_RESOLVABLE,
+  type Reason,
+} from "./types.ts";
 
 /** The `_meta` key that carries an idempotency key to the server. */
 export const IDEMPOTENCY_META_KEY = "io.governor/idempotency-key";
@@ -45,7 +52,10 @@ export interface ToolCall {
 export interface AttemptContext {
   /** 1 for the first attempt. */
   readonly attempt: number;
-  /** Aborted when the run is aborted or its deadline passes. One per attempt. */
+  /**
+   * Aborted when the run is aborted or its deadline passes. One per attempt, made on first read;
+   * read after the attempt ended, it is already aborted.
+   */
   readonly signal: AbortSignal;
   /** Ms left before the run's deadline. */
   readonly remainingMs: number;
@@ -92,6 +102,11 @@ export type CallOutcome<T> =
       readonly summary: RunSummary;
       /** Set when the stop came from a failure routed to the host. */
       readonly hostError?: HostError;
+      /**
+       * The call's idempotency key when the write may have happened (`uncertain_mutation`): a
+       * person who checked settles it with `governor.settle(key, …)`.
+       */
+      readonly idempotencyKey?: string;
     };
 
 /** One agent task. */
@@ -120,6 +135,9 @@ class Escape extends Error {
     super("escape");
   }
 }
+
+/** Node fires a longer timeout after 1 ms; a deadline further away needs no timer. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 function modelResult(text: string): ModelResult {
   return { content: [{ type: "text", text }], isError: true };
@@ -154,20 +172,40 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
+/** Runs a host hook; a hook that throws must not break the agent loop, so its error is dropped. */
+function guarded<R>(fn: () => R): R | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
+  }
+}
+
+async function guardedAsync<R>(fn: () => MaybePromise<R>): Promise<R | undefined> {
+  try {
+    return await fn();
+  } catch {
+    return undefined;
+  }
+}
+
 interface CallState {
   readonly call: ToolCall;
   readonly tool: ToolPolicy;
   readonly effect: Effect;
   readonly args: Readonly<Record<string, unknown>>;
+  readonly meta: Readonly<Record<string, unknown>>;
   readonly callKey: string;
   readonly argsHash: string | undefined;
   readonly key: string | undefined;
   readonly sensitive: readonly string[];
+  readonly started: number;
   attempts: number;
   verified: "absent" | "present" | "unknown" | undefined;
 }
 
 type Terminal<T> = CallOutcome<T>;
+type StopDecision = Extract<Decision, { action: "stop" }>;
 
 /** Creates a run. Internal: use `governor.startRun()`. */
 export function createRun(core: GovernorCore, options: RunOptions): Run {
@@ -184,6 +222,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
 
   const actions = Object.fromEntries(ACTIONS.map((a) => [a, 0])) as Record<Action, number>;
   const fingerprints: Record<string, number> = {};
+  // How often each fingerprint reached the model (the repeat rule counts these).
   const modelRepeats = new Map<string, number>();
   // Per call key, the last result's signature and how many times in a row it came back. A success
   // is kept by reference and hashed only when the same call comes back (most calls never do).
@@ -220,7 +259,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     const s = summary();
     ended = s;
     core.emit({ v: EVENT_SCHEMA_VERSION, type: "run_end", at: core.now(), runId: id, summary: s });
-    core.options.onStop?.(s);
+    guarded(() => core.options.onStop?.(s));
     return s;
   };
 
@@ -243,7 +282,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       sensitiveValues: state.sensitive,
     });
 
-  const emitCall = (state: CallState, outcome: CallOutcomeKind, started: number) =>
+  const emitCall = (state: CallState, outcome: CallOutcomeKind) =>
     core.emit({
       v: EVENT_SCHEMA_VERSION,
       type: "call",
@@ -253,16 +292,17 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       ...(state.call.server !== undefined && { server: state.call.server }),
       outcome,
       attempts: state.attempts,
-      durationMs: core.now() - started,
+      durationMs: core.now() - state.started,
     });
 
-  /** A stop before or after attempts: ends the run and gives the model its final text. */
+  /** A stop: ends the run and gives the model its final text. */
   const stopOutcome = <T>(
     state: CallState,
-    decision: Extract<Decision, { action: "stop" }>,
+    decision: StopDecision,
     observation: string,
-    extra: { hostError?: HostError; repeats?: number } = {},
+    extra: { hostError?: HostError; repeats?: number; emit?: CallOutcomeKind } = {},
   ): Terminal<T> => {
+    emitCall(state, extra.emit ?? "stop");
     if (!observeOnly) stopRun(decision.reason, decision.budget, decision.personResolvable);
     const text = composeMessage({
       tool: state.call.tool,
@@ -279,31 +319,42 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       result: modelResult(text),
       summary: summary(),
       ...(extra.hostError !== undefined && { hostError: extra.hostError }),
+      ...(decision.reason === "uncertain_mutation" &&
+        state.key !== undefined && { idempotencyKey: state.key }),
     };
   };
 
-  const preflightStop = <T>(state: CallState, reason: Reason, budget?: BudgetName, text?: string) =>
-    stopOutcome<T>(
-      state,
-      {
-        action: "stop",
-        reason,
-        certainty: "not_sent",
-        cause: reason,
-        ...(budget !== undefined && { budget }),
-        personResolvable: PERSON_RESOLVABLE.has(reason),
-      },
-      text ?? "the call was not made",
-    );
+  const plainStop = (reason: Reason, budget?: BudgetName): StopDecision => ({
+    action: "stop",
+    reason,
+    certainty: "not_sent",
+    cause: reason,
+    ...(budget !== undefined && { budget }),
+    personResolvable: PERSON_RESOLVABLE.has(reason),
+  });
+
+  /** A stop before anything was sent (budgets, deadline, abort, approval, loops). */
+  const preflightStop = <T>(state: CallState, reason: Reason, budget?: BudgetName) =>
+    stopOutcome<T>(state, plainStop(reason, budget), "the call was not made");
+
+  /** The answer for a call that finds the run already ended (a parallel call stopped it). */
+  const endedOutcome = <T>(state: CallState): Terminal<T> => {
+    const s = summary();
+    const reason: Reason = s.reason === "completed" ? "aborted" : s.reason;
+    return stopOutcome<T>(state, plainStop(reason, s.budget), "the run has already ended");
+  };
 
   const toFailure = (state: CallState, thrown: unknown, deadlineHit: boolean): Failure => {
     if (signal?.aborted) return localFailure("aborted");
     if (deadlineHit) return localFailure("timeout", "The run's deadline passed during the call");
-    if (state.call.toFailure) return state.call.toFailure(thrown);
+    if (state.call.toFailure) {
+      const mapper = state.call.toFailure;
+      return guarded(() => mapper(thrown)) ?? failureFromError(thrown, { now: core.now() });
+    }
     return failureFromError(thrown, { now: core.now() });
   };
 
-  /** Records the decision in counters and events. */
+  /** Records a decision in counters and events. */
   const record = (
     state: CallState,
     failure: Failure,
@@ -329,6 +380,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       certainty: d.certainty,
       fingerprint: print,
       ...(d.action === "retry_dependency" && { delayMs: d.delayMs }),
+      ...(state.key !== undefined && { idempotencyKey: state.key }),
       observed: observeOnly,
     });
   };
@@ -358,6 +410,20 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     identical.set(state.callKey, { sig, count: prevSig === sig ? prev.count + 1 : 1 });
   };
 
+  /** Settles a key; a result the store cannot keep (not JSON) is dropped, the state is not. */
+  const settle = async (
+    key: string,
+    to: "succeeded" | "failed" | "uncertain",
+    result?: unknown,
+  ) => {
+    if (result === undefined) return core.store.settle(key, to, { now: core.now() });
+    try {
+      await core.store.settle(key, to, { now: core.now(), result });
+    } catch {
+      await core.store.settle(key, to, { now: core.now() });
+    }
+  };
+
   /** Runs the verify step for an uncertain mutation, when the policy and options provide one. */
   const runVerify = async (state: CallState): Promise<VerifyResult | undefined> => {
     const fn = core.options.verify?.[state.call.tool];
@@ -365,8 +431,11 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     const ac = new AbortController();
     const onAbort = () => ac.abort(signal?.reason);
     signal?.addEventListener("abort", onAbort, { once: true });
+    const left = deadline - core.now();
+    const timer =
+      left <= MAX_TIMER_MS ? setTimeout(() => ac.abort(), Math.max(0, left)) : undefined;
     try {
-      return await fn({
+      const verdict = fn({
         runId: id,
         tool: state.call.tool,
         server: state.call.server,
@@ -374,30 +443,88 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         idempotencyKey: state.key,
         signal: ac.signal,
       });
+      // A verify step that ignores its signal must not hold the call past the deadline.
+      const cut = new Promise<VerifyResult>((resolve) => {
+        ac.signal.addEventListener("abort", () => resolve({ effect: "unknown" }), { once: true });
+      });
+      return await Promise.race([Promise.resolve(verdict), cut]);
     } catch {
       return { effect: "unknown" };
     } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    }
+  };
+
+  /** Performs one attempt, bounded by the run's signal and deadline even if `execute` is not. */
+  const perform = async <T>(
+    state: CallState,
+    execute: Executor<T>,
+    remainingMs: number,
+  ): Promise<{ value: T } | { thrown: unknown; deadlineHit: boolean }> => {
+    let ac: AbortController | undefined;
+    let done = false;
+    let deadlineHit = false;
+    let cancel: (reason: unknown) => void = () => {};
+    const cut = new Promise<never>((_, reject) => {
+      cancel = reject;
+    });
+    const stopAttempt = (reason: unknown) => {
+      ac?.abort(reason);
+      cancel(reason);
+    };
+    const onAbort = () => stopAttempt(signal?.reason);
+    if (signal) signal.addEventListener("abort", onAbort, { once: true });
+    const timer =
+      remainingMs <= MAX_TIMER_MS
+        ? setTimeout(() => {
+            deadlineHit = true;
+            stopAttempt(
+              Object.assign(new Error("The run's deadline passed"), { name: "TimeoutError" }),
+            );
+          }, remainingMs)
+        : undefined;
+    // The attempt's signal is made on first read: an executor that never reads it (a plain
+    // function) costs no AbortController.
+    const ctx: AttemptContext = {
+      attempt: state.attempts,
+      get signal() {
+        if (done) return AbortSignal.abort();
+        ac ??= new AbortController();
+        return ac.signal;
+      },
+      remainingMs,
+      idempotencyKey: state.key,
+      args: state.args,
+      meta: state.meta,
+    };
+    try {
+      return { value: await Promise.race([execute(ctx), cut]) };
+    } catch (thrown) {
+      return { thrown, deadlineHit };
+    } finally {
+      done = true;
+      clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
     }
   };
 
   /** One attempt: execute, then either a value, a retry request (thrown), or a terminal outcome. */
-  const attemptOnce = async <T>(
-    state: CallState,
-    execute: Executor<T>,
-    started: number,
-  ): Promise<Terminal<T>> => {
+  const attemptOnce = async <T>(state: CallState, execute: Executor<T>): Promise<Terminal<T>> => {
+    // A parallel call may have stopped the run during this call's backoff: no more retries. (A
+    // first attempt admitted before the stop still runs: its budget was granted.)
+    if (ended && !observeOnly && state.attempts > 0) return endedOutcome(state);
     if (signal?.aborted) return preflightStop(state, "aborted");
     const remainingMs = deadline - core.now();
     if (remainingMs <= 0) return preflightStop(state, "deadline_exceeded");
-    if (state.key !== undefined && state.argsHash !== undefined && !observeOnly) {
+    if (state.key !== undefined && state.argsHash !== undefined) {
       const claim = await core.store.claim(state.key, state.argsHash, {
         now: core.now(),
         allowUncertain: state.tool.idempotency.honorsKeys || state.verified === "absent",
         leaseMs: Math.min(remainingMs, 15 * 60_000),
       });
       if (claim.status === "succeeded") {
-        emitCall(state, "replayed", started);
+        emitCall(state, "replayed");
         return {
           kind: "ok",
           value: claim.entry.result as T,
@@ -405,7 +532,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
           replayed: true,
         };
       }
-      if (claim.status !== "claimed") return refusedClaim(state, claim.status, started);
+      if (claim.status !== "claimed") return refusedClaim(state, claim.status);
     }
     // A verify answer speaks of the attempts before it: this new attempt may write again.
     state.verified = undefined;
@@ -413,80 +540,37 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     attempts += 1;
     if (state.attempts === 1) await core.countCall(state.call.server);
 
-    // The attempt's signal is made on first use: an executor that never reads it (a plain
-    // function) costs no AbortController, no listener on the run's signal and no deadline timer.
-    let ac: AbortController | undefined;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let deadlineHit = false;
-    const onAbort = () => ac?.abort(signal?.reason);
-    const attemptSignal = (): AbortSignal => {
-      if (ac) return ac.signal;
-      ac = new AbortController();
-      if (signal?.aborted) ac.abort(signal.reason);
-      else signal?.addEventListener("abort", onAbort, { once: true });
-      const left = deadline - core.now();
-      if (Number.isFinite(left)) {
-        timer = setTimeout(
-          () => {
-            deadlineHit = true;
-            ac?.abort(
-              Object.assign(new Error("The run's deadline passed"), { name: "TimeoutError" }),
-            );
-          },
-          Math.max(0, left),
-        );
-      }
-      return ac.signal;
-    };
-    let value: T | undefined;
+    const outcome = await perform(state, execute, remainingMs);
     let failure: Failure | undefined;
-    let thrown: { error: unknown } | undefined;
-    try {
-      value = await execute({
-        attempt: state.attempts,
-        get signal() {
-          return attemptSignal();
-        },
-        remainingMs,
-        idempotencyKey: state.key,
-        args: state.args,
-        meta: state.key === undefined ? {} : { [IDEMPOTENCY_META_KEY]: state.key },
-      });
-      if (isErrorResult(value)) failure = failureFromResult(value as object, core.now());
-    } catch (err) {
-      thrown = { error: err };
-      failure = toFailure(state, err, deadlineHit);
-    } finally {
-      if (ac) {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
+    if ("value" in outcome) {
+      if (isErrorResult(outcome.value)) {
+        failure = failureFromResult(outcome.value as object, core.now());
       }
+    } else {
+      failure = toFailure(state, outcome.thrown, outcome.deadlineHit);
     }
-
-    if (failure === undefined) {
-      if (state.key !== undefined && !observeOnly) {
-        await core.store.settle(state.key, "succeeded", {
-          now: core.now(),
-          ...(state.tool.idempotency.replay && { result: value }),
-        });
+    if (failure === undefined && "value" in outcome) {
+      const { value } = outcome;
+      if (state.key !== undefined) {
+        await settle(state.key, "succeeded", state.tool.idempotency.replay ? value : undefined);
       }
       await updateBreaker(state, "success");
       noteSignature(state, { value });
-      if (state.key !== undefined)
+      if (state.key !== undefined) {
         successes.set(state.callKey, (successes.get(state.callKey) ?? 0) + 1);
-      emitCall(state, "ok", started);
-      return { kind: "ok", value: value as T, attempts: state.attempts, replayed: false };
+      }
+      emitCall(state, "ok");
+      return { kind: "ok", value, attempts: state.attempts, replayed: false };
     }
-    return judge(state, failure, thrown, value, started);
+    return judge(state, failure as Failure, outcome);
   };
 
   const refusedClaim = <T>(
     state: CallState,
     status: "in_flight" | "args_mismatch" | "uncertain" | "ledger_full",
-    started: number,
   ): Terminal<T> => {
-    emitCall(state, status === "in_flight" ? "model" : "stop", started);
     if (status === "in_flight") {
+      emitCall(state, "model");
       const text = composeMessage({
         tool: state.call.tool,
         observation: "an identical call is still in progress",
@@ -497,7 +581,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         kind: "model",
         action: "correct_arguments",
         reason: "conflict",
-        fingerprint: "in_flight",
+        fingerprint: fingerprint({ tool: state.call.tool, channel: "local", text: "in_flight" }),
         result: modelResult(text),
       };
     }
@@ -508,82 +592,81 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         : status === "args_mismatch"
           ? "this call id was already used with other arguments"
           : "too many writes await confirmation";
-    return stopOutcome(
-      state,
-      { action: "stop", reason, certainty: "not_sent", cause: reason, personResolvable: true },
-      observation,
-    );
+    return stopOutcome(state, { ...plainStop(reason), personResolvable: true }, observation);
   };
 
+  /**
+   * Judges a failed attempt. Everything that awaits (ledger, breaker, host hook, verify) happens
+   * first; the decision and the budgets it spends are then taken in one synchronous step, so
+   * parallel calls of the run can never overshoot a budget or miss a repeat.
+   */
   const judge = async <T>(
     state: CallState,
     failure: Failure,
-    thrown: { error: unknown } | undefined,
-    value: T | undefined,
-    started: number,
+    outcome: { value: T } | { thrown: unknown },
   ): Promise<Terminal<T>> => {
-    const c = classify(failure, state.tool);
+    let c = classify(failure, state.tool);
     const print = fingerprint({
       tool: state.call.tool,
       channel: failure.channel,
       text: failure.text,
       ...(failure.code !== undefined && { code: failure.code }),
     });
-    const uncertain = c.certainty === "unknown";
-    if (state.key !== undefined && !observeOnly) {
-      await core.store.settle(state.key, uncertain ? "uncertain" : "failed", { now: core.now() });
+    if (state.key !== undefined) {
+      await settle(state.key, c.certainty === "unknown" ? "uncertain" : "failed");
     }
-    const dependencyFailure = c.action === "retry_dependency" || c.reason === "transport_error";
-    if (dependencyFailure) await updateBreaker(state, "failure");
+    if (c.action === "retry_dependency" || c.reason === "transport_error") {
+      await updateBreaker(state, "failure");
+    }
 
-    const keyed = state.key !== undefined && state.tool.idempotency.honorsKeys;
-    const exhaustedFor = (action: Action): BudgetName | undefined => {
-      if (!budgets.has("failures")) return "failures";
-      if (action === "retry_dependency" && !budgets.has("retries")) return "retries";
-      if (action === "correct_arguments" && !budgets.has("corrections")) return "corrections";
-      if (action === "switch_tool" && !budgets.has("switches")) return "switches";
-      return undefined;
-    };
-    const repeats = (modelRepeats.get(print) ?? 0) + 1;
-    const decideNow = async (verified: CallState["verified"]): Promise<Decision> => {
-      const exhausted = exhaustedFor(c.action);
-      const base = {
-        classification: c,
-        tool: state.tool,
-        effect: state.effect,
-        attempt: state.attempts,
-        repeats,
-        keyed,
-        remainingMs: deadline - core.now(),
-        random: core.random,
-        ...(verified !== undefined && { verified }),
-        ...(exhausted !== undefined && { exhausted }),
-      };
-      const first = decide(base);
-      if (first.action !== "retry_dependency" || observeOnly) return first;
-      // The server's shared retry budget is consulted only when a retry is otherwise allowed.
-      if (await core.takeRetry(state.call.server)) return first;
-      return decide({ ...base, serverRetryBudgetEmpty: true });
-    };
+    // Failures only the host can handle: it decides before anything reaches the model.
+    let hostError: HostError | undefined;
+    if (c.action === "host" && !observeOnly) {
+      hostError = new HostError({
+        tool: state.call.tool,
+        server: state.call.server,
+        reason: c.reason,
+        channel: failure.channel,
+        failureCode: failure.code,
+        message: `${state.call.tool}: ${failure.text}`,
+        cause: failure.raw,
+      });
+      const hook = core.options.onHostError;
+      if (!hook) {
+        budgets.take("failures");
+        const d: Decision = { action: "host", reason: c.reason, certainty: c.certainty };
+        record(state, failure, c, d, print);
+        emitCall(state, "host");
+        stopRun(c.reason);
+        throw new Escape(hostError);
+      }
+      const error = hostError;
+      const resolution = await guardedAsync(() =>
+        hook(error, {
+          runId: id,
+          tool: state.call.tool,
+          server: state.call.server,
+          attempt: state.attempts,
+          effect: state.effect,
+          safeToRepeat: safeToRepeat(c.certainty, state.effect, keyed(state)),
+        }),
+      );
+      // A retry the host asks for is a dependency retry like any other: capped, backed off,
+      // budgeted, and only when repeating is safe.
+      if (resolution?.action === "retry") c = { ...c, action: "retry_dependency" };
+      if (resolution?.action === "correct_arguments") {
+        c = { ...c, action: "correct_arguments", reason: "invalid_argument" };
+      }
+    }
 
-    let d = await decideNow(state.verified);
-    if (
-      d.action === "stop" &&
-      d.reason === "uncertain_mutation" &&
-      !observeOnly &&
-      state.verified === undefined
-    ) {
-      const verdict = await runVerify(state);
-      if (verdict) {
-        state.verified = verdict.effect;
-        if (verdict.effect === "present") {
-          if (state.key !== undefined) {
-            await core.store.settle(state.key, "succeeded", {
-              now: core.now(),
-              result: verdict.result,
-            });
-          }
-          emitCall(state, "replayed", started);
+    // Ask the verify step when only it can make a retry safe.
+    if (!observeOnly && state.verified === undefined) {
+      const tentative = decideNow(state, c, print);
+      if (tentative.action === "stop" && tentative.reason === "uncertain_mutation") {
+        const verdict = await runVerify(state);
+        if (verdict?.effect === "present") {
+          if (state.key !== undefined) await settle(state.key, "succeeded", verdict.result);
+          emitCall(state, "replayed");
           return {
             kind: "ok",
             value: verdict.result as T,
@@ -591,53 +674,67 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
             replayed: true,
           };
         }
-        if (verdict.effect === "absent") {
-          if (state.key !== undefined)
-            await core.store.settle(state.key, "failed", { now: core.now() });
-          d = await decideNow("absent");
-        }
+        if (verdict) state.verified = verdict.effect;
+        if (verdict?.effect === "absent" && state.key !== undefined)
+          await settle(state.key, "failed");
       }
     }
-    budgets.take("failures");
+    if (ended && !observeOnly) return endedOutcome(state);
+
+    let d = commit(state, c, print);
+    if (d.action === "retry_dependency" && !observeOnly) {
+      // The server's shared retry budget is asked only when a retry is otherwise allowed.
+      if (!(await core.takeRetry(state.call.server))) {
+        budgets.refund("retries");
+        d = commit(state, c, print, true);
+      }
+    }
     record(state, failure, c, d, print);
 
     if (observeOnly) {
-      emitCall(state, "ok", started);
-      if (thrown) throw new Escape(thrown.error);
+      emitCall(state, "ok");
+      if ("thrown" in outcome) throw new Escape(outcome.thrown);
       return {
         kind: "ok",
-        value: value as T,
+        value: outcome.value,
         attempts: state.attempts,
         replayed: false,
         observed: d,
       };
     }
 
+    const repeats = modelRepeats.get(print) ?? 1;
     switch (d.action) {
-      case "retry_dependency":
-        budgets.take("retries");
+      case "retry_dependency": {
         retries += 1;
-        core.options.onRetry?.({
-          runId: id,
-          tool: state.call.tool,
-          server: state.call.server,
-          attempt: state.attempts,
-          delayMs: d.delayMs,
-          decision: d,
-          failure,
-        });
+        const decision = d;
+        guarded(() =>
+          core.options.onRetry?.({
+            runId: id,
+            tool: state.call.tool,
+            server: state.call.server,
+            attempt: state.attempts,
+            delayMs: decision.delayMs,
+            decision,
+            failure,
+          }),
+        );
         throw new RetryRequest(d.delayMs);
+      }
       case "host":
-        return hostOutcome(state, failure, d, started);
+        // Nothing of the raw failure reaches the model: it stays with the host.
+        return stopOutcome(
+          state,
+          { ...plainStop(d.reason), certainty: d.certainty },
+          "the call could not be completed",
+          hostError === undefined ? { emit: "host" } : { hostError, emit: "host" },
+        );
       case "stop":
         noteSignature(state, { failure: print });
-        emitCall(state, "stop", started);
         return stopOutcome(state, d, observe(failure.text, state), { repeats });
       default: {
-        budgets.take(d.action === "correct_arguments" ? "corrections" : "switches");
-        modelRepeats.set(print, repeats);
         noteSignature(state, { failure: print });
-        emitCall(state, "model", started);
+        emitCall(state, "model");
         const text = composeMessage({
           tool: state.call.tool,
           observation: observe(failure.text, state),
@@ -658,77 +755,57 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     }
   };
 
-  const hostOutcome = async <T>(
+  const keyed = (state: CallState) =>
+    observeOnly
+      ? state.tool.idempotency.honorsKeys
+      : state.key !== undefined && state.tool.idempotency.honorsKeys;
+
+  const exhaustedFor = (action: Action): BudgetName | undefined => {
+    if (!budgets.has("failures")) return "failures";
+    if (action === "retry_dependency" && !budgets.has("retries")) return "retries";
+    if (action === "correct_arguments" && !budgets.has("corrections")) return "corrections";
+    if (action === "switch_tool" && !budgets.has("switches")) return "switches";
+    return undefined;
+  };
+
+  /** The decision on the run's state right now (pure; spends nothing). */
+  const decideNow = (
     state: CallState,
-    failure: Failure,
-    d: Extract<Decision, { action: "host" }>,
-    started: number,
-  ): Promise<Terminal<T>> => {
-    const error = new HostError({
-      tool: state.call.tool,
-      server: state.call.server,
-      reason: d.reason,
-      channel: failure.channel,
-      failureCode: failure.code,
-      message: `${state.call.tool}: ${failure.text}`,
-      cause: failure.raw,
+    c: Classification,
+    print: string,
+    serverRetryBudgetEmpty = false,
+  ): Decision => {
+    const exhausted = exhaustedFor(c.action);
+    return decide({
+      classification: c,
+      tool: state.tool,
+      effect: state.effect,
+      attempt: state.attempts,
+      repeats: (modelRepeats.get(print) ?? 0) + 1,
+      keyed: keyed(state),
+      remainingMs: deadline - core.now(),
+      random: core.random,
+      ...(state.verified !== undefined && { verified: state.verified }),
+      ...(exhausted !== undefined && { exhausted }),
+      ...(serverRetryBudgetEmpty && { serverRetryBudgetEmpty }),
     });
-    const hook = core.options.onHostError;
-    const safe = safeToRepeat(
-      d.certainty,
-      state.effect,
-      state.key !== undefined && state.tool.idempotency.honorsKeys,
-    );
-    const resolution = hook
-      ? await hook(error, {
-          runId: id,
-          tool: state.call.tool,
-          server: state.call.server,
-          attempt: state.attempts,
-          effect: state.effect,
-          safeToRepeat: safe,
-        })
-      : undefined;
-    if (resolution?.action === "retry" && safe && budgets.take("retries")) {
-      retries += 1;
-      throw new RetryRequest(0);
+  };
+
+  /** Decides and spends, in one synchronous step (no await between reading and taking). */
+  const commit = (
+    state: CallState,
+    c: Classification,
+    print: string,
+    serverRetryBudgetEmpty = false,
+  ): Decision => {
+    const d = decideNow(state, c, print, serverRetryBudgetEmpty);
+    if (!serverRetryBudgetEmpty) budgets.take("failures");
+    if (d.action === "retry_dependency") budgets.take("retries");
+    if (d.action === "correct_arguments" || d.action === "switch_tool") {
+      budgets.take(d.action === "correct_arguments" ? "corrections" : "switches");
+      modelRepeats.set(print, (modelRepeats.get(print) ?? 0) + 1);
     }
-    if (resolution?.action === "correct_arguments") {
-      const decision: Decision = {
-        action: "correct_arguments",
-        reason: "invalid_argument",
-        certainty: d.certainty,
-      };
-      emitCall(state, "model", started);
-      const text = composeMessage({
-        tool: state.call.tool,
-        observation: observe(failure.text, state),
-        decision,
-      });
-      return {
-        kind: "model",
-        action: "correct_arguments",
-        reason: "invalid_argument",
-        fingerprint: "host",
-        result: modelResult(text),
-      };
-    }
-    emitCall(state, "host", started);
-    const outcome = stopOutcome<T>(
-      state,
-      {
-        action: "stop",
-        reason: d.reason,
-        certainty: d.certainty,
-        cause: d.reason,
-        personResolvable: PERSON_RESOLVABLE.has(d.reason),
-      },
-      // Nothing of the raw failure reaches the model: it stays with the host.
-      "the call could not be completed",
-      { hostError: error },
-    );
-    if (!hook) throw new Escape(error);
-    return outcome;
+    return d;
   };
 
   const call = async <T>(request: ToolCall, execute: Executor<T>): Promise<CallOutcome<T>> => {
@@ -736,7 +813,8 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     const tool = core.toolPolicy(request.tool, request.server);
     const effect = resolveEffect(tool.effect, tool.trustAnnotations, request.annotations);
     const rawArgs = request.args ?? {};
-    const mutating = effect === "mutating";
+    // Observe-only sends calls untouched: no key in the arguments or `_meta`, no ledger.
+    const mutating = effect === "mutating" && !observeOnly;
     // Canonical text, not a hash, keys the loop detector: it costs less than hashing every call.
     const callKey = `${request.server ?? ""}\u0000${request.tool}\u0000${canonicalJson(rawArgs)}`;
     const argsHash = mutating ? hashArgs(rawArgs) : undefined;
@@ -763,35 +841,31 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       tool,
       effect,
       args,
+      meta: key === undefined ? {} : { [IDEMPOTENCY_META_KEY]: key },
       callKey,
       argsHash,
       key,
       sensitive,
+      started,
       attempts: 0,
       verified: undefined,
     };
 
-    if (ended) {
-      const reason = (ended.reason === "completed" ? "aborted" : ended.reason) as Reason;
-      return preflightStop(state, reason, ended.budget, "the run has already ended");
-    }
+    if (ended && !observeOnly) return endedOutcome(state);
     const pre = await preflight(state);
-    if (pre) {
-      emitCall(state, pre.kind === "model" ? "model" : "stop", started);
-      return pre as Terminal<T>;
-    }
+    if (pre) return pre as Terminal<T>;
 
     try {
       // Most calls need one attempt: p-retry orchestrates only once a retry is asked for.
       let first: RetryRequest;
       try {
-        return await attemptOnce(state, execute, started);
+        return await attemptOnce(state, execute);
       } catch (err) {
         if (!(err instanceof RetryRequest)) throw err;
         first = err;
       }
       if (first.delayMs > 0) await sleep(first.delayMs, signal);
-      return await pRetry(() => attemptOnce(state, execute, started), {
+      return await pRetry(() => attemptOnce(state, execute), {
         retries: 1000,
         minTimeout: 0,
         maxTimeout: 0,
@@ -799,16 +873,15 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         randomize: false,
         shouldRetry: ({ error }) => error instanceof RetryRequest,
         onFailedAttempt: async ({ error }) => {
-          if (error instanceof RetryRequest && error.delayMs > 0)
+          if (error instanceof RetryRequest && error.delayMs > 0) {
             await sleep(error.delayMs, signal);
+          }
         },
       });
     } catch (err) {
       if (err instanceof Escape) throw err.value;
-      if (signal?.aborted) {
-        emitCall(state, "stop", started);
-        return preflightStop(state, "aborted");
-      }
+      if (signal?.aborted) return preflightStop(state, "aborted");
+      if (err instanceof RetryRequest) return preflightStop(state, "retries_exhausted");
       throw err;
     }
   };
@@ -816,34 +889,44 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   /** Budgets, access, loops and breakers, before anything is sent. */
   const preflight = async (state: CallState): Promise<Terminal<unknown> | undefined> => {
     const fail = (reason: Reason, budget?: BudgetName) => {
-      if (observeOnly) return undefined;
-      return preflightStop(state, reason, budget);
+      if (!observeOnly) return preflightStop(state, reason, budget);
+      // Observe-only: what would have stopped the call is reported, not enforced.
+      const d = plainStop(reason, budget);
+      const c: Classification = { action: "stop", reason, certainty: "not_sent", source: "signal" };
+      const print = fingerprint({ tool: state.call.tool, channel: "local", text: reason });
+      record(state, { channel: "local", origin: "local", text: reason }, c, d, print);
+      return undefined;
     };
     if (signal?.aborted) return fail("aborted");
     if (core.now() >= deadline) return fail("budget_exhausted", "wallTime");
     if (!budgets.take("calls")) return fail("budget_exhausted", "calls");
     const { tool } = state;
-    if (tool.access === "deny")
+    if (tool.access === "deny") {
       return modelSwitch(state, "denied_by_policy", "this tool is not allowed");
-    if (tool.access === "confirm") {
-      const approved = core.options.onConfirm
-        ? await core.options.onConfirm({
-            runId: id,
-            tool: state.call.tool,
-            server: state.call.server,
-            args: state.call.args ?? {},
-            effect: state.effect,
-          })
+    }
+    if (tool.access === "confirm" && !observeOnly) {
+      const confirm = core.options.onConfirm;
+      const approved = confirm
+        ? await guardedAsync(() =>
+            confirm({
+              runId: id,
+              tool: state.call.tool,
+              server: state.call.server,
+              args: state.call.args ?? {},
+              effect: state.effect,
+            }),
+          )
         : false;
-      if (!approved) return fail("not_approved");
+      if (approved !== true) return fail("not_approved");
     }
     const seen = identical.get(state.callKey);
     if (!tool.loop.exempt && seen !== undefined && seen.count >= tool.loop.maxIdentical) {
       return fail("loop_detected");
     }
     const check = breakerCheck(await core.readBreaker(tool), tool.breaker, core.now());
-    if (check.verdict === "open")
+    if (check.verdict === "open") {
       return modelSwitch(state, "circuit_open", "the tool is failing and paused");
+    }
     if (check.next) await core.store.set(core.breakerKey(tool.tool, tool.server), check.next);
     return undefined;
   };
@@ -855,25 +938,13 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     observation: string,
   ): Terminal<unknown> | undefined => {
     const print = fingerprint({ tool: state.call.tool, channel: "local", text: reason });
-    const repeats = (modelRepeats.get(print) ?? 0) + 1;
-    const exhausted = budgets.has("switches") ? undefined : ("switches" as const);
     const classification: Classification = {
       action: "switch_tool",
       reason,
       certainty: "not_sent",
       source: "signal",
     };
-    const d = decide({
-      classification,
-      tool: state.tool,
-      effect: state.effect,
-      attempt: 0,
-      repeats,
-      keyed: false,
-      remainingMs: deadline - core.now(),
-      random: core.random,
-      ...(exhausted !== undefined && { exhausted }),
-    });
+    const d = commit(state, classification, print);
     record(
       state,
       { channel: "local", origin: "local", text: observation },
@@ -882,14 +953,15 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       print,
     );
     if (observeOnly) return undefined;
-    if (d.action === "stop") return stopOutcome(state, d, observation, { repeats });
-    budgets.take("switches");
-    modelRepeats.set(print, repeats);
+    if (d.action === "stop") {
+      return stopOutcome(state, d, observation, { repeats: modelRepeats.get(print) ?? 1 });
+    }
+    emitCall(state, "model");
     const text = composeMessage({
       tool: state.call.tool,
       observation,
       decision: d,
-      repeats,
+      repeats: modelRepeats.get(print) ?? 1,
       maxRepeats: state.tool.maxRepeats,
     });
     return {
