@@ -521,7 +521,9 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       const claim = await core.store.claim(state.key, state.argsHash, {
         now: core.now(),
         allowUncertain: state.tool.idempotency.honorsKeys || state.verified === "absent",
-        leaseMs: Math.min(remainingMs, 15 * 60_000),
+        // The lease is the holder's longest attempt, not this claimer's remaining time: a claimer
+        // with a short deadline must not take a key another attempt still holds.
+        leaseMs: Math.min(policy.budgets.wallTimeMs, 15 * 60_000),
       });
       if (claim.status === "succeeded") {
         emitCall(state, "replayed");
