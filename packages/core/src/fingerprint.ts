@@ -6,7 +6,8 @@
  * Pure and bounded: the text is cut before normalizing, every pattern runs in linear time (no
  * unbounded quantifier inside another), and the normalized text is capped.
  */
-import { createHash } from "node:crypto";
+import * as nodeCrypto from "node:crypto";
+import { charTable, hasRun, replaceAnchored } from "./redact.ts";
 import type { Channel } from "./types.ts";
 
 const INPUT_CAP = 4096;
@@ -30,9 +31,13 @@ const CONDITION_KEYS = new Set([
 ]);
 const CONDITION_VALUE = /^[a-z][a-z_.-]{0,39}$/;
 
-function isConditionPair(key: string, value: string): boolean {
+function isConditionValue(value: string): boolean {
   const bare = /^(["'`]).*\1$/.test(value) ? value.slice(1, -1) : value;
-  return CONDITION_KEYS.has(key) && CONDITION_VALUE.test(bare);
+  return CONDITION_VALUE.test(bare);
+}
+
+function isConditionPair(key: string, value: string): boolean {
+  return CONDITION_KEYS.has(key) && isConditionValue(value);
 }
 
 const URL_LIKE = /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}:\/\/[^\s"'`<>()[\]{}|\\^,;]*/g;
@@ -67,6 +72,23 @@ const DURATION =
 const LONG_TOKEN = /(?<![a-z0-9+/=])[a-z0-9+/]{16,}={0,2}(?![a-z0-9+/=])/g;
 const HEX_ID = /(?<![0-9a-z])(?:0x)?[0-9a-f]{7,}(?![0-9a-z])/g;
 const NUMBER = /(?<!\d)\d(?:[\d,]*\d)?(?:\.\d+)?/g;
+// Cheap tests of what the changes of a pass need (see normalizeText).
+const HAS_DIGIT = /\d/;
+const HAS_QUOTE = /["'`“‘]/;
+/** Inside every UUID. */
+const UUID_HINT = /-[0-9a-f]{4}-[0-9a-f]{4}-/;
+/** Inside every date with a month name. */
+const MONTH_HINT = /jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec/;
+/** Inside every day-month-year date. */
+const DAY_MONTH_HINT = /\d[\s-](?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)/;
+/** Inside every month-day-year date. */
+const MONTH_DAY_HINT = /(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]{0,6}\.?\s\d/;
+/** Inside every IPv6 address. */
+const IPV6_HINT = /:[0-9a-f]{0,4}:/;
+/** Inside every dotted name the host rule replaces. */
+const HOST_HINT = /\.[a-z]{2}/;
+/** Whitespace that collapsing would change: other than one space. */
+const UNEVEN_SPACE = /[^\S ]| {2}/;
 const STATUS_CONTEXT = /(?:http|status|code|error|returned|responded|response)(?:\/<id>)?[\s:=]*$/;
 
 /**
@@ -96,23 +118,69 @@ export const NORMALIZE_PATTERNS: readonly RegExp[] = [
   NUMBER,
 ];
 
-function replaceQuoted(match: string, ...args: unknown[]): string {
-  const offset = args[5] as number;
-  const whole = args[6] as string;
-  const content = (args.slice(0, 5).find((g) => g !== undefined) as string | undefined) ?? "";
+function replaceQuoted(
+  match: string,
+  double: string | undefined,
+  single: string | undefined,
+  backtick: string | undefined,
+  curlyDouble: string | undefined,
+  curlySingle: string | undefined,
+  offset: number,
+  whole: string,
+): string {
+  const content = double ?? single ?? backtick ?? curlyDouble ?? curlySingle ?? "";
   // JSON keys are part of the message's shape, not a value.
   const before = whole.slice(Math.max(0, offset - 48), offset);
-  if (
-    match.startsWith('"') &&
-    /[{,]\s*$/.test(before) &&
-    /^\s*:/.test(whole.slice(offset + match.length, offset + match.length + 8))
-  ) {
+  const end = offset + match.length;
+  if (match.startsWith('"') && /^\s*:/.test(whole.slice(end, end + 8)) && /[{,]\s*$/.test(before)) {
     return match;
+  }
+  // Only a condition value after a key (`"code": "x"`, `code="x"`) stays.
+  if (!isConditionValue(content) || !(before.endsWith("=") || before.trimEnd().endsWith(":"))) {
+    return "<str>";
   }
   const key = KEY_BEFORE.exec(before);
   const keyName = key?.[1] ?? key?.[2];
-  if (keyName !== undefined && isConditionPair(keyName, content)) return match;
+  if (keyName !== undefined && CONDITION_KEYS.has(keyName)) return match;
   return "<str>";
+}
+
+/** `[a-z0-9+/]`, the characters of a long token. */
+const TOKEN_CHARS = charTable("abcdefghijklmnopqrstuvwxyz0123456789+/");
+/** `[0-9a-f]`, the characters of a hex id. */
+const HEX_CHARS = charTable("0123456789abcdef");
+
+/** Whether the text holds a digit and a letter between `start` and `end`. */
+function mixesDigitsAndLetters(text: string, start: number, end: number): boolean {
+  let digit = false;
+  let letter = false;
+  for (let i = start; i < end && !(digit && letter); i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 48 && code <= 57) digit = true;
+    else if (code >= 97 && code <= 122) letter = true;
+  }
+  return digit && letter;
+}
+
+function urlPlaceholder(): string {
+  return "<url>";
+}
+
+function replaceKeyValue(match: string, key: string, value: string): string {
+  return isConditionPair(key, value) ? match : `${key}=<v>`;
+}
+
+function replaceIpv6(match: string): string {
+  return /[0-9a-f]/.test(match) ? "<ip>" : match;
+}
+
+function replaceLongToken(match: string): string {
+  return /\d/.test(match) && /[a-z]/.test(match) ? "<id>" : match;
+}
+
+function replaceHexId(match: string): string {
+  const hex = match.startsWith("0x") ? match.slice(2) : match;
+  return /\d/.test(hex) && /[a-f]/.test(hex) ? "<id>" : match;
 }
 
 function replaceNumber(match: string, offset: number, whole: string): string {
@@ -159,37 +227,63 @@ export function normalizeText(text: string): string {
   let s = text.length > INPUT_CAP ? text.slice(0, INPUT_CAP) : text;
   while (MCP_PREFIX.test(s)) s = s.replace(MCP_PREFIX, "");
   s = s.toLowerCase();
+  // Each pass below is skipped when the text lacks something every change it makes needs: the
+  // same result, sooner. The flags are read once: no pass adds a digit, `.`, `:` or `-`
+  // (placeholders are `<`, `>` and letters), so what the text lacks now it lacks at every pass.
+  const digits = HAS_DIGIT.test(s);
+  const dots = s.includes(".");
+  const colons = s.includes(":");
+  const hyphens = s.includes("-");
   // Quoted values first: whatever is inside cannot then be read by another rule.
-  s = s.replace(QUOTED, replaceQuoted);
-  s = s.replace(URL_LIKE, "<url>");
-  s = s.replace(EMAIL, "<email>");
-  s = s.replace(KEY_VALUE, (m, key: string, value: string) =>
-    isConditionPair(key, value) ? m : `${key}=<v>`,
-  );
-  s = s.replace(UUID, "<id>");
-  s = s.replace(ISO_TIMESTAMP, "<time>");
-  s = s.replace(DAY_MONTH_YEAR, "<time>");
-  s = s.replace(MONTH_DAY_YEAR, "<time>");
-  // IPv4 before clock times (`0.0.0.0:10` is an address and a port), IPv6 after them.
-  s = s.replace(IPV4, "<ip>");
-  s = s.replace(CLOCK_TIME, "<time>");
-  s = s.replace(IPV6, (m) => (/[0-9a-f]/.test(m) ? "<ip>" : m));
-  s = s.replace(WINDOWS_PATH, "<path>");
-  s = s.replace(UNC_PATH, "<path>");
-  s = s.replace(POSIX_PATH, "<path>");
-  s = s.replace(DOTTED, replaceDotted);
-  s = s.replace(LONG_TOKEN, (m) => (/\d/.test(m) && /[a-z]/.test(m) ? "<id>" : m));
-  // Hex ids before durations: `000000d` is an id, not days.
-  // (Digit-only runs are left to the duration and number rules, which give them the same `<id>`.)
-  s = s.replace(HEX_ID, (m) => {
-    const hex = m.startsWith("0x") ? m.slice(2) : m;
-    return /\d/.test(hex) && /[a-f]/.test(hex) ? "<id>" : m;
-  });
-  s = s.replace(DURATION, "<dur>");
-  s = s.replace(NUMBER, replaceNumber);
-  s = s.replace(/\s+/g, " ").trim();
+  if (HAS_QUOTE.test(s)) s = s.replace(QUOTED, replaceQuoted);
+  // A URL's scheme ends at most 31 characters after its start, where `://` follows.
+  s = replaceAnchored(s, URL_LIKE, "://", 31, urlPlaceholder);
+  if (s.includes("@")) s = s.replace(EMAIL, "<email>");
+  if (s.includes("=")) s = s.replace(KEY_VALUE, replaceKeyValue);
+  if (hyphens && UUID_HINT.test(s)) s = s.replace(UUID, "<id>");
+  if (digits) {
+    if (hyphens) s = s.replace(ISO_TIMESTAMP, "<time>");
+    if (MONTH_HINT.test(s)) {
+      if (DAY_MONTH_HINT.test(s)) s = s.replace(DAY_MONTH_YEAR, "<time>");
+      if (MONTH_DAY_HINT.test(s)) s = s.replace(MONTH_DAY_YEAR, "<time>");
+    }
+    // IPv4 before clock times (`0.0.0.0:10` is an address and a port), IPv6 after them.
+    if (dots) s = s.replace(IPV4, "<ip>");
+    if (colons) s = s.replace(CLOCK_TIME, "<time>");
+  }
+  if (colons && IPV6_HINT.test(s)) s = s.replace(IPV6, replaceIpv6);
+  if (colons && (s.includes(":\\") || s.includes(":/"))) s = s.replace(WINDOWS_PATH, "<path>");
+  if (s.includes("\\\\")) s = s.replace(UNC_PATH, "<path>");
+  if (s.includes("/")) s = s.replace(POSIX_PATH, "<path>");
+  // A host name ends in a label of two letters or more, after a dot.
+  if (dots && HOST_HINT.test(s)) s = s.replace(DOTTED, replaceDotted);
+  if (digits) {
+    // A long token or a hex id is a whole run of its characters, replaced when it mixes digits
+    // and letters.
+    if (hasRun(s, TOKEN_CHARS, 16, mixesDigitsAndLetters)) {
+      s = s.replace(LONG_TOKEN, replaceLongToken);
+    }
+    // Hex ids before durations: `000000d` is an id, not days.
+    // (Digit-only runs are left to the duration and number rules, which give them the same `<id>`.)
+    if (hasRun(s, HEX_CHARS, 7, mixesDigitsAndLetters)) {
+      s = s.replace(HEX_ID, replaceHexId);
+    }
+    s = s.replace(DURATION, "<dur>");
+    s = s.replace(NUMBER, replaceNumber);
+  }
+  if (UNEVEN_SPACE.test(s)) s = s.replace(/\s+/g, " ");
+  s = s.trim();
   return s.length > NORMALIZED_CAP ? s.slice(0, NORMALIZED_CAP) : s;
 }
+
+/**
+ * The sha256 of a string's UTF-8 bytes, in hex: the one-shot `crypto.hash` where Node has it
+ * (20.12+, faster for small inputs), else a `Hash` object. Both give the same digest.
+ */
+const sha256Hex: (text: string) => string =
+  typeof nodeCrypto.hash === "function"
+    ? (text) => nodeCrypto.hash("sha256", text, "hex")
+    : (text) => nodeCrypto.createHash("sha256").update(text, "utf8").digest("hex");
 
 /** What a fingerprint is computed from: the parts of a failure that identify its condition. */
 export interface FingerprintInput {
@@ -220,5 +314,5 @@ export function fingerprint(input: FingerprintInput): string {
     input.code ?? null,
     normalizeText(input.text),
   ]);
-  return createHash("sha256").update(payload, "utf8").digest("hex").slice(0, 16);
+  return sha256Hex(payload).slice(0, 16);
 }

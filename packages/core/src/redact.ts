@@ -68,7 +68,13 @@ const CONTROL_CHARS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g;
 // Invisible characters could split a secret so its pattern no longer matches: remove them.
 const INVISIBLE_CHARS = /[\u00AD\u200B-\u200F\u202A-\u202E\u2060-\u2064\uFEFF]/g;
 
+/** Any character {@link sanitize} changes (an ANSI escape starts with a control character). */
+const UNCLEAN =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we look for.
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\u00AD\u200B-\u200F\u202A-\u202E\u2060-\u2064\uFEFF]/;
+
 function sanitize(text: string): string {
+  if (!UNCLEAN.test(text)) return text;
   return text.replace(ANSI_ESCAPE, "").replace(CONTROL_CHARS, " ").replace(INVISIBLE_CHARS, "");
 }
 
@@ -206,7 +212,14 @@ function indentOf(line: string): number {
   return i;
 }
 
+/**
+ * Whether a text may hold a stack frame: every frame line and inline frame has `at` after a
+ * non-word character and before a space, or `File "`, `Traceback (` or `... `.
+ */
+const FRAME_HINT = /\bat\s|File "|Traceback \(|\.\.\. /;
+
 function dropStackFrames(text: string): string {
+  if (!FRAME_HINT.test(text)) return text;
   const lines = text.split("\n");
   const kept: string[] = [];
   // After a Python `File "...", line N` frame, the next, deeper-indented line is its source code.
@@ -346,47 +359,244 @@ function screenUrl(match: string, base: unknown, query: unknown): string {
   return typeof query === "string" ? url + trailing : match;
 }
 
-const SECRET_RULES: readonly (readonly [RegExp, Replacement])[] = [
-  [
-    /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,30}:\/\/[^\s"'`<>()[\]{}|\\^,;?#]*)([?#][^\s"'`<>()[\]{}|\\^,;]*)?/g,
-    screenUrl,
-  ],
-  // Webhook URLs carry their secret in the path.
-  [/(?<![\w.-])https?:\/\/hooks\.slack\.com\/[^\s"'`<>]*/gi, URL_PLACEHOLDER],
-  [
-    /(?<![\w.-])https?:\/\/(?:[\w-]{1,30}\.)?discord(?:app)?\.com\/api\/webhooks\/[^\s"'`<>]*/gi,
-    URL_PLACEHOLDER,
-  ],
-  // Headers whose value is a credential.
-  [
-    /(?<![\w-])((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|x-access-token)(["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token|digest|negotiate|apikey)\s+)?([^\s"',;]*[:=]\s*[^\s"',;]+|[^\s"',;]+)/gi,
-    redactHeader,
-  ],
-  [/(?<![\w-])(set-cookie|cookie)(\s*:\s*)[^\r\n]*/gi, `$1$2${REDACTED}`],
-  [/(?<![\w-])(bearer)(\s+)([A-Za-z0-9\-._~+/]+=*)/gi, redactBearer],
-  // Vendor key formats.
-  [/(?<![\w-])sk-[A-Za-z0-9_-]{16,}/g, TOKEN],
-  [/(?<![\w-])(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}/g, TOKEN],
-  [/(?<![\w-])whsec_[A-Za-z0-9+/=]{16,}/g, TOKEN],
-  [/(?<![\w-])gh[pousr]_[A-Za-z0-9]{20,}/g, TOKEN],
-  [/(?<![\w-])github_pat_[A-Za-z0-9_]{20,}/g, TOKEN],
-  [/(?<![\w-])(?:xox[abprsec]|xapp)-[A-Za-z0-9-]{8,}/g, TOKEN],
-  [
-    /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)[A-Z0-9]{16}(?![A-Za-z0-9])/g,
-    TOKEN,
-  ],
-  [/(?<![\w-])AIza[A-Za-z0-9_-]{30,}/g, TOKEN],
-  [/(?<![\w-])(?:npm|hf|glpat|pypi)[_-][A-Za-z0-9_-]{20,}/g, TOKEN],
-  // JWT: header.payload.signature, base64url, header starting `{"`.
-  [/(?<![\w-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g, TOKEN],
-  // key=value / key: value / "key": "value" credentials (aws_secret_access_key, password, …).
-  // A value that swallowed the next `key:` (`pw=a)(api_key: b`) takes that key's value too.
-  [
-    /(?<![\w-])(["']?[\w.-]{0,40}?(?:api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client)[_-]?key|client[_-]?secret|secret|token|password|passwd|pwd|passphrase|credentials?|session[_-]?id|sessionid|signature|sig)["']?)(\s*[:=]\s*)("[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]*[:=]\s*(?:"[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]+)|[^\s"'<>]+)/gi,
-    redactKeyValue,
-  ],
-  [/(?<![A-Za-z0-9+_=-])[A-Za-z0-9+_-]{32,}={0,2}/g, redactHighEntropy],
+/** A URL's scheme ends at most 31 characters after its start, where `://` follows. */
+const SCHEME_REACH = 31;
+
+/**
+ * The leftmost match at `from` or after of a global pattern every match of which holds `anchor`
+ * at most `reach` characters after its start: the search starts near the first anchor, not at
+ * `from` (a pattern that reads every position of a long text is slow even when it fails).
+ */
+function nextAnchored(
+  text: string,
+  pattern: RegExp,
+  anchor: string,
+  reach: number,
+  from: number,
+): RegExpExecArray | null {
+  const at = text.indexOf(anchor, from);
+  if (at < 0) return null;
+  pattern.lastIndex = Math.max(from, at - reach);
+  const match = pattern.exec(text);
+  pattern.lastIndex = 0;
+  return match;
+}
+
+/**
+ * `text.replace(pattern, replace)` for a global pattern without named groups every match of which
+ * holds `anchor` at most `reach` characters after its start: the same result, but each search
+ * starts near the next anchor instead of reading every position before it.
+ * @internal Exported for the normalizer; not part of the public API.
+ */
+export function replaceAnchored<A extends unknown[]>(
+  text: string,
+  pattern: RegExp,
+  anchor: string,
+  reach: number,
+  replace: (match: string, ...args: A) => string,
+): string {
+  let out = "";
+  // Text before `copied` is in `out`; the next match starts at `from` or after.
+  let copied = 0;
+  let from = 0;
+  while (from <= text.length) {
+    const match = nextAnchored(text, pattern, anchor, reach, from);
+    if (match === null) break;
+    const start = match.index;
+    const whole = match[0];
+    const args = match.slice(1) as unknown[];
+    args.push(start, text);
+    out += text.slice(copied, start) + replace(whole, ...(args as A));
+    copied = start + whole.length;
+    // After an empty match the search moves on by one, as the builtin does.
+    from = whole === "" ? copied + 1 : copied;
+  }
+  return copied === 0 && out === "" ? text : out + text.slice(copied);
+}
+
+/**
+ * What ends every key of a key-value credential (a session id ends in `id`), then its separator.
+ */
+const CREDENTIAL_KEY =
+  /(?:key|secret|token|password|passwd|pwd|passphrase|credentials?|id|signature|sig)["']?\s*[:=]/i;
+
+/** Every URL and connection string has one. */
+function hasScheme(text: string): boolean {
+  return text.includes("://");
+}
+
+/**
+ * A set of ASCII characters, as a table by code (1: in the set).
+ * @internal Exported for the normalizer; not part of the public API.
+ */
+export function charTable(chars: string): Uint8Array {
+  const table = new Uint8Array(128);
+  for (let i = 0; i < chars.length; i++) table[chars.charCodeAt(i)] = 1;
+  return table;
+}
+
+/**
+ * Whether the text has a run of `length` characters or more of a set (see {@link charTable}) that
+ * passes `accept` (given the text, the run's start and its end). Such a run covers a position `length - 1`
+ * modulo `length`: only those are read, then widened to the whole run.
+ * @internal Exported for the normalizer; not part of the public API.
+ */
+export function hasRun(
+  text: string,
+  set: Uint8Array,
+  length: number,
+  accept?: (text: string, start: number, end: number) => boolean,
+): boolean {
+  const n = text.length;
+  // Runs widened so far end before `widened`.
+  let widened = 0;
+  for (let probe = length - 1; probe < n; probe += length) {
+    if (probe < widened) continue;
+    const code = text.charCodeAt(probe);
+    if (code >= 128 || set[code] !== 1) continue;
+    let start = probe;
+    while (start > 0) {
+      const c = text.charCodeAt(start - 1);
+      if (c >= 128 || set[c] !== 1) break;
+      start--;
+    }
+    let end = probe + 1;
+    while (end < n) {
+      const c = text.charCodeAt(end);
+      if (c >= 128 || set[c] !== 1) break;
+      end++;
+    }
+    widened = end;
+    if (end - start >= length && (accept === undefined || accept(text, start, end))) return true;
+  }
+  return false;
+}
+
+/** `[A-Za-z0-9+_-]`, the characters of a long key. */
+const KEY_CHARS = charTable("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+_-");
+
+/** Whether the text has a run of 32 or more characters of a long key. */
+function hasKeyRun(text: string): boolean {
+  return hasRun(text, KEY_CHARS, 32);
+}
+
+/**
+ * A secret rule: a pattern, its replacement, and a cheap test that the text holds something every
+ * change the rule makes needs (when it fails, the pattern is not run: the same result, sooner).
+ */
+type SecretRule = readonly [
+  pattern: RegExp,
+  replacement: Replacement,
+  may: (text: string) => boolean,
+  /** Every match holds this string at most this many characters after its start. */
+  anchor?: readonly [anchor: string, reach: number],
 ];
+
+/**
+ * The secret rules, in order, in groups whose test holds whenever the test of one of their rules
+ * does: when it fails, the whole group is skipped.
+ * @internal Exported for tests; not part of the public API.
+ */
+export const SECRET_GROUPS: readonly {
+  readonly may: (text: string) => boolean;
+  readonly rules: readonly SecretRule[];
+}[] = [
+  {
+    may: hasScheme,
+    rules: [
+      [
+        /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,30}:\/\/[^\s"'`<>()[\]{}|\\^,;?#]*)([?#][^\s"'`<>()[\]{}|\\^,;]*)?/g,
+        screenUrl,
+        hasScheme,
+        ["://", SCHEME_REACH],
+      ],
+      // Webhook URLs carry their secret in the path.
+      [/(?<![\w.-])https?:\/\/hooks\.slack\.com\/[^\s"'`<>]*/gi, URL_PLACEHOLDER, hasScheme],
+      [
+        /(?<![\w.-])https?:\/\/(?:[\w-]{1,30}\.)?discord(?:app)?\.com\/api\/webhooks\/[^\s"'`<>]*/gi,
+        URL_PLACEHOLDER,
+        hasScheme,
+      ],
+    ],
+  },
+  {
+    may: (text) => /authorization|api-key|-auth-token|-access-token|cookie|bearer/i.test(text),
+    rules: [
+      // Headers whose value is a credential.
+      [
+        /(?<![\w-])((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|x-access-token)(["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token|digest|negotiate|apikey)\s+)?([^\s"',;]*[:=]\s*[^\s"',;]+|[^\s"',;]+)/gi,
+        redactHeader,
+        (text) => /authorization|api-key|-auth-token|-access-token/i.test(text),
+      ],
+      [
+        /(?<![\w-])(set-cookie|cookie)(\s*:\s*)[^\r\n]*/gi,
+        `$1$2${REDACTED}`,
+        (text) => /cookie/i.test(text),
+      ],
+      [
+        /(?<![\w-])(bearer)(\s+)([A-Za-z0-9\-._~+/]+=*)/gi,
+        redactBearer,
+        (text) => /bearer/i.test(text),
+      ],
+    ],
+  },
+  {
+    may: (text) =>
+      /sk-|_(?:live|test)_|whsec_|gh[pousr]_|github_pat_|xox[abprsec]-|xapp-|A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA)|AIza|(?:npm|hf|glpat|pypi)[_-]|eyJ/.test(
+        text,
+      ),
+    rules: [
+      // Vendor key formats.
+      [/(?<![\w-])sk-[A-Za-z0-9_-]{16,}/g, TOKEN, (text) => text.includes("sk-")],
+      [
+        /(?<![\w-])(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}/g,
+        TOKEN,
+        (text) => /_(?:live|test)_/.test(text),
+      ],
+      [/(?<![\w-])whsec_[A-Za-z0-9+/=]{16,}/g, TOKEN, (text) => text.includes("whsec_")],
+      [/(?<![\w-])gh[pousr]_[A-Za-z0-9]{20,}/g, TOKEN, (text) => /gh[pousr]_/.test(text)],
+      [/(?<![\w-])github_pat_[A-Za-z0-9_]{20,}/g, TOKEN, (text) => text.includes("github_pat_")],
+      [
+        /(?<![\w-])(?:xox[abprsec]|xapp)-[A-Za-z0-9-]{8,}/g,
+        TOKEN,
+        (text) => /xox[abprsec]-|xapp-/.test(text),
+      ],
+      [
+        /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)[A-Z0-9]{16}(?![A-Za-z0-9])/g,
+        TOKEN,
+        (text) => /A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA)/.test(text),
+      ],
+      [/(?<![\w-])AIza[A-Za-z0-9_-]{30,}/g, TOKEN, (text) => text.includes("AIza")],
+      [
+        /(?<![\w-])(?:npm|hf|glpat|pypi)[_-][A-Za-z0-9_-]{20,}/g,
+        TOKEN,
+        (text) => /(?:npm|hf|glpat|pypi)[_-]/.test(text),
+      ],
+      // JWT: header.payload.signature, base64url, header starting `{"`.
+      [
+        /(?<![\w-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g,
+        TOKEN,
+        (text) => text.includes("eyJ"),
+      ],
+    ],
+  },
+  {
+    may: () => true,
+    rules: [
+      // key=value / key: value / "key": "value" credentials (aws_secret_access_key, password, …).
+      // A value that swallowed the next `key:` (`pw=a)(api_key: b`) takes that key's value too.
+      [
+        /(?<![\w-])(["']?[\w.-]{0,40}?(?:api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client)[_-]?key|client[_-]?secret|secret|token|password|passwd|pwd|passphrase|credentials?|session[_-]?id|sessionid|signature|sig)["']?)(\s*[:=]\s*)("[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]*[:=]\s*(?:"[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]+)|[^\s"'<>]+)/gi,
+        redactKeyValue,
+        // The end of every key, then its separator.
+        (text) => CREDENTIAL_KEY.test(text),
+      ],
+      [/(?<![A-Za-z0-9+_=-])[A-Za-z0-9+_-]{32,}={0,2}/g, redactHighEntropy, hasKeyRun],
+    ],
+  },
+];
+
+const SECRET_RULES: readonly SecretRule[] = SECRET_GROUPS.flatMap((group) => group.rules);
 
 // ---------------------------------------------------------------------------------------------
 // Locations: URLs, emails, paths, private IPs, internal hosts (one pass, leftmost match wins, so
@@ -401,22 +611,65 @@ const PRIVATE_IPV4_SRC = String.raw`(?<![\w.])(?:10\.\d{1,3}|127\.\d{1,3}|172\.(
 const PRIVATE_IPV6_SRC = String.raw`(?<![\w:])(?:::1|f[cd][0-9a-f]{2}:[0-9a-f]{0,4}:[0-9a-f:]{0,36}|fe[89ab][0-9a-f]:[0-9a-f]{0,4}:[0-9a-f:]{0,36})(?![\w:])`;
 const INTERNAL_HOST_SRC = String.raw`(?<![\w.-])[A-Za-z0-9][A-Za-z0-9.-]{0,250}?\.(?:internal|local|localdomain|corp|lan|intranet|home\.arpa)(?![\w-]|\.[\w-])`;
 
-function locationPattern(emails: boolean): RegExp {
-  const parts = [
-    URL_SRC,
-    emails ? EMAIL_SRC : "(?!)",
-    UNC_SRC,
-    WINDOWS_PATH_SRC,
-    POSIX_PATH_SRC,
-    PRIVATE_IPV4_SRC,
-    PRIVATE_IPV6_SRC,
-    INTERNAL_HOST_SRC,
-  ];
-  return new RegExp(parts.map((p) => `(${p})`).join("|"), "gi");
+/**
+ * The kinds of locations, in the order of the pattern that reads them all (leftmost match first,
+ * then the first kind), each with a cheap test of something every match of it holds: a kind whose
+ * test fails cannot match anywhere in the text, so leaving it out of the pattern changes nothing.
+ */
+const LOCATION_KINDS: readonly {
+  readonly source: string;
+  readonly may: (text: string) => boolean;
+}[] = [
+  { source: URL_SRC, may: hasScheme },
+  { source: EMAIL_SRC, may: (text) => text.includes("@") },
+  { source: UNC_SRC, may: (text) => text.includes("\\\\") },
+  { source: WINDOWS_PATH_SRC, may: (text) => text.includes(":\\") || text.includes(":/") },
+  // Two slashes.
+  { source: POSIX_PATH_SRC, may: (text) => text.indexOf("/") !== text.lastIndexOf("/") },
+  { source: PRIVATE_IPV4_SRC, may: (text) => /\d\.\d/.test(text) },
+  { source: PRIVATE_IPV6_SRC, may: (text) => /::1|f[c-e][0-9a-f]{2}:/i.test(text) },
+  {
+    source: INTERNAL_HOST_SRC,
+    may: (text) => /\.(?:internal|local|corp|lan|intranet|home\.arpa)/i.test(text),
+  },
+];
+const URL_KIND = 0;
+const EMAIL_KIND = 1;
+const LAST_PATH_KIND = 4;
+const LAST_IP_KIND = 6;
+
+/** One pattern for the kinds of a mask, one group each; `kinds[i]` is the kind of group `i + 1`. */
+interface LocationPattern {
+  readonly pattern: RegExp;
+  readonly kinds: readonly number[];
 }
 
-const LOCATIONS = locationPattern(false);
-const LOCATIONS_WITH_EMAILS = locationPattern(true);
+function locationPattern(mask: number): LocationPattern {
+  const kinds = LOCATION_KINDS.flatMap((_, kind) => (mask & (1 << kind) ? [kind] : []));
+  const source = kinds.map((kind) => `(${LOCATION_KINDS[kind]?.source})`).join("|");
+  return { pattern: new RegExp(source, "gi"), kinds };
+}
+
+/** Patterns by mask of kinds, made when first needed (at most one per subset of kinds). */
+const LOCATIONS_BY_MASK = new Map<number, LocationPattern>();
+
+function cachedLocationPattern(mask: number): LocationPattern {
+  let pattern = LOCATIONS_BY_MASK.get(mask);
+  if (pattern === undefined) {
+    pattern = locationPattern(mask);
+    LOCATIONS_BY_MASK.set(mask, pattern);
+  }
+  return pattern;
+}
+
+/**
+ * Every kind of location in one pattern, as {@link redactLocations} reads them.
+ * @internal Exported for tests; not part of the public API.
+ */
+export const LOCATIONS_WITH_EMAILS = locationPattern((1 << LOCATION_KINDS.length) - 1).pattern;
+/** URLs alone. */
+const URL_ALONE = new RegExp(URL_SRC, "gi");
+
 const PRIVATE_IPV4 = new RegExp(`^${PRIVATE_IPV4_SRC}$`);
 const PRIVATE_IPV6 = new RegExp(`^${PRIVATE_IPV6_SRC}$`, "i");
 const INTERNAL_HOST = new RegExp(`^${INTERNAL_HOST_SRC}$`, "i");
@@ -466,20 +719,65 @@ function redactUrl(url: string, emails: boolean): string {
   return `${core.slice(0, sep)}://${authority}${cleanPath}${trailing}`;
 }
 
-function redactLocations(text: string, emails: boolean): string {
-  return text.replace(
-    emails ? LOCATIONS_WITH_EMAILS : LOCATIONS,
-    (m: string, url, email, unc, win, posix, ip4, ip6, host) => {
-      if (url !== undefined) return redactUrl(m, emails);
-      if (email !== undefined) return EMAIL;
-      if (unc !== undefined || win !== undefined || posix !== undefined) {
-        const [, trailing] = splitTrailing(m);
-        return PATH + trailing;
-      }
-      if (ip4 !== undefined || ip6 !== undefined) return IP;
-      return host !== undefined ? HOST : m;
-    },
-  );
+/**
+ * The replacement of a location of a kind (an index of {@link LOCATION_KINDS}).
+ * @internal Exported for tests; not part of the public API.
+ */
+export function redactLocation(match: string, kind: number, emails: boolean): string {
+  if (kind === URL_KIND) return redactUrl(match, emails);
+  if (kind === EMAIL_KIND) return EMAIL;
+  if (kind <= LAST_PATH_KIND) {
+    const [, trailing] = splitTrailing(match);
+    return PATH + trailing;
+  }
+  return kind <= LAST_IP_KIND ? IP : HOST;
+}
+
+function nextMatch(text: string, pattern: RegExp, from: number): RegExpExecArray | null {
+  pattern.lastIndex = from;
+  const match = pattern.exec(text);
+  pattern.lastIndex = 0;
+  return match;
+}
+
+/**
+ * Replaces every location as the one pattern of all kinds would, faster: with only the kinds the
+ * text may hold, and URLs searched apart, from the `://` they need. The next URL and the next
+ * other location are kept until passed; the leftmost goes first, a URL at a tie.
+ * @internal Exported for tests; not part of the public API.
+ */
+export function redactLocations(text: string, emails: boolean): string {
+  let mask = 0;
+  for (const [kind, { may }] of LOCATION_KINDS.entries()) {
+    if ((emails || kind !== EMAIL_KIND) && may(text)) mask |= 1 << kind;
+  }
+  const others = mask & ~(1 << URL_KIND) ? cachedLocationPattern(mask & ~(1 << URL_KIND)) : null;
+  let url = mask & (1 << URL_KIND) ? nextAnchored(text, URL_ALONE, "://", SCHEME_REACH, 0) : null;
+  let other = others === null ? null : nextMatch(text, others.pattern, 0);
+  let out = "";
+  let last = 0;
+  while (url !== null || other !== null) {
+    let match: RegExpExecArray;
+    let kind: number;
+    if (url !== null && (other === null || url.index <= other.index)) {
+      match = url;
+      kind = URL_KIND;
+    } else {
+      match = other as RegExpExecArray;
+      const group = match.findIndex((g, i) => i > 0 && g !== undefined);
+      kind = others?.kinds[group - 1] as number;
+    }
+    out += text.slice(last, match.index) + redactLocation(match[0], kind, emails);
+    // No kind matches the empty string: the next match starts after this one.
+    last = match.index + match[0].length;
+    if (url !== null && url.index < last) {
+      url = nextAnchored(text, URL_ALONE, "://", SCHEME_REACH, last);
+    }
+    if (others !== null && other !== null && other.index < last) {
+      other = nextMatch(text, others.pattern, last);
+    }
+  }
+  return last === 0 ? text : out + text.slice(last);
 }
 
 /**
@@ -562,15 +860,20 @@ export function redact(text: string, options: RedactOptions = {}): string {
 
   out = removeValues(out, sensitive);
   out = applyPatterns(out, options.patterns);
-  out = out.replace(PEM_BLOCK, REDACTED);
+  if (out.includes("-----BEGIN ")) out = out.replace(PEM_BLOCK, REDACTED);
   out = dropStackFrames(out);
-  for (const [pattern, replacement] of SECRET_RULES) {
-    out =
-      typeof replacement === "string"
-        ? out.replace(pattern, replacement)
-        : out.replace(pattern, replacement);
+  for (const group of SECRET_GROUPS) {
+    if (!group.may(out)) continue;
+    for (const [pattern, replacement, may, anchor] of group.rules) {
+      if (!may(out)) continue;
+      if (typeof replacement === "string") out = out.replace(pattern, replacement);
+      else if (anchor === undefined) out = out.replace(pattern, replacement);
+      else out = replaceAnchored(out, pattern, anchor[0], anchor[1], replacement);
+    }
   }
   out = redactLocations(out, emails);
-  out = out.replace(/\s+/g, " ").trim();
+  // Whitespace other than single spaces is what collapsing changes.
+  if (/[^\S ]| {2}/.test(out)) out = out.replace(/\s+/g, " ");
+  out = out.trim();
   return capOutput(out, maxLength);
 }
