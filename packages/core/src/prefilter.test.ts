@@ -17,7 +17,8 @@ import {
   replaceAnchored,
   SECRET_GROUPS,
 } from "./redact.ts";
-import { BUILTIN_RULES, matchBuiltinRules, patternAlternatives, type TextRule } from "./rules.ts";
+import { patternAlternatives } from "./rule-prefilter.ts";
+import { BUILTIN_RULES, matchBuiltinRules, type TextRule } from "./rules.ts";
 
 const corpus = [
   ...readFileSync(new URL("../../../test/corpus/tool-errors.jsonl", import.meta.url), "utf8")
