@@ -4,8 +4,6 @@ export interface BreakerState {
   readonly failures: number;
   /** Epoch ms when the breaker opened; absent while closed. */
   readonly openedAt?: number;
-  /** Epoch ms when a half-open probe was let through. */
-  readonly probeAt?: number;
 }
 
 /** Breaker settings (from the policy). */
@@ -14,22 +12,21 @@ export interface BreakerSettings {
   readonly cooldownMs: number;
 }
 
-/** `closed` lets calls through; `open` refuses; `probe` lets this one call through to test. */
+/**
+ * `closed` lets calls through; `open` refuses; `probe` (half-open) may let one call through to
+ * test the tool: the run lets exactly one caller per cool-down through, with the store's atomic
+ * counter.
+ */
 export type BreakerVerdict = "closed" | "open" | "probe";
 
-/** Whether a call may go through now, and the state to store if it is a probe. */
+/** Whether a call may go through now. */
 export function breakerCheck(
   state: BreakerState | undefined,
   settings: BreakerSettings,
   now: number,
-): { verdict: BreakerVerdict; next?: BreakerState } {
+): { verdict: BreakerVerdict } {
   if (state?.openedAt === undefined) return { verdict: "closed" };
-  if (now - state.openedAt < settings.cooldownMs) return { verdict: "open" };
-  // Half-open: one probe per cool-down period.
-  if (state.probeAt !== undefined && now - state.probeAt < settings.cooldownMs) {
-    return { verdict: "open" };
-  }
-  return { verdict: "probe", next: { ...state, probeAt: now } };
+  return { verdict: now - state.openedAt < settings.cooldownMs ? "open" : "probe" };
 }
 
 /** The state after a call's outcome: success closes; a dependency failure counts toward opening. */

@@ -269,3 +269,36 @@ describe("observe-only", () => {
     ).toContain("budget_exhausted");
   });
 });
+
+describe("the breaker", () => {
+  it("lets exactly one parallel probe through after the cool-down", async () => {
+    let now = 0;
+    const g = gov(
+      {
+        tools: {
+          t: {
+            effect: "read_only",
+            retry: { attempts: 1 },
+            breaker: { threshold: 1, cooldownMs: 1_000 },
+          },
+        },
+      },
+      { now: () => now },
+    );
+    await g.startRun().call({ tool: "t" }, async () => text("503 Service Unavailable"));
+    now = 1_500;
+    let executed = 0;
+    const outcomes = await Promise.all(
+      [1, 2, 3, 4].map(() =>
+        g.startRun().call({ tool: "t" }, async () => {
+          executed += 1;
+          return ok("back");
+        }),
+      ),
+    );
+    expect(executed).toBe(1);
+    expect(outcomes.filter((o) => o.kind === "model" && o.reason === "circuit_open")).toHaveLength(
+      3,
+    );
+  });
+});

@@ -925,11 +925,19 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     if (!tool.loop.exempt && seen !== undefined && seen.count >= tool.loop.maxIdentical) {
       return fail("loop_detected");
     }
-    const check = breakerCheck(await core.readBreaker(tool), tool.breaker, core.now());
-    if (check.verdict === "open") {
-      return modelSwitch(state, "circuit_open", "the tool is failing and paused");
+    const breaker = await core.readBreaker(tool);
+    const check = breakerCheck(breaker, tool.breaker, core.now());
+    let open = check.verdict === "open";
+    if (check.verdict === "probe" && breaker?.openedAt !== undefined) {
+      // One probe per cool-down, across parallel calls and workers: the store's atomic counter
+      // lets exactly one caller through.
+      const period = Math.floor(
+        (core.now() - breaker.openedAt) / Math.max(1, tool.breaker.cooldownMs),
+      );
+      const gate = `${core.breakerKey(tool.tool, tool.server)}:probe:${breaker.openedAt}:${period}`;
+      open = (await core.store.increment(gate, 1, Math.max(1, tool.breaker.cooldownMs))) > 1;
     }
-    if (check.next) await core.store.set(core.breakerKey(tool.tool, tool.server), check.next);
+    if (open) return modelSwitch(state, "circuit_open", "the tool is failing and paused");
     return undefined;
   };
 
