@@ -670,3 +670,18 @@ describe("redact: bounded work", () => {
     },
   );
 });
+
+describe("unlabelled hex keys and internal ids", () => {
+  it("redacts a long hex run of letters and digits", () => {
+    expect(redact("api key 9f8e7d6c5b4a39281706f5e4d3c2b1a0 invalid")).toBe(
+      "api key [token] invalid",
+    );
+    expect(redact("trace 3F2A9C1E7B8D4F6A0C5E2B9D8F7A6C5E failed")).toBe("trace [token] failed");
+  });
+
+  it("keeps short ids and words", () => {
+    expect(redact("order 12345678 of deadbeef-cafe not found")).toBe(
+      "order 12345678 of deadbeef-cafe not found",
+    );
+  });
+});

@@ -285,18 +285,27 @@ function redactBearer(match: string, word: unknown, space: unknown, value: unkno
   return `${String(word)}${String(space)}${TOKEN}`;
 }
 
-/** A long base64/alphanumeric run with mixed case and digits: almost always a key. */
+/**
+ * A long base64/alphanumeric run with mixed case and digits, or a long hex run of letters and
+ * digits (an unlabelled hex key, an internal trace id): almost always a secret or an internal id.
+ */
 function redactHighEntropy(match: string): string {
   let upper = 0;
   let lower = 0;
   let digit = 0;
+  let hex = 0;
   for (let i = 0; i < match.length; i++) {
     const c = match.charCodeAt(i);
     if (c >= 65 && c <= 90) upper++;
     else if (c >= 97 && c <= 122) lower++;
     else if (c >= 48 && c <= 57) digit++;
+    if ((c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70)) hex++;
   }
-  return upper >= 2 && lower >= 2 && digit >= 2 ? TOKEN : match;
+  if (upper >= 2 && lower >= 2 && digit >= 2) return TOKEN;
+  const letters = upper + lower;
+  return hex === match.length && letters >= 4 && digit >= 4 && (upper === 0 || lower === 0)
+    ? TOKEN
+    : match;
 }
 
 /** Schemes of connection strings: redacted whole, they name hosts, users and databases. */
