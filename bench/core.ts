@@ -90,3 +90,36 @@ export async function benchMemory(runs = 1_000_000): Promise<Figure> {
   const after = heap();
   return figure(Math.max(0, after - before), before, "MB", runs);
 }
+
+/**
+ * Attempts sent when 100 concurrent runs hit a server that always answers 503, with 5 attempts per
+ * call allowed: against the per-server retry budget (ratio 0.2, reserve 10) the baseline is what
+ * the attempt cap alone would send (100 × 5).
+ */
+export async function benchRetryAmplification(runs = 100): Promise<Figure> {
+  const attemptsPerCall = 5;
+  const governor = createGovernor(
+    {
+      retryBudget: { ratio: 0.2, reserve: 10, windowMs: 60_000 },
+      servers: {
+        s: {
+          tools: {
+            t: { effect: "read_only", retry: { attempts: attemptsPerCall, baseDelayMs: 1 } },
+          },
+        },
+      },
+    },
+    { metrics: false },
+  );
+  let attempts = 0;
+  const failing = async () => {
+    attempts += 1;
+    return { content: [{ type: "text", text: "503 Service Unavailable" }], isError: true };
+  };
+  await Promise.all(
+    Array.from({ length: runs }, () =>
+      governor.startRun().call({ tool: "t", server: "s" }, failing),
+    ),
+  );
+  return figure(attempts / runs, attemptsPerCall, "attempts/call", runs);
+}

@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { runDemo } from "../packages/cli/src/demo.ts";
-import { benchDecisions, benchMemory, benchRunCall } from "./core.ts";
+import { benchDecisions, benchMemory, benchRetryAmplification, benchRunCall } from "./core.ts";
 import { benchMcpOverhead } from "./mcp-overhead.ts";
 import { benchRedisLedger } from "./redis-ledger.ts";
 import { redisForBench } from "./redis-server.ts";
@@ -43,6 +43,9 @@ results.overhead_stdio = figure(
   mcp.stdio.samples,
 );
 log("overhead_stdio");
+
+results.retry_amplification = await benchRetryAmplification();
+log("retry_amplification");
 
 results.memory_1m_runs = await benchMemory(quick ? 100_000 : 1_000_000);
 log("memory_1m_runs");
