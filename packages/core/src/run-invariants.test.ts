@@ -302,3 +302,151 @@ describe("the breaker", () => {
     );
   });
 });
+
+describe("after the second review", () => {
+  const reset = () => Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+
+  it("observe-only does not enforce the deadline", async () => {
+    const run = gov({ observeOnly: true, budgets: { wallTimeMs: 20 } }).startRun();
+    await new Promise((r) => setTimeout(r, 40));
+    let executed = 0;
+    const outcome = await run.call({ tool: "t" }, async () => {
+      executed += 1;
+      return ok("x");
+    });
+    expect(executed).toBe(1);
+    expect(outcome.kind).toBe("ok");
+  });
+
+  it("an abort during the store's work is not missed", async () => {
+    const inner = createMemoryStore();
+    const slow = {
+      ...inner,
+      increment: async (k: string, by: number, ttl: number) => {
+        await new Promise((r) => setTimeout(r, 20));
+        return inner.increment(k, by, ttl);
+      },
+    };
+    const ac = new AbortController();
+    const run = gov({ tools: { t: { effect: "read_only" } } }, { store: slow }).startRun({
+      signal: ac.signal,
+    });
+    let executed = 0;
+    const pending = run.call({ tool: "t" }, () => {
+      executed += 1;
+      return new Promise(() => {});
+    });
+    setTimeout(() => ac.abort(), 5);
+    expect(await pending).toMatchObject({ kind: "stop", reason: "aborted" });
+    expect(executed).toBe(0);
+  });
+
+  it("a call waiting for approval does not run after a parallel call stopped the run", async () => {
+    let approve: (v: boolean) => void = () => {};
+    const g = gov(
+      { tools: { pay: { access: "confirm" }, w: {} } },
+      { onConfirm: () => new Promise<boolean>((r) => (approve = r)) },
+    );
+    const run = g.startRun();
+    let paid = 0;
+    const pay = run.call({ tool: "pay" }, async () => {
+      paid += 1;
+      return ok("paid");
+    });
+    await new Promise((r) => setTimeout(r, 5));
+    expect(await run.call({ tool: "w" }, () => Promise.reject(reset()))).toMatchObject({
+      reason: "uncertain_mutation",
+    });
+    approve(true);
+    expect((await pay).kind).toBe("stop");
+    expect(paid).toBe(0);
+  });
+
+  it("a hook nobody answers does not hold the call past an abort", async () => {
+    const ac = new AbortController();
+    const g = gov(
+      { tools: { pay: { access: "confirm" } } },
+      { onConfirm: () => new Promise<boolean>(() => {}) },
+    );
+    const pending = g.startRun({ signal: ac.signal }).call({ tool: "pay" }, async () => ok("paid"));
+    setTimeout(() => ac.abort(), 5);
+    expect(await pending).toMatchObject({ kind: "stop", reason: "aborted" });
+  });
+
+  it("a write left uncertain after the run ended still names its key", async () => {
+    const run = gov({ tools: { w: {} } }).startRun();
+    let fail: (e: Error) => void = () => {};
+    const pending = run.call(
+      { tool: "w", callId: "c1" },
+      () => new Promise((_, reject) => (fail = reject)),
+    );
+    await new Promise((r) => setTimeout(r, 5));
+    run.end();
+    fail(reset());
+    const outcome = await pending;
+    expect(outcome.kind === "stop" && outcome.idempotencyKey).toMatch(/^gk_/);
+  });
+
+  it("an empty server retry budget still switches when the failures budget allows one failure", async () => {
+    const run = gov({
+      budgets: { failures: 1 },
+      retryBudget: { ratio: 0, reserve: 0 },
+      tools: { t: { effect: "read_only", alternatives: ["t2"] } },
+    }).startRun();
+    expect(
+      await run.call({ tool: "t" }, async () => text("503 Service Unavailable")),
+    ).toMatchObject({
+      kind: "model",
+      action: "switch_tool",
+    });
+  });
+
+  it("a call in backoff wakes when a parallel call stops the run", async () => {
+    const run = gov({
+      tools: {
+        read: { effect: "read_only", retry: { baseDelayMs: 60_000, maxDelayMs: 60_000 } },
+        w: {},
+      },
+    }).startRun();
+    let settled = false;
+    const read = run
+      .call({ tool: "read" }, async () => text("503 Service Unavailable"))
+      .finally(() => {
+        settled = true;
+      });
+    await new Promise((r) => setTimeout(r, 5));
+    await run.call({ tool: "w" }, () => Promise.reject(reset()));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(settled).toBe(true);
+    expect((await read).kind).toBe("stop");
+  });
+
+  it("an executor that aborts the run and throws at once leaves no unhandled rejection", async () => {
+    const seen: unknown[] = [];
+    const onUnhandled = (e: unknown) => seen.push(e);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const ac = new AbortController();
+      const run = gov({ tools: { t: { effect: "read_only" } } }).startRun({ signal: ac.signal });
+      let lateSignal: boolean | undefined;
+      const outcome = await run.call({ tool: "t" }, (ctx) => {
+        ac.abort();
+        lateSignal = ctx.signal.aborted;
+        throw new Error("stop");
+      });
+      await new Promise((r) => setTimeout(r, 10));
+      expect(outcome).toMatchObject({ kind: "stop", reason: "aborted" });
+      expect(lateSignal).toBe(true);
+      expect(seen).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
+  it("observe-only does not count the stops it would have made as failures", async () => {
+    const run = gov({ observeOnly: true, budgets: { calls: 1 } }).startRun();
+    for (let i = 0; i < 4; i++) await run.call({ tool: "t", args: { i } }, async () => ok("x"));
+    expect(run.summary()).toMatchObject({ failures: 0, calls: 1 });
+    expect(run.summary().lastFailure).toBeUndefined();
+  });
+});

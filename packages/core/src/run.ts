@@ -9,7 +9,7 @@ import { HostError } from "./errors.ts";
 import { type CallOutcomeKind, EVENT_SCHEMA_VERSION, type RunSummary } from "./events.ts";
 import { type Failure, failureFromError, failureFromResult, localFailure } from "./failure.ts";
 import { fingerprint } from "./fingerprint.ts";
-import type { GovernorCore, VerifyResult } from "./governor.ts";
+import type { GovernorCore, HostResolution, VerifyResult } from "./governor.ts";
 import { composeMessage } from "./message.ts";
 import type { ToolPolicy } from "./policy.ts";
 import { redact } from "./redact.ts";
@@ -157,18 +157,28 @@ function abortError(signal: AbortSignal): Error {
 }
 
 /** Sleeps `ms`, or rejects at once when `signal` aborts; leaves no timer or listener behind. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/**
+ * Sleeps `ms`, or rejects at once when one of the signals aborts; leaves no timer or listener
+ * behind. (Not `AbortSignal.any`: on Node 20 it leaks.)
+ */
+function sleep(ms: number, ...signals: (AbortSignal | undefined)[]): Promise<void> {
+  const live = signals.filter((s): s is AbortSignal => s !== undefined);
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortError(signal));
-    const onAbort = () => {
+    const aborted = live.find((s) => s.aborted);
+    if (aborted) return reject(abortError(aborted));
+    const cleanup = () => {
       clearTimeout(timer);
-      reject(abortError(signal as AbortSignal));
+      for (const s of live) s.removeEventListener("abort", onAbort);
+    };
+    const onAbort = (event: Event) => {
+      cleanup();
+      reject(abortError(event.target as AbortSignal));
     };
     const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
+      cleanup();
       resolve();
     }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
+    for (const s of live) s.addEventListener("abort", onAbort, { once: true });
   });
 }
 
@@ -219,6 +229,8 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   const budgets: RunBudgets = createRunBudgets(policy.budgets);
   const observeOnly = policy.observeOnly;
   const signal = options.signal;
+  // Aborted when the run ends: wakes calls sleeping in a backoff and bounds pending hooks.
+  const runEnded = new AbortController();
 
   const actions = Object.fromEntries(ACTIONS.map((a) => [a, 0])) as Record<Action, number>;
   const fingerprints: Record<string, number> = {};
@@ -258,6 +270,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     if (ended) return ended;
     const s = summary();
     ended = s;
+    runEnded.abort(Object.assign(new Error("The run has ended"), { name: "AbortError" }));
     core.emit({ v: EVENT_SCHEMA_VERSION, type: "run_end", at: core.now(), runId: id, summary: s });
     guarded(() => core.options.onStop?.(s));
     return s;
@@ -272,6 +285,31 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       };
     }
     return end();
+  };
+
+  /**
+   * Waits for a host hook, but not past the run's signal, its end or its deadline: a hook nobody
+   * answers (an approval UI left open) must not hold the call. Then `fallback` is the answer.
+   */
+  const bounded = async <R>(fn: () => MaybePromise<R>, fallback: R): Promise<R> => {
+    const left = deadline - core.now();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort = () => {};
+    const cut = new Promise<R>((resolve) => {
+      onAbort = () => resolve(fallback);
+      if (left <= MAX_TIMER_MS) timer = setTimeout(onAbort, Math.max(0, left));
+      signal?.addEventListener("abort", onAbort, { once: true });
+      runEnded.signal.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      if (signal?.aborted) return fallback;
+      const answer = guardedAsync(fn).then((r) => (r === undefined ? fallback : r));
+      return await Promise.race([answer, cut]);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      runEnded.signal.removeEventListener("abort", onAbort);
+    }
   };
 
   const observe = (text: string, state: CallState) =>
@@ -338,10 +376,14 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     stopOutcome<T>(state, plainStop(reason, budget), "the call was not made");
 
   /** The answer for a call that finds the run already ended (a parallel call stopped it). */
-  const endedOutcome = <T>(state: CallState): Terminal<T> => {
+  const endedOutcome = <T>(state: CallState, uncertainKey?: string): Terminal<T> => {
     const s = summary();
     const reason: Reason = s.reason === "completed" ? "aborted" : s.reason;
-    return stopOutcome<T>(state, plainStop(reason, s.budget), "the run has already ended");
+    const outcome = stopOutcome<T>(state, plainStop(reason, s.budget), "the run has already ended");
+    // A write left uncertain must still name its key, whatever stopped the run.
+    return uncertainKey === undefined || outcome.kind !== "stop"
+      ? outcome
+      : { ...outcome, idempotencyKey: uncertainKey };
   };
 
   const toFailure = (state: CallState, thrown: unknown, deadlineHit: boolean): Failure => {
@@ -361,11 +403,14 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     c: Classification,
     d: Decision,
     print: string,
+    counted = true,
   ) => {
-    failures += 1;
-    fingerprints[print] = (fingerprints[print] ?? 0) + 1;
-    actions[d.action] += 1;
-    lastFailure = { tool: state.call.tool, reason: c.reason, text: observe(failure.text, state) };
+    if (counted) {
+      failures += 1;
+      fingerprints[print] = (fingerprints[print] ?? 0) + 1;
+      actions[d.action] += 1;
+      lastFailure = { tool: state.call.tool, reason: c.reason, text: observe(failure.text, state) };
+    }
     core.emit({
       v: EVENT_SCHEMA_VERSION,
       type: "decision",
@@ -427,7 +472,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   /** Runs the verify step for an uncertain mutation, when the policy and options provide one. */
   const runVerify = async (state: CallState): Promise<VerifyResult | undefined> => {
     const fn = core.options.verify?.[state.call.tool];
-    if (!fn || !state.tool.idempotency.verify) return undefined;
+    if (!fn || !state.tool.idempotency.verify || signal?.aborted) return undefined;
     const ac = new AbortController();
     const onAbort = () => ac.abort(signal?.reason);
     signal?.addEventListener("abort", onAbort, { once: true });
@@ -462,21 +507,26 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     execute: Executor<T>,
     remainingMs: number,
   ): Promise<{ value: T } | { thrown: unknown; deadlineHit: boolean }> => {
+    if (signal?.aborted) return { thrown: abortError(signal), deadlineHit: false };
     let ac: AbortController | undefined;
     let done = false;
     let deadlineHit = false;
+    let stopReason: { reason: unknown } | undefined;
     let cancel: (reason: unknown) => void = () => {};
     const cut = new Promise<never>((_, reject) => {
       cancel = reject;
     });
+    cut.catch(() => {}); // settled by the race, or never looked at
     const stopAttempt = (reason: unknown) => {
+      stopReason = { reason };
       ac?.abort(reason);
       cancel(reason);
     };
     const onAbort = () => stopAttempt(signal?.reason);
     if (signal) signal.addEventListener("abort", onAbort, { once: true });
+    // Observe-only enforces nothing, the deadline included: only the host's own signal applies.
     const timer =
-      remainingMs <= MAX_TIMER_MS
+      !observeOnly && remainingMs <= MAX_TIMER_MS
         ? setTimeout(() => {
             deadlineHit = true;
             stopAttempt(
@@ -490,6 +540,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       attempt: state.attempts,
       get signal() {
         if (done) return AbortSignal.abort();
+        if (stopReason) return AbortSignal.abort(stopReason.reason);
         ac ??= new AbortController();
         return ac.signal;
       },
@@ -499,7 +550,13 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       meta: state.meta,
     };
     try {
-      return { value: await Promise.race([execute(ctx), cut]) };
+      let running: Promise<T>;
+      try {
+        running = Promise.resolve(execute(ctx));
+      } catch (thrown) {
+        running = Promise.reject(thrown);
+      }
+      return { value: await Promise.race([running, cut]) };
     } catch (thrown) {
       return { thrown, deadlineHit };
     } finally {
@@ -516,7 +573,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     if (ended && !observeOnly && state.attempts > 0) return endedOutcome(state);
     if (signal?.aborted) return preflightStop(state, "aborted");
     const remainingMs = deadline - core.now();
-    if (remainingMs <= 0) return preflightStop(state, "deadline_exceeded");
+    if (remainingMs <= 0 && !observeOnly) return preflightStop(state, "deadline_exceeded");
     if (state.key !== undefined && state.argsHash !== undefined) {
       const claim = await core.store.claim(state.key, state.argsHash, {
         now: core.now(),
@@ -643,15 +700,17 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         throw new Escape(hostError);
       }
       const error = hostError;
-      const resolution = await guardedAsync(() =>
-        hook(error, {
-          runId: id,
-          tool: state.call.tool,
-          server: state.call.server,
-          attempt: state.attempts,
-          effect: state.effect,
-          safeToRepeat: safeToRepeat(c.certainty, state.effect, keyed(state)),
-        }),
+      const resolution = await bounded<HostResolution | undefined>(
+        () =>
+          hook(error, {
+            runId: id,
+            tool: state.call.tool,
+            server: state.call.server,
+            attempt: state.attempts,
+            effect: state.effect,
+            safeToRepeat: safeToRepeat(c.certainty, state.effect, keyed(state)),
+          }),
+        undefined,
       );
       // A retry the host asks for is a dependency retry like any other: capped, backed off,
       // budgeted, and only when repeating is safe.
@@ -681,13 +740,21 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
           await settle(state.key, "failed");
       }
     }
-    if (ended && !observeOnly) return endedOutcome(state);
+    if (ended && !observeOnly) {
+      const d = plainStop(
+        summary().reason === "completed" ? "aborted" : (summary().reason as Reason),
+      );
+      record(state, failure, c, { ...d, certainty: c.certainty }, print);
+      const uncertain = state.key !== undefined && c.certainty === "unknown";
+      return endedOutcome(state, uncertain ? state.key : undefined);
+    }
 
     let d = commit(state, c, print);
     if (d.action === "retry_dependency" && !observeOnly) {
       // The server's shared retry budget is asked only when a retry is otherwise allowed.
       if (!(await core.takeRetry(state.call.server))) {
         budgets.refund("retries");
+        budgets.refund("failures");
         d = commit(state, c, print, true);
       }
     }
@@ -801,7 +868,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     serverRetryBudgetEmpty = false,
   ): Decision => {
     const d = decideNow(state, c, print, serverRetryBudgetEmpty);
-    if (!serverRetryBudgetEmpty) budgets.take("failures");
+    budgets.take("failures");
     if (d.action === "retry_dependency") budgets.take("retries");
     if (d.action === "correct_arguments" || d.action === "switch_tool") {
       budgets.take(d.action === "correct_arguments" ? "corrections" : "switches");
@@ -866,7 +933,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         if (!(err instanceof RetryRequest)) throw err;
         first = err;
       }
-      if (first.delayMs > 0) await sleep(first.delayMs, signal);
+      if (first.delayMs > 0) await sleep(first.delayMs, signal, runEnded.signal);
       return await pRetry(() => attemptOnce(state, execute), {
         retries: 1000,
         minTimeout: 0,
@@ -876,13 +943,14 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         shouldRetry: ({ error }) => error instanceof RetryRequest,
         onFailedAttempt: async ({ error }) => {
           if (error instanceof RetryRequest && error.delayMs > 0) {
-            await sleep(error.delayMs, signal);
+            await sleep(error.delayMs, signal, runEnded.signal);
           }
         },
       });
     } catch (err) {
       if (err instanceof Escape) throw err.value;
       if (signal?.aborted) return preflightStop(state, "aborted");
+      if (ended && !observeOnly) return endedOutcome(state);
       if (err instanceof RetryRequest) return preflightStop(state, "retries_exhausted");
       throw err;
     }
@@ -892,16 +960,15 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   const preflight = async (state: CallState): Promise<Terminal<unknown> | undefined> => {
     const fail = (reason: Reason, budget?: BudgetName) => {
       if (!observeOnly) return preflightStop(state, reason, budget);
-      // Observe-only: what would have stopped the call is reported, not enforced.
+      // Observe-only: what would have stopped the call is reported, not enforced or counted.
       const d = plainStop(reason, budget);
       const c: Classification = { action: "stop", reason, certainty: "not_sent", source: "signal" };
       const print = fingerprint({ tool: state.call.tool, channel: "local", text: reason });
-      record(state, { channel: "local", origin: "local", text: reason }, c, d, print);
+      record(state, { channel: "local", origin: "local", text: reason }, c, d, print, false);
       return undefined;
     };
     if (signal?.aborted) return fail("aborted");
     if (core.now() >= deadline) return fail("budget_exhausted", "wallTime");
-    if (!budgets.take("calls")) return fail("budget_exhausted", "calls");
     const { tool } = state;
     if (tool.access === "deny") {
       return modelSwitch(state, "denied_by_policy", "this tool is not allowed");
@@ -909,16 +976,19 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     if (tool.access === "confirm" && !observeOnly) {
       const confirm = core.options.onConfirm;
       const approved = confirm
-        ? await guardedAsync(() =>
-            confirm({
-              runId: id,
-              tool: state.call.tool,
-              server: state.call.server,
-              args: state.call.args ?? {},
-              effect: state.effect,
-            }),
+        ? await bounded(
+            () =>
+              confirm({
+                runId: id,
+                tool: state.call.tool,
+                server: state.call.server,
+                args: state.call.args ?? {},
+                effect: state.effect,
+              }),
+            false,
           )
         : false;
+      if (signal?.aborted) return fail("aborted");
       if (approved !== true) return fail("not_approved");
     }
     const seen = identical.get(state.callKey);
@@ -938,6 +1008,11 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       open = (await core.store.increment(gate, 1, Math.max(1, tool.breaker.cooldownMs))) > 1;
     }
     if (open) return modelSwitch(state, "circuit_open", "the tool is failing and paused");
+    // After every await, in one synchronous step: a run that stopped meanwhile admits nothing,
+    // and the calls budget is taken by exactly the calls that go on to execute.
+    if (ended && !observeOnly) return endedOutcome(state);
+    if (signal?.aborted) return fail("aborted");
+    if (!budgets.take("calls")) return fail("budget_exhausted", "calls");
     return undefined;
   };
 
