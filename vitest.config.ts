@@ -10,6 +10,10 @@ export default defineConfig({
     pool: "forks",
     // The "source" condition is ours; the SDK's dependencies (eventsource-parser) also export a
     // "source" entry pointing at TypeScript, so let Vite load the SDK instead of Node.
-    server: { deps: { inline: ["@modelcontextprotocol/sdk"] } },
+    server: {
+      deps: {
+        inline: ["@modelcontextprotocol/sdk", "ai", "@ai-sdk/provider-utils", "@ai-sdk/gateway"],
+      },
+    },
   },
 });

@@ -251,15 +251,21 @@ describe("observe-only", () => {
         budgets: { calls: 2 },
         tools: { pay: { access: "confirm", idempotency: { argument: "key" } } },
       },
-      { onEvent: (e) => events.push(e), onConfirm: () => (asked++, true) },
+      {
+        onEvent: (e) => events.push(e),
+        onConfirm: () => {
+          asked += 1;
+          return true;
+        },
+      },
     );
     const run = g.startRun();
     const seen: AttemptContext[] = [];
     for (let i = 0; i < 3; i++)
-      await run.call(
-        { tool: "pay", args: { amount: 5 } },
-        async (ctx) => (seen.push(ctx), ok("paid")),
-      );
+      await run.call({ tool: "pay", args: { amount: 5 } }, async (ctx) => {
+        seen.push(ctx);
+        return ok("paid");
+      });
     expect(seen).toHaveLength(3);
     expect(seen[0]?.args).toEqual({ amount: 5 });
     expect(seen[0]?.meta).toEqual({});

@@ -1,0 +1,344 @@
+import {
+  createGovernor,
+  type GovernorOptions,
+  type HostError,
+  type PolicyInput,
+} from "@governor/core";
+import { generateText, type ModelMessage, stepCountIs, type Tool, tool } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { governTools } from "./govern-tools.ts";
+import { governorStopCondition } from "./stop-condition.ts";
+
+type Generate = Exclude<ConstructorParameters<typeof MockLanguageModelV3>[0], undefined>;
+type GenerateResult = Extract<NonNullable<Generate["doGenerate"]>, { content: unknown }>;
+type Prompt = MockLanguageModelV3["doGenerateCalls"][number]["prompt"];
+
+const usage: GenerateResult["usage"] = {
+  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 5, text: 5, reasoning: undefined },
+};
+
+/** A model step that calls one tool. */
+function callTool(toolName: string, input: unknown, toolCallId = "call_1"): GenerateResult {
+  return {
+    content: [{ type: "tool-call", toolCallId, toolName, input: JSON.stringify(input) }],
+    finishReason: { unified: "tool-calls", raw: "tool_calls" },
+    usage,
+    warnings: [],
+  };
+}
+
+/** A model step that answers with text. */
+function say(text: string): GenerateResult {
+  return {
+    content: [{ type: "text", text }],
+    finishReason: { unified: "stop", raw: "stop" },
+    usage,
+    warnings: [],
+  };
+}
+
+/** A mock model that plays the given steps in order (the real `generateText` drives it). */
+function scripted(...steps: GenerateResult[]) {
+  return new MockLanguageModelV3({ doGenerate: steps });
+}
+
+function governor(policy: PolicyInput = {}, options: GovernorOptions = {}) {
+  return createGovernor(policy, { metrics: false, random: () => 0.5, ...options });
+}
+
+/** The tool-result outputs the model was shown in a prompt. */
+function toolOutputs(prompt: Prompt) {
+  return prompt.flatMap((message) =>
+    message.role === "tool"
+      ? message.content.flatMap((part) => (part.type === "tool-result" ? [part.output] : []))
+      : [],
+  );
+}
+
+const FAST_RETRY = { baseDelayMs: 1, maxDelayMs: 5 };
+const SECRET = "sk-live-4f9aQ2xZ7bN1mK8pL3vR6tY0";
+
+function noteTool(execute: (input: { id: string }) => Promise<unknown>) {
+  return tool({
+    description: "Reads a note",
+    inputSchema: z.object({ id: z.string() }),
+    execute,
+  });
+}
+
+describe("governTools with generateText", () => {
+  it("shows the model Governor's redacted text, not the raw error with its secret", async () => {
+    const failing = async () => {
+      throw new Error(`Note "x" not found (query signed with ${SECRET}, /home/app/notes/x.json)`);
+    };
+
+    // Without Governor, the AI SDK hands the thrown message to the model as it is.
+    const plain = scripted(callTool("get_note", { id: "x" }), say("done"));
+    await generateText({
+      model: plain,
+      tools: { get_note: noteTool(failing) },
+      stopWhen: stepCountIs(3),
+      prompt: "Read note x",
+    });
+    expect(JSON.stringify(plain.doGenerateCalls[1]?.prompt)).toContain(SECRET);
+
+    const run = governor({ tools: { get_note: { effect: "read_only" } } }).startRun();
+    const model = scripted(callTool("get_note", { id: "x" }), say("done"));
+    const result = await generateText({
+      model,
+      tools: governTools({ get_note: noteTool(failing) }, { run }),
+      stopWhen: [stepCountIs(3), governorStopCondition(run)],
+      prompt: "Read note x",
+    });
+
+    expect(model.doGenerateCalls).toHaveLength(2);
+    const next = model.doGenerateCalls[1]?.prompt as Prompt;
+    expect(JSON.stringify(next)).not.toContain(SECRET);
+    expect(JSON.stringify(next)).not.toContain("/home/app");
+    const [output] = toolOutputs(next);
+    expect(output).toMatchObject({ type: "error-text" });
+    const text = (output as { value: string }).value;
+    expect(text).toMatch(/^get_note: /);
+    expect(text).toContain("not found");
+    // The step records a tool result (not a tool-error part) whose output is that same text.
+    expect(result.steps[0]?.content.some((p) => p.type === "tool-error")).toBe(false);
+    expect(result.steps[0]?.toolResults[0]?.output).toBe(text);
+    expect(result.text).toBe("done");
+    expect(run.ended).toBe(false);
+  });
+
+  it("retries a 503 inside the call: the model sees only the success", async () => {
+    const run = governor({
+      tools: { get_note: { effect: "read_only", retry: FAST_RETRY } },
+    }).startRun();
+    let calls = 0;
+    const getNote = noteTool(async ({ id }) => {
+      calls += 1;
+      if (calls <= 2) throw new Error("503 Service Unavailable");
+      return { id, body: "hello" };
+    });
+    const model = scripted(callTool("get_note", { id: "welcome" }), say("It says hello."));
+
+    const result = await generateText({
+      model,
+      tools: governTools({ get_note: getNote }, { run }),
+      stopWhen: [stepCountIs(3), governorStopCondition(run)],
+      prompt: "Read the welcome note",
+    });
+
+    expect(calls).toBe(3);
+    expect(model.doGenerateCalls).toHaveLength(2);
+    const next = model.doGenerateCalls[1]?.prompt as Prompt;
+    expect(toolOutputs(next)).toEqual([{ type: "json", value: { id: "welcome", body: "hello" } }]);
+    expect(JSON.stringify(next)).not.toContain("503");
+    expect(result.steps[0]?.toolResults).toHaveLength(1);
+    expect(result.text).toBe("It says hello.");
+    expect(run.summary()).toMatchObject({ calls: 1, attempts: 3, retries: 2, reason: "completed" });
+  });
+
+  it("ends the generation when a permission-denied failure stops the run", async () => {
+    const tools = {
+      delete_note: tool({
+        inputSchema: z.object({ id: z.string() }),
+        execute: async (): Promise<{ deleted: true }> => {
+          throw new Error("permission denied: user cannot delete notes");
+        },
+      }),
+    };
+    const steps = () => [
+      callTool("delete_note", { id: "x" }, "call_1"),
+      callTool("delete_note", { id: "y" }, "call_2"),
+      say("gave up"),
+    ];
+
+    const run = governor().startRun();
+    const model = scripted(...steps());
+    const result = await generateText({
+      model,
+      tools: governTools(tools, { run }),
+      stopWhen: [stepCountIs(5), governorStopCondition(run)],
+      prompt: "Delete note x",
+    });
+
+    expect(model.doGenerateCalls).toHaveLength(1);
+    expect(result.steps).toHaveLength(1);
+    expect(run.ended).toBe(true);
+    expect(run.summary()).toMatchObject({ reason: "forbidden", calls: 1, attempts: 1 });
+    const output = result.steps[0]?.toolResults[0]?.output;
+    expect(output).toMatch(/^delete_note: permission denied/);
+    expect(output).toContain("A person must grant access");
+
+    // Without the stop condition, the model would get another turn after the stop.
+    const other = governor().startRun();
+    const unguarded = scripted(...steps());
+    await generateText({
+      model: unguarded,
+      tools: governTools(tools, { run: other }),
+      stopWhen: stepCountIs(5),
+      prompt: "Delete note x",
+    });
+    expect(unguarded.doGenerateCalls.length).toBeGreaterThan(1);
+  });
+
+  it("uses the toolCallId as the logical call: one idempotency key across retries and runs", async () => {
+    const gov = governor({
+      tools: {
+        send_email: {
+          effect: "mutating",
+          retry: FAST_RETRY,
+          idempotency: { argument: "idempotency_key" },
+        },
+      },
+    });
+    const keys: unknown[] = [];
+    let failuresLeft = 2;
+    const sendEmail = tool({
+      inputSchema: z.object({ to: z.string(), idempotency_key: z.string().optional() }),
+      execute: async (input) => {
+        keys.push(input.idempotency_key);
+        if (failuresLeft-- > 0) throw new Error("503 Service Unavailable");
+        return { sent: true, to: input.to };
+      },
+    });
+    const send = (run: ReturnType<typeof gov.startRun>, toolCallId: string) =>
+      generateText({
+        model: scripted(callTool("send_email", { to: "a@example.com" }, toolCallId), say("ok")),
+        tools: governTools({ send_email: sendEmail }, { run }),
+        stopWhen: [stepCountIs(3), governorStopCondition(run)],
+        prompt: "Send it",
+      });
+
+    const first = await send(gov.startRun(), "call_abc");
+    expect(keys).toHaveLength(3);
+    expect(new Set(keys).size).toBe(1);
+    expect(keys[0]).toMatch(/^gk_[0-9a-f]{32}$/);
+    expect(first.steps[0]?.toolResults[0]?.output).toEqual({ sent: true, to: "a@example.com" });
+
+    // Another run (another worker) picking up the same tool call gets the recorded result: the
+    // key comes from the toolCallId, not from the run, so the email is not sent twice.
+    const replayed = await send(gov.startRun(), "call_abc");
+    expect(keys).toHaveLength(3);
+    expect(replayed.steps[0]?.toolResults[0]?.output).toEqual({ sent: true, to: "a@example.com" });
+
+    // A new tool call is a new logical call with its own key.
+    await send(gov.startRun(), "call_def");
+    expect(keys).toHaveLength(4);
+    expect(keys[3]).not.toBe(keys[0]);
+  });
+
+  it("never sees input the AI SDK rejects itself (schema check before execute)", async () => {
+    const run = governor({ tools: { get_note: { effect: "read_only" } } }).startRun();
+    let calls = 0;
+    const model = scripted(callTool("get_note", { id: 42 }), say("done"));
+    await generateText({
+      model,
+      tools: governTools({ get_note: noteTool(async () => ++calls) }, { run }),
+      stopWhen: [stepCountIs(3), governorStopCondition(run)],
+      prompt: "Read note 42",
+    });
+    // The AI SDK answers an invalid input with its own error text; execute never runs, so the
+    // run's budgets and repeat rule do not count it.
+    expect(calls).toBe(0);
+    expect(run.summary()).toMatchObject({ calls: 0, failures: 0 });
+    const [output] = toolOutputs(model.doGenerateCalls[1]?.prompt as Prompt);
+    expect(output).toMatchObject({ type: "error-text" });
+    expect((output as { value: string }).value).toContain("Invalid input for tool get_note");
+  });
+
+  it("keeps a failure routed to the host out of the model's context", async () => {
+    const hostErrors: HostError[] = [];
+    const run = governor({ tools: { get_note: { effect: "read_only" } } }).startRun();
+    const model = scripted(callTool("get_note", { id: "x" }), say("done"));
+    const result = await generateText({
+      model,
+      tools: governTools(
+        {
+          get_note: noteTool(async () => {
+            // A JSON-RPC error from a remote peer (e.g. an MCP client inside the tool).
+            throw Object.assign(new Error(`Internal error at db-7.internal key=${SECRET}`), {
+              code: -32603,
+            });
+          }),
+        },
+        { run, onHostError: (error) => hostErrors.push(error) },
+      ),
+      stopWhen: [stepCountIs(3), governorStopCondition(run)],
+      prompt: "Read note x",
+    });
+
+    expect(hostErrors).toHaveLength(1);
+    expect(hostErrors[0]?.message).toContain(SECRET);
+    expect(run.summary().reason).toBe("protocol_error");
+    expect(model.doGenerateCalls).toHaveLength(1);
+    const output = result.steps[0]?.toolResults[0]?.output;
+    expect(output).toMatch(/^get_note: the call could not be completed\. /);
+    expect(JSON.stringify(result.steps)).not.toContain(SECRET);
+  });
+});
+
+describe("governTools", () => {
+  const execOptions = (toolCallId: string, abortSignal?: AbortSignal) => ({
+    toolCallId,
+    messages: [] as ModelMessage[],
+    ...(abortSignal !== undefined && { abortSignal }),
+  });
+
+  it("leaves tools without execute as they are and keeps a tool's own toModelOutput", async () => {
+    // A tool the client answers itself (no execute).
+    const clientSide = tool({
+      inputSchema: z.object({ q: z.string() }),
+      outputSchema: z.object({ answer: z.string() }),
+    });
+    const withOutput = tool({
+      inputSchema: z.object({ id: z.string() }),
+      execute: async ({ id }) => {
+        if (id === "bad") throw new Error("no such note");
+        return { id, words: 3 };
+      },
+      toModelOutput: ({ output }) => ({ type: "text", value: `${output.words} words` }),
+    });
+    const run = governor({ tools: { "*": { effect: "read_only" } } }).startRun();
+    const governed = governTools({ clientSide, withOutput }, { run });
+    expect(governed.clientSide).toBe(clientSide);
+
+    const wrapped = governed.withOutput as Tool;
+    const ok = await wrapped.execute?.({ id: "a" }, execOptions("c1"));
+    expect(
+      await wrapped.toModelOutput?.({ toolCallId: "c1", input: { id: "a" }, output: ok }),
+    ).toEqual({ type: "text", value: "3 words" });
+    const failed = await wrapped.execute?.({ id: "bad" }, execOptions("c2"));
+    expect(typeof failed).toBe("string");
+    expect(
+      await wrapped.toModelOutput?.({ toolCallId: "c2", input: { id: "bad" }, output: failed }),
+    ).toEqual({ type: "error-text", value: failed });
+  });
+
+  it("aborts the attempt when the AI SDK's abort signal fires, and stops the run", async () => {
+    const run = governor({ tools: { wait: { effect: "read_only" } } }).startRun();
+    let seen: AbortSignal | undefined;
+    const governed = governTools(
+      {
+        wait: tool({
+          inputSchema: z.object({}),
+          execute: (_input, { abortSignal }) =>
+            new Promise((_, reject) => {
+              seen = abortSignal;
+              abortSignal?.addEventListener("abort", () => reject(abortSignal.reason));
+            }),
+        }),
+      },
+      { run },
+    );
+    const ac = new AbortController();
+    const pending = (governed.wait as Tool).execute?.({}, execOptions("c1", ac.signal));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    ac.abort();
+    const text = await pending;
+    expect(seen?.aborted).toBe(true);
+    expect(text).toMatch(/^wait: /);
+    expect(run.summary().reason).toBe("aborted");
+  });
+});

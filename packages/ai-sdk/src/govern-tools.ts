@@ -1,0 +1,199 @@
+import {
+  type CallOutcome,
+  composeMessage,
+  GovernorError,
+  type HostError,
+  REASONS,
+  type Reason,
+  type Run,
+} from "@governor/core";
+import type { JSONValue, Tool, ToolExecutionOptions, ToolSet } from "ai";
+
+/** Options of {@link governTools}. */
+export interface GovernToolsOptions {
+  /** The run every call of these tools belongs to (`governor.startRun()`, one per agent task). */
+  readonly run: Run;
+  /** The server's name in the policy (`servers.<name>`): its settings apply to these tools. */
+  readonly server?: string;
+  /**
+   * Receives a failure only the host can handle when the governor has no `onHostError` hook
+   * (`run.call` then throws it). The run has ended; the model gets a short stop text, never the
+   * error. Without this option the error is dropped; its reason stays in `run.summary()`.
+   */
+  readonly onHostError?: (error: HostError) => void;
+}
+
+/** What `toModelOutput` returns (the AI SDK does not export the type by name). */
+type ModelOutput = Awaited<ReturnType<NonNullable<Tool["toModelOutput"]>>>;
+type ToModelOutput = NonNullable<Tool["toModelOutput"]>;
+type Execute = (input: unknown, options: ToolExecutionOptions) => unknown;
+
+/** How many failure texts one `governTools` remembers for `toModelOutput`. */
+const MAX_REMEMBERED = 1_000;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function"
+  );
+}
+
+/**
+ * One signal that aborts when either does; `unlink` removes the listeners it added, so a long
+ * generation's signal does not collect one listener per tool call.
+ */
+function linkSignals(
+  a: AbortSignal,
+  b: AbortSignal | undefined,
+): { signal: AbortSignal; unlink: () => void } {
+  if (b === undefined) return { signal: a, unlink: () => {} };
+  if (a.aborted) return { signal: a, unlink: () => {} };
+  if (b.aborted) return { signal: b, unlink: () => {} };
+  const ac = new AbortController();
+  const fromA = () => ac.abort(a.reason);
+  const fromB = () => ac.abort(b.reason);
+  a.addEventListener("abort", fromA, { once: true });
+  b.addEventListener("abort", fromB, { once: true });
+  return {
+    signal: ac.signal,
+    unlink: () => {
+      a.removeEventListener("abort", fromA);
+      b.removeEventListener("abort", fromB);
+    },
+  };
+}
+
+/** The model's text for a failure routed to the host: no part of the raw error. */
+function hostText(error: HostError): string {
+  const reason: Reason = Object.hasOwn(REASONS, error.reason)
+    ? (error.reason as Reason)
+    : "protocol_error";
+  return composeMessage({
+    tool: error.tool,
+    observation: "the call could not be completed",
+    decision: {
+      action: "stop",
+      reason,
+      certainty: "unknown",
+      cause: reason,
+      personResolvable: false,
+    },
+  });
+}
+
+/**
+ * Wraps each tool's `execute` so every call goes through a Governor run: the AI SDK's
+ * `toolCallId` identifies the logical call (its idempotency key is the same across retries and
+ * workers), transient failures are retried inside the call, and a failure that reaches the model
+ * comes back as Governor's one short redacted text — returned, not thrown, because the AI SDK
+ * hands a thrown error's raw message to the model. Each such result reaches the model as
+ * `error-text` through `toModelOutput`. Tools without `execute` are left as they are.
+ *
+ * The returned set keeps the input's type; a governed failure's `output` is that text (a string).
+ * A tool that streams preliminary results (an async iterable) yields only its final value.
+ * @example
+ * const run = governor.startRun();
+ * const result = await generateText({
+ *   model,
+ *   tools: governTools({ getNote }, { run }),
+ *   stopWhen: [stepCountIs(10), governorStopCondition(run)],
+ *   prompt: "Summarize the release notes",
+ * });
+ * const summary = run.end();
+ */
+export function governTools<TOOLS extends ToolSet>(
+  tools: TOOLS,
+  options: GovernToolsOptions,
+): TOOLS {
+  const { run, server, onHostError } = options;
+  // Failure texts by tool-call id: `toModelOutput` marks exactly these as errors for the model.
+  const failures = new Map<string, string>();
+  const remember = (toolCallId: string, text: string) => {
+    if (failures.size >= MAX_REMEMBERED) {
+      const oldest = failures.keys().next();
+      if (!oldest.done) failures.delete(oldest.value);
+    }
+    failures.set(toolCallId, text);
+  };
+
+  const wrap = (name: string, original: Tool): Tool => {
+    const execute = original.execute as Execute | undefined;
+    if (typeof execute !== "function") return original;
+    const ownOutput = original.toModelOutput as ToModelOutput | undefined;
+
+    const governed: Execute = async (input, execOptions) => {
+      // Governor keys calls by named arguments; a tool whose input is not an object is governed
+      // under `{ input }` and still receives its input as it came.
+      const object = isRecord(input);
+      let outcome: CallOutcome<unknown>;
+      try {
+        outcome = await run.call(
+          {
+            tool: name,
+            ...(server !== undefined && { server }),
+            args: object ? input : { input },
+            callId: execOptions.toolCallId,
+          },
+          async (ctx) => {
+            const { signal, unlink } = linkSignals(ctx.signal, execOptions.abortSignal);
+            try {
+              const result = execute.call(original, object ? ctx.args : input, {
+                ...execOptions,
+                abortSignal: signal,
+              });
+              if (!isAsyncIterable(result)) return await result;
+              let last: unknown;
+              for await (const part of result) last = part;
+              return last;
+            } finally {
+              unlink();
+            }
+          },
+        );
+      } catch (err) {
+        // Without a governor `onHostError` hook, `run.call` throws the HostError after ending the
+        // run. Thrown from here, the AI SDK would put its raw message in the model's context.
+        if (GovernorError.isInstance(err) && err.code === "host_error" && run.ended) {
+          const error = err as HostError;
+          try {
+            onHostError?.(error);
+          } catch {
+            // A host hook must not break the agent loop.
+          }
+          const text = hostText(error);
+          remember(execOptions.toolCallId, text);
+          return text;
+        }
+        throw err;
+      }
+      if (outcome.kind === "ok") return outcome.value;
+      const text = outcome.result.content[0].text;
+      remember(execOptions.toolCallId, text);
+      return text;
+    };
+
+    const toModelOutput: ToModelOutput = (opts) => {
+      const text = failures.get(opts.toolCallId);
+      if (text !== undefined && opts.output === text) {
+        return { type: "error-text", value: text } satisfies ModelOutput;
+      }
+      if (ownOutput) return ownOutput.call(original, opts);
+      // The AI SDK's own default for a tool without `toModelOutput`.
+      const output: unknown = opts.output;
+      return typeof output === "string"
+        ? { type: "text", value: output }
+        : { type: "json", value: (output ?? null) as JSONValue };
+    };
+
+    return { ...original, execute: governed, toModelOutput } as Tool;
+  };
+
+  const out: Record<string, Tool> = {};
+  for (const [name, original] of Object.entries(tools)) out[name] = wrap(name, original as Tool);
+  return out as TOOLS;
+}
