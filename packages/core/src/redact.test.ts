@@ -685,3 +685,19 @@ describe("unlabelled hex keys and internal ids", () => {
     );
   });
 });
+
+describe("found by the property tests", () => {
+  it("a header value stops at a parenthesis, so the next key's value is still redacted", () => {
+    const out = redact(" Authorization: Bearer 0AAAAAAAAAAAAAAAAAAAA)(api_key = 0AAAAAAAA ");
+    expect(out).not.toContain("0AAAAAAAA");
+  });
+
+  it("an AWS secret key without its label", () => {
+    expect(redact("key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY rejected")).toBe(
+      "key [token] rejected",
+    );
+    expect(
+      redact("see https://docs.example.com/Guide/V2/Setup10/Install/Step4 for help"),
+    ).toContain("docs.example.com/Guide/V2/Setup10/Install/Step4");
+  });
+});

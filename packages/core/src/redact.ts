@@ -308,6 +308,20 @@ function redactHighEntropy(match: string): string {
     : match;
 }
 
+/** A 40-character base64 run with `/` or `+` and mixed case: an AWS secret key. */
+function redactAwsSecret(match: string): string {
+  if (!match.includes("/") && !match.includes("+")) return match;
+  if (match.startsWith("/")) return match; // a path, read as a location later
+  let upper = 0;
+  let lower = 0;
+  for (let i = 0; i < match.length; i++) {
+    const c = match.charCodeAt(i);
+    if (c >= 65 && c <= 90) upper++;
+    else if (c >= 97 && c <= 122) lower++;
+  }
+  return upper >= 4 && lower >= 4 ? TOKEN : match;
+}
+
 /** Schemes of connection strings: redacted whole, they name hosts, users and databases. */
 const CONNECTION_SCHEMES = new Set([
   "postgres",
@@ -533,7 +547,7 @@ export const SECRET_GROUPS: readonly {
     rules: [
       // Headers whose value is a credential.
       [
-        /(?<![\w-])((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|x-access-token)(["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token|digest|negotiate|apikey)\s+)?([^\s"',;]*[:=]\s*[^\s"',;]+|[^\s"',;]+)/gi,
+        /(?<![\w-])((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|x-access-token)(["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token|digest|negotiate|apikey)\s+)?([^\s"',;()]*[:=]\s*[^\s"',;()]+|[^\s"',;()]+)/gi,
         redactHeader,
         (text) => /authorization|api-key|-auth-token|-access-token/i.test(text),
       ],
@@ -601,6 +615,13 @@ export const SECRET_GROUPS: readonly {
         (text) => CREDENTIAL_KEY.test(text),
       ],
       [/(?<![A-Za-z0-9+_=-])[A-Za-z0-9+_-]{32,}={0,2}/g, redactHighEntropy, hasKeyRun],
+      // An AWS secret access key without its label: exactly 40 base64 characters with a `/` or
+      // `+` in them (the rule above stops at `/`), mixed case and digits.
+      [
+        /(?<![A-Za-z0-9+/=_.-])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=_.-])/g,
+        redactAwsSecret,
+        (text) => text.includes("/") || text.includes("+"),
+      ],
     ],
   },
 ];
