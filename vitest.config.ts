@@ -8,6 +8,7 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",
+    setupFiles: ["./test/setup.ts"],
     // The "source" condition is ours; the SDK's dependencies (eventsource-parser) also export a
     // "source" entry pointing at TypeScript, so let Vite load the SDK instead of Node.
     server: {
