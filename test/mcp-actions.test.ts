@@ -3,58 +3,33 @@
  * real SDK client over stdio and Streamable HTTP.
  */
 import { readEffects } from "@governor/testkit";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import {
-  type Endpoint,
-  type Governed,
-  governed,
-  modelText,
-  shutdown,
-  startEndpoint,
-  TRANSPORTS,
-  tempDir,
-} from "./mcp-support.ts";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { endpointPair, modelText, TRANSPORTS, tempDir } from "./mcp-support.ts";
 
 describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
   const tmp = tempDir();
   const effectsFile = tmp.file(`effects-${kind}.jsonl`);
-  let endpoint: Endpoint;
-  let lowEndpoint: Endpoint;
-  let g: Governed;
-  let low: Governed;
-
-  beforeAll(async () => {
-    [endpoint, lowEndpoint] = await Promise.all([
-      startEndpoint(kind, {
-        effectsFile,
-        scenario: {
-          // 429 with a 250 ms retry-after (as retryNotBefore), then normal.
-          get_note: [{ kind: "status", status: 429, retryAfterSeconds: 0.25 }],
-          append_log: [{ kind: "hang_after_commit", ms: 3000 }],
-        },
-      }),
-      startEndpoint(kind, { lowlevel: true }),
-    ]);
-    [g, low] = await Promise.all([governed(endpoint), governed(lowEndpoint)]);
+  const pair = endpointPair(kind, {
+    effectsFile,
+    scenario: {
+      // 429 with a 250 ms retry-after (as retryNotBefore), then normal.
+      get_note: [{ kind: "status", status: 429, retryAfterSeconds: 0.25 }],
+      append_log: [{ kind: "hang_after_commit", ms: 3000 }],
+    },
   });
-
-  afterAll(async () => {
-    const left = await shutdown([g.client, low.client], [endpoint, lowEndpoint]);
-    tmp.cleanup();
-    expect(left).toEqual([]);
-  });
+  afterAll(() => tmp.cleanup());
 
   it("rate limited with a retry-after: retried after the hint, then succeeds; the model sees only the result", async () => {
-    g.reset();
-    const run = g.governor.startRun();
+    pair.g.reset();
+    const run = pair.g.governor.startRun();
     const started = Date.now();
-    const outcome = await g.governed.callTool(run, {
+    const outcome = await pair.g.governed.callTool(run, {
       name: "get_note",
       arguments: { id: "welcome" },
     });
     expect(outcome).toMatchObject({ kind: "ok", attempts: 2 });
-    expect(g.seen.retries).toHaveLength(1);
-    const [retry] = g.seen.retries;
+    expect(pair.g.seen.retries).toHaveLength(1);
+    const [retry] = pair.g.seen.retries;
     expect(retry?.decision.reason).toBe("rate_limited");
     expect(retry?.failure.retryAfterMs).toBeGreaterThan(0);
     expect(retry?.delayMs).toBeGreaterThanOrEqual(
@@ -65,28 +40,34 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
   });
 
   it("rate limited with a hint above maxHintMs: stops at once instead of retrying early", async () => {
-    const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, { name: "rate_limited", arguments: {} });
+    const run = pair.g.governor.startRun();
+    const outcome = await pair.g.governed.callTool(run, { name: "rate_limited", arguments: {} });
     expect(outcome).toMatchObject({ kind: "stop", reason: "retries_exhausted" });
     expect(run.summary().attempts).toBe(1);
   });
 
   it("503 twice, then success: ok, the retries are invisible to the model", async () => {
-    g.reset();
-    const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, {
+    pair.g.reset();
+    const run = pair.g.governor.startRun();
+    const outcome = await pair.g.governed.callTool(run, {
       name: "flaky_fetch",
       arguments: { url: "https://example.com" },
     });
     expect(outcome).toMatchObject({ kind: "ok", attempts: 3 });
     expect(modelText(outcome)).toBe("200 OK: fetched https://example.com (attempt 3)");
-    expect(g.seen.retries.map((r) => r.decision.reason)).toEqual(["unavailable", "unavailable"]);
+    expect(pair.g.seen.retries.map((r) => r.decision.reason)).toEqual([
+      "unavailable",
+      "unavailable",
+    ]);
     expect(run.summary()).toMatchObject({ retries: 2, reason: "completed" });
   });
 
   it("not found → correct_arguments", async () => {
-    const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, { name: "get_note", arguments: { id: "nope" } });
+    const run = pair.g.governor.startRun();
+    const outcome = await pair.g.governed.callTool(run, {
+      name: "get_note",
+      arguments: { id: "nope" },
+    });
     expect(outcome).toMatchObject({
       kind: "model",
       action: "correct_arguments",
@@ -95,8 +76,8 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
   });
 
   it("invalid argument (the tool's check and the SDK's input validation) → correct_arguments", async () => {
-    const run = g.governor.startRun();
-    const outOfRange = await g.governed.callTool(run, {
+    const run = pair.g.governor.startRun();
+    const outOfRange = await pair.g.governed.callTool(run, {
       name: "search_notes",
       arguments: { query: "x", limit: 100 },
     });
@@ -106,7 +87,7 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
       reason: "invalid_argument",
     });
     expect(modelText(outOfRange)).toContain("limit must be between 1 and 50");
-    const wrongType = await g.governed.callTool(run, {
+    const wrongType = await pair.g.governed.callTool(run, {
       name: "search_notes",
       arguments: { query: "x", limit: "ten" },
     });
@@ -120,8 +101,8 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
   });
 
   it("permission denied → stop forbidden (a person must grant access)", async () => {
-    const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, {
+    const run = pair.g.governor.startRun();
+    const outcome = await pair.g.governed.callTool(run, {
       name: "delete_account",
       arguments: { id: "acct-1" },
     });
@@ -130,8 +111,8 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
   });
 
   it("business rule refusal → stop, no effect", async () => {
-    const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, {
+    const run = pair.g.governor.startRun();
+    const outcome = await pair.g.governed.callTool(run, {
       name: "transfer_funds",
       arguments: { amount: 5000 },
     });
@@ -140,8 +121,8 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
   });
 
   it("business rule refusal → stop with reason business_rule", async () => {
-    const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, {
+    const run = pair.g.governor.startRun();
+    const outcome = await pair.g.governed.callTool(run, {
       name: "transfer_funds",
       arguments: { amount: 5000 },
     });
@@ -149,11 +130,11 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
   });
 
   it("unknown tool (McpServer isError text) → switch_tool; the adapter refreshes its tool list and names the tools", async () => {
-    await g.governed.listTools();
-    const listTools = vi.spyOn(g.client, "listTools");
+    await pair.g.governed.listTools();
+    const listTools = vi.spyOn(pair.g.client, "listTools");
     try {
-      const run = g.governor.startRun();
-      const outcome = await g.governed.callTool(run, {
+      const run = pair.g.governor.startRun();
+      const outcome = await pair.g.governed.callTool(run, {
         name: "get_notes",
         arguments: { id: "welcome" },
       });
@@ -172,12 +153,15 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
   });
 
   it("unknown tool (low-level JSON-RPC -32602) → switch_tool, not the host; tool list refreshed", async () => {
-    low.reset();
-    await low.governed.listTools();
-    const listTools = vi.spyOn(low.client, "listTools");
+    pair.low.reset();
+    await pair.low.governed.listTools();
+    const listTools = vi.spyOn(pair.low.client, "listTools");
     try {
-      const run = low.governor.startRun();
-      const outcome = await low.governed.callTool(run, { name: "ecco", arguments: { text: "hi" } });
+      const run = pair.low.governor.startRun();
+      const outcome = await pair.low.governed.callTool(run, {
+        name: "ecco",
+        arguments: { text: "hi" },
+      });
       expect(outcome).toMatchObject({
         kind: "model",
         action: "switch_tool",
@@ -185,24 +169,24 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
       });
       expect(listTools).toHaveBeenCalledTimes(1);
       expect(modelText(outcome)).toContain("Tools that exist: echo, ");
-      expect(low.seen.hostErrors).toHaveLength(0);
+      expect(pair.low.seen.hostErrors).toHaveLength(0);
     } finally {
       listTools.mockRestore();
     }
   });
 
   it("low-level -32602 for bad arguments → host by default (protocol_error)", async () => {
-    low.reset();
-    const run = low.governor.startRun();
-    const outcome = await low.governed.callTool(run, { name: "echo", arguments: { text: 3 } });
+    pair.low.reset();
+    const run = pair.low.governor.startRun();
+    const outcome = await pair.low.governed.callTool(run, { name: "echo", arguments: { text: 3 } });
     expect(outcome).toMatchObject({ kind: "stop", reason: "protocol_error" });
-    expect(low.seen.hostErrors[0]).toMatchObject({ failureCode: -32602, channel: "protocol" });
+    expect(pair.low.seen.hostErrors[0]).toMatchObject({ failureCode: -32602, channel: "protocol" });
   });
 
   it("a hang past the timeout on a read-only tool: retried, then stops", async () => {
-    g.reset();
-    const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, {
+    pair.g.reset();
+    const run = pair.g.governor.startRun();
+    const outcome = await pair.g.governed.callTool(run, {
       name: "slow",
       arguments: { ms: 5000 },
       timeoutMs: 120,
@@ -210,15 +194,17 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
     expect(outcome).toMatchObject({ kind: "stop", reason: "retries_exhausted" });
     expect(run.summary()).toMatchObject({ attempts: 3, retries: 2 });
     expect(
-      g.seen.retries.every((r) => r.failure.local === "timeout" && r.failure.channel === "local"),
+      pair.g.seen.retries.every(
+        (r) => r.failure.local === "timeout" && r.failure.channel === "local",
+      ),
     ).toBe(true);
     expect(modelText(outcome)).toContain("slow: Request timed out.");
   });
 
   it("a hang past the timeout on a mutating tool: stop uncertain_mutation, exactly one effect", async () => {
-    g.reset();
-    const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, {
+    pair.g.reset();
+    const run = pair.g.governor.startRun();
+    const outcome = await pair.g.governed.callTool(run, {
       name: "append_log",
       arguments: { line: "hello" },
       timeoutMs: 150,
@@ -229,7 +215,7 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
       personResolvable: true,
     });
     expect(run.summary().attempts).toBe(1);
-    expect(g.seen.retries).toHaveLength(0);
+    expect(pair.g.seen.retries).toHaveLength(0);
     expect(modelText(outcome)).toContain("the write may have happened");
     expect(readEffects(effectsFile).filter((e) => e.tool === "append_log")).toHaveLength(1);
   });

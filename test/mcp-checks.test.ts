@@ -4,17 +4,8 @@
  * Streamable HTTP.
  */
 import { countDuplicateWrites, fixtureSecrets, readEffects } from "@governor/testkit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type Endpoint,
-  type Governed,
-  governed,
-  modelText,
-  shutdown,
-  startEndpoint,
-  TRANSPORTS,
-  tempDir,
-} from "./mcp-support.ts";
+import { afterAll, describe, expect, it } from "vitest";
+import { endpointPair, modelText, TRANSPORTS, tempDir } from "./mcp-support.ts";
 
 /** What must never reach the model, whatever the server put in its raw errors. */
 function expectClean(text: string): void {
@@ -40,38 +31,22 @@ function expectClean(text: string): void {
 describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
   const tmp = tempDir();
   const effectsFile = tmp.file(`effects-${kind}.jsonl`);
-  let endpoint: Endpoint;
-  let lowEndpoint: Endpoint;
-  let g: Governed;
-  let low: Governed;
-
-  beforeAll(async () => {
-    [endpoint, lowEndpoint] = await Promise.all([
-      startEndpoint(kind, {
-        effectsFile,
-        scenario: {
-          create_note: [
-            { kind: "status", status: 503 },
-            { kind: "status", status: 503 },
-          ],
-          append_log: [{ kind: "status", status: 503 }],
-          search_notes: [{ kind: "malformed" }],
-        },
-      }),
-      startEndpoint(kind, { lowlevel: true }),
-    ]);
-    [g, low] = await Promise.all([governed(endpoint), governed(lowEndpoint)]);
+  const pair = endpointPair(kind, {
+    effectsFile,
+    scenario: {
+      create_note: [
+        { kind: "status", status: 503 },
+        { kind: "status", status: 503 },
+      ],
+      append_log: [{ kind: "status", status: 503 }],
+      search_notes: [{ kind: "malformed" }],
+    },
   });
-
-  afterAll(async () => {
-    const left = await shutdown([g.client, low.client], [endpoint, lowEndpoint]);
-    tmp.cleanup();
-    expect(left).toEqual([]);
-  });
+  afterAll(() => tmp.cleanup());
 
   it("(1) an id that does not exist: isError with an actionable text naming the known ids", async () => {
-    const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, {
+    const run = pair.g.governor.startRun();
+    const outcome = await pair.g.governed.callTool(run, {
       name: "get_note",
       arguments: { id: "drafts" },
     });
@@ -89,8 +64,11 @@ describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
   });
 
   it("(2) a crash with a stack trace and secrets: none of them reaches the model", async () => {
-    const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, { name: "crash_with_stack", arguments: {} });
+    const run = pair.g.governor.startRun();
+    const outcome = await pair.g.governed.callTool(run, {
+      name: "crash_with_stack",
+      arguments: {},
+    });
     expect(outcome.kind).not.toBe("ok");
     const text = modelText(outcome);
     expect(text).toMatch(/^crash_with_stack: Unhandled exception/);
@@ -100,18 +78,18 @@ describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
   });
 
   it("(2) a JSON-RPC error whose data holds secrets reaches the host with them, the model without", async () => {
-    const run = low.governor.startRun();
-    const outcome = await low.governed.callTool(run, { name: "internal", arguments: {} });
+    const run = pair.low.governor.startRun();
+    const outcome = await pair.low.governed.callTool(run, { name: "internal", arguments: {} });
     expect(outcome).toMatchObject({ kind: "stop", reason: "protocol_error" });
     expectClean(modelText(outcome));
-    expect(low.seen.hostErrors).toHaveLength(1);
-    const cause = low.seen.hostErrors[0]?.cause as { data?: unknown } | undefined;
+    expect(pair.low.seen.hostErrors).toHaveLength(1);
+    const cause = pair.low.seen.hostErrors[0]?.cause as { data?: unknown } | undefined;
     expect(JSON.stringify(cause?.data)).toContain("postgres://");
   });
 
   it("a host-routed stop says what happened once", async () => {
-    const run = low.governor.startRun();
-    const outcome = await low.governed.callTool(run, { name: "internal", arguments: {} });
+    const run = pair.low.governor.startRun();
+    const outcome = await pair.low.governed.callTool(run, { name: "internal", arguments: {} });
     expect(modelText(outcome)).not.toMatch(
       /connection to the tool failed\. The connection to the tool failed/i,
     );
@@ -120,9 +98,9 @@ describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
   it.runIf(kind === "stdio")(
     "(3) a non-JSON line on stdout: onerror reaches the host, the call ends by the local timeout, nothing of it reaches the model",
     async () => {
-      g.reset();
-      const run = g.governor.startRun();
-      const outcome = await g.governed.callTool(run, {
+      pair.g.reset();
+      const run = pair.g.governor.startRun();
+      const outcome = await pair.g.governed.callTool(run, {
         name: "junk_stdout",
         arguments: {},
         timeoutMs: 150,
@@ -130,9 +108,9 @@ describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
       // A read-only tool: the timeouts are retried, then the run stops.
       expect(outcome).toMatchObject({ kind: "stop", reason: "retries_exhausted" });
       expect(run.summary()).toMatchObject({ attempts: 3, retries: 2, reason: "retries_exhausted" });
-      expect(g.seen.retries.map((r) => r.failure.local)).toEqual(["timeout", "timeout"]);
-      expect(g.seen.transportErrors.length).toBeGreaterThanOrEqual(3);
-      for (const error of g.seen.transportErrors) {
+      expect(pair.g.seen.retries.map((r) => r.failure.local)).toEqual(["timeout", "timeout"]);
+      expect(pair.g.seen.transportErrors.length).toBeGreaterThanOrEqual(3);
+      for (const error of pair.g.seen.transportErrors) {
         expect(error).toMatchObject({ reason: "transport_error", channel: "local" });
         expect(error.cause).toBeInstanceOf(SyntaxError);
       }
@@ -143,15 +121,15 @@ describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
   );
 
   it("(3) a result failing the result schema: ZodError → host (malformed_response), not the model", async () => {
-    g.reset();
-    const run = g.governor.startRun();
-    const outcome = await g.governed.callTool(run, {
+    pair.g.reset();
+    const run = pair.g.governor.startRun();
+    const outcome = await pair.g.governed.callTool(run, {
       name: "search_notes",
       arguments: { query: "x" },
     });
     expect(outcome).toMatchObject({ kind: "stop", reason: "malformed_response" });
-    expect(g.seen.hostErrors).toHaveLength(1);
-    const [error] = g.seen.hostErrors;
+    expect(pair.g.seen.hostErrors).toHaveLength(1);
+    const [error] = pair.g.seen.hostErrors;
     expect(error).toMatchObject({
       reason: "malformed_response",
       channel: "local",
@@ -161,21 +139,24 @@ describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
     if (outcome.kind === "stop") expect(outcome.hostError).toBe(error);
     expect(modelText(outcome)).not.toMatch(/not an array|invalid_type|expected/);
     // The low-level server's bad_result is the same failure.
-    const lowRun = low.governor.startRun();
-    const lowOutcome = await low.governed.callTool(lowRun, { name: "bad_result", arguments: {} });
+    const lowRun = pair.low.governor.startRun();
+    const lowOutcome = await pair.low.governed.callTool(lowRun, {
+      name: "bad_result",
+      arguments: {},
+    });
     expect(lowOutcome).toMatchObject({ kind: "stop", reason: "malformed_response" });
   });
 
   it("(3) a JSON-RPC error response: McpError → host (protocol_error), not the model", async () => {
-    low.reset();
-    const run = low.governor.startRun();
-    const outcome = await low.governed.callTool(run, {
+    pair.low.reset();
+    const run = pair.low.governor.startRun();
+    const outcome = await pair.low.governed.callTool(run, {
       name: "peer_error",
       arguments: { code: -32050, message: "Upstream session in a bad state" },
     });
     expect(outcome).toMatchObject({ kind: "stop", reason: "protocol_error" });
-    expect(low.seen.hostErrors).toHaveLength(1);
-    expect(low.seen.hostErrors[0]).toMatchObject({
+    expect(pair.low.seen.hostErrors).toHaveLength(1);
+    expect(pair.low.seen.hostErrors[0]).toMatchObject({
       reason: "protocol_error",
       channel: "protocol",
       failureCode: -32050,
@@ -185,20 +166,20 @@ describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
 
   it("(4) a known upstream failure: no mutation before the error result, no retry duplicated one", async () => {
     // create_note: 503 twice, then it runs; the key travels in _meta and the server honors it.
-    const run = g.governor.startRun();
-    const created = await g.governed.callTool(run, {
+    const run = pair.g.governor.startRun();
+    const created = await pair.g.governed.callTool(run, {
       name: "create_note",
       arguments: { title: "t", body: "b" },
     });
     expect(created).toMatchObject({ kind: "ok", attempts: 3 });
     // append_log (ignores keys): 503 is a failure before any effect, so one retry is safe.
-    const appended = await g.governed.callTool(run, {
+    const appended = await pair.g.governed.callTool(run, {
       name: "append_log",
       arguments: { line: "x" },
     });
     expect(appended).toMatchObject({ kind: "ok", attempts: 2 });
     // transfer_funds refuses above its limit: no effect.
-    const refused = await g.governed.callTool(run, {
+    const refused = await pair.g.governed.callTool(run, {
       name: "transfer_funds",
       arguments: { amount: 5000 },
     });

@@ -2,7 +2,6 @@
  * Shared fixtures of the test/mcp-*.test.ts files: the fault server over stdio or Streamable HTTP
  * (McpServer or low-level), a governed client with recording hooks, and a temp dir per file.
  */
-import "@governor/testkit/node-conditions";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -35,6 +34,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, expect } from "vitest";
 
 export type TransportKind = "stdio" | "http";
 export const TRANSPORTS: readonly TransportKind[] = ["stdio", "http"];
@@ -234,4 +234,39 @@ export async function shutdown(
   const pids = endpoints.flatMap((e) => e.pids);
   await Promise.all(pids.map((pid) => waitForExit(pid)));
   return pids.filter((pid) => processExists(pid));
+}
+
+/**
+ * For one describe block: a scripted fault server and a low-level one over `kind`, each behind a
+ * governed client, started before the tests and shut down after them (no child process left).
+ */
+export function endpointPair(
+  kind: TransportKind,
+  options: ServerOptions,
+): { readonly g: Governed; readonly low: Governed } {
+  let endpoints: Endpoint[] = [];
+  let pair: [Governed, Governed] | undefined;
+  beforeAll(async () => {
+    endpoints = await Promise.all([
+      startEndpoint(kind, options),
+      startEndpoint(kind, { lowlevel: true }),
+    ]);
+    pair = [await governed(endpoints[0] as Endpoint), await governed(endpoints[1] as Endpoint)];
+  });
+  afterAll(async () => {
+    const left = await shutdown(pair?.map((g) => g.client) ?? [], endpoints);
+    expect(left).toEqual([]);
+  });
+  const get = (i: 0 | 1): Governed => {
+    if (!pair) throw new Error("endpointPair: used outside a test");
+    return pair[i];
+  };
+  return {
+    get g() {
+      return get(0);
+    },
+    get low() {
+      return get(1);
+    },
+  };
 }

@@ -3,7 +3,6 @@
  * the real client and the testkit's servers. If an SDK upgrade changes one of them, this file
  * fails, and the adapter's mapping must be revisited before the pin is updated.
  */
-import "@governor/testkit/node-conditions";
 import { getEventListeners } from "node:events";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";

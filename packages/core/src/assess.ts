@@ -30,9 +30,13 @@ export interface AssessOptions {
 }
 
 /** Redacts a failure text for the model with the policy's redaction settings. */
-export function observe(failure: Failure, policy: Policy, sensitiveValues: readonly string[] = []) {
+export function redactForModel(
+  text: string,
+  policy: Policy,
+  sensitiveValues: readonly string[] = [],
+): string {
   const { maxLength, emails, patterns } = policy.redaction;
-  return redact(failure.text, { maxLength, emails, patterns, sensitiveValues });
+  return redact(text, { maxLength, emails, patterns, sensitiveValues });
 }
 
 /**
@@ -70,7 +74,7 @@ export function assessFailure(failure: Failure, options: AssessOptions): Assessm
       : decision;
   const message = composeMessage({
     tool: tool.tool,
-    observation: observe(failure, policy, options.sensitiveValues),
+    observation: redactForModel(failure.text, policy, options.sensitiveValues),
     decision: shown,
     repeats: 1,
     maxRepeats: tool.maxRepeats,

@@ -1,4 +1,5 @@
 import pRetry from "p-retry";
+import { redactForModel } from "./assess.ts";
 import { breakerAfter, breakerCheck } from "./breaker.ts";
 import { createRunBudgets, type RunBudgets } from "./budget.ts";
 import { canonicalJson, hashArgs } from "./canonical.ts";
@@ -12,7 +13,6 @@ import { fingerprint } from "./fingerprint.ts";
 import type { GovernorCore, HostResolution, VerifyResult } from "./governor.ts";
 import { composeMessage } from "./message.ts";
 import type { ToolPolicy } from "./policy.ts";
-import { redact } from "./redact.ts";
 import {
   ACTIONS,
   type Action,
@@ -312,13 +312,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     }
   };
 
-  const observe = (text: string, state: CallState) =>
-    redact(text, {
-      maxLength: policy.redaction.maxLength,
-      emails: policy.redaction.emails,
-      patterns: policy.redaction.patterns,
-      sensitiveValues: state.sensitive,
-    });
+  const observe = (text: string, state: CallState) => redactForModel(text, policy, state.sensitive);
 
   const emitCall = (state: CallState, outcome: CallOutcomeKind) =>
     core.emit({

@@ -12,6 +12,7 @@ import {
   IDEMPOTENCY_META_KEY,
 } from "@governor/testkit";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -127,12 +128,7 @@ describe("governClient over the in-memory transport", () => {
 
   it("sends no notifications/cancelled for finished calls when the run is aborted later", async () => {
     const { governed, governor, clientTransport } = await setup(createFaultServer());
-    const sent: string[] = [];
-    const send = clientTransport.send.bind(clientTransport);
-    clientTransport.send = (message, options) => {
-      if ("method" in message) sent.push(message.method);
-      return send(message, options);
-    };
+    const sent = tapMethods(clientTransport);
     const runSignal = new AbortController();
     const run = governor.startRun({ signal: runSignal.signal });
     for (let i = 0; i < 5; i++)
@@ -143,12 +139,7 @@ describe("governClient over the in-memory transport", () => {
 
   it("an abort of the run mid-call: stop aborted, and the request is cancelled on the wire", async () => {
     const { governed, governor, clientTransport } = await setup(createFaultServer());
-    const sent: string[] = [];
-    const send = clientTransport.send.bind(clientTransport);
-    clientTransport.send = (message, options) => {
-      if ("method" in message) sent.push(message.method);
-      return send(message, options);
-    };
+    const sent = tapMethods(clientTransport);
     const runSignal = new AbortController();
     const run = governor.startRun({ signal: runSignal.signal });
     setTimeout(() => runSignal.abort(), 30);
@@ -317,3 +308,14 @@ describe("transport errors", () => {
     expect(forwarded.map((e) => e.reason)).toEqual(["connection_closed"]);
   });
 });
+
+/** Records the method of every message the client sends on the wire. */
+function tapMethods(transport: InMemoryTransport): string[] {
+  const sent: string[] = [];
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    if ("method" in message) sent.push(message.method);
+    return send(message, options);
+  };
+  return sent;
+}

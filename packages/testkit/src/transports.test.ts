@@ -1,4 +1,3 @@
-import "./node-conditions.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
