@@ -95,6 +95,7 @@ export {
   type ClaimResult,
   type LedgerEntry,
   type LedgerState,
+  type SettleOptions,
   type Store,
   StoreError,
   type StoreErrorReason,

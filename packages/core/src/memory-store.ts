@@ -1,6 +1,13 @@
 import { LRUCache } from "lru-cache";
 import { GovernorError } from "./errors.ts";
-import type { ClaimOptions, ClaimResult, LedgerEntry, LedgerState, Store } from "./store.ts";
+import type {
+  ClaimOptions,
+  ClaimResult,
+  LedgerEntry,
+  LedgerState,
+  SettleOptions,
+  Store,
+} from "./store.ts";
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
@@ -46,11 +53,7 @@ export interface MemoryStore extends Store {
   set<T>(key: string, value: T, ttlMs?: number): void;
   increment(key: string, by: number, ttlMs: number): number;
   claim(key: string, argsHash: string, options: ClaimOptions): ClaimResult;
-  settle(
-    key: string,
-    state: Exclude<LedgerState, "pending">,
-    options: { readonly now: number; readonly result?: unknown },
-  ): void;
+  settle(key: string, state: Exclude<LedgerState, "pending">, options: SettleOptions): void;
   entry(key: string): LedgerEntry | undefined;
 }
 
@@ -190,18 +193,16 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       }
     },
 
-    settle(
-      key: string,
-      state: Exclude<LedgerState, "pending">,
-      settlement: { readonly now: number; readonly result?: unknown },
-    ): void {
+    settle(key: string, state: Exclude<LedgerState, "pending">, settlement: SettleOptions): void {
       const result =
         settlement.result === undefined
           ? undefined
           : (JSON.stringify(settlement.result) as string | undefined);
+      const found = ledger.lookup(key);
+      if (supersededBy(found, state, settlement)) return;
       ledger.put(key, {
         // A host settling a key it never claimed (by hand) does not know the arguments.
-        argsHash: ledger.lookup(key)?.argsHash ?? "",
+        argsHash: found?.argsHash ?? "",
         state,
         updatedAt: settlement.now,
         ...(result !== undefined && { result }),
@@ -267,6 +268,20 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       },
     };
   }
+}
+
+/** Whether a late settle would free or mark a key that another attempt has claimed since. */
+function supersededBy(
+  found: EntryRecord | undefined,
+  state: Exclude<LedgerState, "pending">,
+  settlement: SettleOptions,
+): boolean {
+  return (
+    settlement.claimedAt !== undefined &&
+    state !== "succeeded" &&
+    found?.state === "pending" &&
+    found.updatedAt !== settlement.claimedAt
+  );
 }
 
 function toEntry(key: string, record: EntryRecord): LedgerEntry {

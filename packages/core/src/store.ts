@@ -45,6 +45,22 @@ export interface ClaimOptions {
   readonly leaseMs: number;
 }
 
+/** Options of {@link Store.settle}. */
+export interface SettleOptions {
+  /** Epoch ms now. */
+  readonly now: number;
+  /** The result of a `succeeded` call, to replay (JSON). */
+  readonly result?: unknown;
+  /**
+   * The `now` of the claim this attempt holds (its entry's `updatedAt` when claimed). When given
+   * and the entry is `pending` under another claim (this attempt's lease expired and another
+   * attempt took the key), a `failed` or `uncertain` settle is dropped: it must not free, or mark,
+   * a key another attempt may be running. A `succeeded` settle is always kept (the write happened).
+   * @default none: the settle applies whatever holds the key (a host settling by hand)
+   */
+  readonly claimedAt?: number;
+}
+
 /**
  * The answer to a claim. `claimed` means this caller may execute (the entry is now `pending`);
  * every other answer means it must not.
@@ -135,12 +151,13 @@ export interface Store {
    * Settles a key: `succeeded` (with the result to replay), `failed` (the server answered with a
    * failure; no effect assumed) or `uncertain` (sent, no answer). Settled entries are kept for the
    * retention period; `uncertain` ones until a host settles them. Settling a key nobody claimed
-   * creates it (a host that checked by hand).
+   * creates it (a host that checked by hand). With `claimedAt`, a `failed` or `uncertain` settle of
+   * a key that another attempt has claimed since is dropped (see {@link SettleOptions}).
    */
   settle(
     key: string,
     state: Exclude<LedgerState, "pending">,
-    options: { readonly now: number; readonly result?: unknown },
+    options: SettleOptions,
   ): MaybePromise<void>;
   /** Reads a ledger entry. */
   entry(key: string): MaybePromise<LedgerEntry | undefined>;

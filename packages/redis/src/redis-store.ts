@@ -1,5 +1,12 @@
 import { randomUUID } from "node:crypto";
-import type { ClaimOptions, ClaimResult, LedgerEntry, LedgerState, Store } from "@governor/core";
+import type {
+  ClaimOptions,
+  ClaimResult,
+  LedgerEntry,
+  LedgerState,
+  SettleOptions,
+  Store,
+} from "@governor/core";
 import { GovernorError, StoreError } from "@governor/core";
 import { createClient, type RedisClientType } from "redis";
 import { ACKNOWLEDGE, CLAIM, ENTRY, INCREMENT, type Script, SETTLE } from "./scripts.ts";
@@ -103,7 +110,7 @@ export interface RedisStore extends Store {
   settle(
     key: string,
     state: Exclude<LedgerState, "pending">,
-    options: { readonly now: number; readonly result?: unknown },
+    options: SettleOptions,
   ): Promise<void>;
   entry(key: string): Promise<LedgerEntry | undefined>;
   /**
@@ -336,7 +343,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     settle(
       key: string,
       state: Exclude<LedgerState, "pending">,
-      settlement: { readonly now: number; readonly result?: unknown },
+      settlement: SettleOptions,
     ): Promise<void> {
       return attempt("settle", async () => {
         const result =
@@ -349,6 +356,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
           result,
           String(retentionMs),
           key,
+          settlement.claimedAt === undefined ? "" : String(settlement.claimedAt),
         ]);
         await replicate();
       });

@@ -153,7 +153,7 @@ return answer('uncertain', found)
 
 /**
  * Settles a key atomically. ARGV after the prelude's: state, now, result JSON ("" for none),
- * retentionMs, the key as a set member. Settled entries get an `expiresAt` (server time) and join
+ * retentionMs, the key as a set member, claimedAt ("" for none: see `SettleOptions`). Settled entries get an `expiresAt` (server time) and join
  * the settled set, but no Redis expiry: under a `volatile-*` policy only their result blob, which
  * has one, can be evicted. Uncertain entries join the unsettled set. The entry is written even
  * when the ledger is taken for lost (what is known is kept); the answer then says so.
@@ -161,9 +161,16 @@ return answer('uncertain', found)
  */
 export const SETTLE = script(`${PRELUDE}
 local state, now, result, retentionMs, member = ARGV[6], ARGV[7], ARGV[8], tonumber(ARGV[9]), ARGV[10]
+local claimedAt = ARGV[11]
 local id, seq = guard(true)
 purge()
-local argsHash = redis.call('HGET', entry, 'argsHash') or ''
+local held = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt')
+-- A late failed or uncertain settle must not free or mark a key another attempt has claimed since.
+if claimedAt ~= '' and state ~= 'succeeded' and held[2] == 'pending' and held[3] ~= claimedAt then
+  if not id then return {'ledger_lost', seq} end
+  return {'settled', id, seq}
+end
+local argsHash = held[1] or ''
 redis.call('DEL', entry, blob)
 redis.call('HSET', entry, 'argsHash', argsHash, 'state', state, 'updatedAt', now)
 if state == 'uncertain' then

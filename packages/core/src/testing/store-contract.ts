@@ -254,6 +254,29 @@ export function describeStoreContract(
         expect((await store.claim(key("k"), "h1", at(61_000))).status).toBe("uncertain");
       });
 
+      it("issue 8.5: a late settle from an expired holder does not free another holder's claim", async () => {
+        const store = await open();
+        // A claimed, its lease expired, and B (allowed to repeat: the server honors keys) took it.
+        await store.claim(key("k"), "h1", at(1_000));
+        expect((await store.claim(key("k"), "h1", at(2_500, true))).status).toBe("claimed");
+        // A's answer arrives late: a failure. B may still be running, so the key stays B's.
+        await store.settle(key("k"), "failed", { now: 2_600, claimedAt: 1_000 });
+        await store.settle(key("k"), "uncertain", { now: 2_600, claimedAt: 1_000 });
+        expect(await store.entry(key("k"))).toEqual({
+          key: key("k"),
+          argsHash: "h1",
+          state: "pending",
+          updatedAt: 2_500,
+        });
+        expect((await store.claim(key("k"), "h1", at(2_700))).status).toBe("in_flight");
+        // B's own settle applies; so would a success from A (the write happened).
+        await store.settle(key("k"), "failed", { now: 2_800, claimedAt: 2_500 });
+        expect((await store.entry(key("k")))?.state).toBe("failed");
+        expect((await store.claim(key("k"), "h1", at(2_900))).status).toBe("claimed");
+        await store.settle(key("k"), "succeeded", { now: 3_000, claimedAt: 1_000, result: 1 });
+        expect((await store.claim(key("k"), "h1", at(3_100))).status).toBe("succeeded");
+      });
+
       it("issue 8.6: keeps a settled entry through any amount of other traffic", async () => {
         const store = await open();
         await store.claim(key("charge"), "h1", at(1_000));
