@@ -7,7 +7,7 @@ import { createGovernor, type GovernorOptions } from "./governor.ts";
 import { createMemoryStore } from "./memory-store.ts";
 import type { PolicyInput } from "./policy.ts";
 import type { CallOutcome } from "./run.ts";
-import type { Store } from "./store.ts";
+import { type Store, StoreError } from "./store.ts";
 
 /** Regression tests of issue 8's findings in the run (one per finding, named after it). */
 
@@ -202,6 +202,43 @@ describe("issue 8.10: store trouble goes to the host, never to the model", () =>
       .startRun()
       .call({ tool: "pay", args: {} }, async () => ok("paid"));
     expect(outcome).toMatchObject({ kind: "ok", value: ok("paid") });
+  });
+});
+
+describe("issue 8.3 (run): a ledger that lost its data stops the run for a person", () => {
+  it("a claim refused as ledger_lost executes nothing and is person-resolvable", async () => {
+    const memory = createMemoryStore();
+    const store: Store = {
+      get: (k) => memory.get(k),
+      set: (k, v, t) => memory.set(k, v, t),
+      increment: (k, b, t) => memory.increment(k, b, t),
+      claim: () => {
+        throw new StoreError({
+          reason: "ledger_lost",
+          operation: "claim",
+          message: "The ledger lost its data",
+        });
+      },
+      settle: (k, st, o) => memory.settle(k, st, o),
+      entry: (k) => memory.entry(k),
+    };
+    const host: HostError[] = [];
+    const governor = gov(
+      { tools: { pay: { effect: "mutating" } } },
+      { store, onHostError: (e) => void host.push(e) },
+    );
+    let executed = 0;
+    const outcome = await governor.startRun().call({ tool: "pay", args: {} }, async () => {
+      executed += 1;
+      return ok("paid");
+    });
+    expect(executed).toBe(0);
+    expect(outcome).toMatchObject({
+      kind: "stop",
+      reason: "store_unavailable",
+      personResolvable: true,
+    });
+    expect(host[0]?.failureCode).toBe("ledger_lost");
   });
 });
 

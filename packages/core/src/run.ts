@@ -14,6 +14,7 @@ import { fingerprint } from "./fingerprint.ts";
 import type { GovernorCore, HostResolution, VerifyResult } from "./governor.ts";
 import { composeMessage } from "./message.ts";
 import type { ToolPolicy } from "./policy.ts";
+import { StoreError } from "./store.ts";
 import { guardStore } from "./store-guard.ts";
 import {
   ACTIONS,
@@ -231,6 +232,8 @@ interface CallState {
   readonly started: number;
   attempts: number;
   verified: "absent" | "present" | "unknown" | undefined;
+  /** The `now` of the ledger claim this call holds: a late settle cannot free a newer claim. */
+  claimedAt: number | undefined;
 }
 
 type Terminal<T> = CallOutcome<T>;
@@ -381,11 +384,14 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         ? { ...outcome, idempotencyKey: state.key }
         : outcome;
     }
+    // A ledger that lost its data needs a person (restore it, or acknowledge the loss).
+    const lost = StoreError.isInstance(error) && error.reason === "ledger_lost";
     const hostError = new HostError({
       tool: state.call.tool,
       server: state.call.server,
       reason: "store_unavailable",
       channel: "local",
+      failureCode: StoreError.isInstance(error) ? error.reason : undefined,
       message: `${state.call.tool}: ${error.message}`,
       cause: error,
     });
@@ -400,7 +406,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     const hook = core.options.onHostError;
     if (!hook) {
       emitCall(state, "host");
-      stopRun("store_unavailable");
+      stopRun("store_unavailable", undefined, lost);
       throw new Escape(hostError);
     }
     await bounded(
@@ -418,7 +424,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     );
     return stopOutcome(
       state,
-      { ...plainStop("store_unavailable"), certainty },
+      { ...plainStop("store_unavailable"), certainty, personResolvable: lost },
       "the call could not be completed",
       { hostError, emit: "host", recorded: true },
     );
@@ -585,9 +591,14 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     to: "succeeded" | "failed" | "uncertain",
     result?: unknown,
   ) => {
+    const claimed = state.claimedAt === undefined ? {} : { claimedAt: state.claimedAt };
     const write = (withResult: boolean) =>
       storeOp(state, "a ledger settle", () =>
-        core.store.settle(key, to, withResult ? { now: core.now(), result } : { now: core.now() }),
+        core.store.settle(
+          key,
+          to,
+          withResult ? { now: core.now(), result, ...claimed } : { now: core.now(), ...claimed },
+        ),
       );
     if (result === undefined) return write(false);
     try {
@@ -715,9 +726,10 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     try {
       if (state.key !== undefined && state.argsHash !== undefined) {
         const { key, argsHash } = state;
+        const claimedAt = core.now();
         const claim = await storeOp(state, "a ledger claim", () =>
           core.store.claim(key, argsHash, {
-            now: core.now(),
+            now: claimedAt,
             allowUncertain: state.tool.idempotency.honorsKeys || state.verified === "absent",
             // The lease is the holder's longest attempt, not this claimer's remaining time: a
             // claimer with a short deadline must not take a key another attempt still holds.
@@ -735,6 +747,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
           };
         }
         if (claim.status !== "claimed") return refusedClaim(state, claim.status);
+        state.claimedAt = claimedAt;
       }
       if (state.attempts === 0) {
         await storeOp(state, "a retry-budget count", () => core.countCall(state.call.server));
@@ -1153,6 +1166,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       started,
       attempts: 0,
       verified: undefined,
+      claimedAt: undefined,
     };
 
     if (ended && !observeOnly) return endedOutcome(state);
