@@ -255,4 +255,29 @@ describe("issue 9.2: a reconnect that throws or hangs", () => {
     expect(lines(http)).toEqual(["after"]);
     expect(await ledgerStates(ledger)).toEqual(["failed", "succeeded"]);
   }, 20_000);
+
+  it("issue 9.2: the call's own signal ends its wait for a hanging reconnect at once: aborted, nothing sent", async () => {
+    const { http, g, ledger } = await open(
+      {},
+      { reconnect: () => new Promise<void>(() => undefined) },
+    );
+    await g.governed.listTools();
+    await http.expireSessions();
+    const started = Date.now();
+    const run = g.governor.startRun();
+    const outcome = await g.governed.callTool(run, {
+      name: "append_log",
+      arguments: { line: "never sent" },
+      callId: "w",
+      signal: AbortSignal.timeout(300),
+    });
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(outcome).toMatchObject({ kind: "stop", reason: "aborted" });
+    expect(run.summary().reason).toBe("aborted");
+    expect(callStatuses(http, "append_log")).toEqual([404]);
+    expect(lines(http)).toEqual([]);
+    // The ledger entry is the run's to judge: it treats any attempt cut by an abort as `unknown`
+    // (core's run.ts), although this one was only waiting to reconnect.
+    expect(ledger.keys).toHaveLength(1);
+  }, 20_000);
 });

@@ -88,6 +88,28 @@ describe("issue 9.3: a tools/list that never ends (Streamable HTTP)", () => {
     expect(listRequests(endpoint) - before).toBeLessThan(20);
   }, 20_000);
 
+  it("issue 9.3: the call's own signal ends the listing after an unknown tool", async () => {
+    const { endpoint, g } = await open(
+      "http",
+      { endlessToolPages: "fresh", toolPageDelayMs: 100 },
+      {
+        clientOptions: { requestTimeoutMs: 60_000 },
+        policy: { servers: { [SERVER]: { trustAnnotations: false } } },
+      },
+    );
+    const before = listRequests(endpoint);
+    const started = Date.now();
+    const outcome = await g.governed.callTool(g.governor.startRun(), {
+      name: "nope",
+      arguments: {},
+      signal: AbortSignal.timeout(600),
+    });
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(outcome).toMatchObject({ kind: "model", reason: "unknown_tool" });
+    expect(modelText(outcome)).not.toContain("Tools that exist");
+    expect(listRequests(endpoint) - before).toBeLessThan(20);
+  }, 20_000);
+
   it("issue 9.3: a server that sends the same cursor again is stopped at the repeat", async () => {
     const { endpoint, g } = await open("http", { endlessToolPages: "same" });
     const tools = await g.governed.listTools();

@@ -69,6 +69,12 @@ export interface GovernedCallParams {
   readonly callId?: string;
   /** Upper bound of each attempt's timeout for this call. @default options.requestTimeoutMs */
   readonly timeoutMs?: number;
+  /**
+   * This call's own signal (e.g. your agent SDK's abort signal): aborting it aborts the attempt in
+   * flight, a reconnect it waits for, its backoff and the tool listing after an unknown tool, and
+   * ends the run with `aborted`.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** An MCP client whose tool calls go through Governor runs. */
@@ -304,7 +310,7 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
     // Trusted annotations need the tool list: fetch it once if the host has not.
     if (!listed && !lazyListTried && governor.toolPolicy(params.name, server).trustAnnotations) {
       lazyListTried = true;
-      await readTools(maxTimeout).catch(() => undefined);
+      await readTools(maxTimeout, params.signal).catch(() => undefined);
     }
     const annotated = annotations.get(params.name);
     let facts: CallSiteFacts = {};
@@ -316,6 +322,7 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
         ...(server !== undefined && { server }),
         ...(params.arguments !== undefined && { args: params.arguments }),
         ...(params.callId !== undefined && { callId: params.callId }),
+        ...(params.signal !== undefined && { signal: params.signal }),
         ...(annotated !== undefined && { annotations: annotated }),
         toFailure: (thrown) =>
           mapSdkError(thrown, { ...facts, retryAfterMs: options.retryAfter?.take() }),
@@ -343,7 +350,9 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
       // Bounded by the run too: its deadline, and its end between pages.
       const timeoutMs = Math.min(maxTimeout, deadlineAt - Date.now());
       if (timeoutMs <= 0 || run.ended) return outcome;
-      const tools = await readTools(timeoutMs, undefined, () => run.ended).catch(() => undefined);
+      const tools = await readTools(timeoutMs, params.signal, () => run.ended).catch(
+        () => undefined,
+      );
       if (tools) return withToolNames(outcome, tools);
     }
     return outcome;
