@@ -242,6 +242,22 @@ describe("issue 8.3 (run): a ledger that lost its data stops the run for a perso
   });
 });
 
+describe("issue 9.4 (core sibling): host-facing text is redacted too", () => {
+  it("a JSON-RPC error's text reaches onHostError redacted; the raw error stays in cause", async () => {
+    const host: HostError[] = [];
+    const governor = gov({}, { onHostError: (e) => void host.push(e) });
+    const raw = Object.assign(
+      new Error("Internal error: token sk-live-0123456789abcdefghij at /srv/app/handler.js:10:5"),
+      { code: -32603 },
+    );
+    await governor.startRun().call({ tool: "t", args: {} }, async () => {
+      throw raw;
+    });
+    expect(host[0]?.message).not.toMatch(/sk-live-0123456789|\/srv\/app/);
+    expect(host[0]?.cause).toBe(raw);
+  });
+});
+
 describe("issue 8.13: store calls are bounded by the run", () => {
   it("an abort frees a call waiting on a stalled store at once", async () => {
     const ac = new AbortController();

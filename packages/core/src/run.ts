@@ -3,7 +3,7 @@ import pRetry from "p-retry";
 import { redactForModel } from "./assess.ts";
 import { breakerAfter, breakerCheck } from "./breaker.ts";
 import { createRunBudgets, type RunBudgets } from "./budget.ts";
-import { canonicalJson, hashArgs } from "./canonical.ts";
+import { canonicalJson } from "./canonical.ts";
 import { type Classification, classify } from "./classify.ts";
 import { type BudgetName, type Decision, decide, safeToRepeat } from "./decide.ts";
 import { resolveEffect, type ToolAnnotations } from "./effect.ts";
@@ -913,7 +913,8 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         reason: c.reason,
         channel: failure.channel,
         failureCode: failure.code,
-        message: `${state.call.tool}: ${failure.text}`,
+        // Host-facing text is logged: redacted like the model's (the raw error stays in cause).
+        message: `${state.call.tool}: ${observe(failure.text, state)}`,
         cause: failure.raw,
       });
       const hook = core.options.onHostError;
