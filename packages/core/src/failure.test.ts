@@ -101,6 +101,13 @@ describe("failureFromError", () => {
     ).toMatchObject({ channel: "protocol", code: 408 });
   });
 
+  it("issue 8.15 (sibling): a string code named like an Object.prototype member is the tool's", () => {
+    for (const code of ["constructor", "toString", "__proto__"]) {
+      const f = failureFromError(Object.assign(new Error("nope"), { code }));
+      expect(f, code).toMatchObject({ channel: "tool", local: "thrown" });
+    }
+  });
+
   it("maps Node error codes, also behind fetch failed", () => {
     expect(failureFromError(Object.assign(new Error("x"), { code: "ECONNRESET" }))).toMatchObject({
       channel: "local",

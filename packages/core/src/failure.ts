@@ -315,13 +315,15 @@ function readError(err: unknown, options: FromErrorOptions): Failure {
   const sys = nodeCode(err);
   // Only system-style codes (ECONNRESET, UND_ERR_SOCKET…) mean the client side failed; a code like
   // Postgres "23505" or Node's ERR_INVALID_ARG_VALUE is the tool's own refusal, judged by its text.
-  if (sys !== undefined && (sys in NODE_LOCAL || /^(?:E[A-Z0-9]+|UND_ERR_[A-Z_]+)$/.test(sys))) {
+  // Own keys only: a thrown `code: "constructor"` is not a kind of ours.
+  const known = sys !== undefined && Object.hasOwn(NODE_LOCAL, sys) ? NODE_LOCAL[sys] : undefined;
+  if (sys !== undefined && (known !== undefined || /^(?:E[A-Z0-9]+|UND_ERR_[A-Z_]+)$/.test(sys))) {
     return {
       channel: "local",
       origin: "local",
       text,
       code: sys,
-      local: NODE_LOCAL[sys] ?? "network",
+      local: known ?? "network",
       ...hints,
     };
   }
