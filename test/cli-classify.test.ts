@@ -127,6 +127,50 @@ describe("governor classify (DESIGN.md §9 contract)", () => {
     expect(parse(r.stdout).map((o) => o.reason)).toEqual(["uncertain_mutation", "business_rule"]);
   });
 
+  it("issue 8.15: goes on past tool and server names that are Object.prototype members", () => {
+    const dir = mkdtempSync(join(tmpdir(), "gov-"));
+    const file = join(dir, "policy.json");
+    writeFileSync(file, JSON.stringify({ servers: { files: { tools: { "*": {} } } } }));
+    const names = ["constructor", "toString", "__proto__", "hasOwnProperty"];
+    const input = names.flatMap((name) => [
+      { tool: name, text: "Invalid date" },
+      { tool: "x", server: name, text: "Invalid date" },
+      { tool: name, server: "files", error: { code: -32601, message: `Unknown tool: ${name}` } },
+    ]);
+    const r = governor(["classify", "--policy", file], lines(input));
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    const out = parse(r.stdout);
+    expect(out).toHaveLength(input.length);
+    expect(out.map((o) => o.action)).toEqual(
+      names.flatMap(() => ["correct_arguments", "correct_arguments", "switch_tool"]),
+    );
+  });
+
+  it("issue 8.1: a partial success is a stop; a busy text from a mutating tool is not retried", () => {
+    const r = governor(
+      ["classify"],
+      lines([
+        {
+          tool: "create_order",
+          text: "Order ORD-1001 was created, but we could not connect to the mail service",
+        },
+        { tool: "create_order", text: "database is busy, try again later", effect: "mutating" },
+        { tool: "create_order", text: "database is busy, try again later" },
+        { tool: "x", error: { code: -32603, message: "tool registry not found" } },
+        { tool: "x", error: { code: 0, message: "Request cancelled" } },
+      ]),
+    );
+    expect(r.status).toBe(0);
+    expect(parse(r.stdout).map((o) => `${o.action}/${o.reason}`)).toEqual([
+      "stop/partial_success",
+      "stop/uncertain_mutation",
+      "retry_dependency/unavailable",
+      "host/protocol_error",
+      "host/protocol_error",
+    ]);
+  });
+
   it("refuses a bad policy file with the field's path", () => {
     const dir = mkdtempSync(join(tmpdir(), "gov-"));
     const file = join(dir, "policy.json");

@@ -189,7 +189,9 @@ describe("governTools with generateText", () => {
         send_email: {
           effect: "mutating",
           retry: FAST_RETRY,
-          idempotency: { argument: "idempotency_key" },
+          // The tool takes the key and deduplicates by it: only then may a write whose error
+          // is text alone ("503 Service Unavailable") be retried (issue 8.1).
+          idempotency: { argument: "idempotency_key", honorsKeys: true },
         },
       },
     });

@@ -49,7 +49,8 @@ function toFailure(line: Line): Failure {
   if ("text" in line)
     return failureFromResult({ content: [{ type: "text", text: line.text }], isError: true });
   if ("result" in line) return failureFromResult(line.result);
-  if ("error" in line) return failureFromError(line.error, { origin: "peer" });
+  // An `error` line is a JSON-RPC error from the server, whatever its code (Python sends 0, 408).
+  if ("error" in line) return failureFromError(line.error, { origin: "peer", jsonRpc: true });
   return localFailure(line.local);
 }
 

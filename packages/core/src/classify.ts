@@ -1,5 +1,6 @@
 import type { Failure, LocalKind } from "./failure.ts";
 import type { PolicyRule, ToolPolicy } from "./policy.ts";
+import { testPolicyPattern } from "./policy-pattern.ts";
 import { classifyHttpStatus, matchBuiltinRules } from "./rules.ts";
 import { type Action, type Certainty, REASONS, type Reason } from "./types.ts";
 
@@ -91,18 +92,43 @@ function ruleMatches(rule: PolicyRule, failure: Failure): boolean {
       (typeof code === "string" && String(failure.code) === code);
     if (!hit) return false;
   }
-  return rule.match === undefined || new RegExp(rule.match, "i").test(failure.text);
+  // Compiled once (at load), linear in the text, on the same capped text as the built-in rules.
+  return rule.match === undefined || testPolicyPattern(rule.match, failure.text);
 }
 
-function isUnknownTool(text: string): boolean {
-  return matchBuiltinRules(text)?.reason === "unknown_tool";
+/** JSON-RPC codes a server may use for a tool it does not have (DESIGN.md §3). */
+const UNKNOWN_TOOL_CODES: ReadonlySet<number> = new Set([-32601, -32602]);
+
+/** Codes of requests refused before anything ran; other JSON-RPC errors may follow an effect. */
+const REFUSED_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602]);
+
+/** `Unknown tool: x`, `No such tool`, `Tool not found`: phrasings that name no other thing. */
+const NAMELESS_UNKNOWN_TOOL = /^(?:unknown tool\b|no such tool\b|tool not found\b)/i;
+/** `Tool x not found`, `tool 'x' does not exist`: the name must be the tool that was called. */
+const NAMED_UNKNOWN_TOOL =
+  /^tool\s+(?:named\s+|called\s+)?['"`]?([\w.:/-]+?)['"`]?\s+(?:(?:was|is)\s+)?(?:not found|does not exist|not registered|unknown)\b/i;
+
+/**
+ * An unknown tool in a JSON-RPC error: only under `-32601`/`-32602`, and only in a phrasing that
+ * opens the message and names no other thing than the tool called (`Tool registry not found` is
+ * not about the tool). Anything else under a JSON-RPC code is the host's.
+ */
+function isUnknownToolError(failure: Failure, tool: string): boolean {
+  if (typeof failure.code !== "number" || !UNKNOWN_TOOL_CODES.has(failure.code)) return false;
+  const text = failure.text.trimStart().slice(0, 300);
+  if (NAMELESS_UNKNOWN_TOOL.test(text)) return true;
+  const named = NAMED_UNKNOWN_TOOL.exec(text)?.[1]?.toLowerCase();
+  if (named === undefined) return false;
+  const called = tool.toLowerCase();
+  // A client may prefix the server's name (`github__search`), a server may strip one.
+  return named === called || called.endsWith(named) || named.endsWith(called);
 }
 
 /** Step 2: structured signals (codes, HTTP status, Node codes, draft tool-failure metadata). */
 function fromSignals(failure: Failure, tool: ToolPolicy): Verdict | undefined {
   if (failure.channel === "protocol") {
     // An unknown tool is the one protocol-level failure the model can fix.
-    if (isUnknownTool(failure.text)) {
+    if (isUnknownToolError(failure, tool.tool)) {
       return { action: "switch_tool", reason: "unknown_tool", certainty: "failed" };
     }
     const code = failure.code;
@@ -114,10 +140,11 @@ function fromSignals(failure: Failure, tool: ToolPolicy): Verdict | undefined {
     if (code === -32001 && /session/i.test(failure.text)) {
       return { action: "host", reason: "session_expired", certainty: "failed" };
     }
+    // Parse errors, invalid requests, unknown methods and bad params are refused before anything
+    // runs; an internal error (-32603), a server-defined one (-32000..-32099) or a code outside
+    // JSON-RPC's own set may follow an effect.
     const certainty: Certainty =
-      code === -32603 || (typeof code === "number" && code > -32600 && code <= -32000)
-        ? "unknown"
-        : "failed";
+      typeof code === "number" && REFUSED_CODES.has(code) ? "failed" : "unknown";
     return { action: "host", reason: "protocol_error", certainty };
   }
   if (failure.channel === "local" && failure.local !== undefined) {
@@ -135,7 +162,11 @@ function fromSignals(failure: Failure, tool: ToolPolicy): Verdict | undefined {
   // Tool channel: draft metadata first, then a status, then a system error code.
   const meta = failure.toolFailure;
   if (meta) {
-    const known = meta.class === undefined ? undefined : TOOL_FAILURE_CLASS[meta.class];
+    // The class is the server's word: own keys only (`constructor` is not a class we know).
+    const known =
+      meta.class !== undefined && Object.hasOwn(TOOL_FAILURE_CLASS, meta.class)
+        ? TOOL_FAILURE_CLASS[meta.class]
+        : undefined;
     if (meta.retryable === true) {
       const reason = known && REASONS[known] === "retry_dependency" ? known : "unavailable";
       return verdictFor(reason);
@@ -160,9 +191,22 @@ function fromSignals(failure: Failure, tool: ToolPolicy): Verdict | undefined {
 }
 
 /**
+ * What a verdict read from the text alone may claim. A tool that answered has run, and words in its
+ * text never make its outcome certain (DESIGN.md §4): "database is busy, try again later" may
+ * follow a committed write. Only the policy, a structured signal or a verify step can say more.
+ */
+function textCertainty(failure: Failure, certainty: Certainty): Certainty {
+  return failure.channel === "tool" ? "unknown" : certainty;
+}
+
+/**
  * Classifies a failure (DESIGN.md §3): the policy's rules first, then structured signals, then
  * the built-in text rules, then the default (`correct_arguments`; the repeat rule stops it if it
  * comes back). Pure: no clock, no I/O.
+ *
+ * Certainty comes from the failure class for structured signals (a JSON-RPC code, an HTTP status,
+ * the tool-failure metadata, a local kind); a verdict read from a tool's text alone is `unknown`,
+ * whatever the text says, unless a policy rule that matched gives a `certainty`.
  */
 export function classify(failure: Failure, tool: ToolPolicy): Classification {
   const signal = fromSignals(failure, tool);
@@ -173,13 +217,13 @@ export function classify(failure: Failure, tool: ToolPolicy): Classification {
       ? {
           action: textRule.action,
           reason: textRule.reason,
-          certainty: textRule.certainty,
+          certainty: textCertainty(failure, textRule.certainty),
           source: "rule",
         }
       : {
           action: "correct_arguments",
           reason: "unclassified",
-          certainty: "failed",
+          certainty: textCertainty(failure, "failed"),
           source: "default",
         };
   const withHint =
@@ -189,13 +233,15 @@ export function classify(failure: Failure, tool: ToolPolicy): Classification {
 
   const rule = tool.rules.find((r) => ruleMatches(r, failure));
   if (!rule) return withHint;
-  // The policy always wins on the action; certainty stays a property of the failure class.
+  // The policy always wins on the action. Certainty stays what the failure shows unless the rule
+  // says what its author knows of this tool (e.g. "busy" is only ever sent before a write).
   return {
     ...withHint,
     action: rule.action,
     reason:
       rule.reason ??
       (rule.action === detected.action ? detected.reason : DEFAULT_REASON[rule.action]),
+    ...(rule.certainty !== undefined && { certainty: rule.certainty }),
     source: "policy",
     ...(rule.hint !== undefined && { hint: rule.hint }),
   };

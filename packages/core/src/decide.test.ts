@@ -61,6 +61,43 @@ describe("decide", () => {
     expect(d).toMatchObject({ action: "switch_tool", alternatives: ["u"] });
   });
 
+  it("switches budget: a retry that gives up does not switch when switches are spent", () => {
+    const alts = { tools: { t: { alternatives: ["u"] } } };
+    expect(decide(base({}, { attempt: 3, exhausted: ["switches"] }, alts))).toMatchObject({
+      action: "stop",
+      reason: "retries_exhausted",
+    });
+    expect(
+      decide(base({}, { attempt: 1, exhausted: ["retries", "switches"] }, alts)),
+    ).toMatchObject({ action: "stop", reason: "budget_exhausted", budget: "retries" });
+    // Other spent budgets do not stop the switch.
+    expect(decide(base({}, { attempt: 3, exhausted: ["corrections"] }, alts)).action).toBe(
+      "switch_tool",
+    );
+    // The switch reaches the model, so the repeat rule holds for it too.
+    expect(decide(base({}, { attempt: 3, repeats: 3 }, alts))).toMatchObject({
+      action: "stop",
+      reason: "repeated_failure",
+    });
+  });
+
+  it("a model action checks its own budget and the failures budget", () => {
+    const switching = { action: "switch_tool" as const, reason: "not_supported" as const };
+    expect(decide(base(switching, { exhausted: ["switches"] }))).toMatchObject({
+      action: "stop",
+      reason: "budget_exhausted",
+      budget: "switches",
+    });
+    expect(decide(base(switching, { exhausted: ["corrections"] })).action).toBe("switch_tool");
+    expect(decide(base(switching, { exhausted: ["failures"] }))).toMatchObject({
+      budget: "failures",
+    });
+    expect(decide(base({}, { exhausted: ["failures"] }))).toMatchObject({
+      action: "stop",
+      budget: "failures",
+    });
+  });
+
   it("does not retry past the deadline, nor when the server retry budget is empty", () => {
     expect(decide(base({}, { remainingMs: 50 }))).toMatchObject({
       action: "stop",
@@ -79,12 +116,12 @@ describe("decide", () => {
       reason: "repeated_failure",
       cause: "not_found",
     });
-    expect(decide(base(c, { exhausted: "corrections" }))).toMatchObject({
+    expect(decide(base(c, { exhausted: ["corrections"] }))).toMatchObject({
       action: "stop",
       reason: "budget_exhausted",
       budget: "corrections",
     });
-    expect(decide(base({}, { exhausted: "retries" }))).toMatchObject({
+    expect(decide(base({}, { exhausted: ["retries"] }))).toMatchObject({
       action: "stop",
       reason: "budget_exhausted",
       budget: "retries",

@@ -20,8 +20,12 @@ export interface DecideContext {
   readonly keyed: boolean;
   /** The verify step's answer, when one ran. */
   readonly verified?: "absent" | "present" | "unknown";
-  /** A budget that this decision would overspend, if any. */
-  readonly exhausted?: BudgetName;
+  /**
+   * The run budgets with no room left (`failures`, `retries`, `corrections`, `switches`). Decide
+   * checks the budget of the action it returns, which may not be the classification's own: a
+   * retry that runs out answers `switch_tool`, and spends `switches`.
+   */
+  readonly exhausted?: readonly BudgetName[];
   /** The server's shared retry budget has no room. */
   readonly serverRetryBudgetEmpty?: boolean;
   /** Time left before the run's deadline. */
@@ -81,9 +85,18 @@ export function safeToRepeat(
   return certainty !== "unknown" || effect !== "mutating" || keyed || verified === "absent";
 }
 
+function spent(ctx: DecideContext, budget: BudgetName): boolean {
+  return ctx.exhausted?.includes(budget) ?? false;
+}
+
+/**
+ * Retrying is over: another tool when the policy names one and the run may still switch (the
+ * switch reaches the model, so the repeat rule and the `switches` budget apply), else a stop.
+ */
 function giveUp(ctx: DecideContext, reason: Reason, budget?: BudgetName): Decision {
   const { alternatives } = ctx.tool;
-  if (alternatives.length > 0 && ctx.exhausted !== "switches") {
+  if (alternatives.length > 0 && !spent(ctx, "switches")) {
+    if (ctx.repeats >= ctx.tool.maxRepeats) return stop(ctx, "repeated_failure");
     return {
       action: "switch_tool",
       reason: ctx.classification.reason,
@@ -110,8 +123,8 @@ export function decide(ctx: DecideContext): Decision {
       if (!safeToRepeat(certainty, ctx.effect, ctx.keyed, ctx.verified)) {
         return stop(ctx, "uncertain_mutation");
       }
-      if (ctx.exhausted === "failures") return stop(ctx, "budget_exhausted", "failures");
-      if (ctx.exhausted === "retries") return giveUp(ctx, "budget_exhausted", "retries");
+      if (spent(ctx, "failures")) return stop(ctx, "budget_exhausted", "failures");
+      if (spent(ctx, "retries")) return giveUp(ctx, "budget_exhausted", "retries");
       if (ctx.attempt >= ctx.tool.retry.attempts || ctx.serverRetryBudgetEmpty) {
         return giveUp(ctx, "retries_exhausted");
       }
@@ -124,9 +137,8 @@ export function decide(ctx: DecideContext): Decision {
     case "switch_tool": {
       if (ctx.repeats >= ctx.tool.maxRepeats) return stop(ctx, "repeated_failure");
       const budget = c.action === "correct_arguments" ? "corrections" : "switches";
-      if (ctx.exhausted === budget || ctx.exhausted === "failures") {
-        return stop(ctx, "budget_exhausted", ctx.exhausted);
-      }
+      if (spent(ctx, "failures")) return stop(ctx, "budget_exhausted", "failures");
+      if (spent(ctx, budget)) return stop(ctx, "budget_exhausted", budget);
       if (c.action === "correct_arguments")
         return { action: c.action, reason: c.reason, certainty };
       return { action: c.action, reason: c.reason, certainty, alternatives: ctx.tool.alternatives };

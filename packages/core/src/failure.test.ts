@@ -69,6 +69,45 @@ describe("failureFromError", () => {
     expect(f).toMatchObject({ channel: "protocol", origin: "peer", code: -32601, data: { x: 1 } });
   });
 
+  it("issue 8.11: only an McpError or a JSON-RPC code is a protocol error", () => {
+    // gRPC statuses thrown by a plain-function tool: the tool's own failure, code kept for rules.
+    for (const [code, message] of [
+      [14, "14 UNAVAILABLE: No connection established"],
+      [5, "5 NOT_FOUND: order 7"],
+    ] as const) {
+      const grpc = Object.assign(new Error(message), { code, details: "x", metadata: {} });
+      expect(failureFromError(grpc), message).toMatchObject({
+        channel: "tool",
+        origin: "peer",
+        code,
+        local: "thrown",
+      });
+    }
+    // The JSON-RPC range, both ends, is a protocol error even untagged.
+    for (const code of [-32768, -32000, -32603]) {
+      expect(failureFromError({ code, message: "x" }).channel, String(code)).toBe("protocol");
+    }
+    expect(failureFromError({ code: -31999, message: "x" }).channel).toBe("tool");
+    expect(failureFromError({ code: -32769, message: "x" }).channel).toBe("tool");
+    // The MCP SDK's McpError carries whatever code the server sent (Python sends 0 and 408).
+    const mcpError = Object.assign(new Error("MCP error 0: Request cancelled"), {
+      name: "McpError",
+      code: 0,
+    });
+    expect(failureFromError(mcpError)).toMatchObject({ channel: "protocol", code: 0 });
+    // A caller that read a JSON-RPC error off the wire says so.
+    expect(
+      failureFromError({ code: 408, message: "Timed out" }, { origin: "peer", jsonRpc: true }),
+    ).toMatchObject({ channel: "protocol", code: 408 });
+  });
+
+  it("issue 8.15 (sibling): a string code named like an Object.prototype member is the tool's", () => {
+    for (const code of ["constructor", "toString", "__proto__"]) {
+      const f = failureFromError(Object.assign(new Error("nope"), { code }));
+      expect(f, code).toMatchObject({ channel: "tool", local: "thrown" });
+    }
+  });
+
   it("maps Node error codes, also behind fetch failed", () => {
     expect(failureFromError(Object.assign(new Error("x"), { code: "ECONNRESET" }))).toMatchObject({
       channel: "local",

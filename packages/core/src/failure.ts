@@ -182,6 +182,31 @@ export interface FromErrorOptions {
   readonly local?: LocalKind;
   /** The clock, for Retry-After dates. */
   readonly now?: number;
+  /**
+   * The value is known to be a JSON-RPC error object from the wire (`{ code, message, data? }`),
+   * whatever its code: `governor classify`'s `error` lines, an adapter that read the response
+   * itself. Without it, only an `McpError` or a code in the JSON-RPC range counts as one.
+   * @default false
+   */
+  readonly jsonRpc?: boolean;
+}
+
+/** The codes JSON-RPC 2.0 reserves for its own errors and for servers' (`-32768..-32000`). */
+export function isJsonRpcCode(code: number): boolean {
+  return Number.isInteger(code) && code >= -32768 && code <= -32000;
+}
+
+/**
+ * Whether a thrown value is a JSON-RPC error: an `McpError` (the MCP SDK turns every error
+ * response into one, whatever its code), or a numeric code in the JSON-RPC range. A gRPC status
+ * (`14` UNAVAILABLE), a database's numeric code or a DOMException's legacy code is the tool's own.
+ */
+function isJsonRpcError(
+  name: string | undefined,
+  code: number,
+  options: FromErrorOptions,
+): boolean {
+  return options.jsonRpc === true || name === "McpError" || isJsonRpcCode(code);
 }
 
 const NODE_LOCAL: Record<string, LocalKind> = {
@@ -282,20 +307,23 @@ function readError(err: unknown, options: FromErrorOptions): Failure {
     const local: LocalKind = name === "TimeoutError" ? "timeout" : "aborted";
     return { channel: "local", origin: "local", text, local, raw: err };
   }
-  // A JSON-RPC error from the peer: any numeric code it sent.
-  if (numericCode !== undefined && origin === "peer") {
+  const jsonRpc = numericCode !== undefined && isJsonRpcError(name, numericCode, options);
+  // A JSON-RPC error from the peer. Any other numeric code (gRPC, a driver's) is the tool's own.
+  if (jsonRpc && origin === "peer") {
     return { channel: "protocol", origin, text, code: numericCode, ...hints };
   }
   const sys = nodeCode(err);
   // Only system-style codes (ECONNRESET, UND_ERR_SOCKET…) mean the client side failed; a code like
   // Postgres "23505" or Node's ERR_INVALID_ARG_VALUE is the tool's own refusal, judged by its text.
-  if (sys !== undefined && (sys in NODE_LOCAL || /^(?:E[A-Z0-9]+|UND_ERR_[A-Z_]+)$/.test(sys))) {
+  // Own keys only: a thrown `code: "constructor"` is not a kind of ours.
+  const known = sys !== undefined && Object.hasOwn(NODE_LOCAL, sys) ? NODE_LOCAL[sys] : undefined;
+  if (sys !== undefined && (known !== undefined || /^(?:E[A-Z0-9]+|UND_ERR_[A-Z_]+)$/.test(sys))) {
     return {
       channel: "local",
       origin: "local",
       text,
       code: sys,
-      local: NODE_LOCAL[sys] ?? "network",
+      local: known ?? "network",
       ...hints,
     };
   }
@@ -305,7 +333,7 @@ function readError(err: unknown, options: FromErrorOptions): Failure {
   if (httpStatus !== undefined) {
     return { channel: "local", origin: "local", text, local: "http_status", ...hints };
   }
-  if (numericCode !== undefined) {
+  if (jsonRpc) {
     return {
       channel: "local",
       origin: "local",
@@ -315,12 +343,14 @@ function readError(err: unknown, options: FromErrorOptions): Failure {
       ...hints,
     };
   }
-  // A local tool (a plain function) that threw: the tool ran and reported failure.
+  // A local tool (a plain function) that threw: the tool ran and reported failure. A numeric code
+  // of its own (gRPC `14`, a driver's) stays for policy rules; the channel stays `tool`.
   return {
     channel: origin === "local" ? "local" : "tool",
     origin,
     text,
     local: "thrown",
+    ...(numericCode !== undefined && { code: numericCode }),
     ...hints,
   };
 }

@@ -30,7 +30,9 @@ const STOP: Partial<Record<Reason, string>> = {
   business_rule: "The service refuses this request by one of its rules; do not repeat it.",
   misconfigured: "The service is misconfigured; a person must fix it.",
   uncertain_mutation:
-    "The response was lost after the request was sent, so the write may have happened. Do not repeat it; a person must check.",
+    "No answer confirmed the outcome, so the write may have happened. Do not repeat it; a person must check.",
+  partial_success:
+    "The write happened, but a later step failed. Do not repeat the call: it would write again. A person must finish or check the step that failed.",
   loop_detected: "The same call was repeated without progress.",
   deadline_exceeded: "No time is left before the run's deadline.",
   aborted: "The run was cancelled.",

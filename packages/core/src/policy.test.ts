@@ -41,7 +41,7 @@ describe("loadPolicy", () => {
     expect(message).toMatch(/read_only.*idempotent.*mutating/);
     expect(message).toContain("tools.create_note.rules.0.action");
     expect(message).toContain(
-      "tools.create_note.rules.1.match: must be a valid regular expression",
+      "tools.create_note.rules.1.match: must be a regular expression in RE2 syntax",
     );
     expect(message).toContain("budgets.calls");
     expect(message).toContain("extra");
@@ -112,5 +112,81 @@ describe("the JSON Schema", () => {
       readFileSync(new URL("../policy.schema.json", import.meta.url), "utf8"),
     );
     expect(committed).toEqual(policyJsonSchema());
+  });
+});
+
+describe("issue 8.15: names that are Object.prototype members", () => {
+  const names = ["constructor", "toString", "__proto__", "hasOwnProperty", "valueOf"];
+
+  it("resolve like any other name, from own entries only", () => {
+    const policy = loadPolicy({
+      tools: { "get_*": { effect: "read_only" }, toString: { effect: "idempotent" } },
+      servers: { files: { tools: { constructor: { effect: "read_only" } } } },
+    });
+    for (const name of names) {
+      for (const server of [undefined, ...names]) {
+        const resolved = resolveToolPolicy(policy, name, server);
+        expect(resolved.tool).toBe(name);
+        expect(resolved.rules).toEqual([]);
+        expect(resolved.retry.attempts).toBe(3);
+      }
+    }
+    expect(resolveToolPolicy(policy, "toString").effect).toBe("idempotent");
+    expect(resolveToolPolicy(policy, "constructor", "files").effect).toBe("read_only");
+    expect(resolveToolPolicy(policy, "constructor").effect).toBeUndefined();
+    expect(resolveToolPolicy(policy, "valueOf", "files").effect).toBeUndefined();
+  });
+});
+
+describe("issue 9.8: __proto__ entries are refused with their path", () => {
+  it("in JSON text, under tools, servers and a server's tools", () => {
+    for (const [json, path] of [
+      ['{"tools": {"__proto__": {"effect": "read_only"}}}', "tools.__proto__"],
+      ['{"servers": {"__proto__": {"trustAnnotations": true}}}', "servers.__proto__"],
+      [
+        '{"servers": {"s": {"tools": {"__proto__": {"effect": "read_only"}}}}}',
+        "servers.s.tools.__proto__",
+      ],
+    ] as const) {
+      expect(() => loadPolicy(json), json).toThrow(
+        new RegExp(`${path.replace(/\./g, "\\.")}: "__proto__" is not accepted as a name`),
+      );
+    }
+  });
+
+  it("in an object, as an own key or as a prototype set by a literal", () => {
+    const own = JSON.parse('{"__proto__": {"effect": "read_only"}}');
+    expect(() => loadPolicy({ tools: own })).toThrow(/tools\.__proto__/);
+    const literal = { tools: { __proto__: { effect: "read_only" } } };
+    expect(() => loadPolicy(literal)).toThrow(/tools\.__proto__: sets the object's prototype/);
+    // Together with the schema's own issues, all counted.
+    expect(() => loadPolicy({ tools: own, budgets: { calls: 0 } })).toThrow(
+      /\(2 issues\)[\s\S]*budgets\.calls/,
+    );
+    // A null-prototype object is a plain record.
+    const bare = Object.assign(Object.create(null), { t: { effect: "read_only" } });
+    expect(loadPolicy({ tools: bare }).tools.t?.effect).toBe("read_only");
+  });
+});
+
+describe("globMatch without regular expressions", () => {
+  it("matches * and ? and nothing else specially", () => {
+    expect(globMatch("get_*_v?", "get_note_v2")).toBe(true);
+    expect(globMatch("get_*_v?", "get_note_v")).toBe(false);
+    expect(globMatch("*a*b", "xaxxb")).toBe(true);
+    expect(globMatch("*a*b", "xaxxbx")).toBe(false);
+    expect(globMatch("a**", "a")).toBe(true);
+    expect(globMatch("(x)+*", "(x)+y")).toBe(true);
+    expect(globMatch("?", "")).toBe(false);
+  });
+
+  it("issue 8.12 (sibling): answers at once on a long invented name", () => {
+    // As a regex, ^.*a.*a.*a.*b$ took 5 s on 300 letters, and grows with their cube.
+    const started = performance.now();
+    expect(globMatch("*a*a*a*b", "a".repeat(300))).toBe(false);
+    expect(performance.now() - started).toBeLessThan(200);
+    expect(globMatch("*a*a*a*a*a*a*b", "a".repeat(20_000))).toBe(false);
+    expect(globMatch("*a*a*a*a*a*a*b", `${"a".repeat(20_000)}b`)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(1_000);
   });
 });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { GovernorError } from "./errors.ts";
+import { patternProblem } from "./policy-pattern.ts";
 import { REASONS, type Reason } from "./types.ts";
 
 const reasonNames = Object.keys(REASONS) as [Reason, ...Reason[]];
@@ -23,12 +24,26 @@ const regexSource = z
   .min(1)
   .refine(isValidRegex, { message: "must be a valid regular expression" });
 
+/**
+ * A rule's `match`: run by a linear-time engine (RE2), compiled here, once; refused with the
+ * engine's reason when it uses what RE2 cannot run in linear time (lookahead, backreferences).
+ */
+const rulePattern = z
+  .string()
+  .min(1)
+  .superRefine((source, ctx) => {
+    const problem = patternProblem(source);
+    if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+  });
+
 /** A policy rule: a failure whose text matches `match` (or whose code is `code`) gets `action`. */
 const ruleSchema = z
   .strictObject({
-    match: regexSource
+    match: rulePattern
       .optional()
-      .describe("Regular expression tested (case-insensitive) on the failure text."),
+      .describe(
+        "Regular expression in RE2 syntax (linear time: no lookahead, no backreferences), tested case-insensitively on the first 4000 characters of the failure text.",
+      ),
     code: z
       .union([z.int(), z.string().min(1)])
       .optional()
@@ -38,6 +53,12 @@ const ruleSchema = z
       .enum(reasonNames)
       .optional()
       .describe("Reason reported in metrics; defaults from the action."),
+    certainty: z
+      .enum(["not_sent", "failed", "unknown"])
+      .optional()
+      .describe(
+        "What a match says of the call's effect: failed (refused before any effect, so a write may be retried), not_sent, or unknown. Defaults to what the failure shows; a tool's text alone shows unknown.",
+      ),
     hint: z
       .string()
       .max(300)
@@ -202,6 +223,34 @@ function describeIssues(error: z.ZodError): string {
 }
 
 /**
+ * Keys the parser cannot keep: an own `__proto__` (as `JSON.parse` makes it) is dropped by the
+ * schema without a word, and a `__proto__:` in an object literal sets the prototype, so its
+ * settings would silently not apply. Both are refused with their path, like any other bad field.
+ */
+function prototypeKeys(value: unknown, path: string[] = [], seen = new Set<object>()): string[] {
+  if (typeof value !== "object" || value === null || seen.has(value)) return [];
+  seen.add(value);
+  const out: string[] = [];
+  if (!Array.isArray(value)) {
+    const proto = Object.getPrototypeOf(value) as object | null;
+    if (proto !== null && proto !== Object.prototype && Object.keys(proto).length > 0) {
+      out.push(
+        `  - ${[...path, "__proto__"].join(".")}: sets the object's prototype, so these settings would be ignored; name the tool or server as a quoted key`,
+      );
+    }
+    if (Object.hasOwn(value, "__proto__")) {
+      out.push(
+        `  - ${[...path, "__proto__"].join(".")}: "__proto__" is not accepted as a name (JavaScript reserves it for the prototype); use the tool's or server's own name`,
+      );
+    }
+  }
+  for (const [key, child] of Object.entries(value)) {
+    out.push(...prototypeKeys(child, [...path, key], seen));
+  }
+  return out;
+}
+
+/**
  * Parses and validates a policy (an object, or JSON text). Refuses bad input with a
  * `GovernorError` (`invalid_policy`) that lists every bad field's path and what is accepted.
  * @example
@@ -222,13 +271,15 @@ export function loadPolicy(input: unknown = {}): Policy {
       );
     }
   }
+  const reserved = prototypeKeys(value);
   const parsed = policySchema.safeParse(value);
-  if (!parsed.success) {
-    const count = parsed.error.issues.length;
+  if (!parsed.success || reserved.length > 0) {
+    const issues = [...reserved, ...(parsed.success ? [] : [describeIssues(parsed.error)])];
+    const count = reserved.length + (parsed.success ? 0 : parsed.error.issues.length);
     throw new GovernorError(
       "invalid_policy",
-      `Invalid policy (${count} issue${count === 1 ? "" : "s"}):\n${describeIssues(parsed.error)}`,
-      { cause: parsed.error },
+      `Invalid policy (${count} issue${count === 1 ? "" : "s"}):\n${issues.join("\n")}`,
+      { cause: parsed.success ? undefined : parsed.error },
     );
   }
   return parsed.data;
@@ -242,19 +293,45 @@ export function policyJsonSchema(): Record<string, unknown> {
   >;
 }
 
-/** Tests a tool name against a pattern: exact, or a glob with `*` (any run) and `?` (one char). */
+/**
+ * Tests a tool name against a pattern: exact, or a glob with `*` (any run) and `?` (one char).
+ * No regular expression: the name may be one a model invented (any length), and a glob such as
+ * `*a*a*a*b` turned into a regex backtracks polynomially on it. This two-pointer match takes at
+ * most pattern × name steps and compiles nothing.
+ */
 export function globMatch(pattern: string, name: string): boolean {
   if (!pattern.includes("*") && !pattern.includes("?")) return pattern === name;
-  const source = pattern
-    .split("")
-    .map((c) => (c === "*" ? ".*" : c === "?" ? "." : c.replace(/[.+^${}()|[\]\\]/g, "\\$&")))
-    .join("");
-  return new RegExp(`^${source}$`).test(name);
+  let p = 0;
+  let n = 0;
+  let star = -1;
+  let resume = 0;
+  while (n < name.length) {
+    const c = pattern[p];
+    if (c === "*") {
+      star = p++;
+      resume = n;
+    } else if (c !== undefined && (c === "?" || c === name[n])) {
+      p++;
+      n++;
+    } else if (star >= 0) {
+      p = star + 1;
+      n = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (pattern[p] === "*") p++;
+  return p === pattern.length;
+}
+
+/** The entry named exactly `name`: own keys only (`constructor` is a tool name, not a method). */
+function own<T>(entries: Readonly<Record<string, T>>, name: string): T | undefined {
+  return Object.hasOwn(entries, name) ? entries[name] : undefined;
 }
 
 /** Entries whose key matches the name: exact first, then globs from the most specific (longest). */
 function matching(entries: Record<string, ToolSettings>, name: string): ToolSettings[] {
-  const exact = entries[name];
+  const exact = own(entries, name);
   const globs = Object.keys(entries)
     .filter((k) => k !== name && globMatch(k, name))
     .sort((a, b) => a.length - b.length);
@@ -295,7 +372,7 @@ export interface ToolPolicy {
  * the tool's first, then the server's, then the global ones (DESIGN.md §3).
  */
 export function resolveToolPolicy(policy: Policy, tool: string, server?: string): ToolPolicy {
-  const serverEntry = server === undefined ? undefined : policy.servers[server];
+  const serverEntry = server === undefined ? undefined : own(policy.servers, server);
   const globalTool = matching(policy.tools, tool);
   const layers: ToolSettings[] = [policy.defaults, ...globalTool];
   let serverTool: ToolSettings[] = [];

@@ -23,8 +23,11 @@ export interface TextRule {
   readonly pattern: RegExp;
 }
 
-/** How much text the rules look at: error texts put their cause first. */
-const MAX_TEXT = 4000;
+/**
+ * How much of a failure text the rules look at, the built-in ones and the policy's: error texts
+ * put their cause first, and a bound keeps matching cheap whatever a broken server sends.
+ */
+export const RULE_TEXT_LIMIT = 4000;
 
 type Classification = Omit<TextRule, "pattern">;
 
@@ -121,8 +124,37 @@ function oneOf(...alternatives: RegExp[]): RegExp {
   return new RegExp(alternatives.map((a) => `(?:${a.source})`).join("|"), "i");
 }
 
+/**
+ * A write the text reports done, then a later step that failed: `Order ORD-1 was created, but we
+ * could not connect to the mail service`, `Invoice INV-7 saved; webhook delivery failed: 503`,
+ * `Charge captured. Ledger sync failed: database is busy, try again later`. The text opens with the
+ * write (its subject in a few words, no negation, a past participle of a write), and a later
+ * clause (after `.`, `;`, `,`, `but`, `however`, a dash) names a failure.
+ */
+const WRITE_DONE =
+  "(?:created|saved|captured|charged|sent|posted|published|submitted|stored|written|committed|recorded|inserted|added|updated|deleted|removed|uploaded|processed|placed|booked|scheduled|transferred|paid|refunded|applied|merged|registered|issued|succeeded|completed)";
+const NOT_A_SUBJECT = String.raw`(?:not|never|no|nothing|none|already|request|requests|query|cannot|can't|could|couldn't|failed|failure|unable|error|errors|unless|if|whether)\b`;
+const SIDE_STEP_FAILED =
+  "(?:failed|failure|fails|could ?n[o']t|can ?n[o']t|cannot|unable|error|errors|did ?n[o']t|was ?n[o']t|were ?n[o']t|timed out|time ?out|unavailable|unreachable|refused|rejected|denied)";
+const PARTIAL_SUCCESS = new RegExp(
+  [
+    String.raw`^\W*(?:successfully\s+)?`,
+    // The subject: at most five words, none a negation, a refusal or a condition.
+    String.raw`(?:(?!${NOT_A_SUBJECT})[^\s,;:.!?]+\s+){0,5}?`,
+    String.raw`(?:(?:was|were|has been|have been|is|are|got)\s+)?(?:successfully\s+)?`,
+    String.raw`${WRITE_DONE}\b(?:\s+successfully)?`,
+    // Then a later clause that names a failure.
+    String.raw`[^\n]{0,120}?(?:[.;!]\s*|,?\s+but\b|,\s*however\b|,\s*|\s+-+\s+|\n)`,
+    String.raw`[^\n]{0,160}?\b${SIDE_STEP_FAILED}\b`,
+  ].join(""),
+  "i",
+);
+
 /** Ordered; first match wins. */
 export const BUILTIN_RULES: readonly TextRule[] = [
+  // A write that happened, then a side step that failed: a partial success, not an argument
+  // error. Repeating the call would write twice, so nobody in the loop repeats it.
+  { ...c("partial_success", "stop", "unknown"), pattern: PARTIAL_SUCCESS },
   // Unknown tool (every MCP SDK's phrasing): the model picks one from the tool list.
   {
     ...UNKNOWN_TOOL,
@@ -437,6 +469,9 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     pattern: oneOf(
       /\b(?:temporarily|currently|service|server|backend|upstream) (?:is )?unavailable\b/,
       /^unavailable\b/,
+      // gRPC's status UNAVAILABLE as grpc-js (`14 UNAVAILABLE: …`) and grpc-go (`code = Unavailable`) print it.
+      /^\d{1,2} unavailable:/,
+      /\bcode = unavailable\b/,
       /\boverloaded\b/,
       /\bover capacity\b/,
       /\b(?:is|are) (?:still )?(?:starting(?: up)?|loading|restarting|warming up|in recovery)\b/,
@@ -615,7 +650,7 @@ const SPLITTABLE = /[_A-Z]/;
 
 /** The first rule whose pattern matches the text (as written, or with identifiers split), or `undefined`. */
 export function matchBuiltinRules(text: string): TextRule | undefined {
-  const head = text.length > MAX_TEXT ? text.slice(0, MAX_TEXT) : text;
+  const head = text.length > RULE_TEXT_LIMIT ? text.slice(0, RULE_TEXT_LIMIT) : text;
   prefilter ??= buildPrefilter(BUILTIN_RULES, (p) => STATUS_PATTERNS.has(p));
   const { alternatives, candidates, seen } = prefilter;
   const mark = scan(prefilter, head.toLowerCase());

@@ -1085,13 +1085,10 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       ? state.tool.idempotency.honorsKeys
       : state.key !== undefined && state.tool.idempotency.honorsKeys;
 
-  const exhaustedFor = (action: Action): BudgetName | undefined => {
-    if (!budgets.has("failures")) return "failures";
-    if (action === "retry_dependency" && !budgets.has("retries")) return "retries";
-    if (action === "correct_arguments" && !budgets.has("corrections")) return "corrections";
-    if (action === "switch_tool" && !budgets.has("switches")) return "switches";
-    return undefined;
-  };
+  // Every spent budget: decide checks the one of the action it returns (a retry that runs out
+  // switches tools, and spends `switches`, not `retries`).
+  const exhaustedBudgets = (): BudgetName[] =>
+    (["failures", "retries", "corrections", "switches"] as const).filter((b) => !budgets.has(b));
 
   /** The decision on the run's state right now (pure; spends nothing). */
   const decideNow = (
@@ -1100,7 +1097,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     print: string,
     serverRetryBudgetEmpty = false,
   ): Decision => {
-    const exhausted = exhaustedFor(c.action);
+    const exhausted = exhaustedBudgets();
     return decide({
       classification: c,
       tool: state.tool,
@@ -1111,7 +1108,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       remainingMs: deadline - core.now(),
       random: core.random,
       ...(state.verified !== undefined && { verified: state.verified }),
-      ...(exhausted !== undefined && { exhausted }),
+      ...(exhausted.length > 0 && { exhausted }),
       ...(serverRetryBudgetEmpty && { serverRetryBudgetEmpty }),
     });
   };

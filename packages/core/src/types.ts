@@ -62,6 +62,7 @@ export const REASONS = {
   quota_exceeded: "stop",
   business_rule: "stop",
   misconfigured: "stop",
+  partial_success: "stop",
   aborted: "stop",
   deadline_exceeded: "stop",
   uncertain_mutation: "stop",
@@ -89,6 +90,7 @@ export const PERSON_RESOLVABLE: ReadonlySet<Reason> = new Set<Reason>([
   "quota_exceeded",
   "not_approved",
   "uncertain_mutation",
+  "partial_success",
   "elicitation_required",
   "session_expired",
 ]);

@@ -1,0 +1,54 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { governor } from "./cli.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "gov-check-"));
+function policyFile(name: string, text: string): string {
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+describe("governor check", () => {
+  it("issue 9.8: refuses __proto__ names under tools and servers with their path, exit 1", () => {
+    // Written as JSON text: JSON.parse keeps "__proto__" as an own key, which the schema dropped.
+    const file = policyFile(
+      "proto.json",
+      '{"tools": {"__proto__": {"effect": "read_only"}}, "servers": {"s": {"tools": {"__proto__": {"effect": "read_only"}}}, "__proto__": {}}}',
+    );
+    const r = governor(["check", file]);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain("(3 issues)");
+    expect(r.stdout).toContain('tools.__proto__: "__proto__" is not accepted as a name');
+    expect(r.stdout).toContain("servers.s.tools.__proto__");
+    expect(r.stdout).toContain("servers.__proto__");
+  });
+
+  it("issue 8.12: refuses a pattern the linear-time engine cannot run, with its path", () => {
+    const file = policyFile(
+      "regex.json",
+      JSON.stringify({
+        tools: { pay: { rules: [{ match: "(a)\\1", action: "stop" }] } },
+        defaults: { rules: [{ match: "quota.*reset", action: "stop" }] },
+      }),
+    );
+    const r = governor(["check", file]);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain("(1 issue)");
+    expect(r.stdout).toContain(
+      "tools.pay.rules.0.match: must be a regular expression in RE2 syntax",
+    );
+  });
+
+  it("accepts names that are Object.prototype members and prints them back", () => {
+    const file = policyFile(
+      "names.json",
+      JSON.stringify({ tools: { constructor: { effect: "read_only" }, toString: {} } }),
+    );
+    const r = governor(["check", file]);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout).tools.constructor).toEqual({ effect: "read_only" });
+  });
+});
