@@ -272,7 +272,9 @@ describe("governTools with generateText", () => {
     });
 
     expect(hostErrors).toHaveLength(1);
-    expect(hostErrors[0]?.message).toContain(SECRET);
+    // The host's message is redacted like the model's text; the raw error stays in its cause.
+    expect(hostErrors[0]?.message).not.toContain(SECRET);
+    expect(String((hostErrors[0]?.cause as Error | undefined)?.message)).toContain(SECRET);
     expect(run.summary().reason).toBe("protocol_error");
     expect(model.doGenerateCalls).toHaveLength(1);
     const output = result.steps[0]?.toolResults[0]?.output;

@@ -79,7 +79,7 @@ describe("issue 8.1: a tool's own error text never makes a write safe to repeat"
     const call = () =>
       drive(
         gov
-          .startRun()
+          .startRun({ idempotencyScope: "queue-1" })
           .call({ tool: "create_order", args: { sku: "A1" }, callId: "job-7" }, async () => {
             executed += 1;
             return text("503 Service Unavailable");
