@@ -653,6 +653,16 @@ describe("redact: bounded work", () => {
     ["python frame", 'File "'],
     ["invisible", "x\u200b"],
     ["mixed base64", "aB3+"],
+    ["env names", "A_KEY="],
+    ["weak names and tokens", "a_key=a1b2c3d4e5"],
+    ["credential names", '"a_pass": '],
+    ["flags", "--password "],
+    ["mysql", "mysql -pa "],
+    ["curl users", "-u a:"],
+    ["0x", "0x"],
+    ["Go frames", "\ta.go:1\n"],
+    ["Rust frames", "1: a::"],
+    ["frames with [as]", "at x [as y] "],
   ];
 
   it.each(adversarial)("1 MB of %s returns a bounded output", (_name, unit) => {
@@ -699,5 +709,170 @@ describe("found by the property tests", () => {
     expect(
       redact("see https://docs.example.com/Guide/V2/Setup10/Install/Step4 for help"),
     ).toContain("docs.example.com/Guide/V2/Setup10/Install/Step4");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Issue 8, finding 9: redaction misses
+
+describe("issue 8.9: redaction misses", () => {
+  it("issue 8.9: NAME=<token> is redacted when NAME is not a known credential word", () => {
+    expect(redact("STRIPE_WEBHOOK=whatever12345abcdefXYZ9 failed")).toBe(
+      "STRIPE_WEBHOOK=[redacted] failed",
+    );
+    expect(redact("export FOO=a1B2c3D4e5F6g7H8 && run")).toBe("export FOO=[redacted] && run");
+    expect(redact("MY_APP_CREDENTIAL_X=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5 rejected")).toBe(
+      "MY_APP_CREDENTIAL_X=[redacted] rejected",
+    );
+    expect(redact("export SERVICE_KEY_B=abcdef123456ghijk failed")).toBe(
+      "export SERVICE_KEY_B=[redacted] failed",
+    );
+    // Any name, when the value is a long key: the look-behind no longer stops at `=`.
+    expect(redact("cfg=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5YWJjZGVmZ2hp ok")).toBe("cfg=[token] ok");
+  });
+
+  it("issue 8.9: a name holding PASS, SECRET, TOKEN, KEY, AUTH or CRED marks its value", () => {
+    expect(redact("DB_PASS=hunter2pw failed")).toBe("DB_PASS=[redacted] failed");
+    expect(redact('{"dbPass": "hunter2pw"}')).toBe('{"dbPass": "[redacted]"}');
+    expect(redact("MYSQL_PWD=x9y8z7 DB_PW=s3cret")).toBe("MYSQL_PWD=[redacted] DB_PW=[redacted]");
+    expect(redact("GITHUB_TOKEN_2=abcdef")).toBe("GITHUB_TOKEN_2=[redacted]");
+    expect(redact("AUTH_HEADER_VALUE: AbC123xyz789")).toBe("AUTH_HEADER_VALUE: [redacted]");
+  });
+
+  it("issue 8.9: ordinary name=value text the model needs stays", () => {
+    const kept = [
+      "id=42 not found",
+      "ID=42 not found",
+      "NODE_ENV=production",
+      "BUILD=20240101",
+      "token_count=5 exceeds limit",
+      "max_tokens=4096 exceeded",
+      "password_min_length=8 not met",
+      "sort_key=created_at is not indexed",
+      "auth=none",
+      "Missing required key: title",
+      "key: title",
+      "pass the --access-token flag or set SUPABASE_ACCESS_TOKEN",
+      "use --password or a key file",
+      "page=2 limit=50 offset=100",
+      "status: 404, code: not_found",
+      "at 12:30:45 UTC",
+    ];
+    for (const text of kept) expect(redact(text)).toBe(text);
+  });
+
+  it("issue 8.9: an Azure AccountKey is redacted whole, with its padding", () => {
+    const key =
+      "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+    const out = redact(
+      `connect DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=${key};EndpointSuffix=core.windows.net failed`,
+    );
+    expect(out).toBe(
+      "connect DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=[redacted] failed",
+    );
+    expect(redact(`"AccountKey": "${key}"`)).toBe('"AccountKey": "[redacted]"');
+    expect(
+      redact(
+        `Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey=${key}`,
+      ),
+    ).not.toContain("Eby8");
+  });
+
+  it("issue 8.9: an Azure SharedAccessSignature and sig= are redacted", () => {
+    const sas = "sv=2020-08-04&ss=bfqt&srt=sco&sp=rwdlacupx&se=2021-06-10&sig=abcDEF123%2Bxyz%3D";
+    expect(redact(`SharedAccessSignature=${sas} expired`)).toBe(
+      "SharedAccessSignature=[redacted] expired",
+    );
+    expect(redact("token ?sv=2020-08-04&sig=abcDEF123%2Bxyz%3D rejected")).not.toContain("abcDEF");
+  });
+
+  it("issue 8.9: 0x and 64 hex digits (a private key) is redacted", () => {
+    const key = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318";
+    expect(redact(`signer ${key} rejected`)).toBe("signer [token] rejected");
+    expect(redact(`privateKey: "${key}"`)).toBe('privateKey: "[redacted]"');
+    // Short hex stays: an error code, a small address.
+    expect(redact("code 0x80070005 at 0x7ffe")).toBe("code 0x80070005 at 0x7ffe");
+  });
+
+  it.each([
+    [
+      "mysqldump -p<pw>",
+      "mysqldump -uroot -pS3cr3tPw mydb failed",
+      "mysqldump -uroot -p[redacted] mydb failed",
+    ],
+    ["mysql -u root -pSecret", "mysql -u root -pSecret -h db", "mysql -u root -p[redacted] -h db"],
+    [
+      "curl -u user:<pw>",
+      "curl -u admin:hunter2pw https://api.example.com",
+      "curl -u admin:[redacted] https://api.example.com",
+    ],
+    [
+      "curl --user user:<pw>",
+      "curl --user 'admin:my pass' -X POST",
+      "curl --user 'admin:[redacted]' -X POST",
+    ],
+    [
+      "--password <pw>",
+      "cmd --password hunter2pw --verbose",
+      "cmd --password [redacted] --verbose",
+    ],
+    [
+      "--db-password <pw>",
+      "cli --db-password Tr0ub4dor&3 start",
+      "cli --db-password [redacted] start",
+    ],
+    [
+      "--password=<pw>",
+      "cmd --password=hunter2pw --verbose",
+      "cmd --password=[redacted] --verbose",
+    ],
+    ["DB_PASS=<pw>", "DB_PASS=hunter2pw psql -h db", "DB_PASS=[redacted] psql -h db"],
+    ["PGPASSWORD=…", "PGPASSWORD=hunter2pw psql -h db", "PGPASSWORD=[redacted] psql -h db"],
+  ])("issue 8.9: CLI text %s is redacted", (_name, input, expected) => {
+    expect(redact(input)).toBe(expected);
+  });
+
+  it.each([
+    ["at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1555:16)"],
+    ["at process.processTicksAndRejections (node:internal/process/task_queues:95:5)"],
+    ["at async Promise.all (index 0)"],
+    ["at new Foo (<anonymous>)"],
+    ["at file:///x.js:1:2"],
+  ])("issue 8.9: the Node frame %s goes, on its own line and joined", (frame) => {
+    expect(redact(`Error: connect ECONNREFUSED\n    ${frame}\nafter`)).toBe(
+      "Error: connect ECONNREFUSED after",
+    );
+    expect(redact(`Error: connect ECONNREFUSED ${frame} after`)).not.toContain(frame.slice(3, 12));
+  });
+
+  it("issue 8.9: a frame line goes whatever its location", () => {
+    expect(
+      redact("Error: x\n    at Object.<anonymous> (weird location)\n    at run (eval)\nafter"),
+    ).toBe("Error: x after");
+  });
+
+  it("issue 8.9: Java, .NET, Go, Rust and Python stack frames go as whole lines", () => {
+    const java =
+      "java.io.IOException: closed\n\tat java.base/sun.nio.ch.Net.connect0(Native Method)\n\tat com.acme.Db.open(Unknown Source)\n\t... 3 more";
+    expect(redact(java)).toBe("java.io.IOException: closed");
+    const dotnet =
+      "System.Net.Http.HttpRequestException: refused\n   at System.Net.Http.HttpConnectionPool.ConnectAsync(HttpRequestMessage request, CancellationToken ct)\n--- End of stack trace from previous location ---\n   at Acme.Notes.Get(String id) in C:\\src\\Notes.cs:line 42";
+    expect(redact(dotnet)).toBe("System.Net.Http.HttpRequestException: refused");
+    const go =
+      "panic: runtime error: index out of range\n\ngoroutine 1 [running]:\nmain.(*Store).get(0xc000010000, 0x3)\n\t/home/dev/app/store.go:12 +0x1d\nmain.main()\n\t/home/dev/app/main.go:8 +0x25\ncreated by main.init in goroutine 1\n\t/home/dev/app/main.go:3 +0x10\nexit status 2";
+    expect(redact(go)).toBe("panic: runtime error: index out of range exit status 2");
+    const rust =
+      "thread 'main' panicked at src/main.rs:4:5:\nboom\nstack backtrace:\n   0: rust_begin_unwind\n             at /rustc/abc/library/std/src/panicking.rs:645:5\n   1: core::panicking::panic_fmt\n   2: <alloc::boxed::Box<F> as core::ops::function::FnOnce<A>>::call_once\n             at ./src/main.rs:4:5";
+    expect(redact(rust)).toBe("thread 'main' panicked at src/main.rs:4:5: boom");
+    const python =
+      "Traceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\nKeyError: 'x'";
+    expect(redact(python)).toBe("KeyError: 'x'");
+  });
+
+  it("issue 8.9: prose that starts with `at` stays", () => {
+    expect(redact("failed\nat least one tag (of 3) is required")).toBe(
+      "failed at least one tag (of 3) is required",
+    );
+    expect(redact("1: first item")).toBe("1: first item");
   });
 });
