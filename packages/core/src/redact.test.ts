@@ -1,3 +1,5 @@
+import { lintSource } from "@secretlint/core";
+import { creator as secretlintPreset } from "@secretlint/secretlint-rule-preset-recommend";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { hasNestedUnboundedQuantifier } from "../../../test/support/regex-safety.ts";
@@ -426,6 +428,41 @@ const families: Record<string, fc.Arbitrary<Embedded>> = {
     .map((words) => words.join(" "))
     .map((value) => whole(value, { sensitiveValues: [value] })),
   extraPattern: chars(DIGITS, 6, 12).map((n) => whole(`ACME-${n}`, { patterns: ["ACME-\\d{6,}"] })),
+  // Issue 8.9: values named as credentials, unlabelled keys, command lines.
+  envToken: fc
+    .tuple(
+      fc.array(chars(UPPER, 2, 8), { minLength: 1, maxLength: 3 }).map((ws) => ws.join("_")),
+      randomish(`${ALNUM}_-`, 16, 40).map((s) => `${s}Ab`),
+    )
+    .map(([name, value]) => ({ text: `${name}=${value}`, secrets: [value] })),
+  namedCredential: fc
+    .tuple(
+      fc.constantFrom("DB_PASS", "MYSQL_PWD", "dbPassword", "REDIS_AUTH_TOKEN", "app.secret"),
+      fc.constantFrom("=", ": ", '": "'),
+      randomish(`${ALNUM}!#$%^*_+-@.`, 8, 24),
+    )
+    .map(([k, sep, v]) => ({
+      text: sep.startsWith('"') ? `"${k}${sep}${v}"` : `${k}${sep}${v}`,
+      secrets: [v],
+    })),
+  azureAccountKey: randomish(B64, 86, 86).map((key) => ({
+    text: `DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=${key}==;EndpointSuffix=core.windows.net`,
+    secrets: [`${key}==`],
+  })),
+  hexKey: chars("0123456789abcdef", 64, 64).map((hex) => whole(`0x${hex}`)),
+  cliPassword: fc
+    .tuple(
+      fc.constantFrom(
+        "mysql -u root -p",
+        "mysqldump -uadmin -p",
+        "curl -u deploy:",
+        "run --password ",
+        "run --db-password=",
+        "sshpass --token ",
+      ),
+      randomish(`${ALNUM}!#$%^*_+@.`, 8, 24),
+    )
+    .map(([prefix, pw]) => ({ text: `${prefix}${pw} next`, secrets: [pw] })),
 };
 
 const familyArb = fc
@@ -874,5 +911,178 @@ describe("issue 8.9: redaction misses", () => {
       "failed at least one tag (of 3) is required",
     );
     expect(redact("1: first item")).toBe("1: first item");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// An independent oracle: a maintained secret scanner finds nothing in what the model reads
+
+const SECRETLINT_CONFIG = {
+  rules: [
+    {
+      id: "@secretlint/secretlint-rule-preset-recommend",
+      rule: secretlintPreset,
+      // AWS access key ids (and account ids) are off by default; the model must not see them either.
+      rules: [{ id: "@secretlint/secretlint-rule-aws", options: { enableIDScanRule: true } }],
+    },
+  ],
+};
+
+/** What secretlint's recommended rules find in a text, as `rule: message` lines. */
+async function secretlintFindings(text: string): Promise<string[]> {
+  const result = await lintSource({
+    source: { filePath: "/model-text.txt", content: text, ext: ".txt", contentType: "text" },
+    options: { config: SECRETLINT_CONFIG, noPhysicFilePath: true },
+  });
+  return result.messages.map((m) => `${m.ruleId}: ${m.message}`);
+}
+
+const HEX = "0123456789abcdef";
+/**
+ * Random text that cannot be a placeholder (a digit, an upper and a lower letter inside) and ends
+ * in a letter (the scanner's patterns end at a word boundary).
+ */
+const real = (alphabet: string, length: number) =>
+  chars(alphabet, length - 4, length - 4).map((s) => `${s.slice(0, 2)}7Qx${s.slice(2)}Z`);
+
+/** Secrets of the kinds secretlint's recommended preset knows, each as that preset reads it. */
+const scannerSecrets: Record<string, fc.Arbitrary<string>> = {
+  awsAccessKey: fc
+    .tuple(fc.constantFrom("AKIA", "ASIA", "AGPA", "AROA", "A3TX"), chars(UPPER + DIGITS, 16, 16))
+    .map(([p, s]) => p + s),
+  awsSecretKey: fc
+    .tuple(
+      fc.constantFrom("aws_secret_access_key = ", "AWS_SECRET_ACCESS_KEY=", '"SecretAccessKey": "'),
+      real(B64, 40),
+    )
+    .map(([k, v]) => (k.endsWith('"') ? `${k}${v}"` : k + v)),
+  githubClassic: fc
+    .tuple(fc.constantFrom("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), real(`${ALNUM}_`, 36))
+    .map(([p, s]) => p + s),
+  githubFineGrained: real(`${ALNUM}_`, 82).map((s) => `github_pat_${s}`),
+  githubApp: fc
+    .tuple(chars(DIGITS, 1, 8), real(B64URL, 20), real(B64URL, 40), real(B64URL, 30))
+    .map(([id, a, b, c]) => `ghs_${id}_${a}.${b}.${c}`),
+  slack: fc
+    .tuple(
+      fc.constantFrom("xoxb", "xoxp", "xoxa", "xoxo", "xapp"),
+      chars(DIGITS, 10, 12),
+      real(ALNUM, 24),
+    )
+    .map(([p, n, s]) => `${p}-${n}-${s}`),
+  slackWebhook: fc
+    .tuple(real(ALNUM, 10), real(ALNUM, 10), real(ALNUM, 24))
+    .map(([t, b, s]) => `https://hooks.slack.com/services/T${t}/B${b}/${s}`),
+  npm: real(ALNUM, 36).map((s) => `npm_${s}`),
+  privateKey: fc
+    .tuple(
+      fc.constantFrom("RSA ", "EC ", "OPENSSH ", ""),
+      fc.array(real(B64, 64), { minLength: 2, maxLength: 4 }),
+    )
+    .map(
+      ([kind, lines]) =>
+        `-----BEGIN ${kind}PRIVATE KEY-----\nMI${lines.join("\n")}\n-----END ${kind}PRIVATE KEY-----`,
+    ),
+  basicAuthUrl: fc
+    .tuple(
+      fc.constantFrom("https", "http", "ftp"),
+      real(`${LOWER}${DIGITS}`, 8),
+      real(ALNUM, 14),
+      label,
+    )
+    .map(([scheme, user, pass, host]) => `${scheme}://${user}:${pass}@${host}.example.com/x`),
+  databaseUrl: fc
+    .tuple(
+      fc.constantFrom("postgres", "postgresql", "mysql", "mongodb", "mongodb+srv"),
+      real(`${LOWER}${DIGITS}`, 8),
+      real(ALNUM, 14),
+      label,
+    )
+    .map(([scheme, user, pass, host]) => `${scheme}://${user}:${pass}@${host}.db.example.net/app`),
+  openai: fc
+    .tuple(fc.constantFrom("proj", "svcacct", "admin"), real(B64URL, 58), real(B64URL, 58))
+    .map(([kind, a, b]) => `sk-${kind}-${a}T3BlbkFJ${b}`),
+  anthropic: real(B64URL, 93).map((s) => `sk-ant-api03-${s}AA`),
+  stripe: fc
+    .tuple(fc.constantFrom("sk_live_", "sk_test_", "rk_live_", "rk_test_"), real(ALNUM, 32))
+    .map(([p, s]) => p + s),
+  groq: real(ALNUM, 52).map((s) => `gsk_${s}`),
+  huggingface: chars(UPPER + LOWER, 34, 34).map((s) => `hf_${s}`),
+  linear: real(ALNUM, 40).map((s) => `lin_api_${s}`),
+  notion: fc.tuple(chars(DIGITS, 11, 11), real(ALNUM, 35)).map(([n, s]) => `ntn_${n}${s}`),
+  sendgrid: fc.tuple(real(ALNUM, 22), real(ALNUM, 43)).map(([a, b]) => `SG.${a}.${b}`),
+  shopify: fc
+    .tuple(fc.constantFrom("shpat_", "shpca_", "shppa_", "shpss_"), real(ALNUM, 32))
+    .map(([p, s]) => p + s),
+  gitlab: real(ALNUM, 20).map((s) => `glpat-${s}`),
+  grafana: fc.oneof(
+    real(ALNUM, 40).map((s) => `glc_${s}`),
+    fc.tuple(real(ALNUM, 32), chars(HEX, 8, 8)).map(([s, h]) => `glsa_${s}_${h}`),
+  ),
+  vault: real(B64URL, 95).map((s) => `hvs.${s}`),
+  vercel: fc
+    .tuple(fc.constantFrom("vcp", "vci", "vca", "vcr", "vck"), real(ALNUM, 24))
+    .map(([p, s]) => `${p}_${s}`),
+  databricks: chars(HEX, 32, 32).map((h) => `dapi${h}`),
+  docker: real(B64URL, 27).map((s) => `dckr_pat_${s}`),
+  figma: real(B64URL, 40).map((s) => `figd_${s}`),
+  cloudflare: fc
+    .tuple(fc.constantFrom("cfk", "cfut", "cfat"), real(ALNUM, 40), chars(HEX, 8, 8))
+    .map(([p, s, h]) => `${p}_${s}${h}`),
+  tailscale: fc.tuple(real(ALNUM, 12), real(ALNUM, 24)).map(([a, b]) => `tskey-auth-${a}-${b}`),
+};
+
+const scannerSecret = fc
+  .constantFrom(...Object.keys(scannerSecrets))
+  .chain((kind) => (scannerSecrets[kind] as fc.Arbitrary<string>).map((text) => ({ kind, text })));
+
+describe("redact: an independent oracle (secretlint)", () => {
+  it("every kind of generated secret is one secretlint finds", async () => {
+    for (const [kind, arb] of Object.entries(scannerSecrets)) {
+      for (const text of fc.sample(arb, { numRuns: 5, seed: 42 })) {
+        expect(await secretlintFindings(`x ${text} y`), `${kind}: ${text}`).not.toEqual([]);
+      }
+    }
+  });
+
+  it("issue 8.9: redacted model-facing text passes secretlint with 0 findings", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        prose,
+        left,
+        scannerSecret,
+        right,
+        prose,
+        fc.integer({ min: 60, max: 600 }),
+        async (before, l, secret, r, after, maxLength) => {
+          const input = before + l + secret.text + r + after;
+          expect(
+            await secretlintFindings(input),
+            `${secret.kind} must be found in the input`,
+          ).not.toEqual([]);
+          expect(await secretlintFindings(redact(input, { maxLength }))).toEqual([]);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("several secrets, with noise between them, leave no finding", async () => {
+    const noise = fc.oneof(
+      prose,
+      familyArb.map((s) => s.text),
+      fc.constantFrom("    at f (/a/b.js:1:2)\n", "DB_PASS=", "-u ", "key: ", "https://"),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(left, scannerSecret, right, noise), { minLength: 2, maxLength: 5 }),
+        fc.integer({ min: 200, max: 4000 }),
+        async (parts, maxLength) => {
+          const input = parts.map(([l, s, r, n]) => l + s.text + r + n).join("");
+          expect(await secretlintFindings(redact(input, { maxLength, emails: true }))).toEqual([]);
+        },
+      ),
+      { numRuns: 100 },
+    );
   });
 });
