@@ -718,6 +718,21 @@ describe("redact: bounded work", () => {
   );
 });
 
+describe("issue 8.9: the new rules are linear", () => {
+  // Found while measuring: the named-value scan looked for the next `=` again after every `:`
+  // (to the end of a text without one): quadratic, 4 MB of `1: a::` took over a minute; now
+  // about a second (a timeout fails the test).
+  it.each([
+    ["1: a::", 4 << 20, 1_000_000],
+    ["-u a:", 2 << 20, 500_000],
+    ["DB_PASS: ", 2 << 20, 500_000],
+    ["a_key=a1b2c3d4e5", 2 << 20, 500_000],
+  ])("%s over %i characters with a cap of %i returns", (unit, size, maxLength) => {
+    const input = unit.repeat(Math.ceil(size / unit.length));
+    expect(redact(input, { maxLength }).length).toBeLessThanOrEqual(maxLength);
+  });
+});
+
 describe("unlabelled hex keys and internal ids", () => {
   it("redacts a long hex run of letters and digits", () => {
     expect(redact("api key 9f8e7d6c5b4a39281706f5e4d3c2b1a0 invalid")).toBe(

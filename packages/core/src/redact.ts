@@ -258,11 +258,11 @@ function indentOf(line: string): number {
 
 /**
  * Whether a text may hold a stack frame: every frame line and inline frame has `at` after a
- * non-word character and before a space, or `File "`, `Traceback (`, `... `, `--- End of`,
- * `goroutine `, `.go:` + digit, `stack backtrace` or a Rust frame's `N: …::`.
+ * non-word character and before a space, or `File "`, `Traceback (` or `... `. Go and Rust
+ * traces start with `goroutine N [` and `stack backtrace:`; a .NET `--- End of stack trace ---`
+ * line sits between `at` frames.
  */
-const FRAME_HINT =
-  /\bat\s|File "|Traceback \(|\.\.\. |--- End of|goroutine |\.go:\d|stack backtrace|\d: \S*::/;
+const FRAME_HINT = /\bat\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace/;
 
 function dropStackFrames(text: string): string {
   if (!FRAME_HINT.test(text)) return text;
@@ -726,9 +726,9 @@ function nameBefore(
 function redactNamedValues(text: string): string {
   let out = "";
   let copied = 0;
-  for (let at = 0; at < text.length; at++) {
+  const separators = new Separators(text);
+  for (let at = separators.next(0); at >= 0; at = separators.next(at + 1)) {
     const c = text.charCodeAt(at);
-    if (c !== 61 && c !== 58) continue; // `=` or `:`
     const named = nameBefore(text, at);
     if (named === undefined || named.start < copied) continue;
     const { name } = named;
@@ -754,6 +754,24 @@ function redactNamedValues(text: string): string {
     at = copied - 1;
   }
   return copied === 0 ? text : out + text.slice(copied);
+}
+
+/**
+ * The `=` and `:` of a text in order, each found once: the next of each kind is kept until passed
+ * (searching again for a kind the text lacks would read the rest of the text every time).
+ */
+class Separators {
+  private eq = -2;
+  private colon = -2;
+  constructor(private readonly text: string) {}
+
+  /** The first `=` or `:` at `from` or after, or -1. */
+  next(from: number): number {
+    if (this.eq !== -1 && this.eq < from) this.eq = this.text.indexOf("=", from);
+    if (this.colon !== -1 && this.colon < from) this.colon = this.text.indexOf(":", from);
+    if (this.eq < 0) return this.colon;
+    return this.colon < 0 || this.eq < this.colon ? this.eq : this.colon;
+  }
 }
 
 /** `--password hunter2`, `-token abc`: a flag named as a credential, then its value after spaces. */
@@ -797,12 +815,10 @@ function redactGluedPasswords(text: string): string {
   );
 }
 
-/** A flag named as a credential (see {@link credentialName}), then a space. */
-const CREDENTIAL_FLAG = new RegExp(
-  String.raw`-[\w-]{0,40}?(?:${CREDENTIAL_STEM.source})[\w-]{0,40}\s`,
-  "i",
+/** The characters of a key of {@link VENDOR_KEY}. */
+const VENDOR_KEY_CHARS = charTable(
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=.-",
 );
-
 /** Prefixes of the vendor key formats of {@link VENDOR_KEY}. */
 const VENDOR_PREFIX =
   /(?:gsk|lin_api|ntn|shppa|shpca|shpat|shpss|glc|glsa|vc[piark]|dckr_pat|figd|cfk|cfut|cfat|ops)_|hv[sbr]\.|SG\.|dapi|tskey-/;
@@ -884,7 +900,7 @@ export const SECRET_GROUPS: readonly {
     may: (text) =>
       /sk-|_(?:live|test)_|whsec_|gh[pousr]_|github_pat_|xox[abprseco]-|xapp-|A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA|3T)|AIza|(?:npm|hf|glpat|pypi)[_-]|eyJ/.test(
         text,
-      ) || VENDOR_PREFIX.test(text),
+      ),
     rules: [
       // Vendor key formats.
       [/(?<![\w-])sk-[A-Za-z0-9_-]{16,}/g, TOKEN, (text) => text.includes("sk-")],
@@ -918,15 +934,21 @@ export const SECRET_GROUPS: readonly {
         TOKEN,
         (text) => /(?:npm|hf|glpat|pypi)[_-]/.test(text),
       ],
-      // Other vendors' formats (Groq, Linear, Notion, Shopify, Grafana, Vercel, Docker, Figma,
-      // Cloudflare, 1Password, HashiCorp Vault, SendGrid, Databricks, Tailscale).
-      [VENDOR_KEY, TOKEN, (text) => VENDOR_PREFIX.test(text)],
       // JWT: header.payload.signature, base64url, header starting `{"`.
       [
         /(?<![\w-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g,
         TOKEN,
         (text) => text.includes("eyJ"),
       ],
+    ],
+  },
+  {
+    // Every key of these formats is a run of 20 characters or more of `[A-Za-z0-9_+/=.-]`.
+    may: (text) => hasRun(text, VENDOR_KEY_CHARS, 20),
+    rules: [
+      // Other vendors' formats (Groq, Linear, Notion, Shopify, Grafana, Vercel, Docker, Figma,
+      // Cloudflare, 1Password, HashiCorp Vault, SendGrid, Databricks, Tailscale).
+      [VENDOR_KEY, TOKEN, (text) => VENDOR_PREFIX.test(text)],
     ],
   },
   {
@@ -944,12 +966,13 @@ export const SECRET_GROUPS: readonly {
       [
         /(?<![\w-])(--?[A-Za-z][\w-]{0,40})(\s+)("[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>-][^\s"'<>]*)/g,
         redactFlagValue,
-        (text) => CREDENTIAL_FLAG.test(text),
+        // The pattern finds each `-` itself, faster than a test could.
+        () => true,
       ],
       [
         /(?<![\w-])(-u|-U|--user|--proxy-user)(\s+|=)(?:"([^"\r\n:]+):([^"\r\n]*)"?|'([^'\r\n:]+):([^'\r\n]*)'?|([^\s:"'<>]+):([^\s"'<>]+))/g,
         redactUserPassword,
-        (text) => /-u|-U|--user|--proxy-user/.test(text),
+        (text) => text.includes("-u") || text.includes("-U"),
       ],
       [GLUED_PASSWORD, { rewrite: redactGluedPasswords }, (text) => text.includes("-p")],
       // `DB_PASS=…`, `AccountKey=…`, `STRIPE_WEBHOOK=<token>`.
