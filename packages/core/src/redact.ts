@@ -826,6 +826,9 @@ const VENDOR_PREFIX =
  * Groq, Linear, Notion, Shopify, Grafana, Vercel, Docker, Figma, Cloudflare, 1Password, HashiCorp
  * Vault, SendGrid, Databricks and Tailscale keys.
  */
+function hasVendorPrefix(text: string, start: number, end: number): boolean {
+  return VENDOR_PREFIX.test(text.slice(start, end));
+}
 const VENDOR_KEY =
   /(?<![\w-])(?:(?:gsk|lin_api|ntn|shppa|shpca|shpat|shpss|glc|glsa|vc[piark]|dckr_pat|figd|cfk|cfut|cfat|ops)_[A-Za-z0-9_+/=-]{16,}|hv[sbr]\.[A-Za-z0-9_-]{16,}|SG\.[\w-]{8,}\.[\w-]{8,}|dapi[a-fA-F0-9]{32}|tskey-[a-z]{2,20}-[A-Za-z0-9_]{4,}-[A-Za-z0-9_]{8,})/g;
 
@@ -943,12 +946,13 @@ export const SECRET_GROUPS: readonly {
     ],
   },
   {
-    // Every key of these formats is a run of 20 characters or more of `[A-Za-z0-9_+/=.-]`.
-    may: (text) => hasRun(text, VENDOR_KEY_CHARS, 20),
+    // Every key of these formats is a run of 20 characters or more of `[A-Za-z0-9_+/=.-]` that
+    // holds its prefix.
+    may: (text) => hasRun(text, VENDOR_KEY_CHARS, 20, hasVendorPrefix),
     rules: [
       // Other vendors' formats (Groq, Linear, Notion, Shopify, Grafana, Vercel, Docker, Figma,
       // Cloudflare, 1Password, HashiCorp Vault, SendGrid, Databricks, Tailscale).
-      [VENDOR_KEY, TOKEN, (text) => VENDOR_PREFIX.test(text)],
+      [VENDOR_KEY, TOKEN, () => true],
     ],
   },
   {
