@@ -1,7 +1,8 @@
 /**
  * Redaction of model-facing text (DESIGN.md §5): no stack frames, absolute paths, tokens and keys,
- * credentials in URLs, connection strings, private IPs, internal host names, optionally emails,
- * and the values of arguments the policy marks sensitive.
+ * values named as credentials (`DB_PASS=…`, `AccountKey=…`, `--password …`, an `UPPER_NAME=` and
+ * a token), credentials in URLs, connection strings, private IPs, internal host names, optionally
+ * emails, and the values of arguments the policy marks sensitive.
  *
  * Work is bounded: the input is cut to the cap plus a margin, redacted, then the output is capped.
  * Every built-in pattern runs in linear time: each unbounded quantifier is a single character
