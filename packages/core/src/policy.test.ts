@@ -54,6 +54,16 @@ describe("loadPolicy", () => {
     );
   });
 
+  it("issue 8.9: refuses a sensitiveArgs entry that is not a name or a path, with its path", () => {
+    expect(() =>
+      loadPolicy({ tools: { edit_file: { sensitiveArgs: ["edits[].oldText", "a..b"] } } }),
+    ).toThrow(/tools\.edit_file\.sensitiveArgs\.1: [\s\S]*`auth\.token` or `edits\[\]\.oldText`/);
+    expect(
+      loadPolicy({ tools: { edit_file: { sensitiveArgs: ["auth.token", "edits[0].oldText"] } } })
+        .tools.edit_file?.sensitiveArgs,
+    ).toEqual(["auth.token", "edits[0].oldText"]);
+  });
+
   it("reads JSON text and reports bad JSON", () => {
     expect(loadPolicy('{"observeOnly": true}').observeOnly).toBe(true);
     expect(() => loadPolicy("{oops")).toThrow(/not valid JSON/);

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { GovernorError } from "./errors.ts";
 import { patternProblem } from "./policy-pattern.ts";
+import { SENSITIVE_PATH, SENSITIVE_PATH_MESSAGE } from "./sensitive.ts";
 import { REASONS, type Reason } from "./types.ts";
 
 const reasonNames = Object.keys(REASONS) as [Reason, ...Reason[]];
@@ -140,9 +141,11 @@ const toolSettingsShape = {
     .optional()
     .describe("Same fingerprint this many times stops the run."),
   sensitiveArgs: z
-    .array(z.string().min(1))
+    .array(z.string().min(1).regex(SENSITIVE_PATH, SENSITIVE_PATH_MESSAGE))
     .optional()
-    .describe("Arguments whose values are redacted."),
+    .describe(
+      "Arguments whose values are redacted from model-facing text: a name (`token`) matches that key at any depth; a path (`auth.token`, `edits[].oldText`, `edits[0].oldText`) is read from the top. Every string and number a name reaches is redacted, inside objects and arrays too.",
+    ),
 };
 
 const toolSettingsSchema = z.strictObject(toolSettingsShape);

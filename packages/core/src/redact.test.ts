@@ -1,3 +1,5 @@
+import { lintSource } from "@secretlint/core";
+import { creator as secretlintPreset } from "@secretlint/secretlint-rule-preset-recommend";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { hasNestedUnboundedQuantifier } from "../../../test/support/regex-safety.ts";
@@ -426,6 +428,41 @@ const families: Record<string, fc.Arbitrary<Embedded>> = {
     .map((words) => words.join(" "))
     .map((value) => whole(value, { sensitiveValues: [value] })),
   extraPattern: chars(DIGITS, 6, 12).map((n) => whole(`ACME-${n}`, { patterns: ["ACME-\\d{6,}"] })),
+  // Issue 8.9: values named as credentials, unlabelled keys, command lines.
+  envToken: fc
+    .tuple(
+      fc.array(chars(UPPER, 2, 8), { minLength: 1, maxLength: 3 }).map((ws) => ws.join("_")),
+      randomish(`${ALNUM}_-`, 16, 40).map((s) => `${s}Ab`),
+    )
+    .map(([name, value]) => ({ text: `${name}=${value}`, secrets: [value] })),
+  namedCredential: fc
+    .tuple(
+      fc.constantFrom("DB_PASS", "MYSQL_PWD", "dbPassword", "REDIS_AUTH_TOKEN", "app.secret"),
+      fc.constantFrom("=", ": ", '": "'),
+      randomish(`${ALNUM}!#$%^*_+-@.`, 8, 24),
+    )
+    .map(([k, sep, v]) => ({
+      text: sep.startsWith('"') ? `"${k}${sep}${v}"` : `${k}${sep}${v}`,
+      secrets: [v],
+    })),
+  azureAccountKey: randomish(B64, 86, 86).map((key) => ({
+    text: `DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=${key}==;EndpointSuffix=core.windows.net`,
+    secrets: [`${key}==`],
+  })),
+  hexKey: chars("0123456789abcdef", 64, 64).map((hex) => whole(`0x${hex}`)),
+  cliPassword: fc
+    .tuple(
+      fc.constantFrom(
+        "mysql -u root -p",
+        "mysqldump -uadmin -p",
+        "curl -u deploy:",
+        "run --password ",
+        "run --db-password=",
+        "sshpass --token ",
+      ),
+      randomish(`${ALNUM}!#$%^*_+@.`, 8, 24),
+    )
+    .map(([prefix, pw]) => ({ text: `${prefix}${pw} next`, secrets: [pw] })),
 };
 
 const familyArb = fc
@@ -653,6 +690,16 @@ describe("redact: bounded work", () => {
     ["python frame", 'File "'],
     ["invisible", "x\u200b"],
     ["mixed base64", "aB3+"],
+    ["env names", "A_KEY="],
+    ["weak names and tokens", "a_key=a1b2c3d4e5"],
+    ["credential names", '"a_pass": '],
+    ["flags", "--password "],
+    ["mysql", "mysql -pa "],
+    ["curl users", "-u a:"],
+    ["0x", "0x"],
+    ["Go frames", "\ta.go:1\n"],
+    ["Rust frames", "1: a::"],
+    ["frames with [as]", "at x [as y] "],
   ];
 
   it.each(adversarial)("1 MB of %s returns a bounded output", (_name, unit) => {
@@ -669,6 +716,21 @@ describe("redact: bounded work", () => {
       expect(redact(input, { maxLength, emails: true }).length).toBeLessThanOrEqual(maxLength);
     },
   );
+});
+
+describe("issue 8.9: the new rules are linear", () => {
+  // Found while measuring: the named-value scan looked for the next `=` again after every `:`
+  // (to the end of a text without one): quadratic, 4 MB of `1: a::` took over a minute; now
+  // about a second (a timeout fails the test).
+  it.each([
+    ["1: a::", 4 << 20, 1_000_000],
+    ["-u a:", 2 << 20, 500_000],
+    ["DB_PASS: ", 2 << 20, 500_000],
+    ["a_key=a1b2c3d4e5", 2 << 20, 500_000],
+  ])("%s over %i characters with a cap of %i returns", (unit, size, maxLength) => {
+    const input = unit.repeat(Math.ceil(size / unit.length));
+    expect(redact(input, { maxLength }).length).toBeLessThanOrEqual(maxLength);
+  });
 });
 
 describe("unlabelled hex keys and internal ids", () => {
@@ -699,5 +761,343 @@ describe("found by the property tests", () => {
     expect(
       redact("see https://docs.example.com/Guide/V2/Setup10/Install/Step4 for help"),
     ).toContain("docs.example.com/Guide/V2/Setup10/Install/Step4");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Issue 8, finding 9: redaction misses
+
+describe("issue 8.9: redaction misses", () => {
+  it("issue 8.9: NAME=<token> is redacted when NAME is not a known credential word", () => {
+    expect(redact("STRIPE_WEBHOOK=whatever12345abcdefXYZ9 failed")).toBe(
+      "STRIPE_WEBHOOK=[redacted] failed",
+    );
+    expect(redact("export FOO=a1B2c3D4e5F6g7H8 && run")).toBe("export FOO=[redacted] && run");
+    expect(redact("MY_APP_CREDENTIAL_X=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5 rejected")).toBe(
+      "MY_APP_CREDENTIAL_X=[redacted] rejected",
+    );
+    expect(redact("export SERVICE_KEY_B=abcdef123456ghijk failed")).toBe(
+      "export SERVICE_KEY_B=[redacted] failed",
+    );
+    // Any name, when the value is a long key: the look-behind no longer stops at `=`.
+    expect(redact("cfg=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5YWJjZGVmZ2hp ok")).toBe("cfg=[token] ok");
+  });
+
+  it("issue 8.9: a name holding PASS, SECRET, TOKEN, KEY, AUTH or CRED marks its value", () => {
+    expect(redact("DB_PASS=hunter2pw failed")).toBe("DB_PASS=[redacted] failed");
+    expect(redact('{"dbPass": "hunter2pw"}')).toBe('{"dbPass": "[redacted]"}');
+    expect(redact("MYSQL_PWD=x9y8z7 DB_PW=s3cret")).toBe("MYSQL_PWD=[redacted] DB_PW=[redacted]");
+    expect(redact("GITHUB_TOKEN_2=abcdef")).toBe("GITHUB_TOKEN_2=[redacted]");
+    expect(redact("AUTH_HEADER_VALUE: AbC123xyz789")).toBe("AUTH_HEADER_VALUE: [redacted]");
+  });
+
+  it("issue 8.9: ordinary name=value text the model needs stays", () => {
+    const kept = [
+      "id=42 not found",
+      "ID=42 not found",
+      "NODE_ENV=production",
+      "BUILD=20240101",
+      "token_count=5 exceeds limit",
+      "max_tokens=4096 exceeded",
+      "password_min_length=8 not met",
+      "sort_key=created_at is not indexed",
+      "auth=none",
+      "Missing required key: title",
+      "key: title",
+      "pass the --access-token flag or set SUPABASE_ACCESS_TOKEN",
+      "use --password or a key file",
+      "page=2 limit=50 offset=100",
+      "status: 404, code: not_found",
+      "at 12:30:45 UTC",
+    ];
+    for (const text of kept) expect(redact(text)).toBe(text);
+  });
+
+  it("issue 8.9: an Azure AccountKey is redacted whole, with its padding", () => {
+    const key =
+      "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+    const out = redact(
+      `connect DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=${key};EndpointSuffix=core.windows.net failed`,
+    );
+    expect(out).toBe(
+      "connect DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=[redacted] failed",
+    );
+    expect(redact(`"AccountKey": "${key}"`)).toBe('"AccountKey": "[redacted]"');
+    expect(
+      redact(
+        `Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey=${key}`,
+      ),
+    ).not.toContain("Eby8");
+  });
+
+  it("issue 8.9: an Azure SharedAccessSignature and sig= are redacted", () => {
+    const sas = "sv=2020-08-04&ss=bfqt&srt=sco&sp=rwdlacupx&se=2021-06-10&sig=abcDEF123%2Bxyz%3D";
+    expect(redact(`SharedAccessSignature=${sas} expired`)).toBe(
+      "SharedAccessSignature=[redacted] expired",
+    );
+    expect(redact("token ?sv=2020-08-04&sig=abcDEF123%2Bxyz%3D rejected")).not.toContain("abcDEF");
+  });
+
+  it("issue 8.9: 0x and 64 hex digits (a private key) is redacted", () => {
+    const key = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318";
+    expect(redact(`signer ${key} rejected`)).toBe("signer [token] rejected");
+    expect(redact(`privateKey: "${key}"`)).toBe('privateKey: "[redacted]"');
+    // Short hex stays: an error code, a small address.
+    expect(redact("code 0x80070005 at 0x7ffe")).toBe("code 0x80070005 at 0x7ffe");
+  });
+
+  it.each([
+    [
+      "mysqldump -p<pw>",
+      "mysqldump -uroot -pS3cr3tPw mydb failed",
+      "mysqldump -uroot -p[redacted] mydb failed",
+    ],
+    ["mysql -u root -pSecret", "mysql -u root -pSecret -h db", "mysql -u root -p[redacted] -h db"],
+    [
+      "curl -u user:<pw>",
+      "curl -u admin:hunter2pw https://api.example.com",
+      "curl -u admin:[redacted] https://api.example.com",
+    ],
+    [
+      "curl --user user:<pw>",
+      "curl --user 'admin:my pass' -X POST",
+      "curl --user 'admin:[redacted]' -X POST",
+    ],
+    [
+      "--password <pw>",
+      "cmd --password hunter2pw --verbose",
+      "cmd --password [redacted] --verbose",
+    ],
+    [
+      "--db-password <pw>",
+      "cli --db-password Tr0ub4dor&3 start",
+      "cli --db-password [redacted] start",
+    ],
+    [
+      "--password=<pw>",
+      "cmd --password=hunter2pw --verbose",
+      "cmd --password=[redacted] --verbose",
+    ],
+    ["DB_PASS=<pw>", "DB_PASS=hunter2pw psql -h db", "DB_PASS=[redacted] psql -h db"],
+    ["PGPASSWORD=…", "PGPASSWORD=hunter2pw psql -h db", "PGPASSWORD=[redacted] psql -h db"],
+  ])("issue 8.9: CLI text %s is redacted", (_name, input, expected) => {
+    expect(redact(input)).toBe(expected);
+  });
+
+  it.each([
+    ["at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1555:16)"],
+    ["at process.processTicksAndRejections (node:internal/process/task_queues:95:5)"],
+    ["at async Promise.all (index 0)"],
+    ["at new Foo (<anonymous>)"],
+    ["at file:///x.js:1:2"],
+  ])("issue 8.9: the Node frame %s goes, on its own line and joined", (frame) => {
+    expect(redact(`Error: connect ECONNREFUSED\n    ${frame}\nafter`)).toBe(
+      "Error: connect ECONNREFUSED after",
+    );
+    expect(redact(`Error: connect ECONNREFUSED ${frame} after`)).not.toContain(frame.slice(3, 12));
+  });
+
+  it("issue 8.9: a frame line goes whatever its location", () => {
+    expect(
+      redact("Error: x\n    at Object.<anonymous> (weird location)\n    at run (eval)\nafter"),
+    ).toBe("Error: x after");
+  });
+
+  it("issue 8.9: Java, .NET, Go, Rust and Python stack frames go as whole lines", () => {
+    const java =
+      "java.io.IOException: closed\n\tat java.base/sun.nio.ch.Net.connect0(Native Method)\n\tat com.acme.Db.open(Unknown Source)\n\t... 3 more";
+    expect(redact(java)).toBe("java.io.IOException: closed");
+    const dotnet =
+      "System.Net.Http.HttpRequestException: refused\n   at System.Net.Http.HttpConnectionPool.ConnectAsync(HttpRequestMessage request, CancellationToken ct)\n--- End of stack trace from previous location ---\n   at Acme.Notes.Get(String id) in C:\\src\\Notes.cs:line 42";
+    expect(redact(dotnet)).toBe("System.Net.Http.HttpRequestException: refused");
+    const go =
+      "panic: runtime error: index out of range\n\ngoroutine 1 [running]:\nmain.(*Store).get(0xc000010000, 0x3)\n\t/home/dev/app/store.go:12 +0x1d\nmain.main()\n\t/home/dev/app/main.go:8 +0x25\ncreated by main.init in goroutine 1\n\t/home/dev/app/main.go:3 +0x10\nexit status 2";
+    expect(redact(go)).toBe("panic: runtime error: index out of range exit status 2");
+    const rust =
+      "thread 'main' panicked at src/main.rs:4:5:\nboom\nstack backtrace:\n   0: rust_begin_unwind\n             at /rustc/abc/library/std/src/panicking.rs:645:5\n   1: core::panicking::panic_fmt\n   2: <alloc::boxed::Box<F> as core::ops::function::FnOnce<A>>::call_once\n             at ./src/main.rs:4:5";
+    expect(redact(rust)).toBe("thread 'main' panicked at src/main.rs:4:5: boom");
+    const python =
+      "Traceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\nKeyError: 'x'";
+    expect(redact(python)).toBe("KeyError: 'x'");
+  });
+
+  it("issue 8.9: prose that starts with `at` stays", () => {
+    expect(redact("failed\nat least one tag (of 3) is required")).toBe(
+      "failed at least one tag (of 3) is required",
+    );
+    expect(redact("1: first item")).toBe("1: first item");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// An independent oracle: a maintained secret scanner finds nothing in what the model reads
+
+const SECRETLINT_CONFIG = {
+  rules: [
+    {
+      id: "@secretlint/secretlint-rule-preset-recommend",
+      rule: secretlintPreset,
+      // AWS access key ids (and account ids) are off by default; the model must not see them either.
+      rules: [{ id: "@secretlint/secretlint-rule-aws", options: { enableIDScanRule: true } }],
+    },
+  ],
+};
+
+/** What secretlint's recommended rules find in a text, as `rule: message` lines. */
+async function secretlintFindings(text: string): Promise<string[]> {
+  const result = await lintSource({
+    source: { filePath: "/model-text.txt", content: text, ext: ".txt", contentType: "text" },
+    options: { config: SECRETLINT_CONFIG, noPhysicFilePath: true },
+  });
+  return result.messages.map((m) => `${m.ruleId}: ${m.message}`);
+}
+
+const HEX = "0123456789abcdef";
+/**
+ * Random text that cannot be a placeholder (a digit, an upper and a lower letter inside) and ends
+ * in a letter (the scanner's patterns end at a word boundary).
+ */
+const real = (alphabet: string, length: number) =>
+  chars(alphabet, length - 4, length - 4).map((s) => `${s.slice(0, 2)}7Qx${s.slice(2)}Z`);
+
+/** Secrets of the kinds secretlint's recommended preset knows, each as that preset reads it. */
+const scannerSecrets: Record<string, fc.Arbitrary<string>> = {
+  awsAccessKey: fc
+    .tuple(fc.constantFrom("AKIA", "ASIA", "AGPA", "AROA", "A3TX"), chars(UPPER + DIGITS, 16, 16))
+    .map(([p, s]) => p + s),
+  awsSecretKey: fc
+    .tuple(
+      fc.constantFrom("aws_secret_access_key = ", "AWS_SECRET_ACCESS_KEY=", '"SecretAccessKey": "'),
+      real(B64, 40),
+    )
+    .map(([k, v]) => (k.endsWith('"') ? `${k}${v}"` : k + v)),
+  githubClassic: fc
+    .tuple(fc.constantFrom("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), real(`${ALNUM}_`, 36))
+    .map(([p, s]) => p + s),
+  githubFineGrained: real(`${ALNUM}_`, 82).map((s) => `github_pat_${s}`),
+  githubApp: fc
+    .tuple(chars(DIGITS, 1, 8), real(B64URL, 20), real(B64URL, 40), real(B64URL, 30))
+    .map(([id, a, b, c]) => `ghs_${id}_${a}.${b}.${c}`),
+  slack: fc
+    .tuple(
+      fc.constantFrom("xoxb", "xoxp", "xoxa", "xoxo", "xapp"),
+      chars(DIGITS, 10, 12),
+      real(ALNUM, 24),
+    )
+    .map(([p, n, s]) => `${p}-${n}-${s}`),
+  slackWebhook: fc
+    .tuple(real(ALNUM, 10), real(ALNUM, 10), real(ALNUM, 24))
+    .map(([t, b, s]) => `https://hooks.slack.com/services/T${t}/B${b}/${s}`),
+  npm: real(ALNUM, 36).map((s) => `npm_${s}`),
+  privateKey: fc
+    .tuple(
+      fc.constantFrom("RSA ", "EC ", "OPENSSH ", ""),
+      fc.array(real(B64, 64), { minLength: 2, maxLength: 4 }),
+    )
+    .map(
+      ([kind, lines]) =>
+        `-----BEGIN ${kind}PRIVATE KEY-----\nMI${lines.join("\n")}\n-----END ${kind}PRIVATE KEY-----`,
+    ),
+  basicAuthUrl: fc
+    .tuple(
+      fc.constantFrom("https", "http", "ftp"),
+      real(`${LOWER}${DIGITS}`, 8),
+      real(ALNUM, 14),
+      label,
+    )
+    .map(([scheme, user, pass, host]) => `${scheme}://${user}:${pass}@${host}.example.com/x`),
+  databaseUrl: fc
+    .tuple(
+      fc.constantFrom("postgres", "postgresql", "mysql", "mongodb", "mongodb+srv"),
+      real(`${LOWER}${DIGITS}`, 8),
+      real(ALNUM, 14),
+      label,
+    )
+    .map(([scheme, user, pass, host]) => `${scheme}://${user}:${pass}@${host}.db.example.net/app`),
+  openai: fc
+    .tuple(fc.constantFrom("proj", "svcacct", "admin"), real(B64URL, 58), real(B64URL, 58))
+    .map(([kind, a, b]) => `sk-${kind}-${a}T3BlbkFJ${b}`),
+  anthropic: real(B64URL, 93).map((s) => `sk-ant-api03-${s}AA`),
+  stripe: fc
+    .tuple(fc.constantFrom("sk_live_", "sk_test_", "rk_live_", "rk_test_"), real(ALNUM, 32))
+    .map(([p, s]) => p + s),
+  groq: real(ALNUM, 52).map((s) => `gsk_${s}`),
+  huggingface: chars(UPPER + LOWER, 34, 34).map((s) => `hf_${s}`),
+  linear: real(ALNUM, 40).map((s) => `lin_api_${s}`),
+  notion: fc.tuple(chars(DIGITS, 11, 11), real(ALNUM, 35)).map(([n, s]) => `ntn_${n}${s}`),
+  sendgrid: fc.tuple(real(ALNUM, 22), real(ALNUM, 43)).map(([a, b]) => `SG.${a}.${b}`),
+  shopify: fc
+    .tuple(fc.constantFrom("shpat_", "shpca_", "shppa_", "shpss_"), real(ALNUM, 32))
+    .map(([p, s]) => p + s),
+  gitlab: real(ALNUM, 20).map((s) => `glpat-${s}`),
+  grafana: fc.oneof(
+    real(ALNUM, 40).map((s) => `glc_${s}`),
+    fc.tuple(real(ALNUM, 32), chars(HEX, 8, 8)).map(([s, h]) => `glsa_${s}_${h}`),
+  ),
+  vault: real(B64URL, 95).map((s) => `hvs.${s}`),
+  vercel: fc
+    .tuple(fc.constantFrom("vcp", "vci", "vca", "vcr", "vck"), real(ALNUM, 24))
+    .map(([p, s]) => `${p}_${s}`),
+  databricks: chars(HEX, 32, 32).map((h) => `dapi${h}`),
+  docker: real(B64URL, 27).map((s) => `dckr_pat_${s}`),
+  figma: real(B64URL, 40).map((s) => `figd_${s}`),
+  cloudflare: fc
+    .tuple(fc.constantFrom("cfk", "cfut", "cfat"), real(ALNUM, 40), chars(HEX, 8, 8))
+    .map(([p, s, h]) => `${p}_${s}${h}`),
+  tailscale: fc.tuple(real(ALNUM, 12), real(ALNUM, 24)).map(([a, b]) => `tskey-auth-${a}-${b}`),
+};
+
+const scannerSecret = fc
+  .constantFrom(...Object.keys(scannerSecrets))
+  .chain((kind) => (scannerSecrets[kind] as fc.Arbitrary<string>).map((text) => ({ kind, text })));
+
+describe("redact: an independent oracle (secretlint)", () => {
+  it("every kind of generated secret is one secretlint finds", async () => {
+    for (const [kind, arb] of Object.entries(scannerSecrets)) {
+      for (const text of fc.sample(arb, { numRuns: 5, seed: 42 })) {
+        expect(await secretlintFindings(`x ${text} y`), `${kind}: ${text}`).not.toEqual([]);
+      }
+    }
+  });
+
+  it("issue 8.9: redacted model-facing text passes secretlint with 0 findings", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        prose,
+        left,
+        scannerSecret,
+        right,
+        prose,
+        fc.integer({ min: 60, max: 600 }),
+        async (before, l, secret, r, after, maxLength) => {
+          const input = before + l + secret.text + r + after;
+          expect(
+            await secretlintFindings(input),
+            `${secret.kind} must be found in the input`,
+          ).not.toEqual([]);
+          expect(await secretlintFindings(redact(input, { maxLength }))).toEqual([]);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("several secrets, with noise between them, leave no finding", async () => {
+    const noise = fc.oneof(
+      prose,
+      familyArb.map((s) => s.text),
+      fc.constantFrom("    at f (/a/b.js:1:2)\n", "DB_PASS=", "-u ", "key: ", "https://"),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(left, scannerSecret, right, noise), { minLength: 2, maxLength: 5 }),
+        fc.integer({ min: 200, max: 4000 }),
+        async (parts, maxLength) => {
+          const input = parts.map(([l, s, r, n]) => l + s.text + r + n).join("");
+          expect(await secretlintFindings(redact(input, { maxLength, emails: true }))).toEqual([]);
+        },
+      ),
+      { numRuns: 100 },
+    );
   });
 });

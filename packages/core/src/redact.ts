@@ -1,7 +1,8 @@
 /**
  * Redaction of model-facing text (DESIGN.md §5): no stack frames, absolute paths, tokens and keys,
- * credentials in URLs, connection strings, private IPs, internal host names, optionally emails,
- * and the values of arguments the policy marks sensitive.
+ * values named as credentials (`DB_PASS=…`, `AccountKey=…`, `--password …`, an `UPPER_NAME=` and
+ * a token), credentials in URLs, connection strings, private IPs, internal host names, optionally
+ * emails, and the values of arguments the policy marks sensitive.
  *
  * Work is bounded: the input is cut to the cap plus a margin, redacted, then the output is capped.
  * Every built-in pattern runs in linear time: each unbounded quantifier is a single character
@@ -178,31 +179,75 @@ function applyPatterns(text: string, patterns: readonly (string | RegExp)[] | un
 /** A PEM block, or a BEGIN line with no END: everything to the end of the input. */
 const PEM_BLOCK = /-----BEGIN [A-Z0-9 ]{1,64}-----[\s\S]*?(?:-----END [A-Z0-9 ]{1,64}-----|$)/g;
 
-/** A location inside a stack frame: `file.js:1:2`, `Bar.java:42`, `native`, `<anonymous>`. */
+/**
+ * A location inside a stack frame: `file.js:1:2`, `node:net:1555:16`, `Bar.java:42`, `native`,
+ * `<anonymous>`, `index 0`, `Native Method`, `Unknown Source`.
+ */
 function isFrameLocation(location: string): boolean {
   const loc = location.trim();
-  if (loc === "native" || loc.includes("<anonymous>") || /^index \d+$/.test(loc)) return true;
-  return /:\d+$/.test(loc) && /[./\\]/.test(loc);
+  if (
+    loc === "native" ||
+    loc === "Native Method" ||
+    loc === "Unknown Source" ||
+    loc.includes("<anonymous>") ||
+    /^index \d+$/.test(loc)
+  ) {
+    return true;
+  }
+  return /:\d+$/.test(loc);
 }
 
+/**
+ * `at callee (anything)`: a JS, Java or .NET frame whatever its location (`node:net:1555:16`,
+ * `Native Method`, a .NET argument list), with `async`, `new`, `[as name]` and a .NET
+ * `in file:line N` suffix. The callee is one token, so prose such as `at least one (of 3)` stays.
+ */
+const CALL_FRAME_LINE =
+  /^\s*at\s+(?:async\s+)?(?:new\s+)?[^\s()]+(?:\s+\[as [^\]\n]*\])?\s*\([^\n]*\)(?:\s+in\s[^\n]*)?\s*$/;
+/** `at callee (location)` with a callee of several words: the location must look like one. */
 const JS_FRAME_LINE = /^\s*at\s(?:[^()\n]*\(([^\n]*)\)|\s*(?:async\s+)?(\S+))\s*$/;
 const PY_FRAME_LINE = /^\s*File "[^"\n]*", line \d+/;
 const TRACEBACK_LINE = /^\s*Traceback \(most recent call last\):?\s*$/;
 const MORE_FRAMES_LINE = /^\s*\.\.\. \d+ more\s*$/;
+/** .NET: the line between the frames of an awaited call. */
+const DOTNET_END_LINE = /^\s*--- End of (?:inner exception )?stack trace[^\n]*---\s*$/;
+/** Go: a goroutine header, and the `file.go:12 +0x1d` line under each function line. */
+const GO_GOROUTINE_LINE = /^\s*goroutine \d+ \[[^\]\n]*\]:?\s*$/;
+const GO_LOCATION_LINE = /^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?\s*$/;
+/** Go: the function line above a location line (`main.(*T).run(0xc0, 0x1)`, `created by main.main`). */
+const GO_FUNCTION_LINE =
+  /^\s*(?:[\w./*()$[\]{}-]+\([^\n]*\)|created by [^\s()]+(?:\([^\n]*\))?(?: in goroutine \d+)?)\s*$/;
+/** Rust: `stack backtrace:` and `  12: std::rt::lang_start::{{closure}}`. */
+const RUST_BACKTRACE_LINE = /^\s*stack backtrace:\s*$/;
+const RUST_FRAME_LINE =
+  /^\s*\d+:\s+(?:0x[0-9a-f]+ - )?(?:[\w$<>{}[\]&*. ]*::[^\n]*|_{1,2}\w+|rust_\w+)\s*$/;
 // Frames that lost their line breaks (joined, or JSON-escaped `\n`).
 const INLINE_FRAME =
-  /(?<![\w$.])at\s{1,4}(?:async\s{1,4})?(?:new\s{1,4})?(?:[^\s()]{1,200}\s{0,4})?\(([^()\n]{1,1000})\)/g;
+  /(?<![\w$.])at\s{1,4}(?:async\s{1,4})?(?:new\s{1,4})?(?:[^\s()]{1,200}\s{0,4})?(?:\[as [^\]\n]{1,100}\]\s{0,4})?\(([^()\n]{1,1000})\)/g;
 const INLINE_BARE_FRAME =
   /(?<![\w$.])at\s{1,4}(?:async\s{1,4})?((?:file:|node:|\/|[A-Za-z]:[\\/])[^\s()]{1,1000})/g;
 
 function isFrameLine(line: string): boolean {
+  if (CALL_FRAME_LINE.test(line)) return true;
   const m = JS_FRAME_LINE.exec(line);
-  if (m === null) return TRACEBACK_LINE.test(line) || MORE_FRAMES_LINE.test(line);
+  if (m === null) {
+    return (
+      TRACEBACK_LINE.test(line) ||
+      MORE_FRAMES_LINE.test(line) ||
+      DOTNET_END_LINE.test(line) ||
+      GO_GOROUTINE_LINE.test(line) ||
+      RUST_BACKTRACE_LINE.test(line) ||
+      RUST_FRAME_LINE.test(line)
+    );
+  }
   const [, inParens, bare] = m;
   if (inParens !== undefined) return isFrameLocation(inParens);
+  // `at file:///x.js:1:2`, `at /rustc/…/panicking.rs:645:5`, `at ./src/main.rs:4:5`.
   return (
     bare !== undefined &&
-    (bare === "<anonymous>" || /^(?:file:|node:|\/|\\\\|[A-Za-z]:[\\/]).*:\d+$/.test(bare))
+    (bare === "<anonymous>" ||
+      /^(?:file:|node:|\/|\\\\|\.{1,2}[\\/]|[A-Za-z]:[\\/]).*:\d+$/.test(bare) ||
+      /^[\w.-]+\.[A-Za-z]{1,6}:\d+(?::\d+)?$/.test(bare))
   );
 }
 
@@ -214,9 +259,11 @@ function indentOf(line: string): number {
 
 /**
  * Whether a text may hold a stack frame: every frame line and inline frame has `at` after a
- * non-word character and before a space, or `File "`, `Traceback (` or `... `.
+ * non-word character and before a space, or `File "`, `Traceback (` or `... `. Go and Rust
+ * traces start with `goroutine N [` and `stack backtrace:`; a .NET `--- End of stack trace ---`
+ * line sits between `at` frames.
  */
-const FRAME_HINT = /\bat\s|File "|Traceback \(|\.\.\. /;
+const FRAME_HINT = /\bat\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace/;
 
 function dropStackFrames(text: string): string {
   if (!FRAME_HINT.test(text)) return text;
@@ -232,6 +279,12 @@ function dropStackFrames(text: string): string {
     }
     if (PY_FRAME_LINE.test(line)) {
       pythonIndent = indentOf(line);
+      continue;
+    }
+    if (GO_LOCATION_LINE.test(line)) {
+      // The function line above it is part of the same frame.
+      const previous = kept.at(-1);
+      if (previous !== undefined && GO_FUNCTION_LINE.test(previous)) kept.pop();
       continue;
     }
     if (isFrameLine(line)) continue;
@@ -327,6 +380,7 @@ const CONNECTION_SCHEMES = new Set([
   "postgres",
   "postgresql",
   "mysql",
+  "mysqlx",
   "mariadb",
   "mongodb",
   "mongodb+srv",
@@ -503,13 +557,296 @@ function hasKeyRun(text: string): boolean {
   return hasRun(text, KEY_CHARS, 32);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Values named as credentials: `DB_PASS=…`, `AccountKey=…`, `--password …`, `API_TOKEN_2=…`
+
+/** The value of a key-value credential: quoted, a value that swallowed the next `key:`, or plain. */
+const KEY_VALUE_SRC = String.raw`"[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]*[:=]\s*(?:"[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]+)|[^\s"'<>]+`;
+/** {@link KEY_VALUE_SRC} read where the value starts (after the separator and its spaces). */
+const KEY_VALUE_AT = new RegExp(KEY_VALUE_SRC, "y");
+
+/** Words that make a name a credential's (`DB_PASS`, `MYSQL_PWD`, `userPassword`). */
+const STRONG_NAME_WORDS = new Set([
+  "pass",
+  "passwd",
+  "password",
+  "passphrase",
+  "pwd",
+  "pw",
+  "secret",
+  "secrets",
+  "token",
+  "cred",
+  "creds",
+  "credential",
+  "credentials",
+  "apikey",
+  "privatekey",
+]);
+/** Strong words glued to a prefix: `PGPASSWORD`, `clientsecret`, `accesstoken`. */
+const STRONG_NAME_END = /(?:password|passwd|passphrase|secret|token|apikey|credentials?)$/;
+/**
+ * Words that make a name a credential's when its value looks like a token: `AccountKey`,
+ * `SharedAccessKey`, `SERVICE_KEY_B`, but not `sort_key=name` or `auth=none`.
+ */
+const WEAK_NAME_WORDS = new Set([
+  "key",
+  "keys",
+  "auth",
+  "sig",
+  "signature",
+  "session",
+  "sid",
+  "salt",
+  "private",
+  "cookie",
+  "jwt",
+  "bearer",
+  "otp",
+  "pin",
+  "sas",
+]);
+
+/** Something every strong or weak word holds: most names are told apart by this alone. */
+const CREDENTIAL_STEM =
+  /pass|pw|secret|token|cred|key|auth|sig|session|sid|salt|private|cookie|jwt|bearer|otp|pin|sas/i;
+
+/** How a name marks its value: any value, a token-shaped value, or nothing. */
+type NameKind = "any" | "tokenish" | undefined;
+
+/**
+ * Words of a name, lowercased: `DB_PASS` → db, pass; `AccountKey` → account, key (a flag's
+ * words are split at `-` and `_` only: `-pS3cret` is a password glued to `-p`, not words).
+ */
+function nameWords(name: string, camel: boolean): string[] {
+  const split = camel
+    ? name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+    : name;
+  return split
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((word) => word !== "");
+}
+
+/**
+ * Whether a name marks a credential. A strong word last (`DB_PASS`, `PGPASSWORD`, `TOKEN_2`: a
+ * trailing number or letter does not count) marks any value; a strong word elsewhere
+ * (`MY_APP_CREDENTIAL_X`, but also `token_count`) or a weak word (`AccountKey`) only a value that
+ * looks like a token, so `token_count=5` and `sort_key=name` stay.
+ */
+function credentialName(name: string, camel = true): NameKind {
+  if (!CREDENTIAL_STEM.test(name)) return undefined;
+  const words = nameWords(name, camel);
+  let last = words.length - 1;
+  while (last > 0 && /^(?:\d+|[a-z])$/.test(words[last] ?? "")) last--;
+  let kind: NameKind;
+  for (const [i, word] of words.entries()) {
+    const strong = STRONG_NAME_WORDS.has(word) || STRONG_NAME_END.test(word);
+    if (strong && i === last) return "any";
+    if (strong || WEAK_NAME_WORDS.has(word)) kind = "tokenish";
+  }
+  return kind;
+}
+
+/** The characters of a token-shaped value. */
+const TOKEN_CHARS = charTable(
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_.~-",
+);
+
+/** How far {@link looksLikeToken} reads: enough to tell a token from a word, and bounded. */
+const TOKEN_PROBE = 64;
+
+/**
+ * Whether the text at `from` starts with a token: `minLength` token characters or more, with
+ * letters and digits among the first 64 (`hunter22`, a base64 key), not a word or a number
+ * (`created_at`, `5`). An opening quote is skipped.
+ */
+function looksLikeToken(text: string, from: number, minLength: number): boolean {
+  const start = text[from] === '"' || text[from] === "'" ? from + 1 : from;
+  const limit = Math.min(text.length, start + TOKEN_PROBE);
+  let letters = 0;
+  let digits = 0;
+  let end = start;
+  for (; end < limit; end++) {
+    const c = text.charCodeAt(end);
+    if (c >= 128 || TOKEN_CHARS[c] !== 1) break;
+    if (c >= 48 && c <= 57) digits++;
+    else if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122)) letters++;
+  }
+  return end - start >= minLength && letters >= 2 && digits >= 1;
+}
+
+/** An environment variable's name: `STRIPE_WEBHOOK`, `X1`. */
+const ENV_NAME = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$/;
+/** A token-shaped value after an environment variable's name: long enough to be a key. */
+const ENV_TOKEN_LENGTH = 16;
+/** A token-shaped value after a weakly named key (`AccountKey`): long enough not to be a word. */
+const WEAK_TOKEN_LENGTH = 8;
+
+function isNameChar(code: number): boolean {
+  return (
+    (code >= 48 && code <= 57) ||
+    (code >= 65 && code <= 90) ||
+    (code >= 97 && code <= 122) ||
+    code === 95 ||
+    code === 45 ||
+    code === 46
+  );
+}
+
+const MAX_NAME_LENGTH = 64;
+
+/**
+ * The name before a separator at `at`: spaces, an optional quote, then up to 64 characters of
+ * `[\w.-]` that nothing of that class precedes. Undefined when there is none.
+ */
+function nameBefore(
+  text: string,
+  at: number,
+): { start: number; end: number; name: string } | undefined {
+  let end = at;
+  while (end > 0 && at - end < 8 && (text[end - 1] === " " || text[end - 1] === "\t")) end--;
+  if (end > 0 && (text[end - 1] === '"' || text[end - 1] === "'")) end--;
+  let start = end;
+  while (start > 0 && end - start <= MAX_NAME_LENGTH && isNameChar(text.charCodeAt(start - 1))) {
+    start--;
+  }
+  if (start === end || end - start > MAX_NAME_LENGTH) return undefined;
+  const name = text.slice(start, end);
+  if (!/[A-Za-z]/.test(name)) return undefined;
+  const quoted = start > 0 && (text[start - 1] === '"' || text[start - 1] === "'");
+  return { start: quoted ? start - 1 : start, end, name };
+}
+
+/**
+ * Redacts the value after each `name=` / `name:` whose name marks a credential (see
+ * {@link credentialName}), and after each `ENV_NAME=` whose value looks like a token of 16
+ * characters or more (`STRIPE_WEBHOOK=whsec…`), whatever the name. Separators are visited in
+ * order; a redacted value is skipped whole, a kept one is read again (it may hold `DB_PASS=…`).
+ */
+function redactNamedValues(text: string): string {
+  let out = "";
+  let copied = 0;
+  const separators = new Separators(text);
+  for (let at = separators.next(0); at >= 0; at = separators.next(at + 1)) {
+    const c = text.charCodeAt(at);
+    const named = nameBefore(text, at);
+    if (named === undefined || named.start < copied) continue;
+    const { name } = named;
+    const kind = credentialName(name);
+    // `NAME=value`, the name glued to `=`: an environment variable.
+    const env = kind === undefined && c === 61 && named.end === at && ENV_NAME.test(name);
+    if (kind === undefined && !env) continue;
+    let valueAt = at + 1;
+    while (valueAt < text.length && isWhitespace(text.charCodeAt(valueAt))) valueAt++;
+    // Bounded: a value kept here is read again from its next separator.
+    if (env && !looksLikeToken(text, valueAt, ENV_TOKEN_LENGTH)) continue;
+    if (kind === "tokenish" && !looksLikeToken(text, valueAt, WEAK_TOKEN_LENGTH)) continue;
+    KEY_VALUE_AT.lastIndex = valueAt;
+    const value = KEY_VALUE_AT.exec(text)?.[0];
+    if (value === undefined) continue;
+    const key = text.slice(named.start, at);
+    const separator = text.slice(at, valueAt);
+    const whole = key + separator + value;
+    const replaced = redactKeyValue(whole, key, separator, value);
+    if (replaced === whole) continue;
+    out += text.slice(copied, named.start) + replaced;
+    copied = valueAt + value.length;
+    at = copied - 1;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+/**
+ * The `=` and `:` of a text in order, each found once: the next of each kind is kept until passed
+ * (searching again for a kind the text lacks would read the rest of the text every time).
+ */
+class Separators {
+  private eq = -2;
+  private colon = -2;
+  constructor(private readonly text: string) {}
+
+  /** The first `=` or `:` at `from` or after, or -1. */
+  next(from: number): number {
+    if (this.eq !== -1 && this.eq < from) this.eq = this.text.indexOf("=", from);
+    if (this.colon !== -1 && this.colon < from) this.colon = this.text.indexOf(":", from);
+    if (this.eq < 0) return this.colon;
+    return this.colon < 0 || this.eq < this.colon ? this.eq : this.colon;
+  }
+}
+
+/** `--password hunter2`, `-token abc`: a flag named as a credential, then its value after spaces. */
+function redactFlagValue(match: string, flag: unknown, space: unknown, value: unknown): string {
+  if (typeof flag !== "string" || typeof value !== "string") return match;
+  const kind = credentialName(flag, false);
+  // Prose names a flag too: "pass the --access-token flag", "--password or a key file".
+  if (kind === undefined || /^[A-Za-z]{1,12}[.,;:!?)]?$/.test(value)) return match;
+  if (kind === "tokenish" && !looksLikeToken(value, 0, WEAK_TOKEN_LENGTH)) return match;
+  return redactKeyValue(match, flag, space, value);
+}
+
+/** `curl -u user:pw`, `--user "user:pw"`: the password goes, the user stays. */
+function redactUserPassword(
+  match: string,
+  flag: unknown,
+  separator: unknown,
+  ...groups: unknown[]
+): string {
+  // Double-quoted, single-quoted, then bare: user and password of the form that matched.
+  const form = [0, 2, 4].find((i) => groups[i] !== undefined) ?? 4;
+  const user = String(groups[form]);
+  const password = String(groups[form + 1]);
+  if (isInert(password)) return match;
+  const quote = form === 0 ? '"' : form === 2 ? "'" : "";
+  const close = quote !== "" && match.endsWith(quote) ? quote : "";
+  return `${String(flag)}${String(separator)}${quote}${user}:${REDACTED}${close}`;
+}
+
+/** `-pS3cret`: a password glued to `-p`, as the MySQL and MariaDB clients take it. */
+const GLUED_PASSWORD = /(?<![\w-])-p([^\s"'<>=-][^\s"'<>]*)/g;
+
+/**
+ * `mysql -pS3cret`, `mysqldump -uroot -pS3cret`: in a text that names a MySQL or MariaDB tool,
+ * every value glued to `-p` (elsewhere `-p` is often a port: `-p8080`).
+ */
+function redactGluedPasswords(text: string): string {
+  if (!/mysql|mariadb/i.test(text)) return text;
+  return text.replace(GLUED_PASSWORD, (match, value: string) =>
+    isInert(value) ? match : `-p${REDACTED}`,
+  );
+}
+
+/** The characters of a key of {@link VENDOR_KEY}. */
+const VENDOR_KEY_CHARS = charTable(
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=.-",
+);
+/** Prefixes of the vendor key formats of {@link VENDOR_KEY}. */
+const VENDOR_PREFIX =
+  /(?:gsk|lin_api|ntn|shppa|shpca|shpat|shpss|glc|glsa|vc[piark]|dckr_pat|figd|cfk|cfut|cfat|ops)_|hv[sbr]\.|SG\.|dapi|tskey-/;
+/**
+ * Groq, Linear, Notion, Shopify, Grafana, Vercel, Docker, Figma, Cloudflare, 1Password, HashiCorp
+ * Vault, SendGrid, Databricks and Tailscale keys.
+ */
+function hasVendorPrefix(text: string, start: number, end: number): boolean {
+  return VENDOR_PREFIX.test(text.slice(start, end));
+}
+const VENDOR_KEY =
+  /(?<![\w-])(?:(?:gsk|lin_api|ntn|shppa|shpca|shpat|shpss|glc|glsa|vc[piark]|dckr_pat|figd|cfk|cfut|cfat|ops)_[A-Za-z0-9_+/=-]{16,}|hv[sbr]\.[A-Za-z0-9_-]{16,}|SG\.[\w-]{8,}\.[\w-]{8,}|dapi[a-fA-F0-9]{32}|tskey-[a-z]{2,20}-[A-Za-z0-9_]{4,}-[A-Za-z0-9_]{8,})/g;
+
+/** A rule that rewrites the whole text itself, rather than through `String.prototype.replace`. */
+interface Rewrite {
+  readonly rewrite: (text: string) => string;
+}
+
 /**
  * A secret rule: a pattern, its replacement, and a cheap test that the text holds something every
  * change the rule makes needs (when it fails, the pattern is not run: the same result, sooner).
+ * @internal Exported for tests; not part of the public API.
  */
-type SecretRule = readonly [
+export type SecretRule = readonly [
+  /** The pattern (for a {@link Rewrite}, the one it reads values with). */
   pattern: RegExp,
-  replacement: Replacement,
+  replacement: Replacement | Rewrite,
   may: (text: string) => boolean,
   /** Every match holds this string at most this many characters after its start. */
   anchor?: readonly [anchor: string, reach: number],
@@ -565,7 +902,7 @@ export const SECRET_GROUPS: readonly {
   },
   {
     may: (text) =>
-      /sk-|_(?:live|test)_|whsec_|gh[pousr]_|github_pat_|xox[abprsec]-|xapp-|A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA)|AIza|(?:npm|hf|glpat|pypi)[_-]|eyJ/.test(
+      /sk-|_(?:live|test)_|whsec_|gh[pousr]_|github_pat_|xox[abprseco]-|xapp-|A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA|3T)|AIza|(?:npm|hf|glpat|pypi)[_-]|eyJ/.test(
         text,
       ),
     rules: [
@@ -577,17 +914,23 @@ export const SECRET_GROUPS: readonly {
         (text) => /_(?:live|test)_/.test(text),
       ],
       [/(?<![\w-])whsec_[A-Za-z0-9+/=]{16,}/g, TOKEN, (text) => text.includes("whsec_")],
-      [/(?<![\w-])gh[pousr]_[A-Za-z0-9]{20,}/g, TOKEN, (text) => /gh[pousr]_/.test(text)],
+      // Classic tokens (36 characters, `_` among them), and GitHub App installation tokens,
+      // `ghs_<id>_<jwt>`.
+      [
+        /(?<![\w-])(?:gh[pousr]_(?:[A-Za-z0-9_]{36}(?![A-Za-z0-9_])|[A-Za-z0-9]{20,})|ghs_\d{1,20}_[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_.-]{8,})/g,
+        TOKEN,
+        (text) => /gh[pousr]_/.test(text),
+      ],
       [/(?<![\w-])github_pat_[A-Za-z0-9_]{20,}/g, TOKEN, (text) => text.includes("github_pat_")],
       [
-        /(?<![\w-])(?:xox[abprsec]|xapp)-[A-Za-z0-9-]{8,}/g,
+        /(?<![\w-])(?:xox[abprseco]|xapp)-[A-Za-z0-9-]{8,}/g,
         TOKEN,
-        (text) => /xox[abprsec]-|xapp-/.test(text),
+        (text) => /xox[abprseco]-|xapp-/.test(text),
       ],
       [
-        /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)[A-Z0-9]{16}(?![A-Za-z0-9])/g,
+        /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])/g,
         TOKEN,
-        (text) => /A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA)/.test(text),
+        (text) => /A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA|3T)/.test(text),
       ],
       [/(?<![\w-])AIza[A-Za-z0-9_-]{30,}/g, TOKEN, (text) => text.includes("AIza")],
       [
@@ -604,6 +947,16 @@ export const SECRET_GROUPS: readonly {
     ],
   },
   {
+    // Every key of these formats is a run of 20 characters or more of `[A-Za-z0-9_+/=.-]` that
+    // holds its prefix.
+    may: (text) => hasRun(text, VENDOR_KEY_CHARS, 20, hasVendorPrefix),
+    rules: [
+      // Other vendors' formats (Groq, Linear, Notion, Shopify, Grafana, Vercel, Docker, Figma,
+      // Cloudflare, 1Password, HashiCorp Vault, SendGrid, Databricks, Tailscale).
+      [VENDOR_KEY, TOKEN, () => true],
+    ],
+  },
+  {
     may: () => true,
     rules: [
       // key=value / key: value / "key": "value" credentials (aws_secret_access_key, password, …).
@@ -614,7 +967,29 @@ export const SECRET_GROUPS: readonly {
         // The end of every key, then its separator.
         (text) => CREDENTIAL_KEY.test(text),
       ],
-      [/(?<![A-Za-z0-9+_=-])[A-Za-z0-9+_-]{32,}={0,2}/g, redactHighEntropy, hasKeyRun],
+      // Command lines: `--password hunter2`, `curl -u user:pw`, `mysql -pS3cret`.
+      [
+        /(?<![\w-])(--?[A-Za-z][\w-]{0,40})(\s+)("[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>-][^\s"'<>]*)/g,
+        redactFlagValue,
+        // The pattern finds each `-` itself, faster than a test could.
+        () => true,
+      ],
+      [
+        /(?<![\w-])(-u|-U|--user|--proxy-user)(\s+|=)(?:"([^"\r\n:]+):([^"\r\n]*)"?|'([^'\r\n:]+):([^'\r\n]*)'?|([^\s:"'<>]+):([^\s"'<>]+))/g,
+        redactUserPassword,
+        (text) => text.includes("-u") || text.includes("-U"),
+      ],
+      [GLUED_PASSWORD, { rewrite: redactGluedPasswords }, (text) => text.includes("-p")],
+      // `DB_PASS=…`, `AccountKey=…`, `STRIPE_WEBHOOK=<token>`.
+      [
+        KEY_VALUE_AT,
+        { rewrite: redactNamedValues },
+        (text) => text.includes("=") || text.includes(":"),
+      ],
+      // A private key or hash as `0x` and hex.
+      [/(?<![\w])0x[0-9a-fA-F]{32,}/g, TOKEN, (text) => text.includes("0x")],
+      // After `=` too: `NAME=<key>` whatever the name.
+      [/(?<![A-Za-z0-9+_-])[A-Za-z0-9+_-]{32,}={0,2}/g, redactHighEntropy, hasKeyRun],
       // An AWS secret access key without its label: exactly 40 base64 characters with a `/` or
       // `+` in them (the rule above stops at `/`), mixed case and digits.
       [
@@ -627,6 +1002,18 @@ export const SECRET_GROUPS: readonly {
 ];
 
 const SECRET_RULES: readonly SecretRule[] = SECRET_GROUPS.flatMap((group) => group.rules);
+
+/**
+ * What a secret rule makes of a text (its test aside).
+ * @internal Exported for tests; not part of the public API.
+ */
+export function applySecretRule(rule: SecretRule, text: string): string {
+  const [pattern, replacement, , anchor] = rule;
+  if (typeof replacement === "string") return text.replace(pattern, replacement);
+  if (typeof replacement !== "function") return replacement.rewrite(text);
+  if (anchor === undefined) return text.replace(pattern, replacement);
+  return replaceAnchored(text, pattern, anchor[0], anchor[1], replacement);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Locations: URLs, emails, paths, private IPs, internal hosts (one pass, leftmost match wins, so
@@ -819,10 +1206,17 @@ export const BUILTIN_PATTERNS: readonly RegExp[] = [
   CONTROL_CHARS,
   INVISIBLE_CHARS,
   PEM_BLOCK,
+  CALL_FRAME_LINE,
   JS_FRAME_LINE,
   PY_FRAME_LINE,
   TRACEBACK_LINE,
   MORE_FRAMES_LINE,
+  DOTNET_END_LINE,
+  GO_GOROUTINE_LINE,
+  GO_LOCATION_LINE,
+  GO_FUNCTION_LINE,
+  RUST_BACKTRACE_LINE,
+  RUST_FRAME_LINE,
   INLINE_FRAME,
   INLINE_BARE_FRAME,
   ...SECRET_RULES.map(([pattern]) => pattern),
@@ -894,12 +1288,7 @@ export function redact(text: string, options: RedactOptions = {}): string {
   out = dropStackFrames(out);
   for (const group of SECRET_GROUPS) {
     if (!group.may(out)) continue;
-    for (const [pattern, replacement, may, anchor] of group.rules) {
-      if (!may(out)) continue;
-      if (typeof replacement === "string") out = out.replace(pattern, replacement);
-      else if (anchor === undefined) out = out.replace(pattern, replacement);
-      else out = replaceAnchored(out, pattern, anchor[0], anchor[1], replacement);
-    }
+    for (const rule of group.rules) if (rule[2](out)) out = applySecretRule(rule, out);
   }
   out = redactLocations(out, emails);
   // Whitespace other than single spaces is what collapsing changes.

@@ -258,6 +258,26 @@ describe("issue 9.4 (core sibling): host-facing text is redacted too", () => {
   });
 });
 
+describe("issue 8.9 (run): nested sensitive arguments never reach the model", () => {
+  it("edits[0].oldText and a bare name at depth are redacted from the model's text", async () => {
+    const governor = gov({
+      tools: { edit: { effect: "read_only", sensitiveArgs: ["edits[].oldText", "token"] } },
+    });
+    const args = {
+      edits: [{ oldText: "the secret paragraph", newText: "x" }],
+      auth: { token: "tok_9f8e7d6c5b4a" },
+    };
+    const outcome = await governor
+      .startRun()
+      .call({ tool: "edit", args }, async () =>
+        errorText('Invalid edit: "the secret paragraph" not found (auth tok_9f8e7d6c5b4a)'),
+      );
+    expect(outcome.kind).toBe("model");
+    expect(modelText(outcome)).not.toContain("the secret paragraph");
+    expect(modelText(outcome)).not.toContain("tok_9f8e7d6c5b4a");
+  });
+});
+
 describe("issue 8.13: store calls are bounded by the run", () => {
   it("an abort frees a call waiting on a stalled store at once", async () => {
     const ac = new AbortController();

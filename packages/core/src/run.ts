@@ -14,6 +14,7 @@ import { fingerprint } from "./fingerprint.ts";
 import type { GovernorCore, HostResolution, VerifyResult } from "./governor.ts";
 import { composeMessage } from "./message.ts";
 import type { ToolPolicy } from "./policy.ts";
+import { sensitiveValues } from "./sensitive.ts";
 import { StoreError } from "./store.ts";
 import { guardStore } from "./store-guard.ts";
 import {
@@ -1421,11 +1422,7 @@ function resultHash(value: unknown): string {
   }
 }
 
-/** The values of the arguments the policy marks sensitive, to redact wherever they appear. */
+/** The values of the arguments the policy marks sensitive (names or paths, at any depth). */
 function sensitiveOf(tool: ToolPolicy, args: Readonly<Record<string, unknown>>): string[] {
-  if (tool.sensitiveArgs.length === 0) return [];
-  return tool.sensitiveArgs.flatMap((name) => {
-    const v = Object.hasOwn(args, name) ? args[name] : undefined;
-    return typeof v === "string" ? [v] : typeof v === "number" ? [String(v)] : [];
-  });
+  return tool.sensitiveArgs.length === 0 ? [] : sensitiveValues(args, tool.sensitiveArgs);
 }
