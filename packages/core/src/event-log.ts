@@ -139,9 +139,39 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Reads a JSON Lines event log (what {@link createJsonlSink} writes). Blank lines are skipped;
- * every other line must be one event of schema version 1. Bad lines do not stop the reading: each
- * yields an error `line N: ...` (1-based) and the valid lines are returned.
+ * Reads one line of an event log: the event, or what is wrong with the line (with the path of
+ * each bad field). A blank line yields `undefined`; a trailing `\r` is ignored.
+ * @internal Shared by {@link parseEvents} and `summarizeEventLines`; not part of the public API.
+ */
+export function parseEventLine(
+  raw: string,
+): GovernorEvent | { readonly error: string } | undefined {
+  const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+  if (line.trim() === "") return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    return { error: `not JSON (${error instanceof Error ? error.message : String(error)})` };
+  }
+  if (isRecord(value) && "v" in value && value.v !== EVENT_SCHEMA_VERSION) {
+    return {
+      error: `unsupported event version ${JSON.stringify(value.v)} (this reader knows ${EVENT_SCHEMA_VERSION})`,
+    };
+  }
+  const result = eventSchema.safeParse(value);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((issue) =>
+    issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`,
+  );
+  return { error: issues.join("; ") };
+}
+
+/**
+ * Reads a JSON Lines event log (what {@link createJsonlSink} writes) held in one string. Blank
+ * lines are skipped; every other line must be one event of schema version 1. Bad lines do not stop
+ * the reading: each yields an error `line N: ...` (1-based) and the valid lines are returned.
+ * For a log too large for memory, use `summarizeEventLines` on a stream of its lines.
  *
  * @example
  * const { events, errors } = parseEvents(await readFile("governor-events.jsonl", "utf8"));
@@ -149,35 +179,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export function parseEvents(text: string): ParsedEvents {
   const events: GovernorEvent[] = [];
   const errors: string[] = [];
-  const lines = text.split("\n");
-  for (const [index, raw] of lines.entries()) {
-    const n = index + 1;
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    if (line.trim() === "") continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      errors.push(
-        `line ${n}: not JSON (${error instanceof Error ? error.message : String(error)})`,
-      );
-      continue;
-    }
-    if (isRecord(value) && "v" in value && value.v !== EVENT_SCHEMA_VERSION) {
-      errors.push(
-        `line ${n}: unsupported event version ${JSON.stringify(value.v)} (this reader knows ${EVENT_SCHEMA_VERSION})`,
-      );
-      continue;
-    }
-    const result = eventSchema.safeParse(value);
-    if (result.success) {
-      events.push(result.data);
-      continue;
-    }
-    const issues = result.error.issues.map((issue) =>
-      issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`,
-    );
-    errors.push(`line ${n}: ${issues.join("; ")}`);
+  for (const [index, raw] of text.split("\n").entries()) {
+    const parsed = parseEventLine(raw);
+    if (parsed === undefined) continue;
+    if ("error" in parsed) errors.push(`line ${index + 1}: ${parsed.error}`);
+    else events.push(parsed);
   }
   return { events, errors };
 }

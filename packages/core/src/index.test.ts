@@ -43,6 +43,7 @@ describe("the public API", () => {
         "resolveToolPolicy",
         "safeToRepeat",
         "stripMcpPrefix",
+        "summarizeEventLines",
         "summarizeEvents",
       ]
     `);

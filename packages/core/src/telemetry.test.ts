@@ -13,7 +13,7 @@ import {
 } from "@opentelemetry/sdk-metrics";
 import { afterEach, describe, expect, it } from "vitest";
 import { createJsonlSink, parseEvents } from "./event-log.ts";
-import { summarizeEvents } from "./event-report.ts";
+import { summarizeEventLines, summarizeEvents } from "./event-report.ts";
 import { eventSchema } from "./event-schema.ts";
 import type { CallEvent, DecisionEvent, GovernorEvent, RunEndEvent, RunSummary } from "./events.ts";
 import { createOtelRecorder, type MeterLike } from "./telemetry.ts";
@@ -465,6 +465,43 @@ describe("summarizeEvents", () => {
     expect(report.topFingerprints[0]?.runs).toBe(15);
     expect(report.openRuns).toBe(15);
     expect(summarizeEvents(events, { top: 2 }).topFingerprints).toHaveLength(2);
+  });
+
+  it("issue 9.7: summarizeEventLines reads lines one at a time, as summarizeEvents does", async () => {
+    const log = sampleLog();
+    async function* lines() {
+      yield "";
+      for (const [i, event] of log.entries()) {
+        yield i === 3 ? `${JSON.stringify(event)}\r` : JSON.stringify(event);
+        if (i === 1) yield "{oops";
+      }
+      yield JSON.stringify({ ...callEvent(), attempts: -1 });
+    }
+    const errors: string[] = [];
+    const report = await summarizeEventLines(lines(), { onError: (m) => errors.push(m) });
+    expect(report).toEqual(summarizeEvents(log));
+    expect(errors).toHaveLength(2);
+    expect(errors[0]).toMatch(/^line 4: not JSON/);
+    expect(errors[1]).toMatch(new RegExp(`^line ${log.length + 3}: attempts: `));
+    // A sync iterable works too, and `top` applies.
+    const top1 = await summarizeEventLines(
+      log.map((e) => JSON.stringify(e)),
+      { top: 1 },
+    );
+    expect(top1.topFingerprints).toHaveLength(1);
+  });
+
+  it("counts a fingerprint's runs once each, however the runs interleave", () => {
+    const fingerprint = "abababababababab";
+    const events = [
+      decisionEvent({ fingerprint, runId: "a" }),
+      decisionEvent({ fingerprint, runId: "b" }),
+      decisionEvent({ fingerprint, runId: "a" }),
+      runEndEvent({ runId: "a" }),
+      decisionEvent({ fingerprint, runId: "b" }),
+    ];
+    const [top] = summarizeEvents(events).topFingerprints;
+    expect(top).toMatchObject({ fingerprint, count: 4, runs: 2 });
   });
 
   it("summarizes an empty log", () => {
