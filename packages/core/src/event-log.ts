@@ -1,5 +1,7 @@
 import { createWriteStream, type WriteStream } from "node:fs";
 import { finished } from "node:stream/promises";
+import { GovernorError } from "./errors.ts";
+import { eventLine, MIN_EVENT_LINE } from "./event-limits.ts";
 import { eventSchema } from "./event-schema.ts";
 import { EVENT_SCHEMA_VERSION, type GovernorEvent } from "./events.ts";
 
@@ -14,7 +16,16 @@ export type JsonlSinkTarget = string | NodeJS.WritableStream | { write(line: str
 export interface JsonlSinkOptions {
   /** Called with each write error; the sink keeps going. Errors it throws are ignored. */
   onError?: (error: unknown) => void;
+  /**
+   * The longest line written, `\n` not counted. A longer event has its strings cut and its run
+   * summary's fingerprints thinned until it fits, and gets `"truncated": true`; the JSON is never
+   * cut. At least 4096.
+   * @default 16384
+   */
+  maxLineLength?: number;
 }
+
+const DEFAULT_MAX_LINE = 16_384;
 
 /** A JSON Lines event sink: one line per event. */
 export interface JsonlSink {
@@ -49,7 +60,7 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
 
 /**
  * Creates an event sink writing one JSON line per event (schema `"v": 1`, see
- * docs/telemetry.md), for `governor report` to read. It never throws into the agent loop: an
+ * docs/telemetry.md), for `governor report` to read; no line is longer than `maxLineLength`. It never throws into the agent loop: an
  * error is kept in `lastError` and passed to `onError`.
  *
  * @example
@@ -62,6 +73,13 @@ export function createJsonlSink(
   target: JsonlSinkTarget,
   options: JsonlSinkOptions = {},
 ): JsonlSink {
+  const maxLineLength = options.maxLineLength ?? DEFAULT_MAX_LINE;
+  if (!Number.isInteger(maxLineLength) || maxLineLength < MIN_EVENT_LINE) {
+    throw new GovernorError(
+      "invalid_options",
+      `maxLineLength must be a whole number >= ${MIN_EVENT_LINE}, got ${String(options.maxLineLength)}`,
+    );
+  }
   let lastError: unknown;
   let closed = false;
   const pending = new Set<Promise<unknown>>();
@@ -91,7 +109,12 @@ export function createJsonlSink(
   const write = (event: GovernorEvent): void => {
     if (closed || out === undefined || owned?.destroyed === true) return;
     try {
-      const result = out.write(`${JSON.stringify(event)}\n`);
+      const line = eventLine(event, maxLineLength);
+      if (line === undefined) {
+        fail(new RangeError(`a ${event.type} event does not fit in ${maxLineLength} characters`));
+        return;
+      }
+      const result = out.write(`${line}\n`);
       if (isPromiseLike(result)) {
         const tracked = Promise.resolve(result).then(undefined, fail);
         pending.add(tracked);

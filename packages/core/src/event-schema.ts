@@ -34,6 +34,7 @@ const base = {
   v: z.literal(1),
   at: ms,
   runId: z.string(),
+  truncated: z.literal(true).exactOptional(),
 };
 
 const decisionEvent = z.object({

@@ -38,6 +38,8 @@ interface EventBase {
   /** Epoch ms. */
   readonly at: number;
   readonly runId: string;
+  /** Set by the JSON Lines sink when it cut the event's fields to fit its line limit. */
+  readonly truncated?: true;
 }
 
 /** A decision after a failed attempt, or on a call refused before its first attempt. */

@@ -179,7 +179,7 @@ describe("createOtelRecorder", () => {
     const { provider, collect } = sdk();
     // An SDK meter satisfies the structural MeterLike: core needs no OpenTelemetry types.
     const meter: MeterLike = provider.getMeter("test");
-    const record = createOtelRecorder({ meter });
+    const record = createOtelRecorder({ meter, knownTools: ["search", "pay"] });
     for (const event of sampleLog()) record(event);
     const found = await collect();
 
@@ -273,6 +273,47 @@ describe("createOtelRecorder", () => {
     const scope = exporter.getMetrics().at(-1)?.scopeMetrics[0]?.scope;
     const pkg = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8"));
     expect(scope).toMatchObject({ name: "@governor/core", version: pkg.version });
+    await provider.shutdown();
+  });
+
+  it("issue 9.6: records a tool nobody declared as (unknown) until a call of it succeeds", async () => {
+    const { provider, collect } = sdk();
+    const record = createOtelRecorder({ meter: provider.getMeter("test"), maxTools: 1 });
+    record(decisionEvent({ tool: "lookup" }));
+    record(callEvent({ tool: "lookup", outcome: "model" }));
+    record(callEvent({ tool: "lookup", outcome: "ok" }));
+    record(decisionEvent({ tool: "lookup" }));
+    // Past maxTools, even a tool that succeeds stays (unknown).
+    record(callEvent({ tool: "other", outcome: "replayed" }));
+    record(callEvent({ tool: "x".repeat(129), outcome: "ok" }));
+    const found = await collect();
+    expect(points(found.get("governor.tool.calls"))).toEqual(
+      sorted([
+        { attributes: { tool: "(unknown)", outcome: "model" }, value: 1 },
+        { attributes: { tool: "lookup", outcome: "ok" }, value: 1 },
+        { attributes: { tool: "(unknown)", outcome: "replayed" }, value: 1 },
+        { attributes: { tool: "(unknown)", outcome: "ok" }, value: 1 },
+      ]),
+    );
+    expect(points(found.get("governor.tool.failures"))).toEqual(
+      sorted([
+        {
+          attributes: {
+            tool: "(unknown)",
+            action: "correct_arguments",
+            reason: "invalid_argument",
+          },
+          value: 1,
+        },
+        {
+          attributes: { tool: "lookup", action: "correct_arguments", reason: "invalid_argument" },
+          value: 1,
+        },
+      ]),
+    );
+    expect(() => createOtelRecorder({ maxTools: -1 })).toThrow(
+      /maxTools must be a whole number >= 0, got -1/,
+    );
     await provider.shutdown();
   });
 
