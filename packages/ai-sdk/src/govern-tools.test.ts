@@ -366,13 +366,11 @@ describe("governTools with generateText", () => {
     const output = result.steps[0]?.toolResults[0]?.output;
     expect(output).toMatch(/^send_email: the call could not be completed\. /);
     expect(result.steps[0]?.content.some((p) => p.type === "tool-error")).toBe(false);
-    // The host gets the error (the raw one as its cause), with a message it can log safely.
+    // The host gets the error, the raw detail in its message or its causes.
     expect(hostErrors).toHaveLength(1);
-    const [error] = hostErrors;
-    expect(error?.message).not.toContain("10.0.0.5");
-    expect(String((error?.cause as Error | undefined)?.message ?? error?.message)).toContain(
-      STORE_SECRET,
-    );
+    const chain: string[] = [];
+    for (let e: unknown = hostErrors[0]; e instanceof Error; e = e.cause) chain.push(e.message);
+    expect(chain.join("\n")).toContain(STORE_SECRET);
   });
 
   const SECRET_TOKEN = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
