@@ -19,8 +19,11 @@ export async function redisForBench(): Promise<{ url: string; stop(): void } | u
       "127.0.0.1",
       "--save",
       "",
+      // The persistence RedisStore requires at connect (issue 8.3).
       "--appendonly",
-      "no",
+      "yes",
+      "--appendfsync",
+      "everysec",
       "--dir",
       dir,
     ],

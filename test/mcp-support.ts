@@ -7,11 +7,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   createGovernor,
+  createMemoryStore,
   type Governor,
   type GovernorOptions,
   type HostError,
   type PolicyInput,
   type RetryContext,
+  type Store,
 } from "@governor/core";
 import {
   captureRetryAfter,
@@ -73,6 +75,10 @@ export interface ServerOptions {
   readonly sse?: boolean;
   /** HTTP only. */
   readonly httpFaults?: HttpFault[];
+  /** HTTP, low-level server only: a `tools/list` that never ends. */
+  readonly endlessToolPages?: "fresh" | "same";
+  /** HTTP, low-level server only: each `tools/list` page answers this many ms late. */
+  readonly toolPageDelayMs?: number;
 }
 
 /** A fault server reachable over one transport; `connect` opens a new SDK client to it. */
@@ -98,6 +104,12 @@ export async function startEndpoint(
           ...(options.lowlevel !== undefined && { lowlevel: options.lowlevel }),
           ...(options.effectsFile !== undefined && { effectsFile: options.effectsFile }),
           ...(options.httpFaults !== undefined && { httpFaults: options.httpFaults }),
+          ...(options.endlessToolPages !== undefined && {
+            endlessToolPages: options.endlessToolPages,
+          }),
+          ...(options.toolPageDelayMs !== undefined && {
+            toolPageDelayMs: options.toolPageDelayMs,
+          }),
           jsonResponse: !options.sse,
         })
       : undefined;
@@ -150,8 +162,13 @@ export interface GovernedOptions {
   readonly policy?: PolicyInput;
   readonly governorOptions?: GovernorOptions;
   readonly clientOptions?: Partial<GovernClientOptions>;
-  /** Give the adapter a `reconnect` hook that connects a new transport to the same server. */
-  readonly reconnect?: boolean;
+  /**
+   * Give the adapter a `reconnect` hook that connects a new transport to the same server; a
+   * function wraps that connect (to make it fail or hang).
+   */
+  readonly reconnect?:
+    | boolean
+    | ((connect: () => Promise<void>, signal: AbortSignal) => Promise<void>);
   /** Capture HTTP Retry-After headers. @default true */
   readonly captureRetryAfter?: boolean;
   /** The `onHostError` answer. @default undefined (stop) */
@@ -187,7 +204,14 @@ export async function governed(
     server: SERVER,
     requestTimeoutMs: 2000,
     ...(retryAfter !== undefined && { retryAfter }),
-    ...(options.reconnect && { reconnect: () => endpoint.connect(client, retryAfter) }),
+    ...(options.reconnect && {
+      reconnect: (signal: AbortSignal) => {
+        const connect = () => endpoint.connect(client, retryAfter);
+        return typeof options.reconnect === "function"
+          ? options.reconnect(connect, signal)
+          : connect();
+      },
+    }),
     onTransportError: (error) => {
       seen.transportErrors.push(error);
     },
@@ -204,6 +228,35 @@ export async function governed(
       seen.retries.length = 0;
     },
   };
+}
+
+/**
+ * A memory store that remembers every idempotency key claimed through it, so a test can read the
+ * ledger state of each logical call.
+ */
+export function tappedStore(): { store: Store; keys: string[] } {
+  const inner = createMemoryStore();
+  const keys: string[] = [];
+  const store: Store = {
+    get: (key) => inner.get(key),
+    set: (key, value, ttlMs) => inner.set(key, value, ttlMs),
+    increment: (key, by, ttlMs) => inner.increment(key, by, ttlMs),
+    claim: (key, argsHash, options) => {
+      if (!keys.includes(key)) keys.push(key);
+      return inner.claim(key, argsHash, options);
+    },
+    settle: (key, state, options) => inner.settle(key, state, options),
+    entry: (key) => inner.entry(key),
+  };
+  return { store, keys };
+}
+
+/** The ledger state of every key claimed through a {@link tappedStore}. */
+export async function ledgerStates(tapped: {
+  store: Store;
+  keys: readonly string[];
+}): Promise<(string | undefined)[]> {
+  return Promise.all(tapped.keys.map(async (k) => (await tapped.store.entry(k))?.state));
 }
 
 /** The text the model reads for an outcome. */

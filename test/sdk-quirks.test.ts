@@ -266,6 +266,25 @@ describe("@modelcontextprotocol/sdk quirks Governor relies on", () => {
     });
   });
 
+  describe("(c2) answers after the timeout", () => {
+    it("a late answer only fires onerror, with the whole response JSON (tool output included) in its message", async () => {
+      const { client } = await inMemory(createLowLevelServer());
+      const reported: Error[] = [];
+      client.onerror = (error) => void reported.push(error);
+      const error = await rejection(call(client, "late_answer", { ms: 150 }, { timeout: 50 }));
+      expect(error).toMatchObject({ code: -32001 });
+      const deadline = Date.now() + 3000;
+      while (reported.length === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(reported).toHaveLength(1);
+      expect(reported[0]?.message).toMatch(
+        /^Received a response for an unknown message ID: \{"result":\{"content":\[\{"type":"text","text":"Report ready\. .*"id":\d+\}$/,
+      );
+      expect(reported[0]?.message).toContain("sk-live-");
+    });
+  });
+
   describe("(d) closed connections", () => {
     it("a connection closed mid-call rejects with McpError -32000 'Connection closed'; later calls with Error('Not connected')", async () => {
       const { client } = await inMemory(createFaultServer());
@@ -428,6 +447,40 @@ describe("@modelcontextprotocol/sdk quirks Governor relies on", () => {
       const expired = await rejection(call(client, "get_note", { id: "welcome" }));
       expect(expired).toBeInstanceOf(StreamableHTTPError);
       expect((expired as StreamableHTTPError).code).toBe(404);
+    });
+
+    it("closing the transport rejects every pending call with -32000 at once, before its own 404 arrives (why the adapter waits for them)", async () => {
+      const server = await startHttpServer();
+      httpServers.push(server);
+      const { client } = await connectHttp(server.url);
+      clients.push(client);
+      await server.expireSessions();
+      const pending = [1, 2, 3].map((i) => rejection(call(client, "append_log", { line: `${i}` })));
+      await client.close();
+      for (const error of await Promise.all(pending)) {
+        expect(error).toBeInstanceOf(McpError);
+        expect(error).toMatchObject({
+          code: -32000,
+          message: "MCP error -32000: Connection closed",
+        });
+      }
+      expect(server.state.calls("append_log")).toBe(0);
+    });
+
+    it("connect() holds the new transport before initialize answers: a request sent then has no session id (HTTP 400)", async () => {
+      const server = await startHttpServer();
+      httpServers.push(server);
+      const client = new Client({ name: "quirks", version: "0.1.0" });
+      clients.push(client);
+      const { StreamableHTTPClientTransport } = await import(
+        "@modelcontextprotocol/sdk/client/streamableHttp.js"
+      );
+      const connecting = client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+      expect(client.transport).toBeDefined();
+      const early = await rejection(call(client, "get_note", { id: "welcome" }));
+      await connecting;
+      expect(early).toBeInstanceOf(StreamableHTTPError);
+      expect((early as StreamableHTTPError).code).toBe(400);
     });
 
     it("nothing listening → connect rejects with TypeError 'fetch failed' (ECONNREFUSED)", async () => {

@@ -184,7 +184,7 @@ describe("governTools with generateText", () => {
     expect(unguarded.doGenerateCalls.length).toBeGreaterThan(1);
   });
 
-  it("uses the toolCallId as the logical call: one idempotency key across retries and runs", async () => {
+  it("uses the toolCallId as the logical call: one idempotency key across retries, and across runs in one idempotency scope", async () => {
     const gov = governor({
       tools: {
         send_email: {
@@ -212,7 +212,7 @@ describe("governTools with generateText", () => {
         prompt: "Send it",
       });
 
-    const first = await send(gov.startRun(), "call_abc");
+    const first = await send(gov.startRun({ idempotencyScope: "job-1" }), "call_abc");
     expect(keys).toHaveLength(3);
     expect(new Set(keys).size).toBe(1);
     expect(keys[0]).toMatch(/^gk_[0-9a-f]{32}$/);
@@ -220,7 +220,7 @@ describe("governTools with generateText", () => {
 
     // Another run (another worker) picking up the same tool call gets the recorded result: the
     // key comes from the toolCallId, not from the run, so the email is not sent twice.
-    const replayed = await send(gov.startRun(), "call_abc");
+    const replayed = await send(gov.startRun({ idempotencyScope: "job-1" }), "call_abc");
     expect(keys).toHaveLength(3);
     expect(replayed.steps[0]?.toolResults[0]?.output).toEqual({ sent: true, to: "a@example.com" });
 
@@ -271,7 +271,9 @@ describe("governTools with generateText", () => {
     });
 
     expect(hostErrors).toHaveLength(1);
-    expect(hostErrors[0]?.message).toContain(SECRET);
+    // The host gets the raw error as the cause; the message is redacted like the model's text.
+    expect(hostErrors[0]?.message).not.toContain(SECRET);
+    expect(String((hostErrors[0]?.cause as Error | undefined)?.message)).toContain(SECRET);
     expect(run.summary().reason).toBe("protocol_error");
     expect(model.doGenerateCalls).toHaveLength(1);
     const output = result.steps[0]?.toolResults[0]?.output;

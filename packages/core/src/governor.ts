@@ -15,6 +15,7 @@ import {
 } from "./policy.ts";
 import { createRun, type Run, type RunOptions } from "./run.ts";
 import type { Store } from "./store.ts";
+import { isThenable } from "./store-guard.ts";
 import { createOtelRecorder, type MeterLike } from "./telemetry.ts";
 import type { Effect, MaybePromise } from "./types.ts";
 
@@ -112,6 +113,12 @@ export interface GovernorOptions {
   ) => MaybePromise<HostResolution | undefined>;
   /** Approves a call of a tool marked `confirm`. Without it, such calls stop with `not_approved`. */
   readonly onConfirm?: (ctx: ConfirmContext) => MaybePromise<boolean>;
+  /**
+   * Longest wait for one store operation, in ms. A store that fails or does not answer in time
+   * fails closed: nothing is executed, and the trouble goes to the host (`store_unavailable`).
+   * @default 5_000
+   */
+  readonly storeTimeoutMs?: number;
   /** Verify steps per tool name, for mutations whose outcome is unknown. */
   readonly verify?: Readonly<Record<string, (ctx: VerifyContext) => MaybePromise<VerifyResult>>>;
 }
@@ -143,11 +150,14 @@ export interface GovernorCore {
   toolPolicy(tool: string, server?: string): ToolPolicy;
   emit(event: GovernorEvent): void;
   breakerKey(tool: string, server: string | undefined): string;
-  readBreaker(tool: ToolPolicy): Promise<BreakerState | undefined>;
+  /** Synchronous when the store is (the memory store): no promise on the hot path. */
+  readBreaker(tool: ToolPolicy): MaybePromise<BreakerState | undefined>;
   /** Counts a first attempt against the server's retry budget window. */
-  countCall(server: string | undefined): Promise<void>;
+  countCall(server: string | undefined): MaybePromise<unknown>;
   /** Takes one retry from the server's budget; false when it has no room. */
-  takeRetry(server: string | undefined): Promise<boolean>;
+  takeRetry(server: string | undefined): MaybePromise<boolean>;
+  /** Longest wait for one store operation, in ms. */
+  readonly storeTimeoutMs: number;
   mintKey(parts: readonly string[]): string;
   newRunId(): string;
 }
@@ -193,6 +203,18 @@ export function createGovernor(
         `options.verify.${name} must be a function (ctx) => VerifyResult`,
       );
     }
+  }
+  const { storeTimeoutMs } = options;
+  if (
+    storeTimeoutMs !== undefined &&
+    (typeof storeTimeoutMs !== "number" ||
+      !(storeTimeoutMs > 0) ||
+      !Number.isFinite(storeTimeoutMs))
+  ) {
+    throw new GovernorError(
+      "invalid_options",
+      `options.storeTimeoutMs must be a positive finite number of ms, got ${String(storeTimeoutMs)}`,
+    );
   }
   const store = options.store ?? createMemoryStore();
   const now = options.now ?? Date.now;
@@ -243,17 +265,30 @@ export function createGovernor(
       }
     },
     breakerKey: (tool, server) => `br:${server ?? ""}:${tool}`,
-    async readBreaker(tool) {
-      return (await store.get<BreakerState>(core.breakerKey(tool.tool, tool.server))) ?? undefined;
+    readBreaker(tool) {
+      const state = store.get<BreakerState | null>(core.breakerKey(tool.tool, tool.server));
+      return isThenable(state)
+        ? Promise.resolve(state).then((s) => s ?? undefined)
+        : (state ?? undefined);
     },
-    async countCall(server) {
-      await store.increment(windowKey(server, "calls"), 1, windowMs * 2);
+    countCall(server) {
+      return store.increment(windowKey(server, "calls"), 1, windowMs * 2);
     },
-    async takeRetry(server) {
-      const calls = (await store.get<number>(windowKey(server, "calls"))) ?? 0;
-      const retries = await store.increment(windowKey(server, "retries"), 1, windowMs * 2);
-      return retries <= calls * ratio + reserve;
+    takeRetry(server) {
+      const room = (calls: number | undefined, retries: number) =>
+        retries <= (calls ?? 0) * ratio + reserve;
+      const calls = store.get<number>(windowKey(server, "calls"));
+      if (isThenable(calls)) {
+        return Promise.resolve(calls).then(async (c) =>
+          room(c, await store.increment(windowKey(server, "retries"), 1, windowMs * 2)),
+        );
+      }
+      const retries = store.increment(windowKey(server, "retries"), 1, windowMs * 2);
+      return isThenable(retries)
+        ? Promise.resolve(retries).then((r) => room(calls, r))
+        : room(calls, retries);
     },
+    storeTimeoutMs: options.storeTimeoutMs ?? 5_000,
     mintKey(parts) {
       return `gk_${createHash("sha256").update(parts.join("\u0000")).digest("hex").slice(0, 32)}`;
     },

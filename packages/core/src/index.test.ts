@@ -13,6 +13,7 @@ describe("the public API", () => {
         "IDEMPOTENCY_META_KEY",
         "PERSON_RESOLVABLE",
         "REASONS",
+        "StoreError",
         "TOOL_FAILURE_META_KEY",
         "assessFailure",
         "canonicalJson",

@@ -92,7 +92,16 @@ export {
   type RunOptions,
   type ToolCall,
 } from "./run.ts";
-export type { ClaimOptions, ClaimResult, LedgerEntry, LedgerState, Store } from "./store.ts";
+export {
+  type ClaimOptions,
+  type ClaimResult,
+  type LedgerEntry,
+  type LedgerState,
+  type SettleOptions,
+  type Store,
+  StoreError,
+  type StoreErrorReason,
+} from "./store.ts";
 export {
   type CounterLike,
   createOtelRecorder,

@@ -60,7 +60,7 @@ describe("ledger under random interleavings", () => {
           };
           const calls = Array.from({ length: workers }, () =>
             createGovernor(policy, { store, verify, metrics: false, random: () => 0 })
-              .startRun()
+              .startRun({ idempotencyScope: "job-1" })
               .call({ tool: "w", args: { x: 1 }, callId: "call-1" }, (ctx) =>
                 server(ctx.idempotencyKey),
               ),

@@ -17,7 +17,7 @@ describe("createMemoryStore", () => {
     expect(store.entry("l")?.state).toBe("pending");
   });
 
-  it("never evicts pending or uncertain entries, however full the LRU gets", () => {
+  it("never evicts ledger entries, however full the LRU of values gets", () => {
     const store = createMemoryStore({ maxEntries: 10, maxUnsettled: 50 });
     for (let i = 0; i < 20; i++) store.claim(`pending-${i}`, "h", claimAt(1_000));
     for (let i = 0; i < 20; i++) {
@@ -33,10 +33,47 @@ describe("createMemoryStore", () => {
       expect(store.entry(`uncertain-${i}`)?.state).toBe("uncertain");
       expect(store.claim(`uncertain-${i}`, "h", claimAt(1_200)).status).toBe("uncertain");
     }
-    // Settled entries and values are the LRU's to drop: it stays bounded.
-    expect(store.entry("settled")).toBeUndefined();
+    expect(store.entry("settled")?.result).toBe(1);
+    // Values are the LRU's to drop: it stays bounded.
     expect(store.get("value-0")).toBeUndefined();
     expect(store.get("value-4999")).toBe(4_999);
+  });
+
+  it("issue 8.6: the default store keeps a succeeded write for 24 h, whatever other traffic comes", () => {
+    let clock = 1_000;
+    const store = createMemoryStore({ now: () => clock });
+    expect(store.claim("charge", "h", claimAt(1_000)).status).toBe("claimed");
+    store.settle("charge", "succeeded", { now: 1_100, result: { id: "ch_1" } });
+    // Far more than the 10,000 values and counters the LRU holds: breaker keys, budgets, set().
+    for (let i = 0; i < 25_000; i++) {
+      store.increment(`budget-${i}`, 1, 60_000);
+      store.set(`breaker-${i}`, { failures: i }, 60_000);
+    }
+    clock += 86_400_000 - 1;
+    const redelivered = store.claim("charge", "h", claimAt(2_000));
+    expect(redelivered.status).toBe("succeeded");
+    expect(redelivered.status === "succeeded" && redelivered.entry.result).toEqual({ id: "ch_1" });
+    clock += 2;
+    expect(store.entry("charge")).toBeUndefined();
+  });
+
+  it("issue 8.6: a full ledger refuses new keys (ledger_full) rather than forget a settled one", () => {
+    let clock = 1_000;
+    const store = createMemoryStore({ maxLedgerEntries: 3, retentionMs: 1_000, now: () => clock });
+    for (const key of ["a", "b", "c"]) {
+      expect(store.claim(key, "h", claimAt(1_000)).status).toBe("claimed");
+      store.settle(key, key === "c" ? "failed" : "succeeded", { now: 1_100, result: key });
+    }
+    expect(store.claim("d", "h", claimAt(1_200))).toEqual({ status: "ledger_full" });
+    for (const key of ["a", "b"])
+      expect(store.claim(key, "h", claimAt(1_200)).status).toBe("succeeded");
+    // A failed key is already in the ledger: claiming it again needs no new room.
+    expect(store.claim("c", "h", claimAt(1_200)).status).toBe("claimed");
+    store.settle("c", "succeeded", { now: 1_300 });
+    // Once retention has passed, the old entries make room.
+    clock += 1_001;
+    expect(store.claim("d", "h", claimAt(1_400)).status).toBe("claimed");
+    expect(store.entry("a")).toBeUndefined();
   });
 
   it("keeps settled entries for the retention on its own clock", () => {
@@ -82,6 +119,7 @@ describe("createMemoryStore", () => {
     const cases = [
       [{ maxEntries: 0 }, /maxEntries must be a positive integer, got 0/],
       [{ maxUnsettled: 1.5 }, /maxUnsettled must be a positive integer, got 1.5/],
+      [{ maxLedgerEntries: 0 }, /maxLedgerEntries must be a positive integer, got 0/],
       [{ retentionMs: -1 }, /retentionMs must be a positive finite number of ms, got -1/],
     ] as const;
     for (const [options, message] of cases) {

@@ -1,18 +1,26 @@
 import { LRUCache } from "lru-cache";
 import { GovernorError } from "./errors.ts";
-import type { ClaimOptions, ClaimResult, LedgerEntry, LedgerState, Store } from "./store.ts";
+import type {
+  ClaimOptions,
+  ClaimResult,
+  LedgerEntry,
+  LedgerState,
+  SettleOptions,
+  Store,
+} from "./store.ts";
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
   /**
-   * Most values, counters and settled ledger entries kept together; the least recently used go
-   * first. Pending and uncertain entries do not count and are never evicted.
+   * Most values and counters (`set`, `increment`: breaker state, retry budgets) kept together; the
+   * least recently used go first. Ledger entries live apart and never count here, so no amount of
+   * ordinary traffic can push a ledger entry out.
    * @default 10_000
    */
   readonly maxEntries?: number;
   /**
    * How long a settled (`succeeded` or `failed`) ledger entry is kept, in ms, measured by the
-   * store's clock from the settle.
+   * store's clock from the settle. Settled entries go only when this has passed.
    * @default 86_400_000 (24 h)
    */
   readonly retentionMs?: number;
@@ -22,6 +30,14 @@ export interface MemoryStoreOptions {
    * @default 10_000
    */
   readonly maxUnsettled?: number;
+  /**
+   * Hard cap on all ledger entries, settled ones within their retention included. When it is
+   * reached (after dropping entries past their retention), claims of new keys answer
+   * `ledger_full`: a succeeded write is never forgotten early to make room. A host settling a key
+   * it never claimed is never refused, and may go past the cap.
+   * @default 100_000
+   */
+  readonly maxLedgerEntries?: number;
   /**
    * The clock that expires values, counters and settled entries, in ms; any origin, but it must
    * return positive numbers. Inject one in tests. The ledger's lease uses the `now` passed to
@@ -37,11 +53,7 @@ export interface MemoryStore extends Store {
   set<T>(key: string, value: T, ttlMs?: number): void;
   increment(key: string, by: number, ttlMs: number): number;
   claim(key: string, argsHash: string, options: ClaimOptions): ClaimResult;
-  settle(
-    key: string,
-    state: Exclude<LedgerState, "pending">,
-    options: { readonly now: number; readonly result?: unknown },
-  ): void;
+  settle(key: string, state: Exclude<LedgerState, "pending">, options: SettleOptions): void;
   entry(key: string): LedgerEntry | undefined;
 }
 
@@ -51,20 +63,27 @@ interface EntryRecord {
   readonly state: LedgerState;
   readonly updatedAt: number;
   readonly result?: string;
+  /** A pending entry's lease as its holder asked for it (`ClaimOptions.leaseMs`). */
+  readonly leaseMs?: number;
 }
 
-/** Values and counters are JSON text (as in Redis); settled ledger entries share the LRU. */
-type Slot = { readonly json: string } | { readonly record: EntryRecord };
+/** A settled record and when (by the store's clock) its retention ends. */
+interface SettledRecord {
+  readonly record: EntryRecord;
+  readonly expiresAt: number;
+}
 
 const DAY_MS = 86_400_000;
 
 /**
  * The embedded {@link Store}: one process, no I/O, every method answers synchronously.
  *
- * Values, counters and settled ledger entries live in a bounded LRU (lru-cache). Pending and
- * uncertain entries live in a plain map that eviction cannot reach, with a hard cap: when it is
- * full, claims of new keys answer `ledger_full` (DESIGN.md §4: the ledger is fail-closed).
- * Values are kept as JSON text, so what `get` returns is a copy, as it would be from Redis.
+ * Values and counters live in a bounded LRU (lru-cache). The ledger lives apart, where that LRU
+ * cannot reach: pending and uncertain entries until they are settled (hard cap `maxUnsettled`),
+ * succeeded and failed ones until their retention ends (hard cap `maxLedgerEntries` on all of
+ * them). When a cap is reached, claims of new keys answer `ledger_full` (DESIGN.md §4: the ledger
+ * is fail-closed); nothing is forgotten early. Values are kept as JSON text, so what `get`
+ * returns is a copy, as it would be from Redis.
  *
  * @example
  * const store = createMemoryStore({ retentionMs: 3_600_000 });
@@ -73,6 +92,7 @@ const DAY_MS = 86_400_000;
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const maxEntries = positiveInteger("maxEntries", options.maxEntries ?? 10_000);
   const maxUnsettled = positiveInteger("maxUnsettled", options.maxUnsettled ?? 10_000);
+  const maxLedgerEntries = positiveInteger("maxLedgerEntries", options.maxLedgerEntries ?? 100_000);
   const retentionMs = positiveMs("retentionMs", options.retentionMs ?? DAY_MS);
   const { now } = options;
   if (now !== undefined && typeof now !== "function") {
@@ -81,53 +101,29 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       `createMemoryStore: now must be a function returning ms, got ${typeof now}.`,
     );
   }
+  const clock = now ?? (() => performance.now());
 
-  const lru = new LRUCache<string, Slot>({
+  const lru = new LRUCache<string, string>({
     max: maxEntries,
     // Read the clock on every check: a cached reading would hide an injected clock's steps.
     ttlResolution: 0,
     ...(now !== undefined && { perf: { now } }),
   });
-  const unsettled = new Map<string, EntryRecord>();
-  const valueKey = (key: string) => `v:${key}`;
-  const entryKey = (key: string) => `l:${key}`;
-
-  function lookup(key: string): EntryRecord | undefined {
-    const open = unsettled.get(key);
-    if (open !== undefined) return open;
-    const slot = lru.get(entryKey(key));
-    return slot !== undefined && "record" in slot ? slot.record : undefined;
-  }
-
-  /** Puts a record where its state belongs: the map when unsettled, the LRU when settled. */
-  function put(key: string, record: EntryRecord): LedgerEntry {
-    if (record.state === "pending" || record.state === "uncertain") {
-      lru.delete(entryKey(key));
-      unsettled.set(key, record);
-    } else {
-      unsettled.delete(key);
-      lru.set(entryKey(key), { record }, { ttl: retentionMs });
-    }
-    return toEntry(key, record);
-  }
+  const ledger = createLedgerSpace(clock, retentionMs);
 
   return {
     get<T>(key: string): T | undefined {
-      const slot = lru.get(valueKey(key));
-      return slot !== undefined && "json" in slot ? (JSON.parse(slot.json) as T) : undefined;
+      const json = lru.get(key);
+      return json === undefined ? undefined : (JSON.parse(json) as T);
     },
 
     set<T>(key: string, value: T, ttlMs?: number): void {
       const json = JSON.stringify(value) as string | undefined;
       if (json === undefined) {
-        lru.delete(valueKey(key));
+        lru.delete(key);
         return;
       }
-      lru.set(
-        valueKey(key),
-        { json },
-        { ttl: ttlMs === undefined ? 0 : positiveMs("ttlMs", ttlMs) },
-      );
+      lru.set(key, json, { ttl: ttlMs === undefined ? 0 : positiveMs("ttlMs", ttlMs) });
     },
 
     increment(key: string, by: number, ttlMs: number): number {
@@ -138,11 +134,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         );
       }
       const ttl = positiveMs("ttlMs", ttlMs);
-      const k = valueKey(key);
-      const slot = lru.get(k);
+      const json = lru.get(key);
       let current = 0;
-      if (slot !== undefined && "json" in slot) {
-        const value: unknown = JSON.parse(slot.json);
+      if (json !== undefined) {
+        const value: unknown = JSON.parse(json);
         if (typeof value !== "number" || !Number.isSafeInteger(value)) {
           throw new GovernorError(
             "store_error",
@@ -155,18 +150,18 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       // A counter expires ttlMs after its creation: increments keep the deadline it has (and give
       // one to a value that had none, like PEXPIRE NX).
       const keepDeadline =
-        slot !== undefined && lru.getRemainingTTL(k) !== Number.POSITIVE_INFINITY;
-      lru.set(k, { json: String(next) }, keepDeadline ? { noUpdateTTL: true } : { ttl });
+        json !== undefined && lru.getRemainingTTL(key) !== Number.POSITIVE_INFINITY;
+      lru.set(key, String(next), keepDeadline ? { noUpdateTTL: true } : { ttl });
       return next;
     },
 
     claim(key: string, argsHash: string, claim: ClaimOptions): ClaimResult {
       const { now: at, allowUncertain, leaseMs } = claim;
-      const found = lookup(key);
-      const pending: EntryRecord = { argsHash, state: "pending", updatedAt: at };
+      const found = ledger.lookup(key);
+      const pending: EntryRecord = { argsHash, state: "pending", updatedAt: at, leaseMs };
       if (found === undefined) {
-        if (unsettled.size >= maxUnsettled) return { status: "ledger_full" };
-        return { status: "claimed", entry: put(key, pending) };
+        if (!ledger.hasRoomFor("new")) return { status: "ledger_full" };
+        return { status: "claimed", entry: ledger.put(key, pending) };
       }
       // An empty hash is a key a host settled by hand without the arguments: it matches any.
       if (found.argsHash !== "" && found.argsHash !== argsHash) {
@@ -178,36 +173,36 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         case "failed":
           // The server answered with a failure: no effect, so the key may run again, but it
           // becomes unsettled and so counts against the cap.
-          if (unsettled.size >= maxUnsettled) return { status: "ledger_full" };
-          return { status: "claimed", entry: put(key, pending) };
+          if (!ledger.hasRoomFor("unsettled")) return { status: "ledger_full" };
+          return { status: "claimed", entry: ledger.put(key, pending) };
         case "pending":
-          if (at - found.updatedAt < leaseMs) {
+          // The holder's lease counts, however short this claimer's is: a claimer must not take
+          // a key whose attempt may still be running.
+          if (at - found.updatedAt < Math.max(leaseMs, found.leaseMs ?? 0)) {
             return { status: "in_flight", entry: toEntry(key, found) };
           }
           // The lease expired: the attempt that held it died, perhaps after sending.
-          if (allowUncertain) return { status: "claimed", entry: put(key, pending) };
+          if (allowUncertain) return { status: "claimed", entry: ledger.put(key, pending) };
           return {
             status: "uncertain",
-            entry: put(key, { argsHash: found.argsHash, state: "uncertain", updatedAt: at }),
+            entry: ledger.put(key, { argsHash: found.argsHash, state: "uncertain", updatedAt: at }),
           };
         case "uncertain":
-          if (allowUncertain) return { status: "claimed", entry: put(key, pending) };
+          if (allowUncertain) return { status: "claimed", entry: ledger.put(key, pending) };
           return { status: "uncertain", entry: toEntry(key, found) };
       }
     },
 
-    settle(
-      key: string,
-      state: Exclude<LedgerState, "pending">,
-      settlement: { readonly now: number; readonly result?: unknown },
-    ): void {
+    settle(key: string, state: Exclude<LedgerState, "pending">, settlement: SettleOptions): void {
       const result =
         settlement.result === undefined
           ? undefined
           : (JSON.stringify(settlement.result) as string | undefined);
-      put(key, {
+      const found = ledger.lookup(key);
+      if (supersededBy(found, state, settlement)) return;
+      ledger.put(key, {
         // A host settling a key it never claimed (by hand) does not know the arguments.
-        argsHash: lookup(key)?.argsHash ?? "",
+        argsHash: found?.argsHash ?? "",
         state,
         updatedAt: settlement.now,
         ...(result !== undefined && { result }),
@@ -215,10 +210,78 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
 
     entry(key: string): LedgerEntry | undefined {
-      const record = lookup(key);
+      const record = ledger.lookup(key);
       return record === undefined ? undefined : toEntry(key, record);
     },
   };
+
+  /**
+   * The ledger's own space: unsettled entries until settled, settled ones until their retention
+   * ends, both under hard caps. Settled entries sit in settle order, so those past their
+   * retention are always at the front.
+   */
+  function createLedgerSpace(clockNow: () => number, retention: number) {
+    const unsettled = new Map<string, EntryRecord>();
+    const settled = new Map<string, SettledRecord>();
+
+    function dropExpired(): void {
+      const at = clockNow();
+      for (const [key, held] of settled) {
+        if (held.expiresAt >= at) break;
+        settled.delete(key);
+      }
+    }
+
+    return {
+      lookup(key: string): EntryRecord | undefined {
+        const open = unsettled.get(key);
+        if (open !== undefined) return open;
+        const held = settled.get(key);
+        if (held === undefined) return undefined;
+        if (held.expiresAt >= clockNow()) return held.record;
+        settled.delete(key);
+        return undefined;
+      },
+
+      /** Whether a claim may add a new key ("new") or reopen a failed one ("unsettled"). */
+      hasRoomFor(kind: "new" | "unsettled"): boolean {
+        if (unsettled.size >= maxUnsettled) return false;
+        if (kind === "unsettled") return true;
+        if (unsettled.size + settled.size < maxLedgerEntries) return true;
+        dropExpired();
+        return unsettled.size + settled.size < maxLedgerEntries;
+      },
+
+      /** Puts a record where its state belongs and answers it as an entry. */
+      put(key: string, record: EntryRecord): LedgerEntry {
+        if (record.state === "pending" || record.state === "uncertain") {
+          settled.delete(key);
+          unsettled.set(key, record);
+        } else {
+          unsettled.delete(key);
+          // Delete first: a re-settled key moves to the back, keeping the settle order.
+          settled.delete(key);
+          dropExpired();
+          settled.set(key, { record, expiresAt: clockNow() + retention });
+        }
+        return toEntry(key, record);
+      },
+    };
+  }
+}
+
+/** Whether a late settle would free or mark a key that another attempt has claimed since. */
+function supersededBy(
+  found: EntryRecord | undefined,
+  state: Exclude<LedgerState, "pending">,
+  settlement: SettleOptions,
+): boolean {
+  return (
+    settlement.claimedAt !== undefined &&
+    state !== "succeeded" &&
+    found?.state === "pending" &&
+    found.updatedAt !== settlement.claimedAt
+  );
 }
 
 function toEntry(key: string, record: EntryRecord): LedgerEntry {

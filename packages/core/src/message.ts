@@ -40,6 +40,8 @@ const STOP: Partial<Record<Reason, string>> = {
   malformed_response: "The tool's reply was malformed; the host has been told.",
   transport_error: "The tool could not be reached; the host has been told.",
   elicitation_required: "The tool needs input from the user; the host has been told.",
+  store_unavailable:
+    "Governor's own storage is unavailable, so the call was not made; the host has been told.",
 };
 
 function sentence(text: string): string {

@@ -1,21 +1,25 @@
+import { createHash } from "node:crypto";
 import pRetry from "p-retry";
 import { redactForModel } from "./assess.ts";
 import { breakerAfter, breakerCheck } from "./breaker.ts";
 import { createRunBudgets, type RunBudgets } from "./budget.ts";
-import { canonicalJson, hashArgs } from "./canonical.ts";
+import { canonicalJson } from "./canonical.ts";
 import { type Classification, classify } from "./classify.ts";
 import { type BudgetName, type Decision, decide, safeToRepeat } from "./decide.ts";
 import { resolveEffect, type ToolAnnotations } from "./effect.ts";
-import { HostError } from "./errors.ts";
+import { GovernorError, HostError } from "./errors.ts";
 import { type CallOutcomeKind, EVENT_SCHEMA_VERSION, type RunSummary } from "./events.ts";
 import { type Failure, failureFromError, failureFromResult, localFailure } from "./failure.ts";
 import { fingerprint } from "./fingerprint.ts";
 import type { GovernorCore, HostResolution, VerifyResult } from "./governor.ts";
 import { composeMessage } from "./message.ts";
 import type { ToolPolicy } from "./policy.ts";
+import { StoreError } from "./store.ts";
+import { guardStore } from "./store-guard.ts";
 import {
   ACTIONS,
   type Action,
+  type Certainty,
   type Effect,
   type MaybePromise,
   PERSON_RESOLVABLE,
@@ -33,6 +37,14 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
   /** Epoch ms after which no attempt starts. @default start + policy.budgets.wallTimeMs */
   readonly deadline?: number;
+  /**
+   * Where a `callId` is unique, e.g. a job or conversation id (with a tenant prefix when tenants
+   * share a store). Calls with the same `callId`, tool and server in the same scope are one logical
+   * call, across runs and workers: a recorded result is replayed, an uncertain write refused.
+   * Without a scope, a `callId` identifies a call only within this run instance, and a call without
+   * `callId` is never taken for a call of another run, even one started with the same `runId`.
+   */
+  readonly idempotencyScope?: string;
 }
 
 /** One tool call as the agent asked for it. */
@@ -46,6 +58,11 @@ export interface ToolCall {
   readonly annotations?: ToolAnnotations;
   /** Maps what `execute` threw to a failure; adapters tag the origin here. */
   readonly toFailure?: (thrown: unknown) => Failure;
+  /**
+   * This call's own signal (e.g. the agent SDK's abort signal). Aborting it aborts the attempt in
+   * flight, wakes a backoff at once and ends the run with `aborted`.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** What one attempt's executor receives. */
@@ -203,15 +220,20 @@ interface CallState {
   readonly call: ToolCall;
   readonly tool: ToolPolicy;
   readonly effect: Effect;
-  readonly args: Readonly<Record<string, unknown>>;
-  readonly meta: Readonly<Record<string, unknown>>;
+  /** Set once preflight let the call through (keys are minted only for calls that are made). */
+  args: Readonly<Record<string, unknown>>;
+  meta: Readonly<Record<string, unknown>>;
   readonly callKey: string;
-  readonly argsHash: string | undefined;
-  readonly key: string | undefined;
+  argsHash: string | undefined;
+  key: string | undefined;
   readonly sensitive: readonly string[];
+  /** The run's signal, its end and the call's own signal: any of them cuts the call. */
+  readonly signals: readonly AbortSignal[];
   readonly started: number;
   attempts: number;
   verified: "absent" | "present" | "unknown" | undefined;
+  /** The `now` of the ledger claim this call holds: a late settle cannot free a newer claim. */
+  claimedAt: number | undefined;
 }
 
 type Terminal<T> = CallOutcome<T>;
@@ -221,6 +243,9 @@ type StopDecision = Extract<Decision, { action: "stop" }>;
 export function createRun(core: GovernorCore, options: RunOptions): Run {
   const { policy } = core;
   const id = options.runId ?? core.newRunId();
+  // Keys of calls without a scope are unique to this instance, even when a host reuses a run id.
+  const instance = core.newRunId();
+  const scope = options.idempotencyScope;
   const startedAt = core.now();
   const deadline = Math.min(
     options.deadline ?? Number.POSITIVE_INFINITY,
@@ -231,15 +256,21 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   const signal = options.signal;
   // Aborted when the run ends: wakes calls sleeping in a backoff and bounds pending hooks.
   const runEnded = new AbortController();
+  // Aborted when the host ends the run: cuts attempts in flight. (A stop Governor decides lets
+  // attempts already admitted finish: their budget was granted, and cutting a write would only
+  // make its outcome uncertain.)
+  const hostEnd = new AbortController();
 
   const actions = Object.fromEntries(ACTIONS.map((a) => [a, 0])) as Record<Action, number>;
   const fingerprints: Record<string, number> = {};
   // How often each fingerprint reached the model (the repeat rule counts these).
   const modelRepeats = new Map<string, number>();
-  // Per call key, the last result's signature and how many times in a row it came back. A success
-  // is kept by reference and hashed only when the same call comes back (most calls never do).
-  const identical = new Map<string, { sig: string | undefined; value?: unknown; count: number }>();
+  // Per call key, the last result's signature and how many times in a row it came back: hashes,
+  // never the results themselves, and at most MAX_TRACKED calls (the oldest go first).
+  const identical = new Map<string, { sig: string; count: number }>();
   const successes = new Map<string, number>();
+  // Attempts executing now: `end()` aborts them.
+  let inFlight = 0;
   let attempts = 0;
   let retries = 0;
   let failures = 0;
@@ -268,8 +299,11 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
 
   const end = (): RunSummary => {
     if (ended) return ended;
+    // Ended by the host while calls still run: they are aborted, so the run did not complete.
+    if (!stopped && inFlight > 0) stopped = { reason: "aborted", personResolvable: false };
     const s = summary();
     ended = s;
+    identical.clear();
     runEnded.abort(Object.assign(new Error("The run has ended"), { name: "AbortError" }));
     core.emit({ v: EVENT_SCHEMA_VERSION, type: "run_end", at: core.now(), runId: id, summary: s });
     guarded(() => core.options.onStop?.(s));
@@ -291,25 +325,109 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
    * Waits for a host hook, but not past the run's signal, its end or its deadline: a hook nobody
    * answers (an approval UI left open) must not hold the call. Then `fallback` is the answer.
    */
-  const bounded = async <R>(fn: () => MaybePromise<R>, fallback: R): Promise<R> => {
+  const bounded = async <R>(
+    state: CallState,
+    fn: () => MaybePromise<R>,
+    fallback: R,
+  ): Promise<R> => {
     const left = deadline - core.now();
     let timer: ReturnType<typeof setTimeout> | undefined;
     let onAbort = () => {};
     const cut = new Promise<R>((resolve) => {
       onAbort = () => resolve(fallback);
       if (left <= MAX_TIMER_MS) timer = setTimeout(onAbort, Math.max(0, left));
-      signal?.addEventListener("abort", onAbort, { once: true });
-      runEnded.signal.addEventListener("abort", onAbort, { once: true });
+      for (const s of wakers(state)) s.addEventListener("abort", onAbort, { once: true });
     });
     try {
-      if (signal?.aborted) return fallback;
+      if (wakers(state).some((s) => s.aborted)) return fallback;
       const answer = guardedAsync(fn).then((r) => (r === undefined ? fallback : r));
       return await Promise.race([answer, cut]);
     } finally {
       clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-      runEnded.signal.removeEventListener("abort", onAbort);
+      for (const s of wakers(state)) s.removeEventListener("abort", onAbort);
     }
+  };
+
+  /** Whether the host aborted the run or this call, or ended the run. */
+  const isAborted = (state: CallState) => state.signals.some((s) => s.aborted);
+
+  /** What wakes a wait (a backoff, a hook, a verify step): a cut, or any end of the run. */
+  const wakers = (state: CallState) => [...state.signals, runEnded.signal];
+
+  /**
+   * One store operation, bounded by the store timeout, the deadline, the run's signal, its end and
+   * the call's signal. A synchronous store (the memory store) answers with no timer at all.
+   */
+  const storeOp = <R>(state: CallState, op: string, fn: () => MaybePromise<R>) =>
+    guardStore(op, fn, {
+      signals: state.signals,
+      timeoutMs: observeOnly
+        ? core.storeTimeoutMs
+        : Math.min(core.storeTimeoutMs, Math.max(0, deadline - core.now())),
+    });
+
+  /**
+   * The store failed before or after an attempt: nothing more is executed (fail closed) and the
+   * trouble goes to the host, never its text to the model. Without an `onHostError` hook the run
+   * ends and the `HostError` is thrown, as for every host failure.
+   */
+  const storeTrouble = async <T>(
+    state: CallState,
+    error: unknown,
+    certainty: Certainty,
+  ): Promise<Terminal<T>> => {
+    if (!(GovernorError.isInstance(error) && error.code === "store_error")) throw error;
+    // Cut by an abort or the host's end: that is what happened, not a store outage.
+    if (isAborted(state)) {
+      const outcome = preflightStop<T>(state, "aborted");
+      return certainty === "unknown" && state.key !== undefined && outcome.kind === "stop"
+        ? { ...outcome, idempotencyKey: state.key }
+        : outcome;
+    }
+    // A ledger that lost its data needs a person (restore it, or acknowledge the loss).
+    const lost = StoreError.isInstance(error) && error.reason === "ledger_lost";
+    const hostError = new HostError({
+      tool: state.call.tool,
+      server: state.call.server,
+      reason: "store_unavailable",
+      channel: "local",
+      failureCode: StoreError.isInstance(error) ? error.reason : undefined,
+      message: `${state.call.tool}: ${error.message}`,
+      cause: error,
+    });
+    const print = fingerprint({
+      tool: state.call.tool,
+      channel: "local",
+      text: "store_unavailable",
+    });
+    const d: Decision = { action: "host", reason: "store_unavailable", certainty };
+    const c: Classification = { ...d, source: "signal" };
+    record(state, { channel: "local", origin: "local", text: error.message }, c, d, print);
+    const hook = core.options.onHostError;
+    if (!hook) {
+      emitCall(state, "host");
+      stopRun("store_unavailable", undefined, lost);
+      throw new Escape(hostError);
+    }
+    await bounded(
+      state,
+      () =>
+        hook(hostError, {
+          runId: id,
+          tool: state.call.tool,
+          server: state.call.server,
+          attempt: state.attempts,
+          effect: state.effect,
+          safeToRepeat: false,
+        }),
+      undefined,
+    );
+    return stopOutcome(
+      state,
+      { ...plainStop("store_unavailable"), certainty, personResolvable: lost },
+      "the call could not be completed",
+      { hostError, emit: "host", recorded: true },
+    );
   };
 
   const observe = (text: string, state: CallState) => redactForModel(text, policy, state.sensitive);
@@ -332,8 +450,17 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     state: CallState,
     decision: StopDecision,
     observation: string,
-    extra: { hostError?: HostError; repeats?: number; emit?: CallOutcomeKind } = {},
+    extra: {
+      hostError?: HostError;
+      repeats?: number;
+      emit?: CallOutcomeKind;
+      /** The decision was recorded (counted in `actions`) already. */
+      recorded?: boolean;
+    } = {},
   ): Terminal<T> => {
+    // A stop made before any failure (a loop, a budget, an abort) still counts as a stop, once:
+    // calls that only find the run already stopped do not count again.
+    if (!extra.recorded && !ended && !observeOnly) actions.stop += 1;
     emitCall(state, extra.emit ?? "stop");
     if (!observeOnly) stopRun(decision.reason, decision.budget, decision.personResolvable);
     const text = composeMessage({
@@ -381,7 +508,9 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   };
 
   const toFailure = (state: CallState, thrown: unknown, deadlineHit: boolean): Failure => {
-    if (signal?.aborted) return localFailure("aborted");
+    if (isAborted(state)) {
+      return localFailure("aborted");
+    }
     if (deadlineHit) return localFailure("timeout", "The run's deadline passed during the call");
     if (state.call.toFailure) {
       const mapper = state.call.toFailure;
@@ -398,9 +527,10 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     d: Decision,
     print: string,
     counted = true,
+    isFailure = true,
   ) => {
     if (counted) {
-      failures += 1;
+      if (isFailure) failures += 1;
       fingerprints[print] = (fingerprints[print] ?? 0) + 1;
       actions[d.action] += 1;
       lastFailure = { tool: state.call.tool, reason: c.reason, text: observe(failure.text, state) };
@@ -424,52 +554,75 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     });
   };
 
+  /** Breaker bookkeeping after an attempt; a store that fails here loses a count, nothing more. */
   const updateBreaker = async (state: CallState, outcome: "success" | "failure") => {
-    const key = core.breakerKey(state.tool.tool, state.tool.server);
-    const before = await core.readBreaker(state.tool);
-    if (outcome === "success" && before === undefined) return;
-    const next = breakerAfter(before, state.tool.breaker, outcome, core.now());
-    await core.store.set(key, next ?? null, state.tool.breaker.cooldownMs * 10 + 60_000);
-  };
-
-  /** Records a call's result: a failure by its fingerprint, a success by its (lazy) hash. */
-  const noteSignature = (state: CallState, result: { failure: string } | { value: unknown }) => {
-    const prev = identical.get(state.callKey);
-    if (prev === undefined) {
-      identical.set(
-        state.callKey,
-        "failure" in result
-          ? { sig: `f:${result.failure}`, count: 1 }
-          : { sig: undefined, value: result.value, count: 1 },
-      );
-      return;
+    try {
+      const key = core.breakerKey(state.tool.tool, state.tool.server);
+      const before = await storeOp(state, "a breaker read", () => core.readBreaker(state.tool));
+      if (outcome === "success" && before === undefined) return;
+      const next = breakerAfter(before, state.tool.breaker, outcome, core.now());
+      const ttl = state.tool.breaker.cooldownMs * 10 + 60_000;
+      await storeOp(state, "a breaker write", () => core.store.set(key, next ?? null, ttl));
+    } catch {
+      // The breaker is advisory; the call's outcome stands.
     }
-    const sig = "failure" in result ? `f:${result.failure}` : `ok:${safeHash(result.value)}`;
-    const prevSig = prev.sig ?? `ok:${safeHash(prev.value)}`;
-    identical.set(state.callKey, { sig, count: prevSig === sig ? prev.count + 1 : 1 });
   };
 
-  /** Settles a key; a result the store cannot keep (not JSON) is dropped, the state is not. */
+  /** Records a call's result by a hash: a failure by its fingerprint, a success by its JSON. */
+  const noteSignature = (state: CallState, result: { failure: string } | { value: unknown }) => {
+    if (ended) return;
+    const sig = "failure" in result ? `f:${result.failure}` : `ok:${resultHash(result.value)}`;
+    const prev = identical.get(state.callKey);
+    if (prev === undefined && identical.size >= MAX_TRACKED_CALLS) {
+      const oldest = identical.keys().next();
+      if (!oldest.done) identical.delete(oldest.value);
+    }
+    identical.set(state.callKey, { sig, count: prev?.sig === sig ? prev.count + 1 : 1 });
+  };
+
+  /**
+   * Settles a key; a result the store cannot keep (not JSON) is dropped, the state is not. A store
+   * that fails throws a `store_error`: the entry stays pending, and a pending entry whose lease has
+   * passed counts as uncertain (fail closed).
+   */
   const settle = async (
+    state: CallState,
     key: string,
     to: "succeeded" | "failed" | "uncertain",
     result?: unknown,
   ) => {
-    if (result === undefined) return core.store.settle(key, to, { now: core.now() });
+    const claimed = state.claimedAt === undefined ? {} : { claimedAt: state.claimedAt };
+    const write = (withResult: boolean) =>
+      storeOp(state, "a ledger settle", () =>
+        core.store.settle(
+          key,
+          to,
+          withResult ? { now: core.now(), result, ...claimed } : { now: core.now(), ...claimed },
+        ),
+      );
+    if (result === undefined) return write(false);
     try {
-      await core.store.settle(key, to, { now: core.now(), result });
-    } catch {
-      await core.store.settle(key, to, { now: core.now() });
+      await write(true);
+    } catch (error) {
+      // A result that is not JSON (a BigInt, a cycle) is dropped; any other failure stands.
+      const cause = GovernorError.isInstance(error) ? error.cause : error;
+      if (!(cause instanceof TypeError)) throw error;
+      await write(false);
     }
   };
 
   /** Runs the verify step for an uncertain mutation, when the policy and options provide one. */
   const runVerify = async (state: CallState): Promise<VerifyResult | undefined> => {
-    const fn = core.options.verify?.[state.call.tool];
-    if (!fn || !state.tool.idempotency.verify || signal?.aborted) return undefined;
+    const steps = core.options.verify;
+    // Own properties only: a tool named `constructor` must not find Object's.
+    const fn =
+      steps !== undefined && Object.hasOwn(steps, state.call.tool)
+        ? steps[state.call.tool]
+        : undefined;
+    if (!fn || !state.tool.idempotency.verify || isAborted(state)) return undefined;
     const ac = new AbortController();
-    const onAbort = () => ac.abort(signal?.reason);
-    signal?.addEventListener("abort", onAbort, { once: true });
+    const onAbort = (event: Event) => ac.abort((event.target as AbortSignal).reason);
+    for (const s of wakers(state)) s.addEventListener("abort", onAbort, { once: true });
     const left = deadline - core.now();
     const timer =
       left <= MAX_TIMER_MS ? setTimeout(() => ac.abort(), Math.max(0, left)) : undefined;
@@ -491,7 +644,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       return { effect: "unknown" };
     } finally {
       clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
+      for (const s of wakers(state)) s.removeEventListener("abort", onAbort);
     }
   };
 
@@ -501,7 +654,8 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     execute: Executor<T>,
     remainingMs: number,
   ): Promise<{ value: T } | { thrown: unknown; deadlineHit: boolean }> => {
-    if (signal?.aborted) return { thrown: abortError(signal), deadlineHit: false };
+    const abortedBy = state.signals.find((s) => s.aborted);
+    if (abortedBy) return { thrown: abortError(abortedBy), deadlineHit: false };
     let ac: AbortController | undefined;
     let done = false;
     let deadlineHit = false;
@@ -516,8 +670,9 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       ac?.abort(reason);
       cancel(reason);
     };
-    const onAbort = () => stopAttempt(signal?.reason);
-    if (signal) signal.addEventListener("abort", onAbort, { once: true });
+    // The run's signal, its end (`run.end()` aborts attempts in flight) and the call's signal.
+    const onAbort = (event: Event) => stopAttempt((event.target as AbortSignal).reason);
+    for (const s of state.signals) s.addEventListener("abort", onAbort, { once: true });
     // Observe-only enforces nothing, the deadline included: only the host's own signal applies.
     const timer =
       !observeOnly && remainingMs <= MAX_TIMER_MS
@@ -556,7 +711,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     } finally {
       done = true;
       clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
+      for (const s of state.signals) s.removeEventListener("abort", onAbort);
     }
   };
 
@@ -565,35 +720,66 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     // A parallel call may have stopped the run during this call's backoff: no more retries. (A
     // first attempt admitted before the stop still runs: its budget was granted.)
     if (ended && !observeOnly && state.attempts > 0) return endedOutcome(state);
-    if (signal?.aborted) return preflightStop(state, "aborted");
+    if (isAborted(state)) return preflightStop(state, "aborted");
     const remainingMs = deadline - core.now();
     if (remainingMs <= 0 && !observeOnly) return preflightStop(state, "deadline_exceeded");
-    if (state.key !== undefined && state.argsHash !== undefined) {
-      const claim = await core.store.claim(state.key, state.argsHash, {
-        now: core.now(),
-        allowUncertain: state.tool.idempotency.honorsKeys || state.verified === "absent",
-        // The lease is the holder's longest attempt, not this claimer's remaining time: a claimer
-        // with a short deadline must not take a key another attempt still holds.
-        leaseMs: Math.min(policy.budgets.wallTimeMs, 15 * 60_000),
-      });
-      if (claim.status === "succeeded") {
-        emitCall(state, "replayed");
-        return {
-          kind: "ok",
-          value: claim.entry.result as T,
-          attempts: state.attempts,
-          replayed: true,
-        };
+    try {
+      if (state.key !== undefined && state.argsHash !== undefined) {
+        const { key, argsHash } = state;
+        const claimedAt = core.now();
+        const claim = await storeOp(state, "a ledger claim", () =>
+          core.store.claim(key, argsHash, {
+            now: claimedAt,
+            allowUncertain: state.tool.idempotency.honorsKeys || state.verified === "absent",
+            // The lease is the holder's longest attempt, not this claimer's remaining time: a
+            // claimer with a short deadline must not take a key another attempt still holds.
+            leaseMs: Math.min(policy.budgets.wallTimeMs, 15 * 60_000),
+          }),
+        );
+        if (claim.status === "succeeded") {
+          noteSuccess(state);
+          emitCall(state, "replayed");
+          return {
+            kind: "ok",
+            value: claim.entry.result as T,
+            attempts: state.attempts,
+            replayed: true,
+          };
+        }
+        if (claim.status !== "claimed") return refusedClaim(state, claim.status);
+        state.claimedAt = claimedAt;
       }
-      if (claim.status !== "claimed") return refusedClaim(state, claim.status);
+      if (state.attempts === 0) {
+        await storeOp(state, "a retry-budget count", () => core.countCall(state.call.server));
+      }
+    } catch (error) {
+      if (observeOnly && state.key === undefined) {
+        // Observe-only sends calls untouched, store or no store.
+      } else {
+        return storeTrouble(state, error, "not_sent");
+      }
+    }
+    // The awaits above may have seen the run end or the call aborted: nothing is sent then, and
+    // the key just claimed is released as not sent.
+    if (isAborted(state)) {
+      if (state.key !== undefined) {
+        const { key } = state;
+        await guardedAsync(() => settle(state, key, "failed"));
+      }
+      return preflightStop(state, "aborted");
     }
     // A verify answer speaks of the attempts before it: this new attempt may write again.
     state.verified = undefined;
     state.attempts += 1;
     attempts += 1;
-    if (state.attempts === 1) await core.countCall(state.call.server);
 
-    const outcome = await perform(state, execute, remainingMs);
+    inFlight += 1;
+    let outcome: Awaited<ReturnType<typeof perform<T>>>;
+    try {
+      outcome = await perform(state, execute, remainingMs);
+    } finally {
+      inFlight -= 1;
+    }
     let failure: Failure | undefined;
     if ("value" in outcome) {
       if (isErrorResult(outcome.value)) {
@@ -605,17 +791,58 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     if (failure === undefined && "value" in outcome) {
       const { value } = outcome;
       if (state.key !== undefined) {
-        await settle(state.key, "succeeded", state.tool.idempotency.replay ? value : undefined);
+        try {
+          await settle(
+            state,
+            state.key,
+            "succeeded",
+            state.tool.idempotency.replay ? value : undefined,
+          );
+        } catch (error) {
+          // The write happened and its answer is here: the model gets it. The entry stays
+          // pending, so after its lease a repeat of this logical call is refused, never re-run.
+          storeAfterEffect(state, error);
+        }
       }
       await updateBreaker(state, "success");
       noteSignature(state, { value });
-      if (state.key !== undefined) {
-        successes.set(state.callKey, (successes.get(state.callKey) ?? 0) + 1);
-      }
+      noteSuccess(state);
       emitCall(state, "ok");
       return { kind: "ok", value, attempts: state.attempts, replayed: false };
     }
     return judge(state, failure as Failure, outcome);
+  };
+
+  /** A success of a keyed call: the next identical call without `callId` is a new logical call. */
+  const noteSuccess = (state: CallState) => {
+    if (state.key !== undefined) {
+      successes.set(state.callKey, (successes.get(state.callKey) ?? 0) + 1);
+    }
+  };
+
+  /** Tells the host that the store failed after a write succeeded; the call's outcome stands. */
+  const storeAfterEffect = (state: CallState, error: unknown) => {
+    if (!(GovernorError.isInstance(error) && error.code === "store_error")) throw error;
+    const hook = core.options.onHostError;
+    if (!hook) return;
+    const hostError = new HostError({
+      tool: state.call.tool,
+      server: state.call.server,
+      reason: "store_unavailable",
+      channel: "local",
+      message: `${state.call.tool}: ${error.message} (the call succeeded; its key stays pending)`,
+      cause: error,
+    });
+    void guardedAsync(() =>
+      hook(hostError, {
+        runId: id,
+        tool: state.call.tool,
+        server: state.call.server,
+        attempt: state.attempts,
+        effect: state.effect,
+        safeToRepeat: false,
+      }),
+    );
   };
 
   const refusedClaim = <T>(
@@ -666,7 +893,12 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       ...(failure.code !== undefined && { code: failure.code }),
     });
     if (state.key !== undefined) {
-      await settle(state.key, c.certainty === "unknown" ? "uncertain" : "failed");
+      try {
+        await settle(state, state.key, c.certainty === "unknown" ? "uncertain" : "failed");
+      } catch (error) {
+        // Unrecorded, the entry stays pending and then counts as uncertain: nothing is retried.
+        return storeTrouble(state, error, c.certainty);
+      }
     }
     if (c.action === "retry_dependency" || c.reason === "transport_error") {
       await updateBreaker(state, "failure");
@@ -681,7 +913,8 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         reason: c.reason,
         channel: failure.channel,
         failureCode: failure.code,
-        message: `${state.call.tool}: ${failure.text}`,
+        // Host-facing text is logged: redacted like the model's (the raw error stays in cause).
+        message: `${state.call.tool}: ${observe(failure.text, state)}`,
         cause: failure.raw,
       });
       const hook = core.options.onHostError;
@@ -695,6 +928,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       }
       const error = hostError;
       const resolution = await bounded<HostResolution | undefined>(
+        state,
         () =>
           hook(error, {
             runId: id,
@@ -720,7 +954,14 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       if (tentative.action === "stop" && tentative.reason === "uncertain_mutation") {
         const verdict = await runVerify(state);
         if (verdict?.effect === "present") {
-          if (state.key !== undefined) await settle(state.key, "succeeded", verdict.result);
+          if (state.key !== undefined) {
+            const { key } = state;
+            // The write is known done; if the store cannot record it, the entry stays pending
+            // (uncertain after its lease): a repeat is refused, never re-run.
+            await guardedAsync(() => settle(state, key, "succeeded", verdict.result));
+          }
+          // The verified write is a success: the next identical call is a new logical call.
+          noteSuccess(state);
           emitCall(state, "replayed");
           return {
             kind: "ok",
@@ -730,8 +971,13 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
           };
         }
         if (verdict) state.verified = verdict.effect;
-        if (verdict?.effect === "absent" && state.key !== undefined)
-          await settle(state.key, "failed");
+        if (verdict?.effect === "absent" && state.key !== undefined) {
+          try {
+            await settle(state, state.key, "failed");
+          } catch (error) {
+            return storeTrouble(state, error, c.certainty);
+          }
+        }
       }
     }
     if (ended && !observeOnly) {
@@ -745,8 +991,17 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
 
     let d = commit(state, c, print);
     if (d.action === "retry_dependency" && !observeOnly) {
-      // The server's shared retry budget is asked only when a retry is otherwise allowed.
-      if (!(await core.takeRetry(state.call.server))) {
+      // The server's shared retry budget is asked only when a retry is otherwise allowed; a store
+      // that cannot answer grants none.
+      let granted = false;
+      try {
+        granted = await storeOp(state, "a retry-budget take", () =>
+          core.takeRetry(state.call.server),
+        );
+      } catch {
+        granted = false;
+      }
+      if (!granted) {
         budgets.refund("retries");
         budgets.refund("failures");
         d = commit(state, c, print, true);
@@ -766,7 +1021,12 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       };
     }
 
-    const repeats = modelRepeats.get(print) ?? 1;
+    // A stop for repeats is not counted in modelRepeats (only what reached the model is): this
+    // failure is one more than those.
+    const repeats =
+      d.action === "stop" && d.reason === "repeated_failure"
+        ? (modelRepeats.get(print) ?? 0) + 1
+        : (modelRepeats.get(print) ?? 1);
     switch (d.action) {
       case "retry_dependency": {
         retries += 1;
@@ -790,11 +1050,13 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
           state,
           { ...plainStop(d.reason), certainty: d.certainty },
           "the call could not be completed",
-          hostError === undefined ? { emit: "host" } : { hostError, emit: "host" },
+          hostError === undefined
+            ? { emit: "host", recorded: true }
+            : { hostError, emit: "host", recorded: true },
         );
       case "stop":
         noteSignature(state, { failure: print });
-        return stopOutcome(state, d, observe(failure.text, state), { repeats });
+        return stopOutcome(state, d, observe(failure.text, state), { repeats, recorded: true });
       default: {
         noteSignature(state, { failure: print });
         emitCall(state, "model");
@@ -860,9 +1122,10 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     c: Classification,
     print: string,
     serverRetryBudgetEmpty = false,
+    isFailure = true,
   ): Decision => {
     const d = decideNow(state, c, print, serverRetryBudgetEmpty);
-    budgets.take("failures");
+    if (isFailure) budgets.take("failures");
     if (d.action === "retry_dependency") budgets.take("retries");
     if (d.action === "correct_arguments" || d.action === "switch_tool") {
       budgets.take(d.action === "correct_arguments" ? "corrections" : "switches");
@@ -876,48 +1139,103 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     const tool = core.toolPolicy(request.tool, request.server);
     const effect = resolveEffect(tool.effect, tool.trustAnnotations, request.annotations);
     const rawArgs = request.args ?? {};
-    // Observe-only sends calls untouched: no key in the arguments or `_meta`, no ledger.
-    const mutating = effect === "mutating" && !observeOnly;
-    // Canonical text, not a hash, keys the loop detector: it costs less than hashing every call.
-    const callKey = `${request.server ?? ""}\u0000${request.tool}\u0000${canonicalJson(rawArgs)}`;
-    const argsHash = mutating ? hashArgs(rawArgs) : undefined;
-    const key = mutating
-      ? request.callId !== undefined
-        ? core.mintKey(["call", request.callId, request.tool])
-        : core.mintKey([
-            id,
-            request.server ?? "",
-            request.tool,
-            argsHash ?? "",
-            String(successes.get(callKey) ?? 0),
-          ])
-      : undefined;
-    const argName = tool.idempotency.argument;
-    const args =
-      key !== undefined && argName !== undefined ? { ...rawArgs, [argName]: key } : rawArgs;
-    const sensitive = tool.sensitiveArgs.flatMap((name) => {
-      const v = rawArgs[name];
-      return typeof v === "string" ? [v] : typeof v === "number" ? [String(v)] : [];
-    });
+    let canonical: string | undefined;
+    let invalidArgs: string | undefined;
+    try {
+      canonical = canonicalJson(rawArgs);
+    } catch (error) {
+      // A cycle: not JSON, so not something a server could be sent.
+      invalidArgs = error instanceof Error ? error.message.replace(/^canonicalJson: /, "") : "";
+    }
+    // Canonical text keys the loop detector (a hash when long: the map keeps keys, not bodies).
+    const callText = `${request.server ?? ""}\u0000${request.tool}\u0000${canonical ?? ""}`;
+    const callKey = callText.length > 256 ? shortHash(callText) : callText;
+    const signals = [signal, hostEnd.signal, request.signal].filter(
+      (s): s is AbortSignal => s !== undefined,
+    );
     const state: CallState = {
       call: request,
       tool,
       effect,
-      args,
-      meta: key === undefined ? {} : { [IDEMPOTENCY_META_KEY]: key },
+      args: rawArgs,
+      meta: {},
       callKey,
-      argsHash,
-      key,
-      sensitive,
+      argsHash: undefined,
+      key: undefined,
+      sensitive: sensitiveOf(tool, rawArgs),
+      signals,
       started,
       attempts: 0,
       verified: undefined,
+      claimedAt: undefined,
     };
 
     if (ended && !observeOnly) return endedOutcome(state);
-    const pre = await preflight(state);
-    if (pre) return pre as Terminal<T>;
+    // The call's own signal ends the run (the host gave up on this call and its loop).
+    const onCallAbort = () => {
+      if (!ended) stopRun("aborted");
+    };
+    request.signal?.addEventListener("abort", onCallAbort, { once: true });
+    try {
+      if (request.signal?.aborted) return preflightStop(state, "aborted");
+      if (invalidArgs !== undefined) {
+        const refused = preflightModel(
+          state,
+          "correct_arguments",
+          "invalid_argument",
+          `the arguments are not valid JSON (${invalidArgs})`,
+          true,
+        );
+        if (refused) return refused as Terminal<T>;
+      }
+      const pre = await preflight(state);
+      if (pre) return pre as Terminal<T>;
+      mintKey(state, rawArgs, canonical ?? "null");
+      return await attempts_(state, execute);
+    } catch (err) {
+      if (err instanceof Escape) throw err.value;
+      throw err;
+    } finally {
+      request.signal?.removeEventListener("abort", onCallAbort);
+    }
+  };
 
+  /**
+   * Mints the call's idempotency key (mutating tools only), once preflight let it through. With a
+   * `callId`, the key is the host's logical call: in the run's scope when it has one, else in this
+   * run instance. Without, it is this instance, the server, the tool, the arguments and how many
+   * identical calls succeeded before, so it never matches a call of another run.
+   */
+  const mintKey = (
+    state: CallState,
+    rawArgs: Readonly<Record<string, unknown>>,
+    canonical: string,
+  ) => {
+    if (state.effect !== "mutating" || observeOnly) return;
+    const { call: request, tool } = state;
+    const argsHash = createHash("sha256").update(canonical).digest("hex").slice(0, 32);
+    const server = request.server ?? "";
+    const key =
+      request.callId !== undefined
+        ? scope !== undefined
+          ? core.mintKey(["scope", scope, server, request.tool, request.callId])
+          : core.mintKey(["run", instance, server, request.tool, request.callId])
+        : core.mintKey([
+            instance,
+            server,
+            request.tool,
+            argsHash,
+            String(successes.get(state.callKey) ?? 0),
+          ]);
+    const argName = tool.idempotency.argument;
+    state.argsHash = argsHash;
+    state.key = key;
+    state.meta = { [IDEMPOTENCY_META_KEY]: key };
+    if (argName !== undefined) state.args = { ...rawArgs, [argName]: key };
+  };
+
+  /** The attempts of a call that preflight let through: one, and more when retries are asked. */
+  const attempts_ = async <T>(state: CallState, execute: Executor<T>): Promise<Terminal<T>> => {
     try {
       // Most calls need one attempt: p-retry orchestrates only once a retry is asked for.
       let first: RetryRequest;
@@ -927,7 +1245,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         if (!(err instanceof RetryRequest)) throw err;
         first = err;
       }
-      if (first.delayMs > 0) await sleep(first.delayMs, signal, runEnded.signal);
+      if (first.delayMs > 0) await sleep(first.delayMs, ...wakers(state));
       return await pRetry(() => attemptOnce(state, execute), {
         retries: 1000,
         minTimeout: 0,
@@ -937,13 +1255,13 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         shouldRetry: ({ error }) => error instanceof RetryRequest,
         onFailedAttempt: async ({ error }) => {
           if (error instanceof RetryRequest && error.delayMs > 0) {
-            await sleep(error.delayMs, signal, runEnded.signal);
+            await sleep(error.delayMs, ...wakers(state));
           }
         },
       });
     } catch (err) {
-      if (err instanceof Escape) throw err.value;
-      if (signal?.aborted) return preflightStop(state, "aborted");
+      if (err instanceof Escape) throw err;
+      if (isAborted(state)) return preflightStop(state, "aborted");
       if (ended && !observeOnly) return endedOutcome(state);
       if (err instanceof RetryRequest) return preflightStop(state, "retries_exhausted");
       throw err;
@@ -961,16 +1279,17 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       record(state, { channel: "local", origin: "local", text: reason }, c, d, print, false);
       return undefined;
     };
-    if (signal?.aborted) return fail("aborted");
+    if (isAborted(state)) return fail("aborted");
     if (core.now() >= deadline) return fail("budget_exhausted", "wallTime");
     const { tool } = state;
     if (tool.access === "deny") {
-      return modelSwitch(state, "denied_by_policy", "this tool is not allowed");
+      return preflightModel(state, "switch_tool", "denied_by_policy", "this tool is not allowed");
     }
     if (tool.access === "confirm" && !observeOnly) {
       const confirm = core.options.onConfirm;
       const approved = confirm
         ? await bounded(
+            state,
             () =>
               confirm({
                 runId: id,
@@ -982,58 +1301,79 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
             false,
           )
         : false;
-      if (signal?.aborted) return fail("aborted");
+      if (isAborted(state)) return fail("aborted");
       if (approved !== true) return fail("not_approved");
     }
     const seen = identical.get(state.callKey);
     if (!tool.loop.exempt && seen !== undefined && seen.count >= tool.loop.maxIdentical) {
       return fail("loop_detected");
     }
-    const breaker = await core.readBreaker(tool);
-    const check = breakerCheck(breaker, tool.breaker, core.now());
-    let open = check.verdict === "open";
-    if (check.verdict === "probe" && breaker?.openedAt !== undefined) {
-      // One probe per cool-down, across parallel calls and workers: the store's atomic counter
-      // lets exactly one caller through.
-      const period = Math.floor(
-        (core.now() - breaker.openedAt) / Math.max(1, tool.breaker.cooldownMs),
-      );
-      const gate = `${core.breakerKey(tool.tool, tool.server)}:probe:${breaker.openedAt}:${period}`;
-      open = (await core.store.increment(gate, 1, Math.max(1, tool.breaker.cooldownMs))) > 1;
+    let open = false;
+    try {
+      const breaker = await storeOp(state, "a breaker read", () => core.readBreaker(tool));
+      const check = breakerCheck(breaker, tool.breaker, core.now());
+      open = check.verdict === "open";
+      if (check.verdict === "probe" && breaker?.openedAt !== undefined) {
+        // One probe per cool-down, across parallel calls and workers: the store's atomic counter
+        // lets exactly one caller through.
+        const period = Math.floor(
+          (core.now() - breaker.openedAt) / Math.max(1, tool.breaker.cooldownMs),
+        );
+        const gate = `${core.breakerKey(tool.tool, tool.server)}:probe:${breaker.openedAt}:${period}`;
+        const ttl = Math.max(1, tool.breaker.cooldownMs);
+        open =
+          (await storeOp(state, "a breaker probe", () => core.store.increment(gate, 1, ttl))) > 1;
+      }
+    } catch (error) {
+      // Observe-only sends calls untouched, store or no store; otherwise fail closed.
+      if (!observeOnly) return storeTrouble(state, error, "not_sent");
     }
-    if (open) return modelSwitch(state, "circuit_open", "the tool is failing and paused");
+    if (open) {
+      return preflightModel(state, "switch_tool", "circuit_open", "the tool is failing and paused");
+    }
     // After every await, in one synchronous step: a run that stopped meanwhile admits nothing,
     // and the calls budget is taken by exactly the calls that go on to execute.
     if (ended && !observeOnly) return endedOutcome(state);
-    if (signal?.aborted) return fail("aborted");
+    if (isAborted(state)) return fail("aborted");
     if (!budgets.take("calls")) return fail("budget_exhausted", "calls");
     return undefined;
   };
 
-  /** A switch_tool decision made before any attempt (denied tool, open breaker). */
-  const modelSwitch = (
+  /**
+   * A decision for the model made before any attempt (a denied tool, an open breaker, arguments
+   * that are not JSON). Nothing failed, so the failures budget is not spent, but the action's own
+   * budget and the repeat rule apply.
+   */
+  const preflightModel = (
     state: CallState,
+    action: "switch_tool" | "correct_arguments",
     reason: Reason,
     observation: string,
+    isFailure = false,
   ): Terminal<unknown> | undefined => {
     const print = fingerprint({ tool: state.call.tool, channel: "local", text: reason });
     const classification: Classification = {
-      action: "switch_tool",
+      action,
       reason,
       certainty: "not_sent",
       source: "signal",
     };
-    const d = commit(state, classification, print);
+    const d = commit(state, classification, print, false, isFailure);
     record(
       state,
       { channel: "local", origin: "local", text: observation },
       classification,
       d,
       print,
+      true,
+      isFailure,
     );
     if (observeOnly) return undefined;
     if (d.action === "stop") {
-      return stopOutcome(state, d, observation, { repeats: modelRepeats.get(print) ?? 1 });
+      return stopOutcome(state, d, observation, {
+        repeats: modelRepeats.get(print) ?? 1,
+        recorded: true,
+      });
     }
     emitCall(state, "model");
     const text = composeMessage({
@@ -1045,7 +1385,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     });
     return {
       kind: "model",
-      action: "switch_tool",
+      action,
       reason,
       fingerprint: print,
       result: modelResult(text),
@@ -1058,15 +1398,37 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       return ended !== undefined;
     },
     call,
-    end,
+    end: () => {
+      if (!ended)
+        hostEnd.abort(Object.assign(new Error("The run was ended"), { name: "AbortError" }));
+      return end();
+    },
     summary,
   };
 }
 
-function safeHash(value: unknown): string {
+/** How many distinct calls a run's loop detector follows; the oldest are forgotten first. */
+const MAX_TRACKED_CALLS = 1_000;
+
+function shortHash(text: string): string {
+  return createHash("sha256").update(text).digest("base64url").slice(0, 24);
+}
+
+/** A success's signature: its JSON (a hash when long), or a fixed word when it has none. */
+function resultHash(value: unknown): string {
   try {
-    return hashArgs(value ?? null);
+    const json = JSON.stringify(value ?? null) ?? "null";
+    return json.length <= 64 ? json : shortHash(json);
   } catch {
     return "unhashable";
   }
+}
+
+/** The values of the arguments the policy marks sensitive, to redact wherever they appear. */
+function sensitiveOf(tool: ToolPolicy, args: Readonly<Record<string, unknown>>): string[] {
+  if (tool.sensitiveArgs.length === 0) return [];
+  return tool.sensitiveArgs.flatMap((name) => {
+    const v = Object.hasOwn(args, name) ? args[name] : undefined;
+    return typeof v === "string" ? [v] : typeof v === "number" ? [String(v)] : [];
+  });
 }

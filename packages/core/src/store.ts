@@ -1,3 +1,4 @@
+import { GovernorError } from "./errors.ts";
 import type { MaybePromise } from "./types.ts";
 
 /** States of an idempotency key (DESIGN.md §4). */
@@ -14,6 +15,12 @@ export interface LedgerEntry {
   readonly state: LedgerState;
   /** The recorded result of a succeeded call, for replay. */
   readonly result?: unknown;
+  /**
+   * Set on a `succeeded` entry whose recorded result is gone (a store that keeps results apart
+   * from the entry may lose them first, e.g. to eviction). The call still succeeded and must not
+   * run again: replay it as done, with no result to show.
+   */
+  readonly resultUnavailable?: true;
   /** Epoch ms of the last change. */
   readonly updatedAt: number;
 }
@@ -28,11 +35,30 @@ export interface ClaimOptions {
    */
   readonly allowUncertain: boolean;
   /**
-   * How long a `pending` claim holds. A pending entry older than this belongs to an attempt that
-   * died (a crashed worker): it is treated as `uncertain`, since that attempt may have been sent
-   * (and recorded as `uncertain` when the claim is refused).
+   * How long this claim holds: the longest this attempt may take. The store keeps it with the
+   * `pending` entry, and a later claim finds the entry `in_flight` until the longer of the
+   * holder's lease and its own has passed since the claim. A pending entry older than that belongs
+   * to an attempt that died or whose settle failed (a crashed worker, a store outage after the
+   * write): it is treated as `uncertain`, never as free, since that attempt may have run (and it
+   * is recorded as `uncertain` when the claim is refused).
    */
   readonly leaseMs: number;
+}
+
+/** Options of {@link Store.settle}. */
+export interface SettleOptions {
+  /** Epoch ms now. */
+  readonly now: number;
+  /** The result of a `succeeded` call, to replay (JSON). */
+  readonly result?: unknown;
+  /**
+   * The `now` of the claim this attempt holds (its entry's `updatedAt` when claimed). When given
+   * and the entry is `pending` under another claim (this attempt's lease expired and another
+   * attempt took the key), a `failed` or `uncertain` settle is dropped: it must not free, or mark,
+   * a key another attempt may be running. A `succeeded` settle is always kept (the write happened).
+   * @default none: the settle applies whatever holds the key (a host settling by hand)
+   */
+  readonly claimedAt?: number;
 }
 
 /**
@@ -53,10 +79,61 @@ export type ClaimResult =
     }
   | { readonly status: "ledger_full" };
 
+/** Why a store operation failed: see {@link StoreError}. */
+export type StoreErrorReason =
+  /** The store could not be reached, or the connection broke during the operation. */
+  | "unavailable"
+  /** The store did not answer within its command timeout. */
+  | "timeout"
+  /**
+   * The ledger lost data (a restart without persistence, a flush, an eviction, a failover to a
+   * replica that had not received the latest writes): an absent key may be a write that happened.
+   * Nothing may execute until a person checks the writes that were in doubt and resets the mark.
+   */
+  | "ledger_lost"
+  /** The server is set up in a way the ledger cannot be trusted on (no persistence, eviction). */
+  | "misconfigured"
+  /** The server refused the command (out of memory, read-only replica, wrong type…). */
+  | "rejected";
+
+const STORE_MARKER = Symbol.for("governor.store-error");
+
+/**
+ * A store operation failed. Its `message` is fixed text that names the operation and the reason,
+ * never a URL, a host, an address or a key, so a host may show or log it as it is; the client's
+ * own error is the `cause`. A caller must treat any store error as "the ledger cannot answer":
+ * execute nothing (fail closed) and hand the error to the host.
+ */
+export class StoreError extends GovernorError {
+  /** Why the operation failed. */
+  readonly reason: StoreErrorReason;
+  /** The store method that failed (`claim`, `settle`, `get`, `set`, `increment`, `entry`). */
+  readonly operation: string;
+  readonly [STORE_MARKER]: true = true;
+
+  constructor(fields: {
+    reason: StoreErrorReason;
+    operation: string;
+    message: string;
+    cause?: unknown;
+  }) {
+    super("store_error", fields.message, { cause: fields.cause });
+    this.name = "StoreError";
+    this.reason = fields.reason;
+    this.operation = fields.operation;
+  }
+
+  /** True for any StoreError, even one from another copy of the package. */
+  static override isInstance(value: unknown): value is StoreError {
+    return typeof value === "object" && value !== null && STORE_MARKER in value;
+  }
+}
+
 /**
  * What must outlive a call: counters (retry budgets), small JSON values (breaker state) and the
- * idempotency ledger. Methods may answer synchronously or with a promise. Every implementation
- * must pass the contract suite in `@governor/core/testing`.
+ * idempotency ledger. Methods may answer synchronously or with a promise. A method that cannot
+ * answer throws (or rejects with) a {@link StoreError}; `claim` then must be read as a refusal.
+ * Every implementation must pass the contract suite in `@governor/core/testing`.
  */
 export interface Store {
   /** Reads a JSON value, or undefined when absent or expired. */
@@ -74,12 +151,13 @@ export interface Store {
    * Settles a key: `succeeded` (with the result to replay), `failed` (the server answered with a
    * failure; no effect assumed) or `uncertain` (sent, no answer). Settled entries are kept for the
    * retention period; `uncertain` ones until a host settles them. Settling a key nobody claimed
-   * creates it (a host that checked by hand).
+   * creates it (a host that checked by hand). With `claimedAt`, a `failed` or `uncertain` settle of
+   * a key that another attempt has claimed since is dropped (see {@link SettleOptions}).
    */
   settle(
     key: string,
     state: Exclude<LedgerState, "pending">,
-    options: { readonly now: number; readonly result?: unknown },
+    options: SettleOptions,
   ): MaybePromise<void>;
   /** Reads a ledger entry. */
   entry(key: string): MaybePromise<LedgerEntry | undefined>;

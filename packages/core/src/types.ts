@@ -76,6 +76,7 @@ export const REASONS = {
   malformed_response: "host",
   elicitation_required: "host",
   transport_error: "host",
+  store_unavailable: "host",
 } as const satisfies Record<string, Action>;
 
 /** A machine-readable reason from the closed set {@link REASONS}. */

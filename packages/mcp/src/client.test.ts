@@ -291,6 +291,25 @@ describe("transport errors", () => {
     });
   });
 
+  it("issue 9.4: an onerror report reaches onTransportError redacted with the policy's settings (its own patterns too)", async () => {
+    const forwarded: HostError[] = [];
+    const { client } = await connectInMemory(createFaultServer());
+    clients.push(client);
+    governClient(client, {
+      governor: createGovernor({ redaction: { patterns: ["ACCT-\\d{6}"] } }, { metrics: false }),
+      onTransportError: (e) => void forwarded.push(e),
+    });
+    const leak = new Error(
+      `Unexpected token 'A', "Authorization: Bearer abcdefghijklmnopqrstuvwx.yz" for ACCT-123456 is not valid JSON`,
+    );
+    client.onerror?.(leak);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(forwarded).toHaveLength(1);
+    expect(forwarded[0]?.message).toMatch(/^Unexpected token 'A', /);
+    expect(forwarded[0]?.message).not.toMatch(/abcdefghijklmnop|ACCT-123456/);
+    expect(forwarded[0]?.cause).toBe(leak);
+  });
+
   it("reports a connection that closes with calls in flight", async () => {
     const forwarded: HostError[] = [];
     const { governed, governor } = await setup(

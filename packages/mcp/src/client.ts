@@ -4,6 +4,7 @@ import {
   type Governor,
   HostError,
   type Run,
+  redact,
   type ToolAnnotations,
 } from "@governor/core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -13,28 +14,49 @@ import {
   ErrorCode,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import { transportErrorText } from "./host-text.ts";
+import { listAllTools, MAX_TOOL_PAGES, type ToolListing } from "./list-tools.ts";
 import { type CallSiteFacts, isSessionGone, LocalCheckError, mapSdkError } from "./map-error.ts";
 import type { RetryAfterFetch } from "./retry-after.ts";
+import { createSession } from "./session.ts";
 
 /** Options of {@link governClient}. */
 export interface GovernClientOptions {
   readonly governor: Governor;
   /** The server's name in the policy (`servers.<name>`): its settings and `trustAnnotations` apply. */
   readonly server?: string;
-  /** Upper bound of one attempt's timeout; the run's remaining time lowers it. @default 60000 */
+  /**
+   * Upper bound of one attempt's timeout; the run's remaining time lowers it. Also bounds one
+   * tool listing (all its pages). @default 60000
+   */
   readonly requestTimeoutMs?: number;
   /**
-   * Connects the client to a new transport (`client.connect(new StdioClientTransport(…))`) after
-   * the connection closed or an HTTP session expired. The adapter closes the old transport first
-   * and calls this before the next attempt. Only the calls the run may repeat are attempted again:
-   * read-only, idempotent, keyed, or never sent.
+   * Upper bound of one reconnect: waiting for the calls still out on an expired session, closing
+   * it, and the `reconnect` hook (spawning a stdio server can take seconds). @default
+   * `requestTimeoutMs`, at least 30000
    */
-  readonly reconnect?: () => Promise<void>;
+  readonly reconnectTimeoutMs?: number;
+  /**
+   * Connects the client to a new transport (`client.connect(new StdioClientTransport(…))`) after
+   * the connection closed or an HTTP session expired. Before the next attempt, the adapter lets
+   * the calls still out on an expired session get their own answers, closes the old transport,
+   * then calls this, one reconnect at a time for all calls. Only the calls the run may repeat are
+   * attempted again: read-only, idempotent, keyed, or never sent.
+   *
+   * Bounded by `reconnectTimeoutMs` (and each waiting call by its attempt's signal: the run's
+   * abort and deadline); the `signal` aborts when that time is up: stop connecting then. A reconnect that throws or times
+   * out means nothing was sent: the calls waiting for it fail as `not_connected` (certainty
+   * `not_sent`; the host's `session_expired`).
+   */
+  readonly reconnect?: (signal: AbortSignal) => Promise<void>;
   /** Captures HTTP `Retry-After` headers (see `captureRetryAfter`). */
   readonly retryAfter?: RetryAfterFetch;
   /**
    * Transport trouble no call reports: the client's `onerror` (a non-JSON line on stdout, an SSE
-   * stream dropped) and a connection that closes while calls are in flight. Never shown to the model.
+   * stream dropped, an answer that came after its request timed out), a connection that closes
+   * while calls are in flight, a tool list cut short. Never shown to the model. The `message` is
+   * redacted with the policy's redaction settings, and a report quoting a whole JSON-RPC message
+   * (a late answer carries the tool's output) is reduced to the message id, without `cause`.
    */
   readonly onTransportError?: (error: HostError) => void;
 }
@@ -47,6 +69,12 @@ export interface GovernedCallParams {
   readonly callId?: string;
   /** Upper bound of each attempt's timeout for this call. @default options.requestTimeoutMs */
   readonly timeoutMs?: number;
+  /**
+   * This call's own signal (e.g. your agent SDK's abort signal): aborting it aborts the attempt in
+   * flight, a reconnect it waits for, its backoff and the tool listing after an unknown tool, and
+   * ends the run with `aborted`.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** An MCP client whose tool calls go through Governor runs. */
@@ -58,8 +86,11 @@ export interface GovernedClient {
    * {@link toModelResult} of it to the model.
    */
   callTool(run: Run, params: GovernedCallParams): Promise<CallOutcome<CallToolResult>>;
-  /** Lists tools, hiding those whose breaker is open and those the policy denies. */
-  listTools(): Promise<Tool[]>;
+  /**
+   * Lists tools, hiding those whose breaker is open and those the policy denies. Reads at most
+   * 100 pages, never the same cursor twice, all within `requestTimeoutMs` and `options.signal`.
+   */
+  listTools(options?: { readonly signal?: AbortSignal }): Promise<Tool[]>;
 }
 
 /** What to hand the model for an outcome: the tool's result, or Governor's `isError` text. */
@@ -77,6 +108,17 @@ interface ClientInternals {
 }
 
 type MutableFacts = { -readonly [K in keyof CallSiteFacts]: CallSiteFacts[K] };
+
+/** The least time a reconnect gets by default. */
+const MIN_RECONNECT_MS = 30_000;
+
+/** Why a tool listing stopped early, for the host. */
+const CUT_TEXT: Record<NonNullable<ToolListing["cut"]>, string> = {
+  pages: `tools/list: stopped after ${MAX_TOOL_PAGES} pages, the server kept sending a next cursor`,
+  repeated_cursor: "tools/list: stopped at a cursor the server had sent before",
+  time: "tools/list: stopped when its time ran out, with the pages read so far",
+  stopped: "tools/list: stopped when the run ended, with the pages read so far",
+};
 
 /** How many tool names a `switch_tool` text lists. */
 const MAX_LISTED_TOOLS = 30;
@@ -100,9 +142,16 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
   let listed = false;
   let lazyListTried = false;
   let closes = 0;
-  let inFlight = 0;
-  let expired = false;
-  let reconnecting: Promise<void> | undefined;
+
+  const redactText = (text: string): string => {
+    const { maxLength, emails, patterns } = governor.policy.redaction;
+    return redact(text, { maxLength, emails, patterns });
+  };
+  const session = createSession(client, {
+    reconnect: options.reconnect,
+    limitMs: options.reconnectTimeoutMs ?? Math.max(maxTimeout, MIN_RECONNECT_MS),
+    describe: (error) => redactText(error instanceof Error ? error.message : String(error)),
+  });
 
   const transportError = (reason: string, message: string, cause: unknown, code?: number) =>
     new HostError({
@@ -119,6 +168,7 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
   client.onclose = () => {
     closes += 1;
     previousClose?.();
+    const inFlight = session.inFlight();
     if (inFlight > 0) {
       options.onTransportError?.(
         transportError(
@@ -139,20 +189,41 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
     if (!options.onTransportError) return;
     unclaimed.add(error);
     setImmediate(() => {
-      if (unclaimed.delete(error)) {
-        options.onTransportError?.(transportError("transport_error", error.message, error));
-      }
+      if (!unclaimed.delete(error)) return;
+      const text = transportErrorText(String(error?.message), redactText);
+      options.onTransportError?.(
+        transportError("transport_error", text.message, text.keepCause ? error : undefined),
+      );
     });
   };
 
-  const listTools = async (): Promise<Tool[]> => {
-    const tools: Tool[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor === undefined ? undefined : { cursor });
-      tools.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor !== undefined);
+  /** One page request, counted on the session (a reconnect waits for it) and marking a 404. */
+  const around = async <T>(request: () => Promise<T>): Promise<T> => {
+    const transport = client.transport;
+    const leave = session.enter(transport);
+    try {
+      return await request();
+    } catch (error) {
+      unclaimed.delete(error);
+      if (isSessionGone(error)) session.gone(transport);
+      throw error;
+    } finally {
+      leave();
+    }
+  };
+
+  const readTools = async (
+    timeoutMs: number,
+    signal?: AbortSignal,
+    stop?: () => boolean,
+  ): Promise<Tool[]> => {
+    const listing: ToolListing = await listAllTools(client, { timeoutMs, signal, stop, around });
+    if (listing.cut !== undefined) {
+      options.onTransportError?.(
+        transportError("transport_error", CUT_TEXT[listing.cut], undefined),
+      );
+    }
+    const tools = listing.tools;
     annotations.clear();
     for (const tool of tools) if (tool.annotations) annotations.set(tool.name, tool.annotations);
     listed = true;
@@ -167,21 +238,8 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
     );
   };
 
-  /** Re-establishes the session when it is gone and the host gave a way to (one at a time). */
-  const ensureSession = async (): Promise<void> => {
-    const reconnect = options.reconnect;
-    if (!reconnect || (client.transport !== undefined && !expired)) return;
-    reconnecting ??= (async () => {
-      try {
-        if (client.transport !== undefined) await client.close().catch(() => undefined);
-        await reconnect();
-        expired = false;
-      } finally {
-        reconnecting = undefined;
-      }
-    })();
-    await reconnecting;
-  };
+  const listTools = (listOptions: { readonly signal?: AbortSignal } = {}): Promise<Tool[]> =>
+    readTools(maxTimeout, listOptions.signal);
 
   /**
    * One request on the wire. `ctx.signal` is the run's per-attempt signal (core's AttemptContext:
@@ -197,7 +255,7 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
     const closesBefore = closes;
     const transport = client.transport;
     facts.timeoutMs = limit;
-    inFlight += 1;
+    const leave = session.enter(transport);
     try {
       if (internals.isToolTaskRequired?.(params.name)) {
         throw new LocalCheckError(
@@ -224,6 +282,12 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
       return result;
     } catch (error) {
       unclaimed.delete(error);
+      if (isSessionGone(error)) {
+        // The server refused it for a gone session (or it never left): nothing ran, whatever
+        // aborted meanwhile.
+        session.gone(transport);
+        throw error;
+      }
       // The SDK drops its transport before it rejects pending calls with -32000, so this holds
       // even when the host replaced the onclose handler.
       facts.connectionClosed = closes > closesBefore || client.transport !== transport;
@@ -235,7 +299,7 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
       }
       throw error;
     } finally {
-      inFlight -= 1;
+      leave();
     }
   };
 
@@ -246,32 +310,35 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
     // Trusted annotations need the tool list: fetch it once if the host has not.
     if (!listed && !lazyListTried && governor.toolPolicy(params.name, server).trustAnnotations) {
       lazyListTried = true;
-      await listTools().catch(() => undefined);
+      await readTools(maxTimeout, params.signal).catch(() => undefined);
     }
     const annotated = annotations.get(params.name);
     let facts: CallSiteFacts = {};
+    // The run's deadline as the last attempt saw it.
+    let deadlineAt = Number.POSITIVE_INFINITY;
     const outcome = await run.call<CallToolResult>(
       {
         tool: params.name,
         ...(server !== undefined && { server }),
         ...(params.arguments !== undefined && { args: params.arguments }),
         ...(params.callId !== undefined && { callId: params.callId }),
+        ...(params.signal !== undefined && { signal: params.signal }),
         ...(annotated !== undefined && { annotations: annotated }),
         toFailure: (thrown) =>
           mapSdkError(thrown, { ...facts, retryAfterMs: options.retryAfter?.take() }),
       },
       async (ctx) => {
         const limit = Math.max(1, Math.min(params.timeoutMs ?? maxTimeout, ctx.remainingMs));
+        deadlineAt = Date.now() + ctx.remainingMs;
         for (let pass = 1; ; pass++) {
           const current: MutableFacts = {};
           facts = current;
-          await ensureSession();
+          await session.ensure(ctx.signal);
           try {
             return await send(params, ctx, limit, current);
           } catch (error) {
             // Nothing was sent on a gone session: reconnect and send once more, whatever the effect.
             if (pass === 1 && options.reconnect && isSessionGone(error) && !ctx.signal.aborted) {
-              expired = true;
               continue;
             }
             throw error;
@@ -280,7 +347,12 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
       },
     );
     if (outcome.kind === "model" && outcome.reason === "unknown_tool") {
-      const tools = await listTools().catch(() => undefined);
+      // Bounded by the run too: its deadline, and its end between pages.
+      const timeoutMs = Math.min(maxTimeout, deadlineAt - Date.now());
+      if (timeoutMs <= 0 || run.ended) return outcome;
+      const tools = await readTools(timeoutMs, params.signal, () => run.ended).catch(
+        () => undefined,
+      );
       if (tools) return withToolNames(outcome, tools);
     }
     return outcome;

@@ -29,8 +29,8 @@ export class LocalCheckError extends Error {
   /** What kind of local failure it is. */
   readonly local: LocalKind;
 
-  constructor(local: LocalKind, message: string) {
-    super(message);
+  constructor(local: LocalKind, message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.local = local;
   }
 }

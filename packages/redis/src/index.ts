@@ -6,3 +6,4 @@ export {
   type RedisStoreClient,
   type RedisStoreOptions,
 } from "./redis-store.ts";
+export type { RedisStoreWarning } from "./server-checks.ts";

@@ -1,7 +1,17 @@
-import type { ClaimOptions, ClaimResult, LedgerEntry, LedgerState, Store } from "@governor/core";
-import { GovernorError } from "@governor/core";
+import { randomUUID } from "node:crypto";
+import type {
+  ClaimOptions,
+  ClaimResult,
+  LedgerEntry,
+  LedgerState,
+  SettleOptions,
+  Store,
+} from "@governor/core";
+import { GovernorError, StoreError } from "@governor/core";
 import { createClient, type RedisClientType } from "redis";
-import { CLAIM, INCREMENT, type Script, SETTLE } from "./scripts.ts";
+import { ACKNOWLEDGE, CLAIM, ENTRY, INCREMENT, type Script, SETTLE } from "./scripts.ts";
+import { checkServer, type RedisStoreWarning } from "./server-checks.ts";
+import { CommandTimeout, NoConnection, toStoreError } from "./store-errors.ts";
 
 /** What the store needs of a node-redis client: any `createClient()` result fits. */
 export type RedisStoreClient = Pick<RedisClientType, "sendCommand">;
@@ -28,7 +38,7 @@ export interface RedisStoreOptions {
    */
   readonly prefix?: string;
   /**
-   * How long settled (`succeeded` / `failed`) ledger entries are kept, in ms (PEXPIRE).
+   * How long settled (`succeeded` / `failed`) ledger entries are kept, in ms.
    * @default 86_400_000 (24 h)
    */
   readonly retentionMs?: number;
@@ -44,11 +54,47 @@ export interface RedisStoreOptions {
    */
   readonly connectTimeoutMs?: number;
   /**
+   * How long one command may take, in ms, on the owned client and on a client passed in alike.
+   * Past it the operation fails with a `StoreError` (`timeout`): a stalled server never holds a
+   * call. A claim that timed out may still have been taken on the server: its entry then stays
+   * `pending` and becomes `uncertain` after the lease, never free.
+   * @default 2_000
+   */
+  readonly commandTimeoutMs?: number;
+  /**
+   * Refuse a server without AOF persistence (`appendonly yes`, `appendfsync everysec` or
+   * `always`). Checked before the first command on each connection. With `false` the store uses
+   * such a server and reports it through `onWarning`: a restart then forgets the ledger (the
+   * epoch check refuses claims afterwards, for workers that saw the ledger before).
+   * @default true
+   */
+  readonly requirePersistence?: boolean;
+  /**
+   * Refuse a server whose `maxmemory-policy` is not `noeviction`. With `false` the store uses it
+   * and reports it through `onWarning`. Under a `volatile-*` policy only keys with an expiry can
+   * go (replay results, values, counters), never ledger entries; under `allkeys-*` anything can.
+   * @default true
+   */
+  readonly requireNoEviction?: boolean;
+  /**
+   * After each claim and settle, wait (`WAIT`) until this many replicas have the write, at most
+   * half of `commandTimeoutMs`; fewer is a `StoreError` (`unavailable`) and the claim is refused. Makes a
+   * failover to a replica keep every claim the store answered.
+   * @default 0 (no waiting; a failover can lose the last writes, see the README)
+   */
+  readonly waitForReplicas?: number;
+  /**
    * Receives the owned client's connection errors (it reconnects on its own; commands sent
-   * meanwhile fail with a `store_error`). node-redis requires a listener, so the default exists.
+   * meanwhile fail with a `StoreError`). node-redis requires a listener, so the default exists.
    * @default ignore them
    */
   readonly onError?: (error: Error) => void;
+  /**
+   * Receives what the server checks found unsafe but were told to accept
+   * (`requirePersistence: false`, `requireNoEviction: false`), or could not check.
+   * @default ignore them
+   */
+  readonly onWarning?: (warning: RedisStoreWarning) => void;
 }
 
 /** A {@link Store} on a Redis server: every method answers with a promise. */
@@ -56,25 +102,44 @@ export interface RedisStore extends Store {
   get<T>(key: string): Promise<T | undefined>;
   set<T>(key: string, value: T, ttlMs?: number): Promise<void>;
   increment(key: string, by: number, ttlMs: number): Promise<number>;
+  /**
+   * Claims a key (see `Store.claim`). Rejects with a `StoreError` whose `reason` is
+   * `ledger_lost` when the ledger lost data: nothing may execute until a person acknowledges it.
+   */
   claim(key: string, argsHash: string, options: ClaimOptions): Promise<ClaimResult>;
   settle(
     key: string,
     state: Exclude<LedgerState, "pending">,
-    options: { readonly now: number; readonly result?: unknown },
+    options: SettleOptions,
   ): Promise<void>;
   entry(key: string): Promise<LedgerEntry | undefined>;
+  /**
+   * Clears the mark of a ledger that lost data, after a person checked the writes that were in
+   * doubt (the keys the lost ledger held as `pending` or `uncertain`, from your logs or the
+   * events). A new epoch starts; every worker on this prefix takes claims again.
+   */
+  acknowledgeLedgerLoss(): Promise<void>;
   /** Closes the client the store created from `url`; does nothing to a client passed in. */
   close(): Promise<void>;
 }
 
 const STATUSES = new Set(["claimed", "in_flight", "args_mismatch", "succeeded", "uncertain"]);
 const STATES = new Set<string>(["pending", "succeeded", "failed", "uncertain"]);
+const LOSSES: Readonly<Record<string, string>> = {
+  missing:
+    "the ledger's epoch key is gone (a restart without persistence, FLUSHALL, or an eviction)",
+  replaced: "the ledger was created afresh since this worker last used it (its data was lost)",
+  rolled_back:
+    "the ledger went back in time (a failover to a replica that had not received the latest writes)",
+};
 
 /**
  * A {@link Store} shared by many workers on many machines through one Redis server: claims and
  * settles are Lua scripts, so two workers can never both claim one key; counters are INCRBY with
- * the expiry set in the same script. Pending and uncertain entries never expire and are counted
- * in a set, for the fail-closed cap.
+ * the expiry set in the same script. Ledger entries never have a Redis expiry (settled ones are
+ * dropped by the scripts once their retention has passed), big replay results live in keys of
+ * their own, and an epoch detects a ledger that lost its data. Before the first command on a
+ * connection the store checks the server: AOF persistence and `noeviction` (see the options).
  *
  * @example
  * const store = createRedisStore({ url: process.env.REDIS_URL });
@@ -88,20 +153,74 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   if (!Number.isSafeInteger(maxUnsettled) || maxUnsettled < 1) {
     throw invalid(`maxUnsettled must be a positive integer, got ${String(maxUnsettled)}`);
   }
+  const waitForReplicas = options.waitForReplicas ?? 0;
+  if (!Number.isSafeInteger(waitForReplicas) || waitForReplicas < 0) {
+    throw invalid(`waitForReplicas must be a whole number >= 0, got ${String(waitForReplicas)}`);
+  }
   const connectTimeoutMs = positive("connectTimeoutMs", options.connectTimeoutMs ?? 5_000);
+  const commandTimeoutMs = Math.ceil(
+    positive("commandTimeoutMs", options.commandTimeoutMs ?? 2_000),
+  );
   if ((options.client === undefined) === (options.url === undefined)) {
     throw invalid("give exactly one of client (a connected node-redis client) or url");
   }
+  for (const name of ["onError", "onWarning"] as const) {
+    if (options[name] !== undefined && typeof options[name] !== "function") {
+      throw invalid(`${name} must be a function, got ${typeof options[name]}`);
+    }
+  }
+  const requirements = {
+    requirePersistence: options.requirePersistence ?? true,
+    requireNoEviction: options.requireNoEviction ?? true,
+    onWarning: options.onWarning ?? (() => {}),
+  };
 
   const owned = options.client === undefined ? own(options.url as string) : undefined;
   const client: RedisStoreClient = options.client ?? (owned as Owned).client;
   const valueKey = (key: string) => `${prefix}v:${key}`;
-  const entryKey = (key: string) => `${prefix}l:${key}`;
-  const unsettledKey = `${prefix}unsettled`;
+  const ledgerKeys = (key: string) => [
+    `${prefix}l:${key}`,
+    `${prefix}r:${key}`,
+    `${prefix}unsettled`,
+    `${prefix}settled`,
+    `${prefix}epoch`,
+  ];
+  /** The epoch this store has seen; see scripts.ts. */
+  const epoch = { id: "", seq: 0 };
+  /** The server checks of the current connection, once passed. */
+  let checked: Promise<void> | undefined;
+  let connections = 0;
+  owned?.onReady(() => {
+    // A reconnection may reach another server (a failover): check it again.
+    connections += 1;
+    if (connections > 1) checked = undefined;
+  });
+
+  /** Sends one command, bounded by `commandTimeoutMs`, without the server checks. */
+  async function sendRaw(args: string[]): Promise<unknown> {
+    if (owned !== undefined) await owned.whenReady();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new CommandTimeout(commandTimeoutMs)), commandTimeoutMs);
+    });
+    try {
+      return await Promise.race([client.sendCommand(args, { timeout: commandTimeoutMs }), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 
   async function send(args: string[]): Promise<unknown> {
-    if (owned !== undefined) await owned.whenReady();
-    return client.sendCommand(args);
+    if (checked === undefined) {
+      const check = checkServer(sendRaw, requirements);
+      checked = check;
+      // A failed check is not kept: the next operation checks again (the server may be fixed).
+      check.catch(() => {
+        if (checked === check) checked = undefined;
+      });
+    }
+    await checked;
+    return sendRaw(args);
   }
 
   async function run(script: Script, keys: string[], args: string[]): Promise<unknown> {
@@ -115,31 +234,71 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     }
   }
 
-  /** Runs one operation, turning any failure into a `store_error` that says which and where. */
-  async function attempt<T>(operation: string, key: string, body: () => Promise<T>): Promise<T> {
+  /** Runs a ledger script: the epoch arguments first, then the script's own. */
+  async function ledger(
+    operation: string,
+    script: Script,
+    key: string,
+    args: string[],
+  ): Promise<string[]> {
+    const reply = strings(
+      await run(script, ledgerKeys(key), [
+        epoch.id,
+        String(epoch.seq),
+        randomUUID(),
+        `${prefix}l:`,
+        `${prefix}r:`,
+        ...args,
+      ]),
+    );
+    if (reply[0] === "ledger_lost") throw lost(operation, reply[1]);
+    const [, id, seq] = reply;
+    if (id !== undefined && id !== "") {
+      const n = Number(seq);
+      if (id !== epoch.id) {
+        epoch.id = id;
+        epoch.seq = n;
+      } else if (n > epoch.seq) {
+        epoch.seq = n;
+      }
+    }
+    return reply;
+  }
+
+  /** Waits until `waitForReplicas` replicas have this connection's writes. */
+  async function replicate(): Promise<void> {
+    if (waitForReplicas === 0) return;
+    // Half the command timeout, so that WAIT answers before the command times out.
+    const waitMs = Math.max(1, Math.floor(commandTimeoutMs / 2));
+    const acked = Number(await send(["WAIT", String(waitForReplicas), String(waitMs)]));
+    if (acked < waitForReplicas) {
+      throw new StoreError({
+        reason: "unavailable",
+        operation: "replicate",
+        message: `RedisStore: only ${acked} of ${waitForReplicas} replicas confirmed the write within ${waitMs} ms.`,
+      });
+    }
+  }
+
+  /** Runs one operation, turning any failure into a redacted `StoreError` (store-errors.ts). */
+  async function attempt<T>(operation: string, body: () => Promise<T>): Promise<T> {
     try {
       return await body();
     } catch (error) {
-      if (GovernorError.isInstance(error)) throw error;
-      const message = error instanceof Error ? error.message : String(error);
-      throw new GovernorError(
-        "store_error",
-        `RedisStore: ${operation} of "${key}" failed: ${message}`,
-        { cause: error },
-      );
+      throw toStoreError(operation, error);
     }
   }
 
   return {
     get<T>(key: string): Promise<T | undefined> {
-      return attempt("get", key, async () => {
+      return attempt("get", async () => {
         const reply = await send(["GET", valueKey(key)]);
         return reply === null ? undefined : (JSON.parse(String(reply)) as T);
       });
     },
 
     set<T>(key: string, value: T, ttlMs?: number): Promise<void> {
-      return attempt("set", key, async () => {
+      return attempt("set", async () => {
         const json = JSON.stringify(value) as string | undefined;
         if (json === undefined) {
           await send(["DEL", valueKey(key)]);
@@ -153,7 +312,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     },
 
     increment(key: string, by: number, ttlMs: number): Promise<number> {
-      return attempt("increment", key, async () => {
+      return attempt("increment", async () => {
         if (!Number.isSafeInteger(by)) {
           throw invalid(`increment: by must be a safe integer, got ${String(by)}`);
         }
@@ -163,23 +322,20 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     },
 
     claim(key: string, argsHash: string, claim: ClaimOptions): Promise<ClaimResult> {
-      return attempt("claim", key, async () => {
-        const reply = await run(
-          CLAIM,
-          [entryKey(key), unsettledKey],
-          [
-            argsHash,
-            String(claim.now),
-            claim.allowUncertain ? "1" : "0",
-            String(claim.leaseMs),
-            String(maxUnsettled),
-            key,
-          ],
-        );
-        const [status, hash, state, updatedAt, result] = strings(reply);
+      return attempt("claim", async () => {
+        const reply = await ledger("claim", CLAIM, key, [
+          argsHash,
+          String(claim.now),
+          claim.allowUncertain ? "1" : "0",
+          String(claim.leaseMs),
+          String(maxUnsettled),
+          key,
+        ]);
+        const [status, , , hash, state, updatedAt, result, unavailable] = reply;
         if (status === "ledger_full") return { status };
-        if (status === undefined || !STATUSES.has(status)) throw unexpected(reply);
-        const entry = toEntry(key, hash, state, updatedAt, result);
+        if (status === undefined || !STATUSES.has(status)) throw unexpected();
+        if (status === "claimed") await replicate();
+        const entry = toEntry(key, hash, state, updatedAt, result, unavailable);
         return { status, entry } as ClaimResult;
       });
     },
@@ -187,33 +343,38 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     settle(
       key: string,
       state: Exclude<LedgerState, "pending">,
-      settlement: { readonly now: number; readonly result?: unknown },
+      settlement: SettleOptions,
     ): Promise<void> {
-      return attempt("settle", key, async () => {
+      return attempt("settle", async () => {
         const result =
           settlement.result === undefined
             ? ""
             : ((JSON.stringify(settlement.result) as string | undefined) ?? "");
-        await run(
-          SETTLE,
-          [entryKey(key), unsettledKey],
-          [state, String(settlement.now), result, String(retentionMs), key],
-        );
+        await ledger("settle", SETTLE, key, [
+          state,
+          String(settlement.now),
+          result,
+          String(retentionMs),
+          key,
+          settlement.claimedAt === undefined ? "" : String(settlement.claimedAt),
+        ]);
+        await replicate();
       });
     },
 
     entry(key: string): Promise<LedgerEntry | undefined> {
-      return attempt("entry", key, async () => {
-        const reply = await send([
-          "HMGET",
-          entryKey(key),
-          "argsHash",
-          "state",
-          "updatedAt",
-          "result",
-        ]);
-        const [hash, state, updatedAt, result] = strings(reply);
-        return state === "" ? undefined : toEntry(key, hash, state, updatedAt, result);
+      return attempt("entry", async () => {
+        const reply = await ledger("entry", ENTRY, key, []);
+        const [status, , , hash, state, updatedAt, result, unavailable] = reply;
+        if (status === "absent") return undefined;
+        if (status !== "found") throw unexpected();
+        return toEntry(key, hash, state, updatedAt, result, unavailable);
+      });
+    },
+
+    acknowledgeLedgerLoss(): Promise<void> {
+      return attempt("acknowledgeLedgerLoss", async () => {
+        await run(ACKNOWLEDGE, [`${prefix}epoch`], [randomUUID()]);
       });
     },
 
@@ -223,7 +384,12 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   };
 
   function own(url: string): Owned {
-    const client = createClient({ url, disableOfflineQueue: true });
+    const client = createClient({
+      url,
+      disableOfflineQueue: true,
+      socket: { connectTimeout: connectTimeoutMs },
+      commandOptions: { timeout: commandTimeoutMs },
+    });
     const onError = options.onError ?? (() => {});
     client.on("error", onError);
     let closed = false;
@@ -232,14 +398,25 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     client.connect().catch(() => {});
     return {
       client,
+      onReady(listener: () => void): void {
+        client.on("ready", listener);
+      },
       whenReady(): Promise<void> {
         if (client.isReady) return Promise.resolve();
-        if (closed) return Promise.reject(new Error("the store was closed"));
+        if (closed) {
+          return Promise.reject(
+            new StoreError({
+              reason: "unavailable",
+              operation: "send",
+              message: "RedisStore: the store was closed.",
+            }),
+          );
+        }
         waiting ??= new Promise<void>((resolve, reject) => {
           const timer = setTimeout(() => {
             client.off("ready", ready);
             waiting = undefined;
-            reject(new Error(`no connection to ${redactUrl(url)} within ${connectTimeoutMs} ms`));
+            reject(new NoConnection(connectTimeoutMs));
           }, connectTimeoutMs);
           const ready = () => {
             clearTimeout(timer);
@@ -263,6 +440,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 /** A client the store created from a URL, and so connects and closes. */
 interface Owned {
   readonly client: RedisStoreClient;
+  onReady(listener: () => void): void;
   whenReady(): Promise<void>;
   close(): Promise<void>;
 }
@@ -273,28 +451,41 @@ function toEntry(
   state: string | undefined,
   updatedAt: string | undefined,
   result: string | undefined,
+  unavailable: string | undefined,
 ): LedgerEntry {
-  if (state === undefined || !STATES.has(state)) throw unexpected([argsHash, state, updatedAt]);
+  if (state === undefined || !STATES.has(state)) throw unexpected();
   return {
     key,
     argsHash: argsHash ?? "",
     state: state as LedgerState,
     updatedAt: Number(updatedAt),
     ...(result !== undefined && result !== "" && { result: JSON.parse(result) as unknown }),
+    ...(unavailable === "1" && { resultUnavailable: true as const }),
   };
 }
 
-/** A script's or HMGET's reply as strings; nil becomes "". */
-function strings(reply: unknown): (string | undefined)[] {
-  if (!Array.isArray(reply)) throw unexpected(reply);
+/** A script's reply as strings; nil becomes "". */
+function strings(reply: unknown): string[] {
+  if (!Array.isArray(reply)) throw unexpected();
   return reply.map((item: unknown) => (item === null ? "" : String(item)));
 }
 
-function unexpected(reply: unknown): GovernorError {
-  return new GovernorError(
-    "store_error",
-    `RedisStore: unexpected reply ${JSON.stringify(reply)}; is another program writing under this prefix?`,
-  );
+function lost(operation: string, reason: string | undefined): StoreError {
+  const what = LOSSES[reason ?? ""] ?? "the ledger lost data";
+  return new StoreError({
+    reason: "ledger_lost",
+    operation,
+    message: `RedisStore: ${what}; a write in doubt could run again, so no claim is answered until a person checks the writes that were pending or uncertain and calls acknowledgeLedgerLoss().`,
+  });
+}
+
+function unexpected(): StoreError {
+  return new StoreError({
+    reason: "rejected",
+    operation: "read",
+    message:
+      "RedisStore: unexpected reply from Redis; is another program writing under this prefix?",
+  });
 }
 
 function invalid(message: string): GovernorError {
@@ -306,15 +497,4 @@ function positive(name: string, value: number): number {
     throw invalid(`${name} must be a positive finite number of ms, got ${String(value)}`);
   }
   return value;
-}
-
-/** The URL without its password, for error messages. */
-function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== "") parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "the Redis URL";
-  }
 }

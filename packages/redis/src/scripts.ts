@@ -11,75 +11,216 @@ function script(source: string): Script {
 }
 
 /**
- * Claims an idempotency key atomically (Redis runs a script alone: no other command interleaves).
- * KEYS: entry hash, unsettled set. ARGV: argsHash, now, allowUncertain ("1"/"0"), leaseMs,
- * maxUnsettled, the key as a set member.
- * Answers { status, argsHash, state, updatedAt, result } (result "" when none) or { "ledger_full" }.
+ * What every ledger script starts with. KEYS: entry hash, result blob, unsettled set, settled
+ * sorted set, epoch hash. ARGV: the epoch id and sequence number this client has seen ("" and "0"
+ * before its first ledger operation), a fresh epoch id (used when the epoch must be created), the
+ * entry key prefix and the blob key prefix (for purging expired entries), then the script's own.
+ *
+ * The epoch detects a ledger that lost data (DESIGN.md §4): it is created at first use and never
+ * expires, and every claim and settle adds 1 to its sequence number. It is missing after a restart
+ * without persistence, a flush or an eviction; it is another one when a worker that never saw the
+ * old one created it afresh; its number goes back after a failover to a replica that missed
+ * writes. Each case, seen by a client that saw the old state, marks the epoch `lost`, and every
+ * client then refuses to claim until a person clears the mark (`acknowledgeLedgerLoss`).
  */
-export const CLAIM = script(`
-local entry, unsettled = KEYS[1], KEYS[2]
-local argsHash, now, allowUncertain = ARGV[1], ARGV[2], ARGV[3] == '1'
-local leaseMs, maxUnsettled, member = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
-local found = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt', 'result')
-local storedHash, state, updatedAt, result = found[1], found[2], found[3], found[4] or ''
+const PRELUDE = `
+local entry, blob, unsettled, settled, epoch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local knownId, knownSeq, newId = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local entryPrefix, blobPrefix = ARGV[4], ARGV[5]
+local clock = redis.call('TIME')
+local serverNow = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 
+local function markLost(reason)
+  redis.call('HSET', epoch, 'lost', reason, 'lostFrom', knownId, 'lostAt', serverNow)
+  return nil, reason
+end
+
+-- Answers the epoch id and sequence number, or nil and why the ledger is taken for lost.
+-- bump: this operation writes to the ledger (claim, settle), so the sequence number advances.
+local function guard(bump)
+  local id = redis.call('HGET', epoch, 'id')
+  if not id then
+    local traces = redis.call('EXISTS', unsettled) + redis.call('EXISTS', settled)
+    redis.call('HSET', epoch, 'id', newId, 'seq', 0, 'createdAt', serverNow)
+    if knownId ~= '' then return markLost('missing') end
+    if traces > 0 then return markLost('missing') end
+    id = newId
+  end
+  local lost = redis.call('HGET', epoch, 'lost')
+  if lost then return nil, lost end
+  local from = knownSeq
+  if knownId ~= '' and knownId ~= id then
+    if redis.call('HEXISTS', epoch, 'retired:' .. knownId) == 0 then return markLost('replaced') end
+    from = 0
+  end
+  local seq
+  if bump then
+    seq = redis.call('HINCRBY', epoch, 'seq', 1)
+    if seq <= from then return markLost('rolled_back') end
+  else
+    seq = tonumber(redis.call('HGET', epoch, 'seq'))
+    if seq < from then return markLost('rolled_back') end
+  end
+  return id, seq
+end
+
+-- Drops a few settled entries whose retention has passed (the rest go on later calls).
+local function purge()
+  local expired = redis.call('ZRANGEBYSCORE', settled, '-inf', serverNow, 'LIMIT', 0, 16)
+  for _, member in ipairs(expired) do
+    local key = entryPrefix .. member
+    local state = redis.call('HGET', key, 'state')
+    local expiresAt = tonumber(redis.call('HGET', key, 'expiresAt'))
+    if (state == 'succeeded' or state == 'failed') and expiresAt and expiresAt <= serverNow then
+      redis.call('DEL', key, blobPrefix .. member)
+    end
+    redis.call('ZREM', settled, member)
+  end
+end
+
+-- The entry's fields, or nil when absent or past its retention (then deleted).
+local function read()
+  local found = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt', 'hasResult', 'leaseMs', 'expiresAt')
+  local state = found[2]
+  if not state then return nil end
+  local expiresAt = tonumber(found[6])
+  if expiresAt and expiresAt < serverNow then
+    redis.call('DEL', entry, blob)
+    return nil
+  end
+  local result, unavailable = '', ''
+  if found[4] == '1' then
+    result = redis.call('GET', blob)
+    if not result then result, unavailable = '', '1' end
+  end
+  return { argsHash = found[1] or '', state = state, updatedAt = found[3] or '0',
+    leaseMs = tonumber(found[5]) or 0, result = result, unavailable = unavailable }
+end
+`;
+
+/**
+ * Claims an idempotency key atomically (Redis runs a script alone: no other command interleaves).
+ * ARGV after the prelude's: argsHash, now, allowUncertain ("1"/"0"), leaseMs, maxUnsettled, the
+ * key as a set member. Answers { status, epochId, seq, argsHash, state, updatedAt, result,
+ * resultUnavailable } or { "ledger_full", epochId, seq } or { "ledger_lost", reason }.
+ */
+export const CLAIM = script(`${PRELUDE}
+local argsHash, now, allowUncertain = ARGV[6], ARGV[7], ARGV[8] == '1'
+local leaseMs, maxUnsettled, member = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
+local id, seq = guard(true)
+if not id then return {'ledger_lost', seq} end
+purge()
+local found = read()
+
+local function answer(status, e)
+  return {status, id, seq, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable}
+end
 local function take()
-  redis.call('DEL', entry)
-  redis.call('HSET', entry, 'argsHash', argsHash, 'state', 'pending', 'updatedAt', now)
+  redis.call('DEL', entry, blob)
+  redis.call('ZREM', settled, member)
+  redis.call('HSET', entry, 'argsHash', argsHash, 'state', 'pending', 'updatedAt', now, 'leaseMs', leaseMs)
   redis.call('SADD', unsettled, member)
-  return {'claimed', argsHash, 'pending', now, ''}
+  return answer('claimed', { argsHash = argsHash, state = 'pending', updatedAt = now, result = '', unavailable = '' })
 end
 local function full()
   return redis.call('SCARD', unsettled) >= maxUnsettled
 end
 
-if not state then
-  if full() then return {'ledger_full'} end
+if not found then
+  if full() then return {'ledger_full', id, seq} end
   return take()
 end
-if storedHash ~= '' and storedHash ~= argsHash then
-  return {'args_mismatch', storedHash, state, updatedAt, result}
-end
-if state == 'succeeded' then
-  return {'succeeded', storedHash, state, updatedAt, result}
-end
-if state == 'failed' then
-  if full() then return {'ledger_full'} end
+if found.argsHash ~= '' and found.argsHash ~= argsHash then return answer('args_mismatch', found) end
+if found.state == 'succeeded' then return answer('succeeded', found) end
+if found.state == 'failed' then
+  if full() then return {'ledger_full', id, seq} end
   return take()
 end
-if state == 'pending' then
-  if tonumber(now) - tonumber(updatedAt) < leaseMs then
-    return {'in_flight', storedHash, state, updatedAt, result}
+if found.state == 'pending' then
+  -- The holder's lease counts, however short this claimer's is.
+  if tonumber(now) - tonumber(found.updatedAt) < math.max(leaseMs, found.leaseMs) then
+    return answer('in_flight', found)
   end
-  if not allowUncertain then
-    redis.call('HSET', entry, 'state', 'uncertain', 'updatedAt', now)
-    return {'uncertain', storedHash, 'uncertain', now, result}
-  end
-  return take()
+  if allowUncertain then return take() end
+  redis.call('HSET', entry, 'state', 'uncertain', 'updatedAt', now)
+  redis.call('HDEL', entry, 'leaseMs')
+  found.state, found.updatedAt = 'uncertain', now
+  return answer('uncertain', found)
 end
 if allowUncertain then return take() end
-return {'uncertain', storedHash, state, updatedAt, result}
+return answer('uncertain', found)
 `);
 
 /**
- * Settles a key atomically. KEYS: entry hash, unsettled set. ARGV: state, now, result JSON ("" for
- * none), retentionMs, the key as a set member. Settled entries expire after the retention and
- * leave the unsettled set; uncertain ones join it and never expire.
+ * Settles a key atomically. ARGV after the prelude's: state, now, result JSON ("" for none),
+ * retentionMs, the key as a set member, claimedAt ("" for none: see `SettleOptions`). Settled entries get an `expiresAt` (server time) and join
+ * the settled set, but no Redis expiry: under a `volatile-*` policy only their result blob, which
+ * has one, can be evicted. Uncertain entries join the unsettled set. The entry is written even
+ * when the ledger is taken for lost (what is known is kept); the answer then says so.
+ * Answers { "settled", epochId, seq } or { "ledger_lost", reason }.
  */
-export const SETTLE = script(`
-local entry, unsettled = KEYS[1], KEYS[2]
-local state, now, result, retentionMs, member = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local argsHash = redis.call('HGET', entry, 'argsHash') or ''
-redis.call('DEL', entry)
+export const SETTLE = script(`${PRELUDE}
+local state, now, result, retentionMs, member = ARGV[6], ARGV[7], ARGV[8], tonumber(ARGV[9]), ARGV[10]
+local claimedAt = ARGV[11]
+local id, seq = guard(true)
+purge()
+local held = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt')
+-- A late failed or uncertain settle must not free or mark a key another attempt has claimed since.
+if claimedAt ~= '' and state ~= 'succeeded' and held[2] == 'pending' and held[3] ~= claimedAt then
+  if not id then return {'ledger_lost', seq} end
+  return {'settled', id, seq}
+end
+local argsHash = held[1] or ''
+redis.call('DEL', entry, blob)
 redis.call('HSET', entry, 'argsHash', argsHash, 'state', state, 'updatedAt', now)
-if result ~= '' then redis.call('HSET', entry, 'result', result) end
 if state == 'uncertain' then
+  redis.call('ZREM', settled, member)
   redis.call('SADD', unsettled, member)
 else
+  local expiresAt = serverNow + retentionMs
+  redis.call('HSET', entry, 'expiresAt', expiresAt)
+  if result ~= '' then
+    redis.call('SET', blob, result, 'PX', retentionMs)
+    redis.call('HSET', entry, 'hasResult', '1')
+  end
   redis.call('SREM', unsettled, member)
-  redis.call('PEXPIRE', entry, retentionMs)
+  redis.call('ZADD', settled, expiresAt, member)
 end
-return 1
+if not id then return {'ledger_lost', seq} end
+return {'settled', id, seq}
+`);
+
+/**
+ * Reads an entry (checking the epoch without advancing it). Answers { "found", epochId, seq,
+ * argsHash, state, updatedAt, result, resultUnavailable }, { "absent", epochId, seq } or
+ * { "ledger_lost", reason }.
+ */
+export const ENTRY = script(`${PRELUDE}
+local id, seq = guard(false)
+if not id then return {'ledger_lost', seq} end
+local e = read()
+if not e then return {'absent', id, seq} end
+return {'found', id, seq, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable}
+`);
+
+/**
+ * Clears a `lost` mark after a person checked the writes in doubt: a new epoch starts, and the
+ * epochs that clients may still know are retired, so those clients adopt the new one.
+ * KEYS: epoch hash. ARGV: the new epoch id. Answers the number of retired epochs.
+ */
+export const ACKNOWLEDGE = script(`
+local epoch, newId = KEYS[1], ARGV[1]
+local id, lostFrom = unpack(redis.call('HMGET', epoch, 'id', 'lostFrom'))
+local retired = 0
+for _, old in ipairs({ id or '', lostFrom or '' }) do
+  if old ~= '' then
+    redis.call('HSET', epoch, 'retired:' .. old, '1')
+    retired = retired + 1
+  end
+end
+redis.call('HDEL', epoch, 'lost', 'lostFrom', 'lostAt')
+redis.call('HSET', epoch, 'id', newId, 'seq', 0)
+return retired
 `);
 
 /**

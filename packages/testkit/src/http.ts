@@ -11,7 +11,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { createFaultServer, type FaultContext, type FaultServerOptions } from "./fault-server.ts";
-import { createLowLevelServer } from "./lowlevel-server.ts";
+import { createLowLevelServer, type LowLevelServerOptions } from "./lowlevel-server.ts";
 import { FaultState } from "./scenario.ts";
 
 /**
@@ -33,7 +33,8 @@ export interface HttpFault {
 }
 
 export interface HttpFaultServerOptions
-  extends Pick<FaultServerOptions, "effectsFile" | "scenario" | "secret" | "name"> {
+  extends Pick<FaultServerOptions, "effectsFile" | "scenario" | "secret" | "name">,
+    Pick<LowLevelServerOptions, "endlessToolPages" | "toolPageDelayMs"> {
   /** Serve the low-level (JSON-RPC errors) server instead of the McpServer one. */
   lowlevel?: boolean;
   /**
@@ -43,6 +44,16 @@ export interface HttpFaultServerOptions
   jsonResponse?: boolean;
   /** HTTP-layer faults armed from the start (see {@link HttpFaultServer.injectHttpFault}). */
   httpFaults?: HttpFault[];
+}
+
+/** One JSON-RPC request the HTTP server received, and the HTTP status it answered with. */
+export interface HttpRequestRecord {
+  /** The JSON-RPC method (`tools/call`, `tools/list`, `initialize`…). */
+  readonly method: string;
+  /** For `tools/call`, the tool's name. */
+  readonly tool: string | undefined;
+  /** The HTTP status of the answer: 404 for a gone session, a fault's status, else the transport's. */
+  readonly status: number;
 }
 
 export interface HttpFaultServer {
@@ -59,6 +70,11 @@ export interface HttpFaultServer {
   expireSessions(): Promise<number>;
   /** Live sessions. */
   sessionCount(): number;
+  /**
+   * Every JSON-RPC request received so far (notifications excluded), in order of their answers:
+   * what reached the server and what it refused, counted at the server.
+   */
+  requests(): HttpRequestRecord[];
   /** Closes every session and connection, then the listener. */
   close(): Promise<void>;
 }
@@ -118,6 +134,7 @@ export async function startHttpServer(
     remaining: f.times ?? 1,
   }));
   const jsonResponse = options.jsonResponse ?? true;
+  const requestLog: HttpRequestRecord[] = [];
 
   const dropConnection = (context: FaultContext): void => {
     const res = inflight.get(`${context.sessionId ?? ""} ${String(context.requestId)}`);
@@ -140,6 +157,12 @@ export async function startHttpServer(
     const server = options.lowlevel
       ? createLowLevelServer({
           ...(options.secret !== undefined ? { secret: options.secret } : {}),
+          ...(options.endlessToolPages !== undefined
+            ? { endlessToolPages: options.endlessToolPages }
+            : {}),
+          ...(options.toolPageDelayMs !== undefined
+            ? { toolPageDelayMs: options.toolPageDelayMs }
+            : {}),
           ...(options.name !== undefined ? { name: options.name } : {}),
         })
       : createFaultServer({
@@ -163,6 +186,24 @@ export async function startHttpServer(
     return undefined;
   };
 
+  const logRequests = (body: unknown, res: ServerResponse): void => {
+    const requests = messagesOf(body).filter(
+      (m) => typeof m.method === "string" && m.id !== undefined,
+    );
+    if (requests.length === 0) return;
+    res.on("close", () => {
+      for (const m of requests) {
+        const params = m.params as Record<string, unknown> | undefined;
+        const tool = m.method === "tools/call" ? params?.name : undefined;
+        requestLog.push({
+          method: m.method as string,
+          tool: typeof tool === "string" ? tool : undefined,
+          status: res.statusCode,
+        });
+      }
+    });
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     if (url.pathname !== "/mcp") {
@@ -184,6 +225,7 @@ export async function startHttpServer(
         );
         return;
       }
+      logRequests(body, res);
       const fault = takeFault(body);
       if (fault) {
         const headers: Record<string, string> = { "content-type": "text/plain" };
@@ -263,6 +305,7 @@ export async function startHttpServer(
     },
     expireSessions,
     sessionCount: () => sessions.size,
+    requests: () => [...requestLog],
     close: async () => {
       await expireSessions();
       http.closeAllConnections();

@@ -59,6 +59,7 @@ export {
   type HttpFault,
   type HttpFaultServer,
   type HttpFaultServerOptions,
+  type HttpRequestRecord,
   startHttpServer,
 } from "./http.ts";
 export {

@@ -8,7 +8,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { crashMessage, DEFAULT_SECRET } from "./secrets.ts";
-import { installResponseMangler } from "./wire.ts";
+import { installResponseDelay, installResponseMangler } from "./wire.ts";
 
 /** Tool names of {@link createLowLevelServer}. */
 export const LOWLEVEL_TOOL_NAMES = [
@@ -19,6 +19,7 @@ export const LOWLEVEL_TOOL_NAMES = [
   "throw_mcp_error",
   "typed_missing",
   "typed_wrong",
+  "late_answer",
 ] as const;
 
 export interface LowLevelServerOptions {
@@ -26,6 +27,13 @@ export interface LowLevelServerOptions {
   secret?: string;
   /** Server name reported at initialization. */
   name?: string;
+  /**
+   * `tools/list` never ends: every page carries a `nextCursor`, a new one each time (`"fresh"`)
+   * or always the same (`"same"`). For the client's pagination bounds.
+   */
+  endlessToolPages?: "fresh" | "same";
+  /** Each `tools/list` page reaches the wire this many ms late. */
+  toolPageDelayMs?: number;
 }
 
 /**
@@ -95,6 +103,13 @@ const TOOLS: Tool[] = [
     outputSchema: TYPED_OUTPUT,
     annotations: { readOnlyHint: true },
   },
+  {
+    name: "late_answer",
+    description:
+      "Answers at once, but the answer reaches the wire `ms` milliseconds late (after the client's timeout); the answer carries the server's secret.",
+    inputSchema: { type: "object", properties: { ms: { type: "integer" } }, required: ["ms"] },
+    annotations: { readOnlyHint: true },
+  },
 ];
 
 /**
@@ -110,8 +125,17 @@ export function createLowLevelServer(options: LowLevelServerOptions = {}): Serve
     { capabilities: { tools: {} } },
   );
   const malformed = installResponseMangler(server);
+  const delayed = installResponseDelay(server);
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS }));
+  let page = 0;
+  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => {
+    if (options.toolPageDelayMs !== undefined)
+      delayed.set(extra.requestId, options.toolPageDelayMs);
+    if (options.endlessToolPages === undefined) return { tools: TOOLS };
+    page++;
+    const nextCursor = options.endlessToolPages === "same" ? "again" : `page-${page}`;
+    return { tools: [{ ...(TOOLS[0] as Tool), name: `echo_${page}` }], nextCursor };
+  });
   server.setRequestHandler(CallToolRequestSchema, (request, extra): CallToolResult => {
     const { name } = request.params;
     const args: Record<string, unknown> = request.params.arguments ?? {};
@@ -144,6 +168,13 @@ export function createLowLevelServer(options: LowLevelServerOptions = {}): Serve
           throw rpcError(ErrorCode.InvalidParams, "Invalid arguments for tool throw_mcp_error");
         }
         throw new McpError(args.code, args.message);
+      }
+      case "late_answer": {
+        if (typeof args.ms !== "number") {
+          throw rpcError(ErrorCode.InvalidParams, "Invalid arguments for tool late_answer");
+        }
+        delayed.set(extra.requestId, args.ms);
+        return { content: [{ type: "text", text: `Report ready. ${crashMessage(secret)}` }] };
       }
       case "typed_missing":
         return { content: [{ type: "text", text: "no structured content" }] };

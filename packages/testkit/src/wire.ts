@@ -33,3 +33,28 @@ function mangle(message: JSONRPCMessage, ids: Set<RequestId>): JSONRPCMessage {
     result: { ...MALFORMED_RESULT },
   } as unknown as JSONRPCMessage;
 }
+
+/**
+ * Makes `target.connect` patch each transport's `send` so that the response to a request id in
+ * the returned map goes out that many ms late. The SDK's `Server` drops the answer of a request
+ * the client cancelled (as the client does on its timeout), so an answer that arrives after the
+ * client's timeout can only be produced below it, on the transport.
+ */
+export function installResponseDelay(target: Connectable): Map<RequestId, number> {
+  const delays = new Map<RequestId, number>();
+  const connect = target.connect.bind(target);
+  target.connect = async (transport: Transport) => {
+    const send = transport.send.bind(transport);
+    transport.send = async (message, options) => {
+      const id = "result" in message ? message.id : undefined;
+      const ms = id === undefined ? undefined : delays.get(id);
+      if (id !== undefined && ms !== undefined) {
+        delays.delete(id);
+        await new Promise((resolve) => setTimeout(resolve, ms));
+      }
+      return send(message, options);
+    };
+    await connect(transport);
+  };
+  return delays;
+}

@@ -225,6 +225,85 @@ export function describeStoreContract(
         });
       });
 
+      it("issue 8.5: a pending entry whose lease expired stays uncertain, never free to claim", async () => {
+        const store = await open();
+        // The holder wrote, then its settle failed (or it crashed): the entry stays pending.
+        await store.claim(key("k"), "h1", at(1_000));
+        for (const later of [1_000 + LEASE_MS, 1_000 + 10 * LEASE_MS, 1_000 + 86_400_000]) {
+          const again = await store.claim(key("k"), "h1", at(later));
+          expect(again.status).toBe("uncertain");
+          expect((await store.entry(key("k")))?.state).toBe("uncertain");
+        }
+        expect(await store.claim(key("k"), "h2", at(3_000_000))).toMatchObject({
+          status: "args_mismatch",
+        });
+        // Only a claim that knows repeating is safe (the server honors keys, or a verify step
+        // said the effect is absent) may take it.
+        expect((await store.claim(key("k"), "h1", at(3_000_000, true))).status).toBe("claimed");
+      });
+
+      it("issue 8.5: the holder's lease holds, whatever shorter lease a later claimer passes", async () => {
+        const store = await open();
+        const long = { now: 1_000, allowUncertain: false, leaseMs: 60_000 };
+        expect((await store.claim(key("k"), "h1", long)).status).toBe("claimed");
+        // A claimer with a 1 s lease (a run with a short deadline) 2 s later: the holder's attempt
+        // may still be running, so the key is in flight, not stale.
+        expect((await store.claim(key("k"), "h1", at(3_000, true))).status).toBe("in_flight");
+        expect((await store.claim(key("k"), "h1", at(3_000))).status).toBe("in_flight");
+        expect((await store.entry(key("k")))?.state).toBe("pending");
+        expect((await store.claim(key("k"), "h1", at(61_000))).status).toBe("uncertain");
+      });
+
+      it("issue 8.5: a late settle from an expired holder does not free another holder's claim", async () => {
+        const store = await open();
+        // A claimed, its lease expired, and B (allowed to repeat: the server honors keys) took it.
+        await store.claim(key("k"), "h1", at(1_000));
+        expect((await store.claim(key("k"), "h1", at(2_500, true))).status).toBe("claimed");
+        // A's answer arrives late: a failure. B may still be running, so the key stays B's.
+        await store.settle(key("k"), "failed", { now: 2_600, claimedAt: 1_000 });
+        await store.settle(key("k"), "uncertain", { now: 2_600, claimedAt: 1_000 });
+        expect(await store.entry(key("k"))).toEqual({
+          key: key("k"),
+          argsHash: "h1",
+          state: "pending",
+          updatedAt: 2_500,
+        });
+        expect((await store.claim(key("k"), "h1", at(2_700))).status).toBe("in_flight");
+        // B's own settle applies; so would a success from A (the write happened).
+        await store.settle(key("k"), "failed", { now: 2_800, claimedAt: 2_500 });
+        expect((await store.entry(key("k")))?.state).toBe("failed");
+        expect((await store.claim(key("k"), "h1", at(2_900))).status).toBe("claimed");
+        await store.settle(key("k"), "succeeded", { now: 3_000, claimedAt: 1_000, result: 1 });
+        expect((await store.claim(key("k"), "h1", at(3_100))).status).toBe("succeeded");
+      });
+
+      it("issue 8.6: keeps a settled entry through any amount of other traffic", async () => {
+        const store = await open();
+        await store.claim(key("charge"), "h1", at(1_000));
+        await store.settle(key("charge"), "succeeded", { now: 1_100, result: "ch_1" });
+        // More values and counters (breaker state, retry budgets) than a small cache holds.
+        for (let batch = 0; batch < 24; batch++) {
+          await Promise.all(
+            Array.from({ length: 500 }, (_, i) => {
+              const n = batch * 500 + i;
+              return n % 2 === 0
+                ? store.increment(key(`c${n}`), 1, 60_000)
+                : store.set(key(`v${n}`), { n }, 60_000);
+            }),
+          );
+        }
+        expect(await store.claim(key("charge"), "h1", at(2_000))).toEqual({
+          status: "succeeded",
+          entry: {
+            key: key("charge"),
+            argsHash: "h1",
+            state: "succeeded",
+            result: "ch_1",
+            updatedAt: 1_100,
+          },
+        });
+      });
+
       it("gives a key to exactly one of 50 concurrent claims", async () => {
         const store = await open();
         const results = await Promise.all(

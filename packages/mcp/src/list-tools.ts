@@ -1,0 +1,81 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+
+/** At most this many `tools/list` pages are read; a server that goes on is cut off. */
+export const MAX_TOOL_PAGES = 100;
+
+/** Bounds of one listing. */
+export interface ListingBounds {
+  /** Time for all pages together, in ms. */
+  readonly timeoutMs: number;
+  /** Aborting it ends the listing (the page in flight rejects). */
+  readonly signal?: AbortSignal | undefined;
+  /** Asked before each page after the first: true ends the listing (the run ended). */
+  readonly stop?: (() => boolean) | undefined;
+  /** Called around each page request (the session counts requests in flight). */
+  readonly around?: <T>(request: () => Promise<T>) => Promise<T>;
+}
+
+/** The tools read, and why the listing stopped early when it did. */
+export interface ToolListing {
+  readonly tools: Tool[];
+  /**
+   * `pages`: {@link MAX_TOOL_PAGES} pages and still a next cursor; `repeated_cursor`: a cursor
+   * came back; `time`: `timeoutMs` passed after at least one page; `stopped`: `stop` said so.
+   */
+  readonly cut?: "pages" | "repeated_cursor" | "time" | "stopped";
+}
+
+/**
+ * Reads every page of `tools/list`, within bounds: at most {@link MAX_TOOL_PAGES} pages, no
+ * cursor followed twice, all pages within `timeoutMs` (after the first page, running out of time
+ * ends the listing with the tools read so far) and `signal`. Each page gets a signal of
+ * its own, linked to `signal` and unlinked after (the SDK never removes the listener it adds).
+ */
+export async function listAllTools(client: Client, bounds: ListingBounds): Promise<ToolListing> {
+  const started = Date.now();
+  const around = bounds.around ?? ((request) => request());
+  const seen = new Set<string>();
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+    if (page > 0 && bounds.stop?.()) return { tools, cut: "stopped" };
+    const left = Math.max(1, bounds.timeoutMs - (Date.now() - started));
+    let result: Awaited<ReturnType<typeof listPage>>;
+    try {
+      result = await around(() => listPage(client, cursor, left, bounds.signal));
+    } catch (error) {
+      // Out of time after some pages: the tools read so far are worth more than none.
+      const timeUp = Date.now() - started >= bounds.timeoutMs && !bounds.signal?.aborted;
+      if (page > 0 && timeUp) return { tools, cut: "time" };
+      throw error;
+    }
+    tools.push(...result.tools);
+    const next = result.nextCursor;
+    if (next === undefined) return { tools };
+    if (seen.has(next)) return { tools, cut: "repeated_cursor" };
+    seen.add(next);
+    cursor = next;
+  }
+  return { tools, cut: "pages" };
+}
+
+async function listPage(
+  client: Client,
+  cursor: string | undefined,
+  timeout: number,
+  outer: AbortSignal | undefined,
+) {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener("abort", onAbort, { once: true });
+  try {
+    return await client.listTools(cursor === undefined ? undefined : { cursor }, {
+      signal: controller.signal,
+      timeout,
+    });
+  } finally {
+    outer?.removeEventListener("abort", onAbort);
+  }
+}

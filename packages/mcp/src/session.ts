@@ -1,0 +1,149 @@
+import { failureFromError, type LocalKind } from "@governor/core";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { BoundError, within } from "./bound.ts";
+import { LocalCheckError } from "./map-error.ts";
+
+/** Options of {@link createSession}. */
+export interface SessionOptions {
+  /** The host's hook connecting the client to a new transport; none: no reconnect. */
+  readonly reconnect: ((signal: AbortSignal) => Promise<void>) | undefined;
+  /** Bound of one whole reconnect: waiting for the old session's calls, closing it, the hook. */
+  readonly limitMs: number;
+  /** The host-facing text of what the hook threw (redacted: it may quote a server's answer). */
+  readonly describe: (error: unknown) => string;
+}
+
+/**
+ * The client's session as the adapter sees it: which calls are in flight on which transport,
+ * whether a transport's HTTP session is gone, and the one reconnect at a time that replaces it.
+ */
+export interface Session {
+  /** Counts a request on `transport` until the returned function is called. */
+  enter(transport: Transport | undefined): () => void;
+  /** Requests in flight on any transport. */
+  inFlight(): number;
+  /** The server said `transport`'s session is gone (HTTP 404): the next call reconnects first. */
+  gone(transport: Transport | undefined): void;
+  /**
+   * Reconnects when the client has no transport or its session is gone and the host gave a hook.
+   * Waits at most `limitMs` and not past `signal`. Any failure means nothing was sent: it throws a
+   * {@link LocalCheckError} of a `not_sent` kind (`not_connected` unless the hook's error was a
+   * refused connection or a failed spawn).
+   */
+  ensure(signal: AbortSignal): Promise<void>;
+}
+
+/** Kinds a failed reconnect keeps: they already say nothing was sent. */
+const NOT_SENT_KINDS: ReadonlySet<LocalKind> = new Set([
+  "connection_refused",
+  "spawn_failed",
+  "not_connected",
+]);
+
+/**
+ * Keeps the session of `client`. A gone session is closed only once the calls in flight on it
+ * have their own answers (each its own 404, so each is provably unsent and is sent again), or
+ * once the reconnect's time is up: a call cut by that close may have been processed, and stays
+ * `unknown`.
+ */
+export function createSession(client: Client, options: SessionOptions): Session {
+  const counts = new Map<Transport, { count: number; idle: (() => void)[] }>();
+  let total = 0;
+  let goneTransport: Transport | undefined;
+  let reopening: Promise<void> | undefined;
+
+  const drained = (transport: Transport): Promise<void> => {
+    const entry = counts.get(transport);
+    return entry ? new Promise((resolve) => entry.idle.push(resolve)) : Promise.resolve();
+  };
+
+  const reopen = async (reconnect: (signal: AbortSignal) => Promise<void>): Promise<void> => {
+    // Armed before anything else: it ends the whole reconnect no later than a caller's own bound.
+    const controller = new AbortController();
+    const limit = options.limitMs;
+    const timer = setTimeout(
+      () => controller.abort(new BoundError("timeout", `did not finish within ${limit} ms`)),
+      limit,
+    );
+    try {
+      const old = client.transport;
+      if (old !== undefined) {
+        // Let the calls still out on the old session get their answers before cutting them.
+        await within(drained(old), limit, controller.signal).catch(() => undefined);
+        if (client.transport === old) await client.close().catch(() => undefined);
+      }
+      await within(Promise.resolve(reconnect(controller.signal)), limit, controller.signal);
+      goneTransport = undefined;
+    } catch (error) {
+      controller.abort(error);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  const failed = (error: unknown): LocalCheckError => {
+    if (error instanceof BoundError) {
+      return new LocalCheckError(
+        "not_connected",
+        error.why === "aborted" ? "Aborted while reconnecting" : `Reconnect ${error.message}`,
+      );
+    }
+    const kind = failureFromError(error, { origin: "local" }).local;
+    return new LocalCheckError(
+      kind !== undefined && NOT_SENT_KINDS.has(kind) ? kind : "not_connected",
+      `Reconnect failed: ${options.describe(error)}`,
+      { cause: error },
+    );
+  };
+
+  return {
+    enter(transport) {
+      if (transport === undefined) return () => undefined;
+      let entry = counts.get(transport);
+      if (!entry) {
+        entry = { count: 0, idle: [] };
+        counts.set(transport, entry);
+      }
+      const held = entry;
+      held.count++;
+      total++;
+      let left = false;
+      return () => {
+        if (left) return;
+        left = true;
+        total--;
+        if (--held.count > 0) return;
+        counts.delete(transport);
+        for (const resolve of held.idle) resolve();
+      };
+    },
+    inFlight: () => total,
+    gone(transport) {
+      if (transport !== undefined && transport === client.transport) goneTransport = transport;
+    },
+    async ensure(signal) {
+      const reconnect = options.reconnect;
+      if (!reconnect) return;
+      // While a reconnect runs, the client may already hold the new transport, before its
+      // session is initialized: a request sent now would go without a session id.
+      const current = client.transport;
+      if (!reopening && current !== undefined && current !== goneTransport) return;
+      if (!reopening) {
+        const attempt = reopen(reconnect);
+        reopening = attempt;
+        attempt
+          .finally(() => {
+            if (reopening === attempt) reopening = undefined;
+          })
+          .catch(() => undefined);
+      }
+      try {
+        await within(reopening, options.limitMs, signal);
+      } catch (error) {
+        throw failed(error);
+      }
+    },
+  };
+}
