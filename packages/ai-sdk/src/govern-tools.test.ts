@@ -282,8 +282,7 @@ describe("governTools with generateText", () => {
   });
 
   it("issue 9.5: an aborted generateText stops Governor's retries and backoff at once", async () => {
-    // NEEDS CORE: passes once run.call honours `ToolCall.signal` (issue 9.5, core side in
-    // run.ts): on today's core the call backs off and executes 4 more times after the abort.
+    // Before the fix the call backed off and executed 4 more times after the abort.
     const run = governor({
       tools: {
         get_note: {

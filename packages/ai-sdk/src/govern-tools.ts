@@ -153,9 +153,8 @@ export function governTools<TOOLS extends ToolSet>(
       // under `{ input }` and still receives its input as it came.
       const object = isRecord(input);
       // The AI SDK's signal (an aborted `generateText`) is the call's own signal: aborting it
-      // ends the call's retries and backoff at once, not only the attempt in flight. Typed
-      // apart so this compiles whether or not core's `ToolCall` declares `signal` yet.
-      const call: ToolCall & { readonly signal?: AbortSignal } = {
+      // ends the call's retries and backoff at once, not only the attempt in flight.
+      const call: ToolCall = {
         tool: name,
         ...(server !== undefined && { server }),
         args: object ? input : { input },
