@@ -374,6 +374,34 @@ describe("governTools with generateText", () => {
     expect(chain.join("\n")).toContain(STORE_SECRET);
   });
 
+  it("issue 8.10: any other rejection of run.call goes to the host with a fixed message, never to the model", async () => {
+    const raw = new Error("connect ECONNREFUSED redis://user:pw@10.0.0.5:6379");
+    const real = governor().startRun();
+    // A run whose call rejects with something that is not a HostError (a bug, a core that
+    // throws): the adapter must not rethrow it into the AI SDK.
+    const run = { ...real, ended: false, call: () => Promise.reject(raw) } as typeof real;
+    const hostErrors: HostError[] = [];
+    const model = scripted(callTool("get_note", { id: "x" }), say("done"));
+    const result = await generateText({
+      model,
+      tools: governTools(
+        { get_note: noteTool(async () => ({ id: "x" })) },
+        { run, onHostError: (error) => hostErrors.push(error) },
+      ),
+      stopWhen: stepCountIs(3),
+      prompt: "Read note x",
+    });
+    const seen = JSON.stringify([result.steps, model.doGenerateCalls.map((c) => c.prompt)]);
+    expect(seen).not.toContain("10.0.0.5");
+    expect(result.steps[0]?.toolResults[0]?.output).toMatch(
+      /^get_note: the call could not be completed\. /,
+    );
+    expect(hostErrors).toHaveLength(1);
+    expect(hostErrors[0]).toMatchObject({ reason: "unexpected_error", tool: "get_note" });
+    expect(hostErrors[0]?.message).not.toContain("10.0.0.5");
+    expect(hostErrors[0]?.cause).toBe(raw);
+  });
+
   const SECRET_TOKEN = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
   const nonErrors: [string, () => unknown][] = [
     ["undefined", () => undefined],
