@@ -105,6 +105,40 @@ describe("governor classify (DESIGN.md §9 contract)", () => {
     expect(o[4].reason).toBe("not_found");
   });
 
+  it("issue 9 (what held): goes on after binary lines, a 30 MB line and broken JSON", () => {
+    // Bytes that are not UTF-8 (NULs, lone continuation bytes, 0xFF), none a line break.
+    const binary = Buffer.from(
+      Array.from({ length: 4_096 }, (_, i) => (i * 131 + 7) % 256).filter(
+        (b) => b !== 0x0a && b !== 0x0d,
+      ),
+    );
+    const huge = "x".repeat(30 * 1024 * 1024);
+    const r = governor(
+      ["classify"],
+      Buffer.concat([
+        binary,
+        Buffer.from(
+          `\n${lines([
+            { tool: "big", text: `503 Service Unavailable ${huge}` },
+            `{"tool": "cut", "text": "${huge}`,
+            '{"tool": "a", "text": ',
+            { tool: "after", text: "404 not found" },
+          ])}`,
+        ),
+      ]),
+    );
+    const o = parse(r.stdout);
+    expect(r.status).toBe(1);
+    expect(o).toHaveLength(5);
+    expect(o[0].error).toMatch(/^line 1: /);
+    expect(o[1]).toMatchObject({ action: "retry_dependency", reason: "unavailable" });
+    expect(o[1].message.length).toBeLessThan(1_000);
+    expect(o[2].error).toMatch(/^line 3: not valid JSON/);
+    expect(o[2].error.length).toBeLessThan(1_000);
+    expect(o[3].error).toMatch(/^line 4: not valid JSON/);
+    expect(o[4]).toMatchObject({ action: "correct_arguments", reason: "not_found" });
+  }, 120_000);
+
   it("uses the policy file: its rules and the tool's effect", () => {
     const dir = mkdtempSync(join(tmpdir(), "gov-"));
     const file = join(dir, "policy.json");

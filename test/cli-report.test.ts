@@ -1,9 +1,19 @@
 import { spawn } from "node:child_process";
-import { appendFile, mkdtemp, rm } from "node:fs/promises";
+import { once } from "node:events";
+import { createWriteStream } from "node:fs";
+import { appendFile, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { finished } from "node:stream/promises";
 import { fileURLToPath } from "node:url";
-import { createJsonlSink, type GovernorEvent, type Report, summarizeEvents } from "@governor/core";
+import {
+  createGovernor,
+  createJsonlSink,
+  type GovernorEvent,
+  parseEvents,
+  type Report,
+  summarizeEvents,
+} from "@governor/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -14,11 +24,11 @@ interface Ran {
   readonly stderr: string;
 }
 
-function governor(args: string[], stdin?: string): Promise<Ran> {
+function governor(args: string[], stdin?: string, nodeFlags: string[] = []): Promise<Ran> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ["--conditions=source", "--import", "tsx", "packages/cli/src/bin.ts", ...args],
+      [...nodeFlags, "--conditions=source", "--import", "tsx", "packages/cli/src/bin.ts", ...args],
       { cwd: root, stdio: ["pipe", "pipe", "pipe"] },
     );
     let stdout = "";
@@ -207,4 +217,102 @@ describe("governor report", () => {
     expect(missing.stdout).toBe("");
     expect(missing.stderr).toContain("expected exactly one event log file");
   });
+
+  it("issue 8 (smaller): reads Governor's own log, a call denied by policy included", async () => {
+    const own = join(dir, "own.jsonl");
+    const sink = createJsonlSink(own);
+    const gov = createGovernor(
+      { tools: { drop_table: { access: "deny" }, get_note: { effect: "read_only" } } },
+      { metrics: false, onEvent: sink.write },
+    );
+    const run = gov.startRun();
+    const denied = await run.call({ tool: "drop_table", args: { name: "users" } }, async () => ({
+      dropped: true,
+    }));
+    expect(denied.kind).not.toBe("ok");
+    run.end();
+    await sink.close();
+    expect(sink.lastError).toBeUndefined();
+    // The denied call's decision comes before any attempt: attempt 0.
+    const written = parseEvents(await readFile(own, "utf8"));
+    expect(written.errors).toEqual([]);
+    expect(written.events.find((e) => e.type === "decision")).toMatchObject({ attempt: 0 });
+
+    const { status, stdout, stderr } = await governor(["report", own, "--json"]);
+    expect(stderr).toBe("");
+    expect(status).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ runs: 1, failures: 1, calls: { total: 1 } });
+  });
+
+  it("issue 9.7: a large log is streamed: ~50 MB reported with a 64 MB heap", async () => {
+    const big = join(dir, "big.jsonl");
+    const out = createWriteStream(big);
+    const runs = 20_000;
+    const perRun = 10;
+    const pad = "x".repeat(120);
+    for (let r = 0; r < runs; r += 1) {
+      const runId = `run-${r}-${pad}`;
+      const lines: string[] = [];
+      for (let i = 0; i < perRun - 1; i += 1) {
+        lines.push(
+          JSON.stringify({
+            v: 1,
+            type: "decision",
+            at: at + r,
+            runId,
+            tool: `tool_${i}`,
+            attempt: 1,
+            action: "retry_dependency",
+            reason: "unavailable",
+            certainty: "failed",
+            fingerprint: (i % 4).toString(16).repeat(16),
+            delayMs: 10,
+            observed: false,
+          }),
+        );
+      }
+      lines.push(
+        JSON.stringify({
+          ...events[2],
+          runId,
+          summary: { ...(events[2] as { summary: object }).summary, runId },
+        }),
+      );
+      if (!out.write(`${lines.join("\n")}\n`)) await once(out, "drain");
+    }
+    out.end();
+    await finished(out);
+    expect((await stat(big)).size).toBeGreaterThan(50 * 1024 * 1024);
+
+    const { status, stdout, stderr } = await governor(["report", big, "--json"], undefined, [
+      "--max-old-space-size=64",
+    ]);
+    expect(stderr).toBe("");
+    expect(status).toBe(0);
+    const report = JSON.parse(stdout) as Report;
+    expect(report).toMatchObject({
+      events: runs * perRun,
+      runs,
+      openRuns: 0,
+      failures: runs * (perRun - 1),
+      retries: { total: runs * (perRun - 1) },
+    });
+    expect(report.topFingerprints[0]).toMatchObject({ fingerprint: "0".repeat(16), runs });
+  }, 120_000);
+
+  it("issue 9.7: skips a line too long to hold, keeps line numbers, reads the rest", async () => {
+    const text = [
+      JSON.stringify(events[0]),
+      `{"v":1,"type":"call","tool":"${"y".repeat(17 * 1024 * 1024)}"}`,
+      JSON.stringify({ ...events[1], attempts: "two" }),
+      ...events.slice(1).map((e) => JSON.stringify(e)),
+    ].join("\r\n");
+    const { status, stdout, stderr } = await governor(["report", "-", "--json"], text);
+    expect(status).toBe(1);
+    const messages = stderr.trim().split("\n");
+    expect(messages).toHaveLength(2);
+    expect(messages[0]).toContain("-: line 2: longer than 16777216 bytes, skipped");
+    expect(messages[1]).toMatch(/-: line 3: attempts: /);
+    expect(JSON.parse(stdout)).toEqual(summarizeEvents(events));
+  }, 60_000);
 });

@@ -7,7 +7,7 @@ const tsx = import.meta.resolve("tsx");
 /** Runs the governor CLI from source, as `pnpm --silent governor` does. */
 export function governor(
   args: string[],
-  input?: string,
+  input?: string | Buffer,
 ): { stdout: string; stderr: string; status: number | null } {
   const result = spawnSync(
     process.execPath,

@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { REASONS } from "@governor/core";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type DemoReport, runDemo } from "../packages/cli/src/demo.ts";
+import { formatDemo } from "../packages/cli/src/demo-format.ts";
 
 const doc = (name: string) => readFileSync(new URL(`../docs/${name}`, import.meta.url), "utf8");
 
@@ -23,5 +25,57 @@ describe("docs stay true to the code", () => {
     ]) {
       expect(text).toContain(name);
     }
+  });
+});
+
+/** The body of the first fenced block of `lang` after `heading` in a doc. */
+function fenced(text: string, heading: string, lang: string): string {
+  const from = text.indexOf(heading);
+  expect(from, heading).toBeGreaterThanOrEqual(0);
+  const open = text.indexOf(`\`\`\`${lang}\n`, from);
+  expect(open, `${lang} block after ${heading}`).toBeGreaterThanOrEqual(0);
+  const start = open + lang.length + 4;
+  return text.slice(start, text.indexOf("\n```", start));
+}
+
+describe("docs/demo.md matches what governor demo prints", () => {
+  let report: DemoReport;
+
+  beforeAll(async () => {
+    report = await runDemo();
+  }, 180_000);
+
+  it("issue 8 (smaller): the sample table is the demo's output, line for line", () => {
+    const sample = fenced(doc("demo.md"), "## Sample output", "text");
+    // Only the run time varies between runs.
+    const printed = formatDemo(report)
+      .split("\n")
+      .filter((line) => !line.startsWith("done in "))
+      .join("\n")
+      .trimEnd();
+    expect(sample).toBe(printed);
+  });
+
+  it("issue 8 (smaller): the sample JSON's totals and metrics are the demo's", () => {
+    const sample = fenced(doc("demo.md"), "`--json` (totals", "json");
+    const objectOn = (key: string) => {
+      const match = new RegExp(`^\\s*"${key}": (\\{.*\\}),?$`, "m").exec(sample);
+      expect(match, `"${key}" line in the --json sample`).not.toBeNull();
+      return JSON.parse(match?.[1] ?? "null") as unknown;
+    };
+    for (const strategy of ["naive", "blindRetry", "governed"] as const) {
+      expect(objectOn(strategy), strategy).toEqual(report.totals[strategy]);
+    }
+    expect(objectOn("metrics")).toEqual(report.metrics);
+  });
+
+  it("issue 8 (smaller): the figures quoted in the prose are the demo's", () => {
+    const { naive, blindRetry, governed } = report.totals;
+    // The prose wraps: compare with its line breaks collapsed.
+    expect(doc("demo.md").replace(/\s+/g, " ")).toContain(
+      `${governed.toolCalls} calls and ${governed.modelCalls} model turns against ` +
+        `${naive.toolCalls} and ${naive.modelCalls} (naive) or ${blindRetry.toolCalls} and ` +
+        `${blindRetry.modelCalls} (blind retry)`,
+    );
   });
 });

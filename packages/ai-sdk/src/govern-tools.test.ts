@@ -3,6 +3,7 @@ import {
   type GovernorOptions,
   type HostError,
   type PolicyInput,
+  type Store,
 } from "@governor/core";
 import { generateText, type ModelMessage, stepCountIs, type Tool, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
@@ -281,6 +282,203 @@ describe("governTools with generateText", () => {
     expect(output).toMatch(/^get_note: the call could not be completed\. /);
     expect(JSON.stringify(result.steps)).not.toContain(SECRET);
   });
+
+  it("issue 9.5: an aborted generateText stops Governor's retries and backoff at once", async () => {
+    // Before the fix the call backed off and executed 4 more times after the abort.
+    const run = governor({
+      tools: {
+        get_note: {
+          effect: "read_only",
+          retry: { attempts: 5, baseDelayMs: 400, maxDelayMs: 400 },
+        },
+      },
+    }).startRun();
+    const ac = new AbortController();
+    let executions = 0;
+    let executionsAfterAbort = 0;
+    let abortedAt = 0;
+    const getNote = noteTool(async () => {
+      executions += 1;
+      if (ac.signal.aborted) executionsAfterAbort += 1;
+      if (executions === 1) {
+        // Abort during the backoff that follows this first failure.
+        setTimeout(() => {
+          abortedAt = performance.now();
+          ac.abort();
+        }, 20);
+      }
+      throw new Error("503 Service Unavailable");
+    });
+    const model = scripted(callTool("get_note", { id: "x" }), say("done"));
+
+    const settled = await generateText({
+      model,
+      tools: governTools({ get_note: getNote }, { run }),
+      stopWhen: [stepCountIs(3), governorStopCondition(run)],
+      abortSignal: ac.signal,
+      prompt: "Read note x",
+    }).then(
+      () => performance.now(),
+      () => performance.now(),
+    );
+
+    expect(abortedAt).toBeGreaterThan(0);
+    expect(executions).toBe(1);
+    expect(executionsAfterAbort).toBe(0);
+    // Today's backoffs (about 200 ms each with random 0.5, four of them) would hold it ~800 ms.
+    expect(settled - abortedAt).toBeLessThan(150);
+    expect(run.summary()).toMatchObject({ reason: "aborted", attempts: 1 });
+  });
+
+  it("issue 8.10: a failing store never puts its raw error in the model's context", async () => {
+    const STORE_SECRET = "redis://user:pw@10.0.0.5:6379";
+    const fail = () => Promise.reject(new Error(`connect ECONNREFUSED ${STORE_SECRET} key gk_1`));
+    // Every method fails, whatever methods the Store interface has.
+    const failingStore = new Proxy(
+      {},
+      { get: (_target, prop) => (prop === "then" ? undefined : fail) },
+    ) as Store;
+    const hostErrors: HostError[] = [];
+    let executions = 0;
+    const run = governor({}, { store: failingStore }).startRun();
+    const sendEmail = tool({
+      inputSchema: z.object({ to: z.string() }),
+      execute: async () => {
+        executions += 1;
+        return { sent: true };
+      },
+    });
+    const model = scripted(callTool("send_email", { to: "a@example.com" }), say("done"));
+
+    const result = await generateText({
+      model,
+      tools: governTools(
+        { send_email: sendEmail },
+        { run, onHostError: (error) => hostErrors.push(error) },
+      ),
+      stopWhen: [stepCountIs(3), governorStopCondition(run)],
+      prompt: "Send it",
+    });
+
+    // Fail closed: the write did not run without its ledger entry.
+    expect(executions).toBe(0);
+    const seen = JSON.stringify([result.steps, model.doGenerateCalls.map((c) => c.prompt)]);
+    expect(seen).not.toContain("redis://");
+    expect(seen).not.toContain("10.0.0.5");
+    expect(seen).not.toContain("pw@");
+    const output = result.steps[0]?.toolResults[0]?.output;
+    expect(output).toMatch(/^send_email: the call could not be completed\. /);
+    expect(result.steps[0]?.content.some((p) => p.type === "tool-error")).toBe(false);
+    // The host gets the error, the raw detail in its message or its causes.
+    expect(hostErrors).toHaveLength(1);
+    const chain: string[] = [];
+    for (let e: unknown = hostErrors[0]; e instanceof Error; e = e.cause) chain.push(e.message);
+    expect(chain.join("\n")).toContain(STORE_SECRET);
+  });
+
+  it("issue 8.10: any other rejection of run.call goes to the host with a fixed message, never to the model", async () => {
+    const raw = new Error("connect ECONNREFUSED redis://user:pw@10.0.0.5:6379");
+    const real = governor().startRun();
+    // A run whose call rejects with something that is not a HostError (a bug, a core that
+    // throws): the adapter must not rethrow it into the AI SDK.
+    const run = { ...real, ended: false, call: () => Promise.reject(raw) } as typeof real;
+    const hostErrors: HostError[] = [];
+    const model = scripted(callTool("get_note", { id: "x" }), say("done"));
+    const result = await generateText({
+      model,
+      tools: governTools(
+        { get_note: noteTool(async () => ({ id: "x" })) },
+        { run, onHostError: (error) => hostErrors.push(error) },
+      ),
+      stopWhen: stepCountIs(3),
+      prompt: "Read note x",
+    });
+    const seen = JSON.stringify([result.steps, model.doGenerateCalls.map((c) => c.prompt)]);
+    expect(seen).not.toContain("10.0.0.5");
+    expect(result.steps[0]?.toolResults[0]?.output).toMatch(
+      /^get_note: the call could not be completed\. /,
+    );
+    expect(hostErrors).toHaveLength(1);
+    expect(hostErrors[0]).toMatchObject({ reason: "unexpected_error", tool: "get_note" });
+    expect(hostErrors[0]?.message).not.toContain("10.0.0.5");
+    expect(hostErrors[0]?.cause).toBe(raw);
+  });
+
+  const SECRET_TOKEN = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
+  const nonErrors: [string, () => unknown][] = [
+    ["undefined", () => undefined],
+    ["null", () => null],
+    ["a string holding a token", () => `auth failed for token ${SECRET_TOKEN}`],
+    ["a symbol", () => Symbol(SECRET_TOKEN)],
+    ["a number", () => 42],
+    [
+      "a proxy that throws on every trap",
+      () =>
+        new Proxy(
+          {},
+          {
+            get() {
+              throw new Error(SECRET_TOKEN);
+            },
+            has() {
+              throw new Error(SECRET_TOKEN);
+            },
+            ownKeys() {
+              throw new Error(SECRET_TOKEN);
+            },
+            getPrototypeOf() {
+              throw new Error(SECRET_TOKEN);
+            },
+            getOwnPropertyDescriptor() {
+              throw new Error(SECRET_TOKEN);
+            },
+          },
+        ),
+    ],
+    [
+      "an object with throwing getters",
+      () => ({
+        get message(): string {
+          throw new Error(SECRET_TOKEN);
+        },
+        get code(): number {
+          throw new Error(SECRET_TOKEN);
+        },
+        toString(): string {
+          throw new Error(SECRET_TOKEN);
+        },
+      }),
+    ],
+    ["an Error whose message holds a token", () => new Error(`bad token ${SECRET_TOKEN}`)],
+  ];
+
+  it.each(nonErrors)(
+    "issue 9 (what held): a tool that throws %s gets a redacted error text, nothing rejects",
+    async (_kind, make) => {
+      const run = governor({ tools: { get_note: { effect: "read_only" } } }).startRun();
+      const model = scripted(callTool("get_note", { id: "x" }), say("done"));
+      const result = await generateText({
+        model,
+        tools: governTools(
+          {
+            get_note: noteTool(async () => {
+              throw make();
+            }),
+          },
+          { run },
+        ),
+        stopWhen: [stepCountIs(3), governorStopCondition(run)],
+        prompt: "Read note x",
+      });
+      const output = result.steps[0]?.toolResults[0]?.output;
+      expect(typeof output).toBe("string");
+      expect(output).toMatch(/^get_note: /);
+      expect(result.steps[0]?.content.some((p) => p.type === "tool-error")).toBe(false);
+      const prompts = JSON.stringify(model.doGenerateCalls.map((c) => c.prompt));
+      expect(prompts).not.toContain(SECRET_TOKEN);
+      expect(JSON.stringify(result.steps)).not.toContain(SECRET_TOKEN);
+    },
+  );
 });
 
 describe("governTools", () => {

@@ -2,10 +2,11 @@ import {
   type CallOutcome,
   composeMessage,
   GovernorError,
-  type HostError,
+  HostError,
   REASONS,
   type Reason,
   type Run,
+  type ToolCall,
 } from "@governor/core";
 import type { JSONValue, Tool, ToolExecutionOptions, ToolSet } from "ai";
 
@@ -16,9 +17,12 @@ export interface GovernToolsOptions {
   /** The server's name in the policy (`servers.<name>`): its settings apply to these tools. */
   readonly server?: string;
   /**
-   * Receives a failure only the host can handle when the governor has no `onHostError` hook
-   * (`run.call` then throws it). The run has ended; the model gets a short stop text, never the
-   * error. Without this option the error is dropped; its reason stays in `run.summary()`.
+   * Receives what `run.call` throws: a failure only the host can handle when the governor has no
+   * `onHostError` hook (the run has ended), or an error of Governor itself, such as a failing
+   * store, wrapped in a `HostError` whose `message` is a fixed phrase, whose `reason` is the
+   * error's code (`store_error`, or `unexpected_error` for a non-Governor error) and whose `cause`
+   * is the raw error. Either way the model gets a short fixed stop text, never the error. Without
+   * this option the error is dropped (a host failure's reason stays in `run.summary()`).
    */
   readonly onHostError?: (error: HostError) => void;
 }
@@ -66,6 +70,24 @@ function linkSignals(
       b.removeEventListener("abort", fromB);
     },
   };
+}
+
+/**
+ * What the host receives when `run.call` rejects: a HostError as it is; anything else (a store
+ * that failed, a bug) wrapped in one whose message is fixed (the raw error is its `cause`), so a
+ * host that logs or shows `message` does not spread a connection string either.
+ */
+function toHostError(err: unknown, tool: string, server: string | undefined): HostError {
+  if (GovernorError.isInstance(err) && err.code === "host_error") return err as HostError;
+  const code = GovernorError.isInstance(err) ? err.code : "unexpected_error";
+  return new HostError({
+    tool,
+    server,
+    reason: code,
+    channel: "local",
+    message: `${tool}: Governor could not complete the call (${code}); the error is the cause`,
+    cause: err,
+  });
 }
 
 /** The model's text for a failure routed to the host: no part of the raw error. */
@@ -130,46 +152,46 @@ export function governTools<TOOLS extends ToolSet>(
       // Governor keys calls by named arguments; a tool whose input is not an object is governed
       // under `{ input }` and still receives its input as it came.
       const object = isRecord(input);
+      // The AI SDK's signal (an aborted `generateText`) is the call's own signal: aborting it
+      // ends the call's retries and backoff at once, not only the attempt in flight.
+      const call: ToolCall = {
+        tool: name,
+        ...(server !== undefined && { server }),
+        args: object ? input : { input },
+        callId: execOptions.toolCallId,
+        ...(execOptions.abortSignal !== undefined && { signal: execOptions.abortSignal }),
+      };
       let outcome: CallOutcome<unknown>;
       try {
-        outcome = await run.call(
-          {
-            tool: name,
-            ...(server !== undefined && { server }),
-            args: object ? input : { input },
-            callId: execOptions.toolCallId,
-          },
-          async (ctx) => {
-            const { signal, unlink } = linkSignals(ctx.signal, execOptions.abortSignal);
-            try {
-              const result = execute.call(original, object ? ctx.args : input, {
-                ...execOptions,
-                abortSignal: signal,
-              });
-              if (!isAsyncIterable(result)) return await result;
-              let last: unknown;
-              for await (const part of result) last = part;
-              return last;
-            } finally {
-              unlink();
-            }
-          },
-        );
-      } catch (err) {
-        // Without a governor `onHostError` hook, `run.call` throws the HostError after ending the
-        // run. Thrown from here, the AI SDK would put its raw message in the model's context.
-        if (GovernorError.isInstance(err) && err.code === "host_error" && run.ended) {
-          const error = err as HostError;
+        outcome = await run.call(call, async (ctx) => {
+          const { signal, unlink } = linkSignals(ctx.signal, execOptions.abortSignal);
           try {
-            onHostError?.(error);
-          } catch {
-            // A host hook must not break the agent loop.
+            const result = execute.call(original, object ? ctx.args : input, {
+              ...execOptions,
+              abortSignal: signal,
+            });
+            if (!isAsyncIterable(result)) return await result;
+            let last: unknown;
+            for await (const part of result) last = part;
+            return last;
+          } finally {
+            unlink();
           }
-          const text = hostText(error);
-          remember(execOptions.toolCallId, text);
-          return text;
+        });
+      } catch (err) {
+        // `run.call` rejected: a HostError (no governor `onHostError` hook), or trouble in
+        // Governor itself (its store, a bug). Thrown from here, the AI SDK would put the raw
+        // message (a Redis URL, an internal address) in the model's context: the host gets the
+        // error, the model a fixed text.
+        const error = toHostError(err, name, server);
+        try {
+          onHostError?.(error);
+        } catch {
+          // A host hook must not break the agent loop.
         }
-        throw err;
+        const text = hostText(error);
+        remember(execOptions.toolCallId, text);
+        return text;
       }
       if (outcome.kind === "ok") return outcome.value;
       const text = outcome.result.content[0].text;

@@ -1,6 +1,6 @@
-import { readFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
 import { parseArgs } from "node:util";
-import { parseEvents, type Report, summarizeEvents } from "@governor/core";
+import { type Report, summarizeEventLines } from "@governor/core";
 
 type Cell = string | number;
 
@@ -120,16 +120,67 @@ export async function reportCommand(args: string[]): Promise<number> {
       return 2;
     }
   }
-  const text = file === "-" ? await readStdin() : await readFile(file, "utf8");
-  const { events, errors } = parseEvents(text);
-  for (const error of errors) process.stderr.write(`governor report: ${file}: ${error}\n`);
-  const report = summarizeEvents(events, { top });
+  const input = file === "-" ? process.stdin : createReadStream(file);
+  let bad = 0;
+  const complain = (message: string) => {
+    bad += 1;
+    process.stderr.write(`governor report: ${file}: ${message}\n`);
+  };
+  const report = await summarizeEventLines(splitLines(input, MAX_LINE_BYTES, complain), {
+    top,
+    onError: complain,
+  });
   process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatReport(report));
-  return errors.length > 0 ? 1 : 0;
+  return bad > 0 ? 1 : 0;
 }
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+/** Longer lines are skipped unread: no event line comes near it (the sink caps its lines). */
+const MAX_LINE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The lines of a byte stream, without their `\n`, holding one line at a time: a log of any size
+ * is read in bounded memory. A line longer than `maxBytes` is never assembled: it is reported
+ * through `onTooLong` and yielded as an empty line, so line numbers stay right. (`node:readline`
+ * would build any line whole, however long.)
+ */
+async function* splitLines(
+  input: AsyncIterable<Buffer | string>,
+  maxBytes: number,
+  onTooLong: (message: string) => void,
+): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let parts: Buffer[] = [];
+  let size = 0;
+  let tooLong = false;
+  let n = 0;
+  const take = (): string => {
+    n += 1;
+    const line = tooLong ? "" : decoder.decode(Buffer.concat(parts, size));
+    if (tooLong) onTooLong(`line ${n}: longer than ${maxBytes} bytes, skipped`);
+    parts = [];
+    size = 0;
+    tooLong = false;
+    return line;
+  };
+  for await (const data of input) {
+    const chunk = typeof data === "string" ? Buffer.from(data) : data;
+    let start = 0;
+    while (start < chunk.length) {
+      const newline = chunk.indexOf(0x0a, start);
+      const end = newline === -1 ? chunk.length : newline;
+      if (!tooLong && size + (end - start) > maxBytes) {
+        tooLong = true;
+        parts = [];
+        size = 0;
+      }
+      if (!tooLong) {
+        parts.push(chunk.subarray(start, end));
+        size += end - start;
+      }
+      if (newline === -1) break;
+      yield take();
+      start = newline + 1;
+    }
+  }
+  if (size > 0 || tooLong) yield take();
 }

@@ -1,5 +1,7 @@
 import { createWriteStream, type WriteStream } from "node:fs";
 import { finished } from "node:stream/promises";
+import { GovernorError } from "./errors.ts";
+import { eventLine, MIN_EVENT_LINE } from "./event-limits.ts";
 import { eventSchema } from "./event-schema.ts";
 import { EVENT_SCHEMA_VERSION, type GovernorEvent } from "./events.ts";
 
@@ -14,7 +16,16 @@ export type JsonlSinkTarget = string | NodeJS.WritableStream | { write(line: str
 export interface JsonlSinkOptions {
   /** Called with each write error; the sink keeps going. Errors it throws are ignored. */
   onError?: (error: unknown) => void;
+  /**
+   * The longest line written, `\n` not counted. A longer event has its strings cut and its run
+   * summary's fingerprints thinned until it fits, and gets `"truncated": true`; the JSON is never
+   * cut. At least 4096.
+   * @default 16384
+   */
+  maxLineLength?: number;
 }
+
+const DEFAULT_MAX_LINE = 16_384;
 
 /** A JSON Lines event sink: one line per event. */
 export interface JsonlSink {
@@ -49,7 +60,7 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
 
 /**
  * Creates an event sink writing one JSON line per event (schema `"v": 1`, see
- * docs/telemetry.md), for `governor report` to read. It never throws into the agent loop: an
+ * docs/telemetry.md), for `governor report` to read; no line is longer than `maxLineLength`. It never throws into the agent loop: an
  * error is kept in `lastError` and passed to `onError`.
  *
  * @example
@@ -62,6 +73,13 @@ export function createJsonlSink(
   target: JsonlSinkTarget,
   options: JsonlSinkOptions = {},
 ): JsonlSink {
+  const maxLineLength = options.maxLineLength ?? DEFAULT_MAX_LINE;
+  if (!Number.isInteger(maxLineLength) || maxLineLength < MIN_EVENT_LINE) {
+    throw new GovernorError(
+      "invalid_options",
+      `maxLineLength must be a whole number >= ${MIN_EVENT_LINE}, got ${String(options.maxLineLength)}`,
+    );
+  }
   let lastError: unknown;
   let closed = false;
   const pending = new Set<Promise<unknown>>();
@@ -91,7 +109,12 @@ export function createJsonlSink(
   const write = (event: GovernorEvent): void => {
     if (closed || out === undefined || owned?.destroyed === true) return;
     try {
-      const result = out.write(`${JSON.stringify(event)}\n`);
+      const line = eventLine(event, maxLineLength);
+      if (line === undefined) {
+        fail(new RangeError(`a ${event.type} event does not fit in ${maxLineLength} characters`));
+        return;
+      }
+      const result = out.write(`${line}\n`);
       if (isPromiseLike(result)) {
         const tracked = Promise.resolve(result).then(undefined, fail);
         pending.add(tracked);
@@ -139,9 +162,39 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Reads a JSON Lines event log (what {@link createJsonlSink} writes). Blank lines are skipped;
- * every other line must be one event of schema version 1. Bad lines do not stop the reading: each
- * yields an error `line N: ...` (1-based) and the valid lines are returned.
+ * Reads one line of an event log: the event, or what is wrong with the line (with the path of
+ * each bad field). A blank line yields `undefined`; a trailing `\r` is ignored.
+ * @internal Shared by {@link parseEvents} and `summarizeEventLines`; not part of the public API.
+ */
+export function parseEventLine(
+  raw: string,
+): GovernorEvent | { readonly error: string } | undefined {
+  const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+  if (line.trim() === "") return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    return { error: `not JSON (${error instanceof Error ? error.message : String(error)})` };
+  }
+  if (isRecord(value) && "v" in value && value.v !== EVENT_SCHEMA_VERSION) {
+    return {
+      error: `unsupported event version ${JSON.stringify(value.v)} (this reader knows ${EVENT_SCHEMA_VERSION})`,
+    };
+  }
+  const result = eventSchema.safeParse(value);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((issue) =>
+    issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`,
+  );
+  return { error: issues.join("; ") };
+}
+
+/**
+ * Reads a JSON Lines event log (what {@link createJsonlSink} writes) held in one string. Blank
+ * lines are skipped; every other line must be one event of schema version 1. Bad lines do not stop
+ * the reading: each yields an error `line N: ...` (1-based) and the valid lines are returned.
+ * For a log too large for memory, use `summarizeEventLines` on a stream of its lines.
  *
  * @example
  * const { events, errors } = parseEvents(await readFile("governor-events.jsonl", "utf8"));
@@ -149,35 +202,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export function parseEvents(text: string): ParsedEvents {
   const events: GovernorEvent[] = [];
   const errors: string[] = [];
-  const lines = text.split("\n");
-  for (const [index, raw] of lines.entries()) {
-    const n = index + 1;
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    if (line.trim() === "") continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      errors.push(
-        `line ${n}: not JSON (${error instanceof Error ? error.message : String(error)})`,
-      );
-      continue;
-    }
-    if (isRecord(value) && "v" in value && value.v !== EVENT_SCHEMA_VERSION) {
-      errors.push(
-        `line ${n}: unsupported event version ${JSON.stringify(value.v)} (this reader knows ${EVENT_SCHEMA_VERSION})`,
-      );
-      continue;
-    }
-    const result = eventSchema.safeParse(value);
-    if (result.success) {
-      events.push(result.data);
-      continue;
-    }
-    const issues = result.error.issues.map((issue) =>
-      issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`,
-    );
-    errors.push(`line ${n}: ${issues.join("; ")}`);
+  for (const [index, raw] of text.split("\n").entries()) {
+    const parsed = parseEventLine(raw);
+    if (parsed === undefined) continue;
+    if ("error" in parsed) errors.push(`line ${index + 1}: ${parsed.error}`);
+    else events.push(parsed);
   }
   return { events, errors };
 }

@@ -1,4 +1,5 @@
 import type { BudgetName } from "./decide.ts";
+import { parseEventLine } from "./event-log.ts";
 import type { CallOutcomeKind, GovernorEvent, RunEndReason } from "./events.ts";
 import type { Action, Reason } from "./types.ts";
 
@@ -77,10 +78,128 @@ function byCount<K extends string>(counts: Map<K, number>): Partial<Record<K, nu
 
 interface FingerprintTally {
   count: number;
-  readonly runs: Set<string>;
+  runs: number;
   readonly tools: Set<string>;
   readonly reasons: Set<Reason>;
   readonly actions: Set<Action>;
+}
+
+/** What the summary keeps of a run: whether it ended, and while open, its fingerprints. */
+interface RunTally {
+  ended: boolean;
+  /** Fingerprints seen in the run, to count each run once per fingerprint; dropped at its end. */
+  fingerprints: Set<string> | undefined;
+}
+
+/**
+ * Tallies events one at a time, so a log of any length is summarized without holding it: what it
+ * keeps grows with the distinct runs, fingerprints and tools, not with the events.
+ */
+class EventTally {
+  private firstAt: number | null = null;
+  private lastAt: number | null = null;
+  private events = 0;
+  private ended = 0;
+  private readonly runs = new Map<string, RunTally>();
+  private readonly stoppedBy = new Map<RunEndReason, number>();
+  private readonly budgets = new Map<BudgetName, number>();
+  private readonly byOutcome: Record<CallOutcomeKind, number> = {
+    ok: 0,
+    replayed: 0,
+    model: 0,
+    stop: 0,
+    host: 0,
+  };
+  private calls = 0;
+  private wasted = 0;
+  private failures = 0;
+  private retries = 0;
+  private readonly retriesByTool = new Map<string, number>();
+  private readonly fingerprints = new Map<string, FingerprintTally>();
+
+  add(event: GovernorEvent): void {
+    this.events += 1;
+    this.firstAt = this.firstAt === null ? event.at : Math.min(this.firstAt, event.at);
+    this.lastAt = this.lastAt === null ? event.at : Math.max(this.lastAt, event.at);
+    let run = this.runs.get(event.runId);
+    if (run === undefined) {
+      run = { ended: false, fingerprints: undefined };
+      this.runs.set(event.runId, run);
+    }
+    switch (event.type) {
+      case "call":
+        this.calls += 1;
+        this.byOutcome[event.outcome] += 1;
+        if (WASTED.has(event.outcome)) this.wasted += 1;
+        return;
+      case "decision":
+        this.addDecision(event, run);
+        return;
+      case "run_end":
+        this.ended += 1;
+        run.ended = true;
+        run.fingerprints = undefined;
+        bump(this.stoppedBy, event.summary.reason);
+        if (event.summary.budget !== undefined) bump(this.budgets, event.summary.budget);
+        return;
+    }
+  }
+
+  private addDecision(event: Extract<GovernorEvent, { type: "decision" }>, run: RunTally): void {
+    this.failures += 1;
+    if (event.action === "retry_dependency") {
+      this.retries += 1;
+      bump(this.retriesByTool, event.tool);
+    }
+    let tally = this.fingerprints.get(event.fingerprint);
+    if (tally === undefined) {
+      tally = { count: 0, runs: 0, tools: new Set(), reasons: new Set(), actions: new Set() };
+      this.fingerprints.set(event.fingerprint, tally);
+    }
+    tally.count += 1;
+    run.fingerprints ??= new Set();
+    if (!run.fingerprints.has(event.fingerprint)) {
+      run.fingerprints.add(event.fingerprint);
+      tally.runs += 1;
+    }
+    tally.tools.add(event.tool);
+    tally.reasons.add(event.cause ?? event.reason);
+    tally.actions.add(event.action);
+  }
+
+  report(top: number): Report {
+    const topFingerprints = [...this.fingerprints]
+      .sort((a, b) => b[1].count - a[1].count || (a[0] < b[0] ? -1 : 1))
+      .slice(0, Math.max(0, top))
+      .map(
+        ([fingerprint, t]): FingerprintReport => ({
+          fingerprint,
+          count: t.count,
+          runs: t.runs,
+          tools: [...t.tools].sort(),
+          reasons: [...t.reasons].sort(),
+          actions: [...t.actions].sort(),
+        }),
+      );
+    let openRuns = 0;
+    for (const run of this.runs.values()) if (!run.ended) openRuns += 1;
+    return {
+      events: this.events,
+      firstAt: this.firstAt,
+      lastAt: this.lastAt,
+      runs: this.ended,
+      openRuns,
+      stoppedBy: byCount(this.stoppedBy),
+      budgetsExhausted: byCount(this.budgets),
+      calls: { total: this.calls, wasted: this.wasted, byOutcome: { ...this.byOutcome } },
+      failures: this.failures,
+      retries: {
+        total: this.retries,
+        byTool: byCount(this.retriesByTool) as Record<string, number>,
+      },
+      topFingerprints,
+    };
+  }
 }
 
 /**
@@ -91,99 +210,44 @@ interface FingerprintTally {
  * const report = summarizeEvents(parseEvents(text).events);
  */
 export function summarizeEvents(
-  events: readonly GovernorEvent[],
+  events: Iterable<GovernorEvent>,
   options: SummarizeOptions = {},
 ): Report {
-  const top = options.top ?? 10;
-  let firstAt: number | null = null;
-  let lastAt: number | null = null;
-  const seenRuns = new Set<string>();
-  const endedRuns = new Set<string>();
-  let runs = 0;
-  const stoppedBy = new Map<RunEndReason, number>();
-  const budgets = new Map<BudgetName, number>();
-  const byOutcome: Record<CallOutcomeKind, number> = {
-    ok: 0,
-    replayed: 0,
-    model: 0,
-    stop: 0,
-    host: 0,
-  };
-  let calls = 0;
-  let wasted = 0;
-  let failures = 0;
-  let retries = 0;
-  const retriesByTool = new Map<string, number>();
-  const fingerprints = new Map<string, FingerprintTally>();
+  const tally = new EventTally();
+  for (const event of events) tally.add(event);
+  return tally.report(options.top ?? 10);
+}
 
-  for (const event of events) {
-    firstAt = firstAt === null ? event.at : Math.min(firstAt, event.at);
-    lastAt = lastAt === null ? event.at : Math.max(lastAt, event.at);
-    seenRuns.add(event.runId);
-    switch (event.type) {
-      case "call":
-        calls += 1;
-        byOutcome[event.outcome] += 1;
-        if (WASTED.has(event.outcome)) wasted += 1;
-        break;
-      case "decision": {
-        failures += 1;
-        if (event.action === "retry_dependency") {
-          retries += 1;
-          bump(retriesByTool, event.tool);
-        }
-        let tally = fingerprints.get(event.fingerprint);
-        if (tally === undefined) {
-          tally = {
-            count: 0,
-            runs: new Set(),
-            tools: new Set(),
-            reasons: new Set(),
-            actions: new Set(),
-          };
-          fingerprints.set(event.fingerprint, tally);
-        }
-        tally.count += 1;
-        tally.runs.add(event.runId);
-        tally.tools.add(event.tool);
-        tally.reasons.add(event.cause ?? event.reason);
-        tally.actions.add(event.action);
-        break;
-      }
-      case "run_end":
-        runs += 1;
-        endedRuns.add(event.runId);
-        bump(stoppedBy, event.summary.reason);
-        if (event.summary.budget !== undefined) bump(budgets, event.summary.budget);
-        break;
-    }
+/** Options of {@link summarizeEventLines}. */
+export interface SummarizeLinesOptions extends SummarizeOptions {
+  /**
+   * Called with `line N: ...` (1-based, with the path of each bad field) for each line that is
+   * not an event; the reading goes on.
+   */
+  onError?: (message: string) => void;
+}
+
+/**
+ * Summarizes an event log read line by line (each item one line, without its `\n`), as
+ * {@link summarizeEvents} does, without holding the log: a log of any size is read in bounded
+ * memory. Blank lines are skipped; bad lines go to `onError`.
+ *
+ * @example
+ * const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+ * const report = await summarizeEventLines(lines, { onError: (m) => console.error(m) });
+ */
+export async function summarizeEventLines(
+  lines: AsyncIterable<string> | Iterable<string>,
+  options: SummarizeLinesOptions = {},
+): Promise<Report> {
+  const tally = new EventTally();
+  let n = 0;
+  for await (const line of lines) {
+    n += 1;
+    const parsed = parseEventLine(line);
+    if (parsed === undefined) continue;
+    if ("error" in parsed) options.onError?.(`line ${n}: ${parsed.error}`);
+    else tally.add(parsed);
   }
-
-  const topFingerprints = [...fingerprints]
-    .sort((a, b) => b[1].count - a[1].count || (a[0] < b[0] ? -1 : 1))
-    .slice(0, Math.max(0, top))
-    .map(
-      ([fingerprint, t]): FingerprintReport => ({
-        fingerprint,
-        count: t.count,
-        runs: t.runs.size,
-        tools: [...t.tools].sort(),
-        reasons: [...t.reasons].sort(),
-        actions: [...t.actions].sort(),
-      }),
-    );
-
-  return {
-    events: events.length,
-    firstAt,
-    lastAt,
-    runs,
-    openRuns: [...seenRuns].filter((id) => !endedRuns.has(id)).length,
-    stoppedBy: byCount(stoppedBy),
-    budgetsExhausted: byCount(budgets),
-    calls: { total: calls, wasted, byOutcome },
-    failures,
-    retries: { total: retries, byTool: byCount(retriesByTool) as Record<string, number> },
-    topFingerprints,
-  };
+  return tally.report(options.top ?? 10);
 }

@@ -34,6 +34,7 @@ const base = {
   v: z.literal(1),
   at: ms,
   runId: z.string(),
+  truncated: z.literal(true).exactOptional(),
 };
 
 const decisionEvent = z.object({
@@ -41,7 +42,8 @@ const decisionEvent = z.object({
   type: z.literal("decision"),
   tool: z.string(),
   server: z.string().exactOptional(),
-  attempt: z.int().positive(),
+  // 0: refused before any attempt (denied by policy, a budget, an open breaker).
+  attempt: count,
   action: z.enum(ACTIONS),
   reason,
   cause: reason.exactOptional(),

@@ -38,13 +38,16 @@ interface EventBase {
   /** Epoch ms. */
   readonly at: number;
   readonly runId: string;
+  /** Set by the JSON Lines sink when it cut the event's fields to fit its line limit. */
+  readonly truncated?: true;
 }
 
-/** A decision after a failed attempt. */
+/** A decision after a failed attempt, or on a call refused before its first attempt. */
 export interface DecisionEvent extends EventBase {
   readonly type: "decision";
   readonly tool: string;
   readonly server?: string;
+  /** The attempt that failed (1 for the first); 0 when the call was refused before any attempt. */
   readonly attempt: number;
   readonly action: Action;
   readonly reason: Reason;

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import type { BreakerState } from "./breaker.ts";
 import type { Decision } from "./decide.ts";
 import { GovernorError, type HostError } from "./errors.ts";
+import { boundEvent } from "./event-limits.ts";
 import type { GovernorEvent, RunSummary } from "./events.ts";
 import type { Failure } from "./failure.ts";
 import { createMemoryStore } from "./memory-store.ts";
@@ -88,6 +89,12 @@ export interface GovernorOptions {
   readonly meter?: MeterLike;
   /** Record OpenTelemetry metrics. @default true */
   readonly metrics?: boolean;
+  /**
+   * Tool names to record as the metrics' `tool` attribute from the first call, besides those the
+   * policy names exactly (e.g. the tools the host offers). Other names are recorded as
+   * `(unknown)` until a call of theirs succeeds: see `createOtelRecorder`'s `knownTools`.
+   */
+  readonly knownTools?: readonly string[];
   /** Every event (decisions, calls, run ends) as versioned JSON, e.g. into `createJsonlSink`. */
   readonly onEvent?: (event: GovernorEvent) => void;
   /** After every decision on a failure. */
@@ -155,6 +162,28 @@ export interface GovernorCore {
   newRunId(): string;
 }
 
+/** The tool names a policy spells out (globs match names a model may invent: not these). */
+function policyToolNames(policy: Policy): string[] {
+  const exact = (name: string) => !/[*?]/.test(name);
+  const out: string[] = [];
+  const add = (settings: { readonly alternatives?: readonly string[] | undefined }) => {
+    for (const alt of settings.alternatives ?? []) if (exact(alt)) out.push(alt);
+  };
+  for (const [name, settings] of Object.entries(policy.tools)) {
+    if (exact(name)) out.push(name);
+    add(settings);
+  }
+  for (const server of Object.values(policy.servers)) {
+    add(server);
+    for (const [name, settings] of Object.entries(server.tools)) {
+      if (exact(name)) out.push(name);
+      add(settings);
+    }
+  }
+  add(policy.defaults);
+  return out;
+}
+
 /**
  * Creates a governor from a policy (an object or JSON text; validated, see `loadPolicy`).
  * @example
@@ -193,7 +222,10 @@ export function createGovernor(
   const recorder =
     options.metrics === false
       ? undefined
-      : createOtelRecorder(options.meter ? { meter: options.meter } : {});
+      : createOtelRecorder({
+          ...(options.meter && { meter: options.meter }),
+          knownTools: [...policyToolNames(parsed), ...(options.knownTools ?? [])],
+        });
   const listeners: ((event: GovernorEvent) => void)[] = [];
   if (recorder) listeners.push(recorder);
   if (options.onEvent) listeners.push(options.onEvent);
@@ -220,7 +252,9 @@ export function createGovernor(
     now,
     random,
     toolPolicy,
-    emit(event) {
+    emit(raw) {
+      // Names a model invents reach every listener capped and redacted.
+      const event = boundEvent(raw);
       // Telemetry and hooks must never break the agent loop: an error in one is dropped.
       for (const listener of listeners) {
         try {

@@ -44,6 +44,7 @@ describe("the public API", () => {
         "resolveToolPolicy",
         "safeToRepeat",
         "stripMcpPrefix",
+        "summarizeEventLines",
         "summarizeEvents",
       ]
     `);

@@ -24,7 +24,9 @@ export {
 export {
   type FingerprintReport,
   type Report,
+  type SummarizeLinesOptions,
   type SummarizeOptions,
+  summarizeEventLines,
   summarizeEvents,
 } from "./event-report.ts";
 export { eventSchema } from "./event-schema.ts";

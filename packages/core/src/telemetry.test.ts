@@ -13,7 +13,7 @@ import {
 } from "@opentelemetry/sdk-metrics";
 import { afterEach, describe, expect, it } from "vitest";
 import { createJsonlSink, parseEvents } from "./event-log.ts";
-import { summarizeEvents } from "./event-report.ts";
+import { summarizeEventLines, summarizeEvents } from "./event-report.ts";
 import { eventSchema } from "./event-schema.ts";
 import type { CallEvent, DecisionEvent, GovernorEvent, RunEndEvent, RunSummary } from "./events.ts";
 import { createOtelRecorder, type MeterLike } from "./telemetry.ts";
@@ -179,7 +179,7 @@ describe("createOtelRecorder", () => {
     const { provider, collect } = sdk();
     // An SDK meter satisfies the structural MeterLike: core needs no OpenTelemetry types.
     const meter: MeterLike = provider.getMeter("test");
-    const record = createOtelRecorder({ meter });
+    const record = createOtelRecorder({ meter, knownTools: ["search", "pay"] });
     for (const event of sampleLog()) record(event);
     const found = await collect();
 
@@ -273,6 +273,47 @@ describe("createOtelRecorder", () => {
     const scope = exporter.getMetrics().at(-1)?.scopeMetrics[0]?.scope;
     const pkg = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8"));
     expect(scope).toMatchObject({ name: "@governor/core", version: pkg.version });
+    await provider.shutdown();
+  });
+
+  it("issue 9.6: records a tool nobody declared as (unknown) until a call of it succeeds", async () => {
+    const { provider, collect } = sdk();
+    const record = createOtelRecorder({ meter: provider.getMeter("test"), maxTools: 1 });
+    record(decisionEvent({ tool: "lookup" }));
+    record(callEvent({ tool: "lookup", outcome: "model" }));
+    record(callEvent({ tool: "lookup", outcome: "ok" }));
+    record(decisionEvent({ tool: "lookup" }));
+    // Past maxTools, even a tool that succeeds stays (unknown).
+    record(callEvent({ tool: "other", outcome: "replayed" }));
+    record(callEvent({ tool: "x".repeat(129), outcome: "ok" }));
+    const found = await collect();
+    expect(points(found.get("governor.tool.calls"))).toEqual(
+      sorted([
+        { attributes: { tool: "(unknown)", outcome: "model" }, value: 1 },
+        { attributes: { tool: "lookup", outcome: "ok" }, value: 1 },
+        { attributes: { tool: "(unknown)", outcome: "replayed" }, value: 1 },
+        { attributes: { tool: "(unknown)", outcome: "ok" }, value: 1 },
+      ]),
+    );
+    expect(points(found.get("governor.tool.failures"))).toEqual(
+      sorted([
+        {
+          attributes: {
+            tool: "(unknown)",
+            action: "correct_arguments",
+            reason: "invalid_argument",
+          },
+          value: 1,
+        },
+        {
+          attributes: { tool: "lookup", action: "correct_arguments", reason: "invalid_argument" },
+          value: 1,
+        },
+      ]),
+    );
+    expect(() => createOtelRecorder({ maxTools: -1 })).toThrow(
+      /maxTools must be a whole number >= 0, got -1/,
+    );
     await provider.shutdown();
   });
 
@@ -465,6 +506,43 @@ describe("summarizeEvents", () => {
     expect(report.topFingerprints[0]?.runs).toBe(15);
     expect(report.openRuns).toBe(15);
     expect(summarizeEvents(events, { top: 2 }).topFingerprints).toHaveLength(2);
+  });
+
+  it("issue 9.7: summarizeEventLines reads lines one at a time, as summarizeEvents does", async () => {
+    const log = sampleLog();
+    async function* lines() {
+      yield "";
+      for (const [i, event] of log.entries()) {
+        yield i === 3 ? `${JSON.stringify(event)}\r` : JSON.stringify(event);
+        if (i === 1) yield "{oops";
+      }
+      yield JSON.stringify({ ...callEvent(), attempts: -1 });
+    }
+    const errors: string[] = [];
+    const report = await summarizeEventLines(lines(), { onError: (m) => errors.push(m) });
+    expect(report).toEqual(summarizeEvents(log));
+    expect(errors).toHaveLength(2);
+    expect(errors[0]).toMatch(/^line 4: not JSON/);
+    expect(errors[1]).toMatch(new RegExp(`^line ${log.length + 3}: attempts: `));
+    // A sync iterable works too, and `top` applies.
+    const top1 = await summarizeEventLines(
+      log.map((e) => JSON.stringify(e)),
+      { top: 1 },
+    );
+    expect(top1.topFingerprints).toHaveLength(1);
+  });
+
+  it("counts a fingerprint's runs once each, however the runs interleave", () => {
+    const fingerprint = "abababababababab";
+    const events = [
+      decisionEvent({ fingerprint, runId: "a" }),
+      decisionEvent({ fingerprint, runId: "b" }),
+      decisionEvent({ fingerprint, runId: "a" }),
+      runEndEvent({ runId: "a" }),
+      decisionEvent({ fingerprint, runId: "b" }),
+    ];
+    const [top] = summarizeEvents(events).topFingerprints;
+    expect(top).toMatchObject({ fingerprint, count: 4, runs: 2 });
   });
 
   it("summarizes an empty log", () => {

@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { GovernorError } from "./errors.ts";
 import type { GovernorEvent } from "./events.ts";
 
 /** Metric attributes as Governor records them: string values only, no absent keys. */
@@ -39,6 +40,52 @@ export interface OtelRecorderOptions {
    * is still used); a recorder that does nothing when it is not installed.
    */
   meter?: MeterLike;
+  /**
+   * Tool names recorded as the `tool` attribute from the first event on (e.g. the names in the
+   * policy and the tools the host offers). Other names become {@link UNKNOWN_TOOL} until a call
+   * of that tool succeeds (outcome `ok` or `replayed`: the tool exists), up to `maxTools` of them:
+   * names a model invents never fill the metric SDK's series limit.
+   */
+  knownTools?: Iterable<string>;
+  /**
+   * How many tool names besides `knownTools` may become attributes once a call of theirs
+   * succeeded; later ones stay {@link UNKNOWN_TOOL}.
+   * @default 200
+   */
+  maxTools?: number;
+}
+
+/** The `tool` attribute of a tool that is not (yet) known to exist: see `knownTools`. */
+export const UNKNOWN_TOOL = "(unknown)";
+
+/** Longer names are never attributes; MCP tool names are at most 128 characters. */
+const MAX_TOOL_NAME = 128;
+const DEFAULT_MAX_TOOLS = 200;
+
+/**
+ * The bounded set of tool names that may be metric attributes: the known ones, then names proven
+ * to exist by a successful call, up to a limit. Everything else is one value.
+ */
+class ToolAttributes {
+  private readonly known: ReadonlySet<string>;
+  private readonly proven = new Set<string>();
+
+  constructor(
+    known: Iterable<string>,
+    private readonly max: number,
+  ) {
+    this.known = new Set(known);
+  }
+
+  /** The attribute for `name`; a successful call first admits it when there is room. */
+  of(name: string, succeeded: boolean): string {
+    if (this.known.has(name) || this.proven.has(name)) return name;
+    if (succeeded && name.length <= MAX_TOOL_NAME && this.proven.size < this.max) {
+      this.proven.add(name);
+      return name;
+    }
+    return UNKNOWN_TOOL;
+  }
 }
 
 /** An event handler that records metrics: pass it as (or call it from) `onEvent`. */
@@ -94,27 +141,22 @@ function withServer(
   return attributes;
 }
 
-function record(instruments: Instruments, event: GovernorEvent): void {
+function record(instruments: Instruments, tools: ToolAttributes, event: GovernorEvent): void {
   switch (event.type) {
-    case "call":
-      instruments.calls.add(
-        1,
-        withServer({ tool: event.tool, outcome: event.outcome }, event.server),
-      );
+    case "call": {
+      const succeeded = event.outcome === "ok" || event.outcome === "replayed";
+      const tool = tools.of(event.tool, succeeded);
+      instruments.calls.add(1, withServer({ tool, outcome: event.outcome }, event.server));
       return;
-    case "decision":
-      instruments.failures.add(1, {
-        tool: event.tool,
-        action: event.action,
-        reason: event.reason,
-      });
+    }
+    case "decision": {
+      const tool = tools.of(event.tool, false);
+      instruments.failures.add(1, { tool, action: event.action, reason: event.reason });
       if (event.action === "retry_dependency") {
-        instruments.retries.add(
-          1,
-          withServer({ tool: event.tool, reason: event.reason }, event.server),
-        );
+        instruments.retries.add(1, withServer({ tool, reason: event.reason }, event.server));
       }
       return;
+    }
     case "run_end": {
       const { reason, budget, durationMs } = event.summary;
       instruments.runsStopped.add(1, budget === undefined ? { reason } : { reason, budget });
@@ -165,15 +207,25 @@ const noop: EventRecorder = () => {};
  *   run end, `completed` included, so the completed share is one query.
  * - `governor.run.duration` histogram `ms` (`reason`).
  *
- * `server` is left out when the call named no server.
+ * `server` is left out when the call named no server. `tool` comes from a bounded set: the
+ * `knownTools`, and names whose calls succeeded (up to `maxTools`); any other name is recorded
+ * as {@link UNKNOWN_TOOL}, so names a model invents cannot fill the SDK's series limit.
  *
  * @example
  * const governor = createGovernor(policy, { onEvent: createOtelRecorder() });
  */
 export function createOtelRecorder(options: OtelRecorderOptions = {}): EventRecorder {
   const given = options.meter;
+  const maxTools = options.maxTools ?? DEFAULT_MAX_TOOLS;
+  if (!Number.isInteger(maxTools) || maxTools < 0) {
+    throw new GovernorError(
+      "invalid_options",
+      `maxTools must be a whole number >= 0, got ${String(options.maxTools)}`,
+    );
+  }
   const lookup = given === undefined ? globalMeterLookup() : () => given;
   if (lookup === undefined) return noop;
+  const tools = new ToolAttributes(options.knownTools ?? [], maxTools);
   let meter: MeterLike | undefined;
   let instruments: Instruments | undefined;
   return (event) => {
@@ -185,7 +237,7 @@ export function createOtelRecorder(options: OtelRecorderOptions = {}): EventReco
         meter = current;
         instruments = createInstruments(current);
       }
-      record(instruments, event);
+      record(instruments, tools, event);
     } catch {
       // Metrics must never break the agent loop.
     }
