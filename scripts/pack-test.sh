@@ -30,7 +30,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-step() { printf '\n== pack test: %s\n' "$*"; }
+STARTED="$(date +%s.%N)"
+step() { printf '\n== pack test: %s (at %s s)\n' "$*" "$(since "$STARTED")"; }
 fail() {
   echo "pack test: FAILED: $*" >&2
   exit 1
