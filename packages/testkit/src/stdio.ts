@@ -3,13 +3,23 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import type { StdioServerParameters } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Scenario } from "./scenario.ts";
 
-/** Absolute path of the child-process entry point. */
-export const STDIO_MAIN_PATH: string = fileURLToPath(new URL("./stdio-main.ts", import.meta.url));
+// Built (dist/*.js), the child runs the built entry point under plain node; from a source checkout
+// (src/*.ts, the workspace's "source" condition) it runs the TypeScript through tsx, a dev
+// dependency that an installed package does not have.
+const FROM_SOURCE = import.meta.url.endsWith(".ts");
 
-/** `file:` URL of tsx's ESM loader (what `node --import tsx` loads), resolved from this package. */
-export const TSX_LOADER_URL: string = pathToFileURL(
-  createRequire(import.meta.url).resolve("tsx"),
-).href;
+/** Absolute path of the child-process entry point (`stdio-main.js`, or `.ts` from source). */
+export const STDIO_MAIN_PATH: string = fileURLToPath(
+  new URL(FROM_SOURCE ? "./stdio-main.ts" : "./stdio-main.js", import.meta.url),
+);
+
+/**
+ * `file:` URL of tsx's ESM loader (what `node --import tsx` loads) when the testkit runs from its
+ * TypeScript sources; `undefined` when it runs built, where the child needs no loader.
+ */
+export const TSX_LOADER_URL: string | undefined = FROM_SOURCE
+  ? pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href
+  : undefined;
 
 export interface StdioFaultServerOptions {
   /** Effects file (JSON Lines); counters go to `<effectsFile>.state.json`. */
@@ -29,10 +39,14 @@ export interface StdioFaultServerOptions {
 
 /**
  * Parameters for the SDK's `StdioClientTransport` that spawn the fault server as a child process:
- * `node --conditions=source --import <tsx> stdio-main.ts …`.
+ * `node …/dist/stdio-main.js …` when installed, `node --conditions=source --import <tsx>
+ * …/src/stdio-main.ts …` from a source checkout.
  */
 export function stdioServerParams(options: StdioFaultServerOptions = {}): StdioServerParameters {
-  const args = ["--conditions=source", "--import", TSX_LOADER_URL, STDIO_MAIN_PATH];
+  const args =
+    TSX_LOADER_URL === undefined
+      ? [STDIO_MAIN_PATH]
+      : ["--conditions=source", "--import", TSX_LOADER_URL, STDIO_MAIN_PATH];
   if (options.effectsFile !== undefined) args.push("--effects", options.effectsFile);
   if (options.scenario !== undefined) args.push("--scenario", JSON.stringify(options.scenario));
   if (options.secret !== undefined) args.push("--secret", options.secret);
