@@ -278,6 +278,44 @@ describe("issue 8.9 (run): nested sensitive arguments never reach the model", ()
   });
 });
 
+describe("issue 8.1 (run): text-only uncertainty does not fill the fail-closed ledger", () => {
+  it("a run's key left uncertain by a correction is released when the run ends", async () => {
+    const store = createMemoryStore();
+    const run = gov({ tools: { create: { effect: "mutating" } } }, { store }).startRun();
+    const outcome = await run.call({ tool: "create", args: { date: "tomorrow" } }, async () =>
+      errorText("Invalid date format: expected YYYY-MM-DD"),
+    );
+    expect(outcome).toMatchObject({ kind: "model", action: "correct_arguments" });
+    const events: string[] = [];
+    // While the run lasts, the identical call is refused (the first may have written).
+    const again = await run.call({ tool: "create", args: { date: "tomorrow" } }, async () => {
+      events.push("executed");
+      return ok("x");
+    });
+    expect(events).toEqual([]);
+    expect(again).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    // That key was handed to the host: it stays for a person.
+    const key = again.kind === "stop" ? again.idempotencyKey : undefined;
+    expect(store.entry(key as string)?.state).toBe("uncertain");
+  });
+
+  it("a correction's key is settled when the run ends, so the ledger does not fill", async () => {
+    const store = createMemoryStore({ maxUnsettled: 2 });
+    const governor = gov({ tools: { create: { effect: "mutating" } } }, { store });
+    for (let i = 0; i < 5; i++) {
+      const run = governor.startRun();
+      const outcome = await run.call({ tool: "create", args: { i } }, async () =>
+        errorText("Invalid date format: expected YYYY-MM-DD"),
+      );
+      expect(outcome).toMatchObject({ kind: "model", action: "correct_arguments" });
+      run.end();
+    }
+    const run = governor.startRun();
+    const outcome = await run.call({ tool: "create", args: { ok: true } }, async () => ok("made"));
+    expect(outcome).toMatchObject({ kind: "ok" });
+  });
+});
+
 describe("issue 8.13: store calls are bounded by the run", () => {
   it("an abort frees a call waiting on a stalled store at once", async () => {
     const ac = new AbortController();

@@ -272,6 +272,20 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   const successes = new Map<string, number>();
   // Attempts executing now: `end()` aborts them.
   let inFlight = 0;
+  // Keys of this run instance left uncertain after a failure that went to the model (see judge).
+  const releasable = new Set<string>();
+  /**
+   * Once the run ends, nobody can derive its instance keys again, so an uncertain entry the model
+   * was told to correct guards nothing: it is settled `failed` (kept for the retention period)
+   * rather than left to fill the fail-closed ledger. Keys of `uncertain_mutation` stops stay for a
+   * person to settle.
+   */
+  const release = () => {
+    for (const key of releasable) {
+      void guardedAsync(() => core.store.settle(key, "failed", { now: core.now() }));
+    }
+    releasable.clear();
+  };
   let attempts = 0;
   let retries = 0;
   let failures = 0;
@@ -305,6 +319,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     const s = summary();
     ended = s;
     identical.clear();
+    release();
     runEnded.abort(Object.assign(new Error("The run has ended"), { name: "AbortError" }));
     core.emit({ v: EVENT_SCHEMA_VERSION, type: "run_end", at: core.now(), runId: id, summary: s });
     guarded(() => core.options.onStop?.(s));
@@ -462,6 +477,10 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     // A stop made before any failure (a loop, a budget, an abort) still counts as a stop, once:
     // calls that only find the run already stopped do not count again.
     if (!extra.recorded && !ended && !observeOnly) actions.stop += 1;
+    // A key a person is asked to settle is never released.
+    if (decision.reason === "uncertain_mutation" && state.key !== undefined) {
+      releasable.delete(state.key);
+    }
     emitCall(state, extra.emit ?? "stop");
     if (!observeOnly) stopRun(decision.reason, decision.budget, decision.personResolvable);
     const text = composeMessage({
@@ -1060,6 +1079,15 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         return stopOutcome(state, d, observe(failure.text, state), { repeats, recorded: true });
       default: {
         noteSignature(state, { failure: print });
+        // A key only this run can derive, left uncertain by a text the model is asked to act on:
+        // it blocks an identical repeat while the run lasts, and is released when the run ends.
+        if (
+          state.key !== undefined &&
+          c.certainty === "unknown" &&
+          (state.call.callId === undefined || scope === undefined)
+        ) {
+          releasable.add(state.key);
+        }
         emitCall(state, "model");
         const text = composeMessage({
           tool: state.call.tool,
