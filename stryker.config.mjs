@@ -7,7 +7,7 @@ export default {
   testRunner: "vitest",
   plugins: ["@stryker-mutator/vitest-runner"],
   // Only the core's own tests judge the core; `related` runs the tests that import a file.
-  vitest: { configFile: "vitest.mutate.config.ts", related: true, pool: "forks" },
+  vitest: { configFile: "vitest.mutate.config.ts", related: true, pool: "threads" },
   coverageAnalysis: "perTest",
   mutate: [
     "packages/core/src/decide.ts",

@@ -10,6 +10,9 @@ export default defineConfig({
   test: {
     ...base.test,
     include: ["packages/core/src/**/*.test.ts"],
+    // One worker reused across test files: a fresh process per file would cost more than the tests.
+    pool: "threads",
+    isolate: false,
     exclude: [
       ...(base.test?.exclude ?? ["**/node_modules/**", "**/.git/**"]),
       "packages/core/src/redact.test.ts",
