@@ -279,7 +279,7 @@ describe("classify: protocol errors", () => {
   });
 
   it("an unknown tool is switched, with certainty failed", () => {
-    expect(verdict(protocol(-32602, "Tool nope not found"))).toEqual({
+    expect(verdict(protocol(-32602, "Unknown tool: nope"))).toEqual({
       action: "switch_tool",
       reason: "unknown_tool",
       certainty: "failed",

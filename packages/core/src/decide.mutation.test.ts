@@ -1,15 +1,23 @@
 import { describe, expect, it } from "vitest";
 import type { Classification } from "./classify.ts";
-import { type DecideContext, decide, safeToRepeat } from "./decide.ts";
+import { type BudgetName, type DecideContext, decide, safeToRepeat } from "./decide.ts";
 import { loadPolicy, resolveToolPolicy } from "./policy.ts";
 import type { Certainty, Effect } from "./types.ts";
 
 // Pins the edges of `decide` that mutation testing found untested (issue 8): exact boundaries,
 // which budget a stop names, personResolvable both ways, and the fields each decision carries.
 
+/**
+ * The context's spent budget. `exhausted` is one budget name today and becomes a list of names
+ * (issue 8's fix of the switches budget); a string answers both `=== name` and `.includes(name)`,
+ * and no budget name contains another, so these tests hold for either shape.
+ */
+const spentBudget = (name: BudgetName) =>
+  name as unknown as NonNullable<DecideContext["exhausted"]>;
+
 const ctx = (
   c: Partial<Classification>,
-  extra: Partial<DecideContext> = {},
+  { spent, ...extra }: Partial<Omit<DecideContext, "exhausted">> & { spent?: BudgetName } = {},
   policy: object = {},
 ): DecideContext => ({
   classification: {
@@ -26,6 +34,7 @@ const ctx = (
   keyed: false,
   remainingMs: Number.POSITIVE_INFINITY,
   random: () => 0.5,
+  ...(spent !== undefined && { exhausted: spentBudget(spent) }),
   ...extra,
 });
 const withAlternatives = { tools: { t: { alternatives: ["u", "v"] } } };
@@ -106,12 +115,12 @@ describe("decide: retries", () => {
   });
 
   it("a spent failures budget stops, even with alternatives", () => {
-    const d = decide(ctx({}, { exhausted: "failures" }, withAlternatives));
+    const d = decide(ctx({}, { spent: "failures" }, withAlternatives));
     expect(d).toMatchObject({ action: "stop", reason: "budget_exhausted", budget: "failures" });
   });
 
   it("a spent retries budget switches when the policy names alternatives", () => {
-    const d = decide(ctx({ reason: "timeout" }, { exhausted: "retries" }, withAlternatives));
+    const d = decide(ctx({ reason: "timeout" }, { spent: "retries" }, withAlternatives));
     expect(d).toEqual({
       action: "switch_tool",
       reason: "timeout",
@@ -121,14 +130,14 @@ describe("decide: retries", () => {
   });
 
   it("issue 8 (mutation): no switch when the switches budget is spent; the stop says retries ran out", () => {
-    const d = decide(ctx({}, { attempt: 3, exhausted: "switches" }, withAlternatives));
+    const d = decide(ctx({}, { attempt: 3, spent: "switches" }, withAlternatives));
     expect(d).toMatchObject({ action: "stop", reason: "retries_exhausted" });
     expect(d).not.toHaveProperty("budget");
   });
 
   it("budgets other than retries and failures do not stop a retry", () => {
     for (const exhausted of ["corrections", "switches", "calls"] as const) {
-      expect(decide(ctx({}, { exhausted })).action).toBe("retry_dependency");
+      expect(decide(ctx({}, { spent: exhausted })).action).toBe("retry_dependency");
     }
   });
 
@@ -136,7 +145,7 @@ describe("decide: retries", () => {
     const d = decide(
       ctx(
         { certainty: "unknown", reason: "timeout" },
-        { effect: "mutating", exhausted: "retries", attempt: 9 },
+        { effect: "mutating", spent: "retries", attempt: 9 },
         withAlternatives,
       ),
     );
@@ -221,23 +230,23 @@ describe("decide: corrections and switches", () => {
   });
 
   it("a correction spends the corrections budget, a switch the switches budget", () => {
-    expect(decide(ctx(correct, { exhausted: "switches" })).action).toBe("correct_arguments");
-    expect(decide(ctx(sw, { exhausted: "corrections" })).action).toBe("switch_tool");
-    expect(decide(ctx(sw, { exhausted: "switches" }))).toMatchObject({
+    expect(decide(ctx(correct, { spent: "switches" })).action).toBe("correct_arguments");
+    expect(decide(ctx(sw, { spent: "corrections" })).action).toBe("switch_tool");
+    expect(decide(ctx(sw, { spent: "switches" }))).toMatchObject({
       action: "stop",
       reason: "budget_exhausted",
       budget: "switches",
       cause: "unknown_tool",
     });
-    expect(decide(ctx(correct, { exhausted: "failures" }))).toMatchObject({
+    expect(decide(ctx(correct, { spent: "failures" }))).toMatchObject({
       reason: "budget_exhausted",
       budget: "failures",
     });
-    expect(decide(ctx(sw, { exhausted: "failures" }))).toMatchObject({
+    expect(decide(ctx(sw, { spent: "failures" }))).toMatchObject({
       reason: "budget_exhausted",
       budget: "failures",
     });
-    expect(decide(ctx(correct, { exhausted: "retries" })).action).toBe("correct_arguments");
+    expect(decide(ctx(correct, { spent: "retries" })).action).toBe("correct_arguments");
   });
 
   it("a correction carries the failure's reason and certainty, and no alternatives", () => {
