@@ -241,9 +241,12 @@ describe("composeMessage: the repeat note", () => {
     });
 
   it("says nothing on a first failure, nor without both counts", () => {
-    expect(note(1, 5)).not.toMatch(/\(failure/);
-    expect(note(2)).not.toMatch(/\(failure/);
-    expect(note(undefined, 5)).not.toMatch(/\(failure/);
+    // The advice sentence ends the text: nothing follows it.
+    const advice = /look it up first if unsure\.$/;
+    expect(note(1, 5)).toMatch(advice);
+    expect(note(2)).toMatch(advice);
+    expect(note(undefined, 5)).toMatch(advice);
+    expect(note()).toMatch(advice);
   });
 
   it("counts from the second failure on", () => {
