@@ -342,6 +342,24 @@ describe("classify: local failures", () => {
 });
 
 describe("classify: a tool's structured status and system codes", () => {
+  it("a text rule is reported as the step that decided", () => {
+    expect(classify(failure({ text: "404 Not Found" }), tool()).source).toBe("rule");
+  });
+
+  it("a pattern-only rule does not need the failure to lack a code or a status", () => {
+    const p = { defaults: { rules: [{ match: "sneezed", action: "stop" }] } };
+    expect(classify(failure({ code: 7, httpStatus: 500 }), tool(p)).source).toBe("policy");
+  });
+
+  it("an HTTP status on a local failure of another kind does not make it an HTTP failure", () => {
+    const f = failure({ channel: "local", origin: "local", local: "timeout", httpStatus: 404 });
+    expect(verdict(f)).toEqual({
+      action: "retry_dependency",
+      reason: "timeout",
+      certainty: "unknown",
+    });
+  });
+
   it("takes a tool's structured HTTP status when no metadata decides", () => {
     expect(classify(failure({ httpStatus: 404 }), tool())).toMatchObject({
       action: "correct_arguments",
