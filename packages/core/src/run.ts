@@ -888,7 +888,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     const reason: Reason = status === "uncertain" ? "uncertain_mutation" : "business_rule";
     const observation =
       status === "uncertain"
-        ? "an earlier attempt of this write got no answer"
+        ? "an earlier attempt of this write may have taken effect"
         : status === "args_mismatch"
           ? "this call id was already used with other arguments"
           : "too many writes await confirmation";
