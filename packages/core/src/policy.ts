@@ -11,20 +11,6 @@ const action = z.enum(["correct_arguments", "retry_dependency", "switch_tool", "
 const positiveInt = z.int().positive();
 const nonNegativeInt = z.int().nonnegative();
 
-function isValidRegex(source: string): boolean {
-  try {
-    new RegExp(source, "i");
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const regexSource = z
-  .string()
-  .min(1)
-  .refine(isValidRegex, { message: "must be a valid regular expression" });
-
 /**
  * A rule's `match`: run by a linear-time engine (RE2), compiled here, once; refused with the
  * engine's reason when it uses what RE2 cannot run in linear time (lookahead, backreferences).
@@ -173,7 +159,12 @@ const retryBudgetSchema = z.strictObject({
 const redactionSchema = z.strictObject({
   maxLength: z.int().min(40).max(10_000).default(400),
   emails: z.boolean().default(false),
-  patterns: z.array(regexSource).default([]),
+  patterns: z
+    .array(rulePattern)
+    .default([])
+    .describe(
+      "Extra redaction patterns in RE2 syntax (linear time: no lookahead, no backreferences), case-sensitive; every match becomes [redacted].",
+    ),
 });
 
 const serverSchema = z.strictObject({

@@ -10,6 +10,7 @@
  * excludes their own character class, so a run of look-alike characters is scanned once, not once
  * per position.
  */
+import { replacePolicyPattern } from "./policy-pattern.ts";
 
 /** Options of {@link redact}. */
 export interface RedactOptions {
@@ -30,9 +31,10 @@ export interface RedactOptions {
    */
   readonly sensitiveValues?: readonly string[];
   /**
-   * Extra patterns from the policy: regex source strings (compiled with the `g` flag) or RegExp
-   * objects (their flags are kept, `g` is added). An invalid source string throws a SyntaxError;
-   * the policy schema should have rejected it.
+   * Extra patterns from the policy: source strings in RE2 syntax (case-sensitive, run by a
+   * linear-time engine, so no pattern can stall on a long text), or RegExp objects from code
+   * (their flags are kept, `g` is added; the caller answers for their cost). A source the engine
+   * cannot run throws; the policy schema refuses it at load.
    */
   readonly patterns?: readonly (string | RegExp)[];
 }
@@ -155,8 +157,7 @@ function removeValues(text: string, values: readonly string[]): string {
   return out;
 }
 
-function compilePattern(pattern: string | RegExp): RegExp {
-  if (typeof pattern === "string") return new RegExp(pattern, "g");
+function compilePattern(pattern: RegExp): RegExp {
   return new RegExp(
     pattern.source,
     pattern.flags.includes("g") ? pattern.flags : `${pattern.flags}g`,
@@ -167,8 +168,13 @@ function applyPatterns(text: string, patterns: readonly (string | RegExp)[] | un
   if (patterns === undefined) return text;
   let out = text;
   for (const pattern of patterns) {
-    // An empty match must not insert a placeholder between every character.
-    out = out.replace(compilePattern(pattern), (m) => (m === "" ? "" : REDACTED));
+    // A policy's pattern (a string) runs on RE2, linear in the text: a server's long answer cannot
+    // stall the loop whatever the pattern. An empty match must not insert a placeholder between
+    // every character.
+    out =
+      typeof pattern === "string"
+        ? replacePolicyPattern(pattern, out, REDACTED)
+        : out.replace(compilePattern(pattern), (m) => (m === "" ? "" : REDACTED));
   }
   return out;
 }
@@ -1261,7 +1267,8 @@ function resolveMaxLength(value: number | undefined): number {
  * @example
  * redact('GET https://bob:hunter2@api.example.com/v1 failed: open /home/bob/.env')
  * // → 'GET [url] failed: open [path]'
- * @throws SyntaxError when a string in `options.patterns` is not a valid regular expression.
+ * @throws when a string in `options.patterns` is not a regular expression in RE2 syntax (the
+ * policy refuses such patterns at load).
  */
 export function redact(text: string, options: RedactOptions = {}): string {
   const maxLength = resolveMaxLength(options.maxLength);

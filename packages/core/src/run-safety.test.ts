@@ -505,3 +505,23 @@ describe("issue 9.5 (core): a call's own signal stops its retries at once", () =
     expect(outcome).toMatchObject({ kind: "stop", reason: "aborted" });
   });
 });
+
+describe("issue 8.12 (sibling): the policy's redaction patterns run in linear time", () => {
+  it("a backtracking pattern on a long text from a broken server redacts promptly", async () => {
+    const { redactForModel } = await import("./assess.ts");
+    const { loadPolicy } = await import("./policy.ts");
+    // On V8's engine `(a+)+b` takes exponential time on a run of a's with no b.
+    const policy = loadPolicy({ redaction: { patterns: ["(a+)+b", "quota.*reset"] } });
+    const started = Date.now();
+    const out = redactForModel(`${"a".repeat(60)}! quota will reset`, policy);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(out).toContain("[redacted]");
+  });
+
+  it("a pattern RE2 cannot run is refused at load with its path", async () => {
+    const { loadPolicy } = await import("./policy.ts");
+    expect(() => loadPolicy({ redaction: { patterns: ["(?=x)y"] } })).toThrow(
+      /redaction\.patterns\[0\]|redaction\.patterns\.0/,
+    );
+  });
+});
