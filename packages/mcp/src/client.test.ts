@@ -338,3 +338,32 @@ function tapMethods(transport: InMemoryTransport): string[] {
   };
   return sent;
 }
+
+describe("tool names a server lists reach the model redacted and capped (issue 8.9, sibling)", () => {
+  it("an unknown-tool text names the tools that exist, without a secret or a 10 KB name", async () => {
+    const { Server: LowLevel } = await import("@modelcontextprotocol/sdk/server/index.js");
+    const { CallToolRequestSchema, ListToolsRequestSchema } = await import(
+      "@modelcontextprotocol/sdk/types.js"
+    );
+    const secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    const server = new LowLevel({ name: "odd", version: "1" }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: [
+        { name: "echo", inputSchema: { type: "object" } },
+        { name: `leak_${secret}`, inputSchema: { type: "object" } },
+        { name: "x".repeat(10_000), inputSchema: { type: "object" } },
+      ],
+    }));
+    server.setRequestHandler(CallToolRequestSchema, async (req) => ({
+      content: [{ type: "text", text: `MCP error -32602: Tool ${req.params.name} not found` }],
+      isError: true,
+    }));
+    const { governed, governor } = await setup(server);
+    const outcome = await governed.callTool(governor.startRun(), { name: "nope", arguments: {} });
+    expect(outcome).toMatchObject({ kind: "model", reason: "unknown_tool" });
+    const said = outcome.kind === "ok" ? "" : outcome.result.content[0].text;
+    expect(said).toContain("Tools that exist: echo, ");
+    expect(said).not.toContain(secret);
+    expect(said.length).toBeLessThan(2_000);
+  });
+});

@@ -122,6 +122,8 @@ const CUT_TEXT: Record<NonNullable<ToolListing["cut"]>, string> = {
 
 /** How many tool names a `switch_tool` text lists. */
 const MAX_LISTED_TOOLS = 30;
+/** Longest tool name quoted to the model (MCP names are at most 128 characters by SEP-986). */
+const MAX_TOOL_NAME_LENGTH = 128;
 
 /**
  * Wraps an `@modelcontextprotocol/sdk` client so that tool calls go through a Governor run.
@@ -367,7 +369,10 @@ function withToolNames(
   tools: readonly Tool[],
 ): CallOutcome<CallToolResult> {
   if (tools.length === 0) return outcome;
-  const names = tools.slice(0, MAX_LISTED_TOOLS).map((t) => t.name);
+  // Names come from the server: capped and redacted like any other model-facing text.
+  const names = tools
+    .slice(0, MAX_LISTED_TOOLS)
+    .map((t) => redact(String(t.name), { maxLength: MAX_TOOL_NAME_LENGTH }));
   const more = tools.length > MAX_LISTED_TOOLS ? ", …" : "";
   const [block] = outcome.result.content;
   const text = `${block.text} Tools that exist: ${names.join(", ")}${more}.`;
