@@ -89,7 +89,9 @@ const IPV6_HINT = /:[0-9a-f]{0,4}:/;
 const HOST_HINT = /\.[a-z]{2}/;
 /** Whitespace that collapsing would change: other than one space. */
 const UNEVEN_SPACE = /[^\S ]| {2}/;
-const STATUS_CONTEXT = /(?:http|status|code|error|returned|responded|response)(?:\/<id>)?[\s:=]*$/;
+// Read on the original text, where a protocol version is still `HTTP/1.1`, not `http/<id>`.
+const STATUS_CONTEXT =
+  /(?:http|status|code|error|returned|responded|response)(?:\/(?:<id>|\d{1,2}(?:\.\d)?))?[\s:=]*$/;
 
 /**
  * Every pattern of {@link normalizeText}, for the linear-time checks in the tests.
@@ -166,7 +168,11 @@ function urlPlaceholder(): string {
   return "<url>";
 }
 
+/** Keys whose HTTP-like value names the condition (`status=503` is not `status=429`). */
+const STATUS_KEYS = new Set(["status", "status_code", "statuscode", "http_status", "httpstatus"]);
+
 function replaceKeyValue(match: string, key: string, value: string): string {
+  if (STATUS_KEYS.has(key) && /^[1-5]\d\d$/.test(value)) return match;
   return isConditionPair(key, value) ? match : `${key}=<v>`;
 }
 
