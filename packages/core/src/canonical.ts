@@ -25,7 +25,15 @@ export function canonicalJson(value: unknown): string {
  * hashArgs({ amount: 5, to: "acct_1" }) === hashArgs({ to: "acct_1", amount: 5 }); // true
  */
 export function hashArgs(args: unknown): string {
-  return createHash("sha256").update(canonicalJson(args)).digest("hex").slice(0, 32);
+  return hashCanonical(canonicalJson(args));
+}
+
+/**
+ * The hash of a text already made by {@link canonicalJson} (or any text): the first 32 hex
+ * characters of its SHA-256. For callers that hold the canonical text, so it is not built twice.
+ */
+export function hashCanonical(text: string): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, 32);
 }
 
 /** Returns undefined for what JSON drops (undefined, functions, symbols). */

@@ -234,7 +234,8 @@ export interface SummarizeLinesOptions extends SummarizeOptions {
  *
  * @example
  * const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
- * const report = await summarizeEventLines(lines, { onError: (m) => console.error(m) });
+ * const problems: string[] = [];
+ * const report = await summarizeEventLines(lines, { onError: (m) => problems.push(m) });
  */
 export async function summarizeEventLines(
   lines: AsyncIterable<string> | Iterable<string>,

@@ -1,22 +1,21 @@
-import { createHash } from "node:crypto";
 import pRetry from "p-retry";
 import { redactForModel } from "./assess.ts";
 import { breakerAfter, breakerCheck } from "./breaker.ts";
 import { createRunBudgets, type RunBudgets } from "./budget.ts";
-import { canonicalJson } from "./canonical.ts";
+import { canonicalJson, hashCanonical } from "./canonical.ts";
 import { type Classification, classify } from "./classify.ts";
 import { type BudgetName, type Decision, decide, safeToRepeat } from "./decide.ts";
 import { resolveEffect, type ToolAnnotations } from "./effect.ts";
-import { GovernorError, HostError } from "./errors.ts";
+import { type GovernorError, HostError } from "./errors.ts";
 import { type CallOutcomeKind, EVENT_SCHEMA_VERSION, type RunSummary } from "./events.ts";
 import { type Failure, failureFromError, failureFromResult, localFailure } from "./failure.ts";
 import { fingerprint } from "./fingerprint.ts";
-import type { GovernorCore, HostResolution, VerifyResult } from "./governor.ts";
+import type { GovernorCore, HostContext, HostResolution, VerifyResult } from "./governor.ts";
 import { composeMessage } from "./message.ts";
 import type { ToolPolicy } from "./policy.ts";
 import { sensitiveValues } from "./sensitive.ts";
 import { StoreError } from "./store.ts";
-import { guardStore } from "./store-guard.ts";
+import { guardStore, isStoreError } from "./store-guard.ts";
 import {
   ACTIONS,
   type Action,
@@ -392,7 +391,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     error: unknown,
     certainty: Certainty,
   ): Promise<Terminal<T>> => {
-    if (!(GovernorError.isInstance(error) && error.code === "store_error")) throw error;
+    if (!isStoreError(error)) throw error;
     // Cut by an abort or the host's end: that is what happened, not a store outage.
     if (isAborted(state)) {
       const outcome = preflightStop<T>(state, "aborted");
@@ -402,15 +401,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     }
     // A ledger that lost its data needs a person (restore it, or acknowledge the loss).
     const lost = StoreError.isInstance(error) && error.reason === "ledger_lost";
-    const hostError = new HostError({
-      tool: state.call.tool,
-      server: state.call.server,
-      reason: "store_unavailable",
-      channel: "local",
-      failureCode: StoreError.isInstance(error) ? error.reason : undefined,
-      message: `${state.call.tool}: ${error.message}`,
-      cause: error,
-    });
+    const hostError = storeHostError(state, error);
     const print = fingerprint({
       tool: state.call.tool,
       channel: "local",
@@ -425,19 +416,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       stopRun("store_unavailable", undefined, lost);
       throw new Escape(hostError);
     }
-    await bounded(
-      state,
-      () =>
-        hook(hostError, {
-          runId: id,
-          tool: state.call.tool,
-          server: state.call.server,
-          attempt: state.attempts,
-          effect: state.effect,
-          safeToRepeat: false,
-        }),
-      undefined,
-    );
+    await bounded(state, () => hook(hostError, hostContext(state, false)), undefined);
     return stopOutcome(
       state,
       { ...plainStop("store_unavailable"), certainty, personResolvable: lost },
@@ -625,7 +604,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       await write(true);
     } catch (error) {
       // A result that is not JSON (a BigInt, a cycle) is dropped; any other failure stands.
-      const cause = GovernorError.isInstance(error) ? error.cause : error;
+      const cause = isStoreError(error) ? error.cause : error;
       if (!(cause instanceof TypeError)) throw error;
       await write(false);
     }
@@ -842,28 +821,34 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
 
   /** Tells the host that the store failed after a write succeeded; the call's outcome stands. */
   const storeAfterEffect = (state: CallState, error: unknown) => {
-    if (!(GovernorError.isInstance(error) && error.code === "store_error")) throw error;
+    if (!isStoreError(error)) throw error;
     const hook = core.options.onHostError;
     if (!hook) return;
-    const hostError = new HostError({
+    const hostError = storeHostError(state, error, " (the call succeeded; its key stays pending)");
+    void guardedAsync(() => hook(hostError, hostContext(state, false)));
+  };
+
+  /** The host's view of a store failure: the operation in the message, the store's error as cause. */
+  const storeHostError = (state: CallState, error: GovernorError, note = "") =>
+    new HostError({
       tool: state.call.tool,
       server: state.call.server,
       reason: "store_unavailable",
       channel: "local",
-      message: `${state.call.tool}: ${error.message} (the call succeeded; its key stays pending)`,
+      failureCode: StoreError.isInstance(error) ? error.reason : undefined,
+      message: `${state.call.tool}: ${error.message}${note}`,
       cause: error,
     });
-    void guardedAsync(() =>
-      hook(hostError, {
-        runId: id,
-        tool: state.call.tool,
-        server: state.call.server,
-        attempt: state.attempts,
-        effect: state.effect,
-        safeToRepeat: false,
-      }),
-    );
-  };
+
+  /** What `onHostError` sees of a call. */
+  const hostContext = (state: CallState, repeatable: boolean): HostContext => ({
+    runId: id,
+    tool: state.call.tool,
+    server: state.call.server,
+    attempt: state.attempts,
+    effect: state.effect,
+    safeToRepeat: repeatable,
+  });
 
   const refusedClaim = <T>(
     state: CallState,
@@ -950,14 +935,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       const resolution = await bounded<HostResolution | undefined>(
         state,
         () =>
-          hook(error, {
-            runId: id,
-            tool: state.call.tool,
-            server: state.call.server,
-            attempt: state.attempts,
-            effect: state.effect,
-            safeToRepeat: safeToRepeat(c.certainty, state.effect, keyed(state)),
-          }),
+          hook(error, hostContext(state, safeToRepeat(c.certainty, state.effect, keyed(state)))),
         undefined,
       );
       // A retry the host asks for is a dependency retry like any other: capped, backed off,
@@ -1175,7 +1153,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     }
     // Canonical text keys the loop detector (a hash when long: the map keeps keys, not bodies).
     const callText = `${request.server ?? ""}\u0000${request.tool}\u0000${canonical ?? ""}`;
-    const callKey = callText.length > 256 ? shortHash(callText) : callText;
+    const callKey = callText.length > 256 ? hashCanonical(callText) : callText;
     const signals = [signal, hostEnd.signal, request.signal].filter(
       (s): s is AbortSignal => s !== undefined,
     );
@@ -1239,7 +1217,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   ) => {
     if (state.effect !== "mutating" || observeOnly) return;
     const { call: request, tool } = state;
-    const argsHash = createHash("sha256").update(canonical).digest("hex").slice(0, 32);
+    const argsHash = hashCanonical(canonical);
     const server = request.server ?? "";
     const key =
       request.callId !== undefined
@@ -1436,15 +1414,11 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
 /** How many distinct calls a run's loop detector follows; the oldest are forgotten first. */
 const MAX_TRACKED_CALLS = 1_000;
 
-function shortHash(text: string): string {
-  return createHash("sha256").update(text).digest("base64url").slice(0, 24);
-}
-
 /** A success's signature: its JSON (a hash when long), or a fixed word when it has none. */
 function resultHash(value: unknown): string {
   try {
     const json = JSON.stringify(value ?? null) ?? "null";
-    return json.length <= 64 ? json : shortHash(json);
+    return json.length <= 64 ? json : hashCanonical(json);
   } catch {
     return "unhashable";
   }

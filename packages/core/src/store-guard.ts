@@ -77,8 +77,13 @@ export function guardStore<T>(
   });
 }
 
+/** Whether an error is the store's (a `GovernorError` with code `store_error`, `StoreError` included). */
+export function isStoreError(error: unknown): error is GovernorError {
+  return GovernorError.isInstance(error) && error.code === "store_error";
+}
+
 function storeError(op: string, cause: unknown, why?: string): GovernorError {
-  if (GovernorError.isInstance(cause) && cause.code === "store_error") return cause;
+  if (isStoreError(cause)) return cause;
   return new GovernorError(
     "store_error",
     `The store failed during ${op}${why === undefined ? "" : `: ${why}`}`,
