@@ -1,6 +1,6 @@
 // Mutation testing of the core's decision files (issue 8): `pnpm mutate`, not part of `pnpm test`.
 // Stryker 10 needs Node 22+; scripts/mutate.sh runs it under one (see there). One file while
-// iterating: `pnpm mutate --mutate packages/core/src/effect.ts`.
+// iterating: `pnpm mutate --mutate packages/core/src/judge/effect.ts`.
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
 export default {
@@ -10,14 +10,14 @@ export default {
   vitest: { configFile: "vitest.mutate.config.ts", related: true, pool: "threads" },
   coverageAnalysis: "perTest",
   mutate: [
-    "packages/core/src/decide.ts",
-    "packages/core/src/budget.ts",
-    "packages/core/src/breaker.ts",
-    "packages/core/src/backoff.ts",
-    "packages/core/src/effect.ts",
-    "packages/core/src/classify.ts",
-    "packages/core/src/message.ts",
-    "packages/core/src/fingerprint.ts",
+    "packages/core/src/judge/decide.ts",
+    "packages/core/src/run/budget.ts",
+    "packages/core/src/run/breaker.ts",
+    "packages/core/src/judge/backoff.ts",
+    "packages/core/src/judge/effect.ts",
+    "packages/core/src/judge/classify.ts",
+    "packages/core/src/judge/message.ts",
+    "packages/core/src/judge/fingerprint.ts",
   ],
   // The pnpm workspace links packages with relative symlinks a sandbox copy would break, so the
   // files are mutated in place (Stryker restores them at the end; do not edit them during a run).

@@ -15,10 +15,10 @@ export default defineConfig({
     isolate: false,
     exclude: [
       ...(base.test?.exclude ?? ["**/node_modules/**", "**/.git/**"]),
-      "packages/core/src/redact.test.ts",
-      "packages/core/src/prefilter.test.ts",
-      "packages/core/src/canonical.test.ts",
-      "packages/core/src/ledger.property.test.ts",
+      "packages/core/src/judge/redact.test.ts",
+      "packages/core/src/judge/prefilter.test.ts",
+      "packages/core/src/judge/canonical.test.ts",
+      "packages/core/src/store/ledger.property.test.ts",
     ],
   },
 });

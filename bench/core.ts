@@ -1,11 +1,6 @@
 import { readFileSync } from "node:fs";
-import {
-  assessFailure,
-  createGovernor,
-  failureFromResult,
-  loadPolicy,
-  resolveToolPolicy,
-} from "@governor/core";
+import { createGovernor, failureFromResult, loadPolicy } from "@governor/core";
+import { assessFailure, resolveToolPolicy } from "@governor/core/judge";
 import { type Figure, figure, median } from "./stats.ts";
 
 const corpus = readFileSync(new URL("../test/corpus/tool-errors.jsonl", import.meta.url), "utf8")

@@ -450,7 +450,8 @@ function generated(): string[] {
   ];
 }
 
-type Core = typeof import("../packages/core/src/index.ts");
+type Core = typeof import("../packages/core/src/index.ts") &
+  typeof import("../packages/core/src/judge/index.ts");
 
 /**
  * The core under test: packages/core/src, or with `JUDGE_SRC=/some/dir` another copy of it (say,
@@ -458,7 +459,9 @@ type Core = typeof import("../packages/core/src/index.ts");
  */
 async function loadCore(): Promise<{ src: string; core: Core }> {
   const src = process.env.JUDGE_SRC ?? new URL("../packages/core/src", import.meta.url).pathname;
-  return { src, core: (await import(`${src}/index.ts`)) as Core };
+  const root = await import(`${src}/index.ts`);
+  const judge = await import(`${src}/judge/index.ts`);
+  return { src, core: { ...root, ...judge } as Core };
 }
 
 async function dump(file: string): Promise<void> {

@@ -6,7 +6,8 @@
  */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { classify, failureFromResult, loadPolicy, resolveToolPolicy } from "@governor/core";
+import { failureFromResult, loadPolicy } from "@governor/core";
+import { classify, resolveToolPolicy } from "@governor/core/judge";
 
 const POLICY = loadPolicy({});
 

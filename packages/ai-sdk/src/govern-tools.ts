@@ -1,6 +1,5 @@
 import {
   type CallOutcome,
-  composeMessage,
   GovernorError,
   HostError,
   REASONS,
@@ -8,6 +7,7 @@ import {
   type Run,
   type ToolCall,
 } from "@governor/core";
+import { composeMessage } from "@governor/core/judge";
 import type { JSONValue, Tool, ToolExecutionOptions, ToolSet } from "ai";
 
 /** Options of {@link governTools}. */

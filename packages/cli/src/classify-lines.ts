@@ -1,13 +1,11 @@
 import {
-  type Assessment,
-  assessFailure,
   type Failure,
   failureFromError,
   failureFromResult,
   localFailure,
   type Policy,
-  resolveToolPolicy,
 } from "@governor/core";
+import { type Assessment, assessFailure, resolveToolPolicy } from "@governor/core/judge";
 import { z } from "zod";
 
 const effect = z.enum(["read_only", "idempotent", "mutating"]);

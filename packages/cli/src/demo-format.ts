@@ -1,4 +1,4 @@
-import type { DemoCounts, DemoReport, DemoTaskResult, Strategy } from "./demo.ts";
+import type { DemoCounts, DemoReport, DemoTaskResult, Strategy } from "./demo-types.ts";
 
 const LABELS: Record<Strategy, string> = {
   naive: "naive",

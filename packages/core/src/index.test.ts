@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import * as core from "./index.ts";
+import * as judge from "./judge/index.ts";
 
 describe("the public API", () => {
-  it("is an explicit list: nothing leaks by accident", () => {
+  it("root: what an agent loop or an adapter needs, an explicit list", () => {
     expect(Object.keys(core).sort()).toMatchInlineSnapshot(`
       [
         "ACTIONS",
-        "BUILTIN_RULES",
         "EVENT_SCHEMA_VERSION",
         "GovernorError",
         "HostError",
@@ -15,38 +15,51 @@ describe("the public API", () => {
         "REASONS",
         "StoreError",
         "TOOL_FAILURE_META_KEY",
+        "createGovernor",
+        "createJsonlSink",
+        "createMemoryStore",
+        "createOtelRecorder",
+        "failureFromError",
+        "failureFromResult",
+        "loadPolicy",
+        "localFailure",
+        "parseEvents",
+        "policyJsonSchema",
+        "summarizeEventLines",
+        "summarizeEvents",
+      ]
+    `);
+  });
+
+  it("judge subpath: the building blocks that judge one failure, an explicit list", () => {
+    expect(Object.keys(judge).sort()).toMatchInlineSnapshot(`
+      [
+        "BUILTIN_RULES",
         "assessFailure",
         "canonicalJson",
         "classify",
         "classifyHttpStatus",
         "composeMessage",
-        "createGovernor",
-        "createJsonlSink",
-        "createMemoryStore",
-        "createOtelRecorder",
         "decide",
         "effectFromAnnotations",
         "eventSchema",
-        "failureFromError",
-        "failureFromResult",
         "fingerprint",
         "hashArgs",
-        "loadPolicy",
-        "localFailure",
         "matchBuiltinRules",
         "normalizeText",
-        "parseEvents",
         "parseRetryAfter",
-        "policyJsonSchema",
         "policySchema",
         "redact",
         "resolveEffect",
         "resolveToolPolicy",
         "safeToRepeat",
         "stripMcpPrefix",
-        "summarizeEventLines",
-        "summarizeEvents",
       ]
     `);
+  });
+
+  it("the two entries share no runtime name (each export has one home)", () => {
+    const shared = Object.keys(core).filter((name) => name in judge);
+    expect(shared).toEqual([]);
   });
 });

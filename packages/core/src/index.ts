@@ -1,45 +1,10 @@
-// The public API of @governor/core: an explicit list, pinned by index.test.ts.
+// The public API of @governor/core for agent loops and adapters: an explicit list, pinned by
+// index.test.ts. The judging building blocks (classify, fingerprint, redact, rules, assess) live
+// under the subpath "@governor/core/judge".
 
-export { type Assessment, type AssessOptions, assessFailure } from "./assess.ts";
-export { canonicalJson, hashArgs } from "./canonical.ts";
-export { type Classification, classify } from "./classify.ts";
-export {
-  type BudgetName,
-  type DecideContext,
-  type Decision,
-  decide,
-  safeToRepeat,
-} from "./decide.ts";
-export { effectFromAnnotations, resolveEffect, type ToolAnnotations } from "./effect.ts";
 export { GovernorError, type GovernorErrorCode, HostError } from "./errors.ts";
-// telemetry (added by telemetry helper)
-export {
-  createJsonlSink,
-  type JsonlSink,
-  type JsonlSinkOptions,
-  type JsonlSinkTarget,
-  type ParsedEvents,
-  parseEvents,
-} from "./event-log.ts";
-export {
-  type FingerprintReport,
-  type Report,
-  type SummarizeLinesOptions,
-  type SummarizeOptions,
-  summarizeEventLines,
-  summarizeEvents,
-} from "./event-report.ts";
-export { eventSchema } from "./event-schema.ts";
-export {
-  type CallEvent,
-  type CallOutcomeKind,
-  type DecisionEvent,
-  EVENT_SCHEMA_VERSION,
-  type GovernorEvent,
-  type RunEndEvent,
-  type RunEndReason,
-  type RunSummary,
-} from "./events.ts";
+export type { BudgetName, Decision } from "./judge/decide.ts";
+export type { ToolAnnotations } from "./judge/effect.ts";
 export {
   type Failure,
   type FromErrorOptions,
@@ -48,13 +13,20 @@ export {
   type LocalKind,
   localFailure,
   type NamedLocal,
-  parseRetryAfter,
-  stripMcpPrefix,
   TOOL_FAILURE_META_KEY,
   type ToolFailureMeta,
   type ToolResultLike,
-} from "./failure.ts";
-export { type FingerprintInput, fingerprint, normalizeText } from "./fingerprint.ts";
+} from "./judge/failure.ts";
+export {
+  type Budgets,
+  loadPolicy,
+  type Policy,
+  type PolicyInput,
+  type PolicyRule,
+  policyJsonSchema,
+  type ToolPolicy,
+  type ToolSettings,
+} from "./policy/policy.ts";
 export {
   type ConfirmContext,
   createGovernor,
@@ -65,23 +37,7 @@ export {
   type RetryContext,
   type VerifyContext,
   type VerifyResult,
-} from "./governor.ts";
-export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from "./memory-store.ts";
-export { composeMessage, type MessageInput } from "./message.ts";
-export {
-  type Budgets,
-  loadPolicy,
-  type Policy,
-  type PolicyInput,
-  type PolicyRule,
-  policyJsonSchema,
-  policySchema,
-  resolveToolPolicy,
-  type ToolPolicy,
-  type ToolSettings,
-} from "./policy.ts";
-export { type RedactOptions, redact } from "./redact.ts";
-export { BUILTIN_RULES, classifyHttpStatus, matchBuiltinRules, type TextRule } from "./rules.ts";
+} from "./run/governor.ts";
 export {
   type AttemptContext,
   type CallOutcome,
@@ -91,7 +47,12 @@ export {
   type Run,
   type RunOptions,
   type ToolCall,
-} from "./run.ts";
+} from "./run/run.ts";
+export {
+  createMemoryStore,
+  type MemoryStore,
+  type MemoryStoreOptions,
+} from "./store/memory-store.ts";
 export {
   type ClaimOptions,
   type ClaimResult,
@@ -101,17 +62,38 @@ export {
   type Store,
   StoreError,
   type StoreErrorReason,
-} from "./store.ts";
+} from "./store/store.ts";
 export {
-  type CounterLike,
+  createJsonlSink,
+  type JsonlSink,
+  type JsonlSinkOptions,
+  type JsonlSinkTarget,
+  type ParsedEvents,
+  parseEvents,
+} from "./telemetry/event-log.ts";
+export {
+  type FingerprintReport,
+  type Report,
+  type SummarizeLinesOptions,
+  type SummarizeOptions,
+  summarizeEventLines,
+  summarizeEvents,
+} from "./telemetry/event-report.ts";
+export {
+  type CallEvent,
+  type CallOutcomeKind,
+  type DecisionEvent,
+  EVENT_SCHEMA_VERSION,
+  type GovernorEvent,
+  type RunEndEvent,
+  type RunEndReason,
+  type RunSummary,
+} from "./telemetry/events.ts";
+export {
   createOtelRecorder,
   type EventRecorder,
-  type HistogramLike,
-  type InstrumentOptionsLike,
-  type MeterLike,
-  type MetricAttributesLike,
   type OtelRecorderOptions,
-} from "./telemetry.ts";
+} from "./telemetry/telemetry.ts";
 export {
   ACTIONS,
   type Action,

@@ -4,9 +4,9 @@ import {
   type Governor,
   HostError,
   type Run,
-  redact,
   type ToolAnnotations,
 } from "@governor/core";
+import { redact } from "@governor/core/judge";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   type CallToolResult,

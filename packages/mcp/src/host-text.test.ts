@@ -1,4 +1,4 @@
-import { redact } from "@governor/core";
+import { redact } from "@governor/core/judge";
 import { describe, expect, it } from "vitest";
 import { transportErrorText } from "./host-text.ts";
 

@@ -1,4 +1,5 @@
-import { classify, createGovernor, type Failure } from "@governor/core";
+import { createGovernor, type Failure } from "@governor/core";
+import { classify } from "@governor/core/judge";
 import { connectInMemory, createFaultServer, createLowLevelServer } from "@governor/testkit";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";

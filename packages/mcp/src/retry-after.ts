@@ -1,4 +1,4 @@
-import { parseRetryAfter } from "@governor/core";
+import { parseRetryAfter } from "@governor/core/judge";
 
 /** A `fetch` for the Streamable HTTP transport that remembers the last `Retry-After` header. */
 export interface RetryAfterFetch {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ClaimOptions, Store } from "../store.ts";
+import type { ClaimOptions, Store } from "../store/store.ts";
 
 /** What the contract asks of a store factory for one test. */
 export interface StoreFactoryOptions {

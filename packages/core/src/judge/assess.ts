@@ -1,0 +1,85 @@
+import type { Policy, ToolPolicy } from "../policy/policy.ts";
+import type { Effect } from "../types.ts";
+import { type Classification, classify } from "./classify.ts";
+import { type Decision, decide } from "./decide.ts";
+import type { Failure } from "./failure.ts";
+import { fingerprint } from "./fingerprint.ts";
+import { composeMessage } from "./message.ts";
+import { redact } from "./redact.ts";
+
+/** The judgement of one failure as the first failure of a fresh run. */
+export interface Assessment {
+  readonly classification: Classification;
+  readonly decision: Decision;
+  /** 16 lowercase hex digits. */
+  readonly fingerprint: string;
+  /**
+   * The model-facing text; `null` for `host`. For `retry_dependency` it is the text the model
+   * would get once retries run out.
+   */
+  readonly message: string | null;
+}
+
+/** Options of {@link assessFailure}. */
+export interface AssessOptions {
+  readonly policy: Policy;
+  readonly tool: ToolPolicy;
+  readonly effect: Effect;
+  /** Values to redact wherever they appear (sensitive arguments). */
+  readonly sensitiveValues?: readonly string[];
+}
+
+/** Redacts a failure text for the model with the policy's redaction settings. */
+export function redactForModel(
+  text: string,
+  policy: Policy,
+  sensitiveValues: readonly string[] = [],
+): string {
+  const { maxLength, emails, patterns } = policy.redaction;
+  return redact(text, { maxLength, emails, patterns, sensitiveValues });
+}
+
+/**
+ * Judges one failure as the first failure of a fresh run: no repeat, budget or breaker state.
+ * What `governor classify` prints for each line.
+ */
+export function assessFailure(failure: Failure, options: AssessOptions): Assessment {
+  const { tool, effect, policy } = options;
+  const classification = classify(failure, tool);
+  const base = {
+    classification,
+    tool,
+    effect,
+    attempt: 1,
+    repeats: 1,
+    // A key would be minted for a tool that honors keys; a verify step would settle the doubt.
+    keyed: tool.idempotency.honorsKeys || tool.idempotency.verify,
+    remainingMs: Number.POSITIVE_INFINITY,
+    random: () => 0.5,
+  };
+  const decision = decide(base);
+  const print = fingerprint({
+    tool: tool.tool,
+    channel: failure.channel,
+    text: failure.text,
+    ...(failure.code !== undefined && { code: failure.code }),
+  });
+  if (decision.action === "host") {
+    return { classification, decision, fingerprint: print, message: null };
+  }
+  // A retried failure reaches the model only once retries run out: show that text.
+  const shown =
+    decision.action === "retry_dependency"
+      ? decide({ ...base, attempt: tool.retry.attempts })
+      : decision;
+  const message = composeMessage({
+    tool: tool.tool,
+    observation: redactForModel(failure.text, policy, options.sensitiveValues),
+    decision: shown,
+    repeats: 1,
+    maxRepeats: tool.maxRepeats,
+    attempts: shown === decision ? 1 : tool.retry.attempts,
+    ...(classification.hint !== undefined && { hint: classification.hint }),
+  });
+  return { classification, decision, fingerprint: print, message };
+}

@@ -1,0 +1,248 @@
+import type { PolicyRule, ToolPolicy } from "../policy/policy.ts";
+import { testPolicyPattern } from "../policy/policy-pattern.ts";
+import { type Action, type Certainty, REASONS, type Reason } from "../types.ts";
+import type { Failure, LocalKind } from "./failure.ts";
+import { classifyHttpStatus, matchBuiltinRules } from "./rules.ts";
+
+/** What kind of failure this is, who can fix it, and what is known of its effect. */
+export interface Classification {
+  readonly action: Action;
+  readonly reason: Reason;
+  readonly certainty: Certainty;
+  /** A server's retry hint in ms, unclamped (decide clamps it). */
+  readonly retryAfterMs?: number;
+  /** Which step decided: the policy, a structured signal, the built-in text rules, or the default. */
+  readonly source: "policy" | "signal" | "rule" | "default";
+  /** Extra guidance from a policy rule, for the model-facing text. */
+  readonly hint?: string;
+}
+
+type Verdict = Omit<Classification, "source" | "retryAfterMs" | "hint">;
+
+const DEFAULT_REASON: Record<Action, Reason> = {
+  correct_arguments: "invalid_argument",
+  retry_dependency: "unavailable",
+  switch_tool: "not_supported",
+  stop: "business_rule",
+  host: "protocol_error",
+};
+
+const LOCAL: Record<LocalKind, Verdict> = {
+  timeout: { action: "retry_dependency", reason: "timeout", certainty: "unknown" },
+  aborted: { action: "stop", reason: "aborted", certainty: "unknown" },
+  connection_closed: {
+    action: "retry_dependency",
+    reason: "connection_closed",
+    certainty: "unknown",
+  },
+  connection_refused: {
+    action: "retry_dependency",
+    reason: "connection_refused",
+    certainty: "not_sent",
+  },
+  not_connected: { action: "host", reason: "session_expired", certainty: "not_sent" },
+  network: { action: "retry_dependency", reason: "network_error", certainty: "unknown" },
+  http_status: { action: "host", reason: "transport_error", certainty: "unknown" },
+  malformed_result: { action: "host", reason: "malformed_response", certainty: "unknown" },
+  spawn_failed: { action: "host", reason: "transport_error", certainty: "not_sent" },
+  thrown: { action: "host", reason: "transport_error", certainty: "unknown" },
+};
+
+/** Draft tool-failure classes (`_meta["io.modelcontextprotocol/toolFailure"].class`) we know. */
+const TOOL_FAILURE_CLASS: Record<string, Reason> = {
+  invalid_argument: "invalid_argument",
+  invalid_arguments: "invalid_argument",
+  validation: "invalid_argument",
+  not_found: "not_found",
+  conflict: "conflict",
+  rate_limited: "rate_limited",
+  rate_limit: "rate_limited",
+  unavailable: "unavailable",
+  transient: "unavailable",
+  timeout: "timeout",
+  unauthorized: "unauthorized",
+  authentication: "unauthorized",
+  forbidden: "forbidden",
+  permission: "forbidden",
+  quota: "quota_exceeded",
+  quota_exceeded: "quota_exceeded",
+  business_rule: "business_rule",
+  not_supported: "not_supported",
+  unsupported: "not_supported",
+};
+
+const RETRY_CERTAINTY: Partial<Record<Reason, Certainty>> = {
+  timeout: "unknown",
+  upstream_error: "unknown",
+  network_error: "unknown",
+  connection_closed: "unknown",
+  connection_refused: "not_sent",
+};
+
+function verdictFor(reason: Reason): Verdict {
+  return { action: REASONS[reason], reason, certainty: RETRY_CERTAINTY[reason] ?? "failed" };
+}
+
+function ruleMatches(rule: PolicyRule, failure: Failure): boolean {
+  if (rule.code !== undefined) {
+    const code = rule.code;
+    const hit =
+      failure.code === code ||
+      failure.httpStatus === code ||
+      (typeof code === "string" && String(failure.code) === code);
+    if (!hit) return false;
+  }
+  // Compiled once (at load), linear in the text, on the same capped text as the built-in rules.
+  return rule.match === undefined || testPolicyPattern(rule.match, failure.text);
+}
+
+/** JSON-RPC codes a server may use for a tool it does not have (DESIGN.md §3). */
+const UNKNOWN_TOOL_CODES: ReadonlySet<number> = new Set([-32601, -32602]);
+
+/** Codes of requests refused before anything ran; other JSON-RPC errors may follow an effect. */
+const REFUSED_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602]);
+
+/** `Unknown tool: x`, `No such tool`, `Tool not found`: phrasings that name no other thing. */
+const NAMELESS_UNKNOWN_TOOL = /^(?:unknown tool\b|no such tool\b|tool not found\b)/i;
+/** `Tool x not found`, `tool 'x' does not exist`: the name must be the tool that was called. */
+const NAMED_UNKNOWN_TOOL =
+  /^tool\s+(?:named\s+|called\s+)?['"`]?([\w.:/-]+?)['"`]?\s+(?:(?:was|is)\s+)?(?:not found|does not exist|not registered|unknown)\b/i;
+
+/**
+ * An unknown tool in a JSON-RPC error: only under `-32601`/`-32602`, and only in a phrasing that
+ * opens the message and names no other thing than the tool called (`Tool registry not found` is
+ * not about the tool). Anything else under a JSON-RPC code is the host's.
+ */
+function isUnknownToolError(failure: Failure, tool: string): boolean {
+  if (typeof failure.code !== "number" || !UNKNOWN_TOOL_CODES.has(failure.code)) return false;
+  const text = failure.text.trimStart().slice(0, 300);
+  if (NAMELESS_UNKNOWN_TOOL.test(text)) return true;
+  const named = NAMED_UNKNOWN_TOOL.exec(text)?.[1]?.toLowerCase();
+  if (named === undefined) return false;
+  const called = tool.toLowerCase();
+  // A client may prefix the server's name (`github__search`), a server may strip one.
+  return named === called || called.endsWith(named) || named.endsWith(called);
+}
+
+/** Step 2: structured signals (codes, HTTP status, Node codes, draft tool-failure metadata). */
+function fromSignals(failure: Failure, tool: ToolPolicy): Verdict | undefined {
+  if (failure.channel === "protocol") {
+    // An unknown tool is the one protocol-level failure the model can fix.
+    if (isUnknownToolError(failure, tool.tool)) {
+      return { action: "switch_tool", reason: "unknown_tool", certainty: "failed" };
+    }
+    const code = failure.code;
+    if (code === -32602 && tool.invalidParamsAsArguments) {
+      return { action: "correct_arguments", reason: "invalid_argument", certainty: "failed" };
+    }
+    if (code === -32042)
+      return { action: "host", reason: "elicitation_required", certainty: "failed" };
+    if (code === -32001 && /session/i.test(failure.text)) {
+      return { action: "host", reason: "session_expired", certainty: "failed" };
+    }
+    // Parse errors, invalid requests, unknown methods and bad params are refused before anything
+    // runs; an internal error (-32603), a server-defined one (-32000..-32099) or a code outside
+    // JSON-RPC's own set may follow an effect.
+    const certainty: Certainty =
+      typeof code === "number" && REFUSED_CODES.has(code) ? "failed" : "unknown";
+    return { action: "host", reason: "protocol_error", certainty };
+  }
+  if (failure.channel === "local" && failure.local !== undefined) {
+    if (failure.local === "http_status" && failure.httpStatus !== undefined) {
+      if (failure.httpStatus === 404) {
+        return { action: "host", reason: "session_expired", certainty: "not_sent" };
+      }
+      const byStatus = classifyHttpStatus(failure.httpStatus);
+      if (byStatus && (byStatus.action === "retry_dependency" || byStatus.action === "stop")) {
+        return byStatus;
+      }
+    }
+    return LOCAL[failure.local];
+  }
+  // Tool channel: draft metadata first, then a status, then a system error code.
+  const meta = failure.toolFailure;
+  if (meta) {
+    // The class is the server's word: own keys only (`constructor` is not a class we know).
+    const known =
+      meta.class !== undefined && Object.hasOwn(TOOL_FAILURE_CLASS, meta.class)
+        ? TOOL_FAILURE_CLASS[meta.class]
+        : undefined;
+    if (meta.retryable === true) {
+      const reason = known && REASONS[known] === "retry_dependency" ? known : "unavailable";
+      return verdictFor(reason);
+    }
+    if (known) {
+      const v = verdictFor(known);
+      // A server saying "not retryable" can only make us more conservative.
+      return meta.retryable === false && v.action === "retry_dependency"
+        ? { action: "stop", reason: "retries_exhausted", certainty: v.certainty }
+        : v;
+    }
+  }
+  if (failure.httpStatus !== undefined) {
+    const byStatus = classifyHttpStatus(failure.httpStatus);
+    if (byStatus) return byStatus;
+  }
+  if (typeof failure.code === "string" && /^E[A-Z]+$/.test(failure.code)) {
+    const local = failure.local;
+    if (local && local !== "thrown") return LOCAL[local];
+  }
+  return undefined;
+}
+
+/**
+ * What a verdict read from the text alone may claim. A tool that answered has run, and words in its
+ * text never make its outcome certain (DESIGN.md §4): "database is busy, try again later" may
+ * follow a committed write. Only the policy, a structured signal or a verify step can say more.
+ */
+function textCertainty(failure: Failure, certainty: Certainty): Certainty {
+  return failure.channel === "tool" ? "unknown" : certainty;
+}
+
+/**
+ * Classifies a failure (DESIGN.md §3): the policy's rules first, then structured signals, then
+ * the built-in text rules, then the default (`correct_arguments`; the repeat rule stops it if it
+ * comes back). Pure: no clock, no I/O.
+ *
+ * Certainty comes from the failure class for structured signals (a JSON-RPC code, an HTTP status,
+ * the tool-failure metadata, a local kind); a verdict read from a tool's text alone is `unknown`,
+ * whatever the text says, unless a policy rule that matched gives a `certainty`.
+ */
+export function classify(failure: Failure, tool: ToolPolicy): Classification {
+  const signal = fromSignals(failure, tool);
+  const textRule = signal ? undefined : matchBuiltinRules(failure.text);
+  const detected: Classification = signal
+    ? { ...signal, source: "signal" }
+    : textRule
+      ? {
+          action: textRule.action,
+          reason: textRule.reason,
+          certainty: textCertainty(failure, textRule.certainty),
+          source: "rule",
+        }
+      : {
+          action: "correct_arguments",
+          reason: "unclassified",
+          certainty: textCertainty(failure, "failed"),
+          source: "default",
+        };
+  const withHint =
+    failure.retryAfterMs === undefined
+      ? detected
+      : { ...detected, retryAfterMs: failure.retryAfterMs };
+
+  const rule = tool.rules.find((r) => ruleMatches(r, failure));
+  if (!rule) return withHint;
+  // The policy always wins on the action. Certainty stays what the failure shows unless the rule
+  // says what its author knows of this tool (e.g. "busy" is only ever sent before a write).
+  return {
+    ...withHint,
+    action: rule.action,
+    reason:
+      rule.reason ??
+      (rule.action === detected.action ? detected.reason : DEFAULT_REASON[rule.action]),
+    ...(rule.certainty !== undefined && { certainty: rule.certainty }),
+    source: "policy",
+    ...(rule.hint !== undefined && { hint: rule.hint }),
+  };
+}

@@ -1,0 +1,180 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { loadPolicy, resolveToolPolicy } from "../policy/policy.ts";
+import type { Classification } from "./classify.ts";
+import { type DecideContext, decide } from "./decide.ts";
+
+const base = (
+  c: Partial<Classification>,
+  extra: Partial<DecideContext> = {},
+  policy = {},
+): DecideContext => ({
+  classification: {
+    action: "retry_dependency",
+    reason: "unavailable",
+    certainty: "failed",
+    source: "rule",
+    ...c,
+  },
+  tool: resolveToolPolicy(loadPolicy(policy), "t"),
+  effect: "read_only",
+  attempt: 1,
+  repeats: 1,
+  keyed: false,
+  remainingMs: Number.POSITIVE_INFINITY,
+  random: () => 0.5,
+  ...extra,
+});
+
+describe("decide", () => {
+  it("retries with full jitter until the attempt cap", () => {
+    expect(decide(base({}))).toMatchObject({ action: "retry_dependency", delayMs: 100 });
+    expect(decide(base({}, { attempt: 2 }))).toMatchObject({
+      action: "retry_dependency",
+      delayMs: 200,
+    });
+    expect(decide(base({}, { attempt: 3 }))).toMatchObject({
+      action: "stop",
+      reason: "retries_exhausted",
+    });
+  });
+
+  it("never retries an uncertain mutation without a key or a verify answer", () => {
+    const c = { certainty: "unknown" as const, reason: "timeout" as const };
+    expect(decide(base(c, { effect: "mutating" }))).toMatchObject({
+      action: "stop",
+      reason: "uncertain_mutation",
+      personResolvable: true,
+    });
+    expect(decide(base(c, { effect: "mutating", keyed: true })).action).toBe("retry_dependency");
+    expect(decide(base(c, { effect: "mutating", verified: "absent" })).action).toBe(
+      "retry_dependency",
+    );
+    expect(decide(base(c, { effect: "idempotent" })).action).toBe("retry_dependency");
+    expect(decide(base({ certainty: "failed" }, { effect: "mutating" })).action).toBe(
+      "retry_dependency",
+    );
+  });
+
+  it("switches when retries run out and alternatives exist", () => {
+    const d = decide(base({}, { attempt: 3 }, { tools: { t: { alternatives: ["u"] } } }));
+    expect(d).toMatchObject({ action: "switch_tool", alternatives: ["u"] });
+  });
+
+  it("switches budget: a retry that gives up does not switch when switches are spent", () => {
+    const alts = { tools: { t: { alternatives: ["u"] } } };
+    expect(decide(base({}, { attempt: 3, exhausted: ["switches"] }, alts))).toMatchObject({
+      action: "stop",
+      reason: "retries_exhausted",
+    });
+    expect(
+      decide(base({}, { attempt: 1, exhausted: ["retries", "switches"] }, alts)),
+    ).toMatchObject({ action: "stop", reason: "budget_exhausted", budget: "retries" });
+    // Other spent budgets do not stop the switch.
+    expect(decide(base({}, { attempt: 3, exhausted: ["corrections"] }, alts)).action).toBe(
+      "switch_tool",
+    );
+    // The switch reaches the model, so the repeat rule holds for it too.
+    expect(decide(base({}, { attempt: 3, repeats: 3 }, alts))).toMatchObject({
+      action: "stop",
+      reason: "repeated_failure",
+    });
+  });
+
+  it("a model action checks its own budget and the failures budget", () => {
+    const switching = { action: "switch_tool" as const, reason: "not_supported" as const };
+    expect(decide(base(switching, { exhausted: ["switches"] }))).toMatchObject({
+      action: "stop",
+      reason: "budget_exhausted",
+      budget: "switches",
+    });
+    expect(decide(base(switching, { exhausted: ["corrections"] })).action).toBe("switch_tool");
+    expect(decide(base(switching, { exhausted: ["failures"] }))).toMatchObject({
+      budget: "failures",
+    });
+    expect(decide(base({}, { exhausted: ["failures"] }))).toMatchObject({
+      action: "stop",
+      budget: "failures",
+    });
+  });
+
+  it("does not retry past the deadline, nor when the server retry budget is empty", () => {
+    expect(decide(base({}, { remainingMs: 50 }))).toMatchObject({
+      action: "stop",
+      reason: "deadline_exceeded",
+    });
+    expect(decide(base({}, { serverRetryBudgetEmpty: true }))).toMatchObject({
+      action: "stop",
+      reason: "retries_exhausted",
+    });
+  });
+
+  it("stops on repeats and spent budgets", () => {
+    const c = { action: "correct_arguments" as const, reason: "not_found" as const };
+    expect(decide(base(c, { repeats: 3 }))).toMatchObject({
+      action: "stop",
+      reason: "repeated_failure",
+      cause: "not_found",
+    });
+    expect(decide(base(c, { exhausted: ["corrections"] }))).toMatchObject({
+      action: "stop",
+      reason: "budget_exhausted",
+      budget: "corrections",
+    });
+    expect(decide(base({}, { exhausted: ["retries"] }))).toMatchObject({
+      action: "stop",
+      reason: "budget_exhausted",
+      budget: "retries",
+    });
+  });
+
+  it("routes host failures to the host", () => {
+    expect(decide(base({ action: "host", reason: "protocol_error" }))).toMatchObject({
+      action: "host",
+    });
+  });
+
+  it("property: a retry delay is within [0, cap] and never reaches the deadline", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 10 }),
+        fc.double({ min: 0, max: 0.999, noNaN: true }),
+        fc.integer({ min: 1, max: 100_000 }),
+        (attempt, r, remaining) => {
+          const d = decide(
+            base(
+              {},
+              { attempt, random: () => r, remainingMs: remaining },
+              { defaults: { retry: { attempts: 20 } } },
+            ),
+          );
+          if (d.action === "retry_dependency") {
+            expect(d.delayMs).toBeGreaterThanOrEqual(0);
+            expect(d.delayMs).toBeLessThanOrEqual(10_000);
+            expect(d.delayMs).toBeLessThan(remaining);
+          } else {
+            expect(d).toMatchObject({ action: "stop", reason: "deadline_exceeded" });
+          }
+        },
+      ),
+    );
+  });
+
+  it("property: an uncertain unkeyed mutation is never retried", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom("timeout", "upstream_error", "connection_closed", "network_error"),
+        fc.integer({ min: 1, max: 5 }),
+        (reason, attempt) => {
+          const d = decide(
+            base(
+              { reason: reason as "timeout", certainty: "unknown" },
+              { effect: "mutating", attempt },
+            ),
+          );
+          expect(d.action).toBe("stop");
+        },
+      ),
+    );
+  });
+});

@@ -1,0 +1,22 @@
+// "@governor/core/judge": the building blocks that judge one failure, for tools such as the CLI
+// and for people who build on them. An agent loop needs only the root entry. Pinned by
+// index.test.ts.
+
+export { policySchema, resolveToolPolicy } from "../policy/policy.ts";
+export { eventSchema } from "../telemetry/event-schema.ts";
+export { type Assessment, type AssessOptions, assessFailure } from "./assess.ts";
+export { canonicalJson, hashArgs } from "./canonical.ts";
+export { type Classification, classify } from "./classify.ts";
+export {
+  type BudgetName,
+  type DecideContext,
+  type Decision,
+  decide,
+  safeToRepeat,
+} from "./decide.ts";
+export { effectFromAnnotations, resolveEffect, type ToolAnnotations } from "./effect.ts";
+export { parseRetryAfter, stripMcpPrefix } from "./failure.ts";
+export { type FingerprintInput, fingerprint, normalizeText } from "./fingerprint.ts";
+export { composeMessage, type MessageInput } from "./message.ts";
+export { type RedactOptions, redact } from "./redact.ts";
+export { BUILTIN_RULES, classifyHttpStatus, matchBuiltinRules, type TextRule } from "./rules.ts";

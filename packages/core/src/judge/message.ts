@@ -1,0 +1,117 @@
+import type { Reason } from "../types.ts";
+import type { Decision } from "./decide.ts";
+
+/** What the model-facing text is made of. The observation must already be redacted. */
+export interface MessageInput {
+  readonly tool: string;
+  /** The redacted failure text. */
+  readonly observation: string;
+  readonly decision: Decision;
+  /** Guidance from a policy rule. */
+  readonly hint?: string;
+  /** How often this failure has reached the model in this run, this one included. */
+  readonly repeats?: number;
+  /** The repeat limit that stops the run. */
+  readonly maxRepeats?: number;
+  /** Attempts made for this call. */
+  readonly attempts?: number;
+}
+
+const CORRECT: Partial<Record<Reason, string>> = {
+  not_found: "Use an identifier that exists; look it up first if unsure.",
+  conflict:
+    "The target changed or already exists; read its current state, then adjust the arguments.",
+};
+
+const STOP: Partial<Record<Reason, string>> = {
+  unauthorized: "Authentication failed; a person must renew the credentials.",
+  forbidden: "A person must grant access; do not retry.",
+  quota_exceeded: "The quota is spent; a person must raise it or wait for it to reset.",
+  business_rule: "The service refuses this request by one of its rules; do not repeat it.",
+  misconfigured: "The service is misconfigured; a person must fix it.",
+  uncertain_mutation:
+    "No answer confirmed the outcome, so the write may have happened. Do not repeat it; a person must check.",
+  partial_success:
+    "The write happened, but a later step failed. Do not repeat the call: it would write again. A person must finish or check the step that failed.",
+  loop_detected: "The same call was repeated without progress.",
+  deadline_exceeded: "No time is left before the run's deadline.",
+  aborted: "The run was cancelled.",
+  not_approved: "A person did not approve this call.",
+  protocol_error: "The host has been told; nothing in this conversation can fix it.",
+  session_expired: "The session with the tool ended; the host has been told.",
+  malformed_response: "The tool's reply was malformed; the host has been told.",
+  transport_error: "The tool could not be reached; the host has been told.",
+  elicitation_required: "The tool needs input from the user; the host has been told.",
+  store_unavailable:
+    "Governor's own storage is unavailable, so the call was not made; the host has been told.",
+};
+
+function sentence(text: string): string {
+  const t = text.trim().replace(/[\s.]+$/, "");
+  return t === "" ? "the call failed." : `${t}.`;
+}
+
+function stopText(input: MessageInput, d: Extract<Decision, { action: "stop" }>): string {
+  switch (d.reason) {
+    case "repeated_failure":
+      return `The same failure happened ${input.repeats ?? input.maxRepeats ?? "several"} times.`;
+    case "budget_exhausted":
+      return `The run's ${d.budget ?? "call"} budget is spent.`;
+    case "retries_exhausted":
+      return input.attempts === 1
+        ? "The service is failing and cannot be retried now."
+        : `The service still fails after ${input.attempts ?? "several"} attempts.`;
+    default:
+      return STOP[d.reason] ?? STOP[d.cause] ?? "Nobody in this run can fix it.";
+  }
+}
+
+/**
+ * Composes the one short text the model reads: which tool, what was observed, what may change on
+ * the next call, and when the run will stop. Never says "try again" for what retrying cannot fix.
+ * @example
+ * // get_note: No note with id "drafts". Known ids: welcome, release-notes. Use an identifier
+ * // that exists; look it up first if unsure. (failure 2 of 3: the same failure again ends the run)
+ */
+export function composeMessage(input: MessageInput): string {
+  const { tool, decision: d } = input;
+  const head = `${tool}: ${sentence(input.observation)}`;
+  const hint = input.hint ? ` ${sentence(input.hint)}` : "";
+  switch (d.action) {
+    case "correct_arguments": {
+      const advice =
+        CORRECT[d.reason] ?? "Change the arguments as the error describes, then call again.";
+      return `${head}${hint} ${advice}${repeatNote(input)}`;
+    }
+    case "switch_tool": {
+      const alts =
+        d.alternatives.length > 0
+          ? `Use ${d.alternatives.join(" or ")} instead.`
+          : "Choose another tool.";
+      const why =
+        d.reason === "unknown_tool"
+          ? "This tool does not exist."
+          : d.reason === "circuit_open"
+            ? "This tool is temporarily unavailable."
+            : d.reason === "denied_by_policy"
+              ? "This tool may not be used in this run."
+              : "This tool cannot serve this request now.";
+      return `${head}${hint} ${why} ${alts}${repeatNote(input)}`;
+    }
+    case "stop":
+      return `${head}${hint} ${stopText(input, d)} The run stops here.`;
+    case "retry_dependency":
+      return `${head} The service is temporarily failing; the call is being retried.`;
+    case "host":
+      return `${tool}: the call failed.`;
+  }
+}
+
+function repeatNote(input: MessageInput): string {
+  const { repeats, maxRepeats } = input;
+  if (repeats === undefined || maxRepeats === undefined) return "";
+  if (repeats >= maxRepeats - 1) {
+    return ` (failure ${repeats} of ${maxRepeats}: the same failure again ends the run)`;
+  }
+  return repeats >= 2 ? ` (failure ${repeats} of ${maxRepeats})` : "";
+}

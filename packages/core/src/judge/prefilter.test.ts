@@ -1,0 +1,347 @@
+/**
+ * The shortcuts of the judging hot path change no result: the rule prefilter against running every
+ * pattern, the anchored URL search and the location search against the builtin `replace` with the
+ * whole pattern.
+ */
+import { readFileSync } from "node:fs";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { NORMALIZE_PATTERNS } from "./fingerprint.ts";
+import {
+  applySecretRule,
+  BUILTIN_PATTERNS,
+  charTable,
+  hasRun,
+  LOCATIONS_WITH_EMAILS,
+  redactLocation,
+  redactLocations,
+  replaceAnchored,
+  SECRET_GROUPS,
+} from "./redact.ts";
+import { patternAlternatives } from "./rule-prefilter.ts";
+import { BUILTIN_RULES, matchBuiltinRules, type TextRule } from "./rules.ts";
+
+const corpus = [
+  ...readFileSync(new URL("../../../../test/corpus/tool-errors.jsonl", import.meta.url), "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => (JSON.parse(line) as { text: string }).text),
+  ...readFileSync(new URL("../../../../test/corpus/protocol-errors.jsonl", import.meta.url), "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => (JSON.parse(line) as { message: string }).message),
+];
+const corpusWords = [...new Set(corpus.flatMap((t) => t.split(/\s+/)).filter(Boolean))];
+
+/** The rule table as it reads without a prefilter: every pattern, in order, on both copies. */
+function matchEveryPattern(text: string): TextRule | undefined {
+  const head = text.length > 4000 ? text.slice(0, 4000) : text;
+  const split = head
+    .replace(/_/g, " ")
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2");
+  return BUILTIN_RULES.find(
+    (rule) => rule.pattern.test(head) || (split !== head && rule.pattern.test(split)),
+  );
+}
+
+const capital = (w: string) => (w[0]?.toUpperCase() ?? "") + w.slice(1);
+
+/** Corpus words, alone or glued into identifiers, with numbers and punctuation between. */
+const ruleText = fc
+  .array(
+    fc.tuple(
+      fc.oneof(
+        { weight: 4, arbitrary: fc.constantFrom(...corpusWords) },
+        {
+          weight: 2,
+          arbitrary: fc
+            .tuple(
+              fc.array(fc.constantFrom(...corpusWords), { minLength: 2, maxLength: 3 }),
+              fc.constantFrom("_", "camel", "Pascal", "UPPER_"),
+            )
+            .map(([ws, style]) => {
+              const lower = ws.map((w) => w.toLowerCase().replace(/[^a-z0-9]/g, ""));
+              if (style === "_") return lower.join("_");
+              if (style === "UPPER_") return lower.join("_").toUpperCase();
+              if (style === "camel") return lower.map((w, i) => (i ? capital(w) : w)).join("");
+              return lower.map(capital).join("");
+            }),
+        },
+        { weight: 1, arbitrary: fc.integer({ min: 100, max: 599 }).map(String) },
+        { weight: 1, arbitrary: fc.string({ maxLength: 6 }) },
+      ),
+      fc.constantFrom(" ", " ", ": ", "\n", "_", "", "(", "[", '"', ". "),
+    ),
+    { maxLength: 24 },
+  )
+  .map((parts) => parts.map(([p, s]) => p + s).join(""));
+
+describe("rule prefilter", () => {
+  it("reads every built-in pattern", () => {
+    const unread = BUILTIN_RULES.filter((rule) => patternAlternatives(rule.pattern) === undefined);
+    expect(unread.map((rule) => rule.pattern.source)).toEqual([]);
+  });
+
+  it("finds the rule every pattern run in order finds, on the corpus", () => {
+    for (const text of corpus) expect(matchBuiltinRules(text)).toBe(matchEveryPattern(text));
+  });
+
+  it("finds the rule every pattern run in order finds, on generated texts", () => {
+    fc.assert(
+      fc.property(ruleText, (text) => {
+        expect(matchBuiltinRules(text)).toBe(matchEveryPattern(text));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("splits patterns into alternatives that match where the pattern does", () => {
+    fc.assert(
+      fc.property(ruleText, (text) => {
+        for (const rule of BUILTIN_RULES) {
+          const alternatives = patternAlternatives(rule.pattern) ?? [];
+          expect(alternatives.some((a) => a.pattern.test(text))).toBe(rule.pattern.test(text));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("names words every match holds", () => {
+    // Texts built from each alternative's own source (without word boundaries and lookarounds,
+    // which fast-check cannot generate), kept when the alternative matches them.
+    const strip = (source: string) =>
+      source
+        .replace(/\\b/g, "")
+        .replace(/\(\?<?[=!](?:[^()]|\([^()]*\))*\)/g, "")
+        .replace(/^\^|(?<!\\)\$$/g, "");
+    let checked = 0;
+    for (const rule of BUILTIN_RULES) {
+      for (const { pattern, conditions } of patternAlternatives(rule.pattern) ?? []) {
+        const samples = fc.sample(fc.stringMatching(new RegExp(strip(pattern.source))), {
+          numRuns: 30,
+          seed: 7,
+        });
+        for (const sample of samples) {
+          for (const text of [sample, sample.toUpperCase(), ` ${sample} `]) {
+            if (!pattern.test(text)) continue;
+            checked++;
+            const lower = text.toLowerCase();
+            for (const words of conditions) {
+              expect(
+                words.some((w) => lower.includes(w)),
+                `${pattern.source} on ${text}`,
+              ).toBe(true);
+            }
+          }
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(1000);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// URLs and locations
+
+const scheme = fc.oneof(
+  fc.constantFrom("http", "https", "postgres", "mongodb+srv", "s3", "file", "x"),
+  fc.string({ unit: fc.constantFrom(..."abcXYZ019+.-"), minLength: 0, maxLength: 40 }),
+);
+const locationPiece = fc.oneof(
+  fc
+    .tuple(
+      scheme,
+      fc.constantFrom("://", ":/", "//", "://user:pw@"),
+      fc.constantFrom("a.b", "10.0.0.1", "x.internal", "h/p?q=1#f", ""),
+    )
+    .map(([s, sep, rest]) => s + sep + rest),
+  fc.constantFrom(
+    "/etc/x",
+    "~/a/b",
+    "C:\\Users\\x",
+    "D:/d/e",
+    "\\\\srv\\share\\f",
+    "192.168.1.2",
+    "172.16.0.9:80",
+    "fd12:3456::1",
+    "::1",
+    "fe80:1::2",
+    "db.corp",
+    "a.home.arpa",
+    "u@example.com",
+    "x@y",
+  ),
+  fc.string({ unit: fc.constantFrom(..."ab:/\\.@19 -_"), maxLength: 12 }),
+);
+const locationText = fc
+  .array(fc.tuple(locationPiece, fc.constantFrom(" ", "", "(", ")", ", ", ".", "\n", "=")), {
+    maxLength: 10,
+  })
+  .map((parts) => parts.map(([p, s]) => p + s).join(""));
+
+const URL_PATTERNS = [
+  NORMALIZE_PATTERNS.find((p) => p.source.startsWith("(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}")),
+  BUILTIN_PATTERNS.find((p) =>
+    p.source.startsWith("(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,30}"),
+  ),
+];
+
+describe("anchored URL search", () => {
+  it.each(URL_PATTERNS.map((p, i) => [i, p] as const))(
+    "replaces as the builtin does (%i)",
+    (_i, pattern) => {
+      expect(pattern).toBeDefined();
+      const re = pattern as RegExp;
+      const replacer = (...args: unknown[]) =>
+        `<${args.length}:${String(args[0])}:${String(args[1])}>`;
+      fc.assert(
+        fc.property(locationText, fc.boolean(), (text, lower) => {
+          const t = lower ? text.toLowerCase() : text;
+          expect(replaceAnchored(t, re, "://", 31, replacer)).toBe(t.replace(re, replacer));
+        }),
+        { numRuns: 2000 },
+      );
+    },
+  );
+});
+
+describe("location search", () => {
+  /** The single global pattern of every kind, as the redactor ran it before. */
+  function withOnePattern(text: string, emails: boolean): string {
+    return text.replace(LOCATIONS_WITH_EMAILS, (m: string, ...groups: unknown[]) =>
+      redactLocation(
+        m,
+        groups.findIndex((g) => g !== undefined),
+        emails,
+      ),
+    );
+  }
+
+  it("replaces what one pattern of every kind replaces", () => {
+    fc.assert(
+      fc.property(locationText, fc.boolean(), (text, emails) => {
+        // Without emails, the reference must not see any: the email kind is off.
+        const t = emails ? text : text.replaceAll("@", " ");
+        expect(redactLocations(t, emails)).toBe(withOnePattern(t, emails));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
+describe("secret rule tests", () => {
+  const secretPiece = fc.oneof(
+    fc.constantFrom(
+      "sk-",
+      "sk_live_",
+      "rk_test_",
+      "whsec_",
+      "ghp_",
+      "github_pat_",
+      "xoxb-",
+      "xapp-",
+      "AKIA",
+      "AIza",
+      "npm_",
+      "hf-",
+      "glpat-",
+      "pypi-",
+      "eyJ",
+      "Bearer ",
+      "bearer",
+      "Authorization: ",
+      "X-Api-Key=",
+      "x-auth-token:",
+      "Cookie: ",
+      "set-cookie:",
+      "password=",
+      "api_key: ",
+      "'secret':",
+      '"token": "',
+      "sessionId=",
+      "sig=",
+      "https://",
+      "postgres://u:p@h/db",
+      "hooks.slack.com/",
+      "discord.com/api/webhooks/",
+      // Named values, command lines and other vendors (issue 8.9).
+      "DB_PASS=",
+      "AccountKey=",
+      "STRIPE_WEBHOOK=",
+      "token_count:",
+      "--password ",
+      "--api-key ",
+      "-u ",
+      "--user=",
+      "mysql ",
+      "-p",
+      "0x",
+      "0xabcdef0123456789abcdef0123456789",
+      "SG.",
+      "gsk_",
+      "hvs.",
+      "dapi",
+      "tskey-",
+      "ghs_12_",
+      "A3T",
+      // Whole keys of each vendor format.
+      "sk-abcdefghijklmnop1234",
+      "sk_live_abcdefgh12",
+      "whsec_abcdefghijklmnop12",
+      "ghp_abcdefghijklmnopqrst12",
+      "github_pat_abcdefghijklmnopqrst_12",
+      "xoxb-12345678-abc",
+      "AKIAABCDEFGHIJKLMNOP",
+      "AIzaabcdefghijklmnopqrstuvwxyz123456",
+      "npm_abcdefghijklmnopqrst12",
+      "eyJhbGciOi.eyJzdWIiOi.c2ln",
+      "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3",
+    ),
+    fc.string({ unit: fc.constantFrom(..."aZ09+/_-=.:"), minLength: 4, maxLength: 40 }),
+    locationPiece,
+  );
+  const secretText = fc
+    .array(fc.tuple(secretPiece, fc.constantFrom(" ", "", "\n", '"', "'", "=", ": ")), {
+      maxLength: 10,
+    })
+    .map((parts) => parts.map(([p, s]) => p + s).join(""));
+
+  it("a failed test means the rule would change nothing", () => {
+    fc.assert(
+      fc.property(secretText, (text) => {
+        for (const group of SECRET_GROUPS) {
+          for (const rule of group.rules) {
+            const [pattern, , may] = rule;
+            if (group.may(text) && may(text)) continue;
+            expect(applySecretRule(rule, text), pattern.source).toBe(text);
+          }
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
+describe("hasRun", () => {
+  it("finds what reading every maximal run finds", () => {
+    const set = charTable("ab1");
+    const withDigit = (text: string, start: number, end: number) =>
+      text.slice(start, end).includes("1");
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.constantFrom("a", "b", "1", " ", "x", "é"), maxLength: 80 }),
+        fc.integer({ min: 1, max: 9 }),
+        (text, length) => {
+          const runs = [...text.matchAll(/[ab1]+/g)].map((m) => m[0]);
+          expect(hasRun(text, set, length)).toBe(runs.some((r) => r.length >= length));
+          expect(hasRun(text, set, length, withDigit)).toBe(
+            runs.some((r) => r.length >= length && r.includes("1")),
+          );
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+});

@@ -1,0 +1,469 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { loadPolicy, resolveToolPolicy } from "../policy/policy.ts";
+import { type Action, REASONS, type Reason } from "../types.ts";
+import { classify } from "./classify.ts";
+import { failureFromResult, stripMcpPrefix } from "./failure.ts";
+import { BUILTIN_RULES, classifyHttpStatus, matchBuiltinRules } from "./rules.ts";
+
+type Case = readonly [text: string, reason: Reason, action: Action];
+
+/** Checks each text lands on the expected reason and action; reports every miss at once. */
+function expectCases(cases: readonly Case[]): void {
+  const misses = cases.flatMap(([text, reason, action]) => {
+    const rule = matchBuiltinRules(text);
+    return rule?.reason === reason && rule.action === action
+      ? []
+      : [
+          `${text} -> ${rule?.reason ?? "none"}/${rule?.action ?? "none"}, want ${reason}/${action}`,
+        ];
+  });
+  expect(misses).toEqual([]);
+}
+
+// Phrasings written for these tests, not taken from the corpus: the rules must carry over.
+describe("BUILTIN_RULES families", () => {
+  it("unknown, disabled or retired tools switch tool", () => {
+    expectCases([
+      ["Unknown tool: list_pull_requests", "unknown_tool", "switch_tool"],
+      ["Tool 'create_invoice' not found", "unknown_tool", "switch_tool"],
+      ["tool not found", "unknown_tool", "switch_tool"],
+      ["Error: tool not found: db.query", "unknown_tool", "switch_tool"],
+      ["No such tool: summarize", "unknown_tool", "switch_tool"],
+      ["Tool github:merge_pr does not exist", "unknown_tool", "switch_tool"],
+      ["Tool send_sms is disabled", "not_supported", "switch_tool"],
+      ["Tool `export_pdf` is not available in this session", "not_supported", "switch_tool"],
+      ["This endpoint has been deprecated and removed", "not_supported", "switch_tool"],
+      ["Wrong tool for this data source", "not_supported", "switch_tool"],
+      ["Use the 'write_file' tool instead", "not_supported", "switch_tool"],
+      ["Only SELECT statements are allowed here", "not_supported", "switch_tool"],
+      ["DELETE statements are not allowed for run_readonly_query", "not_supported", "switch_tool"],
+    ]);
+  });
+
+  it("does not take a failure inside a tool for an unknown tool", () => {
+    expect(matchBuiltinRules("Error executing tool get_user: not found")?.reason).toBe("not_found");
+    expect(matchBuiltinRules("Error calling tool fetch: 404 Not Found")?.reason).toBe("not_found");
+  });
+
+  it("operations the tool or deployment cannot do switch tool", () => {
+    expectCases([
+      ["Operation not supported", "not_supported", "switch_tool"],
+      ["Not implemented", "not_supported", "switch_tool"],
+      ["This server does not support write operations", "not_supported", "switch_tool"],
+      ["Unsupported operation: bulk_delete", "not_supported", "switch_tool"],
+      ["HTTP 501 Not Implemented", "not_supported", "switch_tool"],
+      [
+        "EXDEV: cross-device link not permitted, rename '/a' -> '/b'",
+        "not_supported",
+        "switch_tool",
+      ],
+    ]);
+  });
+
+  it("schema and argument errors correct the arguments", () => {
+    expectCases([
+      [
+        "Input validation error: 'limit' must be an integer",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      ["Invalid arguments for tool search: [{...}]", "invalid_argument", "correct_arguments"],
+      ["2 validation errors for SearchParams", "invalid_argument", "correct_arguments"],
+      [
+        "Invalid params: additional property 'foo' not allowed",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      ["Missing required parameter: owner", "invalid_argument", "correct_arguments"],
+      ["limit must be between 1 and 100", "invalid_argument", "correct_arguments"],
+      ["Unsupported file format: .heic", "invalid_argument", "correct_arguments"],
+      ["Timezone 'Mars/Olympus' is not supported", "invalid_argument", "correct_arguments"],
+      [
+        "Only alphanumeric characters are allowed in the name",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      [
+        "ValidationException: Value at 'limit' failed to satisfy constraint",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      ["Failed to parse date '31/31/2024'", "invalid_argument", "correct_arguments"],
+      ["HTTP 422 Unprocessable Entity", "invalid_argument", "correct_arguments"],
+      ["Request failed with status code 400", "invalid_argument", "correct_arguments"],
+    ]);
+  });
+
+  it("paths and values outside an allowlist correct the arguments", () => {
+    expectCases([
+      [
+        "Access denied: /root/.ssh is outside the allowed roots",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      ["Path is outside of the workspace", "invalid_argument", "correct_arguments"],
+      [
+        "Host evil.example is not in the allowed hosts list",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+    ]);
+  });
+
+  it("missing things and conflicts correct the arguments", () => {
+    expectCases([
+      ["Issue #4242 not found", "not_found", "correct_arguments"],
+      ["Table 'shop.ordrs' doesn't exist", "not_found", "correct_arguments"],
+      ["NoSuchKey: The specified key does not exist.", "not_found", "correct_arguments"],
+      ["Unknown column 'nme' in 'field list'", "not_found", "correct_arguments"],
+      ["Could not find a project with key 'ABC'", "not_found", "correct_arguments"],
+      ["No matching documents found", "not_found", "correct_arguments"],
+      ["ENOENT: no such file or directory, stat '/x'", "not_found", "correct_arguments"],
+      ["getaddrinfo ENOTFOUND api.exmaple.com", "not_found", "correct_arguments"],
+      ["A branch named 'main' already exists", "conflict", "correct_arguments"],
+      ["Duplicate entry 'a@b.c' for key 'users.email'", "conflict", "correct_arguments"],
+      ["HTTP 409 Conflict", "conflict", "correct_arguments"],
+    ]);
+  });
+
+  it("rate limits and throttling retry", () => {
+    expectCases([
+      ["Rate limit reached, retry after 20s", "rate_limited", "retry_dependency"],
+      ["429 Too Many Requests", "rate_limited", "retry_dependency"],
+      ["TooManyRequestsException: slow down", "rate_limited", "retry_dependency"],
+      [
+        "Request was throttled. Expected available in 3 seconds.",
+        "rate_limited",
+        "retry_dependency",
+      ],
+      ["API error (status 429)", "rate_limited", "retry_dependency"],
+      [
+        "Quota exceeded for metric 'Read requests' and limit 'Read requests per minute'",
+        "rate_limited",
+        "retry_dependency",
+      ],
+      ["RESOURCE_EXHAUSTED: try later", "rate_limited", "retry_dependency"],
+    ]);
+  });
+
+  it("quota, credits and billing stop", () => {
+    expectCases([
+      ["You exceeded your current quota, please check your plan", "quota_exceeded", "stop"],
+      ["Your credit balance is too low to access the API", "quota_exceeded", "stop"],
+      ["Monthly search limit reached", "quota_exceeded", "stop"],
+      ["Payment required: add a payment method", "quota_exceeded", "stop"],
+      ["Rate limit exceeded. Upgrade your plan for higher limits.", "quota_exceeded", "stop"],
+      ["HTTP 402", "quota_exceeded", "stop"],
+    ]);
+  });
+
+  it("credentials stop", () => {
+    expectCases([
+      ["401 Unauthorized", "unauthorized", "stop"],
+      ["Invalid token", "unauthorized", "stop"],
+      ["The access token has expired", "unauthorized", "stop"],
+      ["Incorrect API key provided: sk-****", "unauthorized", "stop"],
+      ["API key not valid. Please pass a valid API key.", "unauthorized", "stop"],
+      ["x-api-key header is required", "unauthorized", "stop"],
+      ["Authentication required", "unauthorized", "stop"],
+      ["Request had invalid authentication credentials", "unauthorized", "stop"],
+      ["UNAUTHENTICATED: jwt expired", "unauthorized", "stop"],
+      ["insufficient_scope", "unauthorized", "stop"],
+      ["Your account has been suspended", "unauthorized", "stop"],
+      ["Session expired, please log in again", "unauthorized", "stop"],
+    ]);
+  });
+
+  it("a page token is an argument, not a credential", () => {
+    expect(matchBuiltinRules("Invalid page token")?.action).toBe("correct_arguments");
+  });
+
+  it("missing permissions stop", () => {
+    expectCases([
+      ["403 Forbidden", "forbidden", "stop"],
+      ["PERMISSION_DENIED: The caller does not have permission", "forbidden", "stop"],
+      ["Resource not accessible by integration", "forbidden", "stop"],
+      ["Access denied for user 'bot'@'%' to database 'hr'", "forbidden", "stop"],
+      ["You are not authorized to delete this project", "forbidden", "stop"],
+      ["Insufficient privileges to run ALTER TABLE", "forbidden", "stop"],
+      ["EACCES: permission denied, mkdir '/var/lib/x'", "forbidden", "stop"],
+      ["Action blocked by organization policy", "forbidden", "stop"],
+    ]);
+  });
+
+  it("read-only deployments, configuration and business rules stop", () => {
+    expectCases([
+      ["Server is running in read-only mode", "business_rule", "stop"],
+      ["cannot write to a read only file system", "business_rule", "stop"],
+      ["This project is archived", "business_rule", "stop"],
+      ["GITHUB_TOKEN environment variable is not set", "misconfigured", "stop"],
+      ["Server misconfigured: no base URL", "misconfigured", "stop"],
+      ["ENOSPC: no space left on device, write", "misconfigured", "stop"],
+      ["The user declined the confirmation", "not_approved", "stop"],
+      ["Deleting the default branch is not allowed", "business_rule", "stop"],
+      ["Cannot close the invoice because it has open payments", "business_rule", "stop"],
+    ]);
+  });
+
+  it("transient dependency failures retry", () => {
+    expectCases([
+      ["503 Service Unavailable", "unavailable", "retry_dependency"],
+      [
+        "The service is temporarily unavailable, please try again later",
+        "unavailable",
+        "retry_dependency",
+      ],
+      ["Model is overloaded", "unavailable", "retry_dependency"],
+      ["SQLITE_BUSY: database is locked", "unavailable", "retry_dependency"],
+      [
+        "Deadlock found when trying to get lock; try restarting transaction",
+        "unavailable",
+        "retry_dependency",
+      ],
+      ["Too many connections", "unavailable", "retry_dependency"],
+      ["HTTP Error 502: Bad Gateway", "upstream_error", "retry_dependency"],
+      ["Internal Server Error", "upstream_error", "retry_dependency"],
+      ["InternalFailure: an unknown error occurred", "upstream_error", "retry_dependency"],
+      ["(504) Gateway Timeout", "timeout", "retry_dependency"],
+      ["Request timed out after 30000ms", "timeout", "retry_dependency"],
+      ["DEADLINE_EXCEEDED", "timeout", "retry_dependency"],
+      ["read ECONNRESET", "connection_closed", "retry_dependency"],
+      ["socket hang up", "connection_closed", "retry_dependency"],
+      ["Connection reset by peer", "connection_closed", "retry_dependency"],
+      [
+        "upstream connect error or disconnect/reset before headers",
+        "connection_closed",
+        "retry_dependency",
+      ],
+      ["connect ECONNREFUSED 10.0.0.5:443", "connection_refused", "retry_dependency"],
+      ["Failed to connect to api.internal:8080", "connection_refused", "retry_dependency"],
+      ["getaddrinfo EAI_AGAIN api.github.com", "unavailable", "retry_dependency"],
+      ["TypeError: fetch failed", "network_error", "retry_dependency"],
+    ]);
+  });
+
+  it("carries over to phrasings of other servers and APIs", () => {
+    const cases: ReadonlyArray<readonly [string, Action]> = [
+      ["GET https://api.example.com/repos/a/b/issues/9: 404 Not Found []", "correct_arguments"],
+      ["POST https://api.example.com/repos/a/b/pulls: 422 Validation Failed", "correct_arguments"],
+      ["GET https://api.example.com/user: 401 Bad credentials []", "stop"],
+      [
+        "POST https://api.example.com/issues: 403 You have exceeded a secondary rate limit",
+        "retry_dependency",
+      ],
+      ["body failed validation: body.parent.page_id should be a valid uuid", "correct_arguments"],
+      ["API token is invalid.", "stop"],
+      ["You did not provide an API key.", "stop"],
+      [
+        "Error: page.goto: net::ERR_CONNECTION_REFUSED at http://localhost:3000/",
+        "retry_dependency",
+      ],
+      ["TimeoutError: locator.click: Timeout 5000ms exceeded.", "retry_dependency"],
+      ["Error response from daemon: No such container: web-1", "correct_arguments"],
+      ["Cannot connect to the Docker daemon. Is the docker daemon running?", "retry_dependency"],
+      ['Error from server (NotFound): pods "web-0" not found', "correct_arguments"],
+      ['Error from server (Forbidden): pods is forbidden: User "bot" cannot list pods', "stop"],
+      ["error: You must be logged in to the server (Unauthorized)", "stop"],
+      ["Unable to connect to the server: dial tcp 10.0.0.1:6443: i/o timeout", "retry_dependency"],
+      ["AxiosError: timeout of 10000ms exceeded", "retry_dependency"],
+      ["Quota exceeded for quota metric 'Queries' and limit 'Queries per day'", "stop"],
+      ["The user has exceeded their Drive storage quota", "stop"],
+      ["googleapi: Error 429: Rate Limit Exceeded, rateLimitExceeded", "retry_dependency"],
+      ["googleapi: Error 500: Backend Error, backendError", "retry_dependency"],
+      ["The remote server returned an error: (503) Server Unavailable.", "retry_dependency"],
+      ["ERROR 1045 (28000): Access denied for user 'root'@'localhost'", "stop"],
+      [
+        "ERROR 1205 (HY000): Lock wait timeout exceeded; try restarting transaction",
+        "retry_dependency",
+      ],
+      ["MongoServerError: bad auth : Authentication failed.", "stop"],
+      ["Server disconnected without sending a response.", "retry_dependency"],
+      [
+        "The requested model 'x' does not exist or you do not have access to it.",
+        "correct_arguments",
+      ],
+      ["Error: spawn git ENOENT", "stop"],
+      ["This feature is only available on paid plans", "stop"],
+      ["Cannot create issue because the title is empty", "correct_arguments"],
+      ["Cannot merge because the branch has conflicts", "correct_arguments"],
+      ["Write operations are not allowed in read_only mode", "stop"],
+      ["This request violates our usage policy", "stop"],
+      ["Please retry with a valid ID", "correct_arguments"],
+    ];
+    const misses = cases
+      .map(([text, action]) => [
+        text,
+        action,
+        matchBuiltinRules(text)?.action ?? "correct_arguments",
+      ])
+      .filter(([, want, got]) => want !== got)
+      .map(([text, want, got]) => `${text} -> ${got}, want ${want}`);
+    expect(misses).toEqual([]);
+  });
+
+  it("sets the certainty per failure class", () => {
+    expect(matchBuiltinRules("connection refused")?.certainty).toBe("not_sent");
+    expect(matchBuiltinRules("Request timed out")?.certainty).toBe("unknown");
+    expect(matchBuiltinRules("502 Bad Gateway")?.certainty).toBe("unknown");
+    expect(matchBuiltinRules("ECONNRESET")?.certainty).toBe("unknown");
+    expect(matchBuiltinRules("503 Service Unavailable")?.certainty).toBe("failed");
+    expect(matchBuiltinRules("Too Many Requests")?.certainty).toBe("failed");
+    expect(matchBuiltinRules("Permission denied")?.certainty).toBe("failed");
+    expect(matchBuiltinRules("Invalid date")?.certainty).toBe("failed");
+  });
+
+  it("leaves texts it has no phrasing for to the caller", () => {
+    expect(matchBuiltinRules("")).toBeUndefined();
+    expect(matchBuiltinRules("Something went sideways")).toBeUndefined();
+  });
+
+  it("only looks at the head of long texts, fast", () => {
+    const filler = "x".repeat(5000);
+    expect(matchBuiltinRules(`${filler} rate limit exceeded`)).toBeUndefined();
+    expect(matchBuiltinRules(`rate limit exceeded ${filler}`)?.reason).toBe("rate_limited");
+    const nasty = `${"tool ".repeat(2000)}${"a_".repeat(5000)}${" -".repeat(5000)}`;
+    const started = performance.now();
+    matchBuiltinRules(nasty);
+    matchBuiltinRules("api key ".repeat(10_000));
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
+  it("every rule is consistent with REASONS and stateless", () => {
+    for (const rule of BUILTIN_RULES) {
+      expect(REASONS[rule.reason]).toBe(rule.action);
+      expect(rule.pattern.global || rule.pattern.sticky).toBe(false);
+    }
+  });
+});
+
+describe("classifyHttpStatus", () => {
+  it("maps statuses to classifications", () => {
+    expect(classifyHttpStatus(429)).toEqual({
+      reason: "rate_limited",
+      action: "retry_dependency",
+      certainty: "failed",
+    });
+    expect(classifyHttpStatus(503)).toMatchObject({
+      action: "retry_dependency",
+      certainty: "failed",
+    });
+    expect(classifyHttpStatus(502)).toMatchObject({
+      action: "retry_dependency",
+      certainty: "unknown",
+    });
+    expect(classifyHttpStatus(504)).toMatchObject({
+      action: "retry_dependency",
+      certainty: "unknown",
+    });
+    expect(classifyHttpStatus(500)).toMatchObject({
+      action: "retry_dependency",
+      certainty: "unknown",
+    });
+    expect(classifyHttpStatus(401)).toMatchObject({ reason: "unauthorized", action: "stop" });
+    expect(classifyHttpStatus(403)).toMatchObject({ reason: "forbidden", action: "stop" });
+    expect(classifyHttpStatus(402)).toMatchObject({ reason: "quota_exceeded", action: "stop" });
+    expect(classifyHttpStatus(404)).toMatchObject({
+      reason: "not_found",
+      action: "correct_arguments",
+    });
+    expect(classifyHttpStatus(400)).toMatchObject({ reason: "invalid_argument" });
+    expect(classifyHttpStatus(422)).toMatchObject({ reason: "invalid_argument" });
+    expect(classifyHttpStatus(409)).toMatchObject({
+      reason: "conflict",
+      action: "correct_arguments",
+    });
+    expect(classifyHttpStatus(501)).toMatchObject({
+      reason: "not_supported",
+      action: "switch_tool",
+    });
+    expect(classifyHttpStatus(408)).toMatchObject({
+      reason: "timeout",
+      action: "retry_dependency",
+      certainty: "unknown",
+    });
+  });
+
+  it("falls back to the status class, and ignores non-errors", () => {
+    expect(classifyHttpStatus(432)).toMatchObject({ action: "correct_arguments" });
+    expect(classifyHttpStatus(599)).toMatchObject({
+      action: "retry_dependency",
+      certainty: "unknown",
+    });
+    for (const status of [200, 204, 302, 399, 600, 0, -1, 404.5, Number.NaN]) {
+      expect(classifyHttpStatus(status)).toBeUndefined();
+    }
+  });
+
+  it("agrees with REASONS", () => {
+    for (let status = 400; status < 600; status++) {
+      const c = classifyHttpStatus(status);
+      expect(c && REASONS[c.reason]).toBe(c?.action);
+    }
+  });
+});
+
+interface CorpusEntry {
+  readonly id: string;
+  readonly text: string;
+  readonly label: Action;
+  readonly ambiguous: boolean;
+}
+
+interface ProtocolEntry {
+  readonly id: string;
+  readonly message: string;
+}
+
+function readJsonl<T>(name: string): T[] {
+  const url = new URL(`../../../../test/corpus/${name}`, import.meta.url);
+  return readFileSync(url, "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as T);
+}
+
+// The whole classifier on the text of an isError result, as `governor classify` judges a text line.
+const corpusTool = resolveToolPolicy(loadPolicy({}), "tool");
+const predict = (text: string): Action =>
+  classify(failureFromResult({ content: [{ type: "text", text }], isError: true }), corpusTool)
+    .action;
+
+describe("corpus", () => {
+  const entries = readJsonl<CorpusEntry>("tool-errors.jsonl");
+
+  it("classifies at least 90% of the non-ambiguous entries right", () => {
+    const clear = entries.filter((e) => !e.ambiguous);
+    expect(clear.length).toBeGreaterThan(100);
+    const wrong = clear.filter((e) => predict(e.text) !== e.label);
+    const accuracy = 1 - wrong.length / clear.length;
+    const detail = wrong.map((e) => `${e.id}: ${e.label} -> ${predict(e.text)}`).join("\n");
+    expect(
+      accuracy,
+      `accuracy ${accuracy.toFixed(3)}; misclassified:\n${detail}`,
+    ).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it("never retries a failure labelled stop", () => {
+    const offenders = entries
+      .filter((e) => e.label === "stop" && predict(e.text) === "retry_dependency")
+      .map((e) => e.id);
+    expect(offenders, `stop entries predicted retry_dependency: ${offenders.join(", ")}`).toEqual(
+      [],
+    );
+  });
+
+  it("recognizes every unknown-tool message of the protocol corpus", () => {
+    const unknownTool = readJsonl<ProtocolEntry>("protocol-errors.jsonl").filter(
+      (e) => /\btool\b/i.test(e.message) && /\b(?:not found|unknown)\b/i.test(e.message),
+    );
+    expect(unknownTool.length).toBeGreaterThanOrEqual(3);
+    for (const entry of unknownTool) {
+      const rule = matchBuiltinRules(stripMcpPrefix(entry.message));
+      expect({ id: entry.id, reason: rule?.reason }).toEqual({
+        id: entry.id,
+        reason: "unknown_tool",
+      });
+    }
+  });
+});

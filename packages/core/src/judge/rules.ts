@@ -1,0 +1,679 @@
+/**
+ * The built-in text rule table of the classifier (DESIGN.md §3, step 3), tuned and tested on
+ * `test/corpus/`. Every pattern is a general phrasing of a failure class, never a string of one
+ * server: the same kinds of texts from other servers must land in the same place.
+ *
+ * Each pattern is tested twice: on the text as written, and on a copy with identifiers split into
+ * words (`channel_not_found` -> `channel not found`, `AccessDeniedException` ->
+ * `Access Denied Exception`), so error codes and prose share one phrasing. When no rule matches,
+ * the caller applies the default (`correct_arguments`, reason `unclassified`).
+ */
+
+import type { Action, Certainty, Reason } from "../types.ts";
+import { type Alternative, buildPrefilter, holds, type Prefilter, scan } from "./rule-prefilter.ts";
+
+/** One row of the table: a phrasing and the classification it stands for. */
+export interface TextRule {
+  /** A reason from `REASONS` (types.ts). */
+  readonly reason: Reason;
+  /** Normally `REASONS[reason]`, spelled out so the table reads on its own. */
+  readonly action: Exclude<Action, "host">;
+  /** Per failure class (DESIGN.md §2). */
+  readonly certainty: Certainty;
+  /** No `g`/`y` flags: they make `test` stateful. */
+  readonly pattern: RegExp;
+}
+
+/**
+ * How much of a failure text the rules look at, the built-in ones and the policy's: error texts
+ * put their cause first, and a bound keeps matching cheap whatever a broken server sends.
+ */
+export const RULE_TEXT_LIMIT = 4000;
+
+type Classification = Omit<TextRule, "pattern">;
+
+const c = (
+  reason: Reason,
+  action: Exclude<Action, "host">,
+  certainty: Certainty,
+): Classification => ({ reason, action, certainty });
+
+const INVALID = c("invalid_argument", "correct_arguments", "failed");
+const NOT_FOUND = c("not_found", "correct_arguments", "failed");
+const CONFLICT = c("conflict", "correct_arguments", "failed");
+const RATE_LIMITED = c("rate_limited", "retry_dependency", "failed");
+const UNAVAILABLE = c("unavailable", "retry_dependency", "failed");
+const TIMEOUT = c("timeout", "retry_dependency", "unknown");
+const UPSTREAM = c("upstream_error", "retry_dependency", "unknown");
+const CLOSED = c("connection_closed", "retry_dependency", "unknown");
+const REFUSED = c("connection_refused", "retry_dependency", "not_sent");
+const UNKNOWN_TOOL = c("unknown_tool", "switch_tool", "failed");
+const NOT_SUPPORTED = c("not_supported", "switch_tool", "failed");
+const UNAUTHORIZED = c("unauthorized", "stop", "failed");
+const FORBIDDEN = c("forbidden", "stop", "failed");
+const QUOTA = c("quota_exceeded", "stop", "failed");
+const BUSINESS_RULE = c("business_rule", "stop", "failed");
+const MISCONFIGURED = c("misconfigured", "stop", "failed");
+
+/**
+ * HTTP statuses and their classification. A status the table does not name falls back to its
+ * class: other 4xx are refusals the model can fix, other 5xx are upstream errors.
+ */
+const HTTP_STATUS: Readonly<Record<number, Classification>> = {
+  400: INVALID,
+  401: UNAUTHORIZED,
+  402: QUOTA,
+  403: FORBIDDEN,
+  404: NOT_FOUND,
+  405: NOT_SUPPORTED,
+  408: TIMEOUT,
+  409: CONFLICT,
+  410: NOT_FOUND,
+  412: CONFLICT,
+  413: INVALID,
+  415: INVALID,
+  422: INVALID,
+  423: UNAVAILABLE,
+  425: UNAVAILABLE,
+  429: RATE_LIMITED,
+  500: UPSTREAM,
+  501: NOT_SUPPORTED,
+  502: UPSTREAM,
+  503: UNAVAILABLE,
+  504: TIMEOUT,
+  507: MISCONFIGURED,
+  511: UNAUTHORIZED,
+};
+
+/** Maps an HTTP status to a classification; `undefined` for anything that is not 4xx or 5xx. */
+export function classifyHttpStatus(status: number): Classification | undefined {
+  if (!Number.isInteger(status) || status < 400 || status > 599) return undefined;
+  const known = HTTP_STATUS[status];
+  if (known) return known;
+  return status < 500 ? INVALID : UPSTREAM;
+}
+
+/**
+ * A status number in text: after a word that announces it (`status code 404`, `HTTP 502`,
+ * `API error (429)`, `Server error '503 …'`), in brackets (`[403 Forbidden]`, `(504)`), or
+ * followed by its reason phrase (`429 Too Many Requests`).
+ */
+function statusPattern(code: string, phrase?: string): RegExp {
+  const pattern = statusRegExp(code, phrase);
+  STATUS_PATTERNS.add(pattern);
+  return pattern;
+}
+
+/** Patterns of statuses in text: each match holds a number of three digits, 4xx or 5xx. */
+const STATUS_PATTERNS = new WeakSet<RegExp>();
+
+function statusRegExp(code: string, phrase?: string): RegExp {
+  const announced = String.raw`\b(?:status(?:[ _]?code)?|https?(?:\/\d(?:\.\d)?)?|code|error|responded with)[\s:=#'"(\[]{0,3}${code}(?!\d)`;
+  const bracketed = String.raw`[(\[]${code}(?!\d)`;
+  const withPhrase = phrase ? String.raw`|\b${code}\s+${phrase}` : "";
+  return new RegExp(`${announced}|${bracketed}${withPhrase}`, "i");
+}
+
+function statusRule(code: number, phrase?: string): TextRule {
+  const known = classifyHttpStatus(code);
+  if (!known) throw new Error(`not an HTTP error status: ${code}`);
+  return { ...known, pattern: statusPattern(String(code), phrase) };
+}
+
+/** One case-insensitive pattern from alternatives, so each phrasing of a family reads on its own line. */
+function oneOf(...alternatives: RegExp[]): RegExp {
+  return new RegExp(alternatives.map((a) => `(?:${a.source})`).join("|"), "i");
+}
+
+/**
+ * A write the text reports done, then a later step that failed: `Order ORD-1 was created, but we
+ * could not connect to the mail service`, `Invoice INV-7 saved; webhook delivery failed: 503`,
+ * `Charge captured. Ledger sync failed: database is busy, try again later`. The text opens with the
+ * write (its subject in a few words, no negation, a past participle of a write), and a later
+ * clause (after `.`, `;`, `,`, `but`, `however`, a dash) names a failure.
+ */
+const WRITE_DONE =
+  "(?:created|saved|captured|charged|sent|posted|published|submitted|stored|written|committed|recorded|inserted|added|updated|deleted|removed|uploaded|processed|placed|booked|scheduled|transferred|paid|refunded|applied|merged|registered|issued|succeeded|completed)";
+const NOT_A_SUBJECT = String.raw`(?:not|never|no|nothing|none|already|request|requests|query|cannot|can't|could|couldn't|failed|failure|unable|error|errors|unless|if|whether)\b`;
+const SIDE_STEP_FAILED =
+  "(?:failed|failure|fails|could ?n[o']t|can ?n[o']t|cannot|unable|error|errors|did ?n[o']t|was ?n[o']t|were ?n[o']t|timed out|time ?out|unavailable|unreachable|refused|rejected|denied)";
+const PARTIAL_SUCCESS = new RegExp(
+  [
+    String.raw`^\W*(?:successfully\s+)?`,
+    // The subject: at most five words, none a negation, a refusal or a condition.
+    String.raw`(?:(?!${NOT_A_SUBJECT})[^\s,;:.!?]+\s+){0,5}?`,
+    String.raw`(?:(?:was|were|has been|have been|is|are|got)\s+)?(?:successfully\s+)?`,
+    String.raw`${WRITE_DONE}\b(?:\s+successfully)?`,
+    // Then a later clause that names a failure.
+    String.raw`[^\n]{0,120}?(?:[.;!]\s*|,?\s+but\b|,\s*however\b|,\s*|\s+-+\s+|\n)`,
+    String.raw`[^\n]{0,160}?\b${SIDE_STEP_FAILED}\b`,
+  ].join(""),
+  "i",
+);
+
+/** Ordered; first match wins. */
+export const BUILTIN_RULES: readonly TextRule[] = [
+  // A write that happened, then a side step that failed: a partial success, not an argument
+  // error. Repeating the call would write twice, so nobody in the loop repeats it.
+  { ...c("partial_success", "stop", "unknown"), pattern: PARTIAL_SUCCESS },
+  // Unknown tool (every MCP SDK's phrasing): the model picks one from the tool list.
+  {
+    ...UNKNOWN_TOOL,
+    pattern: oneOf(
+      /\bunknown tool\b/,
+      /^tool (?:not found|does not exist)\b/,
+      /\bno such tool\b/,
+      /\bno tool (?:named|called|with|matching)\b/,
+      /\btool\s+['"`]?[\w.-]+(?:[:/][\w.-]+)*['"`]?\s+(?:(?:was|is)\s+)?(?:not found|does not exist|not registered|unknown)\b/,
+      /:\s*tool not found\b/,
+    ),
+  },
+  // Disabled, deprecated or wrong tool: this one cannot serve, another one can.
+  {
+    ...NOT_SUPPORTED,
+    pattern: oneOf(
+      /\btool\s+['"`]?[\w.-]+(?:[:/][\w.-]+)*['"`]?\s+(?:is\s+)?(?:disabled|not enabled|not available|unavailable|not allowed)\b/,
+      /\b(?:is|has been) (?:deprecated|removed) and (?:is )?(?:unavailable|no longer available|removed)\b/,
+      /\b(?:tool|endpoint|method|operation) (?:is|has been) (?:deprecated|removed|retired)\b/,
+      /\bwrong tool\b/,
+      /\buse (?:the )?['"`]?[\w.-]+['"`]? tool instead\b/,
+    ),
+  },
+  // The tool exists but is meant for other operations: the text names the one to use.
+  {
+    ...NOT_SUPPORTED,
+    pattern: oneOf(
+      /\buse\s+`[a-z][\w.-]*_[\w.-]+`\s+(?:to|for|instead)\b/,
+      /\b(?:queries|statements|operations|commands|requests|methods|actions)\s+(?:are|is)\s+not\s+(?:allowed|supported|permitted)\s+(?:for|in|with|by)\s+['"`]?(?!read_?only)[a-z]+(?:_[a-z]+)+['"`]?\s*(?:[.,;:]|$)/,
+      /\bonly\s+(?:\w+\s+){1,3}(?:queries|statements|operations|commands|requests|methods|actions)\s+(?:are|is)\s+(?:allowed|supported|permitted)\b/,
+    ),
+  },
+  // The tool ran but its result broke its own output schema: a server bug nobody in the loop fixes.
+  {
+    ...c("misconfigured", "stop", "unknown"),
+    pattern: oneOf(/\boutput validation error\b/, /\bdoes not match the tool'?s output schema\b/),
+  },
+  // Schema checks of the arguments (MCP SDKs, zod, pydantic): the model fixes the call.
+  {
+    ...INVALID,
+    pattern: oneOf(
+      /\binput validation error\b/,
+      /\binvalid arguments? for\b/,
+      /^invalid (?:arguments|input|params|parameters)\s*:/,
+      /\b\d+ validation errors? for\b/,
+      /"code"\s*:\s*"invalid_type"/,
+    ),
+  },
+  // POSIX error codes, as Node and Python print them: each names its class precisely. A program
+  // the server cannot start is missing from its host, not from the arguments.
+  { ...MISCONFIGURED, pattern: /\bspawn \S+ ENOENT\b/ },
+  {
+    ...NOT_FOUND,
+    pattern: /\b(?:ENOENT|ENOTDIR|EISDIR)\b/,
+  },
+  { ...CONFLICT, pattern: /\b(?:EEXIST|ENOTEMPTY)\b/ },
+  { ...FORBIDDEN, pattern: /\b(?:EACCES|EPERM)\b/ },
+  { ...c("misconfigured", "stop", "unknown"), pattern: /\b(?:ENOSPC|EROFS|EDQUOT)\b/ },
+  { ...UNAVAILABLE, pattern: /\b(?:EMFILE|ENFILE|EBUSY|EAGAIN)\b/ },
+  { ...NOT_SUPPORTED, pattern: /\bEXDEV\b/ },
+  // A path or value outside the allowlist or sandbox: the model can choose one inside it.
+  {
+    ...INVALID,
+    pattern: oneOf(
+      /\boutside (?:of )?(?:the )?(?:allowed|permitted|repository|repo|workspace|sandbox|root|project directory|working (?:tree|directory))\b/,
+      /\bnot (?:in|within|under) (?:the |any )?(?:allowed|permitted) (?:\w+ )?(?:list|directories|directory|domains?|roots?|paths?|hosts?)\b/,
+    ),
+  },
+  // A limit per second or minute is a rate limit, whatever it is called: waiting clears it.
+  {
+    ...RATE_LIMITED,
+    pattern: oneOf(
+      /\b(?:quota|limit)\b[^.\n]{0,80}\bper (?:second|minute)\b/,
+      /\bper[- ](?:second|minute) (?:\w+ )?(?:limit|quota)\b/,
+    ),
+  },
+  // "Does not exist or you have no access": most often a wrong name, so the model looks it up.
+  {
+    ...NOT_FOUND,
+    pattern:
+      /\b(?:not found|does ?n[o']t exist)\b[^.\n]{0,20}\bor (?:you )?(?:do ?n[o']t|does ?n[o']t) have (?:access|permission)\b/i,
+  },
+  // Quota, credits, billing, plan: a limit that only money or an account lifts, not waiting.
+  // A value of the request over a business limit (an amount, a size of an order) is a rule of the
+  // service, not a quota of the caller: checked before quotas, whose wording ("daily limit") it shares.
+  {
+    ...BUSINESS_RULE,
+    pattern: oneOf(
+      /\b(?:amount|value|total|sum|price|payment|transfer|withdrawal|order|quantity)\b[^.\n]{0,40}\b(?:exceeds?|exceeding|over|above)\b[^.\n]{0,30}\blimit\b/,
+    ),
+  },
+  {
+    ...QUOTA,
+    pattern: oneOf(
+      /\bquota (?:has been |was |is )?(?:exceeded|exhausted|reached|used up)\b/,
+      /\b(?:exceeded|exhausted|reached) (?:your |their |the |its )?(?:\w+ ){0,2}quota\b/,
+      /\b(?:out of|insufficient|no remaining) (?:quota|credits?|funds|balance)\b/,
+      /\binsufficient (?:\w+ )?credits?\b/,
+      /\bcredit balance\b/,
+      /\bbalance is too low\b/,
+      /\bpayment (?:required|method|setup|details|failed)\b/,
+      /\b(?:enable|set up|setup|add|update) (?:a |your )?billing\b/,
+      /\bbilling (?:is )?(?:not enabled|disabled|required|account|details)\b/,
+      /\bupgrade (?:your |the )?(?:plan|account|subscription|tier)\b/,
+      /\b(?:plan|subscription|tier) required\b/,
+      /\b(?:paid|pro|team|enterprise|premium|higher) (?:plan|tier|subscription)s?\b/,
+      /\bnot subscribed\b/,
+      /\bopt[- ]?in required\b/,
+      /\b(?:free|trial|anonymous) (?:[\w-]+ ){0,3}(?:rate )?limit\b/,
+      /\b(?:for higher|without|increase your|raise your) (?:rate |usage )?limits\b/,
+      /\b(?:daily|monthly|yearly|annual) (?:\w+ )?(?:limit|quota|allowance)\b/,
+    ),
+  },
+  // Rate limiting and throttling: waiting clears it.
+  {
+    ...RATE_LIMITED,
+    pattern: oneOf(
+      /\brate[- _]?limit/,
+      /\btoo many requests\b/,
+      /\bthrottl/,
+      /\bslow ?down\b/,
+      /\breduce (?:your )?(?:request|call) rate\b/,
+      /\brate exceeded\b/,
+      /\b(?:request|call|api|usage|concurrency) limit (?:exceeded|reached)\b/,
+      /\btoo frequently\b/,
+      /\bthroughput (?:\w+ ){0,6}exceeded\b/,
+      /\bover (?:the )?query limit\b/,
+      /\bresource exhausted\b/,
+    ),
+  },
+  // A text that opens with a denial is about a right the caller lacks, whatever it says of tokens.
+  {
+    ...FORBIDDEN,
+    pattern: oneOf(
+      /^\W*(?:error:?\s*)?(?:permission denied|access denied|forbidden)\b/,
+      /\blacks? (?:the )?[\w:.-]+ scopes?\b/,
+    ),
+  },
+  // Missing, invalid or expired credentials: a person must log in or fix the configuration.
+  {
+    ...UNAUTHORIZED,
+    pattern: oneOf(
+      /\bunauthori[sz]ed\b/,
+      /\bunauthenticated\b/,
+      /\bnot authenticated\b/,
+      /\bauthentication (?:failed|required|error|is required)\b/,
+      /\b(?:failed|unable|could not) to authenticate\b/,
+      /\bauthentication scopes?\b/,
+      /\binsufficient scopes?\b/,
+      /\bnot logged in\b/,
+      /\blogin required\b/,
+      /\bjwt (?:expired|malformed|invalid)\b/,
+      /\bmissing (?:required )?(?:oauth )?scopes?\b/,
+      /\b(?:bad|invalid|missing|expired|revoked|incorrect|wrong|no) (?:\w+ )?credentials\b/,
+      /\bcredentials (?:are |were |is )?(?:invalid|expired|missing|not found|incorrect|rejected)\b/,
+      /\bconfigure (?:your )?(?:\w+ )?credentials\b/,
+      /\binvalid (?:auth|grant|client)\b/,
+      /\bnoauth\b/,
+    ),
+  },
+  {
+    ...UNAUTHORIZED,
+    pattern: oneOf(
+      /\b(?:invalid|missing|expired|revoked|incorrect|wrong|bad|no)\b[^.\n]{0,30}\bapi[- ]?keys?\b/,
+      /\bapi[- ]?keys?\b[^.\n]{0,30}\b(?:invalid|missing|required|expired|revoked|not (?:valid|found|set|configured|provided))\b/,
+      /\b(?:create|set|provide|configure|add) (?:an? |your |the )?(?:\w+ )?api[- ]?key\b/,
+      /\b(?:access|auth|authentication|bearer|security|oauth|refresh|session|api|personal access) token\b[^.\n]{0,60}\b(?:invalid|expired|revoked|missing|required|not valid)\b/,
+      /\b(?:invalid|expired|revoked|missing|rejected)(?: (?:access|auth|authentication|bearer|security|oauth|refresh|api))? token\b/,
+      /(?<!(?:page|next|cursor|continuation|sync|pagination|csrf) )\btoken (?:has |is |was )?(?:been )?(?:expired|revoked|invalid)\b/,
+      /\bpassword authentication failed\b/,
+    ),
+  },
+  {
+    ...UNAUTHORIZED,
+    pattern: oneOf(
+      /\bre-?authori[sz]e\b/,
+      /\bre-?authenticate\b/,
+      /\b(?:log|sign) ?in (?:again|required|to continue)\b/,
+      /\b(?:authori[sz]ation|session|login|credentials?) (?:has )?expired\b/,
+      /\baccount\b[^.\n]{0,30}\b(?:inactive|disabled|suspended|deactivated|locked|banned|no longer valid)\b/,
+      /\b(?:needs|requires) an? (?:\w+ )?account\b/,
+    ),
+  },
+  // The caller is known but lacks the right: only an administrator can grant it.
+  {
+    ...FORBIDDEN,
+    pattern: oneOf(
+      /\bforbidden\b(?! (?:characters?|values?|fields?|keys?|names?|words?)\b)/,
+      /\bpermission denied\b/,
+      /\baccess denied\b/,
+      /\bnot authori[sz]ed\b/,
+      /\b(?:do|does) ?n[o']t have (?:the )?(?:required |necessary |sufficient |enough )?(?:permissions?|access|privileges?|rights?|roles?)\b/,
+      /\b(?:don't|doesn't|lacks?) (?:the )?(?:required |necessary |sufficient |enough )?(?:permissions?|privileges?|access rights)\b/,
+      /\binsufficient (?:permissions?|privileges?|rights|access)\b/,
+      /\bmust be (?:the )?owner\b/,
+      /\bnot (?:allowed|permitted) to (?:do|perform|access|read|write|modify|run|execute|use)\b/,
+      /\bnot accessible\b/,
+      /\bnot (?:a member|in (?:the )?channel)\b/,
+      /\baccess restrictions?\b/,
+      /\b(?:denied|blocked|prohibited|disallowed) by (?:\w+ ){0,2}polic(?:y|ies)\b/,
+      /\bno (?:\w+ ){0,2}polic(?:y|ies) allows?\b/,
+      /\b(?:violates|violation of) (?:\w+ ){0,3}polic(?:y|ies)\b/,
+      /\bpolicy violation\b/,
+    ),
+  },
+  // Read-only deployments and archived resources: writes there can never succeed.
+  {
+    ...BUSINESS_RULE,
+    pattern: oneOf(
+      /\bread[- ]?only (?:mode|file ?system|database|replica|transaction|access|session|server|instance|volume|account|user|role|repository|connection)\b/,
+      /\breadonly database\b/,
+      /\b(?:is|was|has been) archived\b/,
+      /\barchived (?:repository|project|channel)\b/,
+    ),
+  },
+  // The server's own setup is wrong: an operator must change configuration and restart it.
+  {
+    ...MISCONFIGURED,
+    pattern: oneOf(
+      /\bmisconfigur/,
+      /\bnot (?:properly )?configured\b/,
+      /\bconfiguration (?:error|issue|problem)\b/,
+      /\benvironment variable\b/,
+      /\brestart the server\b/,
+      /\bserver (?:cannot|can't|is unable to) (?:operate|start|run)\b/,
+      /\b(?:was )?started without\b/,
+      /\bupdate (?:the|your) (?:server )?configuration\b/,
+      /\breconnect (?:the|your|without|with)\b/,
+      /\bstart a new session\b/,
+      /\bdatabase "[^"\n]{1,80}" does not exist\b/,
+      /\bno space left\b/,
+      /\bdisk (?:is )?full\b/,
+    ),
+  },
+  // The user declined a confirmation: asking again through the model is not the way.
+  {
+    ...c("not_approved", "stop", "failed"),
+    pattern: oneOf(
+      /\b(?:user|you) (?:did not|didn't|has not|have not) (?:confirm|approve|accept)/,
+      /\b(?:declined|rejected|cancell?ed|denied) by (?:the )?user\b/,
+      /\buser (?:declined|rejected|cancell?ed|denied)\b/,
+      /\b(?:approval|confirmation|consent) (?:is )?required\b/,
+    ),
+  },
+  // HTTP statuses in text: the number says which class the upstream answer belongs to.
+  statusRule(400, "Bad Request"),
+  statusRule(401, "Unauthorized"),
+  statusRule(402, "Payment Required"),
+  statusRule(403, "Forbidden"),
+  statusRule(404, "Not Found"),
+  statusRule(405, "Method Not Allowed"),
+  statusRule(408, "Request Time-?out"),
+  statusRule(409, "Conflict"),
+  statusRule(410, "Gone"),
+  statusRule(412, "Precondition Failed"),
+  statusRule(422, "Unprocessable"),
+  statusRule(423, "Locked"),
+  statusRule(429, "Too Many Requests"),
+  statusRule(500, "Internal Server Error"),
+  statusRule(501, "Not Implemented"),
+  statusRule(502, "Bad Gateway"),
+  statusRule(503, "Service Unavailable"),
+  statusRule(504, "Gateway Time-?out"),
+  { ...INVALID, pattern: statusPattern("4\\d\\d") },
+  { ...UPSTREAM, pattern: statusPattern("5\\d\\d") },
+  // A host name that does not resolve is most often a wrong host in the arguments.
+  {
+    ...NOT_FOUND,
+    pattern: oneOf(
+      /\bENOTFOUND\b/,
+      /\bgetaddrinfo\b(?![^\n]{0,20}EAI[_ ]AGAIN)/,
+      /\bname or service not known\b/,
+      /\bname not resolved\b/,
+      /\bcould not resolve host\b/,
+      /\bnodename nor servname\b/,
+      /\bno such host\b/,
+    ),
+  },
+  // Contention: a lock, deadlock or write conflict clears when the other party is done.
+  {
+    ...UNAVAILABLE,
+    pattern: oneOf(
+      /\bdeadlock/,
+      /\b(?:is|was) locked\b/,
+      /\block (?:wait )?timeout\b/,
+      /\bunable to (?:create|acquire|obtain)\b[^\n]{0,60}\block\b/,
+      /\b(?:resource|server|service|device|database|system|host|backend|instance|worker)s? (?:is |are )?(?:currently |too )?busy\b/,
+      /\bwrite conflict\b/,
+      /\bconflicted with another\b/,
+      /\bcould not serialize\b/,
+      /\bconcurrent (?:update|modification|write)s?\b/,
+    ),
+  },
+  // Could not even connect: the request never left.
+  {
+    ...REFUSED,
+    pattern: oneOf(
+      /\bECONNREFUSED\b/,
+      /\bconnection refused\b/,
+      /\b(?:could not|couldn't|cannot|can't|unable to|failed to) connect\b/,
+      /\bconnect ETIMEDOUT\b/,
+      /\btim(?:ed|e)[- ]?out\b[^.\n]{0,30}\b(?:trying to|while|when) connect/,
+      /\bconnect(?:ion)? time[- ]?out\b/,
+      /\bserver selection timed out\b/,
+      /\b(?:EHOSTUNREACH|ENETUNREACH)\b/,
+      /\b(?:host|network) (?:is )?unreachable\b/,
+    ),
+  },
+  // The dependency is starting, overloaded or out of slots: waiting clears it.
+  {
+    ...UNAVAILABLE,
+    pattern: oneOf(
+      /\b(?:temporarily|currently|service|server|backend|upstream) (?:is )?unavailable\b/,
+      /^unavailable\b/,
+      // gRPC's status UNAVAILABLE as grpc-js (`14 UNAVAILABLE: …`) and grpc-go (`code = Unavailable`) print it.
+      /^\d{1,2} unavailable:/,
+      /\bcode = unavailable\b/,
+      /\boverloaded\b/,
+      /\bover capacity\b/,
+      /\b(?:is|are) (?:still )?(?:starting(?: up)?|loading|restarting|warming up|in recovery)\b/,
+      /\btoo many (?:clients|connections|open files)\b/,
+      /\bconnection slots\b/,
+      /\bEAI[_ ]AGAIN\b/,
+      /\btemporary failure in name resolution\b/,
+      /\btry again later\b/,
+      /\bretry (?:later|shortly|in a (?:few|moment))\b/,
+      /\bplease retry\b(?!\s+(?:with|using|once|after|by|when|if))/,
+      /\bdetached from (?:the )?document\b/,
+      /\bstale element\b/,
+    ),
+  },
+  // Timeouts: the call may have taken effect, the answer did not arrive.
+  {
+    ...TIMEOUT,
+    pattern: oneOf(
+      /\btim(?:ed|e)[- ]?out\b/,
+      /\btimeout\b/,
+      /\bdeadline exceeded\b/,
+      /\bETIMEDOUT\b/,
+    ),
+  },
+  // The connection dropped mid-call: the call may have taken effect.
+  {
+    ...CLOSED,
+    pattern: oneOf(
+      /\bECONNRESET\b/,
+      /\bEPIPE\b/,
+      /\bsocket hang up\b/,
+      /\bbroken pipe\b/,
+      /\bconnection\b[^\n]{0,40}\b(?:closed|reset|terminated|termination|dropped|lost|aborted|interrupted)\b/,
+      /\b(?:client|socket|stream|channel|transport|session|page|browser|context) (?:is|was|has been) closed\b/,
+      /\b(?:server|peer|remote(?: host| end)?) (?:unexpectedly )?(?:closed|disconnected)\b/,
+      /\breset before headers\b/,
+    ),
+  },
+  {
+    ...c("network_error", "retry_dependency", "unknown"),
+    pattern: oneOf(
+      /\bfetch failed\b/,
+      /\b(?:read|write|remote protocol) error\b/,
+      /\bnetwork (?:error|failure)\b/,
+      /\bconnection (?:issue|problem|error)\b/,
+      /\bupstream connect error\b/,
+    ),
+  },
+  // Server-side failures without detail: the dependency broke, the call may have run.
+  {
+    ...UPSTREAM,
+    pattern: oneOf(
+      /\binternal (?:server )?(?:error|failure)\b/,
+      /\bserver error\b/,
+      /\bbad gateway\b/,
+      /\bgateway time-?out\b/,
+      /\bunknown error\b/,
+      /\bupstream (?:error|failure)\b/,
+    ),
+  },
+  // Not found: the model named something that does not exist; it can look it up and fix the call.
+  {
+    ...NOT_FOUND,
+    pattern: oneOf(
+      /\bnot found\b/,
+      /\b(?:does|do) ?n[o']t exist\b/,
+      /\bno such\b/,
+      /\bdid not match any\b/,
+      /\bdid not resolve\b/,
+      /\bcould ?n[o']t (?:be )?find\b/,
+      /\bcan ?n[o']t (?:be )?find\b/,
+      /\bcannot be found\b/,
+      /\bunable to (?:find|locate)\b/,
+      /\bno (?:\w+ ){0,3}(?:found|matching|matched)\b/,
+      /\bno [\w-]+ (?:with|for|named|called|by) (?:the )?(?:id|name|key|slug|number|title|path)\b/,
+      /\bzero results\b/,
+      /\bno results\b/,
+      /\bunknown (?:revision|parameter|option|argument|field|column|table|key|id|user|channel|ref|branch|model|command|operation|service|resource|database|collection|index|entity|file|path|property)\b/,
+      /\bunrecognized\b/,
+      /\bis not defined\b/,
+      /\bnot present\b/,
+    ),
+  },
+  // Conflicts with existing state: choose another value or re-read and resend.
+  {
+    ...CONFLICT,
+    pattern: oneOf(
+      /\balready (?:exists|in use|taken|registered|present)\b/,
+      /\bduplicate\b/,
+      /\bunique constraint\b/,
+      /\bviolates [^.\n]{0,30}\bconstraint\b/,
+      /\bconflicts?\b/,
+      /\bdoes not match\b/,
+      /\bE11000\b/,
+      /\bout of date\b/,
+      /\bmodified since\b/,
+      /\bprecondition failed\b/,
+    ),
+  },
+  // A value the tool does not accept (format, protocol, type): the model picks another value.
+  {
+    ...INVALID,
+    pattern: oneOf(
+      /\b(?:unsupported|invalid) (?:\w+ )?(?:format|type|value|encoding|language|protocol|scheme|url|extension|character|locale|region|time ?zone|currency|country|parameter|option|argument|field|model|version)s?\b/,
+      /\b(?:format|type|value|encoding|language|protocol|scheme|extension|locale|region|time ?zone|currency|country|parameter|option|argument|field|property|key|attribute|model|version|character)s? (?:['"`][^'"`\n]{0,60}['"`] )?(?:is |are )?not (?:supported|allowed)\b/,
+      /['"`][^'"`\n]{1,60}['"`] (?:is |are )?not supported\b/,
+      /\bonly (?:\w+ ){0,3}characters? (?:are |is )?allowed\b/,
+    ),
+  },
+  // Other malformed or missing arguments.
+  {
+    ...INVALID,
+    pattern: oneOf(
+      /\binvalid\b/,
+      /\bmalformed\b/,
+      /(?<!(?:token|signature|jwt|certificate) )\bvalidation (?:error|failed|exception)\b/,
+      /\bfailed to satisfy\b/,
+      /\bmissing\b/,
+      /\b(?:is|are|be) empty\b/,
+      /\brequired\b/,
+      /\bmust (?:be|not|contain|start|match|have|specify|include)\b/,
+      /\bexpected\b/,
+      /\bsyntax error\b/,
+      /\bcannot (?:be )?(?:specify|specified|combined?|contain|start|end|be empty|exceed)\b/,
+      /\bnot a valid\b/,
+      /\bout of range\b/,
+      /\btoo (?:long|large|short|small|big)\b/,
+      /\bexceeds?\b/,
+      /\bwrong (?:type|kind|format|number)\b/,
+      /\bdivision by zero\b/,
+      /\b(?:parse|parsing) error\b/,
+      /\b(?:could not|failed to|unable to) parse\b/,
+    ),
+  },
+  // An operation this tool or deployment cannot do at all: another tool may.
+  {
+    ...NOT_SUPPORTED,
+    pattern: oneOf(
+      /\bnot (?:yet )?(?:implemented|supported)\b/,
+      /\bunsupported (?:operation|method|action|feature|command|request)\b/,
+      /\bdoes ?n[o']t support\b/,
+      /\bnot available (?:in|on|through|via|for) (?:this|the) (?:deployment|server|version|instance|environment)\b/,
+    ),
+  },
+  // Refusals by a rule of the domain or the operator: retrying or rephrasing will not help.
+  {
+    ...BUSINESS_RULE,
+    pattern: oneOf(
+      /\bnot (?:allowed|permitted)\b/,
+      /\bdisallow(?:ed|s)\b/,
+      /\bcannot\b[^.\n]{0,80}\bbecause\b/,
+      /\b(?:refused|rejected|denied|blocked) (?:by|due to)\b/,
+    ),
+  },
+];
+
+/** Splits identifiers into words: `channel_not_found`, `AccessDeniedException`, `readOnly`. */
+function splitIdentifiers(text: string): string {
+  return text
+    .replace(/_/g, " ")
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2");
+}
+
+/** Made on the first match, not when the module loads. */
+let prefilter: Prefilter<TextRule> | undefined;
+
+/**
+ * What every match of a status pattern holds: three digits, 4xx or 5xx (the identifier split
+ * never puts a space between digits).
+ */
+const STATUS_NUMBER = /[45]\d\d/;
+
+/** Whether a text may need {@link splitIdentifiers}: it splits only at `_` and capitals. */
+const SPLITTABLE = /[_A-Z]/;
+
+/** The first rule whose pattern matches the text (as written, or with identifiers split), or `undefined`. */
+export function matchBuiltinRules(text: string): TextRule | undefined {
+  const head = text.length > RULE_TEXT_LIMIT ? text.slice(0, RULE_TEXT_LIMIT) : text;
+  prefilter ??= buildPrefilter(BUILTIN_RULES, (p) => STATUS_PATTERNS.has(p));
+  const { alternatives, candidates, seen } = prefilter;
+  const mark = scan(prefilter, head.toLowerCase());
+  let status: boolean | undefined;
+  let split: string | undefined;
+  // Candidates in the order of the rules: the first one that matches names the first rule.
+  for (let w = 0; w < candidates.length; w++) {
+    let bits = candidates[w] as number;
+    while (bits !== 0) {
+      const low = bits & -bits;
+      bits ^= low;
+      const alternative = alternatives[w * 32 + 31 - Math.clz32(low)] as Alternative<TextRule>;
+      if (alternative.status) {
+        status ??= STATUS_NUMBER.test(head);
+        if (!status) continue;
+      }
+      if (!holds(seen, alternative.conditions, mark)) continue;
+      const { pattern } = alternative;
+      if (pattern.test(head)) return alternative.rule;
+      split ??= SPLITTABLE.test(head) ? splitIdentifiers(head) : head;
+      if (split !== head && pattern.test(split)) return alternative.rule;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,43 @@
+import type { BudgetName } from "../judge/decide.ts";
+import type { Budgets } from "../policy/policy.ts";
+
+/** Counters a run spends; each is checked and taken in one synchronous step. */
+export type CountedBudget = Exclude<BudgetName, "wallTime">;
+
+/**
+ * Per-run budgets. `take` reserves one unit atomically: JavaScript runs it without interleaving,
+ * so parallel calls of one run cannot overshoot a budget.
+ */
+export interface RunBudgets {
+  /** Reserves one unit; false (nothing taken) when the budget is spent. */
+  take(name: CountedBudget): boolean;
+  /** Whether one more unit is available, without taking it. */
+  has(name: CountedBudget): boolean;
+  /** Gives back one unit taken for work that did not happen. */
+  refund(name: CountedBudget): void;
+  /** Units used so far. */
+  used(): Readonly<Record<CountedBudget, number>>;
+}
+
+/** Creates the budget counters of one run from the policy's limits. */
+export function createRunBudgets(limits: Budgets): RunBudgets {
+  const used: Record<CountedBudget, number> = {
+    calls: 0,
+    failures: 0,
+    retries: 0,
+    corrections: 0,
+    switches: 0,
+  };
+  return {
+    has: (name) => used[name] < limits[name],
+    take(name) {
+      if (used[name] >= limits[name]) return false;
+      used[name] += 1;
+      return true;
+    },
+    refund(name) {
+      if (used[name] > 0) used[name] -= 1;
+    },
+    used: () => ({ ...used }),
+  };
+}

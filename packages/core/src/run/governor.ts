@@ -1,0 +1,211 @@
+import { createHash, randomUUID } from "node:crypto";
+import { GovernorError } from "../errors.ts";
+import {
+  loadPolicy,
+  type Policy,
+  type PolicyInput,
+  resolveToolPolicy,
+  type ToolPolicy,
+} from "../policy/policy.ts";
+import { createMemoryStore } from "../store/memory-store.ts";
+import { boundEvent } from "../telemetry/event-limits.ts";
+import type { GovernorEvent } from "../telemetry/events.ts";
+import { createOtelRecorder } from "../telemetry/telemetry.ts";
+import type { BreakerState } from "./breaker.ts";
+import type {
+  ConfirmContext,
+  GovernorCore,
+  GovernorOptions,
+  HostContext,
+  HostResolution,
+  RetryContext,
+  VerifyContext,
+  VerifyResult,
+} from "./hooks.ts";
+import { createRun, type Run, type RunOptions } from "./run.ts";
+
+export type {
+  ConfirmContext,
+  GovernorCore,
+  GovernorOptions,
+  HostContext,
+  HostResolution,
+  RetryContext,
+  VerifyContext,
+  VerifyResult,
+};
+
+import { isThenable } from "./store-guard.ts";
+
+/** One governor per policy; one run per agent task. */
+export interface Governor {
+  /** The parsed policy. */
+  readonly policy: Policy;
+  /** Starts a run: one agent task with its own budgets, fingerprints and deadline. */
+  startRun(options?: RunOptions): Run;
+  /** The resolved settings of a tool (cached). */
+  toolPolicy(tool: string, server?: string): ToolPolicy;
+  /** Of the given tools, those whose circuit breaker is open now (adapters hide them). */
+  unavailableTools(tools: readonly string[], server?: string): Promise<string[]>;
+  /**
+   * Settles an idempotency key by hand (a person checked): `succeeded` (the write happened) or
+   * `failed` (it did not; a retry may run).
+   */
+  settle(key: string, outcome: "succeeded" | "failed"): Promise<void>;
+}
+
+/** The tool names a policy spells out (globs match names a model may invent: not these). */
+function policyToolNames(policy: Policy): string[] {
+  const exact = (name: string) => !/[*?]/.test(name);
+  const out: string[] = [];
+  const add = (settings: { readonly alternatives?: readonly string[] | undefined }) => {
+    for (const alt of settings.alternatives ?? []) if (exact(alt)) out.push(alt);
+  };
+  for (const [name, settings] of Object.entries(policy.tools)) {
+    if (exact(name)) out.push(name);
+    add(settings);
+  }
+  for (const server of Object.values(policy.servers)) {
+    add(server);
+    for (const [name, settings] of Object.entries(server.tools)) {
+      if (exact(name)) out.push(name);
+      add(settings);
+    }
+  }
+  add(policy.defaults);
+  return out;
+}
+
+/**
+ * Creates a governor from a policy (an object or JSON text; validated, see `loadPolicy`).
+ * @example
+ * const governor = createGovernor({ tools: { "get_*": { effect: "read_only" } } });
+ * const run = governor.startRun();
+ * const outcome = await run.call({ tool: "get_note", args: { id: "x" } }, () => getNote("x"));
+ */
+export function createGovernor(
+  policy: PolicyInput | Policy | string = {},
+  options: GovernorOptions = {},
+): Governor {
+  const parsed = loadPolicy(policy);
+  for (const [name, fn] of Object.entries(options.verify ?? {})) {
+    if (typeof fn !== "function") {
+      throw new GovernorError(
+        "invalid_options",
+        `options.verify.${name} must be a function (ctx) => VerifyResult`,
+      );
+    }
+  }
+  const { storeTimeoutMs } = options;
+  if (
+    storeTimeoutMs !== undefined &&
+    (typeof storeTimeoutMs !== "number" ||
+      !(storeTimeoutMs > 0) ||
+      !Number.isFinite(storeTimeoutMs))
+  ) {
+    throw new GovernorError(
+      "invalid_options",
+      `options.storeTimeoutMs must be a positive finite number of ms, got ${String(storeTimeoutMs)}`,
+    );
+  }
+  const store = options.store ?? createMemoryStore();
+  const now = options.now ?? Date.now;
+  const random = options.random ?? Math.random;
+  const recorder =
+    options.metrics === false
+      ? undefined
+      : createOtelRecorder({
+          ...(options.meter && { meter: options.meter }),
+          knownTools: [...policyToolNames(parsed), ...(options.knownTools ?? [])],
+        });
+  const listeners: ((event: GovernorEvent) => void)[] = [];
+  if (recorder) listeners.push(recorder);
+  if (options.onEvent) listeners.push(options.onEvent);
+  const onDecision = options.onDecision;
+  if (onDecision) listeners.push((e) => e.type === "decision" && onDecision(e));
+  const cache = new Map<string, ToolPolicy>();
+  const toolPolicy = (tool: string, server?: string): ToolPolicy => {
+    const key = `${server ?? ""}\u0000${tool}`;
+    let resolved = cache.get(key);
+    if (!resolved) {
+      resolved = resolveToolPolicy(parsed, tool, server);
+      if (cache.size < 10_000) cache.set(key, resolved);
+    }
+    return resolved;
+  };
+  const { ratio, reserve, windowMs } = parsed.retryBudget;
+  const windowKey = (server: string | undefined, kind: string) =>
+    `rb:${server ?? ""}:${Math.floor(now() / windowMs)}:${kind}`;
+
+  const core: GovernorCore = {
+    policy: parsed,
+    options,
+    store,
+    now,
+    random,
+    toolPolicy,
+    emit(raw) {
+      // Names a model invents reach every listener capped and redacted.
+      const event = boundEvent(raw);
+      // Telemetry and hooks must never break the agent loop: an error in one is dropped.
+      for (const listener of listeners) {
+        try {
+          listener(event);
+        } catch {
+          // ignored on purpose
+        }
+      }
+    },
+    breakerKey: (tool, server) => `br:${server ?? ""}:${tool}`,
+    readBreaker(tool) {
+      const state = store.get<BreakerState | null>(core.breakerKey(tool.tool, tool.server));
+      return isThenable(state)
+        ? Promise.resolve(state).then((s) => s ?? undefined)
+        : (state ?? undefined);
+    },
+    countCall(server) {
+      return store.increment(windowKey(server, "calls"), 1, windowMs * 2);
+    },
+    takeRetry(server) {
+      const room = (calls: number | undefined, retries: number) =>
+        retries <= (calls ?? 0) * ratio + reserve;
+      const calls = store.get<number>(windowKey(server, "calls"));
+      if (isThenable(calls)) {
+        return Promise.resolve(calls).then(async (c) =>
+          room(c, await store.increment(windowKey(server, "retries"), 1, windowMs * 2)),
+        );
+      }
+      const retries = store.increment(windowKey(server, "retries"), 1, windowMs * 2);
+      return isThenable(retries)
+        ? Promise.resolve(retries).then((r) => room(calls, r))
+        : room(calls, retries);
+    },
+    storeTimeoutMs: options.storeTimeoutMs ?? 5_000,
+    mintKey(parts) {
+      return `gk_${createHash("sha256").update(parts.join("\u0000")).digest("hex").slice(0, 32)}`;
+    },
+    newRunId: () => randomUUID(),
+  };
+
+  return {
+    policy: parsed,
+    toolPolicy,
+    startRun: (runOptions = {}) => createRun(core, runOptions),
+    async unavailableTools(tools, server) {
+      const out: string[] = [];
+      for (const tool of tools) {
+        const state = await core.readBreaker(toolPolicy(tool, server));
+        if (
+          state?.openedAt !== undefined &&
+          now() - state.openedAt < toolPolicy(tool, server).breaker.cooldownMs
+        ) {
+          out.push(tool);
+        }
+      }
+      return out;
+    },
+    async settle(key, outcome) {
+      await store.settle(key, outcome, { now: now() });
+    },
+  };
+}

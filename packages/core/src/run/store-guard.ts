@@ -1,0 +1,92 @@
+import { GovernorError } from "../errors.ts";
+import type { MaybePromise } from "../types.ts";
+
+/** Whether a store answered with a promise (a remote store) rather than a value (memory). */
+export function isThenable<T>(value: MaybePromise<T>): value is Promise<T> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
+/** What bounds one store operation. */
+export interface StoreBound {
+  /** Any of them aborting cuts the operation (the run's signal, its end, the call's signal). */
+  readonly signals: readonly (AbortSignal | undefined)[];
+  /** Longest wait for an answer, in ms. */
+  readonly timeoutMs: number;
+}
+
+/** Node fires a longer timeout after 1 ms. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Runs one store operation, bounded: a synchronous answer (the memory store) passes through at no
+ * cost; a pending one is cut when a signal aborts or `timeoutMs` pass. Every failure, a throw, a
+ * rejection or a cut, becomes a `GovernorError` with code `store_error` whose message names only the
+ * operation (the store's own error, which may hold a URL or an address, stays in `cause`).
+ */
+export function guardStore<T>(
+  op: string,
+  fn: () => MaybePromise<T>,
+  bound: StoreBound,
+): MaybePromise<T> {
+  let answer: MaybePromise<T>;
+  try {
+    answer = fn();
+  } catch (cause) {
+    throw storeError(op, cause);
+  }
+  if (!isThenable(answer)) return answer;
+  const pending = answer;
+  const live = bound.signals.filter((s): s is AbortSignal => s !== undefined);
+  return new Promise<T>((resolve, reject) => {
+    const aborted = live.find((s) => s.aborted);
+    if (aborted) {
+      // The operation may still complete; its answer is not waited for.
+      Promise.resolve(pending).then(undefined, () => {});
+      reject(storeError(op, aborted.reason, "the run ended or was aborted"));
+      return;
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const cleanup = () => {
+      clearTimeout(timer);
+      for (const s of live) s.removeEventListener("abort", onAbort);
+    };
+    const onAbort = (event: Event) => {
+      cleanup();
+      reject(storeError(op, (event.target as AbortSignal).reason, "the run ended or was aborted"));
+    };
+    const ms = Math.max(0, Math.min(bound.timeoutMs, MAX_TIMER_MS));
+    timer = setTimeout(() => {
+      cleanup();
+      reject(storeError(op, undefined, `no answer within ${ms} ms`));
+    }, ms);
+    for (const s of live) s.addEventListener("abort", onAbort, { once: true });
+    Promise.resolve(pending).then(
+      (value) => {
+        cleanup();
+        resolve(value);
+      },
+      (cause: unknown) => {
+        cleanup();
+        reject(storeError(op, cause));
+      },
+    );
+  });
+}
+
+/** Whether an error is the store's (a `GovernorError` with code `store_error`, `StoreError` included). */
+export function isStoreError(error: unknown): error is GovernorError {
+  return GovernorError.isInstance(error) && error.code === "store_error";
+}
+
+function storeError(op: string, cause: unknown, why?: string): GovernorError {
+  if (isStoreError(cause)) return cause;
+  return new GovernorError(
+    "store_error",
+    `The store failed during ${op}${why === undefined ? "" : `: ${why}`}`,
+    { cause },
+  );
+}

@@ -1,0 +1,138 @@
+import { describe, expect, it } from "vitest";
+import { GovernorError } from "../errors.ts";
+import { describeStoreContract } from "../testing/index.ts";
+import { createMemoryStore } from "./memory-store.ts";
+
+describeStoreContract("MemoryStore", (options) => createMemoryStore(options));
+
+const claimAt = (now: number, allowUncertain = false) => ({ now, allowUncertain, leaseMs: 1_000 });
+
+describe("createMemoryStore", () => {
+  it("answers synchronously", () => {
+    const store = createMemoryStore();
+    expect(store.set("k", 1)).toBeUndefined();
+    expect(store.get("k")).toBe(1);
+    expect(store.increment("c", 1, 1_000)).toBe(1);
+    expect(store.claim("l", "h", claimAt(1)).status).toBe("claimed");
+    expect(store.entry("l")?.state).toBe("pending");
+  });
+
+  it("never evicts ledger entries, however full the LRU of values gets", () => {
+    const store = createMemoryStore({ maxEntries: 10, maxUnsettled: 50 });
+    for (let i = 0; i < 20; i++) store.claim(`pending-${i}`, "h", claimAt(1_000));
+    for (let i = 0; i < 20; i++) {
+      store.claim(`uncertain-${i}`, "h", claimAt(1_000));
+      store.settle(`uncertain-${i}`, "uncertain", { now: 1_100 });
+    }
+    store.claim("settled", "h", claimAt(1_000));
+    store.settle("settled", "succeeded", { now: 1_100, result: 1 });
+    for (let i = 0; i < 5_000; i++) store.set(`value-${i}`, i);
+
+    for (let i = 0; i < 20; i++) {
+      expect(store.entry(`pending-${i}`)?.state).toBe("pending");
+      expect(store.entry(`uncertain-${i}`)?.state).toBe("uncertain");
+      expect(store.claim(`uncertain-${i}`, "h", claimAt(1_200)).status).toBe("uncertain");
+    }
+    expect(store.entry("settled")?.result).toBe(1);
+    // Values are the LRU's to drop: it stays bounded.
+    expect(store.get("value-0")).toBeUndefined();
+    expect(store.get("value-4999")).toBe(4_999);
+  });
+
+  it("issue 8.6: the default store keeps a succeeded write for 24 h, whatever other traffic comes", () => {
+    let clock = 1_000;
+    const store = createMemoryStore({ now: () => clock });
+    expect(store.claim("charge", "h", claimAt(1_000)).status).toBe("claimed");
+    store.settle("charge", "succeeded", { now: 1_100, result: { id: "ch_1" } });
+    // Far more than the 10,000 values and counters the LRU holds: breaker keys, budgets, set().
+    for (let i = 0; i < 25_000; i++) {
+      store.increment(`budget-${i}`, 1, 60_000);
+      store.set(`breaker-${i}`, { failures: i }, 60_000);
+    }
+    clock += 86_400_000 - 1;
+    const redelivered = store.claim("charge", "h", claimAt(2_000));
+    expect(redelivered.status).toBe("succeeded");
+    expect(redelivered.status === "succeeded" && redelivered.entry.result).toEqual({ id: "ch_1" });
+    clock += 2;
+    expect(store.entry("charge")).toBeUndefined();
+  });
+
+  it("issue 8.6: a full ledger refuses new keys (ledger_full) rather than forget a settled one", () => {
+    let clock = 1_000;
+    const store = createMemoryStore({ maxLedgerEntries: 3, retentionMs: 1_000, now: () => clock });
+    for (const key of ["a", "b", "c"]) {
+      expect(store.claim(key, "h", claimAt(1_000)).status).toBe("claimed");
+      store.settle(key, key === "c" ? "failed" : "succeeded", { now: 1_100, result: key });
+    }
+    expect(store.claim("d", "h", claimAt(1_200))).toEqual({ status: "ledger_full" });
+    for (const key of ["a", "b"])
+      expect(store.claim(key, "h", claimAt(1_200)).status).toBe("succeeded");
+    // A failed key is already in the ledger: claiming it again needs no new room.
+    expect(store.claim("c", "h", claimAt(1_200)).status).toBe("claimed");
+    store.settle("c", "succeeded", { now: 1_300 });
+    // Once retention has passed, the old entries make room.
+    clock += 1_001;
+    expect(store.claim("d", "h", claimAt(1_400)).status).toBe("claimed");
+    expect(store.entry("a")).toBeUndefined();
+  });
+
+  it("keeps settled entries for the retention on its own clock", () => {
+    let clock = 1_000;
+    const store = createMemoryStore({ retentionMs: 500, now: () => clock });
+    store.claim("k", "h", claimAt(1));
+    store.settle("k", "succeeded", { now: 2, result: "r" });
+    clock += 500;
+    expect(store.entry("k")?.result).toBe("r");
+    clock += 1;
+    expect(store.entry("k")).toBeUndefined();
+  });
+
+  it("expires a counter ttlMs after its creation, not after its last increment", () => {
+    let clock = 1_000;
+    const store = createMemoryStore({ now: () => clock });
+    expect(store.increment("c", 1, 100)).toBe(1);
+    clock += 60;
+    expect(store.increment("c", 1, 100)).toBe(2);
+    clock += 41;
+    expect(store.increment("c", 1, 100)).toBe(1);
+    store.set("plain", 5);
+    expect(store.increment("plain", 1, 100)).toBe(6);
+    clock += 101;
+    expect(store.get("plain")).toBeUndefined();
+  });
+
+  it("refuses to count a value that is not an integer", () => {
+    const store = createMemoryStore();
+    store.set("k", { a: 1 });
+    expect(() => store.increment("k", 1, 1_000)).toThrow(/not an integer counter/);
+    expect(() => store.increment("n", 0.5, 1_000)).toThrow(/safe integer/);
+  });
+
+  it("treats writing undefined as a delete", () => {
+    const store = createMemoryStore();
+    store.set("k", 1);
+    store.set("k", undefined);
+    expect(store.get("k")).toBeUndefined();
+  });
+
+  it("says which option is wrong and what it accepts", () => {
+    const cases = [
+      [{ maxEntries: 0 }, /maxEntries must be a positive integer, got 0/],
+      [{ maxUnsettled: 1.5 }, /maxUnsettled must be a positive integer, got 1.5/],
+      [{ maxLedgerEntries: 0 }, /maxLedgerEntries must be a positive integer, got 0/],
+      [{ retentionMs: -1 }, /retentionMs must be a positive finite number of ms, got -1/],
+    ] as const;
+    for (const [options, message] of cases) {
+      let thrown: unknown;
+      try {
+        createMemoryStore(options);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(GovernorError.isInstance(thrown)).toBe(true);
+      expect((thrown as GovernorError).code).toBe("invalid_options");
+      expect((thrown as Error).message).toMatch(message);
+    }
+    expect(() => createMemoryStore().set("k", 1, 0)).toThrow(/ttlMs must be a positive/);
+  });
+});

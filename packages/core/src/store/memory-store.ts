@@ -1,0 +1,315 @@
+import { LRUCache } from "lru-cache";
+import { GovernorError } from "../errors.ts";
+import type {
+  ClaimOptions,
+  ClaimResult,
+  LedgerEntry,
+  LedgerState,
+  SettleOptions,
+  Store,
+} from "./store.ts";
+
+/** Options of {@link createMemoryStore}. */
+export interface MemoryStoreOptions {
+  /**
+   * Most values and counters (`set`, `increment`: breaker state, retry budgets) kept together; the
+   * least recently used go first. Ledger entries live apart and never count here, so no amount of
+   * ordinary traffic can push a ledger entry out.
+   * @default 10_000
+   */
+  readonly maxEntries?: number;
+  /**
+   * How long a settled (`succeeded` or `failed`) ledger entry is kept, in ms, measured by the
+   * store's clock from the settle. Settled entries go only when this has passed.
+   * @default 86_400_000 (24 h)
+   */
+  readonly retentionMs?: number;
+  /**
+   * Hard cap on unsettled (`pending` or `uncertain`) ledger entries. When it is reached, claims of
+   * new keys answer `ledger_full` rather than forget old entries (fail-closed).
+   * @default 10_000
+   */
+  readonly maxUnsettled?: number;
+  /**
+   * Hard cap on all ledger entries, settled ones within their retention included. When it is
+   * reached (after dropping entries past their retention), claims of new keys answer
+   * `ledger_full`: a succeeded write is never forgotten early to make room. A host settling a key
+   * it never claimed is never refused, and may go past the cap.
+   * @default 100_000
+   */
+  readonly maxLedgerEntries?: number;
+  /**
+   * The clock that expires values, counters and settled entries, in ms; any origin, but it must
+   * return positive numbers. Inject one in tests. The ledger's lease uses the `now` passed to
+   * `claim` and `settle` instead.
+   * @default performance.now
+   */
+  readonly now?: () => number;
+}
+
+/** The {@link Store} of {@link createMemoryStore}: every method answers synchronously. */
+export interface MemoryStore extends Store {
+  get<T>(key: string): T | undefined;
+  set<T>(key: string, value: T, ttlMs?: number): void;
+  increment(key: string, by: number, ttlMs: number): number;
+  claim(key: string, argsHash: string, options: ClaimOptions): ClaimResult;
+  settle(key: string, state: Exclude<LedgerState, "pending">, options: SettleOptions): void;
+  entry(key: string): LedgerEntry | undefined;
+}
+
+/** A ledger entry as held: the result stays JSON text, so a caller cannot mutate it. */
+interface EntryRecord {
+  readonly argsHash: string;
+  readonly state: LedgerState;
+  readonly updatedAt: number;
+  readonly result?: string;
+  /** A pending entry's lease as its holder asked for it (`ClaimOptions.leaseMs`). */
+  readonly leaseMs?: number;
+}
+
+/** A settled record and when (by the store's clock) its retention ends. */
+interface SettledRecord {
+  readonly record: EntryRecord;
+  readonly expiresAt: number;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The embedded {@link Store}: one process, no I/O, every method answers synchronously.
+ *
+ * Values and counters live in a bounded LRU (lru-cache). The ledger lives apart, where that LRU
+ * cannot reach: pending and uncertain entries until they are settled (hard cap `maxUnsettled`),
+ * succeeded and failed ones until their retention ends (hard cap `maxLedgerEntries` on all of
+ * them). When a cap is reached, claims of new keys answer `ledger_full` (DESIGN.md §4: the ledger
+ * is fail-closed); nothing is forgotten early. Values are kept as JSON text, so what `get`
+ * returns is a copy, as it would be from Redis.
+ *
+ * @example
+ * const store = createMemoryStore({ retentionMs: 3_600_000 });
+ * const claim = store.claim(key, hashArgs(args), { now: Date.now(), allowUncertain: false, leaseMs: 30_000 });
+ */
+export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
+  const maxEntries = positiveInteger("maxEntries", options.maxEntries ?? 10_000);
+  const maxUnsettled = positiveInteger("maxUnsettled", options.maxUnsettled ?? 10_000);
+  const maxLedgerEntries = positiveInteger("maxLedgerEntries", options.maxLedgerEntries ?? 100_000);
+  const retentionMs = positiveMs("retentionMs", options.retentionMs ?? DAY_MS);
+  const { now } = options;
+  if (now !== undefined && typeof now !== "function") {
+    throw new GovernorError(
+      "invalid_options",
+      `createMemoryStore: now must be a function returning ms, got ${typeof now}.`,
+    );
+  }
+  const clock = now ?? (() => performance.now());
+
+  const lru = new LRUCache<string, string>({
+    max: maxEntries,
+    // Read the clock on every check: a cached reading would hide an injected clock's steps.
+    ttlResolution: 0,
+    ...(now !== undefined && { perf: { now } }),
+  });
+  const ledger = createLedgerSpace(clock, retentionMs);
+
+  return {
+    get<T>(key: string): T | undefined {
+      const json = lru.get(key);
+      return json === undefined ? undefined : (JSON.parse(json) as T);
+    },
+
+    set<T>(key: string, value: T, ttlMs?: number): void {
+      const json = JSON.stringify(value) as string | undefined;
+      if (json === undefined) {
+        lru.delete(key);
+        return;
+      }
+      lru.set(key, json, { ttl: ttlMs === undefined ? 0 : positiveMs("ttlMs", ttlMs) });
+    },
+
+    increment(key: string, by: number, ttlMs: number): number {
+      if (!Number.isSafeInteger(by)) {
+        throw new GovernorError(
+          "invalid_options",
+          `increment: by must be a safe integer, got ${String(by)}.`,
+        );
+      }
+      const ttl = positiveMs("ttlMs", ttlMs);
+      const json = lru.get(key);
+      let current = 0;
+      if (json !== undefined) {
+        const value: unknown = JSON.parse(json);
+        if (typeof value !== "number" || !Number.isSafeInteger(value)) {
+          throw new GovernorError(
+            "store_error",
+            `increment: the value at "${key}" is not an integer counter; use another key for counters.`,
+          );
+        }
+        current = value;
+      }
+      const next = current + by;
+      // A counter expires ttlMs after its creation: increments keep the deadline it has (and give
+      // one to a value that had none, like PEXPIRE NX).
+      const keepDeadline =
+        json !== undefined && lru.getRemainingTTL(key) !== Number.POSITIVE_INFINITY;
+      lru.set(key, String(next), keepDeadline ? { noUpdateTTL: true } : { ttl });
+      return next;
+    },
+
+    claim(key: string, argsHash: string, claim: ClaimOptions): ClaimResult {
+      const { now: at, allowUncertain, leaseMs } = claim;
+      const found = ledger.lookup(key);
+      const pending: EntryRecord = { argsHash, state: "pending", updatedAt: at, leaseMs };
+      if (found === undefined) {
+        if (!ledger.hasRoomFor("new")) return { status: "ledger_full" };
+        return { status: "claimed", entry: ledger.put(key, pending) };
+      }
+      // An empty hash is a key a host settled by hand without the arguments: it matches any.
+      if (found.argsHash !== "" && found.argsHash !== argsHash) {
+        return { status: "args_mismatch", entry: toEntry(key, found) };
+      }
+      switch (found.state) {
+        case "succeeded":
+          return { status: "succeeded", entry: toEntry(key, found) };
+        case "failed":
+          // The server answered with a failure: no effect, so the key may run again, but it
+          // becomes unsettled and so counts against the cap.
+          if (!ledger.hasRoomFor("unsettled")) return { status: "ledger_full" };
+          return { status: "claimed", entry: ledger.put(key, pending) };
+        case "pending":
+          // The holder's lease counts, however short this claimer's is: a claimer must not take
+          // a key whose attempt may still be running.
+          if (at - found.updatedAt < Math.max(leaseMs, found.leaseMs ?? 0)) {
+            return { status: "in_flight", entry: toEntry(key, found) };
+          }
+          // The lease expired: the attempt that held it died, perhaps after sending.
+          if (allowUncertain) return { status: "claimed", entry: ledger.put(key, pending) };
+          return {
+            status: "uncertain",
+            entry: ledger.put(key, { argsHash: found.argsHash, state: "uncertain", updatedAt: at }),
+          };
+        case "uncertain":
+          if (allowUncertain) return { status: "claimed", entry: ledger.put(key, pending) };
+          return { status: "uncertain", entry: toEntry(key, found) };
+      }
+    },
+
+    settle(key: string, state: Exclude<LedgerState, "pending">, settlement: SettleOptions): void {
+      const result =
+        settlement.result === undefined
+          ? undefined
+          : (JSON.stringify(settlement.result) as string | undefined);
+      const found = ledger.lookup(key);
+      if (supersededBy(found, state, settlement)) return;
+      ledger.put(key, {
+        // A host settling a key it never claimed (by hand) does not know the arguments.
+        argsHash: found?.argsHash ?? "",
+        state,
+        updatedAt: settlement.now,
+        ...(result !== undefined && { result }),
+      });
+    },
+
+    entry(key: string): LedgerEntry | undefined {
+      const record = ledger.lookup(key);
+      return record === undefined ? undefined : toEntry(key, record);
+    },
+  };
+
+  /**
+   * The ledger's own space: unsettled entries until settled, settled ones until their retention
+   * ends, both under hard caps. Settled entries sit in settle order, so those past their
+   * retention are always at the front.
+   */
+  function createLedgerSpace(clockNow: () => number, retention: number) {
+    const unsettled = new Map<string, EntryRecord>();
+    const settled = new Map<string, SettledRecord>();
+
+    function dropExpired(): void {
+      const at = clockNow();
+      for (const [key, held] of settled) {
+        if (held.expiresAt >= at) break;
+        settled.delete(key);
+      }
+    }
+
+    return {
+      lookup(key: string): EntryRecord | undefined {
+        const open = unsettled.get(key);
+        if (open !== undefined) return open;
+        const held = settled.get(key);
+        if (held === undefined) return undefined;
+        if (held.expiresAt >= clockNow()) return held.record;
+        settled.delete(key);
+        return undefined;
+      },
+
+      /** Whether a claim may add a new key ("new") or reopen a failed one ("unsettled"). */
+      hasRoomFor(kind: "new" | "unsettled"): boolean {
+        if (unsettled.size >= maxUnsettled) return false;
+        if (kind === "unsettled") return true;
+        if (unsettled.size + settled.size < maxLedgerEntries) return true;
+        dropExpired();
+        return unsettled.size + settled.size < maxLedgerEntries;
+      },
+
+      /** Puts a record where its state belongs and answers it as an entry. */
+      put(key: string, record: EntryRecord): LedgerEntry {
+        if (record.state === "pending" || record.state === "uncertain") {
+          settled.delete(key);
+          unsettled.set(key, record);
+        } else {
+          unsettled.delete(key);
+          // Delete first: a re-settled key moves to the back, keeping the settle order.
+          settled.delete(key);
+          dropExpired();
+          settled.set(key, { record, expiresAt: clockNow() + retention });
+        }
+        return toEntry(key, record);
+      },
+    };
+  }
+}
+
+/** Whether a late settle would free or mark a key that another attempt has claimed since. */
+function supersededBy(
+  found: EntryRecord | undefined,
+  state: Exclude<LedgerState, "pending">,
+  settlement: SettleOptions,
+): boolean {
+  return (
+    settlement.claimedAt !== undefined &&
+    state !== "succeeded" &&
+    found?.state === "pending" &&
+    found.updatedAt !== settlement.claimedAt
+  );
+}
+
+function toEntry(key: string, record: EntryRecord): LedgerEntry {
+  return {
+    key,
+    argsHash: record.argsHash,
+    state: record.state,
+    updatedAt: record.updatedAt,
+    ...(record.result !== undefined && { result: JSON.parse(record.result) as unknown }),
+  };
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new GovernorError(
+      "invalid_options",
+      `createMemoryStore: ${name} must be a positive integer, got ${String(value)}.`,
+    );
+  }
+  return value;
+}
+
+function positiveMs(name: string, value: number): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
+    throw new GovernorError(
+      "invalid_options",
+      `Memory store: ${name} must be a positive finite number of ms, got ${String(value)}.`,
+    );
+  }
+  return value;
+}

@@ -1,0 +1,164 @@
+import { GovernorError } from "../errors.ts";
+import type { MaybePromise } from "../types.ts";
+
+/** States of an idempotency key (DESIGN.md §4). */
+export type LedgerState = "pending" | "succeeded" | "failed" | "uncertain";
+
+/** One idempotency key in the ledger. Plain JSON. */
+export interface LedgerEntry {
+  readonly key: string;
+  /**
+   * Hash of the canonical arguments the key was minted for (`hashArgs`). Empty for a key a host
+   * settled by hand without claiming it: such an entry matches any arguments.
+   */
+  readonly argsHash: string;
+  readonly state: LedgerState;
+  /** The recorded result of a succeeded call, for replay. */
+  readonly result?: unknown;
+  /**
+   * Set on a `succeeded` entry whose recorded result is gone (a store that keeps results apart
+   * from the entry may lose them first, e.g. to eviction). The call still succeeded and must not
+   * run again: replay it as done, with no result to show.
+   */
+  readonly resultUnavailable?: true;
+  /** Epoch ms of the last change. */
+  readonly updatedAt: number;
+}
+
+/** Options of {@link Store.claim}. */
+export interface ClaimOptions {
+  /** Epoch ms now. */
+  readonly now: number;
+  /**
+   * Whether an `uncertain` entry may be claimed again: true when the tool honors keys (the server
+   * deduplicates) or a verify step said the effect is absent. Otherwise an uncertain key refuses.
+   */
+  readonly allowUncertain: boolean;
+  /**
+   * How long this claim holds: the longest this attempt may take. The store keeps it with the
+   * `pending` entry, and a later claim finds the entry `in_flight` until the longer of the
+   * holder's lease and its own has passed since the claim. A pending entry older than that belongs
+   * to an attempt that died or whose settle failed (a crashed worker, a store outage after the
+   * write): it is treated as `uncertain`, never as free, since that attempt may have run (and it
+   * is recorded as `uncertain` when the claim is refused).
+   */
+  readonly leaseMs: number;
+}
+
+/** Options of {@link Store.settle}. */
+export interface SettleOptions {
+  /** Epoch ms now. */
+  readonly now: number;
+  /** The result of a `succeeded` call, to replay (JSON). */
+  readonly result?: unknown;
+  /**
+   * The `now` of the claim this attempt holds (its entry's `updatedAt` when claimed). When given
+   * and the entry is `pending` under another claim (this attempt's lease expired and another
+   * attempt took the key), a `failed` or `uncertain` settle is dropped: it must not free, or mark,
+   * a key another attempt may be running. A `succeeded` settle is always kept (the write happened).
+   * @default none: the settle applies whatever holds the key (a host settling by hand)
+   */
+  readonly claimedAt?: number;
+}
+
+/**
+ * The answer to a claim. `claimed` means this caller may execute (the entry is now `pending`);
+ * every other answer means it must not.
+ * - `in_flight`: another attempt holds the key right now (concurrent use is refused);
+ * - `args_mismatch`: the key was minted for other arguments (refused, like Stripe);
+ * - `succeeded`: done before; `entry.result` may be replayed;
+ * - `uncertain`: sent before with no answer, and repeating it is not known to be safe;
+ * - `ledger_full`: the hard cap of unsettled entries is reached; new mutations are refused
+ *   rather than old entries forgotten (fail-closed).
+ */
+export type ClaimResult =
+  | { readonly status: "claimed"; readonly entry: LedgerEntry }
+  | {
+      readonly status: "in_flight" | "args_mismatch" | "succeeded" | "uncertain";
+      readonly entry: LedgerEntry;
+    }
+  | { readonly status: "ledger_full" };
+
+/** Why a store operation failed: see {@link StoreError}. */
+export type StoreErrorReason =
+  /** The store could not be reached, or the connection broke during the operation. */
+  | "unavailable"
+  /** The store did not answer within its command timeout. */
+  | "timeout"
+  /**
+   * The ledger lost data (a restart without persistence, a flush, an eviction, a failover to a
+   * replica that had not received the latest writes): an absent key may be a write that happened.
+   * Nothing may execute until a person checks the writes that were in doubt and resets the mark.
+   */
+  | "ledger_lost"
+  /** The server is set up in a way the ledger cannot be trusted on (no persistence, eviction). */
+  | "misconfigured"
+  /** The server refused the command (out of memory, read-only replica, wrong type…). */
+  | "rejected";
+
+const STORE_MARKER = Symbol.for("governor.store-error");
+
+/**
+ * A store operation failed. Its `message` is fixed text that names the operation and the reason,
+ * never a URL, a host, an address or a key, so a host may show or log it as it is; the client's
+ * own error is the `cause`. A caller must treat any store error as "the ledger cannot answer":
+ * execute nothing (fail closed) and hand the error to the host.
+ */
+export class StoreError extends GovernorError {
+  /** Why the operation failed. */
+  readonly reason: StoreErrorReason;
+  /** The store method that failed (`claim`, `settle`, `get`, `set`, `increment`, `entry`). */
+  readonly operation: string;
+  readonly [STORE_MARKER]: true = true;
+
+  constructor(fields: {
+    reason: StoreErrorReason;
+    operation: string;
+    message: string;
+    cause?: unknown;
+  }) {
+    super("store_error", fields.message, { cause: fields.cause });
+    this.name = "StoreError";
+    this.reason = fields.reason;
+    this.operation = fields.operation;
+  }
+
+  /** True for any StoreError, even one from another copy of the package. */
+  static override isInstance(value: unknown): value is StoreError {
+    return typeof value === "object" && value !== null && STORE_MARKER in value;
+  }
+}
+
+/**
+ * What must outlive a call: counters (retry budgets), small JSON values (breaker state) and the
+ * idempotency ledger. Methods may answer synchronously or with a promise. A method that cannot
+ * answer throws (or rejects with) a {@link StoreError}; `claim` then must be read as a refusal.
+ * Every implementation must pass the contract suite in `@governor/core/testing`.
+ */
+export interface Store {
+  /** Reads a JSON value, or undefined when absent or expired. */
+  get<T>(key: string): MaybePromise<T | undefined>;
+  /** Writes a JSON value, expiring after `ttlMs` when given. */
+  set<T>(key: string, value: T, ttlMs?: number): MaybePromise<void>;
+  /**
+   * Adds `by` to a counter atomically and returns the new value. A new counter starts at 0 and
+   * expires `ttlMs` after its creation.
+   */
+  increment(key: string, by: number, ttlMs: number): MaybePromise<number>;
+  /** Atomically claims an idempotency key for one attempt (see {@link ClaimResult}). */
+  claim(key: string, argsHash: string, options: ClaimOptions): MaybePromise<ClaimResult>;
+  /**
+   * Settles a key: `succeeded` (with the result to replay), `failed` (the server answered with a
+   * failure; no effect assumed) or `uncertain` (sent, no answer). Settled entries are kept for the
+   * retention period; `uncertain` ones until a host settles them. Settling a key nobody claimed
+   * creates it (a host that checked by hand). With `claimedAt`, a `failed` or `uncertain` settle of
+   * a key that another attempt has claimed since is dropped (see {@link SettleOptions}).
+   */
+  settle(
+    key: string,
+    state: Exclude<LedgerState, "pending">,
+    options: SettleOptions,
+  ): MaybePromise<void>;
+  /** Reads a ledger entry. */
+  entry(key: string): MaybePromise<LedgerEntry | undefined>;
+}

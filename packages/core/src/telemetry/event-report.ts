@@ -1,0 +1,254 @@
+import type { BudgetName } from "../judge/decide.ts";
+import type { Action, Reason } from "../types.ts";
+import { parseEventLine } from "./event-log.ts";
+import type { CallOutcomeKind, GovernorEvent, RunEndReason } from "./events.ts";
+
+/** One failure fingerprint in a {@link Report}. */
+export interface FingerprintReport {
+  readonly fingerprint: string;
+  /** Failed attempts with this fingerprint (decision events). */
+  readonly count: number;
+  /** Runs it occurred in. */
+  readonly runs: number;
+  /** Tools it came from, sorted. */
+  readonly tools: string[];
+  /** The failure's own reasons (`cause` when the decision's reason is a run rule), sorted. */
+  readonly reasons: Reason[];
+  /** The actions decided for it, sorted. */
+  readonly actions: Action[];
+}
+
+/** What `governor report` prints: figures derived from an event log. Plain JSON. */
+export interface Report {
+  /** Events read. */
+  readonly events: number;
+  /** Earliest and latest `at` (epoch ms), or null without events. */
+  readonly firstAt: number | null;
+  readonly lastAt: number | null;
+  /** Runs that ended (`run_end` events). */
+  readonly runs: number;
+  /** Runs with events but no `run_end`: still running when the log was cut, or lost. */
+  readonly openRuns: number;
+  /** Ended runs by reason (`completed` when the host ended the run), most frequent first. */
+  readonly stoppedBy: Partial<Record<RunEndReason, number>>;
+  /** Runs stopped with `budget_exhausted`, by budget. */
+  readonly budgetsExhausted: Partial<Record<BudgetName, number>>;
+  readonly calls: {
+    /** Tool calls (`call` events: each `run.call`, retries not counted apart). */
+    readonly total: number;
+    /**
+     * Calls that gave no usable result: outcome `model` (the model got an error to act on),
+     * `stop` (the call ended the run) or `host` (the failure went to the host).
+     */
+    readonly wasted: number;
+    readonly byOutcome: Record<CallOutcomeKind, number>;
+  };
+  /** Failed attempts (`decision` events). */
+  readonly failures: number;
+  /** Decisions to retry a dependency (action `retry_dependency`). */
+  readonly retries: {
+    readonly total: number;
+    /** Most frequent first. */
+    readonly byTool: Record<string, number>;
+  };
+  /** The most frequent failure fingerprints, most frequent first (ties by fingerprint). */
+  readonly topFingerprints: FingerprintReport[];
+}
+
+/** Options of {@link summarizeEvents}. */
+export interface SummarizeOptions {
+  /**
+   * How many fingerprints to list.
+   * @default 10
+   */
+  top?: number;
+}
+
+const WASTED: ReadonlySet<CallOutcomeKind> = new Set<CallOutcomeKind>(["model", "stop", "host"]);
+
+function bump<K extends string>(counts: Map<K, number>, key: K): void {
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+}
+
+/** Counts as a plain object, most frequent first, ties in key order. */
+function byCount<K extends string>(counts: Map<K, number>): Partial<Record<K, number>> {
+  const entries = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return Object.fromEntries(entries) as Partial<Record<K, number>>;
+}
+
+interface FingerprintTally {
+  count: number;
+  runs: number;
+  readonly tools: Set<string>;
+  readonly reasons: Set<Reason>;
+  readonly actions: Set<Action>;
+}
+
+/** What the summary keeps of a run: whether it ended, and while open, its fingerprints. */
+interface RunTally {
+  ended: boolean;
+  /** Fingerprints seen in the run, to count each run once per fingerprint; dropped at its end. */
+  fingerprints: Set<string> | undefined;
+}
+
+/**
+ * Tallies events one at a time, so a log of any length is summarized without holding it: what it
+ * keeps grows with the distinct runs, fingerprints and tools, not with the events.
+ */
+class EventTally {
+  private firstAt: number | null = null;
+  private lastAt: number | null = null;
+  private events = 0;
+  private ended = 0;
+  private readonly runs = new Map<string, RunTally>();
+  private readonly stoppedBy = new Map<RunEndReason, number>();
+  private readonly budgets = new Map<BudgetName, number>();
+  private readonly byOutcome: Record<CallOutcomeKind, number> = {
+    ok: 0,
+    replayed: 0,
+    model: 0,
+    stop: 0,
+    host: 0,
+  };
+  private calls = 0;
+  private wasted = 0;
+  private failures = 0;
+  private retries = 0;
+  private readonly retriesByTool = new Map<string, number>();
+  private readonly fingerprints = new Map<string, FingerprintTally>();
+
+  add(event: GovernorEvent): void {
+    this.events += 1;
+    this.firstAt = this.firstAt === null ? event.at : Math.min(this.firstAt, event.at);
+    this.lastAt = this.lastAt === null ? event.at : Math.max(this.lastAt, event.at);
+    let run = this.runs.get(event.runId);
+    if (run === undefined) {
+      run = { ended: false, fingerprints: undefined };
+      this.runs.set(event.runId, run);
+    }
+    switch (event.type) {
+      case "call":
+        this.calls += 1;
+        this.byOutcome[event.outcome] += 1;
+        if (WASTED.has(event.outcome)) this.wasted += 1;
+        return;
+      case "decision":
+        this.addDecision(event, run);
+        return;
+      case "run_end":
+        this.ended += 1;
+        run.ended = true;
+        run.fingerprints = undefined;
+        bump(this.stoppedBy, event.summary.reason);
+        if (event.summary.budget !== undefined) bump(this.budgets, event.summary.budget);
+        return;
+    }
+  }
+
+  private addDecision(event: Extract<GovernorEvent, { type: "decision" }>, run: RunTally): void {
+    this.failures += 1;
+    if (event.action === "retry_dependency") {
+      this.retries += 1;
+      bump(this.retriesByTool, event.tool);
+    }
+    let tally = this.fingerprints.get(event.fingerprint);
+    if (tally === undefined) {
+      tally = { count: 0, runs: 0, tools: new Set(), reasons: new Set(), actions: new Set() };
+      this.fingerprints.set(event.fingerprint, tally);
+    }
+    tally.count += 1;
+    run.fingerprints ??= new Set();
+    if (!run.fingerprints.has(event.fingerprint)) {
+      run.fingerprints.add(event.fingerprint);
+      tally.runs += 1;
+    }
+    tally.tools.add(event.tool);
+    tally.reasons.add(event.cause ?? event.reason);
+    tally.actions.add(event.action);
+  }
+
+  report(top: number): Report {
+    const topFingerprints = [...this.fingerprints]
+      .sort((a, b) => b[1].count - a[1].count || (a[0] < b[0] ? -1 : 1))
+      .slice(0, Math.max(0, top))
+      .map(
+        ([fingerprint, t]): FingerprintReport => ({
+          fingerprint,
+          count: t.count,
+          runs: t.runs,
+          tools: [...t.tools].sort(),
+          reasons: [...t.reasons].sort(),
+          actions: [...t.actions].sort(),
+        }),
+      );
+    let openRuns = 0;
+    for (const run of this.runs.values()) if (!run.ended) openRuns += 1;
+    return {
+      events: this.events,
+      firstAt: this.firstAt,
+      lastAt: this.lastAt,
+      runs: this.ended,
+      openRuns,
+      stoppedBy: byCount(this.stoppedBy),
+      budgetsExhausted: byCount(this.budgets),
+      calls: { total: this.calls, wasted: this.wasted, byOutcome: { ...this.byOutcome } },
+      failures: this.failures,
+      retries: {
+        total: this.retries,
+        byTool: byCount(this.retriesByTool) as Record<string, number>,
+      },
+      topFingerprints,
+    };
+  }
+}
+
+/**
+ * Summarizes an event log (see {@link parseEvents}): runs stopped by reason, top fingerprints,
+ * retries, wasted calls. A pure function of the events; their order does not matter.
+ *
+ * @example
+ * const report = summarizeEvents(parseEvents(text).events);
+ */
+export function summarizeEvents(
+  events: Iterable<GovernorEvent>,
+  options: SummarizeOptions = {},
+): Report {
+  const tally = new EventTally();
+  for (const event of events) tally.add(event);
+  return tally.report(options.top ?? 10);
+}
+
+/** Options of {@link summarizeEventLines}. */
+export interface SummarizeLinesOptions extends SummarizeOptions {
+  /**
+   * Called with `line N: ...` (1-based, with the path of each bad field) for each line that is
+   * not an event; the reading goes on.
+   */
+  onError?: (message: string) => void;
+}
+
+/**
+ * Summarizes an event log read line by line (each item one line, without its `\n`), as
+ * {@link summarizeEvents} does, without holding the log: a log of any size is read in bounded
+ * memory. Blank lines are skipped; bad lines go to `onError`.
+ *
+ * @example
+ * const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+ * const problems: string[] = [];
+ * const report = await summarizeEventLines(lines, { onError: (m) => problems.push(m) });
+ */
+export async function summarizeEventLines(
+  lines: AsyncIterable<string> | Iterable<string>,
+  options: SummarizeLinesOptions = {},
+): Promise<Report> {
+  const tally = new EventTally();
+  let n = 0;
+  for await (const line of lines) {
+    n += 1;
+    const parsed = parseEventLine(line);
+    if (parsed === undefined) continue;
+    if ("error" in parsed) options.onError?.(`line ${n}: ${parsed.error}`);
+    else tally.add(parsed);
+  }
+  return tally.report(options.top ?? 10);
+}

@@ -1,0 +1,105 @@
+import { z } from "zod";
+import type { BudgetName } from "../judge/decide.ts";
+import { ACTIONS, type Certainty, REASONS, type Reason } from "../types.ts";
+import type { CallOutcomeKind, GovernorEvent, RunEndReason } from "./events.ts";
+
+// The runtime twin of events.ts: what `parseEvents` and `governor report` accept. The type
+// checks at the bottom keep the two in step.
+
+const reasonNames = Object.keys(REASONS) as [Reason, ...Reason[]];
+const budgetNames = [
+  "calls",
+  "failures",
+  "retries",
+  "corrections",
+  "switches",
+  "wallTime",
+] as const satisfies readonly BudgetName[];
+const certainties = ["not_sent", "failed", "unknown"] as const satisfies readonly Certainty[];
+const outcomes = [
+  "ok",
+  "replayed",
+  "model",
+  "stop",
+  "host",
+] as const satisfies readonly CallOutcomeKind[];
+
+const reason = z.enum(reasonNames);
+const count = z.int().nonnegative();
+const ms = z.number().nonnegative();
+
+// Unknown fields are accepted and dropped: adding an optional field is a compatible change that
+// keeps `v: 1`, so a reader of v1 must read the lines of a newer writer of v1.
+const base = {
+  v: z.literal(1),
+  at: ms,
+  runId: z.string(),
+  truncated: z.literal(true).exactOptional(),
+};
+
+const decisionEvent = z.object({
+  ...base,
+  type: z.literal("decision"),
+  tool: z.string(),
+  server: z.string().exactOptional(),
+  // 0: refused before any attempt (denied by policy, a budget, an open breaker).
+  attempt: count,
+  action: z.enum(ACTIONS),
+  reason,
+  cause: reason.exactOptional(),
+  certainty: z.enum(certainties),
+  fingerprint: z.string().regex(/^[0-9a-f]{16}$/, "must be 16 lowercase hex digits"),
+  delayMs: ms.exactOptional(),
+  idempotencyKey: z.string().min(1).exactOptional(),
+  observed: z.boolean(),
+});
+
+const callEvent = z.object({
+  ...base,
+  type: z.literal("call"),
+  tool: z.string(),
+  server: z.string().exactOptional(),
+  outcome: z.enum(outcomes),
+  attempts: count,
+  durationMs: ms,
+});
+
+const runSummary = z.object({
+  runId: z.string(),
+  reason: z.enum([...reasonNames, "completed"] as [RunEndReason, ...RunEndReason[]]),
+  budget: z.enum(budgetNames).exactOptional(),
+  personResolvable: z.boolean(),
+  calls: count,
+  attempts: count,
+  actions: z.record(z.enum(ACTIONS), count),
+  retries: count,
+  failures: count,
+  fingerprints: z.record(z.string(), count),
+  durationMs: ms,
+  lastFailure: z.object({ tool: z.string(), reason, text: z.string() }).exactOptional(),
+  observeOnly: z.boolean(),
+});
+
+const runEndEvent = z.object({
+  ...base,
+  type: z.literal("run_end"),
+  summary: runSummary,
+});
+
+/**
+ * The zod schema of one event line, version 1: {@link GovernorEvent} at runtime. Unknown fields
+ * are accepted and dropped (adding an optional field does not bump `v`); a line of another
+ * version fails on `v`. Used by {@link parseEvents} and `governor report`.
+ *
+ * @example
+ * const result = eventSchema.safeParse(JSON.parse(line));
+ */
+export const eventSchema = z.discriminatedUnion("type", [decisionEvent, callEvent, runEndEvent]);
+
+// Both directions: every event the run emits passes the schema, and what the schema yields is
+// an event. A field added to one side and not the other fails the type check here.
+type SchemaOutput = z.output<typeof eventSchema>;
+const emittedEventsParse = (event: GovernorEvent): z.input<typeof eventSchema> => event;
+const parsedLinesAreEvents = (event: SchemaOutput): GovernorEvent => event;
+void emittedEventsParse;
+void parsedLinesAreEvents;

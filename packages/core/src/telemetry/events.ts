@@ -1,0 +1,86 @@
+import type { BudgetName } from "../judge/decide.ts";
+import type { Action, Certainty, Reason } from "../types.ts";
+
+/** The version of the event schema. Bumped on any incompatible change. */
+export const EVENT_SCHEMA_VERSION = 1;
+
+/** Why a run ended: a stop reason, or `completed` when the host ended it. */
+export type RunEndReason = Reason | "completed";
+
+/** What a run did, reported when it ends (DESIGN.md §2). Plain JSON. */
+export interface RunSummary {
+  readonly runId: string;
+  /** `completed` when the host ended the run, else the stop reason. */
+  readonly reason: RunEndReason;
+  /** For `budget_exhausted`: which budget. */
+  readonly budget?: BudgetName;
+  /** A person could resolve the stop (log in, approve, raise a quota, check a write). */
+  readonly personResolvable: boolean;
+  /** Tool calls the run made (each `run.call`), and attempts sent to tools (retries included). */
+  readonly calls: number;
+  readonly attempts: number;
+  /** Failures by the action decided. */
+  readonly actions: Readonly<Record<Action, number>>;
+  readonly retries: number;
+  readonly failures: number;
+  /** Fingerprints of failures in this run, with counts. */
+  readonly fingerprints: Readonly<Record<string, number>>;
+  /** Wall time from start to end, in ms. */
+  readonly durationMs: number;
+  /** The last failure in redacted form, if any. */
+  readonly lastFailure?: { readonly tool: string; readonly reason: Reason; readonly text: string };
+  /** Decisions were computed but not enforced. */
+  readonly observeOnly: boolean;
+}
+
+interface EventBase {
+  readonly v: typeof EVENT_SCHEMA_VERSION;
+  /** Epoch ms. */
+  readonly at: number;
+  readonly runId: string;
+  /** Set by the JSON Lines sink when it cut the event's fields to fit its line limit. */
+  readonly truncated?: true;
+}
+
+/** A decision after a failed attempt, or on a call refused before its first attempt. */
+export interface DecisionEvent extends EventBase {
+  readonly type: "decision";
+  readonly tool: string;
+  readonly server?: string;
+  /** The attempt that failed (1 for the first); 0 when the call was refused before any attempt. */
+  readonly attempt: number;
+  readonly action: Action;
+  readonly reason: Reason;
+  /** The failure's own reason when the decision's reason is a run rule. */
+  readonly cause?: Reason;
+  readonly certainty: Certainty;
+  readonly fingerprint: string;
+  /** Backoff before the next attempt, for `retry_dependency`. */
+  readonly delayMs?: number;
+  /** The call's idempotency key (mutating calls), e.g. to settle an uncertain write by hand. */
+  readonly idempotencyKey?: string;
+  /** Computed in observe-only mode: not enforced. */
+  readonly observed: boolean;
+}
+
+/** How one `run.call` ended. */
+export type CallOutcomeKind = "ok" | "replayed" | "model" | "stop" | "host";
+
+/** One `run.call`, when it ends. */
+export interface CallEvent extends EventBase {
+  readonly type: "call";
+  readonly tool: string;
+  readonly server?: string;
+  readonly outcome: CallOutcomeKind;
+  readonly attempts: number;
+  readonly durationMs: number;
+}
+
+/** The end of a run. */
+export interface RunEndEvent extends EventBase {
+  readonly type: "run_end";
+  readonly summary: RunSummary;
+}
+
+/** Every event Governor emits: one versioned JSON schema (`"v": 1`), one JSON line each. */
+export type GovernorEvent = DecisionEvent | CallEvent | RunEndEvent;
