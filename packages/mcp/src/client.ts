@@ -141,6 +141,8 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
   const maxTimeout = options.requestTimeoutMs ?? 60_000;
   const internals = client as unknown as ClientInternals;
   const annotations = new Map<string, ToolAnnotations>();
+  /** Input schemas from the last tool listing: they weigh a failure's text (issue 12.3). */
+  const schemas = new Map<string, unknown>();
   let listed = false;
   let lazyListTried = false;
   let closes = 0;
@@ -227,7 +229,11 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
     }
     const tools = listing.tools;
     annotations.clear();
-    for (const tool of tools) if (tool.annotations) annotations.set(tool.name, tool.annotations);
+    schemas.clear();
+    for (const tool of tools) {
+      if (tool.annotations) annotations.set(tool.name, tool.annotations);
+      schemas.set(tool.name, tool.inputSchema);
+    }
     listed = true;
     const unavailable = new Set(
       await governor.unavailableTools(
@@ -315,6 +321,7 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
       await readTools(maxTimeout, params.signal).catch(() => undefined);
     }
     const annotated = annotations.get(params.name);
+    const inputSchema = schemas.get(params.name);
     let facts: CallSiteFacts = {};
     // The run's deadline as the last attempt saw it.
     let deadlineAt = Number.POSITIVE_INFINITY;
@@ -326,6 +333,7 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
         ...(params.callId !== undefined && { callId: params.callId }),
         ...(params.signal !== undefined && { signal: params.signal }),
         ...(annotated !== undefined && { annotations: annotated }),
+        ...(inputSchema !== undefined && { inputSchema }),
         toFailure: (thrown) =>
           mapSdkError(thrown, { ...facts, retryAfterMs: options.retryAfter?.take() }),
       },
