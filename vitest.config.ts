@@ -18,6 +18,7 @@ export default defineConfig({
           "ai",
           "@ai-sdk/provider-utils",
           "@ai-sdk/gateway",
+          "@ai-sdk/mcp",
           "@openai/agents",
           "@openai/agents-core",
           "@openai/agents-openai",
