@@ -13,7 +13,13 @@ export default defineConfig({
     // "source" entry pointing at TypeScript, so let Vite load the SDK instead of Node.
     server: {
       deps: {
-        inline: ["@modelcontextprotocol/sdk", "ai", "@ai-sdk/provider-utils", "@ai-sdk/gateway"],
+        inline: [
+          "@modelcontextprotocol/sdk",
+          "@modelcontextprotocol/client",
+          "ai",
+          "@ai-sdk/provider-utils",
+          "@ai-sdk/gateway",
+        ],
       },
     },
   },
