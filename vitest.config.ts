@@ -15,10 +15,16 @@ export default defineConfig({
       deps: {
         inline: [
           "@modelcontextprotocol/sdk",
-          "@modelcontextprotocol/client",
           "ai",
           "@ai-sdk/provider-utils",
           "@ai-sdk/gateway",
+          "@ai-sdk/mcp",
+          "@openai/agents",
+          "@openai/agents-core",
+          "@openai/agents-openai",
+          "@modelcontextprotocol/client",
+          "@modelcontextprotocol/core",
+          "eventsource",
         ],
       },
     },

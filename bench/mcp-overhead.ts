@@ -8,7 +8,7 @@
  *   node --conditions=source --import tsx bench/mcp-overhead.ts   # prints the figures as JSON
  */
 import { pathToFileURL } from "node:url";
-import { createGovernor } from "@governor/core";
+import { createGovernor, type PolicyInput } from "@governor/core";
 import { governClient } from "@governor/mcp";
 import { connectInMemory, connectStdio, createFaultServer } from "@governor/testkit";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -29,8 +29,13 @@ export interface OverheadFigure {
 /** Calls per batch before switching sides; a run serves one governed batch (well under its budgets). */
 const BATCH = 25;
 
-async function measure(client: Client, samples: number, warmup: number): Promise<OverheadFigure> {
-  const governor = createGovernor({ tools: { search_notes: { effect: "read_only" } } });
+async function measure(
+  client: Client,
+  samples: number,
+  warmup: number,
+  policy: PolicyInput = { tools: { search_notes: { effect: "read_only" } } },
+): Promise<OverheadFigure> {
+  const governor = createGovernor(policy);
   const governed = governClient(client, { governor });
   const args = (i: number) => ({ query: `q${i}` });
   const raw: number[] = [];
@@ -78,17 +83,24 @@ async function measure(client: Client, samples: number, warmup: number): Promise
 }
 
 /**
- * Measures the governed vs raw success path: 2000 calls per side in memory, 500 over stdio.
+ * Measures the governed vs raw success path: 2000 calls per side in memory (the tool declared
+ * read-only, and undeclared: a mutating tool, keyed and recorded in the ledger), 500 over stdio.
  * @example
- * const { inmemory, stdio } = await benchMcpOverhead();
+ * const { inmemory, inmemoryUndeclared, stdio } = await benchMcpOverhead();
  */
 export async function benchMcpOverhead(
   options: { inmemorySamples?: number; stdioSamples?: number } = {},
-): Promise<{ inmemory: OverheadFigure; stdio: OverheadFigure }> {
+): Promise<{
+  inmemory: OverheadFigure;
+  inmemoryUndeclared: OverheadFigure;
+  stdio: OverheadFigure;
+}> {
   const memory = await connectInMemory(createFaultServer());
   let inmemory: OverheadFigure;
+  let inmemoryUndeclared: OverheadFigure;
   try {
     inmemory = await measure(memory.client, options.inmemorySamples ?? 2000, 500);
+    inmemoryUndeclared = await measure(memory.client, options.inmemorySamples ?? 2000, 500, {});
   } finally {
     await memory.client.close();
   }
@@ -99,7 +111,7 @@ export async function benchMcpOverhead(
   } finally {
     await child.client.close();
   }
-  return { inmemory, stdio };
+  return { inmemory, inmemoryUndeclared, stdio };
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -9,6 +9,13 @@ import { benchDecisions, benchMemory, benchRetryAmplification, benchRunCall } fr
 import { benchMcpOverhead } from "./mcp-overhead.ts";
 import { benchRedisLedger } from "./redis-ledger.ts";
 import { redisForBench } from "./redis-server.ts";
+import {
+  benchAllocation,
+  benchFailingCall,
+  benchJudgeVsRegex,
+  benchLongRun,
+  benchRunCallVsLoop,
+} from "./run-path.ts";
 import { type Figure, figure } from "./stats.ts";
 
 const quick = process.argv.includes("--quick");
@@ -36,6 +43,13 @@ results.overhead_inmemory = figure(
   mcp.inmemory.samples,
 );
 log("overhead_inmemory");
+results.overhead_inmemory_undeclared = figure(
+  mcp.inmemoryUndeclared.governedMedianUs,
+  mcp.inmemoryUndeclared.rawMedianUs,
+  "us/call",
+  mcp.inmemoryUndeclared.samples,
+);
+log("overhead_inmemory_undeclared");
 results.overhead_stdio = figure(
   mcp.stdio.governedMedianUs,
   mcp.stdio.rawMedianUs,
@@ -43,6 +57,18 @@ results.overhead_stdio = figure(
   mcp.stdio.samples,
 );
 log("overhead_stdio");
+
+// Issue 13's targets for the run's own path (bench/run-path.ts).
+results.run_call_vs_retry_loop = await benchRunCallVsLoop(quick ? 5_000 : 50_000);
+log("run_call_vs_retry_loop");
+results.bytes_per_call = await benchAllocation(quick ? 5 : 20);
+log("bytes_per_call");
+results.judge_vs_regex = benchJudgeVsRegex(quick ? 5 : 20);
+log("judge_vs_regex");
+results.failing_call_vs_judge = await benchFailingCall(quick ? 3 : 10);
+log("failing_call_vs_judge");
+results.memory_long_run = await benchLongRun(quick ? 100_000 : 1_000_000);
+log("memory_long_run");
 
 results.retry_amplification = await benchRetryAmplification();
 log("retry_amplification");

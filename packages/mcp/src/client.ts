@@ -7,7 +7,7 @@ import {
   type ToolAnnotations,
 } from "@governor/core";
 import { redact } from "@governor/core/judge";
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { transportErrorText } from "./host-text.ts";
 import { listAllTools, MAX_TOOL_PAGES, type ToolListing } from "./list-tools.ts";
 import { type CallSiteFacts, isSessionGone, mapSdkError } from "./map-error.ts";
@@ -70,6 +70,14 @@ export interface GovernedCallParams {
    * ends the run with `aborted`.
    */
   readonly signal?: AbortSignal;
+  /**
+   * The caller's own `_meta` for the request (e.g. a proxy passing on its host's). Sent with
+   * every attempt; Governor's idempotency key is added to it and wins over a caller's key of the
+   * same name. A `progressToken` here is dropped: use `onprogress`.
+   */
+  readonly meta?: Readonly<Record<string, unknown>>;
+  /** Receives the server's progress notifications for this call (the SDK sets the token). */
+  readonly onprogress?: (progress: Progress) => void;
 }
 
 /**
@@ -271,9 +279,13 @@ export function governClient<C extends McpClient>(
         {
           name: params.name,
           arguments: { ...ctx.args },
-          ...(Object.keys(ctx.meta).length > 0 && { _meta: { ...ctx.meta } }),
+          ...requestMeta(params.meta, ctx.meta),
         },
-        { signal: ctx.signal, timeout: limit },
+        {
+          signal: ctx.signal,
+          timeout: limit,
+          ...(params.onprogress !== undefined && { onprogress: params.onprogress }),
+        },
         definitions.get(params.name),
       );
     } catch (error) {
@@ -355,6 +367,20 @@ export function governClient<C extends McpClient>(
   };
 
   return { client, callTool, listTools };
+}
+
+/** The `_meta` of one attempt: the caller's (without a progress token), then Governor's. */
+function requestMeta(
+  caller: Readonly<Record<string, unknown>> | undefined,
+  governed: Readonly<Record<string, unknown>>,
+): { _meta?: Record<string, unknown> } {
+  const meta: Record<string, unknown> = {};
+  if (caller !== undefined) {
+    for (const [key, value] of Object.entries(caller))
+      if (key !== "progressToken") meta[key] = value;
+  }
+  Object.assign(meta, governed);
+  return Object.keys(meta).length > 0 ? { _meta: meta } : {};
 }
 
 /** Appends the tools that exist to an unknown-tool text, so the model can pick one. */

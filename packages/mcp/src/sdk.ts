@@ -4,7 +4,7 @@
  * and `@modelcontextprotocol/client` 2.x (`Client` from `@modelcontextprotocol/client`). Neither
  * is imported here at load time: a host that installed only one of them can use the adapter.
  */
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { LocalCheckError } from "./map-error.ts";
 
 /**
@@ -27,6 +27,11 @@ export interface WireOptions {
   readonly timeout: number;
 }
 
+/** One `tools/call`'s options: its bounds, and the caller's progress handler. */
+export interface CallOptions extends WireOptions {
+  readonly onprogress?: (progress: Progress) => void;
+}
+
 /** One page of `tools/list`. */
 export interface ToolPage {
   readonly tools: Tool[];
@@ -43,7 +48,7 @@ export interface ToolWire {
    */
   callTool(
     params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> },
-    options: WireOptions,
+    options: CallOptions,
     definition: Tool | undefined,
   ): Promise<CallToolResult>;
   /** One page of `tools/list`, never the SDK's own walk over all pages. */
@@ -85,8 +90,7 @@ export function toolWire(client: McpClient): ToolWire {
       // success against the output schema, and mirrors Mcp-Param headers on 2026-07-28 HTTP.
       callTool: (params, options, definition) =>
         requesting.callTool(params, {
-          signal: options.signal,
-          timeout: options.timeout,
+          ...options,
           ...(definition !== undefined && { toolDefinition: definition }),
         }) as Promise<CallToolResult>,
       // request(), not listTools(): without a cursor, 2.x's listTools walks every page itself.

@@ -21,6 +21,7 @@ import {
   EVENT_SCHEMA_VERSION,
   type RunSummary,
 } from "../telemetry/events.ts";
+import { effectHints, recordedFailure } from "../telemetry/recorded-failure.ts";
 import {
   ACTIONS,
   type Action,
@@ -233,6 +234,8 @@ interface CallState {
   args: Readonly<Record<string, unknown>>;
   meta: Readonly<Record<string, unknown>>;
   readonly callKey: string;
+  /** The call's number in the run, in start order (1 for the first). */
+  readonly seq: number;
   argsHash: string | undefined;
   key: string | undefined;
   readonly sensitive: readonly string[];
@@ -297,6 +300,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   let attempts = 0;
   let retries = 0;
   let failures = 0;
+  let callCount = 0;
   let lastFailure: RunSummary["lastFailure"];
   let stopped: { reason: Reason; budget?: BudgetName; personResolvable: boolean } | undefined;
   let ended: RunSummary | undefined;
@@ -444,6 +448,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       runId: id,
       tool: state.call.tool,
       ...(state.call.server !== undefined && { server: state.call.server }),
+      call: state.seq,
       outcome,
       attempts: state.attempts,
       durationMs: core.now() - state.started,
@@ -536,20 +541,24 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     print: string,
     counted = true,
     isFailure = true,
+    retryBudgetEmpty = false,
   ) => {
+    const text = observe(failure.text, state);
     if (counted) {
       if (isFailure) failures += 1;
       fingerprints[print] = (fingerprints[print] ?? 0) + 1;
       actions[d.action] += 1;
-      lastFailure = { tool: state.call.tool, reason: c.reason, text: observe(failure.text, state) };
+      lastFailure = { tool: state.call.tool, reason: c.reason, text };
     }
+    const now = core.now();
     core.emit({
       v: EVENT_SCHEMA_VERSION,
       type: "decision",
-      at: core.now(),
+      at: now,
       runId: id,
       tool: state.call.tool,
       ...(state.call.server !== undefined && { server: state.call.server }),
+      call: state.seq,
       attempt: state.attempts,
       action: d.action,
       reason: d.reason,
@@ -559,6 +568,17 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       ...(d.action === "retry_dependency" && { delayMs: d.delayMs }),
       ...(state.key !== undefined && { idempotencyKey: state.key }),
       observed: observeOnly,
+      input: {
+        callHash: hashCanonical(state.callKey).slice(0, 16),
+        failure: recordedFailure(failure, text),
+        ...(state.call.annotations !== undefined && {
+          annotations: effectHints(state.call.annotations),
+        }),
+        elapsedMs: now - startedAt,
+        ...(options.deadline !== undefined && { hostDeadlineMs: options.deadline - now }),
+        ...(state.verified !== undefined && { verified: state.verified }),
+        ...(retryBudgetEmpty && { retryBudgetEmpty: true as const }),
+      },
     });
   };
 
@@ -1013,8 +1033,10 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         budgets.refund("failures");
         d = commit(state, c, print, true);
       }
+      record(state, failure, c, d, print, true, true, !granted);
+    } else {
+      record(state, failure, c, d, print);
     }
-    record(state, failure, c, d, print);
 
     if (observeOnly) {
       emitCall(state, "ok");
@@ -1173,6 +1195,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       args: rawArgs,
       meta: {},
       callKey,
+      seq: ++callCount,
       argsHash: undefined,
       key: undefined,
       sensitive: sensitiveOf(tool, rawArgs),

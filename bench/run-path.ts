@@ -1,0 +1,260 @@
+/**
+ * The run's own costs (issue 13's targets), each against a baseline run side by side in this
+ * process, in alternating batches so both see the same machine state:
+ * - a successful `run.call` against a hand-written 3-try loop with a timer;
+ * - bytes allocated per successful `run.call` against a direct call;
+ * - judging a failure (`assessFailure`) against one case-insensitive regex test over the same text;
+ * - a failing `run.call` in a fresh run against judging the same failure;
+ * - the heap retained inside one long run.
+ *
+ *   node --expose-gc --conditions=source --import tsx bench/run-path.ts   # prints the figures
+ */
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { GCProfiler } from "node:v8";
+import { createGovernor, failureFromResult, loadPolicy } from "@governor/core";
+import { assessFailure, resolveToolPolicy } from "@governor/core/judge";
+import { type Figure, figure, median } from "./stats.ts";
+
+const corpus = readFileSync(new URL("../test/corpus/tool-errors.jsonl", import.meta.url), "utf8")
+  .trim()
+  .split("\n")
+  .map((line) => JSON.parse(line) as { tool: string; text: string });
+
+const ok = { content: [{ type: "text", text: "ok" }] };
+const noop = async () => ok;
+
+/**
+ * What a careful host writes by hand: up to 3 tries, each raced against a timeout timer that is
+ * cleared after, a backoff between tries. The baseline of the success path.
+ */
+async function threeTries<T>(fn: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("timeout")), timeoutMs);
+      });
+      return await Promise.race([fn(), timeout]);
+    } catch (error) {
+      if (attempt >= 3) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** A governor for the success path: a read-only no-op tool, budgets wide enough for a batch. */
+function successGovernor() {
+  return createGovernor(
+    { tools: { noop: { effect: "read_only" } }, budgets: { calls: 100_000_000 } },
+    { metrics: false },
+  );
+}
+
+/**
+ * A successful `run.call` (read-only, distinct arguments) against the hand-written 3-try loop
+ * with a timer around the same executor.
+ */
+export async function benchRunCallVsLoop(calls = 50_000): Promise<Figure> {
+  const governor = successGovernor();
+  const batch = 1_000;
+  const ours: number[] = [];
+  const base: number[] = [];
+  let n = 0;
+  for (let round = 0; round * batch < calls + 5 * batch; round++) {
+    const warm = round < 5;
+    const run = governor.startRun();
+    const sides = [
+      async () => {
+        const t = performance.now();
+        for (let i = 0; i < batch; i++) {
+          const outcome = await run.call({ tool: "noop", args: { i: n++ } }, noop);
+          if (outcome.kind !== "ok") throw new Error(`bench: run.call ended with ${outcome.kind}`);
+        }
+        if (!warm) ours.push(((performance.now() - t) * 1000) / batch);
+      },
+      async () => {
+        const t = performance.now();
+        for (let i = 0; i < batch; i++) await threeTries(noop);
+        if (!warm) base.push(((performance.now() - t) * 1000) / batch);
+      },
+    ];
+    // Alternate which side goes first, so neither always runs on a warmer path.
+    for (const side of round % 2 === 0 ? sides : sides.reverse()) await side();
+    run.end();
+  }
+  return figure(median(ours), median(base), "us/call", calls);
+}
+
+/**
+ * Bytes allocated per call, counted by V8's GC profiler (heap used after, minus before, plus what
+ * every collection in between freed): median of batches.
+ */
+async function allocatedPerCall(batch: number, body: (i: number) => Promise<unknown>) {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  const profiler = new GCProfiler();
+  const before = process.memoryUsage().heapUsed;
+  profiler.start();
+  for (let i = 0; i < batch; i++) await body(i);
+  const after = process.memoryUsage().heapUsed;
+  const stats = profiler.stop();
+  let freed = 0;
+  for (const s of stats?.statistics ?? []) {
+    freed += s.beforeGC.heapStatistics.usedHeapSize - s.afterGC.heapStatistics.usedHeapSize;
+  }
+  return (after - before + freed) / batch;
+}
+
+/** Bytes allocated per successful `run.call` against a direct call of the same executor. */
+export async function benchAllocation(rounds = 20): Promise<Figure> {
+  const governor = successGovernor();
+  const batch = 2_000;
+  const ours: number[] = [];
+  const base: number[] = [];
+  let n = 0;
+  for (let round = 0; round < rounds + 3; round++) {
+    const run = governor.startRun();
+    const o = await allocatedPerCall(batch, () =>
+      run.call({ tool: "noop", args: { i: n++ } }, noop),
+    );
+    const b = await allocatedPerCall(batch, () => noop());
+    run.end();
+    if (round >= 3) {
+      ours.push(o);
+      base.push(b);
+    }
+  }
+  return figure(median(ours), median(base), "bytes/call", rounds * batch);
+}
+
+/** The corpus as failures of a read-only tool, with the governor's resolved settings. */
+function corpusFailures() {
+  const policy = loadPolicy({});
+  return {
+    policy,
+    failures: corpus.map((e) => ({
+      tool: resolveToolPolicy(policy, e.tool),
+      text: e.text,
+      failure: failureFromResult({ content: [{ type: "text", text: e.text }], isError: true }),
+    })),
+  };
+}
+
+/**
+ * Judging one failure (`assessFailure`: classify, decide, fingerprint, redact, compose) against
+ * one case-insensitive regex test over the same text: µs per failure over the corpus.
+ */
+export function benchJudgeVsRegex(rounds = 20): Figure {
+  const { policy, failures } = corpusFailures();
+  const regex = /timed? ?out|unavailable|not found|invalid|denied/i;
+  let sink = 0;
+  const ours: number[] = [];
+  const base: number[] = [];
+  for (let r = 0; r < rounds + 2; r++) {
+    let t = performance.now();
+    for (const { tool, failure } of failures) {
+      sink += assessFailure(failure, { policy, tool, effect: "read_only" }).fingerprint.length;
+    }
+    const o = ((performance.now() - t) * 1000) / failures.length;
+    t = performance.now();
+    for (const { text } of failures) sink += regex.test(text) ? 1 : 0;
+    const b = ((performance.now() - t) * 1000) / failures.length;
+    if (r >= 2) {
+      ours.push(o);
+      base.push(b);
+    }
+  }
+  if (sink < 0) throw new Error("unreachable");
+  return figure(median(ours), median(base), "us/failure", rounds * failures.length);
+}
+
+/**
+ * A failing `run.call` in a fresh run (start, one call whose result is the corpus failure, end)
+ * against judging the same failure with `assessFailure`: µs per failure over the corpus. Retries
+ * are off (one attempt), so no backoff is timed.
+ */
+export async function benchFailingCall(rounds = 10): Promise<Figure> {
+  const { policy, failures } = corpusFailures();
+  const governor = createGovernor(
+    { defaults: { effect: "read_only", retry: { attempts: 1 } } },
+    { metrics: false, onHostError: () => undefined },
+  );
+  const results = failures.map(({ text }) => ({
+    content: [{ type: "text", text }],
+    isError: true,
+  }));
+  let sink = 0;
+  const ours: number[] = [];
+  const base: number[] = [];
+  for (let r = 0; r < rounds + 2; r++) {
+    let t = performance.now();
+    for (let i = 0; i < failures.length; i++) {
+      const run = governor.startRun();
+      const outcome = await run.call(
+        { tool: corpus[i]?.tool ?? "t", args: { i } },
+        async () => results[i],
+      );
+      sink += outcome.kind.length;
+      run.end();
+    }
+    const o = ((performance.now() - t) * 1000) / failures.length;
+    t = performance.now();
+    for (const { tool, failure } of failures) {
+      sink += assessFailure(failure, { policy, tool, effect: "read_only" }).fingerprint.length;
+    }
+    const b = ((performance.now() - t) * 1000) / failures.length;
+    if (r >= 2) {
+      ours.push(o);
+      base.push(b);
+    }
+  }
+  if (sink < 0) throw new Error("unreachable");
+  return figure(median(ours), median(base), "us/failure", rounds * failures.length);
+}
+
+/**
+ * Heap retained inside one long run: after `calls` successful calls with distinct arguments (the
+ * loop detector sees a new call each time), against the heap after a tenth of them. A ratio near
+ * 1 means the run's own state is bounded. Needs `--expose-gc`.
+ */
+export async function benchLongRun(calls = 1_000_000): Promise<Figure> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const heap = () => {
+    gc?.();
+    gc?.();
+    return process.memoryUsage().heapUsed / 1024 / 1024;
+  };
+  const governor = createGovernor(
+    {
+      tools: { read: { effect: "read_only" } },
+      budgets: { calls: 100_000_000, wallTimeMs: 24 * 3_600_000 },
+    },
+    { metrics: false },
+  );
+  const run = governor.startRun();
+  const start = heap();
+  let tenth = 0;
+  for (let i = 0; i < calls; i++) {
+    const outcome = await run.call({ tool: "read", args: { i } }, noop);
+    if (outcome.kind !== "ok") throw new Error(`bench: call ${i} ended with ${outcome.kind}`);
+    if (i + 1 === calls / 10) tenth = heap() - start;
+  }
+  const end = heap() - start;
+  run.end();
+  return figure(Math.max(0, end), Math.max(0.001, tenth), "MB", calls);
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const quick = process.argv.includes("--quick");
+  const out = {
+    run_call_vs_retry_loop: await benchRunCallVsLoop(quick ? 5_000 : 50_000),
+    bytes_per_call: await benchAllocation(quick ? 5 : 20),
+    judge_vs_regex: benchJudgeVsRegex(quick ? 5 : 20),
+    failing_call_vs_judge: await benchFailingCall(quick ? 3 : 10),
+    memory_long_run: await benchLongRun(quick ? 100_000 : 1_000_000),
+  };
+  process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+}
