@@ -14,6 +14,11 @@ Commands:
                              writes, leaked secrets and tasks done
   classify [--policy FILE]   judge failures read as JSON Lines on stdin, one JSON line out per line
   check FILE                 validate a policy file; print the resolved policy or each bad field
+  proxy [options] -- COMMAND [ARGS...]
+                             govern an MCP server for any host: speaks MCP on stdio (or
+                             --listen PORT) and runs every tool call through Governor
+                             (--policy FILE --events FILE --server NAME --upstream URL
+                             --window 10m --stop-ttl 10m --timeout 60s; see docs/proxy.md)
   report FILE [--json]       summarize a JSON Lines event log (- for stdin): runs stopped by
                              reason, top fingerprints, retries, wasted calls [--top N]
   replay LOG... --policy FILE [--json]
@@ -73,6 +78,10 @@ export async function main(argv: string[]): Promise<number> {
         // Loaded on demand: it pulls in the MCP SDK and the testkit, which other commands skip.
         const { demoCommand } = await import("./demo.ts");
         return await demoCommand(rest);
+      }
+      case "proxy": {
+        const { proxyCommand } = await import("./proxy/command.ts");
+        return await proxyCommand(rest);
       }
       case "classify":
         return await classifyCommand(rest);
