@@ -12,6 +12,7 @@ import {
   type CallToolResult,
   CallToolResultSchema,
   ErrorCode,
+  type Progress,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { transportErrorText } from "./host-text.ts";
@@ -75,6 +76,14 @@ export interface GovernedCallParams {
    * ends the run with `aborted`.
    */
   readonly signal?: AbortSignal;
+  /**
+   * The caller's own `_meta` for the request (e.g. a proxy passing on its host's). Sent with
+   * every attempt; Governor's idempotency key is added to it and wins over a caller's key of the
+   * same name. A `progressToken` here is dropped: use `onprogress`.
+   */
+  readonly meta?: Readonly<Record<string, unknown>>;
+  /** Receives the server's progress notifications for this call (the SDK sets the token). */
+  readonly onprogress?: (progress: Progress) => void;
 }
 
 /** An MCP client whose tool calls go through Governor runs. */
@@ -274,11 +283,15 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
           params: {
             name: params.name,
             arguments: { ...ctx.args },
-            ...(Object.keys(ctx.meta).length > 0 && { _meta: { ...ctx.meta } }),
+            ...requestMeta(params.meta, ctx.meta),
           },
         },
         CallToolResultSchema,
-        { signal: ctx.signal, timeout: limit },
+        {
+          signal: ctx.signal,
+          timeout: limit,
+          ...(params.onprogress !== undefined && { onprogress: params.onprogress }),
+        },
       )) as CallToolResult;
       if (!result.isError) validateOutput(internals, params.name, result);
       return result;
@@ -361,6 +374,20 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
   };
 
   return { client, callTool, listTools };
+}
+
+/** The `_meta` of one attempt: the caller's (without a progress token), then Governor's. */
+function requestMeta(
+  caller: Readonly<Record<string, unknown>> | undefined,
+  governed: Readonly<Record<string, unknown>>,
+): { _meta?: Record<string, unknown> } {
+  const meta: Record<string, unknown> = {};
+  if (caller !== undefined) {
+    for (const [key, value] of Object.entries(caller))
+      if (key !== "progressToken") meta[key] = value;
+  }
+  Object.assign(meta, governed);
+  return Object.keys(meta).length > 0 ? { _meta: meta } : {};
 }
 
 /** Appends the tools that exist to an unknown-tool text, so the model can pick one. */

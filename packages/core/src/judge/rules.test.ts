@@ -192,6 +192,151 @@ describe("BUILTIN_RULES families", () => {
     ]);
   });
 
+  // Issue 12.4: each cue with texts of at least two services (named in the comment of each row).
+  it("person-only cues in a service's own words stop, ahead of argument-like wording", () => {
+    expectCases([
+      // A right the caller lacks: Redis ACL, Discord, Linear, GCP IAM, MySQL, Telegram, HubSpot, Shopify.
+      ["NOPERM this user has no permissions to run the 'set' command", "forbidden", "stop"],
+      ["NOPERM No permissions to access a key", "forbidden", "stop"],
+      ["DiscordAPIError[50013]: Missing Permissions", "forbidden", "stop"],
+      ["DiscordAPIError[50001]: Missing Access", "forbidden", "stop"],
+      ["You need the admin permission to perform this action", "forbidden", "stop"],
+      ["The token needs the channels:write scope", "forbidden", "stop"],
+      [
+        "Permission 'storage.objects.get' denied on resource (or it may not exist).",
+        "forbidden",
+        "stop",
+      ],
+      ["SELECT command denied to user 'app'@'localhost' for table 'salaries'", "forbidden", "stop"],
+      ["Bad Request: not enough rights to send text messages to the chat", "forbidden", "stop"],
+      ["This app hasn't been granted all required scopes to make this call.", "forbidden", "stop"],
+      [
+        "Access denied for products field. Required access: `read_products` access scope.",
+        "forbidden",
+        "stop",
+      ],
+      ["This action requires merchant approval for write_orders scope.", "forbidden", "stop"],
+      [
+        "The client 'abc' does not have authorization to perform action 'Microsoft.Resources/read'",
+        "forbidden",
+        "stop",
+      ],
+      [
+        "If you need access to this endpoint, you may need a different access level.",
+        "forbidden",
+        "stop",
+      ],
+      // A feature, API or region not enabled: AWS, Twilio, GCP, Perplexity, OpenAI, Gemini.
+      ["The requested operation is not enabled for this region", "forbidden", "stop"],
+      [
+        "Permission to send an SMS has not been enabled for the region indicated by the 'To' number",
+        "forbidden",
+        "stop",
+      ],
+      [
+        "Cloud Run Admin API has not been used in project 123 before or it is disabled. Enable it by visiting https://console.example/apis then retry.",
+        "forbidden",
+        "stop",
+      ],
+      ["Your account is not enabled for this feature", "forbidden", "stop"],
+      ["Country, region, or territory not supported", "forbidden", "stop"],
+      ["User location is not supported for the API use.", "forbidden", "stop"],
+      ["This model is not available in your region", "forbidden", "stop"],
+      // An account to verify or activate: X, OpenAI, SendGrid, Stripe-like payments.
+      ["You must verify your account before you can perform this action", "unauthorized", "stop"],
+      [
+        "Your organization must be verified to use the model `o3`. Please go to settings and click on Verify Organization.",
+        "unauthorized",
+        "stop",
+      ],
+      [
+        "The from address does not match a verified Sender Identity. Mail cannot be sent until this error is resolved.",
+        "unauthorized",
+        "stop",
+      ],
+      [
+        "Your account cannot currently make live charges. Please complete your account activation.",
+        "unauthorized",
+        "stop",
+      ],
+      ["Email address is not verified", "unauthorized", "stop"],
+      // A plan: Spotify, Zoom, Azure.
+      ["Player command failed: Premium required", "quota_exceeded", "stop"],
+      ["This endpoint requires a paid plan", "quota_exceeded", "stop"],
+      [
+        "The subscription is not registered to use namespace 'Microsoft.App'.",
+        "quota_exceeded",
+        "stop",
+      ],
+      ["Webhooks are not available on your current plan", "quota_exceeded", "stop"],
+      // Content policies: OpenAI, Anthropic, Azure OpenAI.
+      ["Your request was rejected as a result of our safety system.", "business_rule", "stop"],
+      [
+        "Invalid prompt: your prompt was flagged as potentially violating our usage policy.",
+        "business_rule",
+        "stop",
+      ],
+      ["Output blocked by content filtering policy", "business_rule", "stop"],
+      [
+        "The response was filtered due to the prompt triggering the content management policy.",
+        "business_rule",
+        "stop",
+      ],
+    ]);
+  });
+
+  it("argument wording about permissions, regions and accounts stays the model's", () => {
+    expectCases([
+      [
+        "Invalid value for 'permissions': expected an array of strings",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      [
+        "Region 'us-west-9' is not supported. Supported regions: us-east-1, eu-west-1",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      ["Unsupported region: mars-1", "invalid_argument", "correct_arguments"],
+      [
+        "Permission level must be one of read, write, admin",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      ["The 'verify' option must be a boolean", "invalid_argument", "correct_arguments"],
+      ["Account ID must be 12 digits", "invalid_argument", "correct_arguments"],
+      ["Policy 'p-123' not found", "not_found", "correct_arguments"],
+      ["role 'admn' does not exist", "not_found", "correct_arguments"],
+      ["project 'acme' not found or you don't have access to it", "not_found", "correct_arguments"],
+      ["Missing access key id in arguments", "invalid_argument", "correct_arguments"],
+    ]);
+  });
+
+  it("a write reported done, then a side step that failed, is a partial success", () => {
+    expectCases([
+      [
+        "Issue #41 was created, but adding the label 'bug' failed: label not found",
+        "partial_success",
+        "stop",
+      ],
+      [
+        "Event created successfully, but sending invitations failed: 503",
+        "partial_success",
+        "stop",
+      ],
+      [
+        "Message posted to #general; failed to add reaction: invalid_name",
+        "partial_success",
+        "stop",
+      ],
+      [
+        "Ticket PROJ-12 updated, but the transition to Done failed: field 'resolution' is required",
+        "partial_success",
+        "stop",
+      ],
+    ]);
+  });
+
   it("read-only deployments, configuration and business rules stop", () => {
     expectCases([
       ["Server is running in read-only mode", "business_rule", "stop"],

@@ -238,6 +238,78 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     pattern:
       /\b(?:not found|does ?n[o']t exist)\b[^.\n]{0,20}\bor (?:you )?(?:do ?n[o']t|does ?n[o']t) have (?:access|permission)\b/i,
   },
+  // Person-only cues, in the service's own words: a right the caller lacks, an account to verify,
+  // a plan to buy, a feature or region the account has not enabled, a content policy. They outrank
+  // the argument-like wording such texts carry ("missing", "required", "must be", "not
+  // supported"): nobody in the loop can fix them, and they are never retried.
+  {
+    ...FORBIDDEN,
+    pattern: oneOf(
+      /\bnoperm\b/,
+      /\b(?:has|have) no (?:\w+ )?(?:permissions?|privileges?|rights)\b/,
+      /\bno (?:\w+ )?(?:permissions?|privileges?) (?:to|for|on)\b/,
+      /\bmissing (?:the )?(?:required )?(?:permissions?|privileges?|access(?![ _-]?(?:token|key|code|id)))\b/,
+      /\b(?:you|user|caller|client|account|token|app|bot|role) (?:\w+ )?(?:needs?|requires?) (?:the |an? )?[\w:.'"`-]{1,60} (?:permissions?|privileges?|roles?|scopes?)\b/,
+      /\bpermissions? ['"`]?[\w:./-]+['"`]? (?:is |was )?denied\b/,
+      /\b(?:command|operation|action|request) denied (?:to|for) (?:user|role|account)\b/,
+      /\b(?:does|do) ?n[o']t have (?:the )?(?:required |necessary |sufficient )?authori[sz]ation\b/,
+      /\bnot enough (?:rights|permissions?|privileges?|access)\b/,
+      /\b(?:has|have) ?n[o']t been granted\b/,
+      /\b(?:has|have) not been granted\b/,
+      /\b(?:required|granted) (?:access )?scopes?\b/,
+      /\baccess scopes?\b/,
+      /\brequires? (?:\w+ )?(?:approval|consent) (?:for|of|from)\b/,
+      /\b(?:different|higher|elevated) access (?:level|tier)\b/,
+      /\b(?:blocked|kicked|banned) by the (?:user|owner|admin(?:istrator)?)\b/,
+    ),
+  },
+  {
+    ...BUSINESS_RULE,
+    pattern: oneOf(
+      // Content and usage policies: the request itself is refused, whoever rephrases it.
+      /\bsafety (?:system|filters?|policy|policies)\b/,
+      /\bcontent (?:filter(?:ing)?|moderation|management) polic(?:y|ies)\b/,
+      /\b(?:usage|content|acceptable use) polic(?:y|ies)\b/,
+      /\bflagged (?:as|by|for)\b[^.\n]{0,60}\b(?:policy|policies|safety|moderation|unsafe|harmful)\b/,
+    ),
+  },
+  {
+    ...UNAUTHORIZED,
+    pattern: oneOf(
+      // An account, organization, sender or domain to verify or activate first.
+      /\bverify (?:your|the|this) (?:\w+ )?(?:account|organi[sz]ation|email(?: address)?|identity|phone(?: number)?|domain|sender)\b/,
+      /\b(?:account|organi[sz]ation|email(?: address)?|identity|phone(?: number)?|domain|sender)s? (?:\w+ )?(?:must|needs? to|has to|have to) be verified\b/,
+      /\b(?:account|organi[sz]ation|email(?: address)?|identity|domain|sender) (?:is |has )?(?:not|n[o']t|never) (?:yet )?(?:been )?verified\b/,
+      /\b(?:unverified|a verified) (?:\w+ )?(?:account|organi[sz]ation|email|identity|sender|domain)\b/,
+      /\bcomplete (?:your |the )?(?:account )?(?:activation|verification|onboarding)\b/,
+      /\bactivate (?:your|the) account\b/,
+    ),
+  },
+  {
+    ...QUOTA,
+    pattern: oneOf(
+      // A plan or subscription the account lacks.
+      /\b(?:premium|paid|pro|plus|business|enterprise|upgraded?) (?:(?:plan|tier|account|subscription|membership|license) )?(?:is )?required\b/,
+      /\brequires? an? (?:paid|premium|pro|business|enterprise|upgraded) (?:plan|tier|account|subscription|license)\b/,
+      /\bsubscription (?:\w+ ){0,2}(?:not registered|does not include|inactive|expired|cancell?ed)\b/,
+      /\bnot (?:available|included) (?:on|in|with) (?:your|the (?:free|current)) (?:\w+ )?(?:plan|tier|subscription)\b/,
+    ),
+  },
+  {
+    ...FORBIDDEN,
+    pattern: oneOf(
+      // A feature, API, region or country the account or project has not enabled.
+      /\bnot (?:been )?enabled (?:for|in|on) (?:this|the|your) (?:\w+ )?(?:region|account|project|organi[sz]ation|workspace|team|tenant|subscription|country|plan)\b/,
+      /\b(?:has|have) ?n[o']t been enabled\b/,
+      /\b(?:has|have) not been enabled\b/,
+      /\b(?:account|organi[sz]ation|project|workspace|team|tenant) (?:\w+ )?(?:is )?not (?:enabled|allowed|permitted|eligible) (?:for|to)\b/,
+      /\bapi\b[^.\n]{0,80}\b(?:is|was|has been) disabled\b/,
+      /\benable it (?:by|at|in|from)\b/,
+      /\bnot (?:available|supported|enabled|allowed) in your (?:country|region|location|territory|area)\b/,
+      /\b(?:user|your|caller'?s?|client) (?:location|country|region|territory)\b[^.\n]{0,30}\bnot (?:supported|available|allowed)\b/,
+      /\bcountry, region,? (?:or|and) territory\b/,
+    ),
+  },
   // Quota, credits, billing, plan: a limit that only money or an account lifts, not waiting.
   // A value of the request over a business limit (an amount, a size of an order) is a rule of the
   // service, not a quota of the caller: checked before quotas, whose wording ("daily limit") it shares.

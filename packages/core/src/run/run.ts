@@ -21,6 +21,7 @@ import {
   EVENT_SCHEMA_VERSION,
   type RunSummary,
 } from "../telemetry/events.ts";
+import { effectHints, recordedFailure } from "../telemetry/recorded-failure.ts";
 import {
   ACTIONS,
   type Action,
@@ -279,6 +280,8 @@ interface CallState {
   args: Readonly<Record<string, unknown>>;
   meta: Readonly<Record<string, unknown>>;
   readonly callKey: string;
+  /** The call's number in the run, in start order (1 for the first). */
+  readonly seq: number;
   argsHash: string | undefined;
   key: string | undefined;
   readonly sensitive: readonly string[];
@@ -363,6 +366,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   let attempts = 0;
   let retries = 0;
   let failures = 0;
+  let callCount = 0;
   let lastFailure: RunSummary["lastFailure"];
   let stopped: { reason: Reason; budget?: BudgetName; personResolvable: boolean } | undefined;
   let ended: RunSummary | undefined;
@@ -513,6 +517,9 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     );
   };
 
+  /** Equal for identical calls (server, tool, canonical arguments); the arguments stay out. */
+  const callHashOf = (state: CallState) => hashCanonical(state.callKey).slice(0, 16);
+
   const observe = (text: string, state: CallState) => redactForModel(text, policy, state.sensitive);
 
   const emitCall = (state: CallState, outcome: CallOutcomeKind) =>
@@ -523,6 +530,8 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       runId: id,
       tool: state.call.tool,
       ...(state.call.server !== undefined && { server: state.call.server }),
+      call: state.seq,
+      callHash: callHashOf(state),
       outcome,
       attempts: state.attempts,
       durationMs: core.now() - state.started,
@@ -615,20 +624,24 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     print: string,
     counted = true,
     isFailure = true,
+    retryBudgetEmpty = false,
   ) => {
+    const text = observe(failure.text, state);
     if (counted) {
       if (isFailure) failures += 1;
       fingerprints[print] = (fingerprints[print] ?? 0) + 1;
       actions[d.action] += 1;
-      lastFailure = { tool: state.call.tool, reason: c.reason, text: observe(failure.text, state) };
+      lastFailure = { tool: state.call.tool, reason: c.reason, text };
     }
+    const now = core.now();
     core.emit({
       v: EVENT_SCHEMA_VERSION,
       type: "decision",
-      at: core.now(),
+      at: now,
       runId: id,
       tool: state.call.tool,
       ...(state.call.server !== undefined && { server: state.call.server }),
+      call: state.seq,
       attempt: state.attempts,
       action: d.action,
       reason: d.reason,
@@ -638,6 +651,17 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       ...(d.action === "retry_dependency" && { delayMs: d.delayMs }),
       ...(state.key !== undefined && { idempotencyKey: state.key }),
       observed: observeOnly,
+      input: {
+        callHash: callHashOf(state),
+        failure: recordedFailure(failure, text),
+        ...(state.call.annotations !== undefined && {
+          annotations: effectHints(state.call.annotations),
+        }),
+        elapsedMs: now - startedAt,
+        ...(options.deadline !== undefined && { hostDeadlineMs: options.deadline - now }),
+        ...(state.verified !== undefined && { verified: state.verified }),
+        ...(retryBudgetEmpty && { retryBudgetEmpty: true as const }),
+      },
     });
   };
 
@@ -1102,8 +1126,10 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         budgets.refund("failures");
         d = commit(state, c, print, true);
       }
+      record(state, failure, c, d, print, true, true, !granted);
+    } else {
+      record(state, failure, c, d, print);
     }
-    record(state, failure, c, d, print);
 
     if (observeOnly) {
       emitCall(state, "ok");
@@ -1259,6 +1285,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       args: rawArgs,
       meta: NO_META,
       callKey,
+      seq: ++callCount,
       argsHash: undefined,
       key: undefined,
       sensitive: sensitiveOf(tool, rawArgs),
