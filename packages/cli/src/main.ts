@@ -3,6 +3,7 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { GovernorError, loadPolicy, type Policy } from "@governor/core";
 import { classifyLine } from "./classify-lines.ts";
+import { replayCommand } from "./replay.ts";
 import { reportCommand } from "./report.ts";
 
 const USAGE = `Usage: governor <command> [options]
@@ -15,8 +16,17 @@ Commands:
                              judge failures read as JSON Lines on stdin, one JSON line out per
                              line; --explain adds which step decided and how sure it is
   check FILE                 validate a policy file; print the resolved policy or each bad field
+  proxy [options] -- COMMAND [ARGS...]
+                             govern an MCP server for any host: speaks MCP on stdio (or
+                             --listen PORT) and runs every tool call through Governor
+                             (--policy FILE --events FILE --server NAME --upstream URL
+                             --window 10m --stop-ttl 10m --timeout 60s; see docs/proxy.md)
   report FILE [--json]       summarize a JSON Lines event log (- for stdin): runs stopped by
                              reason, top fingerprints, retries, wasted calls [--top N]
+  replay LOG... --policy FILE [--json]
+                             re-decide every recorded failure of event logs under another policy
+                             and print what changes: decisions, runs stopped earlier or later,
+                             calls saved
   help                       show this text
 `;
 
@@ -75,12 +85,18 @@ export async function main(argv: string[]): Promise<number> {
         const { demoCommand } = await import("./demo.ts");
         return await demoCommand(rest);
       }
+      case "proxy": {
+        const { proxyCommand } = await import("./proxy/command.ts");
+        return await proxyCommand(rest);
+      }
       case "classify":
         return await classifyCommand(rest);
       case "check":
         return await checkCommand(rest);
       case "report":
         return await reportCommand(rest);
+      case "replay":
+        return await replayCommand(rest);
       case "help":
       case "--help":
       case "-h":

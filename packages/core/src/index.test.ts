@@ -48,6 +48,7 @@ describe("the public API", () => {
         "hashArgs",
         "matchBuiltinRules",
         "normalizeText",
+        "parseEventLine",
         "parseRetryAfter",
         "policySchema",
         "readCallEvidence",

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { BudgetName } from "../judge/decide.ts";
+import type { LocalKind } from "../judge/failure.ts";
 import { ACTIONS, type Certainty, REASONS, type Reason } from "../types.ts";
 import type { CallOutcomeKind, GovernorEvent, RunEndReason } from "./events.ts";
 
@@ -37,21 +38,72 @@ const base = {
   truncated: z.literal(true).exactOptional(),
 };
 
+const localKinds = [
+  "timeout",
+  "aborted",
+  "connection_closed",
+  "connection_refused",
+  "not_connected",
+  "network",
+  "http_status",
+  "malformed_result",
+  "spawn_failed",
+  "thrown",
+] as const satisfies readonly LocalKind[];
+const hash16 = z.string().regex(/^[0-9a-f]{16}$/, "must be 16 lowercase hex digits");
+const callNumber = z.int().positive().exactOptional();
+
+const recordedFailure = z.object({
+  channel: z.enum(["tool", "protocol", "local"]),
+  origin: z.enum(["local", "peer"]),
+  text: z.string(),
+  redacted: z.literal(true).exactOptional(),
+  code: z.union([z.number(), z.string()]).exactOptional(),
+  httpStatus: z.int().min(100).max(599).exactOptional(),
+  retryAfterMs: ms.exactOptional(),
+  local: z.enum(localKinds).exactOptional(),
+  toolFailure: z
+    .object({
+      class: z.string().exactOptional(),
+      code: z.string().exactOptional(),
+      retryable: z.boolean().exactOptional(),
+    })
+    .exactOptional(),
+});
+
+const decisionInput = z.object({
+  callHash: hash16,
+  failure: recordedFailure,
+  annotations: z
+    .object({
+      readOnlyHint: z.boolean().exactOptional(),
+      destructiveHint: z.boolean().exactOptional(),
+      idempotentHint: z.boolean().exactOptional(),
+    })
+    .exactOptional(),
+  elapsedMs: ms,
+  hostDeadlineMs: z.number().exactOptional(),
+  verified: z.enum(["absent", "present", "unknown"]).exactOptional(),
+  retryBudgetEmpty: z.literal(true).exactOptional(),
+});
+
 const decisionEvent = z.object({
   ...base,
   type: z.literal("decision"),
   tool: z.string(),
   server: z.string().exactOptional(),
+  call: callNumber,
   // 0: refused before any attempt (denied by policy, a budget, an open breaker).
   attempt: count,
   action: z.enum(ACTIONS),
   reason,
   cause: reason.exactOptional(),
   certainty: z.enum(certainties),
-  fingerprint: z.string().regex(/^[0-9a-f]{16}$/, "must be 16 lowercase hex digits"),
+  fingerprint: hash16,
   delayMs: ms.exactOptional(),
   idempotencyKey: z.string().min(1).exactOptional(),
   observed: z.boolean(),
+  input: decisionInput.exactOptional(),
 });
 
 const callEvent = z.object({
@@ -59,6 +111,8 @@ const callEvent = z.object({
   type: z.literal("call"),
   tool: z.string(),
   server: z.string().exactOptional(),
+  call: callNumber,
+  callHash: hash16.exactOptional(),
   outcome: z.enum(outcomes),
   attempts: count,
   durationMs: ms,

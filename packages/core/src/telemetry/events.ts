@@ -1,5 +1,6 @@
 import type { BudgetName } from "../judge/decide.ts";
-import type { Action, Certainty, Reason } from "../types.ts";
+import type { LocalKind } from "../judge/failure.ts";
+import type { Action, Certainty, Channel, Origin, Reason } from "../types.ts";
 
 /** The version of the event schema. Bumped on any incompatible change. */
 export const EVENT_SCHEMA_VERSION = 1;
@@ -42,11 +43,59 @@ interface EventBase {
   readonly truncated?: true;
 }
 
+/**
+ * The failure a decision judged, as the log keeps it: the signals classification reads, and its
+ * text redacted like the model's (never the raw text).
+ */
+export interface RecordedFailure {
+  readonly channel: Channel;
+  readonly origin: Origin;
+  /** Redacted with the policy's redaction settings, as the model would read it. */
+  readonly text: string;
+  /** Redaction changed the text (a secret, a path, or the length cap): rules saw the raw one. */
+  readonly redacted?: true;
+  readonly code?: number | string;
+  readonly httpStatus?: number;
+  readonly retryAfterMs?: number;
+  readonly local?: LocalKind;
+  readonly toolFailure?: {
+    readonly class?: string;
+    readonly code?: string;
+    readonly retryable?: boolean;
+  };
+}
+
+/**
+ * What re-deciding a failure under another policy needs (`governor replay`), beyond the event's
+ * own fields. Optional in schema v1: lines written before it existed lack it.
+ */
+export interface DecisionInput {
+  /** A hash of the call (server, tool, canonical arguments): equal for identical calls. */
+  readonly callHash: string;
+  readonly failure: RecordedFailure;
+  /** The tool's MCP annotations, when the call carried them. */
+  readonly annotations?: {
+    readonly readOnlyHint?: boolean;
+    readonly destructiveHint?: boolean;
+    readonly idempotentHint?: boolean;
+  };
+  /** Time since the run started, in ms. */
+  readonly elapsedMs: number;
+  /** Time left before the deadline the host gave the run, when it gave one. */
+  readonly hostDeadlineMs?: number;
+  /** The answer of the policy's verify step, when one ran for this attempt. */
+  readonly verified?: "absent" | "present" | "unknown";
+  /** The server's shared retry budget refused a retry (state shared across runs). */
+  readonly retryBudgetEmpty?: true;
+}
+
 /** A decision after a failed attempt, or on a call refused before its first attempt. */
 export interface DecisionEvent extends EventBase {
   readonly type: "decision";
   readonly tool: string;
   readonly server?: string;
+  /** The call's number in its run (1 for the first `run.call`); absent from older v1 lines. */
+  readonly call?: number;
   /** The attempt that failed (1 for the first); 0 when the call was refused before any attempt. */
   readonly attempt: number;
   readonly action: Action;
@@ -61,6 +110,8 @@ export interface DecisionEvent extends EventBase {
   readonly idempotencyKey?: string;
   /** Computed in observe-only mode: not enforced. */
   readonly observed: boolean;
+  /** What re-deciding needs (see {@link DecisionInput}); absent from older v1 lines. */
+  readonly input?: DecisionInput;
 }
 
 /** How one `run.call` ended. */
@@ -71,6 +122,10 @@ export interface CallEvent extends EventBase {
   readonly type: "call";
   readonly tool: string;
   readonly server?: string;
+  /** The call's number in its run (1 for the first `run.call`); absent from older v1 lines. */
+  readonly call?: number;
+  /** As a decision's `input.callHash`: equal for identical calls; absent from older v1 lines. */
+  readonly callHash?: string;
   readonly outcome: CallOutcomeKind;
   readonly attempts: number;
   readonly durationMs: number;

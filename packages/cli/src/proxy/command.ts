@@ -1,0 +1,295 @@
+/**
+ * `governor proxy`: the command line. Parses its arguments, builds the governor (policy, event
+ * log) and serves the proxy over stdio or Streamable HTTP, to a real server started as a child
+ * process (`-- COMMAND ARGS`) or reached over Streamable HTTP (`--upstream URL`).
+ */
+import { randomUUID } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { parseArgs } from "node:util";
+import { createGovernor, createJsonlSink, type JsonlSink, loadPolicy } from "@governor/core";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { createProxyServer, type ProxyServer, type ProxyServerOptions } from "./server.ts";
+
+/** What `governor proxy` was asked to do. */
+export interface ProxyArgs {
+  readonly policy?: string;
+  readonly events?: string;
+  readonly server?: string;
+  /** Serve the host over Streamable HTTP on this port (0: any free port) instead of stdio. */
+  readonly listen?: number;
+  readonly host: string;
+  /** The real server over Streamable HTTP. */
+  readonly upstream?: URL;
+  /** The real server as a child process over stdio. */
+  readonly command?: { readonly command: string; readonly args: readonly string[] };
+  readonly windowMs?: number;
+  readonly stopTtlMs?: number;
+  readonly timeoutMs?: number;
+}
+
+/** A bad command line: the message says what was wrong and what is accepted. */
+export class ProxyUsageError extends Error {
+  override name = "ProxyUsageError";
+}
+
+function duration(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const match = /^(\d+)(ms|s|m|h)?$/.exec(text.trim());
+  if (match === null) {
+    throw new ProxyUsageError(
+      `--${flag} ${JSON.stringify(text)}: expected a duration such as 500ms, 30s, 10m or 1h (a bare number is ms)`,
+    );
+  }
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] ?? "ms"] ?? 1;
+  const ms = Number(match[1]) * unit;
+  if (ms <= 0)
+    throw new ProxyUsageError(`--${flag}: must be more than 0, got ${JSON.stringify(text)}`);
+  return ms;
+}
+
+/** Parses `governor proxy` arguments; throws {@link ProxyUsageError} on a bad one. */
+export function parseProxyArgs(argv: readonly string[]): ProxyArgs {
+  const dash = argv.indexOf("--");
+  const own = dash === -1 ? [...argv] : argv.slice(0, dash);
+  const child = dash === -1 ? [] : argv.slice(dash + 1);
+  let values: Record<string, string | undefined>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: own,
+      options: {
+        policy: { type: "string" },
+        events: { type: "string" },
+        server: { type: "string" },
+        listen: { type: "string" },
+        host: { type: "string" },
+        upstream: { type: "string" },
+        window: { type: "string" },
+        "stop-ttl": { type: "string" },
+        timeout: { type: "string" },
+      },
+      allowPositionals: true,
+      strict: true,
+    }) as { values: Record<string, string | undefined>; positionals: string[] });
+  } catch (error) {
+    throw new ProxyUsageError(error instanceof Error ? error.message : String(error));
+  }
+  if (positionals.length > 0) {
+    throw new ProxyUsageError(
+      `unexpected ${JSON.stringify(positionals[0])}: put the server's command after --, e.g. governor proxy -- npx -y @modelcontextprotocol/server-everything`,
+    );
+  }
+  let upstream: URL | undefined;
+  if (values.upstream !== undefined) {
+    try {
+      upstream = new URL(values.upstream);
+    } catch {
+      throw new ProxyUsageError(
+        `--upstream ${JSON.stringify(values.upstream)}: expected an http(s) URL`,
+      );
+    }
+    if (upstream.protocol !== "http:" && upstream.protocol !== "https:") {
+      throw new ProxyUsageError(
+        `--upstream: expected an http: or https: URL, got ${upstream.protocol}`,
+      );
+    }
+  }
+  if (upstream !== undefined && child.length > 0) {
+    throw new ProxyUsageError("give either --upstream URL or -- COMMAND [ARGS...], not both");
+  }
+  if (upstream === undefined && child.length === 0) {
+    throw new ProxyUsageError(
+      "no server to govern: give -- COMMAND [ARGS...] (a stdio server) or --upstream URL (Streamable HTTP)",
+    );
+  }
+  let listen: number | undefined;
+  if (values.listen !== undefined) {
+    listen = Number(values.listen);
+    if (!/^\d+$/.test(values.listen) || listen > 65_535) {
+      throw new ProxyUsageError(
+        `--listen ${JSON.stringify(values.listen)}: expected a port, 0 to 65535`,
+      );
+    }
+  }
+  const windowMs = duration("window", values.window);
+  const stopTtlMs = duration("stop-ttl", values["stop-ttl"]);
+  const timeoutMs = duration("timeout", values.timeout);
+  const [command, ...args] = child;
+  return {
+    ...(values.policy !== undefined && { policy: values.policy }),
+    ...(values.events !== undefined && { events: values.events }),
+    ...(values.server !== undefined && { server: values.server }),
+    ...(listen !== undefined && { listen }),
+    host: values.host ?? "127.0.0.1",
+    ...(upstream !== undefined && { upstream }),
+    ...(command !== undefined && { command: { command, args } }),
+    ...(windowMs !== undefined && { windowMs }),
+    ...(stopTtlMs !== undefined && { stopTtlMs }),
+    ...(timeoutMs !== undefined && { timeoutMs }),
+  };
+}
+
+/** The environment a child server gets: the proxy's own (a host passes its settings this way). */
+function childEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+  return env;
+}
+
+function upstreamOf(args: ProxyArgs): () => Transport {
+  const { upstream, command } = args;
+  if (upstream !== undefined) return () => new StreamableHTTPClientTransport(upstream);
+  if (command === undefined) throw new ProxyUsageError("no server to govern");
+  return () =>
+    new StdioClientTransport({
+      command: command.command,
+      args: [...command.args],
+      env: childEnv(),
+      stderr: "inherit",
+    });
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString("utf8");
+  return text === "" ? undefined : JSON.parse(text);
+}
+
+function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
+}
+
+/** Serves one proxy per HTTP session on `host:port`; resolves with the bound port and a closer. */
+export async function listenHttp(
+  proxyOptions: () => ProxyServerOptions,
+  port: number,
+  host: string,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const sessions = new Map<
+    string,
+    { transport: StreamableHTTPServerTransport; proxy: ProxyServer }
+  >();
+  const http = createServer((req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? "/", "http://localhost");
+      if (url.pathname !== "/mcp") return jsonRpcError(res, 404, -32000, "Not found: use /mcp");
+      const id = req.headers["mcp-session-id"];
+      let body: unknown;
+      if (req.method === "POST") {
+        try {
+          body = await readBody(req);
+        } catch {
+          return jsonRpcError(res, 400, -32700, "Parse error: the body is not JSON");
+        }
+      }
+      const known = typeof id === "string" ? sessions.get(id) : undefined;
+      if (known !== undefined) return known.transport.handleRequest(req, res, body);
+      if (id !== undefined) return jsonRpcError(res, 404, -32001, "Session not found");
+      if (req.method !== "POST")
+        return jsonRpcError(res, 400, -32000, "No session: initialize first");
+      const proxy = createProxyServer(proxyOptions());
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: (sessionId) => {
+          sessions.set(sessionId, { transport, proxy });
+        },
+      });
+      transport.onclose = () => {
+        if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+        void proxy.close();
+      };
+      await proxy.server.connect(transport);
+      await transport.handleRequest(req, res, body);
+    })().catch((error: unknown) => {
+      if (!res.headersSent) jsonRpcError(res, 500, -32603, `governor proxy: ${String(error)}`);
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(port, host, () => {
+      http.off("error", reject);
+      resolve();
+    });
+  });
+  const address = http.address();
+  const bound = typeof address === "object" && address !== null ? address.port : port;
+  return {
+    port: bound,
+    async close() {
+      await Promise.all([...sessions.values()].map((s) => s.proxy.close()));
+      sessions.clear();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+/** Runs `governor proxy`; resolves with the exit status when the host goes away. */
+export async function proxyCommand(argv: string[]): Promise<number> {
+  let args: ProxyArgs;
+  try {
+    args = parseProxyArgs(argv);
+  } catch (error) {
+    if (!(error instanceof ProxyUsageError)) throw error;
+    process.stderr.write(`governor proxy: ${error.message}\n`);
+    return 2;
+  }
+  const policy = loadPolicy(args.policy === undefined ? {} : await readFile(args.policy, "utf8"));
+  let sink: JsonlSink | undefined;
+  if (args.events !== undefined) {
+    sink = createJsonlSink(args.events, {
+      onError: (error) => process.stderr.write(`governor proxy: event log: ${String(error)}\n`),
+    });
+  }
+  const governor = createGovernor(policy, { ...(sink !== undefined && { onEvent: sink.write }) });
+  const upstream = upstreamOf(args);
+  const proxyOptions = (): ProxyServerOptions => ({
+    governor,
+    upstream,
+    ...(args.server !== undefined && { server: args.server }),
+    ...(args.windowMs !== undefined && { windowMs: args.windowMs }),
+    ...(args.stopTtlMs !== undefined && { stopTtlMs: args.stopTtlMs }),
+    ...(args.timeoutMs !== undefined && { timeoutMs: args.timeoutMs }),
+    onTransportError: (error) => process.stderr.write(`governor proxy: ${error.message}\n`),
+  });
+
+  let closing: Promise<void> | undefined;
+  let shutdownResolve: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => {
+    shutdownResolve = resolve;
+  });
+  let closeHost: () => Promise<void>;
+  if (args.listen !== undefined) {
+    const served = await listenHttp(proxyOptions, args.listen, args.host);
+    process.stderr.write(`governor proxy: listening on http://${args.host}:${served.port}/mcp\n`);
+    closeHost = served.close;
+  } else {
+    const proxy = createProxyServer(proxyOptions());
+    const transport = new StdioServerTransport();
+    await proxy.server.connect(transport);
+    closeHost = proxy.close;
+    // The host went away: end the run and the child server with it.
+    process.stdin.once("end", () => void shutdown());
+    process.stdin.once("close", () => void shutdown());
+  }
+  function shutdown(): Promise<void> {
+    closing ??= (async () => {
+      await closeHost();
+      await sink?.close();
+      shutdownResolve();
+    })();
+    return closing;
+  }
+  process.once("SIGTERM", () => void shutdown());
+  process.once("SIGINT", () => void shutdown());
+  await done;
+  return 0;
+}

@@ -1,0 +1,319 @@
+/**
+ * The proxy's MCP server: speaks to the host as the real server would, and to the real server as
+ * the host would. Tool calls go through Governor (session.ts); everything else passes through
+ * both ways unchanged: initialize (the real server's capabilities, info and instructions),
+ * resources, prompts, completions, logging, progress, cancellation, and the server's own requests
+ * (sampling, elicitation, roots) to the host.
+ */
+import { createRequire } from "node:module";
+import type { Governor, HostError } from "@governor/core";
+import { type GovernedClient, governClient } from "@governor/mcp";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  CallToolRequestSchema,
+  type ClientCapabilities,
+  ErrorCode,
+  type Implementation,
+  type InitializeRequest,
+  InitializeRequestSchema,
+  type InitializeResult,
+  ListToolsRequestSchema,
+  type LoggingLevel,
+  LoggingLevelSchema,
+  McpError,
+  type Notification,
+  type Progress,
+  type Request,
+  type RequestId,
+  ResultSchema,
+  type ServerCapabilities,
+  SetLevelRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { createProxySession, JsonRpcError, type ProxyLog, type ProxySession } from "./session.ts";
+
+const { version: VERSION } = createRequire(import.meta.url)("../../package.json") as {
+  version: string;
+};
+
+/** The `_meta` key of the initialize result that says a Governor proxy answers. */
+export const PROXY_META_KEY = "dev.governor/proxy";
+
+/** Capabilities the proxy may need to serve: the real server's are answered at initialize. */
+const SUPERSET: ServerCapabilities = {
+  tools: { listChanged: true },
+  resources: { subscribe: true, listChanged: true },
+  prompts: { listChanged: true },
+  completions: {},
+  logging: {},
+};
+
+export interface ProxyServerOptions {
+  readonly governor: Governor;
+  /** A new transport to the real server (called at initialize, and again to reconnect). */
+  readonly upstream: () => Transport;
+  /** The server's name in the policy (`servers.<name>`). */
+  readonly server?: string;
+  readonly windowMs?: number;
+  readonly stopTtlMs?: number;
+  /** Upper bound of one request to the real server, in ms. @default 60000 */
+  readonly timeoutMs?: number;
+  /** Transport trouble no request reports (redacted), e.g. to stderr. */
+  readonly onTransportError?: (error: HostError) => void;
+}
+
+export interface ProxyServer {
+  /** The MCP server the host talks to: `server.connect(transport)`. */
+  readonly server: Server;
+  /** Closes the host side and the real server's connection (a stdio child is ended). */
+  close(): Promise<void>;
+}
+
+/** A severity order of MCP logging levels. */
+const LEVELS = LoggingLevelSchema.options;
+
+/** Rethrows what the real server answered so the host gets its code and message unprefixed. */
+function forHost(error: unknown): never {
+  if (error instanceof JsonRpcError) throw error;
+  if (error instanceof McpError) {
+    const prefix = `MCP error ${error.code}: `;
+    const message = error.message.startsWith(prefix)
+      ? error.message.slice(prefix.length)
+      : error.message;
+    throw new JsonRpcError(error.code, message, error.data);
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  throw new JsonRpcError(ErrorCode.InternalError, `governor proxy: ${message}`);
+}
+
+/** What the proxy tells the host it can do: the real server's capabilities, plus its own. */
+function advertised(real: ServerCapabilities): ServerCapabilities {
+  // Task-based tool calls are not governed (the adapter refuses them): not advertised.
+  const { tasks: _tasks, ...rest } = real;
+  return {
+    ...rest,
+    logging: {},
+    ...(real.tools !== undefined && { tools: { ...real.tools, listChanged: true } }),
+  };
+}
+
+/** Creates a proxy for one host session. */
+export function createProxyServer(options: ProxyServerOptions): ProxyServer {
+  const { governor } = options;
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const server = new Server(
+    { name: "governor-proxy", version: VERSION },
+    { capabilities: SUPERSET },
+  );
+  let client: Client | undefined;
+  let governed: GovernedClient | undefined;
+  let session: ProxySession | undefined;
+  let realCapabilities: ServerCapabilities = {};
+  let level: LoggingLevel | undefined;
+  const hidden = new Set<string>();
+  /** Host requests in flight: a server request while exactly one is out belongs to it. */
+  const inFlight = new Set<RequestId>();
+
+  const log = (entry: ProxyLog): void => {
+    if (level !== undefined && LEVELS.indexOf(entry.level) < LEVELS.indexOf(level)) return;
+    server
+      .notification({
+        method: "notifications/message",
+        params: { level: entry.level, logger: "governor", data: entry.data },
+      })
+      .catch(() => undefined);
+  };
+
+  const toolsMaybeChanged = (tool: string): void => {
+    governor
+      .unavailableTools([tool], options.server)
+      .then((closed) => {
+        const now = closed.includes(tool);
+        if (now === hidden.has(tool)) return;
+        if (now) hidden.add(tool);
+        else hidden.delete(tool);
+        return server.sendToolListChanged();
+      })
+      .catch(() => undefined);
+  };
+
+  const relatedTo = (): { relatedRequestId?: RequestId } => {
+    if (inFlight.size !== 1) return {};
+    const [only] = inFlight;
+    return only === undefined ? {} : { relatedRequestId: only };
+  };
+
+  const progressTo =
+    (token: unknown, requestId: RequestId) =>
+    (progress: Progress): void => {
+      if (typeof token !== "string" && typeof token !== "number") return;
+      server
+        .notification(
+          { method: "notifications/progress", params: { ...progress, progressToken: token } },
+          { relatedRequestId: requestId },
+        )
+        .catch(() => undefined);
+    };
+
+  const connectUpstream = async (
+    capabilities: ClientCapabilities,
+    clientInfo: Implementation,
+  ): Promise<Client> => {
+    const upstream = new Client(clientInfo, { capabilities });
+    // The real server's requests (sampling, elicitation, roots) go to the host, whose own
+    // capabilities the SDK checks.
+    upstream.fallbackRequestHandler = async (request, extra) => {
+      try {
+        return await server.request(request as Request as never, ResultSchema, {
+          signal: extra.signal,
+          ...relatedTo(),
+        });
+      } catch (error) {
+        return forHost(error);
+      }
+    };
+    upstream.fallbackNotificationHandler = async (notification: Notification) => {
+      await server.notification(notification as never);
+    };
+    await upstream.connect(options.upstream());
+    return upstream;
+  };
+
+  server.setRequestHandler(InitializeRequestSchema, async (request: InitializeRequest) => {
+    const base = (await (
+      server as unknown as { _oninitialize(r: InitializeRequest): Promise<InitializeResult> }
+    )._oninitialize(request)) as InitializeResult;
+    if (client !== undefined) {
+      throw new JsonRpcError(ErrorCode.InvalidRequest, "governor proxy: already initialized");
+    }
+    let upstream: Client;
+    try {
+      upstream = await connectUpstream(request.params.capabilities, request.params.clientInfo);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new JsonRpcError(
+        ErrorCode.InternalError,
+        `governor proxy: could not connect to the server: ${message}`,
+      );
+    }
+    client = upstream;
+    realCapabilities = upstream.getServerCapabilities() ?? {};
+    governed = governClient(upstream, {
+      governor,
+      ...(options.server !== undefined && { server: options.server }),
+      requestTimeoutMs: timeoutMs,
+      reconnect: async () => {
+        await upstream.close().catch(() => undefined);
+        await upstream.connect(options.upstream());
+      },
+      ...(options.onTransportError !== undefined && { onTransportError: options.onTransportError }),
+    });
+    session = createProxySession({
+      governor,
+      governed,
+      ...(options.server !== undefined && { server: options.server }),
+      ...(options.windowMs !== undefined && { windowMs: options.windowMs }),
+      ...(options.stopTtlMs !== undefined && { stopTtlMs: options.stopTtlMs }),
+      timeoutMs,
+      log,
+      onToolsMaybeChanged: toolsMaybeChanged,
+    });
+    const instructions = upstream.getInstructions();
+    return {
+      ...base,
+      capabilities: advertised(realCapabilities),
+      serverInfo: upstream.getServerVersion() ?? base.serverInfo,
+      ...(instructions !== undefined && { instructions }),
+      _meta: { [PROXY_META_KEY]: { name: "governor-proxy", version: VERSION } },
+    };
+  });
+
+  const ready = (): { client: Client; governed: GovernedClient; session: ProxySession } => {
+    if (client === undefined || governed === undefined || session === undefined) {
+      throw new JsonRpcError(ErrorCode.InvalidRequest, "governor proxy: not initialized");
+    }
+    return { client, governed, session };
+  };
+
+  /** Tracks a host request while it is out. */
+  const tracked = async <T>(id: RequestId, work: () => Promise<T>): Promise<T> => {
+    inFlight.add(id);
+    try {
+      return await work();
+    } finally {
+      inFlight.delete(id);
+    }
+  };
+
+  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) =>
+    tracked(extra.requestId, async () => {
+      const { governed } = ready();
+      try {
+        const tools = await governed.listTools({ signal: extra.signal });
+        const listed = new Set(tools.map((t) => t.name));
+        for (const name of [...hidden]) if (listed.has(name)) hidden.delete(name);
+        return { tools };
+      } catch (error) {
+        return forHost(error);
+      }
+    }),
+  );
+
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    tracked(extra.requestId, async () => {
+      const { session } = ready();
+      const { name, arguments: args, _meta } = request.params;
+      const token = _meta?.progressToken;
+      return session.callTool({
+        name,
+        ...(args !== undefined && { arguments: args }),
+        ...(_meta !== undefined && { meta: _meta }),
+        signal: extra.signal,
+        ...(token !== undefined && { onprogress: progressTo(token, extra.requestId) }),
+      });
+    }),
+  );
+
+  server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+    level = request.params.level;
+    if (client !== undefined && realCapabilities.logging !== undefined) {
+      try {
+        await client.setLoggingLevel(request.params.level);
+      } catch (error) {
+        return forHost(error);
+      }
+    }
+    return {};
+  });
+
+  server.fallbackRequestHandler = (request, extra) =>
+    tracked(extra.requestId, async () => {
+      const { client } = ready();
+      const token = (request.params?._meta as { progressToken?: unknown } | undefined)
+        ?.progressToken;
+      try {
+        return await client.request(request as never, ResultSchema, {
+          signal: extra.signal,
+          timeout: timeoutMs,
+          resetTimeoutOnProgress: true,
+          ...(token !== undefined && { onprogress: progressTo(token, extra.requestId) }),
+        });
+      } catch (error) {
+        return forHost(error);
+      }
+    });
+
+  server.fallbackNotificationHandler = async (notification) => {
+    await client?.notification(notification as never);
+  };
+
+  return {
+    server,
+    async close() {
+      session?.close();
+      await client?.close().catch(() => undefined);
+      await server.close().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,163 @@
+/**
+ * The proxy's runs: a host has no notion of Governor's run, so one host session gets a run per
+ * window of time (budgets, fingerprints and the repeat rule count within it). A stop ends that
+ * run; the proxy remembers it (see stops.ts) and answers calls that would fail the same way
+ * itself, and the next call starts a fresh run. Failures only the host can handle become JSON-RPC
+ * errors for the host, never tool text.
+ */
+import { type Governor, GovernorError, type HostError, type Run } from "@governor/core";
+import { type GovernedClient, toModelResult } from "@governor/mcp";
+import { type CallToolResult, ErrorCode, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import { blockedText, createStopMemory, type RememberedStop, type StopMemory } from "./stops.ts";
+
+/** A logging notification for the host (`notifications/message`, logger `governor`). */
+export interface ProxyLog {
+  readonly level: "info" | "warning" | "error";
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+export interface ProxySessionOptions {
+  readonly governor: Governor;
+  readonly governed: GovernedClient;
+  /** The server's name in the policy (`servers.<name>`). */
+  readonly server?: string;
+  /** Length of one run, in ms. @default 600000 (10 minutes) */
+  readonly windowMs?: number;
+  /** How long a stop blocks calls that would fail the same way, in ms. @default 600000 */
+  readonly stopTtlMs?: number;
+  /** Upper bound of each attempt's timeout. */
+  readonly timeoutMs?: number;
+  readonly now?: () => number;
+  /** Tells the host what happened (a stop, a blocked call). */
+  readonly log?: (entry: ProxyLog) => void;
+  /** After a call whose outcome may change which tools are available (breakers). */
+  readonly onToolsMaybeChanged?: (tool: string) => void;
+}
+
+/** One tools/call as the host sent it. */
+export interface ProxyCall {
+  readonly name: string;
+  readonly arguments?: Record<string, unknown>;
+  /** The host's `_meta` (passed on to the server; its progress token is handled apart). */
+  readonly meta?: Readonly<Record<string, unknown>>;
+  readonly signal?: AbortSignal;
+  readonly onprogress?: (progress: Progress) => void;
+}
+
+export interface ProxySession {
+  /** Governs one tool call; throws a JSON-RPC error (code, message) for the host. */
+  callTool(call: ProxyCall): Promise<CallToolResult>;
+  /** Ends the current run (`completed` unless it stopped). */
+  close(): void;
+  readonly stops: StopMemory;
+}
+
+/** A JSON-RPC error for the host: the SDK sends `code`, `message` and `data` as they are. */
+export class JsonRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = "JsonRpcError";
+  }
+}
+
+/** A JSON-RPC code for a failure the host handles: the server's own, else an internal error. */
+export function hostErrorToJsonRpc(error: HostError): JsonRpcError {
+  const code =
+    typeof error.failureCode === "number" && Number.isSafeInteger(error.failureCode)
+      ? error.failureCode
+      : ErrorCode.InternalError;
+  // The HostError's message is already redacted by the adapter; the reason tells the host why.
+  return new JsonRpcError(code, `governor proxy (${error.reason}): ${error.message}`, {
+    reason: error.reason,
+    tool: error.tool,
+  });
+}
+
+const TEN_MINUTES = 600_000;
+
+export function createProxySession(options: ProxySessionOptions): ProxySession {
+  const now = options.now ?? Date.now;
+  const windowMs = options.windowMs ?? TEN_MINUTES;
+  const stops = createStopMemory({ ttlMs: options.stopTtlMs ?? TEN_MINUTES, now });
+  let run: Run | undefined;
+  let startedAt = 0;
+
+  const currentRun = (): Run => {
+    if (run !== undefined && !run.ended && now() - startedAt < windowMs) return run;
+    run?.end();
+    run = options.governor.startRun();
+    startedAt = now();
+    return run;
+  };
+
+  const blocked = (stop: RememberedStop, tool: string): CallToolResult => {
+    options.log?.({
+      level: "warning",
+      data: { event: "blocked", tool, reason: stop.reason, scope: stop.scope },
+    });
+    return { content: [{ type: "text", text: blockedText(stop) }], isError: true };
+  };
+
+  return {
+    stops,
+    async callTool(call) {
+      const stop = stops.blocking(call.name, call.arguments);
+      if (stop !== undefined) return blocked(stop, call.name);
+      const current = currentRun();
+      let outcome: Awaited<ReturnType<GovernedClient["callTool"]>>;
+      try {
+        outcome = await options.governed.callTool(current, {
+          name: call.name,
+          ...(call.arguments !== undefined && { arguments: call.arguments }),
+          ...(call.meta !== undefined && { meta: call.meta }),
+          ...(call.signal !== undefined && { signal: call.signal }),
+          ...(call.onprogress !== undefined && { onprogress: call.onprogress }),
+          ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+        });
+      } catch (error) {
+        if (GovernorError.isInstance(error) && error.code === "host_error") {
+          const hostError = error as HostError;
+          options.log?.({
+            level: "error",
+            data: { event: "host_error", tool: call.name, reason: hostError.reason },
+          });
+          throw hostErrorToJsonRpc(hostError);
+        }
+        throw error;
+      }
+      if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
+      if (outcome.kind !== "stop") return toModelResult(outcome);
+      if (outcome.hostError !== undefined) throw hostErrorToJsonRpc(outcome.hostError);
+      const remembered = stops.remember(
+        outcome.reason,
+        call.name,
+        call.arguments,
+        outcome.idempotencyKey,
+      );
+      options.log?.({
+        level: "warning",
+        data: {
+          event: "stopped",
+          tool: call.name,
+          reason: outcome.reason,
+          scope: remembered?.scope ?? "none",
+          personResolvable: outcome.personResolvable,
+          ...(outcome.idempotencyKey !== undefined && { idempotencyKey: outcome.idempotencyKey }),
+        },
+      });
+      const [block] = outcome.result.content;
+      const tail = remembered
+        ? " Calls that would fail the same way will not be sent; tell the user what happened."
+        : "";
+      return { content: [{ type: "text", text: `${block.text}${tail}` }], isError: true };
+    },
+    close() {
+      run?.end();
+      run = undefined;
+    },
+  };
+}

@@ -1,0 +1,11 @@
+import { expect, it } from "vitest";
+import * as api from "./index.ts";
+
+it("exports exactly the public API", () => {
+  expect(Object.keys(api).sort()).toEqual([
+    "GovernorStopError",
+    "governMcpServer",
+    "governedTool",
+    "governorStopOf",
+  ]);
+});
