@@ -70,6 +70,9 @@ export interface ProxyServer {
   close(): Promise<void>;
 }
 
+/** The pause between a call's last progress notification and its answer, in ms. */
+const PROGRESS_GAP_MS = 5;
+
 /** A severity order of MCP logging levels. */
 const LEVELS = LoggingLevelSchema.options;
 
@@ -144,17 +147,35 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     return only === undefined ? {} : { relatedRequestId: only };
   };
 
-  const progressTo =
-    (token: unknown, requestId: RequestId) =>
-    (progress: Progress): void => {
-      if (typeof token !== "string" && typeof token !== "number") return;
-      server
-        .notification(
-          { method: "notifications/progress", params: { ...progress, progressToken: token } },
-          { relatedRequestId: requestId },
-        )
-        .catch(() => undefined);
+  /**
+   * Forwards progress under the host's token, in order; `flush` waits for what was sent, so
+   * the host gets every notification before the result they belong to.
+   */
+  const progressTo = (token: unknown, requestId: RequestId) => {
+    let sent: Promise<unknown> = Promise.resolve();
+    let forwarded = false;
+    return {
+      onprogress: (progress: Progress): void => {
+        if (typeof token !== "string" && typeof token !== "number") return;
+        forwarded = true;
+        sent = sent.then(() =>
+          server
+            .notification(
+              { method: "notifications/progress", params: { ...progress, progressToken: token } },
+              { relatedRequestId: requestId },
+            )
+            .catch(() => undefined),
+        );
+      },
+      // The SDK handles a notification a microtask later than a response that came in the same
+      // read, and drops progress for a request that has its answer: give the last progress a
+      // turn of the event loop of its own before the answer goes out.
+      flush: async () => {
+        await sent;
+        if (forwarded) await new Promise((resolve) => setTimeout(resolve, PROGRESS_GAP_MS));
+      },
     };
+  };
 
   const connectUpstream = async (
     capabilities: ClientCapabilities,
@@ -265,13 +286,18 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
       const { session } = ready();
       const { name, arguments: args, _meta } = request.params;
       const token = _meta?.progressToken;
-      return session.callTool({
-        name,
-        ...(args !== undefined && { arguments: args }),
-        ...(_meta !== undefined && { meta: _meta }),
-        signal: extra.signal,
-        ...(token !== undefined && { onprogress: progressTo(token, extra.requestId) }),
-      });
+      const progress = token !== undefined ? progressTo(token, extra.requestId) : undefined;
+      try {
+        return await session.callTool({
+          name,
+          ...(args !== undefined && { arguments: args }),
+          ...(_meta !== undefined && { meta: _meta }),
+          signal: extra.signal,
+          ...(progress !== undefined && { onprogress: progress.onprogress }),
+        });
+      } finally {
+        await progress?.flush();
+      }
     }),
   );
 
@@ -292,15 +318,18 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
       const { client } = ready();
       const token = (request.params?._meta as { progressToken?: unknown } | undefined)
         ?.progressToken;
+      const progress = token !== undefined ? progressTo(token, extra.requestId) : undefined;
       try {
         return await client.request(request as never, ResultSchema, {
           signal: extra.signal,
           timeout: timeoutMs,
           resetTimeoutOnProgress: true,
-          ...(token !== undefined && { onprogress: progressTo(token, extra.requestId) }),
+          ...(progress !== undefined && { onprogress: progress.onprogress }),
         });
       } catch (error) {
         return forHost(error);
+      } finally {
+        await progress?.flush();
       }
     });
 
