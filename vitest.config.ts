@@ -13,7 +13,19 @@ export default defineConfig({
     // "source" entry pointing at TypeScript, so let Vite load the SDK instead of Node.
     server: {
       deps: {
-        inline: ["@modelcontextprotocol/sdk", "ai", "@ai-sdk/provider-utils", "@ai-sdk/gateway"],
+        inline: [
+          "@modelcontextprotocol/sdk",
+          "ai",
+          "@ai-sdk/provider-utils",
+          "@ai-sdk/gateway",
+          "@ai-sdk/mcp",
+          "@openai/agents",
+          "@openai/agents-core",
+          "@openai/agents-openai",
+          "@modelcontextprotocol/client",
+          "@modelcontextprotocol/core",
+          "eventsource",
+        ],
       },
     },
   },

@@ -8,7 +8,7 @@ import {
   type ToolCall,
 } from "@governor/core";
 import { composeMessage } from "@governor/core/judge";
-import type { JSONValue, Tool, ToolExecutionOptions, ToolSet } from "ai";
+import type { JSONValue, Tool, ToolSet } from "ai";
 
 /** Options of {@link governTools}. */
 export interface GovernToolsOptions {
@@ -25,12 +25,37 @@ export interface GovernToolsOptions {
    * this option the error is dropped (a host failure's reason stays in `run.summary()`).
    */
   readonly onHostError?: (error: HostError) => void;
+  /**
+   * Called once for each call whose outcome is a `stop` (the run has ended): the tool, the AI
+   * SDK's `toolCallId`, the reason and, for a write whose outcome is unknown
+   * (`uncertain_mutation`), its idempotency key, for a person to check and settle with
+   * `governor.settle(key, …)`. The model only gets the stop text; this is the host's copy.
+   */
+  readonly onStop?: (stop: GovernedStop) => void;
+}
+
+/** What {@link GovernToolsOptions.onStop} receives. */
+export interface GovernedStop {
+  readonly tool: string;
+  readonly toolCallId: string;
+  readonly reason: Reason;
+  /** A person could resolve it (log in, approve, raise a quota, check a write). */
+  readonly personResolvable: boolean;
+  /** Set for a write that may have happened (`uncertain_mutation`). */
+  readonly idempotencyKey?: string;
+  /** The text the model got. */
+  readonly text: string;
 }
 
 /** What `toModelOutput` returns (the AI SDK does not export the type by name). */
 type ModelOutput = Awaited<ReturnType<NonNullable<Tool["toModelOutput"]>>>;
 type ToModelOutput = NonNullable<Tool["toModelOutput"]>;
-type Execute = (input: unknown, options: ToolExecutionOptions) => unknown;
+/**
+ * The options `execute` receives. Derived from `Tool`, not named: ai 7's `ToolExecutionOptions`
+ * takes a type argument that ai 6's does not (checked by tsconfig.ai7.json).
+ */
+type ExecutionOptions = Parameters<NonNullable<Tool["execute"]>>[1];
+type Execute = (input: unknown, options: ExecutionOptions) => unknown;
 
 /** How many failure texts one `governTools` remembers for `toModelOutput`. */
 const MAX_REMEMBERED = 1_000;
@@ -132,7 +157,7 @@ export function governTools<TOOLS extends ToolSet>(
   tools: TOOLS,
   options: GovernToolsOptions,
 ): TOOLS {
-  const { run, server, onHostError } = options;
+  const { run, server, onHostError, onStop } = options;
   // Failure texts by tool-call id: `toModelOutput` marks exactly these as errors for the model.
   const failures = new Map<string, string>();
   const remember = (toolCallId: string, text: string) => {
@@ -196,6 +221,20 @@ export function governTools<TOOLS extends ToolSet>(
       if (outcome.kind === "ok") return outcome.value;
       const text = outcome.result.content[0].text;
       remember(execOptions.toolCallId, text);
+      if (outcome.kind === "stop") {
+        try {
+          onStop?.({
+            tool: name,
+            toolCallId: execOptions.toolCallId,
+            reason: outcome.reason,
+            personResolvable: outcome.personResolvable,
+            ...(outcome.idempotencyKey !== undefined && { idempotencyKey: outcome.idempotencyKey }),
+            text,
+          });
+        } catch {
+          // A host hook must not break the agent loop.
+        }
+      }
       return text;
     };
 

@@ -1,0 +1,3 @@
+// The public API of @governor/openai-agents: an explicit list, pinned by index.test.ts.
+export { type GovernedToolOptions, governedTool } from "./governed-tool.ts";
+export { GovernorStopError, governorStopOf } from "./stop-error.ts";

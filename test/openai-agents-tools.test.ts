@@ -1,0 +1,367 @@
+import { createGovernor, GovernorError, HostError, type PolicyInput } from "@governor/core";
+import { GovernorStopError, governedTool, governorStopOf } from "@governor/openai-agents";
+import {
+  crashMessage,
+  DEFAULT_SECRET,
+  FAKE_BEARER_TOKEN,
+  FAKE_CONNECTION_STRING,
+  FAKE_SOURCE_PATH,
+  fixtureSecrets,
+  leaksSecrets,
+} from "@governor/testkit";
+import { Agent, type FunctionTool } from "@openai/agents";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  type ModelView,
+  ReactiveModel,
+  SDK_UNSUPPORTED,
+  SKIP_REASON,
+  type Step,
+  testRunner,
+} from "./openai-agents-support.ts";
+
+const POLICY: PolicyInput = {
+  defaults: { retry: { baseDelayMs: 1, maxDelayMs: 5 }, breaker: { threshold: 100 } },
+  retryBudget: { reserve: 10_000 },
+  tools: {
+    get_note: { effect: "read_only" },
+    send_email: { effect: "mutating" },
+  },
+};
+
+const NOTES: Record<string, string> = { welcome: "Welcome to the notes service." };
+
+/** Runs one agent task through the SDK's real Runner; returns what run() gave or threw. */
+async function runAgent(
+  tools: FunctionTool<unknown, never, unknown>[],
+  react: (v: ModelView) => Step,
+) {
+  const model = new ReactiveModel(react);
+  const agent = new Agent({ name: "notes", instructions: "Use the tools.", model, tools });
+  try {
+    const result = await testRunner().run(agent, "Read the welcome note.", { maxTurns: 6 });
+    return { model, output: result.finalOutput, error: undefined as unknown };
+  } catch (error) {
+    return { model, output: undefined, error };
+  }
+}
+
+describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKIP_REASON})`, () => {
+  it("a wrong id: the model reads Governor's correction as the tool output and fixes its call", async () => {
+    const governor = createGovernor(POLICY);
+    const run = governor.startRun();
+    const ids: string[] = [];
+    const getNote = governedTool(
+      {
+        name: "get_note",
+        description: "Reads a note by id",
+        parameters: z.object({ id: z.string() }),
+        execute: async ({ id }) => {
+          ids.push(id);
+          const note = NOTES[id];
+          if (note === undefined) throw new Error(`no note with id "${id}"`);
+          return note;
+        },
+      },
+      { run },
+    );
+    const { model, output, error } = await runAgent([getNote], (v) => {
+      if (v.turn === 1) return { calls: [{ name: "get_note", args: { id: "drafts" } }] };
+      if (v.last[0]?.text.includes("no note"))
+        return { calls: [{ name: "get_note", args: { id: "welcome" } }] };
+      return { say: `done: ${v.last[0]?.text}` };
+    });
+    expect(error).toBeUndefined();
+    expect(ids).toEqual(["drafts", "welcome"]);
+    const [first, second] = model.texts();
+    expect(first).toMatch(/^get_note: no note with id/);
+    expect(second).toBe(NOTES.welcome);
+    expect(output).toBe(`done: ${NOTES.welcome}`);
+    expect(run.summary().actions.correct_arguments).toBe(1);
+  });
+
+  it("a 503 is retried inside the call: the model reads only the result", async () => {
+    const governor = createGovernor(POLICY);
+    const run = governor.startRun();
+    let attempts = 0;
+    const getNote = governedTool(
+      {
+        name: "get_note",
+        description: "Reads a note by id",
+        parameters: z.object({ id: z.string() }),
+        execute: async ({ id }) => {
+          attempts += 1;
+          if (attempts <= 2) throw new Error("503 Service Unavailable");
+          return NOTES[id] ?? "none";
+        },
+      },
+      { run },
+    );
+    const { model, error } = await runAgent([getNote], (v) =>
+      v.turn === 1 ? { calls: [{ name: "get_note", args: { id: "welcome" } }] } : { say: "ok" },
+    );
+    expect(error).toBeUndefined();
+    expect(attempts).toBe(3);
+    expect(model.views).toHaveLength(2);
+    expect(model.texts()).toEqual([NOTES.welcome]);
+    expect(run.summary().retries).toBe(2);
+  });
+
+  it("a permission error ends run() after one call, with Governor's reason for the host", async () => {
+    const governor = createGovernor(POLICY);
+    const run = governor.startRun();
+    let calls = 0;
+    const sendEmail = governedTool(
+      {
+        name: "send_email",
+        description: "Sends an email",
+        parameters: z.object({ to: z.string() }),
+        execute: async () => {
+          calls += 1;
+          throw new Error("403 Forbidden: the token lacks the mail.send scope");
+        },
+      },
+      { run },
+    );
+    const { model, error } = await runAgent([sendEmail], () => ({
+      calls: [{ name: "send_email", args: { to: "a@example.com" } }],
+    }));
+    expect(calls).toBe(1);
+    expect(model.views).toHaveLength(1);
+    const stop = governorStopOf(error);
+    expect(stop).toBeInstanceOf(GovernorStopError);
+    expect(stop?.reason).toBe("forbidden");
+    expect(stop?.tool).toBe("send_email");
+    expect(stop?.summary.reason).toBe("forbidden");
+    expect(run.ended).toBe(true);
+  });
+
+  it("a write that timed out upstream stops the run with its idempotency key, executed once", async () => {
+    const governor = createGovernor(POLICY);
+    const run = governor.startRun();
+    let calls = 0;
+    const sendEmail = governedTool(
+      {
+        name: "send_email",
+        description: "Sends an email",
+        parameters: z.object({ to: z.string() }),
+        execute: async () => {
+          calls += 1;
+          throw new Error("504 Gateway Timeout");
+        },
+      },
+      { run },
+    );
+    const { model, error } = await runAgent([sendEmail], () => ({
+      calls: [{ name: "send_email", args: { to: "a@example.com" } }],
+    }));
+    expect(calls).toBe(1);
+    expect(model.views).toHaveLength(1);
+    const stop = governorStopOf(error);
+    expect(stop?.reason).toBe("uncertain_mutation");
+    expect(stop?.idempotencyKey).toMatch(/^gk_[0-9a-f]{32}$/);
+    expect(stop?.text).toMatch(/may have/);
+  });
+
+  it("a JSON-RPC error goes to the host: run() rejects with the HostError, the model reads nothing of it", async () => {
+    const governor = createGovernor(POLICY);
+    const run = governor.startRun();
+    const getNote = governedTool(
+      {
+        name: "get_note",
+        description: "Reads a note by id",
+        parameters: z.object({ id: z.string() }),
+        execute: async () => {
+          throw Object.assign(new Error("MCP error -32603: internal failure at /srv/app.js"), {
+            name: "McpError",
+            code: -32603,
+          });
+        },
+      },
+      { run },
+    );
+    const { model, error } = await runAgent([getNote], () => ({
+      calls: [{ name: "get_note", args: { id: "welcome" } }],
+    }));
+    expect(model.views).toHaveLength(1);
+    const host = (error as { error?: unknown }).error;
+    expect(host).toBeInstanceOf(HostError);
+    expect((host as HostError).reason).toBe("protocol_error");
+    expect(run.summary().reason).toBe("protocol_error");
+  });
+
+  it("seed checks: a failure with a stack frame, paths and secrets reaches the model redacted", async () => {
+    const governor = createGovernor(POLICY);
+    const run = governor.startRun();
+    const raw =
+      `invalid note id (Authorization: Bearer ${FAKE_BEARER_TOKEN}; STRIPE_KEY=${DEFAULT_SECRET}; ` +
+      `db ${FAKE_CONNECTION_STRING})\n    at readNote (${FAKE_SOURCE_PATH}:42:17)`;
+    const getNote = governedTool(
+      {
+        name: "get_note",
+        description: "Reads a note by id",
+        parameters: z.object({ id: z.string() }),
+        execute: async () => {
+          throw new Error(raw);
+        },
+      },
+      { run },
+    );
+    const { model, error } = await runAgent([getNote], (v) =>
+      v.turn < 3
+        ? { calls: [{ name: "get_note", args: { id: `x${v.turn}` } }] }
+        : { say: "gave up" },
+    );
+    expect(error).toBeUndefined();
+    const texts = model.texts();
+    expect(texts).toHaveLength(2);
+    for (const text of texts) {
+      expect(text).toMatch(/^get_note: invalid note id/);
+      expect(leaksSecrets(text, fixtureSecrets()), text).toBe(false);
+    }
+  });
+
+  it("seed checks: a crash that stops the run names no secret in its stop text either", async () => {
+    const governor = createGovernor(POLICY);
+    const run = governor.startRun();
+    const getNote = governedTool(
+      {
+        name: "get_note",
+        description: "Reads a note by id",
+        parameters: z.object({ id: z.string() }),
+        execute: async () => {
+          throw new Error(crashMessage());
+        },
+      },
+      { run },
+    );
+    const { model, error } = await runAgent([getNote], () => ({
+      calls: [{ name: "get_note", args: { id: "welcome" } }],
+    }));
+    const stop = governorStopOf(error);
+    expect(stop).toBeDefined();
+    expect(leaksSecrets(stop?.text ?? "", fixtureSecrets())).toBe(false);
+    expect(leaksSecrets(stop?.message ?? "", fixtureSecrets())).toBe(false);
+    for (const text of model.texts()) expect(leaksSecrets(text, fixtureSecrets())).toBe(false);
+  });
+
+  it("a stop in one call of a turn does not cut a write in flight in another: it runs once, to the end", async () => {
+    const governor = createGovernor({
+      ...POLICY,
+      tools: { ...POLICY.tools, append_log: { effect: "mutating" } },
+    });
+    const run = governor.startRun();
+    const writes: string[] = [];
+    let aborted = false;
+    let release: () => void = () => {};
+    const started = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const appendLog = governedTool(
+      {
+        name: "append_log",
+        description: "Appends a line",
+        parameters: z.object({ line: z.string() }),
+        execute: async ({ line }, _ctx, details) => {
+          release();
+          // A write that takes a while and gives up when its signal aborts.
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          if (details?.signal?.aborted) {
+            aborted = true;
+            throw new Error("aborted");
+          }
+          writes.push(line);
+          return "appended";
+        },
+      },
+      { run },
+    );
+    const sendEmail = governedTool(
+      {
+        name: "send_email",
+        description: "Sends an email",
+        parameters: z.object({ to: z.string() }),
+        execute: async () => {
+          await started;
+          throw new Error("403 Forbidden");
+        },
+      },
+      { run },
+    );
+    const { error } = await runAgent([appendLog, sendEmail], () => ({
+      calls: [
+        { name: "append_log", args: { line: "hello" } },
+        { name: "send_email", args: { to: "a@example.com" } },
+      ],
+    }));
+    expect(governorStopOf(error)?.reason).toBe("forbidden");
+    expect(aborted).toBe(false);
+    expect(writes).toEqual(["hello"]);
+  });
+
+  it("timeoutMs bounds each attempt: a read is retried, a write stops as uncertain", async () => {
+    const governor = createGovernor(POLICY);
+    const run = governor.startRun();
+    let reads = 0;
+    const getNote = governedTool(
+      {
+        name: "get_note",
+        description: "Reads a note by id",
+        parameters: z.object({ id: z.string() }),
+        timeoutMs: 20,
+        execute: async ({ id }, _ctx, details) => {
+          reads += 1;
+          if (reads === 1) {
+            await new Promise((resolve) => details?.signal?.addEventListener("abort", resolve));
+          }
+          return NOTES[id] ?? "none";
+        },
+      },
+      { run },
+    );
+    let sends = 0;
+    const sendEmail = governedTool(
+      {
+        name: "send_email",
+        description: "Sends an email",
+        parameters: z.object({ to: z.string() }),
+        timeoutMs: 20,
+        execute: async () => {
+          sends += 1;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          return "sent";
+        },
+      },
+      { run },
+    );
+    const { model, error } = await runAgent([getNote, sendEmail], (v) =>
+      v.turn === 1
+        ? { calls: [{ name: "get_note", args: { id: "welcome" } }] }
+        : { calls: [{ name: "send_email", args: { to: "a@example.com" } }] },
+    );
+    expect(reads).toBe(2);
+    expect(model.texts()).toEqual([NOTES.welcome]);
+    expect(sends).toBe(1);
+    const stop = governorStopOf(error);
+    expect(stop?.reason).toBe("uncertain_mutation");
+    expect(stop?.idempotencyKey).toBeDefined();
+  });
+
+  it("refuses options it would bypass, naming what is accepted", () => {
+    const run = createGovernor(POLICY).startRun();
+    const base = {
+      name: "t",
+      description: "d",
+      parameters: z.object({}),
+      execute: async () => "x",
+    };
+    expect(() => governedTool({ ...base, errorFunction: () => "e" }, { run })).toThrow(
+      /errorFunction is not accepted/,
+    );
+    expect(() => governedTool({ ...base, timeoutMs: -1 }, { run })).toThrow(
+      /timeoutMs must be a positive finite number/,
+    );
+    expect(() => governedTool({ ...base, timeoutMs: -1 }, { run })).toThrow(GovernorError);
+  });
+});
