@@ -438,6 +438,9 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     );
   };
 
+  /** Equal for identical calls (server, tool, canonical arguments); the arguments stay out. */
+  const callHashOf = (state: CallState) => hashCanonical(state.callKey).slice(0, 16);
+
   const observe = (text: string, state: CallState) => redactForModel(text, policy, state.sensitive);
 
   const emitCall = (state: CallState, outcome: CallOutcomeKind) =>
@@ -449,6 +452,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       tool: state.call.tool,
       ...(state.call.server !== undefined && { server: state.call.server }),
       call: state.seq,
+      callHash: callHashOf(state),
       outcome,
       attempts: state.attempts,
       durationMs: core.now() - state.started,
@@ -569,7 +573,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       ...(state.key !== undefined && { idempotencyKey: state.key }),
       observed: observeOnly,
       input: {
-        callHash: hashCanonical(state.callKey).slice(0, 16),
+        callHash: callHashOf(state),
         failure: recordedFailure(failure, text),
         ...(state.call.annotations !== undefined && {
           annotations: effectHints(state.call.annotations),
