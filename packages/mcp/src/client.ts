@@ -79,7 +79,8 @@ export interface GovernedCallParams {
   /**
    * The caller's own `_meta` for the request (e.g. a proxy passing on its host's). Sent with
    * every attempt; Governor's idempotency key is added to it and wins over a caller's key of the
-   * same name. A `progressToken` here is dropped: use `onprogress`.
+   * same name. A `progressToken` here is sent as it is (the caller handles the server's progress
+   * notifications itself) unless `onprogress` is given: then the SDK sets its own token.
    */
   readonly meta?: Readonly<Record<string, unknown>>;
   /** Receives the server's progress notifications for this call (the SDK sets the token). */
@@ -283,7 +284,7 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
           params: {
             name: params.name,
             arguments: { ...ctx.args },
-            ...requestMeta(params.meta, ctx.meta),
+            ...requestMeta(params.meta, ctx.meta, params.onprogress !== undefined),
           },
         },
         CallToolResultSchema,
@@ -376,15 +377,17 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
   return { client, callTool, listTools };
 }
 
-/** The `_meta` of one attempt: the caller's (without a progress token), then Governor's. */
+/** The `_meta` of one attempt: the caller's, then Governor's. */
 function requestMeta(
   caller: Readonly<Record<string, unknown>> | undefined,
   governed: Readonly<Record<string, unknown>>,
+  sdkProgress: boolean,
 ): { _meta?: Record<string, unknown> } {
   const meta: Record<string, unknown> = {};
   if (caller !== undefined) {
-    for (const [key, value] of Object.entries(caller))
-      if (key !== "progressToken") meta[key] = value;
+    for (const [key, value] of Object.entries(caller)) {
+      if (!(sdkProgress && key === "progressToken")) meta[key] = value;
+    }
   }
   Object.assign(meta, governed);
   return Object.keys(meta).length > 0 ? { _meta: meta } : {};

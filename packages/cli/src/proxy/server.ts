@@ -24,7 +24,6 @@ import {
   LoggingLevelSchema,
   McpError,
   type Notification,
-  type Progress,
   type Request,
   type RequestId,
   ResultSchema,
@@ -147,34 +146,62 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     return only === undefined ? {} : { relatedRequestId: only };
   };
 
+  /** Host progress tokens of requests out, and where their progress goes. */
+  const forwarders = new Map<string | number, (params: Record<string, unknown>) => void>();
+
   /**
-   * Forwards progress under the host's token, in order; `flush` waits for what was sent, so
-   * the host gets every notification before the result they belong to.
+   * Forwards the real server's progress for one host request, under the host's own token (sent
+   * upstream as it is), in the order it came; `done` stops forwarding and waits a moment after
+   * the last notification, because the SDK handles a notification a microtask later than an
+   * answer that came in the same read and drops progress for a request that has its answer.
    */
-  const progressTo = (token: unknown, requestId: RequestId) => {
-    let sent: Promise<unknown> = Promise.resolve();
+  const forwardProgress = (token: unknown, requestId: RequestId) => {
+    if (typeof token !== "string" && typeof token !== "number") return undefined;
     let forwarded = false;
+    forwarders.set(token, (params) => {
+      forwarded = true;
+      server
+        .notification(
+          {
+            method: "notifications/progress",
+            params: { ...params, progressToken: token },
+          } as never,
+          { relatedRequestId: requestId },
+        )
+        .catch(() => undefined);
+    });
     return {
-      onprogress: (progress: Progress): void => {
-        if (typeof token !== "string" && typeof token !== "number") return;
-        forwarded = true;
-        sent = sent.then(() =>
-          server
-            .notification(
-              { method: "notifications/progress", params: { ...progress, progressToken: token } },
-              { relatedRequestId: requestId },
-            )
-            .catch(() => undefined),
-        );
-      },
-      // The SDK handles a notification a microtask later than a response that came in the same
-      // read, and drops progress for a request that has its answer: give the last progress a
-      // turn of the event loop of its own before the answer goes out.
-      flush: async () => {
-        await sent;
+      done: async () => {
+        forwarders.delete(token);
         if (forwarded) await new Promise((resolve) => setTimeout(resolve, PROGRESS_GAP_MS));
       },
     };
+  };
+
+  /**
+   * Takes the real server's progress notifications off its transport as they are read, ahead of
+   * the SDK (which would run them after an answer read at the same time, and then drop them).
+   */
+  const tapProgress = (transport: Transport): void => {
+    const inner = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      if ("method" in message && message.method === "notifications/progress") {
+        const params = (message.params ?? {}) as Record<string, unknown>;
+        const token = params.progressToken;
+        const forward =
+          typeof token === "string" || typeof token === "number"
+            ? forwarders.get(token)
+            : undefined;
+        if (forward !== undefined) return forward(params);
+      }
+      inner?.(message, extra);
+    };
+  };
+
+  const connectTransport = async (upstream: Client): Promise<void> => {
+    const transport = options.upstream();
+    await upstream.connect(transport);
+    tapProgress(transport);
   };
 
   const connectUpstream = async (
@@ -197,7 +224,7 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     upstream.fallbackNotificationHandler = async (notification: Notification) => {
       await server.notification(notification as never);
     };
-    await upstream.connect(options.upstream());
+    await connectTransport(upstream);
     return upstream;
   };
 
@@ -226,7 +253,7 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
       requestTimeoutMs: timeoutMs,
       reconnect: async () => {
         await upstream.close().catch(() => undefined);
-        await upstream.connect(options.upstream());
+        await connectTransport(upstream);
       },
       ...(options.onTransportError !== undefined && { onTransportError: options.onTransportError }),
     });
@@ -285,18 +312,16 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     tracked(extra.requestId, async () => {
       const { session } = ready();
       const { name, arguments: args, _meta } = request.params;
-      const token = _meta?.progressToken;
-      const progress = token !== undefined ? progressTo(token, extra.requestId) : undefined;
+      const progress = forwardProgress(_meta?.progressToken, extra.requestId);
       try {
         return await session.callTool({
           name,
           ...(args !== undefined && { arguments: args }),
           ...(_meta !== undefined && { meta: _meta }),
           signal: extra.signal,
-          ...(progress !== undefined && { onprogress: progress.onprogress }),
         });
       } finally {
-        await progress?.flush();
+        await progress?.done();
       }
     }),
   );
@@ -318,18 +343,16 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
       const { client } = ready();
       const token = (request.params?._meta as { progressToken?: unknown } | undefined)
         ?.progressToken;
-      const progress = token !== undefined ? progressTo(token, extra.requestId) : undefined;
+      const progress = forwardProgress(token, extra.requestId);
       try {
         return await client.request(request as never, ResultSchema, {
           signal: extra.signal,
           timeout: timeoutMs,
-          resetTimeoutOnProgress: true,
-          ...(progress !== undefined && { onprogress: progress.onprogress }),
         });
       } catch (error) {
         return forHost(error);
       } finally {
-        await progress?.flush();
+        await progress?.done();
       }
     });
 
