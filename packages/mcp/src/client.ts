@@ -73,7 +73,8 @@ export interface GovernedCallParams {
   /**
    * The caller's own `_meta` for the request (e.g. a proxy passing on its host's). Sent with
    * every attempt; Governor's idempotency key is added to it and wins over a caller's key of the
-   * same name. A `progressToken` here is dropped: use `onprogress`.
+   * same name. A `progressToken` here is sent as it is (the caller handles the server's progress
+   * notifications itself) unless `onprogress` is given: then the SDK sets its own token.
    */
   readonly meta?: Readonly<Record<string, unknown>>;
   /** Receives the server's progress notifications for this call (the SDK sets the token). */
@@ -280,7 +281,7 @@ export function governClient<C extends McpClient>(
         {
           name: params.name,
           arguments: { ...ctx.args },
-          ...requestMeta(params.meta, ctx.meta),
+          ...requestMeta(params.meta, ctx.meta, params.onprogress !== undefined),
         },
         {
           signal: ctx.signal,
@@ -376,11 +377,12 @@ export function governClient<C extends McpClient>(
 function requestMeta(
   caller: Readonly<Record<string, unknown>> | undefined,
   governed: Readonly<Record<string, unknown>>,
+  sdkProgress: boolean,
 ): { _meta?: Record<string, unknown> } {
   const meta: Record<string, unknown> = {};
   if (caller !== undefined) {
     for (const [key, value] of Object.entries(caller))
-      if (key !== "progressToken") meta[key] = value;
+      if (!(sdkProgress && key === "progressToken")) meta[key] = value;
   }
   Object.assign(meta, governed);
   return Object.keys(meta).length > 0 ? { _meta: meta } : {};
