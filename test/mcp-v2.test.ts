@@ -147,7 +147,9 @@ describe("a 2.x client over stdio", () => {
     expect(elicit).toMatchObject({ kind: "stop", reason: "elicitation_required" });
     const hostError = g.seen.hostErrors.at(-1);
     expect(hostError).toMatchObject({ channel: "protocol", failureCode: -32042 });
-    expect((hostError?.cause as { elicitations?: unknown }).elicitations).toEqual(elicitations);
+    expect((hostError?.cause as { elicitations?: unknown } | undefined)?.elicitations).toEqual(
+      elicitations,
+    );
     expect(modelText(elicit)).not.toContain("example.com");
 
     // The listing above handed the tool's definition to 2.x, which checks the output schema.
