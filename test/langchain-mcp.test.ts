@@ -216,11 +216,13 @@ describe("governMcpTools: a JSON-RPC error goes to the host (low-level server ov
 
 describe("governMcpTools: an uncertain write (the answer is lost after the commit)", () => {
   const dir = tempDir();
-  afterAll(() => dir.cleanup());
   const effects = { governed: dir.file("governed.jsonl"), alone: dir.file("alone.jsonl") };
   const endpoints: Endpoint[] = [];
   const clients: Client[] = [];
-  afterAll(async () => expect(await shutdown(clients, endpoints)).toEqual([]));
+  afterAll(async () => {
+    expect(await shutdown(clients, endpoints)).toEqual([]);
+    dir.cleanup();
+  });
 
   it("stops with the key the server received in _meta; alone, the model is told to fix it", async () => {
     const endpoint = await startEndpoint("stdio", { effectsFile: effects.governed });

@@ -3,6 +3,7 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { GovernorError, loadPolicy, type Policy } from "@governor/core";
 import { classifyLine } from "./classify-lines.ts";
+import { replayCommand } from "./replay.ts";
 import { reportCommand } from "./report.ts";
 
 const USAGE = `Usage: governor <command> [options]
@@ -20,6 +21,10 @@ Commands:
                              --window 10m --stop-ttl 10m --timeout 60s; see docs/proxy.md)
   report FILE [--json]       summarize a JSON Lines event log (- for stdin): runs stopped by
                              reason, top fingerprints, retries, wasted calls [--top N]
+  replay LOG... --policy FILE [--json]
+                             re-decide every recorded failure of event logs under another policy
+                             and print what changes: decisions, runs stopped earlier or later,
+                             calls saved
   help                       show this text
 `;
 
@@ -84,6 +89,8 @@ export async function main(argv: string[]): Promise<number> {
         return await checkCommand(rest);
       case "report":
         return await reportCommand(rest);
+      case "replay":
+        return await replayCommand(rest);
       case "help":
       case "--help":
       case "-h":

@@ -1,6 +1,7 @@
 import { createReadStream } from "node:fs";
 import { parseArgs } from "node:util";
 import { type Report, summarizeEventLines } from "@governor/core";
+import { MAX_LINE_BYTES, splitLines } from "./lines.ts";
 
 type Cell = string | number;
 
@@ -132,55 +133,4 @@ export async function reportCommand(args: string[]): Promise<number> {
   });
   process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatReport(report));
   return bad > 0 ? 1 : 0;
-}
-
-/** Longer lines are skipped unread: no event line comes near it (the sink caps its lines). */
-const MAX_LINE_BYTES = 16 * 1024 * 1024;
-
-/**
- * The lines of a byte stream, without their `\n`, holding one line at a time: a log of any size
- * is read in bounded memory. A line longer than `maxBytes` is never assembled: it is reported
- * through `onTooLong` and yielded as an empty line, so line numbers stay right. (`node:readline`
- * would build any line whole, however long.)
- */
-async function* splitLines(
-  input: AsyncIterable<Buffer | string>,
-  maxBytes: number,
-  onTooLong: (message: string) => void,
-): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let parts: Buffer[] = [];
-  let size = 0;
-  let tooLong = false;
-  let n = 0;
-  const take = (): string => {
-    n += 1;
-    const line = tooLong ? "" : decoder.decode(Buffer.concat(parts, size));
-    if (tooLong) onTooLong(`line ${n}: longer than ${maxBytes} bytes, skipped`);
-    parts = [];
-    size = 0;
-    tooLong = false;
-    return line;
-  };
-  for await (const data of input) {
-    const chunk = typeof data === "string" ? Buffer.from(data) : data;
-    let start = 0;
-    while (start < chunk.length) {
-      const newline = chunk.indexOf(0x0a, start);
-      const end = newline === -1 ? chunk.length : newline;
-      if (!tooLong && size + (end - start) > maxBytes) {
-        tooLong = true;
-        parts = [];
-        size = 0;
-      }
-      if (!tooLong) {
-        parts.push(chunk.subarray(start, end));
-        size += end - start;
-      }
-      if (newline === -1) break;
-      yield take();
-      start = newline + 1;
-    }
-  }
-  if (size > 0 || tooLong) yield take();
 }

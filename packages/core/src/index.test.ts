@@ -47,6 +47,7 @@ describe("the public API", () => {
         "hashArgs",
         "matchBuiltinRules",
         "normalizeText",
+        "parseEventLine",
         "parseRetryAfter",
         "policySchema",
         "redact",

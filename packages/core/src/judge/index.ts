@@ -3,6 +3,7 @@
 // index.test.ts.
 
 export { policySchema, resolveToolPolicy } from "../policy/policy.ts";
+export { parseEventLine } from "../telemetry/event-log.ts";
 export { eventSchema } from "../telemetry/event-schema.ts";
 export { type Assessment, type AssessOptions, assessFailure } from "./assess.ts";
 export { canonicalJson, hashArgs } from "./canonical.ts";
