@@ -12,7 +12,9 @@ Commands:
   demo [--json]              run a scripted agent against a failing MCP server three ways (naive,
                              blind retry, Governor) and compare calls, wasted calls, duplicate
                              writes, leaked secrets and tasks done
-  classify [--policy FILE]   judge failures read as JSON Lines on stdin, one JSON line out per line
+  classify [--policy FILE] [--explain]
+                             judge failures read as JSON Lines on stdin, one JSON line out per
+                             line; --explain adds which step decided and how sure it is
   check FILE                 validate a policy file; print the resolved policy or each bad field
   proxy [options] -- COMMAND [ARGS...]
                              govern an MCP server for any host: speaks MCP on stdio (or
@@ -35,7 +37,11 @@ async function readPolicy(file: string | undefined): Promise<Policy> {
 }
 
 async function classifyCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { policy: { type: "string" } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: { policy: { type: "string" }, explain: { type: "boolean", default: false } },
+    strict: true,
+  });
   const policy = await readPolicy(values.policy);
   let status = 0;
   let n = 0;
@@ -43,7 +49,7 @@ async function classifyCommand(args: string[]): Promise<number> {
   for await (const raw of lines) {
     n += 1;
     if (raw.trim() === "") continue;
-    const out = classifyLine(raw, n, policy);
+    const out = classifyLine(raw, n, policy, { explain: values.explain });
     if ("error" in out) status = 1;
     process.stdout.write(`${JSON.stringify(out)}\n`);
   }
