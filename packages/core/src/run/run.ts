@@ -63,6 +63,8 @@ export interface ToolCall {
   readonly tool: string;
   readonly server?: string;
   readonly args?: Readonly<Record<string, unknown>>;
+  /** The tool's input JSON Schema (MCP `inputSchema`): with `args`, it weighs the failure's text. */
+  readonly inputSchema?: unknown;
   /** The host's tool-call id: identifies the logical call across retries and workers. */
   readonly callId?: string;
   /** The tool's MCP annotations; used only when the policy trusts the server. */
@@ -1006,7 +1008,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     failure: Failure,
     outcome: { value: T } | { thrown: unknown },
   ): Promise<Terminal<T> | RetryRequest> => {
-    let c = classify(failure, state.tool);
+    let c = classify(failure, state.tool, state.call);
     const print = fingerprint({
       tool: state.call.tool,
       channel: failure.channel,
