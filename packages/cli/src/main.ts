@@ -21,8 +21,9 @@ Commands:
                              --listen PORT) and runs every tool call through Governor
                              (--policy FILE --events FILE --server NAME --upstream URL
                              --window 10m --stop-ttl 10m --timeout 60s; see docs/proxy.md)
-  report FILE [--json]       summarize a JSON Lines event log (- for stdin): runs stopped by
+  report LOG... [--json]     summarize JSON Lines event logs (- for stdin): runs stopped by
                              reason, top fingerprints, retries, wasted calls [--top N]
+                             [--html FILE [--replay --policy FILE]]: a page of charts
   replay LOG... --policy FILE [--json]
                              re-decide every recorded failure of event logs under another policy
                              and print what changes: decisions, runs stopped earlier or later,
