@@ -1,11 +1,11 @@
 /**
- * The four checks of the MCP error-handling guidance, end to end: the real SDK client, governed by
- * @governor/mcp, against the testkit's fault server as a child process (stdio) and over
- * Streamable HTTP.
+ * The four checks of the MCP error-handling guidance, end to end: the real SDK client (1.32's and
+ * 2.x's), governed by @governor/mcp, against the testkit's fault server as a child process (stdio)
+ * and over Streamable HTTP.
  */
 import { countDuplicateWrites, fixtureSecrets, readEffects } from "@governor/testkit";
 import { afterAll, describe, expect, it } from "vitest";
-import { endpointPair, modelText, TRANSPORTS, tempDir } from "./mcp-support.ts";
+import { endpointPair, modelText, SDKS, TRANSPORTS, tempDir } from "./mcp-support.ts";
 
 /** What must never reach the model, whatever the server put in its raw errors. */
 function expectClean(text: string): void {
@@ -28,20 +28,26 @@ function expectClean(text: string): void {
   expect(text).not.toMatch(/\(\S+:\d+:\d+\)/);
 }
 
-describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
+const CASES = SDKS.flatMap((sdk) => TRANSPORTS.map((kind) => [sdk, kind] as const));
+
+describe.each(CASES)("the four checks, SDK %s over %s", (sdk, kind) => {
   const tmp = tempDir();
-  const effectsFile = tmp.file(`effects-${kind}.jsonl`);
-  const pair = endpointPair(kind, {
-    effectsFile,
-    scenario: {
-      create_note: [
-        { kind: "status", status: 503 },
-        { kind: "status", status: 503 },
-      ],
-      append_log: [{ kind: "status", status: 503 }],
-      search_notes: [{ kind: "malformed" }],
+  const effectsFile = tmp.file(`effects-${sdk}-${kind}.jsonl`);
+  const pair = endpointPair(
+    kind,
+    {
+      effectsFile,
+      scenario: {
+        create_note: [
+          { kind: "status", status: 503 },
+          { kind: "status", status: 503 },
+        ],
+        append_log: [{ kind: "status", status: 503 }],
+        search_notes: [{ kind: "malformed" }],
+      },
     },
-  });
+    sdk,
+  );
   afterAll(() => tmp.cleanup());
 
   it("(1) an id that does not exist: isError with an actionable text naming the known ids", async () => {
@@ -109,7 +115,12 @@ describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
       expect(outcome).toMatchObject({ kind: "stop", reason: "retries_exhausted" });
       expect(run.summary()).toMatchObject({ attempts: 3, retries: 2, reason: "retries_exhausted" });
       expect(pair.g.seen.retries.map((r) => r.failure.local)).toEqual(["timeout", "timeout"]);
-      expect(pair.g.seen.transportErrors.length).toBeGreaterThanOrEqual(3);
+      if (sdk === "v1") {
+        expect(pair.g.seen.transportErrors.length).toBeGreaterThanOrEqual(3);
+      } else {
+        // 2.x's stdio reader skips a line that is not JSON without a word (sdk-v2-quirks (e)).
+        expect(pair.g.seen.transportErrors).toEqual([]);
+      }
       for (const error of pair.g.seen.transportErrors) {
         expect(error).toMatchObject({ reason: "transport_error", channel: "local" });
         expect(error.cause).toBeInstanceOf(SyntaxError);
@@ -120,7 +131,7 @@ describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
     },
   );
 
-  it("(3) a result failing the result schema: ZodError → host (malformed_response), not the model", async () => {
+  it("(3) a result failing the result schema: ZodError (2.x: SdkError INVALID_RESULT) → host (malformed_response), not the model", async () => {
     pair.g.reset();
     const run = pair.g.governor.startRun();
     const outcome = await pair.g.governed.callTool(run, {
@@ -135,7 +146,8 @@ describe.each(TRANSPORTS)("the four checks over %s", (kind) => {
       channel: "local",
       tool: "search_notes",
     });
-    expect((error?.cause as Error | undefined)?.name).toBe("$ZodError");
+    if (sdk === "v1") expect((error?.cause as Error | undefined)?.name).toBe("$ZodError");
+    else expect(error?.cause).toMatchObject({ name: "SdkError", code: "INVALID_RESULT" });
     if (outcome.kind === "stop") expect(outcome.hostError).toBe(error);
     expect(modelText(outcome)).not.toMatch(/not an array|invalid_type|expected/);
     // The low-level server's bad_result is the same failure.

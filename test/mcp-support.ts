@@ -20,6 +20,7 @@ import {
   type GovernClientOptions,
   type GovernedClient,
   governClient,
+  type McpClient,
   type RetryAfterFetch,
   toModelResult,
 } from "@governor/mcp";
@@ -32,6 +33,11 @@ import {
   stdioServerParams,
   waitForExit,
 } from "@governor/testkit";
+import {
+  Client as V2Client,
+  StreamableHTTPClientTransport as V2StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
+import { StdioClientTransport as V2StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -40,6 +46,19 @@ import { afterAll, beforeAll, expect } from "vitest";
 
 export type TransportKind = "stdio" | "http";
 export const TRANSPORTS: readonly TransportKind[] = ["stdio", "http"];
+
+/** The SDK generation of a test client: `@modelcontextprotocol/sdk` 1.32 or `@modelcontextprotocol/client` 2.x. */
+export type Sdk = "v1" | "v2";
+export const SDKS: readonly Sdk[] = ["v1", "v2"];
+
+/** Either SDK's client. */
+export type AnyClient = Client | V2Client;
+
+/** A new client of `sdk`, not connected. */
+export function newClient(sdk: Sdk): AnyClient {
+  const info = { name: "governor-mcp-tests", version: "0.1.0" };
+  return sdk === "v2" ? new V2Client(info) : new Client(info);
+}
 
 /** The server's name in test policies. */
 export const SERVER = "notes";
@@ -85,8 +104,11 @@ export interface ServerOptions {
 export interface Endpoint {
   readonly kind: TransportKind;
   readonly http: HttpFaultServer | undefined;
-  /** Connects `client` (new or closed) to the server: a new child process for stdio. */
-  connect(client: Client, retryAfter?: RetryAfterFetch): Promise<void>;
+  /**
+   * Connects `client` (new or closed, of either SDK, with that SDK's transport) to the server: a
+   * new child process for stdio.
+   */
+  connect(client: AnyClient, retryAfter?: RetryAfterFetch): Promise<void>;
   /** Pids of every child process started (stdio). */
   readonly pids: number[];
   close(): Promise<void>;
@@ -118,22 +140,22 @@ export async function startEndpoint(
     http,
     pids,
     async connect(client, retryAfter) {
+      const v2 = client instanceof V2Client;
       if (http) {
-        const transport = new StreamableHTTPClientTransport(
-          new URL(http.url),
-          retryAfter ? { fetch: retryAfter.fetch } : {},
-        );
-        await client.connect(transport);
+        const url = new URL(http.url);
+        const init = retryAfter ? { fetch: retryAfter.fetch } : {};
+        if (v2) await client.connect(new V2StreamableHTTPClientTransport(url, init));
+        else await client.connect(new StreamableHTTPClientTransport(url, init));
         return;
       }
-      const transport = new StdioClientTransport(
-        stdioServerParams({
-          ...(options.scenario !== undefined && { scenario: options.scenario }),
-          ...(options.lowlevel !== undefined && { lowlevel: options.lowlevel }),
-          ...(options.effectsFile !== undefined && { effectsFile: options.effectsFile }),
-        }),
-      );
-      await client.connect(transport);
+      const params = stdioServerParams({
+        ...(options.scenario !== undefined && { scenario: options.scenario }),
+        ...(options.lowlevel !== undefined && { lowlevel: options.lowlevel }),
+        ...(options.effectsFile !== undefined && { effectsFile: options.effectsFile }),
+      });
+      const transport = v2 ? new V2StdioClientTransport(params) : new StdioClientTransport(params);
+      if (v2) await client.connect(transport as V2StdioClientTransport);
+      else await client.connect(transport as StdioClientTransport);
       if (transport.pid !== null) pids.push(transport.pid);
     },
     async close() {
@@ -149,10 +171,10 @@ export interface Recorded {
   readonly retries: RetryContext[];
 }
 
-export interface Governed {
+export interface Governed<C extends McpClient = Client> {
   readonly governor: Governor;
-  readonly governed: GovernedClient;
-  readonly client: Client;
+  readonly governed: GovernedClient<C>;
+  readonly client: C;
   readonly seen: Recorded;
   /** Clears what the hooks saw. */
   reset(): void;
@@ -175,11 +197,17 @@ export interface GovernedOptions {
   readonly hostAnswer?: "retry";
 }
 
-/** Connects a new client to `endpoint` and governs it with recording hooks. */
-export async function governed(
+/** Connects a new 1.32 client to `endpoint` and governs it with recording hooks. */
+export function governed(endpoint: Endpoint, options: GovernedOptions = {}): Promise<Governed> {
+  return governedWith("v1", endpoint, options) as Promise<Governed>;
+}
+
+/** Connects a new client of `sdk` to `endpoint` and governs it with recording hooks. */
+export async function governedWith(
+  sdk: Sdk,
   endpoint: Endpoint,
   options: GovernedOptions = {},
-): Promise<Governed> {
+): Promise<Governed<AnyClient>> {
   const seen = {
     hostErrors: [] as HostError[],
     transportErrors: [] as HostError[],
@@ -197,7 +225,7 @@ export async function governed(
     ...options.governorOptions,
   });
   const retryAfter = options.captureRetryAfter === false ? undefined : captureRetryAfter();
-  const client = new Client({ name: "governor-mcp-tests", version: "0.1.0" });
+  const client = newClient(sdk);
   await endpoint.connect(client, retryAfter);
   const governedClient = governClient(client, {
     governor,
@@ -279,7 +307,7 @@ export function tempDir(): { file(name: string): string; cleanup(): void } {
 
 /** Closes clients and endpoints, then checks that no child process is left over. */
 export async function shutdown(
-  clients: readonly Client[],
+  clients: readonly AnyClient[],
   endpoints: readonly Endpoint[],
 ): Promise<number[]> {
   await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
@@ -296,21 +324,34 @@ export async function shutdown(
 export function endpointPair(
   kind: TransportKind,
   options: ServerOptions,
-): { readonly g: Governed; readonly low: Governed } {
+): { readonly g: Governed; readonly low: Governed };
+export function endpointPair(
+  kind: TransportKind,
+  options: ServerOptions,
+  sdk: Sdk,
+): { readonly g: Governed<AnyClient>; readonly low: Governed<AnyClient> };
+export function endpointPair(
+  kind: TransportKind,
+  options: ServerOptions,
+  sdk: Sdk = "v1",
+): { readonly g: Governed<AnyClient>; readonly low: Governed<AnyClient> } {
   let endpoints: Endpoint[] = [];
-  let pair: [Governed, Governed] | undefined;
+  let pair: [Governed<AnyClient>, Governed<AnyClient>] | undefined;
   beforeAll(async () => {
     endpoints = await Promise.all([
       startEndpoint(kind, options),
       startEndpoint(kind, { lowlevel: true }),
     ]);
-    pair = [await governed(endpoints[0] as Endpoint), await governed(endpoints[1] as Endpoint)];
+    pair = [
+      await governedWith(sdk, endpoints[0] as Endpoint),
+      await governedWith(sdk, endpoints[1] as Endpoint),
+    ];
   });
   afterAll(async () => {
     const left = await shutdown(pair?.map((g) => g.client) ?? [], endpoints);
     expect(left).toEqual([]);
   });
-  const get = (i: 0 | 1): Governed => {
+  const get = (i: 0 | 1): Governed<AnyClient> => {
     if (!pair) throw new Error("endpointPair: used outside a test");
     return pair[i];
   };

@@ -37,7 +37,7 @@ function outputText(output: unknown): string {
   if (typeof output === "string") return output;
   if (typeof output === "object" && output !== null) {
     const o = output as { type?: unknown; text?: unknown };
-    if (o.type === "text" && typeof o.text === "string") return o.text;
+    if ((o.type === "text" || o.type === "input_text") && typeof o.text === "string") return o.text;
     if (Array.isArray(output)) return output.map(outputText).join("\n");
   }
   return JSON.stringify(output);

@@ -1,5 +1,6 @@
 import {
   type CallOutcome,
+  failureFromError,
   GovernorError,
   HostError,
   REASONS,
@@ -9,6 +10,7 @@ import {
 } from "@governor/core";
 import { composeMessage } from "@governor/core/judge";
 import type { JSONValue, Tool, ToolSet } from "ai";
+import { mapMcpClientError, mcpAnnotations } from "./mcp-error.ts";
 
 /** Options of {@link governTools}. */
 export interface GovernToolsOptions {
@@ -172,6 +174,7 @@ export function governTools<TOOLS extends ToolSet>(
     const execute = original.execute as Execute | undefined;
     if (typeof execute !== "function") return original;
     const ownOutput = original.toModelOutput as ToModelOutput | undefined;
+    const annotations = mcpAnnotations(original);
 
     const governed: Execute = async (input, execOptions) => {
       // Governor keys calls by named arguments; a tool whose input is not an object is governed
@@ -184,6 +187,9 @@ export function governTools<TOOLS extends ToolSet>(
         ...(server !== undefined && { server }),
         args: object ? input : { input },
         callId: execOptions.toolCallId,
+        ...(annotations !== undefined && { annotations }),
+        // A tool of `@ai-sdk/mcp`'s client throws its MCPClientError: tagged by origin there.
+        toFailure: (thrown) => mapMcpClientError(thrown) ?? failureFromError(thrown),
         ...(execOptions.abortSignal !== undefined && { signal: execOptions.abortSignal }),
       };
       let outcome: CallOutcome<unknown>;

@@ -2,5 +2,9 @@ import { expect, it } from "vitest";
 import * as api from "./index.ts";
 
 it("exports exactly the public API", () => {
-  expect(Object.keys(api).sort()).toEqual(["governTools", "governorStopCondition"]);
+  expect(Object.keys(api).sort()).toEqual([
+    "governTools",
+    "governorRepairToolCall",
+    "governorStopCondition",
+  ]);
 });

@@ -48,6 +48,9 @@ export function formatDemo(report: DemoReport): string {
   lines.push(
     `governor demo: one scripted agent, ${report.tasks.length} tasks, three runtimes, a fault server over stdio`,
     `(each cell: outcome calls/wasted; dup = duplicate writes, leak = secrets shown to the model; turn limit ${report.maxTurns})`,
+    ...(report.observeOnly === true
+      ? ["governed runs in observe-only mode: decisions are logged, not enforced"]
+      : []),
     "",
     row(
       "task",

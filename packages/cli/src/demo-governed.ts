@@ -1,6 +1,11 @@
-import { createGovernor, type PolicyInput, type RunSummary } from "@governor/core";
+import {
+  createGovernor,
+  type GovernorEvent,
+  type PolicyInput,
+  type RunSummary,
+} from "@governor/core";
 import { governClient, toModelResult } from "@governor/mcp";
-import { type AgentRuntime, type FaultConnection, resultText } from "@governor/testkit";
+import { type AgentRuntime, type FaultConnection, resultText, thrownText } from "@governor/testkit";
 
 /** The server's name in the demo policy. */
 export const DEMO_SERVER = "notes";
@@ -43,6 +48,8 @@ export interface GovernedRuntimeOptions {
   /** Uniform in [0, 1) for backoff jitter. @default a fixed-seed generator (repeatable runs) */
   readonly random?: () => number;
   readonly policy?: PolicyInput;
+  /** Receives every event of the governor (for an event log). */
+  readonly onEvent?: (event: GovernorEvent) => void;
 }
 
 /** A small seeded generator (mulberry32), so backoff delays repeat from run to run. */
@@ -70,6 +77,7 @@ export function governedRuntime(
     metrics: false,
     // Failures only the host can handle end the run (the default) without a throw.
     onHostError: () => ({ action: "stop" }),
+    ...(options.onEvent !== undefined && { onEvent: options.onEvent }),
   });
   const governed = governClient(connection.client, {
     governor,
@@ -78,15 +86,23 @@ export function governedRuntime(
     reconnect: () => connection.reconnect(),
   });
   return {
-    startTask() {
-      const run = governor.startRun();
+    startTask(task) {
+      // One run per task, named after it: the event log reads task by task.
+      const run = governor.startRun({ runId: task.id });
       return {
         async call(request) {
           // A closed connection is reconnected by the adapter (`reconnect` above) before it sends.
-          const outcome = await governed.callTool(run, {
-            name: request.name,
-            arguments: { ...request.arguments },
-          });
+          let outcome: Awaited<ReturnType<typeof governed.callTool>>;
+          try {
+            outcome = await governed.callTool(run, {
+              name: request.name,
+              arguments: { ...request.arguments },
+            });
+          } catch (error) {
+            // Observe-only passes a thrown failure through, untouched: the model reads its raw
+            // text, as with no governor at all.
+            return { kind: "result", observation: { isError: true, text: thrownText(error) } };
+          }
           const result = toModelResult(outcome);
           const observation = { isError: result.isError === true, text: resultText(result) };
           if (outcome.kind === "stop") return { kind: "stop", reason: outcome.reason, observation };

@@ -66,6 +66,8 @@ export interface GovernorMetrics {
 export interface DemoReport {
   readonly v: 1;
   readonly maxTurns: number;
+  /** Present when the governed runtime ran in observe-only mode (`--observe`). */
+  readonly observeOnly?: true;
   readonly tasks: ReadonlyArray<
     { readonly id: string; readonly title: string } & Record<Strategy, DemoTaskResult>
   >;

@@ -1,8 +1,9 @@
+import { createWriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import type { RunSummary } from "@governor/core";
+import { createJsonlSink, type GovernorEvent, type RunSummary } from "@governor/core";
 import {
   type AgentRuntime,
   type AgentTask,
@@ -33,7 +34,7 @@ import {
 export type { DemoCounts, DemoReport, DemoTaskResult, DemoTurn, GovernorMetrics, Strategy };
 export { STRATEGIES };
 
-import { governedRuntime } from "./demo-governed.ts";
+import { DEMO_POLICY, governedRuntime } from "./demo-governed.ts";
 
 /** Options of {@link runDemo}. */
 export interface DemoOptions {
@@ -46,6 +47,13 @@ export interface DemoOptions {
   readonly tasks?: readonly AgentTask[];
   /** @default 8 */
   readonly maxTurns?: number;
+  /**
+   * Runs the governed runtime in observe-only mode: decisions are computed and logged, not
+   * enforced; failures reach the model raw. @default false
+   */
+  readonly observeOnly?: boolean;
+  /** Receives every event of the governed runtime's governor (for an event log). */
+  readonly onEvent?: (event: GovernorEvent) => void;
 }
 
 function mask(text: string, secrets: readonly string[]): string {
@@ -60,6 +68,8 @@ function outcomeName(record: TaskRecord): string {
   return outcome.kind === "stopped" ? outcome.reason : outcome.kind;
 }
 
+type ResolvedOptions = Required<Omit<DemoOptions, "onEvent">> & Pick<DemoOptions, "onEvent">;
+
 interface StrategyRun {
   readonly tasks: DemoTaskResult[];
   readonly summaries: RunSummary[];
@@ -69,7 +79,7 @@ interface StrategyRun {
 async function runStrategy(
   strategy: Strategy,
   dir: string,
-  options: Required<DemoOptions>,
+  options: ResolvedOptions,
 ): Promise<StrategyRun> {
   const effectsFile = join(dir, `${strategy}.effects.jsonl`);
   const secrets = fixtureSecrets();
@@ -87,7 +97,12 @@ async function runStrategy(
       ? naiveRuntime(connection, { timeoutMs, onCall })
       : strategy === "blindRetry"
         ? blindRetryRuntime(connection, { timeoutMs, onCall, attempts: 3 })
-        : governedRuntime(connection, { timeoutMs, onSummary: (s) => summaries.push(s) });
+        : governedRuntime(connection, {
+            timeoutMs,
+            onSummary: (s) => summaries.push(s),
+            policy: options.observeOnly ? { ...DEMO_POLICY, observeOnly: true } : DEMO_POLICY,
+            ...(options.onEvent !== undefined && { onEvent: options.onEvent }),
+          });
   try {
     const { tools } = await connection.client.listTools();
     const toolNames = tools.map((t) => t.name);
@@ -199,10 +214,12 @@ function metricsOf(summaries: readonly RunSummary[]): GovernorMetrics {
  */
 export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
   const started = Date.now();
-  const resolved: Required<DemoOptions> = {
+  const resolved: ResolvedOptions = {
     timeoutMs: options.timeoutMs ?? 3000,
     tasks: options.tasks ?? DEMO_TASKS,
     maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
+    observeOnly: options.observeOnly ?? false,
+    ...(options.onEvent !== undefined && { onEvent: options.onEvent }),
   };
   const dir = await mkdtemp(join(tmpdir(), "governor-demo-"));
   try {
@@ -225,6 +242,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
     return {
       v: 1,
       maxTurns: resolved.maxTurns,
+      ...(resolved.observeOnly && { observeOnly: true as const }),
       tasks,
       totals: {
         naive: totalsOf(runs.naive.tasks),
@@ -239,10 +257,40 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
   }
 }
 
-/** `governor demo [--json]`: runs the demo; prints the table, or one JSON object with `--json`. */
+/**
+ * `governor demo [--json] [--observe] [--events FILE]`: runs the demo; prints the table, or one
+ * JSON object with `--json`. `--observe` runs the governed runtime in observe-only mode;
+ * `--events FILE` writes its event log (JSON Lines, the file is replaced) for `governor report`
+ * and `governor replay`.
+ */
 export async function demoCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { json: { type: "boolean" } }, strict: true });
-  const report = await runDemo();
+  const { values } = parseArgs({
+    args,
+    options: {
+      json: { type: "boolean" },
+      observe: { type: "boolean", default: false },
+      events: { type: "string" },
+    },
+    strict: true,
+  });
+  const file = values.events === undefined ? undefined : createWriteStream(values.events);
+  const sink = file === undefined ? undefined : createJsonlSink(file);
+  let report: DemoReport;
+  try {
+    report = await runDemo({
+      observeOnly: values.observe,
+      ...(sink !== undefined && { onEvent: sink.write }),
+    });
+  } finally {
+    await sink?.close();
+    if (file !== undefined) await new Promise((resolve) => file.end(resolve));
+  }
+  if (sink?.lastError !== undefined) {
+    const { lastError } = sink;
+    throw new Error(
+      `could not write ${values.events}: ${lastError instanceof Error ? lastError.message : String(lastError)}`,
+    );
+  }
   process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatDemo(report));
   return 0;
 }

@@ -7,18 +7,12 @@ import {
   type ToolAnnotations,
 } from "@governor/core";
 import { redact } from "@governor/core/judge";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import {
-  type CallToolResult,
-  CallToolResultSchema,
-  ErrorCode,
-  type Progress,
-  type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { transportErrorText } from "./host-text.ts";
 import { listAllTools, MAX_TOOL_PAGES, type ToolListing } from "./list-tools.ts";
-import { type CallSiteFacts, isSessionGone, LocalCheckError, mapSdkError } from "./map-error.ts";
+import { type CallSiteFacts, isSessionGone, mapSdkError } from "./map-error.ts";
 import type { RetryAfterFetch } from "./retry-after.ts";
+import { type McpClient, toolWire } from "./sdk.ts";
 import { createSession } from "./session.ts";
 
 /** Options of {@link governClient}. */
@@ -79,16 +73,21 @@ export interface GovernedCallParams {
   /**
    * The caller's own `_meta` for the request (e.g. a proxy passing on its host's). Sent with
    * every attempt; Governor's idempotency key is added to it and wins over a caller's key of the
-   * same name. A `progressToken` here is dropped: use `onprogress`.
+   * same name. A `progressToken` here is sent as it is (the caller handles the server's progress
+   * notifications itself) unless `onprogress` is given: then the SDK sets its own token.
    */
   readonly meta?: Readonly<Record<string, unknown>>;
   /** Receives the server's progress notifications for this call (the SDK sets the token). */
   readonly onprogress?: (progress: Progress) => void;
 }
 
-/** An MCP client whose tool calls go through Governor runs. */
-export interface GovernedClient {
-  readonly client: Client;
+/**
+ * An MCP client whose tool calls go through Governor runs. `C` is the client given to
+ * {@link governClient}: a `Client` of `@modelcontextprotocol/sdk` 1.32 or of
+ * `@modelcontextprotocol/client` 2.x.
+ */
+export interface GovernedClient<C extends McpClient = McpClient> {
+  readonly client: C;
   /**
    * Calls a tool through the run; always resolves with an outcome (a failure only the host can
    * handle goes to `onHostError`, or is thrown as `HostError` without that hook). Hand
@@ -108,15 +107,10 @@ export function toModelResult(outcome: CallOutcome<CallToolResult>): CallToolRes
   return { content: [...outcome.result.content], isError: true };
 }
 
-/** The parts of `Client` that are private in its types but that `Client.callTool` relies on. */
-interface ClientInternals {
-  getToolOutputValidator?: (
-    name: string,
-  ) => ((value: unknown) => { valid: boolean; errorMessage?: string }) | undefined;
-  isToolTaskRequired?: (name: string) => boolean;
-}
-
 type MutableFacts = { -readonly [K in keyof CallSiteFacts]: CallSiteFacts[K] };
+
+/** The code of the SDK's `Connection closed` (both generations' JSON-RPC `-32000`). */
+const CONNECTION_CLOSED_CODE = -32000;
 
 /** The least time a reconnect gets by default. */
 const MIN_RECONNECT_MS = 30_000;
@@ -145,11 +139,17 @@ const MAX_TOOL_NAME_LENGTH = 128;
  * const outcome = await governed.callTool(run, { name: "get_note", arguments: { id: "welcome" } });
  * messages.push({ role: "tool", content: toModelResult(outcome) });
  */
-export function governClient(client: Client, options: GovernClientOptions): GovernedClient {
+export function governClient<C extends McpClient>(
+  client: C,
+  options: GovernClientOptions,
+): GovernedClient<C> {
   const { governor, server } = options;
   const maxTimeout = options.requestTimeoutMs ?? 60_000;
-  const internals = client as unknown as ClientInternals;
+  const wire = toolWire(client);
   const annotations = new Map<string, ToolAnnotations>();
+  // The tools as last listed: a 2.x client checks a success against its output schema, and the
+  // input schema weighs a failure's text (issue 12.3).
+  const definitions = new Map<string, Tool>();
   let listed = false;
   let lazyListTried = false;
   let closes = 0;
@@ -186,7 +186,7 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
           "connection_closed",
           `Connection closed with ${inFlight} call(s) in flight`,
           undefined,
-          ErrorCode.ConnectionClosed,
+          CONNECTION_CLOSED_CODE,
         ),
       );
     }
@@ -228,7 +228,12 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
     signal?: AbortSignal,
     stop?: () => boolean,
   ): Promise<Tool[]> => {
-    const listing: ToolListing = await listAllTools(client, { timeoutMs, signal, stop, around });
+    const listing: ToolListing = await listAllTools(wire.listPage, {
+      timeoutMs,
+      signal,
+      stop,
+      around,
+    });
     if (listing.cut !== undefined) {
       options.onTransportError?.(
         transportError("transport_error", CUT_TEXT[listing.cut], undefined),
@@ -236,7 +241,11 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
     }
     const tools = listing.tools;
     annotations.clear();
-    for (const tool of tools) if (tool.annotations) annotations.set(tool.name, tool.annotations);
+    definitions.clear();
+    for (const tool of tools) {
+      if (tool.annotations) annotations.set(tool.name, tool.annotations);
+      definitions.set(tool.name, tool);
+    }
     listed = true;
     const unavailable = new Set(
       await governor.unavailableTools(
@@ -268,33 +277,19 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
     facts.timeoutMs = limit;
     const leave = session.enter(transport);
     try {
-      if (internals.isToolTaskRequired?.(params.name)) {
-        throw new LocalCheckError(
-          "thrown",
-          `Tool ${params.name} requires task-based execution, which the adapter does not support`,
-        );
-      }
-      // tools/call directly, not Client.callTool: it throws an isError result away when its
-      // structuredContent fails the output schema (typescript-sdk #1943). The output schema is
-      // checked below, for successful results only.
-      const result = (await client.request(
+      return await wire.callTool(
         {
-          method: "tools/call",
-          params: {
-            name: params.name,
-            arguments: { ...ctx.args },
-            ...requestMeta(params.meta, ctx.meta),
-          },
+          name: params.name,
+          arguments: { ...ctx.args },
+          ...requestMeta(params.meta, ctx.meta, params.onprogress !== undefined),
         },
-        CallToolResultSchema,
         {
           signal: ctx.signal,
           timeout: limit,
           ...(params.onprogress !== undefined && { onprogress: params.onprogress }),
         },
-      )) as CallToolResult;
-      if (!result.isError) validateOutput(internals, params.name, result);
-      return result;
+        definitions.get(params.name),
+      );
     } catch (error) {
       unclaimed.delete(error);
       if (isSessionGone(error)) {
@@ -328,6 +323,7 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
       await readTools(maxTimeout, params.signal).catch(() => undefined);
     }
     const annotated = annotations.get(params.name);
+    const inputSchema = definitions.get(params.name)?.inputSchema;
     let facts: CallSiteFacts = {};
     // The run's deadline as the last attempt saw it.
     let deadlineAt = Number.POSITIVE_INFINITY;
@@ -339,6 +335,7 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
         ...(params.callId !== undefined && { callId: params.callId }),
         ...(params.signal !== undefined && { signal: params.signal }),
         ...(annotated !== undefined && { annotations: annotated }),
+        ...(inputSchema !== undefined && { inputSchema }),
         toFailure: (thrown) =>
           mapSdkError(thrown, { ...facts, retryAfterMs: options.retryAfter?.take() }),
       },
@@ -376,15 +373,16 @@ export function governClient(client: Client, options: GovernClientOptions): Gove
   return { client, callTool, listTools };
 }
 
-/** The `_meta` of one attempt: the caller's (without a progress token), then Governor's. */
+/** The `_meta` of one attempt: the caller's, then Governor's. */
 function requestMeta(
   caller: Readonly<Record<string, unknown>> | undefined,
   governed: Readonly<Record<string, unknown>>,
+  sdkProgress: boolean,
 ): { _meta?: Record<string, unknown> } {
   const meta: Record<string, unknown> = {};
   if (caller !== undefined) {
     for (const [key, value] of Object.entries(caller))
-      if (key !== "progressToken") meta[key] = value;
+      if (!(sdkProgress && key === "progressToken")) meta[key] = value;
   }
   Object.assign(meta, governed);
   return Object.keys(meta).length > 0 ? { _meta: meta } : {};
@@ -404,31 +402,4 @@ function withToolNames(
   const [block] = outcome.result.content;
   const text = `${block.text} Tools that exist: ${names.join(", ")}${more}.`;
   return { ...outcome, result: { ...outcome.result, content: [{ type: "text", text }] } };
-}
-
-/** The SDK's own output-schema check (what `Client.callTool` does), for successful results only. */
-function validateOutput(internals: ClientInternals, name: string, result: CallToolResult): void {
-  const validator = internals.getToolOutputValidator?.(name);
-  if (!validator) return;
-  if (result.structuredContent == null) {
-    throw new LocalCheckError(
-      "malformed_result",
-      `Tool ${name} has an output schema but did not return structured content`,
-    );
-  }
-  let verdict: { valid: boolean; errorMessage?: string };
-  try {
-    verdict = validator(result.structuredContent);
-  } catch (error) {
-    verdict = {
-      valid: false,
-      errorMessage: error instanceof Error ? error.message : String(error),
-    };
-  }
-  if (!verdict.valid) {
-    throw new LocalCheckError(
-      "malformed_result",
-      `Structured content of ${name} does not match its output schema: ${verdict.errorMessage ?? ""}`,
-    );
-  }
 }

@@ -8,3 +8,4 @@ export {
 } from "./client.ts";
 export { type CallSiteFacts, mapSdkError } from "./map-error.ts";
 export { captureRetryAfter, type RetryAfterFetch } from "./retry-after.ts";
+export type { McpClient } from "./sdk.ts";

@@ -1,5 +1,5 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolWire } from "./sdk.ts";
 
 /** At most this many `tools/list` pages are read; a server that goes on is cut off. */
 export const MAX_TOOL_PAGES = 100;
@@ -32,7 +32,10 @@ export interface ToolListing {
  * ends the listing with the tools read so far) and `signal`. Each page gets a signal of
  * its own, linked to `signal` and unlinked after (the SDK never removes the listener it adds).
  */
-export async function listAllTools(client: Client, bounds: ListingBounds): Promise<ToolListing> {
+export async function listAllTools(
+  listPage: ToolWire["listPage"],
+  bounds: ListingBounds,
+): Promise<ToolListing> {
   const started = Date.now();
   const around = bounds.around ?? ((request) => request());
   const seen = new Set<string>();
@@ -41,9 +44,9 @@ export async function listAllTools(client: Client, bounds: ListingBounds): Promi
   for (let page = 0; page < MAX_TOOL_PAGES; page++) {
     if (page > 0 && bounds.stop?.()) return { tools, cut: "stopped" };
     const left = Math.max(1, bounds.timeoutMs - (Date.now() - started));
-    let result: Awaited<ReturnType<typeof listPage>>;
+    let result: Awaited<ReturnType<typeof boundedPage>>;
     try {
-      result = await around(() => listPage(client, cursor, left, bounds.signal));
+      result = await around(() => boundedPage(listPage, cursor, left, bounds.signal));
     } catch (error) {
       // Out of time after some pages: the tools read so far are worth more than none.
       const timeUp = Date.now() - started >= bounds.timeoutMs && !bounds.signal?.aborted;
@@ -60,8 +63,8 @@ export async function listAllTools(client: Client, bounds: ListingBounds): Promi
   return { tools, cut: "pages" };
 }
 
-async function listPage(
-  client: Client,
+async function boundedPage(
+  listPage: ToolWire["listPage"],
   cursor: string | undefined,
   timeout: number,
   outer: AbortSignal | undefined,
@@ -71,10 +74,7 @@ async function listPage(
   if (outer?.aborted) onAbort();
   else outer?.addEventListener("abort", onAbort, { once: true });
   try {
-    return await client.listTools(cursor === undefined ? undefined : { cursor }, {
-      signal: controller.signal,
-      timeout,
-    });
+    return await listPage(cursor, { signal: controller.signal, timeout });
   } finally {
     outer?.removeEventListener("abort", onAbort);
   }

@@ -1,6 +1,16 @@
 import { createGovernor, type Failure } from "@governor/core";
 import { classify } from "@governor/core/judge";
 import { connectInMemory, createFaultServer, createLowLevelServer } from "@governor/testkit";
+import {
+  OAuthError,
+  OAuthErrorCode,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  UnauthorizedError as V2UnauthorizedError,
+  UrlElicitationRequiredError as V2UrlElicitationRequiredError,
+} from "@modelcontextprotocol/client";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -324,5 +334,170 @@ describe("mapSdkError on errors the real SDK client produced (in memory)", () =>
     // A peer's -32001 with data.timeout: local by shape, the peer's by the adapter's bookkeeping.
     expect(mapSdkError(peer).local).toBe("timeout");
     expect(mapSdkError(peer, { timeoutMs: 60_000 }).channel).toBe("protocol");
+  });
+});
+
+describe("mapSdkError: @modelcontextprotocol/client 2.x errors (pinned in test/sdk-v2-quirks.test.ts)", () => {
+  it("a ProtocolError is the peer's whatever its code, even -32001 with data.timeout and -32000", () => {
+    expect(judged(new ProtocolError(-32603, "Internal error", { detail: "x" }))).toMatchObject({
+      channel: "protocol",
+      origin: "peer",
+      action: "host",
+      certainty: "unknown",
+    });
+    const timeout = judged(new ProtocolError(-32001, "Request timed out", { timeout: 5 }), {
+      timeoutMs: 5,
+    });
+    expect(timeout).toMatchObject({ channel: "protocol", origin: "peer", action: "host" });
+    const closed = judged(new ProtocolError(-32000, "Connection closed"), {
+      connectionClosed: true,
+    });
+    expect(closed).toMatchObject({ channel: "protocol", origin: "peer" });
+    // A code outside the JSON-RPC range is still a JSON-RPC error when 2.x read it off the wire.
+    expect(judged(new ProtocolError(1234, "custom"))).toMatchObject({ channel: "protocol" });
+  });
+
+  it("a peer's -32602 unknown tool → switch_tool; UrlElicitationRequiredError → host elicitation_required", () => {
+    expect(judged(new ProtocolError(-32602, "Unknown tool: nope"))).toMatchObject({
+      channel: "protocol",
+      action: "switch_tool",
+    });
+    const elicitation = new V2UrlElicitationRequiredError([
+      { mode: "url", message: "Sign in", url: "https://example.com", elicitationId: "e1" },
+    ]);
+    expect(judged(elicitation)).toMatchObject({
+      channel: "protocol",
+      origin: "peer",
+      action: "host",
+      reason: "elicitation_required",
+    });
+  });
+
+  it("the client's output-schema checks (ProtocolErrors made locally, no prefix) → local malformed_result", () => {
+    for (const error of [
+      new ProtocolError(-32602, "Structured content does not match the tool's output schema: x"),
+      new ProtocolError(-32602, "Failed to validate structured content: boom"),
+      new ProtocolError(
+        -32600,
+        "Tool typed_missing has an output schema but did not return structured content",
+      ),
+      new ProtocolError(-32602, "Tool 'typed' has an invalid outputSchema: bad pattern"),
+    ]) {
+      expect(judged(error)).toMatchObject({
+        channel: "local",
+        local: "malformed_result",
+        action: "host",
+      });
+    }
+  });
+
+  it("SdkError REQUEST_TIMEOUT: the SDK's timer (data.timeout / data.maxTotalTimeout) → timeout; a caller's abort (no data) → aborted", () => {
+    const timer = judged(
+      new SdkError(SdkErrorCode.RequestTimeout, "Request timed out", { timeout: 200 }),
+    );
+    expect(timer).toMatchObject({
+      channel: "local",
+      local: "timeout",
+      action: "retry_dependency",
+      certainty: "unknown",
+    });
+    expect(timer.failure).toMatchObject({ code: "REQUEST_TIMEOUT", text: "Request timed out" });
+    const total = new SdkError(SdkErrorCode.RequestTimeout, "Maximum total timeout exceeded", {
+      maxTotalTimeout: 120,
+      totalElapsed: 125,
+    });
+    expect(judged(total)).toMatchObject({ local: "timeout" });
+    const abort = judged(new SdkError(SdkErrorCode.RequestTimeout, "run cancelled"));
+    expect(abort).toMatchObject({ local: "aborted", action: "stop" });
+    expect(abort.failure.text).toBe("The call was aborted");
+    // The adapter's own facts win.
+    expect(
+      judged(new SdkError(SdkErrorCode.RequestTimeout, "x"), { timedOut: true }),
+    ).toMatchObject({ local: "timeout" });
+  });
+
+  it("SdkError codes: closed → connection_closed; not sent → not_connected; bad result → malformed; the rest → host", () => {
+    const cases: [SdkErrorCode, string, string][] = [
+      [SdkErrorCode.ConnectionClosed, "connection_closed", "retry_dependency"],
+      [SdkErrorCode.NotConnected, "not_connected", "host"],
+      [SdkErrorCode.NotInitialized, "not_connected", "host"],
+      [SdkErrorCode.AlreadyConnected, "not_connected", "host"],
+      [SdkErrorCode.EraNegotiationFailed, "not_connected", "host"],
+      [SdkErrorCode.SendFailed, "network", "retry_dependency"],
+      [SdkErrorCode.InvalidResult, "malformed_result", "host"],
+      [SdkErrorCode.UnsupportedResultType, "malformed_result", "host"],
+      [SdkErrorCode.ClientHttpUnexpectedContent, "malformed_result", "host"],
+      [SdkErrorCode.CapabilityNotSupported, "thrown", "host"],
+      [SdkErrorCode.MethodNotSupportedByProtocolVersion, "thrown", "host"],
+      [SdkErrorCode.InputRequiredRoundsExceeded, "thrown", "host"],
+      [SdkErrorCode.ListPaginationExceeded, "thrown", "host"],
+    ];
+    for (const [code, local, action] of cases) {
+      const j = judged(new SdkError(code, "x"));
+      expect({ code, local: j.local, action: j.action, channel: j.channel }).toEqual({
+        code,
+        local,
+        action,
+        channel: "local",
+      });
+      expect(j.failure.code).toBe(code);
+    }
+    expect(judged(new SdkError(SdkErrorCode.NotConnected, "x")).certainty).toBe("not_sent");
+    expect(judged(new SdkError("A_LATER_CODE" as SdkErrorCode, "x"))).toMatchObject({
+      local: "thrown",
+      action: "host",
+    });
+  });
+
+  it("SdkHttpError: by its status whatever its code; 404 → session gone; 429/503 → retry with Retry-After", () => {
+    const http = (status: number) =>
+      new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, "Error POSTing to endpoint: body", {
+        status,
+        statusText: "",
+      });
+    const expired = http(404);
+    expect(judged(expired)).toMatchObject({ local: "http_status", reason: "session_expired" });
+    expect(isSessionGone(expired)).toBe(true);
+    expect(isSessionGone(http(503))).toBe(false);
+    expect(isSessionGone(new SdkError(SdkErrorCode.NotConnected, "Not connected"))).toBe(true);
+    const limited = judged(http(429), { retryAfterMs: 1500 });
+    expect(limited).toMatchObject({ action: "retry_dependency", reason: "rate_limited" });
+    expect(limited.failure).toMatchObject({
+      httpStatus: 429,
+      retryAfterMs: 1500,
+      text: "HTTP 429 Too Many Requests",
+    });
+    expect(judged(http(503))).toMatchObject({ reason: "unavailable" });
+    const auth = new SdkHttpError(SdkErrorCode.ClientHttpAuthentication, "401 again", {
+      status: 401,
+    });
+    expect(judged(auth)).toMatchObject({ local: "http_status", reason: "unauthorized" });
+  });
+
+  it("UnauthorizedError → HTTP 401; OAuthError → host", () => {
+    expect(judged(new V2UnauthorizedError("token expired"))).toMatchObject({
+      local: "http_status",
+      action: "stop",
+      reason: "unauthorized",
+    });
+    expect(judged(new OAuthError(OAuthErrorCode.InvalidGrant, "grant revoked"))).toMatchObject({
+      channel: "local",
+      local: "thrown",
+      action: "host",
+    });
+  });
+
+  it("an object that only looks like a 2.x error by name is read by its name; one with a throwing name getter does not crash", () => {
+    expect(judged({ name: "SdkError", code: "CONNECTION_CLOSED", message: "x" })).toMatchObject({
+      local: "connection_closed",
+    });
+    const hostile = {
+      code: 5,
+      get name(): string {
+        throw new Error("no");
+      },
+    };
+    expect(mapSdkError(hostile)).toMatchObject({ channel: "local", local: "thrown" });
+    expect(judged(hostile)).toMatchObject({ action: "host" });
   });
 });

@@ -1,6 +1,13 @@
 import { STATUS_CODES } from "node:http";
 import { type Failure, failureFromError, type LocalKind } from "@governor/core";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import {
+  isV2OAuthError,
+  isV2ProtocolError,
+  isV2SdkError,
+  isV2Unauthorized,
+  v2HttpStatus,
+  v2LocalKind,
+} from "./v2-errors.ts";
 
 /**
  * What the adapter knows at the call site. The SDK's own `-32000` and `-32001` have exactly the
@@ -51,11 +58,16 @@ const LOCAL_TEXT: Partial<Record<LocalKind, string>> = {
 const SDK_TIMEOUT = -32001;
 const SDK_CLOSED = -32000;
 
-/** Texts only the SDK's `Client.callTool` generates (its output-schema and task checks). */
+/**
+ * Texts only the SDK's `Client.callTool` generates (its output-schema checks): 1.32's McpError
+ * prefixes them, 2.x's ProtocolError does not. 2.x also refuses, before sending, a tool whose
+ * output schema does not compile.
+ */
 const CLIENT_CHECKS: readonly RegExp[] = [
-  /^MCP error -3260[02]: Structured content does not match the tool's output schema/,
-  /^MCP error -32602: Failed to validate structured content/,
-  /^MCP error -32600: Tool \S+ has an output schema but did not return structured content$/,
+  /^(?:MCP error -3260[02]: )?Structured content does not match the tool's output schema/,
+  /^(?:MCP error -32602: )?Failed to validate structured content/,
+  /^(?:MCP error -32600: )?Tool \S+ has an output schema but did not return structured content$/,
+  /^Tool '[^']*' has an invalid outputSchema: /,
 ];
 const SDK_CLOSED_MESSAGE = "MCP error -32000: Connection closed";
 
@@ -69,11 +81,11 @@ function constructorName(value: unknown): string | undefined {
   return typeof ctor === "function" ? ctor.name : undefined;
 }
 
-function isMcpError(error: unknown): error is McpError {
-  return (
-    error instanceof McpError ||
-    (isRecord(error) && error.name === "McpError" && typeof error.code === "number")
-  );
+/** 1.32's `McpError` and its subclasses (which keep the name), without importing the SDK. */
+function isMcpError(
+  error: unknown,
+): error is { code: number; message: string; data?: unknown; name: string } {
+  return isRecord(error) && error.name === "McpError" && typeof error.code === "number";
 }
 
 /** `StreamableHTTPError` without importing the SDK's HTTP client: a numeric `code`, a fixed prefix. */
@@ -87,24 +99,54 @@ function httpErrorStatus(error: unknown): number | undefined {
 /** Whether an error means the session is gone and nothing was sent (`Not connected`, HTTP 404). */
 export function isSessionGone(error: unknown): boolean {
   if (error instanceof Error && error.message === "Not connected") return true;
+  if (isV2SdkError(error)) return error.code === "NOT_CONNECTED" || v2HttpStatus(error) === 404;
   return httpErrorStatus(error) === 404;
 }
 
 /**
- * Maps whatever an `@modelcontextprotocol/sdk` 1.32 client call rejected with to a `Failure`,
- * tagging its origin (DESIGN.md §2). `McpError`s are the peer's unless the call site knows better:
+ * Maps whatever a client call rejected with to a `Failure`, tagging its origin (DESIGN.md §2),
+ * for both SDK generations.
+ *
+ * `@modelcontextprotocol/sdk` 1.32: `McpError`s are the peer's unless the call site knows better:
  * the SDK's own timeout (`-32001` with `data.timeout` / `data.maxTotalTimeout`), a caller's abort,
  * and a connection closed mid-call (`-32000`) are local. So are `Not connected`, a result failing
  * the result schema (`$ZodError`), the client's output-schema checks, `StreamableHTTPError`
  * (its `code` is the HTTP status; 404 means the session expired), `UnauthorizedError`,
  * `TypeError('fetch failed')` (by `cause.code`), `AbortError` and spawn errors.
+ *
+ * `@modelcontextprotocol/client` 2.x: a `ProtocolError` (and `UrlElicitationRequiredError`…) is
+ * the peer's whatever its code, except the client's output-schema checks; an `SdkError` is local,
+ * by its string `code` (`REQUEST_TIMEOUT` with `data.timeout` is the SDK's timer, without `data` a
+ * caller's abort); an `SdkHttpError` by its `data.status`; `UnauthorizedError` is HTTP 401;
+ * `OAuthError` goes to the host. A string `code` is kept in `Failure.code`.
  * @example
  * mapSdkError(new McpError(-32001, "Request timed out", { timeout: 500 }), { timeoutMs: 500 });
  * // → { channel: "local", origin: "local", local: "timeout", … }
  */
 export function mapSdkError(error: unknown, facts: CallSiteFacts = {}): Failure {
+  try {
+    return mapReadable(error, facts);
+  } catch {
+    // A hostile or broken error object (a throwing getter) must not crash the agent loop: core
+    // reads what it can and routes it to the host.
+    return failureFromError(error, { origin: "local", local: "thrown" });
+  }
+}
+
+function mapReadable(error: unknown, facts: CallSiteFacts): Failure {
   const local = (kind: LocalKind, extra: Partial<Failure> = {}): Failure =>
     withLocalText({ ...failureFromError(error, { origin: "local", local: kind }), ...extra });
+  /** An HTTP status from the transport (1.32's `StreamableHTTPError`, 2.x's `SdkHttpError`). */
+  const statusFailure = (status: number): Failure => {
+    if (status < 100 || status > 599) return local("network");
+    // The SDK's message holds the response body: the host keeps it (raw); the model reads the status.
+    const phrase = STATUS_CODES[status];
+    return local("http_status", {
+      text: `HTTP ${status}${phrase === undefined ? "" : ` ${phrase}`}`,
+      httpStatus: status,
+      ...(facts.retryAfterMs !== undefined && { retryAfterMs: facts.retryAfterMs }),
+    });
+  };
   if (facts.timedOut) return local("timeout");
   if (facts.aborted) return local("aborted");
   const name = isRecord(error) && typeof error.name === "string" ? error.name : "";
@@ -130,6 +172,19 @@ export function mapSdkError(error: unknown, facts: CallSiteFacts = {}): Failure 
     if (CLIENT_CHECKS.some((check) => check.test(error.message))) return local("malformed_result");
     return failureFromError(error, { origin: "peer" });
   }
+  // 2.x: a ProtocolError is the peer's (whatever its code: 2.x's own timeouts and closes are
+  // SdkErrors), except the client's output-schema checks.
+  if (isV2ProtocolError(error)) {
+    if (CLIENT_CHECKS.some((check) => check.test(error.message))) return local("malformed_result");
+    return failureFromError(error, { origin: "peer", jsonRpc: true });
+  }
+  if (isV2SdkError(error)) {
+    const httpStatus = v2HttpStatus(error);
+    if (httpStatus !== undefined) return statusFailure(httpStatus);
+    return { ...local(v2LocalKind(error)), code: error.code };
+  }
+  if (isV2Unauthorized(error)) return local("http_status", { httpStatus: 401 });
+  if (isV2OAuthError(error)) return local("thrown");
   if (error instanceof LocalCheckError) return local(error.local);
   if (name.endsWith("ZodError")) return local("malformed_result");
   if (name === "AbortError") return local("aborted");
@@ -140,16 +195,7 @@ export function mapSdkError(error: unknown, facts: CallSiteFacts = {}): Failure 
     return local("http_status", { httpStatus: 401 });
   }
   const status = httpErrorStatus(error);
-  if (status !== undefined) {
-    if (status < 100 || status > 599) return local("network");
-    // The SDK's message holds the response body: the host keeps it (raw); the model reads the status.
-    const phrase = STATUS_CODES[status];
-    return local("http_status", {
-      text: `HTTP ${status}${phrase === undefined ? "" : ` ${phrase}`}`,
-      httpStatus: status,
-      ...(facts.retryAfterMs !== undefined && { retryAfterMs: facts.retryAfterMs }),
-    });
-  }
+  if (status !== undefined) return statusFailure(status);
   // `fetch failed` with cause.code, Node socket errors, spawn failures: by the system code.
   const mapped = failureFromError(error, { origin: "local" });
   return withLocalText(

@@ -1,8 +1,10 @@
 import { failureFromError, type LocalKind } from "@governor/core";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { BoundError, within } from "./bound.ts";
 import { LocalCheckError } from "./map-error.ts";
+import type { McpClient } from "./sdk.ts";
+
+/** A client's transport, told apart by identity only. */
+type Transport = object;
 
 /** Options of {@link createSession}. */
 export interface SessionOptions {
@@ -47,7 +49,7 @@ const NOT_SENT_KINDS: ReadonlySet<LocalKind> = new Set([
  * once the reconnect's time is up: a call cut by that close may have been processed, and stays
  * `unknown`.
  */
-export function createSession(client: Client, options: SessionOptions): Session {
+export function createSession(client: McpClient, options: SessionOptions): Session {
   const counts = new Map<Transport, { count: number; idle: (() => void)[] }>();
   let total = 0;
   let goneTransport: Transport | undefined;

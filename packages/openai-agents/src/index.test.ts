@@ -2,5 +2,10 @@ import { expect, it } from "vitest";
 import * as api from "./index.ts";
 
 it("exports exactly the public API", () => {
-  expect(Object.keys(api).sort()).toEqual(["GovernorStopError", "governedTool", "governorStopOf"]);
+  expect(Object.keys(api).sort()).toEqual([
+    "GovernorStopError",
+    "governMcpServer",
+    "governedTool",
+    "governorStopOf",
+  ]);
 });

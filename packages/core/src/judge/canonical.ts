@@ -14,7 +14,7 @@ import { createHash } from "node:crypto";
  * canonicalJson({ b: 1, a: [true, undefined] }); // '{"a":[true,null],"b":1}'
  */
 export function canonicalJson(value: unknown): string {
-  return write(value, "", "$", new Set()) ?? "null";
+  return write(value, "", [], []) ?? "null";
 }
 
 /**
@@ -36,17 +36,21 @@ export function hashCanonical(text: string): string {
   return createHash("sha256").update(text).digest("hex").slice(0, 32);
 }
 
-/** Returns undefined for what JSON drops (undefined, functions, symbols). */
+/**
+ * Returns undefined for what JSON drops (undefined, functions, symbols). `parents` are the
+ * containers above `input` and `keys` the key of each step down (a path is spelled out only for a
+ * cycle's error).
+ */
 function write(
   input: unknown,
-  key: string,
-  path: string,
-  ancestors: Set<object>,
+  key: string | number,
+  parents: object[],
+  keys: (string | number)[],
 ): string | undefined {
   let value = input;
   if (typeof value === "object" && value !== null && "toJSON" in value) {
     const toJSON = (value as { toJSON: unknown }).toJSON;
-    if (typeof toJSON === "function") value = toJSON.call(value, key);
+    if (typeof toJSON === "function") value = toJSON.call(value, String(key));
   }
   switch (typeof value) {
     case "string":
@@ -65,28 +69,44 @@ function write(
   }
   if (value === null) return "null";
   const object = value as object;
-  if (ancestors.has(object)) {
+  if (parents.includes(object)) {
     throw new TypeError(
-      `canonicalJson: the value has a cycle at ${path}; arguments must be plain JSON (no object may contain itself).`,
+      `canonicalJson: the value has a cycle at ${pathOf(parents, keys)}; arguments must be plain JSON (no object may contain itself).`,
     );
   }
-  ancestors.add(object);
+  parents.push(object);
   let text: string;
   if (Array.isArray(object)) {
-    const items = object.map(
-      (item: unknown, index) =>
-        write(item, String(index), `${path}[${index}]`, ancestors) ?? "null",
-    );
-    text = `[${items.join(",")}]`;
+    text = "[";
+    for (let index = 0; index < object.length; index++) {
+      keys.push(index);
+      text += `${index === 0 ? "" : ","}${write(object[index], index, parents, keys) ?? "null"}`;
+      keys.pop();
+    }
+    text += "]";
   } else {
     const record = object as Record<string, unknown>;
-    const members: string[] = [];
+    text = "{";
+    let first = true;
     for (const name of Object.keys(record).sort()) {
-      const member = write(record[name], name, `${path}.${name}`, ancestors);
-      if (member !== undefined) members.push(`${JSON.stringify(name)}:${member}`);
+      keys.push(name);
+      const member = write(record[name], name, parents, keys);
+      keys.pop();
+      if (member === undefined) continue;
+      text += `${first ? "" : ","}${JSON.stringify(name)}:${member}`;
+      first = false;
     }
-    text = `{${members.join(",")}}`;
+    text += "}";
   }
-  ancestors.delete(object);
+  parents.pop();
   return text;
+}
+
+/** `$`, then `.name` per object step and `[index]` per array step. */
+function pathOf(parents: readonly object[], keys: readonly (string | number)[]): string {
+  let path = "$";
+  for (let i = 0; i < keys.length; i++) {
+    path += Array.isArray(parents[i]) ? `[${keys[i]}]` : `.${String(keys[i])}`;
+  }
+  return path;
 }

@@ -134,8 +134,33 @@ export function createGovernor(
     return resolved;
   };
   const { ratio, reserve, windowMs } = parsed.retryBudget;
-  const windowKey = (server: string | undefined, kind: string) =>
-    `rb:${server ?? ""}:${Math.floor(now() / windowMs)}:${kind}`;
+  // The keys of each server's current retry-budget window, made once per window, not per call.
+  const windows = new Map<string, { window: number; calls: string; retries: string }>();
+  const windowKey = (server: string | undefined, kind: "calls" | "retries") => {
+    const window = Math.floor(now() / windowMs);
+    const name = server ?? "";
+    let keys = windows.get(name);
+    if (keys?.window !== window) {
+      if (keys === undefined && windows.size >= 10_000) windows.clear();
+      keys = {
+        window,
+        calls: `rb:${name}:${window}:calls`,
+        retries: `rb:${name}:${window}:retries`,
+      };
+      windows.set(name, keys);
+    }
+    return keys[kind];
+  };
+  // Each resolved tool's breaker key, made once (tool policies are cached objects).
+  const breakerKeys = new WeakMap<ToolPolicy, string>();
+  const breakerKeyOf = (tool: ToolPolicy) => {
+    let key = breakerKeys.get(tool);
+    if (key === undefined) {
+      key = core.breakerKey(tool.tool, tool.server);
+      breakerKeys.set(tool, key);
+    }
+    return key;
+  };
 
   const core: GovernorCore = {
     policy: parsed,
@@ -144,6 +169,7 @@ export function createGovernor(
     now,
     random,
     toolPolicy,
+    listening: listeners.length > 0,
     emit(raw) {
       // Names a model invents reach every listener capped and redacted.
       const event = boundEvent(raw);
@@ -158,7 +184,7 @@ export function createGovernor(
     },
     breakerKey: (tool, server) => `br:${server ?? ""}:${tool}`,
     readBreaker(tool) {
-      const state = store.get<BreakerState | null>(core.breakerKey(tool.tool, tool.server));
+      const state = store.get<BreakerState | null>(breakerKeyOf(tool));
       return isThenable(state)
         ? Promise.resolve(state).then((s) => s ?? undefined)
         : (state ?? undefined);

@@ -23,18 +23,19 @@ import {
 } from "../telemetry/events.ts";
 import { effectHints, recordedFailure } from "../telemetry/recorded-failure.ts";
 import {
-  ACTIONS,
-  type Action,
   type Certainty,
   type Effect,
   type MaybePromise,
   PERSON_RESOLVABLE,
   type Reason,
 } from "../types.ts";
+import { createAttemptGuard } from "./attempt-guard.ts";
 import { breakerAfter, breakerCheck } from "./breaker.ts";
 import { createRunBudgets, type RunBudgets } from "./budget.ts";
 import type { GovernorCore, HostContext, HostResolution, VerifyResult } from "./hooks.ts";
-import { guardStore, isStoreError } from "./store-guard.ts";
+import { createLoopDetector } from "./repeats.ts";
+import { guardStore, isStoreError, isThenable, step } from "./store-guard.ts";
+import { createRunTally } from "./tally.ts";
 
 /** The `_meta` key that carries an idempotency key to the server. */
 export const IDEMPOTENCY_META_KEY = "io.governor/idempotency-key";
@@ -62,6 +63,8 @@ export interface ToolCall {
   readonly tool: string;
   readonly server?: string;
   readonly args?: Readonly<Record<string, unknown>>;
+  /** The tool's input JSON Schema (MCP `inputSchema`): with `args`, it weighs the failure's text. */
+  readonly inputSchema?: unknown;
   /** The host's tool-call id: identifies the logical call across retries and workers. */
   readonly callId?: string;
   /** The tool's MCP annotations; used only when the policy trusts the server. */
@@ -149,7 +152,7 @@ export interface Run {
   summary(): RunSummary;
 }
 
-/** Thrown inside an attempt to ask p-retry for another attempt after `delayMs`. */
+/** What judging a failure returns to ask for another attempt after `delayMs` (thrown to p-retry). */
 class RetryRequest extends Error {
   constructor(readonly delayMs: number) {
     super("retry");
@@ -166,6 +169,46 @@ class Escape extends Error {
 /** Node fires a longer timeout after 1 ms; a deadline further away needs no timer. */
 const MAX_TIMER_MS = 2_147_483_647;
 
+/** What one attempt came to. */
+type Performed<T> = { value: T } | { thrown: unknown; deadlineHit: boolean };
+
+/** The `_meta` of a call without a key. */
+const NO_META: Readonly<Record<string, unknown>> = Object.freeze({});
+
+const ignore = () => {};
+
+/**
+ * What an executor receives. Its signal is made on first read: an executor that never reads it (a
+ * plain function) costs no AbortController.
+ */
+class Attempt implements AttemptContext {
+  /** The attempt ended: a signal read now is already aborted. */
+  done = false;
+  #controller: AbortController | undefined;
+  #stopped: { reason: unknown } | undefined;
+
+  constructor(
+    readonly attempt: number,
+    readonly remainingMs: number,
+    readonly idempotencyKey: string | undefined,
+    readonly args: Readonly<Record<string, unknown>>,
+    readonly meta: Readonly<Record<string, unknown>>,
+  ) {}
+
+  get signal(): AbortSignal {
+    if (this.done) return AbortSignal.abort();
+    if (this.#stopped) return AbortSignal.abort(this.#stopped.reason);
+    this.#controller ??= new AbortController();
+    return this.#controller.signal;
+  }
+
+  /** Cuts the attempt: its signal aborts with `reason`. */
+  stop(reason: unknown): void {
+    this.#stopped = { reason };
+    this.#controller?.abort(reason);
+  }
+}
+
 function modelResult(text: string): ModelResult {
   return { content: [{ type: "text", text }], isError: true };
 }
@@ -174,6 +217,10 @@ function isErrorResult(value: unknown): boolean {
   return (
     typeof value === "object" && value !== null && (value as { isError?: unknown }).isError === true
   );
+}
+
+function endedError(message: string): Error {
+  return Object.assign(new Error(message), { name: "AbortError" });
 }
 
 function abortError(signal: AbortSignal): Error {
@@ -239,13 +286,17 @@ interface CallState {
   argsHash: string | undefined;
   key: string | undefined;
   readonly sensitive: readonly string[];
-  /** The run's signal, its end and the call's own signal: any of them cuts the call. */
-  readonly signals: readonly AbortSignal[];
+  /** Cuts this call's attempt in flight (the call's own signal aborted); set while one runs. */
+  cut: ((reason: unknown, deadline: boolean) => void) | undefined;
   readonly started: number;
   attempts: number;
   verified: "absent" | "present" | "unknown" | undefined;
   /** The `now` of the ledger claim this call holds: a late settle cannot free a newer claim. */
   claimedAt: number | undefined;
+  /** The call's hash in events, made on first use. */
+  callHash: string | undefined;
+  /** The last failure text redacted for the model, and its redaction: a text is redacted once. */
+  observed: { readonly text: string; readonly redacted: string } | undefined;
 }
 
 type Terminal<T> = CallOutcome<T>;
@@ -256,7 +307,12 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   const { policy } = core;
   const id = options.runId ?? core.newRunId();
   // Keys of calls without a scope are unique to this instance, even when a host reuses a run id.
-  const instance = core.newRunId();
+  // Made with the first such key: a run of read-only calls never needs one.
+  let instanceId: string | undefined;
+  const instance = () => {
+    instanceId ??= core.newRunId();
+    return instanceId;
+  };
   const scope = options.idempotencyScope;
   const startedAt = core.now();
   const deadline = Math.min(
@@ -266,20 +322,45 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   const budgets: RunBudgets = createRunBudgets(policy.budgets);
   const observeOnly = policy.observeOnly;
   const signal = options.signal;
-  // Aborted when the run ends: wakes calls sleeping in a backoff and bounds pending hooks.
-  const runEnded = new AbortController();
-  // Aborted when the host ends the run: cuts attempts in flight. (A stop Governor decides lets
+  // Signals are made only when a wait needs one (a backoff, a hook, a pending store answer):
+  // a call that answers at once costs none. `runEnded` aborts when the run ends: it wakes calls
+  // sleeping in a backoff and bounds pending hooks. `hostEnd` aborts when the host ends the run.
+  let runEnded: AbortController | undefined;
+  let hostEnd: AbortController | undefined;
+  // Why the host ended the run: attempts in flight are cut with it. (A stop Governor decides lets
   // attempts already admitted finish: their budget was granted, and cutting a write would only
   // make its outcome uncertain.)
-  const hostEnd = new AbortController();
+  let hostEnded = false;
+  let hostEndError: Error | undefined;
+  const hostEndReason = () => {
+    hostEndError ??= endedError("The run was ended");
+    return hostEndError;
+  };
+  const runEndedSignal = () => {
+    runEnded ??= new AbortController();
+    if (ended && !runEnded.signal.aborted) runEnded.abort(endedError("The run has ended"));
+    return runEnded.signal;
+  };
+  const hostEndSignal = () => {
+    hostEnd ??= new AbortController();
+    if (hostEnded && !hostEnd.signal.aborted) hostEnd.abort(hostEndReason());
+    return hostEnd.signal;
+  };
+  // One deadline timer and one listener for all the run's attempts in flight.
+  const guard = createAttemptGuard({
+    deadline,
+    now: core.now,
+    enforceDeadline: !observeOnly,
+    signal,
+  });
 
-  const actions = Object.fromEntries(ACTIONS.map((a) => [a, 0])) as Record<Action, number>;
-  const fingerprints: Record<string, number> = {};
+  // Counts and the stop reason, for the summary.
+  const tally = createRunTally();
   // How often each fingerprint reached the model (the repeat rule counts these).
   const modelRepeats = new Map<string, number>();
   // Per call key, the last result's signature and how many times in a row it came back: hashes,
   // never the results themselves, and at most MAX_TRACKED calls (the oldest go first).
-  const identical = new Map<string, { sig: string; count: number }>();
+  const identical = createLoopDetector();
   const successes = new Map<string, number>();
   // Attempts executing now: `end()` aborts them.
   let inFlight = 0;
@@ -297,55 +378,28 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     }
     releasable.clear();
   };
-  let attempts = 0;
-  let retries = 0;
-  let failures = 0;
   let callCount = 0;
-  let lastFailure: RunSummary["lastFailure"];
-  let stopped: { reason: Reason; budget?: BudgetName; personResolvable: boolean } | undefined;
   let ended: RunSummary | undefined;
 
-  const summary = (): RunSummary => {
-    if (ended) return ended;
-    return {
-      runId: id,
-      reason: stopped?.reason ?? "completed",
-      ...(stopped?.budget !== undefined && { budget: stopped.budget }),
-      personResolvable: stopped?.personResolvable ?? false,
-      calls: budgets.used().calls,
-      attempts,
-      actions: { ...actions },
-      retries,
-      failures,
-      fingerprints: { ...fingerprints },
-      durationMs: core.now() - startedAt,
-      ...(lastFailure !== undefined && { lastFailure }),
-      observeOnly,
-    };
-  };
+  const summary = (): RunSummary =>
+    ended ?? tally.summary(id, budgets.used().calls, core.now() - startedAt, observeOnly);
 
   const end = (): RunSummary => {
     if (ended) return ended;
     // Ended by the host while calls still run: they are aborted, so the run did not complete.
-    if (!stopped && inFlight > 0) stopped = { reason: "aborted", personResolvable: false };
+    if (inFlight > 0) tally.stop("aborted", undefined, false);
     const s = summary();
     ended = s;
     identical.clear();
     release();
-    runEnded.abort(Object.assign(new Error("The run has ended"), { name: "AbortError" }));
+    if (runEnded !== undefined) runEnded.abort(endedError("The run has ended"));
     core.emit({ v: EVENT_SCHEMA_VERSION, type: "run_end", at: core.now(), runId: id, summary: s });
     guarded(() => core.options.onStop?.(s));
     return s;
   };
 
   const stopRun = (reason: Reason, budget?: BudgetName, person?: boolean) => {
-    if (!stopped) {
-      stopped = {
-        reason,
-        ...(budget !== undefined && { budget }),
-        personResolvable: person ?? PERSON_RESOLVABLE.has(reason),
-      };
-    }
+    tally.stop(reason, budget, person);
     return end();
   };
 
@@ -377,22 +431,35 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   };
 
   /** Whether the host aborted the run or this call, or ended the run. */
-  const isAborted = (state: CallState) => state.signals.some((s) => s.aborted);
+  const isAborted = (state: CallState) =>
+    signal?.aborted === true || hostEnded || state.call.signal?.aborted === true;
+
+  /** Why the call is cut, when it is (the run's signal, the host's end, the call's signal). */
+  const abortReason = (state: CallState): { reason: Error } | undefined => {
+    if (signal?.aborted) return { reason: abortError(signal) };
+    if (hostEnded) return { reason: hostEndReason() };
+    const own = state.call.signal;
+    return own?.aborted ? { reason: abortError(own) } : undefined;
+  };
+
+  /** What cuts a pending store answer: the run's signal, the host's end, the call's signal. */
+  const cutters = (state: CallState) =>
+    [signal, hostEndSignal(), state.call.signal].filter((s): s is AbortSignal => s !== undefined);
 
   /** What wakes a wait (a backoff, a hook, a verify step): a cut, or any end of the run. */
-  const wakers = (state: CallState) => [...state.signals, runEnded.signal];
+  const wakers = (state: CallState) => [...cutters(state), runEndedSignal()];
 
   /**
    * One store operation, bounded by the store timeout, the deadline, the run's signal, its end and
    * the call's signal. A synchronous store (the memory store) answers with no timer at all.
    */
   const storeOp = <R>(state: CallState, op: string, fn: () => MaybePromise<R>) =>
-    guardStore(op, fn, {
-      signals: state.signals,
+    guardStore(op, fn, () => ({
+      signals: cutters(state),
       timeoutMs: observeOnly
         ? core.storeTimeoutMs
         : Math.min(core.storeTimeoutMs, Math.max(0, deadline - core.now())),
-    });
+    }));
 
   /**
    * The store failed before or after an attempt: nothing more is executed (fail closed) and the
@@ -438,9 +505,22 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     );
   };
 
-  const observe = (text: string, state: CallState) => redactForModel(text, policy, state.sensitive);
+  /** Equal for identical calls (server, tool, canonical arguments); the arguments stay out. */
+  const callHashOf = (state: CallState) => {
+    state.callHash ??= hashCanonical(state.callKey).slice(0, 16);
+    return state.callHash;
+  };
+
+  /** A failure text as the model may read it; the same text is redacted once per call. */
+  const observe = (text: string, state: CallState) => {
+    if (state.observed?.text !== text) {
+      state.observed = { text, redacted: redactForModel(text, policy, state.sensitive) };
+    }
+    return state.observed.redacted;
+  };
 
   const emitCall = (state: CallState, outcome: CallOutcomeKind) =>
+    core.listening &&
     core.emit({
       v: EVENT_SCHEMA_VERSION,
       type: "call",
@@ -449,6 +529,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       tool: state.call.tool,
       ...(state.call.server !== undefined && { server: state.call.server }),
       call: state.seq,
+      callHash: callHashOf(state),
       outcome,
       attempts: state.attempts,
       durationMs: core.now() - state.started,
@@ -469,7 +550,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   ): Terminal<T> => {
     // A stop made before any failure (a loop, a budget, an abort) still counts as a stop, once:
     // calls that only find the run already stopped do not count again.
-    if (!extra.recorded && !ended && !observeOnly) actions.stop += 1;
+    if (!extra.recorded && !ended && !observeOnly) tally.stopBeforeFailure();
     // A key a person is asked to settle is never released.
     if (decision.reason === "uncertain_mutation" && state.key !== undefined) {
       releasable.delete(state.key);
@@ -545,11 +626,9 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   ) => {
     const text = observe(failure.text, state);
     if (counted) {
-      if (isFailure) failures += 1;
-      fingerprints[print] = (fingerprints[print] ?? 0) + 1;
-      actions[d.action] += 1;
-      lastFailure = { tool: state.call.tool, reason: c.reason, text };
+      tally.decision(d.action, print, { tool: state.call.tool, reason: c.reason, text }, isFailure);
     }
+    if (!core.listening) return;
     const now = core.now();
     core.emit({
       v: EVENT_SCHEMA_VERSION,
@@ -569,7 +648,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       ...(state.key !== undefined && { idempotencyKey: state.key }),
       observed: observeOnly,
       input: {
-        callHash: hashCanonical(state.callKey).slice(0, 16),
+        callHash: callHashOf(state),
         failure: recordedFailure(failure, text),
         ...(state.call.annotations !== undefined && {
           annotations: effectHints(state.call.annotations),
@@ -583,29 +662,27 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   };
 
   /** Breaker bookkeeping after an attempt; a store that fails here loses a count, nothing more. */
-  const updateBreaker = async (state: CallState, outcome: "success" | "failure") => {
-    try {
-      const key = core.breakerKey(state.tool.tool, state.tool.server);
-      const before = await storeOp(state, "a breaker read", () => core.readBreaker(state.tool));
-      if (outcome === "success" && before === undefined) return;
-      const next = breakerAfter(before, state.tool.breaker, outcome, core.now());
-      const ttl = state.tool.breaker.cooldownMs * 10 + 60_000;
-      await storeOp(state, "a breaker write", () => core.store.set(key, next ?? null, ttl));
-    } catch {
-      // The breaker is advisory; the call's outcome stands.
-    }
-  };
+  const updateBreaker = (state: CallState, outcome: "success" | "failure"): MaybePromise<void> =>
+    // The breaker is advisory: a store that fails here leaves the call's outcome as it is.
+    step(
+      () => storeOp(state, "a breaker read", () => core.readBreaker(state.tool)),
+      (before) => {
+        if (outcome === "success" && before === undefined) return;
+        const next = breakerAfter(before, state.tool.breaker, outcome, core.now());
+        const ttl = state.tool.breaker.cooldownMs * 10 + 60_000;
+        const key = core.breakerKey(state.tool.tool, state.tool.server);
+        return step(
+          () => storeOp(state, "a breaker write", () => core.store.set(key, next ?? null, ttl)),
+          ignore,
+          ignore,
+        );
+      },
+      ignore,
+    );
 
   /** Records a call's result by a hash: a failure by its fingerprint, a success by its JSON. */
   const noteSignature = (state: CallState, result: { failure: string } | { value: unknown }) => {
-    if (ended) return;
-    const sig = "failure" in result ? `f:${result.failure}` : `ok:${resultHash(result.value)}`;
-    const prev = identical.get(state.callKey);
-    if (prev === undefined && identical.size >= MAX_TRACKED_CALLS) {
-      const oldest = identical.keys().next();
-      if (!oldest.done) identical.delete(oldest.value);
-    }
-    identical.set(state.callKey, { sig, count: prev?.sig === sig ? prev.count + 1 : 1 });
+    if (!ended) identical.note(state.callKey, result);
   };
 
   /**
@@ -613,12 +690,12 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
    * that fails throws a `store_error`: the entry stays pending, and a pending entry whose lease has
    * passed counts as uncertain (fail closed).
    */
-  const settle = async (
+  const settle = (
     state: CallState,
     key: string,
     to: "succeeded" | "failed" | "uncertain",
     result?: unknown,
-  ) => {
+  ): MaybePromise<void> => {
     const claimed = state.claimedAt === undefined ? {} : { claimedAt: state.claimedAt };
     const write = (withResult: boolean) =>
       storeOp(state, "a ledger settle", () =>
@@ -629,14 +706,16 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         ),
       );
     if (result === undefined) return write(false);
-    try {
-      await write(true);
-    } catch (error) {
-      // A result that is not JSON (a BigInt, a cycle) is dropped; any other failure stands.
-      const cause = isStoreError(error) ? error.cause : error;
-      if (!(cause instanceof TypeError)) throw error;
-      await write(false);
-    }
+    return step(
+      () => write(true),
+      ignore,
+      (error) => {
+        // A result that is not JSON (a BigInt, a cycle) is dropped; any other failure stands.
+        const cause = isStoreError(error) ? error.cause : error;
+        if (!(cause instanceof TypeError)) throw error;
+        return write(false);
+      },
+    );
   };
 
   /** Runs the verify step for an uncertain mutation, when the policy and options provide one. */
@@ -676,86 +755,103 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     }
   };
 
-  /** Performs one attempt, bounded by the run's signal and deadline even if `execute` is not. */
-  const perform = async <T>(
+  /**
+   * Performs one attempt, bounded by the run's signal, its end, the call's signal and the deadline
+   * even if `execute` is not: the run's guard holds one timer and one listener for all attempts in
+   * flight, and the attempt's own controller is made only if the executor reads `ctx.signal`.
+   * Never rejects.
+   */
+  const perform = <T>(
     state: CallState,
     execute: Executor<T>,
     remainingMs: number,
-  ): Promise<{ value: T } | { thrown: unknown; deadlineHit: boolean }> => {
-    const abortedBy = state.signals.find((s) => s.aborted);
-    if (abortedBy) return { thrown: abortError(abortedBy), deadlineHit: false };
-    let ac: AbortController | undefined;
-    let done = false;
-    let deadlineHit = false;
-    let stopReason: { reason: unknown } | undefined;
-    let cancel: (reason: unknown) => void = () => {};
-    const cut = new Promise<never>((_, reject) => {
-      cancel = reject;
-    });
-    cut.catch(() => {}); // settled by the race, or never looked at
-    const stopAttempt = (reason: unknown) => {
-      stopReason = { reason };
-      ac?.abort(reason);
-      cancel(reason);
-    };
-    // The run's signal, its end (`run.end()` aborts attempts in flight) and the call's signal.
-    const onAbort = (event: Event) => stopAttempt((event.target as AbortSignal).reason);
-    for (const s of state.signals) s.addEventListener("abort", onAbort, { once: true });
-    // Observe-only enforces nothing, the deadline included: only the host's own signal applies.
-    const timer =
-      !observeOnly && remainingMs <= MAX_TIMER_MS
-        ? setTimeout(() => {
-            deadlineHit = true;
-            stopAttempt(
-              Object.assign(new Error("The run's deadline passed"), { name: "TimeoutError" }),
-            );
-          }, remainingMs)
-        : undefined;
-    // The attempt's signal is made on first read: an executor that never reads it (a plain
-    // function) costs no AbortController.
-    const ctx: AttemptContext = {
-      attempt: state.attempts,
-      get signal() {
-        if (done) return AbortSignal.abort();
-        if (stopReason) return AbortSignal.abort(stopReason.reason);
-        ac ??= new AbortController();
-        return ac.signal;
-      },
-      remainingMs,
-      idempotencyKey: state.key,
-      args: state.args,
-      meta: state.meta,
-    };
-    try {
+  ): Promise<Performed<T>> => {
+    const cutBy = abortReason(state);
+    if (cutBy !== undefined) return Promise.resolve({ thrown: cutBy.reason, deadlineHit: false });
+    const ctx = new Attempt(state.attempts, remainingMs, state.key, state.args, state.meta);
+    return new Promise<Performed<T>>((resolve) => {
+      const finish = (outcome: Performed<T>) => {
+        if (ctx.done) return;
+        ctx.done = true;
+        guard.leave(cut);
+        if (state.cut === cut) state.cut = undefined;
+        resolve(outcome);
+      };
+      const cut = (reason: unknown, deadlineHit: boolean) => {
+        ctx.stop(reason);
+        finish({ thrown: reason, deadlineHit });
+      };
+      state.cut = cut;
+      guard.enter(cut);
       let running: Promise<T>;
       try {
         running = Promise.resolve(execute(ctx));
       } catch (thrown) {
-        running = Promise.reject(thrown);
+        finish({ thrown, deadlineHit: false });
+        return;
       }
-      return { value: await Promise.race([running, cut]) };
-    } catch (thrown) {
-      return { thrown, deadlineHit };
-    } finally {
-      done = true;
-      clearTimeout(timer);
-      for (const s of state.signals) s.removeEventListener("abort", onAbort);
-    }
+      running.then(
+        (value) => finish({ value }),
+        (thrown: unknown) => finish({ thrown, deadlineHit: false }),
+      );
+    });
   };
 
-  /** One attempt: execute, then either a value, a retry request (thrown), or a terminal outcome. */
-  const attemptOnce = async <T>(state: CallState, execute: Executor<T>): Promise<Terminal<T>> => {
+  /**
+   * One attempt: the ledger claim and the retry-budget count, the executor, then a value, a
+   * retry request or a terminal outcome. With a store that answers synchronously, the executor is
+   * the only thing awaited.
+   */
+  const attemptOnce = <T>(
+    state: CallState,
+    execute: Executor<T>,
+  ): MaybePromise<Terminal<T> | RetryRequest> => {
     // A parallel call may have stopped the run during this call's backoff: no more retries. (A
     // first attempt admitted before the stop still runs: its budget was granted.)
     if (ended && !observeOnly && state.attempts > 0) return endedOutcome(state);
     if (isAborted(state)) return preflightStop(state, "aborted");
     const remainingMs = deadline - core.now();
     if (remainingMs <= 0 && !observeOnly) return preflightStop(state, "deadline_exceeded");
-    try {
-      if (state.key !== undefined && state.argsHash !== undefined) {
-        const { key, argsHash } = state;
-        const claimedAt = core.now();
-        const claim = await storeOp(state, "a ledger claim", () =>
+    const send = (): Promise<Terminal<T> | RetryRequest> => {
+      // A verify answer speaks of the attempts before it: this new attempt may write again.
+      state.verified = undefined;
+      state.attempts += 1;
+      tally.attempt();
+      inFlight += 1;
+      return perform(state, execute, remainingMs).then((outcome) => {
+        inFlight -= 1;
+        return afterAttempt(state, outcome);
+      });
+    };
+    const admitted = claimAndCount<T>(state);
+    if (isThenable(admitted)) return admitted.then((refused) => refused ?? send());
+    return admitted ?? send();
+  };
+
+  /**
+   * Before an attempt: the ledger claim (keyed calls) and the retry-budget count (first attempts).
+   * Undefined lets the attempt go.
+   */
+  const claimAndCount = <T>(state: CallState): MaybePromise<Terminal<T> | undefined> => {
+    // Observe-only sends calls untouched, store or no store.
+    const trouble = (error: unknown) =>
+      observeOnly && state.key === undefined
+        ? admitted<T>(state)
+        : storeTrouble<T>(state, error, "not_sent");
+    const count = (): MaybePromise<Terminal<T> | undefined> =>
+      state.attempts !== 0
+        ? admitted<T>(state)
+        : step(
+            () => storeOp(state, "a retry-budget count", () => core.countCall(state.call.server)),
+            () => admitted<T>(state),
+            trouble,
+          );
+    if (state.key === undefined || state.argsHash === undefined) return count();
+    const { key, argsHash } = state;
+    const claimedAt = core.now();
+    return step(
+      () =>
+        storeOp(state, "a ledger claim", () =>
           core.store.claim(key, argsHash, {
             now: claimedAt,
             allowUncertain: state.tool.idempotency.honorsKeys || state.verified === "absent",
@@ -763,7 +859,8 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
             // claimer with a short deadline must not take a key another attempt still holds.
             leaseMs: Math.min(policy.budgets.wallTimeMs, 15 * 60_000),
           }),
-        );
+        ),
+      (claim): MaybePromise<Terminal<T> | undefined> => {
         if (claim.status === "succeeded") {
           noteSuccess(state);
           emitCall(state, "replayed");
@@ -774,71 +871,63 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
             replayed: true,
           };
         }
-        if (claim.status !== "claimed") return refusedClaim(state, claim.status);
+        if (claim.status !== "claimed") return refusedClaim<T>(state, claim.status);
         state.claimedAt = claimedAt;
-      }
-      if (state.attempts === 0) {
-        await storeOp(state, "a retry-budget count", () => core.countCall(state.call.server));
-      }
-    } catch (error) {
-      if (observeOnly && state.key === undefined) {
-        // Observe-only sends calls untouched, store or no store.
-      } else {
-        return storeTrouble(state, error, "not_sent");
-      }
-    }
-    // The awaits above may have seen the run end or the call aborted: nothing is sent then, and
-    // the key just claimed is released as not sent.
-    if (isAborted(state)) {
-      if (state.key !== undefined) {
-        const { key } = state;
-        await guardedAsync(() => settle(state, key, "failed"));
-      }
-      return preflightStop(state, "aborted");
-    }
-    // A verify answer speaks of the attempts before it: this new attempt may write again.
-    state.verified = undefined;
-    state.attempts += 1;
-    attempts += 1;
+        return count();
+      },
+      trouble,
+    );
+  };
 
-    inFlight += 1;
-    let outcome: Awaited<ReturnType<typeof perform<T>>>;
-    try {
-      outcome = await perform(state, execute, remainingMs);
-    } finally {
-      inFlight -= 1;
-    }
-    let failure: Failure | undefined;
+  /**
+   * After the store steps, which may have seen the run end or the call aborted: nothing is sent
+   * then, and a key just claimed is released as not sent.
+   */
+  const admitted = <T>(state: CallState): MaybePromise<Terminal<T> | undefined> => {
+    if (!isAborted(state)) return undefined;
+    if (state.key === undefined) return preflightStop<T>(state, "aborted");
+    const { key } = state;
+    return guardedAsync(() => settle(state, key, "failed")).then(() =>
+      preflightStop<T>(state, "aborted"),
+    );
+  };
+
+  /** What an attempt came to: a success, or a failure to judge. */
+  const afterAttempt = <T>(
+    state: CallState,
+    outcome: Performed<T>,
+  ): MaybePromise<Terminal<T> | RetryRequest> => {
     if ("value" in outcome) {
-      if (isErrorResult(outcome.value)) {
-        failure = failureFromResult(outcome.value as object, core.now());
-      }
-    } else {
-      failure = toFailure(state, outcome.thrown, outcome.deadlineHit);
+      if (!isErrorResult(outcome.value)) return succeeded(state, outcome.value);
+      return judge(state, failureFromResult(outcome.value as object, core.now()), outcome);
     }
-    if (failure === undefined && "value" in outcome) {
-      const { value } = outcome;
-      if (state.key !== undefined) {
-        try {
-          await settle(
-            state,
-            state.key,
-            "succeeded",
-            state.tool.idempotency.replay ? value : undefined,
-          );
-        } catch (error) {
-          // The write happened and its answer is here: the model gets it. The entry stays
-          // pending, so after its lease a repeat of this logical call is refused, never re-run.
-          storeAfterEffect(state, error);
-        }
-      }
-      await updateBreaker(state, "success");
+    return judge(state, toFailure(state, outcome.thrown, outcome.deadlineHit), outcome);
+  };
+
+  /** A success: the ledger and the breaker are told, then the value goes back. */
+  const succeeded = <T>(state: CallState, value: T): MaybePromise<Terminal<T>> => {
+    const done = (): Terminal<T> => {
       noteSignature(state, { value });
       noteSuccess(state);
       emitCall(state, "ok");
       return { kind: "ok", value, attempts: state.attempts, replayed: false };
-    }
-    return judge(state, failure as Failure, outcome);
+    };
+    const breaker = () => {
+      const updated = updateBreaker(state, "success");
+      return isThenable(updated) ? updated.then(done) : done();
+    };
+    if (state.key === undefined) return breaker();
+    const { key } = state;
+    return step(
+      () => settle(state, key, "succeeded", state.tool.idempotency.replay ? value : undefined),
+      breaker,
+      (error) => {
+        // The write happened and its answer is here: the model gets it. The entry stays
+        // pending, so after its lease a repeat of this logical call is refused, never re-run.
+        storeAfterEffect(state, error);
+        return breaker();
+      },
+    );
   };
 
   /** A success of a keyed call: the next identical call without `callId` is a new logical call. */
@@ -918,8 +1007,8 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     state: CallState,
     failure: Failure,
     outcome: { value: T } | { thrown: unknown },
-  ): Promise<Terminal<T>> => {
-    let c = classify(failure, state.tool);
+  ): Promise<Terminal<T> | RetryRequest> => {
+    let c = classify(failure, state.tool, state.call);
     const print = fingerprint({
       tool: state.call.tool,
       channel: failure.channel,
@@ -1058,7 +1147,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         : (modelRepeats.get(print) ?? 1);
     switch (d.action) {
       case "retry_dependency": {
-        retries += 1;
+        tally.retry();
         const decision = d;
         guarded(() =>
           core.options.onRetry?.({
@@ -1071,7 +1160,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
             failure,
           }),
         );
-        throw new RetryRequest(d.delayMs);
+        return new RetryRequest(d.delayMs);
       }
       case "host":
         // Nothing of the raw failure reaches the model: it stays with the host.
@@ -1185,35 +1274,37 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     // Canonical text keys the loop detector (a hash when long: the map keeps keys, not bodies).
     const callText = `${request.server ?? ""}\u0000${request.tool}\u0000${canonical ?? ""}`;
     const callKey = callText.length > 256 ? hashCanonical(callText) : callText;
-    const signals = [signal, hostEnd.signal, request.signal].filter(
-      (s): s is AbortSignal => s !== undefined,
-    );
     const state: CallState = {
       call: request,
       tool,
       effect,
       args: rawArgs,
-      meta: {},
+      meta: NO_META,
       callKey,
       seq: ++callCount,
       argsHash: undefined,
       key: undefined,
       sensitive: sensitiveOf(tool, rawArgs),
-      signals,
+      cut: undefined,
       started,
       attempts: 0,
       verified: undefined,
       claimedAt: undefined,
+      callHash: undefined,
+      observed: undefined,
     };
 
     if (ended && !observeOnly) return endedOutcome(state);
-    // The call's own signal ends the run (the host gave up on this call and its loop).
+    // The call's own signal ends the run (the host gave up on this call and its loop) and cuts
+    // its attempt in flight.
+    const own = request.signal;
     const onCallAbort = () => {
       if (!ended) stopRun("aborted");
+      state.cut?.(own?.reason, false);
     };
-    request.signal?.addEventListener("abort", onCallAbort, { once: true });
+    own?.addEventListener("abort", onCallAbort, { once: true });
     try {
-      if (request.signal?.aborted) return preflightStop(state, "aborted");
+      if (own?.aborted) return preflightStop(state, "aborted");
       if (invalidArgs !== undefined) {
         const refused = preflightModel(
           state,
@@ -1224,15 +1315,27 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         );
         if (refused) return refused as Terminal<T>;
       }
-      const pre = await preflight(state);
+      let pre = preflight(state);
+      if (isThenable(pre)) pre = await pre;
       if (pre) return pre as Terminal<T>;
       mintKey(state, rawArgs, canonical ?? "null");
-      return await attempts_(state, execute);
+      try {
+        // With a store that answers synchronously, the attempt's executor is the only await.
+        let first = attemptOnce(state, execute);
+        if (isThenable(first)) first = await first;
+        return first instanceof RetryRequest ? await retryAfter(state, execute, first) : first;
+      } catch (err) {
+        if (err instanceof Escape) throw err;
+        if (isAborted(state)) return preflightStop(state, "aborted");
+        if (ended && !observeOnly) return endedOutcome(state);
+        if (err instanceof RetryRequest) return preflightStop(state, "retries_exhausted");
+        throw err;
+      }
     } catch (err) {
       if (err instanceof Escape) throw err.value;
       throw err;
     } finally {
-      request.signal?.removeEventListener("abort", onCallAbort);
+      own?.removeEventListener("abort", onCallAbort);
     }
   };
 
@@ -1255,9 +1358,9 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       request.callId !== undefined
         ? scope !== undefined
           ? core.mintKey(["scope", scope, server, request.tool, request.callId])
-          : core.mintKey(["run", instance, server, request.tool, request.callId])
+          : core.mintKey(["run", instance(), server, request.tool, request.callId])
         : core.mintKey([
-            instance,
+            instance(),
             server,
             request.tool,
             argsHash,
@@ -1270,19 +1373,20 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     if (argName !== undefined) state.args = { ...rawArgs, [argName]: key };
   };
 
-  /** The attempts of a call that preflight let through: one, and more when retries are asked. */
-  const attempts_ = async <T>(state: CallState, execute: Executor<T>): Promise<Terminal<T>> => {
-    try {
-      // Most calls need one attempt: p-retry orchestrates only once a retry is asked for.
-      let first: RetryRequest;
-      try {
-        return await attemptOnce(state, execute);
-      } catch (err) {
-        if (!(err instanceof RetryRequest)) throw err;
-        first = err;
-      }
-      if (first.delayMs > 0) await sleep(first.delayMs, ...wakers(state));
-      return await pRetry(() => attemptOnce(state, execute), {
+  /** The attempts after the first asked for a retry: p-retry orchestrates them. */
+  const retryAfter = async <T>(
+    state: CallState,
+    execute: Executor<T>,
+    first: RetryRequest,
+  ): Promise<Terminal<T>> => {
+    if (first.delayMs > 0) await sleep(first.delayMs, ...wakers(state));
+    return await pRetry(
+      async () => {
+        const outcome = await attemptOnce(state, execute);
+        if (outcome instanceof RetryRequest) throw outcome;
+        return outcome;
+      },
+      {
         retries: 1000,
         minTimeout: 0,
         maxTimeout: 0,
@@ -1294,62 +1398,76 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
             await sleep(error.delayMs, ...wakers(state));
           }
         },
-      });
-    } catch (err) {
-      if (err instanceof Escape) throw err;
-      if (isAborted(state)) return preflightStop(state, "aborted");
-      if (ended && !observeOnly) return endedOutcome(state);
-      if (err instanceof RetryRequest) return preflightStop(state, "retries_exhausted");
-      throw err;
-    }
+      },
+    );
   };
 
-  /** Budgets, access, loops and breakers, before anything is sent. */
-  const preflight = async (state: CallState): Promise<Terminal<unknown> | undefined> => {
-    const fail = (reason: Reason, budget?: BudgetName) => {
-      if (!observeOnly) return preflightStop(state, reason, budget);
-      // Observe-only: what would have stopped the call is reported, not enforced or counted.
-      const d = plainStop(reason, budget);
-      const c: Classification = { action: "stop", reason, certainty: "not_sent", source: "signal" };
-      const print = fingerprint({ tool: state.call.tool, channel: "local", text: reason });
-      record(state, { channel: "local", origin: "local", text: reason }, c, d, print, false);
-      return undefined;
-    };
-    if (isAborted(state)) return fail("aborted");
-    if (core.now() >= deadline) return fail("budget_exhausted", "wallTime");
+  /** Budgets, access, loops and breakers, before anything is sent; synchronous when the store is. */
+  const preflight = (state: CallState): MaybePromise<Terminal<unknown> | undefined> => {
+    if (isAborted(state)) return refuse(state, "aborted");
+    if (core.now() >= deadline) return refuse(state, "budget_exhausted", "wallTime");
     const { tool } = state;
     if (tool.access === "deny") {
       return preflightModel(state, "switch_tool", "denied_by_policy", "this tool is not allowed");
     }
-    if (tool.access === "confirm" && !observeOnly) {
-      const confirm = core.options.onConfirm;
-      const approved = confirm
-        ? await bounded(
-            state,
-            () =>
-              confirm({
-                runId: id,
-                tool: state.call.tool,
-                server: state.call.server,
-                args: state.call.args ?? {},
-                effect: state.effect,
-              }),
-            false,
-          )
-        : false;
-      if (isAborted(state)) return fail("aborted");
-      if (approved !== true) return fail("not_approved");
-    }
+    if (tool.access === "confirm" && !observeOnly) return confirmed(state);
+    return loopsAndBreaker(state);
+  };
+
+  /** A preflight refusal; observe-only reports what would have stopped the call, and lets it go. */
+  const refuse = (
+    state: CallState,
+    reason: Reason,
+    budget?: BudgetName,
+  ): Terminal<unknown> | undefined => {
+    if (!observeOnly) return preflightStop(state, reason, budget);
+    // Observe-only: what would have stopped the call is reported, not enforced or counted.
+    const d = plainStop(reason, budget);
+    const c: Classification = { action: "stop", reason, certainty: "not_sent", source: "signal" };
+    const print = fingerprint({ tool: state.call.tool, channel: "local", text: reason });
+    record(state, { channel: "local", origin: "local", text: reason }, c, d, print, false);
+    return undefined;
+  };
+
+  /** A tool marked `confirm`: the host approves the call, or it is refused. */
+  const confirmed = async (state: CallState): Promise<Terminal<unknown> | undefined> => {
+    const confirm = core.options.onConfirm;
+    const approved = confirm
+      ? await bounded(
+          state,
+          () =>
+            confirm({
+              runId: id,
+              tool: state.call.tool,
+              server: state.call.server,
+              args: state.call.args ?? {},
+              effect: state.effect,
+            }),
+          false,
+        )
+      : false;
+    if (isAborted(state)) return refuse(state, "aborted");
+    if (approved !== true) return refuse(state, "not_approved");
+    return await loopsAndBreaker(state);
+  };
+
+  /** The loop detector, then the breaker (one probe per cool-down when it is half-open). */
+  const loopsAndBreaker = (state: CallState): MaybePromise<Terminal<unknown> | undefined> => {
+    const { tool } = state;
     const seen = identical.get(state.callKey);
     if (!tool.loop.exempt && seen !== undefined && seen.count >= tool.loop.maxIdentical) {
-      return fail("loop_detected");
+      return refuse(state, "loop_detected");
     }
-    let open = false;
-    try {
-      const breaker = await storeOp(state, "a breaker read", () => core.readBreaker(tool));
-      const check = breakerCheck(breaker, tool.breaker, core.now());
-      open = check.verdict === "open";
-      if (check.verdict === "probe" && breaker?.openedAt !== undefined) {
+    // Observe-only sends calls untouched, store or no store; otherwise fail closed.
+    const trouble = (error: unknown) =>
+      observeOnly ? admit(state, false) : storeTrouble(state, error, "not_sent");
+    return step(
+      () => storeOp(state, "a breaker read", () => core.readBreaker(tool)),
+      (breaker) => {
+        const check = breakerCheck(breaker, tool.breaker, core.now());
+        if (check.verdict !== "probe" || breaker?.openedAt === undefined) {
+          return admit(state, check.verdict === "open");
+        }
         // One probe per cool-down, across parallel calls and workers: the store's atomic counter
         // lets exactly one caller through.
         const period = Math.floor(
@@ -1357,21 +1475,27 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         );
         const gate = `${core.breakerKey(tool.tool, tool.server)}:probe:${breaker.openedAt}:${period}`;
         const ttl = Math.max(1, tool.breaker.cooldownMs);
-        open =
-          (await storeOp(state, "a breaker probe", () => core.store.increment(gate, 1, ttl))) > 1;
-      }
-    } catch (error) {
-      // Observe-only sends calls untouched, store or no store; otherwise fail closed.
-      if (!observeOnly) return storeTrouble(state, error, "not_sent");
-    }
+        return step(
+          () => storeOp(state, "a breaker probe", () => core.store.increment(gate, 1, ttl)),
+          (taken) => admit(state, taken > 1),
+          trouble,
+        );
+      },
+      trouble,
+    );
+  };
+
+  /**
+   * The last preflight step, synchronous: a run that stopped meanwhile admits nothing, and the
+   * calls budget is taken by exactly the calls that go on to execute.
+   */
+  const admit = (state: CallState, open: boolean): Terminal<unknown> | undefined => {
     if (open) {
       return preflightModel(state, "switch_tool", "circuit_open", "the tool is failing and paused");
     }
-    // After every await, in one synchronous step: a run that stopped meanwhile admits nothing,
-    // and the calls budget is taken by exactly the calls that go on to execute.
     if (ended && !observeOnly) return endedOutcome(state);
-    if (isAborted(state)) return fail("aborted");
-    if (!budgets.take("calls")) return fail("budget_exhausted", "calls");
+    if (isAborted(state)) return refuse(state, "aborted");
+    if (!budgets.take("calls")) return refuse(state, "budget_exhausted", "calls");
     return undefined;
   };
 
@@ -1435,25 +1559,18 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     },
     call,
     end: () => {
-      if (!ended)
-        hostEnd.abort(Object.assign(new Error("The run was ended"), { name: "AbortError" }));
+      if (!ended) {
+        // Calls still running are aborted: the run did not complete.
+        if (inFlight > 0) tally.stop("aborted", undefined, false);
+        hostEnded = true;
+        // The reason is an Error (with a stack) only when something listens for it.
+        if (hostEnd !== undefined) hostEnd.abort(hostEndReason());
+        if (guard.size > 0) guard.cutAll(hostEndReason());
+      }
       return end();
     },
     summary,
   };
-}
-
-/** How many distinct calls a run's loop detector follows; the oldest are forgotten first. */
-const MAX_TRACKED_CALLS = 1_000;
-
-/** A success's signature: its JSON (a hash when long), or a fixed word when it has none. */
-function resultHash(value: unknown): string {
-  try {
-    const json = JSON.stringify(value ?? null) ?? "null";
-    return json.length <= 64 ? json : hashCanonical(json);
-  } catch {
-    return "unhashable";
-  }
 }
 
 /** The values of the arguments the policy marks sensitive (names or paths, at any depth). */

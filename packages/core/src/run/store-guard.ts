@@ -10,6 +10,25 @@ export function isThenable<T>(value: MaybePromise<T>): value is Promise<T> {
   );
 }
 
+/**
+ * Runs `run`, then `next` with its answer: synchronously when it answered with a value, after the
+ * promise when it answered with one. A throw or a rejection of `run` goes to `fail` (a throw of
+ * `next` does not).
+ */
+export function step<A, R>(
+  run: () => MaybePromise<A>,
+  next: (answer: A) => MaybePromise<R>,
+  fail: (error: unknown) => MaybePromise<R>,
+): MaybePromise<R> {
+  let answer: MaybePromise<A>;
+  try {
+    answer = run();
+  } catch (error) {
+    return fail(error);
+  }
+  return isThenable(answer) ? answer.then(next, fail) : next(answer);
+}
+
 /** What bounds one store operation. */
 export interface StoreBound {
   /** Any of them aborting cuts the operation (the run's signal, its end, the call's signal). */
@@ -23,14 +42,15 @@ const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * Runs one store operation, bounded: a synchronous answer (the memory store) passes through at no
- * cost; a pending one is cut when a signal aborts or `timeoutMs` pass. Every failure, a throw, a
- * rejection or a cut, becomes a `GovernorError` with code `store_error` whose message names only the
- * operation (the store's own error, which may hold a URL or an address, stays in `cause`).
+ * cost (`bounds` may be a function, called only for a pending answer); a pending one is cut when a
+ * signal aborts or `timeoutMs` pass. Every failure, a throw, a rejection or a cut, becomes a
+ * `GovernorError` with code `store_error` whose message names only the operation (the store's own
+ * error, which may hold a URL or an address, stays in `cause`).
  */
 export function guardStore<T>(
   op: string,
   fn: () => MaybePromise<T>,
-  bound: StoreBound,
+  bounds: StoreBound | (() => StoreBound),
 ): MaybePromise<T> {
   let answer: MaybePromise<T>;
   try {
@@ -40,6 +60,8 @@ export function guardStore<T>(
   }
   if (!isThenable(answer)) return answer;
   const pending = answer;
+  // Made only now: a synchronous answer needs no bound at all.
+  const bound = typeof bounds === "function" ? bounds() : bounds;
   const live = bound.signals.filter((s): s is AbortSignal => s !== undefined);
   return new Promise<T>((resolve, reject) => {
     const aborted = live.find((s) => s.aborted);

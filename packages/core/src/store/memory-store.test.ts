@@ -8,6 +8,24 @@ describeStoreContract("MemoryStore", (options) => createMemoryStore(options));
 const claimAt = (now: number, allowUncertain = false) => ({ now, allowUncertain, leaseMs: 1_000 });
 
 describe("createMemoryStore", () => {
+  it("reads values back as JSON would give them: primitives as they are, objects as copies", () => {
+    const store = createMemoryStore();
+    store.set("nan", Number.NaN);
+    store.set("zero", -0);
+    store.set("text", "5");
+    store.set("nothing", null);
+    store.set("object", { at: new Date(0) });
+    expect(store.get("nan")).toBeNull();
+    expect(Object.is(store.get("zero"), 0)).toBe(true);
+    expect(store.get("text")).toBe("5");
+    expect(store.get("nothing")).toBeNull();
+    expect(store.get("object")).toEqual({ at: "1970-01-01T00:00:00.000Z" });
+    store.set("gone", undefined);
+    expect(store.get("gone")).toBeUndefined();
+    // A string is not a counter, even one that reads as a number.
+    expect(() => store.increment("text", 1, 1_000)).toThrow(/not an integer counter/);
+  });
+
   it("answers synchronously", () => {
     const store = createMemoryStore();
     expect(store.set("k", 1)).toBeUndefined();

@@ -57,7 +57,10 @@ export interface MemoryStore extends Store {
   entry(key: string): LedgerEntry | undefined;
 }
 
-/** A ledger entry as held: the result stays JSON text, so a caller cannot mutate it. */
+/**
+ * A ledger entry as held: the result stays JSON text, so a caller cannot mutate it, and the
+ * value itself is not kept (a run's results can be collected while the ledger holds their text).
+ */
 interface EntryRecord {
   readonly argsHash: string;
   readonly state: LedgerState;
@@ -75,6 +78,34 @@ interface SettledRecord {
 
 const DAY_MS = 86_400_000;
 
+/** An object value, held as JSON text so that each `get` answers a copy. */
+class JsonText {
+  constructor(readonly text: string) {}
+}
+
+/** What the values LRU holds: primitives as they are, objects as JSON text. */
+type StoredValue = string | number | boolean | JsonText;
+
+const KEEP_TTL = { noUpdateTTL: true } as const;
+
+/** A value as the store keeps it; undefined for what JSON drops (the key is deleted then). */
+function toStored(value: unknown): StoredValue | undefined {
+  switch (typeof value) {
+    case "number":
+      // As JSON would: NaN and Infinity read back as null, -0 as 0 (as from Redis).
+      return Number.isFinite(value) ? value + 0 : new JsonText("null");
+    case "string":
+    case "boolean":
+      return value;
+    case "undefined":
+    case "function":
+    case "symbol":
+      return undefined;
+  }
+  const json = JSON.stringify(value) as string | undefined;
+  return json === undefined ? undefined : new JsonText(json);
+}
+
 /**
  * The embedded {@link Store}: one process, no I/O, every method answers synchronously.
  *
@@ -82,8 +113,9 @@ const DAY_MS = 86_400_000;
  * cannot reach: pending and uncertain entries until they are settled (hard cap `maxUnsettled`),
  * succeeded and failed ones until their retention ends (hard cap `maxLedgerEntries` on all of
  * them). When a cap is reached, claims of new keys answer `ledger_full` (DESIGN.md §4: the ledger
- * is fail-closed); nothing is forgotten early. Values are kept as JSON text, so what `get`
- * returns is a copy, as it would be from Redis.
+ * is fail-closed); nothing is forgotten early. Objects given to `set` are kept as JSON text, so
+ * what `get` returns is a copy, as it would be from Redis; numbers and other primitives are kept
+ * as they are (a counter costs no JSON). A ledger result is kept as JSON text too.
  *
  * @example
  * const store = createMemoryStore({ retentionMs: 3_600_000 });
@@ -103,7 +135,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   }
   const clock = now ?? (() => performance.now());
 
-  const lru = new LRUCache<string, string>({
+  const lru = new LRUCache<string, StoredValue>({
     max: maxEntries,
     // Read the clock on every check: a cached reading would hide an injected clock's steps.
     ttlResolution: 0,
@@ -113,17 +145,17 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
 
   return {
     get<T>(key: string): T | undefined {
-      const json = lru.get(key);
-      return json === undefined ? undefined : (JSON.parse(json) as T);
+      const stored = lru.get(key);
+      return (stored instanceof JsonText ? JSON.parse(stored.text) : stored) as T | undefined;
     },
 
     set<T>(key: string, value: T, ttlMs?: number): void {
-      const json = JSON.stringify(value) as string | undefined;
-      if (json === undefined) {
+      const stored = toStored(value);
+      if (stored === undefined) {
         lru.delete(key);
         return;
       }
-      lru.set(key, json, { ttl: ttlMs === undefined ? 0 : positiveMs("ttlMs", ttlMs) });
+      lru.set(key, stored, { ttl: ttlMs === undefined ? 0 : positiveMs("ttlMs", ttlMs) });
     },
 
     increment(key: string, by: number, ttlMs: number): number {
@@ -134,10 +166,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         );
       }
       const ttl = positiveMs("ttlMs", ttlMs);
-      const json = lru.get(key);
+      const value = lru.get(key);
       let current = 0;
-      if (json !== undefined) {
-        const value: unknown = JSON.parse(json);
+      if (value !== undefined) {
         if (typeof value !== "number" || !Number.isSafeInteger(value)) {
           throw new GovernorError(
             "store_error",
@@ -150,8 +181,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       // A counter expires ttlMs after its creation: increments keep the deadline it has (and give
       // one to a value that had none, like PEXPIRE NX).
       const keepDeadline =
-        json !== undefined && lru.getRemainingTTL(key) !== Number.POSITIVE_INFINITY;
-      lru.set(key, String(next), keepDeadline ? { noUpdateTTL: true } : { ttl });
+        value !== undefined && lru.getRemainingTTL(key) !== Number.POSITIVE_INFINITY;
+      lru.set(key, next, keepDeadline ? KEEP_TTL : { ttl });
       return next;
     },
 

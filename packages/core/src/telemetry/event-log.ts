@@ -163,8 +163,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /**
  * Reads one line of an event log: the event, or what is wrong with the line (with the path of
- * each bad field). A blank line yields `undefined`; a trailing `\r` is ignored.
- * @internal Shared by {@link parseEvents} and `summarizeEventLines`; not part of the public API.
+ * each bad field). A blank line yields `undefined`; a trailing `\r` is ignored. Shared by
+ * {@link parseEvents}, `summarizeEventLines` and `governor replay`.
  */
 export function parseEventLine(
   raw: string,

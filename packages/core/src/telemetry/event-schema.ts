@@ -112,6 +112,7 @@ const callEvent = z.object({
   tool: z.string(),
   server: z.string().exactOptional(),
   call: callNumber,
+  callHash: hash16.exactOptional(),
   outcome: z.enum(outcomes),
   attempts: count,
   durationMs: ms,

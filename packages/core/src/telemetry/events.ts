@@ -124,6 +124,8 @@ export interface CallEvent extends EventBase {
   readonly server?: string;
   /** The call's number in its run (1 for the first `run.call`); absent from older v1 lines. */
   readonly call?: number;
+  /** As a decision's `input.callHash`: equal for identical calls; absent from older v1 lines. */
+  readonly callHash?: string;
   readonly outcome: CallOutcomeKind;
   readonly attempts: number;
   readonly durationMs: number;

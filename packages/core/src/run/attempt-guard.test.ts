@@ -1,0 +1,71 @@
+import { getEventListeners } from "node:events";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createAttemptGuard } from "./attempt-guard.ts";
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("createAttemptGuard", () => {
+  it("holds one timer and one listener for all attempts in flight, none when idle", () => {
+    const ac = new AbortController();
+    const guard = createAttemptGuard({
+      deadline: Date.now() + 1_000,
+      now: Date.now,
+      enforceDeadline: true,
+      signal: ac.signal,
+    });
+    const a = vi.fn();
+    const b = vi.fn();
+    guard.enter(a);
+    guard.enter(b);
+    expect(vi.getTimerCount()).toBe(1);
+    expect(getEventListeners(ac.signal, "abort")).toHaveLength(1);
+    guard.leave(a);
+    expect(vi.getTimerCount()).toBe(1);
+    guard.leave(b);
+    expect(guard.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(getEventListeners(ac.signal, "abort")).toHaveLength(0);
+  });
+
+  it("cuts every attempt in flight at the deadline, with a TimeoutError", () => {
+    const guard = createAttemptGuard({
+      deadline: Date.now() + 100,
+      now: Date.now,
+      enforceDeadline: true,
+    });
+    const cuts: [unknown, boolean][] = [];
+    guard.enter((reason, deadline) => cuts.push([reason, deadline]));
+    guard.enter((reason, deadline) => cuts.push([reason, deadline]));
+    vi.advanceTimersByTime(99);
+    expect(cuts).toHaveLength(0);
+    vi.advanceTimersByTime(1);
+    expect(cuts).toHaveLength(2);
+    expect(cuts.every(([r, d]) => d && (r as Error).name === "TimeoutError")).toBe(true);
+  });
+
+  it("cuts on the run's signal with its reason, and on cutAll; never past the deadline when observing", () => {
+    const ac = new AbortController();
+    const guard = createAttemptGuard({
+      deadline: Date.now() + 10,
+      now: Date.now,
+      enforceDeadline: false,
+      signal: ac.signal,
+    });
+    const cut = vi.fn();
+    guard.enter(cut);
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(1_000);
+    expect(cut).not.toHaveBeenCalled();
+    ac.abort("stop");
+    expect(cut).toHaveBeenCalledWith("stop", false);
+    const other = vi.fn();
+    guard.enter(other);
+    guard.cutAll("ended");
+    expect(other).toHaveBeenCalledWith("ended", false);
+  });
+});

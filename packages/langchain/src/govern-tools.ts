@@ -1,0 +1,80 @@
+import type { ToolCall } from "@governor/core";
+import { ToolMessage } from "@langchain/core/messages";
+import type { StructuredToolInterface, ToolSchemaBase } from "@langchain/core/tools";
+import { GovernedTool, type GovernOptions, type Perform } from "./governed-tool.ts";
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The text of a ToolMessage's content (strings and text blocks). */
+function messageText(message: ToolMessage): string {
+  const { content } = message;
+  if (typeof content === "string") return content;
+  return content
+    .map((block) => (block.type === "text" && typeof block.text === "string" ? block.text : ""))
+    .join("\n");
+}
+
+/**
+ * Wraps a LangChain tool (`tool()`, a `StructuredTool`, a `DynamicStructuredTool`) so every call
+ * goes through a Governor run. The model sees the same name, description and schema.
+ *
+ * - The tool call's `id` is the call's `callId`: a mutating call keeps one idempotency key across
+ *   retries, and a run in the same `idempotencyScope` replaying that call gets the recorded
+ *   result. Each attempt receives the arguments with the key in the policy's key argument
+ *   (declare it in the tool's schema, or a zod object strips it) and a `signal` the run aborts.
+ * - The tool checks its input inside the run: a bad input is a failure Governor counts (budgets,
+ *   repeat rule) and answers with its own short text, not the schema error with the input.
+ * - `ok` returns the tool's own output (a `ToolMessage` when invoked with a tool call); a
+ *   failure the model can fix, and a stop, return an error `ToolMessage` with Governor's text.
+ *   Nothing is thrown, so `ToolNode`'s `handleToolErrors` never formats a raw error.
+ * - A tool that returns an error `ToolMessage` itself is judged like one that threw.
+ * @example
+ * const run = governor.startRun();
+ * const tools = governTools([getNote, sendEmail], { run });
+ * const graph = createAgent({ model, tools, middleware: [governorMiddleware(run)] });
+ */
+export function governTool(tool: StructuredToolInterface, options: GovernOptions): GovernedTool {
+  const { run, server } = options;
+  const perform: Perform = ({ args, toolCall, config }) => {
+    // Governor keys calls by named arguments; a tool whose input is not an object is governed
+    // under `{ input }` and still receives its input as it came.
+    const object = isRecord(args);
+    const call: ToolCall = {
+      tool: tool.name,
+      ...(server !== undefined && { server }),
+      args: object ? args : { input: args },
+      ...(toolCall?.id !== undefined && { callId: toolCall.id }),
+      ...(config.signal !== undefined && { signal: config.signal }),
+    };
+    return run.call(call, async (ctx) => {
+      const attemptArgs = object ? ctx.args : args;
+      const input = toolCall ? { ...toolCall, args: attemptArgs } : attemptArgs;
+      // The attempt's signal aborts with the run, its deadline and the graph's own signal.
+      const output: unknown = await tool.invoke(input as never, { ...config, signal: ctx.signal });
+      if (ToolMessage.isInstance(output) && output.status === "error") {
+        throw new Error(messageText(output));
+      }
+      return output;
+    });
+  };
+  return new GovernedTool(
+    {
+      name: tool.name,
+      description: tool.description,
+      schema: tool.schema as ToolSchemaBase,
+      returnDirect: tool.returnDirect,
+    },
+    perform,
+    options,
+  );
+}
+
+/** {@link governTool} for each tool of a list, all in the same run. */
+export function governTools(
+  tools: readonly StructuredToolInterface[],
+  options: GovernOptions,
+): GovernedTool[] {
+  return tools.map((tool) => governTool(tool, options));
+}

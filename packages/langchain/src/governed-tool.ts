@@ -1,0 +1,147 @@
+import type { CallOutcome, HostError, Run } from "@governor/core";
+import { parseCallbackConfigArg } from "@langchain/core/callbacks/manager";
+import { type ToolCall as LangChainToolCall, ToolMessage } from "@langchain/core/messages";
+import {
+  StructuredTool,
+  type StructuredToolCallInput,
+  type ToolReturnType,
+  type ToolRunnableConfig,
+  type ToolSchemaBase,
+} from "@langchain/core/tools";
+import { hostReason, hostText, toHostError } from "./host-error.ts";
+import { recordStop } from "./stop.ts";
+
+/** Options shared by every governed tool. */
+export interface GovernOptions {
+  /** The run every call of these tools belongs to (`governor.startRun()`, one per agent task). */
+  readonly run: Run;
+  /** The server's name in the policy (`servers.<name>`): its settings apply to these tools. */
+  readonly server?: string;
+  /**
+   * Receives what `run.call` throws: a failure only the host can handle when the governor has no
+   * `onHostError` hook (the run has ended), or an error of Governor itself, such as a failing
+   * store, wrapped in a `HostError` whose `message` is a fixed phrase, whose `reason` is the
+   * error's code (`store_error`, or `unexpected_error` for a non-Governor error) and whose `cause`
+   * is the raw error. Either way the model gets a short fixed stop text, never the error, and the
+   * run's next model turn throws `GovernorStopError` with this error as `hostError`.
+   */
+  readonly onHostError?: (error: HostError) => void;
+}
+
+/** One call as a governed tool received it. */
+export interface CallInput {
+  readonly args: unknown;
+  /** The tool call the model made, when the tool was invoked with one (a `ToolNode` does). */
+  readonly toolCall: LangChainToolCall | undefined;
+  readonly config: ToolRunnableConfig;
+}
+
+/** Performs one governed call: an outcome whose `ok` value is the tool's own output. */
+export type Perform = (call: CallInput) => Promise<CallOutcome<unknown>>;
+
+/** Describes the tool the model sees (name, description, input schema). */
+export interface ToolShape {
+  readonly name: string;
+  readonly description: string;
+  readonly schema: ToolSchemaBase;
+  readonly returnDirect?: boolean;
+}
+
+function isToolCall(value: unknown): value is LangChainToolCall {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    "args" in value &&
+    (value as { type?: unknown }).type === "tool_call"
+  );
+}
+
+/**
+ * A LangChain tool whose calls go through a Governor run. It never throws into the agent loop:
+ * a failure the model can act on, and a stop, come back as an error `ToolMessage` with Governor's
+ * text, so LangGraph's `ToolNode` error handling (`handleToolErrors`) never sees a raw error.
+ * Input is not checked here: the performer checks it inside the run, where a bad input counts.
+ */
+export class GovernedTool extends StructuredTool {
+  name: string;
+  description: string;
+  schema: ToolSchemaBase;
+  readonly #perform: Perform;
+  readonly #options: GovernOptions;
+
+  constructor(shape: ToolShape, perform: Perform, options: GovernOptions) {
+    super();
+    this.name = shape.name;
+    this.description = shape.description;
+    this.schema = shape.schema;
+    this.returnDirect = shape.returnDirect ?? false;
+    this.#perform = perform;
+    this.#options = options;
+  }
+
+  /** Not used: `call` governs every invocation (`invoke` goes through it). */
+  protected async _call(): Promise<never> {
+    throw new Error(`${this.name}: a governed tool runs through call()/invoke()`);
+  }
+
+  override call<
+    TArg extends StructuredToolCallInput<ToolSchemaBase>,
+    TConfig extends ToolRunnableConfig | undefined,
+  >(arg: TArg, configArg?: TConfig): Promise<ToolReturnType<TArg, TConfig, unknown>> {
+    return this.#governed(arg, configArg) as Promise<ToolReturnType<TArg, TConfig, unknown>>;
+  }
+
+  async #governed(arg: unknown, configArg: unknown): Promise<unknown> {
+    const config = parseCallbackConfigArg(configArg as ToolRunnableConfig) as ToolRunnableConfig;
+    const toolCall = isToolCall(arg) ? arg : config.toolCall;
+    const args = isToolCall(arg) ? arg.args : arg;
+    const { run, server, onHostError } = this.#options;
+    let outcome: CallOutcome<unknown>;
+    try {
+      outcome = await this.#perform({ args, toolCall, config });
+    } catch (err) {
+      // `run.call` rejected: a HostError (no governor `onHostError` hook), or trouble in
+      // Governor itself (its store, a bug). Thrown from here, ToolNode would put the raw message
+      // in the model's context: the host gets the error, the model a fixed text.
+      const error = toHostError(err, this.name, server);
+      try {
+        onHostError?.(error);
+      } catch {
+        // A host hook must not break the agent loop.
+      }
+      const text = hostText(error);
+      recordStop(run, {
+        tool: this.name,
+        reason: hostReason(error),
+        personResolvable: false,
+        text,
+        hostError: error,
+      });
+      return this.#failure(text, toolCall);
+    }
+    if (outcome.kind === "ok") return outcome.value;
+    const text = outcome.result.content[0].text;
+    if (outcome.kind === "stop") {
+      recordStop(run, {
+        tool: this.name,
+        reason: outcome.reason,
+        personResolvable: outcome.personResolvable,
+        text,
+        idempotencyKey: outcome.idempotencyKey,
+        hostError: outcome.hostError,
+      });
+    }
+    return this.#failure(text, toolCall);
+  }
+
+  /** Governor's text as an error ToolMessage (or the text alone when invoked without a call). */
+  #failure(text: string, toolCall: LangChainToolCall | undefined): ToolMessage | string {
+    if (toolCall?.id === undefined) return text;
+    return new ToolMessage({
+      status: "error",
+      content: text,
+      name: this.name,
+      tool_call_id: toolCall.id,
+    });
+  }
+}

@@ -1,0 +1,15 @@
+import { expect, it } from "vitest";
+import * as agent from "./agent-index.ts";
+import * as api from "./index.ts";
+
+it("exports exactly the public API", () => {
+  expect(Object.keys(api).sort()).toEqual([
+    "GovernedTool",
+    "GovernorStopError",
+    "governMcpTools",
+    "governTool",
+    "governTools",
+    "throwIfStopped",
+  ]);
+  expect(Object.keys(agent).sort()).toEqual(["governorMiddleware"]);
+});

@@ -1,0 +1,108 @@
+import type { CallOutcome, Run } from "@governor/core";
+import { ToolMessage } from "@langchain/core/messages";
+import type { ToolSchemaBase } from "@langchain/core/tools";
+import { GovernedTool, type GovernOptions, type Perform } from "./governed-tool.ts";
+
+/** The parts of an MCP `Tool` listing that a LangChain tool needs. */
+export interface McpToolListing {
+  readonly name: string;
+  readonly description?: string | undefined;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+}
+
+/** The parts of an MCP `CallToolResult` turned into a `ToolMessage`. */
+export interface McpToolResult {
+  readonly content?: readonly { readonly type: string; readonly text?: unknown }[] | undefined;
+  readonly structuredContent?: unknown;
+}
+
+/**
+ * What {@link governMcpTools} needs of `@governor/mcp`'s `governClient(client, …)`: it lists the
+ * server's tools (without denied ones and open breakers) and calls them through a run.
+ */
+export interface GovernedMcpClient {
+  listTools(options?: { readonly signal?: AbortSignal }): Promise<readonly McpToolListing[]>;
+  callTool(
+    run: Run,
+    params: {
+      readonly name: string;
+      readonly arguments?: Record<string, unknown>;
+      readonly callId?: string;
+      readonly signal?: AbortSignal;
+    },
+  ): Promise<CallOutcome<McpToolResult>>;
+}
+
+/** Options of {@link governMcpTools}. */
+export interface GovernMcpToolsOptions extends GovernOptions {
+  /** The tools to offer; @default the governed client's `listTools()` */
+  readonly tools?: readonly McpToolListing[];
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A successful MCP result as ToolMessage content: its text, else its structured content. */
+function resultContent(result: McpToolResult): string {
+  const blocks = result.content ?? [];
+  if (blocks.length > 0 && blocks.every((b) => b.type === "text" && typeof b.text === "string")) {
+    return blocks.map((b) => b.text as string).join("\n");
+  }
+  if (blocks.length === 0 && result.structuredContent !== undefined) {
+    return JSON.stringify(result.structuredContent);
+  }
+  return JSON.stringify(blocks);
+}
+
+/**
+ * LangChain tools for the tools of an MCP server, called through `@governor/mcp`'s governed
+ * client: the MCP adapter maps the SDK's errors (JSON-RPC errors and broken sessions go to the
+ * host, never the model), sends the idempotency key in `_meta`, reconnects, and these tools turn
+ * its outcome into a `ToolMessage` (Governor's text, `status: "error"`, for a correction, a switch
+ * or a stop). The server checks the input against its own schema; a refusal is judged like any
+ * failure. Tool calls' ids are the calls' `callId`s.
+ * @example
+ * const notes = governClient(client, { governor, server: "notes" });
+ * const run = governor.startRun();
+ * const tools = await governMcpTools(notes, { run });
+ * const agent = createAgent({ model, tools, middleware: [governorMiddleware(run)] });
+ */
+export async function governMcpTools(
+  client: GovernedMcpClient,
+  options: GovernMcpToolsOptions,
+): Promise<GovernedTool[]> {
+  const listings = options.tools ?? (await client.listTools());
+  return listings.map((listing) => {
+    const perform: Perform = async ({ args, toolCall, config }) => {
+      const outcome = await client.callTool(options.run, {
+        name: listing.name,
+        arguments: isRecord(args) ? args : {},
+        ...(toolCall?.id !== undefined && { callId: toolCall.id }),
+        ...(config.signal !== undefined && { signal: config.signal }),
+      });
+      if (outcome.kind !== "ok") return outcome;
+      const content = resultContent(outcome.value);
+      const value =
+        toolCall?.id === undefined
+          ? content
+          : new ToolMessage({
+              status: "success",
+              content,
+              artifact: outcome.value,
+              name: listing.name,
+              tool_call_id: toolCall.id,
+            });
+      return { ...outcome, value };
+    };
+    return new GovernedTool(
+      {
+        name: listing.name,
+        description: listing.description ?? "",
+        schema: listing.inputSchema as ToolSchemaBase,
+      },
+      perform,
+      options,
+    );
+  });
+}

@@ -1,0 +1,204 @@
+import {
+  type AttemptContext,
+  type Governor,
+  GovernorError,
+  type Run,
+  type ToolAnnotations,
+  type ToolCall,
+} from "@governor/core";
+import type {
+  CallToolResult,
+  CallToolResultContent,
+  MCPCallToolOptions,
+  MCPServer,
+} from "@openai/agents";
+import { mapMcpError } from "./map-mcp-error.ts";
+import { settle, toHostError } from "./outcome.ts";
+import { withoutSiblingCancellation } from "./signals.ts";
+
+/** Options of {@link governMcpServer}. */
+export interface GovernMcpServerOptions {
+  /** The governor of `run`: its breakers and policy decide which tools are listed. */
+  readonly governor: Governor;
+  /** The run every call through this server belongs to (one per agent task). */
+  readonly run: Run;
+  /** The server's name in the policy (`servers.<name>`). @default the server's own `name` */
+  readonly server?: string;
+}
+
+type Args = Record<string, unknown> | null;
+type MCPTool = Awaited<ReturnType<MCPServer["listTools"]>>[number];
+type Meta = Record<string, unknown> | null | undefined;
+
+/** Resources, when the wrapped server has them (`MCPServerStdio`, `MCPServerStreamableHttp`…). */
+const RESOURCE_METHODS = ["listResources", "listResourceTemplates", "readResource"] as const;
+
+function toolAnnotations(tool: MCPTool): ToolAnnotations | undefined {
+  const annotations = (tool as { annotations?: unknown }).annotations;
+  return typeof annotations === "object" && annotations !== null
+    ? (annotations as ToolAnnotations)
+    : undefined;
+}
+
+/** A full result from the SDK's `callTool` (content with its result metadata attached). */
+function fromContent(content: CallToolResultContent): CallToolResult {
+  return {
+    content: [...content],
+    ...(content.isError !== undefined && { isError: content.isError }),
+    ...(content.structuredContent !== undefined && {
+      structuredContent: content.structuredContent,
+    }),
+    ...(content._meta !== undefined && { _meta: content._meta }),
+  };
+}
+
+/** The content array the SDK's `callTool` returns, with the result's metadata attached. */
+function toContent(result: CallToolResult): CallToolResultContent {
+  const content = [...result.content] as CallToolResultContent;
+  for (const key of ["isError", "structuredContent", "_meta"] as const) {
+    if (result[key] !== undefined) {
+      Object.defineProperty(content, key, {
+        value: result[key],
+        enumerable: false,
+        configurable: true,
+      });
+    }
+  }
+  return content;
+}
+
+/**
+ * Wraps an Agents SDK MCP server (`MCPServerStdio`, `MCPServerStreamableHttp`, `MCPServerSSE`, or
+ * any `MCPServer`) so that every tool call goes through a Governor run, whatever MCP client the
+ * server uses inside. Give the agent the wrapper, per run: `new Agent({ mcpServers: [governMcpServer(notes,
+ * { governor, run })] })`; connect and close the server itself as usual.
+ *
+ * - Each attempt calls the server's `callToolResult` (or `callTool`) with the run's arguments
+ *   (the key argument when the policy names one), the idempotency key in `_meta`, and a signal
+ *   the run aborts. An `isError` result, a `ProtocolError` (`peer`) and the client's own errors
+ *   (`local`: timeout, closed connection, HTTP status) are judged by Governor.
+ * - A retry happens invisibly; a correction or switch comes back as an `isError` result with
+ *   Governor's one text (what the model reads); a stop throws a `GovernorStopError`, a failure
+ *   only the host can handle (a JSON-RPC error) its `HostError`: the wrapper has no
+ *   `errorFunction` (it is `null`), so the SDK ends `run()` with them and the model reads neither.
+ * - `listTools` hides tools whose breaker is open and tools the policy denies; the wrapper does not
+ *   use the SDK's global tool cache (`cacheToolsList: false`), the server's own cache still works.
+ */
+export function governMcpServer(server: MCPServer, options: GovernMcpServerOptions): MCPServer {
+  const { governor, run } = options;
+  const policyServer = options.server ?? server.name;
+  if (typeof server?.callTool !== "function" || typeof server.listTools !== "function") {
+    throw new GovernorError(
+      "invalid_options",
+      "governMcpServer: server must be an Agents SDK MCPServer (callTool, listTools), e.g. an MCPServerStdio",
+    );
+  }
+  const annotations = new Map<string, ToolAnnotations>();
+
+  const callOnce = async (
+    name: string,
+    ctx: AttemptContext,
+    meta: Meta,
+    signal: AbortSignal,
+  ): Promise<CallToolResult> => {
+    const merged = { ...(meta ?? {}), ...ctx.meta };
+    const sendMeta = Object.keys(merged).length > 0 ? merged : undefined;
+    const args = { ...ctx.args };
+    if (typeof server.callToolResult === "function") {
+      return server.callToolResult(name, args, sendMeta, { signal });
+    }
+    return fromContent(await server.callTool(name, args, sendMeta, { signal }));
+  };
+
+  const governedCall = async (
+    name: string,
+    args: Args,
+    meta: Meta,
+    callOptions: MCPCallToolOptions | undefined,
+  ): Promise<CallToolResult> => {
+    const sdk = withoutSiblingCancellation(callOptions?.signal);
+    const annotated = annotations.get(name);
+    const call: ToolCall = {
+      tool: name,
+      server: policyServer,
+      args: args ?? {},
+      ...(sdk.signal !== undefined && { signal: sdk.signal }),
+      ...(annotated !== undefined && { annotations: annotated }),
+      toFailure: mapMcpError,
+    };
+    try {
+      // `ctx.signal` aborts with the run, its deadline and the SDK's signal (the call's own).
+      const outcome = await run.call<CallToolResult>(call, (ctx) =>
+        callOnce(name, ctx, meta, ctx.signal),
+      );
+      const settled = settle(outcome, name, policyServer);
+      return settled.kind === "ok"
+        ? settled.value
+        : { content: [...settled.result.content], isError: true };
+    } catch (err) {
+      if (GovernorError.isInstance(err) && err.code === "run_ended") throw err;
+      throw toHostError(err, name, policyServer);
+    } finally {
+      sdk.unlink();
+    }
+  };
+
+  const governed = {
+    get name() {
+      return server.name;
+    },
+    cacheToolsList: false,
+    get toolFilter() {
+      return server.toolFilter;
+    },
+    get toolMetaResolver() {
+      return server.toolMetaResolver;
+    },
+    get customDataExtractor() {
+      return server.customDataExtractor;
+    },
+    get toolInputGuardrails() {
+      return server.toolInputGuardrails;
+    },
+    get toolOutputGuardrails() {
+      return server.toolOutputGuardrails;
+    },
+    get useStructuredContent() {
+      return server.useStructuredContent;
+    },
+    // Null, not undefined: the SDK then rethrows a tool's error (a stop, a HostError) out of
+    // run() instead of formatting it for the model.
+    errorFunction: null,
+    connect: () => server.connect(),
+    close: () => server.close(),
+    invalidateToolsCache: () => server.invalidateToolsCache(),
+    async listTools() {
+      const tools = await server.listTools();
+      annotations.clear();
+      for (const tool of tools) {
+        const a = toolAnnotations(tool);
+        if (a !== undefined) annotations.set(tool.name, a);
+      }
+      const unavailable = new Set(
+        await governor.unavailableTools(
+          tools.map((t) => t.name),
+          policyServer,
+        ),
+      );
+      return tools.filter(
+        (t) =>
+          !unavailable.has(t.name) && governor.toolPolicy(t.name, policyServer).access !== "deny",
+      );
+    },
+    callToolResult: (name: string, args: Args, meta?: Meta, callOptions?: MCPCallToolOptions) =>
+      governedCall(name, args, meta, callOptions),
+    async callTool(name: string, args: Args, meta?: Meta, callOptions?: MCPCallToolOptions) {
+      return toContent(await governedCall(name, args, meta, callOptions));
+    },
+  } as unknown as MCPServer & Record<string, unknown>;
+  for (const method of RESOURCE_METHODS) {
+    const fn = (server as unknown as Record<string, unknown>)[method];
+    if (typeof fn === "function") governed[method] = (...a: unknown[]) => fn.apply(server, a);
+  }
+  return governed;
+}
