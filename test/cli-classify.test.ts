@@ -216,6 +216,64 @@ describe("governor classify (DESIGN.md §9 contract)", () => {
   });
 });
 
+describe("governor classify: args, inputSchema and --explain (issue 12.3, 12.7)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gov-"));
+  const policyFile = join(dir, "policy.json");
+  writeFileSync(policyFile, JSON.stringify({ tools: { login: { sensitiveArgs: ["password"] } } }));
+  const enoent = "ENOENT: no such file or directory, open '/data/memory.json'";
+  const input = [
+    // Lines without args stay valid and are judged on the text alone.
+    { tool: "remember", text: enoent },
+    { tool: "remember", text: enoent, args: { fact: "likes tea" } },
+    {
+      tool: "query",
+      text: "Value for 'timeout' must be at most 60",
+      inputSchema: { type: "object", properties: { timeout: { type: "number" } } },
+    },
+    {
+      tool: "login",
+      text: "Invalid password 'hunter2-Secret!'",
+      args: { password: "hunter2-Secret!" },
+    },
+    { tool: "q", text: "x", args: ["not", "an", "object"] },
+    { tool: "q", text: "x", inputSchema: "object" },
+  ];
+  const plain = governor(["classify", "--policy", policyFile], lines(input));
+  const explained = governor(["classify", "--policy", policyFile, "--explain"], lines(input));
+  const out = parse(plain.stdout);
+  const withWhy = parse(explained.stdout);
+
+  it("weighs the text with the call: a path the model never gave is the server's", () => {
+    expect(out[0]).toMatchObject({ action: "correct_arguments", reason: "not_found" });
+    expect(out[1]).toMatchObject({ action: "stop", reason: "misconfigured" });
+    expect(out[2]).toMatchObject({ action: "correct_arguments", reason: "invalid_argument" });
+    // Without --explain the output keeps the contract's four fields.
+    expect(Object.keys(out[1]).sort()).toEqual(["action", "fingerprint", "message", "reason"]);
+  });
+
+  it("redacts the values of sensitive arguments given in args", () => {
+    expect(out[3].message).not.toContain("hunter2-Secret!");
+  });
+
+  it("names a bad args or inputSchema and what is accepted", () => {
+    expect(plain.status).toBe(1);
+    expect(out[4]).toEqual({ error: "line 5: args: expected an object, got an array" });
+    expect(out[5]).toEqual({ error: "line 6: inputSchema: expected an object, got a string" });
+  });
+
+  it("--explain adds which step decided and how sure it is", () => {
+    expect(withWhy[0].explain).toMatchObject({ decidedBy: "rule", confidence: "medium" });
+    expect(withWhy[0].explain.detail).toMatch(/^built-in rule #\d+ \(not_found\)/);
+    expect(withWhy[1].explain).toMatchObject({ decidedBy: "evidence", confidence: "medium" });
+    expect(withWhy[2].explain.detail).toContain('"timeout"');
+    for (const [i, o] of withWhy.slice(0, 4).entries()) {
+      const { explain, ...rest } = o;
+      expect(rest).toEqual(out[i]);
+      expect(JSON.stringify(explain)).not.toContain("hunter2-Secret!");
+    }
+  });
+});
+
 describe("governor check", () => {
   it("prints the resolved policy, or each bad field's path", () => {
     const dir = mkdtempSync(join(tmpdir(), "gov-"));

@@ -1,15 +1,26 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadPolicy } from "@governor/core";
+import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_POLICY } from "../packages/cli/src/demo-governed.ts";
 import type { ReplayReport } from "../packages/cli/src/replay-log.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const tsx = import.meta.resolve("tsx");
+
+// Debian's chromium, which .ci/run installs. Skipped only where it is missing and not required
+// (CI sets GOVERNOR_REQUIRE_CHROMIUM=1: there a missing browser fails the test).
+const CHROMIUM = "/usr/bin/chromium";
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium && process.env.GOVERNOR_REQUIRE_CHROMIUM !== "1") {
+  console.warn(`skipping the browser test: ${CHROMIUM} is missing (apt-get install -y chromium)`);
+}
+const browserIt = haveChromium || process.env.GOVERNOR_REQUIRE_CHROMIUM === "1" ? it : it.skip;
 
 function governor(
   args: string[],
@@ -140,4 +151,65 @@ describe("governor replay of the observe-only demo", () => {
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain("budgets.calls");
   }, 60_000);
+
+  browserIt(
+    "the HTML report of the demo's log, with the replay, opens in Chromium with every chart filled",
+    async () => {
+      const page = join(dir, "report.html");
+      const made = await governor([
+        "report",
+        log,
+        "--html",
+        page,
+        "--replay",
+        "--policy",
+        "examples/demo-policy.json",
+      ]);
+      expect(made.stderr).toBe("");
+      expect(made.status).toBe(0);
+      expect((await stat(page)).size).toBeGreaterThan(0);
+
+      const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+      try {
+        const tab = await browser.newPage({ viewport: { width: 1150, height: 900 } });
+        const problems: string[] = [];
+        tab.on("console", (m) => {
+          if (m.type() === "error" || m.type() === "warning")
+            problems.push(`${m.type()}: ${m.text()}`);
+        });
+        tab.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+        tab.on("request", (r) => {
+          if (!r.url().startsWith("file:")) problems.push(`request: ${r.url()}`);
+        });
+        await tab.goto(`file://${page}`, { waitUntil: "load" });
+        const charts = await tab.$$eval("figure.chart", (figures) =>
+          figures.map((f) => ({
+            chart: f.getAttribute("data-chart"),
+            bars: [...f.querySelectorAll("rect.bar")].filter((r) => {
+              const box = r.getBoundingClientRect();
+              return Number(r.getAttribute("data-value")) > 0 && box.width > 0 && box.height > 0;
+            }).length,
+          })),
+        );
+        expect(charts.map((c) => c.chart)).toEqual([
+          "run-ends",
+          "fingerprints",
+          "tool-rates",
+          "budget-use",
+          "replay",
+        ]);
+        for (const c of charts) expect(c.bars, String(c.chart)).toBeGreaterThan(0);
+        expect(await tab.textContent("body")).toContain("3 would stop earlier");
+        expect(problems).toEqual([]);
+        // The screenshot is the test's artifact (docs/img/report.png is one of these).
+        await mkdir(join(root, "artifacts"), { recursive: true });
+        const shot = join(root, "artifacts", "report.png");
+        await tab.screenshot({ path: shot, fullPage: true });
+        expect((await stat(shot)).size).toBeGreaterThan(10_000);
+      } finally {
+        await browser.close();
+      }
+    },
+    60_000,
+  );
 });

@@ -5,7 +5,13 @@ import {
   localFailure,
   type Policy,
 } from "@governor/core";
-import { type Assessment, assessFailure, resolveToolPolicy } from "@governor/core/judge";
+import {
+  type Assessment,
+  assessFailure,
+  type Explanation,
+  explainClassification,
+  resolveToolPolicy,
+} from "@governor/core/judge";
 import { z } from "zod";
 
 const effect = z.enum(["read_only", "idempotent", "mutating"]);
@@ -13,6 +19,10 @@ const common = {
   tool: z.string().min(1),
   server: z.string().min(1).optional(),
   effect: effect.optional(),
+  /** The call's arguments (an object). */
+  args: z.record(z.string(), z.unknown()).optional(),
+  /** The tool's input JSON Schema (an object, as MCP's `inputSchema`). */
+  inputSchema: z.record(z.string(), z.unknown()).optional(),
 };
 const lineSchema = z.union([
   z.strictObject({ ...common, text: z.string() }),
@@ -37,11 +47,22 @@ type Line = z.infer<typeof lineSchema>;
 
 /** One output line of `governor classify` (DESIGN.md §9). */
 export type ClassifyOutput =
-  | (Pick<Assessment, "fingerprint" | "message"> & { action: string; reason: string })
+  | (Pick<Assessment, "fingerprint" | "message"> & {
+      action: string;
+      reason: string;
+      /** With `--explain`: which step decided and how sure it is. */
+      explain?: Explanation;
+    })
   | { error: string };
 
+/** Options of {@link classifyLine}. */
+export interface ClassifyLineOptions {
+  /** Add `explain` to each output line. */
+  readonly explain?: boolean;
+}
+
 const FORMS =
-  'one of {"tool","text"}, {"tool","result"} (a CallToolResult with isError: true), {"tool","error":{"code","message","data"?}} or {"tool","local":"timeout"|"connection_closed"|"connection_refused"|"aborted"}, with optional "server" and "effect" ("read_only"|"idempotent"|"mutating")';
+  'one of {"tool","text"}, {"tool","result"} (a CallToolResult with isError: true), {"tool","error":{"code","message","data"?}} or {"tool","local":"timeout"|"connection_closed"|"connection_refused"|"aborted"}, with optional "server", "effect" ("read_only"|"idempotent"|"mutating"), "args" (an object) and "inputSchema" (an object)';
 
 function toFailure(line: Line): Failure {
   if ("text" in line)
@@ -50,6 +71,10 @@ function toFailure(line: Line): Failure {
   // An `error` line is a JSON-RPC error from the server, whatever its code (Python sends 0, 408).
   if ("error" in line) return failureFromError(line.error, { origin: "peer", jsonRpc: true });
   return localFailure(line.local);
+}
+
+function kindOf(value: unknown): string {
+  return value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
 }
 
 function describe(error: z.ZodError): string {
@@ -64,12 +89,27 @@ function describe(error: z.ZodError): string {
  * Judges one input line as the first failure of a fresh run. Never throws for bad input:
  * a malformed line becomes `{ error: "line N: ..." }`.
  */
-export function classifyLine(raw: string, lineNumber: number, policy: Policy): ClassifyOutput {
+export function classifyLine(
+  raw: string,
+  lineNumber: number,
+  policy: Policy,
+  options: ClassifyLineOptions = {},
+): ClassifyOutput {
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch (err) {
     return { error: `line ${lineNumber}: not valid JSON (${(err as Error).message})` };
+  }
+  // Named here: inside the union, a bad field would only say "expected one of …".
+  for (const field of ["args", "inputSchema"] as const) {
+    const given = (value as Record<string, unknown> | null)?.[field];
+    if (
+      given !== undefined &&
+      (typeof given !== "object" || given === null || Array.isArray(given))
+    ) {
+      return { error: `line ${lineNumber}: ${field}: expected an object, got ${kindOf(given)}` };
+    }
   }
   const parsed = lineSchema.safeParse(value);
   if (!parsed.success) return { error: `line ${lineNumber}: ${describe(parsed.error)}` };
@@ -77,11 +117,27 @@ export function classifyLine(raw: string, lineNumber: number, policy: Policy): C
   const tool = resolveToolPolicy(policy, line.tool, line.server);
   // Judged on the failure alone when nobody says what the tool does (DESIGN.md §9).
   const judged = line.effect ?? tool.effect ?? "read_only";
-  const a = assessFailure(toFailure(line), { policy, tool, effect: judged });
+  const call =
+    line.args === undefined && line.inputSchema === undefined
+      ? undefined
+      : {
+          ...(line.args !== undefined && { args: line.args }),
+          ...(line.inputSchema !== undefined && { inputSchema: line.inputSchema }),
+        };
+  const failure = toFailure(line);
+  const a = assessFailure(failure, {
+    policy,
+    tool,
+    effect: judged,
+    ...(call !== undefined && { call }),
+  });
   return {
     action: a.decision.action,
     reason: a.decision.reason,
     fingerprint: a.fingerprint,
     message: a.message,
+    ...(options.explain === true && {
+      explain: explainClassification(failure, tool, a.classification, call),
+    }),
   };
 }

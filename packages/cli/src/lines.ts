@@ -1,3 +1,10 @@
+import { createReadStream } from "node:fs";
+
+/** A log file as a byte stream; `-` is stdin. */
+export function openLog(file: string): AsyncIterable<Buffer | string> {
+  return file === "-" ? process.stdin : createReadStream(file);
+}
+
 /** Longer lines are skipped unread: no event line comes near it (the sink caps its lines). */
 export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 
@@ -47,4 +54,41 @@ export async function* splitLines(
     }
   }
   if (size > 0 || tooLong) yield take();
+}
+
+/** The lines of several logs read one after the other, and where the last line yielded is. */
+export interface LogLines {
+  readonly lines: AsyncGenerator<string>;
+  /** `FILE: line N`: the file and line number of the line yielded last. */
+  where(): string;
+}
+
+/**
+ * Reads logs in order (`-` is stdin), one line at a time. A message about a line (`line N: ...`
+ * from a reader that counts across all files) is named by `where()` while that line is the last
+ * one yielded.
+ */
+export function readLogs(
+  files: readonly string[],
+  complain: (message: string) => void,
+  open: (file: string) => AsyncIterable<Buffer | string>,
+): LogLines {
+  let file = "";
+  let n = 0;
+  async function* lines(): AsyncGenerator<string> {
+    for (const f of files) {
+      file = f;
+      n = 0;
+      for await (const line of splitLines(open(f), MAX_LINE_BYTES, (m) => complain(`${f}: ${m}`))) {
+        n += 1;
+        yield line;
+      }
+    }
+  }
+  return { lines: lines(), where: () => `${file}: line ${n}` };
+}
+
+/** `line N: message` → `message`, to be named again by {@link LogLines.where}. */
+export function withoutLineNumber(message: string): string {
+  return message.replace(/^line \d+: /, "");
 }

@@ -12,15 +12,18 @@ Commands:
   demo [--json]              run a scripted agent against a failing MCP server three ways (naive,
                              blind retry, Governor) and compare calls, wasted calls, duplicate
                              writes, leaked secrets and tasks done
-  classify [--policy FILE]   judge failures read as JSON Lines on stdin, one JSON line out per line
+  classify [--policy FILE] [--explain]
+                             judge failures read as JSON Lines on stdin, one JSON line out per
+                             line; --explain adds which step decided and how sure it is
   check FILE                 validate a policy file; print the resolved policy or each bad field
   proxy [options] -- COMMAND [ARGS...]
                              govern an MCP server for any host: speaks MCP on stdio (or
                              --listen PORT) and runs every tool call through Governor
                              (--policy FILE --events FILE --server NAME --upstream URL
                              --window 10m --stop-ttl 10m --timeout 60s; see docs/proxy.md)
-  report FILE [--json]       summarize a JSON Lines event log (- for stdin): runs stopped by
+  report LOG... [--json]     summarize JSON Lines event logs (- for stdin): runs stopped by
                              reason, top fingerprints, retries, wasted calls [--top N]
+                             [--html FILE [--replay --policy FILE]]: a page of charts
   replay LOG... --policy FILE [--json]
                              re-decide every recorded failure of event logs under another policy
                              and print what changes: decisions, runs stopped earlier or later,
@@ -34,7 +37,11 @@ async function readPolicy(file: string | undefined): Promise<Policy> {
 }
 
 async function classifyCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { policy: { type: "string" } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: { policy: { type: "string" }, explain: { type: "boolean", default: false } },
+    strict: true,
+  });
   const policy = await readPolicy(values.policy);
   let status = 0;
   let n = 0;
@@ -42,7 +49,7 @@ async function classifyCommand(args: string[]): Promise<number> {
   for await (const raw of lines) {
     n += 1;
     if (raw.trim() === "") continue;
-    const out = classifyLine(raw, n, policy);
+    const out = classifyLine(raw, n, policy, { explain: values.explain });
     if ("error" in out) status = 1;
     process.stdout.write(`${JSON.stringify(out)}\n`);
   }

@@ -41,20 +41,12 @@ export interface ReplayLinesOptions {
   onError?: (message: string) => void;
 }
 
-/**
- * Re-decides every run of an event log under `policy`, reading the log line by line: a run's
- * events are held until its `run_end`, so memory grows with the runs open at once, not with the
- * log.
- */
-export async function replayEventLines(
-  lines: AsyncIterable<string> | Iterable<string>,
-  policy: Policy,
-  options: ReplayLinesOptions = {},
-): Promise<ReplayReport> {
-  const open = new Map<string, GovernorEvent[]>();
-  const changes: ReplayChange[] = [];
-  const runDetails: RunDetail[] = [];
-  const counts = {
+/** Replays runs as their events come: a run's events are held until its `run_end`. */
+export class ReplayTally {
+  private readonly open = new Map<string, GovernorEvent[]>();
+  private readonly changes: ReplayChange[] = [];
+  private readonly runDetails: RunDetail[] = [];
+  private readonly counts = {
     decisions: 0,
     runs: 0,
     changed: 0,
@@ -65,56 +57,74 @@ export async function replayEventLines(
     callsSaved: 0,
     callsAdded: 0,
   };
-  let n = 0;
-  for await (const line of lines) {
-    n += 1;
-    const parsed = parseEventLine(line);
-    if (parsed === undefined) continue;
-    if ("error" in parsed) {
-      options.onError?.(`line ${n}: ${parsed.error}`);
-      continue;
+
+  constructor(private readonly policy: Policy) {}
+
+  add(event: GovernorEvent): void {
+    if (event.type !== "run_end") {
+      const events = this.open.get(event.runId);
+      if (events === undefined) this.open.set(event.runId, [event]);
+      else events.push(event);
+      return;
     }
-    if (parsed.type !== "run_end") {
-      const events = open.get(parsed.runId);
-      if (events === undefined) open.set(parsed.runId, [parsed]);
-      else events.push(parsed);
-      continue;
-    }
-    const events = open.get(parsed.runId) ?? [];
-    open.delete(parsed.runId);
-    const {
-      changes: runChanges,
-      decisions,
-      ...detail
-    } = replayRun(parsed.runId, events, parsed, policy);
+    const events = this.open.get(event.runId) ?? [];
+    this.open.delete(event.runId);
+    const { changes, decisions, ...detail } = replayRun(event.runId, events, event, this.policy);
+    const counts = this.counts;
     counts.runs += 1;
     counts.decisions += decisions;
-    changes.push(...runChanges);
+    this.changes.push(...changes);
     if (detail.unreplayable !== undefined) counts.unreplayable += 1;
     else if (detail.effect === "stopped_earlier") counts.stoppedEarlier += 1;
     else if (detail.effect === "stopped_later") counts.stoppedLater += 1;
     else if (detail.effect === "diverged") counts.diverged += 1;
     const changed =
-      detail.unreplayable === undefined && (detail.effect !== "same" || runChanges.length > 0);
+      detail.unreplayable === undefined && (detail.effect !== "same" || changes.length > 0);
     if (changed) counts.changed += 1;
-    if (changed || detail.unreplayable !== undefined) runDetails.push(detail);
+    if (changed || detail.unreplayable !== undefined) this.runDetails.push(detail);
     counts.callsSaved += detail.callsSaved;
     counts.callsAdded += detail.callsAdded;
   }
-  return {
-    decisions: { total: counts.decisions, changed: changes.length },
-    runs: {
-      total: counts.runs,
-      changed: counts.changed,
-      stoppedEarlier: counts.stoppedEarlier,
-      stoppedLater: counts.stoppedLater,
-      diverged: counts.diverged,
-      unreplayable: counts.unreplayable,
-      open: open.size,
-    },
-    callsSaved: counts.callsSaved,
-    callsAdded: counts.callsAdded,
-    changes,
-    runDetails,
-  };
+
+  result(): ReplayReport {
+    const { counts } = this;
+    return {
+      decisions: { total: counts.decisions, changed: this.changes.length },
+      runs: {
+        total: counts.runs,
+        changed: counts.changed,
+        stoppedEarlier: counts.stoppedEarlier,
+        stoppedLater: counts.stoppedLater,
+        diverged: counts.diverged,
+        unreplayable: counts.unreplayable,
+        open: this.open.size,
+      },
+      callsSaved: counts.callsSaved,
+      callsAdded: counts.callsAdded,
+      changes: [...this.changes],
+      runDetails: [...this.runDetails],
+    };
+  }
+}
+
+/**
+ * Re-decides every run of an event log under `policy`, reading the log line by line: a run's
+ * events are held until its `run_end`, so memory grows with the runs open at once, not with the
+ * log.
+ */
+export async function replayEventLines(
+  lines: AsyncIterable<string> | Iterable<string>,
+  policy: Policy,
+  options: ReplayLinesOptions = {},
+): Promise<ReplayReport> {
+  const tally = new ReplayTally(policy);
+  let n = 0;
+  for await (const line of lines) {
+    n += 1;
+    const parsed = parseEventLine(line);
+    if (parsed === undefined) continue;
+    if ("error" in parsed) options.onError?.(`line ${n}: ${parsed.error}`);
+    else tally.add(parsed);
+  }
+  return tally.result();
 }

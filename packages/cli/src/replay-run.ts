@@ -286,8 +286,15 @@ export function replayRun(
         // Loops, breakers, approvals, aborts, store trouble: run or cross-run state the log
         // records but does not let us recompute; kept as recorded.
         decisions += 1;
-        if (preflight.action === "stop") {
+        if (preflight.action === "stop" || preflight.action === "host") {
           return finish({ reason: preflight.reason, call: call.n }, attemptsAfter(calls, index, 0));
+        }
+        // Observe-only made the call anyway; enforced, the model reads this refusal instead.
+        if (observed) {
+          return finish(null, 0, {
+            call: call.n,
+            why: `the call would be refused (${preflight.reason}, as recorded); the log's model read its result`,
+          });
         }
       }
     }

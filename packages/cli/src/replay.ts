@@ -1,8 +1,7 @@
-import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { loadPolicy, type Policy } from "@governor/core";
-import { MAX_LINE_BYTES, splitLines } from "./lines.ts";
+import { openLog, readLogs, withoutLineNumber } from "./lines.ts";
 import { type ReplayReport, replayEventLines } from "./replay-log.ts";
 
 /** Reads logs and replays them; each bad line is named by its file and its line there. */
@@ -11,22 +10,9 @@ export async function replayFiles(
   policy: Policy,
   complain: (message: string) => void,
 ): Promise<ReplayReport> {
-  // The replay reports a bad line while that line is the last one yielded: `file` and `n` name it.
-  let file = "";
-  let n = 0;
-  async function* lines(): AsyncGenerator<string> {
-    for (const f of files) {
-      file = f;
-      n = 0;
-      const input = f === "-" ? process.stdin : createReadStream(f);
-      for await (const line of splitLines(input, MAX_LINE_BYTES, (m) => complain(`${f}: ${m}`))) {
-        n += 1;
-        yield line;
-      }
-    }
-  }
-  return replayEventLines(lines(), policy, {
-    onError: (message) => complain(`${file}: line ${n}: ${message.replace(/^line \d+: /, "")}`),
+  const logs = readLogs(files, complain, openLog);
+  return replayEventLines(logs.lines, policy, {
+    onError: (message) => complain(`${logs.where()}: ${withoutLineNumber(message)}`),
   });
 }
 

@@ -1,7 +1,11 @@
-import { createReadStream } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { type Report, summarizeEventLines } from "@governor/core";
-import { MAX_LINE_BYTES, splitLines } from "./lines.ts";
+import { loadPolicy, type Report, summarizeEventLines } from "@governor/core";
+import { parseEventLine } from "@governor/core/judge";
+import { HtmlTally } from "./html-aggregate.ts";
+import { renderHtmlReport } from "./html-page.ts";
+import { openLog, readLogs, withoutLineNumber } from "./lines.ts";
+import { ReplayTally } from "./replay-log.ts";
 
 type Cell = string | number;
 
@@ -95,42 +99,76 @@ export function formatReport(report: Report): string {
 }
 
 /**
- * `governor report FILE [--json] [--top N]`: summarizes a JSON Lines event log (`-` reads stdin).
- * Prints a table, or with `--json` one JSON object (the `Report`). Bad lines go to stderr with
- * their line numbers and make the exit status 1; the valid lines are still summarized.
+ * `governor report LOG... [--json] [--top N] [--html FILE [--replay --policy FILE]]`: summarizes
+ * JSON Lines event logs (`-` reads stdin), read in order. Prints a table, or with `--json` one JSON
+ * object (the `Report`). `--html FILE` also writes a self-contained page of charts; with
+ * `--replay --policy FILE` it holds the replay of the logs under that policy. Bad lines go to
+ * stderr with their file and line numbers and make the exit status 1; the valid lines are still
+ * summarized.
  */
 export async function reportCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
     strict: true,
-    options: { json: { type: "boolean", default: false }, top: { type: "string" } },
+    options: {
+      json: { type: "boolean", default: false },
+      top: { type: "string" },
+      html: { type: "string" },
+      replay: { type: "boolean", default: false },
+      policy: { type: "string" },
+    },
   });
-  const file = positionals[0];
-  if (file === undefined || positionals.length > 1) {
-    process.stderr.write("governor report: expected exactly one event log file (or - for stdin)\n");
+  const usage = (message: string) => {
+    process.stderr.write(`governor report: ${message}\n`);
     return 2;
+  };
+  if (positionals.length === 0) {
+    return usage("expected one or more event log files (or - for stdin)");
   }
   let top = 10;
   if (values.top !== undefined) {
     top = Number(values.top);
     if (!Number.isInteger(top) || top < 0) {
-      process.stderr.write(
-        `governor report: --top must be a whole number ≥ 0, got ${JSON.stringify(values.top)}\n`,
-      );
-      return 2;
+      return usage(`--top must be a whole number ≥ 0, got ${JSON.stringify(values.top)}`);
     }
   }
-  const input = file === "-" ? process.stdin : createReadStream(file);
+  if (values.replay && (values.html === undefined || values.policy === undefined)) {
+    return usage("--replay needs --html FILE and --policy FILE (the policy to replay under)");
+  }
+  if (values.policy !== undefined && !values.replay) {
+    return usage("--policy is for --replay (the replay's policy); add --replay, or drop --policy");
+  }
+  const policy =
+    values.policy === undefined ? undefined : loadPolicy(await readFile(values.policy, "utf8"));
   let bad = 0;
   const complain = (message: string) => {
     bad += 1;
-    process.stderr.write(`governor report: ${file}: ${message}\n`);
+    process.stderr.write(`governor report: ${message}\n`);
   };
-  const report = await summarizeEventLines(splitLines(input, MAX_LINE_BYTES, complain), {
+  const logs = readLogs(positionals, complain, openLog);
+  const html = values.html === undefined ? undefined : new HtmlTally();
+  const replay = policy === undefined ? undefined : new ReplayTally(policy);
+  // The summary reads the lines; the page's aggregates and the replay see the same events.
+  async function* lines(): AsyncGenerator<string> {
+    for await (const line of logs.lines) {
+      if (html !== undefined) {
+        const event = parseEventLine(line);
+        if (event !== undefined && !("error" in event)) {
+          html.add(event);
+          replay?.add(event);
+        }
+      }
+      yield line;
+    }
+  }
+  const report = await summarizeEventLines(lines(), {
     top,
-    onError: complain,
+    onError: (message) => complain(`${logs.where()}: ${withoutLineNumber(message)}`),
   });
+  if (values.html !== undefined && html !== undefined) {
+    await writeFile(values.html, renderHtmlReport(report, html.result(), replay?.result()));
+  }
   process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatReport(report));
   return bad > 0 ? 1 : 0;
 }

@@ -14,9 +14,10 @@ import {
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { type GovernClientOptions, governClient, toModelResult } from "./client.ts";
 
 const FAST: PolicyInput["defaults"] = { retry: { baseDelayMs: 1, maxDelayMs: 2 } };
@@ -365,5 +366,54 @@ describe("tool names a server lists reach the model redacted and capped (issue 8
     expect(said).toContain("Tools that exist: echo, ");
     expect(said).not.toContain(secret);
     expect(said.length).toBeLessThan(2_000);
+  });
+});
+
+describe("issue 12.3: the tool's input schema from tools/list weighs the failure (real SDK)", () => {
+  function limitServer(): { server: McpServer; calls: () => number } {
+    const server = new McpServer({ name: "limits", version: "1.0.0" });
+    let calls = 0;
+    server.registerTool(
+      "run_query",
+      {
+        inputSchema: { sql: z.string(), timeout: z.number() },
+        annotations: { readOnlyHint: true },
+      },
+      async () => {
+        calls += 1;
+        return {
+          content: [{ type: "text", text: "Value for 'timeout' must be at most 60" }],
+          isError: true,
+        };
+      },
+    );
+    return { server, calls: () => calls };
+  }
+
+  it("after listTools, a text naming a schema property with what is wrong is a correction, sent once", async () => {
+    const { server, calls } = limitServer();
+    const { governed, governor } = await setup(server, {
+      tools: { run_query: { effect: "read_only" } },
+    });
+    await governed.listTools();
+    const outcome = await governed.callTool(governor.startRun(), {
+      name: "run_query",
+      arguments: { sql: "select 1", timeout: 600 },
+    });
+    expect(outcome).toMatchObject({ kind: "model", action: "correct_arguments" });
+    expect(calls()).toBe(1);
+  });
+
+  it("without a tool list, the text alone decides (a timeout is retried)", async () => {
+    const { server, calls } = limitServer();
+    const { governed, governor } = await setup(server, {
+      tools: { run_query: { effect: "read_only" } },
+    });
+    const outcome = await governed.callTool(governor.startRun(), {
+      name: "run_query",
+      arguments: { sql: "select 1", timeout: 600 },
+    });
+    expect(outcome.kind).not.toBe("ok");
+    expect(calls()).toBe(3);
   });
 });

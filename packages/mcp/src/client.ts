@@ -73,7 +73,8 @@ export interface GovernedCallParams {
   /**
    * The caller's own `_meta` for the request (e.g. a proxy passing on its host's). Sent with
    * every attempt; Governor's idempotency key is added to it and wins over a caller's key of the
-   * same name. A `progressToken` here is dropped: use `onprogress`.
+   * same name. A `progressToken` here is sent as it is (the caller handles the server's progress
+   * notifications itself) unless `onprogress` is given: then the SDK sets its own token.
    */
   readonly meta?: Readonly<Record<string, unknown>>;
   /** Receives the server's progress notifications for this call (the SDK sets the token). */
@@ -146,7 +147,8 @@ export function governClient<C extends McpClient>(
   const maxTimeout = options.requestTimeoutMs ?? 60_000;
   const wire = toolWire(client);
   const annotations = new Map<string, ToolAnnotations>();
-  // The tools as last listed: a 2.x client checks a success against its output schema.
+  // The tools as last listed: a 2.x client checks a success against its output schema, and the
+  // input schema weighs a failure's text (issue 12.3).
   const definitions = new Map<string, Tool>();
   let listed = false;
   let lazyListTried = false;
@@ -279,7 +281,7 @@ export function governClient<C extends McpClient>(
         {
           name: params.name,
           arguments: { ...ctx.args },
-          ...requestMeta(params.meta, ctx.meta),
+          ...requestMeta(params.meta, ctx.meta, params.onprogress !== undefined),
         },
         {
           signal: ctx.signal,
@@ -321,6 +323,7 @@ export function governClient<C extends McpClient>(
       await readTools(maxTimeout, params.signal).catch(() => undefined);
     }
     const annotated = annotations.get(params.name);
+    const inputSchema = definitions.get(params.name)?.inputSchema;
     let facts: CallSiteFacts = {};
     // The run's deadline as the last attempt saw it.
     let deadlineAt = Number.POSITIVE_INFINITY;
@@ -332,6 +335,7 @@ export function governClient<C extends McpClient>(
         ...(params.callId !== undefined && { callId: params.callId }),
         ...(params.signal !== undefined && { signal: params.signal }),
         ...(annotated !== undefined && { annotations: annotated }),
+        ...(inputSchema !== undefined && { inputSchema }),
         toFailure: (thrown) =>
           mapSdkError(thrown, { ...facts, retryAfterMs: options.retryAfter?.take() }),
       },
@@ -373,11 +377,12 @@ export function governClient<C extends McpClient>(
 function requestMeta(
   caller: Readonly<Record<string, unknown>> | undefined,
   governed: Readonly<Record<string, unknown>>,
+  sdkProgress: boolean,
 ): { _meta?: Record<string, unknown> } {
   const meta: Record<string, unknown> = {};
   if (caller !== undefined) {
     for (const [key, value] of Object.entries(caller))
-      if (key !== "progressToken") meta[key] = value;
+      if (!(sdkProgress && key === "progressToken")) meta[key] = value;
   }
   Object.assign(meta, governed);
   return Object.keys(meta).length > 0 ? { _meta: meta } : {};

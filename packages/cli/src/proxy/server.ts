@@ -24,7 +24,6 @@ import {
   LoggingLevelSchema,
   McpError,
   type Notification,
-  type Progress,
   type Request,
   type RequestId,
   ResultSchema,
@@ -69,6 +68,9 @@ export interface ProxyServer {
   /** Closes the host side and the real server's connection (a stdio child is ended). */
   close(): Promise<void>;
 }
+
+/** The pause between a call's last progress notification and its answer, in ms. */
+const PROGRESS_GAP_MS = 5;
 
 /** A severity order of MCP logging levels. */
 const LEVELS = LoggingLevelSchema.options;
@@ -144,17 +146,63 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     return only === undefined ? {} : { relatedRequestId: only };
   };
 
-  const progressTo =
-    (token: unknown, requestId: RequestId) =>
-    (progress: Progress): void => {
-      if (typeof token !== "string" && typeof token !== "number") return;
+  /** Host progress tokens of requests out, and where their progress goes. */
+  const forwarders = new Map<string | number, (params: Record<string, unknown>) => void>();
+
+  /**
+   * Forwards the real server's progress for one host request, under the host's own token (sent
+   * upstream as it is), in the order it came; `done` stops forwarding and waits a moment after
+   * the last notification, because the SDK handles a notification a microtask later than an
+   * answer that came in the same read and drops progress for a request that has its answer.
+   */
+  const forwardProgress = (token: unknown, requestId: RequestId) => {
+    if (typeof token !== "string" && typeof token !== "number") return undefined;
+    let forwarded = false;
+    forwarders.set(token, (params) => {
+      forwarded = true;
       server
         .notification(
-          { method: "notifications/progress", params: { ...progress, progressToken: token } },
+          {
+            method: "notifications/progress",
+            params: { ...params, progressToken: token },
+          } as never,
           { relatedRequestId: requestId },
         )
         .catch(() => undefined);
+    });
+    return {
+      done: async () => {
+        forwarders.delete(token);
+        if (forwarded) await new Promise((resolve) => setTimeout(resolve, PROGRESS_GAP_MS));
+      },
     };
+  };
+
+  /**
+   * Takes the real server's progress notifications off its transport as they are read, ahead of
+   * the SDK (which would run them after an answer read at the same time, and then drop them).
+   */
+  const tapProgress = (transport: Transport): void => {
+    const inner = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      if ("method" in message && message.method === "notifications/progress") {
+        const params = (message.params ?? {}) as Record<string, unknown>;
+        const token = params.progressToken;
+        const forward =
+          typeof token === "string" || typeof token === "number"
+            ? forwarders.get(token)
+            : undefined;
+        if (forward !== undefined) return forward(params);
+      }
+      inner?.(message, extra);
+    };
+  };
+
+  const connectTransport = async (upstream: Client): Promise<void> => {
+    const transport = options.upstream();
+    await upstream.connect(transport);
+    tapProgress(transport);
+  };
 
   const connectUpstream = async (
     capabilities: ClientCapabilities,
@@ -176,7 +224,7 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     upstream.fallbackNotificationHandler = async (notification: Notification) => {
       await server.notification(notification as never);
     };
-    await upstream.connect(options.upstream());
+    await connectTransport(upstream);
     return upstream;
   };
 
@@ -205,7 +253,7 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
       requestTimeoutMs: timeoutMs,
       reconnect: async () => {
         await upstream.close().catch(() => undefined);
-        await upstream.connect(options.upstream());
+        await connectTransport(upstream);
       },
       ...(options.onTransportError !== undefined && { onTransportError: options.onTransportError }),
     });
@@ -264,14 +312,17 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     tracked(extra.requestId, async () => {
       const { session } = ready();
       const { name, arguments: args, _meta } = request.params;
-      const token = _meta?.progressToken;
-      return session.callTool({
-        name,
-        ...(args !== undefined && { arguments: args }),
-        ...(_meta !== undefined && { meta: _meta }),
-        signal: extra.signal,
-        ...(token !== undefined && { onprogress: progressTo(token, extra.requestId) }),
-      });
+      const progress = forwardProgress(_meta?.progressToken, extra.requestId);
+      try {
+        return await session.callTool({
+          name,
+          ...(args !== undefined && { arguments: args }),
+          ...(_meta !== undefined && { meta: _meta }),
+          signal: extra.signal,
+        });
+      } finally {
+        await progress?.done();
+      }
     }),
   );
 
@@ -292,15 +343,16 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
       const { client } = ready();
       const token = (request.params?._meta as { progressToken?: unknown } | undefined)
         ?.progressToken;
+      const progress = forwardProgress(token, extra.requestId);
       try {
         return await client.request(request as never, ResultSchema, {
           signal: extra.signal,
           timeout: timeoutMs,
-          resetTimeoutOnProgress: true,
-          ...(token !== undefined && { onprogress: progressTo(token, extra.requestId) }),
         });
       } catch (error) {
         return forHost(error);
+      } finally {
+        await progress?.done();
       }
     });
 

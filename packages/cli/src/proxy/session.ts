@@ -7,7 +7,7 @@
  */
 import { type Governor, GovernorError, type HostError, type Run } from "@governor/core";
 import { type GovernedClient, toModelResult } from "@governor/mcp";
-import { type CallToolResult, ErrorCode, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { blockedText, createStopMemory, type RememberedStop, type StopMemory } from "./stops.ts";
 
 /** A logging notification for the host (`notifications/message`, logger `governor`). */
@@ -38,10 +38,9 @@ export interface ProxySessionOptions {
 export interface ProxyCall {
   readonly name: string;
   readonly arguments?: Record<string, unknown>;
-  /** The host's `_meta` (passed on to the server; its progress token is handled apart). */
+  /** The host's `_meta`, passed on to the server (its progress token too). */
   readonly meta?: Readonly<Record<string, unknown>>;
   readonly signal?: AbortSignal;
-  readonly onprogress?: (progress: Progress) => void;
 }
 
 export interface ProxySession {
@@ -115,7 +114,6 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
           ...(call.arguments !== undefined && { arguments: call.arguments }),
           ...(call.meta !== undefined && { meta: call.meta }),
           ...(call.signal !== undefined && { signal: call.signal }),
-          ...(call.onprogress !== undefined && { onprogress: call.onprogress }),
           ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
         });
       } catch (error) {

@@ -1,5 +1,7 @@
 import type { Policy, ToolPolicy } from "../policy/policy.ts";
+import { sensitiveValues } from "../policy/sensitive.ts";
 import type { Effect } from "../types.ts";
+import type { CallFacts } from "./call-evidence.ts";
 import { type Classification, classify } from "./classify.ts";
 import { type Decision, decide } from "./decide.ts";
 import type { Failure } from "./failure.ts";
@@ -25,8 +27,13 @@ export interface AssessOptions {
   readonly policy: Policy;
   readonly tool: ToolPolicy;
   readonly effect: Effect;
-  /** Values to redact wherever they appear (sensitive arguments). */
+  /**
+   * Values to redact wherever they appear (sensitive arguments).
+   * @default the values of the tool's `sensitiveArgs` in `call.args`
+   */
   readonly sensitiveValues?: readonly string[];
+  /** The call's arguments and the tool's input schema, when known: they weigh the text. */
+  readonly call?: CallFacts;
 }
 
 /** Redacts a failure text for the model with the policy's redaction settings. */
@@ -45,7 +52,7 @@ export function redactForModel(
  */
 export function assessFailure(failure: Failure, options: AssessOptions): Assessment {
   const { tool, effect, policy } = options;
-  const classification = classify(failure, tool);
+  const classification = classify(failure, tool, options.call);
   const base = {
     classification,
     tool,
@@ -74,7 +81,14 @@ export function assessFailure(failure: Failure, options: AssessOptions): Assessm
       : decision;
   const message = composeMessage({
     tool: tool.tool,
-    observation: redactForModel(failure.text, policy, options.sensitiveValues),
+    observation: redactForModel(
+      failure.text,
+      policy,
+      options.sensitiveValues ??
+        (options.call?.args === undefined || tool.sensitiveArgs.length === 0
+          ? []
+          : sensitiveValues(options.call.args, tool.sensitiveArgs)),
+    ),
     decision: shown,
     repeats: 1,
     maxRepeats: tool.maxRepeats,

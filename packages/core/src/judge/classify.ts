@@ -1,6 +1,7 @@
 import type { PolicyRule, ToolPolicy } from "../policy/policy.ts";
 import { testPolicyPattern } from "../policy/policy-pattern.ts";
 import { type Action, type Certainty, REASONS, type Reason } from "../types.ts";
+import { type CallEvidence, type CallFacts, readCallEvidence } from "./call-evidence.ts";
 import type { Failure, LocalKind } from "./failure.ts";
 import { classifyHttpStatus, matchBuiltinRules } from "./rules.ts";
 
@@ -11,8 +12,16 @@ export interface Classification {
   readonly certainty: Certainty;
   /** A server's retry hint in ms, unclamped (decide clamps it). */
   readonly retryAfterMs?: number;
-  /** Which step decided: the policy, a structured signal, the built-in text rules, or the default. */
-  readonly source: "policy" | "signal" | "rule" | "default";
+  /**
+   * Which step decided: the policy, a structured signal, the built-in text rules, what the call's
+   * arguments and schema show about the text (`evidence`), or the default.
+   */
+  readonly source: "policy" | "signal" | "rule" | "evidence" | "default";
+  /**
+   * What a retry that runs out becomes instead of giving up: `correct_arguments` when the failing
+   * target (a URL, a host) is one the model chose, so the model may change it.
+   */
+  readonly onRetriesExhausted?: "correct_arguments";
   /** Extra guidance from a policy rule, for the model-facing text. */
   readonly hint?: string;
 }
@@ -94,6 +103,12 @@ function ruleMatches(rule: PolicyRule, failure: Failure): boolean {
   }
   // Compiled once (at load), linear in the text, on the same capped text as the built-in rules.
   return rule.match === undefined || testPolicyPattern(rule.match, failure.text);
+}
+
+/** The position of the first policy rule of the tool that matches the failure, if any. */
+export function policyRuleFor(failure: Failure, tool: ToolPolicy): number | undefined {
+  const at = tool.rules.findIndex((r) => ruleMatches(r, failure));
+  return at < 0 ? undefined : at;
 }
 
 /** JSON-RPC codes a server may use for a tool it does not have (DESIGN.md §3). */
@@ -199,6 +214,71 @@ function textCertainty(failure: Failure, certainty: Certainty): Certainty {
   return failure.channel === "tool" ? "unknown" : certainty;
 }
 
+/** Wording of an argument's problem, for a text that also names an argument. */
+const ARGUMENT_CUE =
+  /\b(?:invalid|must|expected|required|unsupported|not (?:allowed|supported|valid|a valid)|out of range|too (?:long|large|short|small|big|many)|exceeds?|at (?:most|least)|should be)\b/i;
+
+/**
+ * Step 3b: what the call shows about a verdict read from the text (issue 12.3). Person-only stops
+ * are never changed: they win over anything the arguments suggest.
+ * - a correction whose text names a path or host that appears nowhere in the arguments, and no
+ *   argument: the server's own side failed (its storage, its database host), `misconfigured`;
+ * - a retry or a "not supported" whose text names an argument and says what is wrong with it:
+ *   the model can fix the call (`Value for 'timeout' must be at most 60`);
+ * - a retry whose target the model chose (a URL, a host): retried, then handed back to the model
+ *   instead of ending the run.
+ */
+function weighCallEvidence(
+  verdict: Classification,
+  evidence: CallEvidence,
+  text: string,
+): Classification {
+  if (verdict.action === "stop") return verdict;
+  if (
+    verdict.action === "correct_arguments" &&
+    evidence.targets === "foreign" &&
+    evidence.argument === undefined
+  ) {
+    return { ...verdict, action: "stop", reason: "misconfigured", source: "evidence" };
+  }
+  const fixable =
+    verdict.action === "retry_dependency" ||
+    (verdict.action === "switch_tool" && verdict.reason === "not_supported");
+  if (fixable && evidence.argument !== undefined && ARGUMENT_CUE.test(text.slice(0, 4000))) {
+    return {
+      ...verdict,
+      action: "correct_arguments",
+      reason: "invalid_argument",
+      source: "evidence",
+    };
+  }
+  if (verdict.action === "retry_dependency" && evidence.targets === "own") {
+    return { ...verdict, onRetriesExhausted: "correct_arguments" };
+  }
+  return verdict;
+}
+
+/** Steps 3 and 4: the built-in text rules or the default, weighed by what the call shows. */
+function fromText(failure: Failure, call: CallFacts | undefined): Classification {
+  const rule = matchBuiltinRules(failure.text);
+  const verdict: Classification = rule
+    ? {
+        action: rule.action,
+        reason: rule.reason,
+        certainty: textCertainty(failure, rule.certainty),
+        source: "rule",
+      }
+    : {
+        action: "correct_arguments",
+        reason: "unclassified",
+        certainty: textCertainty(failure, "failed"),
+        source: "default",
+      };
+  return call === undefined
+    ? verdict
+    : weighCallEvidence(verdict, readCallEvidence(failure.text, call), failure.text);
+}
+
 /**
  * Classifies a failure (DESIGN.md §3): the policy's rules first, then structured signals, then
  * the built-in text rules, then the default (`correct_arguments`; the repeat rule stops it if it
@@ -207,31 +287,22 @@ function textCertainty(failure: Failure, certainty: Certainty): Certainty {
  * Certainty comes from the failure class for structured signals (a JSON-RPC code, an HTTP status,
  * the tool-failure metadata, a local kind); a verdict read from a tool's text alone is `unknown`,
  * whatever the text says, unless a policy rule that matched gives a `certainty`.
+ *
+ * `call` (the arguments, the tool's input schema) weighs a verdict read from the text: see
+ * {@link weighCallEvidence}. Without it, the failure alone decides.
  */
-export function classify(failure: Failure, tool: ToolPolicy): Classification {
+export function classify(failure: Failure, tool: ToolPolicy, call?: CallFacts): Classification {
   const signal = fromSignals(failure, tool);
-  const textRule = signal ? undefined : matchBuiltinRules(failure.text);
   const detected: Classification = signal
     ? { ...signal, source: "signal" }
-    : textRule
-      ? {
-          action: textRule.action,
-          reason: textRule.reason,
-          certainty: textCertainty(failure, textRule.certainty),
-          source: "rule",
-        }
-      : {
-          action: "correct_arguments",
-          reason: "unclassified",
-          certainty: textCertainty(failure, "failed"),
-          source: "default",
-        };
+    : fromText(failure, call);
   const withHint =
     failure.retryAfterMs === undefined
       ? detected
       : { ...detected, retryAfterMs: failure.retryAfterMs };
 
-  const rule = tool.rules.find((r) => ruleMatches(r, failure));
+  const at = policyRuleFor(failure, tool);
+  const rule = at === undefined ? undefined : tool.rules[at];
   if (!rule) return withHint;
   // The policy always wins on the action. Certainty stays what the failure shows unless the rule
   // says what its author knows of this tool (e.g. "busy" is only ever sent before a write).

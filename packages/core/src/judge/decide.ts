@@ -89,11 +89,22 @@ function spent(ctx: DecideContext, budget: BudgetName): boolean {
   return ctx.exhausted?.includes(budget) ?? false;
 }
 
+/** The model changes the call: it reaches the model, so the repeat rule and budgets apply. */
+function correct(ctx: DecideContext): Decision {
+  const c = ctx.classification;
+  if (ctx.repeats >= ctx.tool.maxRepeats) return stop(ctx, "repeated_failure");
+  if (spent(ctx, "failures")) return stop(ctx, "budget_exhausted", "failures");
+  if (spent(ctx, "corrections")) return stop(ctx, "budget_exhausted", "corrections");
+  return { action: "correct_arguments", reason: c.reason, certainty: c.certainty };
+}
+
 /**
  * Retrying is over: another tool when the policy names one and the run may still switch (the
  * switch reaches the model, so the repeat rule and the `switches` budget apply), else a stop.
  */
 function giveUp(ctx: DecideContext, reason: Reason, budget?: BudgetName): Decision {
+  // The target that keeps failing is one the model chose (a URL, a host): it may choose another.
+  if (ctx.classification.onRetriesExhausted === "correct_arguments") return correct(ctx);
   const { alternatives } = ctx.tool;
   if (alternatives.length > 0 && !spent(ctx, "switches")) {
     if (ctx.repeats >= ctx.tool.maxRepeats) return stop(ctx, "repeated_failure");
@@ -134,13 +145,11 @@ export function decide(ctx: DecideContext): Decision {
       return { action: "retry_dependency", reason: c.reason, certainty, delayMs };
     }
     case "correct_arguments":
+      return correct(ctx);
     case "switch_tool": {
       if (ctx.repeats >= ctx.tool.maxRepeats) return stop(ctx, "repeated_failure");
-      const budget = c.action === "correct_arguments" ? "corrections" : "switches";
       if (spent(ctx, "failures")) return stop(ctx, "budget_exhausted", "failures");
-      if (spent(ctx, budget)) return stop(ctx, "budget_exhausted", budget);
-      if (c.action === "correct_arguments")
-        return { action: c.action, reason: c.reason, certainty };
+      if (spent(ctx, "switches")) return stop(ctx, "budget_exhausted", "switches");
       return { action: c.action, reason: c.reason, certainty, alternatives: ctx.tool.alternatives };
     }
   }

@@ -6,6 +6,7 @@ export { policySchema, resolveToolPolicy } from "../policy/policy.ts";
 export { parseEventLine } from "../telemetry/event-log.ts";
 export { eventSchema } from "../telemetry/event-schema.ts";
 export { type Assessment, type AssessOptions, assessFailure } from "./assess.ts";
+export { type CallEvidence, type CallFacts, readCallEvidence } from "./call-evidence.ts";
 export { canonicalJson, hashArgs } from "./canonical.ts";
 export { type Classification, classify } from "./classify.ts";
 export {
@@ -16,6 +17,7 @@ export {
   safeToRepeat,
 } from "./decide.ts";
 export { effectFromAnnotations, resolveEffect, type ToolAnnotations } from "./effect.ts";
+export { type Explanation, explainClassification } from "./explain.ts";
 export { parseRetryAfter, stripMcpPrefix } from "./failure.ts";
 export { type FingerprintInput, fingerprint, normalizeText } from "./fingerprint.ts";
 export { composeMessage, type MessageInput } from "./message.ts";

@@ -1,4 +1,4 @@
-import type { Reason } from "../types.ts";
+import { REASONS, type Reason } from "../types.ts";
 import type { Decision } from "./decide.ts";
 
 /** What the model-facing text is made of. The observation must already be redacted. */
@@ -79,8 +79,12 @@ export function composeMessage(input: MessageInput): string {
   const hint = input.hint ? ` ${sentence(input.hint)}` : "";
   switch (d.action) {
     case "correct_arguments": {
+      // A transient reason here means retries ran out on a target the model chose.
       const advice =
-        CORRECT[d.reason] ?? "Change the arguments as the error describes, then call again.";
+        CORRECT[d.reason] ??
+        (REASONS[d.reason] === "retry_dependency"
+          ? "What the call points at still fails after retries; point it at another address or resource."
+          : "Change the arguments as the error describes, then call again.");
       return `${head}${hint} ${advice}${repeatNote(input)}`;
     }
     case "switch_tool": {

@@ -723,6 +723,22 @@ const SPLITTABLE = /[_A-Z]/;
 
 /** The first rule whose pattern matches the text (as written, or with identifiers split), or `undefined`. */
 export function matchBuiltinRules(text: string): TextRule | undefined {
+  return matchBuiltinAlternative(text)?.rule;
+}
+
+/**
+ * Which phrasing of which rule matched: the rule's position in {@link BUILTIN_RULES} and the
+ * alternative of its pattern, for `governor classify --explain`.
+ */
+export function explainBuiltinMatch(
+  text: string,
+): { readonly index: number; readonly rule: TextRule; readonly phrasing: string } | undefined {
+  const hit = matchBuiltinAlternative(text);
+  if (hit === undefined) return undefined;
+  return { index: BUILTIN_RULES.indexOf(hit.rule), rule: hit.rule, phrasing: hit.pattern.source };
+}
+
+function matchBuiltinAlternative(text: string): Alternative<TextRule> | undefined {
   const head = text.length > RULE_TEXT_LIMIT ? text.slice(0, RULE_TEXT_LIMIT) : text;
   prefilter ??= buildPrefilter(BUILTIN_RULES, (p) => STATUS_PATTERNS.has(p));
   const { alternatives, candidates, seen } = prefilter;
@@ -742,9 +758,9 @@ export function matchBuiltinRules(text: string): TextRule | undefined {
       }
       if (!holds(seen, alternative.conditions, mark)) continue;
       const { pattern } = alternative;
-      if (pattern.test(head)) return alternative.rule;
+      if (pattern.test(head)) return alternative;
       split ??= SPLITTABLE.test(head) ? splitIdentifiers(head) : head;
-      if (split !== head && pattern.test(split)) return alternative.rule;
+      if (split !== head && pattern.test(split)) return alternative;
     }
   }
   return undefined;

@@ -169,6 +169,7 @@ export function createGovernor(
     now,
     random,
     toolPolicy,
+    listening: listeners.length > 0,
     emit(raw) {
       // Names a model invents reach every listener capped and redacted.
       const event = boundEvent(raw);

@@ -124,6 +124,8 @@ export interface GovernorCore {
   readonly random: () => number;
   toolPolicy(tool: string, server?: string): ToolPolicy;
   emit(event: GovernorEvent): void;
+  /** Whether anything receives events: without a listener, none is built. */
+  readonly listening: boolean;
   breakerKey(tool: string, server: string | undefined): string;
   /** Synchronous when the store is (the memory store): no promise on the hot path. */
   readBreaker(tool: ToolPolicy): MaybePromise<BreakerState | undefined>;

@@ -210,3 +210,63 @@ describe("issue 8.1: a text refusal of an undescribed write, sent again unchange
     expect(executed).toBe(1);
   });
 });
+
+describe("issue 12.3: the call's arguments weigh the failure's text", () => {
+  it("a refused URL the model chose is retried, then handed back to the model; the run goes on", async () => {
+    const run = governor({ tools: { fetch: { effect: "read_only" } } }).startRun();
+    let executed = 0;
+    const refused = () => {
+      executed += 1;
+      return text(
+        "Failed to fetch http://10.9.9.9:8080/status: connect ECONNREFUSED 10.9.9.9:8080",
+      );
+    };
+    const first = await drive(
+      run.call({ tool: "fetch", args: { url: "http://10.9.9.9:8080/status" } }, async () =>
+        refused(),
+      ),
+    );
+    expect(executed).toBe(3);
+    expect(first).toMatchObject({ kind: "model", action: "correct_arguments" });
+    expect(modelText(first)).toContain("point it at another address");
+    expect(run.ended).toBe(false);
+    // The model picks another URL: the run serves it.
+    const second = await drive(
+      run.call({ tool: "fetch", args: { url: "https://example.org/status" } }, async () =>
+        ok("up"),
+      ),
+    );
+    expect(second.kind).toBe("ok");
+  });
+
+  it("ENOENT on the server's own file (a path the model never gave) stops: a person fixes the server", async () => {
+    const run = governor({ tools: { remember: { effect: "idempotent" } } }).startRun();
+    const outcome = await drive(
+      run.call({ tool: "remember", args: { fact: "likes tea" } }, async () =>
+        text("ENOENT: no such file or directory, open '/data/memory.json'"),
+      ),
+    );
+    expect(outcome).toMatchObject({ kind: "stop", reason: "misconfigured" });
+    expect(modelText(outcome)).not.toContain("/data/memory.json");
+  });
+
+  it("the tool's input schema turns a text naming one of its properties into a correction", async () => {
+    const run = governor({ tools: { query: { effect: "read_only" } } }).startRun();
+    let executed = 0;
+    const outcome = await drive(
+      run.call(
+        {
+          tool: "query",
+          args: { sql: "select 1", timeout: 600 },
+          inputSchema: { type: "object", properties: { sql: {}, timeout: {} } },
+        },
+        async () => {
+          executed += 1;
+          return text("Value for 'timeout' must be at most 60");
+        },
+      ),
+    );
+    expect(executed).toBe(1);
+    expect(outcome).toMatchObject({ kind: "model", action: "correct_arguments" });
+  });
+});

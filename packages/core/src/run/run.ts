@@ -64,6 +64,8 @@ export interface ToolCall {
   readonly tool: string;
   readonly server?: string;
   readonly args?: Readonly<Record<string, unknown>>;
+  /** The tool's input JSON Schema (MCP `inputSchema`): with `args`, it weighs the failure's text. */
+  readonly inputSchema?: unknown;
   /** The host's tool-call id: identifies the logical call across retries and workers. */
   readonly callId?: string;
   /** The tool's MCP annotations; used only when the policy trusts the server. */
@@ -292,6 +294,10 @@ interface CallState {
   verified: "absent" | "present" | "unknown" | undefined;
   /** The `now` of the ledger claim this call holds: a late settle cannot free a newer claim. */
   claimedAt: number | undefined;
+  /** The call's hash in events, made on first use. */
+  callHash: string | undefined;
+  /** The last failure text redacted for the model, and its redaction: a text is redacted once. */
+  observed: { readonly text: string; readonly redacted: string } | undefined;
 }
 
 type Terminal<T> = CallOutcome<T>;
@@ -302,7 +308,12 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   const { policy } = core;
   const id = options.runId ?? core.newRunId();
   // Keys of calls without a scope are unique to this instance, even when a host reuses a run id.
-  const instance = core.newRunId();
+  // Made with the first such key: a run of read-only calls never needs one.
+  let instanceId: string | undefined;
+  const instance = () => {
+    instanceId ??= core.newRunId();
+    return instanceId;
+  };
   const scope = options.idempotencyScope;
   const startedAt = core.now();
   const deadline = Math.min(
@@ -320,7 +331,12 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   // Why the host ended the run: attempts in flight are cut with it. (A stop Governor decides lets
   // attempts already admitted finish: their budget was granted, and cutting a write would only
   // make its outcome uncertain.)
-  let hostEndReason: Error | undefined;
+  let hostEnded = false;
+  let hostEndError: Error | undefined;
+  const hostEndReason = () => {
+    hostEndError ??= endedError("The run was ended");
+    return hostEndError;
+  };
   const runEndedSignal = () => {
     runEnded ??= new AbortController();
     if (ended && !runEnded.signal.aborted) runEnded.abort(endedError("The run has ended"));
@@ -328,7 +344,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   };
   const hostEndSignal = () => {
     hostEnd ??= new AbortController();
-    if (hostEndReason !== undefined && !hostEnd.signal.aborted) hostEnd.abort(hostEndReason);
+    if (hostEnded && !hostEnd.signal.aborted) hostEnd.abort(hostEndReason());
     return hostEnd.signal;
   };
   // One deadline timer and one listener for all the run's attempts in flight.
@@ -444,12 +460,12 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
 
   /** Whether the host aborted the run or this call, or ended the run. */
   const isAborted = (state: CallState) =>
-    signal?.aborted === true || hostEndReason !== undefined || state.call.signal?.aborted === true;
+    signal?.aborted === true || hostEnded || state.call.signal?.aborted === true;
 
   /** Why the call is cut, when it is (the run's signal, the host's end, the call's signal). */
   const abortReason = (state: CallState): { reason: Error } | undefined => {
     if (signal?.aborted) return { reason: abortError(signal) };
-    if (hostEndReason !== undefined) return { reason: hostEndReason };
+    if (hostEnded) return { reason: hostEndReason() };
     const own = state.call.signal;
     return own?.aborted ? { reason: abortError(own) } : undefined;
   };
@@ -518,11 +534,21 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   };
 
   /** Equal for identical calls (server, tool, canonical arguments); the arguments stay out. */
-  const callHashOf = (state: CallState) => hashCanonical(state.callKey).slice(0, 16);
+  const callHashOf = (state: CallState) => {
+    state.callHash ??= hashCanonical(state.callKey).slice(0, 16);
+    return state.callHash;
+  };
 
-  const observe = (text: string, state: CallState) => redactForModel(text, policy, state.sensitive);
+  /** A failure text as the model may read it; the same text is redacted once per call. */
+  const observe = (text: string, state: CallState) => {
+    if (state.observed?.text !== text) {
+      state.observed = { text, redacted: redactForModel(text, policy, state.sensitive) };
+    }
+    return state.observed.redacted;
+  };
 
   const emitCall = (state: CallState, outcome: CallOutcomeKind) =>
+    core.listening &&
     core.emit({
       v: EVENT_SCHEMA_VERSION,
       type: "call",
@@ -633,6 +659,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       actions[d.action] += 1;
       lastFailure = { tool: state.call.tool, reason: c.reason, text };
     }
+    if (!core.listening) return;
     const now = core.now();
     core.emit({
       v: EVENT_SCHEMA_VERSION,
@@ -1012,7 +1039,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     failure: Failure,
     outcome: { value: T } | { thrown: unknown },
   ): Promise<Terminal<T> | RetryRequest> => {
-    let c = classify(failure, state.tool);
+    let c = classify(failure, state.tool, state.call);
     const print = fingerprint({
       tool: state.call.tool,
       channel: failure.channel,
@@ -1294,6 +1321,8 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       attempts: 0,
       verified: undefined,
       claimedAt: undefined,
+      callHash: undefined,
+      observed: undefined,
     };
 
     if (ended && !observeOnly) return endedOutcome(state);
@@ -1360,9 +1389,9 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       request.callId !== undefined
         ? scope !== undefined
           ? core.mintKey(["scope", scope, server, request.tool, request.callId])
-          : core.mintKey(["run", instance, server, request.tool, request.callId])
+          : core.mintKey(["run", instance(), server, request.tool, request.callId])
         : core.mintKey([
-            instance,
+            instance(),
             server,
             request.tool,
             argsHash,
@@ -1564,9 +1593,10 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       if (!ended) {
         // Calls still running are aborted: the run did not complete.
         if (!stopped && inFlight > 0) stopped = { reason: "aborted", personResolvable: false };
-        hostEndReason = endedError("The run was ended");
-        hostEnd?.abort(hostEndReason);
-        guard.cutAll(hostEndReason);
+        hostEnded = true;
+        // The reason is an Error (with a stack) only when something listens for it.
+        if (hostEnd !== undefined) hostEnd.abort(hostEndReason());
+        if (guard.size > 0) guard.cutAll(hostEndReason());
       }
       return end();
     },

@@ -1,0 +1,79 @@
+import { REASONS, type Reason } from "@governor/core";
+import { describe, expect, it } from "vitest";
+import { blockedText, createStopMemory, stopScope } from "./stops.ts";
+
+describe("stopScope", () => {
+  it("blocks nothing for reasons that are not stops, nor for an abort", () => {
+    for (const [reason, action] of Object.entries(REASONS)) {
+      if (action !== "stop") expect(stopScope(reason as Reason), reason).toBe("none");
+    }
+    expect(stopScope("aborted")).toBe("none");
+  });
+
+  it("scopes credentials and spent budgets to the server, permissions to the tool, a write to the call", () => {
+    expect(stopScope("unauthorized")).toBe("server");
+    expect(stopScope("budget_exhausted")).toBe("server");
+    expect(stopScope("forbidden")).toBe("tool");
+    expect(stopScope("repeated_failure")).toBe("tool");
+    expect(stopScope("business_rule")).toBe("call");
+    expect(stopScope("uncertain_mutation")).toBe("call");
+  });
+});
+
+describe("createStopMemory", () => {
+  it("blocks by scope: the call with the same arguments, any call of the tool, every tool", () => {
+    const memory = createStopMemory({ ttlMs: 1000, now: () => 0 });
+    memory.remember("uncertain_mutation", "create", { b: 2, a: 1 }, "key-1");
+    expect(memory.blocking("create", { a: 1, b: 2 })).toMatchObject({
+      scope: "call",
+      idempotencyKey: "key-1",
+    });
+    expect(memory.blocking("create", { a: 1, b: 3 })).toBeUndefined();
+    memory.remember("forbidden", "delete", { id: "x" });
+    expect(memory.blocking("delete", { id: "y" })).toMatchObject({ scope: "tool" });
+    expect(memory.blocking("read", {})).toBeUndefined();
+    memory.remember("unauthorized", "read", {});
+    expect(memory.blocking("anything", undefined)).toMatchObject({ scope: "server" });
+  });
+
+  it("forgets a stop after its time, and remembers nothing for scope none", () => {
+    let now = 0;
+    const memory = createStopMemory({ ttlMs: 1000, now: () => now });
+    expect(memory.remember("aborted", "t", {})).toBeUndefined();
+    memory.remember("forbidden", "t", {});
+    now = 999;
+    expect(memory.blocking("t", {})).toBeDefined();
+    now = 1000;
+    expect(memory.blocking("t", {})).toBeUndefined();
+    expect(memory.size).toBe(0);
+  });
+
+  it("stays bounded, forgetting the oldest first", () => {
+    const memory = createStopMemory({ ttlMs: 1000, now: () => 0, maxEntries: 3 });
+    for (let i = 0; i < 10; i++) memory.remember("business_rule", "pay", { amount: i });
+    expect(memory.size).toBe(3);
+    expect(memory.blocking("pay", { amount: 9 })).toBeDefined();
+    expect(memory.blocking("pay", { amount: 0 })).toBeUndefined();
+  });
+
+  it("refuses a time to live that is not a positive number", () => {
+    expect(() => createStopMemory({ ttlMs: 0 })).toThrow(/ttlMs must be a positive number/);
+    expect(() => createStopMemory({ ttlMs: Number.NaN })).toThrow(/got NaN/);
+  });
+});
+
+describe("blockedText", () => {
+  it("tells the model not to retry, and not to resend a write that may have happened", () => {
+    const text = blockedText({
+      reason: "uncertain_mutation",
+      scope: "call",
+      tool: "pay",
+      until: 1,
+    });
+    expect(text).toMatch(/Do not retry/);
+    expect(text).toMatch(/do not send it again/);
+    expect(blockedText({ reason: "forbidden", scope: "tool", tool: "pay", until: 1 })).toMatch(
+      /The tool pay is stopped \(forbidden\)/,
+    );
+  });
+});

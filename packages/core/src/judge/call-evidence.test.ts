@@ -1,0 +1,287 @@
+import { describe, expect, it } from "vitest";
+import { loadPolicy, resolveToolPolicy } from "../policy/policy.ts";
+import { assessFailure } from "./assess.ts";
+import { readCallEvidence } from "./call-evidence.ts";
+import { classify } from "./classify.ts";
+import { decide } from "./decide.ts";
+import { explainClassification } from "./explain.ts";
+import { type Failure, failureFromResult } from "./failure.ts";
+
+const policy = loadPolicy({});
+const tool = resolveToolPolicy(policy, "t");
+const textFailure = (text: string): Failure =>
+  failureFromResult({ content: [{ type: "text", text }], isError: true });
+const schema = (...names: string[]) => ({
+  type: "object",
+  properties: Object.fromEntries(names.map((n) => [n, { type: "string" }])),
+});
+
+describe("readCallEvidence", () => {
+  it("knows nothing without arguments or schema", () => {
+    expect(readCallEvidence("ENOENT: open '/data/memory.json'", undefined)).toEqual({
+      targets: "none",
+    });
+    expect(readCallEvidence("ENOENT: open '/data/memory.json'", {})).toEqual({ targets: "none" });
+  });
+
+  it("a path the arguments hold is the model's: equal, relative to a root, or under a root it named", () => {
+    const text = (p: string) => `ENOENT: no such file or directory, open '${p}'`;
+    for (const [path, args] of [
+      ["/home/dev/proj/src/mian.ts", { path: "/home/dev/proj/src/mian.ts" }],
+      ["/vault/notes/today.md", { path: "notes/today.md" }],
+      ["/vault/notes/today.md", { path: "./notes/today.md" }],
+      ["/etc/passwd", { path: "../../etc/passwd" }],
+      ["/srv/repo/src/a.ts", { root: "/srv/repo", pattern: "*.ts" }],
+      ["/srv/repo/a.ts", { files: [{ name: "a.ts" }] }],
+    ] as const) {
+      expect(readCallEvidence(text(path), { args }).targets, path).toBe("own");
+    }
+  });
+
+  it("a path or connection host absent from the arguments is the server's own", () => {
+    expect(
+      readCallEvidence("ENOENT: no such file or directory, open '/data/memory.json'", {
+        args: { entities: [{ name: "alice", observations: ["likes tea"] }] },
+      }),
+    ).toEqual({ targets: "foreign" });
+    expect(
+      readCallEvidence("getaddrinfo ENOTFOUND db.internal.example", { args: { sql: "select 1" } })
+        .targets,
+    ).toBe("foreign");
+    expect(
+      readCallEvidence("Error: connect ECONNREFUSED 10.0.0.5:5432", { args: { table: "users" } })
+        .targets,
+    ).toBe("foreign");
+  });
+
+  it("a URL host counts for the model when it chose it, never against it", () => {
+    expect(
+      readCallEvidence("Failed to fetch https://Foo.Example/a: 502 Bad Gateway", {
+        args: { url: "https://foo.example/a" },
+      }).targets,
+    ).toBe("own");
+    // A server's own API host is in every text it sends: not evidence of a server-side fault.
+    expect(
+      readCallEvidence("GET https://api.vendor.example/v2/items/7 returned 404", {
+        args: { id: 7 },
+      }).targets,
+    ).toBe("none");
+  });
+
+  it("names the argument whose value the text echoes, or the schema property it names; never values", () => {
+    const byValue = readCallEvidence("City 'Parris' not found", { args: { city: "Parris" } });
+    expect(byValue.argument).toEqual({ name: "city", by: "value" });
+    expect(JSON.stringify(byValue)).not.toContain("Parris");
+    expect(
+      readCallEvidence("Value for 'timeout' must be at most 60", {
+        inputSchema: schema("timeout", "query"),
+      }).argument,
+    ).toEqual({ name: "timeout", by: "property" });
+    // A property name inside another word, a short value or a common word is no evidence.
+    expect(
+      readCallEvidence("request_timeout_ms exceeded", { inputSchema: schema("timeout") }).argument,
+    ).toBeUndefined();
+    expect(
+      readCallEvidence("id 42 is bad; null", { args: { n: 42, flag: "null" } }).argument,
+    ).toBeUndefined();
+  });
+
+  it("stays bounded on hostile input: deep and wide arguments, a long text", () => {
+    let deep: unknown = "x";
+    for (let i = 0; i < 10_000; i++) deep = { a: deep };
+    const wide = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, `v${i}`]));
+    const text = `${"/a".repeat(50_000)} ${"https://h.example/".repeat(2_000)}`;
+    const evidence = readCallEvidence(text, { args: { deep, ...wide }, inputSchema: deep });
+    expect(evidence.targets).toBe("foreign");
+  });
+});
+
+describe("classify with what the call knows (issue 12.3)", () => {
+  it("ENOENT on a path the model never gave is the server's storage: stop, misconfigured", () => {
+    // Texts of two servers: a memory server's JSON file, an Obsidian vault's config.
+    for (const text of [
+      "ENOENT: no such file or directory, open '/data/memory.json'",
+      "Error: ENOENT: no such file or directory, open '/vault/.obsidian/config.json'",
+    ]) {
+      const c = classify(textFailure(text), tool, { args: { path: "notes/today.md" } });
+      expect(c, text).toMatchObject({
+        action: "stop",
+        reason: "misconfigured",
+        source: "evidence",
+      });
+    }
+    // The same text without arguments, or on the model's own path: the model fixes the path.
+    const text = "ENOENT: no such file or directory, open '/vault/notes/today.md'";
+    expect(classify(textFailure(text), tool).action).toBe("correct_arguments");
+    expect(classify(textFailure(text), tool, { args: { path: "notes/today.md" } })).toMatchObject({
+      action: "correct_arguments",
+      reason: "not_found",
+      source: "rule",
+    });
+  });
+
+  it("a database host the model never named is the server's configuration", () => {
+    const c = classify(textFailure("getaddrinfo ENOTFOUND pg.internal.example"), tool, {
+      args: { query: "select 1" },
+    });
+    expect(c).toMatchObject({ action: "stop", reason: "misconfigured" });
+    const own = classify(textFailure("getaddrinfo ENOTFOUND pg.example"), tool, {
+      args: { host: "pg.example" },
+    });
+    expect(own).toMatchObject({ action: "correct_arguments", reason: "not_found" });
+  });
+
+  it("a retry-like text that names an argument and what is wrong with it is the model's", () => {
+    const call = { inputSchema: schema("timeout", "region") };
+    for (const text of [
+      "Value for 'timeout' must be at most 60",
+      "timeout: expected a number of seconds",
+    ]) {
+      expect(classify(textFailure(text), tool, call), text).toMatchObject({
+        action: "correct_arguments",
+        reason: "invalid_argument",
+        source: "evidence",
+      });
+    }
+    // No argument cue: a timeout stays a timeout, even when an argument is named.
+    expect(
+      classify(textFailure("Request timed out after 30000 ms"), tool, {
+        args: { timeout: 30000 },
+      }).action,
+    ).toBe("retry_dependency");
+  });
+
+  it("person-only cues win over an echoed argument", () => {
+    const c = classify(
+      textFailure("You need the admin permission to delete project acme-prod"),
+      tool,
+      { args: { project: "acme-prod" }, inputSchema: schema("project") },
+    );
+    expect(c).toMatchObject({ action: "stop", reason: "forbidden", source: "rule" });
+  });
+
+  it("a refused URL the model chose is retried, then handed back to the model, not the end of the run", () => {
+    const failure = textFailure(
+      "Failed to fetch https://intranet.example/report: connect ECONNREFUSED intranet.example:443",
+    );
+    const c = classify(failure, tool, { args: { url: "https://intranet.example/report" } });
+    expect(c).toMatchObject({
+      action: "retry_dependency",
+      reason: "connection_refused",
+      onRetriesExhausted: "correct_arguments",
+    });
+    const base = {
+      classification: c,
+      tool,
+      effect: "read_only" as const,
+      repeats: 1,
+      keyed: false,
+      remainingMs: 60_000,
+      random: () => 0.5,
+    };
+    expect(decide({ ...base, attempt: 1 }).action).toBe("retry_dependency");
+    expect(decide({ ...base, attempt: tool.retry.attempts })).toMatchObject({
+      action: "correct_arguments",
+      reason: "connection_refused",
+    });
+    // The repeat rule and the corrections budget still apply to the handed-back call.
+    expect(
+      decide({ ...base, attempt: tool.retry.attempts, repeats: tool.maxRepeats }),
+    ).toMatchObject({ action: "stop", reason: "repeated_failure" });
+    expect(
+      decide({ ...base, attempt: tool.retry.attempts, exhausted: ["corrections"] }),
+    ).toMatchObject({ action: "stop", reason: "budget_exhausted", budget: "corrections" });
+    // Without the call's arguments, the run ends after retries as before.
+    expect(decide({ ...base, classification: classify(failure, tool), attempt: 3 })).toMatchObject({
+      action: "stop",
+      reason: "retries_exhausted",
+    });
+  });
+
+  it("an uncertain mutation is still never repeated, whatever the evidence", () => {
+    const c = classify(
+      textFailure("Failed to post to https://hooks.example/x: 503 Service Unavailable"),
+      tool,
+      {
+        args: { url: "https://hooks.example/x" },
+      },
+    );
+    const d = decide({
+      classification: c,
+      tool,
+      effect: "mutating",
+      attempt: 1,
+      repeats: 1,
+      keyed: false,
+      remainingMs: 60_000,
+      random: () => 0.5,
+    });
+    expect(d).toMatchObject({ action: "stop", reason: "uncertain_mutation" });
+  });
+});
+
+describe("assessFailure with a call", () => {
+  it("redacts the values of the tool's sensitive arguments from the message", () => {
+    const p = loadPolicy({ tools: { login: { sensitiveArgs: ["password"] } } });
+    const a = assessFailure(textFailure("Invalid password 'hunter2-Secret!' for user bob"), {
+      policy: p,
+      tool: resolveToolPolicy(p, "login"),
+      effect: "read_only",
+      call: { args: { user: "bob", password: "hunter2-Secret!" } },
+    });
+    expect(a.message).not.toContain("hunter2-Secret!");
+    expect(a.decision.action).toBe("correct_arguments");
+  });
+
+  it("shows the model the text it gets once retries on its own target run out", () => {
+    const a = assessFailure(textFailure("connect ECONNREFUSED 127.0.0.1:9999"), {
+      policy,
+      tool,
+      effect: "read_only",
+      call: { args: { url: "http://127.0.0.1:9999/" } },
+    });
+    expect(a.decision.action).toBe("retry_dependency");
+    expect(a.message).toContain("point it at another address");
+  });
+});
+
+describe("explainClassification", () => {
+  const explain = (text: string, call?: Parameters<typeof classify>[2], p = tool) => {
+    const f = textFailure(text);
+    return explainClassification(f, p, classify(f, p, call), call);
+  };
+
+  it("names the step, what in it decided, and how sure it is", () => {
+    expect(explain("NOPERM this user has no permissions")).toMatchObject({
+      decidedBy: "rule",
+      confidence: "medium",
+    });
+    expect(explain("NOPERM this user has no permissions").detail).toMatch(
+      /^built-in rule #\d+ \(forbidden\): \/.*noperm/,
+    );
+    expect(explain("something odd happened")).toEqual({
+      decidedBy: "default",
+      detail: "no policy rule, signal or built-in rule matched: the default applies",
+      confidence: "low",
+    });
+    const withRule = resolveToolPolicy(
+      loadPolicy({ tools: { t: { rules: [{ match: "odd", action: "stop" }] } } }),
+      "t",
+    );
+    expect(explain("something odd happened", undefined, withRule)).toMatchObject({
+      decidedBy: "policy",
+      detail: 'policy rule #0 of tool t (match "odd")',
+      confidence: "high",
+    });
+    const evidence = explain("ENOENT: open '/data/memory.json'", { args: { q: "tea" } });
+    expect(evidence).toMatchObject({ decidedBy: "evidence", confidence: "medium" });
+    expect(evidence.detail).toContain("appears nowhere in the arguments");
+  });
+
+  it("names arguments, never their values", () => {
+    const e = explain("Value 'sk-live-abcdef' for 'apiKeyRef' is invalid", {
+      args: { apiKeyRef: "sk-live-abcdef" },
+    });
+    expect(JSON.stringify(e)).not.toContain("sk-live-abcdef");
+  });
+});

@@ -1,0 +1,204 @@
+/**
+ * What the call itself tells about its failure (issue 12.3): the arguments the model sent and,
+ * for MCP, the tool's input schema. An error that echoes an argument's value or names a schema
+ * property is about the arguments; a path or host the text names that appears nowhere in the
+ * arguments is on the server's own side (its storage, its database host), which the model cannot
+ * change. Pure: reads the text, the arguments and the schema, nothing else.
+ */
+
+/** What a run knows of the call that failed. */
+export interface CallFacts {
+  /** The arguments the model sent. */
+  readonly args?: Readonly<Record<string, unknown>>;
+  /** The tool's input JSON Schema (an MCP tool's `inputSchema`). */
+  readonly inputSchema?: unknown;
+}
+
+/** What the text shares with the call. */
+export interface CallEvidence {
+  /**
+   * The argument the text is about: the name of an argument whose value the text echoes, or of a
+   * schema property the text names. Names only, never values.
+   */
+  readonly argument?: { readonly name: string; readonly by: "value" | "property" };
+  /**
+   * The paths, URLs and hosts the text names: `none` when it names none, `own` when one of them
+   * is (in) an argument, `foreign` when the arguments hold none of them.
+   */
+  readonly targets: "none" | "own" | "foreign";
+}
+
+const NO_EVIDENCE: CallEvidence = { targets: "none" };
+
+/** How much of the text and of the arguments is looked at: bounded whatever a caller sends. */
+const TEXT_LIMIT = 4000;
+const MAX_LEAVES = 200;
+const MAX_DEPTH = 6;
+const MAX_PROPERTIES = 200;
+
+/** `https://host/…` and `host:port` after a connect or resolve failure. */
+const URL_HOST =
+  /\b[a-z][a-z0-9+.-]{0,20}:\/\/(?:[^\s/@"'`<>]*@)?(\[[^\]\s]{1,60}\]|[^\s/:?#"'`<>()]{1,255})/gi;
+const HOST_AFTER =
+  /\b(?:ENOTFOUND|EAI_AGAIN|ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|resolve host:?|connect to|connecting to|no such host:?)\s+['"`]?(\[[^\]\s]{1,60}\]|[a-z0-9](?:[a-z0-9_-]{0,62}\.)*[a-z0-9_-]{1,63})/gi;
+/** An absolute POSIX or Windows path of two segments or more. */
+const ABSOLUTE_PATH =
+  /(?<![\w.~:/\\-])(?:\/[^\s/"'`<>()[\]{}|,;:]+){2,}|(?<![\w\\/])[a-z]:[\\/][^\s"'`<>|?*()[\]{},;]+/gi;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+interface Leaf {
+  readonly name: string;
+  readonly value: string;
+}
+
+/** String (and long number) leaves of the arguments, with the name of their top-level argument. */
+function leaves(args: Readonly<Record<string, unknown>>): Leaf[] {
+  const out: Leaf[] = [];
+  const walk = (name: string, value: unknown, depth: number): void => {
+    if (out.length >= MAX_LEAVES || depth > MAX_DEPTH) return;
+    if (typeof value === "string") {
+      out.push({ name, value });
+    } else if (typeof value === "number" && Number.isFinite(value)) {
+      out.push({ name, value: String(value) });
+    } else if (Array.isArray(value)) {
+      for (const item of value) walk(name, item, depth + 1);
+    } else if (isRecord(value)) {
+      for (const key of Object.keys(value)) walk(name, value[key], depth + 1);
+    }
+  };
+  for (const key of Object.keys(args)) walk(key, args[key], 0);
+  return out;
+}
+
+/** Property names of a JSON Schema (nested objects and array items included), bounded. */
+function schemaProperties(schema: unknown): string[] {
+  const out: string[] = [];
+  const walk = (node: unknown, depth: number): void => {
+    if (!isRecord(node) || depth > MAX_DEPTH || out.length >= MAX_PROPERTIES) return;
+    const properties = node.properties;
+    if (isRecord(properties)) {
+      for (const key of Object.keys(properties)) {
+        if (out.length >= MAX_PROPERTIES) return;
+        out.push(key);
+        walk(properties[key], depth + 1);
+      }
+    }
+    if (isRecord(node.items)) walk(node.items, depth + 1);
+  };
+  walk(schema, 0);
+  return out;
+}
+
+/** Whether `word` stands in the text as a whole word (not inside another identifier). */
+function namesWord(text: string, word: string): boolean {
+  let from = 0;
+  for (;;) {
+    const at = text.indexOf(word, from);
+    if (at < 0) return false;
+    const before = at === 0 ? "" : text.charAt(at - 1);
+    const after = text.charAt(at + word.length);
+    if (!/[\w-]/.test(before) && !/[\w-]/.test(after)) return true;
+    from = at + 1;
+  }
+}
+
+/**
+ * A value worth looking for in the text: long enough not to match by chance, and not a word
+ * every error carries.
+ */
+const COMMON = new Set(["true", "false", "null", "none", "error", "default", "the", "and"]);
+function distinctive(value: string): boolean {
+  const v = value.trim();
+  return v.length >= 3 && v.length <= 500 && !COMMON.has(v.toLowerCase());
+}
+
+/** A name a schema author gives a property, as the text would name it: a word of 3+ characters. */
+function nameable(name: string): boolean {
+  return name.length >= 3 && name.length <= 80 && /^[\w.-]+$/.test(name);
+}
+
+function trimPath(path: string): string {
+  return path.replace(/[.:'"`)\]]+$/, "").replace(/\\/g, "/");
+}
+
+function hostOf(value: string): string | undefined {
+  const m = /^[a-z][a-z0-9+.-]{0,20}:\/\/(?:[^\s/@]*@)?(\[[^\]]+\]|[^\s/:?#]+)/i.exec(value.trim());
+  return m?.[1]?.toLowerCase();
+}
+
+/** Whether an argument value holds this path: equal, a suffix of it (relative), or a root of it. */
+function holdsPath(value: string, path: string): boolean {
+  // `./a`, `../../etc/x`: the server resolved it against a root of its own.
+  const v = trimPath(value.trim())
+    .replace(/^(?:\.{1,2}\/)+/, "")
+    .replace(/\/+$/, "");
+  if (v.length < 2) return false;
+  if (v === path) return true;
+  if (path.endsWith(v.startsWith("/") ? v : `/${v}`)) return true;
+  // The model named a root (a directory, a repository path) the server looked under.
+  if (v.includes("/") && path.startsWith(`${v}/`)) return true;
+  return v.includes(path);
+}
+
+function holdsHost(value: string, host: string): boolean {
+  const v = value.trim().toLowerCase();
+  if (v === host) return true;
+  const fromUrl = hostOf(v);
+  if (fromUrl === host) return true;
+  return v.includes(host);
+}
+
+/**
+ * Reads what the failure text shares with the call. Without arguments or schema there is no
+ * evidence (`targets: "none"`, no argument): lines and runs that know nothing of the call are
+ * judged as before.
+ */
+export function readCallEvidence(text: string, call: CallFacts | undefined): CallEvidence {
+  if (call === undefined) return NO_EVIDENCE;
+  const { args, inputSchema } = call;
+  if (args === undefined && inputSchema === undefined) return NO_EVIDENCE;
+  const head = text.length > TEXT_LIMIT ? text.slice(0, TEXT_LIMIT) : text;
+  const values = args === undefined ? [] : leaves(args);
+
+  let argument: CallEvidence["argument"];
+  for (const leaf of values) {
+    if (distinctive(leaf.value) && head.includes(leaf.value.trim())) {
+      argument = { name: leaf.name, by: "value" };
+      break;
+    }
+  }
+  if (argument === undefined) {
+    for (const name of schemaProperties(inputSchema)) {
+      if (nameable(name) && namesWord(head, name)) {
+        argument = { name, by: "property" };
+        break;
+      }
+    }
+  }
+
+  // Targets are judged against the arguments only: without them, nothing is known to be foreign.
+  if (args === undefined)
+    return argument === undefined ? NO_EVIDENCE : { argument, targets: "none" };
+  // A URL's host counts only for the model: a server's own API host is in every text it sends.
+  const urlHosts = new Set<string>();
+  for (const m of head.matchAll(URL_HOST)) if (m[1] !== undefined) urlHosts.add(m[1].toLowerCase());
+  const hosts = new Set<string>();
+  for (const m of head.matchAll(HOST_AFTER)) if (m[1] !== undefined) hosts.add(m[1].toLowerCase());
+  const paths = new Set<string>();
+  // Paths inside URLs are the URL's, not the file system's.
+  const withoutUrls = head.replace(/\b[a-z][a-z0-9+.-]{0,20}:\/\/\S*/gi, " ");
+  for (const m of withoutUrls.matchAll(ABSOLUTE_PATH)) paths.add(trimPath(m[0]));
+
+  const own =
+    [...hosts, ...urlHosts].some((h) => values.some((l) => holdsHost(l.value, h))) ||
+    [...paths].some((p) => values.some((l) => holdsPath(l.value, p)));
+  const targets: CallEvidence["targets"] = own
+    ? "own"
+    : hosts.size > 0 || paths.size > 0
+      ? "foreign"
+      : "none";
+  return argument === undefined ? { targets } : { argument, targets };
+}

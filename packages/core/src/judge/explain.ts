@@ -1,0 +1,98 @@
+import type { ToolPolicy } from "../policy/policy.ts";
+import { type CallFacts, readCallEvidence } from "./call-evidence.ts";
+import { type Classification, policyRuleFor } from "./classify.ts";
+import type { Failure } from "./failure.ts";
+import { explainBuiltinMatch } from "./rules.ts";
+
+/** Why a failure got its classification: `governor classify --explain` prints it. */
+export interface Explanation {
+  /** The step that decided (the classification's `source`). */
+  readonly decidedBy: Classification["source"];
+  /** What in it decided: the policy rule, the signal, the built-in rule and its phrasing, the evidence. */
+  readonly detail: string;
+  /**
+   * How sure the step is: `high` for the policy and structured signals (someone said so on
+   * purpose), `medium` for a phrasing of the text or what the call shows, `low` for the default.
+   */
+  readonly confidence: "high" | "medium" | "low";
+}
+
+const CONFIDENCE: Record<Classification["source"], Explanation["confidence"]> = {
+  policy: "high",
+  signal: "high",
+  rule: "medium",
+  evidence: "medium",
+  default: "low",
+};
+
+function signalDetail(failure: Failure): string {
+  if (failure.channel === "protocol") return `JSON-RPC error code ${String(failure.code)}`;
+  if (failure.channel === "local") {
+    const status = failure.httpStatus === undefined ? "" : ` (HTTP ${failure.httpStatus})`;
+    return `client-side failure: ${failure.local ?? "unknown"}${status}`;
+  }
+  if (failure.toolFailure !== undefined) {
+    const { class: kind, retryable } = failure.toolFailure;
+    return `tool-failure metadata (class ${kind ?? "none"}, retryable ${String(retryable ?? "unset")})`;
+  }
+  if (failure.httpStatus !== undefined) return `HTTP status ${failure.httpStatus} in the result`;
+  return `system error code ${String(failure.code)}`;
+}
+
+function ruleDetail(text: string): string {
+  const hit = explainBuiltinMatch(text);
+  return hit === undefined
+    ? "no built-in rule"
+    : `built-in rule #${hit.index} (${hit.rule.reason}): /${hit.phrasing}/`;
+}
+
+/**
+ * Explains a classification made by `classify(failure, tool, call)`: which step decided, what in
+ * it, and how sure it is. Pure; names rules and arguments, never argument values.
+ */
+export function explainClassification(
+  failure: Failure,
+  tool: ToolPolicy,
+  classification: Classification,
+  call?: CallFacts,
+): Explanation {
+  const source = classification.source;
+  let detail: string;
+  switch (source) {
+    case "policy": {
+      const at = policyRuleFor(failure, tool);
+      const rule = at === undefined ? undefined : tool.rules[at];
+      const what = [
+        rule?.code !== undefined ? `code ${JSON.stringify(rule.code)}` : "",
+        rule?.match !== undefined ? `match ${JSON.stringify(rule.match)}` : "",
+      ]
+        .filter((s) => s !== "")
+        .join(", ");
+      detail = `policy rule #${at ?? "?"} of tool ${tool.tool}${what === "" ? "" : ` (${what})`}`;
+      break;
+    }
+    case "signal":
+      detail = signalDetail(failure);
+      break;
+    case "rule":
+      detail = ruleDetail(failure.text);
+      break;
+    case "evidence": {
+      const evidence = readCallEvidence(failure.text, call);
+      detail =
+        classification.action === "stop"
+          ? "the text names a path or host that appears nowhere in the arguments: the server's own side"
+          : `the text names the argument ${JSON.stringify(evidence.argument?.name ?? "?")} ` +
+            `(by its ${evidence.argument?.by ?? "name"}) and says what is wrong with it`;
+      detail += `; before the call's evidence: ${ruleDetail(failure.text)}`;
+      break;
+    }
+    case "default":
+      detail = "no policy rule, signal or built-in rule matched: the default applies";
+      break;
+  }
+  if (classification.onRetriesExhausted === "correct_arguments") {
+    detail += "; the failing target is one the model chose: once retries run out, it may change it";
+  }
+  return { decidedBy: source, detail, confidence: CONFIDENCE[source] };
+}
