@@ -25,6 +25,7 @@ export default defineConfig({
           "@modelcontextprotocol/client",
           "@modelcontextprotocol/core",
           "eventsource",
+          "@langchain/mcp-adapters",
         ],
       },
     },

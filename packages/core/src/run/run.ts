@@ -23,8 +23,6 @@ import {
 } from "../telemetry/events.ts";
 import { effectHints, recordedFailure } from "../telemetry/recorded-failure.ts";
 import {
-  ACTIONS,
-  type Action,
   type Certainty,
   type Effect,
   type MaybePromise,
@@ -37,6 +35,7 @@ import { createRunBudgets, type RunBudgets } from "./budget.ts";
 import type { GovernorCore, HostContext, HostResolution, VerifyResult } from "./hooks.ts";
 import { createLoopDetector } from "./repeats.ts";
 import { guardStore, isStoreError, isThenable, step } from "./store-guard.ts";
+import { createRunTally } from "./tally.ts";
 
 /** The `_meta` key that carries an idempotency key to the server. */
 export const IDEMPOTENCY_META_KEY = "io.governor/idempotency-key";
@@ -355,8 +354,8 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     signal,
   });
 
-  const actions = Object.fromEntries(ACTIONS.map((a) => [a, 0])) as Record<Action, number>;
-  const fingerprints: Record<string, number> = {};
+  // Counts and the stop reason, for the summary.
+  const tally = createRunTally();
   // How often each fingerprint reached the model (the repeat rule counts these).
   const modelRepeats = new Map<string, number>();
   // Per call key, the last result's signature and how many times in a row it came back: hashes,
@@ -379,37 +378,16 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     }
     releasable.clear();
   };
-  let attempts = 0;
-  let retries = 0;
-  let failures = 0;
   let callCount = 0;
-  let lastFailure: RunSummary["lastFailure"];
-  let stopped: { reason: Reason; budget?: BudgetName; personResolvable: boolean } | undefined;
   let ended: RunSummary | undefined;
 
-  const summary = (): RunSummary => {
-    if (ended) return ended;
-    return {
-      runId: id,
-      reason: stopped?.reason ?? "completed",
-      ...(stopped?.budget !== undefined && { budget: stopped.budget }),
-      personResolvable: stopped?.personResolvable ?? false,
-      calls: budgets.used().calls,
-      attempts,
-      actions: { ...actions },
-      retries,
-      failures,
-      fingerprints: { ...fingerprints },
-      durationMs: core.now() - startedAt,
-      ...(lastFailure !== undefined && { lastFailure }),
-      observeOnly,
-    };
-  };
+  const summary = (): RunSummary =>
+    ended ?? tally.summary(id, budgets.used().calls, core.now() - startedAt, observeOnly);
 
   const end = (): RunSummary => {
     if (ended) return ended;
     // Ended by the host while calls still run: they are aborted, so the run did not complete.
-    if (!stopped && inFlight > 0) stopped = { reason: "aborted", personResolvable: false };
+    if (inFlight > 0) tally.stop("aborted", undefined, false);
     const s = summary();
     ended = s;
     identical.clear();
@@ -421,13 +399,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   };
 
   const stopRun = (reason: Reason, budget?: BudgetName, person?: boolean) => {
-    if (!stopped) {
-      stopped = {
-        reason,
-        ...(budget !== undefined && { budget }),
-        personResolvable: person ?? PERSON_RESOLVABLE.has(reason),
-      };
-    }
+    tally.stop(reason, budget, person);
     return end();
   };
 
@@ -578,7 +550,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   ): Terminal<T> => {
     // A stop made before any failure (a loop, a budget, an abort) still counts as a stop, once:
     // calls that only find the run already stopped do not count again.
-    if (!extra.recorded && !ended && !observeOnly) actions.stop += 1;
+    if (!extra.recorded && !ended && !observeOnly) tally.stopBeforeFailure();
     // A key a person is asked to settle is never released.
     if (decision.reason === "uncertain_mutation" && state.key !== undefined) {
       releasable.delete(state.key);
@@ -654,10 +626,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   ) => {
     const text = observe(failure.text, state);
     if (counted) {
-      if (isFailure) failures += 1;
-      fingerprints[print] = (fingerprints[print] ?? 0) + 1;
-      actions[d.action] += 1;
-      lastFailure = { tool: state.call.tool, reason: c.reason, text };
+      tally.decision(d.action, print, { tool: state.call.tool, reason: c.reason, text }, isFailure);
     }
     if (!core.listening) return;
     const now = core.now();
@@ -847,7 +816,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       // A verify answer speaks of the attempts before it: this new attempt may write again.
       state.verified = undefined;
       state.attempts += 1;
-      attempts += 1;
+      tally.attempt();
       inFlight += 1;
       return perform(state, execute, remainingMs).then((outcome) => {
         inFlight -= 1;
@@ -1178,7 +1147,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         : (modelRepeats.get(print) ?? 1);
     switch (d.action) {
       case "retry_dependency": {
-        retries += 1;
+        tally.retry();
         const decision = d;
         guarded(() =>
           core.options.onRetry?.({
@@ -1592,7 +1561,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     end: () => {
       if (!ended) {
         // Calls still running are aborted: the run did not complete.
-        if (!stopped && inFlight > 0) stopped = { reason: "aborted", personResolvable: false };
+        if (inFlight > 0) tally.stop("aborted", undefined, false);
         hostEnded = true;
         // The reason is an Error (with a stack) only when something listens for it.
         if (hostEnd !== undefined) hostEnd.abort(hostEndReason());

@@ -1,0 +1,222 @@
+/**
+ * @governor/mcp governing a @modelcontextprotocol/client 2.x `Client`, end to end against the
+ * testkit's fault servers over stdio (child processes) and Streamable HTTP: what 2.x changes
+ * (SdkError / ProtocolError / SdkHttpError, its own output-schema checks, its paging) reaches the
+ * right place; reconnects work with 2.x's `connect`. The four checks for 2.x are in
+ * test/mcp-checks.test.ts, its raw behaviour in test/sdk-v2-quirks.test.ts.
+ */
+import { countDuplicateWrites, readEffects, waitForExit } from "@governor/testkit";
+import { Client as V2Client } from "@modelcontextprotocol/client";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import {
+  type AnyClient,
+  type Endpoint,
+  type Governed,
+  type GovernedOptions,
+  governedWith,
+  modelText,
+  type ServerOptions,
+  shutdown,
+  startEndpoint,
+  type TransportKind,
+  tempDir,
+} from "./mcp-support.ts";
+
+const opened: { clients: Governed<AnyClient>[]; endpoints: Endpoint[] } = {
+  clients: [],
+  endpoints: [],
+};
+const tmp = tempDir();
+afterAll(() => tmp.cleanup());
+afterEach(async () => {
+  const left = await shutdown(
+    opened.clients.splice(0).map((g) => g.client),
+    opened.endpoints.splice(0),
+  );
+  expect(left).toEqual([]);
+});
+
+let files = 0;
+async function open(
+  kind: TransportKind,
+  server: ServerOptions,
+  options: GovernedOptions = {},
+): Promise<{ endpoint: Endpoint; g: Governed<AnyClient>; effectsFile: string }> {
+  const effectsFile = tmp.file(`effects-${++files}.jsonl`);
+  const endpoint = await startEndpoint(kind, { effectsFile, ...server });
+  opened.endpoints.push(endpoint);
+  const g = await governedWith("v2", endpoint, options);
+  expect(g.client).toBeInstanceOf(V2Client);
+  opened.clients.push(g);
+  return { endpoint, g, effectsFile };
+}
+
+describe("a 2.x client over stdio", () => {
+  it("a crash mid-call on a read-only tool: CONNECTION_CLOSED, reconnect with 2.x's connect, retried once", async () => {
+    const { endpoint, g } = await open(
+      "stdio",
+      { scenario: { get_note: [{ kind: "exit" }] } },
+      { reconnect: true },
+    );
+    const firstPid = endpoint.pids[0];
+    const run = g.governor.startRun();
+    const outcome = await g.governed.callTool(run, {
+      name: "get_note",
+      arguments: { id: "welcome" },
+    });
+    expect(outcome).toMatchObject({ kind: "ok", attempts: 2 });
+    expect(modelText(outcome)).toMatch(/^# Welcome/);
+    expect(g.seen.retries.map((r) => [r.failure.local, r.failure.code])).toEqual([
+      ["connection_closed", "CONNECTION_CLOSED"],
+    ]);
+    expect(g.seen.transportErrors.map((e) => e.reason)).toContain("connection_closed");
+    expect(endpoint.pids).toHaveLength(2);
+    expect(await waitForExit(firstPid ?? 0)).toBe(true);
+  });
+
+  it("without reconnect: the crash stops a mutation (uncertain), then Not connected goes to the host, never the model", async () => {
+    const { g, effectsFile } = await open("stdio", {
+      scenario: { append_log: [{ kind: "drop_after_commit" }] },
+    });
+    const run = g.governor.startRun();
+    const outcome = await g.governed.callTool(run, {
+      name: "append_log",
+      arguments: { line: "once" },
+    });
+    expect(outcome).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    expect(run.summary().attempts).toBe(1);
+    expect(readEffects(effectsFile).filter((e) => e.tool === "append_log")).toHaveLength(1);
+
+    const next = g.governor.startRun();
+    const after = await g.governed.callTool(next, {
+      name: "get_note",
+      arguments: { id: "welcome" },
+    });
+    expect(after).toMatchObject({ kind: "stop", reason: "session_expired" });
+    expect(g.seen.hostErrors.at(-1)).toMatchObject({
+      reason: "session_expired",
+      channel: "local",
+    });
+    expect(modelText(after)).not.toContain("Not connected");
+  });
+
+  it("the SDK's timer (REQUEST_TIMEOUT with data.timeout): a read-only call is retried, then stops", async () => {
+    const { g } = await open("stdio", {});
+    const run = g.governor.startRun();
+    const outcome = await g.governed.callTool(run, {
+      name: "slow",
+      arguments: { ms: 2000 },
+      timeoutMs: 100,
+    });
+    expect(outcome).toMatchObject({ kind: "stop", reason: "retries_exhausted" });
+    expect(g.seen.retries.map((r) => r.failure.local)).toEqual(["timeout", "timeout"]);
+    expect(g.seen.retries[0]?.failure.code).toBe("REQUEST_TIMEOUT");
+    expect(modelText(outcome)).toContain("Request timed out");
+  });
+
+  it("the call's own signal: the attempt is aborted, the run ends aborted, one attempt", async () => {
+    const { g } = await open("stdio", {});
+    await g.governed.listTools(); // no lazy listing before the call: the abort hits the call
+    const run = g.governor.startRun();
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const outcome = await g.governed.callTool(run, {
+      name: "slow",
+      arguments: { ms: 5000 },
+      signal: controller.signal,
+    });
+    expect(outcome).toMatchObject({ kind: "stop", reason: "aborted" });
+    expect(run.summary().attempts).toBe(1);
+    expect(run.ended).toBe(true);
+  });
+
+  it("low-level server: unknown tool → switch_tool naming the tools (listed page by page); -32042 → host; output schema → host", async () => {
+    const { g } = await open("stdio", { lowlevel: true });
+    const run = g.governor.startRun();
+    const unknown = await g.governed.callTool(run, { name: "nope", arguments: {} });
+    expect(unknown).toMatchObject({ kind: "model", action: "switch_tool" });
+    expect(modelText(unknown)).toMatch(/Tools that exist: echo, internal, /);
+
+    const elicitations = [
+      { mode: "url", message: "Sign in", url: "https://example.com/a", elicitationId: "e1" },
+    ];
+    const elicit = await g.governed.callTool(g.governor.startRun(), {
+      name: "peer_error",
+      arguments: { code: -32042, message: "Auth needed", data: { elicitations } },
+    });
+    expect(elicit).toMatchObject({ kind: "stop", reason: "elicitation_required" });
+    const hostError = g.seen.hostErrors.at(-1);
+    expect(hostError).toMatchObject({ channel: "protocol", failureCode: -32042 });
+    expect((hostError?.cause as { elicitations?: unknown } | undefined)?.elicitations).toEqual(
+      elicitations,
+    );
+    expect(modelText(elicit)).not.toContain("example.com");
+
+    // The listing above handed the tool's definition to 2.x, which checks the output schema.
+    const typed = await g.governed.callTool(g.governor.startRun(), {
+      name: "typed_missing",
+      arguments: {},
+    });
+    expect(typed).toMatchObject({ kind: "stop", reason: "malformed_response" });
+    expect(g.seen.hostErrors.at(-1)).toMatchObject({
+      channel: "local",
+      reason: "malformed_response",
+    });
+    expect(modelText(typed)).not.toContain("output schema");
+  });
+});
+
+describe("a 2.x client over Streamable HTTP", () => {
+  it("an expired session: SdkHttpError 404, one reconnect with 2.x's connect, sent again; a key-honoring write lands once", async () => {
+    const { endpoint, g, effectsFile } = await open("http", {}, { reconnect: true });
+    const run = g.governor.startRun();
+    expect(await endpoint.http?.expireSessions()).toBeGreaterThan(0);
+    const outcome = await g.governed.callTool(run, {
+      name: "create_note",
+      arguments: { title: "t", body: "b" },
+      callId: "c1",
+    });
+    expect(outcome).toMatchObject({ kind: "ok", attempts: 1 });
+    expect(g.seen.hostErrors).toEqual([]);
+    const effects = readEffects(effectsFile);
+    expect(effects.filter((e) => e.tool === "create_note")).toHaveLength(1);
+    expect(countDuplicateWrites(effects)).toBe(0);
+    const statuses = endpoint.http?.requests().map((r) => r.status) ?? [];
+    expect(statuses).toContain(404);
+  });
+
+  it("HTTP 503 with Retry-After on the wire: retried no sooner than the hint, invisibly", async () => {
+    const { endpoint, g } = await open("http", {
+      httpFaults: [{ status: 503, tool: "get_note", retryAfter: 0.05 }],
+    });
+    const run = g.governor.startRun();
+    const started = Date.now();
+    const outcome = await g.governed.callTool(run, {
+      name: "get_note",
+      arguments: { id: "welcome" },
+    });
+    expect(outcome).toMatchObject({ kind: "ok", attempts: 2 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(40);
+    expect(g.seen.retries[0]?.failure).toMatchObject({
+      local: "http_status",
+      httpStatus: 503,
+      retryAfterMs: 50,
+    });
+    expect(endpoint.http?.requests().filter((r) => r.tool === "get_note")).toHaveLength(2);
+  });
+
+  it("a tool listing that never ends: cut at 100 pages (2.x's own walk would throw at 64), the host told", async () => {
+    // Time enough for 100 pages even on a loaded machine: the page cap is what ends it here.
+    const { endpoint, g } = await open(
+      "http",
+      { lowlevel: true, endlessToolPages: "fresh" },
+      { clientOptions: { requestTimeoutMs: 60_000 } },
+    );
+    const tools = await g.governed.listTools();
+    expect(tools).toHaveLength(100);
+    expect(endpoint.http?.requests().filter((r) => r.method === "tools/list")).toHaveLength(100);
+    expect(g.seen.transportErrors.map((e) => e.message)).toEqual([
+      "tools/list: stopped after 100 pages, the server kept sending a next cursor",
+    ]);
+  });
+});
