@@ -7,6 +7,7 @@ import { writeFileSync } from "node:fs";
 import { runDemo } from "../packages/cli/src/demo.ts";
 import { benchDecisions, benchMemory, benchRetryAmplification, benchRunCall } from "./core.ts";
 import { benchMcpOverhead } from "./mcp-overhead.ts";
+import { benchProxyOverhead } from "./proxy-overhead.ts";
 import { benchRedisLedger } from "./redis-ledger.ts";
 import { redisForBench } from "./redis-server.ts";
 import {
@@ -57,6 +58,16 @@ results.overhead_stdio = figure(
   mcp.stdio.samples,
 );
 log("overhead_stdio");
+
+// governor proxy (issue 15): a host calling through the proxy against calling the server directly.
+const proxy = await benchProxyOverhead(quick ? 100 : 300);
+results.proxy_overhead_stdio = figure(
+  proxy.proxiedMedianUs,
+  proxy.directMedianUs,
+  "us/call",
+  proxy.samples,
+);
+log("proxy_overhead_stdio");
 
 // Issue 13's targets for the run's own path (bench/run-path.ts).
 results.run_call_vs_retry_loop = await benchRunCallVsLoop(quick ? 5_000 : 50_000);

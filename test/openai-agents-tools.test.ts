@@ -4,8 +4,7 @@ import {
   crashMessage,
   DEFAULT_SECRET,
   FAKE_BEARER_TOKEN,
-  FAKE_CONNECTION_STRING,
-  FAKE_SOURCE_PATH,
+  FAKE_GITHUB_TOKEN,
   fixtureSecrets,
   leaksSecrets,
 } from "@governor/testkit";
@@ -194,9 +193,11 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
   it("seed checks: a failure with a stack frame, paths and secrets reaches the model redacted", async () => {
     const governor = createGovernor(POLICY);
     const run = governor.startRun();
+    // No host or absolute path in it: those would make it the server's own failure
+    // (`misconfigured`, a stop), and this test is about what the model reads.
     const raw =
       `invalid note id (Authorization: Bearer ${FAKE_BEARER_TOKEN}; STRIPE_KEY=${DEFAULT_SECRET}; ` +
-      `db ${FAKE_CONNECTION_STRING})\n    at readNote (${FAKE_SOURCE_PATH}:42:17)`;
+      `GITHUB_TOKEN=${FAKE_GITHUB_TOKEN})\n    at readNote (notes.js:42:17)\n    at process (node:internal/x:1:2)`;
     const getNote = governedTool(
       {
         name: "get_note",
@@ -346,6 +347,80 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     const stop = governorStopOf(error);
     expect(stop?.reason).toBe("uncertain_mutation");
     expect(stop?.idempotencyKey).toBeDefined();
+  });
+
+  it("the host aborting run() during a backoff ends the call at once: no attempt after the abort", async () => {
+    const governor = createGovernor({
+      ...POLICY,
+      defaults: { ...POLICY.defaults, retry: { baseDelayMs: 5_000, maxDelayMs: 5_000 } },
+    });
+    const run = governor.startRun();
+    const controller = new AbortController();
+    let attempts = 0;
+    const getNote = governedTool(
+      {
+        name: "get_note",
+        description: "Reads a note by id",
+        parameters: z.object({ id: z.string() }),
+        execute: async () => {
+          attempts += 1;
+          // The abort comes while Governor waits before the retry.
+          setTimeout(() => controller.abort(new Error("host gave up")), 10);
+          throw new Error("503 Service Unavailable");
+        },
+      },
+      { run },
+    );
+    const model = new ReactiveModel(() => ({
+      calls: [{ name: "get_note", args: { id: "welcome" } }],
+    }));
+    const agent = new Agent({
+      name: "notes",
+      instructions: "Use the tools.",
+      model,
+      tools: [getNote],
+    });
+    const started = Date.now();
+    await expect(
+      testRunner().run(agent, "Read it.", { maxTurns: 3, signal: controller.signal }),
+    ).rejects.toBeDefined();
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(attempts).toBe(1);
+    expect(run.summary().reason).toBe("aborted");
+  });
+
+  it("a streamed run ends the same way: its completion rejects with the stop", async () => {
+    const run = createGovernor(POLICY).startRun();
+    let calls = 0;
+    const sendEmail = governedTool(
+      {
+        name: "send_email",
+        description: "Sends an email",
+        parameters: z.object({ to: z.string() }),
+        execute: async () => {
+          calls += 1;
+          throw new Error("403 Forbidden");
+        },
+      },
+      { run },
+    );
+    const model = new ReactiveModel(() => ({
+      calls: [{ name: "send_email", args: { to: "a@example.com" } }],
+    }));
+    const agent = new Agent({ name: "mail", instructions: "Send it.", model, tools: [sendEmail] });
+    let error: unknown;
+    try {
+      const stream = await testRunner().run(agent, "Send it.", { maxTurns: 4, stream: true });
+      for await (const _event of stream) {
+        // drain
+      }
+      await stream.completed;
+      error = stream.error;
+    } catch (e) {
+      error = e;
+    }
+    expect(calls).toBe(1);
+    expect(governorStopOf(error)?.reason).toBe("forbidden");
   });
 
   it("refuses options it would bypass, naming what is accepted", () => {

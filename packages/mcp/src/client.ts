@@ -373,7 +373,7 @@ export function governClient<C extends McpClient>(
   return { client, callTool, listTools };
 }
 
-/** The `_meta` of one attempt: the caller's (without a progress token), then Governor's. */
+/** The `_meta` of one attempt: the caller's, then Governor's. */
 function requestMeta(
   caller: Readonly<Record<string, unknown>> | undefined,
   governed: Readonly<Record<string, unknown>>,

@@ -65,7 +65,12 @@ const MAX_DEPTH = 8;
  * }
  */
 export function governorStopOf(error: unknown): GovernorStopError | undefined {
-  return findInChain(error, (e): e is GovernorStopError => e instanceof GovernorStopError);
+  // By marker and name, not `instanceof`: another copy of this package may have thrown it.
+  return findInChain(
+    error,
+    (e): e is GovernorStopError =>
+      GovernorError.isInstance(e) && e.code === "run_ended" && e.name === "GovernorStopError",
+  );
 }
 
 /**

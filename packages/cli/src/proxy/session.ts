@@ -21,7 +21,7 @@ export interface ProxySessionOptions {
   readonly governed: GovernedClient;
   /** The server's name in the policy (`servers.<name>`). */
   readonly server?: string;
-  /** Length of one run, in ms. @default 600000 (10 minutes) */
+  /** Length of one run, in ms. @default the policy's `budgets.wallTimeMs` (10 minutes) */
   readonly windowMs?: number;
   /** How long a stop blocks calls that would fail the same way, in ms. @default 600000 */
   readonly stopTtlMs?: number;
@@ -80,7 +80,9 @@ const TEN_MINUTES = 600_000;
 
 export function createProxySession(options: ProxySessionOptions): ProxySession {
   const now = options.now ?? Date.now;
-  const windowMs = options.windowMs ?? TEN_MINUTES;
+  const windowMs = options.windowMs ?? options.governor.policy.budgets.wallTimeMs;
+  // A call that starts just before its window ends still gets its whole timeout.
+  const graceMs = options.timeoutMs ?? 60_000;
   const stops = createStopMemory({ ttlMs: options.stopTtlMs ?? TEN_MINUTES, now });
   let run: Run | undefined;
   let startedAt = 0;
@@ -88,8 +90,8 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
   const currentRun = (): Run => {
     if (run !== undefined && !run.ended && now() - startedAt < windowMs) return run;
     run?.end();
-    run = options.governor.startRun();
     startedAt = now();
+    run = options.governor.startRun({ deadline: startedAt + windowMs + graceMs });
     return run;
   };
 
@@ -130,12 +132,10 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
       if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
       if (outcome.kind !== "stop") return toModelResult(outcome);
       if (outcome.hostError !== undefined) throw hostErrorToJsonRpc(outcome.hostError);
-      const remembered = stops.remember(
-        outcome.reason,
-        call.name,
-        call.arguments,
-        outcome.idempotencyKey,
-      );
+      const remembered = stops.remember(outcome.reason, call.name, call.arguments, {
+        idempotencyKey: outcome.idempotencyKey,
+        windowEnd: startedAt + windowMs,
+      });
       options.log?.({
         level: "warning",
         data: {

@@ -12,7 +12,8 @@ describe("stopScope", () => {
 
   it("scopes credentials and spent budgets to the server, permissions to the tool, a write to the call", () => {
     expect(stopScope("unauthorized")).toBe("server");
-    expect(stopScope("budget_exhausted")).toBe("server");
+    expect(stopScope("budget_exhausted")).toBe("window");
+    expect(stopScope("deadline_exceeded")).toBe("window");
     expect(stopScope("forbidden")).toBe("tool");
     expect(stopScope("repeated_failure")).toBe("tool");
     expect(stopScope("business_rule")).toBe("call");
@@ -23,7 +24,7 @@ describe("stopScope", () => {
 describe("createStopMemory", () => {
   it("blocks by scope: the call with the same arguments, any call of the tool, every tool", () => {
     const memory = createStopMemory({ ttlMs: 1000, now: () => 0 });
-    memory.remember("uncertain_mutation", "create", { b: 2, a: 1 }, "key-1");
+    memory.remember("uncertain_mutation", "create", { b: 2, a: 1 }, { idempotencyKey: "key-1" });
     expect(memory.blocking("create", { a: 1, b: 2 })).toMatchObject({
       scope: "call",
       idempotencyKey: "key-1",
@@ -46,6 +47,15 @@ describe("createStopMemory", () => {
     now = 1000;
     expect(memory.blocking("t", {})).toBeUndefined();
     expect(memory.size).toBe(0);
+  });
+
+  it("blocks a window stop until the window ends, not for the time to live", () => {
+    let now = 0;
+    const memory = createStopMemory({ ttlMs: 1_000_000, now: () => now });
+    memory.remember("budget_exhausted", "t", {}, { windowEnd: 500 });
+    expect(memory.blocking("other", {})).toMatchObject({ scope: "window", until: 500 });
+    now = 500;
+    expect(memory.blocking("other", {})).toBeUndefined();
   });
 
   it("stays bounded, forgetting the oldest first", () => {

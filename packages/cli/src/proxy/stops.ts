@@ -9,24 +9,27 @@ import { canonicalJson } from "@governor/core/judge";
 
 /**
  * Which later calls a stop blocks:
- * - `server`: every tool of the server (credentials, quota, the session's budgets or deadline);
+ * - `server`: every tool of the server (credentials, quota, a loop);
+ * - `window`: every tool of the server until the current run's window ends (its budgets or its
+ *   time are spent; the next window starts a fresh run);
  * - `tool`: this tool, any arguments (forbidden, not approved, misconfigured, a retry that never
  *   recovered, the same failure again and again);
  * - `call`: this tool with the same arguments (a business rule may allow other values; a write
  *   that may have happened must never be sent again);
  * - `none`: nothing (the host cancelled; the next call may well work).
  */
-export type StopScope = "server" | "tool" | "call" | "none";
+export type StopScope = "server" | "window" | "tool" | "call" | "none";
 
 /** The scope of a stop with this reason. Reasons not listed block nothing. */
 export function stopScope(reason: Reason): StopScope {
   switch (reason) {
     case "unauthorized":
     case "quota_exceeded":
-    case "budget_exhausted":
-    case "deadline_exceeded":
     case "loop_detected":
       return "server";
+    case "budget_exhausted":
+    case "deadline_exceeded":
+      return "window";
     case "forbidden":
     case "not_approved":
     case "misconfigured":
@@ -63,12 +66,15 @@ export interface StopMemoryOptions {
 }
 
 export interface StopMemory {
-  /** Remembers a stop of `tool` called with `args`; returns it, or undefined for scope `none`. */
+  /**
+   * Remembers a stop of `tool` called with `args`; returns it, or undefined for scope `none`.
+   * A `window` stop blocks until `windowEnd` (epoch ms), the others for `ttlMs`.
+   */
   remember(
     reason: Reason,
     tool: string,
     args: Readonly<Record<string, unknown>> | undefined,
-    idempotencyKey?: string,
+    extra?: { readonly idempotencyKey?: string | undefined; readonly windowEnd?: number },
   ): RememberedStop | undefined;
   /** The remembered stop that blocks this call, if any. */
   blocking(
@@ -83,7 +89,7 @@ export interface StopMemory {
 const SERVER_KEY = "server";
 
 function keyOf(scope: RememberedStop["scope"], tool: string, args: unknown): string {
-  if (scope === "server") return SERVER_KEY;
+  if (scope === "server" || scope === "window") return SERVER_KEY;
   if (scope === "tool") return `tool\u0000${tool}`;
   return `call\u0000${tool}\u0000${canonicalJson(args ?? {})}`;
 }
@@ -105,16 +111,20 @@ export function createStopMemory(options: StopMemoryOptions): StopMemory {
   };
 
   return {
-    remember(reason, tool, args, idempotencyKey) {
+    remember(reason, tool, args, extra = {}) {
       const scope = stopScope(reason);
       if (scope === "none") return undefined;
       const key = keyOf(scope, tool, args);
+      const until =
+        scope === "window" && extra.windowEnd !== undefined
+          ? extra.windowEnd
+          : now() + options.ttlMs;
       const stop: RememberedStop = {
         reason,
         scope,
         tool,
-        until: now() + options.ttlMs,
-        ...(idempotencyKey !== undefined && { idempotencyKey }),
+        until,
+        ...(extra.idempotencyKey !== undefined && { idempotencyKey: extra.idempotencyKey }),
       };
       stops.delete(key);
       stops.set(key, stop);
@@ -140,11 +150,13 @@ export function createStopMemory(options: StopMemoryOptions): StopMemory {
 /** What the model reads for a call the proxy answers itself after a stop. */
 export function blockedText(stop: RememberedStop): string {
   const what =
-    stop.scope === "server"
-      ? "This server's tools are stopped"
-      : stop.scope === "tool"
-        ? `The tool ${stop.tool} is stopped`
-        : `This call of ${stop.tool} was stopped before`;
+    stop.scope === "window"
+      ? "This server's tools are paused until the current budget window ends"
+      : stop.scope === "server"
+        ? "This server's tools are stopped"
+        : stop.scope === "tool"
+          ? `The tool ${stop.tool} is stopped`
+          : `This call of ${stop.tool} was stopped before`;
   const write =
     stop.reason === "uncertain_mutation"
       ? " The earlier attempt may have made the change: do not send it again; tell the user it needs checking."
