@@ -244,6 +244,50 @@ describe("governor report", () => {
     expect(JSON.parse(stdout)).toMatchObject({ runs: 1, failures: 1, calls: { total: 1 } });
   });
 
+  it("issue 12.7: counts, per server, the failures that fell through to the default", async () => {
+    const own = join(dir, "unclassified.jsonl");
+    const sink = createJsonlSink(own);
+    const gov = createGovernor(
+      { defaults: { effect: "read_only" } },
+      { metrics: false, onEvent: sink.write },
+    );
+    const failWith = (text: string) => async () => ({
+      content: [{ type: "text", text }],
+      isError: true,
+    });
+    for (const [server, text] of [
+      ["vault", "the frobnicator glitched"],
+      ["vault", "a wobble in the widget"],
+      ["vault", "Note 'x' not found"],
+      ["mail", "the frobnicator glitched"],
+      ["mail", "NOPERM this user has no permissions to run the 'send' command"],
+    ] as const) {
+      const run = gov.startRun();
+      await run.call({ tool: "act", server, args: { n: 1 } }, failWith(text));
+      run.end();
+    }
+    const run = gov.startRun();
+    await run.call({ tool: "act", args: { n: 1 } }, failWith("zzz"));
+    run.end();
+    await sink.close();
+    expect(sink.lastError).toBeUndefined();
+
+    const json = await governor(["report", own, "--json"]);
+    expect(json.status).toBe(0);
+    expect((JSON.parse(json.stdout) as Report).unclassified).toEqual({
+      total: 4,
+      byServer: {
+        vault: { unclassified: 2, failures: 3 },
+        "(none)": { unclassified: 1, failures: 1 },
+        mail: { unclassified: 1, failures: 2 },
+      },
+    });
+    const text = await governor(["report", own]);
+    expect(text.stdout).toContain("Failures no rule classified (the default decided): 4 of 6");
+    expect(text.stdout).toMatch(/vault\s+2\s+3\s+67%/);
+    expect(text.stdout).toMatch(/mail\s+1\s+2\s+50%/);
+  });
+
   it("issue 9.7: a large log is streamed: ~50 MB reported with a 64 MB heap", async () => {
     const big = join(dir, "big.jsonl");
     const out = createWriteStream(big);

@@ -2,6 +2,8 @@
 // held-out servers do not overlap, and nothing comes from a repository kept apart for an
 // independent check (issue 12).
 import { existsSync, readFileSync } from "node:fs";
+import { failureFromResult } from "@governor/core";
+import { fingerprint } from "@governor/core/judge";
 import { describe, expect, it } from "vitest";
 
 /** Repositories kept apart for an independent check: no corpus text may come from them. */
@@ -126,5 +128,31 @@ describe("corpus files", () => {
     expect(bad.map((p) => p.id)).toEqual([]);
     const ids = pairs.map((p) => p.id);
     expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
+  });
+});
+
+describe("fingerprint on the labelled pairs", () => {
+  // What `governor classify` prints for one text line (as `pnpm eval` computes it).
+  const print = (tool: unknown, text: unknown) => {
+    const f = failureFromResult({ content: [{ type: "text", text: String(text) }], isError: true });
+    return fingerprint({
+      tool: String(tool),
+      channel: f.channel,
+      text: f.text,
+      ...(f.code !== undefined && { code: f.code }),
+    });
+  };
+
+  it("merges at least 80% of same-template pairs and at most 2% of different-template pairs", () => {
+    const merged = (p: Line) => print(p.tool, p.a) === print(p.tool, p.b);
+    const same = pairs.filter((p) => p.same === true);
+    const different = pairs.filter((p) => p.same === false);
+    expect(same.length).toBeGreaterThan(100);
+    expect(different.length).toBeGreaterThan(100);
+    const recall = same.filter(merged).length / same.length;
+    const mergeRate = different.filter(merged).length / different.length;
+    const wronglyMerged = different.filter(merged).map((p) => p.id);
+    expect(recall).toBeGreaterThanOrEqual(0.8);
+    expect(mergeRate, `merged: ${wronglyMerged.join(", ")}`).toBeLessThanOrEqual(0.02);
   });
 });

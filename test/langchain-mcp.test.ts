@@ -179,7 +179,10 @@ describe("governMcpTools with createAgent, fault server over stdio", () => {
     for (const secret of fixtureSecrets()) expect(seen).not.toContain(secret);
     expect(seen).not.toMatch(/\.(js|ts):\d+/);
     expect(seen).not.toContain("/srv/");
+    expect(String(ended.messages.at(-1)?.content)).toContain("[token]");
     expect(ended.error).toBeInstanceOf(GovernorStopError);
+    expect(ended.error).toMatchObject({ reason: "retries_exhausted" });
+    expect(run.summary().lastFailure?.reason).toBe("connection_refused");
 
     // Alone, every secret, the server's paths and its stack reach the model.
     const alone = await runAgent(await notes.alone(), script);
@@ -211,6 +214,8 @@ describe("governMcpTools: a JSON-RPC error goes to the host (low-level server ov
     expect(shown(alone)[0]).toMatch(
       /^ToolException: Error calling tool internal: McpError: MCP error -32603: /,
     );
+    expect(alone.error).toBeUndefined();
+    expect(alone.model.turns).toHaveLength(2);
   });
 });
 
@@ -264,6 +269,7 @@ describe("governMcpTools: an uncertain write (the answer is lost after the commi
     const alone = await runAgent(await loadMcpTools(SERVER, plain), script);
     expect(alone.error).toBeUndefined();
     expect(shown(alone)[0]).toMatch(/Connection closed\n Please fix your mistakes\.$/);
+    expect(shown(alone)[1]).toMatch(/Not connected\n Please fix your mistakes\.$/);
     expect(readEffects(effects.alone)).toHaveLength(1);
   });
 });

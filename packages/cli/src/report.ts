@@ -95,6 +95,24 @@ export function formatReport(report: Report): string {
       ),
     );
   }
+  const servers = Object.entries(report.unclassified.byServer);
+  if (servers.length > 0) {
+    out.push(
+      "",
+      `Failures no rule classified (the default decided): ${report.unclassified.total} of ${report.failures}; a policy rule may be worth writing`,
+    );
+    out.push(
+      table(
+        ["server", "unclassified", "failures", "share"],
+        servers.map(([name, t]) => [
+          name,
+          t.unclassified,
+          t.failures,
+          percent(t.unclassified, t.failures),
+        ]),
+      ),
+    );
+  }
   return `${out.join("\n")}\n`;
 }
 

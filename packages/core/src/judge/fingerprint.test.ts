@@ -150,6 +150,81 @@ function input(
 
 // ---------------------------------------------------------------------------------------------
 
+describe("fingerprint: harder values (issue 12)", () => {
+  const fp = (text: string) => fingerprint({ tool: "t", channel: "tool", text });
+  const same = (a: string, b: string) =>
+    expect(fp(a), `${normalizeText(a)} / ${normalizeText(b)}`).toBe(fp(b));
+  const apart = (a: string, b: string) => expect(fp(a), normalizeText(a)).not.toBe(fp(b));
+
+  it("values that are slugs, words or names share a fingerprint", () => {
+    same("no such index [logs-app]", "no such index [metrics-2025.01.07]");
+    same(
+      "Invalid arguments for perplexity_ask: 'messages' must be an array",
+      "Invalid arguments for perplexity_research: 'messages' must be an array",
+    );
+    same(
+      "Table with name orderz does not exist!\nLINE 1: SELECT * FROM orderz",
+      "Table with name customer does not exist!\nLINE 1: SELECT * FROM customer",
+    );
+    same("ReferenceError: jQuery is not defined", "ReferenceError: myApp is not defined");
+    same(
+      "Error getting object info: Object not found: Camera Main",
+      "Error getting object info: Object not found: Cube.001",
+    );
+    same("lock held by user ana.", "lock held by user root.");
+    same(
+      "rejected on EsThreadPoolExecutor[name = es-data-2/search, queue capacity = 1000]",
+      "rejected on EsThreadPoolExecutor[name = instance-7, queue capacity = 1000]",
+    );
+  });
+
+  it("keys of colons, Go durations, sizes, paths with spaces and lists of any length", () => {
+    same("cache miss for cache:user:42", "cache miss for cache:session:9f3a");
+    same(
+      "Insufficient scope, expected any of: read:clients",
+      "Insufficient scope, expected any of: read:clients,read:client_summary",
+    );
+    same("retry in 1m30s", "retry in 2m0.5s");
+    same("could not allocate block of size 256.0 KiB", "could not allocate block of size 16.0 MiB");
+    same(
+      "stat /data/Quarterly Report.xlsx: no such file or directory",
+      "stat /data/notes.md: no such file or directory",
+    );
+    same(
+      "Path not allowed: /etc/hosts. Must be within one of these directories: /a, /b",
+      "Path not allowed: /x. Must be within one of these directories: /c",
+    );
+    same("getaddrinfo ENOTFOUND es.internal.example", "getaddrinfo ENOTFOUND elasticsearch");
+  });
+
+  it("an upstream message in JSON stays, with its values normalized", () => {
+    same(
+      '{"message":"Rate limit exceeded. Please try again in 20s."}',
+      '{"message":"Rate limit exceeded. Please try again in 1m30s."}',
+    );
+    apart(
+      'Failed: {"message":"You have reached your monthly limit."}',
+      'Failed: {"message":"Too Many Requests"}',
+    );
+    apart(
+      `returned "Invalid To header". Details: "[{'message': 'Invalid To header', 'reason': 'invalidArgument'}]"`,
+      `returned "Precondition check failed.". Details: "[{'message': 'Precondition check failed.', 'reason': 'failedPrecondition'}]"`,
+    );
+    // A one-word message is a value.
+    same('{"message": "drafts"}', '{"message": "inbox"}');
+  });
+
+  it("condition identifiers stay: error vocabulary, capitals, condition keys", () => {
+    apart("type: rate_limit_exceeded", "type: insufficient_quota");
+    apart("getaddrinfo EAI_AGAIN api.example.com", "getaddrinfo ENOTFOUND api.example.com");
+    apart("error: index_not_found_exception", "error: parsing_exception");
+    apart("Network error (UND_ERR_SOCKET)", "Network error (UND_ERR_BODY_TIMEOUT)");
+    expect(normalizeText("error: customer_orders failed")).toBe("error: <v> failed");
+    expect(normalizeText("code=e_bad kind=my_thing")).toBe("code=e_bad kind=my_thing");
+    expect(normalizeText("messages[0].text")).toBe("messages[<id>].text");
+  });
+});
+
 describe("fingerprint: properties", () => {
   it("fillings of one template share a fingerprint", () => {
     fc.assert(

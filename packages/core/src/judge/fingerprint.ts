@@ -31,6 +31,46 @@ const CONDITION_KEYS = new Set([
 ]);
 const CONDITION_VALUE = /^[a-z][a-z_.-]{0,39}$/;
 
+/**
+ * Keys whose quoted value is a message of the upstream API (`{"message": "…"}`, `'reason': …`,
+ * Google's `returned "…"`): prose is kept, with its values normalized, so two upstream failures
+ * behind one wrapper stay apart. A one-word value is still a value.
+ */
+const MESSAGE_KEYS = new Set([
+  "message",
+  "msg",
+  "detail",
+  "details",
+  "description",
+  "error",
+  "error_description",
+  "error_message",
+  "errormessage",
+  "title",
+  "reason",
+  "returned",
+]);
+
+/**
+ * Words of error vocabulary: a snake_case or kebab-case identifier with one of them as a part
+ * names a condition (`index_not_found_exception`, `rate_limit_exceeded`, `too_small`), one
+ * without names a thing (`customer_orders`, `orders-v2`, `perplexity_ask`) and is a value.
+ */
+const CONDITION_WORDS = new Set(
+  (
+    "error err errors exception fail failed failure invalid missing not found notfound no none " +
+    "denied unauthorized unauthenticated forbidden exceeded exceed limit limited limits timeout " +
+    "timed out unavailable unknown refused reset conflict duplicate required unsupported " +
+    "supported too many small big large long short quota rate throttled expired locked lock " +
+    "abort aborted cancelled canceled bad internal permission permissions access auth " +
+    "authentication overloaded busy insufficient disabled blocked rejected violation mismatch " +
+    "malformed illegal parse parsing syntax argument value exists already unreachable closed " +
+    "lost empty type enum equal less greater than max min length range format constraint " +
+    "precondition deadline unprocessable gateway service request connection socket network tls " +
+    "ssl certificate status code eai again und read only write breaking allowed"
+  ).split(" "),
+);
+
 function isConditionValue(value: string): boolean {
   const bare = /^(["'`]).*\1$/.test(value) ? value.slice(1, -1) : value;
   return CONDITION_VALUE.test(bare);
@@ -45,8 +85,32 @@ const EMAIL = /(?<![\w.+%-])[\w.+%-]+@[a-z0-9-]+\.[a-z0-9.-]*[a-z0-9]/g;
 const KEY_VALUE = /(?<![\w.-])([a-z_][\w.-]{0,63})=("[^"\n]*"|'[^'\n]*'|[^\s"',;&)\]}]+)/g;
 const QUOTED =
   /(?<!\w)(?:"([^"\n]{0,200})"|'([^'\n]{0,200})'|`([^`\n]{0,200})`|“([^”\n]{0,200})”|‘([^’\n]{0,200})’)(?!\w)/g;
-/** The key before a quoted value: `"key": "…"` or `key="…"`. */
-const KEY_BEFORE = /(?:"([\w.-]{1,40})"\s*:\s*|([\w.-]{1,40})=)$/;
+/** The key before a quoted value: `"key": "…"`, `'key': '…'` or `key="…"`. */
+const KEY_BEFORE = /(?:["']([\w.-]{1,40})["']\s*:\s*|([\w.-]{1,40})=)$/;
+/** A value in square brackets, one token long (`[logs-app]`, `[read,all]`); not an index `a[0]`. */
+const BRACKETED = /(?<![\w\]])\[([^\s[\]{}]{1,120})\]/g;
+/** `name = value` with spaces around `=` (`name = es-data-2/search`). */
+const SPACED_KEY_VALUE = /(?<![\w.-])([a-z_][\w.-]{0,63}) = ([^\s"',;&)\]}]{1,120})/g;
+/** What follows a path after a space when it still is the path: `/a/my file.txt`, `/a/b c/d`. */
+const PATH_TAIL =
+  /<path>(?: [\w.-]{1,80}\/[^\s"'`<>()[\]{}|,;]{0,200}| [\w-]{1,80}\.[a-z0-9]{1,5}:?(?=[\s,'")\]]|$)|(?:<[a-z]{1,5}>|[\w.-]){1,80})/g;
+/** A key of colons (`cache:user:42`, `read:clients`), its last part may be a path or a star. */
+const COLON_KEY = /(?<![\w:/<>.-])[a-z][\w.-]{0,40}(?::[\w.*/-]{1,60}){1,8}(?![\w:/])/g;
+/** The value after a naming phrase: `with name orderz`, `named x`, `by user ana`, `name: x`. */
+const NAMED = /\b(with name|named|by user|for user|name:|name =)( +)([^\s,;()[\]<>"'`]{1,80})/g;
+/** The subject of `: x is not defined`, `: x does not exist`, `: x is not a valid id`. */
+const SUBJECT =
+  /(: )([^\s,;()[\]<>"'`]{1,60})(?= (?:is not defined|does not exist|is not a valid|not found\b))/g;
+/** A short tail after `not found:`, `unknown tool:` and the like, up to the end of the line. */
+const NAMED_TAIL =
+  /\b(not found|unknown [a-z]{1,20}|no such [a-z]{1,20}|not defined|invalid [a-z]{1,20}): ([^\s"'`:]{1,60}(?: [^\s"'`:]{1,60}){0,2})(?=\n|$)/g;
+/** The host of `getaddrinfo ENOTFOUND host`. */
+const NOT_FOUND_HOST = /\bgetaddrinfo (enotfound|eai_again) ([^\s"'`,;()]{1,253})/g;
+/** Go's compound durations (`1m30s`, `2h0m0.5s`) and sizes (`256.0 KiB`, `974mb`). */
+const DURATION_OR_SIZE =
+  /(?<![a-z0-9.])\d{1,15}(?:\.\d{1,9})?(?:(?:h|m|s|ms|us|µs|ns)(?:\d{1,9}(?:\.\d{1,9})?(?:h|m|s|ms|us|µs|ns)){1,5}| ?(?:[kmgtp]i?b|bytes))(?![a-z0-9])/g;
+/** Runs of one placeholder separated by commas: lists of different length read the same. */
+const PLACEHOLDER_LIST = /(<(?:str|v|path|host|url|email|ip|id)>)(?:, ?\1){1,100}/g;
 const UUID =
   /(?<![0-9a-z])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-z])/g;
 const ISO_TIMESTAMP =
@@ -118,6 +182,16 @@ export const NORMALIZE_PATTERNS: readonly RegExp[] = [
   HEX_ID,
   DURATION,
   NUMBER,
+  BRACKETED,
+  SPACED_KEY_VALUE,
+  PATH_TAIL,
+  COLON_KEY,
+  NAMED,
+  SUBJECT,
+  NAMED_TAIL,
+  NOT_FOUND_HOST,
+  DURATION_OR_SIZE,
+  PLACEHOLDER_LIST,
 ];
 
 function replaceQuoted(
@@ -137,6 +211,16 @@ function replaceQuoted(
   if (match.startsWith('"') && /^\s*:/.test(whole.slice(end, end + 8)) && /[{,]\s*$/.test(before)) {
     return match;
   }
+  // A message of the upstream API stays, its own quoted values normalized; values inside it are
+  // read by the passes that follow.
+  if (content.includes(" ")) {
+    const keyName = keyBefore(before);
+    if (keyName !== undefined && MESSAGE_KEYS.has(keyName)) {
+      const quote = match.charAt(0);
+      const inner = content.replace(INNER_QUOTED, replaceQuoted);
+      return `${quote}${inner}${match.charAt(match.length - 1)}`;
+    }
+  }
   // Only a condition value after a key (`"code": "x"`, `code="x"`) stays.
   if (!isConditionValue(content) || !(before.endsWith("=") || before.trimEnd().endsWith(":"))) {
     return "<str>";
@@ -145,6 +229,186 @@ function replaceQuoted(
   const keyName = key?.[1] ?? key?.[2];
   if (keyName !== undefined && CONDITION_KEYS.has(keyName)) return match;
   return "<str>";
+}
+
+/** QUOTED for the quoted values inside a kept message (a regex of its own: no shared state). */
+const INNER_QUOTED = new RegExp(QUOTED.source, "g");
+
+/** `[a-z0-9_.-]`, the characters of a key. */
+const KEY_NAME_CHARS = charTable("abcdefghijklmnopqrstuvwxyz0123456789_.-");
+
+/**
+ * The key at the end of `before`, the text before a quoted value: `"key": `, `'key': `,
+ * `key: ` or `key ` (`returned "…"`); read backwards, at most 40 characters of key.
+ */
+function keyBefore(before: string): string | undefined {
+  let end = before.length;
+  while (end > 0 && before.charCodeAt(end - 1) === 32) end--;
+  if (before.charCodeAt(end - 1) === 58) end--; // ":"
+  while (end > 0 && before.charCodeAt(end - 1) === 32) end--;
+  const quote = before.charCodeAt(end - 1);
+  const quoted = quote === 34 || quote === 39;
+  if (quoted) end--;
+  let start = end;
+  while (start > 0 && end - start < 40 && isIn(KEY_NAME_CHARS, before.charCodeAt(start - 1)))
+    start--;
+  if (start === end || (quoted && before.charCodeAt(start - 1) !== quote)) return undefined;
+  return before.slice(start, end);
+}
+
+/** A bracketed value becomes `[<v>]`; digits alone are left to the number rules. */
+function replaceBracketed(match: string, content: string): string {
+  return /^\d+$/.test(content) ? match : "[<v>]";
+}
+
+function replaceSpacedKeyValue(match: string, key: string, value: string): string {
+  return isConditionPair(key, value) ? match : `${key} = <v>`;
+}
+
+/** `[a-z0-9]`, the characters either side of the joint of an identifier (`a_b`, `a-b`). */
+const ALNUM_CHARS = charTable("abcdefghijklmnopqrstuvwxyz0123456789");
+/** `[a-z0-9_-]`, the characters of a snake_case or kebab-case identifier. */
+const IDENTIFIER_CHARS = charTable("abcdefghijklmnopqrstuvwxyz0123456789_-");
+/** What may not touch an identifier on its left: it would be part of a key, path, host or placeholder. */
+const NOT_BEFORE_IDENTIFIER = charTable("<>=./:'\"`@\\ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+/** What may not touch an identifier on its right. */
+const NOT_AFTER_IDENTIFIER = charTable("<>=/'\"`@\\ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+
+function isIn(set: Uint8Array, code: number): boolean {
+  return code < 128 && set[code] === 1;
+}
+
+/**
+ * Replaces snake_case and kebab-case identifiers (`customer_orders`, `orders-v2`) with `<v>`
+ * unless a part is error vocabulary (CONDITION_WORDS) or the original text wrote the identifier
+ * in capitals (`EAI_AGAIN`). An identifier starts with a letter and has 2 to 9 parts of 1 to 41
+ * characters joined by one `_` or `-`; one touching a key, path, host or placeholder is left.
+ * One linear scan from joint to joint.
+ */
+function replaceIdentifiers(s: string, original: string): string {
+  let out = "";
+  let copied = 0;
+  for (let at = nextJoint(s, 0); at >= 0; at = nextJoint(s, at + 1)) {
+    if (at < copied) continue;
+    let start = at;
+    while (start > 0 && isIn(IDENTIFIER_CHARS, s.charCodeAt(start - 1))) start--;
+    let end = at + 1;
+    while (end < s.length && isIn(IDENTIFIER_CHARS, s.charCodeAt(end))) end++;
+    const token = s.slice(start, end);
+    at = end;
+    if (
+      isIn(NOT_BEFORE_IDENTIFIER, s.charCodeAt(start - 1)) ||
+      isIn(NOT_AFTER_IDENTIFIER, s.charCodeAt(end)) ||
+      !isPlainIdentifier(token) ||
+      original.includes(token.toUpperCase())
+    ) {
+      continue;
+    }
+    out += `${s.slice(copied, start)}<v>`;
+    copied = end;
+  }
+  return copied === 0 ? s : out + s.slice(copied);
+}
+
+/** The next `_` or `-` from `from` with a letter or digit on each side, or -1. */
+function nextJoint(s: string, from: number): number {
+  let underscore = s.indexOf("_", from);
+  let hyphen = s.indexOf("-", from);
+  while (underscore >= 0 || hyphen >= 0) {
+    const at = hyphen < 0 || (underscore >= 0 && underscore < hyphen) ? underscore : hyphen;
+    if (isIn(ALNUM_CHARS, s.charCodeAt(at - 1)) && isIn(ALNUM_CHARS, s.charCodeAt(at + 1))) {
+      return at;
+    }
+    if (at === underscore) underscore = s.indexOf("_", at + 1);
+    else hyphen = s.indexOf("-", at + 1);
+  }
+  return -1;
+}
+
+/** An identifier of the shape above with no part of error vocabulary. */
+function isPlainIdentifier(token: string): boolean {
+  const first = token.charCodeAt(0);
+  if (first < 97 || first > 122) return false;
+  const parts = token.split(/[_-]/);
+  if (parts.length < 2 || parts.length > 9) return false;
+  for (const part of parts) {
+    if (part.length === 0 || part.length > 41 || CONDITION_WORDS.has(part)) return false;
+  }
+  return true;
+}
+/** Letters, digits and `_ . * / -`: what may follow the colon of a key of colons. */
+const COLON_KEY_CHARS = charTable("abcdefghijklmnopqrstuvwxyz0123456789_.*/-");
+
+/**
+ * Whether one of the `joints` characters stands between two characters of `set` (`a_b`), or, with
+ * `after`, between a character of `set` and one of `after` (`cache:user`): a cheap test of
+ * what a pass needs before its pattern runs.
+ */
+function hasJoin(text: string, set: Uint8Array, joints: string, after: Uint8Array = set): boolean {
+  for (let j = 0; j < joints.length; j++) {
+    const joint = joints.charAt(j);
+    for (let at = text.indexOf(joint, 1); at >= 0; at = text.indexOf(joint, at + 1)) {
+      const before = text.charCodeAt(at - 1);
+      const next = text.charCodeAt(at + 1);
+      if (before < 128 && set[before] === 1 && next < 128 && after[next] === 1) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Replacers of the values that are words (NAMED, SUBJECT, NAMED_TAIL): each value becomes `<v>`,
+ * whatever shape an earlier pass gave it, and is remembered so that its echoes elsewhere in the
+ * text (`table with name orderz … select * from orderz`) become `<v>` too.
+ */
+function wordValueReplacers(seen: string[]) {
+  const remember = (value: string) => {
+    if (value.length >= 3 && !value.includes("<") && seen.length < 8) seen.push(value);
+  };
+  return {
+    named(_match: string, lead: string, space: string, value: string): string {
+      // Trailing sentence punctuation is not part of the value.
+      const end = value.search(/[.!?:]*$/);
+      remember(value.slice(0, end));
+      return `${lead}${space}<v>${value.slice(end)}`;
+    },
+    subject(_match: string, lead: string, value: string): string {
+      remember(value);
+      return `${lead}<v>`;
+    },
+    tail(_match: string, lead: string, value: string): string {
+      remember(value);
+      return `${lead}: <v>`;
+    },
+  };
+}
+
+/** Inside every match of NAMED, SUBJECT and NAMED_TAIL: cheap tests before their patterns run. */
+const NAMED_LEADS = /with name|named |name:|name =|by user|for user/;
+const SUBJECT_PHRASES = / is not defined| does not exist| is not a valid| not found/;
+const TAIL_LEADS = /not found: |unknown |no such |not defined: |invalid /;
+
+/** Every whole-word occurrence of the values in `seen` becomes `<v>`. */
+function replaceEchoes(s: string, seen: readonly string[]): string {
+  let out = s;
+  for (const value of seen) {
+    let from = 0;
+    for (let at = out.indexOf(value, from); at >= 0; at = out.indexOf(value, from)) {
+      const end = at + value.length;
+      if (isWordChar(out.charCodeAt(at - 1)) || isWordChar(out.charCodeAt(end))) {
+        from = end;
+        continue;
+      }
+      out = `${out.slice(0, at)}<v>${out.slice(end)}`;
+      from = at + 3;
+    }
+  }
+  return out;
+}
+
+/** `[a-z0-9_]`, for the word boundaries of replaceEchoes (NaN, out of range, is not). */
+function isWordChar(code: number): boolean {
+  return (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || code === 95;
 }
 
 /** `[a-z0-9+/]`, the characters of a long token. */
@@ -166,6 +430,14 @@ function mixesDigitsAndLetters(text: string, start: number, end: number): boolea
 
 function urlPlaceholder(): string {
   return "<url>";
+}
+
+function pathPlaceholder(): string {
+  return "<path>";
+}
+
+function durationOrSize(match: string): string {
+  return match.endsWith("b") || match.endsWith("bytes") ? "<size>" : "<dur>";
 }
 
 /** Keys whose HTTP-like value names the condition (`status=503` is not `status=429`). */
@@ -217,13 +489,23 @@ function replaceDotted(match: string): string {
  * Normalizes failure text: removes what varies between occurrences of the same failure.
  *
  * Strips `MCP error -32xxx: ` prefixes (repeated ones too) and lowercases, then replaces quoted
- * values, URLs, emails, `key=value` values (the key stays), UUIDs, timestamps, dates and clock
- * times, IPs, paths, host names, long tokens, hex ids, durations and numbers with placeholders
- * (`<str>`, `<url>`, `<email>`, `<v>`, `<id>`, `<time>`, `<ip>`, `<path>`, `<host>`, `<dur>`).
- * Kept on purpose, since they tell conditions apart: JSON keys, identifier values of condition
- * keys (`code=not_found`, `"error": "rate_limited"`), HTTP-like statuses after `HTTP`/`status`,
- * and short digit runs inside words (`utf8`, `ipv4`). Whitespace is collapsed and the result is
- * capped at 500 characters. Work is bounded: only the first 4096 characters are read.
+ * values, one-token values in square brackets, URLs, emails, `key=value` and `key = value`
+ * values (the key stays), UUIDs, timestamps, dates and clock times, IPs, paths (a name with a
+ * space included), host names, long tokens, hex ids, durations (Go's `1m30s` too), sizes and
+ * numbers with placeholders (`<str>`, `<v>`, `<url>`, `<email>`, `<id>`, `<time>`, `<ip>`,
+ * `<path>`, `<host>`, `<dur>`, `<size>`). Values that are words become `<v>`: snake_case and
+ * kebab-case identifiers without error vocabulary (`customer_orders`, `orders-v2`), keys of
+ * colons (`cache:user:42`), the value after `with name`, `named`, `by user`, `name =`, the
+ * subject of `: x is not defined` / `does not exist` / `not found`, a short tail after
+ * `not found:` or `unknown tool:` (and every echo of such a value), the host of
+ * `getaddrinfo ENOTFOUND`. A comma-separated run of one placeholder reads as one, so lists of
+ * different length match. Kept on purpose, since they tell conditions apart: JSON keys,
+ * identifier values of condition keys (`code=not_found`, `"error": "rate_limited"`), upstream
+ * messages in quotes after a message key (`"message": "…"`, `'reason': …`, `returned "…"`, with
+ * their own values normalized), identifiers with error vocabulary or written in capitals
+ * (`index_not_found_exception`, `EAI_AGAIN`), HTTP-like statuses after `HTTP`/`status`, and short
+ * digit runs inside words (`utf8`, `ipv4`). Whitespace is collapsed and the result is capped at
+ * 500 characters. Work is bounded: only the first 4096 characters are read.
  *
  * @example
  * normalizeText('MCP error -32602: No note with id "drafts" (took 31ms)')
@@ -232,6 +514,7 @@ function replaceDotted(match: string): string {
 export function normalizeText(text: string): string {
   let s = text.length > INPUT_CAP ? text.slice(0, INPUT_CAP) : text;
   while (MCP_PREFIX.test(s)) s = s.replace(MCP_PREFIX, "");
+  const original = s;
   s = s.toLowerCase();
   // Each pass below is skipped when the text lacks something every change it makes needs: the
   // same result, sooner. The flags are read once: no pass adds a digit, `.`, `:` or `-`
@@ -242,10 +525,16 @@ export function normalizeText(text: string): string {
   const hyphens = s.includes("-");
   // Quoted values first: whatever is inside cannot then be read by another rule.
   if (HAS_QUOTE.test(s)) s = s.replace(QUOTED, replaceQuoted);
+  // One-token values in brackets (`no such index [logs-app]`), lists and paths included.
+  if (s.includes("[")) s = replaceAnchored(s, BRACKETED, "[", 0, replaceBracketed);
   // A URL's scheme ends at most 31 characters after its start, where `://` follows.
   s = replaceAnchored(s, URL_LIKE, "://", 31, urlPlaceholder);
   if (s.includes("@")) s = s.replace(EMAIL, "<email>");
-  if (s.includes("=")) s = s.replace(KEY_VALUE, replaceKeyValue);
+  if (s.includes("=")) {
+    s = s.replace(KEY_VALUE, replaceKeyValue);
+    if (s.includes(" = "))
+      s = replaceAnchored(s, SPACED_KEY_VALUE, " = ", 64, replaceSpacedKeyValue);
+  }
   if (hyphens && UUID_HINT.test(s)) s = s.replace(UUID, "<id>");
   if (digits) {
     if (hyphens) s = s.replace(ISO_TIMESTAMP, "<time>");
@@ -261,8 +550,28 @@ export function normalizeText(text: string): string {
   if (colons && (s.includes(":\\") || s.includes(":/"))) s = s.replace(WINDOWS_PATH, "<path>");
   if (s.includes("\\\\")) s = s.replace(UNC_PATH, "<path>");
   if (s.includes("/")) s = s.replace(POSIX_PATH, "<path>");
+  // A path goes on past a space in a name (`/a/Quarterly Report.xlsx`) and past a placeholder.
+  if (s.includes("<path>")) s = replaceAnchored(s, PATH_TAIL, "<path>", 0, pathPlaceholder);
+  if (s.includes("getaddrinfo ")) s = s.replace(NOT_FOUND_HOST, "getaddrinfo $1 <host>");
   // A host name ends in a label of two letters or more, after a dot.
   if (dots && HOST_HINT.test(s)) s = s.replace(DOTTED, replaceDotted);
+  // Values that are words: named (`with name x`), a subject (`: x is not defined`), a tail
+  // (`not found: x`), identifiers without error vocabulary, and keys of colons.
+  const naming = NAMED_LEADS.test(s);
+  const colonSpace = s.includes(": ");
+  // A subject ends at most 62 characters before the ` not ` of its phrase.
+  const subject = colonSpace && SUBJECT_PHRASES.test(s);
+  const tail = colonSpace && TAIL_LEADS.test(s);
+  if (naming || subject || tail) {
+    const seen: string[] = [];
+    const words = wordValueReplacers(seen);
+    if (naming) s = s.replace(NAMED, words.named);
+    if (subject) s = replaceAnchored(s, SUBJECT, " not ", 70, words.subject);
+    if (tail) s = replaceAnchored(s, NAMED_TAIL, ": ", 32, words.tail);
+    if (seen.length > 0) s = replaceEchoes(s, seen);
+  }
+  if (hyphens || s.includes("_")) s = replaceIdentifiers(s, original);
+  if (colons && hasJoin(s, ALNUM_CHARS, ":", COLON_KEY_CHARS)) s = s.replace(COLON_KEY, "<v>");
   if (digits) {
     // A long token or a hex id is a whole run of its characters, replaced when it mixes digits
     // and letters.
@@ -274,9 +583,11 @@ export function normalizeText(text: string): string {
     if (hasRun(s, HEX_CHARS, 7, mixesDigitsAndLetters)) {
       s = s.replace(HEX_ID, replaceHexId);
     }
+    s = s.replace(DURATION_OR_SIZE, durationOrSize);
     s = s.replace(DURATION, "<dur>");
     s = s.replace(NUMBER, replaceNumber);
   }
+  if (s.includes(">,")) s = s.replace(PLACEHOLDER_LIST, "$1");
   if (UNEVEN_SPACE.test(s)) s = s.replace(/\s+/g, " ");
   s = s.trim();
   return s.length > NORMALIZED_CAP ? s.slice(0, NORMALIZED_CAP) : s;

@@ -53,7 +53,23 @@ export interface Report {
   };
   /** The most frequent failure fingerprints, most frequent first (ties by fingerprint). */
   readonly topFingerprints: FingerprintReport[];
+  /**
+   * Failed attempts that no policy rule, signal or built-in rule classified: they fell through to
+   * the default (reason `unclassified`, or the `cause` of a run rule's stop). Where a policy rule
+   * is worth writing.
+   */
+  readonly unclassified: {
+    readonly total: number;
+    /**
+     * By server (`(none)` for calls without one), most frequent first: `unclassified` of its
+     * `failures`.
+     */
+    readonly byServer: Record<string, { readonly unclassified: number; readonly failures: number }>;
+  };
 }
+
+/** The server key of a decision without a server. */
+export const NO_SERVER = "(none)";
 
 /** Options of {@link summarizeEvents}. */
 export interface SummarizeOptions {
@@ -116,6 +132,8 @@ class EventTally {
   private retries = 0;
   private readonly retriesByTool = new Map<string, number>();
   private readonly fingerprints = new Map<string, FingerprintTally>();
+  private unclassified = 0;
+  private readonly byServer = new Map<string, { unclassified: number; failures: number }>();
 
   add(event: GovernorEvent): void {
     this.events += 1;
@@ -147,6 +165,17 @@ class EventTally {
 
   private addDecision(event: Extract<GovernorEvent, { type: "decision" }>, run: RunTally): void {
     this.failures += 1;
+    const key = event.server ?? NO_SERVER;
+    let server = this.byServer.get(key);
+    if (server === undefined) {
+      server = { unclassified: 0, failures: 0 };
+      this.byServer.set(key, server);
+    }
+    server.failures += 1;
+    if ((event.cause ?? event.reason) === "unclassified") {
+      this.unclassified += 1;
+      server.unclassified += 1;
+    }
     if (event.action === "retry_dependency") {
       this.retries += 1;
       bump(this.retriesByTool, event.tool);
@@ -198,6 +227,15 @@ class EventTally {
         byTool: byCount(this.retriesByTool) as Record<string, number>,
       },
       topFingerprints,
+      unclassified: {
+        total: this.unclassified,
+        byServer: Object.fromEntries(
+          [...this.byServer]
+            .filter(([, t]) => t.unclassified > 0)
+            .sort((a, b) => b[1].unclassified - a[1].unclassified || (a[0] < b[0] ? -1 : 1))
+            .map(([name, t]) => [name, { ...t }]),
+        ),
+      },
     };
   }
 }

@@ -490,6 +490,8 @@ describe("summarizeEvents", () => {
           actions: ["correct_arguments"],
         },
       ],
+      // No failure of the sample fell through to the default.
+      unclassified: { total: 0, byServer: {} },
     });
   });
 
