@@ -22,6 +22,7 @@ TARBALLS="$WORK/tarballs"
 NPM_FLAGS=(--no-audit --no-fund --loglevel=error)
 # Versions the consumer projects install next to the tarballs, as a user would.
 MCP_SDK="@modelcontextprotocol/sdk@~1.32.2"
+MCP_CLIENT_V2="@modelcontextprotocol/client@~2.4.0"
 TYPESCRIPT="typescript@6.0.3"
 TYPES_NODE="@types/node@^20.19.0"
 
@@ -84,7 +85,7 @@ cp "$ROOT"/test/pack/consumer.ts "$ROOT"/test/pack/ai-consumer.ts "$APP/"
 started="$(date +%s.%N)"
 (cd "$APP" && npm install "${NPM_FLAGS[@]}" \
   "$(tarball core)" "$(tarball mcp)" "$(tarball redis)" "$(tarball ai-sdk)" \
-  "$(tarball testkit)" "$(tarball cli)" "$MCP_SDK" "ai@^6" "zod@^4" \
+  "$(tarball testkit)" "$(tarball cli)" "$MCP_SDK" "$MCP_CLIENT_V2" "ai@^6" "zod@^4" \
   "$TYPESCRIPT" "$TYPES_NODE")
 echo "installed in $(since "$started") s: $(cd "$APP" && npm ls --all --parseable 2>/dev/null | wc -l | tr -d ' ') packages"
 [ ! -e "$APP/node_modules/tsx" ] || fail "tsx was installed: a package still depends on it"

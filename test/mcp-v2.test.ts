@@ -100,7 +100,7 @@ describe("a 2.x client over stdio", () => {
     expect(modelText(after)).not.toContain("Not connected");
   });
 
-  it("the SDK's timer (REQUEST_TIMEOUT with data.timeout): a read-only call is retried, then stops", async () => {
+  it("the SDK's timer (REQUEST_TIMEOUT with data.timeout): a read-only call is retried, then stops; the call's own signal aborts the attempt", async () => {
     const { g } = await open("stdio", {});
     const run = g.governor.startRun();
     const outcome = await g.governed.callTool(run, {
@@ -112,22 +112,19 @@ describe("a 2.x client over stdio", () => {
     expect(g.seen.retries.map((r) => r.failure.local)).toEqual(["timeout", "timeout"]);
     expect(g.seen.retries[0]?.failure.code).toBe("REQUEST_TIMEOUT");
     expect(modelText(outcome)).toContain("Request timed out");
-  });
 
-  it("the call's own signal: the attempt is aborted, the run ends aborted, one attempt", async () => {
-    const { g } = await open("stdio", {});
-    await g.governed.listTools(); // no lazy listing before the call: the abort hits the call
-    const run = g.governor.startRun();
+    // The tools are listed by now: the abort hits the call itself.
+    const aborted = g.governor.startRun();
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 300);
-    const outcome = await g.governed.callTool(run, {
+    const stopped = await g.governed.callTool(aborted, {
       name: "slow",
       arguments: { ms: 5000 },
       signal: controller.signal,
     });
-    expect(outcome).toMatchObject({ kind: "stop", reason: "aborted" });
-    expect(run.summary().attempts).toBe(1);
-    expect(run.ended).toBe(true);
+    expect(stopped).toMatchObject({ kind: "stop", reason: "aborted" });
+    expect(aborted.summary().attempts).toBe(1);
+    expect(aborted.ended).toBe(true);
   });
 
   it("low-level server: unknown tool → switch_tool naming the tools (listed page by page); -32042 → host; output schema → host", async () => {

@@ -3,7 +3,13 @@
  * Agents SDK's own `Model` interface (no network) and reacts to the tool outputs it reads, and a
  * runner with tracing off. The SDK needs Node 22; these tests skip on Node 20.
  */
-import type { AgentOutputItem, Model, ModelRequest, ModelResponse } from "@openai/agents";
+import type {
+  AgentOutputItem,
+  Model,
+  ModelRequest,
+  ModelResponse,
+  StreamEvent,
+} from "@openai/agents";
 import { Runner, Usage } from "@openai/agents";
 
 /** `@openai/agents` 0.20 needs Node 22 or later (the packaging issue). */
@@ -96,9 +102,21 @@ export class ReactiveModel implements Model {
     return { usage: new Usage(), output, responseId: `resp_${view.turn}` };
   }
 
-  // biome-ignore lint/correctness/useYield: the tests never stream
-  async *getStreamedResponse(): AsyncIterable<never> {
-    throw new Error("ReactiveModel does not stream");
+  /** The same steps as one `response_done` event (what a provider's stream ends with). */
+  async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
+    const response = await this.getResponse(request);
+    yield {
+      type: "response_done",
+      response: {
+        id: response.responseId ?? "resp",
+        usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+        // The stream's item type is narrower than AgentOutputItem; ours are assistant items.
+        output: response.output as unknown as Extract<
+          StreamEvent,
+          { type: "response_done" }
+        >["response"]["output"],
+      },
+    };
   }
 
   /** Every text the model read from tools, in order. */

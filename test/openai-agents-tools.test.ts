@@ -389,6 +389,40 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     expect(run.summary().reason).toBe("aborted");
   });
 
+  it("a streamed run ends the same way: its completion rejects with the stop", async () => {
+    const run = createGovernor(POLICY).startRun();
+    let calls = 0;
+    const sendEmail = governedTool(
+      {
+        name: "send_email",
+        description: "Sends an email",
+        parameters: z.object({ to: z.string() }),
+        execute: async () => {
+          calls += 1;
+          throw new Error("403 Forbidden");
+        },
+      },
+      { run },
+    );
+    const model = new ReactiveModel(() => ({
+      calls: [{ name: "send_email", args: { to: "a@example.com" } }],
+    }));
+    const agent = new Agent({ name: "mail", instructions: "Send it.", model, tools: [sendEmail] });
+    let error: unknown;
+    try {
+      const stream = await testRunner().run(agent, "Send it.", { maxTurns: 4, stream: true });
+      for await (const _event of stream) {
+        // drain
+      }
+      await stream.completed;
+      error = stream.error;
+    } catch (e) {
+      error = e;
+    }
+    expect(calls).toBe(1);
+    expect(governorStopOf(error)?.reason).toBe("forbidden");
+  });
+
   it("refuses options it would bypass, naming what is accepted", () => {
     const run = createGovernor(POLICY).startRun();
     const base = {

@@ -3,13 +3,19 @@
  * into a clean project outside the workspace, type-checks it against the installed declarations
  * (NodeNext and bundler resolution), compiles it and runs the JavaScript under plain `node`: it
  * governs the installed testkit's fault server over stdio (a child process running the built
- * `stdio-main.js`) and over Streamable HTTP, and fails loudly when an outcome is not the one the
+ * `stdio-main.js`) and over Streamable HTTP, with a `@modelcontextprotocol/sdk` 1.32 client and a
+ * `@modelcontextprotocol/client` 2.x one, and fails loudly when an outcome is not the one the
  * docs promise.
  */
 import assert from "node:assert/strict";
 import { type CallOutcome, createGovernor, type Governor } from "@governor/core";
 import { type GovernedClient, governClient, toModelResult } from "@governor/mcp";
 import { fixtureSecrets, startHttpServer, stdioServerParams } from "@governor/testkit";
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
+} from "@modelcontextprotocol/client";
+import { StdioClientTransport as StdioClientTransportV2 } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -63,7 +69,8 @@ async function exercise(transport: string, notes: GovernedClient, governor: Gove
   return summary;
 }
 
-async function overStdio(): Promise<string> {
+/** Either SDK's client, connected over stdio. */
+async function connectStdio(sdk: "v1" | "v2"): Promise<Client | ClientV2> {
   const params = stdioServerParams();
   // Installed, the child is plain node running the built entry point: no loader, no conditions.
   assert.deepEqual(params.args?.length, 1, `stdio args: ${JSON.stringify(params.args)}`);
@@ -71,43 +78,60 @@ async function overStdio(): Promise<string> {
     params.args?.[0] ?? "",
     /node_modules[\\/]@governor[\\/]testkit[\\/]dist[\\/]stdio-main\.js$/,
   );
+  if (sdk === "v2") {
+    const client = new ClientV2({ name: "pack-test", version: "1.0.0" });
+    await client.connect(new StdioClientTransportV2(params));
+    return client;
+  }
   const client = new Client({ name: "pack-test", version: "1.0.0" });
   await client.connect(new StdioClientTransport(params));
+  return client;
+}
+
+async function overStdio(sdk: "v1" | "v2"): Promise<string> {
+  const client = await connectStdio(sdk);
   try {
     const governor = createGovernor(
       { tools: { "get_*": { effect: "read_only" }, flaky_fetch: { effect: "read_only" } } },
       { metrics: false },
     );
     const summary = await exercise(
-      "stdio",
+      `stdio (${sdk})`,
       governClient(client, { governor, server: "notes" }),
       governor,
     );
-    return `stdio: ${summary.reason} after ${summary.calls} calls`;
+    return `stdio ${sdk}: ${summary.reason} after ${summary.calls} calls`;
   } finally {
     await client.close();
   }
 }
 
-async function overHttp(): Promise<string> {
+async function overHttp(sdk: "v1" | "v2"): Promise<string> {
   const http = await startHttpServer();
-  const client = new Client({ name: "pack-test", version: "1.0.0" });
+  const url = new URL(http.url);
+  const client =
+    sdk === "v2"
+      ? new ClientV2({ name: "pack-test", version: "1.0.0" })
+      : new Client({ name: "pack-test", version: "1.0.0" });
   try {
-    await client.connect(new StreamableHTTPClientTransport(new URL(http.url)));
+    if (client instanceof ClientV2) await client.connect(new StreamableHTTPClientTransportV2(url));
+    else await client.connect(new StreamableHTTPClientTransport(url));
     const governor = createGovernor(
       { tools: { "get_*": { effect: "read_only" }, flaky_fetch: { effect: "read_only" } } },
       { metrics: false },
     );
     const summary = await exercise(
-      "http",
+      `http (${sdk})`,
       governClient(client, { governor, server: "notes" }),
       governor,
     );
-    return `http: ${summary.reason} after ${summary.calls} calls`;
+    return `http ${sdk}: ${summary.reason} after ${summary.calls} calls`;
   } finally {
     await client.close();
     await http.close();
   }
 }
 
-console.log(`node ${process.version}: ${await overStdio()}; ${await overHttp()}`);
+const results: string[] = [];
+for (const sdk of ["v1", "v2"] as const) results.push(await overStdio(sdk), await overHttp(sdk));
+console.log(`node ${process.version}: ${results.join("; ")}`);
