@@ -30,7 +30,7 @@ import {
   type Reason,
 } from "../types.ts";
 import { createAttemptGuard } from "./attempt-guard.ts";
-import { breakerAfter, breakerCheck } from "./breaker.ts";
+import { type BreakerState, breakerAfter, breakerCheck } from "./breaker.ts";
 import { createRunBudgets, type RunBudgets } from "./budget.ts";
 import type { GovernorCore, HostContext, HostResolution, VerifyResult } from "./hooks.ts";
 import { createLoopDetector } from "./repeats.ts";
@@ -454,12 +454,15 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
    * the call's signal. A synchronous store (the memory store) answers with no timer at all.
    */
   const storeOp = <R>(state: CallState, op: string, fn: () => MaybePromise<R>) =>
-    guardStore(op, fn, () => ({
-      signals: cutters(state),
-      timeoutMs: observeOnly
-        ? core.storeTimeoutMs
-        : Math.min(core.storeTimeoutMs, Math.max(0, deadline - core.now())),
-    }));
+    guardStore(op, fn, storeBound, state);
+
+  /** What bounds a pending store answer (made only for one). */
+  const storeBound = (state: CallState) => ({
+    signals: cutters(state),
+    timeoutMs: observeOnly
+      ? core.storeTimeoutMs
+      : Math.min(core.storeTimeoutMs, Math.max(0, deadline - core.now())),
+  });
 
   /**
    * The store failed before or after an attempt: nothing more is executed (fail closed) and the
@@ -662,23 +665,34 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
   };
 
   /** Breaker bookkeeping after an attempt; a store that fails here loses a count, nothing more. */
-  const updateBreaker = (state: CallState, outcome: "success" | "failure"): MaybePromise<void> =>
+  const updateBreaker = (state: CallState, outcome: "success" | "failure"): MaybePromise<void> => {
     // The breaker is advisory: a store that fails here leaves the call's outcome as it is.
-    step(
-      () => storeOp(state, "a breaker read", () => core.readBreaker(state.tool)),
-      (before) => {
-        if (outcome === "success" && before === undefined) return;
-        const next = breakerAfter(before, state.tool.breaker, outcome, core.now());
-        const ttl = state.tool.breaker.cooldownMs * 10 + 60_000;
-        const key = core.breakerKey(state.tool.tool, state.tool.server);
-        return step(
-          () => storeOp(state, "a breaker write", () => core.store.set(key, next ?? null, ttl)),
-          ignore,
-          ignore,
-        );
-      },
+    let before: MaybePromise<BreakerState | undefined>;
+    try {
+      before = storeOp(state, "a breaker read", () => core.readBreaker(state.tool));
+    } catch {
+      return;
+    }
+    if (isThenable(before)) return before.then((b) => writeBreaker(state, outcome, b), ignore);
+    return writeBreaker(state, outcome, before);
+  };
+
+  const writeBreaker = (
+    state: CallState,
+    outcome: "success" | "failure",
+    before: BreakerState | undefined,
+  ): MaybePromise<void> => {
+    // A success with no breaker state (the common case) writes nothing.
+    if (outcome === "success" && before === undefined) return;
+    const next = breakerAfter(before, state.tool.breaker, outcome, core.now());
+    const ttl = state.tool.breaker.cooldownMs * 10 + 60_000;
+    const key = core.breakerKey(state.tool.tool, state.tool.server);
+    return step(
+      () => storeOp(state, "a breaker write", () => core.store.set(key, next ?? null, ttl)),
+      ignore,
       ignore,
     );
+  };
 
   /** Records a call's result by a hash: a failure by its fingerprint, a success by its JSON. */
   const noteSignature = (state: CallState, result: { failure: string } | { value: unknown }) => {
@@ -834,19 +848,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
    */
   const claimAndCount = <T>(state: CallState): MaybePromise<Terminal<T> | undefined> => {
     // Observe-only sends calls untouched, store or no store.
-    const trouble = (error: unknown) =>
-      observeOnly && state.key === undefined
-        ? admitted<T>(state)
-        : storeTrouble<T>(state, error, "not_sent");
-    const count = (): MaybePromise<Terminal<T> | undefined> =>
-      state.attempts !== 0
-        ? admitted<T>(state)
-        : step(
-            () => storeOp(state, "a retry-budget count", () => core.countCall(state.call.server)),
-            () => admitted<T>(state),
-            trouble,
-          );
-    if (state.key === undefined || state.argsHash === undefined) return count();
+    if (state.key === undefined || state.argsHash === undefined) return countFirst<T>(state);
     const { key, argsHash } = state;
     const claimedAt = core.now();
     return step(
@@ -873,11 +875,35 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
         }
         if (claim.status !== "claimed") return refusedClaim<T>(state, claim.status);
         state.claimedAt = claimedAt;
-        return count();
+        return countFirst<T>(state);
       },
-      trouble,
+      (error) => countTrouble<T>(state, error),
     );
   };
+
+  /** A first attempt counts against the server's retry budget window. */
+  const countFirst = <T>(state: CallState): MaybePromise<Terminal<T> | undefined> => {
+    if (state.attempts !== 0) return admitted<T>(state);
+    let counted: MaybePromise<unknown>;
+    try {
+      counted = storeOp(state, "a retry-budget count", () => core.countCall(state.call.server));
+    } catch (error) {
+      return countTrouble<T>(state, error);
+    }
+    if (isThenable(counted)) {
+      return counted.then(
+        () => admitted<T>(state),
+        (error: unknown) => countTrouble<T>(state, error),
+      );
+    }
+    return admitted<T>(state);
+  };
+
+  /** The store failed before an attempt; observe-only sends calls untouched, store or no store. */
+  const countTrouble = <T>(state: CallState, error: unknown) =>
+    observeOnly && state.key === undefined
+      ? admitted<T>(state)
+      : storeTrouble<T>(state, error, "not_sent");
 
   /**
    * After the store steps, which may have seen the run end or the call aborted: nothing is sent
@@ -904,19 +930,25 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     return judge(state, toFailure(state, outcome.thrown, outcome.deadlineHit), outcome);
   };
 
+  /** The outcome of a call that succeeded now (not replayed), noted for loops and events. */
+  const ok = <T>(state: CallState, value: T): Terminal<T> => {
+    noteSignature(state, { value });
+    noteSuccess(state);
+    emitCall(state, "ok");
+    return { kind: "ok", value, attempts: state.attempts, replayed: false };
+  };
+
   /** A success: the ledger and the breaker are told, then the value goes back. */
   const succeeded = <T>(state: CallState, value: T): MaybePromise<Terminal<T>> => {
-    const done = (): Terminal<T> => {
-      noteSignature(state, { value });
-      noteSuccess(state);
-      emitCall(state, "ok");
-      return { kind: "ok", value, attempts: state.attempts, replayed: false };
-    };
+    if (state.key === undefined) {
+      const updated = updateBreaker(state, "success");
+      return isThenable(updated) ? updated.then(() => ok(state, value)) : ok(state, value);
+    }
+    const done = () => ok(state, value);
     const breaker = () => {
       const updated = updateBreaker(state, "success");
       return isThenable(updated) ? updated.then(done) : done();
     };
-    if (state.key === undefined) return breaker();
     const { key } = state;
     return step(
       () => settle(state, key, "succeeded", state.tool.idempotency.replay ? value : undefined),
@@ -1298,11 +1330,13 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
     // The call's own signal ends the run (the host gave up on this call and its loop) and cuts
     // its attempt in flight.
     const own = request.signal;
-    const onCallAbort = () => {
-      if (!ended) stopRun("aborted");
-      state.cut?.(own?.reason, false);
-    };
-    own?.addEventListener("abort", onCallAbort, { once: true });
+    const onCallAbort =
+      own &&
+      (() => {
+        if (!ended) stopRun("aborted");
+        state.cut?.(own.reason, false);
+      });
+    if (own && onCallAbort) own.addEventListener("abort", onCallAbort, { once: true });
     try {
       if (own?.aborted) return preflightStop(state, "aborted");
       if (invalidArgs !== undefined) {
@@ -1335,7 +1369,7 @@ export function createRun(core: GovernorCore, options: RunOptions): Run {
       if (err instanceof Escape) throw err.value;
       throw err;
     } finally {
-      own?.removeEventListener("abort", onCallAbort);
+      if (own && onCallAbort) own.removeEventListener("abort", onCallAbort);
     }
   };
 

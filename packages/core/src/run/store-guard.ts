@@ -42,15 +42,16 @@ const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * Runs one store operation, bounded: a synchronous answer (the memory store) passes through at no
- * cost (`bounds` may be a function, called only for a pending answer); a pending one is cut when a
+ * cost (`bounds` may be a function of `arg`, called only for a pending answer); a pending one is cut when a
  * signal aborts or `timeoutMs` pass. Every failure, a throw, a rejection or a cut, becomes a
  * `GovernorError` with code `store_error` whose message names only the operation (the store's own
  * error, which may hold a URL or an address, stays in `cause`).
  */
-export function guardStore<T>(
+export function guardStore<T, A = undefined>(
   op: string,
   fn: () => MaybePromise<T>,
-  bounds: StoreBound | (() => StoreBound),
+  bounds: StoreBound | ((arg: A) => StoreBound),
+  arg?: A,
 ): MaybePromise<T> {
   let answer: MaybePromise<T>;
   try {
@@ -61,7 +62,7 @@ export function guardStore<T>(
   if (!isThenable(answer)) return answer;
   const pending = answer;
   // Made only now: a synchronous answer needs no bound at all.
-  const bound = typeof bounds === "function" ? bounds() : bounds;
+  const bound = typeof bounds === "function" ? bounds(arg as A) : bounds;
   const live = bound.signals.filter((s): s is AbortSignal => s !== undefined);
   return new Promise<T>((resolve, reject) => {
     const aborted = live.find((s) => s.aborted);
