@@ -207,7 +207,7 @@ describe("BUILTIN_RULES families", () => {
         "forbidden",
         "stop",
       ],
-      ["SELECT command denied to user 'app'@'localhost' for table 'salaries'", "forbidden", "stop"],
+      ["DELETE command denied to user 'etl'@'%' for table 'audit_log'", "forbidden", "stop"],
       ["Bad Request: not enough rights to send text messages to the chat", "forbidden", "stop"],
       ["This app hasn't been granted all required scopes to make this call.", "forbidden", "stop"],
       [
@@ -282,6 +282,66 @@ describe("BUILTIN_RULES families", () => {
         "business_rule",
         "stop",
       ],
+    ]);
+  });
+
+  // Written for these tests, two services or more per cue; none quotes test/corpus.
+  it("more general cues: features and plans per account, balances, tokens, transient errors", () => {
+    expectCases([
+      ["Instant payouts are not enabled for this merchant", "forbidden", "stop"],
+      ["Bulk export is not enabled for your organization", "forbidden", "stop"],
+      ["This endpoint is not available for your plan", "forbidden", "stop"],
+      ["Webhooks are not allowed for this application", "forbidden", "stop"],
+      ["You do not have enough credits to run this job", "quota_exceeded", "stop"],
+      ["The wallet doesn't have enough balance for this transfer", "quota_exceeded", "stop"],
+      ["Authorization failed: check your API key", "unauthorized", "stop"],
+      ["authorisation failure (code 7)", "unauthorized", "stop"],
+      ["Missing authorization token in request", "unauthorized", "stop"],
+      ["No API key configured for the weather service", "unauthorized", "stop"],
+      ["The bearer token is not in a valid format", "unauthorized", "stop"],
+      ["httpx.ConnectError: connection attempts failed", "connection_refused", "retry_dependency"],
+      ["Connection attempt failed for host db:5432", "connection_refused", "retry_dependency"],
+      ["A transient network error occurred, try again shortly", "unavailable", "retry_dependency"],
+      [
+        "Oops, something broke. Please try again after some time.",
+        "unavailable",
+        "retry_dependency",
+      ],
+      ["The exporter is configured incorrectly: no bucket set", "misconfigured", "stop"],
+      ["Search backend is improperly configured", "misconfigured", "stop"],
+    ]);
+  });
+
+  it("a payment the call is about that failed is not the caller's billing", () => {
+    expectCases([
+      ["retrieving payment failed: no such payment: pay_123", "not_found", "correct_arguments"],
+      ["refund lookup failed: pi_42 is not a valid id", "invalid_argument", "correct_arguments"],
+      [
+        "Payment failed: your card was declined, update your payment method",
+        "quota_exceeded",
+        "stop",
+      ],
+    ]);
+  });
+
+  it("a browser that waited for the element the model named is not a transient timeout", () => {
+    expectCases([
+      [
+        "locator.fill: Timeout 5000ms exceeded. waiting for locator('#email')",
+        "not_found",
+        "correct_arguments",
+      ],
+      [
+        "Waiting for selector `.cart-item` failed: Waiting failed: 30000ms exceeded",
+        "not_found",
+        "correct_arguments",
+      ],
+      [
+        "TimeoutError: waiting for element to be visible: //button[@id='go']",
+        "not_found",
+        "correct_arguments",
+      ],
+      ["Navigation timeout of 30000 ms exceeded", "timeout", "retry_dependency"],
     ]);
   });
 

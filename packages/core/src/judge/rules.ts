@@ -299,7 +299,8 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     ...FORBIDDEN,
     pattern: oneOf(
       // A feature, API, region or country the account or project has not enabled.
-      /\bnot (?:been )?enabled (?:for|in|on) (?:this|the|your) (?:\w+ )?(?:region|account|project|organi[sz]ation|workspace|team|tenant|subscription|country|plan)\b/,
+      /\bnot (?:been )?enabled (?:for|in|on) (?:this|the|your) (?:\w+ )?(?:region|account|project|organi[sz]ation|org|workspace|team|tenant|subscription|country|plan|merchant|customer|user|app|application)\b/,
+      /\bnot (?:available|allowed|permitted) (?:for|to|on) (?:your|this) (?:\w+ )?(?:account|plan|organi[sz]ation|subscription|tier|merchant|project|workspace|app|application)\b/,
       /\b(?:has|have) ?n[o']t been enabled\b/,
       /\b(?:has|have) not been enabled\b/,
       /\b(?:account|organi[sz]ation|project|workspace|team|tenant) (?:\w+ )?(?:is )?not (?:enabled|allowed|permitted|eligible) (?:for|to)\b/,
@@ -326,9 +327,11 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:exceeded|exhausted|reached) (?:your |their |the |its )?(?:\w+ ){0,2}quota\b/,
       /\b(?:out of|insufficient|no remaining) (?:quota|credits?|funds|balance)\b/,
       /\binsufficient (?:\w+ )?credits?\b/,
+      /(?:\bnot|n't) have enough (?:\w+ )?(?:balance|funds|credits?)\b/,
       /\bcredit balance\b/,
       /\bbalance is too low\b/,
-      /\bpayment (?:required|method|setup|details|failed)\b/,
+      /\bpayment (?:required|method|setup|details)\b/,
+      /^\W*(?:error:?\s*)?payment failed\b/,
       /\b(?:enable|set up|setup|add|update) (?:a |your )?billing\b/,
       /\bbilling (?:is )?(?:not enabled|disabled|required|account|details)\b/,
       /\bupgrade (?:your |the )?(?:plan|account|subscription|tier)\b/,
@@ -374,6 +377,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bunauthenticated\b/,
       /\bnot authenticated\b/,
       /\bauthentication (?:failed|required|error|is required)\b/,
+      /\bauthori[sz]ation (?:failed|failure)\b/,
       /\b(?:failed|unable|could not) to authenticate\b/,
       /\bauthentication scopes?\b/,
       /\binsufficient scopes?\b/,
@@ -394,8 +398,9 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:invalid|missing|expired|revoked|incorrect|wrong|bad|no)\b[^.\n]{0,30}\bapi[- ]?keys?\b/,
       /\bapi[- ]?keys?\b[^.\n]{0,30}\b(?:invalid|missing|required|expired|revoked|not (?:valid|found|set|configured|provided))\b/,
       /\b(?:create|set|provide|configure|add) (?:an? |your |the )?(?:\w+ )?api[- ]?key\b/,
-      /\b(?:access|auth|authentication|bearer|security|oauth|refresh|session|api|personal access) token\b[^.\n]{0,60}\b(?:invalid|expired|revoked|missing|required|not valid)\b/,
-      /\b(?:invalid|expired|revoked|missing|rejected)(?: (?:access|auth|authentication|bearer|security|oauth|refresh|api))? token\b/,
+      /\b(?:access|auth|authentication|authori[sz]ation|bearer|security|oauth|refresh|session|api|personal access) token\b[^.\n]{0,60}\b(?:invalid|expired|revoked|missing|required|not (?:in )?(?:a )?valid)\b/,
+      /\b(?:invalid|expired|revoked|missing|rejected)(?: (?:access|auth|authentication|authori[sz]ation|bearer|security|oauth|refresh|api))? token\b/,
+      /\bno (?:\w+ )?(?:access|auth|authentication|authori[sz]ation|bearer|api) (?:token|key)\b/,
       /(?<!(?:page|next|cursor|continuation|sync|pagination|csrf) )\btoken (?:has |is |was )?(?:been )?(?:expired|revoked|invalid)\b/,
       /\bpassword authentication failed\b/,
     ),
@@ -448,6 +453,8 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     ...MISCONFIGURED,
     pattern: oneOf(
       /\bmisconfigur/,
+      /\b(?:configured|set up) (?:incorrectly|wrongly|improperly)\b/,
+      /\b(?:incorrectly|wrongly|improperly) configured\b/,
       /\bnot (?:properly )?configured\b/,
       /\bconfiguration (?:error|issue|problem)\b/,
       /\benvironment variable\b/,
@@ -526,6 +533,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     ...REFUSED,
     pattern: oneOf(
       /\bECONNREFUSED\b/,
+      /\bconnection attempts? (?:failed|unsuccessful)\b/,
       /\bconnection refused\b/,
       /\b(?:could not|couldn't|cannot|can't|unable to|failed to) connect\b/,
       /\bconnect ETIMEDOUT\b/,
@@ -552,11 +560,21 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bconnection slots\b/,
       /\bEAI[_ ]AGAIN\b/,
       /\btemporary failure in name resolution\b/,
-      /\btry again later\b/,
+      /\btry again (?:later|shortly|soon|in a (?:few|moment|while)|after (?:some ?time|a (?:while|few|moment)))\b/,
+      /\btransient (?:\w+ )?(?:error|failure|issue|problem)\b/,
       /\bretry (?:later|shortly|in a (?:few|moment))\b/,
       /\bplease retry\b(?!\s+(?:with|using|once|after|by|when|if))/,
       /\bdetached from (?:the )?document\b/,
       /\bstale element\b/,
+    ),
+  },
+  // A browser waited for an element the model named (a locator, a selector) until it timed out:
+  // most often the element is not there, and the model picks another one.
+  {
+    ...NOT_FOUND,
+    pattern: oneOf(
+      /\bwaiting for (?:the )?(?:locator|selector|element|xpath)\b/,
+      /\bwaiting for selector\b[^\n]{0,80}\bfailed\b/,
     ),
   },
   // Timeouts: the call may have taken effect, the answer did not arrive.
