@@ -175,7 +175,8 @@ describe.each(SDKS)("$name, @ai-sdk/mcp", (entry) => {
       expect(JSON.stringify(toolOutputs(prompts[1]))).toContain(
         "200 OK: fetched https://example.com",
       );
-      expect(seen).not.toContain("503");
+      // Not "503" alone: a step's timestamp may hold it (…:03.503Z).
+      expect(seen).not.toContain("Service Unavailable");
       expect(run.summary()).toMatchObject({ calls: 1, attempts: 3, retries: 2 });
     });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseProxyArgs } from "./command.ts";
+import { hostAllowed, parseProxyArgs } from "./command.ts";
 
 describe("parseProxyArgs", () => {
   it("takes the server's command after --, with its own flags untouched", () => {
@@ -44,5 +44,16 @@ describe("parseProxyArgs", () => {
     [["--bogus", "--", "s"], /bogus/],
   ])("refuses %j with a message that says what is accepted", (argv, message) => {
     expect(() => parseProxyArgs(argv as string[])).toThrow(message);
+  });
+});
+
+describe("hostAllowed", () => {
+  it("answers loopback Host headers only when bound to loopback (DNS rebinding)", () => {
+    expect(hostAllowed("127.0.0.1", "127.0.0.1:8931")).toBe(true);
+    expect(hostAllowed("127.0.0.1", "localhost:8931")).toBe(true);
+    expect(hostAllowed("127.0.0.1", "[::1]:8931")).toBe(true);
+    expect(hostAllowed("127.0.0.1", "evil.example:8931")).toBe(false);
+    expect(hostAllowed("127.0.0.1", undefined)).toBe(false);
+    expect(hostAllowed("0.0.0.0", "anything.example")).toBe(true);
   });
 });

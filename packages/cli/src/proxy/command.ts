@@ -161,6 +161,24 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   return text === "" ? undefined : JSON.parse(text);
 }
 
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
+
+/**
+ * Whether a request may be served: on a loopback address, only with a loopback `Host` header,
+ * so that a web page the user opens cannot reach the proxy by DNS rebinding.
+ */
+export function hostAllowed(bound: string, hostHeader: string | undefined): boolean {
+  if (!LOOPBACK.has(bound)) return true;
+  if (hostHeader === undefined) return false;
+  let hostname: string;
+  try {
+    hostname = new URL(`http://${hostHeader}`).hostname;
+  } catch {
+    return false;
+  }
+  return LOOPBACK.has(hostname);
+}
+
 function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
@@ -180,6 +198,14 @@ export async function listenHttp(
     void (async () => {
       const url = new URL(req.url ?? "/", "http://localhost");
       if (url.pathname !== "/mcp") return jsonRpcError(res, 404, -32000, "Not found: use /mcp");
+      if (!hostAllowed(host, req.headers.host)) {
+        return jsonRpcError(
+          res,
+          403,
+          -32000,
+          "Forbidden: a loopback proxy answers loopback hosts only",
+        );
+      }
       const id = req.headers["mcp-session-id"];
       let body: unknown;
       if (req.method === "POST") {
