@@ -101,7 +101,7 @@ describe("classify with what the call knows (issue 12.3)", () => {
     // Texts of two servers: a memory server's JSON file, an Obsidian vault's config.
     for (const text of [
       "ENOENT: no such file or directory, open '/data/memory.json'",
-      "Error: ENOENT: no such file or directory, open '/vault/.obsidian/config.json'",
+      "ENOENT: no such file or directory, stat '/vault/.obsidian/config.json'",
     ]) {
       const c = classify(textFailure(text), tool, { args: { path: "notes/today.md" } });
       expect(c, text).toMatchObject({
