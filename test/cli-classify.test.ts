@@ -237,6 +237,13 @@ describe("governor classify: args, inputSchema and --explain (issue 12.3, 12.7)"
     },
     { tool: "q", text: "x", args: ["not", "an", "object"] },
     { tool: "q", text: "x", inputSchema: "object" },
+    // A low-level server's thrown error, as JSON-RPC -32603, with and without the call's args.
+    {
+      tool: "get_note",
+      error: { code: -32603, message: 'No note with id "drafts"' },
+      args: { id: "drafts" },
+    },
+    { tool: "get_note", error: { code: -32603, message: 'No note with id "drafts"' } },
   ];
   const plain = governor(["classify", "--policy", policyFile], lines(input));
   const explained = governor(["classify", "--policy", policyFile, "--explain"], lines(input));
@@ -249,6 +256,11 @@ describe("governor classify: args, inputSchema and --explain (issue 12.3, 12.7)"
     expect(out[2]).toMatchObject({ action: "correct_arguments", reason: "invalid_argument" });
     // Without --explain the output keeps the contract's four fields.
     expect(Object.keys(out[1]).sort()).toEqual(["action", "fingerprint", "message", "reason"]);
+  });
+
+  it("a -32603 that names the call's argument is the model's; without args, the host's", () => {
+    expect(out[6]).toMatchObject({ action: "correct_arguments", reason: "not_found" });
+    expect(out[7]).toMatchObject({ action: "host", message: null });
   });
 
   it("redacts the values of sensitive arguments given in args", () => {

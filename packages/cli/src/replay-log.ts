@@ -41,9 +41,14 @@ export interface ReplayLinesOptions {
   onError?: (message: string) => void;
 }
 
+/** How many ended run ids are remembered, to drop the calls logged after a run's end. */
+const MAX_ENDED = 100_000;
+
 /** Replays runs as their events come: a run's events are held until its `run_end`. */
 export class ReplayTally {
   private readonly open = new Map<string, GovernorEvent[]>();
+  /** Runs already replayed, the most recent {@link MAX_ENDED}. */
+  private readonly ended = new Set<string>();
   private readonly changes: ReplayChange[] = [];
   private readonly runDetails: RunDetail[] = [];
   private readonly counts = {
@@ -61,6 +66,8 @@ export class ReplayTally {
   constructor(private readonly policy: Policy) {}
 
   add(event: GovernorEvent): void {
+    // Calls that find their run already stopped log after its `run_end`: nothing to re-decide.
+    if (this.ended.has(event.runId)) return;
     if (event.type !== "run_end") {
       const events = this.open.get(event.runId);
       if (events === undefined) this.open.set(event.runId, [event]);
@@ -69,6 +76,11 @@ export class ReplayTally {
     }
     const events = this.open.get(event.runId) ?? [];
     this.open.delete(event.runId);
+    this.ended.add(event.runId);
+    if (this.ended.size > MAX_ENDED) {
+      const oldest = this.ended.values().next().value;
+      if (oldest !== undefined) this.ended.delete(oldest);
+    }
     const { changes, decisions, ...detail } = replayRun(event.runId, events, event, this.policy);
     const counts = this.counts;
     counts.runs += 1;

@@ -256,6 +256,26 @@ describe("governor replay", () => {
     expect(report.runDetails[0]?.unreplayable).toMatch(/written before replay existed/);
   });
 
+  it("calls logged after their run stopped are not a new, open run", async () => {
+    const lines = await logOf(ENFORCING, { denied: RUNS.denied as Step[] });
+    // The agent calls again after the stop: the call finds the run ended and logs after it.
+    const late = {
+      v: 1,
+      type: "call",
+      at: Date.now(),
+      runId: "denied",
+      tool: "get_note",
+      call: 2,
+      callHash: "0123456789abcdef",
+      outcome: "stop",
+      attempts: 0,
+      durationMs: 0,
+    };
+    expect(lines.at(-1)).toContain('"run_end"');
+    const report = await replay([...lines, JSON.stringify(late)], ENFORCING);
+    expect(report.runs).toMatchObject({ total: 1, open: 0, changed: 0 });
+  });
+
   it("reports a bad line by number and replays the rest", async () => {
     const lines = await logOf(ENFORCING, { fine: RUNS.fine as Step[] });
     const errors: string[] = [];

@@ -13,9 +13,13 @@ import {
 } from "@governor/testkit";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type GovernClientOptions, governClient, toModelResult } from "./client.ts";
@@ -415,5 +419,59 @@ describe("issue 12.3: the tool's input schema from tools/list weighs the failure
     });
     expect(outcome.kind).not.toBe("ok");
     expect(calls()).toBe(3);
+  });
+});
+
+describe("issue 12: a low-level Server sends what its tool threw as JSON-RPC -32603 (real SDK)", () => {
+  function oldNotesServer(): Server {
+    const server = new Server(
+      { name: "old-notes", version: "0.1.0" },
+      { capabilities: { tools: {} } },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: [
+        {
+          name: "get_note",
+          inputSchema: { type: "object", properties: { id: { type: "string" } } },
+          annotations: { readOnlyHint: true },
+        },
+      ],
+    }));
+    server.setRequestHandler(CallToolRequestSchema, (request) => {
+      const id = String(request.params.arguments?.id ?? "");
+      if (id === "crash") throw new Error("Note registry not found at /srv/notes/index.db");
+      // A plain Error: the SDK answers it with code -32603 and this message.
+      throw new Error(`No note with id "${id}"`);
+    });
+    return server;
+  }
+
+  it("a -32603 whose text names the model's argument and reads as not found goes to the model", async () => {
+    const { governed, governor, hostErrors, client } = await setup(oldNotesServer());
+    await expect(
+      client.callTool({ name: "get_note", arguments: { id: "drafts" } }),
+    ).rejects.toMatchObject({ code: -32603 });
+    const run = governor.startRun();
+    const outcome = await governed.callTool(run, { name: "get_note", arguments: { id: "drafts" } });
+    expect(outcome).toMatchObject({
+      kind: "model",
+      action: "correct_arguments",
+      reason: "not_found",
+    });
+    expect(text(toModelResult(outcome))).toContain('No note with id "drafts"');
+    expect(hostErrors).toEqual([]);
+    expect(run.ended).toBe(false);
+  });
+
+  it("any other -32603 stays the host's: nothing of it reaches the model", async () => {
+    const { governed, governor, hostErrors } = await setup(oldNotesServer());
+    const outcome = await governed.callTool(governor.startRun(), {
+      name: "get_note",
+      arguments: { id: "crash" },
+    });
+    expect(outcome.kind).toBe("stop");
+    expect(hostErrors).toHaveLength(1);
+    expect(hostErrors[0]).toMatchObject({ reason: "protocol_error", failureCode: -32603 });
+    expect(text(toModelResult(outcome))).not.toContain("/srv/notes");
   });
 });

@@ -5,7 +5,7 @@ import { readCallEvidence } from "./call-evidence.ts";
 import { classify } from "./classify.ts";
 import { decide } from "./decide.ts";
 import { explainClassification } from "./explain.ts";
-import { type Failure, failureFromResult } from "./failure.ts";
+import { type Failure, failureFromError, failureFromResult } from "./failure.ts";
 
 const policy = loadPolicy({});
 const tool = resolveToolPolicy(policy, "t");
@@ -283,5 +283,50 @@ describe("explainClassification", () => {
       args: { apiKeyRef: "sk-live-abcdef" },
     });
     expect(JSON.stringify(e)).not.toContain("sk-live-abcdef");
+  });
+});
+
+describe("a JSON-RPC -32603 that is the tool's own failure (low-level servers)", () => {
+  const internal = (message: string) => failureFromError({ code: -32603, message });
+
+  it("goes to the model when its text names the call's argument and reads as the model's to fix", () => {
+    for (const [message, args, reason] of [
+      ['No note with id "drafts"', { id: "drafts" }, "not_found"],
+      ["Repository acme/widgets not found", { repo: "acme/widgets" }, "not_found"],
+      ["Invalid date format: 2025-13-45", { since: "2025-13-45" }, "invalid_argument"],
+    ] as const) {
+      expect(classify(internal(message), tool, { args }), message).toMatchObject({
+        action: "correct_arguments",
+        reason,
+        certainty: "unknown",
+        source: "evidence",
+      });
+    }
+  });
+
+  it("stays the host's without the call, without an echoed argument, or when only a person can fix it", () => {
+    const host = { action: "host", reason: "protocol_error", certainty: "unknown" };
+    expect(classify(internal('No note with id "drafts"'), tool)).toMatchObject(host);
+    expect(
+      classify(internal("tool registry not found"), tool, { args: { id: "drafts" } }),
+    ).toMatchObject(host);
+    expect(
+      classify(internal("Permission denied for note drafts"), tool, { args: { id: "drafts" } }),
+    ).toMatchObject(host);
+    // Other JSON-RPC codes are not a thrown tool error of a low-level server.
+    expect(
+      classify(failureFromError({ code: -32000, message: 'No note with id "drafts"' }), tool, {
+        args: { id: "drafts" },
+      }),
+    ).toMatchObject({ action: "host" });
+  });
+
+  it("explains itself", () => {
+    const f = internal('No note with id "drafts"');
+    const call = { args: { id: "drafts" } };
+    const e = explainClassification(f, tool, classify(f, tool, call), call);
+    expect(e).toMatchObject({ decidedBy: "evidence", confidence: "medium" });
+    expect(e.detail).toContain("JSON-RPC error code -32603");
+    expect(e.detail).not.toContain("drafts");
   });
 });

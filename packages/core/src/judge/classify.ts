@@ -258,6 +258,32 @@ function weighCallEvidence(
   return verdict;
 }
 
+/**
+ * A `-32603` that is the tool's own failure: a low-level MCP `Server` sends whatever its tool
+ * handler threw as an internal error (`-32603`), so "No note with id \"drafts\"" arrives as a
+ * JSON-RPC error. When the text names an argument of the call (echoes its value or names a schema
+ * property) and reads as something the model fixes (not found, invalid, conflict), it is the
+ * model's to correct, with certainty `unknown` (an internal error may follow an effect). Any other
+ * `-32603` (`tool registry not found`, `Internal error`) stays the host's.
+ */
+function internalErrorOfTheTool(
+  failure: Failure,
+  signal: Verdict,
+  call: CallFacts | undefined,
+): Classification | undefined {
+  if (call === undefined || failure.channel !== "protocol" || failure.code !== -32603) return;
+  if (signal.action !== "host") return undefined;
+  const rule = matchBuiltinRules(failure.text);
+  if (rule === undefined || rule.action !== "correct_arguments") return undefined;
+  if (readCallEvidence(failure.text, call).argument === undefined) return undefined;
+  return {
+    action: "correct_arguments",
+    reason: rule.reason,
+    certainty: "unknown",
+    source: "evidence",
+  };
+}
+
 /** Steps 3 and 4: the built-in text rules or the default, weighed by what the call shows. */
 function fromText(failure: Failure, call: CallFacts | undefined): Classification {
   const rule = matchBuiltinRules(failure.text);
@@ -294,7 +320,7 @@ function fromText(failure: Failure, call: CallFacts | undefined): Classification
 export function classify(failure: Failure, tool: ToolPolicy, call?: CallFacts): Classification {
   const signal = fromSignals(failure, tool);
   const detected: Classification = signal
-    ? { ...signal, source: "signal" }
+    ? (internalErrorOfTheTool(failure, signal, call) ?? { ...signal, source: "signal" })
     : fromText(failure, call);
   const withHint =
     failure.retryAfterMs === undefined

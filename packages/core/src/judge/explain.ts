@@ -79,11 +79,15 @@ export function explainClassification(
       break;
     case "evidence": {
       const evidence = readCallEvidence(failure.text, call);
+      const named = JSON.stringify(evidence.argument?.name ?? "?");
       detail =
-        classification.action === "stop"
-          ? "the text names a path or host that appears nowhere in the arguments: the server's own side"
-          : `the text names the argument ${JSON.stringify(evidence.argument?.name ?? "?")} ` +
-            `(by its ${evidence.argument?.by ?? "name"}) and says what is wrong with it`;
+        failure.channel === "protocol"
+          ? `JSON-RPC error code ${String(failure.code)} whose text names the argument ${named} ` +
+            "and reads as the tool's own failure (a low-level server sends what its tool threw as -32603)"
+          : classification.action === "stop"
+            ? "the text names a path or host that appears nowhere in the arguments: the server's own side"
+            : `the text names the argument ${named} ` +
+              `(by its ${evidence.argument?.by ?? "name"}) and says what is wrong with it`;
       detail += `; before the call's evidence: ${ruleDetail(failure.text)}`;
       break;
     }
