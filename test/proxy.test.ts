@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { processExists, readEffects, stdioServerParams, waitForExit } from "@governor/testkit";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { governor } from "./cli.ts";
 import {
   connectHttp,
   type Host,
@@ -213,6 +214,18 @@ describe("governor proxy over stdio", () => {
       .map((l) => JSON.parse(l));
     expect(lines.some((e) => e.type === "decision" && e.reason === "forbidden")).toBe(true);
     expect(lines.some((e) => e.type === "run_end" && e.summary.reason === "forbidden")).toBe(true);
+    // governor report and governor replay read it as they read the library's.
+    const report = governor(["report", events, "--json"]);
+    expect(report.status).toBe(0);
+    expect(JSON.parse(report.stdout)).toMatchObject({ runs: 1, stoppedBy: { forbidden: 1 } });
+    const lenient = join(dir, "lenient.json");
+    writeFileSync(
+      lenient,
+      JSON.stringify({ ...POLICY, tools: { delete_account: { access: "deny" } } }),
+    );
+    const replay = governor(["replay", events, "--policy", lenient, "--json"]);
+    expect(replay.status, replay.stderr).toBe(0);
+    expect(JSON.parse(replay.stdout)).toMatchObject({ runs: { total: 1 } });
   });
 
   it("ends the server when the host goes away", async () => {
