@@ -31,6 +31,7 @@ describe("readCallEvidence", () => {
       ["/vault/notes/today.md", { path: "notes/today.md" }],
       ["/vault/notes/today.md", { path: "./notes/today.md" }],
       ["/etc/passwd", { path: "../../etc/passwd" }],
+      ["/home/ana/notes/a.md", { path: "~/notes/a.md" }],
       ["/srv/repo/src/a.ts", { root: "/srv/repo", pattern: "*.ts" }],
       ["/srv/repo/a.ts", { files: [{ name: "a.ts" }] }],
     ] as const) {

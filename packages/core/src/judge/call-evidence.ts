@@ -131,9 +131,9 @@ function hostOf(value: string): string | undefined {
 
 /** Whether an argument value holds this path: equal, a suffix of it (relative), or a root of it. */
 function holdsPath(value: string, path: string): boolean {
-  // `./a`, `../../etc/x`: the server resolved it against a root of its own.
+  // `./a`, `../../etc/x`, `~/notes`: the server resolved it against a root (or home) of its own.
   const v = trimPath(value.trim())
-    .replace(/^(?:\.{1,2}\/)+/, "")
+    .replace(/^(?:~|\.{1,2})\/(?:\.{1,2}\/)*/, "")
     .replace(/\/+$/, "");
   if (v.length < 2) return false;
   if (v === path) return true;
