@@ -8,6 +8,10 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",
+    // Most files wait on child processes, Redis or timers rather than on the CPU; vitest's
+    // default (cores - 1: one worker on a 2-core machine) runs them one after another. Three
+    // workers took the Node 22 run from 250 s to 171 s here, the suite unchanged.
+    maxWorkers: 3,
     setupFiles: ["./test/setup.ts"],
     // The "source" condition is ours; the SDK's dependencies (eventsource-parser) also export a
     // "source" entry pointing at TypeScript, so let Vite load the SDK instead of Node.
