@@ -130,7 +130,7 @@ describe("governMcpTools with createAgent, fault server over stdio", () => {
     const ended = await runAgent(tools, [fetch("c1"), say("done")], run);
     expect(ended.error).toBeUndefined();
     expect(shown(ended)).toEqual(["200 OK: fetched https://example.com (attempt 3)"]);
-    expect(JSON.stringify(ended.model.turns)).not.toContain("503");
+    expect(JSON.stringify(ended.model.turns)).not.toMatch(/Service Unavailable|\b503\b/); // not a random id that holds "503"
     expect(run.summary()).toMatchObject({ calls: 1, attempts: 3, retries: 2 });
 
     const alone = await runAgent(await notes.alone(), [

@@ -136,7 +136,7 @@ describe("governTools with generateText", () => {
     expect(model.doGenerateCalls).toHaveLength(2);
     const next = model.doGenerateCalls[1]?.prompt as Prompt;
     expect(toolOutputs(next)).toEqual([{ type: "json", value: { id: "welcome", body: "hello" } }]);
-    expect(JSON.stringify(next)).not.toContain("503");
+    expect(JSON.stringify(next)).not.toMatch(/Service Unavailable|\b503\b/); // not a random id that holds "503"
     expect(result.steps[0]?.toolResults).toHaveLength(1);
     expect(result.text).toBe("It says hello.");
     expect(run.summary()).toMatchObject({ calls: 1, attempts: 3, retries: 2, reason: "completed" });

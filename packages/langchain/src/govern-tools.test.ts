@@ -127,7 +127,7 @@ describe("governTools with createAgent (langchain 1.x)", () => {
     expect(ended.model.turns).toHaveLength(2);
     expect(shown(ended.model)).toHaveLength(1);
     expect(shown(ended.model)[0]).toMatchObject({ status: "success", content: "note a" });
-    expect(JSON.stringify(ended.model.turns)).not.toContain("503");
+    expect(JSON.stringify(ended.model.turns)).not.toMatch(/Service Unavailable|\b503\b/); // not a random id that holds "503"
     expect(run.summary()).toMatchObject({ calls: 1, attempts: 3, retries: 2 });
   });
 
