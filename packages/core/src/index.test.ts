@@ -46,6 +46,7 @@ describe("the public API", () => {
         "explainClassification",
         "fingerprint",
         "hashArgs",
+        "hostErrorText",
         "matchBuiltinRules",
         "normalizeText",
         "parseEventLine",
