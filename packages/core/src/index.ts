@@ -54,10 +54,12 @@ export {
   type MemoryStoreOptions,
 } from "./store/memory-store.ts";
 export {
+  type AddOutcomeOptions,
   type ClaimOptions,
   type ClaimResult,
   type LedgerEntry,
   type LedgerState,
+  type OutcomeRecord,
   type SettleOptions,
   type Store,
   StoreError,

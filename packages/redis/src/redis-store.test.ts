@@ -46,9 +46,15 @@ describe.runIf(available)(available ? "RedisStore" : `RedisStore (skipped: ${pro
 
   describeStoreContract(
     "RedisStore",
-    ({ retentionMs, maxUnsettled }) => {
+    ({ retentionMs, maxUnsettled, maxOutcomes }) => {
       const prefix = freshPrefix();
-      const store = createRedisStore({ client: shared, prefix, retentionMs, maxUnsettled });
+      const store = createRedisStore({
+        client: shared,
+        prefix,
+        retentionMs,
+        maxUnsettled,
+        maxOutcomes,
+      });
       prefixes.set(store, prefix);
       return store;
     },

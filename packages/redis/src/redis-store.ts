@@ -1,15 +1,27 @@
 import { randomUUID } from "node:crypto";
 import type {
+  AddOutcomeOptions,
   ClaimOptions,
   ClaimResult,
   LedgerEntry,
   LedgerState,
+  OutcomeRecord,
   SettleOptions,
   Store,
 } from "@governor/core";
 import { GovernorError, StoreError } from "@governor/core";
 import { createClient, type RedisClientType } from "redis";
-import { ACKNOWLEDGE, CLAIM, ENTRY, INCREMENT, type Script, SETTLE } from "./scripts.ts";
+import {
+  ACKNOWLEDGE,
+  ADD_OUTCOME,
+  CLAIM,
+  ENTRY,
+  INCREMENT,
+  LIST_OUTCOMES,
+  RESET_OUTCOMES,
+  type Script,
+  SETTLE,
+} from "./scripts.ts";
 import { checkServer, type RedisStoreWarning } from "./server-checks.ts";
 import { CommandTimeout, NoConnection, toStoreError } from "./store-errors.ts";
 
@@ -48,6 +60,12 @@ export interface RedisStoreOptions {
    * @default 10_000
    */
   readonly maxUnsettled?: number;
+  /**
+   * Most learned records (`addOutcome`) kept under this prefix; past it the least recently updated
+   * go. Each record also expires `ttlMs` after its last addition.
+   * @default 10_000
+   */
+  readonly maxOutcomes?: number;
   /**
    * How long a command waits for the owned client's first connection (or a reconnection), in ms.
    * @default 5_000
@@ -113,6 +131,10 @@ export interface RedisStore extends Store {
     options: SettleOptions,
   ): Promise<void>;
   entry(key: string): Promise<LedgerEntry | undefined>;
+  addOutcome(key: string, field: string, options: AddOutcomeOptions): Promise<OutcomeRecord>;
+  outcome(key: string): Promise<OutcomeRecord | undefined>;
+  listOutcomes(limit: number): Promise<OutcomeRecord[]>;
+  resetOutcomes(prefix?: string): Promise<number>;
   /**
    * Clears the mark of a ledger that lost data, after a person checked the writes that were in
    * doubt (the keys the lost ledger held as `pending` or `uncertain`, from your logs or the
@@ -153,6 +175,10 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   if (!Number.isSafeInteger(maxUnsettled) || maxUnsettled < 1) {
     throw invalid(`maxUnsettled must be a positive integer, got ${String(maxUnsettled)}`);
   }
+  const maxOutcomes = options.maxOutcomes ?? 10_000;
+  if (!Number.isSafeInteger(maxOutcomes) || maxOutcomes < 1) {
+    throw invalid(`maxOutcomes must be a positive integer, got ${String(maxOutcomes)}`);
+  }
   const waitForReplicas = options.waitForReplicas ?? 0;
   if (!Number.isSafeInteger(waitForReplicas) || waitForReplicas < 0) {
     throw invalid(`waitForReplicas must be a whole number >= 0, got ${String(waitForReplicas)}`);
@@ -185,6 +211,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     `${prefix}settled`,
     `${prefix}epoch`,
   ];
+  const outcomeKey = (key: string) => `${prefix}o:${key}`;
+  const outcomeIndex = `${prefix}outcomes`;
   /** The epoch this store has seen; see scripts.ts. */
   const epoch = { id: "", seq: 0 };
   /** The server checks of the current connection, once passed. */
@@ -372,6 +400,58 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       });
     },
 
+    addOutcome(key: string, field: string, add: AddOutcomeOptions): Promise<OutcomeRecord> {
+      return attempt("addOutcome", async () => {
+        const { by, now, halfLifeMs, ttlMs } = checkOutcome(field, add);
+        const reply = await run(
+          ADD_OUTCOME,
+          [outcomeKey(key), outcomeIndex],
+          [
+            field,
+            String(by),
+            String(now),
+            String(halfLifeMs),
+            String(ttlMs),
+            String(maxOutcomes),
+            key,
+            `${prefix}o:`,
+          ],
+        );
+        return toOutcome(key, strings(reply));
+      });
+    },
+
+    outcome(key: string): Promise<OutcomeRecord | undefined> {
+      return attempt("outcome", async () => {
+        const flat = strings(await send(["HGETALL", outcomeKey(key)]));
+        return flat.length === 0 ? undefined : toOutcome(key, flat);
+      });
+    },
+
+    listOutcomes(limit: number): Promise<OutcomeRecord[]> {
+      return attempt("listOutcomes", async () => {
+        if (!Number.isSafeInteger(limit) || limit < 1) {
+          throw invalid(`listOutcomes: limit must be a positive integer, got ${String(limit)}`);
+        }
+        const reply = await run(LIST_OUTCOMES, [outcomeIndex], [String(limit), `${prefix}o:`]);
+        if (!Array.isArray(reply)) throw unexpected();
+        return reply.map((item: unknown) => {
+          const [key, ...flat] = strings(item);
+          if (key === undefined) throw unexpected();
+          return toOutcome(key, flat);
+        });
+      });
+    },
+
+    resetOutcomes(match?: string): Promise<number> {
+      return attempt("resetOutcomes", async () => {
+        if (match !== undefined && typeof match !== "string") {
+          throw invalid(`resetOutcomes: prefix must be a string, got ${typeof match}`);
+        }
+        return Number(await run(RESET_OUTCOMES, [outcomeIndex], [match ?? "", `${prefix}o:`]));
+      });
+    },
+
     acknowledgeLedgerLoss(): Promise<void> {
       return attempt("acknowledgeLedgerLoss", async () => {
         await run(ACKNOWLEDGE, [`${prefix}epoch`], [randomUUID()]);
@@ -461,6 +541,44 @@ function toEntry(
     updatedAt: Number(updatedAt),
     ...(result !== undefined && result !== "" && { result: JSON.parse(result) as unknown }),
     ...(unavailable === "1" && { resultUnavailable: true as const }),
+  };
+}
+
+/** An outcome record from its hash's flat field list (`@t` is its time). */
+function toOutcome(key: string, flat: readonly string[]): OutcomeRecord {
+  const counts: Record<string, number> = {};
+  let updatedAt: number | undefined;
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const value = Number(flat[i + 1]);
+    if (!Number.isFinite(value)) throw unexpected();
+    if (flat[i] === "@t") updatedAt = value;
+    else counts[flat[i] as string] = value;
+  }
+  if (updatedAt === undefined) throw unexpected();
+  return { key, counts, updatedAt };
+}
+
+/** Checks `addOutcome`'s arguments as the memory store does. */
+function checkOutcome(field: string, options: AddOutcomeOptions): Required<AddOutcomeOptions> {
+  if (typeof field !== "string" || field === "" || field.startsWith("@")) {
+    throw invalid(
+      `addOutcome: field must be a non-empty string not starting with "@", got ${JSON.stringify(field)}`,
+    );
+  }
+  const by = options.by ?? 1;
+  if (typeof by !== "number" || !Number.isFinite(by) || by <= 0) {
+    throw invalid(`addOutcome: by must be a positive finite number, got ${String(by)}`);
+  }
+  if (typeof options.now !== "number" || !Number.isFinite(options.now) || options.now < 0) {
+    throw invalid(
+      `addOutcome: now must be epoch ms (a finite number >= 0), got ${String(options.now)}`,
+    );
+  }
+  return {
+    by,
+    now: options.now,
+    halfLifeMs: positive("halfLifeMs", options.halfLifeMs),
+    ttlMs: positive("ttlMs", options.ttlMs),
   };
 }
 

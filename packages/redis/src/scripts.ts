@@ -233,3 +233,91 @@ local value = redis.call('INCRBY', KEYS[1], ARGV[1])
 if redis.call('PTTL', KEYS[1]) == -1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return value
 `);
+
+/**
+ * Learning: decays every count of an outcome record to `now` and adds to one field, in one step
+ * (the same arithmetic as core's `addToCounts`). The record is a hash: `@t` holds its time, every
+ * other field a count as of it, written with 17 significant digits so nothing is lost. It expires
+ * `ttlMs` after its last addition; the index (a sorted set by time) drops members older than the
+ * ttl and, past the cap, the least recently updated records with them.
+ * KEYS: record hash, index. ARGV: field, by, now, halfLifeMs, ttlMs, cap, index member (the
+ * caller's key), record key prefix. Answers the record as a flat list of field, value.
+ */
+export const ADD_OUTCOME = script(`
+local record, index = KEYS[1], KEYS[2]
+local field, by, now, half = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local ttl, cap, member, recordPrefix = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7], ARGV[8]
+local flat = redis.call('HGETALL', record)
+local updated = nil
+local counts = {}
+for i = 1, #flat, 2 do
+  if flat[i] == '@t' then updated = tonumber(flat[i + 1]) else counts[flat[i]] = tonumber(flat[i + 1]) end
+end
+local at = now
+if updated ~= nil and updated > now then at = updated end
+local factor = 1
+if updated ~= nil and at > updated then factor = 2 ^ (-(at - updated) / half) end
+counts[field] = (counts[field] or 0) * 1
+local out = {'@t', string.format('%.17g', at)}
+for name, count in pairs(counts) do
+  local value = count * factor
+  if name == field then value = value + by end
+  out[#out + 1] = name
+  out[#out + 1] = string.format('%.17g', value)
+end
+redis.call('DEL', record)
+redis.call('HSET', record, unpack(out))
+redis.call('PEXPIRE', record, math.ceil(ttl))
+redis.call('ZADD', index, at, member)
+redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. string.format('%.17g', at - ttl))
+local n = redis.call('ZCARD', index)
+if n > cap then
+  local old = redis.call('ZRANGE', index, 0, n - cap - 1)
+  for _, m in ipairs(old) do redis.call('DEL', recordPrefix .. m) end
+  redis.call('ZREMRANGEBYRANK', index, 0, n - cap - 1)
+end
+return out
+`);
+
+/**
+ * Lists outcome records, the most recently updated first. Members whose record expired leave the
+ * index. KEYS: index. ARGV: limit, record key prefix. Answers one array per record: its key, then
+ * its flat list of fields and values (`@t` included).
+ */
+export const LIST_OUTCOMES = script(`
+local index, limit, recordPrefix = KEYS[1], tonumber(ARGV[1]), ARGV[2]
+local out = {}
+local start = 0
+while #out < limit do
+  local members = redis.call('ZREVRANGE', index, start, start + limit - 1)
+  if #members == 0 then break end
+  start = start + #members
+  for _, m in ipairs(members) do
+    local flat = redis.call('HGETALL', recordPrefix .. m)
+    if #flat == 0 then
+      redis.call('ZREM', index, m)
+      start = start - 1
+    elseif #out < limit then
+      table.insert(flat, 1, m)
+      out[#out + 1] = flat
+    end
+  end
+end
+return out
+`);
+
+/**
+ * Deletes the outcome records whose key starts with a prefix ("" for all). KEYS: index. ARGV:
+ * prefix, record key prefix. Answers how many records existed and were deleted.
+ */
+export const RESET_OUTCOMES = script(`
+local index, prefix, recordPrefix = KEYS[1], ARGV[1], ARGV[2]
+local removed = 0
+for _, m in ipairs(redis.call('ZRANGE', index, 0, -1)) do
+  if string.sub(m, 1, #prefix) == prefix then
+    removed = removed + redis.call('DEL', recordPrefix .. m)
+    redis.call('ZREM', index, m)
+  end
+end
+return removed
+`);

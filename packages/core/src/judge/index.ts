@@ -20,6 +20,22 @@ export { effectFromAnnotations, resolveEffect, type ToolAnnotations } from "./ef
 export { type Explanation, explainClassification } from "./explain.ts";
 export { parseRetryAfter, stripMcpPrefix } from "./failure.ts";
 export { type FingerprintInput, fingerprint, normalizeText } from "./fingerprint.ts";
+export {
+  addToCounts,
+  countsAt,
+  type DemotionInput,
+  LEARNING_DEFAULTS,
+  type LearnedDecision,
+  type LearnedOverride,
+  type LearningSettings,
+  learnedDemotion,
+  learnedKey,
+  learnedPrefix,
+  OUTCOME_FIELDS,
+  type OutcomeCounts,
+  type OutcomeField,
+  parseLearnedKey,
+} from "./learned.ts";
 export { composeMessage, type MessageInput } from "./message.ts";
 export { type RedactOptions, redact } from "./redact.ts";
 export { BUILTIN_RULES, classifyHttpStatus, matchBuiltinRules, type TextRule } from "./rules.ts";

@@ -1,10 +1,13 @@
 import { LRUCache } from "lru-cache";
 import { GovernorError } from "../errors.ts";
+import { addToCounts } from "../judge/learned.ts";
 import type {
+  AddOutcomeOptions,
   ClaimOptions,
   ClaimResult,
   LedgerEntry,
   LedgerState,
+  OutcomeRecord,
   SettleOptions,
   Store,
 } from "./store.ts";
@@ -39,6 +42,12 @@ export interface MemoryStoreOptions {
    */
   readonly maxLedgerEntries?: number;
   /**
+   * Most learned records (`addOutcome`) kept; the least recently used go first. Apart from the
+   * values and the ledger: learning can push out neither.
+   * @default 10_000
+   */
+  readonly maxOutcomes?: number;
+  /**
    * The clock that expires values, counters and settled entries, in ms; any origin, but it must
    * return positive numbers. Inject one in tests. The ledger's lease uses the `now` passed to
    * `claim` and `settle` instead.
@@ -55,6 +64,10 @@ export interface MemoryStore extends Store {
   claim(key: string, argsHash: string, options: ClaimOptions): ClaimResult;
   settle(key: string, state: Exclude<LedgerState, "pending">, options: SettleOptions): void;
   entry(key: string): LedgerEntry | undefined;
+  addOutcome(key: string, field: string, options: AddOutcomeOptions): OutcomeRecord;
+  outcome(key: string): OutcomeRecord | undefined;
+  listOutcomes(limit: number): OutcomeRecord[];
+  resetOutcomes(prefix?: string): number;
 }
 
 /**
@@ -126,6 +139,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const maxUnsettled = positiveInteger("maxUnsettled", options.maxUnsettled ?? 10_000);
   const maxLedgerEntries = positiveInteger("maxLedgerEntries", options.maxLedgerEntries ?? 100_000);
   const retentionMs = positiveMs("retentionMs", options.retentionMs ?? DAY_MS);
+  const maxOutcomes = positiveInteger("maxOutcomes", options.maxOutcomes ?? 10_000);
   const { now } = options;
   if (now !== undefined && typeof now !== "function") {
     throw new GovernorError(
@@ -142,6 +156,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     ...(now !== undefined && { perf: { now } }),
   });
   const ledger = createLedgerSpace(clock, retentionMs);
+  const outcomes = new LRUCache<string, OutcomeRecord>({
+    max: maxOutcomes,
+    ttlResolution: 0,
+    ...(now !== undefined && { perf: { now } }),
+  });
 
   return {
     get<T>(key: string): T | undefined {
@@ -244,6 +263,43 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       const record = ledger.lookup(key);
       return record === undefined ? undefined : toEntry(key, record);
     },
+
+    addOutcome(key: string, field: string, add: AddOutcomeOptions): OutcomeRecord {
+      const { by, now: at, halfLifeMs, ttlMs } = checkOutcome(field, add);
+      const next = { key, ...addToCounts(outcomes.get(key), field, by, at, halfLifeMs) };
+      outcomes.set(key, next, { ttl: ttlMs });
+      return copyRecord(next);
+    },
+
+    outcome(key: string): OutcomeRecord | undefined {
+      const found = outcomes.get(key);
+      return found === undefined ? undefined : copyRecord(found);
+    },
+
+    listOutcomes(limit: number): OutcomeRecord[] {
+      const max = positiveInteger("limit", limit);
+      outcomes.purgeStale();
+      const all: OutcomeRecord[] = [];
+      for (const record of outcomes.values()) all.push(copyRecord(record));
+      return all.sort((a, b) => b.updatedAt - a.updatedAt).slice(0, max);
+    },
+
+    resetOutcomes(prefix?: string): number {
+      if (prefix !== undefined && typeof prefix !== "string") {
+        throw new GovernorError(
+          "invalid_options",
+          `resetOutcomes: prefix must be a string, got ${typeof prefix}.`,
+        );
+      }
+      outcomes.purgeStale();
+      let removed = 0;
+      for (const key of [...outcomes.keys()]) {
+        if (prefix === undefined || key.startsWith(prefix)) {
+          if (outcomes.delete(key)) removed += 1;
+        }
+      }
+      return removed;
+    },
   };
 
   /**
@@ -313,6 +369,34 @@ function supersededBy(
     found?.state === "pending" &&
     found.updatedAt !== settlement.claimedAt
   );
+}
+
+function copyRecord(record: OutcomeRecord): OutcomeRecord {
+  return { key: record.key, counts: { ...record.counts }, updatedAt: record.updatedAt };
+}
+
+/** Checks `addOutcome`'s arguments (both stores refuse the same ones; see store-contract.ts). */
+function checkOutcome(field: string, options: AddOutcomeOptions): Required<AddOutcomeOptions> {
+  const bad = (what: string) => new GovernorError("invalid_options", `addOutcome: ${what}.`);
+  if (typeof field !== "string" || field === "" || field.startsWith("@")) {
+    throw bad(
+      `field must be a non-empty string not starting with "@", got ${JSON.stringify(field)}`,
+    );
+  }
+  const by = options.by ?? 1;
+  if (typeof by !== "number" || !Number.isFinite(by) || by <= 0) {
+    throw bad(`by must be a positive finite number, got ${String(by)}`);
+  }
+  if (typeof options.now !== "number" || !Number.isFinite(options.now) || options.now < 0) {
+    throw bad(`now must be epoch ms (a finite number >= 0), got ${String(options.now)}`);
+  }
+  for (const name of ["halfLifeMs", "ttlMs"] as const) {
+    const value = options[name];
+    if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
+      throw bad(`${name} must be a positive finite number of ms, got ${String(value)}`);
+    }
+  }
+  return { by, now: options.now, halfLifeMs: options.halfLifeMs, ttlMs: options.ttlMs };
 }
 
 function toEntry(key: string, record: EntryRecord): LedgerEntry {

@@ -79,6 +79,30 @@ export type ClaimResult =
     }
   | { readonly status: "ledger_full" };
 
+/**
+ * Learned outcomes of one key (a server, tool and fingerprint): counts that decay with a
+ * half-life, as of `updatedAt`. Plain JSON. See `learnedDemotion` and docs/learning.md.
+ */
+export interface OutcomeRecord {
+  readonly key: string;
+  /** Weighted counts by field (`retry_paid`, `correct_futile`…) as of `updatedAt`, not decayed since. */
+  readonly counts: Readonly<Record<string, number>>;
+  /** Epoch ms of the last addition. */
+  readonly updatedAt: number;
+}
+
+/** Options of {@link Store.addOutcome}. */
+export interface AddOutcomeOptions {
+  /** Epoch ms now: the counts decay from their `updatedAt` to it before the addition. */
+  readonly now: number;
+  /** Half-life of the counts, in ms. */
+  readonly halfLifeMs: number;
+  /** The record expires this long after its last addition, in ms. */
+  readonly ttlMs: number;
+  /** What to add. @default 1 */
+  readonly by?: number;
+}
+
 /** Why a store operation failed: see {@link StoreError}. */
 export type StoreErrorReason =
   /** The store could not be reached, or the connection broke during the operation. */
@@ -161,4 +185,18 @@ export interface Store {
   ): MaybePromise<void>;
   /** Reads a ledger entry. */
   entry(key: string): MaybePromise<LedgerEntry | undefined>;
+  /**
+   * Learning (optional: a store without these methods does not learn). Atomically decays every
+   * count of the record at `key` from its `updatedAt` to `now` (halving each `halfLifeMs`), adds
+   * `by` to `field`, sets `updatedAt` to `now` (or keeps a later one) and the expiry to `ttlMs`
+   * from now; answers the new record. Records are bounded: past the store's cap, the least
+   * recently updated go first (learning is advice, never fail-closed).
+   */
+  addOutcome?(key: string, field: string, options: AddOutcomeOptions): MaybePromise<OutcomeRecord>;
+  /** Reads a learned record as stored (not decayed), or undefined. */
+  outcome?(key: string): MaybePromise<OutcomeRecord | undefined>;
+  /** Lists learned records, the most recently updated first, at most `limit` of them. */
+  listOutcomes?(limit: number): MaybePromise<OutcomeRecord[]>;
+  /** Deletes the learned records whose key starts with `prefix` (all without it); answers how many. */
+  resetOutcomes?(prefix?: string): MaybePromise<number>;
 }

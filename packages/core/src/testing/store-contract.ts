@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ClaimOptions, Store } from "../store/store.ts";
+import { GovernorError } from "../errors.ts";
+import type { AddOutcomeOptions, ClaimOptions, Store } from "../store/store.ts";
 
 /** What the contract asks of a store factory for one test. */
 export interface StoreFactoryOptions {
@@ -14,6 +15,11 @@ export interface StoreFactoryOptions {
    * @default 10_000 (the test of the cap passes 3)
    */
   readonly maxUnsettled: number;
+  /**
+   * The most learned records (`addOutcome`) the store keeps.
+   * @default 10_000 (the test of the cap passes 3)
+   */
+  readonly maxOutcomes: number;
 }
 
 /** Options of {@link describeStoreContract}. */
@@ -25,13 +31,20 @@ export interface StoreContractOptions {
   readonly cleanup?: (store: Store) => Promise<void> | void;
 }
 
-const DEFAULTS: StoreFactoryOptions = { retentionMs: 86_400_000, maxUnsettled: 10_000 };
+const DEFAULTS: StoreFactoryOptions = {
+  retentionMs: 86_400_000,
+  maxUnsettled: 10_000,
+  maxOutcomes: 10_000,
+};
 const LEASE_MS = 1_000;
 
 /**
  * Registers the vitest suite every {@link Store} must pass: values with expiry, atomic counters,
  * and the idempotency ledger (claim, args mismatch, replay, re-claim after failure, uncertain
- * refusal, expired leases, concurrent claims, settling by hand, retention, the fail-closed cap).
+ * refusal, expired leases, concurrent claims, settling by hand, retention, the fail-closed cap),
+ * and the learned outcome records (decayed additions, atomicity, expiry, listing, reset, the cap).
+ * The learning methods are optional on {@link Store}, but a store that runs this suite must have
+ * them.
  *
  * `makeStore` is called once or more per test. Each store it returns must count unsettled entries
  * on its own (for a shared server: give each one a fresh key prefix), so that the cap test sees
@@ -392,7 +405,156 @@ export function describeStoreContract(
         }
       });
     });
+
+    describe("learned outcomes", () => {
+      const H = 1_000;
+      const add = (now: number, by?: number): AddOutcomeOptions => ({
+        now,
+        halfLifeMs: H,
+        ttlMs: 60_000,
+        ...(by !== undefined && { by }),
+      });
+
+      it("decays every count to now before adding, and reads the record back as stored", async () => {
+        const store = learning(await open());
+        expect(await store.outcome(key("r"))).toBeUndefined();
+        const first = await store.addOutcome(key("r"), "retry_futile", add(1_000));
+        expect(first).toEqual({ key: key("r"), counts: { retry_futile: 1 }, updatedAt: 1_000 });
+        // One half-life later: 1 -> 0.5, plus 1.
+        await store.addOutcome(key("r"), "retry_futile", add(2_000));
+        const third = await store.addOutcome(key("r"), "retry_paid", add(3_000, 2));
+        expect(third.updatedAt).toBe(3_000);
+        expect(third.counts.retry_futile).toBeCloseTo(0.75, 12);
+        expect(third.counts.retry_paid).toBe(2);
+        const read = await store.outcome(key("r"));
+        expect(read?.updatedAt).toBe(3_000);
+        expect(read?.counts.retry_futile).toBeCloseTo(0.75, 12);
+        expect(read?.counts.retry_paid).toBe(2);
+        // A value and a ledger entry of the same name are other things.
+        expect(await store.get(key("r"))).toBeUndefined();
+        expect(await store.entry(key("r"))).toBeUndefined();
+      });
+
+      it("never grows a count when a worker's clock is behind the record", async () => {
+        const store = learning(await open());
+        await store.addOutcome(key("skew"), "correct_futile", add(5_000));
+        const behind = await store.addOutcome(key("skew"), "correct_futile", add(4_000));
+        expect(behind).toEqual({
+          key: key("skew"),
+          counts: { correct_futile: 2 },
+          updatedAt: 5_000,
+        });
+      });
+
+      it("counts 100 concurrent additions exactly once each", async () => {
+        const store = learning(await open());
+        await Promise.all(
+          Array.from({ length: 100 }, () =>
+            store.addOutcome(key("race"), "switch_paid", add(7_000)),
+          ),
+        );
+        expect((await store.outcome(key("race")))?.counts.switch_paid).toBe(100);
+      });
+
+      it("expires a record ttlMs after its last addition", async () => {
+        const store = learning(await open());
+        await store.addOutcome(key("short"), "retry_paid", {
+          now: 1_000,
+          halfLifeMs: H,
+          ttlMs: 20,
+        });
+        await store.addOutcome(key("long"), "retry_paid", {
+          now: 1_000,
+          halfLifeMs: H,
+          ttlMs: 60_000,
+        });
+        await sleep(80);
+        expect(await store.outcome(key("short"))).toBeUndefined();
+        expect((await store.outcome(key("long")))?.counts.retry_paid).toBe(1);
+        expect((await store.listOutcomes(10)).map((r) => r.key)).toEqual([key("long")]);
+      });
+
+      it("lists the most recently updated first, and resets by key prefix or all", async () => {
+        const store = learning(await open());
+        await store.addOutcome(key("a/x/1"), "retry_futile", add(1_000));
+        await store.addOutcome(key("a/y/2"), "retry_futile", add(3_000));
+        await store.addOutcome(key("b/x/3"), "retry_futile", add(2_000));
+        expect((await store.listOutcomes(10)).map((r) => r.key)).toEqual([
+          key("a/y/2"),
+          key("b/x/3"),
+          key("a/x/1"),
+        ]);
+        expect((await store.listOutcomes(2)).map((r) => r.key)).toEqual([
+          key("a/y/2"),
+          key("b/x/3"),
+        ]);
+        expect(await store.resetOutcomes(key("a/"))).toBe(2);
+        expect(await store.outcome(key("a/x/1"))).toBeUndefined();
+        expect((await store.listOutcomes(10)).map((r) => r.key)).toEqual([key("b/x/3")]);
+        expect(await store.resetOutcomes(key("a/"))).toBe(0);
+        expect(await store.resetOutcomes()).toBe(1);
+        expect(await store.listOutcomes(10)).toEqual([]);
+      });
+
+      it("keeps at most maxOutcomes records, dropping the least recently updated", async () => {
+        const store = learning(await open({ maxOutcomes: 3 }));
+        for (const [i, name] of ["a", "b", "c", "d"].entries()) {
+          await store.addOutcome(key(name), "retry_futile", add(1_000 + i));
+        }
+        expect(await store.outcome(key("a"))).toBeUndefined();
+        expect((await store.listOutcomes(10)).map((r) => r.key)).toEqual([
+          key("d"),
+          key("c"),
+          key("b"),
+        ]);
+      });
+
+      it("refuses bad arguments with invalid_options, naming what is accepted", async () => {
+        const store = learning(await open());
+        const bad: [string, AddOutcomeOptions][] = [
+          ["", add(1_000)],
+          ["@t", add(1_000)],
+          ["retry_paid", add(1_000, 0)],
+          ["retry_paid", add(Number.NaN)],
+          ["retry_paid", { now: 1_000, halfLifeMs: 0, ttlMs: 1_000 }],
+          ["retry_paid", { now: 1_000, halfLifeMs: 1_000, ttlMs: -1 }],
+        ];
+        for (const [field, options] of bad) {
+          const error = await rejection(() => store.addOutcome(key("bad"), field, options));
+          expect(GovernorError.isInstance(error) && error.code).toBe("invalid_options");
+          expect((error as Error).message).toMatch(/field|by|now|halfLifeMs|ttlMs/);
+        }
+        const listed = await rejection(() => store.listOutcomes(0));
+        expect(GovernorError.isInstance(listed) && listed.code).toBe("invalid_options");
+        expect(await store.outcome(key("bad"))).toBeUndefined();
+      });
+    });
   });
+}
+
+type LearningStore = Store &
+  Required<Pick<Store, "addOutcome" | "outcome" | "listOutcomes" | "resetOutcomes">>;
+
+/** The store, checked to have the learning methods this suite requires. */
+function learning(store: Store): LearningStore {
+  for (const name of ["addOutcome", "outcome", "listOutcomes", "resetOutcomes"] as const) {
+    if (typeof store[name] !== "function") {
+      throw new Error(
+        `The store has no ${name} method: the contract requires the learning methods.`,
+      );
+    }
+  }
+  return store as LearningStore;
+}
+
+/** What a call threw or rejected with (sync or async); fails when it did not. */
+async function rejection(call: () => unknown): Promise<unknown> {
+  try {
+    await call();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected the call to fail");
 }
 
 function sleep(ms: number): Promise<void> {

@@ -1,0 +1,204 @@
+// Learning from outcomes (issue 12 item 5): what followed each decision on a failure, kept per
+// server, tool and fingerprint as exponentially decayed counts, and the demotions they justify.
+// Pure: no clock, no store; the run records and reads, the store adds atomically (store.ts).
+import type { Action } from "../types.ts";
+
+/** The decisions whose outcome is learned: a retry, a correction by the model, a switch of tool. */
+export type LearnedDecision = "retry" | "correct" | "switch";
+
+/**
+ * What followed a decision: it paid off (the retry recovered, the corrected call or the
+ * alternative succeeded) or it was futile (retries ran out, the same failure came back, the
+ * alternative failed too).
+ */
+export type OutcomeField = `${LearnedDecision}_${"paid" | "futile"}`;
+
+/** Every outcome field, in a fixed order. */
+export const OUTCOME_FIELDS = [
+  "retry_paid",
+  "retry_futile",
+  "correct_paid",
+  "correct_futile",
+  "switch_paid",
+  "switch_futile",
+] as const satisfies readonly OutcomeField[];
+
+/** Decayed counts of one server, tool and fingerprint, as of `updatedAt`. Plain JSON. */
+export interface OutcomeCounts {
+  readonly counts: Readonly<Record<string, number>>;
+  /** Epoch ms of the last addition: the counts are as of then. */
+  readonly updatedAt: number;
+}
+
+/** How learned counts turn into demotions; resolved from the policy's `learning`. */
+export interface LearningSettings {
+  /** Learn and apply demotions for this tool. */
+  readonly enabled: boolean;
+  /** Weighted outcomes of a decision needed before it may be demoted. */
+  readonly minEvidence: number;
+  /** A decision paid off at most this fraction of the time "never pays off". */
+  readonly maxPayoffRate: number;
+  /** Half-life of the counts, in ms: an outcome this old weighs half. */
+  readonly halfLifeMs: number;
+  /** How long a record nobody adds to is kept, in ms. */
+  readonly ttlMs: number;
+}
+
+/** The defaults of the policy's `learning`. */
+export const LEARNING_DEFAULTS: LearningSettings = {
+  enabled: true,
+  minEvidence: 4,
+  maxPayoffRate: 0.1,
+  halfLifeMs: 86_400_000,
+  ttlMs: 7 * 86_400_000,
+};
+
+/**
+ * The weight `count` recorded at `updatedAt` has at `now`: halved every `halfLifeMs`. A `now`
+ * before `updatedAt` (another worker's clock behind) weighs it fully, never more.
+ */
+export function decayed(count: number, updatedAt: number, now: number, halfLifeMs: number): number {
+  if (now <= updatedAt) return count;
+  return count * 2 ** (-(now - updatedAt) / halfLifeMs);
+}
+
+/** The counts decayed to `now`. */
+export function countsAt(
+  record: OutcomeCounts | undefined,
+  now: number,
+  halfLifeMs: number,
+): Record<OutcomeField, number> {
+  const out = {} as Record<OutcomeField, number>;
+  for (const field of OUTCOME_FIELDS) {
+    const count = record?.counts[field];
+    out[field] =
+      typeof count === "number" && count > 0
+        ? decayed(count, record?.updatedAt ?? now, now, halfLifeMs)
+        : 0;
+  }
+  return out;
+}
+
+/**
+ * Adds `by` to one field: every count decays to `now` first, then the record is as of `now` (or
+ * of its own later time, when `now` is behind it). What a store's `addOutcome` does atomically.
+ */
+export function addToCounts(
+  record: OutcomeCounts | undefined,
+  field: string,
+  by: number,
+  now: number,
+  halfLifeMs: number,
+): OutcomeCounts {
+  const at = record === undefined ? now : Math.max(now, record.updatedAt);
+  const counts: Record<string, number> = {};
+  for (const [name, count] of Object.entries(record?.counts ?? {})) {
+    if (typeof count === "number")
+      counts[name] = decayed(count, record?.updatedAt ?? at, at, halfLifeMs);
+  }
+  counts[field] = (counts[field] ?? 0) + by;
+  return { counts, updatedAt: at };
+}
+
+/** What a learned override says: which decision it replaced and on what evidence. */
+export interface LearnedOverride {
+  /** The decision the failure would have had. */
+  readonly from: "retry_dependency" | "correct_arguments" | "switch_tool";
+  /** The decision it has instead: only ever toward stopping. */
+  readonly to: "switch_tool" | "stop";
+  /** Weighted outcomes of `from` that paid off, decayed to now. */
+  readonly paid: number;
+  /** Weighted outcomes of `from` that were futile, decayed to now. */
+  readonly futile: number;
+}
+
+const DECISION_OF: Partial<Record<Action, LearnedDecision>> = {
+  retry_dependency: "retry",
+  correct_arguments: "correct",
+  switch_tool: "switch",
+};
+
+/** Whether a decision's learned outcomes show that it never pays off. */
+export function neverPaysOff(
+  counts: Readonly<Record<OutcomeField, number>>,
+  decision: LearnedDecision,
+  settings: Pick<LearningSettings, "minEvidence" | "maxPayoffRate">,
+): boolean {
+  const paid = counts[`${decision}_paid`];
+  const futile = counts[`${decision}_futile`];
+  const total = paid + futile;
+  return total >= settings.minEvidence && paid <= settings.maxPayoffRate * total;
+}
+
+/** What {@link learnedDemotion} needs to know about the failure and the tool. */
+export interface DemotionInput {
+  /** The action the failure would get without learning. */
+  readonly action: Action;
+  /** The learned counts of this server, tool and fingerprint, decayed to now. */
+  readonly counts: Readonly<Record<OutcomeField, number>>;
+  readonly settings: Pick<LearningSettings, "enabled" | "minEvidence" | "maxPayoffRate">;
+  /** The policy names alternatives for the tool. */
+  readonly hasAlternatives: boolean;
+  /**
+   * Another tool must not be tried instead: the call may have written (a mutation whose outcome
+   * is unknown). A retry that never recovers then stops.
+   */
+  readonly switchUnsafe: boolean;
+}
+
+/**
+ * The demotion learned outcomes justify, if any. Only ever toward stopping: a retry that never
+ * recovers becomes a switch (when the policy names alternatives whose switches have not been
+ * futile too, and switching is safe) or a stop; a correction or a switch that never pays off
+ * becomes a stop. Nothing is ever moved toward a retry. The caller keeps policy rules out.
+ */
+export function learnedDemotion(input: DemotionInput): LearnedOverride | undefined {
+  if (!input.settings.enabled) return undefined;
+  const from = input.action;
+  const decision = DECISION_OF[from];
+  if (decision === undefined) return undefined;
+  if (!neverPaysOff(input.counts, decision, input.settings)) return undefined;
+  const paid = input.counts[`${decision}_paid`];
+  const futile = input.counts[`${decision}_futile`];
+  const base = { from: from as LearnedOverride["from"], paid, futile };
+  if (
+    decision === "retry" &&
+    input.hasAlternatives &&
+    !input.switchUnsafe &&
+    !neverPaysOff(input.counts, "switch", input.settings)
+  ) {
+    return { ...base, to: "switch_tool" };
+  }
+  return { ...base, to: "stop" };
+}
+
+/**
+ * The store key of a server, tool and fingerprint. Each part is URI-encoded, so `/` separates
+ * them and a prefix of whole parts selects a server or a tool ({@link learnedPrefix}).
+ */
+export function learnedKey(server: string | undefined, tool: string, fingerprint: string): string {
+  return `${learnedPrefix(server, tool)}${encodeURIComponent(fingerprint)}`;
+}
+
+/**
+ * The key prefix of everything learned about a server (`tool` absent) or one of its tools. A tool
+ * with no server is under the server `undefined`.
+ */
+export function learnedPrefix(server: string | undefined, tool?: string): string {
+  const head = `${encodeURIComponent(server ?? "")}/`;
+  return tool === undefined ? head : `${head}${encodeURIComponent(tool)}/`;
+}
+
+/** The server, tool and fingerprint of a key made by {@link learnedKey}, or undefined. */
+export function parseLearnedKey(
+  key: string,
+): { server: string | undefined; tool: string; fingerprint: string } | undefined {
+  const parts = key.split("/");
+  if (parts.length !== 3) return undefined;
+  try {
+    const [server, tool, fingerprint] = parts.map(decodeURIComponent) as [string, string, string];
+    return { server: server === "" ? undefined : server, tool, fingerprint };
+  } catch {
+    return undefined;
+  }
+}
