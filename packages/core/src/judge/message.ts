@@ -46,8 +46,15 @@ const STOP: Partial<Record<Reason, string>> = {
     "Governor's own storage is unavailable, so the call was not made; the host has been told.",
 };
 
+/** A character the end of a sentence drops: whitespace (as `\s` reads it) or a period. */
+const TRAILING = /[\s.]/;
+
 function sentence(text: string): string {
-  const t = text.trim().replace(/[\s.]+$/, "");
+  const trimmed = text.trim();
+  // Read from the end: a pattern anchored at the end would be tried at every position.
+  let end = trimmed.length;
+  while (end > 0 && TRAILING.test(trimmed.charAt(end - 1))) end--;
+  const t = end === trimmed.length ? trimmed : trimmed.slice(0, end);
   return t === "" ? "the call failed." : `${t}.`;
 }
 
