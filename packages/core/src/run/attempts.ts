@@ -1,0 +1,208 @@
+// The attempt loop: one attempt (claim, execute, bounded by the run's cuts), what it came to, and
+// the retries a failure asks for.
+import pRetry from "p-retry";
+import { failureFromResult } from "../judge/failure.ts";
+import type { MaybePromise } from "../types.ts";
+import { updateBreaker } from "./breaker-steps.ts";
+import { type CallState, noteSignature, noteSuccess } from "./call-state.ts";
+import { RetryRequest } from "./control.ts";
+import { abortReason, isAborted, wakers } from "./cuts.ts";
+import { emitCall } from "./events.ts";
+import { judge, toFailure } from "./judge-failure.ts";
+import { claimAndCount, settle } from "./ledger.ts";
+import { endedOutcome, preflightStop } from "./outcomes.ts";
+import { isThenable, step } from "./store-guard.ts";
+import { storeAfterEffect } from "./store-steps.ts";
+import type { AttemptContext, CallOutcome, Executor } from "./types.ts";
+import { sleep } from "./waits.ts";
+
+/** What one attempt came to. */
+type Performed<T> = { value: T } | { thrown: unknown; deadlineHit: boolean };
+
+/**
+ * What an executor receives. Its signal is made on first read: an executor that never reads it (a
+ * plain function) costs no AbortController.
+ */
+class Attempt implements AttemptContext {
+  /** The attempt ended: a signal read now is already aborted. */
+  done = false;
+  #controller: AbortController | undefined;
+  #stopped: { reason: unknown } | undefined;
+
+  constructor(
+    readonly attempt: number,
+    readonly remainingMs: number,
+    readonly idempotencyKey: string | undefined,
+    readonly args: Readonly<Record<string, unknown>>,
+    readonly meta: Readonly<Record<string, unknown>>,
+  ) {}
+
+  get signal(): AbortSignal {
+    if (this.done) return AbortSignal.abort();
+    if (this.#stopped) return AbortSignal.abort(this.#stopped.reason);
+    this.#controller ??= new AbortController();
+    return this.#controller.signal;
+  }
+
+  /** Cuts the attempt: its signal aborts with `reason`. */
+  stop(reason: unknown): void {
+    this.#stopped = { reason };
+    this.#controller?.abort(reason);
+  }
+}
+
+function isErrorResult(value: unknown): boolean {
+  return (
+    typeof value === "object" && value !== null && (value as { isError?: unknown }).isError === true
+  );
+}
+
+/**
+ * Performs one attempt, bounded by the run's signal, its end, the call's signal and the deadline
+ * even if `execute` is not: the run's guard holds one timer and one listener for all attempts in
+ * flight, and the attempt's own controller is made only if the executor reads `ctx.signal`.
+ * Never rejects.
+ */
+function perform<T>(
+  state: CallState,
+  execute: Executor<T>,
+  remainingMs: number,
+): Promise<Performed<T>> {
+  const { guard } = state.run;
+  const cutBy = abortReason(state);
+  if (cutBy !== undefined) return Promise.resolve({ thrown: cutBy.reason, deadlineHit: false });
+  const ctx = new Attempt(state.attempts, remainingMs, state.key, state.args, state.meta);
+  return new Promise<Performed<T>>((resolve) => {
+    const finish = (outcome: Performed<T>) => {
+      if (ctx.done) return;
+      ctx.done = true;
+      guard.leave(cut);
+      if (state.cut === cut) state.cut = undefined;
+      resolve(outcome);
+    };
+    const cut = (reason: unknown, deadlineHit: boolean) => {
+      ctx.stop(reason);
+      finish({ thrown: reason, deadlineHit });
+    };
+    state.cut = cut;
+    guard.enter(cut);
+    let running: Promise<T>;
+    try {
+      running = Promise.resolve(execute(ctx));
+    } catch (thrown) {
+      finish({ thrown, deadlineHit: false });
+      return;
+    }
+    running.then(
+      (value) => finish({ value }),
+      (thrown: unknown) => finish({ thrown, deadlineHit: false }),
+    );
+  });
+}
+
+/**
+ * One attempt: the ledger claim and the retry-budget count, the executor, then a value, a
+ * retry request or a terminal outcome. With a store that answers synchronously, the executor is
+ * the only thing awaited.
+ */
+export function attemptOnce<T>(
+  state: CallState,
+  execute: Executor<T>,
+): MaybePromise<CallOutcome<T> | RetryRequest> {
+  const r = state.run;
+  const { core, deadline, observeOnly, tally } = r;
+  // A parallel call may have stopped the run during this call's backoff: no more retries. (A
+  // first attempt admitted before the stop still runs: its budget was granted.)
+  if (r.ended && !observeOnly && state.attempts > 0) return endedOutcome(state);
+  if (isAborted(state)) return preflightStop(state, "aborted");
+  const remainingMs = deadline - core.now();
+  if (remainingMs <= 0 && !observeOnly) return preflightStop(state, "deadline_exceeded");
+  const send = (): Promise<CallOutcome<T> | RetryRequest> => {
+    // A verify answer speaks of the attempts before it: this new attempt may write again.
+    state.verified = undefined;
+    state.attempts += 1;
+    tally.attempt();
+    r.inFlight += 1;
+    return perform(state, execute, remainingMs).then((outcome) => {
+      r.inFlight -= 1;
+      return afterAttempt(state, outcome);
+    });
+  };
+  const admitted = claimAndCount<T>(state);
+  if (isThenable(admitted)) return admitted.then((refused) => refused ?? send());
+  return admitted ?? send();
+}
+
+/** What an attempt came to: a success, or a failure to judge. */
+function afterAttempt<T>(
+  state: CallState,
+  outcome: Performed<T>,
+): MaybePromise<CallOutcome<T> | RetryRequest> {
+  const { core } = state.run;
+  if ("value" in outcome) {
+    if (!isErrorResult(outcome.value)) return succeeded(state, outcome.value);
+    return judge(state, failureFromResult(outcome.value as object, core.now()), outcome);
+  }
+  return judge(state, toFailure(state, outcome.thrown, outcome.deadlineHit), outcome);
+}
+
+/** The outcome of a call that succeeded now (not replayed), noted for loops and events. */
+function ok<T>(state: CallState, value: T): CallOutcome<T> {
+  noteSignature(state, { value });
+  noteSuccess(state);
+  emitCall(state, "ok");
+  return { kind: "ok", value, attempts: state.attempts, replayed: false };
+}
+
+/** A success: the ledger and the breaker are told, then the value goes back. */
+function succeeded<T>(state: CallState, value: T): MaybePromise<CallOutcome<T>> {
+  if (state.key === undefined) {
+    const updated = updateBreaker(state, "success");
+    return isThenable(updated) ? updated.then(() => ok(state, value)) : ok(state, value);
+  }
+  const done = () => ok(state, value);
+  const breaker = () => {
+    const updated = updateBreaker(state, "success");
+    return isThenable(updated) ? updated.then(done) : done();
+  };
+  const { key } = state;
+  return step(
+    () => settle(state, key, "succeeded", state.tool.idempotency.replay ? value : undefined),
+    breaker,
+    (error) => {
+      // The write happened and its answer is here: the model gets it. The entry stays
+      // pending, so after its lease a repeat of this logical call is refused, never re-run.
+      storeAfterEffect(state, error);
+      return breaker();
+    },
+  );
+}
+
+/** The attempts after the first asked for a retry: p-retry orchestrates them. */
+export async function retryAfter<T>(
+  state: CallState,
+  execute: Executor<T>,
+  first: RetryRequest,
+): Promise<CallOutcome<T>> {
+  if (first.delayMs > 0) await sleep(first.delayMs, ...wakers(state));
+  return await pRetry(
+    async () => {
+      const outcome = await attemptOnce(state, execute);
+      if (outcome instanceof RetryRequest) throw outcome;
+      return outcome;
+    },
+    {
+      retries: 1000,
+      minTimeout: 0,
+      maxTimeout: 0,
+      factor: 1,
+      randomize: false,
+      shouldRetry: ({ error }) => error instanceof RetryRequest,
+      onFailedAttempt: async ({ error }) => {
+        if (error instanceof RetryRequest && error.delayMs > 0) {
+          await sleep(error.delayMs, ...wakers(state));
+        }
+      },
+    },
+  );
+}

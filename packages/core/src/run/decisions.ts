@@ -1,0 +1,58 @@
+// The run's state handed to the pure `decide`, and the budgets its decision spends.
+import type { Classification } from "../judge/classify.ts";
+import { type BudgetName, type Decision, decide } from "../judge/decide.ts";
+import { type CallState, keyed } from "./call-state.ts";
+import type { RunState } from "./run-state.ts";
+
+/**
+ * Every spent budget: decide checks the one of the action it returns (a retry that runs out
+ * switches tools, and spends `switches`, not `retries`).
+ */
+function exhaustedBudgets(r: RunState): BudgetName[] {
+  return (["failures", "retries", "corrections", "switches"] as const).filter(
+    (b) => !r.budgets.has(b),
+  );
+}
+
+/** The decision on the run's state right now (pure; spends nothing). */
+export function decideNow(
+  state: CallState,
+  c: Classification,
+  print: string,
+  serverRetryBudgetEmpty = false,
+): Decision {
+  const r = state.run;
+  const exhausted = exhaustedBudgets(r);
+  return decide({
+    classification: c,
+    tool: state.tool,
+    effect: state.effect,
+    attempt: state.attempts,
+    repeats: (r.modelRepeats.get(print) ?? 0) + 1,
+    keyed: keyed(state),
+    remainingMs: r.deadline - r.core.now(),
+    random: r.core.random,
+    ...(state.verified !== undefined && { verified: state.verified }),
+    ...(exhausted.length > 0 && { exhausted }),
+    ...(serverRetryBudgetEmpty && { serverRetryBudgetEmpty }),
+  });
+}
+
+/** Decides and spends, in one synchronous step (no await between reading and taking). */
+export function commit(
+  state: CallState,
+  c: Classification,
+  print: string,
+  serverRetryBudgetEmpty = false,
+  isFailure = true,
+): Decision {
+  const { budgets, modelRepeats } = state.run;
+  const d = decideNow(state, c, print, serverRetryBudgetEmpty);
+  if (isFailure) budgets.take("failures");
+  if (d.action === "retry_dependency") budgets.take("retries");
+  if (d.action === "correct_arguments" || d.action === "switch_tool") {
+    budgets.take(d.action === "correct_arguments" ? "corrections" : "switches");
+    modelRepeats.set(print, (modelRepeats.get(print) ?? 0) + 1);
+  }
+  return d;
+}

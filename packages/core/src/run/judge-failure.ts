@@ -1,0 +1,282 @@
+// Judging a failed attempt: the ledger and breaker told, the host and the verify step asked, then
+// the decision taken and spent in one synchronous step, and its outcome for the model.
+import { HostError } from "../errors.ts";
+import { classify } from "../judge/classify.ts";
+import { type Decision, safeToRepeat } from "../judge/decide.ts";
+import { type Failure, failureFromError, localFailure } from "../judge/failure.ts";
+import { fingerprint } from "../judge/fingerprint.ts";
+import { composeMessage } from "../judge/message.ts";
+import type { Reason } from "../types.ts";
+import { updateBreaker } from "./breaker-steps.ts";
+import { type CallState, keyed, noteSignature, noteSuccess, observe } from "./call-state.ts";
+import { Escape, RetryRequest } from "./control.ts";
+import { bounded, isAborted, wakers } from "./cuts.ts";
+import { commit, decideNow } from "./decisions.ts";
+import { emitCall, record } from "./events.ts";
+import type { HostResolution, VerifyResult } from "./hooks.ts";
+import { settle } from "./ledger.ts";
+import { endedOutcome, modelResult, plainStop, stopOutcome } from "./outcomes.ts";
+import { stopRun, summary } from "./run-state.ts";
+import { hostContext, storeOp, storeTrouble } from "./store-steps.ts";
+import type { CallOutcome } from "./types.ts";
+import { guarded, guardedAsync, MAX_TIMER_MS } from "./waits.ts";
+
+/**
+ * Judges a failed attempt. Everything that awaits (ledger, breaker, host hook, verify) happens
+ * first; the decision and the budgets it spends are then taken in one synchronous step, so
+ * parallel calls of the run can never overshoot a budget or miss a repeat.
+ */
+export async function judge<T>(
+  state: CallState,
+  failure: Failure,
+  outcome: { value: T } | { thrown: unknown },
+): Promise<CallOutcome<T> | RetryRequest> {
+  const r = state.run;
+  const { core, observeOnly, budgets, modelRepeats, tally, id, scope, releasable } = r;
+  let c = classify(failure, state.tool, state.call);
+  const print = fingerprint({
+    tool: state.call.tool,
+    channel: failure.channel,
+    text: failure.text,
+    ...(failure.code !== undefined && { code: failure.code }),
+  });
+  if (state.key !== undefined) {
+    try {
+      await settle(state, state.key, c.certainty === "unknown" ? "uncertain" : "failed");
+    } catch (error) {
+      // Unrecorded, the entry stays pending and then counts as uncertain: nothing is retried.
+      return storeTrouble(state, error, c.certainty);
+    }
+  }
+  if (c.action === "retry_dependency" || c.reason === "transport_error") {
+    await updateBreaker(state, "failure");
+  }
+
+  // Failures only the host can handle: it decides before anything reaches the model.
+  let hostError: HostError | undefined;
+  if (c.action === "host" && !observeOnly) {
+    hostError = new HostError({
+      tool: state.call.tool,
+      server: state.call.server,
+      reason: c.reason,
+      channel: failure.channel,
+      failureCode: failure.code,
+      // Host-facing text is logged: redacted like the model's (the raw error stays in cause).
+      message: `${state.call.tool}: ${observe(failure.text, state)}`,
+      cause: failure.raw,
+    });
+    const hook = core.options.onHostError;
+    if (!hook) {
+      budgets.take("failures");
+      const d: Decision = { action: "host", reason: c.reason, certainty: c.certainty };
+      record(state, failure, c, d, print);
+      emitCall(state, "host");
+      stopRun(r, c.reason);
+      throw new Escape(hostError);
+    }
+    const error = hostError;
+    const resolution = await bounded<HostResolution | undefined>(
+      state,
+      () => hook(error, hostContext(state, safeToRepeat(c.certainty, state.effect, keyed(state)))),
+      undefined,
+    );
+    // A retry the host asks for is a dependency retry like any other: capped, backed off,
+    // budgeted, and only when repeating is safe.
+    if (resolution?.action === "retry") c = { ...c, action: "retry_dependency" };
+    if (resolution?.action === "correct_arguments") {
+      c = { ...c, action: "correct_arguments", reason: "invalid_argument" };
+    }
+  }
+
+  // Ask the verify step when only it can make a retry safe.
+  if (!observeOnly && state.verified === undefined) {
+    const tentative = decideNow(state, c, print);
+    if (tentative.action === "stop" && tentative.reason === "uncertain_mutation") {
+      const verdict = await runVerify(state);
+      if (verdict?.effect === "present") {
+        if (state.key !== undefined) {
+          const { key } = state;
+          // The write is known done; if the store cannot record it, the entry stays pending
+          // (uncertain after its lease): a repeat is refused, never re-run.
+          await guardedAsync(() => settle(state, key, "succeeded", verdict.result));
+        }
+        // The verified write is a success: the next identical call is a new logical call.
+        noteSuccess(state);
+        emitCall(state, "replayed");
+        return {
+          kind: "ok",
+          value: verdict.result as T,
+          attempts: state.attempts,
+          replayed: true,
+        };
+      }
+      if (verdict) state.verified = verdict.effect;
+      if (verdict?.effect === "absent" && state.key !== undefined) {
+        try {
+          await settle(state, state.key, "failed");
+        } catch (error) {
+          return storeTrouble(state, error, c.certainty);
+        }
+      }
+    }
+  }
+  if (r.ended && !observeOnly) {
+    const d = plainStop(
+      summary(r).reason === "completed" ? "aborted" : (summary(r).reason as Reason),
+    );
+    record(state, failure, c, { ...d, certainty: c.certainty }, print);
+    const uncertain = state.key !== undefined && c.certainty === "unknown";
+    return endedOutcome(state, uncertain ? state.key : undefined);
+  }
+
+  let d = commit(state, c, print);
+  if (d.action === "retry_dependency" && !observeOnly) {
+    // The server's shared retry budget is asked only when a retry is otherwise allowed; a store
+    // that cannot answer grants none.
+    let granted = false;
+    try {
+      granted = await storeOp(state, "a retry-budget take", () =>
+        core.takeRetry(state.call.server),
+      );
+    } catch {
+      granted = false;
+    }
+    if (!granted) {
+      budgets.refund("retries");
+      budgets.refund("failures");
+      d = commit(state, c, print, true);
+    }
+    record(state, failure, c, d, print, true, true, !granted);
+  } else {
+    record(state, failure, c, d, print);
+  }
+
+  if (observeOnly) {
+    emitCall(state, "ok");
+    if ("thrown" in outcome) throw new Escape(outcome.thrown);
+    return {
+      kind: "ok",
+      value: outcome.value,
+      attempts: state.attempts,
+      replayed: false,
+      observed: d,
+    };
+  }
+
+  // A stop for repeats is not counted in modelRepeats (only what reached the model is): this
+  // failure is one more than those.
+  const repeats =
+    d.action === "stop" && d.reason === "repeated_failure"
+      ? (modelRepeats.get(print) ?? 0) + 1
+      : (modelRepeats.get(print) ?? 1);
+  switch (d.action) {
+    case "retry_dependency": {
+      tally.retry();
+      const decision = d;
+      guarded(() =>
+        core.options.onRetry?.({
+          runId: id,
+          tool: state.call.tool,
+          server: state.call.server,
+          attempt: state.attempts,
+          delayMs: decision.delayMs,
+          decision,
+          failure,
+        }),
+      );
+      return new RetryRequest(d.delayMs);
+    }
+    case "host":
+      // Nothing of the raw failure reaches the model: it stays with the host.
+      return stopOutcome(
+        state,
+        { ...plainStop(d.reason), certainty: d.certainty },
+        "the call could not be completed",
+        hostError === undefined
+          ? { emit: "host", recorded: true }
+          : { hostError, emit: "host", recorded: true },
+      );
+    case "stop":
+      noteSignature(state, { failure: print });
+      return stopOutcome(state, d, observe(failure.text, state), { repeats, recorded: true });
+    default: {
+      noteSignature(state, { failure: print });
+      // A key only this run can derive, left uncertain by a text the model is asked to act on:
+      // it blocks an identical repeat while the run lasts, and is released when the run ends.
+      if (
+        state.key !== undefined &&
+        c.certainty === "unknown" &&
+        (state.call.callId === undefined || scope === undefined)
+      ) {
+        releasable.add(state.key);
+      }
+      emitCall(state, "model");
+      const text = composeMessage({
+        tool: state.call.tool,
+        observation: observe(failure.text, state),
+        decision: d,
+        repeats,
+        maxRepeats: state.tool.maxRepeats,
+        attempts: state.attempts,
+        ...(c.hint !== undefined && { hint: c.hint }),
+      });
+      return {
+        kind: "model",
+        action: d.action,
+        reason: d.reason,
+        fingerprint: print,
+        result: modelResult(text),
+      };
+    }
+  }
+}
+
+export function toFailure(state: CallState, thrown: unknown, deadlineHit: boolean): Failure {
+  const { core } = state.run;
+  if (isAborted(state)) {
+    return localFailure("aborted");
+  }
+  if (deadlineHit) return localFailure("timeout", "The run's deadline passed during the call");
+  if (state.call.toFailure) {
+    const mapper = state.call.toFailure;
+    return guarded(() => mapper(thrown)) ?? failureFromError(thrown, { now: core.now() });
+  }
+  return failureFromError(thrown, { now: core.now() });
+}
+
+/** Runs the verify step for an uncertain mutation, when the policy and options provide one. */
+async function runVerify(state: CallState): Promise<VerifyResult | undefined> {
+  const { core, deadline, id } = state.run;
+  const steps = core.options.verify;
+  // Own properties only: a tool named `constructor` must not find Object's.
+  const fn =
+    steps !== undefined && Object.hasOwn(steps, state.call.tool)
+      ? steps[state.call.tool]
+      : undefined;
+  if (!fn || !state.tool.idempotency.verify || isAborted(state)) return undefined;
+  const ac = new AbortController();
+  const onAbort = (event: Event) => ac.abort((event.target as AbortSignal).reason);
+  for (const s of wakers(state)) s.addEventListener("abort", onAbort, { once: true });
+  const left = deadline - core.now();
+  const timer = left <= MAX_TIMER_MS ? setTimeout(() => ac.abort(), Math.max(0, left)) : undefined;
+  try {
+    const verdict = fn({
+      runId: id,
+      tool: state.call.tool,
+      server: state.call.server,
+      args: state.call.args ?? {},
+      idempotencyKey: state.key,
+      signal: ac.signal,
+    });
+    // A verify step that ignores its signal must not hold the call past the deadline.
+    const cut = new Promise<VerifyResult>((resolve) => {
+      ac.signal.addEventListener("abort", () => resolve({ effect: "unknown" }), { once: true });
+    });
+    return await Promise.race([Promise.resolve(verdict), cut]);
+  } catch {
+    return { effect: "unknown" };
+  } finally {
+    clearTimeout(timer);
+    for (const s of wakers(state)) s.removeEventListener("abort", onAbort);
+  }
+}

@@ -1,0 +1,91 @@
+// The outcomes a call ends with besides a success: stops (which end the run) and their text for
+// the model.
+import type { HostError } from "../errors.ts";
+import type { BudgetName, Decision } from "../judge/decide.ts";
+import { composeMessage } from "../judge/message.ts";
+import type { CallOutcomeKind } from "../telemetry/events.ts";
+import { PERSON_RESOLVABLE, type Reason } from "../types.ts";
+import type { CallState } from "./call-state.ts";
+import { emitCall } from "./events.ts";
+import { stopRun, summary } from "./run-state.ts";
+import type { CallOutcome, ModelResult } from "./types.ts";
+
+export type StopDecision = Extract<Decision, { action: "stop" }>;
+
+export function modelResult(text: string): ModelResult {
+  return { content: [{ type: "text", text }], isError: true };
+}
+
+export function plainStop(reason: Reason, budget?: BudgetName): StopDecision {
+  return {
+    action: "stop",
+    reason,
+    certainty: "not_sent",
+    cause: reason,
+    ...(budget !== undefined && { budget }),
+    personResolvable: PERSON_RESOLVABLE.has(reason),
+  };
+}
+
+/** A stop: ends the run and gives the model its final text. */
+export function stopOutcome<T>(
+  state: CallState,
+  decision: StopDecision,
+  observation: string,
+  extra: {
+    hostError?: HostError;
+    repeats?: number;
+    emit?: CallOutcomeKind;
+    /** The decision was recorded (counted in `actions`) already. */
+    recorded?: boolean;
+  } = {},
+): CallOutcome<T> {
+  const r = state.run;
+  // A stop made before any failure (a loop, a budget, an abort) still counts as a stop, once:
+  // calls that only find the run already stopped do not count again.
+  if (!extra.recorded && !r.ended && !r.observeOnly) r.tally.stopBeforeFailure();
+  // A key a person is asked to settle is never released.
+  if (decision.reason === "uncertain_mutation" && state.key !== undefined) {
+    r.releasable.delete(state.key);
+  }
+  emitCall(state, extra.emit ?? "stop");
+  if (!r.observeOnly) stopRun(r, decision.reason, decision.budget, decision.personResolvable);
+  const text = composeMessage({
+    tool: state.call.tool,
+    observation,
+    decision,
+    attempts: state.attempts,
+    maxRepeats: state.tool.maxRepeats,
+    ...(extra.repeats !== undefined && { repeats: extra.repeats }),
+  });
+  return {
+    kind: "stop",
+    reason: decision.reason,
+    personResolvable: decision.personResolvable,
+    result: modelResult(text),
+    summary: summary(r),
+    ...(extra.hostError !== undefined && { hostError: extra.hostError }),
+    ...(decision.reason === "uncertain_mutation" &&
+      state.key !== undefined && { idempotencyKey: state.key }),
+  };
+}
+
+/** A stop before anything was sent (budgets, deadline, abort, approval, loops). */
+export function preflightStop<T>(
+  state: CallState,
+  reason: Reason,
+  budget?: BudgetName,
+): CallOutcome<T> {
+  return stopOutcome<T>(state, plainStop(reason, budget), "the call was not made");
+}
+
+/** The answer for a call that finds the run already ended (a parallel call stopped it). */
+export function endedOutcome<T>(state: CallState, uncertainKey?: string): CallOutcome<T> {
+  const s = summary(state.run);
+  const reason: Reason = s.reason === "completed" ? "aborted" : s.reason;
+  const outcome = stopOutcome<T>(state, plainStop(reason, s.budget), "the run has already ended");
+  // A write left uncertain must still name its key, whatever stopped the run.
+  return uncertainKey === undefined || outcome.kind !== "stop"
+    ? outcome
+    : { ...outcome, idempotencyKey: uncertainKey };
+}

@@ -1,0 +1,172 @@
+// Before anything is sent: the run's state, the deadline, access and approval, the loop detector,
+// the breaker, and the calls budget. Synchronous when the store is.
+import type { Classification } from "../judge/classify.ts";
+import type { BudgetName } from "../judge/decide.ts";
+import { fingerprint } from "../judge/fingerprint.ts";
+import { composeMessage } from "../judge/message.ts";
+import type { MaybePromise, Reason } from "../types.ts";
+import { breakerCheck } from "./breaker.ts";
+import type { CallState } from "./call-state.ts";
+import { bounded, isAborted } from "./cuts.ts";
+import { commit } from "./decisions.ts";
+import { emitCall, record } from "./events.ts";
+import { endedOutcome, modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
+import { step } from "./store-guard.ts";
+import { storeOp, storeTrouble } from "./store-steps.ts";
+import type { CallOutcome } from "./types.ts";
+
+/** Budgets, access, loops and breakers, before anything is sent; synchronous when the store is. */
+export function preflight(state: CallState): MaybePromise<CallOutcome<unknown> | undefined> {
+  const { core, deadline, observeOnly } = state.run;
+  if (isAborted(state)) return refuse(state, "aborted");
+  if (core.now() >= deadline) return refuse(state, "budget_exhausted", "wallTime");
+  const { tool } = state;
+  if (tool.access === "deny") {
+    return preflightModel(state, "switch_tool", "denied_by_policy", "this tool is not allowed");
+  }
+  if (tool.access === "confirm" && !observeOnly) return confirmed(state);
+  return loopsAndBreaker(state);
+}
+
+/** A preflight refusal; observe-only reports what would have stopped the call, and lets it go. */
+function refuse(
+  state: CallState,
+  reason: Reason,
+  budget?: BudgetName,
+): CallOutcome<unknown> | undefined {
+  const { observeOnly } = state.run;
+  if (!observeOnly) return preflightStop(state, reason, budget);
+  // Observe-only: what would have stopped the call is reported, not enforced or counted.
+  const d = plainStop(reason, budget);
+  const c: Classification = { action: "stop", reason, certainty: "not_sent", source: "signal" };
+  const print = fingerprint({ tool: state.call.tool, channel: "local", text: reason });
+  record(state, { channel: "local", origin: "local", text: reason }, c, d, print, false);
+  return undefined;
+}
+
+/** A tool marked `confirm`: the host approves the call, or it is refused. */
+async function confirmed(state: CallState): Promise<CallOutcome<unknown> | undefined> {
+  const { core, id } = state.run;
+  const confirm = core.options.onConfirm;
+  const approved = confirm
+    ? await bounded(
+        state,
+        () =>
+          confirm({
+            runId: id,
+            tool: state.call.tool,
+            server: state.call.server,
+            args: state.call.args ?? {},
+            effect: state.effect,
+          }),
+        false,
+      )
+    : false;
+  if (isAborted(state)) return refuse(state, "aborted");
+  if (approved !== true) return refuse(state, "not_approved");
+  return await loopsAndBreaker(state);
+}
+
+/** The loop detector, then the breaker (one probe per cool-down when it is half-open). */
+function loopsAndBreaker(state: CallState): MaybePromise<CallOutcome<unknown> | undefined> {
+  const { core, observeOnly, identical } = state.run;
+  const { tool } = state;
+  const seen = identical.get(state.callKey);
+  if (!tool.loop.exempt && seen !== undefined && seen.count >= tool.loop.maxIdentical) {
+    return refuse(state, "loop_detected");
+  }
+  // Observe-only sends calls untouched, store or no store; otherwise fail closed.
+  const trouble = (error: unknown) =>
+    observeOnly ? admit(state, false) : storeTrouble(state, error, "not_sent");
+  return step(
+    () => storeOp(state, "a breaker read", () => core.readBreaker(tool)),
+    (breaker) => {
+      const check = breakerCheck(breaker, tool.breaker, core.now());
+      if (check.verdict !== "probe" || breaker?.openedAt === undefined) {
+        return admit(state, check.verdict === "open");
+      }
+      // One probe per cool-down, across parallel calls and workers: the store's atomic counter
+      // lets exactly one caller through.
+      const period = Math.floor(
+        (core.now() - breaker.openedAt) / Math.max(1, tool.breaker.cooldownMs),
+      );
+      const gate = `${core.breakerKey(tool.tool, tool.server)}:probe:${breaker.openedAt}:${period}`;
+      const ttl = Math.max(1, tool.breaker.cooldownMs);
+      return step(
+        () => storeOp(state, "a breaker probe", () => core.store.increment(gate, 1, ttl)),
+        (taken) => admit(state, taken > 1),
+        trouble,
+      );
+    },
+    trouble,
+  );
+}
+
+/**
+ * The last preflight step, synchronous: a run that stopped meanwhile admits nothing, and the
+ * calls budget is taken by exactly the calls that go on to execute.
+ */
+function admit(state: CallState, open: boolean): CallOutcome<unknown> | undefined {
+  const r = state.run;
+  if (open) {
+    return preflightModel(state, "switch_tool", "circuit_open", "the tool is failing and paused");
+  }
+  if (r.ended && !r.observeOnly) return endedOutcome(state);
+  if (isAborted(state)) return refuse(state, "aborted");
+  if (!r.budgets.take("calls")) return refuse(state, "budget_exhausted", "calls");
+  return undefined;
+}
+
+/**
+ * A decision for the model made before any attempt (a denied tool, an open breaker, arguments
+ * that are not JSON). Nothing failed, so the failures budget is not spent, but the action's own
+ * budget and the repeat rule apply.
+ */
+export function preflightModel(
+  state: CallState,
+  action: "switch_tool" | "correct_arguments",
+  reason: Reason,
+  observation: string,
+  isFailure = false,
+): CallOutcome<unknown> | undefined {
+  const { observeOnly, modelRepeats } = state.run;
+  const print = fingerprint({ tool: state.call.tool, channel: "local", text: reason });
+  const classification: Classification = {
+    action,
+    reason,
+    certainty: "not_sent",
+    source: "signal",
+  };
+  const d = commit(state, classification, print, false, isFailure);
+  record(
+    state,
+    { channel: "local", origin: "local", text: observation },
+    classification,
+    d,
+    print,
+    true,
+    isFailure,
+  );
+  if (observeOnly) return undefined;
+  if (d.action === "stop") {
+    return stopOutcome(state, d, observation, {
+      repeats: modelRepeats.get(print) ?? 1,
+      recorded: true,
+    });
+  }
+  emitCall(state, "model");
+  const text = composeMessage({
+    tool: state.call.tool,
+    observation,
+    decision: d,
+    repeats: modelRepeats.get(print) ?? 1,
+    maxRepeats: state.tool.maxRepeats,
+  });
+  return {
+    kind: "model",
+    action,
+    reason,
+    fingerprint: print,
+    result: modelResult(text),
+  };
+}

@@ -1,0 +1,187 @@
+// What a run holds while it lasts (budgets, counts, the loop detector, its end) and how it ends.
+// Every step of a call reads and writes this one object; nothing else is shared between calls.
+import type { BudgetName } from "../judge/decide.ts";
+import type { Policy } from "../policy/policy.ts";
+import { EVENT_SCHEMA_VERSION, type RunSummary } from "../telemetry/events.ts";
+import type { Reason } from "../types.ts";
+import { type AttemptGuard, createAttemptGuard } from "./attempt-guard.ts";
+import { createRunBudgets, type RunBudgets } from "./budget.ts";
+import type { GovernorCore } from "./hooks.ts";
+import { createLoopDetector, type LoopDetector } from "./repeats.ts";
+import { createRunTally, type RunTally } from "./tally.ts";
+import type { RunOptions } from "./types.ts";
+import { endedError, guarded, guardedAsync } from "./waits.ts";
+
+/** One run's state. */
+export interface RunState {
+  readonly core: GovernorCore;
+  readonly policy: Policy;
+  readonly options: RunOptions;
+  readonly id: string;
+  /** Keys of calls without a scope are unique to this instance (made with the first such key). */
+  instanceId: string | undefined;
+  readonly scope: string | undefined;
+  readonly startedAt: number;
+  /** Epoch ms after which no attempt starts. */
+  readonly deadline: number;
+  readonly budgets: RunBudgets;
+  readonly observeOnly: boolean;
+  /** The run's signal. */
+  readonly signal: AbortSignal | undefined;
+  /**
+   * Signals are made only when a wait needs one (a backoff, a hook, a pending store answer): a
+   * call that answers at once costs none. `runEnded` aborts when the run ends: it wakes calls
+   * sleeping in a backoff and bounds pending hooks. `hostEnd` aborts when the host ends the run.
+   */
+  runEnded: AbortController | undefined;
+  hostEnd: AbortController | undefined;
+  /**
+   * The host ended the run: attempts in flight are cut. (A stop Governor decides lets attempts
+   * already admitted finish: their budget was granted, and cutting a write would only make its
+   * outcome uncertain.)
+   */
+  hostEnded: boolean;
+  hostEndError: Error | undefined;
+  /** One deadline timer and one listener for all the run's attempts in flight. */
+  readonly guard: AttemptGuard;
+  /** Counts and the stop reason, for the summary. */
+  readonly tally: RunTally;
+  /** How often each fingerprint reached the model (the repeat rule counts these). */
+  readonly modelRepeats: Map<string, number>;
+  /**
+   * Per call key, the last result's signature and how many times in a row it came back: hashes,
+   * never the results themselves, and at most MAX_TRACKED calls (the oldest go first).
+   */
+  readonly identical: LoopDetector;
+  /** Per call key, how many identical keyed calls succeeded (a part of the next one's key). */
+  readonly successes: Map<string, number>;
+  /** Attempts executing now: `end()` aborts them. */
+  inFlight: number;
+  /** Keys of this run instance left uncertain after a failure that went to the model. */
+  readonly releasable: Set<string>;
+  callCount: number;
+  ended: RunSummary | undefined;
+}
+
+export function createRunState(core: GovernorCore, options: RunOptions): RunState {
+  const { policy } = core;
+  const startedAt = core.now();
+  const deadline = Math.min(
+    options.deadline ?? Number.POSITIVE_INFINITY,
+    startedAt + policy.budgets.wallTimeMs,
+  );
+  const observeOnly = policy.observeOnly;
+  const signal = options.signal;
+  return {
+    core,
+    policy,
+    options,
+    id: options.runId ?? core.newRunId(),
+    instanceId: undefined,
+    scope: options.idempotencyScope,
+    startedAt,
+    deadline,
+    budgets: createRunBudgets(policy.budgets),
+    observeOnly,
+    signal,
+    runEnded: undefined,
+    hostEnd: undefined,
+    hostEnded: false,
+    hostEndError: undefined,
+    guard: createAttemptGuard({ deadline, now: core.now, enforceDeadline: !observeOnly, signal }),
+    tally: createRunTally(),
+    modelRepeats: new Map(),
+    identical: createLoopDetector(),
+    successes: new Map(),
+    inFlight: 0,
+    releasable: new Set(),
+    callCount: 0,
+    ended: undefined,
+  };
+}
+
+/** This run instance's id, made on first use: a run of read-only calls never needs one. */
+export function instance(r: RunState): string {
+  r.instanceId ??= r.core.newRunId();
+  return r.instanceId;
+}
+
+export function hostEndReason(r: RunState): Error {
+  r.hostEndError ??= endedError("The run was ended");
+  return r.hostEndError;
+}
+
+export function runEndedSignal(r: RunState): AbortSignal {
+  r.runEnded ??= new AbortController();
+  if (r.ended && !r.runEnded.signal.aborted) r.runEnded.abort(endedError("The run has ended"));
+  return r.runEnded.signal;
+}
+
+export function hostEndSignal(r: RunState): AbortSignal {
+  r.hostEnd ??= new AbortController();
+  if (r.hostEnded && !r.hostEnd.signal.aborted) r.hostEnd.abort(hostEndReason(r));
+  return r.hostEnd.signal;
+}
+
+/**
+ * Once the run ends, nobody can derive its instance keys again, so an uncertain entry the model
+ * was told to correct guards nothing: it is settled `failed` (kept for the retention period)
+ * rather than left to fill the fail-closed ledger. Keys of `uncertain_mutation` stops stay for a
+ * person to settle.
+ */
+function release(r: RunState): void {
+  for (const key of r.releasable) {
+    void guardedAsync(() => r.core.store.settle(key, "failed", { now: r.core.now() }));
+  }
+  r.releasable.clear();
+}
+
+export function summary(r: RunState): RunSummary {
+  return (
+    r.ended ??
+    r.tally.summary(r.id, r.budgets.used().calls, r.core.now() - r.startedAt, r.observeOnly)
+  );
+}
+
+export function end(r: RunState): RunSummary {
+  if (r.ended) return r.ended;
+  // Ended by the host while calls still run: they are aborted, so the run did not complete.
+  if (r.inFlight > 0) r.tally.stop("aborted", undefined, false);
+  const s = summary(r);
+  r.ended = s;
+  r.identical.clear();
+  release(r);
+  if (r.runEnded !== undefined) r.runEnded.abort(endedError("The run has ended"));
+  r.core.emit({
+    v: EVENT_SCHEMA_VERSION,
+    type: "run_end",
+    at: r.core.now(),
+    runId: r.id,
+    summary: s,
+  });
+  guarded(() => r.core.options.onStop?.(s));
+  return s;
+}
+
+export function stopRun(
+  r: RunState,
+  reason: Reason,
+  budget?: BudgetName,
+  person?: boolean,
+): RunSummary {
+  r.tally.stop(reason, budget, person);
+  return end(r);
+}
+
+/** The host ends the run: attempts in flight are cut. Idempotent. */
+export function endByHost(r: RunState): RunSummary {
+  if (!r.ended) {
+    // Calls still running are aborted: the run did not complete.
+    if (r.inFlight > 0) r.tally.stop("aborted", undefined, false);
+    r.hostEnded = true;
+    // The reason is an Error (with a stack) only when something listens for it.
+    if (r.hostEnd !== undefined) r.hostEnd.abort(hostEndReason(r));
+    if (r.guard.size > 0) r.guard.cutAll(hostEndReason(r));
+  }
+  return end(r);
+}

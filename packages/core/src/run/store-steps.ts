@@ -1,0 +1,115 @@
+// The run's store operations, each bounded, and what a store that fails comes to: nothing more is
+// executed (fail closed) and the trouble goes to the host, never its text to the model.
+import { type GovernorError, HostError } from "../errors.ts";
+import type { Classification } from "../judge/classify.ts";
+import type { Decision } from "../judge/decide.ts";
+import { fingerprint } from "../judge/fingerprint.ts";
+import { StoreError } from "../store/store.ts";
+import type { Certainty, MaybePromise } from "../types.ts";
+import type { CallState } from "./call-state.ts";
+import { Escape } from "./control.ts";
+import { bounded, cutters, isAborted } from "./cuts.ts";
+import { emitCall, record } from "./events.ts";
+import type { HostContext } from "./hooks.ts";
+import { plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
+import { stopRun } from "./run-state.ts";
+import { guardStore, isStoreError, type StoreBound } from "./store-guard.ts";
+import type { CallOutcome } from "./types.ts";
+import { guardedAsync } from "./waits.ts";
+
+/**
+ * One store operation, bounded by the store timeout, the deadline, the run's signal, its end and
+ * the call's signal. A synchronous store (the memory store) answers with no timer at all.
+ */
+export function storeOp<R>(state: CallState, op: string, fn: () => MaybePromise<R>) {
+  return guardStore(op, fn, storeBound, state);
+}
+
+/** What bounds a pending store answer (made only for one). */
+function storeBound(state: CallState): StoreBound {
+  const r = state.run;
+  return {
+    signals: cutters(state),
+    timeoutMs: r.observeOnly
+      ? r.core.storeTimeoutMs
+      : Math.min(r.core.storeTimeoutMs, Math.max(0, r.deadline - r.core.now())),
+  };
+}
+
+/**
+ * The store failed before or after an attempt: nothing more is executed (fail closed) and the
+ * trouble goes to the host, never its text to the model. Without an `onHostError` hook the run
+ * ends and the `HostError` is thrown, as for every host failure.
+ */
+export async function storeTrouble<T>(
+  state: CallState,
+  error: unknown,
+  certainty: Certainty,
+): Promise<CallOutcome<T>> {
+  if (!isStoreError(error)) throw error;
+  // Cut by an abort or the host's end: that is what happened, not a store outage.
+  if (isAborted(state)) {
+    const outcome = preflightStop<T>(state, "aborted");
+    return certainty === "unknown" && state.key !== undefined && outcome.kind === "stop"
+      ? { ...outcome, idempotencyKey: state.key }
+      : outcome;
+  }
+  // A ledger that lost its data needs a person (restore it, or acknowledge the loss).
+  const lost = StoreError.isInstance(error) && error.reason === "ledger_lost";
+  const hostError = storeHostError(state, error);
+  const print = fingerprint({
+    tool: state.call.tool,
+    channel: "local",
+    text: "store_unavailable",
+  });
+  const d: Decision = { action: "host", reason: "store_unavailable", certainty };
+  const c: Classification = { ...d, source: "signal" };
+  record(state, { channel: "local", origin: "local", text: error.message }, c, d, print);
+  const hook = state.run.core.options.onHostError;
+  if (!hook) {
+    emitCall(state, "host");
+    stopRun(state.run, "store_unavailable", undefined, lost);
+    throw new Escape(hostError);
+  }
+  await bounded(state, () => hook(hostError, hostContext(state, false)), undefined);
+  return stopOutcome(
+    state,
+    { ...plainStop("store_unavailable"), certainty, personResolvable: lost },
+    "the call could not be completed",
+    { hostError, emit: "host", recorded: true },
+  );
+}
+
+/** Tells the host that the store failed after a write succeeded; the call's outcome stands. */
+export function storeAfterEffect(state: CallState, error: unknown): void {
+  if (!isStoreError(error)) throw error;
+  const hook = state.run.core.options.onHostError;
+  if (!hook) return;
+  const hostError = storeHostError(state, error, " (the call succeeded; its key stays pending)");
+  void guardedAsync(() => hook(hostError, hostContext(state, false)));
+}
+
+/** The host's view of a store failure: the operation in the message, the store's error as cause. */
+function storeHostError(state: CallState, error: GovernorError, note = ""): HostError {
+  return new HostError({
+    tool: state.call.tool,
+    server: state.call.server,
+    reason: "store_unavailable",
+    channel: "local",
+    failureCode: StoreError.isInstance(error) ? error.reason : undefined,
+    message: `${state.call.tool}: ${error.message}${note}`,
+    cause: error,
+  });
+}
+
+/** What `onHostError` sees of a call. */
+export function hostContext(state: CallState, repeatable: boolean): HostContext {
+  return {
+    runId: state.run.id,
+    tool: state.call.tool,
+    server: state.call.server,
+    attempt: state.attempts,
+    effect: state.effect,
+    safeToRepeat: repeatable,
+  };
+}

@@ -1,0 +1,124 @@
+// The run's public contracts: the options, a call as the agent asked for it, what an executor
+// receives and how a call ends. Apart from the run's modules so that each can import them.
+
+import type { HostError } from "../errors.ts";
+import type { Decision } from "../judge/decide.ts";
+import type { ToolAnnotations } from "../judge/effect.ts";
+import type { Failure } from "../judge/failure.ts";
+import type { RunSummary } from "../telemetry/events.ts";
+import type { Reason } from "../types.ts";
+
+/** The `_meta` key that carries an idempotency key to the server. */
+export const IDEMPOTENCY_META_KEY = "io.governor/idempotency-key";
+
+/** Options of `governor.startRun`. */
+export interface RunOptions {
+  /** @default a random UUID */
+  readonly runId?: string;
+  /** Aborting it ends the run at once with `aborted`, backoffs included. */
+  readonly signal?: AbortSignal;
+  /** Epoch ms after which no attempt starts. @default start + policy.budgets.wallTimeMs */
+  readonly deadline?: number;
+  /**
+   * Where a `callId` is unique, e.g. a job or conversation id (with a tenant prefix when tenants
+   * share a store). Calls with the same `callId`, tool and server in the same scope are one logical
+   * call, across runs and workers: a recorded result is replayed, an uncertain write refused.
+   * Without a scope, a `callId` identifies a call only within this run instance, and a call without
+   * `callId` is never taken for a call of another run, even one started with the same `runId`.
+   */
+  readonly idempotencyScope?: string;
+}
+
+/** One tool call as the agent asked for it. */
+export interface ToolCall {
+  readonly tool: string;
+  readonly server?: string;
+  readonly args?: Readonly<Record<string, unknown>>;
+  /** The tool's input JSON Schema (MCP `inputSchema`): with `args`, it weighs the failure's text. */
+  readonly inputSchema?: unknown;
+  /** The host's tool-call id: identifies the logical call across retries and workers. */
+  readonly callId?: string;
+  /** The tool's MCP annotations; used only when the policy trusts the server. */
+  readonly annotations?: ToolAnnotations;
+  /** Maps what `execute` threw to a failure; adapters tag the origin here. */
+  readonly toFailure?: (thrown: unknown) => Failure;
+  /**
+   * This call's own signal (e.g. the agent SDK's abort signal). Aborting it aborts the attempt in
+   * flight, wakes a backoff at once and ends the run with `aborted`.
+   */
+  readonly signal?: AbortSignal;
+}
+
+/** What one attempt's executor receives. */
+export interface AttemptContext {
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  /**
+   * Aborted when the run is aborted or its deadline passes. One per attempt, made on first read;
+   * read after the attempt ended, it is already aborted.
+   */
+  readonly signal: AbortSignal;
+  /** Ms left before the run's deadline. */
+  readonly remainingMs: number;
+  /** The call's idempotency key (mutating tools), the same for every attempt of the call. */
+  readonly idempotencyKey: string | undefined;
+  /** The arguments to send, with the key in the policy's key argument when it names one. */
+  readonly args: Readonly<Record<string, unknown>>;
+  /** `_meta` to send: carries the key as `io.governor/idempotency-key`. */
+  readonly meta: Readonly<Record<string, unknown>>;
+}
+
+/** Performs one attempt. Resolving with an `isError` result or throwing both count as failure. */
+export type Executor<T> = (ctx: AttemptContext) => Promise<T>;
+
+/** A result for the model: what an MCP `CallToolResult` with `isError: true` looks like. */
+export interface ModelResult {
+  readonly content: readonly [{ readonly type: "text"; readonly text: string }];
+  readonly isError: true;
+}
+
+/** How `run.call` ended. Every variant but `ok` carries a `result` to hand to the model. */
+export type CallOutcome<T> =
+  | {
+      readonly kind: "ok";
+      readonly value: T;
+      readonly attempts: number;
+      /** A recorded result was replayed (keyed call) or a verify step found the write done. */
+      readonly replayed: boolean;
+      /** In observe-only mode, what Governor would have decided (the value passed through). */
+      readonly observed?: Decision;
+    }
+  | {
+      readonly kind: "model";
+      readonly action: "correct_arguments" | "switch_tool";
+      readonly reason: Reason;
+      readonly fingerprint: string;
+      readonly result: ModelResult;
+    }
+  | {
+      readonly kind: "stop";
+      readonly reason: Reason;
+      readonly personResolvable: boolean;
+      readonly result: ModelResult;
+      readonly summary: RunSummary;
+      /** Set when the stop came from a failure routed to the host. */
+      readonly hostError?: HostError;
+      /**
+       * The call's idempotency key when the write may have happened (`uncertain_mutation`): a
+       * person who checked settles it with `governor.settle(key, …)`.
+       */
+      readonly idempotencyKey?: string;
+    };
+
+/** One agent task. */
+export interface Run {
+  readonly id: string;
+  /** Whether the run has ended (stopped or ended by the host). */
+  readonly ended: boolean;
+  /** Makes one tool call through Governor; always resolves with an outcome (see `onHostError`). */
+  call<T>(call: ToolCall, execute: Executor<T>): Promise<CallOutcome<T>>;
+  /** Ends the run (`completed` unless it stopped before) and returns its summary. Idempotent. */
+  end(): RunSummary;
+  /** A snapshot of the summary so far. */
+  summary(): RunSummary;
+}
