@@ -7,7 +7,10 @@ import { countsAt, learnedKey, type OutcomeField } from "../judge/learned.ts";
 import type { ToolPolicy } from "../policy/policy.ts";
 import type { Store } from "../store/store.ts";
 import type { MaybePromise } from "../types.ts";
-import { guardStore, isThenable, type StoreBound } from "./store-guard.ts";
+import { isThenable } from "./store-guard.ts";
+
+/** Runs one store operation bounded like the call's others (`storeOp`). */
+export type StoreGuard = <R>(op: string, fn: () => MaybePromise<R>) => MaybePromise<R>;
 
 /** Decayed counts of one server, tool and fingerprint. */
 export type LearnedCounts = Readonly<Record<OutcomeField, number>>;
@@ -63,7 +66,7 @@ export class OutcomeTracker {
   read(
     policy: ToolPolicy,
     fingerprint: string,
-    bound: StoreBound,
+    guard: StoreGuard,
   ): MaybePromise<LearnedCounts | undefined> {
     const store = this.#store;
     if (!this.learns(policy) || store.outcome === undefined) return undefined;
@@ -71,7 +74,7 @@ export class OutcomeTracker {
     const toCounts = (record: Awaited<ReturnType<NonNullable<Store["outcome"]>>>) =>
       record === undefined ? undefined : countsAt(record, this.#now(), policy.learning.halfLifeMs);
     try {
-      const answer = guardStore("a learned-outcome read", () => store.outcome?.(key), bound);
+      const answer = guard("a learned-outcome read", () => store.outcome?.(key));
       return isThenable(answer) ? answer.then(toCounts, () => undefined) : toCounts(answer);
     } catch {
       return undefined;
@@ -90,7 +93,7 @@ export class OutcomeTracker {
     fingerprint: string,
     decision: Decision,
     first: boolean,
-    bound: StoreBound,
+    guard: StoreGuard,
   ): MaybePromise<void> {
     const adds: [Pending, OutcomeField][] = [];
     if (first) this.#settleWaiting(policy, fingerprint, adds);
@@ -101,7 +104,7 @@ export class OutcomeTracker {
         map.set(fingerprint, policy);
         this.#retried.set(call, map);
       }
-      return this.#write(adds, bound);
+      return this.#write(adds, guard);
     }
     if (retried !== undefined) {
       this.#retried.delete(call);
@@ -117,14 +120,14 @@ export class OutcomeTracker {
         this.#switches.push({ ...self, alternatives: decision.alternatives });
       }
     }
-    return this.#write(adds, bound);
+    return this.#write(adds, guard);
   }
 
   /**
    * The call succeeded: its retries recovered, and a correction of this tool or a switch to it
    * paid off. Touches no store when nothing awaited this call.
    */
-  succeeded(call: object, policy: ToolPolicy, bound: StoreBound): MaybePromise<void> {
+  succeeded(call: object, policy: ToolPolicy, guard: StoreGuard): MaybePromise<void> {
     const adds: [Pending, OutcomeField][] = [];
     const retried = this.#retried.get(call);
     if (retried !== undefined) {
@@ -137,7 +140,7 @@ export class OutcomeTracker {
       adds.push([correction, "correct_paid"]);
     }
     this.#settleSwitches(policy.tool, "switch_paid", adds);
-    return adds.length === 0 ? undefined : this.#write(adds, bound);
+    return adds.length === 0 ? undefined : this.#write(adds, guard);
   }
 
   /** A first failure of a call: settles what waited for this tool. */
@@ -163,7 +166,7 @@ export class OutcomeTracker {
   }
 
   /** Adds each outcome to the store; errors are swallowed, a pending answer is awaited. */
-  #write(adds: readonly [Pending, OutcomeField][], bound: StoreBound): MaybePromise<void> {
+  #write(adds: readonly [Pending, OutcomeField][], guard: StoreGuard): MaybePromise<void> {
     const store = this.#store;
     if (adds.length === 0 || store.addOutcome === undefined) return undefined;
     const waits: Promise<unknown>[] = [];
@@ -172,10 +175,8 @@ export class OutcomeTracker {
       const { halfLifeMs, ttlMs } = p.policy.learning;
       const key = learnedKey(p.server, p.tool, p.fingerprint);
       try {
-        const answer = guardStore(
-          "a learned-outcome write",
-          () => store.addOutcome?.(key, field, { now, halfLifeMs, ttlMs }),
-          bound,
+        const answer = guard("a learned-outcome write", () =>
+          store.addOutcome?.(key, field, { now, halfLifeMs, ttlMs }),
         );
         if (isThenable(answer)) waits.push(answer.then(undefined, () => undefined));
       } catch {
