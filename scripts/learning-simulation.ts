@@ -142,8 +142,10 @@ function isLabel(label: string): label is Label {
 export function simulationPolicy(templates: readonly Template[], learning: boolean): PolicyInput {
   const servers: Record<string, { tools: Record<string, Record<string, unknown>> }> = {};
   for (const t of templates) {
-    const server = (servers[t.server] ??= { tools: {} });
-    const tool = (server.tools[t.tool] ??= { effect: t.mutating ? "mutating" : "read_only" });
+    const server = servers[t.server] ?? { tools: {} };
+    servers[t.server] = server;
+    const tool = server.tools[t.tool] ?? { effect: t.mutating ? "mutating" : "read_only" };
+    server.tools[t.tool] = tool;
     if (t.hasAlternative) tool.alternatives = [`${t.tool}_alt`];
   }
   return {
