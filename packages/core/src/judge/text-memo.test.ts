@@ -1,0 +1,165 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { fingerprint, normalizeText } from "./fingerprint.ts";
+import { redact } from "./redact.ts";
+import { matchBuiltinRules } from "./rules.ts";
+import { TextMemo } from "./text-memo.ts";
+
+describe("TextMemo", () => {
+  it("gives back what was kept, and nothing for a text it never kept", () => {
+    const memo = new TextMemo<string>(4, 100, 20, (v) => v.length);
+    memo.set("rate limit", "a");
+    expect(memo.get("rate limit")).toBe("a");
+    expect(memo.get("rate limit ")).toBeUndefined();
+    // A text built anew is found by its characters, not by its identity.
+    expect(memo.get(["rate", "limit"].join(" "))).toBe("a");
+  });
+
+  it("holds at most maxEntries, dropping the oldest first", () => {
+    const memo = new TextMemo<number>(3, 1000, 100);
+    for (const [i, t] of ["a", "b", "c", "d"].entries()) memo.set(t, i);
+    expect(memo.entries).toBe(3);
+    expect(memo.get("a")).toBeUndefined();
+    expect([memo.get("b"), memo.get("c"), memo.get("d")]).toEqual([1, 2, 3]);
+  });
+
+  it("holds at most maxChars of texts and values, dropping the oldest to fit", () => {
+    const memo = new TextMemo<string>(100, 20, 10, (v) => v.length);
+    memo.set("aaaa", "11"); // 6
+    memo.set("bbbb", "22"); // 12
+    memo.set("cccc", "33"); // 18
+    expect(memo.heldChars).toBe(18);
+    memo.set("dddddd", "4444"); // 10 more: the two oldest go
+    expect(memo.get("aaaa")).toBeUndefined();
+    expect(memo.get("bbbb")).toBeUndefined();
+    expect(memo.get("cccc")).toBe("33");
+    expect(memo.heldChars).toBe(16);
+    // A value too large to fit at all is not kept, and evicts nothing.
+    memo.set("e", "x".repeat(30));
+    expect(memo.get("e")).toBeUndefined();
+    expect(memo.heldChars).toBe(16);
+  });
+
+  it("does not keep a text longer than maxTextLength", () => {
+    const memo = new TextMemo<number>(10, 100, 5);
+    memo.set("123456", 1);
+    memo.set("12345", 2);
+    expect(memo.get("123456")).toBeUndefined();
+    expect(memo.get("12345")).toBe(2);
+  });
+
+  it("keeps the first value of a text (a pure function gives one)", () => {
+    const memo = new TextMemo<number>(10, 100, 10);
+    memo.set("a", 1);
+    memo.set("a", 2);
+    expect(memo.get("a")).toBe(1);
+    expect(memo.heldChars).toBe(1);
+  });
+
+  it("stays within its bounds whatever is put in it (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.string({ maxLength: 40 }), fc.string({ maxLength: 40 })), {
+          maxLength: 200,
+        }),
+        (pairs) => {
+          const memo = new TextMemo<string>(16, 200, 30, (v) => v.length);
+          let chars = 0;
+          const kept = new Map<string, string>();
+          for (const [text, value] of pairs) {
+            memo.set(text, value);
+            if (!kept.has(text)) kept.set(text, value);
+            expect(memo.entries).toBeLessThanOrEqual(16);
+            expect(memo.heldChars).toBeLessThanOrEqual(200);
+          }
+          // What it gives back is what was first set for that text.
+          for (const [text, value] of kept) {
+            const got = memo.get(text);
+            if (got !== undefined) {
+              expect(got).toBe(value);
+              chars += text.length + got.length;
+            }
+          }
+          expect(chars).toBe(memo.heldChars);
+        },
+      ),
+    );
+  });
+
+  it("refuses bounds that cannot hold a text, with a clear error", () => {
+    expect(() => new TextMemo(0, 10, 5)).toThrow(/maxEntries must be at least 1/);
+    expect(() => new TextMemo(4, 10, 50)).toThrow(/maxChars at least maxTextLength/);
+  });
+});
+
+describe("judging remembers texts without changing a result", () => {
+  const text = fc.oneof(
+    fc.string({ maxLength: 120 }),
+    fc.constantFrom(
+      "Rate limit exceeded, retry after 30s",
+      'No note with id "drafts"',
+      "HTTP 503 Service Unavailable",
+      "HTTP 404 Not Found",
+      "token sk-abcdefghijklmnopqrstuvwx1234 rejected for ana@example.com at /home/ana/app.js",
+      "ECONNREFUSED 10.0.0.5:5432",
+      "permission denied: you need the admin role",
+    ),
+  );
+
+  it("gives a remembered text the same rule, normalization, fingerprint and redaction, in any order (property)", () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(text, { minLength: 1, maxLength: 30 }), (texts) => {
+        const judge = (t: string) => [
+          matchBuiltinRules(t)?.reason ?? null,
+          normalizeText(t),
+          fingerprint({ tool: "t", channel: "tool", text: t }),
+          fingerprint({ tool: "t", channel: "tool", code: 5, text: t }),
+          fingerprint({ tool: "t", channel: "tool", code: "5", text: t }),
+          fingerprint({ tool: "u", channel: "protocol", code: 5, text: t }),
+          redact(t),
+          redact(t, { emails: true }),
+          redact(t, { maxLength: 20 }),
+        ];
+        const first = texts.map(judge);
+        // Again, in reverse: every answer now comes from the memo.
+        const again = [...texts].reverse().map(judge).reverse();
+        expect(again).toEqual(first);
+      }),
+    );
+  });
+
+  it('keeps fingerprints of one text apart by tool, channel and code (5 is not "5")', () => {
+    const t = "the frobnicator sneezed at 12:30";
+    const prints = new Set([
+      fingerprint({ tool: "a", channel: "tool", text: t }),
+      fingerprint({ tool: "b", channel: "tool", text: t }),
+      fingerprint({ tool: "a", channel: "protocol", text: t }),
+      fingerprint({ tool: "a", channel: "tool", code: 5, text: t }),
+      fingerprint({ tool: "a", channel: "tool", code: "5", text: t }),
+    ]);
+    expect(prints.size).toBe(5);
+    // Asked again after the others, the first one is still its own.
+    expect(fingerprint({ tool: "a", channel: "tool", text: t })).toBe([...prints][0] as string);
+  });
+
+  it("redacts with the options of each call: emails, patterns changed in place, sensitive values", () => {
+    const t = "user ana@example.com sent code ABC-1234 with key hunter2-secret";
+    expect(redact(t)).toContain("ana@example.com");
+    expect(redact(t, { emails: true })).not.toContain("ana@example.com");
+    expect(redact(t)).toContain("ana@example.com");
+
+    const patterns = ["ABC-\\d+"];
+    expect(redact(t, { patterns })).not.toContain("ABC-1234");
+    // The same array, changed: the new pattern applies, the old one no longer does.
+    patterns[0] = "hunter\\d";
+    const changed = redact(t, { patterns });
+    expect(changed).toContain("ABC-1234");
+    expect(changed).not.toContain("hunter2");
+
+    // Sensitive values differ from call to call: each call removes its own.
+    expect(redact(t, { sensitiveValues: ["hunter2-secret"] })).not.toContain("hunter2-secret");
+    const other = redact(t, { sensitiveValues: ["ABC-1234"] });
+    expect(other).not.toContain("ABC-1234");
+    expect(other).toContain("hunter2-secret");
+  });
+});
