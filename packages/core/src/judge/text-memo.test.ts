@@ -87,7 +87,7 @@ describe("TextMemo", () => {
   });
 
   it("refuses bounds that cannot hold a text, with a clear error", () => {
-    expect(() => new TextMemo(0, 10, 5)).toThrow(/maxEntries must be at least 1/);
+    expect(() => new TextMemo(0, 10, 5)).toThrow(/maxEntries must be an integer of at least 1/);
     expect(() => new TextMemo(4, 10, 50)).toThrow(/maxChars at least maxTextLength/);
   });
 });

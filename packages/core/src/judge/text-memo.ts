@@ -14,6 +14,12 @@
  */
 export class TextMemo<V> {
   private readonly map = new Map<string, V>();
+  /**
+   * The texts held, oldest first from `oldest`, in a ring: evicting reads one slot (a Map's own
+   * order would make every eviction skip the holes earlier deletions left at its front).
+   */
+  private readonly ring: (string | undefined)[];
+  private oldest = 0;
   private chars = 0;
 
   constructor(
@@ -26,11 +32,15 @@ export class TextMemo<V> {
     /** The characters a value holds (0 for a value that holds none of its own). */
     private readonly size: (value: V) => number = () => 0,
   ) {
-    if (!(maxEntries >= 1 && maxChars >= maxTextLength && maxTextLength >= 0)) {
+    if (
+      !(Number.isInteger(maxEntries) && maxEntries >= 1 && maxChars >= maxTextLength) ||
+      !(maxTextLength >= 0)
+    ) {
       throw new RangeError(
-        `TextMemo: maxEntries must be at least 1 and maxChars at least maxTextLength (got ${maxEntries}, ${maxChars}, ${maxTextLength})`,
+        `TextMemo: maxEntries must be an integer of at least 1 and maxChars at least maxTextLength (got ${maxEntries}, ${maxChars}, ${maxTextLength})`,
       );
     }
+    this.ring = new Array<string | undefined>(maxEntries).fill(undefined);
   }
 
   /** How many entries are held. */
@@ -52,18 +62,31 @@ export class TextMemo<V> {
     if (text.length > this.maxTextLength || this.map.has(text)) return;
     const cost = text.length + this.size(value);
     if (cost > this.maxChars) return;
-    while (this.map.size >= this.maxEntries || this.chars + cost > this.maxChars) {
-      const oldest = this.map.entries().next().value;
-      if (oldest === undefined) break;
-      this.map.delete(oldest[0]);
-      this.chars -= oldest[0].length + this.size(oldest[1]);
-    }
-    this.map.set(ownCopy(text), value);
+    const { ring, map } = this;
+    const n = ring.length;
+    // Full: the oldest goes, then older ones while the characters do not fit.
+    if (map.size === n) this.evictOldest();
+    while (this.chars + cost > this.maxChars && map.size > 0) this.evictOldest();
+    const own = ownCopy(text);
+    // The entries fill the ring from the oldest on: the next slot after the newest.
+    ring[(this.oldest + map.size) % n] = own;
+    map.set(own, value);
     this.chars += cost;
+  }
+
+  private evictOldest(): void {
+    const text = this.ring[this.oldest] as string;
+    this.ring[this.oldest] = undefined;
+    this.oldest = (this.oldest + 1) % this.ring.length;
+    const value = this.map.get(text) as V;
+    this.map.delete(text);
+    this.chars -= text.length + this.size(value);
   }
 
   clear(): void {
     this.map.clear();
+    this.ring.fill(undefined);
+    this.oldest = 0;
     this.chars = 0;
   }
 }
