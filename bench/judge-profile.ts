@@ -470,7 +470,7 @@ async function dump(file: string): Promise<void> {
   const { src, core } = await loadCore();
   const { fingerprint, matchBuiltinRules, normalizeText, redact } = core;
   const inputs = [...corpusTexts, ...generated()];
-  const rows = inputs.map((t) => [
+  const row = (t: string) => [
     t,
     matchBuiltinRules(t)?.reason ?? null,
     normalizeText(t),
@@ -478,7 +478,21 @@ async function dump(file: string): Promise<void> {
     redact(t, { emails: true }),
     redact(t, { maxLength: 10_000, emails: true }),
     fingerprint({ tool: "t", channel: "tool", code: -32602, text: t }),
-  ]);
+  ];
+  // In batches, each read three times: at first sight, when the judge's memos keep it, and from
+  // them. The three must agree: a memo never changes a result.
+  const rows: unknown[][] = [];
+  for (let at = 0; at < inputs.length; at += 200) {
+    const batch = inputs.slice(at, at + 200);
+    const first = batch.map(row);
+    for (let pass = 0; pass < 2; pass++) {
+      const again = JSON.stringify(batch.map(row));
+      if (again !== JSON.stringify(first)) {
+        throw new Error(`judge-profile: inputs ${at}.. read differently on pass ${pass + 2}`);
+      }
+    }
+    rows.push(...first);
+  }
   writeFileSync(file, `${JSON.stringify(rows, null, 1)}\n`);
   process.stderr.write(`judge-profile: wrote ${rows.length} inputs from ${src} to ${file}\n`);
 }
