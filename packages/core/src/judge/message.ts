@@ -126,3 +126,25 @@ function repeatNote(input: MessageInput): string {
   }
   return repeats >= 2 ? ` (failure ${repeats} of ${maxRepeats})` : "";
 }
+
+/**
+ * The model's text for a failure routed to the host (a `HostError` an adapter must still answer a
+ * tool call with): the tool and a fixed observation, no part of the raw error.
+ */
+export function hostErrorText(error: {
+  readonly tool: string;
+  readonly stopReason: Reason;
+}): string {
+  const reason = error.stopReason;
+  return composeMessage({
+    tool: error.tool,
+    observation: "the call could not be completed",
+    decision: {
+      action: "stop",
+      reason,
+      certainty: "unknown",
+      cause: reason,
+      personResolvable: false,
+    },
+  });
+}
