@@ -535,12 +535,12 @@ const MAX_PRINT_TOOL = 64;
 const PRINT_CHARS = MAX_PRINT_TOOL + 64;
 
 /** Recent texts, normalized: the normalizer is a pure function of the text's first 4096 characters. */
-const memo = new TextMemo<Normalized>(
-  1024,
-  768 * 1024,
-  INPUT_CAP,
-  (n) => n.text.length + PRINT_CHARS,
-);
+const memo = new TextMemo<Normalized>({
+  maxEntries: 1024,
+  maxChars: 768 * 1024,
+  maxTextLength: INPUT_CAP,
+  size: (n) => n.text.length + PRINT_CHARS,
+});
 
 function normalized(text: string): Normalized {
   const head = text.length > INPUT_CAP ? text.slice(0, INPUT_CAP) : text;

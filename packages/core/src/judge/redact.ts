@@ -1315,7 +1315,12 @@ function memoFor(
     }
     return m.memo;
   }
-  const memo = new TextMemo<string>(1024, 384 * 1024, MEMO_TEXT_LIMIT, (out) => out.length);
+  const memo = new TextMemo<string>({
+    maxEntries: 1024,
+    maxChars: 384 * 1024,
+    maxTextLength: MEMO_TEXT_LIMIT,
+    size: (out) => out.length,
+  });
   // A copy of the patterns: a caller that changes its array later gets a memo of its own.
   memos.unshift({ maxLength, emails, patterns: [...patterns], memo });
   if (memos.length > MAX_MEMOS) memos.pop();

@@ -761,7 +761,11 @@ export function explainBuiltinMatch(
  * What the table made of recent texts (`null`: no rule): the same failure text comes back with
  * every retry and every run, and the table is a pure function of it.
  */
-const matched = new TextMemo<Alternative<TextRule> | null>(1024, 512 * 1024, RULE_TEXT_LIMIT);
+const matched = new TextMemo<Alternative<TextRule> | null>({
+  maxEntries: 1024,
+  maxChars: 512 * 1024,
+  maxTextLength: RULE_TEXT_LIMIT,
+});
 
 function matchBuiltinAlternative(text: string): Alternative<TextRule> | undefined {
   const head = text.length > RULE_TEXT_LIMIT ? text.slice(0, RULE_TEXT_LIMIT) : text;

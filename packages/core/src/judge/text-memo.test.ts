@@ -5,9 +5,24 @@ import { redact } from "./redact.ts";
 import { matchBuiltinRules } from "./rules.ts";
 import { TextMemo } from "./text-memo.ts";
 
+/** A memo that keeps a text the first time, for the tests of its bounds. */
+const memoOf = <V>(
+  maxEntries: number,
+  maxChars: number,
+  maxTextLength: number,
+  size?: (value: V) => number,
+) =>
+  new TextMemo<V>({
+    maxEntries,
+    maxChars,
+    maxTextLength,
+    keepFirstSight: true,
+    ...(size !== undefined && { size }),
+  });
+
 describe("TextMemo", () => {
   it("gives back what was kept, and nothing for a text it never kept", () => {
-    const memo = new TextMemo<string>(4, 100, 20, (v) => v.length);
+    const memo = memoOf<string>(4, 100, 20, (v) => v.length);
     memo.set("rate limit", "a");
     expect(memo.get("rate limit")).toBe("a");
     expect(memo.get("rate limit ")).toBeUndefined();
@@ -15,16 +30,37 @@ describe("TextMemo", () => {
     expect(memo.get(["rate", "limit"].join(" "))).toBe("a");
   });
 
+  it("keeps a text the second time it is offered, by default", () => {
+    const memo = new TextMemo<number>({ maxEntries: 4, maxChars: 100, maxTextLength: 20 });
+    memo.set("timeout after 30s", 1);
+    expect(memo.get("timeout after 30s")).toBeUndefined();
+    expect(memo.entries).toBe(0);
+    memo.set("timeout after 30s", 1);
+    expect(memo.get("timeout after 30s")).toBe(1);
+    // Texts seen once, however many, are not kept.
+    for (let i = 0; i < 100; i++) memo.set(`request ${i} failed`, i);
+    expect(memo.entries).toBe(1);
+  });
+
   it("holds at most maxEntries, dropping the oldest first", () => {
-    const memo = new TextMemo<number>(3, 1000, 100);
+    const memo = memoOf<number>(3, 1000, 100);
     for (const [i, t] of ["a", "b", "c", "d"].entries()) memo.set(t, i);
     expect(memo.entries).toBe(3);
     expect(memo.get("a")).toBeUndefined();
     expect([memo.get("b"), memo.get("c"), memo.get("d")]).toEqual([1, 2, 3]);
+    // Round the ring again: the order of eviction stays the order of arrival.
+    for (const [i, t] of ["e", "f", "g", "h"].entries()) memo.set(t, 10 + i);
+    expect(["d", "e", "f", "g", "h"].map((t) => memo.get(t))).toEqual([
+      undefined,
+      undefined,
+      11,
+      12,
+      13,
+    ]);
   });
 
   it("holds at most maxChars of texts and values, dropping the oldest to fit", () => {
-    const memo = new TextMemo<string>(100, 20, 10, (v) => v.length);
+    const memo = memoOf<string>(100, 20, 10, (v) => v.length);
     memo.set("aaaa", "11"); // 6
     memo.set("bbbb", "22"); // 12
     memo.set("cccc", "33"); // 18
@@ -41,7 +77,7 @@ describe("TextMemo", () => {
   });
 
   it("does not keep a text longer than maxTextLength", () => {
-    const memo = new TextMemo<number>(10, 100, 5);
+    const memo = memoOf<number>(10, 100, 5);
     memo.set("123456", 1);
     memo.set("12345", 2);
     expect(memo.get("123456")).toBeUndefined();
@@ -49,46 +85,62 @@ describe("TextMemo", () => {
   });
 
   it("keeps the first value of a text (a pure function gives one)", () => {
-    const memo = new TextMemo<number>(10, 100, 10);
+    const memo = memoOf<number>(10, 100, 10);
     memo.set("a", 1);
     memo.set("a", 2);
     expect(memo.get("a")).toBe(1);
     expect(memo.heldChars).toBe(1);
   });
 
-  it("stays within its bounds whatever is put in it (property)", () => {
+  it("stays within its bounds whatever is put in it, and forgets nothing it should hold (property)", () => {
     fc.assert(
       fc.property(
+        fc.boolean(),
         fc.array(fc.tuple(fc.string({ maxLength: 40 }), fc.string({ maxLength: 40 })), {
           maxLength: 200,
         }),
-        (pairs) => {
-          const memo = new TextMemo<string>(16, 200, 30, (v) => v.length);
-          let chars = 0;
-          const kept = new Map<string, string>();
+        (keepFirstSight, pairs) => {
+          const memo = new TextMemo<string>({
+            maxEntries: 16,
+            maxChars: 200,
+            maxTextLength: 30,
+            size: (v) => v.length,
+            keepFirstSight,
+          });
+          const first = new Map<string, string>();
           for (const [text, value] of pairs) {
             memo.set(text, value);
-            if (!kept.has(text)) kept.set(text, value);
+            if (!first.has(text)) first.set(text, value);
             expect(memo.entries).toBeLessThanOrEqual(16);
             expect(memo.heldChars).toBeLessThanOrEqual(200);
           }
-          // What it gives back is what was first set for that text.
-          for (const [text, value] of kept) {
+          // What it gives back is a value offered for that text, and the characters add up.
+          let chars = 0;
+          for (const [text] of pairs) {
             const got = memo.get(text);
-            if (got !== undefined) {
-              expect(got).toBe(value);
-              chars += text.length + got.length;
-            }
+            if (got === undefined) continue;
+            expect(pairs.some(([t, v]) => t === text && v === got)).toBe(true);
+            if (keepFirstSight) expect(got).toBe(first.get(text));
+          }
+          for (const text of new Set(pairs.map(([t]) => t))) {
+            const got = memo.get(text);
+            if (got !== undefined) chars += text.length + got.length;
           }
           expect(chars).toBe(memo.heldChars);
+          // The newest text that fits, kept on first sight, is held.
+          const last = pairs[pairs.length - 1];
+          if (keepFirstSight && last !== undefined && last[0].length <= 30) {
+            expect(memo.get(last[0])).toBeDefined();
+          }
         },
       ),
     );
   });
 
   it("refuses bounds that cannot hold a text, with a clear error", () => {
-    expect(() => new TextMemo(0, 10, 5)).toThrow(/maxEntries must be at least 1/);
-    expect(() => new TextMemo(4, 10, 50)).toThrow(/maxChars at least maxTextLength/);
+    expect(() => memoOf(0, 10, 5)).toThrow(/maxEntries must be an integer of at least 1/);
+    expect(() => memoOf(1.5, 10, 5)).toThrow(/maxEntries must be an integer of at least 1/);
+    expect(() => memoOf(4, 10, 50)).toThrow(/maxChars at least maxTextLength/);
   });
 });
 
@@ -121,9 +173,11 @@ describe("judging remembers texts without changing a result", () => {
           redact(t, { maxLength: 20 }),
         ];
         const first = texts.map(judge);
-        // Again, in reverse: every answer now comes from the memo.
+        // Again, in reverse (now kept: seen twice), and once more: the answers come from the memo.
         const again = [...texts].reverse().map(judge).reverse();
+        const third = texts.map(judge);
         expect(again).toEqual(first);
+        expect(third).toEqual(first);
       }),
     );
   });
