@@ -14,20 +14,21 @@ import { endedOutcome, preflightStop } from "./outcomes.ts";
 import { isThenable, step } from "./store-guard.ts";
 import { storeAfterEffect, storeOp } from "./store-steps.ts";
 import type { AttemptContext, CallOutcome, Executor } from "./types.ts";
-import { sleep } from "./waits.ts";
+import { endedError, sleep } from "./waits.ts";
 
 /** What one attempt came to. */
 type Performed<T> = { value: T } | { thrown: unknown; deadlineHit: boolean };
 
 /**
  * What an executor receives. Its signal is made on first read: an executor that never reads it (a
- * plain function) costs no AbortController.
+ * plain function, or an adapter told through `onAbort`) costs no AbortController.
  */
 class Attempt implements AttemptContext {
   /** The attempt ended: a signal read now is already aborted. */
   done = false;
   #controller: AbortController | undefined;
   #stopped: { reason: unknown } | undefined;
+  #onAbort: ((reason: unknown) => void)[] | undefined;
 
   constructor(
     readonly attempt: number,
@@ -44,10 +45,33 @@ class Attempt implements AttemptContext {
     return this.#controller.signal;
   }
 
-  /** Cuts the attempt: its signal aborts with `reason`. */
+  onAbort(listener: (reason: unknown) => void): void {
+    if (this.#stopped) listener(this.#stopped.reason);
+    else if (this.done) listener(endedError("The attempt has ended"));
+    else if (this.#onAbort === undefined) this.#onAbort = [listener];
+    else this.#onAbort.push(listener);
+  }
+
+  /** Cuts the attempt: its signal aborts with `reason`, its abort listeners are called. */
   stop(reason: unknown): void {
     this.#stopped = { reason };
     this.#controller?.abort(reason);
+    const listeners = this.#onAbort;
+    this.#onAbort = undefined;
+    if (listeners === undefined) return;
+    for (const listener of listeners) {
+      try {
+        listener(reason);
+      } catch {
+        // A listener's error must not keep the attempt from ending: dropped, as a hook's is.
+      }
+    }
+  }
+
+  /** The attempt ended: its abort listeners are dropped, never called. */
+  end(): void {
+    this.done = true;
+    this.#onAbort = undefined;
   }
 }
 
@@ -75,7 +99,7 @@ function perform<T>(
   return new Promise<Performed<T>>((resolve) => {
     const finish = (outcome: Performed<T>) => {
       if (ctx.done) return;
-      ctx.done = true;
+      ctx.end();
       guard.leave(cut);
       if (state.cut === cut) state.cut = undefined;
       resolve(outcome);
