@@ -17,7 +17,7 @@ import type { AttemptContext, CallOutcome, Executor } from "./types.ts";
 import { sleep } from "./waits.ts";
 
 /** What one attempt came to. */
-type Performed<T> = { value: T } | { thrown: unknown; deadlineHit: boolean };
+export type Performed<T> = { value: T } | { thrown: unknown; deadlineHit: boolean };
 
 /**
  * What an executor receives. Its signal is made on first read: an executor that never reads it (a
@@ -97,40 +97,62 @@ function perform<T>(
       (value) => finish({ value }),
       (thrown: unknown) => finish({ thrown, deadlineHit: false }),
     );
+    // After the reactions above: an executor that answered at once is done before the check.
+    if (!ctx.done) guard.started();
   });
 }
 
 /**
+ * Before an attempt: the run's end, an abort and the deadline, then the ledger claim and the
+ * retry-budget count. Undefined lets the attempt go; its time left is kept on the call.
+ */
+export function beforeAttempt<T>(state: CallState): MaybePromise<CallOutcome<T> | undefined> {
+  const r = state.run;
+  // A parallel call may have stopped the run during this call's backoff: no more retries. (A
+  // first attempt admitted before the stop still runs: its budget was granted.)
+  if (r.ended && !r.observeOnly && state.attempts > 0) return endedOutcome(state);
+  if (isAborted(state)) return preflightStop(state, "aborted");
+  const remainingMs = r.deadline - r.core.now();
+  if (remainingMs <= 0 && !r.observeOnly) return preflightStop(state, "deadline_exceeded");
+  state.remainingMs = remainingMs;
+  return claimAndCount<T>(state);
+}
+
+/** Sends an attempt the claim let go; never rejects. */
+export function send<T>(state: CallState, execute: Executor<T>): Promise<Performed<T>> {
+  const r = state.run;
+  // A verify answer speaks of the attempts before it: this new attempt may write again.
+  state.verified = undefined;
+  state.attempts += 1;
+  r.tally.attempt();
+  r.inFlight += 1;
+  return perform(state, execute, state.remainingMs);
+}
+
+/** What an attempt came to: a value, a retry request or a terminal outcome. */
+export function landed<T>(
+  state: CallState,
+  outcome: Performed<T>,
+): MaybePromise<CallOutcome<T> | RetryRequest> {
+  state.run.inFlight -= 1;
+  return afterAttempt(state, outcome);
+}
+
+/**
  * One attempt: the ledger claim and the retry-budget count, the executor, then a value, a
- * retry request or a terminal outcome. With a store that answers synchronously, the executor is
- * the only thing awaited.
+ * retry request or a terminal outcome.
  */
 export function attemptOnce<T>(
   state: CallState,
   execute: Executor<T>,
 ): MaybePromise<CallOutcome<T> | RetryRequest> {
-  const r = state.run;
-  const { core, deadline, observeOnly, tally } = r;
-  // A parallel call may have stopped the run during this call's backoff: no more retries. (A
-  // first attempt admitted before the stop still runs: its budget was granted.)
-  if (r.ended && !observeOnly && state.attempts > 0) return endedOutcome(state);
-  if (isAborted(state)) return preflightStop(state, "aborted");
-  const remainingMs = deadline - core.now();
-  if (remainingMs <= 0 && !observeOnly) return preflightStop(state, "deadline_exceeded");
-  const send = (): Promise<CallOutcome<T> | RetryRequest> => {
-    // A verify answer speaks of the attempts before it: this new attempt may write again.
-    state.verified = undefined;
-    state.attempts += 1;
-    tally.attempt();
-    r.inFlight += 1;
-    return perform(state, execute, remainingMs).then((outcome) => {
-      r.inFlight -= 1;
-      return afterAttempt(state, outcome);
-    });
-  };
-  const admitted = claimAndCount<T>(state);
-  if (isThenable(admitted)) return admitted.then((refused) => refused ?? send());
-  return admitted ?? send();
+  const admitted = beforeAttempt<T>(state);
+  if (isThenable(admitted)) {
+    return admitted.then(
+      (refused) => refused ?? send(state, execute).then((outcome) => landed(state, outcome)),
+    );
+  }
+  return admitted ?? send(state, execute).then((outcome) => landed(state, outcome));
 }
 
 /** What an attempt came to: a success, or a failure to judge. */

@@ -1,6 +1,6 @@
 // One `run.call` from start to outcome: open the call, preflight, mint its key, then the attempt
 // loop. With a store that answers synchronously, the executor is the only await.
-import { attemptOnce, retryAfter } from "./attempts.ts";
+import { beforeAttempt, landed, retryAfter, send } from "./attempts.ts";
 import { mintKey, openCall } from "./call-state.ts";
 import { Escape, RetryRequest } from "./control.ts";
 import { isAborted } from "./cuts.ts";
@@ -47,7 +47,10 @@ export async function runCall<T>(
     mintKey(state);
     try {
       // With a store that answers synchronously, the attempt's executor is the only await.
-      let first = attemptOnce(state, execute);
+      let admitted = beforeAttempt<T>(state);
+      if (isThenable(admitted)) admitted = await admitted;
+      if (admitted) return admitted;
+      let first = landed(state, await send(state, execute));
       if (isThenable(first)) first = await first;
       return first instanceof RetryRequest ? await retryAfter(state, execute, first) : first;
     } catch (err) {
