@@ -3,6 +3,7 @@
 import pRetry from "p-retry";
 import { failureFromResult } from "../judge/failure.ts";
 import type { MaybePromise } from "../types.ts";
+import type { LiveAttempt } from "./attempt-guard.ts";
 import { updateBreaker } from "./breaker-steps.ts";
 import { type CallState, noteSignature, noteSuccess } from "./call-state.ts";
 import { RetryRequest } from "./control.ts";
@@ -20,34 +21,74 @@ import { sleep } from "./waits.ts";
 export type Performed<T> = { value: T } | { thrown: unknown; deadlineHit: boolean };
 
 /**
- * What an executor receives. Its signal is made on first read: an executor that never reads it (a
- * plain function) costs no AbortController.
+ * What an executor receives, and the attempt in flight. Its signal is made on first read: an
+ * executor that never reads it (a plain function) costs no AbortController. What the run keeps of
+ * the attempt is private: the executor sees only the context.
  */
-class Attempt implements AttemptContext {
+class Attempt<T> implements AttemptContext {
   /** The attempt ended: a signal read now is already aborted. */
-  done = false;
+  #done = false;
   #controller: AbortController | undefined;
   #stopped: { reason: unknown } | undefined;
+  readonly #state: CallState;
+  #resolve: ((outcome: Performed<T>) => void) | undefined;
+  /** Cuts the attempt: held by the run's guard and the call (its own signal) while it runs. */
+  readonly #cut: LiveAttempt;
 
   constructor(
+    state: CallState,
     readonly attempt: number,
     readonly remainingMs: number,
     readonly idempotencyKey: string | undefined,
     readonly args: Readonly<Record<string, unknown>>,
     readonly meta: Readonly<Record<string, unknown>>,
-  ) {}
+  ) {
+    this.#state = state;
+    this.#cut = (reason: unknown, deadlineHit: boolean) => {
+      this.#stopped = { reason };
+      this.#controller?.abort(reason);
+      this.#finish({ thrown: reason, deadlineHit });
+    };
+  }
 
   get signal(): AbortSignal {
-    if (this.done) return AbortSignal.abort();
+    if (this.#done) return AbortSignal.abort();
     if (this.#stopped) return AbortSignal.abort(this.#stopped.reason);
     this.#controller ??= new AbortController();
     return this.#controller.signal;
   }
 
-  /** Cuts the attempt: its signal aborts with `reason`. */
-  stop(reason: unknown): void {
-    this.#stopped = { reason };
-    this.#controller?.abort(reason);
+  /** Runs the executor, bounded by the run's guard and the call's cut. Never rejects. */
+  run(execute: Executor<T>): Promise<Performed<T>> {
+    return new Promise<Performed<T>>((resolve) => {
+      this.#resolve = resolve;
+      const state = this.#state;
+      const { guard } = state.run;
+      state.cut = this.#cut;
+      guard.enter(this.#cut);
+      let running: Promise<T>;
+      try {
+        running = Promise.resolve(execute(this));
+      } catch (thrown) {
+        this.#finish({ thrown, deadlineHit: false });
+        return;
+      }
+      running.then(
+        (value) => this.#finish({ value }),
+        (thrown: unknown) => this.#finish({ thrown, deadlineHit: false }),
+      );
+      // After the reactions above: an executor that answered at once is done before the check.
+      if (!this.#done) guard.started();
+    });
+  }
+
+  #finish(outcome: Performed<T>): void {
+    if (this.#done) return;
+    this.#done = true;
+    const state = this.#state;
+    state.run.guard.leave(this.#cut);
+    if (state.cut === this.#cut) state.cut = undefined;
+    this.#resolve?.(outcome);
   }
 }
 
@@ -68,38 +109,11 @@ function perform<T>(
   execute: Executor<T>,
   remainingMs: number,
 ): Promise<Performed<T>> {
-  const { guard } = state.run;
   const cutBy = abortReason(state);
   if (cutBy !== undefined) return Promise.resolve({ thrown: cutBy.reason, deadlineHit: false });
-  const ctx = new Attempt(state.attempts, remainingMs, state.key, state.args, state.meta);
-  return new Promise<Performed<T>>((resolve) => {
-    const finish = (outcome: Performed<T>) => {
-      if (ctx.done) return;
-      ctx.done = true;
-      guard.leave(cut);
-      if (state.cut === cut) state.cut = undefined;
-      resolve(outcome);
-    };
-    const cut = (reason: unknown, deadlineHit: boolean) => {
-      ctx.stop(reason);
-      finish({ thrown: reason, deadlineHit });
-    };
-    state.cut = cut;
-    guard.enter(cut);
-    let running: Promise<T>;
-    try {
-      running = Promise.resolve(execute(ctx));
-    } catch (thrown) {
-      finish({ thrown, deadlineHit: false });
-      return;
-    }
-    running.then(
-      (value) => finish({ value }),
-      (thrown: unknown) => finish({ thrown, deadlineHit: false }),
-    );
-    // After the reactions above: an executor that answered at once is done before the check.
-    if (!ctx.done) guard.started();
-  });
+  return new Attempt<T>(state, state.attempts, remainingMs, state.key, state.args, state.meta).run(
+    execute,
+  );
 }
 
 /**

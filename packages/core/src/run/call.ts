@@ -1,7 +1,7 @@
 // One `run.call` from start to outcome: open the call, preflight, mint its key, then the attempt
 // loop. With a store that answers synchronously, the executor is the only await.
 import { beforeAttempt, landed, retryAfter, send } from "./attempts.ts";
-import { mintKey, openCall } from "./call-state.ts";
+import { type CallState, mintKey, openCall } from "./call-state.ts";
 import { Escape, RetryRequest } from "./control.ts";
 import { isAborted } from "./cuts.ts";
 import { endedOutcome, preflightStop } from "./outcomes.ts";
@@ -10,27 +10,46 @@ import { type RunState, stopRun } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
 import type { CallOutcome, Executor, ToolCall } from "./types.ts";
 
-export async function runCall<T>(
+export function runCall<T>(
   r: RunState,
   request: ToolCall,
   execute: Executor<T>,
 ): Promise<CallOutcome<T>> {
   const state = openCall(r, request);
-  const { observeOnly } = r;
+  return request.signal === undefined
+    ? governed(state, execute)
+    : withCallSignal(state, request.signal, execute);
+}
 
-  if (r.ended && !observeOnly) return endedOutcome(state);
-  // The call's own signal ends the run (the host gave up on this call and its loop) and cuts
-  // its attempt in flight.
-  const own = request.signal;
-  const onCallAbort =
-    own &&
-    (() => {
-      if (!r.ended) stopRun(r, "aborted");
-      state.cut?.(own.reason, false);
-    });
-  if (own && onCallAbort) own.addEventListener("abort", onCallAbort, { once: true });
+/**
+ * A call with its own signal: aborting it ends the run (the host gave up on this call and its
+ * loop) and cuts its attempt in flight.
+ */
+async function withCallSignal<T>(
+  state: CallState,
+  own: AbortSignal,
+  execute: Executor<T>,
+): Promise<CallOutcome<T>> {
+  const r = state.run;
+  if (r.ended && !r.observeOnly) return endedOutcome(state);
+  const onCallAbort = () => {
+    if (!r.ended) stopRun(r, "aborted");
+    state.cut?.(own.reason, false);
+  };
+  own.addEventListener("abort", onCallAbort, { once: true });
   try {
-    if (own?.aborted) return preflightStop(state, "aborted");
+    if (own.aborted) return preflightStop(state, "aborted");
+    return await governed(state, execute);
+  } finally {
+    own.removeEventListener("abort", onCallAbort);
+  }
+}
+
+/** Preflight, the key, then the attempts. */
+async function governed<T>(state: CallState, execute: Executor<T>): Promise<CallOutcome<T>> {
+  const r = state.run;
+  try {
+    if (r.ended && !r.observeOnly) return endedOutcome(state);
     if (state.invalidArgs !== undefined) {
       const refused = preflightModel(
         state,
@@ -56,14 +75,12 @@ export async function runCall<T>(
     } catch (err) {
       if (err instanceof Escape) throw err;
       if (isAborted(state)) return preflightStop(state, "aborted");
-      if (r.ended && !observeOnly) return endedOutcome(state);
+      if (r.ended && !r.observeOnly) return endedOutcome(state);
       if (err instanceof RetryRequest) return preflightStop(state, "retries_exhausted");
       throw err;
     }
   } catch (err) {
     if (err instanceof Escape) throw err.value;
     throw err;
-  } finally {
-    if (own && onCallAbort) own.removeEventListener("abort", onCallAbort);
   }
 }
