@@ -1,7 +1,8 @@
 /**
  * Profile of judging one failure, function by function, over test/corpus/tool-errors.jsonl:
  * `matchBuiltinRules`, `normalizeText`, `fingerprint`, `redact` and `assessFailure` in µs per
- * failure (median of rounds), and failures judged per second by the loop of `benchDecisions`.
+ * failure (median of rounds), for recurring texts and for texts never seen before (a request id
+ * appended), and failures judged per second by the loop of `benchDecisions`.
  *
  *   node --conditions=source --import tsx bench/judge-profile.ts [--bench]
  *   node --conditions=source --import tsx bench/judge-profile.ts --dump /tmp/judge.json
@@ -13,6 +14,7 @@
  * node_modules linked beside it). `--bench` also runs `benchDecisions` of bench/core.ts, which
  * always judges with packages/core/src.
  */
+import { randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import fc from "fast-check";
 import { median } from "./stats.ts";
@@ -468,7 +470,7 @@ async function dump(file: string): Promise<void> {
   const { src, core } = await loadCore();
   const { fingerprint, matchBuiltinRules, normalizeText, redact } = core;
   const inputs = [...corpusTexts, ...generated()];
-  const rows = inputs.map((t) => [
+  const row = (t: string) => [
     t,
     matchBuiltinRules(t)?.reason ?? null,
     normalizeText(t),
@@ -476,7 +478,21 @@ async function dump(file: string): Promise<void> {
     redact(t, { emails: true }),
     redact(t, { maxLength: 10_000, emails: true }),
     fingerprint({ tool: "t", channel: "tool", code: -32602, text: t }),
-  ]);
+  ];
+  // In batches, each read three times: at first sight, when the judge's memos keep it, and from
+  // them. The three must agree: a memo never changes a result.
+  const rows: unknown[][] = [];
+  for (let at = 0; at < inputs.length; at += 200) {
+    const batch = inputs.slice(at, at + 200);
+    const first = batch.map(row);
+    for (let pass = 0; pass < 2; pass++) {
+      const again = JSON.stringify(batch.map(row));
+      if (again !== JSON.stringify(first)) {
+        throw new Error(`judge-profile: inputs ${at}.. read differently on pass ${pass + 2}`);
+      }
+    }
+    rows.push(...first);
+  }
   writeFileSync(file, `${JSON.stringify(rows, null, 1)}\n`);
   process.stderr.write(`judge-profile: wrote ${rows.length} inputs from ${src} to ${file}\n`);
 }
@@ -484,20 +500,40 @@ async function dump(file: string): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Profile
 
-function perCall(label: string, rounds: number, fn: (i: number) => unknown): number {
-  const n = toolErrors.length;
+/**
+ * µs per call of `fn` over the corpus, median of rounds. `recurring`: the same texts every round
+ * (after the first, the judge's memos answer). `unseen`: every round a new request id (a UUID)
+ * is appended to each text, so no text was judged before.
+ */
+function perCall(
+  label: string,
+  rounds: number,
+  fn: (text: string, i: number) => unknown,
+): { recurring: number; unseen: number } {
+  const texts = toolErrors.map((e) => e.text);
+  const n = texts.length;
   let sink = 0;
-  for (let i = 0; i < n * 5; i++) sink += fn(i % n) === undefined ? 0 : 1; // warm-up
-  const samples: number[] = [];
-  for (let r = 0; r < rounds; r++) {
-    const t = performance.now();
-    for (let i = 0; i < n; i++) sink += fn(i) === undefined ? 0 : 1;
-    samples.push(((performance.now() - t) * 1000) / n);
-  }
+  const measure = (round: (r: number) => readonly string[]) => {
+    for (let r = 0; r < 5; r++) {
+      const ts = round(r);
+      for (let i = 0; i < n; i++) sink += fn(ts[i] as string, i) === undefined ? 0 : 1; // warm-up
+    }
+    const samples: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const ts = round(r);
+      const t = performance.now();
+      for (let i = 0; i < n; i++) sink += fn(ts[i] as string, i) === undefined ? 0 : 1;
+      samples.push(((performance.now() - t) * 1000) / n);
+    }
+    return median(samples);
+  };
+  const recurring = measure(() => texts);
+  const unseen = measure(() => texts.map((t) => `${t} (request ${randomUUID()})`));
   if (sink < 0) throw new Error("unreachable");
-  const us = median(samples);
-  process.stdout.write(`${label.padEnd(20)} ${us.toFixed(2).padStart(8)} µs/failure\n`);
-  return us;
+  process.stdout.write(
+    `${label.padEnd(20)} ${recurring.toFixed(2).padStart(8)} µs recurring ${unseen.toFixed(2).padStart(8)} µs unseen\n`,
+  );
+  return { recurring, unseen };
 }
 
 async function profile(rounds: number): Promise<void> {
@@ -515,23 +551,26 @@ async function profile(rounds: number): Promise<void> {
   process.stdout.write(`core: ${src}\n`);
   const policy = loadPolicy({});
   const { maxLength, emails, patterns } = policy.redaction;
-  const texts = toolErrors.map((e) => e.text);
-  const failures = toolErrors.map((e) => ({
-    tool: resolveToolPolicy(policy, e.tool),
+  const tools = toolErrors.map((e) => resolveToolPolicy(policy, e.tool));
+  perCall("matchBuiltinRules", rounds, (text) => matchBuiltinRules(text));
+  perCall("normalizeText", rounds, (text) => normalizeText(text));
+  perCall("fingerprint", rounds, (text) => fingerprint({ tool: "t", channel: "tool", text }));
+  perCall("redact", rounds, (text) => redact(text, { maxLength, emails, patterns }));
+  const judge = (text: string, i: number) =>
+    assessFailure(failureFromResult({ content: [{ type: "text", text }], isError: true }), {
+      policy,
+      tool: tools[i] as (typeof tools)[number],
+      effect: "read_only",
+    });
+  const us = perCall("assessFailure", rounds, judge);
+  process.stdout.write(
+    `assessFailure        ${Math.round(1e6 / us.recurring)} failures/s recurring, ${Math.round(1e6 / us.unseen)} unseen\n`,
+  );
+  // The loop of benchDecisions (bench/core.ts), on this core.
+  const failures = toolErrors.map((e, i) => ({
+    tool: tools[i] as (typeof tools)[number],
     failure: failureFromResult({ content: [{ type: "text", text: e.text }], isError: true }),
   }));
-  perCall("matchBuiltinRules", rounds, (i) => matchBuiltinRules(texts[i] as string));
-  perCall("normalizeText", rounds, (i) => normalizeText(texts[i] as string));
-  perCall("fingerprint", rounds, (i) =>
-    fingerprint({ tool: "t", channel: "tool", text: texts[i] as string }),
-  );
-  perCall("redact", rounds, (i) => redact(texts[i] as string, { maxLength, emails, patterns }));
-  const us = perCall("assessFailure", rounds, (i) => {
-    const { tool, failure } = failures[i] as (typeof failures)[number];
-    return assessFailure(failure, { policy, tool, effect: "read_only" });
-  });
-  process.stdout.write(`assessFailure        ${Math.round(1e6 / us)} failures/s\n`);
-  // The loop of benchDecisions (bench/core.ts), on this core.
   const perSecond: number[] = [];
   let sink = 0;
   for (let r = 0; r < 20; r++) {

@@ -3,12 +3,14 @@
  * process, in alternating batches so both see the same machine state:
  * - a successful `run.call` against a hand-written 3-try loop with a timer;
  * - bytes allocated per successful `run.call` against a direct call;
- * - judging a failure (`assessFailure`) against one case-insensitive regex test over the same text;
+ * - judging a failure (`assessFailure`) against one case-insensitive regex test over the same text,
+ *   for texts that recur and for texts never seen before;
  * - a failing `run.call` in a fresh run against judging the same failure;
  * - the heap retained inside one long run.
  *
  *   node --expose-gc --conditions=source --import tsx bench/run-path.ts   # prints the figures
  */
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { GCProfiler } from "node:v8";
@@ -145,7 +147,10 @@ function corpusFailures() {
 
 /**
  * Judging one failure (`assessFailure`: classify, decide, fingerprint, redact, compose) against
- * one case-insensitive regex test over the same text: µs per failure over the corpus.
+ * one case-insensitive regex test over the same text: µs per failure over the corpus. The corpus
+ * is judged again every round, as failures recur in a real loop (a retried call, the same tool
+ * failing in every run): after the first round the judge remembers what it made of each text
+ * (judge/text-memo.ts). `benchJudgeUnseenVsRegex` measures texts never judged before.
  */
 export function benchJudgeVsRegex(rounds = 20): Figure {
   const { policy, failures } = corpusFailures();
@@ -162,6 +167,43 @@ export function benchJudgeVsRegex(rounds = 20): Figure {
     t = performance.now();
     for (const { text } of failures) sink += regex.test(text) ? 1 : 0;
     const b = ((performance.now() - t) * 1000) / failures.length;
+    if (r >= 2) {
+      ours.push(o);
+      base.push(b);
+    }
+  }
+  if (sink < 0) throw new Error("unreachable");
+  return figure(median(ours), median(base), "us/failure", rounds * failures.length);
+}
+
+/**
+ * Judging a failure text never seen before against one case-insensitive regex test over the same
+ * text: every round judges the corpus with a new request id (a UUID) appended to each text, as
+ * real error texts carry one, so nothing judged before can be reused. µs per failure.
+ */
+export function benchJudgeUnseenVsRegex(rounds = 10): Figure {
+  const { policy, failures } = corpusFailures();
+  const regex = /timed? ?out|unavailable|not found|invalid|denied/i;
+  let sink = 0;
+  const ours: number[] = [];
+  const base: number[] = [];
+  for (let r = 0; r < rounds + 2; r++) {
+    const fresh = failures.map(({ tool, text }) => {
+      const unseen = `${text} (request ${randomUUID()})`;
+      return {
+        tool,
+        text: unseen,
+        failure: failureFromResult({ content: [{ type: "text", text: unseen }], isError: true }),
+      };
+    });
+    let t = performance.now();
+    for (const { tool, failure } of fresh) {
+      sink += assessFailure(failure, { policy, tool, effect: "read_only" }).fingerprint.length;
+    }
+    const o = ((performance.now() - t) * 1000) / fresh.length;
+    t = performance.now();
+    for (const { text } of fresh) sink += regex.test(text) ? 1 : 0;
+    const b = ((performance.now() - t) * 1000) / fresh.length;
     if (r >= 2) {
       ours.push(o);
       base.push(b);
@@ -253,6 +295,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     run_call_vs_retry_loop: await benchRunCallVsLoop(quick ? 5_000 : 50_000),
     bytes_per_call: await benchAllocation(quick ? 5 : 20),
     judge_vs_regex: benchJudgeVsRegex(quick ? 5 : 20),
+    judge_unseen_vs_regex: benchJudgeUnseenVsRegex(quick ? 3 : 10),
     failing_call_vs_judge: await benchFailingCall(quick ? 3 : 10),
     memory_long_run: await benchLongRun(quick ? 100_000 : 1_000_000),
   };

@@ -1,14 +1,12 @@
 import {
   type CallOutcome,
   failureFromError,
-  GovernorError,
   HostError,
-  REASONS,
   type Reason,
   type Run,
   type ToolCall,
 } from "@governor/core";
-import { composeMessage } from "@governor/core/judge";
+import { hostErrorText } from "@governor/core/judge";
 import type { JSONValue, Tool, ToolSet } from "ai";
 import { mapMcpClientError, mcpAnnotations } from "./mcp-error.ts";
 
@@ -100,42 +98,6 @@ function linkSignals(
 }
 
 /**
- * What the host receives when `run.call` rejects: a HostError as it is; anything else (a store
- * that failed, a bug) wrapped in one whose message is fixed (the raw error is its `cause`), so a
- * host that logs or shows `message` does not spread a connection string either.
- */
-function toHostError(err: unknown, tool: string, server: string | undefined): HostError {
-  if (GovernorError.isInstance(err) && err.code === "host_error") return err as HostError;
-  const code = GovernorError.isInstance(err) ? err.code : "unexpected_error";
-  return new HostError({
-    tool,
-    server,
-    reason: code,
-    channel: "local",
-    message: `${tool}: Governor could not complete the call (${code}); the error is the cause`,
-    cause: err,
-  });
-}
-
-/** The model's text for a failure routed to the host: no part of the raw error. */
-function hostText(error: HostError): string {
-  const reason: Reason = Object.hasOwn(REASONS, error.reason)
-    ? (error.reason as Reason)
-    : "protocol_error";
-  return composeMessage({
-    tool: error.tool,
-    observation: "the call could not be completed",
-    decision: {
-      action: "stop",
-      reason,
-      certainty: "unknown",
-      cause: reason,
-      personResolvable: false,
-    },
-  });
-}
-
-/**
  * Wraps each tool's `execute` so every call goes through a Governor run: the AI SDK's
  * `toolCallId` identifies the logical call (its idempotency key is the same across retries and
  * workers), transient failures are retried inside the call, and a failure that reaches the model
@@ -214,13 +176,13 @@ export function governTools<TOOLS extends ToolSet>(
         // Governor itself (its store, a bug). Thrown from here, the AI SDK would put the raw
         // message (a Redis URL, an internal address) in the model's context: the host gets the
         // error, the model a fixed text.
-        const error = toHostError(err, name, server);
+        const error = HostError.from(err, name, server);
         try {
           onHostError?.(error);
         } catch {
           // A host hook must not break the agent loop.
         }
-        const text = hostText(error);
+        const text = hostErrorText(error);
         remember(execOptions.toolCallId, text);
         return text;
       }

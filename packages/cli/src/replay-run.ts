@@ -345,6 +345,9 @@ export function replayRun(
         ...(input.verified !== undefined && { verified: input.verified }),
         ...(exhausted.length > 0 && { exhausted }),
         ...(input.retryBudgetEmpty === true && { serverRetryBudgetEmpty: true }),
+        // What had been learned when the run decided (shared state, kept in the log): the new
+        // policy's learning settings decide whether it demotes.
+        ...(input.learned !== undefined && { learned: input.learned }),
       };
       const d: Decision = decide(ctx);
       if (

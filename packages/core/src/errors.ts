@@ -1,3 +1,5 @@
+import { REASONS, type Reason } from "./types.ts";
+
 const MARKER = Symbol.for("governor.error");
 
 /** Stable codes of {@link GovernorError}. */
@@ -63,5 +65,30 @@ export class HostError extends GovernorError {
     this.reason = fields.reason;
     this.channel = fields.channel;
     this.failureCode = fields.failureCode;
+  }
+
+  /**
+   * What an adapter gives the host when `run.call` rejects: a `HostError` as it is; anything else
+   * (a store that failed, a bug) wrapped in one whose message is fixed, the raw error its `cause`,
+   * so a host that logs or shows `message` does not spread a connection string.
+   * @example
+   * try { await run.call(call, execute); } catch (err) { throw HostError.from(err, call.tool); }
+   */
+  static from(err: unknown, tool: string, server?: string): HostError {
+    if (GovernorError.isInstance(err) && err.code === "host_error") return err as HostError;
+    const code = GovernorError.isInstance(err) ? err.code : "unexpected_error";
+    return new HostError({
+      tool,
+      server,
+      reason: code,
+      channel: "local",
+      message: `${tool}: Governor could not complete the call (${code}); the error is the cause`,
+      cause: err,
+    });
+  }
+
+  /** The run's stop reason for this failure: `reason` when it is one, else `protocol_error`. */
+  get stopReason(): Reason {
+    return Object.hasOwn(REASONS, this.reason) ? (this.reason as Reason) : "protocol_error";
   }
 }

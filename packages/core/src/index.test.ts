@@ -50,6 +50,7 @@ describe("the public API", () => {
         "explainClassification",
         "fingerprint",
         "hashArgs",
+        "hostErrorText",
         "learnedDemotion",
         "learnedKey",
         "learnedPrefix",

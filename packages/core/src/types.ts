@@ -70,6 +70,7 @@ export const REASONS = {
   loop_detected: "stop",
   budget_exhausted: "stop",
   retries_exhausted: "stop",
+  learned_futile: "stop",
   not_approved: "stop",
   // host: protocol-level, never shown to the model
   protocol_error: "host",

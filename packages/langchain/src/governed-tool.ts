@@ -1,4 +1,5 @@
-import type { CallOutcome, HostError, Run } from "@governor/core";
+import { type CallOutcome, HostError, type Run } from "@governor/core";
+import { hostErrorText } from "@governor/core/judge";
 import { parseCallbackConfigArg } from "@langchain/core/callbacks/manager";
 import { type ToolCall as LangChainToolCall, ToolMessage } from "@langchain/core/messages";
 import {
@@ -8,7 +9,6 @@ import {
   type ToolRunnableConfig,
   type ToolSchemaBase,
 } from "@langchain/core/tools";
-import { hostReason, hostText, toHostError } from "./host-error.ts";
 import { recordStop } from "./stop.ts";
 
 /** Options shared by every governed tool. */
@@ -103,16 +103,16 @@ export class GovernedTool extends StructuredTool {
       // `run.call` rejected: a HostError (no governor `onHostError` hook), or trouble in
       // Governor itself (its store, a bug). Thrown from here, ToolNode would put the raw message
       // in the model's context: the host gets the error, the model a fixed text.
-      const error = toHostError(err, this.name, server);
+      const error = HostError.from(err, this.name, server);
       try {
         onHostError?.(error);
       } catch {
         // A host hook must not break the agent loop.
       }
-      const text = hostText(error);
+      const text = hostErrorText(error);
       recordStop(run, {
         tool: this.name,
-        reason: hostReason(error),
+        reason: error.stopReason,
         personResolvable: false,
         text,
         hostError: error,

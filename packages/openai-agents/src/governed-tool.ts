@@ -3,6 +3,7 @@ import {
   type Failure,
   failureFromError,
   GovernorError,
+  HostError,
   localFailure,
   type Run,
   type ToolCall,
@@ -14,7 +15,7 @@ import {
   type ToolOptions,
   tool,
 } from "@openai/agents";
-import { settle, toHostError } from "./outcome.ts";
+import { settle } from "./outcome.ts";
 import { linkSignals, withoutSiblingCancellation } from "./signals.ts";
 
 /** Options of {@link governedTool}. */
@@ -158,7 +159,7 @@ export function governedTool<
       settled = settle(await run.call(call, attempt), name, server);
     } catch (err) {
       if (GovernorError.isInstance(err) && err.code === "run_ended") throw err;
-      throw toHostError(err, name, server);
+      throw HostError.from(err, name, server);
     } finally {
       sdk.unlink();
     }

@@ -2,6 +2,7 @@ import {
   type AttemptContext,
   type Governor,
   GovernorError,
+  HostError,
   type Run,
   type ToolAnnotations,
   type ToolCall,
@@ -13,7 +14,7 @@ import type {
   MCPServer,
 } from "@openai/agents";
 import { mapMcpError } from "./map-mcp-error.ts";
-import { settle, toHostError } from "./outcome.ts";
+import { settle } from "./outcome.ts";
 import { withoutSiblingCancellation } from "./signals.ts";
 
 /** Options of {@link governMcpServer}. */
@@ -137,7 +138,7 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
         : { content: [...settled.result.content], isError: true };
     } catch (err) {
       if (GovernorError.isInstance(err) && err.code === "run_ended") throw err;
-      throw toHostError(err, name, policyServer);
+      throw HostError.from(err, name, policyServer);
     } finally {
       sdk.unlink();
     }

@@ -46,6 +46,11 @@ export function redactForModel(
   return redact(text, { maxLength, emails, patterns, sensitiveValues });
 }
 
+/** The middle of the jitter's range: judging one failure draws no random number. */
+function middle(): number {
+  return 0.5;
+}
+
 /**
  * Judges one failure as the first failure of a fresh run: no repeat, budget or breaker state.
  * What `governor classify` prints for each line.
@@ -62,7 +67,7 @@ export function assessFailure(failure: Failure, options: AssessOptions): Assessm
     // A key would be minted for a tool that honors keys; a verify step would settle the doubt.
     keyed: tool.idempotency.honorsKeys || tool.idempotency.verify,
     remainingMs: Number.POSITIVE_INFINITY,
-    random: () => 0.5,
+    random: middle,
   };
   const decision = decide(base);
   const print = fingerprint({

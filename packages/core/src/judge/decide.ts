@@ -2,6 +2,7 @@ import type { ToolPolicy } from "../policy/policy.ts";
 import { type Certainty, type Effect, PERSON_RESOLVABLE, type Reason } from "../types.ts";
 import { backoffDelay } from "./backoff.ts";
 import type { Classification } from "./classify.ts";
+import { type LearnedOverride, learnedDemotion, type OutcomeField } from "./learned.ts";
 
 /** The run budgets a decision can spend. */
 export type BudgetName = "calls" | "failures" | "retries" | "corrections" | "switches" | "wallTime";
@@ -32,6 +33,12 @@ export interface DecideContext {
   readonly remainingMs: number;
   /** Uniform in [0, 1), injected for deterministic tests. */
   readonly random: () => number;
+  /**
+   * What was learned of this server, tool and fingerprint: outcome counts decayed to now
+   * (`countsAt`). Absent: nothing learned, or learning is off. It can only demote a decision
+   * (`tool.learning`), never one a policy rule made.
+   */
+  readonly learned?: Readonly<Record<OutcomeField, number>>;
 }
 
 /** A decision: a value, never thrown (STYLE.md §1). */
@@ -48,6 +55,8 @@ export type Decision =
       readonly reason: Reason;
       readonly certainty: Certainty;
       readonly alternatives: readonly string[];
+      /** Set when learned outcomes demoted a retry that never recovers to this switch. */
+      readonly learned?: LearnedOverride;
     }
   | {
       readonly action: "stop";
@@ -59,6 +68,8 @@ export type Decision =
       readonly budget?: BudgetName;
       /** A person could resolve it (log in, approve, raise a quota, check a write). */
       readonly personResolvable: boolean;
+      /** Set when learned outcomes demoted the failure's decision to this stop (`learned_futile`). */
+      readonly learned?: LearnedOverride;
     }
   | { readonly action: "host"; readonly reason: Reason; readonly certainty: Certainty };
 
@@ -89,12 +100,50 @@ function spent(ctx: DecideContext, budget: BudgetName): boolean {
   return ctx.exhausted?.includes(budget) ?? false;
 }
 
+/**
+ * The demotion learned outcomes justify for `action`, if any (learned.ts). Never for a decision a
+ * policy rule made (the policy wins), nor when learning is off for the tool.
+ */
+function demotion(
+  ctx: DecideContext,
+  action: "retry_dependency" | "correct_arguments" | "switch_tool",
+): LearnedOverride | undefined {
+  if (ctx.learned === undefined || ctx.classification.source === "policy") return undefined;
+  return learnedDemotion({
+    action,
+    counts: ctx.learned,
+    settings: ctx.tool.learning,
+    hasAlternatives: ctx.tool.alternatives.length > 0,
+    // Another tool after a write that may have happened could write twice.
+    switchUnsafe: ctx.classification.certainty === "unknown" && ctx.effect === "mutating",
+  });
+}
+
+/** A learned demotion as a decision: a switch (the repeat rule and budgets apply) or a stop. */
+function demoted(ctx: DecideContext, learned: LearnedOverride): Decision {
+  if (learned.to === "switch_tool") {
+    if (ctx.repeats >= ctx.tool.maxRepeats) return stop(ctx, "repeated_failure");
+    if (spent(ctx, "switches")) return stop(ctx, "budget_exhausted", "switches");
+    const c = ctx.classification;
+    return {
+      action: "switch_tool",
+      reason: c.reason,
+      certainty: c.certainty,
+      alternatives: ctx.tool.alternatives,
+      learned,
+    };
+  }
+  return { ...stop(ctx, "learned_futile"), learned } as Decision;
+}
+
 /** The model changes the call: it reaches the model, so the repeat rule and budgets apply. */
 function correct(ctx: DecideContext): Decision {
   const c = ctx.classification;
   if (ctx.repeats >= ctx.tool.maxRepeats) return stop(ctx, "repeated_failure");
   if (spent(ctx, "failures")) return stop(ctx, "budget_exhausted", "failures");
   if (spent(ctx, "corrections")) return stop(ctx, "budget_exhausted", "corrections");
+  const learned = demotion(ctx, "correct_arguments");
+  if (learned !== undefined) return demoted(ctx, learned);
   return { action: "correct_arguments", reason: c.reason, certainty: c.certainty };
 }
 
@@ -135,6 +184,11 @@ export function decide(ctx: DecideContext): Decision {
         return stop(ctx, "uncertain_mutation");
       }
       if (spent(ctx, "failures")) return stop(ctx, "budget_exhausted", "failures");
+      // A target the model chose (a URL) goes back to the model after its retries: not demoted.
+      if (c.onRetriesExhausted === undefined) {
+        const learned = demotion(ctx, "retry_dependency");
+        if (learned !== undefined) return demoted(ctx, learned);
+      }
       if (spent(ctx, "retries")) return giveUp(ctx, "budget_exhausted", "retries");
       if (ctx.attempt >= ctx.tool.retry.attempts || ctx.serverRetryBudgetEmpty) {
         return giveUp(ctx, "retries_exhausted");
@@ -150,6 +204,8 @@ export function decide(ctx: DecideContext): Decision {
       if (ctx.repeats >= ctx.tool.maxRepeats) return stop(ctx, "repeated_failure");
       if (spent(ctx, "failures")) return stop(ctx, "budget_exhausted", "failures");
       if (spent(ctx, "switches")) return stop(ctx, "budget_exhausted", "switches");
+      const learned = demotion(ctx, "switch_tool");
+      if (learned !== undefined) return demoted(ctx, learned);
       return { action: c.action, reason: c.reason, certainty, alternatives: ctx.tool.alternatives };
     }
   }

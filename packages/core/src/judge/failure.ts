@@ -1,4 +1,5 @@
 import type { Channel, Origin } from "../types.ts";
+import { retryHintInText } from "./text-hint.ts";
 
 /**
  * Local failure kinds: what the client side can report without the server.
@@ -160,7 +161,9 @@ export function failureFromResult(result: ToolResultLike, now = Date.now()): Fai
       ? errorPart.code
       : undefined;
   const retryAfterMs =
-    retryNotBeforeMs(toolFailure?.retryNotBefore, now) ?? hintFrom(errorPart, now);
+    retryNotBeforeMs(toolFailure?.retryNotBefore, now) ??
+    hintFrom(errorPart, now) ??
+    retryHintInText(text, now);
   return {
     channel: "tool",
     origin: "peer",
@@ -284,7 +287,7 @@ function readError(err: unknown, options: FromErrorOptions): Failure {
   const numericCode = rec && typeof rec.code === "number" ? rec.code : undefined;
   const data = rec?.data;
   const httpStatus = statusFrom(rec) ?? statusFrom(data);
-  const retryAfterMs = hintFrom(data, now) ?? hintFrom(rec, now);
+  const retryAfterMs = hintFrom(data, now) ?? hintFrom(rec, now) ?? retryHintInText(text, now);
   const hints = {
     ...(httpStatus !== undefined && { httpStatus }),
     ...(retryAfterMs !== undefined && { retryAfterMs }),

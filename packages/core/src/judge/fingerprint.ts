@@ -9,6 +9,7 @@
 import * as nodeCrypto from "node:crypto";
 import type { Channel } from "../types.ts";
 import { charTable, hasRun, replaceAnchored } from "./redact.ts";
+import { TextMemo } from "./text-memo.ts";
 
 const INPUT_CAP = 4096;
 const NORMALIZED_CAP = 500;
@@ -512,7 +513,47 @@ function replaceDotted(match: string): string {
  * // → 'no note with id <str> (took <dur>)'
  */
 export function normalizeText(text: string): string {
-  let s = text.length > INPUT_CAP ? text.slice(0, INPUT_CAP) : text;
+  return normalized(text).text;
+}
+
+/**
+ * What the normalizer made of a text, and the last fingerprint made of it: a failure comes back
+ * with the same tool, channel and code.
+ */
+interface Normalized {
+  readonly text: string;
+  print?: {
+    readonly tool: string;
+    readonly channel: Channel;
+    readonly code: number | string | null;
+    readonly value: string;
+  };
+}
+
+/** What a remembered fingerprint may hold: a tool name of at most 64 characters and the rest. */
+const MAX_PRINT_TOOL = 64;
+const PRINT_CHARS = MAX_PRINT_TOOL + 64;
+
+/** Recent texts, normalized: the normalizer is a pure function of the text's first 4096 characters. */
+const memo = new TextMemo<Normalized>({
+  maxEntries: 1024,
+  maxChars: 768 * 1024,
+  maxTextLength: INPUT_CAP,
+  size: (n) => n.text.length + PRINT_CHARS,
+});
+
+function normalized(text: string): Normalized {
+  const head = text.length > INPUT_CAP ? text.slice(0, INPUT_CAP) : text;
+  let hit = memo.get(head);
+  if (hit === undefined) {
+    hit = { text: normalize(head) };
+    memo.set(head, hit);
+  }
+  return hit;
+}
+
+function normalize(head: string): string {
+  let s = head;
   while (MCP_PREFIX.test(s)) s = s.replace(MCP_PREFIX, "");
   const original = s;
   s = s.toLowerCase();
@@ -625,11 +666,17 @@ export interface FingerprintInput {
  * // same as for 'no note with id "inbox"'
  */
 export function fingerprint(input: FingerprintInput): string {
-  const payload = JSON.stringify([
-    input.tool,
-    input.channel,
-    input.code ?? null,
-    normalizeText(input.text),
-  ]);
-  return sha256Hex(payload).slice(0, 16);
+  const norm = normalized(input.text);
+  const { tool, channel } = input;
+  const code = input.code ?? null;
+  const last = norm.print;
+  // Strict equality: `5` and `"5"` are different codes.
+  if (last !== undefined && last.tool === tool && last.channel === channel && last.code === code) {
+    return last.value;
+  }
+  const value = sha256Hex(JSON.stringify([tool, channel, code, norm.text])).slice(0, 16);
+  if (tool.length <= MAX_PRINT_TOOL && (typeof code !== "string" || code.length <= 32)) {
+    norm.print = { tool, channel, code, value };
+  }
+  return value;
 }

@@ -46,8 +46,15 @@ const STOP: Partial<Record<Reason, string>> = {
     "Governor's own storage is unavailable, so the call was not made; the host has been told.",
 };
 
+/** A character the end of a sentence drops: whitespace (as `\s` reads it) or a period. */
+const TRAILING = /[\s.]/;
+
 function sentence(text: string): string {
-  const t = text.trim().replace(/[\s.]+$/, "");
+  const trimmed = text.trim();
+  // Read from the end: a pattern anchored at the end would be tried at every position.
+  let end = trimmed.length;
+  while (end > 0 && TRAILING.test(trimmed.charAt(end - 1))) end--;
+  const t = end === trimmed.length ? trimmed : trimmed.slice(0, end);
   return t === "" ? "the call failed." : `${t}.`;
 }
 
@@ -118,4 +125,26 @@ function repeatNote(input: MessageInput): string {
     return ` (failure ${repeats} of ${maxRepeats}: the same failure again ends the run)`;
   }
   return repeats >= 2 ? ` (failure ${repeats} of ${maxRepeats})` : "";
+}
+
+/**
+ * The model's text for a failure routed to the host (a `HostError` an adapter must still answer a
+ * tool call with): the tool and a fixed observation, no part of the raw error.
+ */
+export function hostErrorText(error: {
+  readonly tool: string;
+  readonly stopReason: Reason;
+}): string {
+  const reason = error.stopReason;
+  return composeMessage({
+    tool: error.tool,
+    observation: "the call could not be completed",
+    decision: {
+      action: "stop",
+      reason,
+      certainty: "unknown",
+      cause: reason,
+      personResolvable: false,
+    },
+  });
 }

@@ -11,6 +11,7 @@
  * per position.
  */
 import { replacePolicyPattern } from "../policy/policy-pattern.ts";
+import { TextMemo } from "./text-memo.ts";
 
 /** Options of {@link redact}. */
 export interface RedactOptions {
@@ -131,7 +132,7 @@ function overlapWithPrefix(text: string, fullValue: string): number {
 // Caller-supplied values and patterns
 
 function sensitiveVariants(values: readonly string[] | undefined): string[] {
-  if (values === undefined) return [];
+  if (values === undefined || values.length === 0) return [];
   const out = new Set<string>();
   for (const value of values) {
     if (typeof value !== "string" || value.length < MIN_SENSITIVE_LENGTH) continue;
@@ -1274,6 +1275,73 @@ export function redact(text: string, options: RedactOptions = {}): string {
   const maxLength = resolveMaxLength(options.maxLength);
   const emails = options.emails === true;
   const sensitive = sensitiveVariants(options.sensitiveValues);
+  // Sensitive values change from call to call: such a redaction is not remembered.
+  const memo = sensitive.length === 0 ? memoFor(maxLength, emails, options.patterns) : undefined;
+  const known = memo?.get(text);
+  if (known !== undefined) return known;
+  const out = redactText(text, maxLength, emails, sensitive, options.patterns);
+  memo?.set(text, out);
+  return out;
+}
+
+/**
+ * Recent redactions, by the options that shape them (the output cap, emails, the policy's
+ * patterns): the same failure text comes back with every retry and every run. A few sets of
+ * options are kept, the most recently used first.
+ */
+const memos: {
+  readonly maxLength: number;
+  readonly emails: boolean;
+  readonly patterns: readonly (string | RegExp)[];
+  readonly memo: TextMemo<string>;
+}[] = [];
+const MAX_MEMOS = 4;
+const NO_PATTERNS: readonly (string | RegExp)[] = [];
+/** Longer texts are redacted every time. */
+const MEMO_TEXT_LIMIT = 8192;
+
+function memoFor(
+  maxLength: number,
+  emails: boolean,
+  patterns: readonly (string | RegExp)[] = NO_PATTERNS,
+): TextMemo<string> {
+  for (let i = 0; i < memos.length; i++) {
+    const m = memos[i] as (typeof memos)[number];
+    if (m.maxLength !== maxLength || m.emails !== emails) continue;
+    if (!samePatterns(m.patterns, patterns)) continue;
+    if (i > 0) {
+      memos.splice(i, 1);
+      memos.unshift(m);
+    }
+    return m.memo;
+  }
+  const memo = new TextMemo<string>({
+    maxEntries: 1024,
+    maxChars: 384 * 1024,
+    maxTextLength: MEMO_TEXT_LIMIT,
+    size: (out) => out.length,
+  });
+  // A copy of the patterns: a caller that changes its array later gets a memo of its own.
+  memos.unshift({ maxLength, emails, patterns: [...patterns], memo });
+  if (memos.length > MAX_MEMOS) memos.pop();
+  return memo;
+}
+
+/** Same patterns in the same order: a RegExp's source and flags cannot change. */
+function samePatterns(a: readonly (string | RegExp)[], b: readonly (string | RegExp)[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function redactText(
+  text: string,
+  maxLength: number,
+  emails: boolean,
+  sensitive: readonly string[],
+  patterns: readonly (string | RegExp)[] | undefined,
+): string {
   const limit = inputLimit(maxLength);
 
   let out: string;
@@ -1290,7 +1358,7 @@ export function redact(text: string, options: RedactOptions = {}): string {
   }
 
   out = removeValues(out, sensitive);
-  out = applyPatterns(out, options.patterns);
+  out = applyPatterns(out, patterns);
   if (out.includes("-----BEGIN ")) out = out.replace(PEM_BLOCK, REDACTED);
   out = dropStackFrames(out);
   for (const group of SECRET_GROUPS) {

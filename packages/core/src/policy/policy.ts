@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { GovernorError } from "../errors.ts";
+import { LEARNING_DEFAULTS, type LearningSettings } from "../judge/learned.ts";
 import { REASONS, type Reason } from "../types.ts";
 import { patternProblem } from "./policy-pattern.ts";
 import { SENSITIVE_PATH, SENSITIVE_PATH_MESSAGE } from "./sensitive.ts";
@@ -126,6 +127,12 @@ const toolSettingsShape = {
     .max(100)
     .optional()
     .describe("Same fingerprint this many times stops the run."),
+  learn: z
+    .boolean()
+    .optional()
+    .describe(
+      "Learn from this tool's outcomes and apply learned demotions (default true while learning.enabled); false keeps its decisions as the rules give them.",
+    ),
   sensitiveArgs: z
     .array(z.string().min(1).regex(SENSITIVE_PATH, SENSITIVE_PATH_MESSAGE))
     .optional()
@@ -167,6 +174,35 @@ const redactionSchema = z.strictObject({
     ),
 });
 
+const learningSchema = z.strictObject({
+  enabled: z
+    .boolean()
+    .default(LEARNING_DEFAULTS.enabled)
+    .describe(
+      "Record what followed each decision (in the store) and demote decisions that never pay off.",
+    ),
+  minEvidence: z
+    .number()
+    .positive()
+    .max(1_000)
+    .default(LEARNING_DEFAULTS.minEvidence)
+    .describe("Weighted outcomes of a decision needed before it may be demoted (default 4)."),
+  maxPayoffRate: z
+    .number()
+    .min(0)
+    .lt(0.5)
+    .default(LEARNING_DEFAULTS.maxPayoffRate)
+    .describe(
+      "A decision that paid off at most this fraction of the time never pays off (default 0.1).",
+    ),
+  halfLifeMs: positiveInt
+    .default(LEARNING_DEFAULTS.halfLifeMs)
+    .describe("Half-life of learned counts in ms (default 86400000, a day)."),
+  ttlMs: positiveInt
+    .default(LEARNING_DEFAULTS.ttlMs)
+    .describe("A learned record nobody adds to is forgotten after this many ms (default 7 days)."),
+});
+
 const serverSchema = z.strictObject({
   ...toolSettingsShape,
   trustAnnotations: z
@@ -191,6 +227,9 @@ export const policySchema = z.strictObject({
   budgets: budgetsSchema.default(budgetsSchema.parse({})),
   retryBudget: retryBudgetSchema.default(retryBudgetSchema.parse({})),
   redaction: redactionSchema.default(redactionSchema.parse({})),
+  learning: learningSchema
+    .default(learningSchema.parse({}))
+    .describe("Learning from outcomes (docs/learning.md)."),
   servers: z.record(z.string().min(1), serverSchema).default({}),
   tools: z.record(z.string().min(1), toolSettingsSchema).default({}),
 });
@@ -355,6 +394,8 @@ export interface ToolPolicy {
   readonly breaker: typeof BREAKER_DEFAULTS;
   readonly loop: typeof LOOP_DEFAULTS;
   readonly maxRepeats: number;
+  /** Learning from outcomes for this tool: the policy's `learning`, off where `learn` is false. */
+  readonly learning: LearningSettings;
   readonly sensitiveArgs: readonly string[];
   readonly trustAnnotations: boolean;
   readonly invalidParamsAsArguments: boolean;
@@ -423,6 +464,7 @@ export function resolveToolPolicy(policy: Policy, tool: string, server?: string)
     breaker: { ...BREAKER_DEFAULTS, ...merged("breaker") },
     loop: { ...LOOP_DEFAULTS, ...merged("loop") },
     maxRepeats: pick("maxRepeats") ?? 3,
+    learning: { ...policy.learning, enabled: policy.learning.enabled && (pick("learn") ?? true) },
     sensitiveArgs: layers.flatMap((l) => l.sensitiveArgs ?? []),
     trustAnnotations: serverEntry?.trustAnnotations ?? false,
     invalidParamsAsArguments: serverEntry?.invalidParamsAsArguments ?? false,

@@ -13,7 +13,7 @@ import { judge, toFailure } from "./judge-failure.ts";
 import { claimAndCount, settle } from "./ledger.ts";
 import { endedOutcome, preflightStop } from "./outcomes.ts";
 import { isThenable, step } from "./store-guard.ts";
-import { storeAfterEffect } from "./store-steps.ts";
+import { storeAfterEffect, storeOp } from "./store-steps.ts";
 import type { AttemptContext, CallOutcome, Executor } from "./types.ts";
 import { sleep } from "./waits.ts";
 
@@ -192,6 +192,17 @@ function ok<T>(state: CallState, value: T): CallOutcome<T> {
 
 /** A success: the ledger and the breaker are told, then the value goes back. */
 function succeeded<T>(state: CallState, value: T): MaybePromise<CallOutcome<T>> {
+  // Learning touches a success only when the run has failed before (see outcome-tracker.ts).
+  const learning = state.run.learning;
+  if (learning !== undefined && !state.run.observeOnly) {
+    const written = learning.succeeded(state, state.tool, (op, fn) => storeOp(state, op, fn));
+    if (isThenable(written)) return written.then(() => told(state, value));
+  }
+  return told(state, value);
+}
+
+/** The ledger and the breaker told of a success, then the value goes back. */
+function told<T>(state: CallState, value: T): MaybePromise<CallOutcome<T>> {
   if (state.key === undefined) {
     const updated = updateBreaker(state, "success");
     return isThenable(updated) ? updated.then(() => ok(state, value)) : ok(state, value);

@@ -6,6 +6,7 @@ import { resolveEffect } from "../judge/effect.ts";
 import type { ToolPolicy } from "../policy/policy.ts";
 import { sensitiveValues } from "../policy/sensitive.ts";
 import type { Effect } from "../types.ts";
+import type { LearnedCounts } from "./outcome-tracker.ts";
 import { instance, type RunState } from "./run-state.ts";
 import { IDEMPOTENCY_META_KEY, type ToolCall } from "./types.ts";
 
@@ -44,6 +45,8 @@ export interface CallState {
   readonly canonical: string | undefined;
   /** Why the arguments are not JSON (a cycle), when they are not. */
   readonly invalidArgs: string | undefined;
+  /** What was learned of the failure being judged (counts decayed to now), when anything was. */
+  learned: LearnedCounts | undefined;
 }
 
 /** A call's state as it starts: its tool policy, effect, canonical arguments and loop key. */
@@ -79,6 +82,7 @@ export function openCall(r: RunState, request: ToolCall): CallState {
     cut: undefined,
     started,
     attempts: 0,
+    learned: undefined,
     verified: undefined,
     claimedAt: undefined,
     callHash: undefined,

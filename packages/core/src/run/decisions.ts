@@ -35,6 +35,7 @@ export function decideNow(
     ...(state.verified !== undefined && { verified: state.verified }),
     ...(exhausted.length > 0 && { exhausted }),
     ...(serverRetryBudgetEmpty && { serverRetryBudgetEmpty }),
+    ...(state.learned !== undefined && { learned: state.learned }),
   });
 }
 

@@ -62,6 +62,8 @@ export function record(
     ...(d.action === "retry_dependency" && { delayMs: d.delayMs }),
     ...(state.key !== undefined && { idempotencyKey: state.key }),
     observed: r.observeOnly,
+    ...((d.action === "stop" || d.action === "switch_tool") &&
+      d.learned !== undefined && { learned: d.learned }),
     input: {
       callHash: callHashOf(state),
       failure: recordedFailure(failure, text),
@@ -72,6 +74,7 @@ export function record(
       ...(r.options.deadline !== undefined && { hostDeadlineMs: r.options.deadline - now }),
       ...(state.verified !== undefined && { verified: state.verified }),
       ...(retryBudgetEmpty && { retryBudgetEmpty: true as const }),
+      ...(state.learned !== undefined && { learned: state.learned }),
     },
   });
 }

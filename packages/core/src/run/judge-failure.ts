@@ -15,8 +15,10 @@ import { commit, decideNow } from "./decisions.ts";
 import { emitCall, record } from "./events.ts";
 import type { HostResolution, VerifyResult } from "./hooks.ts";
 import { settle } from "./ledger.ts";
+import { OutcomeTracker, type StoreGuard } from "./outcome-tracker.ts";
 import { endedOutcome, modelResult, plainStop, stopOutcome } from "./outcomes.ts";
 import { stopRun, summary } from "./run-state.ts";
+import { isThenable } from "./store-guard.ts";
 import { hostContext, storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
 import { guarded, guardedAsync, MAX_TIMER_MS } from "./waits.ts";
@@ -129,6 +131,15 @@ export async function judge<T>(
     return endedOutcome(state, uncertain ? state.key : undefined);
   }
 
+  // What was learned of this failure, read before the decision (one await, then the synchronous
+  // decide-and-spend step). A store that cannot answer reads as nothing learned.
+  r.learning ??= new OutcomeTracker({ store: core.store, now: core.now });
+  const learning = r.learning;
+  const guard: StoreGuard = (op, fn) => storeOp(state, op, fn);
+  state.learned = undefined;
+  const learned = learning.read(state.tool, print, guard);
+  state.learned = isThenable(learned) ? await learned : learned;
+
   let d = commit(state, c, print);
   if (d.action === "retry_dependency" && !observeOnly) {
     // The server's shared retry budget is asked only when a retry is otherwise allowed; a store
@@ -149,6 +160,13 @@ export async function judge<T>(
     record(state, failure, c, d, print, true, true, !granted);
   } else {
     record(state, failure, c, d, print);
+  }
+
+  // What followed earlier decisions, and what this one awaits (observe-only enforces nothing, so
+  // nothing that follows is an outcome of its decisions).
+  if (!observeOnly) {
+    const written = learning.decided(state, state.tool, print, d, state.attempts === 1, guard);
+    if (isThenable(written)) await written;
   }
 
   if (observeOnly) {

@@ -7,6 +7,7 @@ import type { Reason } from "../types.ts";
 import { type AttemptGuard, createAttemptGuard } from "./attempt-guard.ts";
 import { createRunBudgets, type RunBudgets } from "./budget.ts";
 import type { GovernorCore } from "./hooks.ts";
+import type { OutcomeTracker } from "./outcome-tracker.ts";
 import { createLoopDetector, type LoopDetector } from "./repeats.ts";
 import { createRunTally, type RunTally } from "./tally.ts";
 import type { RunOptions } from "./types.ts";
@@ -61,6 +62,11 @@ export interface RunState {
   readonly releasable: Set<string>;
   callCount: number;
   ended: RunSummary | undefined;
+  /**
+   * Learning from outcomes: made at the run's first failure, so a run whose calls all succeed
+   * never touches the learning store.
+   */
+  learning: OutcomeTracker | undefined;
 }
 
 export function createRunState(core: GovernorCore, options: RunOptions): RunState {
@@ -97,6 +103,7 @@ export function createRunState(core: GovernorCore, options: RunOptions): RunStat
     releasable: new Set(),
     callCount: 0,
     ended: undefined,
+    learning: undefined,
   };
 }
 

@@ -470,6 +470,8 @@ describe("retry budget per server", () => {
     const reserve = 10;
     const gov = governor({
       retryBudget: { ratio, reserve, windowMs: 60_000 },
+      // The retry budget alone: learning (below) would stop runs before they ask it.
+      learning: { enabled: false },
       servers: {
         s: { tools: { t: { effect: "read_only", retry: { attempts: 5, baseDelayMs: 10 } } } },
       },
@@ -490,6 +492,46 @@ describe("retry budget per server", () => {
     expect(attempts).toBeLessThanOrEqual(calls * (1 + ratio) + reserve);
     expect(attempts).toBeGreaterThan(calls);
     expect(outcomes.every((o) => o.kind === "stop" && o.reason === "retries_exhausted")).toBe(true);
+  });
+
+  it("issue 12.5: with learning, runs that follow runs whose retries never recovered stop at once", async () => {
+    const gov = governor({
+      retryBudget: { ratio: 1, reserve: 1_000, windowMs: 60_000 },
+      // Counts decay while the fake clock moves: four outcomes weigh a hair less than 4.
+      learning: { minEvidence: 3.5 },
+      servers: {
+        s: {
+          tools: {
+            t: {
+              effect: "read_only",
+              retry: { attempts: 3, baseDelayMs: 10 },
+              // The breaker would open after five failures in a row: learning alone here.
+              breaker: { threshold: 1_000 },
+            },
+          },
+        },
+      },
+    });
+    let attempts = 0;
+    const outcomes = [];
+    // One run after another: each learns from the ones before it.
+    for (let i = 0; i < 20; i++) {
+      outcomes.push(
+        await drive(
+          gov.startRun().call({ tool: "t", server: "s" }, async () => {
+            attempts++;
+            return text("503 Service Unavailable");
+          }),
+        ),
+      );
+    }
+    const reasons = outcomes.map((o) => (o.kind === "stop" ? o.reason : o.kind));
+    // Four runs retry in full, every later one stops on its first failure.
+    expect(reasons.slice(0, 4)).toEqual(Array(4).fill("retries_exhausted"));
+    expect(reasons.slice(4)).toEqual(Array(16).fill("learned_futile"));
+    expect(attempts).toBe(4 * 3 + 16);
+    const last = outcomes[19];
+    expect(last?.kind === "stop" && last.summary.lastFailure?.reason).toBe("unavailable");
   });
 
   it("refills in the next window", async () => {

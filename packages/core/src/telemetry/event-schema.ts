@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { BudgetName } from "../judge/decide.ts";
 import type { LocalKind } from "../judge/failure.ts";
+import { OUTCOME_FIELDS } from "../judge/learned.ts";
 import { ACTIONS, type Certainty, REASONS, type Reason } from "../types.ts";
 import type { CallOutcomeKind, GovernorEvent, RunEndReason } from "./events.ts";
 
@@ -85,6 +86,20 @@ const decisionInput = z.object({
   hostDeadlineMs: z.number().exactOptional(),
   verified: z.enum(["absent", "present", "unknown"]).exactOptional(),
   retryBudgetEmpty: z.literal(true).exactOptional(),
+  learned: z
+    .object(
+      Object.fromEntries(OUTCOME_FIELDS.map((f) => [f, z.number().nonnegative()])) as {
+        [F in (typeof OUTCOME_FIELDS)[number]]: z.ZodNumber;
+      },
+    )
+    .exactOptional(),
+});
+
+const learnedOverride = z.object({
+  from: z.enum(["retry_dependency", "correct_arguments", "switch_tool"]),
+  to: z.enum(["switch_tool", "stop"]),
+  paid: z.number().nonnegative(),
+  futile: z.number().nonnegative(),
 });
 
 const decisionEvent = z.object({
@@ -103,6 +118,7 @@ const decisionEvent = z.object({
   delayMs: ms.exactOptional(),
   idempotencyKey: z.string().min(1).exactOptional(),
   observed: z.boolean(),
+  learned: learnedOverride.exactOptional(),
   input: decisionInput.exactOptional(),
 });
 

@@ -1,5 +1,6 @@
 import type { BudgetName } from "../judge/decide.ts";
 import type { LocalKind } from "../judge/failure.ts";
+import type { LearnedOverride, OutcomeField } from "../judge/learned.ts";
 import type { Action, Certainty, Channel, Origin, Reason } from "../types.ts";
 
 /** The version of the event schema. Bumped on any incompatible change. */
@@ -87,6 +88,11 @@ export interface DecisionInput {
   readonly verified?: "absent" | "present" | "unknown";
   /** The server's shared retry budget refused a retry (state shared across runs). */
   readonly retryBudgetEmpty?: true;
+  /**
+   * What had been learned of this server, tool and fingerprint when the decision was made: the
+   * outcome counts decayed to then (state shared across runs). Absent when nothing was learned.
+   */
+  readonly learned?: Readonly<Record<OutcomeField, number>>;
 }
 
 /** A decision after a failed attempt, or on a call refused before its first attempt. */
@@ -110,6 +116,11 @@ export interface DecisionEvent extends EventBase {
   readonly idempotencyKey?: string;
   /** Computed in observe-only mode: not enforced. */
   readonly observed: boolean;
+  /**
+   * Learned outcomes demoted the failure's decision (docs/learning.md): what it would have been,
+   * what it became, and the decayed evidence.
+   */
+  readonly learned?: LearnedOverride;
   /** What re-deciding needs (see {@link DecisionInput}); absent from older v1 lines. */
   readonly input?: DecisionInput;
 }

@@ -1,0 +1,219 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { fingerprint, normalizeText } from "./fingerprint.ts";
+import { redact } from "./redact.ts";
+import { matchBuiltinRules } from "./rules.ts";
+import { TextMemo } from "./text-memo.ts";
+
+/** A memo that keeps a text the first time, for the tests of its bounds. */
+const memoOf = <V>(
+  maxEntries: number,
+  maxChars: number,
+  maxTextLength: number,
+  size?: (value: V) => number,
+) =>
+  new TextMemo<V>({
+    maxEntries,
+    maxChars,
+    maxTextLength,
+    keepFirstSight: true,
+    ...(size !== undefined && { size }),
+  });
+
+describe("TextMemo", () => {
+  it("gives back what was kept, and nothing for a text it never kept", () => {
+    const memo = memoOf<string>(4, 100, 20, (v) => v.length);
+    memo.set("rate limit", "a");
+    expect(memo.get("rate limit")).toBe("a");
+    expect(memo.get("rate limit ")).toBeUndefined();
+    // A text built anew is found by its characters, not by its identity.
+    expect(memo.get(["rate", "limit"].join(" "))).toBe("a");
+  });
+
+  it("keeps a text the second time it is offered, by default", () => {
+    const memo = new TextMemo<number>({ maxEntries: 4, maxChars: 100, maxTextLength: 20 });
+    memo.set("timeout after 30s", 1);
+    expect(memo.get("timeout after 30s")).toBeUndefined();
+    expect(memo.entries).toBe(0);
+    memo.set("timeout after 30s", 1);
+    expect(memo.get("timeout after 30s")).toBe(1);
+    // Texts seen once, however many, are not kept.
+    for (let i = 0; i < 100; i++) memo.set(`request ${i} failed`, i);
+    expect(memo.entries).toBe(1);
+  });
+
+  it("holds at most maxEntries, dropping the oldest first", () => {
+    const memo = memoOf<number>(3, 1000, 100);
+    for (const [i, t] of ["a", "b", "c", "d"].entries()) memo.set(t, i);
+    expect(memo.entries).toBe(3);
+    expect(memo.get("a")).toBeUndefined();
+    expect([memo.get("b"), memo.get("c"), memo.get("d")]).toEqual([1, 2, 3]);
+    // Round the ring again: the order of eviction stays the order of arrival.
+    for (const [i, t] of ["e", "f", "g", "h"].entries()) memo.set(t, 10 + i);
+    expect(["d", "e", "f", "g", "h"].map((t) => memo.get(t))).toEqual([
+      undefined,
+      undefined,
+      11,
+      12,
+      13,
+    ]);
+  });
+
+  it("holds at most maxChars of texts and values, dropping the oldest to fit", () => {
+    const memo = memoOf<string>(100, 20, 10, (v) => v.length);
+    memo.set("aaaa", "11"); // 6
+    memo.set("bbbb", "22"); // 12
+    memo.set("cccc", "33"); // 18
+    expect(memo.heldChars).toBe(18);
+    memo.set("dddddd", "4444"); // 10 more: the two oldest go
+    expect(memo.get("aaaa")).toBeUndefined();
+    expect(memo.get("bbbb")).toBeUndefined();
+    expect(memo.get("cccc")).toBe("33");
+    expect(memo.heldChars).toBe(16);
+    // A value too large to fit at all is not kept, and evicts nothing.
+    memo.set("e", "x".repeat(30));
+    expect(memo.get("e")).toBeUndefined();
+    expect(memo.heldChars).toBe(16);
+  });
+
+  it("does not keep a text longer than maxTextLength", () => {
+    const memo = memoOf<number>(10, 100, 5);
+    memo.set("123456", 1);
+    memo.set("12345", 2);
+    expect(memo.get("123456")).toBeUndefined();
+    expect(memo.get("12345")).toBe(2);
+  });
+
+  it("keeps the first value of a text (a pure function gives one)", () => {
+    const memo = memoOf<number>(10, 100, 10);
+    memo.set("a", 1);
+    memo.set("a", 2);
+    expect(memo.get("a")).toBe(1);
+    expect(memo.heldChars).toBe(1);
+  });
+
+  it("stays within its bounds whatever is put in it, and forgets nothing it should hold (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.boolean(),
+        fc.array(fc.tuple(fc.string({ maxLength: 40 }), fc.string({ maxLength: 40 })), {
+          maxLength: 200,
+        }),
+        (keepFirstSight, pairs) => {
+          const memo = new TextMemo<string>({
+            maxEntries: 16,
+            maxChars: 200,
+            maxTextLength: 30,
+            size: (v) => v.length,
+            keepFirstSight,
+          });
+          const first = new Map<string, string>();
+          for (const [text, value] of pairs) {
+            memo.set(text, value);
+            if (!first.has(text)) first.set(text, value);
+            expect(memo.entries).toBeLessThanOrEqual(16);
+            expect(memo.heldChars).toBeLessThanOrEqual(200);
+          }
+          // What it gives back is a value offered for that text, and the characters add up.
+          let chars = 0;
+          for (const [text] of pairs) {
+            const got = memo.get(text);
+            if (got === undefined) continue;
+            expect(pairs.some(([t, v]) => t === text && v === got)).toBe(true);
+            if (keepFirstSight) expect(got).toBe(first.get(text));
+          }
+          for (const text of new Set(pairs.map(([t]) => t))) {
+            const got = memo.get(text);
+            if (got !== undefined) chars += text.length + got.length;
+          }
+          expect(chars).toBe(memo.heldChars);
+          // The newest text that fits, kept on first sight, is held.
+          const last = pairs[pairs.length - 1];
+          if (keepFirstSight && last !== undefined && last[0].length <= 30) {
+            expect(memo.get(last[0])).toBeDefined();
+          }
+        },
+      ),
+    );
+  });
+
+  it("refuses bounds that cannot hold a text, with a clear error", () => {
+    expect(() => memoOf(0, 10, 5)).toThrow(/maxEntries must be an integer of at least 1/);
+    expect(() => memoOf(1.5, 10, 5)).toThrow(/maxEntries must be an integer of at least 1/);
+    expect(() => memoOf(4, 10, 50)).toThrow(/maxChars at least maxTextLength/);
+  });
+});
+
+describe("judging remembers texts without changing a result", () => {
+  const text = fc.oneof(
+    fc.string({ maxLength: 120 }),
+    fc.constantFrom(
+      "Rate limit exceeded, retry after 30s",
+      'No note with id "drafts"',
+      "HTTP 503 Service Unavailable",
+      "HTTP 404 Not Found",
+      "token sk-abcdefghijklmnopqrstuvwx1234 rejected for ana@example.com at /home/ana/app.js",
+      "ECONNREFUSED 10.0.0.5:5432",
+      "permission denied: you need the admin role",
+    ),
+  );
+
+  it("gives a remembered text the same rule, normalization, fingerprint and redaction, in any order (property)", () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(text, { minLength: 1, maxLength: 30 }), (texts) => {
+        const judge = (t: string) => [
+          matchBuiltinRules(t)?.reason ?? null,
+          normalizeText(t),
+          fingerprint({ tool: "t", channel: "tool", text: t }),
+          fingerprint({ tool: "t", channel: "tool", code: 5, text: t }),
+          fingerprint({ tool: "t", channel: "tool", code: "5", text: t }),
+          fingerprint({ tool: "u", channel: "protocol", code: 5, text: t }),
+          redact(t),
+          redact(t, { emails: true }),
+          redact(t, { maxLength: 20 }),
+        ];
+        const first = texts.map(judge);
+        // Again, in reverse (now kept: seen twice), and once more: the answers come from the memo.
+        const again = [...texts].reverse().map(judge).reverse();
+        const third = texts.map(judge);
+        expect(again).toEqual(first);
+        expect(third).toEqual(first);
+      }),
+    );
+  });
+
+  it('keeps fingerprints of one text apart by tool, channel and code (5 is not "5")', () => {
+    const t = "the frobnicator sneezed at 12:30";
+    const prints = new Set([
+      fingerprint({ tool: "a", channel: "tool", text: t }),
+      fingerprint({ tool: "b", channel: "tool", text: t }),
+      fingerprint({ tool: "a", channel: "protocol", text: t }),
+      fingerprint({ tool: "a", channel: "tool", code: 5, text: t }),
+      fingerprint({ tool: "a", channel: "tool", code: "5", text: t }),
+    ]);
+    expect(prints.size).toBe(5);
+    // Asked again after the others, the first one is still its own.
+    expect(fingerprint({ tool: "a", channel: "tool", text: t })).toBe([...prints][0] as string);
+  });
+
+  it("redacts with the options of each call: emails, patterns changed in place, sensitive values", () => {
+    const t = "user ana@example.com sent code ABC-1234 with key hunter2-secret";
+    expect(redact(t)).toContain("ana@example.com");
+    expect(redact(t, { emails: true })).not.toContain("ana@example.com");
+    expect(redact(t)).toContain("ana@example.com");
+
+    const patterns = ["ABC-\\d+"];
+    expect(redact(t, { patterns })).not.toContain("ABC-1234");
+    // The same array, changed: the new pattern applies, the old one no longer does.
+    patterns[0] = "hunter\\d";
+    const changed = redact(t, { patterns });
+    expect(changed).toContain("ABC-1234");
+    expect(changed).not.toContain("hunter2");
+
+    // Sensitive values differ from call to call: each call removes its own.
+    expect(redact(t, { sensitiveValues: ["hunter2-secret"] })).not.toContain("hunter2-secret");
+    const other = redact(t, { sensitiveValues: ["ABC-1234"] });
+    expect(other).not.toContain("ABC-1234");
+    expect(other).toContain("hunter2-secret");
+  });
+});

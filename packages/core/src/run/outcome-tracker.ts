@@ -1,0 +1,196 @@
+// The run's side of learning from outcomes (docs/learning.md): reads what was learned before a
+// failure is decided, and records what followed each decision. One per run, made at its first
+// failure, so a run whose calls all succeed never touches the learning store. The arithmetic
+// and the demotions are pure (judge/learned.ts); the store adds atomically (Store.addOutcome).
+import type { Decision } from "../judge/decide.ts";
+import { countsAt, learnedKey, type OutcomeField } from "../judge/learned.ts";
+import type { ToolPolicy } from "../policy/policy.ts";
+import type { Store } from "../store/store.ts";
+import type { MaybePromise } from "../types.ts";
+import { isThenable } from "./store-guard.ts";
+
+/** Runs one store operation bounded like the call's others (`storeOp`). */
+export type StoreGuard = <R>(op: string, fn: () => MaybePromise<R>) => MaybePromise<R>;
+
+/** Decayed counts of one server, tool and fingerprint. */
+export type LearnedCounts = Readonly<Record<OutcomeField, number>>;
+
+/** A decision that awaits the outcome of a later call of the run. */
+interface Pending {
+  readonly server: string | undefined;
+  readonly tool: string;
+  readonly fingerprint: string;
+  readonly policy: ToolPolicy;
+}
+
+/** A switch that awaits a call of one of its alternatives. */
+interface PendingSwitch extends Pending {
+  readonly alternatives: readonly string[];
+}
+
+/** What a tracker needs of the governor. */
+export interface OutcomeTrackerOptions {
+  readonly store: Store;
+  readonly now: () => number;
+}
+
+/** Outcomes that end a retried call without telling anything of the retries. */
+const NO_EVIDENCE = new Set(["aborted", "protocol_error", "session_expired", "store_unavailable"]);
+
+/**
+ * Records, per call, the fingerprints it retried; per run, the corrections and switches that
+ * await the next call of the tool (or of an alternative). Every store error is swallowed:
+ * learning is advice, and a store that cannot answer reads as nothing learned.
+ */
+export class OutcomeTracker {
+  readonly #store: Store;
+  readonly #now: () => number;
+  /** Per call (its state object): the fingerprints whose retries await the call's outcome. */
+  readonly #retried = new WeakMap<object, Map<string, ToolPolicy>>();
+  /** Per server and tool: a correction that awaits that tool's next call. */
+  readonly #corrections = new Map<string, Pending>();
+  /** Switches that await a call of one of their alternatives. */
+  #switches: PendingSwitch[] = [];
+
+  constructor(options: OutcomeTrackerOptions) {
+    this.#store = options.store;
+    this.#now = options.now;
+  }
+
+  /** Whether learning applies to the tool and the store can keep it. */
+  learns(policy: ToolPolicy): boolean {
+    return policy.learning.enabled && typeof this.#store.outcome === "function";
+  }
+
+  /** The learned counts of this failure decayed to now, or undefined (nothing, off, or no store). */
+  read(
+    policy: ToolPolicy,
+    fingerprint: string,
+    guard: StoreGuard,
+  ): MaybePromise<LearnedCounts | undefined> {
+    const store = this.#store;
+    if (!this.learns(policy) || store.outcome === undefined) return undefined;
+    const key = learnedKey(policy.server, policy.tool, fingerprint);
+    const toCounts = (record: Awaited<ReturnType<NonNullable<Store["outcome"]>>>) =>
+      record === undefined ? undefined : countsAt(record, this.#now(), policy.learning.halfLifeMs);
+    try {
+      const answer = guard("a learned-outcome read", () => store.outcome?.(key));
+      return isThenable(answer) ? answer.then(toCounts, () => undefined) : toCounts(answer);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * A failure of a call was decided. The call's first failure settles a correction of the same
+   * tool (futile when the failure is the same, else nothing is learned) and a switch to it
+   * (futile). A retry waits for the call's outcome; any other decision ends the call's retries
+   * without a recovery, and a correction or a switch waits for a later call.
+   */
+  decided(
+    call: object,
+    policy: ToolPolicy,
+    fingerprint: string,
+    decision: Decision,
+    first: boolean,
+    guard: StoreGuard,
+  ): MaybePromise<void> {
+    const adds: [Pending, OutcomeField][] = [];
+    if (first) this.#settleWaiting(policy, fingerprint, adds);
+    const retried = this.#retried.get(call);
+    if (decision.action === "retry_dependency") {
+      if (this.learns(policy)) {
+        const map = retried ?? new Map<string, ToolPolicy>();
+        map.set(fingerprint, policy);
+        this.#retried.set(call, map);
+      }
+      return this.#write(adds, guard);
+    }
+    if (retried !== undefined) {
+      this.#retried.delete(call);
+      if (!NO_EVIDENCE.has(decision.reason)) {
+        for (const [print, p] of retried) adds.push([pending(p, print), "retry_futile"]);
+      }
+    }
+    if (this.learns(policy)) {
+      const self = pending(policy, fingerprint);
+      if (decision.action === "correct_arguments") {
+        this.#corrections.set(toolKey(policy.server, policy.tool), self);
+      } else if (decision.action === "switch_tool") {
+        this.#switches.push({ ...self, alternatives: decision.alternatives });
+      }
+    }
+    return this.#write(adds, guard);
+  }
+
+  /**
+   * The call succeeded: its retries recovered, and a correction of this tool or a switch to it
+   * paid off. Touches no store when nothing awaited this call.
+   */
+  succeeded(call: object, policy: ToolPolicy, guard: StoreGuard): MaybePromise<void> {
+    const adds: [Pending, OutcomeField][] = [];
+    const retried = this.#retried.get(call);
+    if (retried !== undefined) {
+      this.#retried.delete(call);
+      for (const [print, p] of retried) adds.push([pending(p, print), "retry_paid"]);
+    }
+    const correction = this.#corrections.get(toolKey(policy.server, policy.tool));
+    if (correction !== undefined) {
+      this.#corrections.delete(toolKey(policy.server, policy.tool));
+      adds.push([correction, "correct_paid"]);
+    }
+    this.#settleSwitches(policy.tool, "switch_paid", adds);
+    return adds.length === 0 ? undefined : this.#write(adds, guard);
+  }
+
+  /** A first failure of a call: settles what waited for this tool. */
+  #settleWaiting(policy: ToolPolicy, fingerprint: string, adds: [Pending, OutcomeField][]): void {
+    const key = toolKey(policy.server, policy.tool);
+    const correction = this.#corrections.get(key);
+    if (correction !== undefined) {
+      this.#corrections.delete(key);
+      // Another failure after the correction is progress of some kind: nothing is learned.
+      if (correction.fingerprint === fingerprint) adds.push([correction, "correct_futile"]);
+    }
+    this.#settleSwitches(policy.tool, "switch_futile", adds);
+  }
+
+  #settleSwitches(tool: string, field: OutcomeField, adds: [Pending, OutcomeField][]): void {
+    if (this.#switches.length === 0) return;
+    const rest: PendingSwitch[] = [];
+    for (const s of this.#switches) {
+      if (s.alternatives.includes(tool)) adds.push([s, field]);
+      else rest.push(s);
+    }
+    this.#switches = rest;
+  }
+
+  /** Adds each outcome to the store; errors are swallowed, a pending answer is awaited. */
+  #write(adds: readonly [Pending, OutcomeField][], guard: StoreGuard): MaybePromise<void> {
+    const store = this.#store;
+    if (adds.length === 0 || store.addOutcome === undefined) return undefined;
+    const waits: Promise<unknown>[] = [];
+    const now = this.#now();
+    for (const [p, field] of adds) {
+      const { halfLifeMs, ttlMs } = p.policy.learning;
+      const key = learnedKey(p.server, p.tool, p.fingerprint);
+      try {
+        const answer = guard("a learned-outcome write", () =>
+          store.addOutcome?.(key, field, { now, halfLifeMs, ttlMs }),
+        );
+        if (isThenable(answer)) waits.push(answer.then(undefined, () => undefined));
+      } catch {
+        // Learning is advice: a store that cannot record it changes nothing of the call.
+      }
+    }
+    return waits.length === 0 ? undefined : Promise.all(waits).then(() => undefined);
+  }
+}
+
+function pending(policy: ToolPolicy, fingerprint: string): Pending {
+  return { server: policy.server, tool: policy.tool, fingerprint, policy };
+}
+
+function toolKey(server: string | undefined, tool: string): string {
+  return `${server ?? ""}\u0000${tool}`;
+}
