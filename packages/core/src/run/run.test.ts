@@ -56,7 +56,7 @@ describe("run.call", () => {
       returned = run.call(undefined as never, async () => ok("x"));
     }).not.toThrow();
     await expect(returned).rejects.toThrow(TypeError);
-    const failing = governor({}, { onHostError: undefined }).startRun();
+    const failing = governor().startRun();
     const sent = failing.call({ tool: "t" }, () => {
       throw Object.assign(new Error("bad frame"), { code: -32700 });
     });
