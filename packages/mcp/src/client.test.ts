@@ -109,7 +109,7 @@ describe("governClient over the in-memory transport", () => {
     ]);
   });
 
-  it("gives the SDK a fresh AbortController per attempt: the run's signal keeps no listener (the raw SDK keeps N)", async () => {
+  it("gives the SDK a signal of its own per attempt: the run's signal keeps no listener (the raw SDK keeps N)", async () => {
     const { governed, governor, client } = await setup(createFaultServer());
     const runSignal = new AbortController();
     const run = governor.startRun({ signal: runSignal.signal });

@@ -5,14 +5,16 @@ import {
   HostError,
   type Run,
   type ToolAnnotations,
+  type ToolCall,
 } from "@governor/core";
 import { redact } from "@governor/core/judge";
 import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { AttemptSignal } from "./attempt-signal.ts";
 import { transportErrorText } from "./host-text.ts";
 import { listAllTools, MAX_TOOL_PAGES, type ToolListing } from "./list-tools.ts";
 import { type CallSiteFacts, isSessionGone, mapSdkError } from "./map-error.ts";
 import type { RetryAfterFetch } from "./retry-after.ts";
-import { type McpClient, toolWire } from "./sdk.ts";
+import { type CallOptions, type McpClient, toolWire, type WireParams } from "./sdk.ts";
 import { createSession } from "./session.ts";
 
 /** Options of {@link governClient}. */
@@ -130,9 +132,10 @@ const MAX_TOOL_NAME_LENGTH = 128;
 
 /**
  * Wraps an `@modelcontextprotocol/sdk` client so that tool calls go through a Governor run.
- * Each attempt gives the SDK the run's per-attempt signal (a fresh AbortController linked to the
- * run and unlinked afterwards: SDK 1.32 never removes the abort listener it adds), a timeout from
- * the run's remaining time, and the idempotency key in `_meta`. Failures are tagged `local` or
+ * Each attempt gives the SDK a signal of its own that the run aborts through `ctx.onAbort` (an
+ * {@link AttemptSignal}: no AbortSignal made on the success path, and the abort listener SDK 1.32
+ * never removes dies with the attempt), a timeout from the run's remaining time, and the
+ * idempotency key in `_meta`. Failures are tagged `local` or
  * `peer` where they happen, from what the adapter saw of the attempt.
  * @example
  * const governed = governClient(client, { governor, server: "notes" });
@@ -211,7 +214,7 @@ export function governClient<C extends McpClient>(
   /** One page request, counted on the session (a reconnect waits for it) and marking a 404. */
   const around = async <T>(request: () => Promise<T>): Promise<T> => {
     const transport = client.transport;
-    const leave = session.enter(transport);
+    const entry = session.enter(transport);
     try {
       return await request();
     } catch (error) {
@@ -219,7 +222,7 @@ export function governClient<C extends McpClient>(
       if (isSessionGone(error)) session.gone(transport);
       throw error;
     } finally {
-      leave();
+      session.leave(entry);
     }
   };
 
@@ -262,34 +265,32 @@ export function governClient<C extends McpClient>(
     readTools(maxTimeout, listOptions.signal);
 
   /**
-   * One request on the wire. `ctx.signal` is the run's per-attempt signal (core's AttemptContext:
-   * a fresh AbortController per attempt, linked to the run's signal and unlinked after it), so
-   * the listener the SDK adds to it and never removes dies with the attempt.
+   * One request on the wire. `signal` is the pass's own {@link AttemptSignal}, aborted by the run
+   * through `ctx.onAbort`: the listener SDK 1.32 adds to it and never removes dies with the pass.
+   * Made once per client, like every helper below: a call makes only the closures `run.call`
+   * needs (its executor and `toFailure`) and the one the run aborts the pass through.
    */
   const send = async (
     params: GovernedCallParams,
     ctx: AttemptContext,
+    signal: AttemptSignal,
     limit: number,
     facts: MutableFacts,
   ): Promise<CallToolResult> => {
     const closesBefore = closes;
     const transport = client.transport;
     facts.timeoutMs = limit;
-    const leave = session.enter(transport);
+    const request: WireParams = { name: params.name, arguments: { ...ctx.args } };
+    const meta = requestMeta(params.meta, ctx.meta, params.onprogress !== undefined);
+    if (meta !== undefined) request._meta = meta;
+    const onprogress = params.onprogress;
+    const bounds: CallOptions =
+      onprogress === undefined
+        ? { signal: signal.asSignal(), timeout: limit }
+        : { signal: signal.asSignal(), timeout: limit, onprogress };
+    const entry = session.enter(transport);
     try {
-      return await wire.callTool(
-        {
-          name: params.name,
-          arguments: { ...ctx.args },
-          ...requestMeta(params.meta, ctx.meta, params.onprogress !== undefined),
-        },
-        {
-          signal: ctx.signal,
-          timeout: limit,
-          ...(params.onprogress !== undefined && { onprogress: params.onprogress }),
-        },
-        definitions.get(params.name),
-      );
+      return await wire.callTool(request, bounds, definitions.get(params.name));
     } catch (error) {
       unclaimed.delete(error);
       if (isSessionGone(error)) {
@@ -301,91 +302,121 @@ export function governClient<C extends McpClient>(
       // The SDK drops its transport before it rejects pending calls with -32000, so this holds
       // even when the host replaced the onclose handler.
       facts.connectionClosed = closes > closesBefore || client.transport !== transport;
-      if (ctx.signal.aborted) {
+      if (signal.aborted) {
         // The run's deadline aborts with a TimeoutError; anything else that aborts it is an abort.
-        const reason: unknown = ctx.signal.reason;
+        const reason: unknown = signal.reason;
         if (reason instanceof Error && reason.name === "TimeoutError") facts.timedOut = true;
         else facts.aborted = true;
       }
       throw error;
     } finally {
-      leave();
+      session.leave(entry);
     }
   };
 
-  const callTool = async (
+  /**
+   * One attempt: reconnects first when a reconnect is due, and once more after a first pass the
+   * server refused for a gone session (nothing was sent: whatever the effect).
+   */
+  const attempt = async (
+    call: CallState,
+    ctx: AttemptContext,
+    limit: number,
+  ): Promise<CallToolResult> => {
+    for (let pass = 1; ; pass++) {
+      const facts: MutableFacts = {};
+      call.facts = facts;
+      // Only a reconnect reads ctx.signal (an AbortSignal, made on first read).
+      if (!session.ready()) await session.ensure(ctx.signal);
+      const signal = new AttemptSignal();
+      ctx.onAbort((reason) => signal.abort(reason));
+      try {
+        return await send(call.params, ctx, signal, limit, facts);
+      } catch (error) {
+        if (pass === 1 && options.reconnect && isSessionGone(error) && !signal.aborted) continue;
+        throw error;
+      }
+    }
+  };
+
+  const governedCall = async (
     run: Run,
     params: GovernedCallParams,
   ): Promise<CallOutcome<CallToolResult>> => {
+    const call: CallState = { params, facts: {}, deadlineAt: Number.POSITIVE_INFINITY };
+    const request: MutableToolCall = {
+      tool: params.name,
+      toFailure: (thrown) =>
+        mapSdkError(thrown, { ...call.facts, retryAfterMs: options.retryAfter?.take() }),
+    };
+    if (server !== undefined) request.server = server;
+    if (params.arguments !== undefined) request.args = params.arguments;
+    if (params.callId !== undefined) request.callId = params.callId;
+    if (params.signal !== undefined) request.signal = params.signal;
+    const annotated = annotations.get(params.name);
+    if (annotated !== undefined) request.annotations = annotated;
+    const inputSchema = definitions.get(params.name)?.inputSchema;
+    if (inputSchema !== undefined) request.inputSchema = inputSchema;
+    const outcome = await run.call<CallToolResult>(request, (ctx) => {
+      call.deadlineAt = Date.now() + ctx.remainingMs;
+      const limit = Math.max(1, Math.min(params.timeoutMs ?? maxTimeout, ctx.remainingMs));
+      return attempt(call, ctx, limit);
+    });
+    if (outcome.kind !== "model" || outcome.reason !== "unknown_tool") return outcome;
+    // Bounded by the run too: its deadline, and its end between pages.
+    const timeoutMs = Math.min(maxTimeout, call.deadlineAt - Date.now());
+    if (timeoutMs <= 0 || run.ended) return outcome;
+    const tools = await readTools(timeoutMs, params.signal, () => run.ended).catch(() => undefined);
+    return tools ? withToolNames(outcome, tools) : outcome;
+  };
+
+  const callTool = (run: Run, params: GovernedCallParams): Promise<CallOutcome<CallToolResult>> => {
     // Trusted annotations need the tool list: fetch it once if the host has not.
     if (!listed && !lazyListTried && governor.toolPolicy(params.name, server).trustAnnotations) {
       lazyListTried = true;
-      await readTools(maxTimeout, params.signal).catch(() => undefined);
-    }
-    const annotated = annotations.get(params.name);
-    const inputSchema = definitions.get(params.name)?.inputSchema;
-    let facts: CallSiteFacts = {};
-    // The run's deadline as the last attempt saw it.
-    let deadlineAt = Number.POSITIVE_INFINITY;
-    const outcome = await run.call<CallToolResult>(
-      {
-        tool: params.name,
-        ...(server !== undefined && { server }),
-        ...(params.arguments !== undefined && { args: params.arguments }),
-        ...(params.callId !== undefined && { callId: params.callId }),
-        ...(params.signal !== undefined && { signal: params.signal }),
-        ...(annotated !== undefined && { annotations: annotated }),
-        ...(inputSchema !== undefined && { inputSchema }),
-        toFailure: (thrown) =>
-          mapSdkError(thrown, { ...facts, retryAfterMs: options.retryAfter?.take() }),
-      },
-      async (ctx) => {
-        const limit = Math.max(1, Math.min(params.timeoutMs ?? maxTimeout, ctx.remainingMs));
-        deadlineAt = Date.now() + ctx.remainingMs;
-        for (let pass = 1; ; pass++) {
-          const current: MutableFacts = {};
-          facts = current;
-          await session.ensure(ctx.signal);
-          try {
-            return await send(params, ctx, limit, current);
-          } catch (error) {
-            // Nothing was sent on a gone session: reconnect and send once more, whatever the effect.
-            if (pass === 1 && options.reconnect && isSessionGone(error) && !ctx.signal.aborted) {
-              continue;
-            }
-            throw error;
-          }
-        }
-      },
-    );
-    if (outcome.kind === "model" && outcome.reason === "unknown_tool") {
-      // Bounded by the run too: its deadline, and its end between pages.
-      const timeoutMs = Math.min(maxTimeout, deadlineAt - Date.now());
-      if (timeoutMs <= 0 || run.ended) return outcome;
-      const tools = await readTools(timeoutMs, params.signal, () => run.ended).catch(
-        () => undefined,
+      return readTools(maxTimeout, params.signal).then(
+        () => governedCall(run, params),
+        () => governedCall(run, params),
       );
-      if (tools) return withToolNames(outcome, tools);
     }
-    return outcome;
+    return governedCall(run, params);
   };
 
   return { client, callTool, listTools };
 }
 
-/** The `_meta` of one attempt: the caller's, then Governor's. */
+/** The call `run.call` gets, built field by field (no spread objects per call). */
+type MutableToolCall = { -readonly [K in keyof ToolCall]: ToolCall[K] };
+
+/** One governed call as its attempts share it. */
+interface CallState {
+  readonly params: GovernedCallParams;
+  /** What the adapter saw of the last pass on the wire, for `toFailure`. */
+  facts: CallSiteFacts;
+  /** The run's deadline as the last attempt saw it (bounds the listing after an unknown tool). */
+  deadlineAt: number;
+}
+
+/** The `_meta` of one attempt: the caller's, then Governor's; none when both are empty. */
 function requestMeta(
   caller: Readonly<Record<string, unknown>> | undefined,
   governed: Readonly<Record<string, unknown>>,
   sdkProgress: boolean,
-): { _meta?: Record<string, unknown> } {
-  const meta: Record<string, unknown> = {};
+): Record<string, unknown> | undefined {
+  let meta: Record<string, unknown> | undefined;
   if (caller !== undefined) {
-    for (const [key, value] of Object.entries(caller))
-      if (!(sdkProgress && key === "progressToken")) meta[key] = value;
+    for (const key in caller) {
+      if (!Object.hasOwn(caller, key) || (sdkProgress && key === "progressToken")) continue;
+      meta ??= {};
+      meta[key] = caller[key];
+    }
   }
-  Object.assign(meta, governed);
-  return Object.keys(meta).length > 0 ? { _meta: meta } : {};
+  for (const key in governed) {
+    if (!Object.hasOwn(governed, key)) continue;
+    meta ??= {};
+    meta[key] = governed[key];
+  }
+  return meta;
 }
 
 /** Appends the tools that exist to an unknown-tool text, so the model can pick one. */

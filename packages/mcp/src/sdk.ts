@@ -38,6 +38,13 @@ export interface ToolPage {
   readonly nextCursor?: string | undefined;
 }
 
+/** The params of one `tools/call`. */
+export interface WireParams {
+  name: string;
+  arguments: Record<string, unknown>;
+  _meta?: Record<string, unknown>;
+}
+
 /** The requests the adapter sends, each the way its SDK wants them sent. */
 export interface ToolWire {
   readonly generation: SdkGeneration;
@@ -47,7 +54,7 @@ export interface ToolWire {
    * `definition`: the tool as the adapter last listed it (v2 validates its output against it).
    */
   callTool(
-    params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> },
+    params: WireParams,
     options: CallOptions,
     definition: Tool | undefined,
   ): Promise<CallToolResult>;
@@ -102,28 +109,42 @@ export function toolWire(client: McpClient): ToolWire {
     };
   }
   const internals = client as unknown as V1Internals;
+  // Only a 1.32 client's host has the 1.32 SDK installed: its result schema is loaded on first use,
+  // and kept, so later calls go out without waiting for a module.
+  let resultSchema: V1Types["CallToolResultSchema"] | undefined;
+  const request = async (
+    params: { name: string },
+    options: CallOptions,
+    schema: V1Types["CallToolResultSchema"],
+  ): Promise<CallToolResult> => {
+    // tools/call directly, not Client.callTool: it throws an isError result away when its
+    // structuredContent fails the output schema (typescript-sdk #1943). The output schema is
+    // checked here, for successful results only.
+    const result = (await requesting.request(
+      { method: "tools/call", params },
+      schema,
+      options,
+    )) as CallToolResult;
+    if (!result.isError) validateV1Output(internals, params.name, result);
+    return result;
+  };
   return {
     generation: "v1",
-    callTool: async (params, options) => {
+    callTool: (params, options) => {
       if (internals.isToolTaskRequired?.(params.name)) {
-        throw new LocalCheckError(
-          "thrown",
-          `Tool ${params.name} requires task-based execution, which the adapter does not support`,
+        return Promise.reject(
+          new LocalCheckError(
+            "thrown",
+            `Tool ${params.name} requires task-based execution, which the adapter does not support`,
+          ),
         );
       }
-      // Only a 1.32 client's host has the 1.32 SDK installed: load its schema on first use.
+      if (resultSchema !== undefined) return request(params, options, resultSchema);
       v1Types ??= import("@modelcontextprotocol/sdk/types.js");
-      const { CallToolResultSchema } = await v1Types;
-      // tools/call directly, not Client.callTool: it throws an isError result away when its
-      // structuredContent fails the output schema (typescript-sdk #1943). The output schema is
-      // checked below, for successful results only.
-      const result = (await requesting.request(
-        { method: "tools/call", params },
-        CallToolResultSchema,
-        options,
-      )) as CallToolResult;
-      if (!result.isError) validateV1Output(internals, params.name, result);
-      return result;
+      return v1Types.then(({ CallToolResultSchema }) => {
+        resultSchema = CallToolResultSchema;
+        return request(params, options, CallToolResultSchema);
+      });
     },
     listPage: (cursor, options) =>
       requesting.listTools(

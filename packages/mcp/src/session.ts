@@ -21,12 +21,16 @@ export interface SessionOptions {
  * whether a transport's HTTP session is gone, and the one reconnect at a time that replaces it.
  */
 export interface Session {
-  /** Counts a request on `transport` until the returned function is called. */
-  enter(transport: Transport | undefined): () => void;
+  /** Counts a request on `transport` until its entry {@link leave}s. */
+  enter(transport: Transport | undefined): SessionEntry;
+  /** The request is done (once; a second leave of the same entry does nothing). */
+  leave(entry: SessionEntry): void;
   /** Requests in flight on any transport. */
   inFlight(): number;
   /** The server said `transport`'s session is gone (HTTP 404): the next call reconnects first. */
   gone(transport: Transport | undefined): void;
+  /** No reconnect is due or running: a request may go now, without {@link ensure}. */
+  ready(): boolean;
   /**
    * Reconnects when the client has no transport or its session is gone and the host gave a hook.
    * Waits at most `limitMs` and not past `signal`. Any failure means nothing was sent: it throws a
@@ -34,6 +38,12 @@ export interface Session {
    * refused connection or a failed spawn).
    */
   ensure(signal: AbortSignal): Promise<void>;
+}
+
+/** One request counted on its transport, until it leaves. */
+export interface SessionEntry {
+  readonly transport: Transport | undefined;
+  left: boolean;
 }
 
 /** Kinds a failed reconnect keeps: they already say nothing was sent. */
@@ -100,38 +110,43 @@ export function createSession(client: McpClient, options: SessionOptions): Sessi
     );
   };
 
+  const ready = (): boolean => {
+    if (!options.reconnect) return true;
+    // While a reconnect runs, the client may already hold the new transport, before its
+    // session is initialized: a request sent now would go without a session id.
+    const current = client.transport;
+    return !reopening && current !== undefined && current !== goneTransport;
+  };
+
   return {
     enter(transport) {
-      if (transport === undefined) return () => undefined;
-      let entry = counts.get(transport);
-      if (!entry) {
-        entry = { count: 0, idle: [] };
-        counts.set(transport, entry);
+      if (transport === undefined) return { transport, left: true };
+      let held = counts.get(transport);
+      if (!held) {
+        held = { count: 0, idle: [] };
+        counts.set(transport, held);
       }
-      const held = entry;
       held.count++;
       total++;
-      let left = false;
-      return () => {
-        if (left) return;
-        left = true;
-        total--;
-        if (--held.count > 0) return;
-        counts.delete(transport);
-        for (const resolve of held.idle) resolve();
-      };
+      return { transport, left: false };
+    },
+    leave(entry) {
+      if (entry.left || entry.transport === undefined) return;
+      entry.left = true;
+      total--;
+      const held = counts.get(entry.transport);
+      if (held === undefined || --held.count > 0) return;
+      counts.delete(entry.transport);
+      for (const resolve of held.idle) resolve();
     },
     inFlight: () => total,
     gone(transport) {
       if (transport !== undefined && transport === client.transport) goneTransport = transport;
     },
+    ready,
     async ensure(signal) {
       const reconnect = options.reconnect;
-      if (!reconnect) return;
-      // While a reconnect runs, the client may already hold the new transport, before its
-      // session is initialized: a request sent now would go without a session id.
-      const current = client.transport;
-      if (!reopening && current !== undefined && current !== goneTransport) return;
+      if (!reconnect || ready()) return;
       if (!reopening) {
         const attempt = reopen(reconnect);
         reopening = attempt;

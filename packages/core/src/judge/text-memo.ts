@@ -141,6 +141,18 @@ export class TextMemo<V> {
  * and last 256 (a text that differs only in between hashes the same: it is kept sooner, no more).
  */
 function hashText(text: string): number {
+  // The memos of one judgement are offered the same text one after another: hash it once. (The
+  // last text is held until the next: one string, of at most a memo's maxTextLength.)
+  if (text === lastText) return lastHash;
+  lastHash = fnv(text);
+  lastText = text;
+  return lastHash;
+}
+
+let lastText = "";
+let lastHash = fnv("");
+
+function fnv(text: string): number {
   let h = (0x811c9dc5 ^ text.length) | 0;
   const n = text.length;
   if (n <= 512) {

@@ -15,21 +15,23 @@ import { endedOutcome, preflightStop } from "./outcomes.ts";
 import { isThenable, step } from "./store-guard.ts";
 import { storeAfterEffect, storeOp } from "./store-steps.ts";
 import type { AttemptContext, CallOutcome, Executor } from "./types.ts";
-import { sleep } from "./waits.ts";
+import { endedError, sleep } from "./waits.ts";
 
 /** What one attempt came to. */
 export type Performed<T> = { value: T } | { thrown: unknown; deadlineHit: boolean };
 
 /**
  * What an executor receives, and the attempt in flight. Its signal is made on first read: an
- * executor that never reads it (a plain function) costs no AbortController. What the run keeps of
- * the attempt is private: the executor sees only the context.
+ * executor that never reads it (a plain function, or an adapter told through `onAbort`) costs no
+ * AbortController. What the run keeps of the attempt is private: the executor sees only the
+ * context.
  */
 class Attempt<T> implements AttemptContext {
   /** The attempt ended: a signal read now is already aborted. */
   #done = false;
   #controller: AbortController | undefined;
   #stopped: { reason: unknown } | undefined;
+  #onAbort: ((reason: unknown) => void)[] | undefined;
   readonly #state: CallState;
   #resolve: ((outcome: Performed<T>) => void) | undefined;
   /** Cuts the attempt: held by the run's guard and the call (its own signal) while it runs. */
@@ -45,10 +47,32 @@ class Attempt<T> implements AttemptContext {
   ) {
     this.#state = state;
     this.#cut = (reason: unknown, deadlineHit: boolean) => {
-      this.#stopped = { reason };
-      this.#controller?.abort(reason);
+      this.#stop(reason);
       this.#finish({ thrown: reason, deadlineHit });
     };
+  }
+
+  onAbort(listener: (reason: unknown) => void): void {
+    if (this.#stopped) listener(this.#stopped.reason);
+    else if (this.#done) listener(endedError("The attempt has ended"));
+    else if (this.#onAbort === undefined) this.#onAbort = [listener];
+    else this.#onAbort.push(listener);
+  }
+
+  /** Cuts the attempt: its signal aborts with `reason`, its abort listeners are called. */
+  #stop(reason: unknown): void {
+    this.#stopped = { reason };
+    this.#controller?.abort(reason);
+    const listeners = this.#onAbort;
+    this.#onAbort = undefined;
+    if (listeners === undefined) return;
+    for (const listener of listeners) {
+      try {
+        listener(reason);
+      } catch {
+        // A listener's error must not keep the attempt from ending: dropped, as a hook's is.
+      }
+    }
   }
 
   get signal(): AbortSignal {
@@ -84,7 +108,9 @@ class Attempt<T> implements AttemptContext {
 
   #finish(outcome: Performed<T>): void {
     if (this.#done) return;
+    // The attempt ended: its abort listeners are dropped, never called.
     this.#done = true;
+    this.#onAbort = undefined;
     const state = this.#state;
     state.run.guard.leave(this.#cut);
     if (state.cut === this.#cut) state.cut = undefined;

@@ -58,6 +58,14 @@ export interface AttemptContext {
    * read after the attempt ended, it is already aborted.
    */
   readonly signal: AbortSignal;
+  /**
+   * Calls `listener` once, with the reason `signal` aborts with, when the attempt is cut (the
+   * run's signal, its end or deadline, or the call's signal); at once when it already was cut or
+   * has ended. Makes no `AbortSignal` (on Node 20 one costs about 5 µs): for an executor that only
+   * needs to be told, such as an adapter cancelling its SDK's request. Listeners are dropped when
+   * the attempt ends; one that throws is ignored.
+   */
+  onAbort(listener: (reason: unknown) => void): void;
   /** Ms left before the run's deadline. */
   readonly remainingMs: number;
   /** The call's idempotency key (mutating tools), the same for every attempt of the call. */
