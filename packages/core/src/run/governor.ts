@@ -137,13 +137,17 @@ export function createGovernor(
   const onDecision = options.onDecision;
   if (onDecision) listeners.push((e) => e.type === "decision" && onDecision(e));
   const cache = new Map<string, ToolPolicy>();
+  // The last tool asked for, answered without a key: an agent loop mostly calls one tool again.
+  let last: { tool: string; server: string | undefined; resolved: ToolPolicy } | undefined;
   const toolPolicy = (tool: string, server?: string): ToolPolicy => {
+    if (last !== undefined && last.tool === tool && last.server === server) return last.resolved;
     const key = `${server ?? ""}\u0000${tool}`;
     let resolved = cache.get(key);
     if (!resolved) {
       resolved = resolveToolPolicy(parsed, tool, server);
       if (cache.size < 10_000) cache.set(key, resolved);
     }
+    last = { tool, server, resolved };
     return resolved;
   };
   const { ratio, reserve, windowMs } = parsed.retryBudget;
