@@ -6,6 +6,7 @@
  * - judging a failure (`assessFailure`) against one case-insensitive regex test over the same text,
  *   for texts that recur and for texts never seen before;
  * - a failing `run.call` in a fresh run against judging the same failure;
+ * - the heap retained by the judge's memos;
  * - the heap retained inside one long run.
  *
  *   node --expose-gc --conditions=source --import tsx bench/run-path.ts   # prints the figures
@@ -214,6 +215,38 @@ export function benchJudgeUnseenVsRegex(rounds = 10): Figure {
 }
 
 /**
+ * Heap retained by judging: after judging `texts` distinct failure texts, each twice (so the
+ * judge's memos keep them), of every length up to 8 KB, against the heap after a tenth of them.
+ * A ratio near 1 means the memos are bounded. Needs `--expose-gc`.
+ */
+export function benchJudgeMemory(texts = 100_000): Figure {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const heap = () => {
+    gc?.();
+    gc?.();
+    return process.memoryUsage().heapUsed / 1024 / 1024;
+  };
+  const { policy, failures } = corpusFailures();
+  const start = heap();
+  let tenth = 0;
+  let sink = 0;
+  for (let i = 0; i < texts; i++) {
+    const { tool, text } = failures[i % failures.length] as (typeof failures)[number];
+    // Up to 8 KB: long texts fill the memos by their characters, short ones by their entries.
+    const padding = i % 7 === 0 ? " detail".repeat((i % 1100) + 1) : "";
+    const unseen = `${text}${padding} (request ${randomUUID()})`;
+    const failure = failureFromResult({ content: [{ type: "text", text: unseen }], isError: true });
+    for (let k = 0; k < 2; k++) {
+      sink += assessFailure(failure, { policy, tool, effect: "read_only" }).fingerprint.length;
+    }
+    if (i + 1 === texts / 10) tenth = heap() - start;
+  }
+  const end = heap() - start;
+  if (sink < 0) throw new Error("unreachable");
+  return figure(Math.max(0, end), Math.max(0.001, tenth), "MB", texts);
+}
+
+/**
  * A failing `run.call` in a fresh run (start, one call whose result is the corpus failure, end)
  * against judging the same failure with `assessFailure`: µs per failure over the corpus. Retries
  * are off (one attempt), so no backoff is timed.
@@ -296,6 +329,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     bytes_per_call: await benchAllocation(quick ? 5 : 20),
     judge_vs_regex: benchJudgeVsRegex(quick ? 5 : 20),
     judge_unseen_vs_regex: benchJudgeUnseenVsRegex(quick ? 3 : 10),
+    memory_judge: benchJudgeMemory(quick ? 20_000 : 100_000),
     failing_call_vs_judge: await benchFailingCall(quick ? 3 : 10),
     memory_long_run: await benchLongRun(quick ? 100_000 : 1_000_000),
   };

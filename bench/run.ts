@@ -13,6 +13,7 @@ import { redisForBench } from "./redis-server.ts";
 import {
   benchAllocation,
   benchFailingCall,
+  benchJudgeMemory,
   benchJudgeUnseenVsRegex,
   benchJudgeVsRegex,
   benchLongRun,
@@ -79,6 +80,8 @@ results.judge_vs_regex = benchJudgeVsRegex(quick ? 5 : 20);
 log("judge_vs_regex");
 results.judge_unseen_vs_regex = benchJudgeUnseenVsRegex(quick ? 3 : 10);
 log("judge_unseen_vs_regex");
+results.memory_judge = benchJudgeMemory(quick ? 20_000 : 100_000);
+log("memory_judge");
 results.failing_call_vs_judge = await benchFailingCall(quick ? 3 : 10);
 log("failing_call_vs_judge");
 results.memory_long_run = await benchLongRun(quick ? 100_000 : 1_000_000);

@@ -2,7 +2,9 @@ import {
   type Failure,
   failureFromError,
   failureFromResult,
+  type LearnedOverride,
   localFailure,
+  type OutcomeField,
   type Policy,
 } from "@governor/core";
 import {
@@ -50,8 +52,11 @@ export type ClassifyOutput =
   | (Pick<Assessment, "fingerprint" | "message"> & {
       action: string;
       reason: string;
-      /** With `--explain`: which step decided and how sure it is. */
-      explain?: Explanation;
+      /**
+       * With `--explain`: which step decided and how sure it is, and the learned override that
+       * replaced its decision (with `--learned`).
+       */
+      explain?: Explanation & { learned?: LearnedOverride };
     })
   | { error: string };
 
@@ -59,6 +64,15 @@ export type ClassifyOutput =
 export interface ClassifyLineOptions {
   /** Add `explain` to each output line. */
   readonly explain?: boolean;
+  /**
+   * What runs learned (`governor classify --learned`): a learned demotion then decides, and
+   * `explain.learned` shows it.
+   */
+  readonly learned?: (
+    server: string | undefined,
+    tool: string,
+    fingerprint: string,
+  ) => Readonly<Record<OutcomeField, number>> | undefined;
 }
 
 const FORMS =
@@ -130,14 +144,24 @@ export function classifyLine(
     tool,
     effect: judged,
     ...(call !== undefined && { call }),
+    ...(options.learned !== undefined && {
+      learned: (print: string) => options.learned?.(line.server, line.tool, print),
+    }),
   });
+  const override =
+    a.decision.action === "stop" || a.decision.action === "switch_tool"
+      ? a.decision.learned
+      : undefined;
   return {
     action: a.decision.action,
     reason: a.decision.reason,
     fingerprint: a.fingerprint,
     message: a.message,
     ...(options.explain === true && {
-      explain: explainClassification(failure, tool, a.classification, call),
+      explain: {
+        ...explainClassification(failure, tool, a.classification, call),
+        ...(override !== undefined && { learned: override }),
+      },
     }),
   };
 }

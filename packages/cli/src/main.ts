@@ -12,9 +12,15 @@ Commands:
   demo [--json]              run a scripted agent against a failing MCP server three ways (naive,
                              blind retry, Governor) and compare calls, wasted calls, duplicate
                              writes, leaked secrets and tasks done
-  classify [--policy FILE] [--explain]
+  classify [--policy FILE] [--explain] [--learned SOURCE [--prefix P]]
                              judge failures read as JSON Lines on stdin, one JSON line out per
-                             line; --explain adds which step decided and how sure it is
+                             line; --explain adds which step decided and how sure it is;
+                             --learned judges with what runs learned (a redis:// URL or a
+                             snapshot from learned list --json) and shows learned overrides
+  learned list|reset --store SOURCE
+                             what runs learned from outcomes, per server, tool and fingerprint,
+                             and the demotions it causes (list [--policy FILE] [--limit N]
+                             [--json]); forget it (reset --store URL [--server S [--tool T]])
   check FILE                 validate a policy file; print the resolved policy or each bad field
   proxy [options] -- COMMAND [ARGS...]
                              govern an MCP server for any host: speaks MCP on stdio (or
@@ -39,17 +45,35 @@ async function readPolicy(file: string | undefined): Promise<Policy> {
 async function classifyCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { policy: { type: "string" }, explain: { type: "boolean", default: false } },
+    options: {
+      policy: { type: "string" },
+      explain: { type: "boolean", default: false },
+      learned: { type: "string" },
+      prefix: { type: "string" },
+    },
     strict: true,
   });
   const policy = await readPolicy(values.policy);
+  const learned =
+    values.learned === undefined
+      ? undefined
+      : await import("./learned.ts").then(async (m) =>
+          m.learnedLookup(
+            await m.readLearned(values.learned as string, values.prefix),
+            policy,
+            Date.now(),
+          ),
+        );
   let status = 0;
   let n = 0;
   const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
   for await (const raw of lines) {
     n += 1;
     if (raw.trim() === "") continue;
-    const out = classifyLine(raw, n, policy, { explain: values.explain });
+    const out = classifyLine(raw, n, policy, {
+      explain: values.explain,
+      ...(learned !== undefined && { learned }),
+    });
     if ("error" in out) status = 1;
     process.stdout.write(`${JSON.stringify(out)}\n`);
   }
@@ -98,6 +122,11 @@ export async function main(argv: string[]): Promise<number> {
         return await reportCommand(rest);
       case "replay":
         return await replayCommand(rest);
+      case "learned": {
+        // Loaded on demand: it pulls in the Redis client.
+        const { learnedCommand } = await import("./learned.ts");
+        return await learnedCommand(rest);
+      }
       case "help":
       case "--help":
       case "-h":

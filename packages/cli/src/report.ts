@@ -113,6 +113,14 @@ export function formatReport(report: Report): string {
       ),
     );
   }
+  if (report.learned.total > 0) {
+    out.push(
+      "",
+      `Decisions learned outcomes demoted: ${report.learned.total} of ${report.failures} (governor learned list shows what was learned)`,
+    );
+    out.push(table(["change", "decisions"], Object.entries(report.learned.byChange)));
+    out.push(table(["tool", "demoted"], Object.entries(report.learned.byTool)));
+  }
   return `${out.join("\n")}\n`;
 }
 

@@ -45,6 +45,7 @@ describe("the public API", () => {
         "composeMessage",
         "countsAt",
         "decide",
+        "describeLearned",
         "effectFromAnnotations",
         "eventSchema",
         "explainClassification",

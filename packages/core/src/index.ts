@@ -17,6 +17,7 @@ export {
   type ToolFailureMeta,
   type ToolResultLike,
 } from "./judge/failure.ts";
+export type { LearnedEntry, LearnedOverride, OutcomeField } from "./judge/learned.ts";
 export {
   type Budgets,
   loadPolicy,

@@ -6,6 +6,7 @@ import { type Classification, classify } from "./classify.ts";
 import { type Decision, decide } from "./decide.ts";
 import type { Failure } from "./failure.ts";
 import { fingerprint } from "./fingerprint.ts";
+import type { OutcomeField } from "./learned.ts";
 import { composeMessage } from "./message.ts";
 import { redact } from "./redact.ts";
 
@@ -34,6 +35,12 @@ export interface AssessOptions {
   readonly sensitiveValues?: readonly string[];
   /** The call's arguments and the tool's input schema, when known: they weigh the text. */
   readonly call?: CallFacts;
+  /**
+   * What was learned of this failure (counts decayed to now, `countsAt`), by its fingerprint: a
+   * learned demotion then shows in the decision.
+   * @default nothing learned
+   */
+  readonly learned?: (fingerprint: string) => Readonly<Record<OutcomeField, number>> | undefined;
 }
 
 /** Redacts a failure text for the model with the policy's redaction settings. */
@@ -58,6 +65,13 @@ function middle(): number {
 export function assessFailure(failure: Failure, options: AssessOptions): Assessment {
   const { tool, effect, policy } = options;
   const classification = classify(failure, tool, options.call);
+  const print = fingerprint({
+    tool: tool.tool,
+    channel: failure.channel,
+    text: failure.text,
+    ...(failure.code !== undefined && { code: failure.code }),
+  });
+  const learned = options.learned?.(print);
   const base = {
     classification,
     tool,
@@ -68,14 +82,9 @@ export function assessFailure(failure: Failure, options: AssessOptions): Assessm
     keyed: tool.idempotency.honorsKeys || tool.idempotency.verify,
     remainingMs: Number.POSITIVE_INFINITY,
     random: middle,
+    ...(learned !== undefined && { learned }),
   };
   const decision = decide(base);
-  const print = fingerprint({
-    tool: tool.tool,
-    channel: failure.channel,
-    text: failure.text,
-    ...(failure.code !== undefined && { code: failure.code }),
-  });
   if (decision.action === "host") {
     return { classification, decision, fingerprint: print, message: null };
   }

@@ -50,6 +50,39 @@ describe("canonicalJson", () => {
     expect(canonicalJson({ p: shared, q: [shared] })).toBe('{"p":{"v":1},"q":[{"v":1}]}');
   });
 
+  it("writes data already in canonical order as the walk writes any order (property)", () => {
+    // Sorted input takes the one-pass JSON.stringify path; a shuffled copy takes the walk.
+    const sorted = (value: unknown): unknown => {
+      if (Array.isArray(value)) return value.map(sorted);
+      if (typeof value !== "object" || value === null) return value;
+      const out: Record<string, unknown> = {};
+      for (const k of Object.keys(value).sort()) {
+        Object.defineProperty(out, k, {
+          value: sorted((value as Record<string, unknown>)[k]),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      return out;
+    };
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.infiniteStream(fc.nat()), (value, stream) => {
+        const it = stream[Symbol.iterator]();
+        const pick = (n: number) => (it.next().value as number) % n;
+        expect(canonicalJson(sorted(value))).toBe(canonicalJson(reorder(value, pick)));
+      }),
+    );
+    // Keys Object.keys lists in another order than a sort, boxed values, deep nesting, no prototype.
+    expect(canonicalJson({ "9": 1, "10": 2 })).toBe('{"10":2,"9":1}');
+    expect(canonicalJson({ a: Object("x") })).toBe('{"a":{"0":"x"}}');
+    const bare = Object.assign(Object.create(null) as object, { a: 1, b: [2] });
+    expect(canonicalJson(bare)).toBe('{"a":1,"b":[2]}');
+    let deep: unknown = { z: 1, a: 2 };
+    for (let i = 0; i < 40; i++) deep = { k: deep };
+    expect(canonicalJson(deep)).toBe(`${'{"k":'.repeat(40)}{"a":2,"z":1}${"}".repeat(40)}`);
+  });
+
   it("round-trips through JSON.parse to the same value (property)", () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {

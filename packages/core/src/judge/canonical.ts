@@ -14,7 +14,45 @@ import { createHash } from "node:crypto";
  * canonicalJson({ b: 1, a: [true, undefined] }); // '{"a":[true,null],"b":1}'
  */
 export function canonicalJson(value: unknown): string {
+  // Most arguments are already canonical (plain data, keys in order): JSON.stringify writes them
+  // in one native pass. Anything else takes the walk below.
+  if (alreadyCanonical(value, 0)) {
+    try {
+      return JSON.stringify(value) ?? "null";
+    } catch {
+      // A getter that answered differently the second time: the walk decides.
+    }
+  }
   return write(value, "", [], []) ?? "null";
+}
+
+/** Deeper than this, the walk checks for a cycle. */
+const FAST_DEPTH = 32;
+
+/**
+ * Whether `JSON.stringify` writes `value` exactly as the walk would: primitives other than
+ * bigint, and plain objects (keys already sorted, no `toJSON`) and arrays of them, not too deep.
+ */
+function alreadyCanonical(value: unknown, depth: number): boolean {
+  if (typeof value !== "object") return typeof value !== "bigint";
+  if (value === null) return true;
+  if (depth >= FAST_DEPTH || "toJSON" in value) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      if (!alreadyCanonical(value[i], depth + 1)) return false;
+    }
+    return true;
+  }
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  const record = value as Record<string, unknown>;
+  const names = Object.keys(record);
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    if (i > 0 && !((names[i - 1] as string) < name)) return false;
+    if (!alreadyCanonical(record[name], depth + 1)) return false;
+  }
+  return true;
 }
 
 /**

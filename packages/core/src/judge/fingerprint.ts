@@ -537,7 +537,7 @@ const PRINT_CHARS = MAX_PRINT_TOOL + 64;
 /** Recent texts, normalized: the normalizer is a pure function of the text's first 4096 characters. */
 const memo = new TextMemo<Normalized>({
   maxEntries: 1024,
-  maxChars: 768 * 1024,
+  maxChars: 384 * 1024,
   maxTextLength: INPUT_CAP,
   size: (n) => n.text.length + PRINT_CHARS,
 });

@@ -109,6 +109,10 @@ describe("learnedDemotion", () => {
   it("keeps a decision below the evidence minimum, or one that pays off sometimes", () => {
     const retry = { ...base, action: "retry_dependency" as const };
     expect(learnedDemotion({ ...retry, counts: counts({ retry_futile: 3.9 }) })).toBeUndefined();
+    // Four outcomes recorded moments ago weigh a hair less than 4: they count.
+    expect(learnedDemotion({ ...retry, counts: counts({ retry_futile: 3.99 }) })).toMatchObject({
+      to: "stop",
+    });
     expect(
       learnedDemotion({ ...retry, counts: counts({ retry_futile: 8, retry_paid: 1 }) }),
     ).toBeUndefined();

@@ -118,6 +118,12 @@ const DECISION_OF: Partial<Record<Action, LearnedDecision>> = {
   switch_tool: "switch",
 };
 
+/**
+ * How far below `minEvidence` the decayed total may be and still count: outcomes recorded
+ * moments ago have already decayed a hair, so four outcomes never weigh quite 4.
+ */
+const EVIDENCE_SLACK = 0.05;
+
 /** Whether a decision's learned outcomes show that it never pays off. */
 export function neverPaysOff(
   counts: Readonly<Record<OutcomeField, number>>,
@@ -127,7 +133,7 @@ export function neverPaysOff(
   const paid = counts[`${decision}_paid`];
   const futile = counts[`${decision}_futile`];
   const total = paid + futile;
-  return total >= settings.minEvidence && paid <= settings.maxPayoffRate * total;
+  return total >= settings.minEvidence - EVIDENCE_SLACK && paid <= settings.maxPayoffRate * total;
 }
 
 /** What {@link learnedDemotion} needs to know about the failure and the tool. */
@@ -201,4 +207,53 @@ export function parseLearnedKey(
   } catch {
     return undefined;
   }
+}
+
+/** What was learned of one server, tool and fingerprint, as a person reads it. */
+export interface LearnedEntry {
+  readonly server: string | undefined;
+  readonly tool: string;
+  readonly fingerprint: string;
+  /** The store key ({@link learnedKey}). */
+  readonly key: string;
+  /** The counts decayed to now. */
+  readonly counts: Record<OutcomeField, number>;
+  /** Epoch ms of the last outcome added. */
+  readonly updatedAt: number;
+  /**
+   * What the counts demote now, per decision, under the tool's settings (a write whose outcome
+   * is unknown stops where this says `switch_tool`).
+   */
+  readonly demotes: Partial<Record<LearnedOverride["from"], LearnedOverride["to"]>>;
+}
+
+/**
+ * A stored record as a {@link LearnedEntry}, decayed to `now`; undefined for a key that
+ * {@link learnedKey} did not make. `settingsFor` gives the tool's learning settings and whether
+ * the policy names alternatives for it.
+ */
+export function describeLearned(
+  record: OutcomeCounts & { readonly key: string },
+  now: number,
+  settingsFor: (
+    server: string | undefined,
+    tool: string,
+  ) => { readonly learning: LearningSettings; readonly hasAlternatives: boolean },
+): LearnedEntry | undefined {
+  const parsed = parseLearnedKey(record.key);
+  if (parsed === undefined) return undefined;
+  const { learning, hasAlternatives } = settingsFor(parsed.server, parsed.tool);
+  const counts = countsAt(record, now, learning.halfLifeMs);
+  const demotes: Partial<Record<LearnedOverride["from"], LearnedOverride["to"]>> = {};
+  for (const action of ["retry_dependency", "correct_arguments", "switch_tool"] as const) {
+    const d = learnedDemotion({
+      action,
+      counts,
+      settings: learning,
+      hasAlternatives,
+      switchUnsafe: false,
+    });
+    if (d !== undefined) demotes[action] = d.to;
+  }
+  return { ...parsed, key: record.key, counts, updatedAt: record.updatedAt, demotes };
 }

@@ -1317,7 +1317,7 @@ function memoFor(
   }
   const memo = new TextMemo<string>({
     maxEntries: 1024,
-    maxChars: 384 * 1024,
+    maxChars: 256 * 1024,
     maxTextLength: MEMO_TEXT_LIMIT,
     size: (out) => out.length,
   });

@@ -763,7 +763,7 @@ export function explainBuiltinMatch(
  */
 const matched = new TextMemo<Alternative<TextRule> | null>({
   maxEntries: 1024,
-  maxChars: 512 * 1024,
+  maxChars: 256 * 1024,
   maxTextLength: RULE_TEXT_LIMIT,
 });
 

@@ -36,6 +36,8 @@ export interface TextMemoOptions<V> {
 }
 
 const SIGHTINGS = 4096;
+/** Characters hashed at each end of a long text, and in its middle. */
+const EDGE = 32;
 
 export class TextMemo<V> {
   readonly maxEntries: number;
@@ -137,18 +139,36 @@ export class TextMemo<V> {
 }
 
 /**
- * FNV-1a over the text's length and characters; of a text longer than 512 characters, its first
- * and last 256 (a text that differs only in between hashes the same: it is kept sooner, no more).
+ * FNV-1a over the text's length and characters; of a text longer than 96 characters, its first
+ * and last 32 and 32 spread over the middle (texts that differ elsewhere hash the same: such a
+ * text is kept sooner, no more).
  */
 function hashText(text: string): number {
+  // The memos of one judgement are offered the same text one after another: hash it once. (The
+  // last text is held until the next: one string, of at most a memo's maxTextLength.)
+  if (text === lastText) return lastHash;
+  lastHash = fnv(text);
+  lastText = text;
+  return lastHash;
+}
+
+let lastText: string | undefined;
+let lastHash = 0;
+
+function fnv(text: string): number {
   let h = (0x811c9dc5 ^ text.length) | 0;
   const n = text.length;
-  if (n <= 512) {
+  if (n <= 3 * EDGE) {
     for (let i = 0; i < n; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  } else {
-    for (let i = 0; i < 256; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-    for (let i = n - 256; i < n; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+    return h;
   }
+  // The ends, where ids and times mostly are, and characters spread over the middle.
+  for (let i = 0; i < EDGE; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  const step = (n - 2 * EDGE) / EDGE;
+  for (let k = 0; k < EDGE; k++) {
+    h = Math.imul(h ^ text.charCodeAt(EDGE + Math.floor(k * step)), 0x01000193);
+  }
+  for (let i = n - EDGE; i < n; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
   return h;
 }
 

@@ -10,7 +10,7 @@ afterEach(() => {
 });
 
 describe("createAttemptGuard", () => {
-  it("holds one timer and one listener for all attempts in flight, none when idle", () => {
+  it("holds one timer and one listener for all attempts in flight, none when idle", async () => {
     const ac = new AbortController();
     const guard = createAttemptGuard({
       deadline: Date.now() + 1_000,
@@ -21,7 +21,10 @@ describe("createAttemptGuard", () => {
     const a = vi.fn();
     const b = vi.fn();
     guard.enter(a);
+    guard.started();
     guard.enter(b);
+    guard.started();
+    await Promise.resolve();
     expect(vi.getTimerCount()).toBe(1);
     expect(getEventListeners(ac.signal, "abort")).toHaveLength(1);
     guard.leave(a);
@@ -32,7 +35,7 @@ describe("createAttemptGuard", () => {
     expect(getEventListeners(ac.signal, "abort")).toHaveLength(0);
   });
 
-  it("cuts every attempt in flight at the deadline, with a TimeoutError", () => {
+  it("cuts every attempt in flight at the deadline, with a TimeoutError", async () => {
     const guard = createAttemptGuard({
       deadline: Date.now() + 100,
       now: Date.now,
@@ -40,7 +43,10 @@ describe("createAttemptGuard", () => {
     });
     const cuts: [unknown, boolean][] = [];
     guard.enter((reason, deadline) => cuts.push([reason, deadline]));
+    guard.started();
     guard.enter((reason, deadline) => cuts.push([reason, deadline]));
+    guard.started();
+    await Promise.resolve();
     vi.advanceTimersByTime(99);
     expect(cuts).toHaveLength(0);
     vi.advanceTimersByTime(1);
@@ -48,7 +54,32 @@ describe("createAttemptGuard", () => {
     expect(cuts.every(([r, d]) => d && (r as Error).name === "TimeoutError")).toBe(true);
   });
 
-  it("cuts on the run's signal with its reason, and on cutAll; never past the deadline when observing", () => {
+  it("arms no timer for an attempt that ends within a microtask of starting, one for any still running", async () => {
+    const guard = createAttemptGuard({
+      deadline: Date.now() + 1_000,
+      now: Date.now,
+      enforceDeadline: true,
+    });
+    const setTimer = vi.spyOn(globalThis, "setTimeout");
+    const quick = vi.fn();
+    guard.enter(quick);
+    guard.started();
+    guard.leave(quick);
+    await Promise.resolve();
+    expect(setTimer).not.toHaveBeenCalled();
+    expect(vi.getTimerCount()).toBe(0);
+    const slow = vi.fn();
+    guard.enter(slow);
+    guard.started();
+    await Promise.resolve();
+    expect(setTimer).toHaveBeenCalledTimes(1);
+    expect(vi.getTimerCount()).toBe(1);
+    setTimer.mockRestore();
+    vi.advanceTimersByTime(1_000);
+    expect(slow).toHaveBeenCalledWith(expect.objectContaining({ name: "TimeoutError" }), true);
+  });
+
+  it("cuts on the run's signal with its reason, and on cutAll; never past the deadline when observing", async () => {
     const ac = new AbortController();
     const guard = createAttemptGuard({
       deadline: Date.now() + 10,
@@ -58,6 +89,8 @@ describe("createAttemptGuard", () => {
     });
     const cut = vi.fn();
     guard.enter(cut);
+    guard.started();
+    await Promise.resolve();
     expect(vi.getTimerCount()).toBe(0);
     vi.advanceTimersByTime(1_000);
     expect(cut).not.toHaveBeenCalled();

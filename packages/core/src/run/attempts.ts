@@ -3,6 +3,7 @@
 import pRetry from "p-retry";
 import { failureFromResult } from "../judge/failure.ts";
 import type { MaybePromise } from "../types.ts";
+import type { LiveAttempt } from "./attempt-guard.ts";
 import { updateBreaker } from "./breaker-steps.ts";
 import { type CallState, noteSignature, noteSuccess } from "./call-state.ts";
 import { RetryRequest } from "./control.ts";
@@ -17,43 +18,49 @@ import type { AttemptContext, CallOutcome, Executor } from "./types.ts";
 import { endedError, sleep } from "./waits.ts";
 
 /** What one attempt came to. */
-type Performed<T> = { value: T } | { thrown: unknown; deadlineHit: boolean };
+export type Performed<T> = { value: T } | { thrown: unknown; deadlineHit: boolean };
 
 /**
- * What an executor receives. Its signal is made on first read: an executor that never reads it (a
- * plain function, or an adapter told through `onAbort`) costs no AbortController.
+ * What an executor receives, and the attempt in flight. Its signal is made on first read: an
+ * executor that never reads it (a plain function, or an adapter told through `onAbort`) costs no
+ * AbortController. What the run keeps of the attempt is private: the executor sees only the
+ * context.
  */
-class Attempt implements AttemptContext {
+class Attempt<T> implements AttemptContext {
   /** The attempt ended: a signal read now is already aborted. */
-  done = false;
+  #done = false;
   #controller: AbortController | undefined;
   #stopped: { reason: unknown } | undefined;
   #onAbort: ((reason: unknown) => void)[] | undefined;
+  readonly #state: CallState;
+  #resolve: ((outcome: Performed<T>) => void) | undefined;
+  /** Cuts the attempt: held by the run's guard and the call (its own signal) while it runs. */
+  readonly #cut: LiveAttempt;
 
   constructor(
+    state: CallState,
     readonly attempt: number,
     readonly remainingMs: number,
     readonly idempotencyKey: string | undefined,
     readonly args: Readonly<Record<string, unknown>>,
     readonly meta: Readonly<Record<string, unknown>>,
-  ) {}
-
-  get signal(): AbortSignal {
-    if (this.done) return AbortSignal.abort();
-    if (this.#stopped) return AbortSignal.abort(this.#stopped.reason);
-    this.#controller ??= new AbortController();
-    return this.#controller.signal;
+  ) {
+    this.#state = state;
+    this.#cut = (reason: unknown, deadlineHit: boolean) => {
+      this.#stop(reason);
+      this.#finish({ thrown: reason, deadlineHit });
+    };
   }
 
   onAbort(listener: (reason: unknown) => void): void {
     if (this.#stopped) listener(this.#stopped.reason);
-    else if (this.done) listener(endedError("The attempt has ended"));
+    else if (this.#done) listener(endedError("The attempt has ended"));
     else if (this.#onAbort === undefined) this.#onAbort = [listener];
     else this.#onAbort.push(listener);
   }
 
   /** Cuts the attempt: its signal aborts with `reason`, its abort listeners are called. */
-  stop(reason: unknown): void {
+  #stop(reason: unknown): void {
     this.#stopped = { reason };
     this.#controller?.abort(reason);
     const listeners = this.#onAbort;
@@ -68,10 +75,46 @@ class Attempt implements AttemptContext {
     }
   }
 
-  /** The attempt ended: its abort listeners are dropped, never called. */
-  end(): void {
-    this.done = true;
+  get signal(): AbortSignal {
+    if (this.#done) return AbortSignal.abort();
+    if (this.#stopped) return AbortSignal.abort(this.#stopped.reason);
+    this.#controller ??= new AbortController();
+    return this.#controller.signal;
+  }
+
+  /** Runs the executor, bounded by the run's guard and the call's cut. Never rejects. */
+  run(execute: Executor<T>): Promise<Performed<T>> {
+    return new Promise<Performed<T>>((resolve) => {
+      this.#resolve = resolve;
+      const state = this.#state;
+      const { guard } = state.run;
+      state.cut = this.#cut;
+      guard.enter(this.#cut);
+      let running: Promise<T>;
+      try {
+        running = Promise.resolve(execute(this));
+      } catch (thrown) {
+        this.#finish({ thrown, deadlineHit: false });
+        return;
+      }
+      running.then(
+        (value) => this.#finish({ value }),
+        (thrown: unknown) => this.#finish({ thrown, deadlineHit: false }),
+      );
+      // After the reactions above: an executor that answered at once is done before the check.
+      if (!this.#done) guard.started();
+    });
+  }
+
+  #finish(outcome: Performed<T>): void {
+    if (this.#done) return;
+    // The attempt ended: its abort listeners are dropped, never called.
+    this.#done = true;
     this.#onAbort = undefined;
+    const state = this.#state;
+    state.run.guard.leave(this.#cut);
+    if (state.cut === this.#cut) state.cut = undefined;
+    this.#resolve?.(outcome);
   }
 }
 
@@ -92,69 +135,64 @@ function perform<T>(
   execute: Executor<T>,
   remainingMs: number,
 ): Promise<Performed<T>> {
-  const { guard } = state.run;
   const cutBy = abortReason(state);
   if (cutBy !== undefined) return Promise.resolve({ thrown: cutBy.reason, deadlineHit: false });
-  const ctx = new Attempt(state.attempts, remainingMs, state.key, state.args, state.meta);
-  return new Promise<Performed<T>>((resolve) => {
-    const finish = (outcome: Performed<T>) => {
-      if (ctx.done) return;
-      ctx.end();
-      guard.leave(cut);
-      if (state.cut === cut) state.cut = undefined;
-      resolve(outcome);
-    };
-    const cut = (reason: unknown, deadlineHit: boolean) => {
-      ctx.stop(reason);
-      finish({ thrown: reason, deadlineHit });
-    };
-    state.cut = cut;
-    guard.enter(cut);
-    let running: Promise<T>;
-    try {
-      running = Promise.resolve(execute(ctx));
-    } catch (thrown) {
-      finish({ thrown, deadlineHit: false });
-      return;
-    }
-    running.then(
-      (value) => finish({ value }),
-      (thrown: unknown) => finish({ thrown, deadlineHit: false }),
-    );
-  });
+  return new Attempt<T>(state, state.attempts, remainingMs, state.key, state.args, state.meta).run(
+    execute,
+  );
+}
+
+/**
+ * Before an attempt: the run's end, an abort and the deadline, then the ledger claim and the
+ * retry-budget count. Undefined lets the attempt go; its time left is kept on the call.
+ */
+export function beforeAttempt<T>(state: CallState): MaybePromise<CallOutcome<T> | undefined> {
+  const r = state.run;
+  // A parallel call may have stopped the run during this call's backoff: no more retries. (A
+  // first attempt admitted before the stop still runs: its budget was granted.)
+  if (r.ended && !r.observeOnly && state.attempts > 0) return endedOutcome(state);
+  if (isAborted(state)) return preflightStop(state, "aborted");
+  const remainingMs = r.deadline - r.core.now();
+  if (remainingMs <= 0 && !r.observeOnly) return preflightStop(state, "deadline_exceeded");
+  state.remainingMs = remainingMs;
+  return claimAndCount<T>(state);
+}
+
+/** Sends an attempt the claim let go; never rejects. */
+export function send<T>(state: CallState, execute: Executor<T>): Promise<Performed<T>> {
+  const r = state.run;
+  // A verify answer speaks of the attempts before it: this new attempt may write again.
+  state.verified = undefined;
+  state.attempts += 1;
+  r.tally.attempt();
+  r.inFlight += 1;
+  return perform(state, execute, state.remainingMs);
+}
+
+/** What an attempt came to: a value, a retry request or a terminal outcome. */
+export function landed<T>(
+  state: CallState,
+  outcome: Performed<T>,
+): MaybePromise<CallOutcome<T> | RetryRequest> {
+  state.run.inFlight -= 1;
+  return afterAttempt(state, outcome);
 }
 
 /**
  * One attempt: the ledger claim and the retry-budget count, the executor, then a value, a
- * retry request or a terminal outcome. With a store that answers synchronously, the executor is
- * the only thing awaited.
+ * retry request or a terminal outcome.
  */
 export function attemptOnce<T>(
   state: CallState,
   execute: Executor<T>,
 ): MaybePromise<CallOutcome<T> | RetryRequest> {
-  const r = state.run;
-  const { core, deadline, observeOnly, tally } = r;
-  // A parallel call may have stopped the run during this call's backoff: no more retries. (A
-  // first attempt admitted before the stop still runs: its budget was granted.)
-  if (r.ended && !observeOnly && state.attempts > 0) return endedOutcome(state);
-  if (isAborted(state)) return preflightStop(state, "aborted");
-  const remainingMs = deadline - core.now();
-  if (remainingMs <= 0 && !observeOnly) return preflightStop(state, "deadline_exceeded");
-  const send = (): Promise<CallOutcome<T> | RetryRequest> => {
-    // A verify answer speaks of the attempts before it: this new attempt may write again.
-    state.verified = undefined;
-    state.attempts += 1;
-    tally.attempt();
-    r.inFlight += 1;
-    return perform(state, execute, remainingMs).then((outcome) => {
-      r.inFlight -= 1;
-      return afterAttempt(state, outcome);
-    });
-  };
-  const admitted = claimAndCount<T>(state);
-  if (isThenable(admitted)) return admitted.then((refused) => refused ?? send());
-  return admitted ?? send();
+  const admitted = beforeAttempt<T>(state);
+  if (isThenable(admitted)) {
+    return admitted.then(
+      (refused) => refused ?? send(state, execute).then((outcome) => landed(state, outcome)),
+    );
+  }
+  return admitted ?? send(state, execute).then((outcome) => landed(state, outcome));
 }
 
 /** What an attempt came to: a success, or a failure to judge. */

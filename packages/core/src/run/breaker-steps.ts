@@ -8,6 +8,10 @@ import { storeOp } from "./store-steps.ts";
 
 const ignore = () => {};
 
+/** The call's tool's breaker state, as the store has it. */
+export const readBreaker = (state: CallState): MaybePromise<BreakerState | undefined> =>
+  state.run.core.readBreaker(state.tool);
+
 /** Breaker bookkeeping after an attempt; a store that fails here loses a count, nothing more. */
 export function updateBreaker(
   state: CallState,
@@ -16,7 +20,7 @@ export function updateBreaker(
   // The breaker is advisory: a store that fails here leaves the call's outcome as it is.
   let before: MaybePromise<BreakerState | undefined>;
   try {
-    before = storeOp(state, "a breaker read", () => state.run.core.readBreaker(state.tool));
+    before = storeOp(state, "a breaker read", readBreaker);
   } catch {
     return;
   }

@@ -39,6 +39,8 @@ export interface CallState {
   callHash: string | undefined;
   /** The last failure text redacted for the model, and its redaction: a text is redacted once. */
   observed: { readonly text: string; readonly redacted: string } | undefined;
+  /** Ms left before the deadline when the current attempt was admitted (its `remainingMs`). */
+  remainingMs: number;
   /** The canonical JSON of the arguments; undefined when they are not JSON (see `invalidArgs`). */
   readonly canonical: string | undefined;
   /** Why the arguments are not JSON (a cycle), when they are not. */
@@ -85,6 +87,7 @@ export function openCall(r: RunState, request: ToolCall): CallState {
     claimedAt: undefined,
     callHash: undefined,
     observed: undefined,
+    remainingMs: 0,
     canonical,
     invalidArgs,
   };
@@ -164,6 +167,8 @@ export function noteSuccess(state: CallState): void {
 }
 
 /** The values of the arguments the policy marks sensitive (names or paths, at any depth). */
-function sensitiveOf(tool: ToolPolicy, args: Readonly<Record<string, unknown>>): string[] {
-  return tool.sensitiveArgs.length === 0 ? [] : sensitiveValues(args, tool.sensitiveArgs);
+function sensitiveOf(tool: ToolPolicy, args: Readonly<Record<string, unknown>>): readonly string[] {
+  return tool.sensitiveArgs.length === 0 ? NONE : sensitiveValues(args, tool.sensitiveArgs);
 }
+
+const NONE: readonly string[] = Object.freeze([]);

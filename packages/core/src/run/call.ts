@@ -1,7 +1,10 @@
 // One `run.call` from start to outcome: open the call, preflight, mint its key, then the attempt
-// loop. With a store that answers synchronously, the executor is the only await.
-import { attemptOnce, retryAfter } from "./attempts.ts";
-import { mintKey, openCall } from "./call-state.ts";
+// loop. With a store that answers synchronously, the executor's answer is the only thing awaited,
+// and a call that succeeds at once goes through one `then`, not an async function's frames.
+
+import type { MaybePromise } from "../types.ts";
+import { beforeAttempt, landed, retryAfter, send } from "./attempts.ts";
+import { type CallState, mintKey, openCall } from "./call-state.ts";
 import { Escape, RetryRequest } from "./control.ts";
 import { isAborted } from "./cuts.ts";
 import { endedOutcome, preflightStop } from "./outcomes.ts";
@@ -10,57 +13,173 @@ import { type RunState, stopRun } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
 import type { CallOutcome, Executor, ToolCall } from "./types.ts";
 
-export async function runCall<T>(
+/** Makes one call; always a promise (a throw anywhere becomes its rejection). */
+export function runCall<T>(
   r: RunState,
   request: ToolCall,
   execute: Executor<T>,
 ): Promise<CallOutcome<T>> {
-  const state = openCall(r, request);
-  const { observeOnly } = r;
-
-  if (r.ended && !observeOnly) return endedOutcome(state);
-  // The call's own signal ends the run (the host gave up on this call and its loop) and cuts
-  // its attempt in flight.
-  const own = request.signal;
-  const onCallAbort =
-    own &&
-    (() => {
-      if (!r.ended) stopRun(r, "aborted");
-      state.cut?.(own.reason, false);
-    });
-  if (own && onCallAbort) own.addEventListener("abort", onCallAbort, { once: true });
+  let state: CallState;
   try {
-    if (own?.aborted) return preflightStop(state, "aborted");
-    if (state.invalidArgs !== undefined) {
-      const refused = preflightModel(
-        state,
-        "correct_arguments",
-        "invalid_argument",
-        `the arguments are not valid JSON (${state.invalidArgs})`,
-        true,
-      );
-      if (refused) return refused as CallOutcome<T>;
+    state = openCall(r, request);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return request.signal === undefined
+    ? governed(state, execute)
+    : withCallSignal(state, request.signal, execute);
+}
+
+/**
+ * A call with its own signal: aborting it ends the run (the host gave up on this call and its
+ * loop) and cuts its attempt in flight.
+ */
+async function withCallSignal<T>(
+  state: CallState,
+  own: AbortSignal,
+  execute: Executor<T>,
+): Promise<CallOutcome<T>> {
+  const r = state.run;
+  if (r.ended && !r.observeOnly) return endedOutcome(state);
+  const onCallAbort = () => {
+    if (!r.ended) stopRun(r, "aborted");
+    state.cut?.(own.reason, false);
+  };
+  own.addEventListener("abort", onCallAbort, { once: true });
+  try {
+    if (own.aborted) return preflightStop(state, "aborted");
+    return await governed(state, execute);
+  } finally {
+    own.removeEventListener("abort", onCallAbort);
+  }
+}
+
+/** What a failure the host must see is thrown as: an escaped value is thrown as itself. */
+function unwrap(error: unknown): unknown {
+  return error instanceof Escape ? error.value : error;
+}
+
+/** The run's end, arguments that are not JSON, then preflight: undefined lets the call go on. */
+function prepare(state: CallState): MaybePromise<CallOutcome<unknown> | undefined> {
+  const r = state.run;
+  if (r.ended && !r.observeOnly) return endedOutcome(state);
+  if (state.invalidArgs !== undefined) {
+    const refused = preflightModel(
+      state,
+      "correct_arguments",
+      "invalid_argument",
+      `the arguments are not valid JSON (${state.invalidArgs})`,
+      true,
+    );
+    if (refused) return refused;
+  }
+  return preflight(state);
+}
+
+/**
+ * What an error during the attempts comes to: an abort or the run's end is the outcome, attempts
+ * the retry loop gave up on stop with `retries_exhausted`; anything else is thrown.
+ */
+function duringAttempts<T>(state: CallState, error: unknown): CallOutcome<T> {
+  if (error instanceof Escape) throw error.value;
+  const r = state.run;
+  if (isAborted(state)) return preflightStop(state, "aborted");
+  if (r.ended && !r.observeOnly) return endedOutcome(state);
+  if (error instanceof RetryRequest) return preflightStop(state, "retries_exhausted");
+  throw error;
+}
+
+/** `duringAttempts` as a promise. */
+function settledDuringAttempts<T>(state: CallState, error: unknown): Promise<CallOutcome<T>> {
+  try {
+    return Promise.resolve(duringAttempts<T>(state, error));
+  } catch (thrown) {
+    return Promise.reject(thrown);
+  }
+}
+
+/** Preflight, the key, then the attempts; synchronous up to the executor when the store is. */
+function governed<T>(state: CallState, execute: Executor<T>): Promise<CallOutcome<T>> {
+  let pre: MaybePromise<CallOutcome<unknown> | undefined>;
+  try {
+    pre = prepare(state);
+    if (isThenable(pre)) return afterPreflight(state, execute, pre);
+    if (pre) return Promise.resolve(pre as CallOutcome<T>);
+    mintKey(state);
+  } catch (error) {
+    return Promise.reject(unwrap(error));
+  }
+  let admitted: MaybePromise<CallOutcome<T> | undefined>;
+  let sent: Promise<Parameters<typeof landed<T>>[1]>;
+  try {
+    admitted = beforeAttempt<T>(state);
+    if (isThenable(admitted)) return attempts(state, execute, admitted);
+    if (admitted) return Promise.resolve(admitted);
+    sent = send(state, execute);
+  } catch (error) {
+    return settledDuringAttempts(state, error);
+  }
+  return sent.then((performed) => {
+    let first: MaybePromise<CallOutcome<T> | RetryRequest>;
+    try {
+      first = landed(state, performed);
+    } catch (error) {
+      return duringAttempts<T>(state, error);
     }
-    let pre = preflight(state);
-    if (isThenable(pre)) pre = await pre;
+    if (isThenable(first) || first instanceof RetryRequest) return rest(state, execute, first);
+    return first;
+  });
+}
+
+/** A preflight that waits on the store (or a host hook), then the attempts. */
+async function afterPreflight<T>(
+  state: CallState,
+  execute: Executor<T>,
+  pending: Promise<CallOutcome<unknown> | undefined>,
+): Promise<CallOutcome<T>> {
+  try {
+    const pre = await pending;
     if (pre) return pre as CallOutcome<T>;
     mintKey(state);
-    try {
-      // With a store that answers synchronously, the attempt's executor is the only await.
-      let first = attemptOnce(state, execute);
-      if (isThenable(first)) first = await first;
-      return first instanceof RetryRequest ? await retryAfter(state, execute, first) : first;
-    } catch (err) {
-      if (err instanceof Escape) throw err;
-      if (isAborted(state)) return preflightStop(state, "aborted");
-      if (r.ended && !observeOnly) return endedOutcome(state);
-      if (err instanceof RetryRequest) return preflightStop(state, "retries_exhausted");
-      throw err;
-    }
-  } catch (err) {
-    if (err instanceof Escape) throw err.value;
-    throw err;
-  } finally {
-    if (own && onCallAbort) own.removeEventListener("abort", onCallAbort);
+  } catch (error) {
+    throw unwrap(error);
+  }
+  let admitted: MaybePromise<CallOutcome<T> | undefined>;
+  try {
+    admitted = beforeAttempt<T>(state);
+  } catch (error) {
+    return duringAttempts<T>(state, error);
+  }
+  return await attempts(state, execute, admitted);
+}
+
+/** The attempts once the ledger and the retry budget answered. */
+async function attempts<T>(
+  state: CallState,
+  execute: Executor<T>,
+  admission: MaybePromise<CallOutcome<T> | undefined>,
+): Promise<CallOutcome<T>> {
+  let first: MaybePromise<CallOutcome<T> | RetryRequest>;
+  try {
+    const admitted = await admission;
+    if (admitted) return admitted;
+    first = landed(state, await send(state, execute));
+  } catch (error) {
+    return duringAttempts<T>(state, error);
+  }
+  return await rest(state, execute, first);
+}
+
+/** A first attempt that failed: its judging, then the retries it asks for. */
+async function rest<T>(
+  state: CallState,
+  execute: Executor<T>,
+  first: MaybePromise<CallOutcome<T> | RetryRequest>,
+): Promise<CallOutcome<T>> {
+  try {
+    const judged = await first;
+    return judged instanceof RetryRequest ? await retryAfter(state, execute, judged) : judged;
+  } catch (error) {
+    return duringAttempts<T>(state, error);
   }
 }

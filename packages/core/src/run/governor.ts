@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { GovernorError } from "../errors.ts";
+import { describeLearned, type LearnedEntry, learnedPrefix } from "../judge/learned.ts";
 import {
   loadPolicy,
   type Policy,
@@ -52,6 +53,18 @@ export interface Governor {
    * `failed` (it did not; a retry may run).
    */
   settle(key: string, outcome: "succeeded" | "failed"): Promise<void>;
+  /**
+   * What was learned from outcomes (docs/learning.md), the most recently updated first, decayed
+   * to now, with the demotions each causes under this policy. Empty when the store does not learn.
+   * @default limit 100
+   */
+  learned(options?: { readonly limit?: number }): Promise<LearnedEntry[]>;
+  /**
+   * Forgets what was learned: everything, a server's (`{ server }`), or one tool's
+   * (`{ server, tool }`; a tool called without a server: `{ tool }` alone). Answers how many
+   * records were deleted; 0 when the store does not learn.
+   */
+  resetLearned(filter?: { readonly server?: string; readonly tool?: string }): Promise<number>;
 }
 
 /** The tool names a policy spells out (globs match names a model may invent: not these). */
@@ -124,13 +137,17 @@ export function createGovernor(
   const onDecision = options.onDecision;
   if (onDecision) listeners.push((e) => e.type === "decision" && onDecision(e));
   const cache = new Map<string, ToolPolicy>();
+  // The last tool asked for, answered without a key: an agent loop mostly calls one tool again.
+  let last: { tool: string; server: string | undefined; resolved: ToolPolicy } | undefined;
   const toolPolicy = (tool: string, server?: string): ToolPolicy => {
+    if (last !== undefined && last.tool === tool && last.server === server) return last.resolved;
     const key = `${server ?? ""}\u0000${tool}`;
     let resolved = cache.get(key);
     if (!resolved) {
       resolved = resolveToolPolicy(parsed, tool, server);
       if (cache.size < 10_000) cache.set(key, resolved);
     }
+    last = { tool, server, resolved };
     return resolved;
   };
   const { ratio, reserve, windowMs } = parsed.retryBudget;
@@ -232,6 +249,37 @@ export function createGovernor(
     },
     async settle(key, outcome) {
       await store.settle(key, outcome, { now: now() });
+    },
+    async learned(options = {}) {
+      const limit = options.limit ?? 100;
+      if (!Number.isSafeInteger(limit) || limit < 1) {
+        throw new GovernorError(
+          "invalid_options",
+          `learned: limit must be a positive integer, got ${String(limit)}`,
+        );
+      }
+      if (store.listOutcomes === undefined) return [];
+      const records = await store.listOutcomes(limit);
+      const at = now();
+      const settingsFor = (server: string | undefined, tool: string) => {
+        const tp = toolPolicy(tool, server);
+        return { learning: tp.learning, hasAlternatives: tp.alternatives.length > 0 };
+      };
+      return records.flatMap((r) => describeLearned(r, at, settingsFor) ?? []);
+    },
+    async resetLearned(filter = {}) {
+      if (store.resetOutcomes === undefined) return 0;
+      const { server, tool } = filter;
+      for (const [name, value] of Object.entries({ server, tool })) {
+        if (value !== undefined && typeof value !== "string") {
+          throw new GovernorError(
+            "invalid_options",
+            `resetLearned: ${name} must be a string, got ${typeof value}`,
+          );
+        }
+      }
+      if (server === undefined && tool === undefined) return await store.resetOutcomes();
+      return await store.resetOutcomes(learnedPrefix(server, tool));
     },
   };
 }

@@ -14,6 +14,10 @@ import { guardedAsync } from "./waits.ts";
 
 const ignore = () => {};
 
+/** Counts a first attempt against the server's retry budget window. */
+const countCall = (state: CallState): MaybePromise<unknown> =>
+  state.run.core.countCall(state.call.server);
+
 /**
  * Settles a key; a result the store cannot keep (not JSON) is dropped, the state is not. A store
  * that fails throws a `store_error`: the entry stays pending, and a pending entry whose lease has
@@ -93,9 +97,7 @@ function countFirst<T>(state: CallState): MaybePromise<CallOutcome<T> | undefine
   if (state.attempts !== 0) return admitted<T>(state);
   let counted: MaybePromise<unknown>;
   try {
-    counted = storeOp(state, "a retry-budget count", () =>
-      state.run.core.countCall(state.call.server),
-    );
+    counted = storeOp(state, "a retry-budget count", countCall);
   } catch (error) {
     return countTrouble<T>(state, error);
   }

@@ -5,13 +5,14 @@ import type { BudgetName } from "../judge/decide.ts";
 import { fingerprint } from "../judge/fingerprint.ts";
 import { composeMessage } from "../judge/message.ts";
 import type { MaybePromise, Reason } from "../types.ts";
-import { breakerCheck } from "./breaker.ts";
+import { type BreakerState, breakerCheck } from "./breaker.ts";
+import { readBreaker } from "./breaker-steps.ts";
 import type { CallState } from "./call-state.ts";
 import { bounded, isAborted } from "./cuts.ts";
 import { commit } from "./decisions.ts";
 import { emitCall, record } from "./events.ts";
 import { endedOutcome, modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
-import { step } from "./store-guard.ts";
+import { isThenable, step } from "./store-guard.ts";
 import { storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
 
@@ -69,36 +70,51 @@ async function confirmed(state: CallState): Promise<CallOutcome<unknown> | undef
 
 /** The loop detector, then the breaker (one probe per cool-down when it is half-open). */
 function loopsAndBreaker(state: CallState): MaybePromise<CallOutcome<unknown> | undefined> {
-  const { core, observeOnly, identical } = state.run;
   const { tool } = state;
-  const seen = identical.get(state.callKey);
+  const seen = state.run.identical.get(state.callKey);
   if (!tool.loop.exempt && seen !== undefined && seen.count >= tool.loop.maxIdentical) {
     return refuse(state, "loop_detected");
   }
-  // Observe-only sends calls untouched, store or no store; otherwise fail closed.
-  const trouble = (error: unknown) =>
-    observeOnly ? admit(state, false) : storeTrouble(state, error, "not_sent");
+  let breaker: MaybePromise<BreakerState | undefined>;
+  try {
+    breaker = storeOp(state, "a breaker read", readBreaker);
+  } catch (error) {
+    return breakerTrouble(state, error);
+  }
+  if (isThenable(breaker)) {
+    return breaker.then(
+      (answer) => afterBreakerRead(state, answer),
+      (error: unknown) => breakerTrouble(state, error),
+    );
+  }
+  return afterBreakerRead(state, breaker);
+}
+
+/** The store failed in a breaker step: observe-only sends calls untouched; otherwise fail closed. */
+function breakerTrouble(state: CallState, error: unknown) {
+  return state.run.observeOnly ? admit(state, false) : storeTrouble(state, error, "not_sent");
+}
+
+/** The breaker's verdict: closed or open, or one probe per cool-down, across parallel calls and workers. */
+function afterBreakerRead(
+  state: CallState,
+  breaker: BreakerState | undefined,
+): MaybePromise<CallOutcome<unknown> | undefined> {
+  const { core } = state.run;
+  const { tool } = state;
+  const check = breakerCheck(breaker, tool.breaker, core.now());
+  if (check.verdict !== "probe" || breaker?.openedAt === undefined) {
+    return admit(state, check.verdict === "open");
+  }
+  // One probe per cool-down, across parallel calls and workers: the store's atomic counter lets
+  // exactly one caller through.
+  const period = Math.floor((core.now() - breaker.openedAt) / Math.max(1, tool.breaker.cooldownMs));
+  const gate = `${core.breakerKey(tool.tool, tool.server)}:probe:${breaker.openedAt}:${period}`;
+  const ttl = Math.max(1, tool.breaker.cooldownMs);
   return step(
-    () => storeOp(state, "a breaker read", () => core.readBreaker(tool)),
-    (breaker) => {
-      const check = breakerCheck(breaker, tool.breaker, core.now());
-      if (check.verdict !== "probe" || breaker?.openedAt === undefined) {
-        return admit(state, check.verdict === "open");
-      }
-      // One probe per cool-down, across parallel calls and workers: the store's atomic counter
-      // lets exactly one caller through.
-      const period = Math.floor(
-        (core.now() - breaker.openedAt) / Math.max(1, tool.breaker.cooldownMs),
-      );
-      const gate = `${core.breakerKey(tool.tool, tool.server)}:probe:${breaker.openedAt}:${period}`;
-      const ttl = Math.max(1, tool.breaker.cooldownMs);
-      return step(
-        () => storeOp(state, "a breaker probe", () => core.store.increment(gate, 1, ttl)),
-        (taken) => admit(state, taken > 1),
-        trouble,
-      );
-    },
-    trouble,
+    () => storeOp(state, "a breaker probe", () => core.store.increment(gate, 1, ttl)),
+    (taken) => admit(state, taken > 1),
+    (error) => breakerTrouble(state, error),
   );
 }
 

@@ -90,6 +90,26 @@ describe("learning from outcomes in a run", () => {
     expect(last?.input?.learned?.correct_futile).toBe(4);
   });
 
+  it("lists what was learned with the demotions it causes, and resets it by server and tool", async () => {
+    const { gov } = setup();
+    for (let i = 0; i < 2; i++) await futileCorrections(gov, "save");
+    await futileCorrections(gov, "load");
+    const entries = await gov.learned();
+    expect(entries.map((e) => [e.tool, e.counts.correct_futile, e.demotes])).toEqual([
+      ["load", 2, {}],
+      ["save", 4, { correct_arguments: "stop" }],
+    ]);
+    expect(entries[0]?.server).toBeUndefined();
+    await expect(gov.learned({ limit: 0 })).rejects.toThrow(/limit must be a positive integer/);
+    expect(await gov.resetLearned({ server: "elsewhere" })).toBe(0);
+    expect(await gov.resetLearned({ tool: "save" })).toBe(1);
+    expect((await gov.learned()).map((e) => e.tool)).toEqual(["load"]);
+    // Forgotten: the next run corrects again.
+    expect((await futileCorrections(gov, "save"))[0]?.kind).toBe("model");
+    expect(await gov.resetLearned()).toBe(2);
+    expect(await gov.learned()).toEqual([]);
+  });
+
   it("keeps a correction that pays off, and learns it as paid", async () => {
     const store = createMemoryStore();
     const { gov } = setup({}, store);

@@ -49,6 +49,21 @@ describe("run.call", () => {
     });
   });
 
+  it("answers with a promise whatever goes wrong: a call it cannot read rejects, never throws", async () => {
+    const run = governor().startRun();
+    let returned: Promise<unknown> | undefined;
+    expect(() => {
+      returned = run.call(undefined as never, async () => ok("x"));
+    }).not.toThrow();
+    await expect(returned).rejects.toThrow(TypeError);
+    const failing = governor().startRun();
+    const sent = failing.call({ tool: "t" }, () => {
+      throw Object.assign(new Error("bad frame"), { code: -32700 });
+    });
+    expect(sent).toBeInstanceOf(Promise);
+    await expect(sent).rejects.toBeInstanceOf(HostError);
+  });
+
   it("gives the model a short, actionable isError result for a fixable failure", async () => {
     const run = governor({ tools: { get_note: { effect: "read_only" } } }).startRun();
     const outcome = await run.call({ tool: "get_note", args: { id: "drafts" } }, async () =>

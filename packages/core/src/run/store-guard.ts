@@ -42,20 +42,21 @@ const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * Runs one store operation, bounded: a synchronous answer (the memory store) passes through at no
- * cost (`bounds` may be a function of `arg`, called only for a pending answer); a pending one is cut when a
+ * cost (`fn` is called with `arg`, and `bounds` may be a function of it, called only for a pending
+ * answer: a caller needs no closure per operation); a pending one is cut when a
  * signal aborts or `timeoutMs` pass. Every failure, a throw, a rejection or a cut, becomes a
  * `GovernorError` with code `store_error` whose message names only the operation (the store's own
  * error, which may hold a URL or an address, stays in `cause`).
  */
 export function guardStore<T, A = undefined>(
   op: string,
-  fn: () => MaybePromise<T>,
+  fn: (arg: A) => MaybePromise<T>,
   bounds: StoreBound | ((arg: A) => StoreBound),
   arg?: A,
 ): MaybePromise<T> {
   let answer: MaybePromise<T>;
   try {
-    answer = fn();
+    answer = fn(arg as A);
   } catch (cause) {
     throw storeError(op, cause);
   }

@@ -21,7 +21,11 @@ import { guardedAsync } from "./waits.ts";
  * One store operation, bounded by the store timeout, the deadline, the run's signal, its end and
  * the call's signal. A synchronous store (the memory store) answers with no timer at all.
  */
-export function storeOp<R>(state: CallState, op: string, fn: () => MaybePromise<R>) {
+export function storeOp<R>(
+  state: CallState,
+  op: string,
+  fn: (state: CallState) => MaybePromise<R>,
+): MaybePromise<R> {
   return guardStore(op, fn, storeBound, state);
 }
 

@@ -66,6 +66,15 @@ export interface Report {
      */
     readonly byServer: Record<string, { readonly unclassified: number; readonly failures: number }>;
   };
+  /**
+   * Decisions that learned outcomes demoted (docs/learning.md): how many, by what they would have
+   * been and became (`"correct_arguments -> stop"`), and by tool, most frequent first.
+   */
+  readonly learned: {
+    readonly total: number;
+    readonly byChange: Record<string, number>;
+    readonly byTool: Record<string, number>;
+  };
 }
 
 /** The server key of a decision without a server. */
@@ -133,6 +142,9 @@ class EventTally {
   private readonly retriesByTool = new Map<string, number>();
   private readonly fingerprints = new Map<string, FingerprintTally>();
   private unclassified = 0;
+  private learned = 0;
+  private readonly learnedByChange = new Map<string, number>();
+  private readonly learnedByTool = new Map<string, number>();
   private readonly byServer = new Map<string, { unclassified: number; failures: number }>();
 
   add(event: GovernorEvent): void {
@@ -175,6 +187,11 @@ class EventTally {
     if ((event.cause ?? event.reason) === "unclassified") {
       this.unclassified += 1;
       server.unclassified += 1;
+    }
+    if (event.learned !== undefined) {
+      this.learned += 1;
+      bump(this.learnedByChange, `${event.learned.from} -> ${event.learned.to}`);
+      bump(this.learnedByTool, event.tool);
     }
     if (event.action === "retry_dependency") {
       this.retries += 1;
@@ -235,6 +252,11 @@ class EventTally {
             .sort((a, b) => b[1].unclassified - a[1].unclassified || (a[0] < b[0] ? -1 : 1))
             .map(([name, t]) => [name, { ...t }]),
         ),
+      },
+      learned: {
+        total: this.learned,
+        byChange: byCount(this.learnedByChange) as Record<string, number>,
+        byTool: byCount(this.learnedByTool) as Record<string, number>,
       },
     };
   }
