@@ -18,7 +18,11 @@ function fakeClient() {
 describe("createSession", () => {
   it("counts requests in flight per transport; leaving twice counts once", () => {
     const { client } = fakeClient();
-    const session = createSession(client, { reconnect: undefined, limitMs: 1000, describe: String });
+    const session = createSession(client, {
+      reconnect: undefined,
+      limitMs: 1000,
+      describe: String,
+    });
     const a = session.enter(client.transport);
     const b = session.enter(client.transport);
     expect(session.inFlight()).toBe(2);
