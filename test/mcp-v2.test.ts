@@ -129,7 +129,7 @@ describe("a 2.x client over stdio", () => {
 
   it("the adapter's per-attempt signal works with 2.x: run.end() mid-call cancels the request on the wire, a finished call is never cancelled", async () => {
     const { g } = await open("stdio", {});
-    const transport = g.client.transport as {
+    const transport = g.client.transport as unknown as {
       send: (message: { method?: string }, options?: unknown) => Promise<void>;
     };
     const sent: string[] = [];
