@@ -8,8 +8,8 @@
  *   entries go first. A text longer than `maxTextLength` is not kept at all.
  * - A text is kept the second time it is offered, not the first: most texts that carry a request
  *   id or a timestamp are seen once, and keeping each of them would only make the garbage
- *   collector copy what dies soon after. A table of 4096 hashes remembers what was offered once;
- *   a collision only keeps a text sooner.
+ *   collector copy what dies soon after. A table of 8192 hashes remembers what was offered once,
+ *   each text in one of two slots; a collision only keeps a text sooner.
  * - A text is kept as a copy of its own: a slice of a larger string (a line cut from a tool's
  *   long answer) would keep the whole of that string alive.
  *
@@ -35,7 +35,8 @@ export interface TextMemoOptions<V> {
   readonly keepFirstSight?: boolean;
 }
 
-const SIGHTINGS = 4096;
+/** Slots of the first-sight table (a power of two). */
+const SIGHTINGS = 8192;
 /** Characters hashed at each end of a long text, and in its middle. */
 const EDGE = 32;
 
@@ -112,11 +113,16 @@ export class TextMemo<V> {
   private secondSight(text: string): boolean {
     const sighted = this.sighted;
     if (sighted === undefined) return true;
-    // 0 marks an empty slot: a hash of 0 reads as 1.
+    // 0 marks an empty slot: a hash of 0 reads as 1. Two slots a text may take, from bits of the
+    // hash apart from each other and from the low one: a text whose slot another text keeps
+    // taking (two texts of a cycle, in turn) would else never be seen twice.
     const hash = hashText(text) | 1;
-    const at = hash & (SIGHTINGS - 1);
-    if (sighted[at] === hash) return true;
-    sighted[at] = hash;
+    const first = (hash >>> 1) & (SIGHTINGS - 1);
+    const second = (hash >>> 17) & (SIGHTINGS - 1);
+    if (sighted[first] === hash || sighted[second] === hash) return true;
+    // The first slot is kept by the text that took it; the second is the one that turns over.
+    if (sighted[first] === 0) sighted[first] = hash;
+    else sighted[second] = hash;
     return false;
   }
 
