@@ -5,8 +5,11 @@ export default defineConfig({
   ssr: { resolve: { conditions: ["source"] } },
   test: {
     include: ["packages/*/src/**/*.test.ts", "test/**/*.test.ts"],
-    testTimeout: 20_000,
-    hookTimeout: 20_000,
+    // Many files spawn `node --import tsx` children (CLI, proxy, stdio servers): a test that takes
+    // 3-6 s alone took 12-20 s with the machine's two cores loaded. The limit catches hangs, not
+    // slowness, so it leaves room for a loaded runner.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     pool: "forks",
     // Most files wait on child processes, Redis or timers rather than on the CPU; vitest's
     // default (cores - 1: one worker on a 2-core machine) runs them one after another. Three
