@@ -95,11 +95,15 @@ const WRITES =
   /(^|_)(create|update|delete|write|send|post|insert|set|add|remove|put|edit|move|upload|merge|push|publish|run|execute|deploy|cancel|charge|pay|transfer)/i;
 
 /**
- * The non-ambiguous texts of the corpus files as templates, one per server, tool and template
+ * The non-ambiguous texts of the corpus files (all with `ambiguous`) as templates, one per server, tool and template
  * string (its first text). Whether a tool writes is read from its name; a template labelled
  * `switch_tool` has an alternative, and so has a seeded third of the others.
  */
-export function loadTemplates(files: readonly string[], seed: number): Template[] {
+export function loadTemplates(
+  files: readonly string[],
+  seed: number,
+  options: { readonly ambiguous?: boolean } = {},
+): Template[] {
   const random = seeded(seed ^ 0x5eed);
   const seen = new Set<string>();
   const out: Template[] = [];
@@ -115,7 +119,7 @@ export function loadTemplates(files: readonly string[], seed: number): Template[
         label: string;
         ambiguous?: boolean;
       };
-      if (row.ambiguous === true || !isLabel(row.label)) continue;
+      if ((row.ambiguous === true && options.ambiguous !== true) || !isLabel(row.label)) continue;
       const key = `${row.server}\u0000${row.tool}\u0000${row.template}`;
       if (seen.has(key)) continue;
       seen.add(key);

@@ -1,4 +1,4 @@
-// pnpm simulate [--seed N] [--occurrences N] [--gap-ms N] [--json]
+// pnpm simulate [--seed N] [--occurrences N] [--gap-ms N] [--ambiguous] [--json]
 // The replay simulation of learning from outcomes (issue 12.5, docs/learning.md): failure
 // templates of test/corpus recur in a seeded stream of runs, each behaving as its true label
 // says; the same stream runs through the real governor with learning off and on.
@@ -27,6 +27,7 @@ const templates = loadTemplates(
     resolve(root, "test/corpus/unseen-tool-errors.jsonl"),
   ],
   seed,
+  { ambiguous: process.argv.includes("--ambiguous") },
 );
 const options = { templates, occurrences, seed, gapMs };
 const without = await simulateLearning({ ...options, learning: false });
@@ -71,7 +72,7 @@ if (process.argv.includes("--json")) {
   ];
   const width = Math.max(...rows.map((r) => r[0].length));
   const lines = [
-    `${templates.length} templates (${[...byLabel].map(([l, n]) => `${n} ${l}`).join(", ")}), ${occurrences} occurrences each, ${without.runs} runs, seed ${seed}, ${gapMs} ms between runs`,
+    `${templates.length} ${process.argv.includes("--ambiguous") ? "" : "non-ambiguous "}templates (${[...byLabel].map(([l, n]) => `${n} ${l}`).join(", ")}), ${occurrences} occurrences each, ${without.runs} runs, seed ${seed}, ${gapMs} ms between runs`,
     "",
     `${"".padEnd(width)}  ${"without".padStart(9)}  ${"learning".padStart(9)}`,
     ...rows.map(([name, a, b]) => `${name.padEnd(width)}  ${a.padStart(9)}  ${b.padStart(9)}`),

@@ -35,6 +35,9 @@ if (problem && required) {
   });
 }
 
+// Each CLI call starts a Node process with tsx: seconds apiece on a loaded machine.
+const CLI_MS = 120_000;
+
 const TEXT = "Invalid value for field 'owner': not allowed";
 const failure = { content: [{ type: "text", text: TEXT }], isError: true };
 const POLICY = { servers: { crm: { tools: { save: { effect: "read_only" as const } } } } };
@@ -79,115 +82,135 @@ describe.runIf(problem === undefined)("learning shared through Redis, seen from 
     for (const s of stores) await s.close();
   });
 
-  it("another worker stops at once on what the first one learned, and says so in its events", async () => {
-    const b = worker();
-    const outcomes = await futile(b);
-    expect(outcomes).toHaveLength(1);
-    expect(outcomes[0]?.kind === "stop" && outcomes[0].reason).toBe("learned_futile");
-    const last = events.filter((e) => e.type === "decision").at(-1);
-    expect(last?.type === "decision" && last.learned).toEqual({
-      from: "correct_arguments",
-      to: "stop",
-      paid: 0,
-      futile: expect.closeTo(4, 3),
-    });
-    const entries = await b.learned();
-    expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({
-      server: "crm",
-      tool: "save",
-      demotes: { correct_arguments: "stop" },
-    });
-  });
+  it(
+    "another worker stops at once on what the first one learned, and says so in its events",
+    async () => {
+      const b = worker();
+      const outcomes = await futile(b);
+      expect(outcomes).toHaveLength(1);
+      expect(outcomes[0]?.kind === "stop" && outcomes[0].reason).toBe("learned_futile");
+      const last = events.filter((e) => e.type === "decision").at(-1);
+      expect(last?.type === "decision" && last.learned).toEqual({
+        from: "correct_arguments",
+        to: "stop",
+        paid: 0,
+        futile: expect.closeTo(4, 3),
+      });
+      const entries = await b.learned();
+      expect(entries).toHaveLength(1);
+      expect(entries[0]).toMatchObject({
+        server: "crm",
+        tool: "save",
+        demotes: { correct_arguments: "stop" },
+      });
+    },
+    CLI_MS,
+  );
 
-  it("governor report counts learned overrides", () => {
-    const log = events.map((e) => JSON.stringify(e)).join("\n");
-    const out = cli(["report", "-", "--json"], `${log}\n`);
-    expect(out.status).toBe(0);
-    const report = JSON.parse(out.stdout);
-    expect(report.learned).toEqual({
-      total: 1,
-      byChange: { "correct_arguments -> stop": 1 },
-      byTool: { save: 1 },
-    });
-    const text = cli(["report", "-"], `${log}\n`);
-    expect(text.stdout).toContain("Decisions learned outcomes demoted: 1 of");
-  });
+  it(
+    "governor report counts learned overrides",
+    () => {
+      const log = events.map((e) => JSON.stringify(e)).join("\n");
+      const out = cli(["report", "-", "--json"], `${log}\n`);
+      expect(out.status).toBe(0);
+      const report = JSON.parse(out.stdout);
+      expect(report.learned).toEqual({
+        total: 1,
+        byChange: { "correct_arguments -> stop": 1 },
+        byTool: { save: 1 },
+      });
+      const text = cli(["report", "-"], `${log}\n`);
+      expect(text.stdout).toContain("Decisions learned outcomes demoted: 1 of");
+    },
+    CLI_MS,
+  );
 
-  it("learned list shows it; classify --explain --learned shows the override from the store or a snapshot", () => {
-    const listed = cli(["learned", "list", "--store", url as string, "--prefix", prefix]);
-    expect(listed.status).toBe(0);
-    expect(listed.stdout).toMatch(
-      /crm\tsave\t[0-9a-f]{16}\tcorrect_futile=4\tdemotes correct_arguments -> stop/,
-    );
+  it(
+    "learned list shows it; classify --explain --learned shows the override from the store or a snapshot",
+    () => {
+      const listed = cli(["learned", "list", "--store", url as string, "--prefix", prefix]);
+      expect(listed.status).toBe(0);
+      expect(listed.stdout).toMatch(
+        /crm\tsave\t[0-9a-f]{16}\tcorrect_futile=4\tdemotes correct_arguments -> stop/,
+      );
 
-    const line = `${JSON.stringify({ tool: "save", server: "crm", text: TEXT })}\n`;
-    const plain = JSON.parse(cli(["classify", "--explain"], line).stdout);
-    expect(plain.action).toBe("correct_arguments");
-    expect(plain.explain.learned).toBeUndefined();
-    const fromStore = JSON.parse(
-      cli(["classify", "--explain", "--learned", url as string, "--prefix", prefix], line).stdout,
-    );
-    expect(fromStore).toMatchObject({ action: "stop", reason: "learned_futile" });
-    expect(fromStore.explain.learned).toMatchObject({ from: "correct_arguments", to: "stop" });
+      const line = `${JSON.stringify({ tool: "save", server: "crm", text: TEXT })}\n`;
+      const plain = JSON.parse(cli(["classify", "--explain"], line).stdout);
+      expect(plain.action).toBe("correct_arguments");
+      expect(plain.explain.learned).toBeUndefined();
+      const fromStore = JSON.parse(
+        cli(["classify", "--explain", "--learned", url as string, "--prefix", prefix], line).stdout,
+      );
+      expect(fromStore).toMatchObject({ action: "stop", reason: "learned_futile" });
+      expect(fromStore.explain.learned).toMatchObject({ from: "correct_arguments", to: "stop" });
 
-    const json = cli(["learned", "list", "--store", url as string, "--prefix", prefix, "--json"]);
-    const file = join(mkdtempSync(join(tmpdir(), "governor-learned-")), "learned.json");
-    writeFileSync(file, json.stdout);
-    const fromFile = JSON.parse(cli(["classify", "--explain", "--learned", file], line).stdout);
-    expect(fromFile).toMatchObject({ action: "stop", reason: "learned_futile" });
-    // The policy wins: learning off in the policy, the same line is a correction again.
-    const off = join(file, "..", "off.json");
-    writeFileSync(off, JSON.stringify({ learning: { enabled: false } }));
-    const withOff = JSON.parse(
-      cli(["classify", "--explain", "--learned", file, "--policy", off], line).stdout,
-    );
-    expect(withOff.action).toBe("correct_arguments");
-  });
+      const json = cli(["learned", "list", "--store", url as string, "--prefix", prefix, "--json"]);
+      const file = join(mkdtempSync(join(tmpdir(), "governor-learned-")), "learned.json");
+      writeFileSync(file, json.stdout);
+      const fromFile = JSON.parse(cli(["classify", "--explain", "--learned", file], line).stdout);
+      expect(fromFile).toMatchObject({ action: "stop", reason: "learned_futile" });
+      // The policy wins: learning off in the policy, the same line is a correction again.
+      const off = join(file, "..", "off.json");
+      writeFileSync(off, JSON.stringify({ learning: { enabled: false } }));
+      const withOff = JSON.parse(
+        cli(["classify", "--explain", "--learned", file, "--policy", off], line).stdout,
+      );
+      expect(withOff.action).toBe("correct_arguments");
+    },
+    CLI_MS,
+  );
 
-  it("refuses a bad snapshot and a reset without a store URL, with what is accepted", () => {
-    const dir = mkdtempSync(join(tmpdir(), "governor-learned-"));
-    const bad = join(dir, "bad.json");
-    writeFileSync(bad, JSON.stringify({ records: [{ key: 1 }] }));
-    const out = cli(["classify", "--learned", bad], "{}\n");
-    expect(out.status).toBe(1);
-    expect(out.stderr).toContain('records[0] needs "key"');
-    const reset = cli(["learned", "reset", "--store", bad]);
-    expect(reset.status).toBe(2);
-    expect(reset.stderr).toContain("--store must be a Redis URL");
-    expect(cli(["learned", "list"]).stderr).toContain("--store is required");
-  });
+  it(
+    "refuses a bad snapshot and a reset without a store URL, with what is accepted",
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), "governor-learned-"));
+      const bad = join(dir, "bad.json");
+      writeFileSync(bad, JSON.stringify({ records: [{ key: 1 }] }));
+      const out = cli(["classify", "--learned", bad], "{}\n");
+      expect(out.status).toBe(1);
+      expect(out.stderr).toContain('records[0] needs "key"');
+      const reset = cli(["learned", "reset", "--store", bad]);
+      expect(reset.status).toBe(2);
+      expect(reset.stderr).toContain("--store must be a Redis URL");
+      expect(cli(["learned", "list"]).stderr).toContain("--store is required");
+    },
+    CLI_MS,
+  );
 
-  it("learned reset forgets a tool's records, and the next run decides as before", async () => {
-    const kept = cli([
-      "learned",
-      "reset",
-      "--store",
-      url as string,
-      "--prefix",
-      prefix,
-      "--server",
-      "other",
-    ]);
-    expect(kept.stdout).toBe("removed 0 learned records\n");
-    const reset = cli([
-      "learned",
-      "reset",
-      "--store",
-      url as string,
-      "--prefix",
-      prefix,
-      "--server",
-      "crm",
-      "--tool",
-      "save",
-    ]);
-    expect(reset.status).toBe(0);
-    expect(reset.stdout).toBe("removed 1 learned records\n");
-    expect(cli(["learned", "list", "--store", url as string, "--prefix", prefix]).stdout).toBe(
-      "nothing learned\n",
-    );
-    const outcomes = await futile(worker());
-    expect(outcomes[0]?.kind).toBe("model");
-  });
+  it(
+    "learned reset forgets a tool's records, and the next run decides as before",
+    async () => {
+      const kept = cli([
+        "learned",
+        "reset",
+        "--store",
+        url as string,
+        "--prefix",
+        prefix,
+        "--server",
+        "other",
+      ]);
+      expect(kept.stdout).toBe("removed 0 learned records\n");
+      const reset = cli([
+        "learned",
+        "reset",
+        "--store",
+        url as string,
+        "--prefix",
+        prefix,
+        "--server",
+        "crm",
+        "--tool",
+        "save",
+      ]);
+      expect(reset.status).toBe(0);
+      expect(reset.stdout).toBe("removed 1 learned records\n");
+      expect(cli(["learned", "list", "--store", url as string, "--prefix", prefix]).stdout).toBe(
+        "nothing learned\n",
+      );
+      const outcomes = await futile(worker());
+      expect(outcomes[0]?.kind).toBe("model");
+    },
+    CLI_MS,
+  );
 });

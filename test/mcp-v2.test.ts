@@ -127,6 +127,31 @@ describe("a 2.x client over stdio", () => {
     expect(aborted.ended).toBe(true);
   });
 
+  it("the adapter's per-attempt signal works with 2.x: run.end() mid-call cancels the request on the wire, a finished call is never cancelled", async () => {
+    const { g } = await open("stdio", {});
+    const transport = g.client.transport as unknown as {
+      send: (message: { method?: string }, options?: unknown) => Promise<void>;
+    };
+    const sent: string[] = [];
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+      if (typeof message.method === "string") sent.push(message.method);
+      return send(message, options);
+    };
+    const cancelled = () => sent.filter((m) => m === "notifications/cancelled").length;
+    const done = g.governor.startRun();
+    const ok = await g.governed.callTool(done, { name: "get_note", arguments: { id: "welcome" } });
+    expect(ok.kind).toBe("ok");
+    done.end();
+    expect(cancelled()).toBe(0);
+
+    const run = g.governor.startRun();
+    setTimeout(() => run.end(), 200);
+    const outcome = await g.governed.callTool(run, { name: "slow", arguments: { ms: 5000 } });
+    expect(outcome).toMatchObject({ kind: "stop", reason: "aborted" });
+    expect(cancelled()).toBe(1);
+  });
+
   it("low-level server: unknown tool → switch_tool naming the tools (listed page by page); -32042 → host; output schema → host", async () => {
     const { g } = await open("stdio", { lowlevel: true });
     const run = g.governor.startRun();

@@ -293,3 +293,36 @@ describe("governor replay", () => {
     expect(report.runs.total).toBe(1);
   });
 });
+
+describe("issue 12.5: replay and learned demotions", () => {
+  const NEVER = "Invalid value for field 'owner': not allowed";
+  const policy: PolicyInput = { tools: { save: { effect: "read_only" } } };
+
+  it("re-decides with the learned counts in the log: the same policy changes nothing, learning off undoes the demotion", async () => {
+    // Two runs of futile corrections teach the store; the third run stops at once (learned).
+    const lines = await logOf(policy, {
+      a: [{ tool: "save", answers: [NEVER] }],
+      b: [{ tool: "save", answers: [NEVER] }],
+      c: [{ tool: "save", answers: [NEVER] }],
+    });
+    const learned = lines
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.type === "decision" && e.reason === "learned_futile");
+    expect(learned).toHaveLength(1);
+    expect(learned[0].input.learned.correct_futile).toBeCloseTo(4, 3);
+
+    const same = await replayEventLines(lines, loadPolicy(policy));
+    expect(same.decisions.changed).toBe(0);
+
+    const off = await replayEventLines(
+      lines,
+      loadPolicy({ ...policy, learning: { enabled: false } }),
+    );
+    expect(off.decisions.changed).toBe(1);
+    expect(off.changes[0]).toMatchObject({
+      runId: "c",
+      before: { action: "stop", reason: "learned_futile" },
+      after: { action: "correct_arguments" },
+    });
+  });
+});

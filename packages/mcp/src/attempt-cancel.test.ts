@@ -44,9 +44,11 @@ const cancelled = (sent: string[]) => sent.filter((m) => m === "notifications/ca
 describe("a call in flight is cancelled on the wire by whatever cuts its attempt", () => {
   it("the run's deadline", async () => {
     const { governor, governed, sent } = await setup();
-    const run = governor.startRun({ deadline: Date.now() + 60 });
+    // Far enough for the request to leave on a loaded machine (cut before it, nothing is sent).
+    const run = governor.startRun({ deadline: Date.now() + 400 });
     const outcome = await governed.callTool(run, { name: "slow", arguments: { ms: 5000 } });
     expect(outcome.kind).toBe("stop");
+    expect(sent.filter((m) => m === "tools/call")).toHaveLength(1);
     expect(cancelled(sent)).toBe(1);
   });
 

@@ -314,26 +314,34 @@ export function governClient<C extends McpClient>(
     }
   };
 
+  /** One pass on the wire with a signal of its own, aborted by the run through `ctx.onAbort`. */
+  const pass = (call: CallState, ctx: AttemptContext, limit: number): Promise<CallToolResult> => {
+    const facts: MutableFacts = {};
+    call.facts = facts;
+    const signal = new AttemptSignal();
+    ctx.onAbort((reason) => signal.abort(reason));
+    return send(call.params, ctx, signal, limit, facts);
+  };
+
   /**
-   * One attempt: reconnects first when a reconnect is due, and once more after a first pass the
-   * server refused for a gone session (nothing was sent: whatever the effect).
+   * One attempt with a reconnect hook: reconnects first when a reconnect is due, and once more
+   * after a first pass the server refused for a gone session (nothing was sent: whatever the
+   * effect). Only a reconnect reads ctx.signal (an AbortSignal, made on first read).
    */
-  const attempt = async (
+  const reconnecting = async (
     call: CallState,
     ctx: AttemptContext,
     limit: number,
   ): Promise<CallToolResult> => {
-    for (let pass = 1; ; pass++) {
-      const facts: MutableFacts = {};
-      call.facts = facts;
-      // Only a reconnect reads ctx.signal (an AbortSignal, made on first read).
-      if (!session.ready()) await session.ensure(ctx.signal);
-      const signal = new AttemptSignal();
-      ctx.onAbort((reason) => signal.abort(reason));
+    for (let attempt = 1; ; attempt++) {
+      if (!session.ready()) {
+        call.facts = {};
+        await session.ensure(ctx.signal);
+      }
       try {
-        return await send(call.params, ctx, signal, limit, facts);
+        return await pass(call, ctx, limit);
       } catch (error) {
-        if (pass === 1 && options.reconnect && isSessionGone(error) && !signal.aborted) continue;
+        if (attempt === 1 && isSessionGone(error) && !ctx.signal.aborted) continue;
         throw error;
       }
     }
@@ -360,7 +368,7 @@ export function governClient<C extends McpClient>(
     const outcome = await run.call<CallToolResult>(request, (ctx) => {
       call.deadlineAt = Date.now() + ctx.remainingMs;
       const limit = Math.max(1, Math.min(params.timeoutMs ?? maxTimeout, ctx.remainingMs));
-      return attempt(call, ctx, limit);
+      return options.reconnect ? reconnecting(call, ctx, limit) : pass(call, ctx, limit);
     });
     if (outcome.kind !== "model" || outcome.reason !== "unknown_tool") return outcome;
     // Bounded by the run too: its deadline, and its end between pages.

@@ -40,9 +40,15 @@ export interface Session {
   ensure(signal: AbortSignal): Promise<void>;
 }
 
+/** The requests in flight on one transport, and who waits for none to be. */
+interface Held {
+  count: number;
+  idle: (() => void)[];
+}
+
 /** One request counted on its transport, until it leaves. */
 export interface SessionEntry {
-  readonly transport: Transport | undefined;
+  readonly held: Held | undefined;
   left: boolean;
 }
 
@@ -60,14 +66,18 @@ const NOT_SENT_KINDS: ReadonlySet<LocalKind> = new Set([
  * `unknown`.
  */
 export function createSession(client: McpClient, options: SessionOptions): Session {
-  const counts = new Map<Transport, { count: number; idle: (() => void)[] }>();
+  // A transport's entry stays at count 0 for its next request (no Map churn per call); entries of
+  // other transports at 0 are dropped when a new transport is first entered.
+  const counts = new Map<Transport, Held>();
   let total = 0;
   let goneTransport: Transport | undefined;
   let reopening: Promise<void> | undefined;
 
   const drained = (transport: Transport): Promise<void> => {
-    const entry = counts.get(transport);
-    return entry ? new Promise((resolve) => entry.idle.push(resolve)) : Promise.resolve();
+    const held = counts.get(transport);
+    return held !== undefined && held.count > 0
+      ? new Promise((resolve) => held.idle.push(resolve))
+      : Promise.resolve();
   };
 
   const reopen = async (reconnect: (signal: AbortSignal) => Promise<void>): Promise<void> => {
@@ -120,24 +130,26 @@ export function createSession(client: McpClient, options: SessionOptions): Sessi
 
   return {
     enter(transport) {
-      if (transport === undefined) return { transport, left: true };
+      if (transport === undefined) return { held: undefined, left: true };
       let held = counts.get(transport);
-      if (!held) {
+      if (held === undefined) {
+        for (const [other, idle] of counts) if (idle.count === 0) counts.delete(other);
         held = { count: 0, idle: [] };
         counts.set(transport, held);
       }
       held.count++;
       total++;
-      return { transport, left: false };
+      return { held, left: false };
     },
     leave(entry) {
-      if (entry.left || entry.transport === undefined) return;
+      const held = entry.held;
+      if (entry.left || held === undefined) return;
       entry.left = true;
       total--;
-      const held = counts.get(entry.transport);
-      if (held === undefined || --held.count > 0) return;
-      counts.delete(entry.transport);
-      for (const resolve of held.idle) resolve();
+      if (--held.count > 0 || held.idle.length === 0) return;
+      const idle = held.idle;
+      held.idle = [];
+      for (const resolve of idle) resolve();
     },
     inFlight: () => total,
     gone(transport) {

@@ -42,6 +42,17 @@ describe("TextMemo", () => {
     expect(memo.entries).toBe(1);
   });
 
+  it("keeps every text of a cycle it can hold by the third round, though texts share slots of the first-sight table", () => {
+    // Texts judged in turn (a corpus replayed, a loop over failing tools): with one slot per text,
+    // two texts of one slot took it from each other and neither was ever kept.
+    const texts = Array.from({ length: 600 }, (_, i) => `tool ${i % 37} failed: reason ${i}`);
+    const memo = new TextMemo<number>({ maxEntries: 1024, maxChars: 1 << 20, maxTextLength: 100 });
+    for (let round = 0; round < 3; round++) {
+      for (const [i, t] of texts.entries()) if (memo.get(t) === undefined) memo.set(t, i);
+    }
+    expect(texts.filter((t) => memo.get(t) === undefined)).toEqual([]);
+  });
+
   it("holds at most maxEntries, dropping the oldest first", () => {
     const memo = memoOf<number>(3, 1000, 100);
     for (const [i, t] of ["a", "b", "c", "d"].entries()) memo.set(t, i);

@@ -8,8 +8,8 @@
  *   entries go first. A text longer than `maxTextLength` is not kept at all.
  * - A text is kept the second time it is offered, not the first: most texts that carry a request
  *   id or a timestamp are seen once, and keeping each of them would only make the garbage
- *   collector copy what dies soon after. A table of 4096 hashes remembers what was offered once;
- *   a collision only keeps a text sooner.
+ *   collector copy what dies soon after. A table of 8192 hashes remembers what was offered once,
+ *   each text in one of two slots; a collision only keeps a text sooner.
  * - A text is kept as a copy of its own: a slice of a larger string (a line cut from a tool's
  *   long answer) would keep the whole of that string alive.
  *
@@ -35,7 +35,10 @@ export interface TextMemoOptions<V> {
   readonly keepFirstSight?: boolean;
 }
 
-const SIGHTINGS = 4096;
+/** Slots of the first-sight table (a power of two). */
+const SIGHTINGS = 8192;
+/** Characters hashed at each end of a long text, and in its middle. */
+const EDGE = 32;
 
 export class TextMemo<V> {
   readonly maxEntries: number;
@@ -110,11 +113,16 @@ export class TextMemo<V> {
   private secondSight(text: string): boolean {
     const sighted = this.sighted;
     if (sighted === undefined) return true;
-    // 0 marks an empty slot: a hash of 0 reads as 1.
+    // 0 marks an empty slot: a hash of 0 reads as 1. Two slots a text may take, from bits of the
+    // hash apart from each other and from the low one: a text whose slot another text keeps
+    // taking (two texts of a cycle, in turn) would else never be seen twice.
     const hash = hashText(text) | 1;
-    const at = hash & (SIGHTINGS - 1);
-    if (sighted[at] === hash) return true;
-    sighted[at] = hash;
+    const first = (hash >>> 1) & (SIGHTINGS - 1);
+    const second = (hash >>> 17) & (SIGHTINGS - 1);
+    if (sighted[first] === hash || sighted[second] === hash) return true;
+    // The first slot is kept by the text that took it; the second is the one that turns over.
+    if (sighted[first] === 0) sighted[first] = hash;
+    else sighted[second] = hash;
     return false;
   }
 
@@ -137,8 +145,9 @@ export class TextMemo<V> {
 }
 
 /**
- * FNV-1a over the text's length and characters; of a text longer than 512 characters, its first
- * and last 256 (a text that differs only in between hashes the same: it is kept sooner, no more).
+ * FNV-1a over the text's length and characters; of a text longer than 96 characters, its first
+ * and last 32 and 32 spread over the middle (texts that differ elsewhere hash the same: such a
+ * text is kept sooner, no more).
  */
 function hashText(text: string): number {
   // The memos of one judgement are offered the same text one after another: hash it once. (The
@@ -149,18 +158,23 @@ function hashText(text: string): number {
   return lastHash;
 }
 
-let lastText = "";
-let lastHash = fnv("");
+let lastText: string | undefined;
+let lastHash = 0;
 
 function fnv(text: string): number {
   let h = (0x811c9dc5 ^ text.length) | 0;
   const n = text.length;
-  if (n <= 512) {
+  if (n <= 3 * EDGE) {
     for (let i = 0; i < n; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  } else {
-    for (let i = 0; i < 256; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-    for (let i = n - 256; i < n; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+    return h;
   }
+  // The ends, where ids and times mostly are, and characters spread over the middle.
+  for (let i = 0; i < EDGE; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  const step = (n - 2 * EDGE) / EDGE;
+  for (let k = 0; k < EDGE; k++) {
+    h = Math.imul(h ^ text.charCodeAt(EDGE + Math.floor(k * step)), 0x01000193);
+  }
+  for (let i = n - EDGE; i < n; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
   return h;
 }
 

@@ -137,8 +137,11 @@ export async function judge<T>(
   const learning = r.learning;
   const guard: StoreGuard = (op, fn) => storeOp(state, op, fn);
   state.learned = undefined;
-  const learned = learning.read(state.tool, print, guard);
-  state.learned = isThenable(learned) ? await learned : learned;
+  // Only a retry, a correction or a switch can be demoted: a stop or the host needs no read.
+  if (c.action !== "stop" && c.action !== "host") {
+    const learned = learning.read(state.tool, print, guard);
+    state.learned = isThenable(learned) ? await learned : learned;
+  }
 
   let d = commit(state, c, print);
   if (d.action === "retry_dependency" && !observeOnly) {

@@ -277,4 +277,42 @@ describe("learning from outcomes in a run", () => {
     }
     expect(hostErrors).toBe(0);
   });
+
+  it("a learning store that never answers holds no call past storeTimeoutMs, and nothing is learned", async () => {
+    const inner = createMemoryStore();
+    const never = () => new Promise<never>(() => {});
+    const hanging: Store = {
+      get: (k) => inner.get(k),
+      set: (k, v, t) => inner.set(k, v, t),
+      increment: (k, b, t) => inner.increment(k, b, t),
+      claim: (k, h, o) => inner.claim(k, h, o),
+      settle: (k, s, o) => inner.settle(k, s, o),
+      entry: (k) => inner.entry(k),
+      outcome: never,
+      addOutcome: never,
+    };
+    const gov = createGovernor(
+      { tools: { "*": { effect: "read_only" } } },
+      { store: hanging, metrics: false, storeTimeoutMs: 50 },
+    );
+    // Unbounded, either call would never resolve (and the test would time out).
+    const run = gov.startRun();
+    const bad = await run.call({ tool: "save", args: { owner: "a" } }, async () =>
+      failure(NEVER_FIXED),
+    );
+    expect(bad.kind).toBe("model");
+    // The correction awaits its outcome: the success writes it (and waits for the bound only).
+    const good = await run.call({ tool: "save", args: { owner: "b" } }, async () => success("ok"));
+    expect(good.kind).toBe("ok");
+    expect(run.summary().calls).toBe(2);
+    run.end();
+  });
+
+  it("observe-only runs read what was learned but record nothing", async () => {
+    const { store, calls } = tapped();
+    const { gov } = setup({ observeOnly: true }, store);
+    for (let i = 0; i < 3; i++) await futileCorrections(gov);
+    expect(calls.some((c) => c.startsWith("outcome "))).toBe(true);
+    expect(calls.filter((c) => c.startsWith("add "))).toEqual([]);
+  });
 });

@@ -492,6 +492,36 @@ describe("summarizeEvents", () => {
       ],
       // No failure of the sample fell through to the default.
       unclassified: { total: 0, byServer: {} },
+      learned: { total: 0, byChange: {}, byTool: {} },
+    });
+  });
+
+  it("issue 12.5: counts the decisions learned outcomes demoted, by change and by tool", () => {
+    const at = 1_700_000_000_000;
+    const decision = (tool: string, learned?: DecisionEvent["learned"]): GovernorEvent => ({
+      v: 1,
+      type: "decision",
+      at,
+      runId: "r",
+      tool,
+      attempt: 1,
+      action: learned?.to ?? "correct_arguments",
+      reason: learned === undefined ? "invalid_argument" : "learned_futile",
+      certainty: "failed",
+      fingerprint: "0123456789abcdef",
+      observed: false,
+      ...(learned !== undefined && { learned }),
+    });
+    const report = summarizeEvents([
+      decision("save"),
+      decision("save", { from: "correct_arguments", to: "stop", paid: 0, futile: 4 }),
+      decision("save", { from: "correct_arguments", to: "stop", paid: 0, futile: 5 }),
+      decision("search", { from: "retry_dependency", to: "stop", paid: 0.2, futile: 6 }),
+    ]);
+    expect(report.learned).toEqual({
+      total: 3,
+      byChange: { "correct_arguments -> stop": 2, "retry_dependency -> stop": 1 },
+      byTool: { save: 2, search: 1 },
     });
   });
 
