@@ -114,6 +114,37 @@ describe.runIf(available)(available ? "RedisStore" : `RedisStore (skipped: ${pro
       }
     });
 
+    it("issue 12.5: keeps a learned record as a hash with a Redis expiry, indexed by its time", async () => {
+      const prefix = freshPrefix();
+      const store = createRedisStore({ client: shared, prefix });
+      try {
+        await store.addOutcome("s/t/f", "retry_futile", {
+          now: 1_000,
+          halfLifeMs: 1_000,
+          ttlMs: 60_000,
+        });
+        await store.addOutcome("s/t/f", "retry_futile", {
+          now: 2_000,
+          halfLifeMs: 1_000,
+          ttlMs: 60_000,
+        });
+        expect(await shared.hGetAll(`${prefix}o:s/t/f`)).toEqual({
+          "@t": "2000",
+          retry_futile: "1.5",
+        });
+        const ttl = await shared.pTTL(`${prefix}o:s/t/f`);
+        expect(ttl).toBeGreaterThan(0);
+        expect(ttl).toBeLessThanOrEqual(60_000);
+        expect(await shared.zRangeWithScores(`${prefix}outcomes`, 0, -1)).toEqual([
+          { value: "s/t/f", score: 2_000 },
+        ]);
+        // Nothing of the ledger or the values is touched.
+        expect(await shared.exists(`${prefix}epoch`)).toBe(0);
+      } finally {
+        await deleteUnder(prefix);
+      }
+    });
+
     it("gives a counter its expiry once, at creation", async () => {
       const prefix = freshPrefix();
       const store = createRedisStore({ client: shared, prefix });

@@ -101,6 +101,21 @@ type StoredValue = string | number | boolean | JsonText;
 
 const KEEP_TTL = { noUpdateTTL: true } as const;
 
+/** The options object `lruGet` hands to every read (lru-cache allocates one per read without). */
+const GET_OPTIONS: { status?: unknown } = {};
+
+/**
+ * `lru.get(key)` without an options object per read. lru-cache writes a status into the options it
+ * is given; it is cleared after each read, so every read starts as with fresh options.
+ */
+function lruGet<V extends {}>(lru: LRUCache<string, V>, key: string): V | undefined {
+  try {
+    return lru.get(key, GET_OPTIONS as LRUCache.GetOptions<string, V, unknown>);
+  } finally {
+    GET_OPTIONS.status = undefined;
+  }
+}
+
 /** A value as the store keeps it; undefined for what JSON drops (the key is deleted then). */
 function toStored(value: unknown): StoredValue | undefined {
   switch (typeof value) {
@@ -164,7 +179,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
 
   return {
     get<T>(key: string): T | undefined {
-      const stored = lru.get(key);
+      const stored = lruGet(lru, key);
       return (stored instanceof JsonText ? JSON.parse(stored.text) : stored) as T | undefined;
     },
 
@@ -185,7 +200,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         );
       }
       const ttl = positiveMs("ttlMs", ttlMs);
-      const value = lru.get(key);
+      const value = lruGet(lru, key);
       let current = 0;
       if (value !== undefined) {
         if (typeof value !== "number" || !Number.isSafeInteger(value)) {
