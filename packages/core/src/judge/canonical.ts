@@ -1,4 +1,15 @@
-import { createHash } from "node:crypto";
+import * as nodeCrypto from "node:crypto";
+
+/**
+ * The SHA-256 of a string's UTF-8 bytes, in hex: the one-shot `crypto.hash` where Node has it
+ * (20.12+; about half the cost of a `Hash` object for the short texts hashed per call), else a
+ * `Hash` object. Both give the same digest.
+ * @internal
+ */
+export const sha256Hex: (text: string) => string =
+  typeof nodeCrypto.hash === "function"
+    ? (text) => nodeCrypto.hash("sha256", text, "hex")
+    : (text) => nodeCrypto.createHash("sha256").update(text, "utf8").digest("hex");
 
 /**
  * Stable JSON: the text `JSON.stringify` would give, with every object's keys sorted (by UTF-16
@@ -71,7 +82,7 @@ export function hashArgs(args: unknown): string {
  * characters of its SHA-256. For callers that hold the canonical text, so it is not built twice.
  */
 export function hashCanonical(text: string): string {
-  return createHash("sha256").update(text).digest("hex").slice(0, 32);
+  return sha256Hex(text).slice(0, 32);
 }
 
 /**

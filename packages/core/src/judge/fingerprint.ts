@@ -6,8 +6,8 @@
  * Pure and bounded: the text is cut before normalizing, every pattern runs in linear time (no
  * unbounded quantifier inside another), and the normalized text is capped.
  */
-import * as nodeCrypto from "node:crypto";
 import type { Channel } from "../types.ts";
+import { sha256Hex } from "./canonical.ts";
 import { charTable, hasRun, replaceAnchored } from "./redact.ts";
 import { TextMemo } from "./text-memo.ts";
 
@@ -633,15 +633,6 @@ function normalize(head: string): string {
   s = s.trim();
   return s.length > NORMALIZED_CAP ? s.slice(0, NORMALIZED_CAP) : s;
 }
-
-/**
- * The sha256 of a string's UTF-8 bytes, in hex: the one-shot `crypto.hash` where Node has it
- * (20.12+, faster for small inputs), else a `Hash` object. Both give the same digest.
- */
-const sha256Hex: (text: string) => string =
-  typeof nodeCrypto.hash === "function"
-    ? (text) => nodeCrypto.hash("sha256", text, "hex")
-    : (text) => nodeCrypto.createHash("sha256").update(text, "utf8").digest("hex");
 
 /** What a fingerprint is computed from: the parts of a failure that identify its condition. */
 export interface FingerprintInput {

@@ -1,5 +1,6 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { GovernorError } from "../errors.ts";
+import { sha256Hex } from "../judge/canonical.ts";
 import { describeLearned, type LearnedEntry, learnedPrefix } from "../judge/learned.ts";
 import {
   loadPolicy,
@@ -225,7 +226,7 @@ export function createGovernor(
     },
     storeTimeoutMs: options.storeTimeoutMs ?? 5_000,
     mintKey(parts) {
-      return `gk_${createHash("sha256").update(parts.join("\u0000")).digest("hex").slice(0, 32)}`;
+      return `gk_${sha256Hex(parts.join("\u0000")).slice(0, 32)}`;
     },
     newRunId: () => randomUUID(),
   };

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../judge/canonical.ts";
 import { redact } from "../judge/redact.ts";
 import type { GovernorEvent } from "./events.ts";
 
@@ -10,7 +10,7 @@ const names = new Map<string, string>();
 const MAX_CACHED = 1_024;
 
 function shortHash(text: string): string {
-  return createHash("sha256").update(text).digest("hex").slice(0, 8);
+  return sha256Hex(text).slice(0, 8);
 }
 
 /** `text` cut to `max` characters with a hash of the whole, so distinct texts stay distinct. */
