@@ -11,10 +11,11 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
-    // Most files wait on child processes, Redis or timers rather than on the CPU; vitest's
-    // default (cores - 1: one worker on a 2-core machine) runs them one after another. Three
-    // workers took the Node 22 run from 250 s to 171 s here, the suite unchanged.
-    maxWorkers: 3,
+    // Most files wait on child processes, Redis and timers rather than on the CPU; vitest's
+    // default (cores - 1: one worker on a 2-core machine) runs them one after another. On the
+    // 2-core machine the Node 22 suite took 250 s with one worker, 171-223 s with three and 164 s
+    // with four.
+    maxWorkers: 4,
     setupFiles: ["./test/setup.ts"],
     // The "source" condition is ours; the SDK's dependencies (eventsource-parser) also export a
     // "source" entry pointing at TypeScript, so let Vite load the SDK instead of Node.
