@@ -10,6 +10,7 @@ import {
   type GovernorEvent,
   type PolicyInput,
 } from "@governor/core";
+import { seededRandom } from "../packages/cli/src/demo-governed.ts";
 
 /** The decisions a corpus label names. */
 export type Label = "correct_arguments" | "retry_dependency" | "switch_tool" | "stop";
@@ -79,18 +80,6 @@ export interface SimulationReport {
   readonly results: readonly OccurrenceResult[];
 }
 
-/** A small seeded generator (mulberry32): the same seed gives the same stream. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 const WRITES =
   /(^|_)(create|update|delete|write|send|post|insert|set|add|remove|put|edit|move|upload|merge|push|publish|run|execute|deploy|cancel|charge|pay|transfer)/i;
 
@@ -104,7 +93,7 @@ export function loadTemplates(
   seed: number,
   options: { readonly ambiguous?: boolean } = {},
 ): Template[] {
-  const random = seeded(seed ^ 0x5eed);
+  const random = seededRandom(seed ^ 0x5eed);
   const seen = new Set<string>();
   const out: Template[] = [];
   for (const file of files) {
@@ -169,7 +158,7 @@ export async function simulateLearning(options: SimulationOptions): Promise<Simu
   const occurrences = options.occurrences ?? 20;
   const gapMs = options.gapMs ?? 5_000;
   const maxTurns = options.maxTurns ?? 4;
-  const random = seeded(options.seed);
+  const random = seededRandom(options.seed);
   const stream: Template[] = [];
   for (const t of options.templates) for (let i = 0; i < occurrences; i++) stream.push(t);
   // Fisher-Yates with the seeded generator: templates recur interleaved, in a fixed order.
@@ -183,7 +172,7 @@ export async function simulateLearning(options: SimulationOptions): Promise<Simu
   const governor = createGovernor(simulationPolicy(options.templates, options.learning), {
     store: createMemoryStore(),
     now: () => clock.now,
-    random: seeded(options.seed ^ 0xbac0),
+    random: seededRandom(options.seed ^ 0xbac0),
     metrics: false,
     onEvent: (event) => events.push(event),
   });

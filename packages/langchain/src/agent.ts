@@ -19,7 +19,8 @@ import { throwIfStopped } from "./stop.ts";
  * try {
  *   await agent.invoke({ messages: [{ role: "user", content: "Archive note 7" }] });
  * } catch (error) {
- *   if (error instanceof GovernorStopError) console.log(error.reason, error.idempotencyKey);
+ *   if (!(error instanceof GovernorStopError)) throw error;
+ *   await reportStop(error.reason, error.idempotencyKey); // your own handler
  * }
  */
 export function governorMiddleware(run: Run) {
