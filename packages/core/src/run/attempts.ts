@@ -21,50 +21,181 @@ import { endedError, sleep } from "./waits.ts";
 export type Performed<T> = { value: T } | { thrown: unknown; deadlineHit: boolean };
 
 /**
+ * What an attempt that ended leads to, when its caller asked for the call's outcome rather than
+ * for what the attempt came to: `thrown` says whether `value` is what the executor threw.
+ */
+export type Landing<T> = (
+  state: CallState,
+  execute: Executor<T>,
+  thrown: boolean,
+  value: unknown,
+  deadlineHit: boolean,
+) => MaybePromise<CallOutcome<T>>;
+
+// `new Promise(grab)` hands its resolving functions over here: no closure per promise. They are
+// taken at once and the slots emptied (a resolving function holds its promise, and so its value).
+const unset = (): void => {};
+let grabbedResolve: (value: unknown) => void = unset;
+let grabbedReject: (error: unknown) => void = unset;
+function grab(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+  grabbedResolve = resolve;
+  grabbedReject = reject;
+}
+
+/**
+ * What watches an executor's promise and stands for its attempt in the run's guard: a pair of
+ * handlers and a cut, made once and reused by later attempts (of any run) once that promise has
+ * settled, so an attempt makes no closure of its own.
+ */
+class Watch {
+  attempt: Attempt<unknown> | undefined = undefined;
+  readonly onValue = (value: unknown): void => {
+    const attempt = this.attempt as Attempt<unknown>;
+    release(this);
+    attempt.settled(false, value, false);
+  };
+  readonly onThrown = (thrown: unknown): void => {
+    const attempt = this.attempt as Attempt<unknown>;
+    release(this);
+    attempt.settled(true, thrown, false);
+  };
+  /** Cuts the attempt it watches (held by the run's guard and the call while the attempt runs). */
+  readonly cut: LiveAttempt = (reason, deadlineHit) => this.attempt?.cut(reason, deadlineHit);
+}
+
+/** Watches no longer watching anything, for the next attempts. */
+const idle: Watch[] = [];
+const MAX_IDLE = 64;
+
+function watch(attempt: Attempt<unknown>): Watch {
+  const w = idle.pop() ?? new Watch();
+  w.attempt = attempt;
+  return w;
+}
+
+function release(w: Watch): void {
+  w.attempt = undefined;
+  if (idle.length < MAX_IDLE) idle.push(w);
+}
+
+/** What a cut attempt keeps: its reason, its signal's controller and abort listeners. */
+interface Aborting {
+  controller: AbortController | undefined;
+  stopped: { reason: unknown } | undefined;
+  listeners: ((reason: unknown) => void)[] | undefined;
+}
+
+/**
  * What an executor receives, and the attempt in flight. Its signal is made on first read: an
  * executor that never reads it (a plain function, or an adapter told through `onAbort`) costs no
  * AbortController. What the run keeps of the attempt is private: the executor sees only the
- * context.
+ * context. The key, the arguments and `_meta` are the call's, the same for each of its attempts.
  */
 class Attempt<T> implements AttemptContext {
   /** The attempt ended: a signal read now is already aborted. */
   #done = false;
-  #controller: AbortController | undefined;
-  #stopped: { reason: unknown } | undefined;
-  #onAbort: ((reason: unknown) => void)[] | undefined;
+  /** Made when the signal is read, a listener added or the attempt cut. */
+  #abort: Aborting | undefined = undefined;
   readonly #state: CallState;
-  #resolve: ((outcome: Performed<T>) => void) | undefined;
-  /** Cuts the attempt: held by the run's guard and the call (its own signal) while it runs. */
-  readonly #cut: LiveAttempt;
+  readonly #execute: Executor<T>;
+  /** Set: the attempt's promise resolves with the call's outcome, not with what it came to. */
+  readonly #land: Landing<T> | undefined;
+  #resolve: ((value: unknown) => void) | undefined = undefined;
+  #reject: ((error: unknown) => void) | undefined = undefined;
+  /** Watches the executor's promise while the attempt runs. */
+  #watch: Watch | undefined = undefined;
 
   constructor(
     state: CallState,
+    execute: Executor<T>,
+    land: Landing<T> | undefined,
     readonly attempt: number,
     readonly remainingMs: number,
-    readonly idempotencyKey: string | undefined,
-    readonly args: Readonly<Record<string, unknown>>,
-    readonly meta: Readonly<Record<string, unknown>>,
   ) {
     this.#state = state;
-    this.#cut = (reason: unknown, deadlineHit: boolean) => {
-      this.#stop(reason);
-      this.#finish({ thrown: reason, deadlineHit });
-    };
+    this.#execute = execute;
+    this.#land = land;
+  }
+
+  get idempotencyKey(): string | undefined {
+    return this.#state.key;
+  }
+
+  get args(): Readonly<Record<string, unknown>> {
+    return this.#state.args;
+  }
+
+  get meta(): Readonly<Record<string, unknown>> {
+    return this.#state.meta;
   }
 
   onAbort(listener: (reason: unknown) => void): void {
-    if (this.#stopped) listener(this.#stopped.reason);
+    const a = this.#abort;
+    if (a?.stopped) listener(a.stopped.reason);
     else if (this.#done) listener(endedError("The attempt has ended"));
-    else if (this.#onAbort === undefined) this.#onAbort = [listener];
-    else this.#onAbort.push(listener);
+    else if (a === undefined) this.#abort = aborting(undefined, [listener]);
+    else if (a.listeners === undefined) a.listeners = [listener];
+    else a.listeners.push(listener);
+  }
+
+  get signal(): AbortSignal {
+    if (this.#done) return AbortSignal.abort();
+    this.#abort ??= aborting(undefined, undefined);
+    const a = this.#abort;
+    if (a.stopped) return AbortSignal.abort(a.stopped.reason);
+    a.controller ??= new AbortController();
+    return a.controller.signal;
+  }
+
+  /**
+   * Runs the executor, bounded by the run's guard and the call's cut. Resolves with what the
+   * attempt came to, or with the call's outcome when the attempt was made with a landing.
+   */
+  run(): Promise<unknown> {
+    const promise = new Promise(grab);
+    this.#resolve = grabbedResolve;
+    this.#reject = grabbedReject;
+    grabbedResolve = unset;
+    grabbedReject = unset;
+    const state = this.#state;
+    const { guard } = state.run;
+    const w = watch(this as Attempt<unknown>);
+    this.#watch = w;
+    state.cut = w.cut;
+    guard.enter(w.cut);
+    let running: Promise<T>;
+    try {
+      running = Promise.resolve(this.#execute(this));
+    } catch (thrown) {
+      this.#finish(true, thrown, false, false);
+      release(w);
+      return promise;
+    }
+    running.then(w.onValue, w.onThrown);
+    // After the reactions above: an executor that answered at once is done before the check.
+    if (!this.#done) guard.started();
+    return promise;
+  }
+
+  /** The executor's promise settled (the watch's handlers, in a reaction of their own). */
+  settled(thrown: boolean, value: unknown, deadlineHit: boolean): void {
+    this.#finish(thrown, value, deadlineHit, true);
   }
 
   /** Cuts the attempt: its signal aborts with `reason`, its abort listeners are called. */
+  cut(reason: unknown, deadlineHit: boolean): void {
+    if (this.#done) return;
+    this.#stop(reason);
+    this.#finish(true, reason, deadlineHit, false);
+  }
+
   #stop(reason: unknown): void {
-    this.#stopped = { reason };
-    this.#controller?.abort(reason);
-    const listeners = this.#onAbort;
-    this.#onAbort = undefined;
+    this.#abort ??= aborting(undefined, undefined);
+    const a = this.#abort;
+    a.stopped = { reason };
+    a.controller?.abort(reason);
+    const listeners = a.listeners;
+    a.listeners = undefined;
     if (listeners === undefined) return;
     for (const listener of listeners) {
       try {
@@ -75,47 +206,66 @@ class Attempt<T> implements AttemptContext {
     }
   }
 
-  get signal(): AbortSignal {
-    if (this.#done) return AbortSignal.abort();
-    if (this.#stopped) return AbortSignal.abort(this.#stopped.reason);
-    this.#controller ??= new AbortController();
-    return this.#controller.signal;
-  }
-
-  /** Runs the executor, bounded by the run's guard and the call's cut. Never rejects. */
-  run(execute: Executor<T>): Promise<Performed<T>> {
-    return new Promise<Performed<T>>((resolve) => {
-      this.#resolve = resolve;
-      const state = this.#state;
-      const { guard } = state.run;
-      state.cut = this.#cut;
-      guard.enter(this.#cut);
-      let running: Promise<T>;
-      try {
-        running = Promise.resolve(execute(this));
-      } catch (thrown) {
-        this.#finish({ thrown, deadlineHit: false });
-        return;
-      }
-      running.then(
-        (value) => this.#finish({ value }),
-        (thrown: unknown) => this.#finish({ thrown, deadlineHit: false }),
-      );
-      // After the reactions above: an executor that answered at once is done before the check.
-      if (!this.#done) guard.started();
-    });
-  }
-
-  #finish(outcome: Performed<T>): void {
+  /**
+   * The attempt ended. `inReaction`: called from a promise reaction of its own, so the call's
+   * next steps may run now; else (a cut, inside whatever cut it, or a synchronous throw, inside
+   * `run.call`) they run a microtask later.
+   */
+  #finish(thrown: boolean, value: unknown, deadlineHit: boolean, inReaction: boolean): void {
     if (this.#done) return;
     // The attempt ended: its abort listeners are dropped, never called.
     this.#done = true;
-    this.#onAbort = undefined;
+    if (this.#abort !== undefined) this.#abort.listeners = undefined;
     const state = this.#state;
-    state.run.guard.leave(this.#cut);
-    if (state.cut === this.#cut) state.cut = undefined;
-    this.#resolve?.(outcome);
+    const w = this.#watch;
+    if (w !== undefined) {
+      this.#watch = undefined;
+      state.run.guard.leave(w.cut);
+      if (state.cut === w.cut) state.cut = undefined;
+    }
+    const resolve = this.#resolve as (value: unknown) => void;
+    const reject = this.#reject as (error: unknown) => void;
+    this.#resolve = undefined;
+    this.#reject = undefined;
+    const land = this.#land;
+    if (land === undefined) {
+      resolve(thrown ? { thrown: value, deadlineHit } : { value });
+      return;
+    }
+    if (inReaction)
+      landNow(land, state, this.#execute, thrown, value, deadlineHit, resolve, reject);
+    else {
+      const execute = this.#execute;
+      queueMicrotask(() =>
+        landNow(land, state, execute, thrown, value, deadlineHit, resolve, reject),
+      );
+    }
   }
+}
+
+/** Resolves an attempt's promise with the call's outcome, or rejects it with what `land` threw. */
+function landNow<T>(
+  land: Landing<T>,
+  state: CallState,
+  execute: Executor<T>,
+  thrown: boolean,
+  value: unknown,
+  deadlineHit: boolean,
+  resolve: (value: unknown) => void,
+  reject: (error: unknown) => void,
+): void {
+  try {
+    resolve(land(state, execute, thrown, value, deadlineHit));
+  } catch (error) {
+    reject(error);
+  }
+}
+
+function aborting(
+  controller: AbortController | undefined,
+  listeners: ((reason: unknown) => void)[] | undefined,
+): Aborting {
+  return { controller, stopped: undefined, listeners };
 }
 
 function isErrorResult(value: unknown): boolean {
@@ -130,16 +280,16 @@ function isErrorResult(value: unknown): boolean {
  * flight, and the attempt's own controller is made only if the executor reads `ctx.signal`.
  * Never rejects.
  */
-function perform<T>(
-  state: CallState,
-  execute: Executor<T>,
-  remainingMs: number,
-): Promise<Performed<T>> {
+function perform<T>(state: CallState, execute: Executor<T>): Promise<Performed<T>> {
   const cutBy = abortReason(state);
   if (cutBy !== undefined) return Promise.resolve({ thrown: cutBy.reason, deadlineHit: false });
-  return new Attempt<T>(state, state.attempts, remainingMs, state.key, state.args, state.meta).run(
+  return new Attempt<T>(
+    state,
     execute,
-  );
+    undefined,
+    state.attempts,
+    state.remainingMs,
+  ).run() as Promise<Performed<T>>;
 }
 
 /**
@@ -166,7 +316,31 @@ export function send<T>(state: CallState, execute: Executor<T>): Promise<Perform
   state.attempts += 1;
   r.tally.attempt();
   r.inFlight += 1;
-  return perform(state, execute, state.remainingMs);
+  return perform(state, execute);
+}
+
+/**
+ * Sends an attempt the claim let go, and resolves with what `land` makes of it (the call's
+ * outcome): with an executor that answers, `land` runs in the executor's own reaction, with no
+ * promise in between.
+ */
+export function sendAndLand<T>(
+  state: CallState,
+  execute: Executor<T>,
+  land: Landing<T>,
+): Promise<CallOutcome<T>> {
+  const r = state.run;
+  state.verified = undefined;
+  state.attempts += 1;
+  r.tally.attempt();
+  r.inFlight += 1;
+  const cutBy = abortReason(state);
+  if (cutBy !== undefined) {
+    return Promise.resolve().then(() => land(state, execute, true, cutBy.reason, false));
+  }
+  return new Attempt<T>(state, execute, land, state.attempts, state.remainingMs).run() as Promise<
+    CallOutcome<T>
+  >;
 }
 
 /** What an attempt came to: a value, a retry request or a terminal outcome. */
@@ -176,6 +350,20 @@ export function landed<T>(
 ): MaybePromise<CallOutcome<T> | RetryRequest> {
   state.run.inFlight -= 1;
   return afterAttempt(state, outcome);
+}
+
+/** `landed`, told what the attempt came to without a `Performed` (none is made for a success). */
+export function landedAs<T>(
+  state: CallState,
+  thrown: boolean,
+  value: unknown,
+  deadlineHit: boolean,
+): MaybePromise<CallOutcome<T> | RetryRequest> {
+  if (thrown || isErrorResult(value)) {
+    return landed(state, thrown ? { thrown: value, deadlineHit } : { value: value as T });
+  }
+  state.run.inFlight -= 1;
+  return succeeded(state, value as T);
 }
 
 /**

@@ -3,7 +3,7 @@
 // and a call that succeeds at once goes through one `then`, not an async function's frames.
 
 import type { MaybePromise } from "../types.ts";
-import { beforeAttempt, landed, retryAfter, send } from "./attempts.ts";
+import { beforeAttempt, landed, landedAs, retryAfter, send, sendAndLand } from "./attempts.ts";
 import { type CallState, mintKey, openCall } from "./call-state.ts";
 import { Escape, RetryRequest } from "./control.ts";
 import { isAborted } from "./cuts.ts";
@@ -110,25 +110,32 @@ function governed<T>(state: CallState, execute: Executor<T>): Promise<CallOutcom
     return Promise.reject(unwrap(error));
   }
   let admitted: MaybePromise<CallOutcome<T> | undefined>;
-  let sent: Promise<Parameters<typeof landed<T>>[1]>;
   try {
     admitted = beforeAttempt<T>(state);
     if (isThenable(admitted)) return attempts(state, execute, admitted);
     if (admitted) return Promise.resolve(admitted);
-    sent = send(state, execute);
+    return sendAndLand(state, execute, land);
   } catch (error) {
     return settledDuringAttempts(state, error);
   }
-  return sent.then((performed) => {
-    let first: MaybePromise<CallOutcome<T> | RetryRequest>;
-    try {
-      first = landed(state, performed);
-    } catch (error) {
-      return duringAttempts<T>(state, error);
-    }
-    if (isThenable(first) || first instanceof RetryRequest) return rest(state, execute, first);
-    return first;
-  });
+}
+
+/** The first attempt ended: a success is the outcome, a failure is judged (and maybe retried). */
+function land<T>(
+  state: CallState,
+  execute: Executor<T>,
+  thrown: boolean,
+  value: unknown,
+  deadlineHit: boolean,
+): MaybePromise<CallOutcome<T>> {
+  let first: MaybePromise<CallOutcome<T> | RetryRequest>;
+  try {
+    first = landedAs<T>(state, thrown, value, deadlineHit);
+  } catch (error) {
+    return duringAttempts<T>(state, error);
+  }
+  if (isThenable(first) || first instanceof RetryRequest) return rest(state, execute, first);
+  return first;
 }
 
 /** A preflight that waits on the store (or a host hook), then the attempts. */
