@@ -26,32 +26,48 @@ export interface LoopDetector {
 
 /** Creates a loop detector following at most `max` calls. */
 export function createLoopDetector(max = MAX_TRACKED_CALLS): LoopDetector {
-  const seen = new Map<string, Seen>();
+  return new Loops(max);
+}
+
+/** A class, not closures: every run makes one. Its map is made at the first call noted. */
+class Loops implements LoopDetector {
+  readonly #max: number;
+  #seen: Map<string, Seen> | undefined;
   // Keys in the order they were first seen; `next` is the oldest once the ring is full.
-  let ring: string[] = [];
-  let next = 0;
-  return {
-    get: (callKey) => seen.get(callKey),
-    note(callKey, result) {
-      const sig = "failure" in result ? `f:${result.failure}` : `ok:${resultHash(result.value)}`;
-      const prev = seen.get(callKey);
-      if (prev === undefined) {
-        if (ring.length < max) {
-          ring.push(callKey);
-        } else {
-          seen.delete(ring[next] as string);
-          ring[next] = callKey;
-          next = (next + 1) % max;
-        }
+  #ring: string[] = [];
+  #next = 0;
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  get(callKey: string): Seen | undefined {
+    return this.#seen?.get(callKey);
+  }
+
+  note(callKey: string, result: { failure: string } | { value: unknown }): void {
+    const sig = "failure" in result ? `f:${result.failure}` : `ok:${resultHash(result.value)}`;
+    this.#seen ??= new Map();
+    const seen = this.#seen;
+    const prev = seen.get(callKey);
+    if (prev === undefined) {
+      const ring = this.#ring;
+      if (ring.length < this.#max) {
+        ring.push(callKey);
+      } else {
+        seen.delete(ring[this.#next] as string);
+        ring[this.#next] = callKey;
+        this.#next = (this.#next + 1) % this.#max;
       }
-      seen.set(callKey, { sig, count: prev?.sig === sig ? prev.count + 1 : 1 });
-    },
-    clear() {
-      seen.clear();
-      ring = [];
-      next = 0;
-    },
-  };
+    }
+    seen.set(callKey, { sig, count: prev?.sig === sig ? prev.count + 1 : 1 });
+  }
+
+  clear(): void {
+    this.#seen?.clear();
+    this.#ring = [];
+    this.#next = 0;
+  }
 }
 
 /** A success's signature: its JSON (a hash when long), or a fixed word when it has none. */
