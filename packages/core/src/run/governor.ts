@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { GovernorError } from "../errors.ts";
-import { sha256Hex } from "../judge/canonical.ts";
+import { flatPrefix32, sha256Hex } from "../judge/canonical.ts";
 import { describeLearned, type LearnedEntry, learnedPrefix } from "../judge/learned.ts";
 import {
   loadPolicy,
@@ -236,7 +236,7 @@ export function createGovernor(
     },
     storeTimeoutMs: options.storeTimeoutMs ?? 5_000,
     mintKey(parts) {
-      return `gk_${sha256Hex(parts.join("\u0000")).slice(0, 32)}`;
+      return flatPrefix32("gk_", sha256Hex(parts.join("\u0000")));
     },
     newRunId: () => randomUUID(),
   };
