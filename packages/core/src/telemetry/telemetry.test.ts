@@ -334,10 +334,10 @@ describe("createOtelRecorder", () => {
       const run = governor.startRun();
       const ok = { content: [{ type: "text", text: "ok" }] };
       const bad = { content: [{ type: "text", text: "Invalid argument: id" }], isError: true };
-      await run.call({ tool: "search", server: "web", args: { q: 1 } }, () => ok);
-      await run.call({ tool: "search", server: "web", args: { q: 2 } }, () => ok);
-      await run.call({ tool: "fresh", args: { q: 3 } }, () => ok);
-      await run.call({ tool: `invented_${secret}`, args: { q: 4 } }, () => bad);
+      await run.call({ tool: "search", server: "web", args: { q: 1 } }, async () => ok);
+      await run.call({ tool: "search", server: "web", args: { q: 2 } }, async () => ok);
+      await run.call({ tool: "fresh", args: { q: 3 } }, async () => ok);
+      await run.call({ tool: `invented_${secret}`, args: { q: 4 } }, async () => bad);
       run.end();
       const found = await collect();
       await provider.shutdown();
