@@ -15,7 +15,7 @@ import { listAllTools, MAX_TOOL_PAGES, type ToolListing } from "./list-tools.ts"
 import { type CallSiteFacts, isSessionGone, mapSdkError } from "./map-error.ts";
 import type { RetryAfterFetch } from "./retry-after.ts";
 import { type CallOptions, type McpClient, toolWire, type WireParams } from "./sdk.ts";
-import { createSession } from "./session.ts";
+import { createSession, type SessionEntry } from "./session.ts";
 
 /** Options of {@link governClient}. */
 export interface GovernClientOptions {
@@ -265,21 +265,18 @@ export function governClient<C extends McpClient>(
     readTools(maxTimeout, listOptions.signal);
 
   /**
-   * One request on the wire. `signal` is the pass's own {@link AttemptSignal}, aborted by the run
-   * through `ctx.onAbort`: the listener SDK 1.32 adds to it and never removes dies with the pass.
-   * Made once per client, like every helper below: a call makes only the closures `run.call`
-   * needs (its executor and `toFailure`) and the one the run aborts the pass through.
+   * One pass on the wire: its {@link Pass} is the signal the SDK gets (aborted by the run through
+   * `ctx.onAbort`: the listener SDK 1.32 adds to it and never removes dies with the pass) and its
+   * entry on the session. Made once per client, like every helper below: a call makes only the
+   * closures `run.call` needs (its executor and `toFailure`) and the one the run aborts the pass
+   * through; no async frame of its own.
    */
-  const send = async (
-    params: GovernedCallParams,
-    ctx: AttemptContext,
-    signal: AttemptSignal,
-    limit: number,
-    facts: MutableFacts,
-  ): Promise<CallToolResult> => {
-    const closesBefore = closes;
+  const pass = (call: CallState, ctx: AttemptContext, limit: number): Promise<CallToolResult> => {
+    const params = call.params;
     const transport = client.transport;
-    facts.timeoutMs = limit;
+    const signal = new Pass(transport, closes, limit);
+    call.pass = signal;
+    ctx.onAbort((reason) => signal.abort(reason));
     const request: WireParams = { name: params.name, arguments: { ...ctx.args } };
     const meta = requestMeta(params.meta, ctx.meta, params.onprogress !== undefined);
     if (meta !== undefined) request._meta = meta;
@@ -288,40 +285,70 @@ export function governClient<C extends McpClient>(
       onprogress === undefined
         ? { signal: signal.asSignal(), timeout: limit }
         : { signal: signal.asSignal(), timeout: limit, onprogress };
-    const entry = session.enter(transport);
+    signal.entry = session.enter(transport);
+    let sent: Promise<CallToolResult>;
     try {
-      return await wire.callTool(request, bounds, definitions.get(params.name));
+      sent = wire.callTool(request, bounds, definitions.get(params.name));
     } catch (error) {
-      unclaimed.delete(error);
-      if (isSessionGone(error)) {
-        // The server refused it for a gone session (or it never left): nothing ran, whatever
-        // aborted meanwhile.
-        session.gone(transport);
-        throw error;
-      }
-      // The SDK drops its transport before it rejects pending calls with -32000, so this holds
-      // even when the host replaced the onclose handler.
-      facts.connectionClosed = closes > closesBefore || client.transport !== transport;
-      if (signal.aborted) {
+      sent = Promise.reject(error);
+    }
+    return sent.then(signal.answered, signal.failed);
+  };
+
+  /** What a pass that failed saw, for `toFailure`; the session told of a gone session. */
+  const failedPass = (signal: Pass, error: unknown): never => {
+    if (signal.entry !== undefined) session.leave(signal.entry);
+    unclaimed.delete(error);
+    if (isSessionGone(error)) {
+      // The server refused it for a gone session (or it never left): nothing ran, whatever
+      // aborted meanwhile.
+      signal.gone = true;
+      session.gone(signal.transport);
+      throw error;
+    }
+    // The SDK drops its transport before it rejects pending calls with -32000, so this holds
+    // even when the host replaced the onclose handler.
+    signal.connectionClosed = closes > signal.closesBefore || client.transport !== signal.transport;
+    throw error;
+  };
+
+  /**
+   * One attempt's pass on the wire, and what the adapter saw of it. It is the signal the SDK gets
+   * (an {@link AttemptSignal}), its count on the session, and the facts `toFailure` reads: one
+   * object per pass, with its two settle handlers.
+   */
+  class Pass extends AttemptSignal {
+    entry: SessionEntry | undefined;
+    connectionClosed = false;
+    /** The server refused the pass for a gone session: nothing ran. */
+    gone = false;
+    constructor(
+      readonly transport: McpClient["transport"],
+      readonly closesBefore: number,
+      /** The timeout given to the SDK. */
+      readonly timeoutMs: number,
+    ) {
+      super();
+    }
+    readonly answered = (result: CallToolResult): CallToolResult => {
+      if (this.entry !== undefined) session.leave(this.entry);
+      return result;
+    };
+    readonly failed = (error: unknown): never => failedPass(this, error);
+    /** What `toFailure` reads of this pass. */
+    facts(): CallSiteFacts {
+      const facts: MutableFacts = { timeoutMs: this.timeoutMs };
+      if (this.gone) return facts;
+      if (this.connectionClosed) facts.connectionClosed = true;
+      if (this.aborted) {
         // The run's deadline aborts with a TimeoutError; anything else that aborts it is an abort.
-        const reason: unknown = signal.reason;
+        const reason: unknown = this.reason;
         if (reason instanceof Error && reason.name === "TimeoutError") facts.timedOut = true;
         else facts.aborted = true;
       }
-      throw error;
-    } finally {
-      session.leave(entry);
+      return facts;
     }
-  };
-
-  /** One pass on the wire with a signal of its own, aborted by the run through `ctx.onAbort`. */
-  const pass = (call: CallState, ctx: AttemptContext, limit: number): Promise<CallToolResult> => {
-    const facts: MutableFacts = {};
-    call.facts = facts;
-    const signal = new AttemptSignal();
-    ctx.onAbort((reason) => signal.abort(reason));
-    return send(call.params, ctx, signal, limit, facts);
-  };
+  }
 
   /**
    * One attempt with a reconnect hook: reconnects first when a reconnect is due, and once more
@@ -335,7 +362,7 @@ export function governClient<C extends McpClient>(
   ): Promise<CallToolResult> => {
     for (let attempt = 1; ; attempt++) {
       if (!session.ready()) {
-        call.facts = {};
+        call.pass = undefined;
         await session.ensure(ctx.signal);
       }
       try {
@@ -351,11 +378,10 @@ export function governClient<C extends McpClient>(
     run: Run,
     params: GovernedCallParams,
   ): Promise<CallOutcome<CallToolResult>> => {
-    const call: CallState = { params, facts: {}, deadlineAt: Number.POSITIVE_INFINITY };
+    const call: CallState = { params, pass: undefined, deadlineAt: Number.POSITIVE_INFINITY };
     const request: MutableToolCall = {
       tool: params.name,
-      toFailure: (thrown) =>
-        mapSdkError(thrown, { ...call.facts, retryAfterMs: options.retryAfter?.take() }),
+      toFailure: (thrown) => mapSdkError(thrown, factsOf(call.pass, options.retryAfter?.take())),
     };
     if (server !== undefined) request.server = server;
     if (params.arguments !== undefined) request.args = params.arguments;
@@ -399,10 +425,20 @@ type MutableToolCall = { -readonly [K in keyof ToolCall]: ToolCall[K] };
 /** One governed call as its attempts share it. */
 interface CallState {
   readonly params: GovernedCallParams;
-  /** What the adapter saw of the last pass on the wire, for `toFailure`. */
-  facts: CallSiteFacts;
+  /** The last pass on the wire (none before the first, or while reconnecting), for `toFailure`. */
+  pass: { facts(): CallSiteFacts } | undefined;
   /** The run's deadline as the last attempt saw it (bounds the listing after an unknown tool). */
   deadlineAt: number;
+}
+
+/** What `toFailure` knows of a call: its last pass's facts and a captured `Retry-After`. */
+function factsOf(
+  pass: { facts(): CallSiteFacts } | undefined,
+  retryAfterMs: number | undefined,
+): CallSiteFacts {
+  const facts: MutableFacts = pass === undefined ? {} : pass.facts();
+  facts.retryAfterMs = retryAfterMs;
+  return facts;
 }
 
 /** The `_meta` of one attempt: the caller's, then Governor's; none when both are empty. */

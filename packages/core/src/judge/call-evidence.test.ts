@@ -87,6 +87,25 @@ describe("readCallEvidence", () => {
     ).toBeUndefined();
   });
 
+  it("a text judged again (its hosts and paths remembered) is weighed against each call's own arguments", () => {
+    const text =
+      "ENOENT: open '/srv/data/a.json' after connect to db.internal failed (https://api.x.io/v1)";
+    for (let round = 0; round < 3; round++) {
+      expect(readCallEvidence(text, { args: { q: "x" } }).targets, `round ${round}`).toBe(
+        "foreign",
+      );
+      expect(readCallEvidence(text, { args: { path: "/srv/data/a.json" } }).targets).toBe("own");
+      expect(readCallEvidence(text, { args: { host: "db.internal" } }).targets).toBe("own");
+      expect(readCallEvidence(text, { args: { url: "https://api.x.io/v2" } }).targets).toBe("own");
+    }
+    // A URL's host alone is never foreign, however often the text comes back.
+    const urlOnly = "fetch https://api.x.io/v1 returned 500";
+    for (let round = 0; round < 3; round++) {
+      expect(readCallEvidence(urlOnly, { args: { q: "x" } }).targets).toBe("none");
+      expect(readCallEvidence(urlOnly, { args: { u: "https://api.x.io" } }).targets).toBe("own");
+    }
+  });
+
   it("stays bounded on hostile input: deep and wide arguments, a long text", () => {
     let deep: unknown = "x";
     for (let i = 0; i < 10_000; i++) deep = { a: deep };

@@ -1,3 +1,5 @@
+import { TextMemo } from "./text-memo.ts";
+
 /**
  * What the call itself tells about its failure (issue 12.3): the arguments the model sent and,
  * for MCP, the tool's input schema. An error that echoes an argument's value or names a schema
@@ -57,39 +59,41 @@ interface Leaf {
 /** String (and long number) leaves of the arguments, with the name of their top-level argument. */
 function leaves(args: Readonly<Record<string, unknown>>): Leaf[] {
   const out: Leaf[] = [];
-  const walk = (name: string, value: unknown, depth: number): void => {
-    if (out.length >= MAX_LEAVES || depth > MAX_DEPTH) return;
-    if (typeof value === "string") {
-      out.push({ name, value });
-    } else if (typeof value === "number" && Number.isFinite(value)) {
-      out.push({ name, value: String(value) });
-    } else if (Array.isArray(value)) {
-      for (const item of value) walk(name, item, depth + 1);
-    } else if (isRecord(value)) {
-      for (const key of Object.keys(value)) walk(name, value[key], depth + 1);
-    }
-  };
-  for (const key of Object.keys(args)) walk(key, args[key], 0);
+  for (const key of Object.keys(args)) walkLeaves(out, key, args[key], 0);
   return out;
+}
+
+function walkLeaves(out: Leaf[], name: string, value: unknown, depth: number): void {
+  if (out.length >= MAX_LEAVES || depth > MAX_DEPTH) return;
+  if (typeof value === "string") {
+    out.push({ name, value });
+  } else if (typeof value === "number" && Number.isFinite(value)) {
+    out.push({ name, value: String(value) });
+  } else if (Array.isArray(value)) {
+    for (const item of value) walkLeaves(out, name, item, depth + 1);
+  } else if (isRecord(value)) {
+    for (const key of Object.keys(value)) walkLeaves(out, name, value[key], depth + 1);
+  }
 }
 
 /** Property names of a JSON Schema (nested objects and array items included), bounded. */
 function schemaProperties(schema: unknown): string[] {
   const out: string[] = [];
-  const walk = (node: unknown, depth: number): void => {
-    if (!isRecord(node) || depth > MAX_DEPTH || out.length >= MAX_PROPERTIES) return;
-    const properties = node.properties;
-    if (isRecord(properties)) {
-      for (const key of Object.keys(properties)) {
-        if (out.length >= MAX_PROPERTIES) return;
-        out.push(key);
-        walk(properties[key], depth + 1);
-      }
-    }
-    if (isRecord(node.items)) walk(node.items, depth + 1);
-  };
-  walk(schema, 0);
+  walkSchema(out, schema, 0);
   return out;
+}
+
+function walkSchema(out: string[], node: unknown, depth: number): void {
+  if (!isRecord(node) || depth > MAX_DEPTH || out.length >= MAX_PROPERTIES) return;
+  const properties = node.properties;
+  if (isRecord(properties)) {
+    for (const key of Object.keys(properties)) {
+      if (out.length >= MAX_PROPERTIES) return;
+      out.push(key);
+      walkSchema(out, properties[key], depth + 1);
+    }
+  }
+  if (isRecord(node.items)) walkSchema(out, node.items, depth + 1);
 }
 
 /** Whether `word` stands in the text as a whole word (not inside another identifier). */
@@ -182,23 +186,58 @@ export function readCallEvidence(text: string, call: CallFacts | undefined): Cal
   // Targets are judged against the arguments only: without them, nothing is known to be foreign.
   if (args === undefined)
     return argument === undefined ? NO_EVIDENCE : { argument, targets: "none" };
+  const { hosts, failedHosts, paths } = targetsOf(head);
+  const own =
+    hosts.some((h) => values.some((l) => holdsHost(l.value, h))) ||
+    paths.some((p) => values.some((l) => holdsPath(l.value, p)));
+  const targets: CallEvidence["targets"] = own
+    ? "own"
+    : failedHosts > 0 || paths.length > 0
+      ? "foreign"
+      : "none";
+  return argument === undefined ? { targets } : { argument, targets };
+}
+
+/** The hosts and paths a text names: a pure function of the text, remembered for recent texts. */
+interface TextTargets {
+  /** Hosts after a connect or resolve failure, then the hosts of URLs (distinct, lowercase). */
+  readonly hosts: readonly string[];
+  /** Hosts after a connect or resolve failure only (a URL's host alone is not foreign). */
+  readonly failedHosts: number;
+  readonly paths: readonly string[];
+}
+
+const NO_TARGETS: TextTargets = { hosts: [], failedHosts: 0, paths: [] };
+
+/** What recent texts name: the same failure text comes back with every retry and every run. */
+const targetMemo = new TextMemo<TextTargets>({
+  maxEntries: 1024,
+  maxChars: 256 * 1024,
+  maxTextLength: TEXT_LIMIT,
+  size: (t) =>
+    t.hosts.reduce((n, h) => n + h.length, 0) + t.paths.reduce((n, p) => n + p.length, 0),
+});
+
+function targetsOf(head: string): TextTargets {
+  let hit = targetMemo.get(head);
+  if (hit === undefined) {
+    hit = scanTargets(head);
+    targetMemo.set(head, hit);
+  }
+  return hit;
+}
+
+function scanTargets(head: string): TextTargets {
   // A URL's host counts only for the model: a server's own API host is in every text it sends.
-  const urlHosts = new Set<string>();
-  for (const m of head.matchAll(URL_HOST)) if (m[1] !== undefined) urlHosts.add(m[1].toLowerCase());
   const hosts = new Set<string>();
   for (const m of head.matchAll(HOST_AFTER)) if (m[1] !== undefined) hosts.add(m[1].toLowerCase());
+  const failedHosts = hosts.size;
+  const urlHosts = new Set<string>();
+  for (const m of head.matchAll(URL_HOST)) if (m[1] !== undefined) urlHosts.add(m[1].toLowerCase());
   const paths = new Set<string>();
   // Paths inside URLs are the URL's, not the file system's.
   const withoutUrls = head.replace(/\b[a-z][a-z0-9+.-]{0,20}:\/\/\S*/gi, " ");
   for (const m of withoutUrls.matchAll(ABSOLUTE_PATH)) paths.add(trimPath(m[0]));
-
-  const own =
-    [...hosts, ...urlHosts].some((h) => values.some((l) => holdsHost(l.value, h))) ||
-    [...paths].some((p) => values.some((l) => holdsPath(l.value, p)));
-  const targets: CallEvidence["targets"] = own
-    ? "own"
-    : hosts.size > 0 || paths.size > 0
-      ? "foreign"
-      : "none";
-  return argument === undefined ? { targets } : { argument, targets };
+  if (failedHosts === 0 && urlHosts.size === 0 && paths.size === 0) return NO_TARGETS;
+  return { hosts: [...hosts, ...urlHosts], failedHosts, paths: [...paths] };
 }

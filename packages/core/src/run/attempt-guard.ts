@@ -41,53 +41,94 @@ const SETTLED = Promise.resolve();
  * so an idle run holds no timer and its signal no listener.
  */
 export function createAttemptGuard(options: AttemptGuardOptions): AttemptGuard {
-  const { deadline, now, signal } = options;
+  return new Guard(options);
+}
+
+/**
+ * A class whose callbacks (the signal's listener, the deadline's, the check) are made on first
+ * use: every run makes a guard, most never arm a timer or listen to a signal.
+ */
+class Guard implements AttemptGuard {
+  readonly #options: AttemptGuardOptions;
   // Usually one attempt at a time: an array, which neither grows nor shrinks its storage then.
-  const live: LiveAttempt[] = [];
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #live: LiveAttempt[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
   // A check is queued: the timer is armed then if an attempt is still in flight.
-  let checking = false;
-  const cut = (reason: unknown, byDeadline: boolean) => {
-    for (const attempt of [...live]) attempt(reason, byDeadline);
-  };
-  const onAbort = () => cut(signal?.reason, false);
-  const onDeadline = () => {
-    timer = undefined;
-    cut(Object.assign(new Error("The run's deadline passed"), { name: "TimeoutError" }), true);
-  };
-  const arm = () => {
-    checking = false;
-    if (live.length === 0 || timer !== undefined) return;
+  #checking = false;
+  #onAbort: (() => void) | undefined;
+  #arm: (() => void) | undefined;
+
+  constructor(options: AttemptGuardOptions) {
+    this.#options = options;
+  }
+
+  get size(): number {
+    return this.#live.length;
+  }
+
+  enter(attempt: LiveAttempt): void {
+    const live = this.#live;
+    live.push(attempt);
+    const { signal } = this.#options;
+    if (live.length === 1 && signal !== undefined) {
+      this.#onAbort ??= () => this.#cut(signal.reason, false);
+      signal.addEventListener("abort", this.#onAbort, { once: true });
+    }
+  }
+
+  started(): void {
+    if (
+      this.#checking ||
+      this.#timer !== undefined ||
+      !this.#options.enforceDeadline ||
+      this.#live.length === 0
+    ) {
+      return;
+    }
+    this.#checking = true;
+    this.#arm ??= () => this.#armNow();
+    SETTLED.then(this.#arm);
+  }
+
+  leave(attempt: LiveAttempt): void {
+    const live = this.#live;
+    const at = live.lastIndexOf(attempt);
+    if (at === -1) return;
+    if (at === live.length - 1) live.pop();
+    else live.splice(at, 1);
+    if (live.length !== 0) return;
+    if (this.#onAbort !== undefined)
+      this.#options.signal?.removeEventListener("abort", this.#onAbort);
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  cutAll(reason: unknown): void {
+    this.#cut(reason, false);
+  }
+
+  #cut(reason: unknown, byDeadline: boolean): void {
+    for (const attempt of [...this.#live]) attempt(reason, byDeadline);
+  }
+
+  #armNow(): void {
+    this.#checking = false;
+    if (this.#live.length === 0 || this.#timer !== undefined) return;
+    const { deadline, now } = this.#options;
     const left = deadline - now();
-    if (left <= MAX_TIMER_MS) timer = setTimeout(onDeadline, Math.max(0, left));
-  };
-  return {
-    get size() {
-      return live.length;
-    },
-    enter(attempt) {
-      live.push(attempt);
-      if (live.length === 1) signal?.addEventListener("abort", onAbort, { once: true });
-    },
-    started() {
-      if (checking || timer !== undefined || !options.enforceDeadline || live.length === 0) return;
-      checking = true;
-      SETTLED.then(arm);
-    },
-    leave(attempt) {
-      const at = live.lastIndexOf(attempt);
-      if (at === -1) return;
-      if (at === live.length - 1) live.pop();
-      else live.splice(at, 1);
-      if (live.length !== 0) return;
-      signal?.removeEventListener("abort", onAbort);
-      if (timer !== undefined) {
-        clearTimeout(timer);
-        timer = undefined;
-      }
-    },
-    cutAll(reason) {
-      cut(reason, false);
-    },
-  };
+    if (left <= MAX_TIMER_MS) {
+      this.#timer = setTimeout(
+        () => {
+          this.#timer = undefined;
+          this.#cut(
+            Object.assign(new Error("The run's deadline passed"), { name: "TimeoutError" }),
+            true,
+          );
+        },
+        Math.max(0, left),
+      );
+    }
+  }
 }

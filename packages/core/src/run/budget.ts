@@ -21,23 +21,39 @@ export interface RunBudgets {
 
 /** Creates the budget counters of one run from the policy's limits. */
 export function createRunBudgets(limits: Budgets): RunBudgets {
-  const used: Record<CountedBudget, number> = {
+  return new Counters(limits);
+}
+
+/** A class, not a closure per method: every run makes one. */
+class Counters implements RunBudgets {
+  readonly #limits: Budgets;
+  readonly #used: Record<CountedBudget, number> = {
     calls: 0,
     failures: 0,
     retries: 0,
     corrections: 0,
     switches: 0,
   };
-  return {
-    has: (name) => used[name] < limits[name],
-    take(name) {
-      if (used[name] >= limits[name]) return false;
-      used[name] += 1;
-      return true;
-    },
-    refund(name) {
-      if (used[name] > 0) used[name] -= 1;
-    },
-    used: () => ({ ...used }),
-  };
+
+  constructor(limits: Budgets) {
+    this.#limits = limits;
+  }
+
+  has(name: CountedBudget): boolean {
+    return this.#used[name] < this.#limits[name];
+  }
+
+  take(name: CountedBudget): boolean {
+    if (this.#used[name] >= this.#limits[name]) return false;
+    this.#used[name] += 1;
+    return true;
+  }
+
+  refund(name: CountedBudget): void {
+    if (this.#used[name] > 0) this.#used[name] -= 1;
+  }
+
+  used(): Readonly<Record<CountedBudget, number>> {
+    return { ...this.#used };
+  }
 }

@@ -44,14 +44,17 @@ export async function judge<T>(
   });
   if (state.key !== undefined) {
     try {
-      await settle(state, state.key, c.certainty === "unknown" ? "uncertain" : "failed");
+      const settled = settle(state, state.key, c.certainty === "unknown" ? "uncertain" : "failed");
+      if (isThenable(settled)) await settled;
     } catch (error) {
       // Unrecorded, the entry stays pending and then counts as uncertain: nothing is retried.
       return storeTrouble(state, error, c.certainty);
     }
   }
   if (c.action === "retry_dependency" || c.reason === "transport_error") {
-    await updateBreaker(state, "failure");
+    // A store that answers at once is not awaited (an await of a value still yields a turn).
+    const updated = updateBreaker(state, "failure");
+    if (isThenable(updated)) await updated;
   }
 
   // Failures only the host can handle: it decides before anything reaches the model.
@@ -135,7 +138,7 @@ export async function judge<T>(
   // decide-and-spend step). A store that cannot answer reads as nothing learned.
   r.learning ??= new OutcomeTracker({ store: core.store, now: core.now });
   const learning = r.learning;
-  const guard: StoreGuard = (op, fn) => storeOp(state, op, fn);
+  const guard = storeGuard(state);
   state.learned = undefined;
   // Only a retry, a correction or a switch can be demoted: a stop or the host needs no read.
   if (c.action !== "stop" && c.action !== "host") {
@@ -250,6 +253,11 @@ export async function judge<T>(
       };
     }
   }
+}
+
+/** The call's store operations for the learning tracker, bounded like its others. */
+function storeGuard(state: CallState): StoreGuard {
+  return (op, fn) => storeOp(state, op, fn);
 }
 
 export function toFailure(state: CallState, thrown: unknown, deadlineHit: boolean): Failure {

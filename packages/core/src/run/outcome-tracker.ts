@@ -45,10 +45,13 @@ const NO_EVIDENCE = new Set(["aborted", "protocol_error", "session_expired", "st
 export class OutcomeTracker {
   readonly #store: Store;
   readonly #now: () => number;
-  /** Per call (its state object): the fingerprints whose retries await the call's outcome. */
-  readonly #retried = new WeakMap<object, Map<string, ToolPolicy>>();
+  /**
+   * Per call (its state object): the fingerprints whose retries await the call's outcome. Made
+   * at the first retry (as the corrections' map at the first correction): most runs have none.
+   */
+  #retried: WeakMap<object, Map<string, ToolPolicy>> | undefined;
   /** Per server and tool: a correction that awaits that tool's next call. */
-  readonly #corrections = new Map<string, Pending>();
+  #corrections: Map<string, Pending> | undefined;
   /** Switches that await a call of one of their alternatives. */
   #switches: PendingSwitch[] = [];
 
@@ -97,17 +100,18 @@ export class OutcomeTracker {
   ): MaybePromise<void> {
     const adds: [Pending, OutcomeField][] = [];
     if (first) this.#settleWaiting(policy, fingerprint, adds);
-    const retried = this.#retried.get(call);
+    const retried = this.#retried?.get(call);
     if (decision.action === "retry_dependency") {
       if (this.learns(policy)) {
         const map = retried ?? new Map<string, ToolPolicy>();
         map.set(fingerprint, policy);
+        this.#retried ??= new WeakMap();
         this.#retried.set(call, map);
       }
       return this.#write(adds, guard);
     }
     if (retried !== undefined) {
-      this.#retried.delete(call);
+      this.#retried?.delete(call);
       if (!NO_EVIDENCE.has(decision.reason)) {
         for (const [print, p] of retried) adds.push([pending(p, print), "retry_futile"]);
       }
@@ -115,6 +119,7 @@ export class OutcomeTracker {
     if (this.learns(policy)) {
       const self = pending(policy, fingerprint);
       if (decision.action === "correct_arguments") {
+        this.#corrections ??= new Map();
         this.#corrections.set(toolKey(policy.server, policy.tool), self);
       } else if (decision.action === "switch_tool") {
         this.#switches.push({ ...self, alternatives: decision.alternatives });
@@ -129,15 +134,19 @@ export class OutcomeTracker {
    */
   succeeded(call: object, policy: ToolPolicy, guard: StoreGuard): MaybePromise<void> {
     const adds: [Pending, OutcomeField][] = [];
-    const retried = this.#retried.get(call);
+    const retried = this.#retried?.get(call);
     if (retried !== undefined) {
-      this.#retried.delete(call);
+      this.#retried?.delete(call);
       for (const [print, p] of retried) adds.push([pending(p, print), "retry_paid"]);
     }
-    const correction = this.#corrections.get(toolKey(policy.server, policy.tool));
-    if (correction !== undefined) {
-      this.#corrections.delete(toolKey(policy.server, policy.tool));
-      adds.push([correction, "correct_paid"]);
+    const corrections = this.#corrections;
+    if (corrections !== undefined) {
+      const key = toolKey(policy.server, policy.tool);
+      const correction = corrections.get(key);
+      if (correction !== undefined) {
+        corrections.delete(key);
+        adds.push([correction, "correct_paid"]);
+      }
     }
     this.#settleSwitches(policy.tool, "switch_paid", adds);
     return adds.length === 0 ? undefined : this.#write(adds, guard);
@@ -145,12 +154,15 @@ export class OutcomeTracker {
 
   /** A first failure of a call: settles what waited for this tool. */
   #settleWaiting(policy: ToolPolicy, fingerprint: string, adds: [Pending, OutcomeField][]): void {
-    const key = toolKey(policy.server, policy.tool);
-    const correction = this.#corrections.get(key);
-    if (correction !== undefined) {
-      this.#corrections.delete(key);
-      // Another failure after the correction is progress of some kind: nothing is learned.
-      if (correction.fingerprint === fingerprint) adds.push([correction, "correct_futile"]);
+    const corrections = this.#corrections;
+    if (corrections !== undefined) {
+      const key = toolKey(policy.server, policy.tool);
+      const correction = corrections.get(key);
+      if (correction !== undefined) {
+        corrections.delete(key);
+        // Another failure after the correction is progress of some kind: nothing is learned.
+        if (correction.fingerprint === fingerprint) adds.push([correction, "correct_futile"]);
+      }
     }
     this.#settleSwitches(policy.tool, "switch_futile", adds);
   }

@@ -43,51 +43,102 @@ export interface LoopDetector {
 
 /** Creates a loop detector following at most `max` calls. */
 export function createLoopDetector(max = MAX_TRACKED_CALLS): LoopDetector {
-  // server → tool → key → slot: a call is found without a string made of its parts.
-  const servers = new Map<string, Map<string, Map<string, number>>>();
-  // Per slot, in the order calls were first seen (`next` is the oldest once full): the call's
-  // server, tool and key, its last result's signature (and whether a success), how often in a row.
-  let serverOf: string[] = [];
-  let toolOf: string[] = [];
-  let keys: string[] = [];
-  let sigs: (string | number)[] = [];
-  let oks: boolean[] = [];
-  let counts: number[] = [];
-  let next = 0;
-  const slotOf = (key: string, tool: string, server: string) =>
-    servers.get(server)?.get(tool)?.get(key);
-  /** Frees a slot for a new call: its call goes, and maps left empty go with it. */
-  const evict = (slot: number) => {
-    const server = serverOf[slot] as string;
-    const tool = toolOf[slot] as string;
-    const byTool = servers.get(server);
-    const calls = byTool?.get(tool);
-    if (byTool === undefined || calls === undefined) return;
-    calls.delete(keys[slot] as string);
-    if (calls.size > 0) return;
-    byTool.delete(tool);
-    if (byTool.size === 0) servers.delete(server);
-  };
+  return new Loops(max);
+}
+
+/**
+ * What the detector holds once a call was noted. Per slot, in the order calls were first seen
+ * (`next` is the oldest once full): the call's server, tool and key, its last result's signature
+ * (and whether a success), how often in a row.
+ */
+interface Table {
+  /** server → tool → key → slot: a call is found without a string made of its parts. */
+  readonly servers: Map<string, Map<string, Map<string, number>>>;
+  readonly serverOf: string[];
+  readonly toolOf: string[];
+  readonly keys: string[];
+  readonly sigs: (string | number)[];
+  readonly oks: boolean[];
+  readonly counts: number[];
+  next: number;
+}
+
+/** A class, not closures: every run makes one. Its table is made at the first call noted. */
+class Loops implements LoopDetector {
+  readonly #max: number;
+  #table: Table | undefined = undefined;
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  #slotOf(key: string, tool: string, server: string): number | undefined {
+    return this.#table?.servers.get(server)?.get(tool)?.get(key);
+  }
+
+  get(key: string, tool = "", server = ""): Seen | undefined {
+    const slot = this.#slotOf(key, tool, server);
+    const t = this.#table;
+    if (slot === undefined || t === undefined) return undefined;
+    const sig = t.sigs[slot];
+    return { sig: t.oks[slot] ? `ok:${sig}` : `f:${sig}`, count: t.counts[slot] as number };
+  }
+
+  count(key: string, tool = "", server = ""): number {
+    const slot = this.#slotOf(key, tool, server);
+    return slot === undefined ? 0 : ((this.#table as Table).counts[slot] as number);
+  }
+
+  noteSuccess(key: string, value: unknown, tool = "", server = ""): void {
+    this.#record(key, true, resultSignature(value), tool, server);
+  }
+
+  note(
+    key: string,
+    result: { failure: string } | { value: unknown },
+    tool = "",
+    server = "",
+  ): void {
+    if ("failure" in result) this.#record(key, false, result.failure, tool, server);
+    else this.#record(key, true, resultHash(result.value), tool, server);
+  }
+
+  clear(): void {
+    this.#table = undefined;
+  }
+
   /** A call's result: the same signature again counts one more in a row. */
-  const record = (key: string, ok: boolean, sig: string | number, tool: string, server: string) => {
-    let slot = slotOf(key, tool, server);
+  #record(key: string, ok: boolean, sig: string | number, tool: string, server: string): void {
+    this.#table ??= {
+      servers: new Map(),
+      serverOf: [],
+      toolOf: [],
+      keys: [],
+      sigs: [],
+      oks: [],
+      counts: [],
+      next: 0,
+    };
+    const t = this.#table;
+    let slot = this.#slotOf(key, tool, server);
     if (slot !== undefined) {
-      counts[slot] = oks[slot] === ok && sigs[slot] === sig ? (counts[slot] as number) + 1 : 1;
-      sigs[slot] = sig;
-      oks[slot] = ok;
+      t.counts[slot] =
+        t.oks[slot] === ok && t.sigs[slot] === sig ? (t.counts[slot] as number) + 1 : 1;
+      t.sigs[slot] = sig;
+      t.oks[slot] = ok;
       return;
     }
-    if (keys.length < max) {
-      slot = keys.length;
+    if (t.keys.length < this.#max) {
+      slot = t.keys.length;
     } else {
-      slot = next;
-      evict(slot);
-      next = (next + 1) % max;
+      slot = t.next;
+      evict(t, slot);
+      t.next = (t.next + 1) % this.#max;
     }
-    let byTool = servers.get(server);
+    let byTool = t.servers.get(server);
     if (byTool === undefined) {
       byTool = new Map();
-      servers.set(server, byTool);
+      t.servers.set(server, byTool);
     }
     let calls = byTool.get(tool);
     if (calls === undefined) {
@@ -95,42 +146,26 @@ export function createLoopDetector(max = MAX_TRACKED_CALLS): LoopDetector {
       byTool.set(tool, calls);
     }
     calls.set(key, slot);
-    serverOf[slot] = server;
-    toolOf[slot] = tool;
-    keys[slot] = key;
-    sigs[slot] = sig;
-    oks[slot] = ok;
-    counts[slot] = 1;
-  };
-  return {
-    get(key, tool = "", server = "") {
-      const slot = slotOf(key, tool, server);
-      if (slot === undefined) return undefined;
-      const sig = sigs[slot];
-      return { sig: oks[slot] ? `ok:${sig}` : `f:${sig}`, count: counts[slot] as number };
-    },
-    count(key, tool = "", server = "") {
-      const slot = slotOf(key, tool, server);
-      return slot === undefined ? 0 : (counts[slot] as number);
-    },
-    noteSuccess(key, value, tool = "", server = "") {
-      record(key, true, resultSignature(value), tool, server);
-    },
-    note(key, result, tool = "", server = "") {
-      if ("failure" in result) record(key, false, result.failure, tool, server);
-      else record(key, true, resultHash(result.value), tool, server);
-    },
-    clear() {
-      servers.clear();
-      serverOf = [];
-      toolOf = [];
-      keys = [];
-      sigs = [];
-      oks = [];
-      counts = [];
-      next = 0;
-    },
-  };
+    t.serverOf[slot] = server;
+    t.toolOf[slot] = tool;
+    t.keys[slot] = key;
+    t.sigs[slot] = sig;
+    t.oks[slot] = ok;
+    t.counts[slot] = 1;
+  }
+}
+
+/** Frees a slot for a new call: its call goes, and maps left empty go with it. */
+function evict(t: Table, slot: number): void {
+  const server = t.serverOf[slot] as string;
+  const tool = t.toolOf[slot] as string;
+  const byTool = t.servers.get(server);
+  const calls = byTool?.get(tool);
+  if (byTool === undefined || calls === undefined) return;
+  calls.delete(t.keys[slot] as string);
+  if (calls.size > 0) return;
+  byTool.delete(tool);
+  if (byTool.size === 0) t.servers.delete(server);
 }
 
 /** A success's signature: its JSON (a hash when long), or a fixed word when it has none. */

@@ -159,6 +159,14 @@ export function end(r: RunState): RunSummary {
   r.identical.clear();
   release(r);
   if (r.runEnded !== undefined) r.runEnded.abort(endedError("The run has ended"));
+  if (r.core.listening) emitRunEnd(r, s);
+  const { onStop } = r.core.options;
+  if (onStop !== undefined) guarded(() => onStop(s));
+  return s;
+}
+
+/** The `run_end` event (built only when something listens). */
+function emitRunEnd(r: RunState, s: RunSummary): void {
   r.core.emit({
     v: EVENT_SCHEMA_VERSION,
     type: "run_end",
@@ -166,8 +174,6 @@ export function end(r: RunState): RunSummary {
     runId: r.id,
     summary: s,
   });
-  guarded(() => r.core.options.onStop?.(s));
-  return s;
 }
 
 export function stopRun(

@@ -21,13 +21,21 @@ export {
 /** Creates a run. Internal: use `governor.startRun()`. */
 export function createRun(core: GovernorCore, options: RunOptions): Run {
   const r = createRunState(core, options);
+  // Methods, not arrow properties: still bound to this run when a host passes `run.call` on
+  // alone, and cheaper to make (every run makes them).
   return {
     id: r.id,
     get ended() {
       return r.ended !== undefined;
     },
-    call: (request, execute) => runCall(r, request, execute),
-    end: () => endByHost(r),
-    summary: () => summary(r),
+    call(request, execute) {
+      return runCall(r, request, execute);
+    },
+    end() {
+      return endByHost(r);
+    },
+    summary() {
+      return summary(r);
+    },
   };
 }

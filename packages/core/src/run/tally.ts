@@ -1,6 +1,6 @@
 import type { BudgetName } from "../judge/decide.ts";
 import type { RunSummary } from "../telemetry/events.ts";
-import { ACTIONS, type Action, PERSON_RESOLVABLE, type Reason } from "../types.ts";
+import { type Action, PERSON_RESOLVABLE, type Reason } from "../types.ts";
 
 /** Why a run stopped, once it has. */
 export interface StopState {
@@ -37,56 +37,85 @@ export interface RunTally {
 
 /** Creates an empty tally. */
 export function createRunTally(): RunTally {
-  const actions = Object.fromEntries(ACTIONS.map((a) => [a, 0])) as Record<Action, number>;
-  const fingerprints: Record<string, number> = {};
-  let attempts = 0;
-  let retries = 0;
-  let failures = 0;
-  let lastFailure: RunSummary["lastFailure"];
-  let stopped: StopState | undefined;
-  return {
-    get stopped() {
-      return stopped;
-    },
-    attempt() {
-      attempts += 1;
-    },
-    retry() {
-      retries += 1;
-    },
-    stopBeforeFailure() {
-      actions.stop += 1;
-    },
-    decision(action, fingerprint, last, isFailure) {
-      if (isFailure) failures += 1;
-      fingerprints[fingerprint] = (fingerprints[fingerprint] ?? 0) + 1;
-      actions[action] += 1;
-      lastFailure = last;
-    },
-    stop(reason, budget, personResolvable) {
-      if (stopped) return;
-      stopped = {
-        reason,
-        ...(budget !== undefined && { budget }),
-        personResolvable: personResolvable ?? PERSON_RESOLVABLE.has(reason),
-      };
-    },
-    summary(runId, calls, durationMs, observeOnly) {
-      return {
-        runId,
-        reason: stopped?.reason ?? "completed",
-        ...(stopped?.budget !== undefined && { budget: stopped.budget }),
-        personResolvable: stopped?.personResolvable ?? false,
-        calls,
-        attempts,
-        actions: { ...actions },
-        retries,
-        failures,
-        fingerprints: { ...fingerprints },
-        durationMs,
-        ...(lastFailure !== undefined && { lastFailure }),
-        observeOnly,
-      };
-    },
+  return new Tally();
+}
+
+/**
+ * A class, not a closure per counter: a run makes one at its start, so its cost is every run's
+ * (a fresh run that fails once pays it in full).
+ */
+class Tally implements RunTally {
+  // In the order of ACTIONS (the summary's key order).
+  readonly #actions: Record<Action, number> = {
+    correct_arguments: 0,
+    retry_dependency: 0,
+    switch_tool: 0,
+    stop: 0,
+    host: 0,
   };
+  #fingerprints: Record<string, number> | undefined;
+  #attempts = 0;
+  #retries = 0;
+  #failures = 0;
+  #lastFailure: RunSummary["lastFailure"];
+  #stopped: StopState | undefined;
+
+  get stopped(): StopState | undefined {
+    return this.#stopped;
+  }
+
+  attempt(): void {
+    this.#attempts += 1;
+  }
+
+  retry(): void {
+    this.#retries += 1;
+  }
+
+  stopBeforeFailure(): void {
+    this.#actions.stop += 1;
+  }
+
+  decision(
+    action: Action,
+    fingerprint: string,
+    last: NonNullable<RunSummary["lastFailure"]>,
+    isFailure: boolean,
+  ): void {
+    if (isFailure) this.#failures += 1;
+    this.#fingerprints ??= {};
+    const fingerprints = this.#fingerprints;
+    fingerprints[fingerprint] = (fingerprints[fingerprint] ?? 0) + 1;
+    this.#actions[action] += 1;
+    this.#lastFailure = last;
+  }
+
+  stop(reason: Reason, budget?: BudgetName, personResolvable?: boolean): void {
+    if (this.#stopped) return;
+    this.#stopped = {
+      reason,
+      ...(budget !== undefined && { budget }),
+      personResolvable: personResolvable ?? PERSON_RESOLVABLE.has(reason),
+    };
+  }
+
+  summary(runId: string, calls: number, durationMs: number, observeOnly: boolean): RunSummary {
+    const stopped = this.#stopped;
+    const lastFailure = this.#lastFailure;
+    return {
+      runId,
+      reason: stopped?.reason ?? "completed",
+      ...(stopped?.budget !== undefined && { budget: stopped.budget }),
+      personResolvable: stopped?.personResolvable ?? false,
+      calls,
+      attempts: this.#attempts,
+      actions: { ...this.#actions },
+      retries: this.#retries,
+      failures: this.#failures,
+      fingerprints: { ...this.#fingerprints },
+      durationMs,
+      ...(lastFailure !== undefined && { lastFailure }),
+      observeOnly,
+    };
+  }
 }

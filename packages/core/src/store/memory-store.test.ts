@@ -119,6 +119,65 @@ describe("createMemoryStore", () => {
     expect(store.get("plain")).toBeUndefined();
   });
 
+  it("replays the recorded result: changes to the settled value or to a replay never reach it", () => {
+    const store = createMemoryStore();
+    store.claim("k", "h", claimAt(1_000));
+    const value = { content: [{ type: "text", text: "charged" }], at: new Date(0) };
+    store.settle("k", "succeeded", { now: 1_100, result: value });
+    value.content[0] = { type: "text", text: "changed by the caller" };
+    const first = store.claim("k", "h", claimAt(1_200));
+    const recorded = {
+      content: [{ type: "text", text: "charged" }],
+      at: "1970-01-01T00:00:00.000Z",
+    };
+    expect(first).toMatchObject({ status: "succeeded", entry: { result: recorded } });
+    const replayed =
+      first.status === "succeeded" ? (first.entry.result as typeof recorded) : undefined;
+    replayed?.content.push({ type: "text", text: "added to a replay" });
+    expect(store.entry("k")?.result).toEqual(recorded);
+    expect(store.claim("k", "h", claimAt(1_300))).toMatchObject({ entry: { result: recorded } });
+  });
+
+  it("keeps a counter as a counter: read by get, replaced by set, counted on from there", () => {
+    let clock = 1_000;
+    const store = createMemoryStore({ now: () => clock });
+    expect(store.increment("c", 2, 100)).toBe(2);
+    expect(store.increment("c", -1, 100)).toBe(1);
+    expect(store.get("c")).toBe(1);
+    store.set("c", 10);
+    expect(store.get("c")).toBe(10);
+    expect(store.increment("c", 1, 100)).toBe(11);
+    expect(store.get("c")).toBe(11);
+    store.set("c", "text");
+    expect(() => store.increment("c", 1, 100)).toThrow(/not an integer counter/);
+    clock += 101;
+    expect(store.increment("d", 1, 100)).toBe(1);
+    clock += 101;
+    expect(store.get("d")).toBeUndefined();
+  });
+
+  it("drops settled entries past their retention in settle order, whatever moved in between", () => {
+    let clock = 0;
+    const store = createMemoryStore({ maxLedgerEntries: 2, retentionMs: 1_000, now: () => clock });
+    store.claim("a", "h", claimAt(0));
+    store.settle("a", "failed", { now: 0 });
+    clock = 500;
+    store.claim("b", "h", claimAt(500));
+    store.settle("b", "succeeded", { now: 500, result: "b" });
+    // "a" leaves the front of the settled entries, then comes back behind "b".
+    clock = 600;
+    expect(store.claim("a", "h", claimAt(600)).status).toBe("claimed");
+    clock = 700;
+    store.settle("a", "failed", { now: 700 });
+    expect(store.claim("c", "h", claimAt(700))).toEqual({ status: "ledger_full" });
+    // "b" has expired (1,500), "a" has not (1,700): room for one.
+    clock = 1_600;
+    expect(store.claim("c", "h", claimAt(1_600)).status).toBe("claimed");
+    expect(store.entry("b")).toBeUndefined();
+    expect(store.entry("a")?.state).toBe("failed");
+    expect(store.claim("d", "h", claimAt(1_600))).toEqual({ status: "ledger_full" });
+  });
+
   it("refuses to count a value that is not an integer", () => {
     const store = createMemoryStore();
     store.set("k", { a: 1 });

@@ -71,22 +71,22 @@ export interface MemoryStore extends Store {
 }
 
 /**
- * A ledger entry as held: the result stays JSON text, so a caller cannot mutate it, and the
- * value itself is not kept (a run's results can be collected while the ledger holds their text).
+ * A ledger entry as held: one small object per key, changed in place as the key moves from pending
+ * to settled (it never leaves the store: callers get {@link toEntry} copies). The result stays JSON
+ * text, made once at the settle and parsed only for a replay: a caller cannot mutate the recorded
+ * result, neither through the value it settled nor through a replay it was given, and the value
+ * itself is not kept (a run's results can be collected while the ledger holds their text).
  */
 interface EntryRecord {
-  readonly argsHash: string;
-  readonly state: LedgerState;
-  readonly updatedAt: number;
-  readonly result?: string;
-  /** A pending entry's lease as its holder asked for it (`ClaimOptions.leaseMs`). */
-  readonly leaseMs?: number;
-}
-
-/** A settled record and when (by the store's clock) its retention ends. */
-interface SettledRecord {
-  readonly record: EntryRecord;
-  readonly expiresAt: number;
+  argsHash: string;
+  state: LedgerState;
+  updatedAt: number;
+  /** The recorded result as JSON text (succeeded entries that kept one). */
+  result: string | undefined;
+  /** A pending entry's lease as its holder asked for it (`ClaimOptions.leaseMs`); 0 otherwise. */
+  leaseMs: number;
+  /** A settled entry: when (by the store's clock) its retention ends; 0 while unsettled. */
+  expiresAt: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -96,8 +96,16 @@ class JsonText {
   constructor(readonly text: string) {}
 }
 
-/** What the values LRU holds: primitives as they are, objects as JSON text. */
-type StoredValue = string | number | boolean | JsonText;
+/**
+ * A counter made by `increment`: a box the next increment changes in place, so counting a call
+ * (a retry budget's window) sets nothing in the LRU and keeps the deadline it was made with.
+ */
+class Counter {
+  constructor(public value: number) {}
+}
+
+/** What the values LRU holds: primitives as they are, objects as JSON text, counters boxed. */
+type StoredValue = string | number | boolean | JsonText | Counter;
 
 const KEEP_TTL = { noUpdateTTL: true } as const;
 
@@ -180,7 +188,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   return {
     get<T>(key: string): T | undefined {
       const stored = lruGet(lru, key);
-      return (stored instanceof JsonText ? JSON.parse(stored.text) : stored) as T | undefined;
+      if (typeof stored !== "object") return stored as T | undefined;
+      return (stored instanceof Counter ? stored.value : JSON.parse(stored.text)) as T;
     },
 
     set<T>(key: string, value: T, ttlMs?: number): void {
@@ -201,6 +210,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       }
       const ttl = positiveMs("ttlMs", ttlMs);
       const value = lruGet(lru, key);
+      // A counter made here has its deadline already: it changes in place.
+      if (value instanceof Counter) {
+        value.value += by;
+        return value.value;
+      }
       let current = 0;
       if (value !== undefined) {
         if (typeof value !== "number" || !Number.isSafeInteger(value)) {
@@ -211,22 +225,21 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         }
         current = value;
       }
-      const next = current + by;
+      const next = new Counter(current + by);
       // A counter expires ttlMs after its creation: increments keep the deadline it has (and give
       // one to a value that had none, like PEXPIRE NX).
       const keepDeadline =
         value !== undefined && lru.getRemainingTTL(key) !== Number.POSITIVE_INFINITY;
       lru.set(key, next, keepDeadline ? KEEP_TTL : { ttl });
-      return next;
+      return next.value;
     },
 
     claim(key: string, argsHash: string, claim: ClaimOptions): ClaimResult {
       const { now: at, allowUncertain, leaseMs } = claim;
       const found = ledger.lookup(key);
-      const pending: EntryRecord = { argsHash, state: "pending", updatedAt: at, leaseMs };
       if (found === undefined) {
         if (!ledger.hasRoomFor("new")) return { status: "ledger_full" };
-        return { status: "claimed", entry: ledger.put(key, pending) };
+        return claimed(key, ledger.open(key, argsHash, at, leaseMs));
       }
       // An empty hash is a key a host settled by hand without the arguments: it matches any.
       if (found.argsHash !== "" && found.argsHash !== argsHash) {
@@ -239,39 +252,35 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
           // The server answered with a failure: no effect, so the key may run again, but it
           // becomes unsettled and so counts against the cap.
           if (!ledger.hasRoomFor("unsettled")) return { status: "ledger_full" };
-          return { status: "claimed", entry: ledger.put(key, pending) };
+          return claimed(key, ledger.reopen(key, found, argsHash, at, leaseMs));
         case "pending":
           // The holder's lease counts, however short this claimer's is: a claimer must not take
           // a key whose attempt may still be running.
-          if (at - found.updatedAt < Math.max(leaseMs, found.leaseMs ?? 0)) {
+          if (at - found.updatedAt < Math.max(leaseMs, found.leaseMs)) {
             return { status: "in_flight", entry: toEntry(key, found) };
           }
           // The lease expired: the attempt that held it died, perhaps after sending.
-          if (allowUncertain) return { status: "claimed", entry: ledger.put(key, pending) };
+          if (allowUncertain) return claimed(key, ledger.reopen(key, found, argsHash, at, leaseMs));
           return {
             status: "uncertain",
-            entry: ledger.put(key, { argsHash: found.argsHash, state: "uncertain", updatedAt: at }),
+            entry: toEntry(key, ledger.reopen(key, found, undefined, at, 0)),
           };
         case "uncertain":
-          if (allowUncertain) return { status: "claimed", entry: ledger.put(key, pending) };
+          if (allowUncertain) return claimed(key, ledger.reopen(key, found, argsHash, at, leaseMs));
           return { status: "uncertain", entry: toEntry(key, found) };
       }
     },
 
     settle(key: string, state: Exclude<LedgerState, "pending">, settlement: SettleOptions): void {
+      // Serialised once, here: the text is what a replay parses, so later changes to the value
+      // the caller settled never reach the record (a value that is not JSON throws, as in Redis).
       const result =
         settlement.result === undefined
           ? undefined
           : (JSON.stringify(settlement.result) as string | undefined);
       const found = ledger.lookup(key);
       if (supersededBy(found, state, settlement)) return;
-      ledger.put(key, {
-        // A host settling a key it never claimed (by hand) does not know the arguments.
-        argsHash: found?.argsHash ?? "",
-        state,
-        updatedAt: settlement.now,
-        ...(result !== undefined && { result }),
-      });
+      ledger.record(key, found, state, settlement.now, result);
     },
 
     entry(key: string): LedgerEntry | undefined {
@@ -320,18 +329,45 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   /**
    * The ledger's own space: unsettled entries until settled, settled ones until their retention
    * ends, both under hard caps. Settled entries sit in settle order, so those past their
-   * retention are always at the front.
+   * retention are always at the front; `oldest` is at most the front's expiry (a lower value only
+   * costs a look), so a settle looks at the front only when something may have expired.
    */
   function createLedgerSpace(clockNow: () => number, retention: number) {
     const unsettled = new Map<string, EntryRecord>();
-    const settled = new Map<string, SettledRecord>();
+    const settled = new Map<string, EntryRecord>();
+    let oldest = Number.POSITIVE_INFINITY;
 
-    function dropExpired(): void {
-      const at = clockNow();
+    function dropExpired(at: number): void {
+      if (!(oldest < at)) return;
       for (const [key, held] of settled) {
-        if (held.expiresAt >= at) break;
+        if (held.expiresAt >= at) {
+          oldest = held.expiresAt;
+          return;
+        }
         settled.delete(key);
       }
+      oldest = Number.POSITIVE_INFINITY;
+    }
+
+    /** Moves a record where its (changed) state belongs. */
+    function place(key: string, record: EntryRecord, wasSettled: boolean): void {
+      if (record.state === "pending" || record.state === "uncertain") {
+        record.expiresAt = 0;
+        if (wasSettled) settled.delete(key);
+        unsettled.set(key, record);
+        return;
+      }
+      if (wasSettled) {
+        // A re-settled key moves to the back, keeping the settle order.
+        settled.delete(key);
+      } else {
+        unsettled.delete(key);
+      }
+      const at = clockNow();
+      dropExpired(at);
+      record.expiresAt = at + retention;
+      if (record.expiresAt < oldest) oldest = record.expiresAt;
+      settled.set(key, record);
     }
 
     return {
@@ -340,7 +376,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         if (open !== undefined) return open;
         const held = settled.get(key);
         if (held === undefined) return undefined;
-        if (held.expiresAt >= clockNow()) return held.record;
+        if (held.expiresAt >= clockNow()) return held;
         settled.delete(key);
         return undefined;
       },
@@ -350,23 +386,72 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         if (unsettled.size >= maxUnsettled) return false;
         if (kind === "unsettled") return true;
         if (unsettled.size + settled.size < maxLedgerEntries) return true;
-        dropExpired();
+        dropExpired(clockNow());
         return unsettled.size + settled.size < maxLedgerEntries;
       },
 
-      /** Puts a record where its state belongs and answers it as an entry. */
-      put(key: string, record: EntryRecord): LedgerEntry {
-        if (record.state === "pending" || record.state === "uncertain") {
-          settled.delete(key);
-          unsettled.set(key, record);
-        } else {
-          unsettled.delete(key);
-          // Delete first: a re-settled key moves to the back, keeping the settle order.
-          settled.delete(key);
-          dropExpired();
-          settled.set(key, { record, expiresAt: clockNow() + retention });
+      /** A new key, claimed (`lookup` found nothing, so no map holds it). */
+      open(key: string, argsHash: string, at: number, leaseMs: number): EntryRecord {
+        const record: EntryRecord = {
+          argsHash,
+          state: "pending",
+          updatedAt: at,
+          result: undefined,
+          leaseMs,
+          expiresAt: 0,
+        };
+        unsettled.set(key, record);
+        return record;
+      },
+
+      /**
+       * A held key claimed again (`pending`, for the claimer's arguments) or, without arguments,
+       * found uncertain (its arguments kept): its record, changed in place.
+       */
+      reopen(
+        key: string,
+        record: EntryRecord,
+        argsHash: string | undefined,
+        at: number,
+        leaseMs: number,
+      ): EntryRecord {
+        const wasSettled = record.state === "succeeded" || record.state === "failed";
+        if (argsHash !== undefined) record.argsHash = argsHash;
+        record.state = argsHash === undefined ? "uncertain" : "pending";
+        record.updatedAt = at;
+        record.result = undefined;
+        record.leaseMs = leaseMs;
+        place(key, record, wasSettled);
+        return record;
+      },
+
+      /** A settle: the held record changed in place, or a new one for a key nobody claimed. */
+      record(
+        key: string,
+        found: EntryRecord | undefined,
+        state: Exclude<LedgerState, "pending">,
+        at: number,
+        result: string | undefined,
+      ): void {
+        if (found === undefined) {
+          // A host settling a key it never claimed (by hand) does not know the arguments.
+          const record: EntryRecord = {
+            argsHash: "",
+            state,
+            updatedAt: at,
+            result,
+            leaseMs: 0,
+            expiresAt: 0,
+          };
+          place(key, record, false);
+          return;
         }
-        return toEntry(key, record);
+        const wasSettled = found.state === "succeeded" || found.state === "failed";
+        found.state = state;
+        found.updatedAt = at;
+        found.result = result;
+        found.leaseMs = 0;
+        place(key, found, wasSettled);
       },
     };
   }
@@ -414,13 +499,25 @@ function checkOutcome(field: string, options: AddOutcomeOptions): Required<AddOu
   return { by, now: options.now, halfLifeMs: options.halfLifeMs, ttlMs: options.ttlMs };
 }
 
+/** A claim's answer for a key it took: the entry as a plain copy (a new claim has no result). */
+function claimed(key: string, record: EntryRecord): ClaimResult {
+  return {
+    status: "claimed",
+    entry: { key, argsHash: record.argsHash, state: record.state, updatedAt: record.updatedAt },
+  };
+}
+
+/** A record as the caller sees it: a copy, its result parsed from the text (a fresh value each time). */
 function toEntry(key: string, record: EntryRecord): LedgerEntry {
+  if (record.result === undefined) {
+    return { key, argsHash: record.argsHash, state: record.state, updatedAt: record.updatedAt };
+  }
   return {
     key,
     argsHash: record.argsHash,
     state: record.state,
     updatedAt: record.updatedAt,
-    ...(record.result !== undefined && { result: JSON.parse(record.result) as unknown }),
+    result: JSON.parse(record.result) as unknown,
   };
 }
 
