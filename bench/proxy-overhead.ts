@@ -4,7 +4,8 @@
  * proxy (a child process that starts the server as its own child). Direct and proxied calls
  * alternate in batches in one process after a warm-up; each figure is the median per call.
  *
- *   node --conditions=source --import tsx bench/proxy-overhead.ts   # prints the figures as JSON
+ *   node --import tsx bench/proxy-overhead.ts   # the built packages (pnpm build first)
+ *   node --conditions=source --import tsx bench/proxy-overhead.ts   # the sources
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -44,16 +45,18 @@ async function connect(command: string, args: readonly string[]): Promise<Client
 export async function benchProxyOverhead(samples = 300, warmup = 50): Promise<ProxyOverheadFigure> {
   const server = stdioServerParams();
   const serverArgs = server.args ?? [];
-  const tsx = import.meta.resolve("tsx");
+  // The proxy runs as the bench does: the built packages (`pnpm bench` builds them first), or the
+  // sources through tsx when the bench itself runs with `--conditions=source`.
+  const fromSource = import.meta.resolve("@governor/core").includes("/src/");
+  const bin = fromSource
+    ? ["--conditions=source", "--import", import.meta.resolve("tsx"), "packages/cli/src/bin.ts"]
+    : ["packages/cli/dist/bin.js"];
   const dir = mkdtempSync(join(tmpdir(), "governor-bench-proxy-"));
   const policy = join(dir, "policy.json");
   writeFileSync(policy, JSON.stringify({ budgets: { calls: 1_000_000 } }));
   const direct = await connect(server.command, serverArgs);
   const proxied = await connect(process.execPath, [
-    "--conditions=source",
-    "--import",
-    tsx,
-    "packages/cli/src/bin.ts",
+    ...bin,
     "proxy",
     "--policy",
     policy,

@@ -2,6 +2,10 @@
  * `pnpm bench`: writes bench/results.json, one object with a key per figure, each
  * `{ value, baseline, ratio, unit, samples }` (DESIGN.md §9). Every figure runs ours and its
  * baseline side by side in this process. Run with `--expose-gc` (the script does).
+ *
+ * It measures the built packages (the script runs `pnpm build` first), the code npm installs:
+ * run through tsx with `--conditions=source`, the sources pay for esbuild's `keepNames`, which
+ * wraps every function made at run time in a `__name` call.
  */
 import { writeFileSync } from "node:fs";
 import { runDemo } from "../packages/cli/src/demo.ts";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, hashArgs, hashCanonical, sha256Hex } from "./canonical.ts";
+import { canonicalJson, flatPrefix32, hashArgs, hashCanonical, sha256Hex } from "./canonical.ts";
 
 /** Rebuilds every object of a JSON value with its keys in a shuffled order. */
 function reorder(value: unknown, pick: (n: number) => number): unknown {
@@ -137,6 +137,7 @@ describe("sha256Hex: the one-shot hash gives the Hash object's digest", () => {
     for (const text of ["", '{"a":1}', "Zürich ✓ 日本 🚀", "x".repeat(5000)]) {
       expect(sha256Hex(text)).toBe(createHash("sha256").update(text, "utf8").digest("hex"));
       expect(hashCanonical(text)).toBe(sha256Hex(text).slice(0, 32));
+      expect(flatPrefix32("gk_", sha256Hex(text))).toBe(`gk_${sha256Hex(text).slice(0, 32)}`);
     }
   });
 });

@@ -5,7 +5,7 @@ import { failureFromResult } from "../judge/failure.ts";
 import type { MaybePromise } from "../types.ts";
 import type { LiveAttempt } from "./attempt-guard.ts";
 import { updateBreaker } from "./breaker-steps.ts";
-import { type CallState, noteSignature, noteSuccess } from "./call-state.ts";
+import { type CallState, noteResult, noteSuccess } from "./call-state.ts";
 import { RetryRequest } from "./control.ts";
 import { abortReason, isAborted, wakers } from "./cuts.ts";
 import { emitCall } from "./events.ts";
@@ -398,7 +398,7 @@ function afterAttempt<T>(
 
 /** The outcome of a call that succeeded now (not replayed), noted for loops and events. */
 function ok<T>(state: CallState, value: T): CallOutcome<T> {
-  noteSignature(state, { value });
+  noteResult(state, value);
   noteSuccess(state);
   emitCall(state, "ok");
   return { kind: "ok", value, attempts: state.attempts, replayed: false };
@@ -417,16 +417,18 @@ function succeeded<T>(state: CallState, value: T): MaybePromise<CallOutcome<T>> 
 
 /** The ledger and the breaker told of a success, then the value goes back. */
 function told<T>(state: CallState, value: T): MaybePromise<CallOutcome<T>> {
-  if (state.key === undefined) {
-    const updated = updateBreaker(state, "success");
-    return isThenable(updated) ? updated.then(() => ok(state, value)) : ok(state, value);
-  }
+  if (state.key !== undefined) return toldKeyed(state, state.key, value);
+  const updated = updateBreaker(state, "success");
+  return isThenable(updated) ? updated.then(() => ok(state, value)) : ok(state, value);
+}
+
+/** `told` for a keyed call: its key is settled first. */
+function toldKeyed<T>(state: CallState, key: string, value: T): MaybePromise<CallOutcome<T>> {
   const done = () => ok(state, value);
   const breaker = () => {
     const updated = updateBreaker(state, "success");
     return isThenable(updated) ? updated.then(done) : done();
   };
-  const { key } = state;
   return step(
     () => settle(state, key, "succeeded", state.tool.idempotency.replay ? value : undefined),
     breaker,

@@ -7,10 +7,14 @@ import { type CallOutcomeKind, EVENT_SCHEMA_VERSION } from "../telemetry/events.
 import { effectHints, recordedFailure } from "../telemetry/recorded-failure.ts";
 import { type CallState, callHashOf, observe } from "./call-state.ts";
 
-/** Emits the call's `call` event, when something listens. */
+/** Emits the call's `call` event when something listens (only its count, when only the metrics do). */
 export function emitCall(state: CallState, outcome: CallOutcomeKind): void {
   const { core, id } = state.run;
   if (!core.listening) return;
+  if (core.callMetric !== undefined) {
+    core.callMetric(state.call.tool, state.call.server, outcome);
+    return;
+  }
   core.emit({
     v: EVENT_SCHEMA_VERSION,
     type: "call",

@@ -1,5 +1,5 @@
 import { GovernorError } from "../errors.ts";
-import { sha256Hex } from "../judge/canonical.ts";
+import { flatPrefix32, sha256Hex } from "../judge/canonical.ts";
 import { describeLearned, type LearnedEntry, learnedPrefix } from "../judge/learned.ts";
 import {
   loadPolicy,
@@ -9,9 +9,9 @@ import {
   type ToolPolicy,
 } from "../policy/policy.ts";
 import { createMemoryStore } from "../store/memory-store.ts";
-import { boundEvent } from "../telemetry/event-limits.ts";
+import { boundEvent, boundName } from "../telemetry/event-limits.ts";
 import type { GovernorEvent } from "../telemetry/events.ts";
-import { createOtelRecorder } from "../telemetry/telemetry.ts";
+import { createOtelMetrics } from "../telemetry/telemetry.ts";
 import type { BreakerState } from "./breaker.ts";
 import type {
   ConfirmContext,
@@ -125,15 +125,15 @@ export function createGovernor(
   const store = options.store ?? createMemoryStore();
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
-  const recorder =
+  const metrics =
     options.metrics === false
       ? undefined
-      : createOtelRecorder({
+      : createOtelMetrics({
           ...(options.meter && { meter: options.meter }),
           knownTools: [...policyToolNames(parsed), ...(options.knownTools ?? [])],
         });
   const listeners: ((event: GovernorEvent) => void)[] = [];
-  if (recorder) listeners.push(recorder);
+  if (metrics) listeners.push(metrics.onEvent);
   if (options.onEvent) listeners.push(options.onEvent);
   const onDecision = options.onDecision;
   if (onDecision) listeners.push((e) => e.type === "decision" && onDecision(e));
@@ -188,6 +188,16 @@ export function createGovernor(
     random,
     toolPolicy,
     listening: listeners.length > 0,
+    // With only the metrics listening, a call's outcome is counted without building its event.
+    callMetric:
+      metrics !== undefined && listeners.length === 1
+        ? (tool, server, outcome) =>
+            metrics.call(
+              boundName(tool),
+              server === undefined ? undefined : boundName(server),
+              outcome,
+            )
+        : undefined,
     emit(raw) {
       // Names a model invents reach every listener capped and redacted.
       const event = boundEvent(raw);
@@ -226,7 +236,7 @@ export function createGovernor(
     },
     storeTimeoutMs: options.storeTimeoutMs ?? 5_000,
     mintKey(parts) {
-      return `gk_${sha256Hex(parts.join("\u0000")).slice(0, 32)}`;
+      return flatPrefix32("gk_", sha256Hex(parts.join("\u0000")));
     },
     newRunId,
   };

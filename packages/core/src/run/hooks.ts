@@ -6,7 +6,7 @@ import type { Decision } from "../judge/decide.ts";
 import type { Failure } from "../judge/failure.ts";
 import type { Policy, ToolPolicy } from "../policy/policy.ts";
 import type { Store } from "../store/store.ts";
-import type { GovernorEvent, RunSummary } from "../telemetry/events.ts";
+import type { CallOutcomeKind, GovernorEvent, RunSummary } from "../telemetry/events.ts";
 import type { MeterLike } from "../telemetry/telemetry.ts";
 import type { Effect, MaybePromise } from "../types.ts";
 import type { BreakerState } from "./breaker.ts";
@@ -126,6 +126,13 @@ export interface GovernorCore {
   emit(event: GovernorEvent): void;
   /** Whether anything receives events: without a listener, none is built. */
   readonly listening: boolean;
+  /**
+   * Set when the governor's metrics are the only listener: a call's outcome goes to them without
+   * a `call` event being built (`listening` is true for the other events).
+   */
+  readonly callMetric?:
+    | ((tool: string, server: string | undefined, outcome: CallOutcomeKind) => void)
+    | undefined;
   breakerKey(tool: string, server: string | undefined): string;
   /** Synchronous when the store is (the memory store): no promise on the hot path. */
   readBreaker(tool: ToolPolicy): MaybePromise<BreakerState | undefined>;

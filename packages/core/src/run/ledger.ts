@@ -2,17 +2,16 @@
 // against the server's retry budget) before it, and settling its key after it.
 import { fingerprint } from "../judge/fingerprint.ts";
 import { composeMessage } from "../judge/message.ts";
+import type { ClaimOptions, ClaimResult, SettleOptions } from "../store/store.ts";
 import type { MaybePromise, Reason } from "../types.ts";
 import { type CallState, noteSuccess } from "./call-state.ts";
 import { isAborted } from "./cuts.ts";
 import { emitCall } from "./events.ts";
 import { modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
-import { isStoreError, isThenable, step } from "./store-guard.ts";
+import { isStoreError, isThenable } from "./store-guard.ts";
 import { storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
 import { guardedAsync } from "./waits.ts";
-
-const ignore = () => {};
 
 /** Counts a first attempt against the server's retry budget window. */
 const countCall = (state: CallState): MaybePromise<unknown> =>
@@ -21,7 +20,7 @@ const countCall = (state: CallState): MaybePromise<unknown> =>
 /**
  * Settles a key; a result the store cannot keep (not JSON) is dropped, the state is not. A store
  * that fails throws a `store_error`: the entry stays pending, and a pending entry whose lease has
- * passed counts as uncertain (fail closed).
+ * passed counts as uncertain (fail closed). A store that answers synchronously is not waited for.
  */
 export function settle(
   state: CallState,
@@ -29,27 +28,47 @@ export function settle(
   to: "succeeded" | "failed" | "uncertain",
   result?: unknown,
 ): MaybePromise<void> {
-  const { core } = state.run;
-  const claimed = state.claimedAt === undefined ? {} : { claimedAt: state.claimedAt };
-  const write = (withResult: boolean) =>
-    storeOp(state, "a ledger settle", () =>
-      core.store.settle(
-        key,
-        to,
-        withResult ? { now: core.now(), result, ...claimed } : { now: core.now(), ...claimed },
-      ),
-    );
-  if (result === undefined) return write(false);
-  return step(
-    () => write(true),
-    ignore,
-    (error) => {
-      // A result that is not JSON (a BigInt, a cycle) is dropped; any other failure stands.
-      const cause = isStoreError(error) ? error.cause : error;
-      if (!(cause instanceof TypeError)) throw error;
-      return write(false);
-    },
-  );
+  let written: MaybePromise<void>;
+  try {
+    written = write(state, key, to, result);
+  } catch (error) {
+    return withoutResult(state, key, to, result, error);
+  }
+  if (result === undefined || !isThenable(written)) return written;
+  return written.then(undefined, (error: unknown) => withoutResult(state, key, to, result, error));
+}
+
+/** One settle write: the claim this call holds, and the result when there is one. */
+function write(
+  state: CallState,
+  key: string,
+  to: "succeeded" | "failed" | "uncertain",
+  result: unknown,
+): MaybePromise<void> {
+  const now = state.run.core.now();
+  const { claimedAt } = state;
+  const options: SettleOptions =
+    result === undefined
+      ? claimedAt === undefined
+        ? { now }
+        : { now, claimedAt }
+      : claimedAt === undefined
+        ? { now, result }
+        : { now, result, claimedAt };
+  return storeOp(state, "a ledger settle", (s) => s.run.core.store.settle(key, to, options));
+}
+
+/** A settle that failed: a result that is not JSON (a BigInt, a cycle) is dropped; any other failure stands. */
+function withoutResult(
+  state: CallState,
+  key: string,
+  to: "succeeded" | "failed" | "uncertain",
+  result: unknown,
+  error: unknown,
+): MaybePromise<void> {
+  const cause = isStoreError(error) ? error.cause : error;
+  if (result === undefined || !(cause instanceof TypeError)) throw error;
+  return write(state, key, to, undefined);
 }
 
 /**
@@ -61,35 +80,47 @@ export function claimAndCount<T>(state: CallState): MaybePromise<CallOutcome<T> 
   if (state.key === undefined || state.argsHash === undefined) return countFirst<T>(state);
   const { core, policy } = state.run;
   const { key, argsHash } = state;
-  const claimedAt = core.now();
-  return step(
-    () =>
-      storeOp(state, "a ledger claim", () =>
-        core.store.claim(key, argsHash, {
-          now: claimedAt,
-          allowUncertain: state.tool.idempotency.honorsKeys || state.verified === "absent",
-          // The lease is the holder's longest attempt, not this claimer's remaining time: a
-          // claimer with a short deadline must not take a key another attempt still holds.
-          leaseMs: Math.min(policy.budgets.wallTimeMs, 15 * 60_000),
-        }),
-      ),
-    (claim): MaybePromise<CallOutcome<T> | undefined> => {
-      if (claim.status === "succeeded") {
-        noteSuccess(state);
-        emitCall(state, "replayed");
-        return {
-          kind: "ok",
-          value: claim.entry.result as T,
-          attempts: state.attempts,
-          replayed: true,
-        };
-      }
-      if (claim.status !== "claimed") return refusedClaim<T>(state, claim.status);
-      state.claimedAt = claimedAt;
-      return countFirst<T>(state);
-    },
-    (error) => countTrouble<T>(state, error),
-  );
+  const options: ClaimOptions = {
+    now: core.now(),
+    allowUncertain: state.tool.idempotency.honorsKeys || state.verified === "absent",
+    // The lease is the holder's longest attempt, not this claimer's remaining time: a claimer
+    // with a short deadline must not take a key another attempt still holds.
+    leaseMs: Math.min(policy.budgets.wallTimeMs, 15 * 60_000),
+  };
+  let claim: MaybePromise<ClaimResult>;
+  try {
+    claim = storeOp(state, "a ledger claim", (s) => s.run.core.store.claim(key, argsHash, options));
+  } catch (error) {
+    return countTrouble<T>(state, error);
+  }
+  if (isThenable(claim)) {
+    return claim.then(
+      (answer) => afterClaim<T>(state, answer, options.now),
+      (error: unknown) => countTrouble<T>(state, error),
+    );
+  }
+  return afterClaim<T>(state, claim, options.now);
+}
+
+/** The ledger's answer: a replay, a refusal, or the claim taken (then the retry-budget count). */
+function afterClaim<T>(
+  state: CallState,
+  claim: ClaimResult,
+  claimedAt: number,
+): MaybePromise<CallOutcome<T> | undefined> {
+  if (claim.status === "succeeded") {
+    noteSuccess(state);
+    emitCall(state, "replayed");
+    return {
+      kind: "ok",
+      value: claim.entry.result as T,
+      attempts: state.attempts,
+      replayed: true,
+    };
+  }
+  if (claim.status !== "claimed") return refusedClaim<T>(state, claim.status);
+  state.claimedAt = claimedAt;
+  return countFirst<T>(state);
 }
 
 /** A first attempt counts against the server's retry budget window. */

@@ -71,8 +71,9 @@ async function confirmed(state: CallState): Promise<CallOutcome<unknown> | undef
 /** The loop detector, then the breaker (one probe per cool-down when it is half-open). */
 function loopsAndBreaker(state: CallState): MaybePromise<CallOutcome<unknown> | undefined> {
   const { tool } = state;
-  const seen = state.run.identical.get(state.callKey);
-  if (!tool.loop.exempt && seen !== undefined && seen.count >= tool.loop.maxIdentical) {
+  const { call } = state;
+  const seen = state.run.identical.count(state.loopKey, call.tool, call.server);
+  if (!tool.loop.exempt && seen > 0 && seen >= tool.loop.maxIdentical) {
     return refuse(state, "loop_detected");
   }
   let breaker: MaybePromise<BreakerState | undefined>;

@@ -104,6 +104,9 @@ class Counter {
   constructor(public value: number) {}
 }
 
+/** null as stored: read back without parsing. */
+const NULL = new JsonText("null");
+
 /** What the values LRU holds: primitives as they are, objects as JSON text, counters boxed. */
 type StoredValue = string | number | boolean | JsonText | Counter;
 
@@ -129,7 +132,7 @@ function toStored(value: unknown): StoredValue | undefined {
   switch (typeof value) {
     case "number":
       // As JSON would: NaN and Infinity read back as null, -0 as 0 (as from Redis).
-      return Number.isFinite(value) ? value + 0 : new JsonText("null");
+      return Number.isFinite(value) ? value + 0 : NULL;
     case "string":
     case "boolean":
       return value;
@@ -138,6 +141,8 @@ function toStored(value: unknown): StoredValue | undefined {
     case "symbol":
       return undefined;
   }
+  // A breaker closed again is written as null, then read on every success for minutes.
+  if (value === null) return NULL;
   const json = JSON.stringify(value) as string | undefined;
   return json === undefined ? undefined : new JsonText(json);
 }
@@ -189,6 +194,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     get<T>(key: string): T | undefined {
       const stored = lruGet(lru, key);
       if (typeof stored !== "object") return stored as T | undefined;
+      if (stored === NULL) return null as T;
       return (stored instanceof Counter ? stored.value : JSON.parse(stored.text)) as T;
     },
 

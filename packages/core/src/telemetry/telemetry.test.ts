@@ -12,6 +12,7 @@ import {
   PeriodicExportingMetricReader,
 } from "@opentelemetry/sdk-metrics";
 import { afterEach, describe, expect, it } from "vitest";
+import { createGovernor } from "../run/governor.ts";
 import { createJsonlSink, parseEvents } from "./event-log.ts";
 import { summarizeEventLines, summarizeEvents } from "./event-report.ts";
 import { eventSchema } from "./event-schema.ts";
@@ -315,6 +316,45 @@ describe("createOtelRecorder", () => {
       /maxTools must be a whole number >= 0, got -1/,
     );
     await provider.shutdown();
+  });
+
+  it("counts calls the same whether its metrics are a governor's only listener or not", async () => {
+    // With only its metrics listening, a governor counts a call without building its event.
+    const secret = "sk_live_4eC39HqLyjWDarjtT1zdp7dc";
+    const recorded = async (withListener: boolean) => {
+      const { provider, collect } = sdk();
+      const events: GovernorEvent[] = [];
+      const governor = createGovernor(
+        { tools: { search: { effect: "read_only" } } },
+        {
+          meter: provider.getMeter("test"),
+          ...(withListener && { onEvent: (e: GovernorEvent) => events.push(e) }),
+        },
+      );
+      const run = governor.startRun();
+      const ok = { content: [{ type: "text", text: "ok" }] };
+      const bad = { content: [{ type: "text", text: "Invalid argument: id" }], isError: true };
+      await run.call({ tool: "search", server: "web", args: { q: 1 } }, async () => ok);
+      await run.call({ tool: "search", server: "web", args: { q: 2 } }, async () => ok);
+      await run.call({ tool: "fresh", args: { q: 3 } }, async () => ok);
+      await run.call({ tool: `invented_${secret}`, args: { q: 4 } }, async () => bad);
+      run.end();
+      const found = await collect();
+      await provider.shutdown();
+      return { calls: points(found.get("governor.tool.calls")), events };
+    };
+    const alone = await recorded(false);
+    const shared = await recorded(true);
+    expect(alone.calls).toEqual(
+      sorted([
+        { attributes: { tool: "search", server: "web", outcome: "ok" }, value: 2 },
+        { attributes: { tool: "fresh", outcome: "ok" }, value: 1 },
+        { attributes: { tool: "(unknown)", outcome: "model" }, value: 1 },
+      ]),
+    );
+    expect(shared.calls).toEqual(alone.calls);
+    expect(shared.events.filter((e) => e.type === "call")).toHaveLength(4);
+    expect(JSON.stringify(alone.calls)).not.toContain(secret);
   });
 
   it("never throws into the agent loop, whatever the meter does", () => {

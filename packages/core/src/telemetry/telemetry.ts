@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import { GovernorError } from "../errors.ts";
-import type { GovernorEvent } from "./events.ts";
+import type { CallOutcomeKind, GovernorEvent } from "./events.ts";
 
 /** Metric attributes as Governor records them: string values only, no absent keys. */
 export type MetricAttributesLike = Readonly<Record<string, string>>;
@@ -141,14 +141,22 @@ function withServer(
   return attributes;
 }
 
+function recordCall(
+  instruments: Instruments,
+  tools: ToolAttributes,
+  name: string,
+  server: string | undefined,
+  outcome: CallOutcomeKind,
+): void {
+  const tool = tools.of(name, outcome === "ok" || outcome === "replayed");
+  instruments.calls.add(1, withServer({ tool, outcome }, server));
+}
+
 function record(instruments: Instruments, tools: ToolAttributes, event: GovernorEvent): void {
   switch (event.type) {
-    case "call": {
-      const succeeded = event.outcome === "ok" || event.outcome === "replayed";
-      const tool = tools.of(event.tool, succeeded);
-      instruments.calls.add(1, withServer({ tool, outcome: event.outcome }, event.server));
+    case "call":
+      recordCall(instruments, tools, event.tool, event.server, event.outcome);
       return;
-    }
     case "decision": {
       const tool = tools.of(event.tool, false);
       instruments.failures.add(1, { tool, action: event.action, reason: event.reason });
@@ -215,6 +223,24 @@ const noop: EventRecorder = () => {};
  * const governor = createGovernor(policy, { onEvent: createOtelRecorder() });
  */
 export function createOtelRecorder(options: OtelRecorderOptions = {}): EventRecorder {
+  return createOtelMetrics(options)?.onEvent ?? noop;
+}
+
+/**
+ * What a governor records its metrics through: the run's events, and a call's outcome without
+ * its event (a governor whose only listener is its metrics builds no `call` event). Internal.
+ */
+export interface OtelMetrics {
+  readonly onEvent: EventRecorder;
+  /** The `call` event's metric; `tool` and `server` bounded as `boundEvent` bounds them. */
+  call(tool: string, server: string | undefined, outcome: CallOutcomeKind): void;
+}
+
+/**
+ * {@link createOtelRecorder}'s metrics, or undefined when `@opentelemetry/api` is not installed and
+ * no meter is given (nothing to record). Internal.
+ */
+export function createOtelMetrics(options: OtelRecorderOptions = {}): OtelMetrics | undefined {
   const given = options.meter;
   const maxTools = options.maxTools ?? DEFAULT_MAX_TOOLS;
   if (!Number.isInteger(maxTools) || maxTools < 0) {
@@ -224,22 +250,34 @@ export function createOtelRecorder(options: OtelRecorderOptions = {}): EventReco
     );
   }
   const lookup = given === undefined ? globalMeterLookup() : () => given;
-  if (lookup === undefined) return noop;
+  if (lookup === undefined) return undefined;
   const tools = new ToolAttributes(options.knownTools ?? [], maxTools);
   let meter: MeterLike | undefined;
   let instruments: Instruments | undefined;
-  return (event) => {
-    try {
-      // The API hands out a no-op meter until an SDK is registered and offers no proxy, so the
-      // meter is looked up per event and instruments are made again when it changes.
-      const current = lookup();
-      if (instruments === undefined || current !== meter) {
-        meter = current;
-        instruments = createInstruments(current);
-      }
-      record(instruments, tools, event);
-    } catch {
-      // Metrics must never break the agent loop.
+  // The API hands out a no-op meter until an SDK is registered and offers no proxy, so the meter
+  // is looked up per event and instruments are made again when it changes.
+  const current = (): Instruments => {
+    const found = lookup();
+    if (instruments === undefined || found !== meter) {
+      meter = found;
+      instruments = createInstruments(found);
     }
+    return instruments;
+  };
+  return {
+    onEvent(event) {
+      try {
+        record(current(), tools, event);
+      } catch {
+        // Metrics must never break the agent loop.
+      }
+    },
+    call(tool, server, outcome) {
+      try {
+        recordCall(current(), tools, tool, server, outcome);
+      } catch {
+        // Metrics must never break the agent loop.
+      }
+    },
   };
 }
