@@ -8,32 +8,12 @@ import { join } from "node:path";
 import { createGovernor, type GovernorEvent } from "@governor/core";
 import { createRedisStore, type RedisStore } from "@governor/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sharedRedis } from "../packages/redis/src/testing-server.ts";
 import { governor as cli } from "./cli.ts";
 
-const url = process.env.REDIS_URL;
-const required = process.env.GOVERNOR_REQUIRE_REDIS === "1";
-const problem = await probe();
-
-async function probe(): Promise<string | undefined> {
-  if (!url) return "REDIS_URL is not set";
-  const store = createRedisStore({ url, connectTimeoutMs: 1_000, requirePersistence: false });
-  try {
-    await store.get("probe");
-    return undefined;
-  } catch (err) {
-    return `no answer at ${url} (${(err as Error).message})`;
-  } finally {
-    await store.close().catch(() => undefined);
-  }
-}
-
-if (problem && required) {
-  describe("learning on Redis (required by GOVERNOR_REQUIRE_REDIS=1)", () => {
-    it("has a Redis server", () => {
-      throw new Error(problem);
-    });
-  });
-}
+const redis = await sharedRedis("learning on Redis");
+const url = redis.url;
+const problem = redis.problem;
 
 // Each CLI call starts a Node process with tsx: seconds apiece on a loaded machine.
 const CLI_MS = 120_000;

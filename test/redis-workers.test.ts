@@ -5,6 +5,7 @@ import { promisify } from "node:util";
 import { createRedisStore } from "@governor/redis";
 import { startHttpServer } from "@governor/testkit";
 import { describe, expect, it } from "vitest";
+import { sharedRedis } from "../packages/redis/src/testing-server.ts";
 
 /**
  * Worker processes share one RedisStore. Worker A's response is lost after the write commits;
@@ -13,30 +14,9 @@ import { describe, expect, it } from "vitest";
  * has two effects.
  */
 
-const url = process.env.REDIS_URL;
-const required = process.env.GOVERNOR_REQUIRE_REDIS === "1";
-const problem = await probe();
-
-async function probe(): Promise<string | undefined> {
-  if (!url) return "REDIS_URL is not set";
-  const store = createRedisStore({ url, connectTimeoutMs: 1_000 });
-  try {
-    await store.get("probe");
-    return undefined;
-  } catch (err) {
-    return `no answer at ${url} (${(err as Error).message})`;
-  } finally {
-    await store.close().catch(() => undefined);
-  }
-}
-
-if (problem && required) {
-  describe("two workers on Redis (required by GOVERNOR_REQUIRE_REDIS=1)", () => {
-    it("has a Redis server", () => {
-      throw new Error(problem);
-    });
-  });
-}
+const redis = await sharedRedis("two workers on Redis");
+const url = redis.url;
+const problem = redis.problem;
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const worker = fileURLToPath(new URL("./fixtures/redis-worker.ts", import.meta.url));

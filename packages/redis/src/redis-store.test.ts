@@ -4,26 +4,14 @@ import { describeStoreContract } from "@governor/core/testing";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisStore, type RedisStore } from "./redis-store.ts";
+import { sharedRedis } from "./testing-server.ts";
 
-// The tests need a real server at REDIS_URL. Without one they are skipped, unless
-// GOVERNOR_REQUIRE_REDIS=1 (CI), where a missing server fails the run.
-const url = process.env.REDIS_URL;
-const required = process.env.GOVERNOR_REQUIRE_REDIS === "1";
-const problem = await probe(url);
+// The tests need a real server at REDIS_URL (skipped without one, failing under
+// GOVERNOR_REQUIRE_REDIS=1).
+const redis = await sharedRedis("RedisStore");
+const url = redis.url;
+const problem = redis.problem;
 const available = problem === undefined;
-
-if (!available && required) {
-  describe("Redis (required by GOVERNOR_REQUIRE_REDIS=1)", () => {
-    it("answers PING at REDIS_URL", () => {
-      throw new Error(`${problem}. Start redis-server and set REDIS_URL=redis://host:port.`);
-    });
-  });
-}
-
-if (!available && !required) {
-  // The one line a developer without Redis sees (vitest's default reporter names no skipped test).
-  process.stderr.write(`RedisStore tests skipped: ${problem} (set REDIS_URL to run them).\n`);
-}
 
 describe.runIf(available)(available ? "RedisStore" : `RedisStore (skipped: ${problem})`, () => {
   const serverUrl = url as string;
@@ -264,26 +252,3 @@ describe("createRedisStore without a server", () => {
     );
   });
 });
-
-/** Undefined when a server at `target` answers PING within a second, else what went wrong. */
-async function probe(target: string | undefined): Promise<string | undefined> {
-  if (target === undefined || target === "") return "REDIS_URL is not set";
-  const client = createClient({
-    url: target,
-    socket: { connectTimeout: 1_000, reconnectStrategy: false },
-  });
-  client.on("error", () => {});
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error("timed out after 1 s")), 1_000);
-    });
-    await Promise.race([client.connect().then(() => client.ping()), timeout]);
-    return undefined;
-  } catch (error) {
-    return `no answer to PING at ${target} (${error instanceof Error ? error.message : String(error)})`;
-  } finally {
-    clearTimeout(timer);
-    if (client.isOpen) client.destroy();
-  }
-}

@@ -103,3 +103,59 @@ function freePort(): Promise<number> {
     });
   });
 }
+
+/** The Redis server tests share (`REDIS_URL`), as {@link sharedRedis} found it. */
+export interface SharedRedis {
+  /** `REDIS_URL`, when a server answers PING there. */
+  readonly url: string | undefined;
+  /** Why the tests that need it are skipped (no `REDIS_URL`, no answer); undefined when it answers. */
+  readonly problem: string | undefined;
+}
+
+/**
+ * Probes the server at `REDIS_URL` (PING within a second). Without one, tests that need it are
+ * skipped (one line on stderr says so), unless `GOVERNOR_REQUIRE_REDIS=1` (CI): then a failing test
+ * named after `what` says why, so a missing server fails the run instead of skipping it.
+ * @example
+ * const redis = await sharedRedis("RedisStore");
+ * describe.runIf(redis.problem === undefined)("RedisStore", () => { … });
+ */
+export async function sharedRedis(what: string): Promise<SharedRedis> {
+  const target = process.env.REDIS_URL;
+  const problem = await probePing(target);
+  if (problem !== undefined && process.env.GOVERNOR_REQUIRE_REDIS === "1") {
+    const { describe, it } = await import("vitest");
+    describe(`${what} (required by GOVERNOR_REQUIRE_REDIS=1)`, () => {
+      it("answers PING at REDIS_URL", () => {
+        throw new Error(`${problem}. Start redis-server and set REDIS_URL=redis://host:port.`);
+      });
+    });
+  } else if (problem !== undefined) {
+    // The one line a developer without Redis sees (vitest's default reporter names no skipped test).
+    process.stderr.write(`${what} tests skipped: ${problem} (set REDIS_URL to run them).\n`);
+  }
+  return { url: problem === undefined ? target : undefined, problem };
+}
+
+/** Undefined when a server at `target` answers PING within a second, else what went wrong. */
+async function probePing(target: string | undefined): Promise<string | undefined> {
+  if (target === undefined || target === "") return "REDIS_URL is not set";
+  const client = createClient({
+    url: target,
+    socket: { connectTimeout: 1_000, reconnectStrategy: false },
+  });
+  client.on("error", () => {});
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("timed out after 1 s")), 1_000);
+    });
+    await Promise.race([client.connect().then(() => client.ping()), timeout]);
+    return undefined;
+  } catch (error) {
+    return `no answer to PING at ${target} (${error instanceof Error ? error.message : String(error)})`;
+  } finally {
+    clearTimeout(timer);
+    if (client.isOpen) client.destroy();
+  }
+}

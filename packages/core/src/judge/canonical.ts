@@ -57,11 +57,14 @@ function alreadyCanonical(value: unknown, depth: number): boolean {
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return false;
   const record = value as Record<string, unknown>;
-  const names = Object.keys(record);
-  for (let i = 0; i < names.length; i++) {
-    const name = names[i] as string;
-    if (i > 0 && !((names[i - 1] as string) < name)) return false;
+  // `for…in` walks the keys in `Object.keys` order with no array made; a key it finds that is not
+  // the object's own (something enumerable on its prototype) sends the value to the walk.
+  let previous: string | undefined;
+  for (const name in record) {
+    if (!Object.hasOwn(record, name)) return false;
+    if (previous !== undefined && !(previous < name)) return false;
     if (!alreadyCanonical(record[name], depth + 1)) return false;
+    previous = name;
   }
   return true;
 }

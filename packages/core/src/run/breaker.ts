@@ -19,14 +19,19 @@ export interface BreakerSettings {
  */
 export type BreakerVerdict = "closed" | "open" | "probe";
 
+// The verdicts, made once: a check on every call allocates nothing.
+const CLOSED: { readonly verdict: BreakerVerdict } = Object.freeze({ verdict: "closed" });
+const OPEN: { readonly verdict: BreakerVerdict } = Object.freeze({ verdict: "open" });
+const PROBE: { readonly verdict: BreakerVerdict } = Object.freeze({ verdict: "probe" });
+
 /** Whether a call may go through now. */
 export function breakerCheck(
   state: BreakerState | undefined,
   settings: BreakerSettings,
   now: number,
-): { verdict: BreakerVerdict } {
-  if (state?.openedAt === undefined) return { verdict: "closed" };
-  return { verdict: now - state.openedAt < settings.cooldownMs ? "open" : "probe" };
+): { readonly verdict: BreakerVerdict } {
+  if (state?.openedAt === undefined) return CLOSED;
+  return now - state.openedAt < settings.cooldownMs ? OPEN : PROBE;
 }
 
 /** The state after a call's outcome: success closes; a dependency failure counts toward opening. */

@@ -22,7 +22,10 @@ export interface CallState {
   /** Set once preflight let the call through (keys are minted only for calls that are made). */
   args: Readonly<Record<string, unknown>>;
   meta: Readonly<Record<string, unknown>>;
+  /** Server, tool and canonical arguments: equal for identical calls (a hash when long). */
   readonly callKey: string;
+  /** Within the call's server and tool, what keys it in the loop detector (see `callKey`). */
+  readonly loopKey: string;
   /** The call's number in the run, in start order (1 for the first). */
   readonly seq: number;
   argsHash: string | undefined;
@@ -30,6 +33,7 @@ export interface CallState {
   readonly sensitive: readonly string[];
   /** Cuts this call's attempt in flight (the call's own signal aborted); set while one runs. */
   cut: ((reason: unknown, deadline: boolean) => void) | undefined;
+  /** When the call started (only when something listens for events). */
   readonly started: number;
   attempts: number;
   verified: "absent" | "present" | "unknown" | undefined;
@@ -49,10 +53,130 @@ export interface CallState {
   learned: LearnedCounts | undefined;
 }
 
+/** What few calls need (a key's hash and claim, a failure's text and learning): made on first write. */
+interface Rare {
+  argsHash: string | undefined;
+  verified: "absent" | "present" | "unknown" | undefined;
+  claimedAt: number | undefined;
+  callHash: string | undefined;
+  observed: { readonly text: string; readonly redacted: string } | undefined;
+  learned: LearnedCounts | undefined;
+  invalidArgs: string | undefined;
+}
+
+/** Longer loop texts are keyed by their hash: the loop detector keeps keys, not bodies. */
+const MAX_KEY_TEXT = 256;
+
+/**
+ * A call's state: what every call needs as fields, what few calls need in a sub-object made on
+ * first write, and the loop key's full text made on first read (a read-only call never needs it).
+ */
+class Call implements CallState {
+  args: Readonly<Record<string, unknown>>;
+  meta: Readonly<Record<string, unknown>> = NO_META;
+  key: string | undefined = undefined;
+  cut: ((reason: unknown, deadline: boolean) => void) | undefined = undefined;
+  attempts = 0;
+  remainingMs = 0;
+  readonly seq: number;
+  readonly started: number;
+  readonly sensitive: readonly string[];
+  #rare: Rare | undefined = undefined;
+  #callKey: string | undefined;
+
+  constructor(
+    readonly run: RunState,
+    readonly call: ToolCall,
+    readonly tool: ToolPolicy,
+    readonly effect: Effect,
+    args: Readonly<Record<string, unknown>>,
+    readonly canonical: string | undefined,
+    invalidArgs: string | undefined,
+    readonly loopKey: string,
+    callKey: string | undefined,
+  ) {
+    this.args = args;
+    this.#callKey = callKey;
+    this.seq = ++run.callCount;
+    // Only events read it, and whether anything listens is fixed when the governor is made.
+    this.started = run.core.listening ? run.core.now() : 0;
+    // Taken now: an executor may change the arguments it was given before a failure is redacted.
+    this.sensitive =
+      tool.sensitiveArgs.length === 0 ? NONE : sensitiveValues(args, tool.sensitiveArgs);
+    if (invalidArgs !== undefined) this.#more().invalidArgs = invalidArgs;
+  }
+
+  #more(): Rare {
+    this.#rare ??= {
+      argsHash: undefined,
+      verified: undefined,
+      claimedAt: undefined,
+      callHash: undefined,
+      observed: undefined,
+      learned: undefined,
+      invalidArgs: undefined,
+    };
+    return this.#rare;
+  }
+
+  get callKey(): string {
+    if (this.#callKey === undefined) {
+      const { server, tool } = this.call;
+      this.#callKey = `${server ?? ""}\u0000${tool}\u0000${this.canonical ?? ""}`;
+    }
+    return this.#callKey;
+  }
+
+  get invalidArgs(): string | undefined {
+    return this.#rare?.invalidArgs;
+  }
+
+  get argsHash(): string | undefined {
+    return this.#rare?.argsHash;
+  }
+  set argsHash(value: string | undefined) {
+    if (value !== undefined || this.#rare !== undefined) this.#more().argsHash = value;
+  }
+
+  get verified(): Rare["verified"] {
+    return this.#rare?.verified;
+  }
+  set verified(value: Rare["verified"]) {
+    if (value !== undefined || this.#rare !== undefined) this.#more().verified = value;
+  }
+
+  get claimedAt(): number | undefined {
+    return this.#rare?.claimedAt;
+  }
+  set claimedAt(value: number | undefined) {
+    if (value !== undefined || this.#rare !== undefined) this.#more().claimedAt = value;
+  }
+
+  get callHash(): string | undefined {
+    return this.#rare?.callHash;
+  }
+  set callHash(value: string | undefined) {
+    if (value !== undefined || this.#rare !== undefined) this.#more().callHash = value;
+  }
+
+  get observed(): Rare["observed"] {
+    return this.#rare?.observed;
+  }
+  set observed(value: Rare["observed"]) {
+    if (value !== undefined || this.#rare !== undefined) this.#more().observed = value;
+  }
+
+  get learned(): LearnedCounts | undefined {
+    return this.#rare?.learned;
+  }
+  set learned(value: LearnedCounts | undefined) {
+    if (value !== undefined || this.#rare !== undefined) this.#more().learned = value;
+  }
+}
+
 /** A call's state as it starts: its tool policy, effect, canonical arguments and loop key. */
 export function openCall(r: RunState, request: ToolCall): CallState {
   const { core } = r;
-  const started = core.now();
   const tool = core.toolPolicy(request.tool, request.server);
   const effect = resolveEffect(tool.effect, tool.trustAnnotations, request.annotations);
   const rawArgs = request.args ?? {};
@@ -64,33 +188,17 @@ export function openCall(r: RunState, request: ToolCall): CallState {
     // A cycle: not JSON, so not something a server could be sent.
     invalidArgs = error instanceof Error ? error.message.replace(/^canonicalJson: /, "") : "";
   }
-  // Canonical text keys the loop detector (a hash when long: the map keeps keys, not bodies).
-  const callText = `${request.server ?? ""}\u0000${request.tool}\u0000${canonical ?? ""}`;
-  const callKey = callText.length > 256 ? hashCanonical(callText) : callText;
-  return {
-    run: r,
-    call: request,
-    tool,
-    effect,
-    args: rawArgs,
-    meta: NO_META,
-    callKey,
-    seq: ++r.callCount,
-    argsHash: undefined,
-    key: undefined,
-    sensitive: sensitiveOf(tool, rawArgs),
-    cut: undefined,
-    started,
-    attempts: 0,
-    learned: undefined,
-    verified: undefined,
-    claimedAt: undefined,
-    callHash: undefined,
-    observed: undefined,
-    remainingMs: 0,
-    canonical,
-    invalidArgs,
-  };
+  // Canonical text keys the loop detector (a hash when long: the map keeps keys, not bodies). The
+  // detector keys a call by its server and tool, then by this text: no string is built for it.
+  const text = canonical ?? "";
+  const server = request.server ?? "";
+  let loopKey = text;
+  let callKey: string | undefined;
+  if (server.length + request.tool.length + text.length + 2 > MAX_KEY_TEXT) {
+    callKey = hashCanonical(`${server}\u0000${request.tool}\u0000${text}`);
+    loopKey = callKey;
+  }
+  return new Call(r, request, tool, effect, rawArgs, canonical, invalidArgs, loopKey, callKey);
 }
 
 /**
@@ -155,7 +263,20 @@ export function noteSignature(
   state: CallState,
   result: { failure: string } | { value: unknown },
 ): void {
-  if (!state.run.ended) state.run.identical.note(state.callKey, result);
+  if ("failure" in result) {
+    if (!state.run.ended) {
+      state.run.identical.note(state.loopKey, result, state.call.tool, state.call.server);
+    }
+  } else {
+    noteResult(state, result.value);
+  }
+}
+
+/** Records a call's success by a hash of its JSON (none is made). */
+export function noteResult(state: CallState, value: unknown): void {
+  if (!state.run.ended) {
+    state.run.identical.noteSuccess(state.loopKey, value, state.call.tool, state.call.server);
+  }
 }
 
 /** A success of a keyed call: the next identical call without `callId` is a new logical call. */
@@ -164,11 +285,6 @@ export function noteSuccess(state: CallState): void {
     const { successes } = state.run;
     successes.set(state.callKey, (successes.get(state.callKey) ?? 0) + 1);
   }
-}
-
-/** The values of the arguments the policy marks sensitive (names or paths, at any depth). */
-function sensitiveOf(tool: ToolPolicy, args: Readonly<Record<string, unknown>>): readonly string[] {
-  return tool.sensitiveArgs.length === 0 ? NONE : sensitiveValues(args, tool.sensitiveArgs);
 }
 
 const NONE: readonly string[] = Object.freeze([]);

@@ -4,14 +4,22 @@ import { type BudgetName, type Decision, decide } from "../judge/decide.ts";
 import { type CallState, keyed } from "./call-state.ts";
 import type { RunState } from "./run-state.ts";
 
+/** The budgets decide checks, in this order. */
+const CHECKED = ["failures", "retries", "corrections", "switches"] as const;
+
 /**
  * Every spent budget: decide checks the one of the action it returns (a retry that runs out
- * switches tools, and spends `switches`, not `retries`).
+ * switches tools, and spends `switches`, not `retries`). Undefined when none is (no array made).
  */
-function exhaustedBudgets(r: RunState): BudgetName[] {
-  return (["failures", "retries", "corrections", "switches"] as const).filter(
-    (b) => !r.budgets.has(b),
-  );
+function exhaustedBudgets(r: RunState): BudgetName[] | undefined {
+  let out: BudgetName[] | undefined;
+  for (const b of CHECKED) {
+    if (!r.budgets.has(b)) {
+      out ??= [];
+      out.push(b);
+    }
+  }
+  return out;
 }
 
 /** The decision on the run's state right now (pure; spends nothing). */
@@ -33,7 +41,7 @@ export function decideNow(
     remainingMs: r.deadline - r.core.now(),
     random: r.core.random,
     ...(state.verified !== undefined && { verified: state.verified }),
-    ...(exhausted.length > 0 && { exhausted }),
+    ...(exhausted !== undefined && { exhausted }),
     ...(serverRetryBudgetEmpty && { serverRetryBudgetEmpty }),
     ...(state.learned !== undefined && { learned: state.learned }),
   });

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { GovernorError } from "../errors.ts";
 import { flatPrefix32, sha256Hex } from "../judge/canonical.ts";
 import { describeLearned, type LearnedEntry, learnedPrefix } from "../judge/learned.ts";
@@ -25,6 +24,7 @@ import type {
   VerifyResult,
 } from "./hooks.ts";
 import { createRun, type Run, type RunOptions } from "./run.ts";
+import { newRunId } from "./run-id.ts";
 
 export type {
   ConfirmContext,
@@ -238,7 +238,7 @@ export function createGovernor(
     mintKey(parts) {
       return flatPrefix32("gk_", sha256Hex(parts.join("\u0000")));
     },
-    newRunId: () => randomUUID(),
+    newRunId,
   };
 
   return {

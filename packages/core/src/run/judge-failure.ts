@@ -1,12 +1,12 @@
 // Judging a failed attempt: the ledger and breaker told, the host and the verify step asked, then
 // the decision taken and spent in one synchronous step, and its outcome for the model.
 import { HostError } from "../errors.ts";
-import { classify } from "../judge/classify.ts";
+import { type Classification, classify } from "../judge/classify.ts";
 import { type Decision, safeToRepeat } from "../judge/decide.ts";
 import { type Failure, failureFromError, localFailure } from "../judge/failure.ts";
 import { fingerprint } from "../judge/fingerprint.ts";
 import { composeMessage } from "../judge/message.ts";
-import type { Reason } from "../types.ts";
+import type { MaybePromise, Reason } from "../types.ts";
 import { updateBreaker } from "./breaker-steps.ts";
 import { type CallState, keyed, noteSignature, noteSuccess, observe } from "./call-state.ts";
 import { Escape, RetryRequest } from "./control.ts";
@@ -23,159 +23,251 @@ import { hostContext, storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
 import { guarded, guardedAsync, MAX_TIMER_MS } from "./waits.ts";
 
+/** What judging one failure carries from one step to the next. */
+interface Judging<T> {
+  readonly state: CallState;
+  readonly failure: Failure;
+  readonly outcome: { value: T } | { thrown: unknown };
+  /** The classification; the host's hook may change its action. */
+  c: Classification;
+  readonly print: string;
+  hostError: HostError | undefined;
+  /** The learning tracker's store operations, made on first use. */
+  guard: StoreGuard | undefined;
+}
+
+type Judged<T> = MaybePromise<CallOutcome<T> | RetryRequest>;
+
 /**
- * Judges a failed attempt. Everything that awaits (ledger, breaker, host hook, verify) happens
- * first; the decision and the budgets it spends are then taken in one synchronous step, so
- * parallel calls of the run can never overshoot a budget or miss a repeat.
+ * Judges a failed attempt. Everything that awaits (ledger, breaker, host hook, verify, what was
+ * learned) happens first; the decision and the budgets it spends are then taken in one
+ * synchronous step, so parallel calls of the run can never overshoot a budget or miss a repeat.
+ * Each step goes on at once when the store answered with a value: with the memory store, a
+ * failure is judged without a promise (a throw is the caller's to catch, as a rejection would be).
  */
-export async function judge<T>(
+export function judge<T>(
   state: CallState,
   failure: Failure,
   outcome: { value: T } | { thrown: unknown },
-): Promise<CallOutcome<T> | RetryRequest> {
-  const r = state.run;
-  const { core, observeOnly, budgets, modelRepeats, tally, id, scope, releasable } = r;
-  let c = classify(failure, state.tool, state.call);
+): Judged<T> {
+  const c = classify(failure, state.tool, state.call);
   const print = fingerprint({
     tool: state.call.tool,
     channel: failure.channel,
     text: failure.text,
     ...(failure.code !== undefined && { code: failure.code }),
   });
-  if (state.key !== undefined) {
-    try {
-      const settled = settle(state, state.key, c.certainty === "unknown" ? "uncertain" : "failed");
-      if (isThenable(settled)) await settled;
-    } catch (error) {
-      // Unrecorded, the entry stays pending and then counts as uncertain: nothing is retried.
-      return storeTrouble(state, error, c.certainty);
-    }
+  const j: Judging<T> = {
+    state,
+    failure,
+    outcome,
+    c,
+    print,
+    hostError: undefined,
+    guard: undefined,
+  };
+  if (state.key === undefined) return afterSettle(j);
+  let settled: MaybePromise<void>;
+  try {
+    settled = settle(state, state.key, c.certainty === "unknown" ? "uncertain" : "failed");
+  } catch (error) {
+    // Unrecorded, the entry stays pending and then counts as uncertain: nothing is retried.
+    return storeTrouble(state, error, c.certainty);
   }
-  if (c.action === "retry_dependency" || c.reason === "transport_error") {
-    // A store that answers at once is not awaited (an await of a value still yields a turn).
-    const updated = updateBreaker(state, "failure");
-    if (isThenable(updated)) await updated;
-  }
-
-  // Failures only the host can handle: it decides before anything reaches the model.
-  let hostError: HostError | undefined;
-  if (c.action === "host" && !observeOnly) {
-    hostError = new HostError({
-      tool: state.call.tool,
-      server: state.call.server,
-      reason: c.reason,
-      channel: failure.channel,
-      failureCode: failure.code,
-      // Host-facing text is logged: redacted like the model's (the raw error stays in cause).
-      message: `${state.call.tool}: ${observe(failure.text, state)}`,
-      cause: failure.raw,
-    });
-    const hook = core.options.onHostError;
-    if (!hook) {
-      budgets.take("failures");
-      const d: Decision = { action: "host", reason: c.reason, certainty: c.certainty };
-      record(state, failure, c, d, print);
-      emitCall(state, "host");
-      stopRun(r, c.reason);
-      throw new Escape(hostError);
-    }
-    const error = hostError;
-    const resolution = await bounded<HostResolution | undefined>(
-      state,
-      () => hook(error, hostContext(state, safeToRepeat(c.certainty, state.effect, keyed(state)))),
-      undefined,
+  if (isThenable(settled)) {
+    return settled.then(
+      () => afterSettle(j),
+      (error: unknown) => storeTrouble<T>(state, error, c.certainty),
     );
+  }
+  return afterSettle(j);
+}
+
+/** The breaker told of a failure of the dependency, then the host asked. */
+function afterSettle<T>(j: Judging<T>): Judged<T> {
+  const { c } = j;
+  if (c.action === "retry_dependency" || c.reason === "transport_error") {
+    const updated = updateBreaker(j.state, "failure");
+    if (isThenable(updated)) return updated.then(() => askHost(j));
+  }
+  return askHost(j);
+}
+
+/** Failures only the host can handle: it decides before anything reaches the model. */
+function askHost<T>(j: Judging<T>): Judged<T> {
+  const { state, failure, c, print } = j;
+  const r = state.run;
+  if (c.action !== "host" || r.observeOnly) return askVerify(j);
+  const hostError = new HostError({
+    tool: state.call.tool,
+    server: state.call.server,
+    reason: c.reason,
+    channel: failure.channel,
+    failureCode: failure.code,
+    // Host-facing text is logged: redacted like the model's (the raw error stays in cause).
+    message: `${state.call.tool}: ${observe(failure.text, state)}`,
+    cause: failure.raw,
+  });
+  j.hostError = hostError;
+  const hook = r.core.options.onHostError;
+  if (!hook) {
+    r.budgets.take("failures");
+    const d: Decision = { action: "host", reason: c.reason, certainty: c.certainty };
+    record(state, failure, c, d, print);
+    emitCall(state, "host");
+    stopRun(r, c.reason);
+    throw new Escape(hostError);
+  }
+  return bounded<HostResolution | undefined>(
+    state,
+    () =>
+      hook(hostError, hostContext(state, safeToRepeat(c.certainty, state.effect, keyed(state)))),
+    undefined,
+  ).then((resolution) => {
     // A retry the host asks for is a dependency retry like any other: capped, backed off,
     // budgeted, and only when repeating is safe.
-    if (resolution?.action === "retry") c = { ...c, action: "retry_dependency" };
+    if (resolution?.action === "retry") j.c = { ...j.c, action: "retry_dependency" };
     if (resolution?.action === "correct_arguments") {
-      c = { ...c, action: "correct_arguments", reason: "invalid_argument" };
+      j.c = { ...j.c, action: "correct_arguments", reason: "invalid_argument" };
     }
-  }
+    return askVerify(j);
+  });
+}
 
-  // Ask the verify step when only it can make a retry safe.
-  if (!observeOnly && state.verified === undefined) {
-    const tentative = decideNow(state, c, print);
+/** The verify step, asked when only it can make a retry safe. */
+function askVerify<T>(j: Judging<T>): Judged<T> {
+  const { state } = j;
+  if (!state.run.observeOnly && state.verified === undefined) {
+    const tentative = decideNow(state, j.c, j.print);
     if (tentative.action === "stop" && tentative.reason === "uncertain_mutation") {
-      const verdict = await runVerify(state);
-      if (verdict?.effect === "present") {
-        if (state.key !== undefined) {
-          const { key } = state;
-          // The write is known done; if the store cannot record it, the entry stays pending
-          // (uncertain after its lease): a repeat is refused, never re-run.
-          await guardedAsync(() => settle(state, key, "succeeded", verdict.result));
-        }
-        // The verified write is a success: the next identical call is a new logical call.
-        noteSuccess(state);
-        emitCall(state, "replayed");
-        return {
-          kind: "ok",
-          value: verdict.result as T,
-          attempts: state.attempts,
-          replayed: true,
-        };
-      }
-      if (verdict) state.verified = verdict.effect;
-      if (verdict?.effect === "absent" && state.key !== undefined) {
-        try {
-          await settle(state, state.key, "failed");
-        } catch (error) {
-          return storeTrouble(state, error, c.certainty);
-        }
-      }
+      return verifyThenDecide(j);
     }
   }
-  if (r.ended && !observeOnly) {
+  return readLearned(j);
+}
+
+async function verifyThenDecide<T>(j: Judging<T>): Promise<CallOutcome<T> | RetryRequest> {
+  const { state } = j;
+  const verdict = await runVerify(state);
+  if (verdict?.effect === "present") {
+    if (state.key !== undefined) {
+      const { key } = state;
+      // The write is known done; if the store cannot record it, the entry stays pending
+      // (uncertain after its lease): a repeat is refused, never re-run.
+      await guardedAsync(() => settle(state, key, "succeeded", verdict.result));
+    }
+    // The verified write is a success: the next identical call is a new logical call.
+    noteSuccess(state);
+    emitCall(state, "replayed");
+    return {
+      kind: "ok",
+      value: verdict.result as T,
+      attempts: state.attempts,
+      replayed: true,
+    };
+  }
+  if (verdict) state.verified = verdict.effect;
+  if (verdict?.effect === "absent" && state.key !== undefined) {
+    try {
+      await settle(state, state.key, "failed");
+    } catch (error) {
+      return storeTrouble(state, error, j.c.certainty);
+    }
+  }
+  return await readLearned(j);
+}
+
+/**
+ * What was learned of this failure, read before the decision (then the synchronous
+ * decide-and-spend step). A store that cannot answer reads as nothing learned.
+ */
+function readLearned<T>(j: Judging<T>): Judged<T> {
+  const { state, c } = j;
+  const r = state.run;
+  if (r.ended && !r.observeOnly) {
     const d = plainStop(
       summary(r).reason === "completed" ? "aborted" : (summary(r).reason as Reason),
     );
-    record(state, failure, c, { ...d, certainty: c.certainty }, print);
+    record(state, j.failure, c, { ...d, certainty: c.certainty }, j.print);
     const uncertain = state.key !== undefined && c.certainty === "unknown";
     return endedOutcome(state, uncertain ? state.key : undefined);
   }
-
-  // What was learned of this failure, read before the decision (one await, then the synchronous
-  // decide-and-spend step). A store that cannot answer reads as nothing learned.
-  r.learning ??= new OutcomeTracker({ store: core.store, now: core.now });
-  const learning = r.learning;
-  const guard = storeGuard(state);
+  r.learning ??= new OutcomeTracker({ store: r.core.store, now: r.core.now });
   state.learned = undefined;
   // Only a retry, a correction or a switch can be demoted: a stop or the host needs no read.
   if (c.action !== "stop" && c.action !== "host") {
-    const learned = learning.read(state.tool, print, guard);
-    state.learned = isThenable(learned) ? await learned : learned;
-  }
-
-  let d = commit(state, c, print);
-  if (d.action === "retry_dependency" && !observeOnly) {
-    // The server's shared retry budget is asked only when a retry is otherwise allowed; a store
-    // that cannot answer grants none.
-    let granted = false;
-    try {
-      granted = await storeOp(state, "a retry-budget take", () =>
-        core.takeRetry(state.call.server),
-      );
-    } catch {
-      granted = false;
+    const learned = r.learning.read(state.tool, j.print, guardOf(j));
+    if (isThenable(learned)) {
+      return learned.then((counts) => {
+        state.learned = counts;
+        return decideAndSpend(j);
+      });
     }
-    if (!granted) {
-      budgets.refund("retries");
-      budgets.refund("failures");
-      d = commit(state, c, print, true);
-    }
-    record(state, failure, c, d, print, true, true, !granted);
-  } else {
-    record(state, failure, c, d, print);
+    state.learned = learned;
   }
+  return decideAndSpend(j);
+}
 
-  // What followed earlier decisions, and what this one awaits (observe-only enforces nothing, so
-  // nothing that follows is an outcome of its decisions).
-  if (!observeOnly) {
-    const written = learning.decided(state, state.tool, print, d, state.attempts === 1, guard);
-    if (isThenable(written)) await written;
+/** The decision and the budgets it spends; a retry also asks the server's shared retry budget. */
+function decideAndSpend<T>(j: Judging<T>): Judged<T> {
+  const { state, c, print } = j;
+  const r = state.run;
+  const d = commit(state, c, print);
+  if (d.action !== "retry_dependency" || r.observeOnly) {
+    record(state, j.failure, c, d, print);
+    return learnFrom(j, d);
   }
+  // The server's shared retry budget is asked only when a retry is otherwise allowed; a store
+  // that cannot answer grants none.
+  let granted: MaybePromise<boolean>;
+  try {
+    granted = storeOp(state, "a retry-budget take", () => r.core.takeRetry(state.call.server));
+  } catch {
+    granted = false;
+  }
+  if (isThenable(granted)) {
+    return granted.then(
+      (answer) => afterRetryBudget(j, d, answer),
+      () => afterRetryBudget(j, d, false),
+    );
+  }
+  return afterRetryBudget(j, d, granted);
+}
 
-  if (observeOnly) {
+function afterRetryBudget<T>(j: Judging<T>, decided: Decision, granted: boolean): Judged<T> {
+  const { state, c, print } = j;
+  let d = decided;
+  if (!granted) {
+    const { budgets } = state.run;
+    budgets.refund("retries");
+    budgets.refund("failures");
+    d = commit(state, c, print, true);
+  }
+  record(state, j.failure, c, d, print, true, true, !granted);
+  return learnFrom(j, d);
+}
+
+/**
+ * What followed earlier decisions, and what this one awaits (observe-only enforces nothing, so
+ * nothing that follows is an outcome of its decisions).
+ */
+function learnFrom<T>(j: Judging<T>, d: Decision): Judged<T> {
+  const { state } = j;
+  const { learning, observeOnly } = state.run;
+  if (!observeOnly && learning !== undefined) {
+    const first = state.attempts === 1;
+    const written = learning.decided(state, state.tool, j.print, d, first, guardOf(j));
+    if (isThenable(written)) return written.then(() => outcomeOf(j, d));
+  }
+  return outcomeOf(j, d);
+}
+
+/** What the decision comes to: a retry request, a stop, or a text for the model. */
+function outcomeOf<T>(j: Judging<T>, d: Decision): Judged<T> {
+  const { state, failure, outcome, c, print, hostError } = j;
+  const r = state.run;
+  const { core, modelRepeats } = r;
+  if (r.observeOnly) {
     emitCall(state, "ok");
     if ("thrown" in outcome) throw new Escape(outcome.thrown);
     return {
@@ -195,19 +287,22 @@ export async function judge<T>(
       : (modelRepeats.get(print) ?? 1);
   switch (d.action) {
     case "retry_dependency": {
-      tally.retry();
-      const decision = d;
-      guarded(() =>
-        core.options.onRetry?.({
-          runId: id,
-          tool: state.call.tool,
-          server: state.call.server,
-          attempt: state.attempts,
-          delayMs: decision.delayMs,
-          decision,
-          failure,
-        }),
-      );
+      r.tally.retry();
+      const onRetry = core.options.onRetry;
+      if (onRetry !== undefined) {
+        const decision = d;
+        guarded(() =>
+          onRetry({
+            runId: r.id,
+            tool: state.call.tool,
+            server: state.call.server,
+            attempt: state.attempts,
+            delayMs: decision.delayMs,
+            decision,
+            failure,
+          }),
+        );
+      }
       return new RetryRequest(d.delayMs);
     }
     case "host":
@@ -230,9 +325,9 @@ export async function judge<T>(
       if (
         state.key !== undefined &&
         c.certainty === "unknown" &&
-        (state.call.callId === undefined || scope === undefined)
+        (state.call.callId === undefined || r.scope === undefined)
       ) {
-        releasable.add(state.key);
+        r.releasable.add(state.key);
       }
       emitCall(state, "model");
       const text = composeMessage({
@@ -253,6 +348,12 @@ export async function judge<T>(
       };
     }
   }
+}
+
+/** The learning tracker's store operations for this call, made once per judging. */
+function guardOf<T>(j: Judging<T>): StoreGuard {
+  j.guard ??= storeGuard(j.state);
+  return j.guard;
 }
 
 /** The call's store operations for the learning tracker, bounded like its others. */

@@ -2,10 +2,12 @@
 // The steps of a call live in their own modules: call.ts (the flow), preflight.ts, attempts.ts
 // (the attempt loop), judge-failure.ts, ledger.ts, events.ts, outcomes.ts; the run's state in
 // run-state.ts and the call's in call-state.ts.
+
+import type { RunSummary } from "../telemetry/events.ts";
 import { runCall } from "./call.ts";
 import type { GovernorCore } from "./hooks.ts";
-import { createRunState, endByHost, summary } from "./run-state.ts";
-import type { Run, RunOptions } from "./types.ts";
+import { createRunState, endByHost, type RunState, summary } from "./run-state.ts";
+import type { CallOutcome, Executor, Run, RunOptions, ToolCall } from "./types.ts";
 
 export {
   type AttemptContext,
@@ -20,22 +22,36 @@ export {
 
 /** Creates a run. Internal: use `governor.startRun()`. */
 export function createRun(core: GovernorCore, options: RunOptions): Run {
-  const r = createRunState(core, options);
-  // Methods, not arrow properties: still bound to this run when a host passes `run.call` on
-  // alone, and cheaper to make (every run makes them).
-  return {
-    id: r.id,
-    get ended() {
-      return r.ended !== undefined;
-    },
-    call(request, execute) {
-      return runCall(r, request, execute);
-    },
-    end() {
-      return endByHost(r);
-    },
-    summary() {
-      return summary(r);
-    },
-  };
+  return new GovernedRun(createRunState(core, options));
+}
+
+/**
+ * A run as the host holds it. A class: every run makes one, and an object literal with a getter
+ * (`ended`) and a closure per method cost about ten times as much to make. Its methods are called
+ * on the run (`run.call(...)`), as the `Run` interface declares them.
+ */
+class GovernedRun implements Run {
+  readonly id: string;
+  readonly #r: RunState;
+
+  constructor(r: RunState) {
+    this.#r = r;
+    this.id = r.id;
+  }
+
+  get ended(): boolean {
+    return this.#r.ended !== undefined;
+  }
+
+  call<T>(request: ToolCall, execute: Executor<T>): Promise<CallOutcome<T>> {
+    return runCall(this.#r, request, execute);
+  }
+
+  end(): RunSummary {
+    return endByHost(this.#r);
+  }
+
+  summary(): RunSummary {
+    return summary(this.#r);
+  }
 }
