@@ -407,19 +407,38 @@ function ok<T>(state: CallState, value: T): CallOutcome<T> {
 /** A success: the ledger and the breaker are told, then the value goes back. */
 function succeeded<T>(state: CallState, value: T): MaybePromise<CallOutcome<T>> {
   // Learning touches a success only when the run has failed before (see outcome-tracker.ts).
-  const learning = state.run.learning;
-  if (learning !== undefined && !state.run.observeOnly) {
-    const written = learning.succeeded(state, state.tool, (op, fn) => storeOp(state, op, fn));
-    if (isThenable(written)) return written.then(() => told(state, value));
-  }
+  const { learning } = state.run;
+  if (learning !== undefined && !state.run.observeOnly) return learned(state, learning, value);
   return told(state, value);
+}
+
+// The closures of a step that may wait live in functions of their own: a function whose
+// parameters a closure captures makes a context on every call, even when it makes no closure.
+
+/** A success in a run that failed before: learning is told, then the ledger and the breaker. */
+function learned<T>(
+  state: CallState,
+  learning: NonNullable<CallState["run"]["learning"]>,
+  value: T,
+): MaybePromise<CallOutcome<T>> {
+  const written = learning.succeeded(state, state.tool, (op, fn) => storeOp(state, op, fn));
+  return isThenable(written) ? written.then(() => told(state, value)) : told(state, value);
 }
 
 /** The ledger and the breaker told of a success, then the value goes back. */
 function told<T>(state: CallState, value: T): MaybePromise<CallOutcome<T>> {
   if (state.key !== undefined) return toldKeyed(state, state.key, value);
   const updated = updateBreaker(state, "success");
-  return isThenable(updated) ? updated.then(() => ok(state, value)) : ok(state, value);
+  return isThenable(updated) ? okAfter(updated, state, value) : ok(state, value);
+}
+
+/** `ok` once a pending store step is done. */
+function okAfter<T>(
+  pending: Promise<unknown>,
+  state: CallState,
+  value: T,
+): Promise<CallOutcome<T>> {
+  return pending.then(() => ok(state, value));
 }
 
 /** `told` for a keyed call: its key is settled first. */

@@ -78,8 +78,19 @@ function withoutResult(
 export function claimAndCount<T>(state: CallState): MaybePromise<CallOutcome<T> | undefined> {
   // Observe-only sends calls untouched, store or no store.
   if (state.key === undefined || state.argsHash === undefined) return countFirst<T>(state);
+  return claimKey<T>(state, state.key, state.argsHash);
+}
+
+// Closures live apart from the steps most calls take: a function whose parameters a closure
+// captures makes a context on every call, even when it makes no closure.
+
+/** The ledger claim of a keyed call. */
+function claimKey<T>(
+  state: CallState,
+  key: string,
+  argsHash: string,
+): MaybePromise<CallOutcome<T> | undefined> {
   const { core, policy } = state.run;
-  const { key, argsHash } = state;
   const options: ClaimOptions = {
     now: core.now(),
     allowUncertain: state.tool.idempotency.honorsKeys || state.verified === "absent",
@@ -132,13 +143,18 @@ function countFirst<T>(state: CallState): MaybePromise<CallOutcome<T> | undefine
   } catch (error) {
     return countTrouble<T>(state, error);
   }
-  if (isThenable(counted)) {
-    return counted.then(
-      () => admitted<T>(state),
-      (error: unknown) => countTrouble<T>(state, error),
-    );
-  }
-  return admitted<T>(state);
+  return isThenable(counted) ? countedLater<T>(state, counted) : admitted<T>(state);
+}
+
+/** A retry-budget count the store answers later. */
+function countedLater<T>(
+  state: CallState,
+  pending: Promise<unknown>,
+): Promise<CallOutcome<T> | undefined> {
+  return pending.then(
+    () => admitted<T>(state),
+    (error: unknown) => countTrouble<T>(state, error),
+  );
 }
 
 /** The store failed before an attempt; observe-only sends calls untouched, store or no store. */
@@ -155,7 +171,11 @@ function countTrouble<T>(state: CallState, error: unknown) {
 function admitted<T>(state: CallState): MaybePromise<CallOutcome<T> | undefined> {
   if (!isAborted(state)) return undefined;
   if (state.key === undefined) return preflightStop<T>(state, "aborted");
-  const { key } = state;
+  return releasedAborted<T>(state, state.key);
+}
+
+/** A key just claimed for a call aborted meanwhile: released as not sent, then the stop. */
+function releasedAborted<T>(state: CallState, key: string): Promise<CallOutcome<T> | undefined> {
   return guardedAsync(() => settle(state, key, "failed")).then(() =>
     preflightStop<T>(state, "aborted"),
   );

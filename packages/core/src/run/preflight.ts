@@ -83,13 +83,21 @@ function loopsAndBreaker(state: CallState): MaybePromise<CallOutcome<unknown> | 
   } catch (error) {
     return breakerTrouble(state, error);
   }
-  if (isThenable(breaker)) {
-    return breaker.then(
-      (answer) => afterBreakerRead(state, answer),
-      (error: unknown) => breakerTrouble(state, error),
-    );
-  }
-  return afterBreakerRead(state, breaker);
+  return isThenable(breaker) ? breakerLater(state, breaker) : afterBreakerRead(state, breaker);
+}
+
+// The closures of a step that may wait live in functions of their own: a function whose
+// parameters a closure captures makes a context on every call, even when it makes no closure.
+
+/** A breaker read the store answers later. */
+function breakerLater(
+  state: CallState,
+  pending: Promise<BreakerState | undefined>,
+): Promise<CallOutcome<unknown> | undefined> {
+  return pending.then(
+    (answer) => afterBreakerRead(state, answer),
+    (error: unknown) => breakerTrouble(state, error),
+  );
 }
 
 /** The store failed in a breaker step: observe-only sends calls untouched; otherwise fail closed. */
@@ -102,16 +110,22 @@ function afterBreakerRead(
   state: CallState,
   breaker: BreakerState | undefined,
 ): MaybePromise<CallOutcome<unknown> | undefined> {
+  // No state: closed, with no clock read.
+  if (breaker?.openedAt === undefined) return admit(state, false);
+  const check = breakerCheck(breaker, state.tool.breaker, state.run.core.now());
+  if (check.verdict !== "probe") return admit(state, check.verdict === "open");
+  return probe(state, breaker.openedAt);
+}
+
+/**
+ * A half-open breaker: one probe per cool-down, across parallel calls and workers (the store's
+ * atomic counter lets exactly one caller through).
+ */
+function probe(state: CallState, openedAt: number): MaybePromise<CallOutcome<unknown> | undefined> {
   const { core } = state.run;
   const { tool } = state;
-  const check = breakerCheck(breaker, tool.breaker, core.now());
-  if (check.verdict !== "probe" || breaker?.openedAt === undefined) {
-    return admit(state, check.verdict === "open");
-  }
-  // One probe per cool-down, across parallel calls and workers: the store's atomic counter lets
-  // exactly one caller through.
-  const period = Math.floor((core.now() - breaker.openedAt) / Math.max(1, tool.breaker.cooldownMs));
-  const gate = `${core.breakerKey(tool.tool, tool.server)}:probe:${breaker.openedAt}:${period}`;
+  const period = Math.floor((core.now() - openedAt) / Math.max(1, tool.breaker.cooldownMs));
+  const gate = `${core.breakerKey(tool.tool, tool.server)}:probe:${openedAt}:${period}`;
   const ttl = Math.max(1, tool.breaker.cooldownMs);
   return step(
     () => storeOp(state, "a breaker probe", () => core.store.increment(gate, 1, ttl)),
