@@ -140,8 +140,6 @@ const NUMBER = /(?<!\d)\d(?:[\d,]*\d)?(?:\.\d+)?/g;
 // Cheap tests of what the changes of a pass need (see normalizeText).
 const HAS_DIGIT = /\d/;
 const HAS_QUOTE = /["'`“‘]/;
-/** Inside every UUID. */
-const UUID_HINT = /-[0-9a-f]{4}-[0-9a-f]{4}-/;
 /** Inside every date with a month name. */
 const MONTH_HINT = /jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec/;
 /** Inside every day-month-year date. */
@@ -157,6 +155,45 @@ const UNEVEN_SPACE = /[^\S ]| {2}/;
 // Read on the original text, where a protocol version is still `HTTP/1.1`, not `http/<id>`.
 const STATUS_CONTEXT =
   /(?:http|status|code|error|returned|responded|response)(?:\/(?:<id>|\d{1,2}(?:\.\d)?))?[\s:=]*$/;
+
+/**
+ * UUID and ISO_TIMESTAMP, sticky: read at one place (see replaceAtAnchor).
+ * @internal Exported for tests; not part of the public API.
+ */
+export const UUID_AT = new RegExp(UUID.source, "y");
+export const ISO_TIMESTAMP_AT = new RegExp(ISO_TIMESTAMP.source, "y");
+
+/**
+ * `text.replace(pattern, replacement)` for a pattern every match of which holds `anchor` exactly
+ * `offset` characters after its start, given as `sticky` (its source with the `y` flag): the same
+ * result, but the pattern is only tried where an anchor is, each place once, left to right.
+ * @internal Exported for tests; not part of the public API.
+ */
+export function replaceAtAnchor(
+  text: string,
+  sticky: RegExp,
+  anchor: string,
+  offset: number,
+  replacement: string,
+): string {
+  let out = "";
+  let copied = 0;
+  let at = text.indexOf(anchor, offset);
+  while (at >= 0) {
+    const start = at - offset;
+    sticky.lastIndex = start;
+    const match = sticky.exec(text);
+    if (match === null) {
+      at = text.indexOf(anchor, at + 1);
+      continue;
+    }
+    out += text.slice(copied, start) + replacement;
+    copied = start + match[0].length;
+    at = text.indexOf(anchor, copied + offset);
+  }
+  sticky.lastIndex = 0;
+  return copied === 0 ? text : out + text.slice(copied);
+}
 
 /**
  * Every pattern of {@link normalizeText}, for the linear-time checks in the tests.
@@ -576,9 +613,10 @@ function normalize(head: string): string {
     if (s.includes(" = "))
       s = replaceAnchored(s, SPACED_KEY_VALUE, " = ", 64, replaceSpacedKeyValue);
   }
-  if (hyphens && UUID_HINT.test(s)) s = s.replace(UUID, "<id>");
+  // A UUID has a `-` 8 characters after its start, a date 4: only the places where a `-` is are read.
+  if (hyphens) s = replaceAtAnchor(s, UUID_AT, "-", 8, "<id>");
   if (digits) {
-    if (hyphens) s = s.replace(ISO_TIMESTAMP, "<time>");
+    if (hyphens) s = replaceAtAnchor(s, ISO_TIMESTAMP_AT, "-", 4, "<time>");
     if (MONTH_HINT.test(s)) {
       if (DAY_MONTH_HINT.test(s)) s = s.replace(DAY_MONTH_YEAR, "<time>");
       if (MONTH_DAY_HINT.test(s)) s = s.replace(MONTH_DAY_YEAR, "<time>");

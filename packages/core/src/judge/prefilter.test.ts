@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { NORMALIZE_PATTERNS } from "./fingerprint.ts";
+import { ISO_TIMESTAMP_AT, NORMALIZE_PATTERNS, replaceAtAnchor, UUID_AT } from "./fingerprint.ts";
 import {
   applySecretRule,
   BUILTIN_PATTERNS,
@@ -321,6 +321,91 @@ describe("secret rule tests", () => {
       }),
       { numRuns: 3000 },
     );
+  });
+});
+
+describe("the tests of the rules of long keys and AWS secret keys", () => {
+  // Runs near the lengths those rules read (32 or more, exactly 40), of mixed or single case, hex
+  // or base64, with `=`, `_`, `.`, `-`, `/` and `+` at their edges.
+  const run = fc
+    .tuple(
+      fc.constantFrom(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+        "abcdef0123456789",
+        "ABCDEF0123456789",
+        "abcdefghijklmnopqrstuvwxyz0123456789_-",
+        "aB3/+",
+        "ab",
+      ),
+      fc.integer({ min: 28, max: 44 }),
+      fc.nat(),
+    )
+    .map(([alphabet, length, seed]) => {
+      let out = "";
+      let x = seed;
+      for (let i = 0; i < length; i++) {
+        x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+        out += alphabet.charAt(x % alphabet.length);
+      }
+      return out;
+    });
+  const keyText = fc
+    .array(
+      fc.tuple(run, fc.constantFrom(" ", "=", "==", "===", "_", ".", "-", "/", "+", ":", "")),
+      {
+        maxLength: 4,
+      },
+    )
+    .map((parts) => parts.map(([r, s]) => r + s).join(""));
+
+  it("a failed test means the rule would change nothing; a passed one that it may", () => {
+    const rules = SECRET_GROUPS.flatMap((group) => group.rules).filter(([pattern]) =>
+      /\{32,\}|\{40\}/.test(pattern.source),
+    );
+    expect(rules).toHaveLength(3);
+    let changed = 0;
+    fc.assert(
+      fc.property(keyText, (text) => {
+        for (const rule of rules) {
+          const [pattern, , may] = rule;
+          const after = applySecretRule(rule, text);
+          if (after !== text) changed++;
+          if (!may(text)) expect(after, pattern.source).toBe(text);
+        }
+      }),
+      { numRuns: 3000 },
+    );
+    // The texts reach the rules: many of them change.
+    expect(changed).toBeGreaterThan(300);
+  });
+});
+
+describe("replaceAtAnchor", () => {
+  it("replaces what the builtin replace with the global pattern replaces", () => {
+    const piece = fc.oneof(
+      fc.uuid(),
+      fc.date({ noInvalidDate: true }).map((d) => d.toISOString().toLowerCase()),
+      fc.date({ noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10)),
+      fc.string({ unit: fc.constantFrom(..."0123456789abcdefz-: t.+"), maxLength: 14 }),
+    );
+    const text = fc
+      .array(fc.tuple(piece, fc.constantFrom("", " ", "-", "0", "a", "1-")), { maxLength: 6 })
+      .map((parts) => parts.map(([p, s]) => p + s).join(""));
+    let replaced = 0;
+    fc.assert(
+      fc.property(text, (t) => {
+        for (const [sticky, offset] of [
+          [UUID_AT, 8],
+          [ISO_TIMESTAMP_AT, 4],
+        ] as const) {
+          const expected = t.replace(new RegExp(sticky.source, "g"), "<x>");
+          if (expected !== t) replaced++;
+          expect(replaceAtAnchor(t, sticky, "-", offset, "<x>")).toBe(expected);
+        }
+      }),
+      { numRuns: 3000 },
+    );
+    expect(replaced).toBeGreaterThan(300);
   });
 });
 

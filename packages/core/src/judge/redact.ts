@@ -559,9 +559,50 @@ export function hasRun(
 /** `[A-Za-z0-9+_-]`, the characters of a long key. */
 const KEY_CHARS = charTable("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+_-");
 
-/** Whether the text has a run of 32 or more characters of a long key. */
+/**
+ * Whether the rule of long keys would change the text: every match of its pattern is a whole run
+ * of 32 or more characters of a long key and the `=` (at most two) after it, so the rule changes
+ * the text exactly when such a run reads as a token to {@link redactHighEntropy}.
+ */
 function hasKeyRun(text: string): boolean {
-  return hasRun(text, KEY_CHARS, 32);
+  return hasRun(text, KEY_CHARS, 32, isEntropyRun);
+}
+
+function isEntropyRun(text: string, start: number, end: number): boolean {
+  let stop = end;
+  while (stop < end + 2 && text.charCodeAt(stop) === 61) stop++; // "="
+  const match = text.slice(start, stop);
+  return redactHighEntropy(match) !== match;
+}
+
+/** `[A-Za-z0-9+/]`, the characters of an AWS secret access key. */
+const AWS_SECRET_CHARS = charTable(
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+);
+/** `[=_.-]`: with {@link AWS_SECRET_CHARS}, what may not touch an AWS secret access key. */
+const AWS_SECRET_EDGE = charTable("=_.-");
+
+/**
+ * Whether the rule of AWS secret access keys would change the text: every match of its pattern is
+ * a whole run of exactly 40 of their characters, touching none of `=_.-`, that
+ * {@link redactAwsSecret} replaces.
+ */
+function hasAwsSecretRun(text: string): boolean {
+  return (text.includes("/") || text.includes("+")) && hasRun(text, AWS_SECRET_CHARS, 40, isAwsRun);
+}
+
+function isAwsRun(text: string, start: number, end: number): boolean {
+  if (end - start !== 40) return false;
+  const before = text.charCodeAt(start - 1);
+  const after = text.charCodeAt(end);
+  if (
+    (before < 128 && AWS_SECRET_EDGE[before] === 1) ||
+    (after < 128 && AWS_SECRET_EDGE[after] === 1)
+  ) {
+    return false;
+  }
+  const match = text.slice(start, end);
+  return redactAwsSecret(match) !== match;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1002,7 +1043,7 @@ export const SECRET_GROUPS: readonly {
       [
         /(?<![A-Za-z0-9+/=_.-])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=_.-])/g,
         redactAwsSecret,
-        (text) => text.includes("/") || text.includes("+"),
+        hasAwsSecretRun,
       ],
     ],
   },
