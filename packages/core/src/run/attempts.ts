@@ -36,10 +36,8 @@ export type Landing<T> = (
 // taken at once and the slots emptied (a resolving function holds its promise, and so its value).
 const unset = (): void => {};
 let grabbedResolve: (value: unknown) => void = unset;
-let grabbedReject: (error: unknown) => void = unset;
-function grab(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+function grab(resolve: (value: unknown) => void): void {
   grabbedResolve = resolve;
-  grabbedReject = reject;
 }
 
 /**
@@ -92,16 +90,14 @@ interface Aborting {
  * context. The key, the arguments and `_meta` are the call's, the same for each of its attempts.
  */
 class Attempt<T> implements AttemptContext {
-  /** The attempt ended: a signal read now is already aborted. */
-  #done = false;
   /** Made when the signal is read, a listener added or the attempt cut. */
   #abort: Aborting | undefined = undefined;
   readonly #state: CallState;
   readonly #execute: Executor<T>;
   /** Set: the attempt's promise resolves with the call's outcome, not with what it came to. */
   readonly #land: Landing<T> | undefined;
+  /** Resolves the attempt's promise; undefined once the attempt ended (or before it ran). */
   #resolve: ((value: unknown) => void) | undefined = undefined;
-  #reject: ((error: unknown) => void) | undefined = undefined;
   /** Watches the executor's promise while the attempt runs. */
   #watch: Watch | undefined = undefined;
 
@@ -132,14 +128,14 @@ class Attempt<T> implements AttemptContext {
   onAbort(listener: (reason: unknown) => void): void {
     const a = this.#abort;
     if (a?.stopped) listener(a.stopped.reason);
-    else if (this.#done) listener(endedError("The attempt has ended"));
+    else if (this.#resolve === undefined) listener(endedError("The attempt has ended"));
     else if (a === undefined) this.#abort = aborting(undefined, [listener]);
     else if (a.listeners === undefined) a.listeners = [listener];
     else a.listeners.push(listener);
   }
 
   get signal(): AbortSignal {
-    if (this.#done) return AbortSignal.abort();
+    if (this.#resolve === undefined) return AbortSignal.abort();
     this.#abort ??= aborting(undefined, undefined);
     const a = this.#abort;
     if (a.stopped) return AbortSignal.abort(a.stopped.reason);
@@ -154,14 +150,13 @@ class Attempt<T> implements AttemptContext {
   run(): Promise<unknown> {
     const promise = new Promise(grab);
     this.#resolve = grabbedResolve;
-    this.#reject = grabbedReject;
     grabbedResolve = unset;
-    grabbedReject = unset;
     const state = this.#state;
     const { guard } = state.run;
     const w = watch(this as Attempt<unknown>);
     this.#watch = w;
-    state.cut = w.cut;
+    // Only a call with its own signal cuts its attempt itself.
+    if (state.call.signal !== undefined) state.cut = w.cut;
     guard.enter(w.cut);
     let running: Promise<T>;
     try {
@@ -173,7 +168,7 @@ class Attempt<T> implements AttemptContext {
     }
     running.then(w.onValue, w.onThrown);
     // After the reactions above: an executor that answered at once is done before the check.
-    if (!this.#done) guard.started();
+    if (this.#resolve !== undefined) guard.started();
     return promise;
   }
 
@@ -184,7 +179,7 @@ class Attempt<T> implements AttemptContext {
 
   /** Cuts the attempt: its signal aborts with `reason`, its abort listeners are called. */
   cut(reason: unknown, deadlineHit: boolean): void {
-    if (this.#done) return;
+    if (this.#resolve === undefined) return;
     this.#stop(reason);
     this.#finish(true, reason, deadlineHit, false);
   }
@@ -212,9 +207,10 @@ class Attempt<T> implements AttemptContext {
    * `run.call`) they run a microtask later.
    */
   #finish(thrown: boolean, value: unknown, deadlineHit: boolean, inReaction: boolean): void {
-    if (this.#done) return;
+    const resolve = this.#resolve;
+    if (resolve === undefined) return;
     // The attempt ended: its abort listeners are dropped, never called.
-    this.#done = true;
+    this.#resolve = undefined;
     if (this.#abort !== undefined) this.#abort.listeners = undefined;
     const state = this.#state;
     const w = this.#watch;
@@ -223,24 +219,27 @@ class Attempt<T> implements AttemptContext {
       state.run.guard.leave(w.cut);
       if (state.cut === w.cut) state.cut = undefined;
     }
-    const resolve = this.#resolve as (value: unknown) => void;
-    const reject = this.#reject as (error: unknown) => void;
-    this.#resolve = undefined;
-    this.#reject = undefined;
     const land = this.#land;
     if (land === undefined) {
       resolve(thrown ? { thrown: value, deadlineHit } : { value });
       return;
     }
-    if (inReaction)
-      landNow(land, state, this.#execute, thrown, value, deadlineHit, resolve, reject);
-    else {
-      const execute = this.#execute;
-      queueMicrotask(() =>
-        landNow(land, state, execute, thrown, value, deadlineHit, resolve, reject),
-      );
-    }
+    if (inReaction) landNow(land, state, this.#execute, thrown, value, deadlineHit, resolve);
+    else landLater(land, state, this.#execute, thrown, value, deadlineHit, resolve);
   }
+}
+
+/** `landNow` a microtask later (apart: its closure would make every `#finish` a context). */
+function landLater<T>(
+  land: Landing<T>,
+  state: CallState,
+  execute: Executor<T>,
+  thrown: boolean,
+  value: unknown,
+  deadlineHit: boolean,
+  resolve: (value: unknown) => void,
+): void {
+  queueMicrotask(() => landNow(land, state, execute, thrown, value, deadlineHit, resolve));
 }
 
 /** Resolves an attempt's promise with the call's outcome, or rejects it with what `land` threw. */
@@ -252,12 +251,11 @@ function landNow<T>(
   value: unknown,
   deadlineHit: boolean,
   resolve: (value: unknown) => void,
-  reject: (error: unknown) => void,
 ): void {
   try {
     resolve(land(state, execute, thrown, value, deadlineHit));
   } catch (error) {
-    reject(error);
+    resolve(Promise.reject(error));
   }
 }
 

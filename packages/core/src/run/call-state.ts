@@ -62,6 +62,10 @@ interface Rare {
   observed: { readonly text: string; readonly redacted: string } | undefined;
   learned: LearnedCounts | undefined;
   invalidArgs: string | undefined;
+  meta: Readonly<Record<string, unknown>> | undefined;
+  cut: ((reason: unknown, deadline: boolean) => void) | undefined;
+  sensitive: readonly string[] | undefined;
+  callKey: string | undefined;
 }
 
 /** Longer loop texts are keyed by their hash: the loop detector keeps keys, not bodies. */
@@ -73,16 +77,12 @@ const MAX_KEY_TEXT = 256;
  */
 class Call implements CallState {
   args: Readonly<Record<string, unknown>>;
-  meta: Readonly<Record<string, unknown>> = NO_META;
   key: string | undefined = undefined;
-  cut: ((reason: unknown, deadline: boolean) => void) | undefined = undefined;
   attempts = 0;
   remainingMs = 0;
   readonly seq: number;
   readonly started: number;
-  readonly sensitive: readonly string[];
   #rare: Rare | undefined = undefined;
-  #callKey: string | undefined;
 
   constructor(
     readonly run: RunState,
@@ -96,13 +96,15 @@ class Call implements CallState {
     callKey: string | undefined,
   ) {
     this.args = args;
-    this.#callKey = callKey;
     this.seq = ++run.callCount;
-    // Only events read it, and whether anything listens is fixed when the governor is made.
-    this.started = run.core.listening ? run.core.now() : 0;
+    // Only a call event reads it, and whether one is built is fixed when the governor is made.
+    const { core } = run;
+    this.started = core.listening && core.callMetric === undefined ? core.now() : 0;
+    if (callKey !== undefined) this.#more().callKey = callKey;
     // Taken now: an executor may change the arguments it was given before a failure is redacted.
-    this.sensitive =
-      tool.sensitiveArgs.length === 0 ? NONE : sensitiveValues(args, tool.sensitiveArgs);
+    if (tool.sensitiveArgs.length > 0) {
+      this.#more().sensitive = sensitiveValues(args, tool.sensitiveArgs);
+    }
     if (invalidArgs !== undefined) this.#more().invalidArgs = invalidArgs;
   }
 
@@ -115,16 +117,39 @@ class Call implements CallState {
       observed: undefined,
       learned: undefined,
       invalidArgs: undefined,
+      meta: undefined,
+      cut: undefined,
+      sensitive: undefined,
+      callKey: undefined,
     };
     return this.#rare;
   }
 
   get callKey(): string {
-    if (this.#callKey === undefined) {
+    const rare = this.#more();
+    if (rare.callKey === undefined) {
       const { server, tool } = this.call;
-      this.#callKey = `${server ?? ""}\u0000${tool}\u0000${this.canonical ?? ""}`;
+      rare.callKey = `${server ?? ""}\u0000${tool}\u0000${this.canonical ?? ""}`;
     }
-    return this.#callKey;
+    return rare.callKey;
+  }
+
+  get sensitive(): readonly string[] {
+    return this.#rare?.sensitive ?? NONE;
+  }
+
+  get meta(): Readonly<Record<string, unknown>> {
+    return this.#rare?.meta ?? NO_META;
+  }
+  set meta(value: Readonly<Record<string, unknown>>) {
+    if (value !== NO_META || this.#rare !== undefined) this.#more().meta = value;
+  }
+
+  get cut(): Rare["cut"] {
+    return this.#rare?.cut;
+  }
+  set cut(value: Rare["cut"]) {
+    if (value !== undefined || this.#rare !== undefined) this.#more().cut = value;
   }
 
   get invalidArgs(): string | undefined {

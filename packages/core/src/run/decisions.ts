@@ -2,7 +2,7 @@
 import type { Classification } from "../judge/classify.ts";
 import { type BudgetName, type Decision, decide } from "../judge/decide.ts";
 import { type CallState, keyed } from "./call-state.ts";
-import type { RunState } from "./run-state.ts";
+import { countModelRepeat, modelRepeatsOf, type RunState } from "./run-state.ts";
 
 /** The budgets decide checks, in this order. */
 const CHECKED = ["failures", "retries", "corrections", "switches"] as const;
@@ -36,7 +36,7 @@ export function decideNow(
     tool: state.tool,
     effect: state.effect,
     attempt: state.attempts,
-    repeats: (r.modelRepeats.get(print) ?? 0) + 1,
+    repeats: (modelRepeatsOf(r, print) ?? 0) + 1,
     keyed: keyed(state),
     remainingMs: r.deadline - r.core.now(),
     random: r.core.random,
@@ -55,13 +55,14 @@ export function commit(
   serverRetryBudgetEmpty = false,
   isFailure = true,
 ): Decision {
-  const { budgets, modelRepeats } = state.run;
+  const r = state.run;
+  const { budgets } = r;
   const d = decideNow(state, c, print, serverRetryBudgetEmpty);
   if (isFailure) budgets.take("failures");
   if (d.action === "retry_dependency") budgets.take("retries");
   if (d.action === "correct_arguments" || d.action === "switch_tool") {
     budgets.take(d.action === "correct_arguments" ? "corrections" : "switches");
-    modelRepeats.set(print, (modelRepeats.get(print) ?? 0) + 1);
+    countModelRepeat(r, print);
   }
   return d;
 }

@@ -17,7 +17,7 @@ import type { HostResolution, VerifyResult } from "./hooks.ts";
 import { settle } from "./ledger.ts";
 import { OutcomeTracker, type StoreGuard } from "./outcome-tracker.ts";
 import { endedOutcome, modelResult, plainStop, stopOutcome } from "./outcomes.ts";
-import { stopRun, summary } from "./run-state.ts";
+import { addReleasable, modelRepeatsOf, stopRun, summary } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
 import { hostContext, storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
@@ -266,7 +266,7 @@ function learnFrom<T>(j: Judging<T>, d: Decision): Judged<T> {
 function outcomeOf<T>(j: Judging<T>, d: Decision): Judged<T> {
   const { state, failure, outcome, c, print, hostError } = j;
   const r = state.run;
-  const { core, modelRepeats } = r;
+  const { core } = r;
   if (r.observeOnly) {
     emitCall(state, "ok");
     if ("thrown" in outcome) throw new Escape(outcome.thrown);
@@ -283,8 +283,8 @@ function outcomeOf<T>(j: Judging<T>, d: Decision): Judged<T> {
   // failure is one more than those.
   const repeats =
     d.action === "stop" && d.reason === "repeated_failure"
-      ? (modelRepeats.get(print) ?? 0) + 1
-      : (modelRepeats.get(print) ?? 1);
+      ? (modelRepeatsOf(r, print) ?? 0) + 1
+      : (modelRepeatsOf(r, print) ?? 1);
   switch (d.action) {
     case "retry_dependency": {
       r.tally.retry();
@@ -327,7 +327,7 @@ function outcomeOf<T>(j: Judging<T>, d: Decision): Judged<T> {
         c.certainty === "unknown" &&
         (state.call.callId === undefined || r.scope === undefined)
       ) {
-        r.releasable.add(state.key);
+        addReleasable(r, state.key);
       }
       emitCall(state, "model");
       const text = composeMessage({

@@ -5,7 +5,7 @@
 import type { Decision } from "../judge/decide.ts";
 import { countsAt, learnedKey, type OutcomeField } from "../judge/learned.ts";
 import type { ToolPolicy } from "../policy/policy.ts";
-import type { Store } from "../store/store.ts";
+import type { OutcomeRecord, Store } from "../store/store.ts";
 import type { MaybePromise } from "../types.ts";
 import { isThenable } from "./store-guard.ts";
 
@@ -74,14 +74,22 @@ export class OutcomeTracker {
     const store = this.#store;
     if (!this.learns(policy) || store.outcome === undefined) return undefined;
     const key = learnedKey(policy.server, policy.tool, fingerprint);
-    const toCounts = (record: Awaited<ReturnType<NonNullable<Store["outcome"]>>>) =>
-      record === undefined ? undefined : countsAt(record, this.#now(), policy.learning.halfLifeMs);
     try {
       const answer = guard("a learned-outcome read", () => store.outcome?.(key));
-      return isThenable(answer) ? answer.then(toCounts, () => undefined) : toCounts(answer);
+      if (!isThenable(answer)) return this.#countsOf(answer, policy);
+      return answer.then(
+        (record) => this.#countsOf(record, policy),
+        () => undefined,
+      );
     } catch {
       return undefined;
     }
+  }
+
+  #countsOf(record: OutcomeRecord | undefined, policy: ToolPolicy): LearnedCounts | undefined {
+    return record === undefined
+      ? undefined
+      : countsAt(record, this.#now(), policy.learning.halfLifeMs);
   }
 
   /**

@@ -46,7 +46,7 @@ export function stopOutcome<T>(
   if (!extra.recorded && !r.ended && !r.observeOnly) r.tally.stopBeforeFailure();
   // A key a person is asked to settle is never released.
   if (decision.reason === "uncertain_mutation" && state.key !== undefined) {
-    r.releasable.delete(state.key);
+    r.releasable?.delete(state.key);
   }
   emitCall(state, extra.emit ?? "stop");
   if (!r.observeOnly) stopRun(r, decision.reason, decision.budget, decision.personResolvable);

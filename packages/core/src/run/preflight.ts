@@ -12,6 +12,7 @@ import { bounded, isAborted } from "./cuts.ts";
 import { commit } from "./decisions.ts";
 import { emitCall, record } from "./events.ts";
 import { endedOutcome, modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
+import { modelRepeatsOf } from "./run-state.ts";
 import { isThenable, step } from "./store-guard.ts";
 import { storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
@@ -160,7 +161,8 @@ export function preflightModel(
   observation: string,
   isFailure = false,
 ): CallOutcome<unknown> | undefined {
-  const { observeOnly, modelRepeats } = state.run;
+  const r = state.run;
+  const { observeOnly } = r;
   const print = fingerprint({ tool: state.call.tool, channel: "local", text: reason });
   const classification: Classification = {
     action,
@@ -181,7 +183,7 @@ export function preflightModel(
   if (observeOnly) return undefined;
   if (d.action === "stop") {
     return stopOutcome(state, d, observation, {
-      repeats: modelRepeats.get(print) ?? 1,
+      repeats: modelRepeatsOf(r, print) ?? 1,
       recorded: true,
     });
   }
@@ -190,7 +192,7 @@ export function preflightModel(
     tool: state.call.tool,
     observation,
     decision: d,
-    repeats: modelRepeats.get(print) ?? 1,
+    repeats: modelRepeatsOf(r, print) ?? 1,
     maxRepeats: state.tool.maxRepeats,
   });
   return {

@@ -46,20 +46,28 @@ export function createLoopDetector(max = MAX_TRACKED_CALLS): LoopDetector {
   return new Loops(max);
 }
 
-/**
- * What the detector holds once a call was noted. Per slot, in the order calls were first seen
- * (`next` is the oldest once full): the call's server, tool and key, its last result's signature
- * (and whether a success), how often in a row.
- */
+/** The calls of one server's tool: found by their key. */
+interface Group {
+  readonly server: string;
+  readonly tool: string;
+  readonly calls: Map<string, Slot>;
+}
+
+/** One call followed: its last result's signature (and whether a success), how often in a row. */
+interface Slot {
+  group: Group;
+  key: string;
+  ok: boolean;
+  sig: string | number;
+  count: number;
+}
+
+/** What the detector holds once a call was noted. */
 interface Table {
-  /** server → tool → key → slot: a call is found without a string made of its parts. */
-  readonly servers: Map<string, Map<string, Map<string, number>>>;
-  readonly serverOf: string[];
-  readonly toolOf: string[];
-  readonly keys: string[];
-  readonly sigs: (string | number)[];
-  readonly oks: boolean[];
-  readonly counts: number[];
+  /** server → tool → the tool's calls: a call is found without a string made of its parts. */
+  readonly servers: Map<string, Map<string, Group>>;
+  /** Slots in the order their calls were first seen; `next` is the oldest once it is full. */
+  readonly ring: Slot[];
   next: number;
 }
 
@@ -72,21 +80,18 @@ class Loops implements LoopDetector {
     this.#max = max;
   }
 
-  #slotOf(key: string, tool: string, server: string): number | undefined {
-    return this.#table?.servers.get(server)?.get(tool)?.get(key);
+  #slotOf(key: string, tool: string, server: string): Slot | undefined {
+    return this.#table?.servers.get(server)?.get(tool)?.calls.get(key);
   }
 
   get(key: string, tool = "", server = ""): Seen | undefined {
     const slot = this.#slotOf(key, tool, server);
-    const t = this.#table;
-    if (slot === undefined || t === undefined) return undefined;
-    const sig = t.sigs[slot];
-    return { sig: t.oks[slot] ? `ok:${sig}` : `f:${sig}`, count: t.counts[slot] as number };
+    if (slot === undefined) return undefined;
+    return { sig: slot.ok ? `ok:${slot.sig}` : `f:${slot.sig}`, count: slot.count };
   }
 
   count(key: string, tool = "", server = ""): number {
-    const slot = this.#slotOf(key, tool, server);
-    return slot === undefined ? 0 : ((this.#table as Table).counts[slot] as number);
+    return this.#slotOf(key, tool, server)?.count ?? 0;
   }
 
   noteSuccess(key: string, value: unknown, tool = "", server = ""): void {
@@ -109,63 +114,60 @@ class Loops implements LoopDetector {
 
   /** A call's result: the same signature again counts one more in a row. */
   #record(key: string, ok: boolean, sig: string | number, tool: string, server: string): void {
-    this.#table ??= {
-      servers: new Map(),
-      serverOf: [],
-      toolOf: [],
-      keys: [],
-      sigs: [],
-      oks: [],
-      counts: [],
-      next: 0,
-    };
+    this.#table ??= { servers: new Map(), ring: [], next: 0 };
     const t = this.#table;
-    let slot = this.#slotOf(key, tool, server);
-    if (slot !== undefined) {
-      t.counts[slot] =
-        t.oks[slot] === ok && t.sigs[slot] === sig ? (t.counts[slot] as number) + 1 : 1;
-      t.sigs[slot] = sig;
-      t.oks[slot] = ok;
+    const seen = this.#slotOf(key, tool, server);
+    if (seen !== undefined) {
+      seen.count = seen.ok === ok && seen.sig === sig ? seen.count + 1 : 1;
+      seen.sig = sig;
+      seen.ok = ok;
       return;
     }
-    if (t.keys.length < this.#max) {
-      slot = t.keys.length;
+    let slot: Slot;
+    if (t.ring.length < this.#max) {
+      slot = { group: groupOf(t, server, tool), key, ok, sig, count: 1 };
+      t.ring.push(slot);
     } else {
-      slot = t.next;
-      evict(t, slot);
+      // Full: the slot of the call first seen longest ago is taken over (forgotten first, so a
+      // group it leaves empty is gone before this call's group is looked up).
+      slot = t.ring[t.next] as Slot;
       t.next = (t.next + 1) % this.#max;
+      forget(t, slot);
+      slot.group = groupOf(t, server, tool);
+      slot.key = key;
+      slot.ok = ok;
+      slot.sig = sig;
+      slot.count = 1;
     }
-    let byTool = t.servers.get(server);
-    if (byTool === undefined) {
-      byTool = new Map();
-      t.servers.set(server, byTool);
-    }
-    let calls = byTool.get(tool);
-    if (calls === undefined) {
-      calls = new Map();
-      byTool.set(tool, calls);
-    }
-    calls.set(key, slot);
-    t.serverOf[slot] = server;
-    t.toolOf[slot] = tool;
-    t.keys[slot] = key;
-    t.sigs[slot] = sig;
-    t.oks[slot] = ok;
-    t.counts[slot] = 1;
+    const { group } = slot;
+    group.calls.set(key, slot);
   }
 }
 
-/** Frees a slot for a new call: its call goes, and maps left empty go with it. */
-function evict(t: Table, slot: number): void {
-  const server = t.serverOf[slot] as string;
-  const tool = t.toolOf[slot] as string;
-  const byTool = t.servers.get(server);
-  const calls = byTool?.get(tool);
-  if (byTool === undefined || calls === undefined) return;
-  calls.delete(t.keys[slot] as string);
-  if (calls.size > 0) return;
-  byTool.delete(tool);
-  if (byTool.size === 0) t.servers.delete(server);
+/** The group of a server's tool, made when its first call is noted. */
+function groupOf(t: Table, server: string, tool: string): Group {
+  let byTool = t.servers.get(server);
+  if (byTool === undefined) {
+    byTool = new Map();
+    t.servers.set(server, byTool);
+  }
+  let group = byTool.get(tool);
+  if (group === undefined) {
+    group = { server, tool, calls: new Map() };
+    byTool.set(tool, group);
+  }
+  return group;
+}
+
+/** A slot's call goes, and maps left empty go with it. */
+function forget(t: Table, slot: Slot): void {
+  const { group } = slot;
+  group.calls.delete(slot.key);
+  if (group.calls.size > 0) return;
+  const byTool = t.servers.get(group.server);
+  if (byTool?.get(group.tool) !== group) return;
+  byTool.delete(group.tool);
+  if (byTool.size === 0) t.servers.delete(group.server);
 }
 
 /** A success's signature: its JSON (a hash when long), or a fixed word when it has none. */

@@ -155,4 +155,14 @@ describe("the loop detector's success hashes", () => {
     expect(loops.count("k", "tool998", "server998")).toBe(1);
     expect(loops.count("k", "tool997", "server997")).toBe(0);
   });
+
+  it("keeps following a tool whose only call was just forgotten to make room for its next", () => {
+    const loops = createLoopDetector(1);
+    loops.noteSuccess("a", 1, "t", "s");
+    // Full: "b" takes the slot of "a", the only call of the same tool.
+    loops.noteSuccess("b", 1, "t", "s");
+    loops.noteSuccess("b", 1, "t", "s");
+    expect(loops.count("b", "t", "s")).toBe(2);
+    expect(loops.count("a", "t", "s")).toBe(0);
+  });
 });

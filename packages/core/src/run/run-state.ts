@@ -48,7 +48,7 @@ export interface RunState {
   /** Counts and the stop reason, for the summary. */
   readonly tally: RunTally;
   /** How often each fingerprint reached the model (the repeat rule counts these). */
-  readonly modelRepeats: Map<string, number>;
+  modelRepeats: Map<string, number> | undefined;
   /**
    * Per call key, the last result's signature and how many times in a row it came back: hashes,
    * never the results themselves, and at most MAX_TRACKED calls (the oldest go first).
@@ -59,7 +59,7 @@ export interface RunState {
   /** Attempts executing now: `end()` aborts them. */
   inFlight: number;
   /** Keys of this run instance left uncertain after a failure that went to the model. */
-  readonly releasable: Set<string>;
+  releasable: Set<string> | undefined;
   callCount: number;
   ended: RunSummary | undefined;
   /**
@@ -96,15 +96,32 @@ export function createRunState(core: GovernorCore, options: RunOptions): RunStat
     hostEndError: undefined,
     guard: createAttemptGuard({ deadline, now: core.now, enforceDeadline: !observeOnly, signal }),
     tally: createRunTally(),
-    modelRepeats: new Map(),
+    modelRepeats: undefined,
     identical: createLoopDetector(),
     successes: new Map(),
     inFlight: 0,
-    releasable: new Set(),
+    releasable: undefined,
     callCount: 0,
     ended: undefined,
     learning: undefined,
   };
+}
+
+/** How often a fingerprint reached the model in this run (undefined: never). */
+export function modelRepeatsOf(r: RunState, print: string): number | undefined {
+  return r.modelRepeats?.get(print);
+}
+
+/** One more time a fingerprint reached the model (the map is made at the first). */
+export function countModelRepeat(r: RunState, print: string): void {
+  r.modelRepeats ??= new Map();
+  r.modelRepeats.set(print, (r.modelRepeats.get(print) ?? 0) + 1);
+}
+
+/** A key left uncertain that the run's end settles (the set is made at the first). */
+export function addReleasable(r: RunState, key: string): void {
+  r.releasable ??= new Set();
+  r.releasable.add(key);
 }
 
 /** This run instance's id, made on first use: a run of read-only calls never needs one. */
@@ -137,6 +154,7 @@ export function hostEndSignal(r: RunState): AbortSignal {
  * person to settle.
  */
 function release(r: RunState): void {
+  if (r.releasable === undefined) return;
   for (const key of r.releasable) {
     void guardedAsync(() => r.core.store.settle(key, "failed", { now: r.core.now() }));
   }
