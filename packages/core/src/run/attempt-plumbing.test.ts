@@ -103,4 +103,41 @@ describe("the attempt's shared plumbing", () => {
     // Read after the attempt ended, the signal is already aborted.
     expect(a.signal.aborted).toBe(true);
   });
+  it("a promise with a `then` of its own cannot answer twice, nor answer a later attempt through a reused watch", async () => {
+    const g = gov();
+    const run = g.startRun();
+    // Its `then` calls the success handler twice at once: the call ends once, with the first.
+    const twice = await run.call({ tool: "t", args: { n: 1 } }, () => {
+      const p = Promise.resolve(ok("first"));
+      Object.defineProperty(p, "then", {
+        value: (onValue: (v: unknown) => void) => {
+          onValue(ok("first"));
+          onValue(ok("second"));
+          return Promise.resolve();
+        },
+      });
+      return p;
+    });
+    expect(twice).toMatchObject({ kind: "ok", value: ok("first"), attempts: 1 });
+
+    // Its `then` keeps the handler and calls it later, when the watch watches another attempt.
+    let later: ((v: unknown) => void) | undefined;
+    const kept = await run.call({ tool: "t", args: { n: 2 } }, () => {
+      const p = Promise.resolve(ok("kept"));
+      Object.defineProperty(p, "then", {
+        value: (onValue: (v: unknown) => void) => {
+          later = onValue;
+          onValue(ok("kept"));
+          return Promise.resolve();
+        },
+      });
+      return p;
+    });
+    expect(kept).toMatchObject({ kind: "ok", value: ok("kept") });
+    const hanging = run.call({ tool: "t", args: { n: 3 } }, () => new Promise<never>(() => {}));
+    later?.(ok("INJECTED"));
+    await new Promise((r) => setTimeout(r, 5));
+    run.end();
+    expect(await hanging).toMatchObject({ kind: "stop", reason: "aborted" });
+  });
 });
