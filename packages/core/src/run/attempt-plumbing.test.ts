@@ -109,6 +109,7 @@ describe("the attempt's shared plumbing", () => {
     // Its `then` calls the success handler twice at once: the call ends once, with the first.
     const twice = await run.call({ tool: "t", args: { n: 1 } }, () => {
       const p = Promise.resolve(ok("first"));
+      // biome-ignore lint/suspicious/noThenProperty: the promise's own then is the attack
       Object.defineProperty(p, "then", {
         value: (onValue: (v: unknown) => void) => {
           onValue(ok("first"));
@@ -124,6 +125,7 @@ describe("the attempt's shared plumbing", () => {
     let later: ((v: unknown) => void) | undefined;
     const kept = await run.call({ tool: "t", args: { n: 2 } }, () => {
       const p = Promise.resolve(ok("kept"));
+      // biome-ignore lint/suspicious/noThenProperty: the promise's own then is the attack
       Object.defineProperty(p, "then", {
         value: (onValue: (v: unknown) => void) => {
           later = onValue;
