@@ -16,6 +16,18 @@ describe("stripMcpPrefix", () => {
 });
 
 describe("failureFromResult", () => {
+  it("reads one text block as its text, three joined in order, none as empty", () => {
+    const text = (...blocks: unknown[]) =>
+      failureFromResult({ content: blocks, isError: true }).text;
+    expect(text({ type: "image", data: "x" }, { type: "text", text: "only" })).toBe("only");
+    expect(
+      text({ type: "text", text: "a" }, { type: "text", text: "b" }, { type: "text", text: "c" }),
+    ).toBe("a\nb\nc");
+    expect(text({ type: "text", text: "" }, { type: "text", text: "b" })).toBe("\nb");
+    expect(text({ type: "image", data: "x" })).toBe("");
+    expect(text()).toBe("");
+  });
+
   it("joins every text block, keeps structured content and the draft metadata", () => {
     const f = failureFromResult(
       {

@@ -77,13 +77,21 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** Joins the text of all text content blocks of a result. */
 export function resultText(result: ToolResultLike): string {
   const content = Array.isArray(result.content) ? result.content : [];
-  const parts: string[] = [];
+  // One text block (the usual error result) is its own text: the same string each time the same
+  // result is read, so the judge's memos find it without hashing a new string.
+  let only: string | undefined;
+  let parts: string[] | undefined;
   for (const block of content) {
     if (isRecord(block) && block.type === "text" && typeof block.text === "string") {
-      parts.push(block.text);
+      if (only === undefined && parts === undefined) only = block.text;
+      else {
+        parts ??= [only as string];
+        only = undefined;
+        parts.push(block.text);
+      }
     }
   }
-  return parts.join("\n");
+  return parts !== undefined ? parts.join("\n") : (only ?? "");
 }
 
 /** Parses a Retry-After value (seconds or an HTTP date) into ms from `now`. */

@@ -595,11 +595,12 @@ function normalize(head: string): string {
   const original = s;
   s = s.toLowerCase();
   // Each pass below is skipped when the text lacks something every change it makes needs: the
-  // same result, sooner. The flags are read once: no pass adds a digit, `.`, `:` or `-`
-  // (placeholders are `<`, `>` and letters), so what the text lacks now it lacks at every pass.
-  const digits = HAS_DIGIT.test(s);
-  const dots = s.includes(".");
-  const colons = s.includes(":");
+  // same result, sooner. No pass adds a digit, `.`, `:` or `-` (placeholders are `<`, `>` and
+  // letters), so what the text lacks now it lacks at every later pass; a flag is read again where
+  // the passes before may have taken the last of its characters (into a `<url>`, an `<id>`).
+  let digits = HAS_DIGIT.test(s);
+  let dots = s.includes(".");
+  let colons = s.includes(":");
   const hyphens = s.includes("-");
   // Quoted values first: whatever is inside cannot then be read by another rule.
   if (HAS_QUOTE.test(s)) s = s.replace(QUOTED, replaceQuoted);
@@ -615,6 +616,7 @@ function normalize(head: string): string {
   }
   // A UUID has a `-` 8 characters after its start, a date 4: only the places where a `-` is are read.
   if (hyphens) s = replaceAtAnchor(s, UUID_AT, "-", 8, "<id>");
+  digits &&= HAS_DIGIT.test(s);
   if (digits) {
     if (hyphens) s = replaceAtAnchor(s, ISO_TIMESTAMP_AT, "-", 4, "<time>");
     if (MONTH_HINT.test(s)) {
@@ -625,6 +627,7 @@ function normalize(head: string): string {
     if (dots) s = s.replace(IPV4, "<ip>");
     if (colons) s = s.replace(CLOCK_TIME, "<time>");
   }
+  colons &&= s.includes(":");
   if (colons && IPV6_HINT.test(s)) s = s.replace(IPV6, replaceIpv6);
   if (colons && (s.includes(":\\") || s.includes(":/"))) s = s.replace(WINDOWS_PATH, "<path>");
   if (s.includes("\\\\")) s = s.replace(UNC_PATH, "<path>");
@@ -633,6 +636,7 @@ function normalize(head: string): string {
   if (s.includes("<path>")) s = replaceAnchored(s, PATH_TAIL, "<path>", 0, pathPlaceholder);
   if (s.includes("getaddrinfo ")) s = s.replace(NOT_FOUND_HOST, "getaddrinfo $1 <host>");
   // A host name ends in a label of two letters or more, after a dot.
+  dots &&= s.includes(".");
   if (dots && HOST_HINT.test(s)) s = s.replace(DOTTED, replaceDotted);
   // Values that are words: named (`with name x`), a subject (`: x is not defined`), a tail
   // (`not found: x`), identifiers without error vocabulary, and keys of colons.
@@ -649,8 +653,9 @@ function normalize(head: string): string {
     if (tail) s = replaceAnchored(s, NAMED_TAIL, ": ", 32, words.tail);
     if (seen.length > 0) s = replaceEchoes(s, seen);
   }
-  if (hyphens || s.includes("_")) s = replaceIdentifiers(s, original);
+  if ((hyphens && s.includes("-")) || s.includes("_")) s = replaceIdentifiers(s, original);
   if (colons && hasJoin(s, ALNUM_CHARS, ":", COLON_KEY_CHARS)) s = s.replace(COLON_KEY, "<v>");
+  digits &&= HAS_DIGIT.test(s);
   if (digits) {
     // A long token or a hex id is a whole run of its characters, replaced when it mixes digits
     // and letters.

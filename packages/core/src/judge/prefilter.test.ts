@@ -10,9 +10,13 @@ import { ISO_TIMESTAMP_AT, NORMALIZE_PATTERNS, replaceAtAnchor, UUID_AT } from "
 import {
   applySecretRule,
   BUILTIN_PATTERNS,
+  CREDENTIAL_KEY,
   charTable,
+  FRAME_HINT,
+  hasCredentialKey,
   hasRun,
   LOCATIONS_WITH_EMAILS,
+  mayHoldFrames,
   redactLocation,
   redactLocations,
   replaceAnchored,
@@ -406,6 +410,66 @@ describe("replaceAtAnchor", () => {
       { numRuns: 3000 },
     );
     expect(replaced).toBeGreaterThan(300);
+  });
+});
+
+describe("the hand-written tests of the redactor", () => {
+  const piece = fc.oneof(
+    fc.constantFrom(
+      "at",
+      "AT",
+      "at ",
+      " at\t",
+      "_at ",
+      "9at\n",
+      "at\u00a0",
+      "at\u2028",
+      'File "',
+      "Traceback (",
+      "... ",
+      "goroutine ",
+      "stack backtrace",
+      "key",
+      "KEY",
+      "Key",
+      "api_key",
+      "secret",
+      "token",
+      "PassWord",
+      "passwd",
+      "pwd",
+      "passphrase",
+      "credential",
+      "credentials",
+      "id",
+      "ID",
+      "signature",
+      "sig",
+      "\u212aey",
+      "ſecret",
+      "ke",
+      "ey",
+    ),
+    fc.string({ unit: fc.constantFrom(..."\"' \t\n\u00a0\u3000:=ka."), maxLength: 4 }),
+  );
+  const text = fc.array(piece, { maxLength: 8 }).map((parts) => parts.join(""));
+
+  it("read what their patterns read", () => {
+    let frames = 0;
+    let keys = 0;
+    fc.assert(
+      fc.property(text, (t) => {
+        const frame = FRAME_HINT.test(t);
+        const key = CREDENTIAL_KEY.test(t);
+        if (frame) frames++;
+        if (key) keys++;
+        expect(mayHoldFrames(t), t).toBe(frame);
+        expect(hasCredentialKey(t), t).toBe(key);
+      }),
+      { numRuns: 5000 },
+    );
+    expect(frames).toBeGreaterThan(300);
+    expect(keys).toBeGreaterThan(300);
   });
 });
 

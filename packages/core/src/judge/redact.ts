@@ -270,10 +270,41 @@ function indentOf(line: string): number {
  * traces start with `goroutine N [` and `stack backtrace:`; a .NET `--- End of stack trace ---`
  * line sits between `at` frames.
  */
-const FRAME_HINT = /\bat\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace/;
+export const FRAME_HINT = /\bat\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace/;
+
+/**
+ * Whether {@link FRAME_HINT} matches, read without it: each literal with `includes`, then each
+ * `at` that starts a word and has whitespace after it.
+ * @internal Exported for tests; not part of the public API.
+ */
+export function mayHoldFrames(text: string): boolean {
+  if (
+    text.includes('File "') ||
+    text.includes("Traceback (") ||
+    text.includes("... ") ||
+    text.includes("goroutine ") ||
+    text.includes("stack backtrace")
+  ) {
+    return true;
+  }
+  for (let at = text.indexOf("at"); at >= 0; at = text.indexOf("at", at + 2)) {
+    if (!isWordCode(text.charCodeAt(at - 1)) && isWhitespace(text.charCodeAt(at + 2))) return true;
+  }
+  return false;
+}
+
+/** `[A-Za-z0-9_]`, a character of `\w` (NaN, out of range, is not). */
+function isWordCode(code: number): boolean {
+  return (
+    (code >= 97 && code <= 122) ||
+    (code >= 65 && code <= 90) ||
+    (code >= 48 && code <= 57) ||
+    code === 95
+  );
+}
 
 function dropStackFrames(text: string): string {
-  if (!FRAME_HINT.test(text)) return text;
+  if (!mayHoldFrames(text)) return text;
   const lines = text.split("\n");
   const kept: string[] = [];
   // After a Python `File "...", line N` frame, the next, deeper-indented line is its source code.
@@ -501,8 +532,56 @@ export function replaceAnchored<A extends unknown[]>(
 /**
  * What ends every key of a key-value credential (a session id ends in `id`), then its separator.
  */
-const CREDENTIAL_KEY =
+export const CREDENTIAL_KEY =
   /(?:key|secret|token|password|passwd|pwd|passphrase|credentials?|id|signature|sig)["']?\s*[:=]/i;
+
+/** The words of {@link CREDENTIAL_KEY}, lowercase. */
+const CREDENTIAL_KEY_ENDS = [
+  "key",
+  "secret",
+  "token",
+  "password",
+  "passwd",
+  "pwd",
+  "passphrase",
+  "credential",
+  "credentials",
+  "id",
+  "signature",
+  "sig",
+];
+
+/**
+ * Whether {@link CREDENTIAL_KEY} matches, read without it: from each `:` and `=` back over
+ * whitespace and a quote, a word of it must end there (in either case of ASCII letters, as the
+ * pattern reads them).
+ * @internal Exported for tests; not part of the public API.
+ */
+export function hasCredentialKey(text: string): boolean {
+  for (let at = text.indexOf(":"); at >= 0; at = text.indexOf(":", at + 1)) {
+    if (credentialKeyBefore(text, at)) return true;
+  }
+  for (let at = text.indexOf("="); at >= 0; at = text.indexOf("=", at + 1)) {
+    if (credentialKeyBefore(text, at)) return true;
+  }
+  return false;
+}
+
+function credentialKeyBefore(text: string, separator: number): boolean {
+  let end = separator;
+  while (end > 0 && isWhitespace(text.charCodeAt(end - 1))) end--;
+  const quote = text.charCodeAt(end - 1);
+  if (quote === 34 || quote === 39) end--;
+  for (const word of CREDENTIAL_KEY_ENDS) {
+    const start = end - word.length;
+    if (start < 0) continue;
+    let i = 0;
+    // `| 0x20` folds an ASCII capital to its small letter and keeps every other code off a-z.
+    while (i < word.length && (text.charCodeAt(start + i) | 0x20) === word.charCodeAt(i)) i++;
+    if (i === word.length) return true;
+  }
+  return false;
+}
 
 /** Every URL and connection string has one. */
 function hasScheme(text: string): boolean {
@@ -1013,7 +1092,7 @@ export const SECRET_GROUPS: readonly {
         /(?<![\w-])(["']?[\w.-]{0,40}?(?:api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client)[_-]?key|client[_-]?secret|secret|token|password|passwd|pwd|passphrase|credentials?|session[_-]?id|sessionid|signature|sig)["']?)(\s*[:=]\s*)("[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]*[:=]\s*(?:"[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]+)|[^\s"'<>]+)/gi,
         redactKeyValue,
         // The end of every key, then its separator.
-        (text) => CREDENTIAL_KEY.test(text),
+        hasCredentialKey,
       ],
       // Command lines: `--password hunter2`, `curl -u user:pw`, `mysql -pS3cret`.
       [

@@ -35,7 +35,18 @@ export function settle(
     return withoutResult(state, key, to, result, error);
   }
   if (result === undefined || !isThenable(written)) return written;
-  return written.then(undefined, (error: unknown) => withoutResult(state, key, to, result, error));
+  return writtenLater(state, key, to, result, written);
+}
+
+/** A settle with a result that the store answers later (a closure of its own: see claimKey). */
+function writtenLater(
+  state: CallState,
+  key: string,
+  to: "succeeded" | "failed" | "uncertain",
+  result: unknown,
+  pending: Promise<void>,
+): Promise<void> {
+  return pending.then(undefined, (error: unknown) => withoutResult(state, key, to, result, error));
 }
 
 /** One settle write: the claim this call holds, and the result when there is one. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { PolicyInput } from "../policy/policy.ts";
 import { createMemoryStore } from "../store/memory-store.ts";
+import type { Store } from "../store/store.ts";
 import type { GovernorEvent } from "../telemetry/events.ts";
 import { createGovernor, type GovernorOptions } from "./governor.ts";
 import type { AttemptContext, CallOutcome } from "./run.ts";
@@ -113,6 +114,33 @@ describe("what the tool threw", () => {
     });
     expect(outcome).toMatchObject({ kind: "ok", value: { id: 10n } });
     expect(store.entry(key as string)?.state).toBe("succeeded");
+  });
+
+  it("the same with a store that answers later: the result is dropped, the key is settled", async () => {
+    const inner = createMemoryStore();
+    const settles: unknown[] = [];
+    const store: Store = {
+      get: async (k) => inner.get(k),
+      set: async (k, v, ttl) => inner.set(k, v, ttl),
+      increment: async (k, by, ttl) => inner.increment(k, by, ttl),
+      claim: async (k, h, o) => inner.claim(k, h, o),
+      settle: async (k, state, o) => {
+        settles.push(o.result);
+        inner.settle(k, state, o);
+      },
+      entry: async (k) => inner.entry(k),
+    };
+    const run = gov({ tools: { w: { effect: "mutating" } } }, { store }).startRun();
+    let key: string | undefined;
+    const outcome = await run.call({ tool: "w", callId: "c1" }, async (ctx: AttemptContext) => {
+      key = ctx.idempotencyKey;
+      return { id: 10n };
+    });
+    expect(outcome).toMatchObject({ kind: "ok", value: { id: 10n } });
+    // Tried with the result (refused: not JSON), then without it.
+    expect(settles).toEqual([{ id: 10n }, undefined]);
+    expect(inner.entry(key as string)).toMatchObject({ state: "succeeded" });
+    expect(inner.entry(key as string)?.result).toBeUndefined();
   });
 });
 
