@@ -1,3 +1,5 @@
+import v8 from "node:v8";
+import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import { createGovernor } from "./governor.ts";
 import type { AttemptContext } from "./types.ts";
@@ -102,5 +104,80 @@ describe("the attempt's shared plumbing", () => {
     expect(b.meta).toEqual({ "io.governor/idempotency-key": a.idempotencyKey });
     // Read after the attempt ended, the signal is already aborted.
     expect(a.signal.aborted).toBe(true);
+  });
+  it("a promise with a `then` of its own cannot answer twice, nor answer a later attempt through a reused watch", async () => {
+    const g = gov();
+    const run = g.startRun();
+    // Its `then` calls the success handler twice at once: the call ends once, with the first.
+    const twice = await run.call({ tool: "t", args: { n: 1 } }, () => {
+      const p = Promise.resolve(ok("first"));
+      // biome-ignore lint/suspicious/noThenProperty: the promise's own then is the attack
+      Object.defineProperty(p, "then", {
+        value: (onValue: (v: unknown) => void) => {
+          onValue(ok("first"));
+          onValue(ok("second"));
+          return Promise.resolve();
+        },
+      });
+      return p;
+    });
+    expect(twice).toMatchObject({ kind: "ok", value: ok("first"), attempts: 1 });
+
+    // Its `then` keeps the handler and calls it later, when the watch watches another attempt.
+    let later: ((v: unknown) => void) | undefined;
+    const kept = await run.call({ tool: "t", args: { n: 2 } }, () => {
+      const p = Promise.resolve(ok("kept"));
+      // biome-ignore lint/suspicious/noThenProperty: the promise's own then is the attack
+      Object.defineProperty(p, "then", {
+        value: (onValue: (v: unknown) => void) => {
+          later = onValue;
+          onValue(ok("kept"));
+          return Promise.resolve();
+        },
+      });
+      return p;
+    });
+    expect(kept).toMatchObject({ kind: "ok", value: ok("kept") });
+    const hanging = run.call({ tool: "t", args: { n: 3 } }, () => new Promise<never>(() => {}));
+    later?.(ok("INJECTED"));
+    await new Promise((r) => setTimeout(r, 5));
+    run.end();
+    expect(await hanging).toMatchObject({ kind: "stop", reason: "aborted" });
+  });
+  it("the pooled watches and the module's slots keep nothing of a run once it ended", async () => {
+    v8.setFlagsFromString("--expose-gc");
+    const gc = vm.runInNewContext("gc") as () => void;
+    const g = createGovernor(
+      { tools: { t: { effect: "read_only" }, w: { idempotency: { honorsKeys: true } } } },
+      { metrics: false },
+    );
+    // The call's own signal outlives the run: it must not hold the run either.
+    const own = new AbortController();
+    const refs = await (async () => {
+      const run = g.startRun();
+      const result = ok("kept?");
+      const execute = async () => result;
+      let answer: (value: unknown) => void = () => {};
+      await run.call({ tool: "t" }, execute);
+      await run.call({ tool: "w", args: { a: 1 } }, async () => ok("written"));
+      const cut = run.call({ tool: "t", args: { a: 2 } }, () => new Promise((r) => (answer = r)));
+      const hanging = run.call(
+        { tool: "t", args: { a: 3 }, signal: own.signal },
+        () => new Promise<never>(() => {}),
+      );
+      await new Promise((r) => setTimeout(r, 5));
+      run.end();
+      await Promise.all([cut, hanging]);
+      // The cut attempt's executor answers late: its watch goes back to the pool.
+      answer(ok("late"));
+      await new Promise((r) => setTimeout(r, 0));
+      return [new WeakRef(run), new WeakRef(result), new WeakRef(execute)];
+    })();
+    for (let i = 0; i < 4; i++) {
+      await new Promise((r) => setTimeout(r, 0));
+      gc();
+    }
+    expect(refs.map((r) => r.deref() === undefined)).toEqual([true, true, true]);
+    expect(own.signal.aborted).toBe(false);
   });
 });

@@ -47,13 +47,16 @@ function grab(resolve: (value: unknown) => void): void {
  */
 class Watch {
   attempt: Attempt<unknown> | undefined = undefined;
+  // Called once per watch (the intrinsic `then`, see `run`); a watch idle again ignores a call.
   readonly onValue = (value: unknown): void => {
-    const attempt = this.attempt as Attempt<unknown>;
+    const attempt = this.attempt;
+    if (attempt === undefined) return;
     release(this);
     attempt.settled(false, value, false);
   };
   readonly onThrown = (thrown: unknown): void => {
-    const attempt = this.attempt as Attempt<unknown>;
+    const attempt = this.attempt;
+    if (attempt === undefined) return;
     release(this);
     attempt.settled(true, thrown, false);
   };
@@ -166,7 +169,10 @@ class Attempt<T> implements AttemptContext {
       release(w);
       return promise;
     }
-    running.then(w.onValue, w.onThrown);
+    // Promise.prototype's `then` (read now: a host may have wrapped it), not one set on the
+    // executor's promise itself: that one may call a handler twice, or keep it and call it later,
+    // and hand a late answer to the watch's next attempt.
+    Promise.prototype.then.call(running, w.onValue, w.onThrown);
     // After the reactions above: an executor that answered at once is done before the check.
     if (this.#resolve !== undefined) guard.started();
     return promise;
