@@ -141,3 +141,28 @@ describe("sha256Hex: the one-shot hash gives the Hash object's digest", () => {
     }
   });
 });
+
+describe("canonicalJson with a polluted Object.prototype", () => {
+  it("writes only own keys, sorted, whatever is enumerable on the prototype", () => {
+    Object.defineProperty(Object.prototype, "aa", {
+      value: 1,
+      enumerable: true,
+      configurable: true,
+      writable: true,
+    });
+    Object.defineProperty(Object.prototype, "zz", {
+      value: 2,
+      enumerable: true,
+      configurable: true,
+      writable: true,
+    });
+    try {
+      expect(canonicalJson({ b: 1, a: { d: 2, c: 3 } })).toBe('{"a":{"c":3,"d":2},"b":1}');
+      expect(canonicalJson({ a: 1, b: 2 })).toBe('{"a":1,"b":2}');
+      expect(canonicalJson({})).toBe("{}");
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).aa;
+      delete (Object.prototype as Record<string, unknown>).zz;
+    }
+  });
+});

@@ -57,11 +57,11 @@ function alreadyCanonical(value: unknown, depth: number): boolean {
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return false;
   const record = value as Record<string, unknown>;
-  // `for…in` walks the keys in `Object.keys` order with no array made; a key it finds that is not
-  // the object's own (something enumerable on its prototype) sends the value to the walk.
+  // `for…in` walks the own keys in `Object.keys` order with no array made. Keys enumerable on a
+  // prototype come after them: they can only fail the checks (the walk then decides), never pass
+  // own keys that are out of order.
   let previous: string | undefined;
   for (const name in record) {
-    if (!Object.hasOwn(record, name)) return false;
     if (previous !== undefined && !(previous < name)) return false;
     if (!alreadyCanonical(record[name], depth + 1)) return false;
     previous = name;

@@ -166,3 +166,21 @@ describe("the loop detector's success hashes", () => {
     expect(loops.count("a", "t", "s")).toBe(0);
   });
 });
+
+describe("resultSignature with a polluted Object.prototype", () => {
+  it("hashes only own members, as JSON writes them", () => {
+    Object.defineProperty(Object.prototype, "extra", {
+      value: "x",
+      enumerable: true,
+      configurable: true,
+      writable: true,
+    });
+    try {
+      const value = { content: [{ type: "text", text: "ok" }] };
+      expect(resultSignature(value)).toBe(viaJson(value));
+      expect(resultSignature(value)).toBe(textSignature(JSON.stringify(value)));
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).extra;
+    }
+  });
+});

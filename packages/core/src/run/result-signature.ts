@@ -19,7 +19,17 @@ function unit(c: number): void {
 }
 
 function text(s: string): void {
-  for (let i = 0; i < s.length; i++) unit(s.charCodeAt(i));
+  // The lanes in locals while a run of characters is fed (module variables stay in memory).
+  let x = a;
+  let y = b;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    x = Math.imul(x ^ c, 0x01000193);
+    y = Math.imul(y ^ c, 0x5bd1e995);
+    y ^= y >>> 15;
+  }
+  a = x;
+  b = y;
 }
 
 const HEX = "0123456789abcdef";
@@ -27,11 +37,20 @@ const HEX = "0123456789abcdef";
 /** A string as JSON writes it: quoted, with its escapes (well-formed: lone surrogates escaped). */
 function quoted(s: string): void {
   unit(0x22);
+  let x = a;
+  let y = b;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c >= 0x20 && c !== 0x22 && c !== 0x5c && (c < 0xd800 || c > 0xdfff)) {
-      unit(c);
-    } else if (c === 0x22 || c === 0x5c) {
+      x = Math.imul(x ^ c, 0x01000193);
+      y = Math.imul(y ^ c, 0x5bd1e995);
+      y ^= y >>> 15;
+      continue;
+    }
+    // An escape: fed through `unit`, with the lanes written back first and read again after.
+    a = x;
+    b = y;
+    if (c === 0x22 || c === 0x5c) {
       unit(0x5c);
       unit(c);
     } else if (c === 0x08) {
@@ -64,7 +83,11 @@ function quoted(s: string): void {
     } else {
       escaped(c);
     }
+    x = a;
+    y = b;
   }
+  a = x;
+  b = y;
   unit(0x22);
 }
 
