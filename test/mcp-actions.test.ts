@@ -12,8 +12,9 @@ describe.each(TRANSPORTS)("scripted failures over %s", (kind) => {
   const pair = endpointPair(kind, {
     effectsFile,
     scenario: {
-      // 429 with a 250 ms retry-after (as retryNotBefore), then normal.
-      get_note: [{ kind: "status", status: 429, retryAfterSeconds: 0.25 }],
+      // 429 with a 450 ms retry-after (as retryNotBefore: an instant, so the time the answer
+      // takes to be read under load is taken off it; below the policy's maxHintMs 500), then normal.
+      get_note: [{ kind: "status", status: 429, retryAfterSeconds: 0.45 }],
       append_log: [{ kind: "hang_after_commit", ms: 3000 }],
     },
   });

@@ -123,7 +123,10 @@ export interface Run {
   readonly id: string;
   /** Whether the run has ended (stopped or ended by the host). */
   readonly ended: boolean;
-  /** Makes one tool call through Governor; always resolves with an outcome (see `onHostError`). */
+  /**
+   * Makes one tool call through Governor; always resolves with an outcome (see `onHostError`).
+   * Call it on the run: the methods of a run are not bound.
+   */
   call<T>(call: ToolCall, execute: Executor<T>): Promise<CallOutcome<T>>;
   /** Ends the run (`completed` unless it stopped before) and returns its summary. Idempotent. */
   end(): RunSummary;
