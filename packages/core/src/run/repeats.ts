@@ -69,6 +69,8 @@ interface Table {
   /** Slots in the order their calls were first seen; `next` is the oldest once it is full. */
   readonly ring: Slot[];
   next: number;
+  /** The group last looked up (never one that was dropped). */
+  last: Group | undefined;
 }
 
 /** A class, not closures: every run makes one. Its table is made at the first call noted. */
@@ -81,7 +83,17 @@ class Loops implements LoopDetector {
   }
 
   #slotOf(key: string, tool: string, server: string): Slot | undefined {
-    return this.#table?.servers.get(server)?.get(tool)?.calls.get(key);
+    const t = this.#table;
+    if (t === undefined) return undefined;
+    // An agent loop mostly calls the tool it called last: its group is found without a lookup.
+    const last = t.last;
+    const group =
+      last !== undefined && last.tool === tool && last.server === server
+        ? last
+        : t.servers.get(server)?.get(tool);
+    if (group === undefined) return undefined;
+    t.last = group;
+    return group.calls.get(key);
   }
 
   get(key: string, tool = "", server = ""): Seen | undefined {
@@ -114,7 +126,7 @@ class Loops implements LoopDetector {
 
   /** A call's result: the same signature again counts one more in a row. */
   #record(key: string, ok: boolean, sig: string | number, tool: string, server: string): void {
-    this.#table ??= { servers: new Map(), ring: [], next: 0 };
+    this.#table ??= { servers: new Map(), ring: [], next: 0, last: undefined };
     const t = this.#table;
     const seen = this.#slotOf(key, tool, server);
     if (seen !== undefined) {
@@ -164,6 +176,7 @@ function forget(t: Table, slot: Slot): void {
   const { group } = slot;
   group.calls.delete(slot.key);
   if (group.calls.size > 0) return;
+  if (t.last === group) t.last = undefined;
   const byTool = t.servers.get(group.server);
   if (byTool?.get(group.tool) !== group) return;
   byTool.delete(group.tool);

@@ -484,3 +484,57 @@ describe("after the second review", () => {
     expect(run.summary().lastFailure).toBeUndefined();
   });
 });
+
+describe("a store step that never answers holds no call past a cut (each step, sync judging or not)", () => {
+  // The memory store with one method that never answers: the step waits on it (storeTimeoutMs is
+  // far away), so only the cut can end the call.
+  const hanging = (method: keyof Store): Store => {
+    const base = createMemoryStore();
+    return new Proxy(base, {
+      get(target, key) {
+        const value = Reflect.get(target, key);
+        if (key !== method || typeof value !== "function") return value;
+        return () => new Promise(() => {});
+      },
+    });
+  };
+  const steps = [
+    ["get", "a breaker read", "stop"],
+    ["increment", "the retry budget's count", "stop"],
+    ["claim", "the ledger claim", "stop"],
+    ["settle", "the ledger settle of a success", "ok"],
+    ["set", "the breaker write of a failure", "stop"],
+  ] as const;
+  for (const [method, what, kind] of steps) {
+    for (const cut of ["run.end()", "the run's signal", "the call's signal"] as const) {
+      it(`${what}, cut by ${cut}`, async () => {
+        const ac = new AbortController();
+        const g = gov(
+          { tools: { pay: { idempotency: { honorsKeys: true } } } },
+          { store: hanging(method), storeTimeoutMs: 600_000, onHostError: () => undefined },
+        );
+        const run = g.startRun(cut === "the run's signal" ? { signal: ac.signal } : {});
+        let executed = 0;
+        const pending = run.call(
+          {
+            tool: "pay",
+            args: { n: 1 },
+            ...(cut === "the call's signal" && { signal: ac.signal }),
+          },
+          async () => {
+            executed += 1;
+            if (method === "set") throw Object.assign(new Error("upstream 503"), { status: 503 });
+            return ok("paid");
+          },
+        );
+        setTimeout(() => (cut === "run.end()" ? run.end() : ac.abort(new Error("stop"))), 10);
+        const outcome = await pending;
+        expect(outcome.kind).toBe(kind);
+        // A step before the attempt: nothing ran. A step after it: it ran once, never again.
+        expect(executed).toBe(method === "settle" || method === "set" ? 1 : 0);
+        if (kind === "stop") expect(outcome).toMatchObject({ reason: "aborted" });
+        else expect(outcome).toMatchObject({ value: ok("paid"), attempts: 1 });
+      });
+    }
+  }
+});
