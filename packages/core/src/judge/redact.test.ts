@@ -527,6 +527,22 @@ describe("redact: properties", () => {
     );
   });
 
+  it("a MySQL password glued to -p is redacted even when a key=value before it swallows the word mysql", () => {
+    // Found by the property below (seed -712558649): the key=value rule took `x)(mysql` as a
+    // value, and the -p rule, which reads `-p` as a password only in a text naming MySQL, no
+    // longer saw the word.
+    for (const text of [
+      " api_key=0AAAAAAAA)(mysql -u root -p0AAAAAAAA next sk-0AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA ",
+      "password=hunter2)(mariadb -pS3cretPass",
+    ]) {
+      const out = redact(text, { maxLength: 1000 });
+      expect(out).not.toMatch(/0AAAAAAAA|S3cretPass|hunter2/);
+    }
+    expect(redact("mysql -u root -pS3cretPass", { maxLength: 100 })).toBe(
+      "mysql -u root -p[redacted]",
+    );
+  });
+
   it("several secrets side by side never leak (one rule must not break another's match)", () => {
     fc.assert(
       fc.property(

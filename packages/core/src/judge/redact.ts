@@ -1086,6 +1086,9 @@ export const SECRET_GROUPS: readonly {
   {
     may: () => true,
     rules: [
+      // `mysql -pS3cret`: before key=value, whose value can swallow the word that names MySQL
+      // (`api_key=x)(mysql -p…`) and with it the reason to read `-p` as a password.
+      [GLUED_PASSWORD, { rewrite: redactGluedPasswords }, (text) => text.includes("-p")],
       // key=value / key: value / "key": "value" credentials (aws_secret_access_key, password, …).
       // A value that swallowed the next `key:` (`pw=a)(api_key: b`) takes that key's value too.
       [
@@ -1106,7 +1109,6 @@ export const SECRET_GROUPS: readonly {
         redactUserPassword,
         (text) => text.includes("-u") || text.includes("-U"),
       ],
-      [GLUED_PASSWORD, { rewrite: redactGluedPasswords }, (text) => text.includes("-p")],
       // `DB_PASS=…`, `AccountKey=…`, `STRIPE_WEBHOOK=<token>`.
       [
         KEY_VALUE_AT,
