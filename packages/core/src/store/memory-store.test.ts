@@ -26,6 +26,63 @@ describe("createMemoryStore", () => {
     expect(() => store.increment("text", 1, 1_000)).toThrow(/not an integer counter/);
   });
 
+  it("reads flat objects back exactly as a JSON round trip gives them, fresh and unshared", () => {
+    const store = createMemoryStore();
+    const proto = Object.create(null) as Record<string, unknown>;
+    proto.b = 1;
+    proto.a = "x";
+    const withGetter = {
+      get computed() {
+        return 7;
+      },
+    };
+    const values: object[] = [
+      { failures: 1 },
+      { failures: 3, openedAt: 1_700_000_000_000 },
+      {},
+      { z: 1, 2: "two", a: true, 1: null, b: -0, c: Number.NaN, d: Number.POSITIVE_INFINITY },
+      { gone: undefined, fn: () => 1, sym: Symbol("s"), kept: "k", [Symbol("key")]: 1 },
+      { toJSON: () => ({ replaced: true }), other: 1 },
+      { toJSON: "plain field" },
+      JSON.parse('{"__proto__": {"polluted": true}, "x": 1}') as object,
+      { nested: { failures: 1 } },
+      [1, 2, { a: 1 }],
+      new Date(5),
+      proto,
+      withGetter,
+    ];
+    for (const [i, value] of values.entries()) {
+      const key = `k${i}`;
+      store.set(key, value);
+      const expected = JSON.parse(JSON.stringify(value)) as unknown;
+      const first = store.get<Record<string, unknown>>(key);
+      // Same value, same key order, same prototype as JSON.parse gives.
+      expect(first).toStrictEqual(expected);
+      expect(JSON.stringify(first)).toBe(JSON.stringify(expected));
+      expect(Object.getPrototypeOf(first)).toBe(Object.getPrototypeOf(expected));
+      expect(Object.is(first?.b, -0)).toBe(false);
+      // A caller's changes reach neither the store nor the next reader.
+      if (typeof first === "object" && first !== null && !Array.isArray(first)) {
+        first.added = 1;
+        expect(Object.isFrozen(first)).toBe(false);
+      }
+      const second = store.get<Record<string, unknown>>(key);
+      if (typeof first === "object") expect(second).not.toBe(first);
+      expect(second).toStrictEqual(expected);
+    }
+    // Changing the object after the set changes nothing stored.
+    const state: { failures: number; openedAt?: number } = { failures: 1 };
+    store.set("state", state);
+    state.failures = 9;
+    state.openedAt = 1;
+    expect(store.get("state")).toStrictEqual({ failures: 1 });
+    // What JSON refuses, set refuses too, and the old value stays.
+    expect(() => store.set("state", { n: 1n })).toThrow(TypeError);
+    expect(store.get("state")).toStrictEqual({ failures: 1 });
+    // An object is not a counter.
+    expect(() => store.increment("state", 1, 1_000)).toThrow(/not an integer counter/);
+  });
+
   it("answers synchronously", () => {
     const store = createMemoryStore();
     expect(store.set("k", 1)).toBeUndefined();

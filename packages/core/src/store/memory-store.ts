@@ -104,11 +104,62 @@ class Counter {
   constructor(public value: number) {}
 }
 
+/**
+ * A flat plain object (a breaker state, say) as JSON would carry it: its own enumerable keys in
+ * JSON's order, each value a string, boolean, null or finite number (-0 as 0). Held apart from the
+ * caller's object, and every `get` answers a fresh shallow copy: the same value, as mutable and as
+ * unshared, as `JSON.parse` of its JSON text, without the text (no stringify, no parse per call).
+ */
+class FlatObject {
+  constructor(readonly fields: Record<string, string | number | boolean | null>) {}
+}
+
 /** null as stored: read back without parsing. */
 const NULL = new JsonText("null");
 
-/** What the values LRU holds: primitives as they are, objects as JSON text, counters boxed. */
-type StoredValue = string | number | boolean | JsonText | Counter;
+/**
+ * What the values LRU holds: primitives as they are, flat plain objects copied, other objects as
+ * JSON text, counters boxed.
+ */
+type StoredValue = string | number | boolean | JsonText | FlatObject | Counter;
+
+/**
+ * The object as a {@link FlatObject} when JSON would carry it field for field; undefined when it
+ * needs JSON's own rules (a prototype, a `toJSON`, a nested object or array, a bigint, a
+ * `__proto__` key): those go through JSON text, as before.
+ */
+function toFlat(value: object): FlatObject | undefined {
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) return undefined;
+  const fields: Record<string, string | number | boolean | null> = {};
+  for (const key of Object.keys(value)) {
+    if (key === "__proto__" || key === "toJSON") return undefined;
+    const field = (value as Record<string, unknown>)[key];
+    switch (typeof field) {
+      case "number":
+        // As JSON would: NaN and Infinity as null, -0 as 0.
+        fields[key] = Number.isFinite(field) ? field + 0 : null;
+        break;
+      case "string":
+      case "boolean":
+        fields[key] = field;
+        break;
+      case "undefined":
+      case "function":
+      case "symbol":
+        // JSON leaves such a field out.
+        break;
+      case "object":
+        if (field !== null) return undefined;
+        fields[key] = null;
+        break;
+      default:
+        // A bigint: JSON.stringify throws, and so must set.
+        return undefined;
+    }
+  }
+  return new FlatObject(fields);
+}
 
 const KEEP_TTL = { noUpdateTTL: true } as const;
 
@@ -143,6 +194,8 @@ function toStored(value: unknown): StoredValue | undefined {
   }
   // A breaker closed again is written as null, then read on every success for minutes.
   if (value === null) return NULL;
+  const flat = toFlat(value as object);
+  if (flat !== undefined) return flat;
   const json = JSON.stringify(value) as string | undefined;
   return json === undefined ? undefined : new JsonText(json);
 }
@@ -154,8 +207,9 @@ function toStored(value: unknown): StoredValue | undefined {
  * cannot reach: pending and uncertain entries until they are settled (hard cap `maxUnsettled`),
  * succeeded and failed ones until their retention ends (hard cap `maxLedgerEntries` on all of
  * them). When a cap is reached, claims of new keys answer `ledger_full` (DESIGN.md §4: the ledger
- * is fail-closed); nothing is forgotten early. Objects given to `set` are kept as JSON text, so
- * what `get` returns is a copy, as it would be from Redis; numbers and other primitives are kept
+ * is fail-closed); nothing is forgotten early. Objects given to `set` are kept apart from the
+ * caller's (flat plain objects as a copy, others as JSON text), so what `get` returns is a fresh
+ * copy with JSON's values, as it would be from Redis; numbers and other primitives are kept
  * as they are (a counter costs no JSON). A ledger result is kept as JSON text too.
  *
  * @example
@@ -195,6 +249,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       const stored = lruGet(lru, key);
       if (typeof stored !== "object") return stored as T | undefined;
       if (stored === NULL) return null as T;
+      if (stored instanceof FlatObject) return { ...stored.fields } as T;
       return (stored instanceof Counter ? stored.value : JSON.parse(stored.text)) as T;
     },
 
