@@ -268,12 +268,9 @@ function indentOf(line: string): number {
  * Whether a text may hold a stack frame: every frame line and inline frame has `at` after a
  * non-word character and before a space, or `File "`, `Traceback (` or `... `. Go and Rust
  * traces start with `goroutine N [` and `stack backtrace:`; a .NET `--- End of stack trace ---`
- * line sits between `at` frames.
- */
-export const FRAME_HINT = /\bat\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace/;
-
-/**
- * Whether {@link FRAME_HINT} matches, read without it: each literal with `includes`, then each
+ * line sits between `at` frames. The same answer as the pattern
+ * `/\bat\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace/` (prefilter.test.ts), read
+ * without it: each literal with `includes`, then each
  * `at` that starts a word and has whitespace after it.
  * @internal Exported for tests; not part of the public API.
  */
@@ -529,13 +526,7 @@ export function replaceAnchored<A extends unknown[]>(
   return copied === 0 && out === "" ? text : out + text.slice(copied);
 }
 
-/**
- * What ends every key of a key-value credential (a session id ends in `id`), then its separator.
- */
-export const CREDENTIAL_KEY =
-  /(?:key|secret|token|password|passwd|pwd|passphrase|credentials?|id|signature|sig)["']?\s*[:=]/i;
-
-/** The words of {@link CREDENTIAL_KEY}, lowercase. */
+/** What ends every key of a key-value credential (a session id ends in `id`), lowercase. */
 const CREDENTIAL_KEY_ENDS = [
   "key",
   "secret",
@@ -552,9 +543,9 @@ const CREDENTIAL_KEY_ENDS = [
 ];
 
 /**
- * Whether {@link CREDENTIAL_KEY} matches, read without it: from each `:` and `=` back over
- * whitespace and a quote, a word of it must end there (in either case of ASCII letters, as the
- * pattern reads them).
+ * Whether a word of {@link CREDENTIAL_KEY_ENDS}, a quote at most and whitespace come before a `:`
+ * or `=`, in either case of ASCII letters: from each `:` and `=` back. The same answer as the
+ * pattern `/(?:key|secret|…|sig)["']?\s*[:=]/i` (prefilter.test.ts).
  * @internal Exported for tests; not part of the public API.
  */
 export function hasCredentialKey(text: string): boolean {

@@ -147,31 +147,27 @@ export class OutcomeTracker {
       this.#retried?.delete(call);
       for (const [print, p] of retried) adds.push([pending(p, print), "retry_paid"]);
     }
-    const corrections = this.#corrections;
-    if (corrections !== undefined) {
-      const key = toolKey(policy.server, policy.tool);
-      const correction = corrections.get(key);
-      if (correction !== undefined) {
-        corrections.delete(key);
-        adds.push([correction, "correct_paid"]);
-      }
-    }
+    const correction = this.#takeCorrection(policy);
+    if (correction !== undefined) adds.push([correction, "correct_paid"]);
     this.#settleSwitches(policy.tool, "switch_paid", adds);
     return adds.length === 0 ? undefined : this.#write(adds, guard);
   }
 
+  /** The correction of this tool that waited for its next call, taken (undefined when none). */
+  #takeCorrection(policy: ToolPolicy): Pending | undefined {
+    const corrections = this.#corrections;
+    if (corrections === undefined) return undefined;
+    const key = toolKey(policy.server, policy.tool);
+    const correction = corrections.get(key);
+    if (correction !== undefined) corrections.delete(key);
+    return correction;
+  }
+
   /** A first failure of a call: settles what waited for this tool. */
   #settleWaiting(policy: ToolPolicy, fingerprint: string, adds: [Pending, OutcomeField][]): void {
-    const corrections = this.#corrections;
-    if (corrections !== undefined) {
-      const key = toolKey(policy.server, policy.tool);
-      const correction = corrections.get(key);
-      if (correction !== undefined) {
-        corrections.delete(key);
-        // Another failure after the correction is progress of some kind: nothing is learned.
-        if (correction.fingerprint === fingerprint) adds.push([correction, "correct_futile"]);
-      }
-    }
+    const correction = this.#takeCorrection(policy);
+    // Another failure after the correction is progress of some kind: nothing is learned.
+    if (correction?.fingerprint === fingerprint) adds.push([correction, "correct_futile"]);
     this.#settleSwitches(policy.tool, "switch_futile", adds);
   }
 
