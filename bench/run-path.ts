@@ -120,7 +120,7 @@ export async function benchRunCallVsLoop(calls = 50_000): Promise<Figure> {
  * Bytes allocated per call, counted by V8's GC profiler (heap used after, minus before, plus what
  * every collection in between freed): median of batches.
  */
-async function allocatedPerCall(batch: number, body: (i: number) => Promise<unknown>) {
+export async function allocatedPerCall(batch: number, body: (i: number) => Promise<unknown>) {
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
   const profiler = new GCProfiler();
