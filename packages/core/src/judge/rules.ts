@@ -11,7 +11,7 @@
 
 import type { Action, Certainty, Reason } from "../types.ts";
 import { type Alternative, buildPrefilter, holds, type Prefilter, scan } from "./rule-prefilter.ts";
-import { TextMemo } from "./text-memo.ts";
+import { judgeFacts } from "./text-facts.ts";
 
 /** One row of the table: a phrasing and the classification it stands for. */
 export interface TextRule {
@@ -804,11 +804,7 @@ export function explainBuiltinMatch(
  * What the table made of recent texts (`null`: no rule): the same failure text comes back with
  * every retry and every run, and the table is a pure function of it.
  */
-const matched = new TextMemo<Alternative<TextRule> | null>({
-  maxEntries: 1024,
-  maxChars: 256 * 1024,
-  maxTextLength: RULE_TEXT_LIMIT,
-});
+const matched = judgeFacts.slot<Alternative<TextRule> | null>();
 
 function matchBuiltinAlternative(text: string): Alternative<TextRule> | undefined {
   const head = text.length > RULE_TEXT_LIMIT ? text.slice(0, RULE_TEXT_LIMIT) : text;
