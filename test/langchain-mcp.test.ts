@@ -157,7 +157,11 @@ describe("governMcpTools with createAgent, fault server over stdio", () => {
     const { run, tools } = await notes.governed();
     const ended = await runAgent(tools, script, run);
     expect(ended.error).toBeInstanceOf(GovernorStopError);
-    expect(ended.error).toMatchObject({ reason: "forbidden", personResolvable: true });
+    expect(ended.error).toMatchObject({
+      reason: "forbidden",
+      personResolvable: true,
+      tool: "delete_account",
+    });
     expect(ended.model.turns).toHaveLength(1);
     expect(run.summary()).toMatchObject({ calls: 1, attempts: 1 });
     const last = ended.messages.at(-1);

@@ -194,7 +194,7 @@ describe.skipIf(SDK_UNSUPPORTED)(`governMcpServer over MCPServerStdio (${SKIP_RE
     const texts = model.views.flatMap((v) => v.results.map((r) => r.text));
     const stop = governorStopOf(error);
     expect(texts.length + (stop ? 1 : 0)).toBeGreaterThan(0);
-    for (const text of [...texts, stop?.text ?? "", stop?.message ?? ""]) {
+    for (const text of [...texts, stop?.modelText ?? "", stop?.message ?? ""]) {
       expect(leaksSecrets(text, fixtureSecrets()), text).toBe(false);
     }
   });

@@ -158,9 +158,10 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     expect(calls).toBe(1);
     expect(model.views).toHaveLength(1);
     const stop = governorStopOf(error);
-    expect(stop?.reason).toBe("uncertain_mutation");
+    expect(stop).toBeInstanceOf(GovernorStopError);
+    expect(stop).toMatchObject({ reason: "uncertain_mutation", tool: "send_email" });
     expect(stop?.idempotencyKey).toMatch(/^gk_[0-9a-f]{32}$/);
-    expect(stop?.text).toMatch(/may have/);
+    expect(stop?.modelText).toMatch(/may have/);
   });
 
   it("a JSON-RPC error goes to the host: run() rejects with the HostError, the model reads nothing of it", async () => {
@@ -242,7 +243,7 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     }));
     const stop = governorStopOf(error);
     expect(stop).toBeDefined();
-    expect(leaksSecrets(stop?.text ?? "", fixtureSecrets())).toBe(false);
+    expect(leaksSecrets(stop?.modelText ?? "", fixtureSecrets())).toBe(false);
     expect(leaksSecrets(stop?.message ?? "", fixtureSecrets())).toBe(false);
     for (const text of model.texts()) expect(leaksSecrets(text, fixtureSecrets())).toBe(false);
   });

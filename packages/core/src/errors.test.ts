@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { GovernorError, HostError, StoreError } from "./index.ts";
+import {
+  createGovernor,
+  GovernorError,
+  GovernorStopError,
+  HostError,
+  StoreError,
+} from "./index.ts";
 import { hostErrorText } from "./judge/index.ts";
 
 describe("HostError.from: what an adapter gives the host when run.call rejects", () => {
@@ -51,5 +57,75 @@ describe("HostError.from: what an adapter gives the host when run.call rejects",
     expect(text).toContain("t");
     expect(text).toContain("could not be completed");
     expect(text).not.toMatch(/srv|secret|sk-live/);
+  });
+});
+
+describe("GovernorStopError: the one error every adapter throws to end the loop", () => {
+  const summaryOf = async () => {
+    const run = createGovernor({}).startRun();
+    await run.call({ tool: "t" }, async () => 1);
+    return run.end();
+  };
+
+  it("carries every detail it was given, and says why, where and which key", async () => {
+    const summary = await summaryOf();
+    const host = new HostError({
+      tool: "send",
+      reason: "protocol_error",
+      channel: "protocol",
+      message: "m",
+    });
+    const stop = new GovernorStopError({
+      reason: "uncertain_mutation",
+      summary,
+      tool: "send",
+      server: "mail",
+      personResolvable: true,
+      idempotencyKey: "gk_abc",
+      hostError: host,
+      modelText: "send: the write may have happened. Do not repeat it.",
+    });
+    expect(stop).toBeInstanceOf(GovernorError);
+    expect(stop).toMatchObject({
+      name: "GovernorStopError",
+      code: "run_ended",
+      reason: "uncertain_mutation",
+      tool: "send",
+      server: "mail",
+      personResolvable: true,
+      idempotencyKey: "gk_abc",
+      modelText: "send: the write may have happened. Do not repeat it.",
+    });
+    expect(stop.summary).toBe(summary);
+    expect(stop.hostError).toBe(host);
+    expect(stop.cause).toBe(host);
+    expect(stop.message).toBe(
+      "Governor stopped the run (uncertain_mutation) at send; the write's idempotency key is gk_abc",
+    );
+  });
+
+  it("a run the host ended: reason completed, no tool, not person-resolvable", async () => {
+    const stop = new GovernorStopError({ reason: "completed", summary: await summaryOf() });
+    expect(stop.message).toBe("Governor stopped the run (completed)");
+    expect(stop).toMatchObject({ tool: undefined, server: undefined, personResolvable: false });
+    expect(stop.cause).toBeUndefined();
+  });
+
+  it("isStop knows one from another copy of the package, and nothing else", async () => {
+    const stop = new GovernorStopError({ reason: "forbidden", summary: await summaryOf() });
+    expect(GovernorStopError.isStop(stop)).toBe(true);
+    // Another copy's instance: same marker, code and name, another class.
+    const copy = Object.assign(new GovernorError("run_ended", "x"), { name: "GovernorStopError" });
+    expect(copy).not.toBeInstanceOf(GovernorStopError);
+    expect(GovernorStopError.isStop(copy)).toBe(true);
+    for (const other of [
+      new GovernorError("run_ended", "x"),
+      new HostError({ tool: "t", reason: "r", channel: "c", message: "m" }),
+      Object.assign(new Error("x"), { name: "GovernorStopError", code: "run_ended" }),
+      null,
+      "GovernorStopError",
+    ]) {
+      expect(GovernorStopError.isStop(other)).toBe(false);
+    }
   });
 });

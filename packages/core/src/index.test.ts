@@ -9,6 +9,7 @@ describe("the public API", () => {
         "ACTIONS",
         "EVENT_SCHEMA_VERSION",
         "GovernorError",
+        "GovernorStopError",
         "HostError",
         "IDEMPOTENCY_META_KEY",
         "PERSON_RESOLVABLE",

@@ -49,6 +49,7 @@ export {
   type RunOptions,
   type ToolCall,
 } from "./run/run.ts";
+export { GovernorStopError, type StopDetails } from "./run/stop-error.ts";
 export {
   createMemoryStore,
   type MemoryStore,

@@ -112,6 +112,7 @@ export class GovernedTool extends StructuredTool {
       const text = hostErrorText(error);
       recordStop(run, {
         tool: this.name,
+        server,
         reason: error.stopReason,
         personResolvable: false,
         text,
@@ -124,6 +125,7 @@ export class GovernedTool extends StructuredTool {
     if (outcome.kind === "stop") {
       recordStop(run, {
         tool: this.name,
+        server,
         reason: outcome.reason,
         personResolvable: outcome.personResolvable,
         text,

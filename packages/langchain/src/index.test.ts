@@ -1,3 +1,4 @@
+import { GovernorStopError } from "@governor/core";
 import { expect, it } from "vitest";
 import * as agent from "./agent-index.ts";
 import * as api from "./index.ts";
@@ -12,4 +13,8 @@ it("exports exactly the public API", () => {
     "throwIfStopped",
   ]);
   expect(Object.keys(agent).sort()).toEqual(["governorMiddleware"]);
+});
+
+it("GovernorStopError is @governor/core's class, the one every adapter throws", () => {
+  expect(api.GovernorStopError).toBe(GovernorStopError);
 });

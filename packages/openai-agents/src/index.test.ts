@@ -1,3 +1,4 @@
+import { GovernorStopError } from "@governor/core";
 import { expect, it } from "vitest";
 import * as api from "./index.ts";
 
@@ -8,4 +9,8 @@ it("exports exactly the public API", () => {
     "governedTool",
     "governorStopOf",
   ]);
+});
+
+it("GovernorStopError is @governor/core's class, the one every adapter throws", () => {
+  expect(api.GovernorStopError).toBe(GovernorStopError);
 });

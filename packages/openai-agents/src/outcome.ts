@@ -1,5 +1,5 @@
 import type { CallOutcome, ModelResult } from "@governor/core";
-import { GovernorStopError } from "./stop-error.ts";
+import { GovernorStopError } from "@governor/core";
 
 /** What a governed call hands back to the Agents SDK: the tool's value, or Governor's text. */
 export type Settled<T> =
@@ -18,5 +18,14 @@ export function settle<T>(
 ): Settled<T> {
   if (outcome.kind === "ok") return { kind: "ok", value: outcome.value };
   if (outcome.kind === "model") return { kind: "model", result: outcome.result };
-  throw new GovernorStopError(outcome, tool, server);
+  throw new GovernorStopError({
+    reason: outcome.reason,
+    summary: outcome.summary,
+    tool,
+    server,
+    personResolvable: outcome.personResolvable,
+    idempotencyKey: outcome.idempotencyKey,
+    hostError: outcome.hostError,
+    modelText: outcome.result.content[0].text,
+  });
 }

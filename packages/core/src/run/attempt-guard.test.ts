@@ -9,6 +9,9 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+/** Resolves once the ticks queued before it have run (the guard's check is one). */
+const nextTick = () => new Promise<void>((resolve) => process.nextTick(resolve));
+
 describe("createAttemptGuard", () => {
   it("holds one timer and one listener for all attempts in flight, none when idle", async () => {
     const ac = new AbortController();
@@ -24,7 +27,7 @@ describe("createAttemptGuard", () => {
     guard.started();
     guard.enter(b);
     guard.started();
-    await Promise.resolve();
+    await nextTick();
     expect(vi.getTimerCount()).toBe(1);
     expect(getEventListeners(ac.signal, "abort")).toHaveLength(1);
     guard.leave(a);
@@ -46,7 +49,7 @@ describe("createAttemptGuard", () => {
     guard.started();
     guard.enter((reason, deadline) => cuts.push([reason, deadline]));
     guard.started();
-    await Promise.resolve();
+    await nextTick();
     vi.advanceTimersByTime(99);
     expect(cuts).toHaveLength(0);
     vi.advanceTimersByTime(1);
@@ -54,7 +57,7 @@ describe("createAttemptGuard", () => {
     expect(cuts.every(([r, d]) => d && (r as Error).name === "TimeoutError")).toBe(true);
   });
 
-  it("arms no timer for an attempt that ends within a microtask of starting, one for any still running", async () => {
+  it("arms no timer for an attempt that ends before the next tick, one for any still running", async () => {
     const guard = createAttemptGuard({
       deadline: Date.now() + 1_000,
       now: Date.now,
@@ -65,13 +68,13 @@ describe("createAttemptGuard", () => {
     guard.enter(quick);
     guard.started();
     guard.leave(quick);
-    await Promise.resolve();
+    await nextTick();
     expect(setTimer).not.toHaveBeenCalled();
     expect(vi.getTimerCount()).toBe(0);
     const slow = vi.fn();
     guard.enter(slow);
     guard.started();
-    await Promise.resolve();
+    await nextTick();
     expect(setTimer).toHaveBeenCalledTimes(1);
     expect(vi.getTimerCount()).toBe(1);
     setTimer.mockRestore();
@@ -90,7 +93,7 @@ describe("createAttemptGuard", () => {
     const cut = vi.fn();
     guard.enter(cut);
     guard.started();
-    await Promise.resolve();
+    await nextTick();
     expect(vi.getTimerCount()).toBe(0);
     vi.advanceTimersByTime(1_000);
     expect(cut).not.toHaveBeenCalled();
@@ -100,5 +103,58 @@ describe("createAttemptGuard", () => {
     guard.enter(other);
     guard.cutAll("ended");
     expect(other).toHaveBeenCalledWith("ended", false);
+  });
+});
+
+describe("the guard's check", () => {
+  it("is queued once for attempts that start and end within one run of microtasks, not per attempt", async () => {
+    const guard = createAttemptGuard({
+      deadline: Date.now() + 1_000,
+      now: Date.now,
+      enforceDeadline: true,
+    });
+    const ticks = vi.spyOn(process, "nextTick");
+    for (let i = 0; i < 100; i++) {
+      const quick = vi.fn();
+      guard.enter(quick);
+      guard.started();
+      await Promise.resolve();
+      guard.leave(quick);
+    }
+    expect(ticks).toHaveBeenCalledTimes(1);
+    ticks.mockRestore();
+    // An attempt still in flight when the check runs gets the timer, though it entered after
+    // the check was queued.
+    const slow = vi.fn();
+    guard.enter(slow);
+    guard.started();
+    await nextTick();
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(1_000);
+    expect(slow).toHaveBeenCalledWith(expect.objectContaining({ name: "TimeoutError" }), true);
+    expect(guard.size).toBe(1);
+    guard.leave(slow);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("is queued again for an attempt that starts after the check ran", async () => {
+    const guard = createAttemptGuard({
+      deadline: Date.now() + 500,
+      now: Date.now,
+      enforceDeadline: true,
+    });
+    const quick = vi.fn();
+    guard.enter(quick);
+    guard.started();
+    guard.leave(quick);
+    await nextTick();
+    expect(vi.getTimerCount()).toBe(0);
+    const slow = vi.fn();
+    guard.enter(slow);
+    guard.started();
+    await nextTick();
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(500);
+    expect(slow).toHaveBeenCalledTimes(1);
   });
 });
