@@ -56,7 +56,7 @@ export interface RunState {
    */
   readonly identical: LoopDetector;
   /** Per call key, how many identical keyed calls succeeded (a part of the next one's key). */
-  readonly successes: Map<string, number>;
+  successes: Map<string, number> | undefined;
   /** Attempts executing now: `end()` aborts them. */
   inFlight: number;
   /** Keys of this run instance left uncertain after a failure that went to the model. */
@@ -99,7 +99,7 @@ export function createRunState(core: GovernorCore, options: RunOptions): RunStat
     tally: createRunTally(),
     modelRepeats: undefined,
     identical: createLoopDetector(),
-    successes: new Map(),
+    successes: undefined,
     inFlight: 0,
     releasable: undefined,
     callCount: 0,
