@@ -1,4 +1,4 @@
-import { TextMemo } from "./text-memo.ts";
+import { judgeFacts } from "./text-facts.ts";
 
 /**
  * What the call itself tells about its failure (issue 12.3): the arguments the model sent and,
@@ -210,13 +210,9 @@ interface TextTargets {
 const NO_TARGETS: TextTargets = { hosts: [], failedHosts: 0, paths: [] };
 
 /** What recent texts name: the same failure text comes back with every retry and every run. */
-const targetMemo = new TextMemo<TextTargets>({
-  maxEntries: 1024,
-  maxChars: 256 * 1024,
-  maxTextLength: TEXT_LIMIT,
-  size: (t) =>
-    t.hosts.reduce((n, h) => n + h.length, 0) + t.paths.reduce((n, p) => n + p.length, 0),
-});
+const targetMemo = judgeFacts.slot<TextTargets>(
+  (t) => t.hosts.reduce((n, h) => n + h.length, 0) + t.paths.reduce((n, p) => n + p.length, 0),
+);
 
 function targetsOf(head: string): TextTargets {
   let hit = targetMemo.get(head);

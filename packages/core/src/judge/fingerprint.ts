@@ -9,7 +9,7 @@
 import type { Channel } from "../types.ts";
 import { sha256Hex } from "./canonical.ts";
 import { charTable, hasRun, replaceAnchored } from "./redact.ts";
-import { TextMemo } from "./text-memo.ts";
+import { judgeFacts } from "./text-facts.ts";
 
 const INPUT_CAP = 4096;
 const NORMALIZED_CAP = 500;
@@ -572,12 +572,7 @@ const MAX_PRINT_TOOL = 64;
 const PRINT_CHARS = MAX_PRINT_TOOL + 64;
 
 /** Recent texts, normalized: the normalizer is a pure function of the text's first 4096 characters. */
-const memo = new TextMemo<Normalized>({
-  maxEntries: 1024,
-  maxChars: 384 * 1024,
-  maxTextLength: INPUT_CAP,
-  size: (n) => n.text.length + PRINT_CHARS,
-});
+const memo = judgeFacts.slot<Normalized>((n) => n.text.length + PRINT_CHARS);
 
 function normalized(text: string): Normalized {
   const head = text.length > INPUT_CAP ? text.slice(0, INPUT_CAP) : text;

@@ -11,7 +11,8 @@
  * per position.
  */
 import { replacePolicyPattern } from "../policy/policy-pattern.ts";
-import { TextMemo } from "./text-memo.ts";
+import { judgeFacts } from "./text-facts.ts";
+import type { FactSlot } from "./text-memo.ts";
 
 /** Options of {@link redact}. */
 export interface RedactOptions {
@@ -1400,24 +1401,27 @@ export function redact(text: string, options: RedactOptions = {}): string {
 /**
  * Recent redactions, by the options that shape them (the output cap, emails, the policy's
  * patterns): the same failure text comes back with every retry and every run. A few sets of
- * options are kept, the most recently used first.
+ * options are kept, the most recently used first, each in a slot of the judge's facts; the slot
+ * of a set that is dropped is cleared before another set takes it.
  */
 const memos: {
   readonly maxLength: number;
   readonly emails: boolean;
   readonly patterns: readonly (string | RegExp)[];
-  readonly memo: TextMemo<string>;
+  readonly memo: FactSlot<string>;
 }[] = [];
 const MAX_MEMOS = 4;
+/** Slots no set of options holds yet. */
+const freeSlots: FactSlot<string>[] = Array.from({ length: MAX_MEMOS }, () =>
+  judgeFacts.slot<string>((out) => out.length),
+);
 const NO_PATTERNS: readonly (string | RegExp)[] = [];
-/** Longer texts are redacted every time. */
-const MEMO_TEXT_LIMIT = 8192;
 
 function memoFor(
   maxLength: number,
   emails: boolean,
   patterns: readonly (string | RegExp)[] = NO_PATTERNS,
-): TextMemo<string> {
+): FactSlot<string> {
   for (let i = 0; i < memos.length; i++) {
     const m = memos[i] as (typeof memos)[number];
     if (m.maxLength !== maxLength || m.emails !== emails) continue;
@@ -1428,15 +1432,13 @@ function memoFor(
     }
     return m.memo;
   }
-  const memo = new TextMemo<string>({
-    maxEntries: 1024,
-    maxChars: 256 * 1024,
-    maxTextLength: MEMO_TEXT_LIMIT,
-    size: (out) => out.length,
-  });
+  let memo = freeSlots.pop();
+  if (memo === undefined) {
+    memo = (memos.pop() as (typeof memos)[number]).memo;
+    memo.clear();
+  }
   // A copy of the patterns: a caller that changes its array later gets a memo of its own.
   memos.unshift({ maxLength, emails, patterns: [...patterns], memo });
-  if (memos.length > MAX_MEMOS) memos.pop();
   return memo;
 }
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { fingerprint, normalizeText } from "./fingerprint.ts";
 import { redact } from "./redact.ts";
 import { matchBuiltinRules } from "./rules.ts";
-import { TextMemo } from "./text-memo.ts";
+import { TextFacts, TextMemo } from "./text-memo.ts";
 
 /** A memo that keeps a text the first time, for the tests of its bounds. */
 const memoOf = <V>(
@@ -155,6 +155,100 @@ describe("TextMemo", () => {
   });
 });
 
+describe("TextFacts", () => {
+  it("keeps each slot's value the second time that slot is offered the text, in one entry", () => {
+    const facts = new TextFacts({ maxEntries: 4, maxChars: 100, maxTextLength: 20 });
+    const a = facts.slot<string>((v) => v.length);
+    const b = facts.slot<number>();
+    a.set("rate limit", "x");
+    // Another slot offered the same text in the same judgement: still the text's first sight for it.
+    b.set("rate limit", 1);
+    expect([a.get("rate limit"), b.get("rate limit"), facts.entries]).toEqual([
+      undefined,
+      undefined,
+      0,
+    ]);
+    a.set("rate limit", "x");
+    expect([a.get("rate limit"), b.get("rate limit"), facts.entries]).toEqual(["x", undefined, 1]);
+    b.set("rate limit", 1);
+    expect([a.get("rate limit"), b.get("rate limit"), facts.entries]).toEqual(["x", 1, 1]);
+    // Found by its characters, not its identity; the first value stays.
+    a.set(["rate", "limit"].join(" "), "y");
+    expect(a.get(["rate", "limit"].join(" "))).toBe("x");
+    expect(facts.heldChars).toBe("rate limit".length + 1);
+  });
+
+  it("holds at most maxEntries and maxChars, a value added later counted, the oldest text going with all its values", () => {
+    const facts = new TextFacts({ maxEntries: 3, maxChars: 30, maxTextLength: 10 });
+    const a = facts.slot<string>((v) => v.length);
+    const b = facts.slot<string>((v) => v.length);
+    const offer = (slot: typeof a, t: string, v: string) => {
+      slot.set(t, v);
+      slot.set(t, v);
+    };
+    for (const t of ["aaaa", "bbbb", "cccc", "dddd"]) offer(a, t, "1");
+    expect(facts.entries).toBe(3);
+    expect(a.get("aaaa")).toBeUndefined();
+    expect(facts.heldChars).toBe(15);
+    // A second slot's value for the oldest text: 10 more characters, 25 held.
+    offer(b, "bbbb", "x".repeat(10));
+    expect(facts.heldChars).toBe(25);
+    // 10 more do not fit: the oldest text (bbbb, both its values) goes.
+    offer(b, "cccc", "y".repeat(10));
+    expect([a.get("bbbb"), b.get("bbbb"), a.get("cccc"), b.get("cccc")]).toEqual([
+      undefined,
+      undefined,
+      "1",
+      "y".repeat(10),
+    ]);
+    expect(facts.heldChars).toBe(20);
+    // A text longer than maxTextLength is not kept; nor a value that cannot fit at all.
+    offer(a, "k".repeat(11), "1");
+    offer(a, "eeee", "z".repeat(40));
+    expect([a.get("k".repeat(11)), a.get("eeee"), facts.entries]).toEqual([
+      undefined,
+      undefined,
+      2,
+    ]);
+  });
+
+  it("forgets one slot's values on clear, the others' kept", () => {
+    const facts = new TextFacts({ maxEntries: 4, maxChars: 100, maxTextLength: 20 });
+    const a = facts.slot<string>((v) => v.length);
+    const b = facts.slot<string>((v) => v.length);
+    for (const slot of [a, b, a, b]) slot.set("busy", slot === a ? "aa" : "bbb");
+    expect(facts.heldChars).toBe(4 + 2 + 3);
+    a.clear();
+    expect([a.get("busy"), b.get("busy"), facts.heldChars]).toEqual([undefined, "bbb", 7]);
+  });
+
+  it("stays within its bounds whatever is put in it, and gives back only what was put (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.nat(2), fc.string({ maxLength: 12 }), fc.string({ maxLength: 12 })), {
+          maxLength: 200,
+        }),
+        (offers) => {
+          const facts = new TextFacts({ maxEntries: 5, maxChars: 60, maxTextLength: 10 });
+          const slots = [0, 1, 2].map(() => facts.slot<string>((v) => v.length));
+          const first = new Map<string, string>();
+          for (const [i, text, value] of offers) {
+            const slot = slots[i] as (typeof slots)[number];
+            slot.set(text, value);
+            if (!first.has(`${i}:${text}`)) first.set(`${i}:${text}`, value);
+            expect(facts.entries).toBeLessThanOrEqual(5);
+            expect(facts.heldChars).toBeLessThanOrEqual(60);
+            const got = slot.get(text);
+            // What it holds is a value offered for that slot and text.
+            if (got !== undefined)
+              expect(offers.some(([j, t, v]) => j === i && t === text && v === got)).toBe(true);
+          }
+        },
+      ),
+    );
+  });
+});
+
 describe("judging remembers texts without changing a result", () => {
   const text = fc.oneof(
     fc.string({ maxLength: 120 }),
@@ -191,6 +285,26 @@ describe("judging remembers texts without changing a result", () => {
         expect(third).toEqual(first);
       }),
     );
+  });
+
+  it("redacts right with more sets of options than it keeps, in turn (a set's slot is cleared before another takes it)", () => {
+    const texts = ["user ana@example.com failed", "key ABC-1234 rejected for bob@example.com"];
+    const sets = [
+      {},
+      { emails: true },
+      { maxLength: 12 },
+      { patterns: ["ABC-\\d+"] },
+      { emails: true, maxLength: 20 },
+      { patterns: ["failed"] },
+    ];
+    const expected = sets.map((o) =>
+      texts.map((t) => redact(t, { ...o, sensitiveValues: ["\u0000"] })),
+    );
+    for (let round = 0; round < 4; round++) {
+      for (const [i, o] of sets.entries()) {
+        expect(texts.map((t) => redact(t, o))).toEqual(expected[i]);
+      }
+    }
   });
 
   it('keeps fingerprints of one text apart by tool, channel and code (5 is not "5")', () => {

@@ -185,3 +185,203 @@ function fnv(text: string): number {
 function ownCopy(text: string): string {
   return ` ${text}`.slice(1);
 }
+
+/** Options of a {@link TextFacts}. */
+export interface TextFactsOptions {
+  /** Most texts held. */
+  readonly maxEntries: number;
+  /** Most characters held, texts and values together. */
+  readonly maxChars: number;
+  /** Longer texts are not kept. */
+  readonly maxTextLength: number;
+}
+
+/** One text's facts: a value per slot (undefined: not known yet), and the characters they take. */
+class Facts {
+  chars: number;
+  readonly values: unknown[] = [];
+  constructor(chars: number) {
+    this.chars = chars;
+  }
+}
+
+/**
+ * What several pure functions made of recent texts, in one entry per text: judging a failure asks
+ * the rules, the normalizer, the redactor and the call evidence about the same text, and one
+ * lookup (a pointer comparison when they ask in turn with the same string) serves them all.
+ * Each function has its slot ({@link TextFacts.slot}); a slot's value is kept under the rules of a
+ * {@link TextMemo}, one per slot: the second time that slot is offered the text (a text judged once
+ * is not kept), bounded by entries and by the characters of texts and values (the oldest text goes
+ * first, with all its values), never a text longer than `maxTextLength`, and as a copy of its own.
+ * @internal Not part of the public API.
+ */
+export class TextFacts {
+  readonly maxEntries: number;
+  readonly maxChars: number;
+  readonly maxTextLength: number;
+  readonly #sizes: ((value: never) => number)[] = [];
+  readonly #map = new Map<string, Facts>();
+  /** The texts held, oldest first from `#oldest`, in a ring (as in TextMemo). */
+  readonly #ring: (string | undefined)[];
+  #oldest = 0;
+  #chars = 0;
+  /** Hashes of (slot, text) pairs offered once, by their low bits. */
+  readonly #sighted = new Int32Array(SIGHTINGS * 2);
+  /** The text last found or kept, as the caller passed it, and its facts. */
+  #lastText: string | undefined;
+  #last: Facts | undefined;
+
+  constructor(options: TextFactsOptions) {
+    const { maxEntries, maxChars, maxTextLength } = options;
+    if (
+      !(Number.isInteger(maxEntries) && maxEntries >= 1) ||
+      !(maxTextLength >= 0) ||
+      !(maxChars >= maxTextLength)
+    ) {
+      throw new RangeError(
+        `TextFacts: maxEntries must be an integer of at least 1, maxTextLength at least 0 and maxChars at least maxTextLength (got ${maxEntries}, ${maxTextLength}, ${maxChars})`,
+      );
+    }
+    this.maxEntries = maxEntries;
+    this.maxChars = maxChars;
+    this.maxTextLength = maxTextLength;
+    this.#ring = new Array<string | undefined>(maxEntries).fill(undefined);
+  }
+
+  /** A new slot: `size` says the characters a value holds (default 0). */
+  slot<V>(size: (value: V) => number = () => 0): FactSlot<V> {
+    this.#sizes.push(size as (value: never) => number);
+    return new FactSlot<V>(this, this.#sizes.length - 1);
+  }
+
+  /** How many texts are held. */
+  get entries(): number {
+    return this.#map.size;
+  }
+
+  /** How many characters are held, texts and values together. */
+  get heldChars(): number {
+    return this.#chars;
+  }
+
+  #find(text: string): Facts | undefined {
+    if (text === this.#lastText) return this.#last;
+    const facts = this.#map.get(text);
+    if (facts !== undefined) {
+      this.#lastText = text;
+      this.#last = facts;
+    }
+    return facts;
+  }
+
+  /** @internal What the slot holds for the text. */
+  get(slot: number, text: string): unknown {
+    return this.#find(text)?.values[slot];
+  }
+
+  /** @internal Offers a slot's value for the text (see the class). */
+  set(slot: number, text: string, value: unknown): void {
+    if (text.length > this.maxTextLength || value === undefined) return;
+    const size = (this.#sizes[slot] as (value: unknown) => number)(value);
+    let facts = this.#find(text);
+    if (facts !== undefined) {
+      if (facts.values[slot] !== undefined) return;
+      if (facts.chars + size > this.maxChars) return;
+      if (!this.#secondSight(slot, text)) return;
+      facts.values[slot] = value;
+      facts.chars += size;
+      this.#chars += size;
+      // The text itself may be the oldest: it goes too when nothing else is left to free.
+      while (this.#chars > this.maxChars && this.#map.size > 0) this.#evictOldest();
+      return;
+    }
+    const cost = text.length + size;
+    if (cost > this.maxChars || !this.#secondSight(slot, text)) return;
+    const ring = this.#ring;
+    const map = this.#map;
+    const n = ring.length;
+    if (map.size === n) this.#evictOldest();
+    while (this.#chars + cost > this.maxChars && map.size > 0) this.#evictOldest();
+    const own = ownCopy(text);
+    ring[(this.#oldest + map.size) % n] = own;
+    facts = new Facts(cost);
+    facts.values[slot] = value;
+    map.set(own, facts);
+    this.#chars += cost;
+    this.#lastText = text;
+    this.#last = facts;
+  }
+
+  /** Forgets every value of a slot (its function changed: a redactor with other options). */
+  clearSlot(slot: number): void {
+    const size = this.#sizes[slot] as (value: unknown) => number;
+    for (const facts of this.#map.values()) {
+      const value = facts.values[slot];
+      if (value === undefined) continue;
+      const n = size(value);
+      facts.values[slot] = undefined;
+      facts.chars -= n;
+      this.#chars -= n;
+    }
+  }
+
+  /** Whether the slot was offered the text before; remembers it if not (as TextMemo does). */
+  #secondSight(slot: number, text: string): boolean {
+    const sighted = this.#sighted;
+    // Each slot is offered a text once per judgement: a pair of slot and text is what is counted.
+    const hash = (hashText(text) ^ Math.imul(slot + 1, 0x9e3779b1)) | 1;
+    const mask = sighted.length - 1;
+    const first = (hash >>> 1) & mask;
+    const second = (hash >>> 15) & mask;
+    if (sighted[first] === hash || sighted[second] === hash) return true;
+    if (sighted[first] === 0) sighted[first] = hash;
+    else sighted[second] = hash;
+    return false;
+  }
+
+  #evictOldest(): void {
+    const ring = this.#ring;
+    const text = ring[this.#oldest] as string;
+    ring[this.#oldest] = undefined;
+    this.#oldest = (this.#oldest + 1) % ring.length;
+    const facts = this.#map.get(text) as Facts;
+    this.#map.delete(text);
+    this.#chars -= facts.chars;
+    if (facts === this.#last) {
+      this.#last = undefined;
+      this.#lastText = undefined;
+    }
+  }
+
+  clear(): void {
+    this.#map.clear();
+    this.#ring.fill(undefined);
+    this.#sighted.fill(0);
+    this.#oldest = 0;
+    this.#chars = 0;
+    this.#last = undefined;
+    this.#lastText = undefined;
+  }
+}
+
+/** One function's slot of a {@link TextFacts}. @internal */
+export class FactSlot<V> {
+  readonly #facts: TextFacts;
+  readonly #slot: number;
+  constructor(facts: TextFacts, slot: number) {
+    this.#facts = facts;
+    this.#slot = slot;
+  }
+  /** What the function made of the text, when it is held. */
+  get(text: string): V | undefined {
+    return this.#facts.get(this.#slot, text) as V | undefined;
+  }
+  /** Offers what the function made of the text. */
+  set(text: string, value: V): void {
+    this.#facts.set(this.#slot, text, value);
+  }
+  /** Forgets the slot's values. */
+  clear(): void {
+    this.#facts.clearSlot(this.#slot);
+  }
+}

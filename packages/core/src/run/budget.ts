@@ -17,6 +17,8 @@ export interface RunBudgets {
   refund(name: CountedBudget): void;
   /** Units used so far. */
   used(): Readonly<Record<CountedBudget, number>>;
+  /** Units of one budget used so far (no copy of the others made). */
+  usedOf(name: CountedBudget): number;
 }
 
 /** Creates the budget counters of one run from the policy's limits. */
@@ -51,6 +53,10 @@ class Counters implements RunBudgets {
 
   refund(name: CountedBudget): void {
     if (this.#used[name] > 0) this.#used[name] -= 1;
+  }
+
+  usedOf(name: CountedBudget): number {
+    return this.#used[name];
   }
 
   used(): Readonly<Record<CountedBudget, number>> {

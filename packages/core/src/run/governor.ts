@@ -137,18 +137,34 @@ export function createGovernor(
   if (options.onEvent) listeners.push(options.onEvent);
   const onDecision = options.onDecision;
   if (onDecision) listeners.push((e) => e.type === "decision" && onDecision(e));
-  const cache = new Map<string, ToolPolicy>();
-  // The last tool asked for, answered without a key: an agent loop mostly calls one tool again.
-  let last: { tool: string; server: string | undefined; resolved: ToolPolicy } | undefined;
+  // Resolved tool policies by server, then tool (no key string made per call); at most 10,000.
+  const cache = new Map<string, Map<string, ToolPolicy>>();
+  let cached = 0;
+  // The last tool asked for, answered without a lookup: an agent loop mostly calls one tool again.
+  let lastTool: string | undefined;
+  let lastServer: string | undefined;
+  let lastResolved: ToolPolicy | undefined;
   const toolPolicy = (tool: string, server?: string): ToolPolicy => {
-    if (last !== undefined && last.tool === tool && last.server === server) return last.resolved;
-    const key = `${server ?? ""}\u0000${tool}`;
-    let resolved = cache.get(key);
+    if (lastResolved !== undefined && lastTool === tool && lastServer === server) {
+      return lastResolved;
+    }
+    const serverKey = server ?? "";
+    let byTool = cache.get(serverKey);
+    let resolved = byTool?.get(tool);
     if (!resolved) {
       resolved = resolveToolPolicy(parsed, tool, server);
-      if (cache.size < 10_000) cache.set(key, resolved);
+      if (cached < 10_000) {
+        if (byTool === undefined) {
+          byTool = new Map();
+          cache.set(serverKey, byTool);
+        }
+        byTool.set(tool, resolved);
+        cached += 1;
+      }
     }
-    last = { tool, server, resolved };
+    lastTool = tool;
+    lastServer = server;
+    lastResolved = resolved;
     return resolved;
   };
   const { ratio, reserve, windowMs } = parsed.retryBudget;

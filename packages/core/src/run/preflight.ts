@@ -17,6 +17,29 @@ import { isThenable, step } from "./store-guard.ts";
 import { storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
 
+/** Fingerprints of refusals, by reason, then tool: at most this many tools per reason. */
+const MAX_LOCAL_PRINTS = 1024;
+const localPrints = new Map<Reason, Map<string, string>>();
+
+/**
+ * The fingerprint of a refusal for a reason (its text) by a tool, remembered: the judge remembers
+ * a text's fingerprint for its last tool only, and an open breaker refuses calls of every tool.
+ */
+function localPrint(tool: string, reason: Reason): string {
+  let byTool = localPrints.get(reason);
+  if (byTool === undefined) {
+    byTool = new Map();
+    localPrints.set(reason, byTool);
+  }
+  let print = byTool.get(tool);
+  if (print === undefined) {
+    print = fingerprint({ tool, channel: "local", text: reason });
+    if (byTool.size >= MAX_LOCAL_PRINTS) byTool.clear();
+    byTool.set(tool, print);
+  }
+  return print;
+}
+
 /** Budgets, access, loops and breakers, before anything is sent; synchronous when the store is. */
 export function preflight(state: CallState): MaybePromise<CallOutcome<unknown> | undefined> {
   const { deadline, observeOnly } = state.run;
@@ -42,7 +65,7 @@ function refuse(
   // Observe-only: what would have stopped the call is reported, not enforced or counted.
   const d = plainStop(reason, budget);
   const c: Classification = { action: "stop", reason, certainty: "not_sent", source: "signal" };
-  const print = fingerprint({ tool: state.call.tool, channel: "local", text: reason });
+  const print = localPrint(state.call.tool, reason);
   record(state, { channel: "local", origin: "local", text: reason }, c, d, print, false);
   return undefined;
 }
@@ -164,7 +187,7 @@ export function preflightModel(
 ): CallOutcome<unknown> | undefined {
   const r = state.run;
   const { observeOnly } = r;
-  const print = fingerprint({ tool: state.call.tool, channel: "local", text: reason });
+  const print = localPrint(state.call.tool, reason);
   const classification: Classification = {
     action,
     reason,

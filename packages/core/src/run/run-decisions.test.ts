@@ -270,3 +270,26 @@ describe("issue 12.3: the call's arguments weigh the failure's text", () => {
     expect(outcome).toMatchObject({ kind: "model", action: "correct_arguments" });
   });
 });
+
+describe("a refusal's fingerprint is its tool's, whichever tools were refused before", () => {
+  it("denied tools in turn, across runs, each get the fingerprint of (tool, local, reason) and count as their own", async () => {
+    const { fingerprint } = await import("../judge/fingerprint.ts");
+    const g = governor({ tools: { "rm_*": { access: "deny" } } });
+    const tools = ["rm_a", "rm_b", "rm_c"];
+    const expected = tools.map((tool) =>
+      fingerprint({ tool, channel: "local", text: "denied_by_policy" }),
+    );
+    expect(new Set(expected).size).toBe(3);
+    for (let round = 0; round < 3; round++) {
+      const run = g.startRun();
+      for (const [i, tool] of [...tools, ...tools].entries()) {
+        const outcome = await run.call({ tool, args: { i } }, async () => ok("never"));
+        if (outcome.kind === "ok") throw new Error("a denied tool was called");
+        if (outcome.kind === "model") expect(outcome.fingerprint).toBe(expected[i % 3]);
+      }
+      const s = run.end();
+      // Each tool's refusals counted under its own fingerprint, first refused first.
+      expect(Object.keys(s.fingerprints)).toEqual(expected);
+    }
+  });
+});

@@ -8,6 +8,7 @@ import { type AttemptGuard, createAttemptGuard } from "./attempt-guard.ts";
 import { createRunBudgets, type RunBudgets } from "./budget.ts";
 import type { GovernorCore } from "./hooks.ts";
 import type { OutcomeTracker } from "./outcome-tracker.ts";
+import { PrintCounts } from "./print-counts.ts";
 import { createLoopDetector, type LoopDetector } from "./repeats.ts";
 import { createRunTally, type RunTally } from "./tally.ts";
 import type { RunOptions } from "./types.ts";
@@ -48,7 +49,7 @@ export interface RunState {
   /** Counts and the stop reason, for the summary. */
   readonly tally: RunTally;
   /** How often each fingerprint reached the model (the repeat rule counts these). */
-  modelRepeats: Map<string, number> | undefined;
+  modelRepeats: PrintCounts | undefined;
   /**
    * Per call key, the last result's signature and how many times in a row it came back: hashes,
    * never the results themselves, and at most MAX_TRACKED calls (the oldest go first).
@@ -149,8 +150,8 @@ export function modelRepeatsOf(r: RunState, print: string): number | undefined {
 
 /** One more time a fingerprint reached the model (the map is made at the first). */
 export function countModelRepeat(r: RunState, print: string): void {
-  r.modelRepeats ??= new Map();
-  r.modelRepeats.set(print, (r.modelRepeats.get(print) ?? 0) + 1);
+  r.modelRepeats ??= new PrintCounts();
+  r.modelRepeats.add(print);
 }
 
 /** A key left uncertain that the run's end settles (the set is made at the first). */
@@ -199,7 +200,7 @@ function release(r: RunState): void {
 export function summary(r: RunState): RunSummary {
   return (
     r.ended ??
-    r.tally.summary(r.id, r.budgets.used().calls, r.core.now() - r.startedAt, r.observeOnly)
+    r.tally.summary(r.id, r.budgets.usedOf("calls"), r.core.now() - r.startedAt, r.observeOnly)
   );
 }
 

@@ -1,6 +1,7 @@
 import type { BudgetName } from "../judge/decide.ts";
 import type { RunSummary } from "../telemetry/events.ts";
 import { type Action, PERSON_RESOLVABLE, type Reason } from "../types.ts";
+import { PrintCounts } from "./print-counts.ts";
 
 /** Why a run stopped, once it has. */
 export interface StopState {
@@ -53,7 +54,8 @@ class Tally implements RunTally {
     stop: 0,
     host: 0,
   };
-  #fingerprints: Record<string, number> | undefined;
+  /** Made at the first decision: a run whose calls all succeed has none. */
+  #fingerprints: PrintCounts | undefined;
   #attempts = 0;
   #retries = 0;
   #failures = 0;
@@ -83,9 +85,8 @@ class Tally implements RunTally {
     isFailure: boolean,
   ): void {
     if (isFailure) this.#failures += 1;
-    this.#fingerprints ??= {};
-    const fingerprints = this.#fingerprints;
-    fingerprints[fingerprint] = (fingerprints[fingerprint] ?? 0) + 1;
+    this.#fingerprints ??= new PrintCounts();
+    this.#fingerprints.add(fingerprint);
     this.#actions[action] += 1;
     this.#lastFailure = last;
   }
@@ -112,7 +113,7 @@ class Tally implements RunTally {
       actions: { ...this.#actions },
       retries: this.#retries,
       failures: this.#failures,
-      fingerprints: { ...this.#fingerprints },
+      fingerprints: this.#fingerprints === undefined ? {} : this.#fingerprints.toRecord(),
       durationMs,
       ...(lastFailure !== undefined && { lastFailure }),
       observeOnly,
