@@ -274,7 +274,7 @@ export function governClient<C extends McpClient>(
   const pass = (call: CallState, ctx: AttemptContext, limit: number): Promise<CallToolResult> => {
     const params = call.params;
     const transport = client.transport;
-    const signal = new Pass(transport, closes, limit);
+    const signal = new Pass(params.name, transport, closes, limit);
     call.pass = signal;
     ctx.onAbort((reason) => signal.abort(reason));
     const request: WireParams = { name: params.name, arguments: { ...ctx.args } };
@@ -286,7 +286,7 @@ export function governClient<C extends McpClient>(
         ? { signal: signal.asSignal(), timeout: limit }
         : { signal: signal.asSignal(), timeout: limit, onprogress };
     signal.entry = session.enter(transport);
-    let sent: Promise<CallToolResult>;
+    let sent: Promise<unknown>;
     try {
       sent = wire.callTool(request, bounds, definitions.get(params.name));
     } catch (error) {
@@ -323,6 +323,8 @@ export function governClient<C extends McpClient>(
     /** The server refused the pass for a gone session: nothing ran. */
     gone = false;
     constructor(
+      /** The tool called (its result is checked as the SDK's `Client.callTool` would). */
+      readonly name: string,
       readonly transport: McpClient["transport"],
       readonly closesBefore: number,
       /** The timeout given to the SDK. */
@@ -330,9 +332,13 @@ export function governClient<C extends McpClient>(
     ) {
       super();
     }
-    readonly answered = (result: CallToolResult): CallToolResult => {
+    readonly answered = (answer: unknown): CallToolResult => {
       if (this.entry !== undefined) session.leave(this.entry);
-      return result;
+      try {
+        return wire.checkResult(this.name, answer);
+      } catch (error) {
+        return failedPass(this, error);
+      }
     };
     readonly failed = (error: unknown): never => failedPass(this, error);
     /** What `toFailure` reads of this pass. */

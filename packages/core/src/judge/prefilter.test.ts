@@ -21,7 +21,14 @@ import {
   SECRET_GROUPS,
 } from "./redact.ts";
 import { patternAlternatives } from "./rule-prefilter.ts";
-import { BUILTIN_RULES, matchBuiltinRules, type TextRule } from "./rules.ts";
+import {
+  BUILTIN_RULES,
+  matchBuiltinRules,
+  mayHoldStatus,
+  SPLITTABLE,
+  splitIdentifiers,
+  type TextRule,
+} from "./rules.ts";
 
 // The gates the redactor used to run as patterns; its hand-written readers must answer as they do.
 /** A stack frame may be there (`mayHoldFrames`). */
@@ -86,6 +93,68 @@ const ruleText = fc
   )
   .map((parts) => parts.map(([p, s]) => p + s).join(""));
 
+/**
+ * Texts around HTTP-like statuses: a lead (`status`, `HTTP/1.1`, `error`, `with`…) in any case,
+ * separators (`_` too, which the identifier split makes a space), numbers of 2 to 4 digits, and the
+ * hex of request ids.
+ */
+const statusText = fc
+  .array(
+    fc.oneof(
+      {
+        weight: 3,
+        arbitrary: fc.constantFrom(
+          "status",
+          "Status",
+          "STATUS_CODE",
+          "statusCode",
+          "status code",
+          "http",
+          "HTTPS",
+          "http/1",
+          "HTTP/1.1",
+          "http/2.0",
+          "/1.",
+          "code",
+          "Code",
+          "error",
+          "ERROR",
+          "responded with",
+          "Responded With",
+          "not found",
+          "Too Many Requests",
+          "Gateway Timeout",
+          "Bad Gateway",
+          "unavailable",
+          "request",
+          "x",
+          "Q",
+        ),
+      },
+      { weight: 1, arbitrary: fc.integer({ min: 10, max: 6000 }).map(String) },
+      { weight: 2, arbitrary: fc.constantFrom("404", "429", "503", "500", "4000", "5xx") },
+      { weight: 1, arbitrary: fc.uuid() },
+      {
+        weight: 1,
+        arbitrary: fc.string({ unit: fc.constantFrom(..."0123456789abcdef-"), maxLength: 12 }),
+      },
+      {
+        weight: 3,
+        arbitrary: fc.string({
+          unit: fc.constantFrom(..." :=#'\"([_-/.\u00a0\ufeff\u017f"),
+          maxLength: 3,
+        }),
+      },
+    ),
+    { maxLength: 10 },
+  )
+  .map((parts) => parts.join(""));
+
+/** Status patterns: those of rules made by statusPattern in rules.ts. */
+const STATUS_RULES = BUILTIN_RULES.filter((rule) =>
+  rule.pattern.source.startsWith(String.raw`\b(?:status(?:[ _]?code)?|https?`),
+);
+
 describe("rule prefilter", () => {
   it("reads every built-in pattern", () => {
     const unread = BUILTIN_RULES.filter((rule) => patternAlternatives(rule.pattern) === undefined);
@@ -103,6 +172,76 @@ describe("rule prefilter", () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it("finds the rule every pattern run in order finds, on texts around statuses", () => {
+    fc.assert(
+      fc.property(statusText, (text) => {
+        expect(matchBuiltinRules(text)).toBe(matchEveryPattern(text));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("runs status patterns only where one may match: mayHoldStatus never misses one", () => {
+    expect(STATUS_RULES.length).toBe(20);
+    let matched = 0;
+    let ruledOut = 0;
+    fc.assert(
+      fc.property(statusText, (text) => {
+        const split = splitIdentifiers(text);
+        const any = STATUS_RULES.some((r) => r.pattern.test(text) || r.pattern.test(split));
+        if (any) {
+          matched++;
+          expect(mayHoldStatus(text), text).toBe(true);
+        } else if (/[45]\d\d/.test(text) && !mayHoldStatus(text)) {
+          ruledOut++;
+        }
+      }),
+      { numRuns: 10_000 },
+    );
+    // The property saw matches, and the gate rules out texts the old one (`[45]\d\d`) let through.
+    expect(matched).toBeGreaterThan(400);
+    expect(ruledOut).toBeGreaterThan(200);
+  });
+
+  it.each([
+    ["http/1.1404", true],
+    ["HTTP/1404", true],
+    ["error_404", true],
+    ["Status404", true],
+    ["CODE:429", true],
+    ["responded with 503", true],
+    ["(500)", true],
+    ["404 Not Found", true],
+    ["x-504 Gateway Timeout", true],
+    ["a4041", false],
+    ["f404-", false],
+    ["1503", false],
+    ["d7a5e4c2-0b13-4f50-9a21-3c5e8f2d1b44", false],
+  ])("mayHoldStatus(%j) is %s, as the status patterns need", (text, expected) => {
+    expect(mayHoldStatus(text)).toBe(expected);
+    const split = splitIdentifiers(text);
+    const any = STATUS_RULES.some((r) => r.pattern.test(text) || r.pattern.test(split));
+    expect(any).toBe(expected);
+  });
+
+  it("SPLITTABLE holds exactly where splitting identifiers changes the text", () => {
+    const anyText = fc.oneof(
+      ruleText,
+      statusText,
+      fc.string({ unit: fc.constantFrom(..."aZ0_ -bYzAB9"), maxLength: 16 }),
+    );
+    let split = 0;
+    fc.assert(
+      fc.property(anyText, (text) => {
+        const changes = splitIdentifiers(text) !== text;
+        if (changes) split++;
+        expect(SPLITTABLE.test(text), text).toBe(changes);
+      }),
+      { numRuns: 5000 },
+    );
+    expect(split).toBeGreaterThan(1000);
   });
 
   it("splits patterns into alternatives that match where the pattern does", () => {

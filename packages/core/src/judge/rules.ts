@@ -720,8 +720,11 @@ export const BUILTIN_RULES: readonly TextRule[] = [
   },
 ];
 
-/** Splits identifiers into words: `channel_not_found`, `AccessDeniedException`, `readOnly`. */
-function splitIdentifiers(text: string): string {
+/**
+ * Splits identifiers into words: `channel_not_found`, `AccessDeniedException`, `readOnly`.
+ * @internal Exported for tests; not part of the public API.
+ */
+export function splitIdentifiers(text: string): string {
   return text
     .replace(/_/g, " ")
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
@@ -732,13 +735,53 @@ function splitIdentifiers(text: string): string {
 let prefilter: Prefilter<TextRule> | undefined;
 
 /**
- * What every match of a status pattern holds: three digits, 4xx or 5xx (the identifier split
- * never puts a space between digits).
+ * Whether a status pattern may match the text or its identifier-split copy: every match of one
+ * holds a number of three digits, 4xx or 5xx, not followed by a digit, and right before it one of
+ * - nothing (the start), or a character that is not a word character (`[\s:=#'"(\[]`, the
+ *   boundary of `\b4\d\d`), or `_` (the split makes it a space);
+ * - the last letter of a lead: `status`, `code`, `https`, `http`, `error`, `with` (any case);
+ * - the digit of `http/1` or `http/1.1`: then `/` is one or three characters before the digit.
+ * The split turns `_` into a space and puts spaces before capitals only, never before a digit, so
+ * what stands right before and after the number is the same in both copies, `_` apart.
+ * One pass over the text; most numbers of ids (inside hex, after a letter) are ruled out.
+ * @internal Exported for tests; not part of the public API.
  */
-const STATUS_NUMBER = /[45]\d\d/;
+export function mayHoldStatus(text: string): boolean {
+  const n = text.length - 2;
+  for (let at = 0; at < n; at++) {
+    const first = text.charCodeAt(at);
+    if (first !== 52 && first !== 53) continue; // "4", "5"
+    if (!isDigit(text.charCodeAt(at + 1)) || !isDigit(text.charCodeAt(at + 2))) continue;
+    if (at + 3 < text.length && isDigit(text.charCodeAt(at + 3))) continue;
+    if (at === 0) return true;
+    const before = text.charCodeAt(at - 1);
+    if (isDigit(before)) {
+      // `http/1` + number, or `http/1.1` + number.
+      const slash = text.charCodeAt(at - 2);
+      if (slash === 47 || (slash === 46 && at >= 4 && text.charCodeAt(at - 4) === 47)) return true;
+      continue;
+    }
+    const lower = before | 32;
+    if (!(lower >= 97 && lower <= 122)) return true; // not a letter: `_`, a separator, a boundary
+    // s(tatus, https), e (code), r (error), h (with), p (http)
+    if (lower === 115 || lower === 101 || lower === 114 || lower === 104 || lower === 112) {
+      return true;
+    }
+  }
+  return false;
+}
 
-/** Whether a text may need {@link splitIdentifiers}: it splits only at `_` and capitals. */
-const SPLITTABLE = /[_A-Z]/;
+function isDigit(code: number): boolean {
+  return code >= 48 && code <= 57;
+}
+
+/**
+ * Whether {@link splitIdentifiers} changes the text: it does exactly where a `_`, a lowercase
+ * letter or digit before a capital, or two capitals before a lowercase letter are (the first
+ * replace makes none of the later pairs and breaks none).
+ * @internal Exported for tests; not part of the public API.
+ */
+export const SPLITTABLE = /_|[a-z0-9][A-Z]|[A-Z][A-Z][a-z]/;
 
 /** The first rule whose pattern matches the text (as written, or with identifiers split), or `undefined`. */
 export function matchBuiltinRules(text: string): TextRule | undefined {
@@ -786,7 +829,7 @@ function scanRules(head: string): Alternative<TextRule> | undefined {
       bits ^= low;
       const alternative = alternatives[w * 32 + 31 - Math.clz32(low)] as Alternative<TextRule>;
       if (alternative.status) {
-        status ??= STATUS_NUMBER.test(head);
+        status ??= mayHoldStatus(head);
         if (!status) continue;
       }
       if (!holds(seen, alternative.conditions, mark)) continue;
