@@ -431,9 +431,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         record.resultUnavailable = true;
         return;
       }
-      for (const [oldKey, old] of kept) {
-        if (keptBytes + result.length <= maxResultBytes) break;
-        release(oldKey, old, true);
+      if (keptBytes + result.length > maxResultBytes) {
+        for (const [oldKey, old] of kept) {
+          release(oldKey, old, true);
+          if (keptBytes + result.length <= maxResultBytes) break;
+        }
       }
       record.result = result;
       keptBytes += result.length;
