@@ -8,7 +8,7 @@ import { fingerprint } from "../judge/fingerprint.ts";
 import { composeMessage } from "../judge/message.ts";
 import type { MaybePromise, Reason } from "../types.ts";
 import { updateBreaker } from "./breaker-steps.ts";
-import { type CallState, keyed, noteSignature, noteSuccess, observe } from "./call-state.ts";
+import { type CallState, keyed, noteFailure, noteSuccess, observe } from "./call-state.ts";
 import { Escape, RetryRequest } from "./control.ts";
 import { bounded, isAborted, wakers } from "./cuts.ts";
 import { commit, decideNow } from "./decisions.ts";
@@ -316,10 +316,10 @@ function outcomeOf<T>(j: Judging<T>, d: Decision): Judged<T> {
           : { hostError, emit: "host", recorded: true },
       );
     case "stop":
-      noteSignature(state, { failure: print });
+      noteFailure(state, print);
       return stopOutcome(state, d, observe(failure.text, state), { repeats, recorded: true });
     default: {
-      noteSignature(state, { failure: print });
+      noteFailure(state, print);
       // A key only this run can derive, left uncertain by a text the model is asked to act on:
       // it blocks an identical repeat while the run lasts, and is released when the run ends.
       if (
