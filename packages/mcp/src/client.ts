@@ -268,13 +268,14 @@ export function governClient<C extends McpClient>(
    * One pass on the wire: its {@link Pass} is the signal the SDK gets (aborted by the run through
    * `ctx.onAbort`: the listener SDK 1.32 adds to it and never removes dies with the pass) and its
    * entry on the session. Made once per client, like every helper below: a call makes only the
-   * closures `run.call` needs (its executor and `toFailure`) and the one the run aborts the pass
-   * through; no async frame of its own.
+   * closures `run.call` needs (its executor and `toFailure`), the one the run aborts the pass
+   * through and the pass's two settle handlers; no async frame of its own. Unless the answer needs
+   * a check (1.32, a tool with an output schema), the run gets the SDK's promise itself.
    */
   const pass = (call: CallState, ctx: AttemptContext, limit: number): Promise<CallToolResult> => {
     const params = call.params;
     const transport = client.transport;
-    const signal = new Pass(transport, closes, limit);
+    const signal = new Pass(params.name, transport, closes, limit);
     call.pass = signal;
     ctx.onAbort((reason) => signal.abort(reason));
     const request: WireParams = { name: params.name, arguments: { ...ctx.args } };
@@ -286,17 +287,23 @@ export function governClient<C extends McpClient>(
         ? { signal: signal.asSignal(), timeout: limit }
         : { signal: signal.asSignal(), timeout: limit, onprogress };
     signal.entry = session.enter(transport);
-    let sent: Promise<CallToolResult>;
+    let sent: Promise<unknown>;
     try {
       sent = wire.callTool(request, bounds, definitions.get(params.name));
     } catch (error) {
       sent = Promise.reject(error);
     }
-    return sent.then(signal.answered, signal.failed);
+    if (wire.checks(params.name)) return sent.then(signal.answered, signal.failed);
+    // No check to make: the run gets the SDK's own promise (one reaction less between the answer
+    // and the outcome). The pass's bookkeeping reacts to it first (its reactions were added
+    // before the run's), so the session is left, and a failure's facts are set, before the run
+    // reads them.
+    sent.then(signal.left, signal.noted);
+    return sent as Promise<CallToolResult>;
   };
 
   /** What a pass that failed saw, for `toFailure`; the session told of a gone session. */
-  const failedPass = (signal: Pass, error: unknown): never => {
+  const notePassFailure = (signal: Pass, error: unknown): void => {
     if (signal.entry !== undefined) session.leave(signal.entry);
     unclaimed.delete(error);
     if (isSessionGone(error)) {
@@ -304,18 +311,23 @@ export function governClient<C extends McpClient>(
       // aborted meanwhile.
       signal.gone = true;
       session.gone(signal.transport);
-      throw error;
+      return;
     }
     // The SDK drops its transport before it rejects pending calls with -32000, so this holds
     // even when the host replaced the onclose handler.
     signal.connectionClosed = closes > signal.closesBefore || client.transport !== signal.transport;
+  };
+
+  /** `notePassFailure`, then the error rethrown (the pass's promise rejects with it). */
+  const failedPass = (signal: Pass, error: unknown): never => {
+    notePassFailure(signal, error);
     throw error;
   };
 
   /**
    * One attempt's pass on the wire, and what the adapter saw of it. It is the signal the SDK gets
    * (an {@link AttemptSignal}), its count on the session, and the facts `toFailure` reads: one
-   * object per pass, with its two settle handlers.
+   * object per pass, and the two settle handlers it is watched with.
    */
   class Pass extends AttemptSignal {
     entry: SessionEntry | undefined;
@@ -323,6 +335,8 @@ export function governClient<C extends McpClient>(
     /** The server refused the pass for a gone session: nothing ran. */
     gone = false;
     constructor(
+      /** The tool called (its result is checked as the SDK's `Client.callTool` would). */
+      readonly name: string,
       readonly transport: McpClient["transport"],
       readonly closesBefore: number,
       /** The timeout given to the SDK. */
@@ -330,11 +344,32 @@ export function governClient<C extends McpClient>(
     ) {
       super();
     }
-    readonly answered = (result: CallToolResult): CallToolResult => {
-      if (this.entry !== undefined) session.leave(this.entry);
-      return result;
-    };
-    readonly failed = (error: unknown): never => failedPass(this, error);
+    // The settle handlers, as getters: a pass uses one pair of them (a closure each), never both.
+    /** Leaves the session and checks the answer (the promise the run gets, with a check). */
+    get answered(): (answer: unknown) => CallToolResult {
+      return (answer) => {
+        if (this.entry !== undefined) session.leave(this.entry);
+        try {
+          return wire.checkResult(this.name, answer);
+        } catch (error) {
+          return failedPass(this, error);
+        }
+      };
+    }
+    /** Notes a failure and rethrows it (with `answered`). */
+    get failed(): (error: unknown) => never {
+      return (error) => failedPass(this, error);
+    }
+    /** Leaves the session (beside the run's own reaction, without a check). */
+    get left(): () => void {
+      return () => {
+        if (this.entry !== undefined) session.leave(this.entry);
+      };
+    }
+    /** Notes a failure, for `toFailure` (beside the run's own reaction, without a check). */
+    get noted(): (error: unknown) => void {
+      return (error) => notePassFailure(this, error);
+    }
     /** What `toFailure` reads of this pass. */
     facts(): CallSiteFacts {
       const facts: MutableFacts = { timeoutMs: this.timeoutMs };

@@ -49,15 +49,27 @@ export interface WireParams {
 export interface ToolWire {
   readonly generation: SdkGeneration;
   /**
-   * One `tools/call` on the wire, with the SDK's own checks of a successful result (result
-   * schema, output schema) but none of an `isError` one (typescript-sdk #1943).
+   * One `tools/call` on the wire: the SDK's answer, checked against the result schema. The rest
+   * of the SDK's checks of a successful result (the output schema), but none of an `isError` one
+   * (typescript-sdk #1943), are made by 2.x here and by {@link ToolWire.checkResult} for 1.32: the
+   * answer goes through one reaction, not an async function's frames as well.
    * `definition`: the tool as the adapter last listed it (v2 validates its output against it).
    */
   callTool(
     params: WireParams,
     options: CallOptions,
     definition: Tool | undefined,
-  ): Promise<CallToolResult>;
+  ): Promise<unknown>;
+  /**
+   * Whether an answer of tool `name` needs {@link ToolWire.checkResult}: 1.32 with an output schema
+   * for the tool (as last listed). Read when the call is sent.
+   */
+  checks(name: string): boolean;
+  /**
+   * What `callTool` answered, once checked as the SDK's own `Client.callTool` would (1.32: the
+   * output schema of a successful result); throws a {@link LocalCheckError} when it fails.
+   */
+  checkResult(name: string, answer: unknown): CallToolResult;
   /** One page of `tools/list`, never the SDK's own walk over all pages. */
   listPage(cursor: string | undefined, options: WireOptions): Promise<ToolPage>;
 }
@@ -99,7 +111,9 @@ export function toolWire(client: McpClient): ToolWire {
         requesting.callTool(params, {
           ...options,
           ...(definition !== undefined && { toolDefinition: definition }),
-        }) as Promise<CallToolResult>,
+        }),
+      checks: () => false,
+      checkResult: (_name, answer) => answer as CallToolResult,
       // request(), not listTools(): without a cursor, 2.x's listTools walks every page itself.
       listPage: (cursor, options) =>
         requesting.request(
@@ -112,22 +126,14 @@ export function toolWire(client: McpClient): ToolWire {
   // Only a 1.32 client's host has the 1.32 SDK installed: its result schema is loaded on first use,
   // and kept, so later calls go out without waiting for a module.
   let resultSchema: V1Types["CallToolResultSchema"] | undefined;
-  const request = async (
-    params: { name: string },
+  // tools/call directly, not Client.callTool: it throws an isError result away when its
+  // structuredContent fails the output schema (typescript-sdk #1943). The output schema is
+  // checked by checkResult, for successful results only.
+  const request = (
+    params: WireParams,
     options: CallOptions,
     schema: V1Types["CallToolResultSchema"],
-  ): Promise<CallToolResult> => {
-    // tools/call directly, not Client.callTool: it throws an isError result away when its
-    // structuredContent fails the output schema (typescript-sdk #1943). The output schema is
-    // checked here, for successful results only.
-    const result = (await requesting.request(
-      { method: "tools/call", params },
-      schema,
-      options,
-    )) as CallToolResult;
-    if (!result.isError) validateV1Output(internals, params.name, result);
-    return result;
-  };
+  ) => requesting.request({ method: "tools/call", params }, schema, options);
   return {
     generation: "v1",
     callTool: (params, options) => {
@@ -145,6 +151,12 @@ export function toolWire(client: McpClient): ToolWire {
         resultSchema = CallToolResultSchema;
         return request(params, options, CallToolResultSchema);
       });
+    },
+    checks: (name) => internals.getToolOutputValidator?.(name) !== undefined,
+    checkResult: (name, answer) => {
+      const result = answer as CallToolResult;
+      if (!result.isError) validateV1Output(internals, name, result);
+      return result;
     },
     listPage: (cursor, options) =>
       requesting.listTools(

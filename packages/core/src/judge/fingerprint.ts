@@ -697,9 +697,21 @@ export interface FingerprintInput {
  * // same as for 'no note with id "inbox"'
  */
 export function fingerprint(input: FingerprintInput): string {
-  const norm = normalized(input.text);
-  const { tool, channel } = input;
-  const code = input.code ?? null;
+  return fingerprintOf(input.tool, input.channel, input.code, input.text);
+}
+
+/**
+ * {@link fingerprint} of its parts, for a caller that has them apart (no input object made).
+ * @internal
+ */
+export function fingerprintOf(
+  tool: string,
+  channel: Channel,
+  inputCode: number | string | undefined,
+  text: string,
+): string {
+  const norm = normalized(text);
+  const code = inputCode ?? null;
   const last = norm.print;
   // Strict equality: `5` and `"5"` are different codes.
   if (last !== undefined && last.tool === tool && last.channel === channel && last.code === code) {

@@ -12,6 +12,7 @@ import { emitCall } from "./events.ts";
 import { judge, toFailure } from "./judge-failure.ts";
 import { claimAndCount, settle } from "./ledger.ts";
 import { endedOutcome, preflightStop } from "./outcomes.ts";
+import { dropClock, shareClock, sharedClock } from "./run-state.ts";
 import { isThenable, step } from "./store-guard.ts";
 import { storeAfterEffect, storeOp } from "./store-steps.ts";
 import type { AttemptContext, CallOutcome, Executor } from "./types.ts";
@@ -306,10 +307,20 @@ export function beforeAttempt<T>(state: CallState): MaybePromise<CallOutcome<T> 
   // first attempt admitted before the stop still runs: its budget was granted.)
   if (r.ended && !r.observeOnly && state.attempts > 0) return endedOutcome(state);
   if (isAborted(state)) return preflightStop(state, "aborted");
-  const remainingMs = r.deadline - r.core.now();
-  if (remainingMs <= 0 && !r.observeOnly) return preflightStop(state, "deadline_exceeded");
-  state.remainingMs = remainingMs;
-  return claimAndCount<T>(state);
+  // The first attempt of a call that has awaited nothing yet takes preflight's reading.
+  const remainingMs = r.deadline - shareClock(r, state, sharedClock(r, state));
+  if (remainingMs <= 0 && !r.observeOnly) {
+    dropClock(r);
+    return preflightStop(state, "deadline_exceeded");
+  }
+  // An int32 is kept as a small integer, not a heap number per call (ms left fit unless the
+  // deadline is more than 24 days away).
+  state.remainingMs = (remainingMs | 0) === remainingMs ? remainingMs | 0 : remainingMs;
+  try {
+    return claimAndCount<T>(state);
+  } finally {
+    dropClock(r);
+  }
 }
 
 /** Sends an attempt the claim let go; never rejects. */

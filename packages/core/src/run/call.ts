@@ -9,7 +9,7 @@ import { Escape, RetryRequest } from "./control.ts";
 import { isAborted } from "./cuts.ts";
 import { endedOutcome, preflightStop } from "./outcomes.ts";
 import { preflight, preflightModel } from "./preflight.ts";
-import { type RunState, stopRun } from "./run-state.ts";
+import { dropClock, type RunState, stopRun } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
 import type { CallOutcome, Executor, ToolCall } from "./types.ts";
 
@@ -103,10 +103,18 @@ function governed<T>(state: CallState, execute: Executor<T>): Promise<CallOutcom
   let pre: MaybePromise<CallOutcome<unknown> | undefined>;
   try {
     pre = prepare(state);
-    if (isThenable(pre)) return afterPreflight(state, execute, pre);
-    if (pre) return Promise.resolve(pre as CallOutcome<T>);
+    if (isThenable(pre)) {
+      // Preflight's clock reading is stale once it has awaited.
+      dropClock(state.run);
+      return afterPreflight(state, execute, pre);
+    }
+    if (pre) {
+      dropClock(state.run);
+      return Promise.resolve(pre as CallOutcome<T>);
+    }
     mintKey(state);
   } catch (error) {
+    dropClock(state.run);
     return Promise.reject(unwrap(error));
   }
   let admitted: MaybePromise<CallOutcome<T> | undefined>;

@@ -170,8 +170,8 @@ export function createGovernor(
   const { ratio, reserve, windowMs } = parsed.retryBudget;
   // The keys of each server's current retry-budget window, made once per window, not per call.
   const windows = new Map<string, { window: number; calls: string; retries: string }>();
-  const windowKey = (server: string | undefined, kind: "calls" | "retries") => {
-    const window = Math.floor(now() / windowMs);
+  const windowKey = (server: string | undefined, kind: "calls" | "retries", at = now()) => {
+    const window = Math.floor(at / windowMs);
     const name = server ?? "";
     let keys = windows.get(name);
     if (keys?.window !== window) {
@@ -233,8 +233,8 @@ export function createGovernor(
         ? Promise.resolve(state).then((s) => s ?? undefined)
         : (state ?? undefined);
     },
-    countCall(server) {
-      return store.increment(windowKey(server, "calls"), 1, windowMs * 2);
+    countCall(server, at) {
+      return store.increment(windowKey(server, "calls", at), 1, windowMs * 2);
     },
     takeRetry(server) {
       const room = (calls: number | undefined, retries: number) =>

@@ -136,8 +136,8 @@ export interface GovernorCore {
   breakerKey(tool: string, server: string | undefined): string;
   /** Synchronous when the store is (the memory store): no promise on the hot path. */
   readBreaker(tool: ToolPolicy): MaybePromise<BreakerState | undefined>;
-  /** Counts a first attempt against the server's retry budget window. */
-  countCall(server: string | undefined): MaybePromise<unknown>;
+  /** Counts a first attempt against the server's retry budget window (`at`: the clock's reading). */
+  countCall(server: string | undefined, at: number): MaybePromise<unknown>;
   /** Takes one retry from the server's budget; false when it has no room. */
   takeRetry(server: string | undefined): MaybePromise<boolean>;
   /** Longest wait for one store operation, in ms. */

@@ -8,6 +8,7 @@ import { type CallState, noteSuccess } from "./call-state.ts";
 import { isAborted } from "./cuts.ts";
 import { emitCall } from "./events.ts";
 import { modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
+import { sharedClock } from "./run-state.ts";
 import { isStoreError, isThenable } from "./store-guard.ts";
 import { storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
@@ -15,7 +16,7 @@ import { guardedAsync } from "./waits.ts";
 
 /** Counts a first attempt against the server's retry budget window. */
 const countCall = (state: CallState): MaybePromise<unknown> =>
-  state.run.core.countCall(state.call.server);
+  state.run.core.countCall(state.call.server, sharedClock(state.run, state));
 
 /**
  * Settles a key; a result the store cannot keep (not JSON) is dropped, the state is not. A store

@@ -52,8 +52,8 @@ export class OutcomeTracker {
   #retried: WeakMap<object, Map<string, ToolPolicy>> | undefined;
   /** Per server and tool: a correction that awaits that tool's next call. */
   #corrections: Map<string, Pending> | undefined;
-  /** Switches that await a call of one of their alternatives. */
-  #switches: PendingSwitch[] = [];
+  /** Switches that await a call of one of their alternatives (made at the first). */
+  #switches: PendingSwitch[] | undefined;
 
   constructor(options: OutcomeTrackerOptions) {
     this.#store = options.store;
@@ -130,6 +130,7 @@ export class OutcomeTracker {
         this.#corrections ??= new Map();
         this.#corrections.set(toolKey(policy.server, policy.tool), self);
       } else if (decision.action === "switch_tool") {
+        this.#switches ??= [];
         this.#switches.push({ ...self, alternatives: decision.alternatives });
       }
     }
@@ -172,7 +173,7 @@ export class OutcomeTracker {
   }
 
   #settleSwitches(tool: string, field: OutcomeField, adds: [Pending, OutcomeField][]): void {
-    if (this.#switches.length === 0) return;
+    if (this.#switches === undefined || this.#switches.length === 0) return;
     const rest: PendingSwitch[] = [];
     for (const s of this.#switches) {
       if (s.alternatives.includes(tool)) adds.push([s, field]);

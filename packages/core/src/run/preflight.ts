@@ -12,7 +12,7 @@ import { bounded, isAborted } from "./cuts.ts";
 import { commit } from "./decisions.ts";
 import { emitCall, record } from "./events.ts";
 import { endedOutcome, modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
-import { modelRepeatsOf } from "./run-state.ts";
+import { modelRepeatsOf, shareClock } from "./run-state.ts";
 import { isThenable, step } from "./store-guard.ts";
 import { storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
@@ -42,9 +42,10 @@ function localPrint(tool: string, reason: Reason): string {
 
 /** Budgets, access, loops and breakers, before anything is sent; synchronous when the store is. */
 export function preflight(state: CallState): MaybePromise<CallOutcome<unknown> | undefined> {
-  const { core, deadline, observeOnly } = state.run;
+  const { deadline, observeOnly } = state.run;
   if (isAborted(state)) return refuse(state, "aborted");
-  if (core.now() >= deadline) return refuse(state, "budget_exhausted", "wallTime");
+  if (shareClock(state.run, state) >= deadline)
+    return refuse(state, "budget_exhausted", "wallTime");
   const { tool } = state;
   if (tool.access === "deny") {
     return preflightModel(state, "switch_tool", "denied_by_policy", "this tool is not allowed");

@@ -37,6 +37,8 @@ export interface LoopDetector {
     tool?: string,
     server?: string,
   ): void;
+  /** Records a call's failure by its fingerprint (as `note` with `{ failure }`, no object made). */
+  noteFailure(key: string, fingerprint: string, tool?: string, server?: string): void;
   /** Forgets everything (the run ended). */
   clear(): void;
 }
@@ -73,13 +75,28 @@ interface Table {
   last: Group | undefined;
 }
 
-/** A class, not closures: every run makes one. Its table is made at the first call noted. */
+/**
+ * A class, not closures: every run makes one. Most runs note one call (or none): that call is
+ * held in fields of its own, and the table is made when a second call is noted.
+ */
 class Loops implements LoopDetector {
   readonly #max: number;
   #table: Table | undefined = undefined;
+  /** The one call noted while there is no table (`#oneKey` undefined: none). */
+  #oneKey: string | undefined = undefined;
+  #oneTool = "";
+  #oneServer = "";
+  #oneOk = false;
+  #oneSig: string | number = "";
+  #oneCount = 0;
 
   constructor(max: number) {
     this.#max = max;
+  }
+
+  /** Whether the one call held in fields is this call. */
+  #isOne(key: string, tool: string, server: string): boolean {
+    return this.#oneKey === key && this.#oneTool === tool && this.#oneServer === server;
   }
 
   #slotOf(key: string, tool: string, server: string): Slot | undefined {
@@ -97,17 +114,27 @@ class Loops implements LoopDetector {
   }
 
   get(key: string, tool = "", server = ""): Seen | undefined {
+    if (this.#table === undefined) {
+      if (!this.#isOne(key, tool, server)) return undefined;
+      const sig = this.#oneSig;
+      return { sig: this.#oneOk ? `ok:${sig}` : `f:${sig}`, count: this.#oneCount };
+    }
     const slot = this.#slotOf(key, tool, server);
     if (slot === undefined) return undefined;
     return { sig: slot.ok ? `ok:${slot.sig}` : `f:${slot.sig}`, count: slot.count };
   }
 
   count(key: string, tool = "", server = ""): number {
+    if (this.#table === undefined) return this.#isOne(key, tool, server) ? this.#oneCount : 0;
     return this.#slotOf(key, tool, server)?.count ?? 0;
   }
 
   noteSuccess(key: string, value: unknown, tool = "", server = ""): void {
     this.#record(key, true, resultSignature(value), tool, server);
+  }
+
+  noteFailure(key: string, fingerprint: string, tool = "", server = ""): void {
+    this.#record(key, false, fingerprint, tool, server);
   }
 
   note(
@@ -122,11 +149,35 @@ class Loops implements LoopDetector {
 
   clear(): void {
     this.#table = undefined;
+    this.#oneKey = undefined;
+    this.#oneTool = "";
+    this.#oneServer = "";
+    this.#oneSig = "";
   }
 
   /** A call's result: the same signature again counts one more in a row. */
   #record(key: string, ok: boolean, sig: string | number, tool: string, server: string): void {
-    this.#table ??= { servers: new Map(), ring: [], next: 0, last: undefined };
+    if (this.#table === undefined) {
+      if (this.#oneKey === undefined || this.#isOne(key, tool, server)) {
+        const again = this.#oneKey !== undefined && this.#oneOk === ok && this.#oneSig === sig;
+        this.#oneCount = again ? this.#oneCount + 1 : 1;
+        this.#oneKey = key;
+        this.#oneTool = tool;
+        this.#oneServer = server;
+        this.#oneOk = ok;
+        this.#oneSig = sig;
+        return;
+      }
+      // A second call: the table, with the first call in its first slot.
+      const first = this.#oneKey;
+      this.#table = { servers: new Map(), ring: [], next: 0, last: undefined };
+      this.#add(this.#table, first, this.#oneOk, this.#oneSig, this.#oneTool, this.#oneServer);
+      (this.#table.ring[0] as Slot).count = this.#oneCount;
+      this.#oneKey = undefined;
+      this.#oneTool = "";
+      this.#oneServer = "";
+      this.#oneSig = "";
+    }
     const t = this.#table;
     const seen = this.#slotOf(key, tool, server);
     if (seen !== undefined) {
@@ -135,6 +186,11 @@ class Loops implements LoopDetector {
       seen.ok = ok;
       return;
     }
+    this.#add(t, key, ok, sig, tool, server);
+  }
+
+  /** A call not followed yet, counted once. */
+  #add(t: Table, key: string, ok: boolean, sig: string | number, tool: string, server: string) {
     let slot: Slot;
     if (t.ring.length < this.#max) {
       slot = { group: groupOf(t, server, tool), key, ok, sig, count: 1 };

@@ -56,9 +56,18 @@ export interface RunState {
    */
   readonly identical: LoopDetector;
   /** Per call key, how many identical keyed calls succeeded (a part of the next one's key). */
-  readonly successes: Map<string, number>;
+  successes: Map<string, number> | undefined;
   /** Attempts executing now: `end()` aborts them. */
   inFlight: number;
+  /**
+   * The clock as a call's synchronous steps last read it, and the call that read it (see
+   * {@link shareClock}): preflight's reading serves the first attempt's admission and its
+   * retry-budget count, so a call that answers at once reads the clock once, not three times.
+   * Written in place: a number kept in a field of a new object, or a fresh reading, is a new
+   * heap number each time.
+   */
+  clockAt: number;
+  clockFor: object | undefined;
   /** Keys of this run instance left uncertain after a failure that went to the model. */
   releasable: Set<string> | undefined;
   callCount: number;
@@ -99,13 +108,39 @@ export function createRunState(core: GovernorCore, options: RunOptions): RunStat
     tally: createRunTally(),
     modelRepeats: undefined,
     identical: createLoopDetector(),
-    successes: new Map(),
+    successes: undefined,
     inFlight: 0,
+    clockAt: startedAt,
+    clockFor: undefined,
     releasable: undefined,
     callCount: 0,
     ended: undefined,
     learning: undefined,
   };
+}
+
+/**
+ * Reads the run's clock for `call`, and keeps the reading for its next steps taken before anything
+ * is awaited (they take it with {@link sharedClock}).
+ */
+export function shareClock(r: RunState, call: object, now: number = r.core.now()): number {
+  r.clockAt = now;
+  r.clockFor = call;
+  return now;
+}
+
+/**
+ * The reading {@link shareClock} kept for `call`, else a new one. Only a step that runs in the
+ * same synchronous stretch as the reading may take it: whatever awaits drops it first
+ * ({@link dropClock}).
+ */
+export function sharedClock(r: RunState, call: object): number {
+  return r.clockFor === call ? r.clockAt : r.core.now();
+}
+
+/** The kept reading is stale from now on (the call awaits something, or is done with it). */
+export function dropClock(r: RunState): void {
+  r.clockFor = undefined;
 }
 
 /** How often a fingerprint reached the model in this run (undefined: never). */
