@@ -14,6 +14,7 @@ import {
   hasCredentialKey,
   hasRun,
   LOCATIONS_WITH_EMAILS,
+  mayHoldFlag,
   mayHoldFrames,
   redactLocation,
   redactLocations,
@@ -614,6 +615,73 @@ describe("the hand-written tests of the redactor", () => {
     );
     expect(frames).toBeGreaterThan(300);
     expect(keys).toBeGreaterThan(300);
+  });
+
+  it("mayHoldFlag: the flag rule changes nothing where it finds no flag, and is needed", () => {
+    const rule = SECRET_GROUPS.flatMap((g) => g.rules).find((r) =>
+      r[0].source.startsWith("(?<![\\w-])(--?[A-Za-z]"),
+    );
+    expect(rule).toBeDefined();
+    const flagRule = rule as (typeof SECRET_GROUPS)[number]["rules"][number];
+    expect(flagRule[2]).toBe(mayHoldFlag);
+    const flagText = fc
+      .array(
+        fc.oneof(
+          fc.constantFrom(
+            "-",
+            "--",
+            "-p",
+            "-P",
+            "--password",
+            "-u",
+            "--1",
+            "-_x",
+            "a-b",
+            "_-x",
+            "9-x",
+            "x--y",
+            "é-x",
+            "-\u212a",
+            "(-",
+            "=-",
+            "\n-",
+            "mysql",
+            "hunter2",
+            "'x y'",
+            '"q"',
+            "<x>",
+          ),
+          fc.string({ unit: fc.constantFrom(..."-aZ9_ \t\n'\"=<"), maxLength: 5 }),
+        ),
+        { maxLength: 8 },
+      )
+      .map((parts) => parts.join(""));
+    let flags = 0;
+    let none = 0;
+    fc.assert(
+      fc.property(flagText, (t) => {
+        flagRule[0].lastIndex = 0;
+        if (flagRule[0].test(t)) {
+          flags++;
+          expect(mayHoldFlag(t), t).toBe(true);
+        }
+        flagRule[0].lastIndex = 0;
+        if (!mayHoldFlag(t)) {
+          none++;
+          expect(applySecretRule(flagRule, t), t).toBe(t);
+        }
+      }),
+      { numRuns: 5000 },
+    );
+    expect(flags).toBeGreaterThan(150);
+    expect(none).toBeGreaterThan(150);
+    // Where no flag starts, as ids and words hold a `-`: the gate says so (it is why it is there).
+    for (const t of ["a-b", "x--y", "9-x", "_-x", "-\u212a", "-", "--", "- x", "req 1b4e-42aa"]) {
+      expect(mayHoldFlag(t), t).toBe(false);
+    }
+    for (const t of ["--password x", "(-p x", "-u a:b", "=--x", "é-x y"]) {
+      expect(mayHoldFlag(t), t).toBe(true);
+    }
   });
 });
 
