@@ -7,7 +7,7 @@ import {
   type ToolAnnotations,
   type ToolCall,
 } from "@governor/core";
-import { redact } from "@governor/core/judge";
+import { redact, replayedText } from "@governor/core/judge";
 import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { AttemptSignal } from "./attempt-signal.ts";
 import { transportErrorText } from "./host-text.ts";
@@ -431,6 +431,8 @@ export function governClient<C extends McpClient>(
       const limit = Math.max(1, Math.min(params.timeoutMs ?? maxTimeout, ctx.remainingMs));
       return options.reconnect ? reconnecting(call, ctx, limit) : pass(call, ctx, limit);
     });
+    if (outcome.kind === "ok")
+      return outcome.replayed ? asToolResult(outcome, params.name) : outcome;
     if (outcome.kind !== "model" || outcome.reason !== "unknown_tool") return outcome;
     // Bounded by the run too: its deadline, and its end between pages.
     const timeoutMs = Math.min(maxTimeout, call.deadlineAt - Date.now());
@@ -452,6 +454,27 @@ export function governClient<C extends McpClient>(
   };
 
   return { client, callTool, listTools };
+}
+
+/**
+ * A replay as a tool result: the recorded one when the ledger kept a result of that shape; else
+ * (`idempotency.replay: false`, a result the store let go, a key a host settled by hand with
+ * something else) a fixed text saying the call was done before, so neither the host nor the
+ * model is handed `undefined` or a value that is not a `CallToolResult`.
+ */
+function asToolResult(
+  outcome: Extract<CallOutcome<CallToolResult>, { kind: "ok" }>,
+  tool: string,
+): CallOutcome<CallToolResult> {
+  const value: unknown = outcome.value;
+  if (
+    typeof value === "object" &&
+    value !== null &&
+    Array.isArray((value as { content?: unknown }).content)
+  ) {
+    return outcome;
+  }
+  return { ...outcome, value: { content: [{ type: "text", text: replayedText(tool) }] } };
 }
 
 /** The call `run.call` gets, built field by field (no spread objects per call). */
