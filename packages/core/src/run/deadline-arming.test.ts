@@ -73,10 +73,10 @@ describe("the deadline timer, armed on the tick after an attempt starts", () => 
     });
   }
 
-  it("a call that never answers, after 1,000 that answered at once in one chain of microtasks, is cut", async () => {
-    // Far enough for the 1,000 calls on a loaded machine; the last one is cut by the timer.
-    const run = gov().startRun({ deadline: Date.now() + 500 });
-    for (let i = 0; i < 1_000; i++) {
+  it("a call that never answers, after 300 that answered at once in one chain of microtasks, is cut", async () => {
+    // Far enough for the 300 calls on a loaded machine; the last one is cut by the timer.
+    const run = gov().startRun({ deadline: Date.now() + 1_500 });
+    for (let i = 0; i < 300; i++) {
       expect((await run.call({ tool: "t", args: { i } }, async () => ok("x"))).kind).toBe("ok");
     }
     // Still in the chain the first call's check was queued from: the check has not run yet.
