@@ -194,6 +194,66 @@ describe("governClient over the in-memory transport", () => {
   });
 });
 
+describe("a replay hands the host a tool result, never undefined", () => {
+  const policy = (replay: boolean): PolicyInput => ({
+    tools: { create_note: { effect: "mutating", idempotency: { honorsKeys: true, replay } } },
+  });
+  const call = { name: "create_note", arguments: { title: "t", body: "b" }, callId: "c1" };
+
+  async function twice(replay: boolean) {
+    const { governed, governor, client } = await setup(createFaultServer(), policy(replay));
+    let sent = 0;
+    const request = client.request.bind(client);
+    client.request = ((...args: unknown[]) => {
+      sent += 1;
+      return (request as (...a: unknown[]) => unknown)(...args);
+    }) as typeof client.request;
+    const scope = { idempotencyScope: "job-1" };
+    const first = await governed.callTool(governor.startRun(scope), call);
+    const again = await governed.callTool(governor.startRun(scope), call);
+    return { first, again, sent };
+  }
+
+  it("a result the ledger kept is replayed as it was", async () => {
+    const { first, again, sent } = await twice(true);
+    expect(sent).toBe(1);
+    expect(again).toMatchObject({ kind: "ok", replayed: true });
+    expect(toModelResult(again)).toEqual(toModelResult(first));
+  });
+
+  it("with replay: false, a fixed text says the call was done; the write is not repeated", async () => {
+    const { again, sent } = await twice(false);
+    expect(sent).toBe(1);
+    expect(again).toMatchObject({ kind: "ok", replayed: true });
+    const result = toModelResult(again);
+    expect(result.isError).toBeUndefined();
+    expect(text(result)).toBe(
+      "create_note: this call already succeeded before; it was not run again, and its result was not kept.",
+    );
+  });
+
+  it("a key a host settled by hand (no result) replays as the same text", async () => {
+    const { governed, governor, client } = await setup(createFaultServer(), policy(true));
+    const keys: unknown[] = [];
+    const request = client.request.bind(client);
+    client.request = ((
+      req: { params?: { _meta?: Record<string, unknown> } },
+      ...rest: unknown[]
+    ) => {
+      keys.push(req.params?._meta?.[IDEMPOTENCY_META_KEY]);
+      return (request as (...a: unknown[]) => unknown)(req, ...rest);
+    }) as typeof client.request;
+    const scope = { idempotencyScope: "job-2" };
+    expect(await governed.callTool(governor.startRun(scope), call)).toMatchObject({ kind: "ok" });
+    expect(keys).toHaveLength(1);
+    await governor.settle(keys[0] as string, "succeeded");
+    const again = await governed.callTool(governor.startRun(scope), call);
+    expect(keys).toHaveLength(1);
+    expect(again).toMatchObject({ kind: "ok", replayed: true });
+    expect(text(toModelResult(again))).toMatch(/^create_note: this call already succeeded before/);
+  });
+});
+
 describe("listTools", () => {
   it("hides tools the policy denies and tools whose breaker is open", async () => {
     const { governed, governor } = await setup(createFaultServer(), {

@@ -7,7 +7,7 @@ import {
   type ToolAnnotations,
   type ToolCall,
 } from "@governor/core";
-import { redact } from "@governor/core/judge";
+import { redact, replayedText } from "@governor/core/judge";
 import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { AttemptSignal } from "./attempt-signal.ts";
 import { transportErrorText } from "./host-text.ts";
@@ -268,8 +268,9 @@ export function governClient<C extends McpClient>(
    * One pass on the wire: its {@link Pass} is the signal the SDK gets (aborted by the run through
    * `ctx.onAbort`: the listener SDK 1.32 adds to it and never removes dies with the pass) and its
    * entry on the session. Made once per client, like every helper below: a call makes only the
-   * closures `run.call` needs (its executor and `toFailure`) and the one the run aborts the pass
-   * through; no async frame of its own.
+   * closures `run.call` needs (its executor and `toFailure`), the one the run aborts the pass
+   * through and the pass's two settle handlers; no async frame of its own. Unless the answer needs
+   * a check (1.32, a tool with an output schema), the run gets the SDK's promise itself.
    */
   const pass = (call: CallState, ctx: AttemptContext, limit: number): Promise<CallToolResult> => {
     const params = call.params;
@@ -292,11 +293,17 @@ export function governClient<C extends McpClient>(
     } catch (error) {
       sent = Promise.reject(error);
     }
-    return sent.then(signal.answered, signal.failed);
+    if (wire.checks(params.name)) return sent.then(signal.answered, signal.failed);
+    // No check to make: the run gets the SDK's own promise (one reaction less between the answer
+    // and the outcome). The pass's bookkeeping reacts to it first (its reactions were added
+    // before the run's), so the session is left, and a failure's facts are set, before the run
+    // reads them.
+    sent.then(signal.left, signal.noted);
+    return sent as Promise<CallToolResult>;
   };
 
   /** What a pass that failed saw, for `toFailure`; the session told of a gone session. */
-  const failedPass = (signal: Pass, error: unknown): never => {
+  const notePassFailure = (signal: Pass, error: unknown): void => {
     if (signal.entry !== undefined) session.leave(signal.entry);
     unclaimed.delete(error);
     if (isSessionGone(error)) {
@@ -304,18 +311,23 @@ export function governClient<C extends McpClient>(
       // aborted meanwhile.
       signal.gone = true;
       session.gone(signal.transport);
-      throw error;
+      return;
     }
     // The SDK drops its transport before it rejects pending calls with -32000, so this holds
     // even when the host replaced the onclose handler.
     signal.connectionClosed = closes > signal.closesBefore || client.transport !== signal.transport;
+  };
+
+  /** `notePassFailure`, then the error rethrown (the pass's promise rejects with it). */
+  const failedPass = (signal: Pass, error: unknown): never => {
+    notePassFailure(signal, error);
     throw error;
   };
 
   /**
    * One attempt's pass on the wire, and what the adapter saw of it. It is the signal the SDK gets
    * (an {@link AttemptSignal}), its count on the session, and the facts `toFailure` reads: one
-   * object per pass, with its two settle handlers.
+   * object per pass, and the two settle handlers it is watched with.
    */
   class Pass extends AttemptSignal {
     entry: SessionEntry | undefined;
@@ -332,15 +344,32 @@ export function governClient<C extends McpClient>(
     ) {
       super();
     }
-    readonly answered = (answer: unknown): CallToolResult => {
-      if (this.entry !== undefined) session.leave(this.entry);
-      try {
-        return wire.checkResult(this.name, answer);
-      } catch (error) {
-        return failedPass(this, error);
-      }
-    };
-    readonly failed = (error: unknown): never => failedPass(this, error);
+    // The settle handlers, as getters: a pass uses one pair of them (a closure each), never both.
+    /** Leaves the session and checks the answer (the promise the run gets, with a check). */
+    get answered(): (answer: unknown) => CallToolResult {
+      return (answer) => {
+        if (this.entry !== undefined) session.leave(this.entry);
+        try {
+          return wire.checkResult(this.name, answer);
+        } catch (error) {
+          return failedPass(this, error);
+        }
+      };
+    }
+    /** Notes a failure and rethrows it (with `answered`). */
+    get failed(): (error: unknown) => never {
+      return (error) => failedPass(this, error);
+    }
+    /** Leaves the session (beside the run's own reaction, without a check). */
+    get left(): () => void {
+      return () => {
+        if (this.entry !== undefined) session.leave(this.entry);
+      };
+    }
+    /** Notes a failure, for `toFailure` (beside the run's own reaction, without a check). */
+    get noted(): (error: unknown) => void {
+      return (error) => notePassFailure(this, error);
+    }
     /** What `toFailure` reads of this pass. */
     facts(): CallSiteFacts {
       const facts: MutableFacts = { timeoutMs: this.timeoutMs };
@@ -402,6 +431,8 @@ export function governClient<C extends McpClient>(
       const limit = Math.max(1, Math.min(params.timeoutMs ?? maxTimeout, ctx.remainingMs));
       return options.reconnect ? reconnecting(call, ctx, limit) : pass(call, ctx, limit);
     });
+    if (outcome.kind === "ok")
+      return outcome.replayed ? asToolResult(outcome, params.name) : outcome;
     if (outcome.kind !== "model" || outcome.reason !== "unknown_tool") return outcome;
     // Bounded by the run too: its deadline, and its end between pages.
     const timeoutMs = Math.min(maxTimeout, call.deadlineAt - Date.now());
@@ -423,6 +454,27 @@ export function governClient<C extends McpClient>(
   };
 
   return { client, callTool, listTools };
+}
+
+/**
+ * A replay as a tool result: the recorded one when the ledger kept a result of that shape; else
+ * (`idempotency.replay: false`, a result the store let go, a key a host settled by hand with
+ * something else) a fixed text saying the call was done before, so neither the host nor the
+ * model is handed `undefined` or a value that is not a `CallToolResult`.
+ */
+function asToolResult(
+  outcome: Extract<CallOutcome<CallToolResult>, { kind: "ok" }>,
+  tool: string,
+): CallOutcome<CallToolResult> {
+  const value: unknown = outcome.value;
+  if (
+    typeof value === "object" &&
+    value !== null &&
+    Array.isArray((value as { content?: unknown }).content)
+  ) {
+    return outcome;
+  }
+  return { ...outcome, value: { content: [{ type: "text", text: replayedText(tool) }] } };
 }
 
 /** The call `run.call` gets, built field by field (no spread objects per call). */

@@ -61,6 +61,11 @@ export interface ToolWire {
     definition: Tool | undefined,
   ): Promise<unknown>;
   /**
+   * Whether an answer of tool `name` needs {@link ToolWire.checkResult}: 1.32 with an output schema
+   * for the tool (as last listed). Read when the call is sent.
+   */
+  checks(name: string): boolean;
+  /**
    * What `callTool` answered, once checked as the SDK's own `Client.callTool` would (1.32: the
    * output schema of a successful result); throws a {@link LocalCheckError} when it fails.
    */
@@ -107,6 +112,7 @@ export function toolWire(client: McpClient): ToolWire {
           ...options,
           ...(definition !== undefined && { toolDefinition: definition }),
         }),
+      checks: () => false,
       checkResult: (_name, answer) => answer as CallToolResult,
       // request(), not listTools(): without a cursor, 2.x's listTools walks every page itself.
       listPage: (cursor, options) =>
@@ -146,6 +152,7 @@ export function toolWire(client: McpClient): ToolWire {
         return request(params, options, CallToolResultSchema);
       });
     },
+    checks: (name) => internals.getToolOutputValidator?.(name) !== undefined,
     checkResult: (name, answer) => {
       const result = answer as CallToolResult;
       if (!result.isError) validateV1Output(internals, name, result);

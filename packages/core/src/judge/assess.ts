@@ -50,8 +50,32 @@ export function redactForModel(
   sensitiveValues: readonly string[] = [],
 ): string {
   const { maxLength, emails, patterns } = policy.redaction;
-  return redact(text, { maxLength, emails, patterns, sensitiveValues });
+  if (sensitiveValues.length > 0)
+    return redact(text, { maxLength, emails, patterns, sensitiveValues });
+  // Without sensitive values, one options object per policy's settings (none made per failure).
+  const last = plainOptions.get(policy.redaction);
+  if (
+    last !== undefined &&
+    last.maxLength === maxLength &&
+    last.emails === emails &&
+    last.patterns === patterns
+  ) {
+    return redact(text, last);
+  }
+  const options = { maxLength, emails, patterns };
+  plainOptions.set(policy.redaction, options);
+  return redact(text, options);
 }
+
+/** The redaction options of each policy's settings, read again in case they were changed. */
+const plainOptions = new WeakMap<
+  Policy["redaction"],
+  {
+    readonly maxLength: number;
+    readonly emails: boolean;
+    readonly patterns: Policy["redaction"]["patterns"];
+  }
+>();
 
 /** The middle of the jitter's range: judging one failure draws no random number. */
 function middle(): number {

@@ -178,3 +178,61 @@ describe("decide", () => {
     );
   });
 });
+
+describe("decide: where an uncertain_mutation stop can come from (the run asks decide only for retries before the verify step)", () => {
+  it("property: besides a retry, only a stop classified uncertain_mutation is one, and no other action draws a random number", async () => {
+    const { REASONS } = await import("../types.ts");
+    const reasons = Object.keys(REASONS) as Classification["reason"][];
+    fc.assert(
+      fc.property(
+        fc.constantFrom("correct_arguments", "switch_tool", "stop", "host") as fc.Arbitrary<
+          Classification["action"]
+        >,
+        fc.constantFrom(...reasons),
+        fc.constantFrom("failed", "not_sent", "unknown") as fc.Arbitrary<
+          Classification["certainty"]
+        >,
+        fc.constantFrom("read_only", "idempotent", "mutating") as fc.Arbitrary<
+          DecideContext["effect"]
+        >,
+        fc.integer({ min: 1, max: 5 }),
+        fc.boolean(),
+        fc.subarray(["failures", "retries", "corrections", "switches"] as const),
+        fc.option(
+          fc.record({
+            retry_paid: fc.nat(20),
+            retry_futile: fc.nat(20),
+            correct_paid: fc.nat(20),
+            correct_futile: fc.nat(20),
+            switch_paid: fc.nat(20),
+            switch_futile: fc.nat(20),
+          }),
+          { nil: undefined },
+        ),
+        (action, reason, certainty, effect, repeats, keyed, exhausted, learned) => {
+          let draws = 0;
+          const d = decide(
+            base(
+              { action, reason, certainty },
+              {
+                effect,
+                repeats,
+                keyed,
+                exhausted,
+                ...(learned !== undefined && { learned }),
+                random: () => {
+                  draws += 1;
+                  return 0.5;
+                },
+              },
+              { tools: { t: { alternatives: ["u"] } } },
+            ),
+          );
+          const uncertain = d.action === "stop" && d.reason === "uncertain_mutation";
+          expect(uncertain).toBe(action === "stop" && reason === "uncertain_mutation");
+          expect(draws).toBe(0);
+        },
+      ),
+    );
+  });
+});

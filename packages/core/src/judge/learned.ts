@@ -183,8 +183,22 @@ export function learnedDemotion(input: DemotionInput): LearnedOverride | undefin
  * them and a prefix of whole parts selects a server or a tool ({@link learnedPrefix}).
  */
 export function learnedKey(server: string | undefined, tool: string, fingerprint: string): string {
-  return `${learnedPrefix(server, tool)}${encodeURIComponent(fingerprint)}`;
+  // The same failure is read and written again and again (each run that meets it): the last key
+  // of each fingerprint is kept, with the server and tool it was made for.
+  const last = recentKeys.get(fingerprint);
+  if (last !== undefined && last.server === server && last.tool === tool) return last.key;
+  const key = `${learnedPrefix(server, tool)}${encodeURIComponent(fingerprint)}`;
+  if (recentKeys.size >= MAX_RECENT_KEYS) recentKeys.clear();
+  recentKeys.set(fingerprint, { server, tool, key });
+  return key;
 }
+
+/** Fingerprints whose last key is kept: past this many, all are forgotten at once. */
+const MAX_RECENT_KEYS = 4096;
+const recentKeys = new Map<
+  string,
+  { readonly server: string | undefined; readonly tool: string; readonly key: string }
+>();
 
 /**
  * The key prefix of everything learned about a server (`tool` absent) or one of its tools. A tool

@@ -11,9 +11,11 @@ import {
   applySecretRule,
   BUILTIN_PATTERNS,
   charTable,
+  collapseSpaces,
   hasCredentialKey,
   hasRun,
   LOCATIONS_WITH_EMAILS,
+  mayHoldFlag,
   mayHoldFrames,
   redactLocation,
   redactLocations,
@@ -615,6 +617,73 @@ describe("the hand-written tests of the redactor", () => {
     expect(frames).toBeGreaterThan(300);
     expect(keys).toBeGreaterThan(300);
   });
+
+  it("mayHoldFlag: the flag rule changes nothing where it finds no flag, and is needed", () => {
+    const rule = SECRET_GROUPS.flatMap((g) => g.rules).find((r) =>
+      r[0].source.startsWith("(?<![\\w-])(--?[A-Za-z]"),
+    );
+    expect(rule).toBeDefined();
+    const flagRule = rule as (typeof SECRET_GROUPS)[number]["rules"][number];
+    expect(flagRule[2]).toBe(mayHoldFlag);
+    const flagText = fc
+      .array(
+        fc.oneof(
+          fc.constantFrom(
+            "-",
+            "--",
+            "-p",
+            "-P",
+            "--password",
+            "-u",
+            "--1",
+            "-_x",
+            "a-b",
+            "_-x",
+            "9-x",
+            "x--y",
+            "é-x",
+            "-\u212a",
+            "(-",
+            "=-",
+            "\n-",
+            "mysql",
+            "hunter2",
+            "'x y'",
+            '"q"',
+            "<x>",
+          ),
+          fc.string({ unit: fc.constantFrom(..."-aZ9_ \t\n'\"=<"), maxLength: 5 }),
+        ),
+        { maxLength: 8 },
+      )
+      .map((parts) => parts.join(""));
+    let flags = 0;
+    let none = 0;
+    fc.assert(
+      fc.property(flagText, (t) => {
+        flagRule[0].lastIndex = 0;
+        if (flagRule[0].test(t)) {
+          flags++;
+          expect(mayHoldFlag(t), t).toBe(true);
+        }
+        flagRule[0].lastIndex = 0;
+        if (!mayHoldFlag(t)) {
+          none++;
+          expect(applySecretRule(flagRule, t), t).toBe(t);
+        }
+      }),
+      { numRuns: 5000 },
+    );
+    expect(flags).toBeGreaterThan(150);
+    expect(none).toBeGreaterThan(150);
+    // Where no flag starts, as ids and words hold a `-`: the gate says so (it is why it is there).
+    for (const t of ["a-b", "x--y", "9-x", "_-x", "-\u212a", "-", "--", "- x", "req 1b4e-42aa"]) {
+      expect(mayHoldFlag(t), t).toBe(false);
+    }
+    for (const t of ["--password x", "(-p x", "-u a:b", "=--x", "é-x y"]) {
+      expect(mayHoldFlag(t), t).toBe(true);
+    }
+  });
 });
 
 describe("hasRun", () => {
@@ -636,5 +705,27 @@ describe("hasRun", () => {
       ),
       { numRuns: 3000 },
     );
+  });
+});
+
+describe("collapseSpaces", () => {
+  it("collapses as replacing every run of whitespace with one space does", () => {
+    // Every character \s matches, and look-alikes it does not (zero-width space, NEL, U+180E).
+    const unit = fc.constantFrom(
+      ..." \t\n\v\f\r\u00a0\u1680\u2000\u2005\u200a\u2028\u2029\u202f\u205f\u3000\ufeff",
+      ..."\u200b\u0085\u180ea-",
+    );
+    let changed = 0;
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 16 }), (t) => {
+        const expected = t.replace(/\s+/g, " ");
+        if (expected !== t) changed++;
+        expect(collapseSpaces(t)).toBe(expected);
+      }),
+      { numRuns: 5000 },
+    );
+    expect(changed).toBeGreaterThan(2000);
+    expect(collapseSpaces("a b c")).toBe("a b c");
+    expect(collapseSpaces(" a  b\n\tc ")).toBe(" a b c ");
   });
 });

@@ -543,6 +543,18 @@ describe("redact: properties", () => {
     );
   });
 
+  it("a flag's value is redacted wherever a flag starts, next to ids and words that hold a `-`", () => {
+    // The flag rule runs only where mayHoldFlag finds a flag's start: these are such starts.
+    for (const text of [
+      "connect failed (request 1b4e28ba-2fa1-11d2-883f-0016d3cca427) --password Hunter2xyz",
+      "re-run with(--token Hunter2xyz)",
+      "non-zero exit: pg_dump --password\t'Hunter2xyz'",
+      "é-x\n--secret=Hunter2xyz",
+    ]) {
+      expect(redact(text, { maxLength: 1000 }), text).not.toContain("Hunter2xyz");
+    }
+  });
+
   it("several secrets side by side never leak (one rule must not break another's match)", () => {
     fc.assert(
       fc.property(

@@ -64,3 +64,17 @@ describe("retryHintInText: a retry hint written into the error text", () => {
     ).toBe(2000);
   });
 });
+
+describe("retryHintInText remembers only whether a text mentions a retry, never the hint", () => {
+  it("answers a text judged again the same, and a date against each call's clock", () => {
+    const at = "Quota exceeded. Retry after 2025-03-15T09:13:00Z";
+    const texts = ["Quota hit. Try again in 2 minutes.", "HTTP 500 internal error", at];
+    const first = texts.map((t) => retryHintInText(t, NOW));
+    expect(first).toEqual([120_000, undefined, 60_000]);
+    for (let round = 0; round < 3; round++) {
+      expect(texts.map((t) => retryHintInText(t, NOW))).toEqual(first);
+      // The same remembered text, read later: the date is that much nearer.
+      expect(retryHintInText(at, NOW + 15_000 * (round + 1))).toBe(60_000 - 15_000 * (round + 1));
+    }
+  });
+});

@@ -250,7 +250,7 @@ export function mintKey(state: CallState): void {
           server,
           request.tool,
           argsHash,
-          String(r.successes.get(state.callKey) ?? 0),
+          String(r.successes?.get(state.callKey) ?? 0),
         ]);
   const argName = tool.idempotency.argument;
   state.argsHash = argsHash;
@@ -283,17 +283,10 @@ export function observe(text: string, state: CallState): string {
   return state.observed.redacted;
 }
 
-/** Records a call's result by a hash: a failure by its fingerprint, a success by its JSON. */
-export function noteSignature(
-  state: CallState,
-  result: { failure: string } | { value: unknown },
-): void {
-  if ("failure" in result) {
-    if (!state.run.ended) {
-      state.run.identical.note(state.loopKey, result, state.call.tool, state.call.server);
-    }
-  } else {
-    noteResult(state, result.value);
+/** Records a call's failure by its fingerprint. */
+export function noteFailure(state: CallState, print: string): void {
+  if (!state.run.ended) {
+    state.run.identical.noteFailure(state.loopKey, print, state.call.tool, state.call.server);
   }
 }
 
@@ -307,8 +300,9 @@ export function noteResult(state: CallState, value: unknown): void {
 /** A success of a keyed call: the next identical call without `callId` is a new logical call. */
 export function noteSuccess(state: CallState): void {
   if (state.key !== undefined) {
-    const { successes } = state.run;
-    successes.set(state.callKey, (successes.get(state.callKey) ?? 0) + 1);
+    const r = state.run;
+    r.successes ??= new Map();
+    r.successes.set(state.callKey, (r.successes.get(state.callKey) ?? 0) + 1);
   }
 }
 

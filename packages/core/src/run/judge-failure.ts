@@ -4,11 +4,11 @@ import { HostError } from "../errors.ts";
 import { type Classification, classify } from "../judge/classify.ts";
 import { type Decision, safeToRepeat } from "../judge/decide.ts";
 import { type Failure, failureFromError, localFailure } from "../judge/failure.ts";
-import { fingerprint } from "../judge/fingerprint.ts";
+import { fingerprintOf } from "../judge/fingerprint.ts";
 import { composeMessage } from "../judge/message.ts";
 import type { MaybePromise, Reason } from "../types.ts";
 import { updateBreaker } from "./breaker-steps.ts";
-import { type CallState, keyed, noteSignature, noteSuccess, observe } from "./call-state.ts";
+import { type CallState, keyed, noteFailure, noteSuccess, observe } from "./call-state.ts";
 import { Escape, RetryRequest } from "./control.ts";
 import { bounded, isAborted, wakers } from "./cuts.ts";
 import { commit, decideNow } from "./decisions.ts";
@@ -51,12 +51,7 @@ export function judge<T>(
   outcome: { value: T } | { thrown: unknown },
 ): Judged<T> {
   const c = classify(failure, state.tool, state.call);
-  const print = fingerprint({
-    tool: state.call.tool,
-    channel: failure.channel,
-    text: failure.text,
-    ...(failure.code !== undefined && { code: failure.code }),
-  });
+  const print = fingerprintOf(state.call.tool, failure.channel, failure.code, failure.text);
   const j: Judging<T> = {
     state,
     failure,
@@ -137,13 +132,23 @@ function askHost<T>(j: Judging<T>): Judged<T> {
 /** The verify step, asked when only it can make a retry safe. */
 function askVerify<T>(j: Judging<T>): Judged<T> {
   const { state } = j;
-  if (!state.run.observeOnly && state.verified === undefined) {
-    const tentative = decideNow(state, j.c, j.print);
-    if (tentative.action === "stop" && tentative.reason === "uncertain_mutation") {
-      return verifyThenDecide(j);
-    }
+  if (!state.run.observeOnly && state.verified === undefined && uncertainMutation(j)) {
+    return verifyThenDecide(j);
   }
   return readLearned(j);
+}
+
+/**
+ * Whether the decision on the run's state now is the `uncertain_mutation` stop. Only a retry can
+ * become one, or a stop for that reason: any other action is decided without one (and without a
+ * random draw, which only a retry's backoff makes), so only a retry is decided here.
+ */
+function uncertainMutation<T>(j: Judging<T>): boolean {
+  const { c } = j;
+  if (c.action === "stop") return c.reason === "uncertain_mutation";
+  if (c.action !== "retry_dependency") return false;
+  const tentative = decideNow(j.state, c, j.print);
+  return tentative.action === "stop" && tentative.reason === "uncertain_mutation";
 }
 
 async function verifyThenDecide<T>(j: Judging<T>): Promise<CallOutcome<T> | RetryRequest> {
@@ -192,7 +197,8 @@ function readLearned<T>(j: Judging<T>): Judged<T> {
     const uncertain = state.key !== undefined && c.certainty === "unknown";
     return endedOutcome(state, uncertain ? state.key : undefined);
   }
-  r.learning ??= new OutcomeTracker({ store: r.core.store, now: r.core.now });
+  // The governor's core holds the store and the clock the tracker needs: no options object made.
+  r.learning ??= new OutcomeTracker(r.core);
   state.learned = undefined;
   // Only a retry, a correction or a switch can be demoted: a stop or the host needs no read.
   if (c.action !== "stop" && c.action !== "host") {
@@ -316,10 +322,10 @@ function outcomeOf<T>(j: Judging<T>, d: Decision): Judged<T> {
           : { hostError, emit: "host", recorded: true },
       );
     case "stop":
-      noteSignature(state, { failure: print });
+      noteFailure(state, print);
       return stopOutcome(state, d, observe(failure.text, state), { repeats, recorded: true });
     default: {
-      noteSignature(state, { failure: print });
+      noteFailure(state, print);
       // A key only this run can derive, left uncertain by a text the model is asked to act on:
       // it blocks an identical repeat while the run lasts, and is released when the run ends.
       if (

@@ -50,10 +50,15 @@ export class OutcomeTracker {
    * at the first retry (as the corrections' map at the first correction): most runs have none.
    */
   #retried: WeakMap<object, Map<string, ToolPolicy>> | undefined;
-  /** Per server and tool: a correction that awaits that tool's next call. */
+  /**
+   * Per server and tool: a correction that awaits that tool's next call. A run mostly has one at a
+   * time: it is held in a field, and further tools' in a map made at the first of them (a tool is
+   * in one place or the other, never both).
+   */
+  #correction: Pending | undefined;
   #corrections: Map<string, Pending> | undefined;
-  /** Switches that await a call of one of their alternatives. */
-  #switches: PendingSwitch[] = [];
+  /** Switches that await a call of one of their alternatives (made at the first). */
+  #switches: PendingSwitch[] | undefined;
 
   constructor(options: OutcomeTrackerOptions) {
     this.#store = options.store;
@@ -106,8 +111,8 @@ export class OutcomeTracker {
     first: boolean,
     guard: StoreGuard,
   ): MaybePromise<void> {
-    const adds: [Pending, OutcomeField][] = [];
-    if (first) this.#settleWaiting(policy, fingerprint, adds);
+    let adds: Adds | undefined;
+    if (first) adds = this.#settleWaiting(policy, fingerprint);
     const retried = this.#retried?.get(call);
     if (decision.action === "retry_dependency") {
       if (this.learns(policy)) {
@@ -121,15 +126,15 @@ export class OutcomeTracker {
     if (retried !== undefined) {
       this.#retried?.delete(call);
       if (!NO_EVIDENCE.has(decision.reason)) {
-        for (const [print, p] of retried) adds.push([pending(p, print), "retry_futile"]);
+        for (const [print, p] of retried) adds = added(adds, pending(p, print), "retry_futile");
       }
     }
     if (this.learns(policy)) {
       const self = pending(policy, fingerprint);
       if (decision.action === "correct_arguments") {
-        this.#corrections ??= new Map();
-        this.#corrections.set(toolKey(policy.server, policy.tool), self);
+        this.#putCorrection(self);
       } else if (decision.action === "switch_tool") {
+        this.#switches ??= [];
         this.#switches.push({ ...self, alternatives: decision.alternatives });
       }
     }
@@ -141,20 +146,38 @@ export class OutcomeTracker {
    * paid off. Touches no store when nothing awaited this call.
    */
   succeeded(call: object, policy: ToolPolicy, guard: StoreGuard): MaybePromise<void> {
-    const adds: [Pending, OutcomeField][] = [];
+    let adds: Adds | undefined;
     const retried = this.#retried?.get(call);
     if (retried !== undefined) {
       this.#retried?.delete(call);
-      for (const [print, p] of retried) adds.push([pending(p, print), "retry_paid"]);
+      for (const [print, p] of retried) adds = added(adds, pending(p, print), "retry_paid");
     }
     const correction = this.#takeCorrection(policy);
-    if (correction !== undefined) adds.push([correction, "correct_paid"]);
-    this.#settleSwitches(policy.tool, "switch_paid", adds);
-    return adds.length === 0 ? undefined : this.#write(adds, guard);
+    if (correction !== undefined) adds = added(adds, correction, "correct_paid");
+    adds = this.#settleSwitches(policy.tool, "switch_paid", adds);
+    return adds === undefined ? undefined : this.#write(adds, guard);
+  }
+
+  /** A correction that awaits its tool's next call (replacing one of the same tool). */
+  #putCorrection(p: Pending): void {
+    const held = this.#correction;
+    if (held === undefined || (sameServer(held.server, p.server) && held.tool === p.tool)) {
+      this.#correction = p;
+      // The tool's correction is in one place only.
+      this.#corrections?.delete(toolKey(p.server, p.tool));
+      return;
+    }
+    this.#corrections ??= new Map();
+    this.#corrections.set(toolKey(p.server, p.tool), p);
   }
 
   /** The correction of this tool that waited for its next call, taken (undefined when none). */
   #takeCorrection(policy: ToolPolicy): Pending | undefined {
+    const held = this.#correction;
+    if (held !== undefined && sameServer(held.server, policy.server) && held.tool === policy.tool) {
+      this.#correction = undefined;
+      return held;
+    }
     const corrections = this.#corrections;
     if (corrections === undefined) return undefined;
     const key = toolKey(policy.server, policy.tool);
@@ -164,27 +187,30 @@ export class OutcomeTracker {
   }
 
   /** A first failure of a call: settles what waited for this tool. */
-  #settleWaiting(policy: ToolPolicy, fingerprint: string, adds: [Pending, OutcomeField][]): void {
+  #settleWaiting(policy: ToolPolicy, fingerprint: string): Adds | undefined {
+    let adds: Adds | undefined;
     const correction = this.#takeCorrection(policy);
     // Another failure after the correction is progress of some kind: nothing is learned.
-    if (correction?.fingerprint === fingerprint) adds.push([correction, "correct_futile"]);
-    this.#settleSwitches(policy.tool, "switch_futile", adds);
+    if (correction?.fingerprint === fingerprint) adds = added(adds, correction, "correct_futile");
+    return this.#settleSwitches(policy.tool, "switch_futile", adds);
   }
 
-  #settleSwitches(tool: string, field: OutcomeField, adds: [Pending, OutcomeField][]): void {
-    if (this.#switches.length === 0) return;
+  #settleSwitches(tool: string, field: OutcomeField, adds: Adds | undefined): Adds | undefined {
+    if (this.#switches === undefined || this.#switches.length === 0) return adds;
+    let out = adds;
     const rest: PendingSwitch[] = [];
     for (const s of this.#switches) {
-      if (s.alternatives.includes(tool)) adds.push([s, field]);
+      if (s.alternatives.includes(tool)) out = added(out, s, field);
       else rest.push(s);
     }
     this.#switches = rest;
+    return out;
   }
 
   /** Adds each outcome to the store; errors are swallowed, a pending answer is awaited. */
-  #write(adds: readonly [Pending, OutcomeField][], guard: StoreGuard): MaybePromise<void> {
+  #write(adds: Adds | undefined, guard: StoreGuard): MaybePromise<void> {
     const store = this.#store;
-    if (adds.length === 0 || store.addOutcome === undefined) return undefined;
+    if (adds === undefined || adds.length === 0 || store.addOutcome === undefined) return undefined;
     const waits: Promise<unknown>[] = [];
     const now = this.#now();
     for (const [p, field] of adds) {
@@ -203,10 +229,24 @@ export class OutcomeTracker {
   }
 }
 
+/** Outcomes to add to the store: a list made at the first. */
+type Adds = [Pending, OutcomeField][];
+
+function added(adds: Adds | undefined, p: Pending, field: OutcomeField): Adds {
+  if (adds === undefined) return [[p, field]];
+  adds.push([p, field]);
+  return adds;
+}
+
 function pending(policy: ToolPolicy, fingerprint: string): Pending {
   return { server: policy.server, tool: policy.tool, fingerprint, policy };
 }
 
 function toolKey(server: string | undefined, tool: string): string {
   return `${server ?? ""}\u0000${tool}`;
+}
+
+/** Servers as {@link toolKey} keys them: none and "" are one. */
+function sameServer(a: string | undefined, b: string | undefined): boolean {
+  return (a ?? "") === (b ?? "");
 }

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createLoopDetector, resultHash } from "./repeats.ts";
 
@@ -33,6 +34,83 @@ describe("createLoopDetector", () => {
     expect(loops.get("b")).toBeUndefined();
     for (const key of ["x", "y"]) loops.note(key, { value: 1 });
     expect([loops.get("x"), loops.get("y")].every((s) => s?.count === 1)).toBe(true);
+  });
+});
+
+describe("the loop detector against a plain model of it (property)", () => {
+  /** What the detector promises, written plainly: calls in first-seen order, the oldest dropped. */
+  class Model {
+    calls: { id: string; sig: string; count: number }[] = [];
+    constructor(readonly max: number) {}
+    note(id: string, sig: string) {
+      const seen = this.calls.find((c) => c.id === id);
+      if (seen) {
+        seen.count = seen.sig === sig ? seen.count + 1 : 1;
+        seen.sig = sig;
+        return;
+      }
+      if (this.calls.length >= this.max) this.calls.shift();
+      this.calls.push({ id, sig, count: 1 });
+    }
+    get(id: string) {
+      const c = this.calls.find((x) => x.id === id);
+      return c && { sig: c.sig, count: c.count };
+    }
+  }
+
+  it("counts, forgets and clears as the model does, for one call or many, any max, any tools and servers", () => {
+    // Few distinct calls, most of them one call: repeats in a row and a second call both come.
+    const call = fc.oneof(
+      { weight: 3, arbitrary: fc.constant({ key: "k1", tool: "t", server: "" }) },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          key: fc.constantFrom("k1", "k2", "k3"),
+          tool: fc.constantFrom("", "t", "u"),
+          server: fc.constantFrom("", "s"),
+        }),
+      },
+    );
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant("failure" as const), call, sig: fc.constantFrom("a", "b") }),
+      fc.record({ kind: fc.constant("value" as const), call, sig: fc.constantFrom("a", "b") }),
+      fc.record({ kind: fc.constant("success" as const), call, sig: fc.constantFrom("a", "b") }),
+      fc.record({ kind: fc.constant("clear" as const), call, sig: fc.constant("") }),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 4 }), fc.array(op, { maxLength: 40 }), (max, ops) => {
+        const loops = createLoopDetector(max);
+        let model = new Model(max);
+        const id = (c: { key: string; tool: string; server: string }) =>
+          `${c.server}|${c.tool}|${c.key}`;
+        for (const o of ops) {
+          const { key, tool, server } = o.call;
+          if (o.kind === "clear") {
+            loops.clear();
+            model = new Model(max);
+          } else if (o.kind === "failure") {
+            loops.noteFailure(key, o.sig, tool, server);
+            model.note(id(o.call), `f:${o.sig}`);
+          } else if (o.kind === "value") {
+            loops.note(key, { value: o.sig }, tool, server);
+            model.note(id(o.call), `ok:${JSON.stringify(o.sig)}`);
+          } else {
+            loops.note(key, { failure: o.sig }, tool, server);
+            model.note(id(o.call), `f:${o.sig}`);
+          }
+          for (const k of ["k1", "k2", "k3"]) {
+            for (const t of ["", "t", "u"]) {
+              for (const s of ["", "s"]) {
+                const want = model.get(id({ key: k, tool: t, server: s }));
+                expect(loops.get(k, t, s)).toEqual(want);
+                expect(loops.count(k, t, s)).toBe(want?.count ?? 0);
+              }
+            }
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

@@ -37,6 +37,8 @@ export interface LoopDetector {
     tool?: string,
     server?: string,
   ): void;
+  /** Records a call's failure by its fingerprint (as `note` with `{ failure }`, no object made). */
+  noteFailure(key: string, fingerprint: string, tool?: string, server?: string): void;
   /** Forgets everything (the run ended). */
   clear(): void;
 }
@@ -130,16 +132,33 @@ function giveBack(t: Table): void {
   spare.push(t);
 }
 
-/** A class, not closures: every run makes one. Its table is taken at the first call noted. */
+/**
+ * A class, not closures: every run makes one. Most runs note one call (or none): that call is
+ * held in fields of its own, and a table is taken when a second call is noted.
+ */
 class Loops implements LoopDetector {
   readonly #max: number;
   #table: Table | undefined = undefined;
+  /** The one call noted while there is no table (`#oneKey` undefined: none). */
+  #oneKey: string | undefined = undefined;
+  #oneTool = "";
+  #oneServer = "";
+  #oneOk = false;
+  /** Its result's text, or (undefined) its 53-bit hash in `#oneSig`. */
+  #oneText: string | undefined = undefined;
+  #oneSig = 0;
+  #oneCount = 0;
 
   constructor(max: number) {
     this.#max = max;
   }
 
-  /** The slot of a call, or -1. */
+  /** Whether the one call held in fields is this call. */
+  #isOne(key: string, tool: string, server: string): boolean {
+    return this.#oneKey === key && this.#oneTool === tool && this.#oneServer === server;
+  }
+
+  /** The slot of a call in the table, or -1. */
   #slotOf(key: string, tool: string, server: string): number {
     const t = this.#table;
     if (t === undefined) return -1;
@@ -148,6 +167,11 @@ class Loops implements LoopDetector {
   }
 
   get(key: string, tool = "", server = ""): Seen | undefined {
+    if (this.#table === undefined) {
+      if (!this.#isOne(key, tool, server)) return undefined;
+      const sig = this.#oneText ?? this.#oneSig;
+      return { sig: this.#oneOk ? `ok:${sig}` : `f:${sig}`, count: this.#oneCount };
+    }
     const s = this.#slotOf(key, tool, server);
     if (s === -1) return undefined;
     const t = this.#table as Table;
@@ -156,12 +180,17 @@ class Loops implements LoopDetector {
   }
 
   count(key: string, tool = "", server = ""): number {
+    if (this.#table === undefined) return this.#isOne(key, tool, server) ? this.#oneCount : 0;
     const s = this.#slotOf(key, tool, server);
     return s === -1 ? 0 : ((this.#table as Table).counts[s] as number);
   }
 
   noteSuccess(key: string, value: unknown, tool = "", server = ""): void {
     this.#record(key, true, undefined, resultSignature(value), tool, server);
+  }
+
+  noteFailure(key: string, fingerprint: string, tool = "", server = ""): void {
+    this.#record(key, false, fingerprint, 0, tool, server);
   }
 
   note(
@@ -178,6 +207,14 @@ class Loops implements LoopDetector {
     const t = this.#table;
     this.#table = undefined;
     if (t !== undefined) giveBack(t);
+    this.#forgetOne();
+  }
+
+  #forgetOne(): void {
+    this.#oneKey = undefined;
+    this.#oneTool = "";
+    this.#oneServer = "";
+    this.#oneText = undefined;
   }
 
   /**
@@ -192,7 +229,37 @@ class Loops implements LoopDetector {
     tool: string,
     server: string,
   ): void {
-    this.#table ??= takeTable(this.#max);
+    if (this.#table === undefined) {
+      if (this.#oneKey === undefined || this.#isOne(key, tool, server)) {
+        const again =
+          this.#oneKey !== undefined &&
+          this.#oneOk === ok &&
+          this.#oneText === text &&
+          (text !== undefined || this.#oneSig === sig);
+        this.#oneCount = again ? this.#oneCount + 1 : 1;
+        this.#oneKey = key;
+        this.#oneTool = tool;
+        this.#oneServer = server;
+        this.#oneOk = ok;
+        this.#oneText = text;
+        this.#oneSig = sig;
+        return;
+      }
+      // A second call: a table, with the first call in its first slot.
+      const first = takeTable(this.#max);
+      this.#table = first;
+      this.#add(
+        first,
+        this.#oneKey,
+        this.#oneOk,
+        this.#oneText,
+        this.#oneSig,
+        this.#oneTool,
+        this.#oneServer,
+      );
+      first.counts[0] = this.#oneCount;
+      this.#forgetOne();
+    }
     const t = this.#table;
     const seenGroup = findGroup(t, server, tool);
     const seen = seenGroup === undefined ? -1 : find(t, key, seenGroup, hashOf(key, seenGroup.id));
@@ -208,6 +275,19 @@ class Loops implements LoopDetector {
       t.sigs[seen] = sig;
       return;
     }
+    this.#add(t, key, ok, text, sig, tool, server);
+  }
+
+  /** A call not followed yet, counted once. */
+  #add(
+    t: Table,
+    key: string,
+    ok: boolean,
+    text: string | undefined,
+    sig: number,
+    tool: string,
+    server: string,
+  ): void {
     let s: number;
     if (t.used < this.#max) {
       s = t.used;
@@ -229,7 +309,7 @@ class Loops implements LoopDetector {
     t.sigs[s] = sig;
     t.hashes[s] = h;
     t.counts[s] = 1;
-    t.oks[s] = okBit;
+    t.oks[s] = ok ? 1 : 0;
     place(t, s, h);
   }
 }

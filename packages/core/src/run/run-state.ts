@@ -56,7 +56,7 @@ export interface RunState {
    */
   readonly identical: LoopDetector;
   /** Per call key, how many identical keyed calls succeeded (a part of the next one's key). */
-  readonly successes: Map<string, number>;
+  successes: Map<string, number> | undefined;
   /** Attempts executing now: `end()` aborts them. */
   inFlight: number;
   /**
@@ -108,7 +108,7 @@ export function createRunState(core: GovernorCore, options: RunOptions): RunStat
     tally: createRunTally(),
     modelRepeats: undefined,
     identical: createLoopDetector(),
-    successes: new Map(),
+    successes: undefined,
     inFlight: 0,
     clockAt: startedAt,
     clockFor: undefined,

@@ -162,6 +162,64 @@ describe("createMemoryStore", () => {
     expect(store.entry("k")).toBeUndefined();
   });
 
+  describe("keeps replay results within maxResultBytes", () => {
+    // JSON text of 10 characters each: "xxxxxxxx" with its quotes.
+    const ten = (c: string) => c.repeat(8);
+    const settled = (store: ReturnType<typeof createMemoryStore>, key: string, result: unknown) => {
+      expect(store.claim(key, "h", claimAt(1)).status).toBe("claimed");
+      store.settle(key, "succeeded", { now: 2, result });
+    };
+
+    it("lets the oldest results go first; their writes stay done and are never run again", () => {
+      const store = createMemoryStore({ maxResultBytes: 25 });
+      settled(store, "a", ten("a"));
+      settled(store, "b", ten("b"));
+      expect(store.entry("a")?.result).toBe(ten("a"));
+      settled(store, "c", ten("c"));
+      // 30 characters would not fit: a's result went, b's and c's are kept.
+      expect(store.entry("a")).toMatchObject({ state: "succeeded", resultUnavailable: true });
+      expect(store.entry("a")).not.toHaveProperty("result");
+      expect(store.entry("b")?.result).toBe(ten("b"));
+      expect(store.entry("c")?.result).toBe(ten("c"));
+      // A later claim of a's key is answered as done, with no result: the write does not run again.
+      const again = store.claim("a", "h", claimAt(3));
+      expect(again).toMatchObject({ status: "succeeded", entry: { resultUnavailable: true } });
+    });
+
+    it("does not keep a result longer than the whole budget, and keeps the others", () => {
+      const store = createMemoryStore({ maxResultBytes: 25 });
+      settled(store, "small", ten("s"));
+      settled(store, "huge", "x".repeat(100));
+      expect(store.entry("huge")).toMatchObject({ state: "succeeded", resultUnavailable: true });
+      expect(store.entry("small")?.result).toBe(ten("s"));
+    });
+
+    it("gives back the room of results that expire, are replaced or are claimed again", () => {
+      let clock = 0;
+      const store = createMemoryStore({ maxResultBytes: 20, retentionMs: 100, now: () => clock });
+      settled(store, "a", ten("a"));
+      settled(store, "b", ten("b"));
+      clock = 101;
+      // a and b expired: their 20 characters are free again, so c and d both keep theirs.
+      settled(store, "c", ten("c"));
+      settled(store, "d", ten("d"));
+      expect(store.entry("c")?.result).toBe(ten("c"));
+      expect(store.entry("d")?.result).toBe(ten("d"));
+      // A host settling d again with a short result frees the difference: e fits beside c and d.
+      store.settle("d", "succeeded", { now: 3, result: 1 });
+      settled(store, "e", "e".repeat(7));
+      expect(store.entry("c")?.result).toBe(ten("c"));
+      expect(store.entry("d")?.result).toBe(1);
+      expect(store.entry("e")?.result).toBe("e".repeat(7));
+      // Settled as failed, then claimed again, a key holds no result and no room.
+      store.settle("c", "failed", { now: 4 });
+      expect(store.entry("c")).not.toHaveProperty("resultUnavailable");
+      settled(store, "f", ten("f"));
+      expect(store.entry("e")?.result).toBe("e".repeat(7));
+      expect(store.entry("f")?.result).toBe(ten("f"));
+    });
+  });
+
   it("expires a counter ttlMs after its creation, not after its last increment", () => {
     let clock = 1_000;
     const store = createMemoryStore({ now: () => clock });
@@ -255,6 +313,7 @@ describe("createMemoryStore", () => {
       [{ maxUnsettled: 1.5 }, /maxUnsettled must be a positive integer, got 1.5/],
       [{ maxLedgerEntries: 0 }, /maxLedgerEntries must be a positive integer, got 0/],
       [{ retentionMs: -1 }, /retentionMs must be a positive finite number of ms, got -1/],
+      [{ maxResultBytes: 0 }, /maxResultBytes must be a positive integer, got 0/],
     ] as const;
     for (const [options, message] of cases) {
       let thrown: unknown;

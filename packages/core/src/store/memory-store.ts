@@ -48,6 +48,15 @@ export interface MemoryStoreOptions {
    */
   readonly maxOutcomes?: number;
   /**
+   * Most result text the ledger keeps for replays, all `succeeded` entries together, counted as
+   * the length of each result's JSON text (one unit per UTF-16 code unit: about a byte for ASCII
+   * text). Past it, the oldest kept results go first; a single result longer than the whole budget
+   * is not kept. An entry whose result went keeps its state and reads `resultUnavailable: true`:
+   * the write is replayed as done, with no result to show, and never runs again.
+   * @default 67_108_864 (64 Mi)
+   */
+  readonly maxResultBytes?: number;
+  /**
    * The clock that expires values, counters and settled entries, in ms; any origin, but it must
    * return positive numbers. Inject one in tests. The ledger's lease uses the `now` passed to
    * `claim` and `settle` instead.
@@ -83,6 +92,8 @@ interface EntryRecord {
   updatedAt: number;
   /** The recorded result as JSON text (succeeded entries that kept one). */
   result: string | undefined;
+  /** A succeeded entry whose result was given but not kept (the results' budget). */
+  resultUnavailable: boolean;
   /** A pending entry's lease as its holder asked for it (`ClaimOptions.leaseMs`); 0 otherwise. */
   leaseMs: number;
   /** A settled entry: when (by the store's clock) its retention ends; 0 while unsettled. */
@@ -222,6 +233,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const maxLedgerEntries = positiveInteger("maxLedgerEntries", options.maxLedgerEntries ?? 100_000);
   const retentionMs = positiveMs("retentionMs", options.retentionMs ?? DAY_MS);
   const maxOutcomes = positiveInteger("maxOutcomes", options.maxOutcomes ?? 10_000);
+  const maxResultBytes = positiveInteger(
+    "maxResultBytes",
+    options.maxResultBytes ?? 64 * 1024 * 1024,
+  );
   const { now } = options;
   if (now !== undefined && typeof now !== "function") {
     throw new GovernorError(
@@ -397,6 +412,40 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     const unsettled = new Map<string, EntryRecord>();
     const settled = new Map<string, EntryRecord>();
     let oldest = Number.POSITIVE_INFINITY;
+    // The entries holding a result, oldest kept first, and the length of their text together.
+    const kept = new Map<string, EntryRecord>();
+    let keptBytes = 0;
+
+    /** Lets go of a record's result text (its state stays); `unavailable` marks it as lost. */
+    function release(key: string, record: EntryRecord, unavailable: boolean): void {
+      if (record.result === undefined) return;
+      keptBytes -= record.result.length;
+      kept.delete(key);
+      record.result = undefined;
+      record.resultUnavailable = unavailable;
+    }
+
+    /** Keeps a settled record's result within the budget, the oldest kept results going first. */
+    function keep(key: string, record: EntryRecord, result: string): void {
+      if (result.length > maxResultBytes) {
+        record.resultUnavailable = true;
+        return;
+      }
+      if (keptBytes + result.length > maxResultBytes) {
+        for (const [oldKey, old] of kept) {
+          release(oldKey, old, true);
+          if (keptBytes + result.length <= maxResultBytes) break;
+        }
+      }
+      record.result = result;
+      keptBytes += result.length;
+      kept.set(key, record);
+    }
+
+    function drop(key: string, record: EntryRecord): void {
+      release(key, record, false);
+      settled.delete(key);
+    }
 
     function dropExpired(at: number): void {
       if (!(oldest < at)) return;
@@ -405,7 +454,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
           oldest = held.expiresAt;
           return;
         }
-        settled.delete(key);
+        drop(key, held);
       }
       oldest = Number.POSITIVE_INFINITY;
     }
@@ -438,7 +487,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         const held = settled.get(key);
         if (held === undefined) return undefined;
         if (held.expiresAt >= clockNow()) return held;
-        settled.delete(key);
+        drop(key, held);
         return undefined;
       },
 
@@ -458,6 +507,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
           state: "pending",
           updatedAt: at,
           result: undefined,
+          resultUnavailable: false,
           leaseMs,
           expiresAt: 0,
         };
@@ -480,7 +530,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         if (argsHash !== undefined) record.argsHash = argsHash;
         record.state = argsHash === undefined ? "uncertain" : "pending";
         record.updatedAt = at;
-        record.result = undefined;
+        release(key, record, false);
+        record.resultUnavailable = false;
         record.leaseMs = leaseMs;
         place(key, record, wasSettled);
         return record;
@@ -500,19 +551,23 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
             argsHash: "",
             state,
             updatedAt: at,
-            result,
+            result: undefined,
+            resultUnavailable: false,
             leaseMs: 0,
             expiresAt: 0,
           };
           place(key, record, false);
+          if (result !== undefined) keep(key, record, result);
           return;
         }
         const wasSettled = found.state === "succeeded" || found.state === "failed";
         found.state = state;
         found.updatedAt = at;
-        found.result = result;
+        release(key, found, false);
+        found.resultUnavailable = false;
         found.leaseMs = 0;
         place(key, found, wasSettled);
+        if (result !== undefined) keep(key, found, result);
       },
     };
   }
@@ -571,7 +626,13 @@ function claimed(key: string, record: EntryRecord): ClaimResult {
 /** A record as the caller sees it: a copy, its result parsed from the text (a fresh value each time). */
 function toEntry(key: string, record: EntryRecord): LedgerEntry {
   if (record.result === undefined) {
-    return { key, argsHash: record.argsHash, state: record.state, updatedAt: record.updatedAt };
+    const entry = {
+      key,
+      argsHash: record.argsHash,
+      state: record.state,
+      updatedAt: record.updatedAt,
+    };
+    return record.resultUnavailable ? { ...entry, resultUnavailable: true } : entry;
   }
   return {
     key,
