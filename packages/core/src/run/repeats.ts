@@ -1,5 +1,5 @@
 import { hashCanonical } from "../judge/canonical.ts";
-import { resultSignature } from "./result-signature.ts";
+import { signResultInto } from "./result-signature.ts";
 
 /** How many distinct calls a run's loop detector follows; the oldest are forgotten first. */
 export const MAX_TRACKED_CALLS = 1_000;
@@ -57,6 +57,12 @@ interface Group {
   /** Its calls followed now. */
   size: number;
 }
+
+/**
+ * A success's 53-bit hash on its way to a slot: through a Float64Array, not a parameter, so no
+ * heap number is made for it per call.
+ */
+const SIG = new Float64Array(1);
 
 /** Slots made when a table is made, before it grows (doubling) to its detector's `max`. */
 const FIRST_SLOTS = 16;
@@ -186,11 +192,12 @@ class Loops implements LoopDetector {
   }
 
   noteSuccess(key: string, value: unknown, tool = "", server = ""): void {
-    this.#record(key, true, undefined, resultSignature(value), tool, server);
+    signResultInto(value, SIG);
+    this.#record(key, true, undefined, tool, server);
   }
 
   noteFailure(key: string, fingerprint: string, tool = "", server = ""): void {
-    this.#record(key, false, fingerprint, 0, tool, server);
+    this.#record(key, false, fingerprint, tool, server);
   }
 
   note(
@@ -199,8 +206,8 @@ class Loops implements LoopDetector {
     tool = "",
     server = "",
   ): void {
-    if ("failure" in result) this.#record(key, false, result.failure, 0, tool, server);
-    else this.#record(key, true, resultHash(result.value), 0, tool, server);
+    if ("failure" in result) this.#record(key, false, result.failure, tool, server);
+    else this.#record(key, true, resultHash(result.value), tool, server);
   }
 
   clear(): void {
@@ -218,17 +225,11 @@ class Loops implements LoopDetector {
   }
 
   /**
-   * A call's result (`text`, or `sig` when text is undefined): the same again counts one more
+   * A call's result (`text`, or `SIG[0]` when text is undefined): the same again counts one more
    * in a row.
    */
-  #record(
-    key: string,
-    ok: boolean,
-    text: string | undefined,
-    sig: number,
-    tool: string,
-    server: string,
-  ): void {
+  #record(key: string, ok: boolean, text: string | undefined, tool: string, server: string): void {
+    const sig = text === undefined ? (SIG[0] as number) : 0;
     if (this.#table === undefined) {
       if (this.#oneKey === undefined || this.#isOne(key, tool, server)) {
         const again =
@@ -248,15 +249,9 @@ class Loops implements LoopDetector {
       // A second call: a table, with the first call in its first slot.
       const first = takeTable(this.#max);
       this.#table = first;
-      this.#add(
-        first,
-        this.#oneKey,
-        this.#oneOk,
-        this.#oneText,
-        this.#oneSig,
-        this.#oneTool,
-        this.#oneServer,
-      );
+      SIG[0] = this.#oneSig;
+      this.#add(first, this.#oneKey, this.#oneOk, this.#oneText, this.#oneTool, this.#oneServer);
+      SIG[0] = sig;
       first.counts[0] = this.#oneCount;
       this.#forgetOne();
     }
@@ -275,16 +270,15 @@ class Loops implements LoopDetector {
       t.sigs[seen] = sig;
       return;
     }
-    this.#add(t, key, ok, text, sig, tool, server);
+    this.#add(t, key, ok, text, tool, server);
   }
 
-  /** A call not followed yet, counted once. */
+  /** A call not followed yet, counted once (its result's hash, when it has no text, in `SIG[0]`). */
   #add(
     t: Table,
     key: string,
     ok: boolean,
     text: string | undefined,
-    sig: number,
     tool: string,
     server: string,
   ): void {
@@ -306,7 +300,7 @@ class Loops implements LoopDetector {
     t.keys[s] = key;
     t.groups[s] = group;
     t.texts[s] = text;
-    t.sigs[s] = sig;
+    t.sigs[s] = text === undefined ? (SIG[0] as number) : 0;
     t.hashes[s] = h;
     t.counts[s] = 1;
     t.oks[s] = ok ? 1 : 0;
