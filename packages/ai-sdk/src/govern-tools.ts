@@ -6,7 +6,7 @@ import {
   type Run,
   type ToolCall,
 } from "@governor/core";
-import { hostErrorText } from "@governor/core/judge";
+import { hostErrorText, replayedText } from "@governor/core/judge";
 import type { JSONValue, Tool, ToolSet } from "ai";
 import { mapMcpClientError, mcpAnnotations } from "./mcp-error.ts";
 
@@ -186,7 +186,14 @@ export function governTools<TOOLS extends ToolSet>(
         remember(execOptions.toolCallId, text);
         return text;
       }
-      if (outcome.kind === "ok") return outcome.value;
+      if (outcome.kind === "ok") {
+        // A write done before, with no result to replay: an MCP tool's own shape (its
+        // toModelOutput reads `content`; undefined would throw in the loop), JSON to any other.
+        if (outcome.replayed && outcome.value === undefined) {
+          return { content: [{ type: "text", text: replayedText(name) }] };
+        }
+        return outcome.value;
+      }
       const text = outcome.result.content[0].text;
       remember(execOptions.toolCallId, text);
       if (outcome.kind === "stop") {

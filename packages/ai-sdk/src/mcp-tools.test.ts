@@ -192,6 +192,59 @@ describe.each(SDKS)("$name, @ai-sdk/mcp", (entry) => {
       expect(effects[0]?.key).toMatch(/^gk_[0-9a-f]{32}$/);
     });
 
+    it("a write replayed without a kept result: the model reads that it was done, nothing runs twice", async (ctx) => {
+      const sdk = sdks.use(ctx);
+      const server = await connect(sdk, kind);
+      try {
+        const policy: PolicyInput = {
+          ...POLICY,
+          servers: {
+            [SERVER]: {
+              trustAnnotations: true,
+              tools: {
+                create_note: {
+                  idempotency: { argument: "idempotency_key", honorsKeys: true, replay: false },
+                },
+              },
+            },
+          },
+        };
+        const governor = createGovernor(policy, { metrics: false, random: () => 0.5 });
+        const tools = (await server.client.tools()) as Parameters<typeof governTools>[0];
+        // The same job run twice (a worker restarted it): the same tool call id in one scope.
+        const job = async () => {
+          const run = governor.startRun({ idempotencyScope: "job-7" });
+          const model = sdk.scripted([
+            callTool("create_note", { title: "t", body: "b" }, "c1"),
+            say("Created."),
+          ]);
+          const result = await sdk.generateText({
+            model: model.model,
+            tools: governTools(tools, { run, server: SERVER }),
+            stopWhen: [sdk.stepCountIs(4), governorStopCondition(run)],
+            prompt: "Do the task",
+          });
+          return { result, prompts: model.prompts() };
+        };
+        const first = await job();
+        const again = await job();
+        expect(readEffects(server.effectsFile)).toHaveLength(1);
+        expect(first.result.text).toBe("Created.");
+        expect(again.result.text).toBe("Created.");
+        expect(toolOutputs(again.prompts[1])[0]).toMatchObject({
+          type: "content",
+          value: [
+            {
+              type: "text",
+              text: "create_note: this call already succeeded before; it was not run again, and its result was not kept.",
+            },
+          ],
+        });
+      } finally {
+        await server.close();
+      }
+    });
+
     it("a permission error: one call, the loop ends after that step", async (ctx) => {
       const sdk = sdks.use(ctx);
       const stops: GovernedStop[] = [];

@@ -64,6 +64,7 @@ describe("the public API", () => {
         "policySchema",
         "readCallEvidence",
         "redact",
+        "replayedText",
         "resolveEffect",
         "resolveToolPolicy",
         "safeToRepeat",

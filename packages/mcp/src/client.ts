@@ -7,7 +7,7 @@ import {
   type ToolAnnotations,
   type ToolCall,
 } from "@governor/core";
-import { redact } from "@governor/core/judge";
+import { redact, replayedText } from "@governor/core/judge";
 import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { AttemptSignal } from "./attempt-signal.ts";
 import { transportErrorText } from "./host-text.ts";
@@ -474,8 +474,7 @@ function asToolResult(
   ) {
     return outcome;
   }
-  const text = `${tool}: this call already succeeded before; it was not run again, and its result was not kept.`;
-  return { ...outcome, value: { content: [{ type: "text", text }] } };
+  return { ...outcome, value: { content: [{ type: "text", text: replayedText(tool) }] } };
 }
 
 /** The call `run.call` gets, built field by field (no spread objects per call). */

@@ -8,7 +8,7 @@
  */
 import type { Channel } from "../types.ts";
 import { sha256Hex } from "./canonical.ts";
-import { charTable, hasRun, replaceAnchored } from "./redact.ts";
+import { charTable, collapseSpaces, hasRun, replaceAnchored } from "./redact.ts";
 import { judgeFacts } from "./text-facts.ts";
 
 const INPUT_CAP = 4096;
@@ -150,8 +150,6 @@ const MONTH_DAY_HINT = /(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]
 const IPV6_HINT = /:[0-9a-f]{0,4}:/;
 /** Inside every dotted name the host rule replaces. */
 const HOST_HINT = /\.[a-z]{2}/;
-/** Whitespace that collapsing would change: other than one space. */
-const UNEVEN_SPACE = /[^\S ]| {2}/;
 // Read on the original text, where a protocol version is still `HTTP/1.1`, not `http/<id>`.
 const STATUS_CONTEXT =
   /(?:http|status|code|error|returned|responded|response)(?:\/(?:<id>|\d{1,2}(?:\.\d)?))?[\s:=]*$/;
@@ -669,7 +667,7 @@ function normalize(head: string): string {
     s = s.replace(NUMBER, replaceNumber);
   }
   if (s.includes(">,")) s = s.replace(PLACEHOLDER_LIST, "$1");
-  if (UNEVEN_SPACE.test(s)) s = s.replace(/\s+/g, " ");
+  s = collapseSpaces(s);
   s = s.trim();
   return s.length > NORMALIZED_CAP ? s.slice(0, NORMALIZED_CAP) : s;
 }

@@ -38,6 +38,6 @@ export {
   type OutcomeField,
   parseLearnedKey,
 } from "./learned.ts";
-export { composeMessage, hostErrorText, type MessageInput } from "./message.ts";
+export { composeMessage, hostErrorText, type MessageInput, replayedText } from "./message.ts";
 export { type RedactOptions, redact } from "./redact.ts";
 export { BUILTIN_RULES, classifyHttpStatus, matchBuiltinRules, type TextRule } from "./rules.ts";

@@ -128,6 +128,15 @@ function repeatNote(input: MessageInput): string {
 }
 
 /**
+ * The model's text for a call the ledger answered as done before without a result to replay
+ * (`idempotency.replay: false`, a result the store let go, a key a host settled by hand): what
+ * an adapter hands back where the tool's own result would be, so no loop is handed `undefined`.
+ */
+export function replayedText(tool: string): string {
+  return `${tool}: this call already succeeded before; it was not run again, and its result was not kept.`;
+}
+
+/**
  * The model's text for a failure routed to the host (a `HostError` an adapter must still answer a
  * tool call with): the tool and a fixed observation, no part of the raw error.
  */

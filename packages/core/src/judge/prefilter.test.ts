@@ -11,6 +11,7 @@ import {
   applySecretRule,
   BUILTIN_PATTERNS,
   charTable,
+  collapseSpaces,
   hasCredentialKey,
   hasRun,
   LOCATIONS_WITH_EMAILS,
@@ -704,5 +705,27 @@ describe("hasRun", () => {
       ),
       { numRuns: 3000 },
     );
+  });
+});
+
+describe("collapseSpaces", () => {
+  it("collapses as replacing every run of whitespace with one space does", () => {
+    // Every character \s matches, and look-alikes it does not (zero-width space, NEL, U+180E).
+    const unit = fc.constantFrom(
+      ..." \t\n\v\f\r\u00a0\u1680\u2000\u2005\u200a\u2028\u2029\u202f\u205f\u3000\ufeff",
+      ..."\u200b\u0085\u180ea-",
+    );
+    let changed = 0;
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 16 }), (t) => {
+        const expected = t.replace(/\s+/g, " ");
+        if (expected !== t) changed++;
+        expect(collapseSpaces(t)).toBe(expected);
+      }),
+      { numRuns: 5000 },
+    );
+    expect(changed).toBeGreaterThan(2000);
+    expect(collapseSpaces("a b c")).toBe("a b c");
+    expect(collapseSpaces(" a  b\n\tc ")).toBe(" a b c ");
   });
 });

@@ -8,7 +8,7 @@ import {
   resolveToolPolicy,
   type ToolPolicy,
 } from "../policy/policy.ts";
-import { createMemoryStore } from "../store/memory-store.ts";
+import { createMemoryStore, isMemoryStore } from "../store/memory-store.ts";
 import { boundEvent, boundName } from "../telemetry/event-limits.ts";
 import type { GovernorEvent } from "../telemetry/events.ts";
 import { createOtelMetrics } from "../telemetry/telemetry.ts";
@@ -227,6 +227,7 @@ export function createGovernor(
       }
     },
     breakerKey: (tool, server) => `br:${server ?? ""}:${tool}`,
+    ownStore: isMemoryStore(store),
     readBreaker(tool) {
       const state = store.get<BreakerState | null>(breakerKeyOf(tool));
       return isThenable(state)

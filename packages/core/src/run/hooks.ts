@@ -134,6 +134,11 @@ export interface GovernorCore {
     | ((tool: string, server: string | undefined, outcome: CallOutcomeKind) => void)
     | undefined;
   breakerKey(tool: string, server: string | undefined): string;
+  /**
+   * The store is one `createMemoryStore` made: a synchronous answer of it runs no host code, so a
+   * clock reading taken before it still holds after it (absent: a host's store, which may be slow).
+   */
+  readonly ownStore?: boolean;
   /** Synchronous when the store is (the memory store): no promise on the hot path. */
   readBreaker(tool: ToolPolicy): MaybePromise<BreakerState | undefined>;
   /** Counts a first attempt against the server's retry budget window (`at`: the clock's reading). */

@@ -12,7 +12,7 @@ import { bounded, isAborted } from "./cuts.ts";
 import { commit } from "./decisions.ts";
 import { emitCall, record } from "./events.ts";
 import { endedOutcome, modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
-import { modelRepeatsOf, shareClock } from "./run-state.ts";
+import { dropClock, modelRepeatsOf, shareClock } from "./run-state.ts";
 import { isThenable, step } from "./store-guard.ts";
 import { storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
@@ -107,6 +107,9 @@ function loopsAndBreaker(state: CallState): MaybePromise<CallOutcome<unknown> | 
   } catch (error) {
     return breakerTrouble(state, error);
   }
+  // A host's store answering at once may still have taken time (its own code ran): the attempt's
+  // admission reads the clock again rather than take preflight's reading.
+  if (state.run.core.ownStore !== true) dropClock(state.run);
   return isThenable(breaker) ? breakerLater(state, breaker) : afterBreakerRead(state, breaker);
 }
 

@@ -227,6 +227,18 @@ function toStored(value: unknown): StoredValue | undefined {
  * const store = createMemoryStore({ retentionMs: 3_600_000 });
  * const claim = store.claim(key, hashArgs(args), { now: Date.now(), allowUncertain: false, leaseMs: 30_000 });
  */
+/** The stores {@link createMemoryStore} made. */
+const memoryStores = new WeakSet<object>();
+
+/**
+ * Whether a store is one {@link createMemoryStore} made: its synchronous answers run no code of a
+ * host's and take no time worth a clock reading (a host's own synchronous store may).
+ * @internal Not part of the public API.
+ */
+export function isMemoryStore(store: object): boolean {
+  return memoryStores.has(store);
+}
+
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const maxEntries = positiveInteger("maxEntries", options.maxEntries ?? 10_000);
   const maxUnsettled = positiveInteger("maxUnsettled", options.maxUnsettled ?? 10_000);
@@ -259,7 +271,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     ...(now !== undefined && { perf: { now } }),
   });
 
-  return {
+  const store: MemoryStore = {
     get<T>(key: string): T | undefined {
       const stored = lruGet(lru, key);
       if (typeof stored !== "object") return stored as T | undefined;
@@ -401,6 +413,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       return removed;
     },
   };
+  memoryStores.add(store);
+  return store;
 
   /**
    * The ledger's own space: unsettled entries until settled, settled ones until their retention

@@ -1,0 +1,100 @@
+/**
+ * Judging failure texts never seen before, two builds side by side in one process: this
+ * checkout's built `@governor/core` against a copy of another build's (made by
+ * bench/snapshot-dist.sh). Measured: `matchBuiltinRules`, `normalizeText`, `redact` (the policy's
+ * default settings) and `assessFailure`, over the corpus texts of test/corpus/tool-errors.jsonl
+ * with a new request id (a UUID) appended every round, as `judge_unseen_vs_regex` of `pnpm bench`
+ * judges them. Every round both builds judge the same fresh texts (each its own memos, so neither
+ * has seen them), the order alternating; the figure is CPU time (`process.cpuUsage`, which a
+ * loaded machine's waits do not inflate as they do wall time) in µs per text, the median of the
+ * rounds for each build, and the median of the per-round ratios this / base.
+ *
+ *   git stash && pnpm build && bash bench/snapshot-dist.sh /tmp/governor-base && git stash pop
+ *   pnpm build && GOVERNOR_BASE=/tmp/governor-base node --import tsx bench/judge-ab.ts
+ *
+ * ROUNDS (default 100) sets the measured rounds per function.
+ */
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import * as core from "@governor/core";
+import * as judge from "@governor/core/judge";
+import { median } from "./stats.ts";
+
+const base = process.env.GOVERNOR_BASE;
+if (base === undefined || base === "") {
+  throw new Error("bench/judge-ab.ts: set GOVERNOR_BASE to a copy made by bench/snapshot-dist.sh");
+}
+const baseCore = (await import(
+  pathToFileURL(`${base}/packages/core/dist/index.js`).href
+)) as typeof core;
+const baseJudge = (await import(
+  pathToFileURL(`${base}/packages/core/dist/judge/index.js`).href
+)) as typeof judge;
+
+const rows = readFileSync(new URL("../test/corpus/tool-errors.jsonl", import.meta.url), "utf8")
+  .trim()
+  .split("\n")
+  .map((line) => JSON.parse(line) as { tool: string; text: string });
+
+type Fn = (text: string, i: number, failure: core.Failure) => unknown;
+type Build = {
+  readonly fns: Readonly<Record<string, Fn>>;
+  readonly failureFromResult: typeof core.failureFromResult;
+};
+
+function build(c: typeof core, j: typeof judge): Build {
+  const policy = c.loadPolicy({});
+  const tools = rows.map((row) => j.resolveToolPolicy(policy, row.tool));
+  const { maxLength, emails, patterns } = policy.redaction;
+  return {
+    failureFromResult: c.failureFromResult,
+    fns: {
+      matchBuiltinRules: (text) => j.matchBuiltinRules(text),
+      normalizeText: (text) => j.normalizeText(text),
+      redact: (text) => j.redact(text, { maxLength, emails, patterns }),
+      assessFailure: (_text, i, failure) =>
+        j.assessFailure(failure, {
+          policy,
+          tool: tools[i] as (typeof tools)[number],
+          effect: "read_only",
+        }),
+    },
+  };
+}
+
+const builds: readonly [Build, Build] = [build(baseCore, baseJudge), build(core, judge)];
+const ROUNDS = Number(process.env.ROUNDS ?? 100);
+const WARMUP = 5;
+let sink = 0;
+
+process.stdout.write(`base: ${base}\nµs per unseen text, CPU time: base, this, paired ratio\n`);
+for (const name of Object.keys(builds[0].fns)) {
+  const us: [number[], number[]] = [[], []];
+  const ratios: number[] = [];
+  for (let r = 0; r < WARMUP + ROUNDS; r++) {
+    const texts = rows.map((row) => `${row.text} (request ${randomUUID()})`);
+    const per = [0, 0];
+    for (const k of r % 2 === 0 ? [0, 1] : [1, 0]) {
+      const { fns, failureFromResult } = builds[k] as Build;
+      const fn = fns[name] as Fn;
+      const failures = texts.map((text) =>
+        failureFromResult({ content: [{ type: "text", text }], isError: true }),
+      );
+      const start = process.cpuUsage();
+      for (let i = 0; i < texts.length; i++) {
+        sink += fn(texts[i] as string, i, failures[i] as core.Failure) === undefined ? 0 : 1;
+      }
+      const used = process.cpuUsage(start);
+      per[k] = (used.user + used.system) / texts.length;
+    }
+    if (r < WARMUP) continue;
+    us[0].push(per[0] as number);
+    us[1].push(per[1] as number);
+    ratios.push((per[1] as number) / (per[0] as number));
+  }
+  process.stdout.write(
+    `${name.padEnd(18)} ${median(us[0]).toFixed(2).padStart(7)} ${median(us[1]).toFixed(2).padStart(7)}   ${median(ratios).toFixed(3)}\n`,
+  );
+}
+if (sink < 0) throw new Error("unreachable");
