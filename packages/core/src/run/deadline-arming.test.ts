@@ -61,9 +61,10 @@ describe("the deadline timer, armed on the tick after an attempt starts", () => 
     it(`cuts a call that never answers, started from ${phase}, at the run's deadline`, async () => {
       const governor = gov();
       const told: unknown[] = [];
-      // The run starts in the same callback as its call: the deadline is still ahead when it is sent.
+      // The run starts in the same callback as its call: the deadline is still ahead when it is
+      // sent (250 ms: a loaded machine can stall a process for tens of ms between two lines).
       const { run, pending } = await within(() => {
-        const run = governor.startRun({ deadline: Date.now() + 40 });
+        const run = governor.startRun({ deadline: Date.now() + 250 });
         return { run, pending: run.call({ tool: "t" }, hanging(told)) };
       });
       expect(await pending).toMatchObject({ kind: "stop", reason: "deadline_exceeded" });
@@ -105,7 +106,7 @@ describe("the deadline timer, armed on the tick after an attempt starts", () => 
   });
 
   it("a write cut at the deadline is uncertain, and its late answer is never reported as a success", async () => {
-    const run = gov().startRun({ deadline: Date.now() + 30 });
+    const run = gov().startRun({ deadline: Date.now() + 250 });
     let answer: ((value: unknown) => void) | undefined;
     let sent = 0;
     const outcome = await run.call({ tool: "w", args: { amount: 1 } }, () => {

@@ -1,6 +1,6 @@
 // The run's state handed to the pure `decide`, and the budgets its decision spends.
 import type { Classification } from "../judge/classify.ts";
-import { type BudgetName, type Decision, decide } from "../judge/decide.ts";
+import { type BudgetName, type DecideContext, type Decision, decide } from "../judge/decide.ts";
 import { type CallState, keyed } from "./call-state.ts";
 import { countModelRepeat, modelRepeatsOf, type RunState } from "./run-state.ts";
 
@@ -31,7 +31,7 @@ export function decideNow(
 ): Decision {
   const r = state.run;
   const exhausted = exhaustedBudgets(r);
-  return decide({
+  const ctx: Mutable<DecideContext> = {
     classification: c,
     tool: state.tool,
     effect: state.effect,
@@ -40,12 +40,17 @@ export function decideNow(
     keyed: keyed(state),
     remainingMs: r.deadline - r.core.now(),
     random: r.core.random,
-    ...(state.verified !== undefined && { verified: state.verified }),
-    ...(exhausted !== undefined && { exhausted }),
-    ...(serverRetryBudgetEmpty && { serverRetryBudgetEmpty }),
-    ...(state.learned !== undefined && { learned: state.learned }),
-  });
+  };
+  // What only some decisions have, set when present (no object spread per decision).
+  const { verified, learned } = state;
+  if (verified !== undefined) ctx.verified = verified;
+  if (exhausted !== undefined) ctx.exhausted = exhausted;
+  if (serverRetryBudgetEmpty) ctx.serverRetryBudgetEmpty = serverRetryBudgetEmpty;
+  if (learned !== undefined) ctx.learned = learned;
+  return decide(ctx);
 }
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** Decides and spends, in one synchronous step (no await between reading and taking). */
 export function commit(

@@ -1,5 +1,5 @@
 import { hashCanonical } from "../judge/canonical.ts";
-import { resultSignature } from "./result-signature.ts";
+import { signResultInto } from "./result-signature.ts";
 
 /** How many distinct calls a run's loop detector follows; the oldest are forgotten first. */
 export const MAX_TRACKED_CALLS = 1_000;
@@ -48,36 +48,99 @@ export function createLoopDetector(max = MAX_TRACKED_CALLS): LoopDetector {
   return new Loops(max);
 }
 
-/** The calls of one server's tool: found by their key. */
+/** The calls of one server's tool; dropped when it has none left (many tools stay bounded). */
 interface Group {
   readonly server: string;
   readonly tool: string;
-  readonly calls: Map<string, Slot>;
+  /** Mixed into its calls' hashes: the same key under two tools is two calls. */
+  readonly id: number;
+  /** Its calls followed now. */
+  size: number;
 }
 
-/** One call followed: its last result's signature (and whether a success), how often in a row. */
-interface Slot {
-  group: Group;
-  key: string;
-  ok: boolean;
-  sig: string | number;
-  count: number;
+/**
+ * A success's 53-bit hash on its way to a slot: through a Float64Array, not a parameter, so no
+ * heap number is made for it per call.
+ */
+const SIG = new Float64Array(1);
+
+/** Slots made when a table is made, before it grows (doubling) to its detector's `max`. */
+const FIRST_SLOTS = 16;
+
+/**
+ * What a detector holds once a call was noted: the calls followed, in slots numbered in the order
+ * they were first seen (the ring: once all `max` are taken, `next` is the oldest), found through
+ * an open-addressing index of their hashes. Parallel arrays, not an object and a Map entry per
+ * call: a call noted takes a slot and an index cell, and allocates nothing once the table has
+ * grown; a run's table is kept for the next run's detector when it ends (`clear`).
+ */
+class Table {
+  /** server → tool → group, and the group last looked up (never one that was dropped). */
+  readonly servers = new Map<string, Map<string, Group>>();
+  last: Group | undefined = undefined;
+  groupIds = 0;
+  /** Slots in use; once it reaches `max`, `next` is the slot of the call first seen longest ago. */
+  used = 0;
+  next = 0;
+  keys: (string | undefined)[] = [];
+  groups: (Group | undefined)[] = [];
+  /** A failure's fingerprint or a success's JSON text; undefined for a success's 53-bit hash. */
+  texts: (string | undefined)[] = [];
+  sigs: Float64Array;
+  hashes: Int32Array;
+  counts: Int32Array;
+  oks: Uint8Array;
+  /** Slot + 1 per cell, 0 for an empty cell; at most half full. */
+  index: Int32Array;
+
+  constructor(readonly max: number) {
+    const slots = Math.min(FIRST_SLOTS, max);
+    this.sigs = new Float64Array(slots);
+    this.hashes = new Int32Array(slots);
+    this.counts = new Int32Array(slots);
+    this.oks = new Uint8Array(slots);
+    this.index = new Int32Array(indexSize(slots));
+  }
 }
 
-/** What the detector holds once a call was noted. */
-interface Table {
-  /** server → tool → the tool's calls: a call is found without a string made of its parts. */
-  readonly servers: Map<string, Map<string, Group>>;
-  /** Slots in the order their calls were first seen; `next` is the oldest once it is full. */
-  readonly ring: Slot[];
-  next: number;
-  /** The group last looked up (never one that was dropped). */
-  last: Group | undefined;
+/** The index's size for `slots` slots: a power of two, at least twice as many cells. */
+function indexSize(slots: number): number {
+  let size = 4;
+  while (size < slots * 2) size *= 2;
+  return size;
+}
+
+/** Tables of ended runs, for the next runs' detectors (bounded: each holds up to `max` slots). */
+const spare: Table[] = [];
+const MAX_SPARE = 4;
+
+function takeTable(max: number): Table {
+  for (let i = spare.length - 1; i >= 0; i--) {
+    const t = spare[i] as Table;
+    if (t.max !== max) continue;
+    spare.splice(i, 1);
+    return t;
+  }
+  return new Table(max);
+}
+
+/** A table emptied (it keeps no key, group or text of its run) and kept for another run. */
+function giveBack(t: Table): void {
+  if (spare.length >= MAX_SPARE) return;
+  t.keys.fill(undefined, 0, t.used);
+  t.groups.fill(undefined, 0, t.used);
+  t.texts.fill(undefined, 0, t.used);
+  t.index.fill(0);
+  t.used = 0;
+  t.next = 0;
+  t.servers.clear();
+  t.last = undefined;
+  spare.push(t);
 }
 
 /**
  * A class, not closures: every run makes one. Most runs note one call (or none): that call is
- * held in fields of its own, and the table is made when a second call is noted.
+ * held in fields of its own, and a table is taken when a second call is noted.
  */
 class Loops implements LoopDetector {
   readonly #max: number;
@@ -87,7 +150,9 @@ class Loops implements LoopDetector {
   #oneTool = "";
   #oneServer = "";
   #oneOk = false;
-  #oneSig: string | number = "";
+  /** Its result's text, or (undefined) its 53-bit hash in `#oneSig`. */
+  #oneText: string | undefined = undefined;
+  #oneSig = 0;
   #oneCount = 0;
 
   constructor(max: number) {
@@ -99,38 +164,36 @@ class Loops implements LoopDetector {
     return this.#oneKey === key && this.#oneTool === tool && this.#oneServer === server;
   }
 
-  #slotOf(key: string, tool: string, server: string): Slot | undefined {
+  /** The slot of a call in the table, or -1. */
+  #slotOf(key: string, tool: string, server: string): number {
     const t = this.#table;
-    if (t === undefined) return undefined;
-    // An agent loop mostly calls the tool it called last: its group is found without a lookup.
-    const last = t.last;
-    const group =
-      last !== undefined && last.tool === tool && last.server === server
-        ? last
-        : t.servers.get(server)?.get(tool);
-    if (group === undefined) return undefined;
-    t.last = group;
-    return group.calls.get(key);
+    if (t === undefined) return -1;
+    const group = findGroup(t, server, tool);
+    return group === undefined ? -1 : find(t, key, group, hashOf(key, group.id));
   }
 
   get(key: string, tool = "", server = ""): Seen | undefined {
     if (this.#table === undefined) {
       if (!this.#isOne(key, tool, server)) return undefined;
-      const sig = this.#oneSig;
+      const sig = this.#oneText ?? this.#oneSig;
       return { sig: this.#oneOk ? `ok:${sig}` : `f:${sig}`, count: this.#oneCount };
     }
-    const slot = this.#slotOf(key, tool, server);
-    if (slot === undefined) return undefined;
-    return { sig: slot.ok ? `ok:${slot.sig}` : `f:${slot.sig}`, count: slot.count };
+    const s = this.#slotOf(key, tool, server);
+    if (s === -1) return undefined;
+    const t = this.#table as Table;
+    const sig = t.texts[s] ?? t.sigs[s];
+    return { sig: t.oks[s] === 1 ? `ok:${sig}` : `f:${sig}`, count: t.counts[s] as number };
   }
 
   count(key: string, tool = "", server = ""): number {
     if (this.#table === undefined) return this.#isOne(key, tool, server) ? this.#oneCount : 0;
-    return this.#slotOf(key, tool, server)?.count ?? 0;
+    const s = this.#slotOf(key, tool, server);
+    return s === -1 ? 0 : ((this.#table as Table).counts[s] as number);
   }
 
   noteSuccess(key: string, value: unknown, tool = "", server = ""): void {
-    this.#record(key, true, resultSignature(value), tool, server);
+    signResultInto(value, SIG);
+    this.#record(key, true, undefined, tool, server);
   }
 
   noteFailure(key: string, fingerprint: string, tool = "", server = ""): void {
@@ -148,95 +211,209 @@ class Loops implements LoopDetector {
   }
 
   clear(): void {
+    const t = this.#table;
     this.#table = undefined;
+    if (t !== undefined) giveBack(t);
+    this.#forgetOne();
+  }
+
+  #forgetOne(): void {
     this.#oneKey = undefined;
     this.#oneTool = "";
     this.#oneServer = "";
-    this.#oneSig = "";
+    this.#oneText = undefined;
   }
 
-  /** A call's result: the same signature again counts one more in a row. */
-  #record(key: string, ok: boolean, sig: string | number, tool: string, server: string): void {
+  /**
+   * A call's result (`text`, or `SIG[0]` when text is undefined): the same again counts one more
+   * in a row.
+   */
+  #record(key: string, ok: boolean, text: string | undefined, tool: string, server: string): void {
+    const sig = text === undefined ? (SIG[0] as number) : 0;
     if (this.#table === undefined) {
       if (this.#oneKey === undefined || this.#isOne(key, tool, server)) {
-        const again = this.#oneKey !== undefined && this.#oneOk === ok && this.#oneSig === sig;
+        const again =
+          this.#oneKey !== undefined &&
+          this.#oneOk === ok &&
+          this.#oneText === text &&
+          (text !== undefined || this.#oneSig === sig);
         this.#oneCount = again ? this.#oneCount + 1 : 1;
         this.#oneKey = key;
         this.#oneTool = tool;
         this.#oneServer = server;
         this.#oneOk = ok;
+        this.#oneText = text;
         this.#oneSig = sig;
         return;
       }
-      // A second call: the table, with the first call in its first slot.
-      const first = this.#oneKey;
-      this.#table = { servers: new Map(), ring: [], next: 0, last: undefined };
-      this.#add(this.#table, first, this.#oneOk, this.#oneSig, this.#oneTool, this.#oneServer);
-      (this.#table.ring[0] as Slot).count = this.#oneCount;
-      this.#oneKey = undefined;
-      this.#oneTool = "";
-      this.#oneServer = "";
-      this.#oneSig = "";
+      // A second call: a table, with the first call in its first slot.
+      const first = takeTable(this.#max);
+      this.#table = first;
+      SIG[0] = this.#oneSig;
+      this.#add(first, this.#oneKey, this.#oneOk, this.#oneText, this.#oneTool, this.#oneServer);
+      SIG[0] = sig;
+      first.counts[0] = this.#oneCount;
+      this.#forgetOne();
     }
     const t = this.#table;
-    const seen = this.#slotOf(key, tool, server);
-    if (seen !== undefined) {
-      seen.count = seen.ok === ok && seen.sig === sig ? seen.count + 1 : 1;
-      seen.sig = sig;
-      seen.ok = ok;
+    const seenGroup = findGroup(t, server, tool);
+    const seen = seenGroup === undefined ? -1 : find(t, key, seenGroup, hashOf(key, seenGroup.id));
+    const okBit = ok ? 1 : 0;
+    if (seen !== -1) {
+      const same =
+        t.oks[seen] === okBit &&
+        t.texts[seen] === text &&
+        (text !== undefined || t.sigs[seen] === sig);
+      t.counts[seen] = same ? (t.counts[seen] as number) + 1 : 1;
+      t.oks[seen] = okBit;
+      t.texts[seen] = text;
+      t.sigs[seen] = sig;
       return;
     }
-    this.#add(t, key, ok, sig, tool, server);
+    this.#add(t, key, ok, text, tool, server);
   }
 
-  /** A call not followed yet, counted once. */
-  #add(t: Table, key: string, ok: boolean, sig: string | number, tool: string, server: string) {
-    let slot: Slot;
-    if (t.ring.length < this.#max) {
-      slot = { group: groupOf(t, server, tool), key, ok, sig, count: 1 };
-      t.ring.push(slot);
+  /** A call not followed yet, counted once (its result's hash, when it has no text, in `SIG[0]`). */
+  #add(
+    t: Table,
+    key: string,
+    ok: boolean,
+    text: string | undefined,
+    tool: string,
+    server: string,
+  ): void {
+    let s: number;
+    if (t.used < this.#max) {
+      s = t.used;
+      t.used += 1;
+      if (s === t.hashes.length) grow(t);
     } else {
       // Full: the slot of the call first seen longest ago is taken over (forgotten first, so a
       // group it leaves empty is gone before this call's group is looked up).
-      slot = t.ring[t.next] as Slot;
+      s = t.next;
       t.next = (t.next + 1) % this.#max;
-      forget(t, slot);
-      slot.group = groupOf(t, server, tool);
-      slot.key = key;
-      slot.ok = ok;
-      slot.sig = sig;
-      slot.count = 1;
+      forget(t, s);
     }
-    const { group } = slot;
-    group.calls.set(key, slot);
+    const group = groupOf(t, server, tool);
+    group.size += 1;
+    const h = hashOf(key, group.id);
+    t.keys[s] = key;
+    t.groups[s] = group;
+    t.texts[s] = text;
+    t.sigs[s] = text === undefined ? (SIG[0] as number) : 0;
+    t.hashes[s] = h;
+    t.counts[s] = 1;
+    t.oks[s] = ok ? 1 : 0;
+    place(t, s, h);
   }
 }
 
-/** The group of a server's tool, made when its first call is noted. */
-function groupOf(t: Table, server: string, tool: string): Group {
-  let byTool = t.servers.get(server);
-  if (byTool === undefined) {
-    byTool = new Map();
-    t.servers.set(server, byTool);
-  }
-  let group = byTool.get(tool);
-  if (group === undefined) {
-    group = { server, tool, calls: new Map() };
-    byTool.set(tool, group);
-  }
-  return group;
+/**
+ * A key's hash within its group (FNV-1a over its UTF-16 units, then the group's id): equal keys
+ * of one group hash alike; a lookup still compares the key itself.
+ */
+function hashOf(key: string, groupId: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return Math.imul(h ^ groupId, 0x5bd1e995) ^ (h >>> 15);
 }
 
-/** A slot's call goes, and maps left empty go with it. */
-function forget(t: Table, slot: Slot): void {
-  const { group } = slot;
-  group.calls.delete(slot.key);
-  if (group.calls.size > 0) return;
+/** The slot of `key` in `group`, or -1. */
+function find(t: Table, key: string, group: Group, h: number): number {
+  const { index } = t;
+  const mask = index.length - 1;
+  for (let i = h & mask; ; i = (i + 1) & mask) {
+    const cell = index[i] as number;
+    if (cell === 0) return -1;
+    const s = cell - 1;
+    if (t.hashes[s] === h && t.groups[s] === group && t.keys[s] === key) return s;
+  }
+}
+
+/** Indexes slot `s` (not indexed yet) under hash `h`. */
+function place(t: Table, s: number, h: number): void {
+  const { index } = t;
+  const mask = index.length - 1;
+  let i = h & mask;
+  while (index[i] !== 0) i = (i + 1) & mask;
+  index[i] = s + 1;
+}
+
+/** More slots (doubling, up to `max`), and an index to match. */
+function grow(t: Table): void {
+  const slots = Math.min(t.hashes.length * 2, t.max);
+  const sigs = new Float64Array(slots);
+  sigs.set(t.sigs);
+  t.sigs = sigs;
+  const hashes = new Int32Array(slots);
+  hashes.set(t.hashes);
+  t.hashes = hashes;
+  const counts = new Int32Array(slots);
+  counts.set(t.counts);
+  t.counts = counts;
+  const oks = new Uint8Array(slots);
+  oks.set(t.oks);
+  t.oks = oks;
+  t.index = new Int32Array(indexSize(slots));
+  for (let s = 0; s < t.used - 1; s++) place(t, s, t.hashes[s] as number);
+}
+
+/**
+ * Slot `s`'s call goes: out of the index (the cells after it in its run moved back, so every
+ * lookup still finds its call with no tombstone), and its group with it when left empty.
+ */
+function forget(t: Table, s: number): void {
+  const { index } = t;
+  const mask = index.length - 1;
+  let i = (t.hashes[s] as number) & mask;
+  while (index[i] !== s + 1) i = (i + 1) & mask;
+  // Backward shift: a later cell of the run moves into the hole unless its home lies after the
+  // hole (cyclically, in (hole, cell]).
+  for (let j = (i + 1) & mask; index[j] !== 0; j = (j + 1) & mask) {
+    const home = (t.hashes[(index[j] as number) - 1] as number) & mask;
+    const stays = i <= j ? i < home && home <= j : i < home || home <= j;
+    if (stays) continue;
+    index[i] = index[j] as number;
+    i = j;
+  }
+  index[i] = 0;
+  const group = t.groups[s] as Group;
+  t.keys[s] = undefined;
+  t.groups[s] = undefined;
+  t.texts[s] = undefined;
+  group.size -= 1;
+  if (group.size > 0) return;
   if (t.last === group) t.last = undefined;
   const byTool = t.servers.get(group.server);
   if (byTool?.get(group.tool) !== group) return;
   byTool.delete(group.tool);
   if (byTool.size === 0) t.servers.delete(group.server);
+}
+
+/** The group of a server's tool, if it has a call followed. */
+function findGroup(t: Table, server: string, tool: string): Group | undefined {
+  // An agent loop mostly calls the tool it called last: its group is found without a lookup.
+  const last = t.last;
+  if (last !== undefined && last.tool === tool && last.server === server) return last;
+  const group = t.servers.get(server)?.get(tool);
+  if (group !== undefined) t.last = group;
+  return group;
+}
+
+/** The group of a server's tool, made when its first call is noted. */
+function groupOf(t: Table, server: string, tool: string): Group {
+  const found = findGroup(t, server, tool);
+  if (found !== undefined) return found;
+  let byTool = t.servers.get(server);
+  if (byTool === undefined) {
+    byTool = new Map();
+    t.servers.set(server, byTool);
+  }
+  t.groupIds += 1;
+  const group: Group = { server, tool, id: t.groupIds, size: 0 };
+  byTool.set(tool, group);
+  t.last = group;
+  return group;
 }
 
 /** A success's signature: its JSON (a hash when long), or a fixed word when it has none. */

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createLoopDetector } from "./repeats.ts";
-import { resultSignature, textSignature, UNHASHABLE } from "./result-signature.ts";
+import { resultSignature, signResultInto, textSignature, UNHASHABLE } from "./result-signature.ts";
 
 /** What the signature must equal: the hash of the text JSON.stringify gives the value. */
 function viaJson(value: unknown): number {
@@ -84,6 +84,10 @@ describe("resultSignature", () => {
     fc.assert(
       fc.property(values, (value) => {
         expect(resultSignature(value)).toBe(viaJson(value));
+        // The same, written into an array (the loop detector's way).
+        const out = new Float64Array(1);
+        signResultInto(value, out);
+        expect(out[0]).toBe(viaJson(value));
       }),
       { numRuns: 2_000 },
     );
@@ -111,6 +115,9 @@ describe("resultSignature", () => {
     cyclic.self = cyclic;
     expect(resultSignature(cyclic)).toBe(UNHASHABLE);
     expect(resultSignature({ n: 1n })).toBe(UNHASHABLE);
+    const out = new Float64Array([42]);
+    signResultInto(cyclic, out);
+    expect(out[0]).toBe(UNHASHABLE);
     const throwing = Object.defineProperty({}, "x", {
       enumerable: true,
       get() {

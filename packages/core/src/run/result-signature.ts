@@ -190,6 +190,19 @@ function member(v: unknown, depth: number, inArray: boolean): boolean {
  * results whose JSON is equal; {@link UNHASHABLE} when `JSON.stringify` throws.
  */
 export function resultSignature(value: unknown): number {
+  return hashValue(value) ? digest() : UNHASHABLE;
+}
+
+/**
+ * {@link resultSignature} written into `out[0]`: a number returned from a call that is not
+ * inlined is a new heap number, one written into a Float64Array is not.
+ */
+export function signResultInto(value: unknown, out: Float64Array): void {
+  out[0] = hashValue(value) ? digest() : UNHASHABLE;
+}
+
+/** Hashes the JSON of `value ?? null` into the lanes; false when `JSON.stringify` throws. */
+function hashValue(value: unknown): boolean {
   a = 0x811c9dc5;
   b = 0x9747b28c;
   const v = value ?? null;
@@ -200,16 +213,17 @@ export function resultSignature(value: unknown): number {
     // A getter or a proxy threw: JSON.stringify decides (it throws too, most likely).
     done = false;
   }
-  if (!done) {
-    let json: string;
-    try {
-      json = JSON.stringify(v) ?? "null";
-    } catch {
-      return UNHASHABLE;
-    }
-    return textSignature(json);
+  if (done) return true;
+  let json: string;
+  try {
+    json = JSON.stringify(v) ?? "null";
+  } catch {
+    return false;
   }
-  return digest();
+  a = 0x811c9dc5;
+  b = 0x9747b28c;
+  text(json);
+  return true;
 }
 
 /** The signature of a JSON text: what {@link resultSignature} gives a value with this JSON. */

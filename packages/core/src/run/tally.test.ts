@@ -64,4 +64,41 @@ describe("createRunTally", () => {
       actions: { stop: 1 },
     });
   });
+
+  it("writes the summary's keys in one order, with or without a budget and a last failure, and a copy each time", () => {
+    const order = [
+      "runId",
+      "reason",
+      "budget",
+      "personResolvable",
+      "calls",
+      "attempts",
+      "actions",
+      "retries",
+      "failures",
+      "fingerprints",
+      "durationMs",
+      "lastFailure",
+      "observeOnly",
+    ];
+    const last = { tool: "t", reason: "timeout" as const, text: "x" };
+    for (const budget of [false, true]) {
+      for (const failed of [false, true]) {
+        const tally = createRunTally();
+        if (failed) tally.decision("stop", "aaaa", last, true);
+        if (budget) tally.stop("budget_exhausted", "calls");
+        const s = tally.summary("r", 1, 2, false);
+        const keys = Object.keys(s);
+        expect(keys).toEqual(
+          order.filter((k) => (k !== "budget" || budget) && (k !== "lastFailure" || failed)),
+        );
+        // Each summary is a copy: changing one changes no later one.
+        (s.actions as Record<string, number>).stop = 99;
+        (s.fingerprints as Record<string, number>).zzzz = 1;
+        const again = tally.summary("r", 1, 2, false);
+        expect(again.actions.stop).toBe(failed ? 1 : 0);
+        expect(again.fingerprints).toEqual(failed ? { aaaa: 1 } : {});
+      }
+    }
+  });
 });

@@ -103,17 +103,56 @@ class Tally implements RunTally {
   summary(runId: string, calls: number, durationMs: number, observeOnly: boolean): RunSummary {
     const stopped = this.#stopped;
     const lastFailure = this.#lastFailure;
+    const reason = stopped?.reason ?? "completed";
+    const personResolvable = stopped?.personResolvable ?? false;
+    const attempts = this.#attempts;
+    const actions = { ...this.#actions };
+    const retries = this.#retries;
+    const failures = this.#failures;
+    const fingerprints = this.#fingerprints === undefined ? {} : this.#fingerprints.toRecord();
+    // Literals without spreads where no budget is named (one object of its final shape, made at
+    // once); the keys in the same order in every form.
+    if (stopped?.budget === undefined) {
+      return lastFailure === undefined
+        ? {
+            runId,
+            reason,
+            personResolvable,
+            calls,
+            attempts,
+            actions,
+            retries,
+            failures,
+            fingerprints,
+            durationMs,
+            observeOnly,
+          }
+        : {
+            runId,
+            reason,
+            personResolvable,
+            calls,
+            attempts,
+            actions,
+            retries,
+            failures,
+            fingerprints,
+            durationMs,
+            lastFailure,
+            observeOnly,
+          };
+    }
     return {
       runId,
-      reason: stopped?.reason ?? "completed",
-      ...(stopped?.budget !== undefined && { budget: stopped.budget }),
-      personResolvable: stopped?.personResolvable ?? false,
+      reason,
+      budget: stopped.budget,
+      personResolvable,
       calls,
-      attempts: this.#attempts,
-      actions: { ...this.#actions },
-      retries: this.#retries,
-      failures: this.#failures,
-      fingerprints: this.#fingerprints === undefined ? {} : this.#fingerprints.toRecord(),
+      attempts,
+      actions,
+      retries,
+      failures,
+      fingerprints,
       durationMs,
       ...(lastFailure !== undefined && { lastFailure }),
       observeOnly,
