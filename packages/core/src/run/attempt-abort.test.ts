@@ -34,7 +34,7 @@ describe("ctx.onAbort", () => {
   });
 
   it("the run's deadline mid-attempt: the listener gets a TimeoutError", async () => {
-    const run = gov().startRun({ deadline: Date.now() + 30 });
+    const run = gov().startRun({ deadline: Date.now() + 250 });
     const told: unknown[] = [];
     const outcome = await run.call({ tool: "t" }, hanging(told));
     expect(outcome.kind).toBe("stop");

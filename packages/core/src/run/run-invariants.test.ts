@@ -353,11 +353,17 @@ describe("after the second review", () => {
   });
 
   it("an abort during the store's work is not missed", async () => {
+    // The abort lands while the store is working (entered, not yet answered): no timing involved.
     const inner = createMemoryStore();
+    let entered: () => void = () => {};
+    const inStore = new Promise<void>((r) => (entered = r));
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
     const slow = {
       ...inner,
       increment: async (k: string, by: number, ttl: number) => {
-        await new Promise((r) => setTimeout(r, 20));
+        entered();
+        await gate;
         return inner.increment(k, by, ttl);
       },
     };
@@ -370,7 +376,9 @@ describe("after the second review", () => {
       executed += 1;
       return new Promise(() => {});
     });
-    setTimeout(() => ac.abort(), 5);
+    await inStore;
+    ac.abort();
+    release();
     expect(await pending).toMatchObject({ kind: "stop", reason: "aborted" });
     expect(executed).toBe(0);
   });
