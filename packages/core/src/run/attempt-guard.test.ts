@@ -1,6 +1,6 @@
 import { getEventListeners } from "node:events";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createAttemptGuard } from "./attempt-guard.ts";
+import { createAttemptGuard, guardsAwaitingCheck } from "./attempt-guard.ts";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -134,6 +134,30 @@ describe("the guard's check", () => {
     expect(slow).toHaveBeenCalledWith(expect.objectContaining({ name: "TimeoutError" }), true);
     expect(guard.size).toBe(1);
     guard.leave(slow);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("is one tick for every run's guard, and holds no guard whose attempts all left", async () => {
+    // A loop of runs whose calls answer at once never lets a tick run while it goes on: a tick
+    // per run held each run's guard until the loop ended (1M runs held 0.5 GB, memory_1m_runs).
+    const ticks = vi.spyOn(process, "nextTick");
+    for (let i = 0; i < 1_000; i++) {
+      const guard = createAttemptGuard({
+        deadline: Date.now() + 1_000,
+        now: Date.now,
+        enforceDeadline: true,
+      });
+      const quick = vi.fn();
+      guard.enter(quick);
+      guard.started();
+      expect(guardsAwaitingCheck()).toBe(1);
+      await Promise.resolve();
+      guard.leave(quick);
+      expect(guardsAwaitingCheck()).toBe(0);
+    }
+    expect(ticks).toHaveBeenCalledTimes(1);
+    ticks.mockRestore();
+    await nextTick();
     expect(vi.getTimerCount()).toBe(0);
   });
 

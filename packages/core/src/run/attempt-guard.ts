@@ -35,6 +35,26 @@ export interface AttemptGuard {
 }
 
 /**
+ * Guards with an attempt started and not yet checked. One tick for all of them, not one per run: a
+ * tick holds what it is given until it runs, and a loop of runs whose calls answer at once never
+ * lets ticks run while it goes on (1M queued checks held every run's guard, 0.5 GB). A guard leaves
+ * this set when its last attempt leaves, so it holds only guards with attempts in flight.
+ */
+const unchecked = new Set<Guard>();
+let tickQueued = false;
+
+/** How many guards wait for the next check (for tests). */
+export function guardsAwaitingCheck(): number {
+  return unchecked.size;
+}
+
+function checkAll(): void {
+  tickQueued = false;
+  for (const guard of unchecked) guard.check();
+  unchecked.clear();
+}
+
+/**
  * One deadline timer and one listener on the run's signal for all the attempts of a run in
  * flight, not one per attempt: the listener added when the first attempt enters, the timer armed
  * once an attempt is still running on the tick after it started; both gone when the last leaves,
@@ -43,7 +63,7 @@ export interface AttemptGuard {
  * Arming on the next tick rather than at once loses no cut: a timer fires only from the event
  * loop, which runs no timer before the microtasks and the ticks queued now have run. The check is
  * `process.nextTick`, not a promise reaction: a reaction per attempt was about a tenth of a
- * successful call's allocation, and a tick is queued at most once per run until it has run.
+ * successful call's allocation. One tick checks every guard waiting for it ({@link unchecked}).
  */
 export function createAttemptGuard(options: AttemptGuardOptions): AttemptGuard {
   return new Guard(options);
@@ -58,10 +78,7 @@ class Guard implements AttemptGuard {
   // Usually one attempt at a time: an array, which neither grows nor shrinks its storage then.
   readonly #live: LiveAttempt[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
-  // A check is queued (next tick): the timer is armed then if an attempt is still in flight.
-  #checking = false;
   #onAbort: (() => void) | undefined;
-  #arm: (() => void) | undefined;
 
   constructor(options: AttemptGuardOptions) {
     this.#options = options;
@@ -82,17 +99,14 @@ class Guard implements AttemptGuard {
   }
 
   started(): void {
-    if (
-      this.#checking ||
-      this.#timer !== undefined ||
-      !this.#options.enforceDeadline ||
-      this.#live.length === 0
-    ) {
+    if (this.#timer !== undefined || !this.#options.enforceDeadline || this.#live.length === 0) {
       return;
     }
-    this.#checking = true;
-    this.#arm ??= () => this.#armNow();
-    process.nextTick(this.#arm);
+    unchecked.add(this);
+    if (!tickQueued) {
+      tickQueued = true;
+      process.nextTick(checkAll);
+    }
   }
 
   leave(attempt: LiveAttempt): void {
@@ -102,6 +116,7 @@ class Guard implements AttemptGuard {
     if (at === live.length - 1) live.pop();
     else live.splice(at, 1);
     if (live.length !== 0) return;
+    unchecked.delete(this);
     if (this.#onAbort !== undefined)
       this.#options.signal?.removeEventListener("abort", this.#onAbort);
     if (this.#timer !== undefined) {
@@ -118,8 +133,8 @@ class Guard implements AttemptGuard {
     for (const attempt of [...this.#live]) attempt(reason, byDeadline);
   }
 
-  #armNow(): void {
-    this.#checking = false;
+  /** The tick after an attempt started: arms the deadline timer if an attempt is still in flight. */
+  check(): void {
     if (this.#live.length === 0 || this.#timer !== undefined) return;
     const { deadline, now } = this.#options;
     const left = deadline - now();
