@@ -40,18 +40,18 @@ export interface AttemptGuard {
  * lets ticks run while it goes on (1M queued checks held every run's guard, 0.5 GB). A guard leaves
  * this set when its last attempt leaves, so it holds only guards with attempts in flight.
  */
-const unchecked = new Set<Guard>();
+const unchecked: Guard[] = [];
 let tickQueued = false;
 
 /** How many guards wait for the next check (for tests). */
 export function guardsAwaitingCheck(): number {
-  return unchecked.size;
+  return unchecked.length;
 }
 
 function checkAll(): void {
   tickQueued = false;
-  for (const guard of unchecked) guard.check();
-  unchecked.clear();
+  // An array, each guard knowing its place: no hashing, and its storage kept from call to call.
+  for (let i = unchecked.length - 1; i >= 0; i--) unchecked[i]?.check();
 }
 
 /**
@@ -79,6 +79,8 @@ class Guard implements AttemptGuard {
   readonly #live: LiveAttempt[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
   #onAbort: (() => void) | undefined;
+  /** This guard's place in {@link unchecked}, or -1. */
+  #slot = -1;
 
   constructor(options: AttemptGuardOptions) {
     this.#options = options;
@@ -102,7 +104,10 @@ class Guard implements AttemptGuard {
     if (this.#timer !== undefined || !this.#options.enforceDeadline || this.#live.length === 0) {
       return;
     }
-    unchecked.add(this);
+    if (this.#slot === -1) {
+      this.#slot = unchecked.length;
+      unchecked.push(this);
+    }
     if (!tickQueued) {
       tickQueued = true;
       process.nextTick(checkAll);
@@ -116,7 +121,7 @@ class Guard implements AttemptGuard {
     if (at === live.length - 1) live.pop();
     else live.splice(at, 1);
     if (live.length !== 0) return;
-    unchecked.delete(this);
+    this.#unlist();
     if (this.#onAbort !== undefined)
       this.#options.signal?.removeEventListener("abort", this.#onAbort);
     if (this.#timer !== undefined) {
@@ -133,8 +138,21 @@ class Guard implements AttemptGuard {
     for (const attempt of [...this.#live]) attempt(reason, byDeadline);
   }
 
+  /** Leaves {@link unchecked}: the last guard there takes this one's place. */
+  #unlist(): void {
+    const at = this.#slot;
+    if (at === -1) return;
+    this.#slot = -1;
+    const last = unchecked.pop() as Guard;
+    if (last !== this) {
+      unchecked[at] = last;
+      last.#slot = at;
+    }
+  }
+
   /** The tick after an attempt started: arms the deadline timer if an attempt is still in flight. */
   check(): void {
+    this.#unlist();
     if (this.#live.length === 0 || this.#timer !== undefined) return;
     const { deadline, now } = this.#options;
     const left = deadline - now();
