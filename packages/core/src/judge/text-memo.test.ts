@@ -156,6 +156,14 @@ describe("TextMemo", () => {
 });
 
 describe("TextFacts", () => {
+  it("refuses bounds that cannot hold a text, with the same clear error as TextMemo", () => {
+    const of = (maxEntries: number, maxChars: number, maxTextLength: number) =>
+      new TextFacts({ maxEntries, maxChars, maxTextLength });
+    expect(() => of(0, 10, 5)).toThrow(/^TextFacts: maxEntries must be an integer of at least 1/);
+    expect(() => of(1.5, 10, 5)).toThrow(/maxEntries must be an integer of at least 1/);
+    expect(() => of(4, 10, 50)).toThrow(/maxChars at least maxTextLength \(got 4, 50, 10\)/);
+  });
+
   it("keeps each slot's value the second time that slot is offered the text, in one entry", () => {
     const facts = new TextFacts({ maxEntries: 4, maxChars: 100, maxTextLength: 20 });
     const a = facts.slot<string>((v) => v.length);

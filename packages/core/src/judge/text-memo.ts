@@ -37,6 +37,24 @@ export interface TextMemoOptions<V> {
 
 /** Slots of the first-sight table (a power of two). */
 const SIGHTINGS = 8192;
+/** A memo's bounds, checked the same way for {@link TextMemo} and {@link TextFacts}. */
+function checkBounds<O extends { maxEntries: number; maxChars: number; maxTextLength: number }>(
+  name: string,
+  options: O,
+): O {
+  const { maxEntries, maxChars, maxTextLength } = options;
+  if (
+    !(Number.isInteger(maxEntries) && maxEntries >= 1) ||
+    !(maxTextLength >= 0) ||
+    !(maxChars >= maxTextLength)
+  ) {
+    throw new RangeError(
+      `${name}: maxEntries must be an integer of at least 1, maxTextLength at least 0 and maxChars at least maxTextLength (got ${maxEntries}, ${maxTextLength}, ${maxChars})`,
+    );
+  }
+  return options;
+}
+
 /** Characters hashed at each end of a long text, and in its middle. */
 const EDGE = 32;
 
@@ -57,16 +75,7 @@ export class TextMemo<V> {
   private readonly sighted: Int32Array | undefined;
 
   constructor(options: TextMemoOptions<V>) {
-    const { maxEntries, maxChars, maxTextLength } = options;
-    if (
-      !(Number.isInteger(maxEntries) && maxEntries >= 1) ||
-      !(maxTextLength >= 0) ||
-      !(maxChars >= maxTextLength)
-    ) {
-      throw new RangeError(
-        `TextMemo: maxEntries must be an integer of at least 1, maxTextLength at least 0 and maxChars at least maxTextLength (got ${maxEntries}, ${maxTextLength}, ${maxChars})`,
-      );
-    }
+    const { maxEntries, maxChars, maxTextLength } = checkBounds("TextMemo", options);
     this.maxEntries = maxEntries;
     this.maxChars = maxChars;
     this.maxTextLength = maxTextLength;
@@ -232,16 +241,7 @@ export class TextFacts {
   #last: Facts | undefined;
 
   constructor(options: TextFactsOptions) {
-    const { maxEntries, maxChars, maxTextLength } = options;
-    if (
-      !(Number.isInteger(maxEntries) && maxEntries >= 1) ||
-      !(maxTextLength >= 0) ||
-      !(maxChars >= maxTextLength)
-    ) {
-      throw new RangeError(
-        `TextFacts: maxEntries must be an integer of at least 1, maxTextLength at least 0 and maxChars at least maxTextLength (got ${maxEntries}, ${maxTextLength}, ${maxChars})`,
-      );
-    }
+    const { maxEntries, maxChars, maxTextLength } = checkBounds("TextFacts", options);
     this.maxEntries = maxEntries;
     this.maxChars = maxChars;
     this.maxTextLength = maxTextLength;
