@@ -21,6 +21,21 @@ const stop: Decision = {
   personResolvable: true,
 };
 
+/** A memory store that records each learned addition as `key field`. */
+function recordingStore(): { adds: string[]; store: Store } {
+  const adds: string[] = [];
+  const inner = createMemoryStore();
+  const store: Store = {
+    ...inner,
+    outcome: (k) => inner.outcome(k),
+    addOutcome: (k, f, o) => {
+      adds.push(`${k} ${f}`);
+      return inner.addOutcome(k, f, o);
+    },
+  };
+  return { adds, store };
+}
+
 describe("OutcomeTracker: corrections that await their tool's next call", () => {
   it("property: each tool's correction is settled by that tool's next call alone, as one map by server and tool would (no server and '' are one)", () => {
     const policy = loadPolicy({});
@@ -39,16 +54,7 @@ describe("OutcomeTracker: corrections that await their tool's next call", () => 
     });
     fc.assert(
       fc.property(fc.array(op, { maxLength: 30 }), (ops) => {
-        const adds: string[] = [];
-        const inner = createMemoryStore();
-        const store: Store = {
-          ...inner,
-          outcome: (k) => inner.outcome(k),
-          addOutcome: (k, f, o) => {
-            adds.push(`${k} ${f}`);
-            return inner.addOutcome(k, f, o);
-          },
-        };
+        const { adds, store } = recordingStore();
         const tracker = new OutcomeTracker({ store, now: () => 1_000 });
         // The model: one map by server ("" for none) and tool.
         const waiting = new Map<string, { key: string; print: string }>();
@@ -80,16 +86,7 @@ describe("OutcomeTracker: corrections that await their tool's next call", () => 
 
   it("a tool's correction made again after another tool's waited is the only one of that tool", () => {
     const policy = loadPolicy({});
-    const adds: string[] = [];
-    const inner = createMemoryStore();
-    const store: Store = {
-      ...inner,
-      outcome: (k) => inner.outcome(k),
-      addOutcome: (k, f, o) => {
-        adds.push(`${k} ${f}`);
-        return inner.addOutcome(k, f, o);
-      },
-    };
+    const { adds, store } = recordingStore();
     const tracker = new OutcomeTracker({ store, now: () => 1_000 });
     const [a, b] = [resolveToolPolicy(policy, "a"), resolveToolPolicy(policy, "b")];
     tracker.decided({}, a, "p1", correct, true, guard);
