@@ -339,21 +339,20 @@ function place(t: Table, s: number, h: number): void {
   index[i] = s + 1;
 }
 
+/** A copy of a typed array with room for `length` elements. */
+function widened<A extends Float64Array | Int32Array | Uint8Array>(array: A, length: number): A {
+  const wider = new (array.constructor as new (length: number) => A)(length);
+  wider.set(array);
+  return wider;
+}
+
 /** More slots (doubling, up to `max`), and an index to match. */
 function grow(t: Table): void {
   const slots = Math.min(t.hashes.length * 2, t.max);
-  const sigs = new Float64Array(slots);
-  sigs.set(t.sigs);
-  t.sigs = sigs;
-  const hashes = new Int32Array(slots);
-  hashes.set(t.hashes);
-  t.hashes = hashes;
-  const counts = new Int32Array(slots);
-  counts.set(t.counts);
-  t.counts = counts;
-  const oks = new Uint8Array(slots);
-  oks.set(t.oks);
-  t.oks = oks;
+  t.sigs = widened(t.sigs, slots);
+  t.hashes = widened(t.hashes, slots);
+  t.counts = widened(t.counts, slots);
+  t.oks = widened(t.oks, slots);
   t.index = new Int32Array(indexSize(slots));
   for (let s = 0; s < t.used - 1; s++) place(t, s, t.hashes[s] as number);
 }
