@@ -1,4 +1,11 @@
-import { createGovernor, GovernorError, HostError, type PolicyInput } from "@governor/core";
+import {
+  createGovernor,
+  createMemoryStore,
+  GovernorError,
+  HostError,
+  type PolicyInput,
+} from "@governor/core";
+import { replayedText } from "@governor/core/judge";
 import { GovernorStopError, governedTool, governorStopOf } from "@governor/openai-agents";
 import {
   crashMessage,
@@ -422,6 +429,42 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     }
     expect(calls).toBe(1);
     expect(governorStopOf(error)?.reason).toBe("forbidden");
+  });
+
+  it("a write done before, with no result kept: the model reads that it was done, not undefined", async () => {
+    const policy: PolicyInput = {
+      ...POLICY,
+      tools: { send_email: { effect: "mutating", idempotency: { replay: false } } },
+    };
+    const store = createMemoryStore();
+    const sent: string[] = [];
+    // Two runs in one idempotency scope take the same tool call (call_1): the second is a replay.
+    const task = async () => {
+      const run = createGovernor(policy, { store }).startRun({ idempotencyScope: "job-1" });
+      const sendEmail = governedTool(
+        {
+          name: "send_email",
+          description: "Sends an email",
+          parameters: z.object({ to: z.string() }),
+          execute: async ({ to }) => {
+            sent.push(to);
+            return `sent to ${to}`;
+          },
+        },
+        { run },
+      );
+      return runAgent([sendEmail], (v) =>
+        v.turn === 1
+          ? { calls: [{ name: "send_email", args: { to: "a@example.com" } }] }
+          : { say: `done: ${v.last[0]?.text}` },
+      );
+    };
+    const first = await task();
+    expect(first.model.texts()).toEqual(["sent to a@example.com"]);
+    const replayed = await task();
+    expect(replayed.error).toBeUndefined();
+    expect(sent).toEqual(["a@example.com"]);
+    expect(replayed.model.texts()).toEqual([replayedText("send_email")]);
   });
 
   it("refuses options it would bypass, naming what is accepted", () => {

@@ -1,5 +1,5 @@
 import { type CallOutcome, HostError, type Run } from "@governor/core";
-import { hostErrorText } from "@governor/core/judge";
+import { hostErrorText, replayedText } from "@governor/core/judge";
 import { parseCallbackConfigArg } from "@langchain/core/callbacks/manager";
 import { type ToolCall as LangChainToolCall, ToolMessage } from "@langchain/core/messages";
 import {
@@ -120,7 +120,9 @@ export class GovernedTool extends StructuredTool {
       });
       return this.#failure(text, toolCall);
     }
-    if (outcome.kind === "ok") return outcome.value;
+    if (outcome.kind === "ok") {
+      return outcome.replayed ? this.#replayed(outcome.value, toolCall) : outcome.value;
+    }
     const text = outcome.result.content[0].text;
     if (outcome.kind === "stop") {
       recordStop(run, {
@@ -136,6 +138,30 @@ export class GovernedTool extends StructuredTool {
     return this.#failure(text, toolCall);
   }
 
+  /**
+   * A replay (the ledger answered the call as done before) as this tool call's answer. A store
+   * that keeps results as JSON (Redis) hands back a `ToolMessage` in LangChain's serialised form
+   * (`{ lc: 1, kwargs: { content, ... } }`), which `ToolNode` would show the model as that JSON: it
+   * is rebuilt. A replay with no result kept (`idempotency.replay: false`, a result the store let
+   * go, a key a host settled by hand) says the call was done before, instead of `undefined`.
+   */
+  #replayed(value: unknown, toolCall: LangChainToolCall | undefined): unknown {
+    if (value === undefined) {
+      const text = replayedText(this.name);
+      if (toolCall?.id === undefined) return text;
+      return new ToolMessage({
+        status: "success",
+        content: text,
+        name: this.name,
+        tool_call_id: toolCall.id,
+      });
+    }
+    const fields = serialisedToolMessage(value);
+    if (fields === undefined) return value;
+    if (toolCall?.id === undefined) return fields.content;
+    return new ToolMessage({ ...fields, tool_call_id: toolCall.id });
+  }
+
   /** Governor's text as an error ToolMessage (or the text alone when invoked without a call). */
   #failure(text: string, toolCall: LangChainToolCall | undefined): ToolMessage | string {
     if (toolCall?.id === undefined) return text;
@@ -146,4 +172,34 @@ export class GovernedTool extends StructuredTool {
       tool_call_id: toolCall.id,
     });
   }
+}
+
+/** A ToolMessage's own fields, kept by a store that serialises results as JSON. */
+interface ToolMessageFields {
+  readonly content: ToolMessage["content"];
+  readonly status?: "success" | "error";
+  readonly name?: string;
+  readonly artifact?: unknown;
+}
+
+/**
+ * The fields of a `ToolMessage` in LangChain's serialised form (`JSON.stringify` of one: `lc: 1`,
+ * `type: "constructor"`, `id` ending in `ToolMessage`, its fields in `kwargs`), or undefined for
+ * any other value.
+ */
+function serialisedToolMessage(value: unknown): ToolMessageFields | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { lc, type, id, kwargs } = value as Record<string, unknown>;
+  if (lc !== 1 || type !== "constructor" || !Array.isArray(id) || id.at(-1) !== "ToolMessage") {
+    return undefined;
+  }
+  if (typeof kwargs !== "object" || kwargs === null) return undefined;
+  const { content, status, name, artifact } = kwargs as Record<string, unknown>;
+  if (typeof content !== "string" && !Array.isArray(content)) return undefined;
+  return {
+    content: content as ToolMessage["content"],
+    ...((status === "success" || status === "error") && { status }),
+    ...(typeof name === "string" && { name }),
+    ...(artifact !== undefined && { artifact }),
+  };
 }

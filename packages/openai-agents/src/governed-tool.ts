@@ -15,7 +15,7 @@ import {
   type ToolOptions,
   tool,
 } from "@openai/agents";
-import { settle } from "./outcome.ts";
+import { settle, toolValue } from "./outcome.ts";
 import { linkSignals, withoutSiblingCancellation } from "./signals.ts";
 
 /** Options of {@link governedTool}. */
@@ -163,7 +163,7 @@ export function governedTool<
     } finally {
       sdk.unlink();
     }
-    return settled.kind === "ok" ? settled.value : settled.result.content[0].text;
+    return toolValue(settled, name);
   };
 
   const { timeoutMs: _attemptLimit, ...rest } = raw;

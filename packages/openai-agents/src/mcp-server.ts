@@ -14,7 +14,7 @@ import type {
   MCPServer,
 } from "@openai/agents";
 import { mapMcpError } from "./map-mcp-error.ts";
-import { settle } from "./outcome.ts";
+import { settle, toolResult } from "./outcome.ts";
 import { withoutSiblingCancellation } from "./signals.ts";
 
 /** Options of {@link governMcpServer}. */
@@ -132,10 +132,7 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
       const outcome = await run.call<CallToolResult>(call, (ctx) =>
         callOnce(name, ctx, meta, ctx.signal),
       );
-      const settled = settle(outcome, name, policyServer);
-      return settled.kind === "ok"
-        ? settled.value
-        : { content: [...settled.result.content], isError: true };
+      return toolResult(settle(outcome, name, policyServer), name) as CallToolResult;
     } catch (err) {
       if (GovernorError.isInstance(err) && err.code === "run_ended") throw err;
       throw HostError.from(err, name, policyServer);
