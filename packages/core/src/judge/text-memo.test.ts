@@ -220,7 +220,7 @@ describe("TextFacts", () => {
     ]);
   });
 
-  it("finds a text kept after it was looked for and missed (the miss is remembered only until then)", () => {
+  it("finds a text kept after it was looked for and missed, whichever copy of it asks", () => {
     const facts = new TextFacts({ maxEntries: 4, maxChars: 100, maxTextLength: 20 });
     const a = facts.slot<string>((v) => v.length);
     const b = facts.slot<number>();

@@ -239,12 +239,6 @@ export class TextFacts {
   /** The text last found or kept, as the caller passed it, and its facts. */
   #lastText: string | undefined;
   #last: Facts | undefined;
-  /**
-   * The text last looked for and not held, as the caller passed it (at most `maxTextLength`
-   * characters): an unseen text is asked for by each function and offered to each slot in turn,
-   * and one map lookup serves them all.
-   */
-  #missed: string | undefined;
 
   constructor(options: TextFactsOptions) {
     const { maxEntries, maxChars, maxTextLength } = checkBounds("TextFacts", options);
@@ -272,14 +266,10 @@ export class TextFacts {
 
   #find(text: string): Facts | undefined {
     if (text === this.#lastText) return this.#last;
-    // A text too long to be held is not looked for (nor remembered as missed).
-    if (text === this.#missed || text.length > this.maxTextLength) return undefined;
     const facts = this.#map.get(text);
     if (facts !== undefined) {
       this.#lastText = text;
       this.#last = facts;
-    } else {
-      this.#missed = text;
     }
     return facts;
   }
@@ -320,7 +310,6 @@ export class TextFacts {
     this.#chars += cost;
     this.#lastText = text;
     this.#last = facts;
-    this.#missed = undefined;
   }
 
   /** Forgets every value of a slot (its function changed: a redactor with other options). */
@@ -372,7 +361,6 @@ export class TextFacts {
     this.#chars = 0;
     this.#last = undefined;
     this.#lastText = undefined;
-    this.#missed = undefined;
   }
 }
 
