@@ -18,7 +18,7 @@ import {
   benchAllocation,
   benchFailingCall,
   benchJudgeMemory,
-  benchJudgeUnseenVsRegex,
+  benchJudgeUnseenBoth,
   benchJudgeVsRegex,
   benchLongRun,
   benchRunCallVsLoopBoth,
@@ -91,8 +91,11 @@ results.failing_call_vs_judge = await benchFailingCall(quick ? 3 : 10);
 log("failing_call_vs_judge");
 results.judge_vs_regex = benchJudgeVsRegex(quick ? 5 : 20);
 log("judge_vs_regex");
-results.judge_unseen_vs_regex = benchJudgeUnseenVsRegex(quick ? 3 : 10);
+const unseen = benchJudgeUnseenBoth(quick ? 3 : 10);
+results.judge_unseen_vs_regex = unseen.wall;
 log("judge_unseen_vs_regex");
+results.judge_unseen_vs_regex_cpu = unseen.cpu;
+log("judge_unseen_vs_regex_cpu");
 results.memory_judge = benchJudgeMemory(quick ? 20_000 : 100_000);
 log("memory_judge");
 results.memory_long_run = await benchLongRun(quick ? 100_000 : 1_000_000);
