@@ -483,6 +483,39 @@ describe("governTools with generateText", () => {
     },
   );
 
+  it("observe-only: a tool's error reaches the AI SDK untouched, as without Governor; the host is not told", async () => {
+    // Observe-only enforces nothing: run.call hands back what the tool threw. Taken for trouble
+    // in Governor, it became the host's `unexpected_error` and the model read "the run stops
+    // here" from a run that went on.
+    const hostErrors: HostError[] = [];
+    const run = governor({
+      observeOnly: true,
+      tools: { get_note: { effect: "read_only" } },
+    }).startRun();
+    const model = scripted(callTool("get_note", { id: "x" }), say("done"));
+    const result = await generateText({
+      model,
+      tools: governTools(
+        {
+          get_note: noteTool(async () => {
+            throw new Error('Note "x" not found');
+          }),
+        },
+        { run, onHostError: (e) => hostErrors.push(e) },
+      ),
+      stopWhen: [stepCountIs(3), governorStopCondition(run)],
+      prompt: "Read note x",
+    });
+    expect(hostErrors).toEqual([]);
+    expect(result.text).toBe("done");
+    const failure = result.steps[0]?.content.find((p) => p.type === "tool-error");
+    expect(failure).toMatchObject({ toolName: "get_note", error: new Error('Note "x" not found') });
+    expect(toolOutputs(model.doGenerateCalls[1]?.prompt ?? [])).toEqual([
+      { type: "error-text", value: 'Note "x" not found' },
+    ]);
+    expect(run.end().reason).toBe("completed");
+  });
+
   describe("a replayed write and the tool's own toModelOutput", () => {
     // The ledger keeps a result as JSON (the memory store too): a replay hands back a Date as a
     // string, and none at all with `replay: false`. Handed to the tool's own toModelOutput, which

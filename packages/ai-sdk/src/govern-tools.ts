@@ -180,6 +180,8 @@ export function governTools<TOOLS extends ToolSet>(
         ...(execOptions.abortSignal !== undefined && { signal: execOptions.abortSignal }),
       };
       let outcome: CallOutcome<unknown>;
+      // What the tool itself threw: observe-only hands it back from run.call as it is.
+      let threw: { readonly error: unknown } | undefined;
       try {
         outcome = await run.call(call, async (ctx) => {
           const { signal, unlink } = linkSignals(ctx.signal, execOptions.abortSignal);
@@ -192,11 +194,17 @@ export function governTools<TOOLS extends ToolSet>(
             let last: unknown;
             for await (const part of result) last = part;
             return last;
+          } catch (error) {
+            threw = { error };
+            throw error;
           } finally {
             unlink();
           }
         });
       } catch (err) {
+        // Observe-only enforces nothing: the tool's own error goes to the AI SDK untouched (a
+        // `tool-error`, as without Governor). Enforcing, run.call never rejects with it.
+        if (threw !== undefined && err === threw.error) throw err;
         // `run.call` rejected: a HostError (no governor `onHostError` hook), or trouble in
         // Governor itself (its store, a bug). Thrown from here, the AI SDK would put the raw
         // message (a Redis URL, an internal address) in the model's context: the host gets the

@@ -8,15 +8,28 @@ import { type CallState, noteSuccess } from "./call-state.ts";
 import { isAborted } from "./cuts.ts";
 import { emitCall } from "./events.ts";
 import { modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
-import { sharedClock } from "./run-state.ts";
+import { dropClock, shareClock } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
 import { storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
 import { guardedAsync } from "./waits.ts";
 
-/** Counts a first attempt against the server's retry budget window. */
-const countCall = (state: CallState): MaybePromise<unknown> =>
-  state.run.core.countCall(state.call.server, sharedClock(state.run, state));
+/**
+ * Counts a first attempt against the server's retry budget window, at the reading of the clock kept
+ * for this call, else a new one (kept only while the count runs: this step may run after an await,
+ * when nothing would drop it). The run is handed over, not the reading, which would be a heap
+ * number per call.
+ */
+function countCall(state: CallState): MaybePromise<unknown> {
+  const r = state.run;
+  if (r.clockFor === state) return r.core.countCall(state.call.server, r);
+  shareClock(r, state);
+  try {
+    return r.core.countCall(state.call.server, r);
+  } finally {
+    dropClock(r);
+  }
+}
 
 /**
  * Settles a key; a result the store cannot keep (not JSON) is dropped, the state is not. A store
