@@ -1,7 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createGovernor, HostError, IDEMPOTENCY_META_KEY, type PolicyInput } from "@governor/core";
+import {
+  createGovernor,
+  type GovernorOptions,
+  HostError,
+  IDEMPOTENCY_META_KEY,
+  type PolicyInput,
+} from "@governor/core";
+import { replayedText } from "@governor/core/judge";
 import { governMcpServer, governorStopOf } from "@governor/openai-agents";
 import {
   fixtureSecrets,
@@ -39,7 +46,13 @@ let dir: string;
 const open: MCPServerStdio[] = [];
 type Fault = Awaited<ReturnType<typeof faultServer>>;
 /** Servers started once, in parallel, for the tests that share them. */
-let shared: { plain: Fault; lowlevel: Fault; dropAppend: Fault; flakyCreate: Fault };
+let shared: {
+  plain: Fault;
+  lowlevel: Fault;
+  dropAppend: Fault;
+  flakyCreate: Fault;
+  verifiedAppend: Fault;
+};
 
 /** The testkit's fault server as a child process, through the Agents SDK's own MCPServerStdio. */
 async function faultServer(
@@ -64,8 +77,13 @@ async function faultServer(
   return { server, effects: () => (effectsFile ? readEffects(effectsFile) : []) };
 }
 
-async function runAgent(server: MCPServerStdio, react: (v: ModelView) => Step, policy = POLICY) {
-  const governor = createGovernor(policy, { metrics: false });
+async function runAgent(
+  server: MCPServerStdio,
+  react: (v: ModelView) => Step,
+  policy = POLICY,
+  options: GovernorOptions = {},
+) {
+  const governor = createGovernor(policy, { metrics: false, ...options });
   const run = governor.startRun();
   const model = new ReactiveModel(react);
   const agent = new Agent({
@@ -90,13 +108,14 @@ const callOnce =
 describe.skipIf(SDK_UNSUPPORTED)(`governMcpServer over MCPServerStdio (${SKIP_REASON})`, () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "governor-openai-agents-"));
-    const [plain, lowlevel, dropAppend, flakyCreate] = await Promise.all([
+    const [plain, lowlevel, dropAppend, flakyCreate, verifiedAppend] = await Promise.all([
       faultServer(),
       faultServer({ lowlevel: true }),
       faultServer({ effects: true, scenario: { append_log: [{ kind: "drop_after_commit" }] } }),
       faultServer({ effects: true, scenario: { create_note: [{ kind: "status", status: 503 }] } }),
+      faultServer({ effects: true, scenario: { append_log: [{ kind: "drop_after_commit" }] } }),
     ]);
-    shared = { plain, lowlevel, dropAppend, flakyCreate };
+    shared = { plain, lowlevel, dropAppend, flakyCreate, verifiedAppend };
   }, 90_000);
   afterAll(async () => {
     await Promise.all(open.splice(0).map((s) => s.close()));
@@ -159,6 +178,29 @@ describe.skipIf(SDK_UNSUPPORTED)(`governMcpServer over MCPServerStdio (${SKIP_RE
     expect(written[0]?.key).toBe(stop?.idempotencyKey);
   });
 
+  it("a lost write the verify step finds done, with no result: the model reads that it was done", async () => {
+    const { server, effects } = shared.verifiedAppend;
+    const policy: PolicyInput = {
+      ...POLICY,
+      servers: {
+        [SERVER]: { tools: { append_log: { effect: "mutating", idempotency: { verify: true } } } },
+      },
+    };
+    // The write committed and its answer was lost: the verify step finds it, with no result to
+    // hand back. The SDK reads `content` of what callTool answers (undefined there threw).
+    const verify = { append_log: async () => ({ effect: "present" as const }) };
+    const { model, output, error } = await runAgent(
+      server,
+      callOnce("append_log", { line: "hello" }),
+      policy,
+      { verify },
+    );
+    expect(error).toBeUndefined();
+    expect(effects()).toHaveLength(1);
+    expect(model.texts()).toEqual([replayedText("append_log")]);
+    expect(output).toBe(`done: ${replayedText("append_log")}`);
+  });
+
   it("a keyed write is retried with the same key and committed once", async () => {
     const { server, effects } = shared.flakyCreate;
     const { model, error } = await runAgent(
@@ -184,6 +226,30 @@ describe.skipIf(SDK_UNSUPPORTED)(`governMcpServer over MCPServerStdio (${SKIP_RE
     expect((host as HostError).channel).toBe("protocol");
     expect((host as HostError).failureCode).toBe(-32603);
     expect(run.summary().reason).toBe("protocol_error");
+  });
+
+  it("observe-only: a JSON-RPC error reaches the model as it does without Governor, and run() goes on", async () => {
+    // Observe-only enforces nothing: run.call hands back what the client threw. Taken for trouble
+    // in Governor, it became a HostError that ended run(), where the SDK alone answers the model.
+    const { server } = shared.lowlevel;
+    const react = (v: ModelView): Step =>
+      v.turn === 1 ? { calls: [{ name: "internal", args: {} }] } : { say: "done" };
+    const alone = new ReactiveModel(react);
+    await testRunner().run(
+      new Agent({
+        name: "notes",
+        instructions: "Use the tools.",
+        model: alone,
+        mcpServers: [server],
+      }),
+      "Do the task.",
+      { maxTurns: 6 },
+    );
+    const observed = await runAgent(server, react, { ...POLICY, observeOnly: true });
+    expect(observed.error).toBeUndefined();
+    expect(observed.output).toBe("done");
+    expect(observed.model.texts()).toEqual(alone.texts());
+    expect(observed.run.end().reason).toBe("completed");
   });
 
   it("seed checks: a crash with a stack, paths and secrets never reaches the model", async () => {

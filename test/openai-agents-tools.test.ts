@@ -1,4 +1,11 @@
-import { createGovernor, GovernorError, HostError, type PolicyInput } from "@governor/core";
+import {
+  createGovernor,
+  createMemoryStore,
+  GovernorError,
+  HostError,
+  type PolicyInput,
+} from "@governor/core";
+import { replayedText } from "@governor/core/judge";
 import { GovernorStopError, governedTool, governorStopOf } from "@governor/openai-agents";
 import {
   crashMessage,
@@ -8,7 +15,7 @@ import {
   fixtureSecrets,
   leaksSecrets,
 } from "@governor/testkit";
-import { Agent, type FunctionTool } from "@openai/agents";
+import { Agent, type FunctionTool, tool } from "@openai/agents";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -422,6 +429,65 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     }
     expect(calls).toBe(1);
     expect(governorStopOf(error)?.reason).toBe("forbidden");
+  });
+
+  it("a write done before, with no result kept: the model reads that it was done, not undefined", async () => {
+    const policy: PolicyInput = {
+      ...POLICY,
+      tools: { send_email: { effect: "mutating", idempotency: { replay: false } } },
+    };
+    const store = createMemoryStore();
+    const sent: string[] = [];
+    // Two runs in one idempotency scope take the same tool call (call_1): the second is a replay.
+    const task = async () => {
+      const run = createGovernor(policy, { store }).startRun({ idempotencyScope: "job-1" });
+      const sendEmail = governedTool(
+        {
+          name: "send_email",
+          description: "Sends an email",
+          parameters: z.object({ to: z.string() }),
+          execute: async ({ to }) => {
+            sent.push(to);
+            return `sent to ${to}`;
+          },
+        },
+        { run },
+      );
+      return runAgent([sendEmail], (v) =>
+        v.turn === 1
+          ? { calls: [{ name: "send_email", args: { to: "a@example.com" } }] }
+          : { say: `done: ${v.last[0]?.text}` },
+      );
+    };
+    const first = await task();
+    expect(first.model.texts()).toEqual(["sent to a@example.com"]);
+    const replayed = await task();
+    expect(replayed.error).toBeUndefined();
+    expect(sent).toEqual(["a@example.com"]);
+    expect(replayed.model.texts()).toEqual([replayedText("send_email")]);
+  });
+
+  it("observe-only: a tool's error reaches the model as it does without Governor, and run() goes on", async () => {
+    // Observe-only enforces nothing: run.call hands back what the tool threw. Taken for trouble
+    // in Governor, it became a HostError that ended run(), where the SDK alone answers the model.
+    const options = {
+      name: "get_note",
+      description: "Reads a note",
+      parameters: z.object({ id: z.string() }),
+      execute: async (): Promise<string> => {
+        throw new Error('Note "x" not found');
+      },
+    };
+    const react = (v: ModelView): Step =>
+      v.turn === 1 ? { calls: [{ name: "get_note", args: { id: "x" } }] } : { say: "done" };
+    const alone = await runAgent([tool(options)], react);
+    const run = createGovernor({ ...POLICY, observeOnly: true }).startRun();
+    const observed = await runAgent([governedTool(options, { run })], react);
+    expect(alone.error).toBeUndefined();
+    expect(observed.error).toBeUndefined();
+    expect(observed.output).toBe("done");
+    expect(observed.model.texts()).toEqual(alone.model.texts());
+    expect(run.end().reason).toBe("completed");
   });
 
   it("refuses options it would bypass, naming what is accepted", () => {

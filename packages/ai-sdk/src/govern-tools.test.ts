@@ -5,6 +5,7 @@ import {
   type PolicyInput,
   type Store,
 } from "@governor/core";
+import { replayedText } from "@governor/core/judge";
 import { generateText, type ModelMessage, stepCountIs, type Tool, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
@@ -481,6 +482,111 @@ describe("governTools with generateText", () => {
       expect(JSON.stringify(result.steps)).not.toContain(SECRET_TOKEN);
     },
   );
+
+  it("observe-only: a tool's error reaches the AI SDK untouched, as without Governor; the host is not told", async () => {
+    // Observe-only enforces nothing: run.call hands back what the tool threw. Taken for trouble
+    // in Governor, it became the host's `unexpected_error` and the model read "the run stops
+    // here" from a run that went on.
+    const hostErrors: HostError[] = [];
+    const run = governor({
+      observeOnly: true,
+      tools: { get_note: { effect: "read_only" } },
+    }).startRun();
+    const model = scripted(callTool("get_note", { id: "x" }), say("done"));
+    const result = await generateText({
+      model,
+      tools: governTools(
+        {
+          get_note: noteTool(async () => {
+            throw new Error('Note "x" not found');
+          }),
+        },
+        { run, onHostError: (e) => hostErrors.push(e) },
+      ),
+      stopWhen: [stepCountIs(3), governorStopCondition(run)],
+      prompt: "Read note x",
+    });
+    expect(hostErrors).toEqual([]);
+    expect(result.text).toBe("done");
+    const failure = result.steps[0]?.content.find((p) => p.type === "tool-error");
+    expect(failure).toMatchObject({ toolName: "get_note", error: new Error('Note "x" not found') });
+    expect(toolOutputs(model.doGenerateCalls[1]?.prompt ?? [])).toEqual([
+      { type: "error-text", value: 'Note "x" not found' },
+    ]);
+    expect(run.end().reason).toBe("completed");
+  });
+
+  describe("a replayed write and the tool's own toModelOutput", () => {
+    // The ledger keeps a result as JSON (the memory store too): a replay hands back a Date as a
+    // string, and none at all with `replay: false`. Handed to the tool's own toModelOutput, which
+    // reads the live value's shape, that threw out of generateText: the loop crashed on a write
+    // that was done, and did not run again.
+    const replayTwice = async (policy: PolicyInput, make: () => Tool) => {
+      const gov = governor(policy);
+      const runs: { text: string; outputs: unknown[] }[] = [];
+      for (let i = 0; i < 2; i++) {
+        const run = gov.startRun({ idempotencyScope: "job-1" });
+        const model = scripted(callTool("book", { room: "a" }, "call_1"), say("ok"));
+        const result = await generateText({
+          model,
+          tools: governTools({ book: make() }, { run }),
+          stopWhen: [stepCountIs(3), governorStopCondition(run)],
+          prompt: "Book room a",
+        });
+        run.end();
+        runs.push({
+          text: result.text,
+          outputs: toolOutputs(model.doGenerateCalls[1]?.prompt ?? []),
+        });
+      }
+      return runs;
+    };
+
+    it("a result JSON changed (a Date now a string): the model reads it as JSON, the loop goes on", async () => {
+      let booked = 0;
+      const runs = await replayTwice({ tools: { book: { effect: "mutating" } } }, () =>
+        tool({
+          inputSchema: z.object({ room: z.string() }),
+          execute: async () => {
+            booked += 1;
+            return { room: "a", at: new Date(0) };
+          },
+          toModelOutput: ({ output }) => ({
+            type: "text",
+            value: `booked at ${output.at.toISOString()}`,
+          }),
+        }),
+      );
+      expect(booked).toBe(1);
+      expect(runs[0]?.outputs).toEqual([
+        { type: "text", value: "booked at 1970-01-01T00:00:00.000Z" },
+      ]);
+      expect(runs[1]?.text).toBe("ok");
+      expect(runs[1]?.outputs).toEqual([
+        { type: "json", value: { room: "a", at: "1970-01-01T00:00:00.000Z" } },
+      ]);
+    });
+
+    it("no result kept (replay: false): the model reads that it was done, not the tool's rendering of nothing", async () => {
+      let booked = 0;
+      const runs = await replayTwice(
+        { tools: { book: { effect: "mutating", idempotency: { replay: false } } } },
+        () =>
+          tool({
+            inputSchema: z.object({ room: z.string() }),
+            execute: async () => {
+              booked += 1;
+              return { rooms: ["a"] };
+            },
+            toModelOutput: ({ output }) => ({ type: "text", value: output.rooms.join(", ") }),
+          }),
+      );
+      expect(booked).toBe(1);
+      expect(runs[0]?.outputs).toEqual([{ type: "text", value: "a" }]);
+      expect(runs[1]?.text).toBe("ok");
+      expect(runs[1]?.outputs).toEqual([{ type: "text", value: replayedText("book") }]);
+    });
+  });
 });
 
 describe("governTools", () => {

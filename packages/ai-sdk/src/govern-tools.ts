@@ -57,8 +57,33 @@ type ToModelOutput = NonNullable<Tool["toModelOutput"]>;
 type ExecutionOptions = Parameters<NonNullable<Tool["execute"]>>[1];
 type Execute = (input: unknown, options: ExecutionOptions) => unknown;
 
-/** How many failure texts one `governTools` remembers for `toModelOutput`. */
+/** How many outputs one `governTools` remembers for `toModelOutput`. */
 const MAX_REMEMBERED = 1_000;
+
+/**
+ * An output `toModelOutput` answers itself: a failure text (`error-text`), the text of a write
+ * replayed without a kept result, or a replayed value (JSON's copy of the first call's, which the
+ * tool's own `toModelOutput` may not be able to read: a Date is a string then).
+ */
+interface Remembered {
+  readonly kind: "failure" | "done_before" | "replayed";
+  readonly output: unknown;
+}
+
+/** The AI SDK's own default for a tool without `toModelOutput`. */
+function defaultOutput(output: unknown): ModelOutput {
+  return typeof output === "string"
+    ? { type: "text", value: output }
+    : { type: "json", value: (output ?? null) as JSONValue };
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -122,14 +147,14 @@ export function governTools<TOOLS extends ToolSet>(
   options: GovernToolsOptions,
 ): TOOLS {
   const { run, server, onHostError, onStop } = options;
-  // Failure texts by tool-call id: `toModelOutput` marks exactly these as errors for the model.
-  const failures = new Map<string, string>();
-  const remember = (toolCallId: string, text: string) => {
-    if (failures.size >= MAX_REMEMBERED) {
-      const oldest = failures.keys().next();
-      if (!oldest.done) failures.delete(oldest.value);
+  // Outputs by tool-call id that `toModelOutput` answers itself (see Remembered).
+  const remembered = new Map<string, Remembered>();
+  const remember = (toolCallId: string, kind: Remembered["kind"], output: unknown) => {
+    if (remembered.size >= MAX_REMEMBERED) {
+      const oldest = remembered.keys().next();
+      if (!oldest.done) remembered.delete(oldest.value);
     }
-    failures.set(toolCallId, text);
+    remembered.set(toolCallId, { kind, output });
   };
 
   const wrap = (name: string, original: Tool): Tool => {
@@ -155,6 +180,8 @@ export function governTools<TOOLS extends ToolSet>(
         ...(execOptions.abortSignal !== undefined && { signal: execOptions.abortSignal }),
       };
       let outcome: CallOutcome<unknown>;
+      // What the tool itself threw: observe-only hands it back from run.call as it is.
+      let threw: { readonly error: unknown } | undefined;
       try {
         outcome = await run.call(call, async (ctx) => {
           const { signal, unlink } = linkSignals(ctx.signal, execOptions.abortSignal);
@@ -167,11 +194,17 @@ export function governTools<TOOLS extends ToolSet>(
             let last: unknown;
             for await (const part of result) last = part;
             return last;
+          } catch (error) {
+            threw = { error };
+            throw error;
           } finally {
             unlink();
           }
         });
       } catch (err) {
+        // Observe-only enforces nothing: the tool's own error goes to the AI SDK untouched (a
+        // `tool-error`, as without Governor). Enforcing, run.call never rejects with it.
+        if (threw !== undefined && err === threw.error) throw err;
         // `run.call` rejected: a HostError (no governor `onHostError` hook), or trouble in
         // Governor itself (its store, a bug). Thrown from here, the AI SDK would put the raw
         // message (a Redis URL, an internal address) in the model's context: the host gets the
@@ -183,19 +216,24 @@ export function governTools<TOOLS extends ToolSet>(
           // A host hook must not break the agent loop.
         }
         const text = hostErrorText(error);
-        remember(execOptions.toolCallId, text);
+        remember(execOptions.toolCallId, "failure", text);
         return text;
       }
       if (outcome.kind === "ok") {
-        // A write done before, with no result to replay: an MCP tool's own shape (its
-        // toModelOutput reads `content`; undefined would throw in the loop), JSON to any other.
-        if (outcome.replayed && outcome.value === undefined) {
-          return { content: [{ type: "text", text: replayedText(name) }] };
+        if (!outcome.replayed) return outcome.value;
+        // A write done before, with no result to replay: an MCP tool's own shape (undefined
+        // would throw in an `@ai-sdk/mcp` tool's toModelOutput), the text alone to any tool
+        // whose own toModelOutput cannot read it.
+        if (outcome.value === undefined) {
+          const done = { content: [{ type: "text", text: replayedText(name) }] };
+          remember(execOptions.toolCallId, "done_before", done);
+          return done;
         }
+        remember(execOptions.toolCallId, "replayed", outcome.value);
         return outcome.value;
       }
       const text = outcome.result.content[0].text;
-      remember(execOptions.toolCallId, text);
+      remember(execOptions.toolCallId, "failure", text);
       if (outcome.kind === "stop") {
         try {
           onStop?.({
@@ -213,17 +251,36 @@ export function governTools<TOOLS extends ToolSet>(
       return text;
     };
 
+    // A replay is not the value the tool made: JSON's copy of it, or the text result of a write
+    // done before. When the tool's own rendering cannot read it (it threw out of generateText),
+    // the model reads `fallback` instead.
+    const ownOr = (
+      opts: Parameters<ToModelOutput>[0],
+      own: ToModelOutput,
+      fallback: ModelOutput,
+    ) => {
+      try {
+        const out = own.call(original, opts);
+        return isPromiseLike(out) ? Promise.resolve(out).catch(() => fallback) : out;
+      } catch {
+        return fallback;
+      }
+    };
+
     const toModelOutput: ToModelOutput = (opts) => {
-      const text = failures.get(opts.toolCallId);
-      if (text !== undefined && opts.output === text) {
-        return { type: "error-text", value: text } satisfies ModelOutput;
+      const known = remembered.get(opts.toolCallId);
+      if (known !== undefined && opts.output === known.output) {
+        if (known.kind === "failure") {
+          return { type: "error-text", value: known.output as string } satisfies ModelOutput;
+        }
+        const fallback: ModelOutput =
+          known.kind === "done_before"
+            ? { type: "text", value: replayedText(name) }
+            : defaultOutput(opts.output);
+        return ownOutput ? ownOr(opts, ownOutput, fallback) : fallback;
       }
       if (ownOutput) return ownOutput.call(original, opts);
-      // The AI SDK's own default for a tool without `toModelOutput`.
-      const output: unknown = opts.output;
-      return typeof output === "string"
-        ? { type: "text", value: output }
-        : { type: "json", value: (output ?? null) as JSONValue };
+      return defaultOutput(opts.output);
     };
 
     return { ...original, execute: governed, toModelOutput } as Tool;

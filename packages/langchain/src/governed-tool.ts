@@ -1,7 +1,13 @@
 import { type CallOutcome, HostError, type Run } from "@governor/core";
-import { hostErrorText } from "@governor/core/judge";
+import { hostErrorText, replayedText } from "@governor/core/judge";
 import { parseCallbackConfigArg } from "@langchain/core/callbacks/manager";
-import { type ToolCall as LangChainToolCall, ToolMessage } from "@langchain/core/messages";
+import {
+  AIMessage,
+  HumanMessage,
+  type ToolCall as LangChainToolCall,
+  SystemMessage,
+  ToolMessage,
+} from "@langchain/core/messages";
 import {
   StructuredTool,
   type StructuredToolCallInput,
@@ -34,6 +40,14 @@ export interface CallInput {
   /** The tool call the model made, when the tool was invoked with one (a `ToolNode` does). */
   readonly toolCall: LangChainToolCall | undefined;
   readonly config: ToolRunnableConfig;
+}
+
+/**
+ * What a performer rejects with when `run.call` handed back the tool's own error as it is
+ * (observe-only mode enforces nothing): the governed tool throws `error`, as the tool would.
+ */
+export class ToolThrew {
+  constructor(readonly error: unknown) {}
 }
 
 /** Performs one governed call: an outcome whose `ok` value is the tool's own output. */
@@ -100,6 +114,7 @@ export class GovernedTool extends StructuredTool {
     try {
       outcome = await this.#perform({ args, toolCall, config });
     } catch (err) {
+      if (err instanceof ToolThrew) throw err.error;
       // `run.call` rejected: a HostError (no governor `onHostError` hook), or trouble in
       // Governor itself (its store, a bug). Thrown from here, ToolNode would put the raw message
       // in the model's context: the host gets the error, the model a fixed text.
@@ -120,7 +135,13 @@ export class GovernedTool extends StructuredTool {
       });
       return this.#failure(text, toolCall);
     }
-    if (outcome.kind === "ok") return outcome.value;
+    if (outcome.kind === "ok") {
+      if (!outcome.replayed) return outcome.value;
+      const command = serialisedCommand(outcome.value);
+      return command === undefined
+        ? this.#replayed(outcome.value, toolCall)
+        : await reviveCommand(command);
+    }
     const text = outcome.result.content[0].text;
     if (outcome.kind === "stop") {
       recordStop(run, {
@@ -136,6 +157,30 @@ export class GovernedTool extends StructuredTool {
     return this.#failure(text, toolCall);
   }
 
+  /**
+   * A replay (the ledger answered the call as done before) as this tool call's answer. A store
+   * that keeps results as JSON (Redis) hands back a `ToolMessage` in LangChain's serialised form
+   * (`{ lc: 1, kwargs: { content, ... } }`), which `ToolNode` would show the model as that JSON: it
+   * is rebuilt. A replay with no result kept (`idempotency.replay: false`, a result the store let
+   * go, a key a host settled by hand) says the call was done before, instead of `undefined`.
+   */
+  #replayed(value: unknown, toolCall: LangChainToolCall | undefined): unknown {
+    if (value === undefined) {
+      const text = replayedText(this.name);
+      if (toolCall?.id === undefined) return text;
+      return new ToolMessage({
+        status: "success",
+        content: text,
+        name: this.name,
+        tool_call_id: toolCall.id,
+      });
+    }
+    const fields = serialisedToolMessage(value);
+    if (fields === undefined) return value;
+    if (toolCall?.id === undefined) return fields.content;
+    return new ToolMessage({ ...fields, tool_call_id: toolCall.id });
+  }
+
   /** Governor's text as an error ToolMessage (or the text alone when invoked without a call). */
   #failure(text: string, toolCall: LangChainToolCall | undefined): ToolMessage | string {
     if (toolCall?.id === undefined) return text;
@@ -146,4 +191,88 @@ export class GovernedTool extends StructuredTool {
       tool_call_id: toolCall.id,
     });
   }
+}
+
+/** A LangGraph `Command` as JSON keeps it: `JSON.stringify` of one. */
+interface SerialisedCommand {
+  readonly lg_name: "Command";
+  readonly update?: unknown;
+  readonly goto?: unknown;
+  readonly resume?: unknown;
+  readonly graph?: unknown;
+}
+
+function serialisedCommand(value: unknown): SerialisedCommand | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  return (value as { lg_name?: unknown }).lg_name === "Command"
+    ? (value as SerialisedCommand)
+    : undefined;
+}
+
+/** The message classes a Command's `update.messages` are rebuilt as (nothing else is built). */
+const MESSAGE_CLASSES = { ToolMessage, AIMessage, HumanMessage, SystemMessage } as const;
+
+/** A message in LangChain's serialised form as its class again; any other value as it is. */
+function reviveMessage(value: unknown): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  const { lc, type, id, kwargs } = value as Record<string, unknown>;
+  if (lc !== 1 || type !== "constructor" || !Array.isArray(id)) return value;
+  if (typeof kwargs !== "object" || kwargs === null) return value;
+  const name = id.at(-1);
+  if (!Object.hasOwn(MESSAGE_CLASSES, name)) return value;
+  const Message = MESSAGE_CLASSES[name as keyof typeof MESSAGE_CLASSES];
+  return new Message(kwargs as ConstructorParameters<typeof Message>[0] & { tool_call_id: string });
+}
+
+/**
+ * A `Command` a tool answered with, rebuilt from the JSON a store kept: ToolNode runs a `Command`
+ * (its state update, its tool message) but shows the model any other value as JSON. Only the
+ * messages of `update.messages` are rebuilt (as message classes, never anything else a
+ * serialised form names); `goto` is rebuilt by `Command` itself. LangGraph is an optional peer:
+ * loaded here, where a tool of the graph made a `Command` before.
+ */
+async function reviveCommand(command: SerialisedCommand): Promise<unknown> {
+  const { Command } = await import("@langchain/langgraph");
+  const { update, goto, resume, graph } = command;
+  let revived = update;
+  if (typeof update === "object" && update !== null && !Array.isArray(update)) {
+    const { messages } = update as { messages?: unknown };
+    if (Array.isArray(messages)) revived = { ...update, messages: messages.map(reviveMessage) };
+  }
+  return new Command({
+    ...(revived !== undefined && { update: revived as Record<string, unknown> }),
+    ...(goto !== undefined && { goto: goto as string }),
+    ...(resume !== undefined && { resume }),
+    ...(typeof graph === "string" && { graph }),
+  });
+}
+
+/** A ToolMessage's own fields, kept by a store that serialises results as JSON. */
+interface ToolMessageFields {
+  readonly content: ToolMessage["content"];
+  readonly status?: "success" | "error";
+  readonly name?: string;
+  readonly artifact?: unknown;
+}
+
+/**
+ * The fields of a `ToolMessage` in LangChain's serialised form (`JSON.stringify` of one: `lc: 1`,
+ * `type: "constructor"`, `id` ending in `ToolMessage`, its fields in `kwargs`), or undefined for
+ * any other value.
+ */
+function serialisedToolMessage(value: unknown): ToolMessageFields | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { lc, type, id, kwargs } = value as Record<string, unknown>;
+  if (lc !== 1 || type !== "constructor" || !Array.isArray(id) || id.at(-1) !== "ToolMessage") {
+    return undefined;
+  }
+  if (typeof kwargs !== "object" || kwargs === null) return undefined;
+  const { content, status, name, artifact } = kwargs as Record<string, unknown>;
+  if (typeof content !== "string" && !Array.isArray(content)) return undefined;
+  return {
+    content: content as ToolMessage["content"],
+    ...((status === "success" || status === "error") && { status }),
+    ...(typeof name === "string" && { name }),
+    ...(artifact !== undefined && { artifact }),
+  };
 }

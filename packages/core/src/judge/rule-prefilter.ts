@@ -231,6 +231,8 @@ export interface Prefilter<R extends PatternRule = PatternRule> {
   readonly classes: number;
   /** `next[state * classes + class]`: the state after a character; state 0 is the start. */
   readonly next: Uint16Array;
+  /** States from this one on are those where a word ends; the start (0) is not one. */
+  readonly firstEnding: number;
   /**
    * The words that end at each state (its own, and those of its suffixes):
    * `endIds[endStart[state] .. endStart[state + 1]]`. Flat typed arrays: the scan reads them at
@@ -340,8 +342,22 @@ export function buildPrefilter<R extends PatternRule>(
       }
     }
   }
-  const next = table.slice(0, states * classes);
-  const [endStart, endIds] = flatten(ending.slice(0, states));
+  // States renumbered: those where no word ends first (the start among them, still 0), then those
+  // where one does, each group breadth first. The scan reads a state's words only at or past
+  // `firstEnding`: one comparison for most characters instead of two reads of `endStart`.
+  const endless = queue.filter((state) => (ending[state] as number[]).length === 0);
+  const order = [...endless, ...queue.filter((state) => (ending[state] as number[]).length > 0)];
+  const firstEnding = endless.length;
+  const renumbered = new Uint16Array(states);
+  for (let q = 0; q < states; q++) renumbered[order[q] as number] = q;
+  const next = new Uint16Array(states * classes);
+  for (let q = 0; q < states; q++) {
+    const from = (order[q] as number) * classes;
+    for (let cls = 0; cls < classes; cls++) {
+      next[q * classes + cls] = renumbered[table[from + cls] as number] as number;
+    }
+  }
+  const [endStart, endIds] = flatten(order.map((state) => ending[state] as number[]));
   const [indexStart, indexIds] = flatten(indexedBy);
 
   return {
@@ -349,6 +365,7 @@ export function buildPrefilter<R extends PatternRule>(
     charClass,
     classes,
     next,
+    firstEnding,
     endStart,
     endIds,
     indexStart,
@@ -376,7 +393,8 @@ function flatten(lists: readonly (readonly number[])[]): [Int32Array, Int32Array
  * alternatives worth running. Returns the generation of the marks.
  */
 export function scan(p: Prefilter, lower: string): number {
-  const { next, endStart, endIds, indexStart, indexIds, charClass, classes, candidates, seen } = p;
+  const { next, firstEnding, endStart, endIds, indexStart, indexIds, charClass, classes } = p;
+  const { candidates, seen } = p;
   if (++generation === 0x7fffffff) {
     seen.fill(0);
     generation = 1;
@@ -386,7 +404,14 @@ export function scan(p: Prefilter, lower: string): number {
   let state = 0;
   for (let i = 0; i < lower.length; i++) {
     const code = lower.charCodeAt(i);
-    state = next[state * classes + (code < 128 ? (charClass[code] as number) : 0)] as number;
+    const cls = code < 128 ? (charClass[code] as number) : 0;
+    // A character no word holds leads back to the start, where no word ends.
+    if (cls === 0) {
+      state = 0;
+      continue;
+    }
+    state = next[state * classes + cls] as number;
+    if (state < firstEnding) continue;
     const end = endStart[state + 1] as number;
     for (let k = endStart[state] as number; k < end; k++) {
       const id = endIds[k] as number;

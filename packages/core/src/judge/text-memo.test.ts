@@ -220,6 +220,33 @@ describe("TextFacts", () => {
     ]);
   });
 
+  it("finds a text kept after it was looked for and missed, whichever copy of it asks", () => {
+    const facts = new TextFacts({ maxEntries: 4, maxChars: 100, maxTextLength: 20 });
+    const a = facts.slot<string>((v) => v.length);
+    const b = facts.slot<number>();
+    const offer = (t: string, v: string) => {
+      a.set(t, v);
+      a.set(t, v);
+    };
+    offer("busy", "u");
+    const text = ["quota", "exceeded"].join(" ");
+    expect([a.get(text), b.get(text)]).toEqual([undefined, undefined]);
+    a.set(text, "q");
+    expect(a.get(text)).toBeUndefined();
+    // Kept, offered by another copy of the text; then found after another text was looked for.
+    a.set(["quota", "exceeded"].join(" "), "q");
+    expect(a.get("busy")).toBe("u");
+    expect([a.get(text), b.get(text)]).toEqual(["q", undefined]);
+    expect(a.get("busy")).toBe("u");
+    expect(a.get(["quota", "exceeded"].join(" "))).toBe("q");
+    // A text too long to be held is never found.
+    expect(a.get("x".repeat(21))).toBeUndefined();
+    facts.clear();
+    expect([a.get(text), a.get("busy")]).toEqual([undefined, undefined]);
+    offer("busy", "v");
+    expect(a.get("busy")).toBe("v");
+  });
+
   it("forgets one slot's values on clear, the others' kept", () => {
     const facts = new TextFacts({ maxEntries: 4, maxChars: 100, maxTextLength: 20 });
     const a = facts.slot<string>((v) => v.length);

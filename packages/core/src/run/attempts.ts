@@ -12,7 +12,7 @@ import { emitCall } from "./events.ts";
 import { judge, toFailure } from "./judge-failure.ts";
 import { claimAndCount, settle } from "./ledger.ts";
 import { endedOutcome, preflightStop } from "./outcomes.ts";
-import { dropClock, shareClock, sharedClock } from "./run-state.ts";
+import { dropClock, keepClock } from "./run-state.ts";
 import { isThenable, step } from "./store-guard.ts";
 import { storeAfterEffect, storeOp } from "./store-steps.ts";
 import type { AttemptContext, CallOutcome, Executor } from "./types.ts";
@@ -166,7 +166,7 @@ class Attempt<T> implements AttemptContext {
     try {
       running = Promise.resolve(this.#execute(this));
     } catch (thrown) {
-      this.#finish(true, thrown, false, false);
+      Attempt.#finish(this, true, thrown, false, false);
       release(w);
       return promise;
     }
@@ -181,19 +181,20 @@ class Attempt<T> implements AttemptContext {
 
   /** The executor's promise settled (the watch's handlers, in a reaction of their own). */
   settled(thrown: boolean, value: unknown, deadlineHit: boolean): void {
-    this.#finish(thrown, value, deadlineHit, true);
+    Attempt.#finish(this, thrown, value, deadlineHit, true);
   }
 
   /** Cuts the attempt: its signal aborts with `reason`, its abort listeners are called. */
   cut(reason: unknown, deadlineHit: boolean): void {
     if (this.#resolve === undefined) return;
-    this.#stop(reason);
-    this.#finish(true, reason, deadlineHit, false);
+    Attempt.#stop(this, reason);
+    Attempt.#finish(this, true, reason, deadlineHit, false);
   }
 
-  #stop(reason: unknown): void {
-    this.#abort ??= aborting(undefined, undefined);
-    const a = this.#abort;
+  // Static: a private method would give every context a brand (a field more).
+  static #stop<U>(self: Attempt<U>, reason: unknown): void {
+    self.#abort ??= aborting(undefined, undefined);
+    const a = self.#abort;
     a.stopped = { reason };
     a.controller?.abort(reason);
     const listeners = a.listeners;
@@ -213,26 +214,32 @@ class Attempt<T> implements AttemptContext {
    * next steps may run now; else (a cut, inside whatever cut it, or a synchronous throw, inside
    * `run.call`) they run a microtask later.
    */
-  #finish(thrown: boolean, value: unknown, deadlineHit: boolean, inReaction: boolean): void {
-    const resolve = this.#resolve;
+  static #finish<U>(
+    self: Attempt<U>,
+    thrown: boolean,
+    value: unknown,
+    deadlineHit: boolean,
+    inReaction: boolean,
+  ): void {
+    const resolve = self.#resolve;
     if (resolve === undefined) return;
     // The attempt ended: its abort listeners are dropped, never called.
-    this.#resolve = undefined;
-    if (this.#abort !== undefined) this.#abort.listeners = undefined;
-    const state = this.#state;
-    const w = this.#watch;
+    self.#resolve = undefined;
+    if (self.#abort !== undefined) self.#abort.listeners = undefined;
+    const state = self.#state;
+    const w = self.#watch;
     if (w !== undefined) {
-      this.#watch = undefined;
+      self.#watch = undefined;
       state.run.guard.leave(w.cut);
       if (state.cut === w.cut) state.cut = undefined;
     }
-    const land = this.#land;
+    const land = self.#land;
     if (land === undefined) {
       resolve(thrown ? { thrown: value, deadlineHit } : { value });
       return;
     }
-    if (inReaction) landNow(land, state, this.#execute, thrown, value, deadlineHit, resolve);
-    else landLater(land, state, this.#execute, thrown, value, deadlineHit, resolve);
+    if (inReaction) landNow(land, state, self.#execute, thrown, value, deadlineHit, resolve);
+    else landLater(land, state, self.#execute, thrown, value, deadlineHit, resolve);
   }
 }
 
@@ -307,8 +314,10 @@ export function beforeAttempt<T>(state: CallState): MaybePromise<CallOutcome<T> 
   // first attempt admitted before the stop still runs: its budget was granted.)
   if (r.ended && !r.observeOnly && state.attempts > 0) return endedOutcome(state);
   if (isAborted(state)) return preflightStop(state, "aborted");
-  // The first attempt of a call that has awaited nothing yet takes preflight's reading.
-  const remainingMs = r.deadline - shareClock(r, state, sharedClock(r, state));
+  // The first attempt of a call that has awaited nothing yet takes preflight's reading (read here,
+  // not returned by a call: a number returned is a heap number unless the call is inlined).
+  keepClock(r, state);
+  const remainingMs = r.deadline - r.clockAt;
   if (remainingMs <= 0 && !r.observeOnly) {
     dropClock(r);
     return preflightStop(state, "deadline_exceeded");

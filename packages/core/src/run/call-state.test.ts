@@ -51,12 +51,16 @@ describe("openCall", () => {
     expect(a.effect).toBe("read_only");
     expect(callHashOf(a)).toBe(callHashOf(b));
     expect(callHashOf(a)).toMatch(/^[0-9a-f]{16}$/);
+    // The loop detector keys a short call by its canonical text, before and after its callKey.
+    expect(a.loopKey).toBe('{"a":2,"b":1}');
+    expect(b.loopKey).toBe(a.loopKey);
   });
 
   it("hashes a long key, and says why arguments with a cycle are not JSON", () => {
     const r = run();
     const long = openCall(r, { tool: "get", args: { text: "x".repeat(500) } });
     expect(long.callKey).toMatch(/^[0-9a-f]{32}$/);
+    expect(long.loopKey).toBe(long.callKey);
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
     const bad = openCall(r, { tool: "get", args: cyclic });

@@ -66,6 +66,9 @@ interface Rare {
   cut: ((reason: unknown, deadline: boolean) => void) | undefined;
   sensitive: readonly string[] | undefined;
   callKey: string | undefined;
+  /** The loop key of a call whose text is too long to key by (its hash); else the canonical text. */
+  longKey: string | undefined;
+  key: string | undefined;
 }
 
 /** Longer loop texts are keyed by their hash: the loop detector keeps keys, not bodies. */
@@ -74,15 +77,16 @@ const MAX_KEY_TEXT = 256;
 /**
  * A call's state: what every call needs as fields, what few calls need in a sub-object made on
  * first write, and the loop key's full text made on first read (a read-only call never needs it).
+ * Its rare part is `private`, not `#`: a `#` method would give every call a brand (a field more),
+ * and the state never reaches an executor (its context is attempts.ts' `Attempt`).
  */
 class Call implements CallState {
   args: Readonly<Record<string, unknown>>;
-  key: string | undefined = undefined;
   attempts = 0;
   remainingMs = 0;
   readonly seq: number;
   readonly started: number;
-  #rare: Rare | undefined = undefined;
+  private rare: Rare | undefined = undefined;
 
   constructor(
     readonly run: RunState,
@@ -92,24 +96,27 @@ class Call implements CallState {
     args: Readonly<Record<string, unknown>>,
     readonly canonical: string | undefined,
     invalidArgs: string | undefined,
-    readonly loopKey: string,
-    callKey: string | undefined,
+    longKey: string | undefined,
   ) {
     this.args = args;
     this.seq = ++run.callCount;
     // Only a call event reads it, and whether one is built is fixed when the governor is made.
     const { core } = run;
     this.started = core.listening && core.callMetric === undefined ? core.now() : 0;
-    if (callKey !== undefined) this.#more().callKey = callKey;
+    if (longKey !== undefined) {
+      const rare = this.more();
+      rare.callKey = longKey;
+      rare.longKey = longKey;
+    }
     // Taken now: an executor may change the arguments it was given before a failure is redacted.
     if (tool.sensitiveArgs.length > 0) {
-      this.#more().sensitive = sensitiveValues(args, tool.sensitiveArgs);
+      this.more().sensitive = sensitiveValues(args, tool.sensitiveArgs);
     }
-    if (invalidArgs !== undefined) this.#more().invalidArgs = invalidArgs;
+    if (invalidArgs !== undefined) this.more().invalidArgs = invalidArgs;
   }
 
-  #more(): Rare {
-    this.#rare ??= {
+  private more(): Rare {
+    this.rare ??= {
       argsHash: undefined,
       verified: undefined,
       claimedAt: undefined,
@@ -121,12 +128,14 @@ class Call implements CallState {
       cut: undefined,
       sensitive: undefined,
       callKey: undefined,
+      longKey: undefined,
+      key: undefined,
     };
-    return this.#rare;
+    return this.rare;
   }
 
   get callKey(): string {
-    const rare = this.#more();
+    const rare = this.more();
     if (rare.callKey === undefined) {
       const { server, tool } = this.call;
       rare.callKey = `${server ?? ""}\u0000${tool}\u0000${this.canonical ?? ""}`;
@@ -134,68 +143,80 @@ class Call implements CallState {
     return rare.callKey;
   }
 
+  /** Within the call's server and tool, what keys it in the loop detector (see `callKey`). */
+  get loopKey(): string {
+    return this.rare?.longKey ?? this.canonical ?? "";
+  }
+
+  get key(): string | undefined {
+    return this.rare?.key;
+  }
+  set key(value: string | undefined) {
+    if (value !== undefined || this.rare !== undefined) this.more().key = value;
+  }
+
   get sensitive(): readonly string[] {
-    return this.#rare?.sensitive ?? NONE;
+    return this.rare?.sensitive ?? NONE;
   }
 
   get meta(): Readonly<Record<string, unknown>> {
-    return this.#rare?.meta ?? NO_META;
+    return this.rare?.meta ?? NO_META;
   }
   set meta(value: Readonly<Record<string, unknown>>) {
-    if (value !== NO_META || this.#rare !== undefined) this.#more().meta = value;
+    if (value !== NO_META || this.rare !== undefined) this.more().meta = value;
   }
 
   get cut(): Rare["cut"] {
-    return this.#rare?.cut;
+    return this.rare?.cut;
   }
   set cut(value: Rare["cut"]) {
-    if (value !== undefined || this.#rare !== undefined) this.#more().cut = value;
+    if (value !== undefined || this.rare !== undefined) this.more().cut = value;
   }
 
   get invalidArgs(): string | undefined {
-    return this.#rare?.invalidArgs;
+    return this.rare?.invalidArgs;
   }
 
   get argsHash(): string | undefined {
-    return this.#rare?.argsHash;
+    return this.rare?.argsHash;
   }
   set argsHash(value: string | undefined) {
-    if (value !== undefined || this.#rare !== undefined) this.#more().argsHash = value;
+    if (value !== undefined || this.rare !== undefined) this.more().argsHash = value;
   }
 
   get verified(): Rare["verified"] {
-    return this.#rare?.verified;
+    return this.rare?.verified;
   }
   set verified(value: Rare["verified"]) {
-    if (value !== undefined || this.#rare !== undefined) this.#more().verified = value;
+    if (value !== undefined || this.rare !== undefined) this.more().verified = value;
   }
 
   get claimedAt(): number | undefined {
-    return this.#rare?.claimedAt;
+    return this.rare?.claimedAt;
   }
   set claimedAt(value: number | undefined) {
-    if (value !== undefined || this.#rare !== undefined) this.#more().claimedAt = value;
+    if (value !== undefined || this.rare !== undefined) this.more().claimedAt = value;
   }
 
   get callHash(): string | undefined {
-    return this.#rare?.callHash;
+    return this.rare?.callHash;
   }
   set callHash(value: string | undefined) {
-    if (value !== undefined || this.#rare !== undefined) this.#more().callHash = value;
+    if (value !== undefined || this.rare !== undefined) this.more().callHash = value;
   }
 
   get observed(): Rare["observed"] {
-    return this.#rare?.observed;
+    return this.rare?.observed;
   }
   set observed(value: Rare["observed"]) {
-    if (value !== undefined || this.#rare !== undefined) this.#more().observed = value;
+    if (value !== undefined || this.rare !== undefined) this.more().observed = value;
   }
 
   get learned(): LearnedCounts | undefined {
-    return this.#rare?.learned;
+    return this.rare?.learned;
   }
   set learned(value: LearnedCounts | undefined) {
-    if (value !== undefined || this.#rare !== undefined) this.#more().learned = value;
+    if (value !== undefined || this.rare !== undefined) this.more().learned = value;
   }
 }
 
@@ -217,13 +238,11 @@ export function openCall(r: RunState, request: ToolCall): CallState {
   // detector keys a call by its server and tool, then by this text: no string is built for it.
   const text = canonical ?? "";
   const server = request.server ?? "";
-  let loopKey = text;
-  let callKey: string | undefined;
+  let longKey: string | undefined;
   if (server.length + request.tool.length + text.length + 2 > MAX_KEY_TEXT) {
-    callKey = hashCanonical(`${server}\u0000${request.tool}\u0000${text}`);
-    loopKey = callKey;
+    longKey = hashCanonical(`${server}\u0000${request.tool}\u0000${text}`);
   }
-  return new Call(r, request, tool, effect, rawArgs, canonical, invalidArgs, loopKey, callKey);
+  return new Call(r, request, tool, effect, rawArgs, canonical, invalidArgs, longKey);
 }
 
 /**

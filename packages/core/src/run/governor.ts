@@ -234,8 +234,8 @@ export function createGovernor(
         ? Promise.resolve(state).then((s) => s ?? undefined)
         : (state ?? undefined);
     },
-    countCall(server, at) {
-      return store.increment(windowKey(server, "calls", at), 1, windowMs * 2);
+    countCall(server, clock) {
+      return store.increment(windowKey(server, "calls", clock.clockAt), 1, windowMs * 2);
     },
     takeRetry(server) {
       const room = (calls: number | undefined, retries: number) =>

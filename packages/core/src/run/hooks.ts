@@ -141,8 +141,11 @@ export interface GovernorCore {
   readonly ownStore?: boolean;
   /** Synchronous when the store is (the memory store): no promise on the hot path. */
   readBreaker(tool: ToolPolicy): MaybePromise<BreakerState | undefined>;
-  /** Counts a first attempt against the server's retry budget window (`at`: the clock's reading). */
-  countCall(server: string | undefined, at: number): MaybePromise<unknown>;
+  /**
+   * Counts a first attempt against the server's retry budget window, at `clock.clockAt` (the
+   * clock's reading, read there: a number handed over is a heap number per call).
+   */
+  countCall(server: string | undefined, clock: { readonly clockAt: number }): MaybePromise<unknown>;
   /** Takes one retry from the server's budget; false when it has no room. */
   takeRetry(server: string | undefined): MaybePromise<boolean>;
   /** Longest wait for one store operation, in ms. */

@@ -8,15 +8,28 @@ import { type CallState, noteSuccess } from "./call-state.ts";
 import { isAborted } from "./cuts.ts";
 import { emitCall } from "./events.ts";
 import { modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
-import { sharedClock } from "./run-state.ts";
-import { isStoreError, isThenable } from "./store-guard.ts";
+import { dropClock, shareClock } from "./run-state.ts";
+import { isThenable } from "./store-guard.ts";
 import { storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
 import { guardedAsync } from "./waits.ts";
 
-/** Counts a first attempt against the server's retry budget window. */
-const countCall = (state: CallState): MaybePromise<unknown> =>
-  state.run.core.countCall(state.call.server, sharedClock(state.run, state));
+/**
+ * Counts a first attempt against the server's retry budget window, at the reading of the clock kept
+ * for this call, else a new one (kept only while the count runs: this step may run after an await,
+ * when nothing would drop it). The run is handed over, not the reading, which would be a heap
+ * number per call.
+ */
+function countCall(state: CallState): MaybePromise<unknown> {
+  const r = state.run;
+  if (r.clockFor === state) return r.core.countCall(state.call.server, r);
+  shareClock(r, state);
+  try {
+    return r.core.countCall(state.call.server, r);
+  } finally {
+    dropClock(r);
+  }
+}
 
 /**
  * Settles a key; a result the store cannot keep (not JSON) is dropped, the state is not. A store
@@ -70,7 +83,14 @@ function write(
   return storeOp(state, "a ledger settle", (s) => s.run.core.store.settle(key, to, options));
 }
 
-/** A settle that failed: a result that is not JSON (a BigInt, a cycle) is dropped; any other failure stands. */
+/**
+ * A settle that failed: a result JSON cannot write is dropped and the state written alone; any
+ * other failure stands. JSON refuses a BigInt or a cycle with a TypeError, nesting deeper than its
+ * stack with a RangeError, and a `toJSON` may throw anything, which a store may wrap in its own
+ * error: so the result itself is tried here (on this failure path only), not the error's class.
+ * Were the state not written, the key would stay pending and the same logical call be refused
+ * later, its write's success lost.
+ */
 function withoutResult(
   state: CallState,
   key: string,
@@ -78,9 +98,18 @@ function withoutResult(
   result: unknown,
   error: unknown,
 ): MaybePromise<void> {
-  const cause = isStoreError(error) ? error.cause : error;
-  if (result === undefined || !(cause instanceof TypeError)) throw error;
+  if (result === undefined || writesAsJson(result)) throw error;
   return write(state, key, to, undefined);
+}
+
+/** Whether `JSON.stringify` writes the value without throwing. */
+function writesAsJson(value: unknown): boolean {
+  try {
+    JSON.stringify(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createLoopDetector, resultHash } from "./repeats.ts";
@@ -34,6 +36,29 @@ describe("createLoopDetector", () => {
     expect(loops.get("b")).toBeUndefined();
     for (const key of ["x", "y"]) loops.note(key, { value: 1 });
     expect([loops.get("x"), loops.get("y")].every((s) => s?.count === 1)).toBe(true);
+  });
+});
+
+describe("the loop detector's memory", () => {
+  it("stays bounded over a run that calls ever new tools: a tool's bookkeeping goes with its last call", () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const heapMb = () => {
+      gc();
+      gc();
+      return process.memoryUsage().heapUsed / 1024 / 1024;
+    };
+    const loops = createLoopDetector(4);
+    // A model inventing tool names: 30,000 names of 4 KB each (120 MB if the detector kept what
+    // it holds per tool after the tool's calls were forgotten), a detector following 4 calls.
+    const name = (i: number) => `${i}-`.repeat(4_096 / (String(i).length + 1));
+    for (let i = 0; i < 100; i++) loops.noteFailure("k", "f", name(i), "s");
+    const before = heapMb();
+    for (let i = 100; i < 30_100; i++) loops.noteFailure("k", "f", name(i), "s");
+    const grown = heapMb() - before;
+    expect(loops.count("k", name(30_099), "s")).toBe(1);
+    expect(loops.count("k", name(100), "s")).toBe(0);
+    expect(grown).toBeLessThan(20);
   });
 });
 

@@ -198,7 +198,8 @@ export function resultSignature(value: unknown): number {
  * inlined is a new heap number, one written into a Float64Array is not.
  */
 export function signResultInto(value: unknown, out: Float64Array): void {
-  out[0] = hashValue(value) ? digest() : UNHASHABLE;
+  // The digest written here, not returned by `digest()`: its result would be a heap number.
+  out[0] = hashValue(value) ? (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff) : UNHASHABLE;
 }
 
 /** Hashes the JSON of `value ?? null` into the lanes; false when `JSON.stringify` throws. */

@@ -142,6 +142,49 @@ describe("what the tool threw", () => {
     expect(inner.entry(key as string)).toMatchObject({ state: "succeeded" });
     expect(inner.entry(key as string)?.result).toBeUndefined();
   });
+
+  // JSON.stringify refuses more than BigInts and cycles with a TypeError: nesting deeper than its
+  // stack is a RangeError, and a result's own toJSON may throw anything. The key stayed pending
+  // then, and the same logical call (another worker, a resumed job) was refused as a conflict
+  // instead of being answered as done: the write's success was lost.
+  const unwritable: [string, () => unknown][] = [
+    [
+      "nested deeper than JSON.stringify's stack",
+      () => {
+        let value: unknown = "leaf";
+        for (let i = 0; i < 50_000; i++) value = [value];
+        return value;
+      },
+    ],
+    [
+      "with a toJSON that throws",
+      () => ({
+        toJSON() {
+          throw new Error("no JSON for /srv/app");
+        },
+      }),
+    ],
+  ];
+  for (const [name, result] of unwritable) {
+    it(`a success ${name} is settled without it; the same call later is replayed, not refused`, async () => {
+      const store = createMemoryStore();
+      const hostErrors: unknown[] = [];
+      const policy = { tools: { w: { effect: "mutating" as const } } };
+      const g = gov(policy, { store, onHostError: (e) => void hostErrors.push(e) });
+      let runs = 0;
+      const once = () => {
+        const run = g.startRun({ idempotencyScope: "job-1" });
+        return run.call({ tool: "w", callId: "c1" }, async () => {
+          runs += 1;
+          return result();
+        });
+      };
+      expect(await once()).toMatchObject({ kind: "ok", replayed: false });
+      expect(await once()).toMatchObject({ kind: "ok", replayed: true, value: undefined });
+      expect(runs).toBe(1);
+      expect(hostErrors).toEqual([]);
+    });
+  }
 });
 
 describe("hooks that throw never break the agent loop", () => {

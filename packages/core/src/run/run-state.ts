@@ -121,7 +121,7 @@ export function createRunState(core: GovernorCore, options: RunOptions): RunStat
 
 /**
  * Reads the run's clock for `call`, and keeps the reading for its next steps taken before anything
- * is awaited (they take it with {@link sharedClock}).
+ * is awaited (they take it with {@link keepClock}).
  */
 export function shareClock(r: RunState, call: object, now: number = r.core.now()): number {
   r.clockAt = now;
@@ -130,12 +130,13 @@ export function shareClock(r: RunState, call: object, now: number = r.core.now()
 }
 
 /**
- * The reading {@link shareClock} kept for `call`, else a new one. Only a step that runs in the
- * same synchronous stretch as the reading may take it: whatever awaits drops it first
- * ({@link dropClock}).
+ * Makes `r.clockAt` the reading {@link shareClock} kept for `call`, else a new one (then kept).
+ * The caller reads `r.clockAt` itself: a number returned by a call that is not inlined is a heap
+ * number per call. Only a step that runs in the same synchronous stretch as the reading may take
+ * it: whatever awaits drops it first ({@link dropClock}).
  */
-export function sharedClock(r: RunState, call: object): number {
-  return r.clockFor === call ? r.clockAt : r.core.now();
+export function keepClock(r: RunState, call: object): void {
+  if (r.clockFor !== call) shareClock(r, call);
 }
 
 /** The kept reading is stale from now on (the call awaits something, or is done with it). */
