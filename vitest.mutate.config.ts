@@ -10,6 +10,7 @@ export default defineConfig({
   test: {
     ...base.test,
     include: ["packages/core/src/**/*.test.ts"],
+    projects: undefined,
     // One worker reused across test files: a fresh process per file would cost more than the tests.
     pool: "threads",
     isolate: false,
