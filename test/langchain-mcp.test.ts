@@ -5,9 +5,10 @@
  * `loadMcpTools` over a plain client (what a LangChain user gets alone): what the model saw then,
  * how many calls reached the server, how the run ended (docs/langchain.md's table).
  */
-import type { Run } from "@governor/core";
+import { createGovernor, type HostError, type Run } from "@governor/core";
 import { GovernorStopError, governMcpTools } from "@governor/langchain";
 import { governorMiddleware } from "@governor/langchain/agent";
+import { governClient } from "@governor/mcp";
 import { fixtureSecrets, readEffects } from "@governor/testkit";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
@@ -24,6 +25,7 @@ import {
   shutdown,
   startEndpoint,
   tempDir,
+  testPolicy,
 } from "./mcp-support.ts";
 import { call, ScriptedChatModel, type ScriptedTurn, say } from "./support/scripted-chat-model.ts";
 
@@ -88,6 +90,22 @@ function servers(options: Parameters<typeof startEndpoint>[1]) {
       g.reset();
       const run = g.governor.startRun();
       return { run, tools: await governMcpTools(g.governed, { run }), seen: g.seen };
+    },
+    /** The same server's tools through a governor in observe-only mode (a new run each time). */
+    observed() {
+      if (!plain) throw new Error("servers: used outside a test");
+      const hostErrors: HostError[] = [];
+      const governor = createGovernor(testPolicy({ observeOnly: true }), {
+        metrics: false,
+        onHostError: (error) => void hostErrors.push(error),
+      });
+      const run = governor.startRun();
+      const client = governClient(plain, { governor, server: SERVER, requestTimeoutMs: 2000 });
+      return {
+        run,
+        hostErrors,
+        tools: governMcpTools(client, { run, onHostError: (e) => void hostErrors.push(e) }),
+      };
     },
     /** The same server's tools through @langchain/mcp-adapters, no Governor. */
     alone: () => {
@@ -220,6 +238,21 @@ describe("governMcpTools: a JSON-RPC error goes to the host (low-level server ov
     );
     expect(alone.error).toBeUndefined();
     expect(alone.model.turns).toHaveLength(2);
+  });
+
+  it("observe-only: the client's error reaches the graph as without Governor; the run goes on", async () => {
+    // Observe-only enforces nothing: run.call hands back what the MCP client threw. Taken for
+    // trouble in Governor, the model read "The run stops here." and the host got an
+    // unexpected_error, from a run that went on.
+    const script = [call("internal", {}, "c1"), say("done")];
+    const { run, hostErrors, tools } = low.observed();
+    const ended = await runAgent(await tools, script, run);
+    expect(hostErrors).toEqual([]);
+    expect(ended.error).toBeUndefined();
+    expect(ended.model.turns).toHaveLength(2);
+    expect(shown(ended)[0]).toMatch(/MCP error -32603: /);
+    expect(shown(ended)[0]).not.toMatch(/The run stops here/);
+    expect(run.end().reason).toBe("completed");
   });
 });
 

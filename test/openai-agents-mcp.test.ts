@@ -228,6 +228,30 @@ describe.skipIf(SDK_UNSUPPORTED)(`governMcpServer over MCPServerStdio (${SKIP_RE
     expect(run.summary().reason).toBe("protocol_error");
   });
 
+  it("observe-only: a JSON-RPC error reaches the model as it does without Governor, and run() goes on", async () => {
+    // Observe-only enforces nothing: run.call hands back what the client threw. Taken for trouble
+    // in Governor, it became a HostError that ended run(), where the SDK alone answers the model.
+    const { server } = shared.lowlevel;
+    const react = (v: ModelView): Step =>
+      v.turn === 1 ? { calls: [{ name: "internal", args: {} }] } : { say: "done" };
+    const alone = new ReactiveModel(react);
+    await testRunner().run(
+      new Agent({
+        name: "notes",
+        instructions: "Use the tools.",
+        model: alone,
+        mcpServers: [server],
+      }),
+      "Do the task.",
+      { maxTurns: 6 },
+    );
+    const observed = await runAgent(server, react, { ...POLICY, observeOnly: true });
+    expect(observed.error).toBeUndefined();
+    expect(observed.output).toBe("done");
+    expect(observed.model.texts()).toEqual(alone.texts());
+    expect(observed.run.end().reason).toBe("completed");
+  });
+
   it("seed checks: a crash with a stack, paths and secrets never reaches the model", async () => {
     const { server } = shared.plain;
     const { model, error } = await runAgent(server, (v) =>

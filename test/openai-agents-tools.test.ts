@@ -15,7 +15,7 @@ import {
   fixtureSecrets,
   leaksSecrets,
 } from "@governor/testkit";
-import { Agent, type FunctionTool } from "@openai/agents";
+import { Agent, type FunctionTool, tool } from "@openai/agents";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -465,6 +465,29 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     expect(replayed.error).toBeUndefined();
     expect(sent).toEqual(["a@example.com"]);
     expect(replayed.model.texts()).toEqual([replayedText("send_email")]);
+  });
+
+  it("observe-only: a tool's error reaches the model as it does without Governor, and run() goes on", async () => {
+    // Observe-only enforces nothing: run.call hands back what the tool threw. Taken for trouble
+    // in Governor, it became a HostError that ended run(), where the SDK alone answers the model.
+    const options = {
+      name: "get_note",
+      description: "Reads a note",
+      parameters: z.object({ id: z.string() }),
+      execute: async (): Promise<string> => {
+        throw new Error('Note "x" not found');
+      },
+    };
+    const react = (v: ModelView): Step =>
+      v.turn === 1 ? { calls: [{ name: "get_note", args: { id: "x" } }] } : { say: "done" };
+    const alone = await runAgent([tool(options)], react);
+    const run = createGovernor({ ...POLICY, observeOnly: true }).startRun();
+    const observed = await runAgent([governedTool(options, { run })], react);
+    expect(alone.error).toBeUndefined();
+    expect(observed.error).toBeUndefined();
+    expect(observed.output).toBe("done");
+    expect(observed.model.texts()).toEqual(alone.model.texts());
+    expect(run.end().reason).toBe("completed");
   });
 
   it("refuses options it would bypass, naming what is accepted", () => {

@@ -131,6 +131,44 @@ describe("attacks on the adapter's promises", () => {
     expect(run.summary()).toMatchObject({ failures: 1 });
   });
 
+  it("observe-only: a tool's error, or the error ToolMessage it returns, reaches the graph as without Governor", async () => {
+    // Observe-only enforces nothing: run.call hands back what the tool threw. Taken for trouble
+    // in Governor, it became the host's `unexpected_error`, and the model read "The run stops
+    // here." from a run that went on.
+    const hostErrors: HostError[] = [];
+    const run = createGovernor(
+      { observeOnly: true, tools: { get_note: { effect: "read_only" } } },
+      { metrics: false },
+    ).startRun();
+    const thrown = new Error('Note "x" not found');
+    const throwing = tool(
+      async () => {
+        throw thrown;
+      },
+      { name: "get_note", description: "Reads a note", schema },
+    );
+    const governed = governTool(throwing, { run, onHostError: (e) => hostErrors.push(e) });
+    await expect(governed.invoke(toolCall("c1"))).rejects.toBe(thrown);
+
+    const answering = tool(
+      async (_args, config) =>
+        new ToolMessage({
+          status: "error",
+          content: 'Note "x" not found',
+          tool_call_id: config.toolCall?.id ?? "",
+        }),
+      { name: "get_note", description: "Reads a note", schema },
+    );
+    const message = await governTool(answering, { run }).invoke(toolCall("c2"));
+    expect(message).toMatchObject({
+      status: "error",
+      content: 'Note "x" not found',
+      tool_call_id: "c2",
+    });
+    expect(hostErrors).toEqual([]);
+    expect(run.end().reason).toBe("completed");
+  });
+
   it("invoked with plain arguments (no tool call), a failure is Governor's text as a string", async () => {
     const run = createGovernor(
       { tools: { get_note: { effect: "read_only" } } },

@@ -1,7 +1,7 @@
-import type { ToolCall } from "@governor/core";
+import type { CallOutcome, ToolCall } from "@governor/core";
 import { ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface, ToolSchemaBase } from "@langchain/core/tools";
-import { GovernedTool, type GovernOptions, type Perform } from "./governed-tool.ts";
+import { GovernedTool, type GovernOptions, type Perform, ToolThrew } from "./governed-tool.ts";
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -48,16 +48,34 @@ export function governTool(tool: StructuredToolInterface, options: GovernOptions
       ...(toolCall?.id !== undefined && { callId: toolCall.id }),
       ...(config.signal !== undefined && { signal: config.signal }),
     };
-    return run.call(call, async (ctx) => {
-      const attemptArgs = object ? ctx.args : args;
-      const input = toolCall ? { ...toolCall, args: attemptArgs } : attemptArgs;
-      // The attempt's signal aborts with the run, its deadline and the graph's own signal.
-      const output: unknown = await tool.invoke(input as never, { ...config, signal: ctx.signal });
-      if (ToolMessage.isInstance(output) && output.status === "error") {
-        throw new Error(messageText(output));
-      }
-      return output;
-    });
+    // What the tool itself threw, or the error message it returned: observe-only hands it back
+    // from run.call as it is, and the graph gets it as without Governor.
+    let threw: { readonly error: unknown; readonly returned?: ToolMessage } | undefined;
+    return run
+      .call(call, async (ctx) => {
+        const attemptArgs = object ? ctx.args : args;
+        const input = toolCall ? { ...toolCall, args: attemptArgs } : attemptArgs;
+        let output: unknown;
+        try {
+          // The attempt's signal aborts with the run, its deadline and the graph's own signal.
+          output = await tool.invoke(input as never, { ...config, signal: ctx.signal });
+        } catch (error) {
+          threw = { error };
+          throw error;
+        }
+        if (ToolMessage.isInstance(output) && output.status === "error") {
+          const error = new Error(messageText(output));
+          threw = { error, returned: output };
+          throw error;
+        }
+        return output;
+      })
+      .catch((err: unknown): CallOutcome<unknown> => {
+        // Enforcing, run.call never rejects with the tool's own error.
+        if (threw === undefined || err !== threw.error) throw err;
+        if (threw.returned === undefined) throw new ToolThrew(err);
+        return { kind: "ok", value: threw.returned, attempts: 1, replayed: false };
+      });
   };
   return new GovernedTool(
     {

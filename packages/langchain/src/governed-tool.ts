@@ -42,6 +42,14 @@ export interface CallInput {
   readonly config: ToolRunnableConfig;
 }
 
+/**
+ * What a performer rejects with when `run.call` handed back the tool's own error as it is
+ * (observe-only mode enforces nothing): the governed tool throws `error`, as the tool would.
+ */
+export class ToolThrew {
+  constructor(readonly error: unknown) {}
+}
+
 /** Performs one governed call: an outcome whose `ok` value is the tool's own output. */
 export type Perform = (call: CallInput) => Promise<CallOutcome<unknown>>;
 
@@ -106,6 +114,7 @@ export class GovernedTool extends StructuredTool {
     try {
       outcome = await this.#perform({ args, toolCall, config });
     } catch (err) {
+      if (err instanceof ToolThrew) throw err.error;
       // `run.call` rejected: a HostError (no governor `onHostError` hook), or trouble in
       // Governor itself (its store, a bug). Thrown from here, ToolNode would put the raw message
       // in the model's context: the host gets the error, the model a fixed text.

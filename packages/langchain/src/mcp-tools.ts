@@ -1,7 +1,7 @@
 import type { CallOutcome, Run } from "@governor/core";
 import { ToolMessage } from "@langchain/core/messages";
 import type { ToolSchemaBase } from "@langchain/core/tools";
-import { GovernedTool, type GovernOptions, type Perform } from "./governed-tool.ts";
+import { GovernedTool, type GovernOptions, type Perform, ToolThrew } from "./governed-tool.ts";
 
 /** The parts of an MCP `Tool` listing that a LangChain tool needs. */
 export interface McpToolListing {
@@ -56,6 +56,33 @@ function resultContent(result: McpToolResult): string {
 }
 
 /**
+ * `run` with each attempt's thrown error noted in `threw`: observe-only hands it back from
+ * `run.call` as it is, and only this tells it from trouble in Governor (the attempts run inside
+ * the governed client).
+ */
+function watched(run: Run, threw: { error?: unknown }): Run {
+  return {
+    get id() {
+      return run.id;
+    },
+    get ended() {
+      return run.ended;
+    },
+    call: (call, execute) =>
+      run.call(call, async (ctx) => {
+        try {
+          return await execute(ctx);
+        } catch (error) {
+          threw.error = error;
+          throw error;
+        }
+      }),
+    end: () => run.end(),
+    summary: () => run.summary(),
+  };
+}
+
+/**
  * LangChain tools for the tools of an MCP server, called through `@governor/mcp`'s governed
  * client: the MCP adapter maps the SDK's errors (JSON-RPC errors and broken sessions go to the
  * host, never the model), sends the idempotency key in `_meta`, reconnects, and these tools turn
@@ -75,12 +102,19 @@ export async function governMcpTools(
   const listings = options.tools ?? (await client.listTools());
   return listings.map((listing) => {
     const perform: Perform = async ({ args, toolCall, config }) => {
-      const outcome = await client.callTool(options.run, {
-        name: listing.name,
-        arguments: isRecord(args) ? args : {},
-        ...(toolCall?.id !== undefined && { callId: toolCall.id }),
-        ...(config.signal !== undefined && { signal: config.signal }),
-      });
+      const threw: { error?: unknown } = {};
+      const outcome = await client
+        .callTool(watched(options.run, threw), {
+          name: listing.name,
+          arguments: isRecord(args) ? args : {},
+          ...(toolCall?.id !== undefined && { callId: toolCall.id }),
+          ...(config.signal !== undefined && { signal: config.signal }),
+        })
+        .catch((err: unknown) => {
+          // Observe-only: the client's own error reaches the graph untouched. Enforcing, the
+          // governed client never rejects with it.
+          throw "error" in threw && err === threw.error ? new ToolThrew(err) : err;
+        });
       if (outcome.kind !== "ok") return outcome;
       const content = resultContent(outcome.value);
       const value =

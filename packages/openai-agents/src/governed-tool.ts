@@ -15,7 +15,7 @@ import {
   type ToolOptions,
   tool,
 } from "@openai/agents";
-import { settle, toolValue } from "./outcome.ts";
+import { SDK_TOOL_ERROR_TEXT, settle, toolValue } from "./outcome.ts";
 import { linkSignals, withoutSiblingCancellation } from "./signals.ts";
 
 /** Options of {@link governedTool}. */
@@ -142,6 +142,8 @@ export function governedTool<
           ? localFailure("timeout", thrown.message)
           : failureFromError(thrown),
     };
+    // What the tool itself threw: observe-only hands it back from run.call as it is.
+    let threw: { readonly error: unknown } | undefined;
     const attempt = async (ctx: AttemptContext) => {
       const cut = new AbortController();
       const { signal, unlink } = linkSignals(ctx.signal, cut.signal);
@@ -150,6 +152,9 @@ export function governedTool<
           execute(object ? ctx.args : input, context, { ...details, signal }),
         );
         return await withTimeout(value, timeoutMs, () => cut.abort(new AttemptTimeout("timeout")));
+      } catch (error) {
+        threw = { error };
+        throw error;
       } finally {
         unlink();
       }
@@ -158,6 +163,9 @@ export function governedTool<
     try {
       settled = settle(await run.call(call, attempt), name, server);
     } catch (err) {
+      // Observe-only: the model reads what the SDK's default error function gives it, as
+      // without Governor, and run() goes on. Enforcing, run.call never rejects with it.
+      if (threw !== undefined && err === threw.error) return SDK_TOOL_ERROR_TEXT;
       if (GovernorError.isInstance(err) && err.code === "run_ended") throw err;
       throw HostError.from(err, name, server);
     } finally {

@@ -14,7 +14,7 @@ import type {
   MCPServer,
 } from "@openai/agents";
 import { mapMcpError } from "./map-mcp-error.ts";
-import { settle, toolResult } from "./outcome.ts";
+import { SDK_TOOL_ERROR_TEXT, settle, toolResult } from "./outcome.ts";
 import { withoutSiblingCancellation } from "./signals.ts";
 
 /** Options of {@link governMcpServer}. */
@@ -127,13 +127,23 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
       ...(annotated !== undefined && { annotations: annotated }),
       toFailure: mapMcpError,
     };
+    // What the server's client threw: observe-only hands it back from run.call as it is.
+    let threw: { readonly error: unknown } | undefined;
     try {
       // `ctx.signal` aborts with the run, its deadline and the SDK's signal (the call's own).
       const outcome = await run.call<CallToolResult>(call, (ctx) =>
-        callOnce(name, ctx, meta, ctx.signal),
+        callOnce(name, ctx, meta, ctx.signal).catch((error: unknown) => {
+          threw = { error };
+          throw error;
+        }),
       );
       return toolResult(settle(outcome, name, policyServer), name) as CallToolResult;
     } catch (err) {
+      // Observe-only: the model reads what the SDK's default error function gives it, as
+      // without Governor, and run() goes on. Enforcing, run.call never rejects with it.
+      if (threw !== undefined && err === threw.error) {
+        return { content: [{ type: "text", text: SDK_TOOL_ERROR_TEXT }], isError: true };
+      }
       if (GovernorError.isInstance(err) && err.code === "run_ended") throw err;
       throw HostError.from(err, name, policyServer);
     } finally {

@@ -65,3 +65,11 @@ export function toolResult<R extends { readonly content: readonly unknown[] }>(
   }
   return settled.value;
 }
+
+/**
+ * What the Agents SDK's default error function gives the model for a tool that threw
+ * (`defaultToolErrorFunction` of `@openai/agents-core` 0.20, not exported). Observe-only mode
+ * enforces nothing, and a governed tool, which has no error function of its own, answers a
+ * tool's own error with it: the model reads what it would without Governor.
+ */
+export const SDK_TOOL_ERROR_TEXT = "An error occurred while running the tool. Please try again.";

@@ -1,6 +1,7 @@
 import { LRUCache } from "lru-cache";
 import { GovernorError } from "../errors.ts";
 import { addToCounts } from "../judge/learned.ts";
+import { createLedgerSpace, type EntryRecord } from "./ledger-space.ts";
 import type {
   AddOutcomeOptions,
   ClaimOptions,
@@ -77,27 +78,6 @@ export interface MemoryStore extends Store {
   outcome(key: string): OutcomeRecord | undefined;
   listOutcomes(limit: number): OutcomeRecord[];
   resetOutcomes(prefix?: string): number;
-}
-
-/**
- * A ledger entry as held: one small object per key, changed in place as the key moves from pending
- * to settled (it never leaves the store: callers get {@link toEntry} copies). The result stays JSON
- * text, made once at the settle and parsed only for a replay: a caller cannot mutate the recorded
- * result, neither through the value it settled nor through a replay it was given, and the value
- * itself is not kept (a run's results can be collected while the ledger holds their text).
- */
-interface EntryRecord {
-  argsHash: string;
-  state: LedgerState;
-  updatedAt: number;
-  /** The recorded result as JSON text (succeeded entries that kept one). */
-  result: string | undefined;
-  /** A succeeded entry whose result was given but not kept (the results' budget). */
-  resultUnavailable: boolean;
-  /** A pending entry's lease as its holder asked for it (`ClaimOptions.leaseMs`); 0 otherwise. */
-  leaseMs: number;
-  /** A settled entry: when (by the store's clock) its retention ends; 0 while unsettled. */
-  expiresAt: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -264,7 +244,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     ttlResolution: 0,
     ...(now !== undefined && { perf: { now } }),
   });
-  const ledger = createLedgerSpace(clock, retentionMs);
+  const ledger = createLedgerSpace(clock, {
+    retentionMs,
+    maxUnsettled,
+    maxLedgerEntries,
+    maxResultBytes,
+  });
   const outcomes = new LRUCache<string, OutcomeRecord>({
     max: maxOutcomes,
     ttlResolution: 0,
@@ -340,7 +325,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
           // The server answered with a failure: no effect, so the key may run again, but it
           // becomes unsettled and so counts against the cap.
           if (!ledger.hasRoomFor("unsettled")) return { status: "ledger_full" };
-          return claimed(key, ledger.reopen(key, found, argsHash, at, leaseMs));
+          return claimed(key, ledger.reopen(found, argsHash, at, leaseMs));
         case "pending":
           // The holder's lease counts, however short this claimer's is: a claimer must not take
           // a key whose attempt may still be running.
@@ -348,13 +333,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
             return { status: "in_flight", entry: toEntry(key, found) };
           }
           // The lease expired: the attempt that held it died, perhaps after sending.
-          if (allowUncertain) return claimed(key, ledger.reopen(key, found, argsHash, at, leaseMs));
+          if (allowUncertain) return claimed(key, ledger.reopen(found, argsHash, at, leaseMs));
           return {
             status: "uncertain",
-            entry: toEntry(key, ledger.reopen(key, found, undefined, at, 0)),
+            entry: toEntry(key, ledger.reopen(found, undefined, at, 0)),
           };
         case "uncertain":
-          if (allowUncertain) return claimed(key, ledger.reopen(key, found, argsHash, at, leaseMs));
+          if (allowUncertain) return claimed(key, ledger.reopen(found, argsHash, at, leaseMs));
           return { status: "uncertain", entry: toEntry(key, found) };
       }
     },
@@ -415,176 +400,6 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   };
   memoryStores.add(store);
   return store;
-
-  /**
-   * The ledger's own space: unsettled entries until settled, settled ones until their retention
-   * ends, both under hard caps. Settled entries sit in settle order, so those past their
-   * retention are always at the front; `oldest` is at most the front's expiry (a lower value only
-   * costs a look), so a settle looks at the front only when something may have expired.
-   */
-  function createLedgerSpace(clockNow: () => number, retention: number) {
-    const unsettled = new Map<string, EntryRecord>();
-    const settled = new Map<string, EntryRecord>();
-    let oldest = Number.POSITIVE_INFINITY;
-    // The entries holding a result, oldest kept first, and the length of their text together.
-    const kept = new Map<string, EntryRecord>();
-    let keptBytes = 0;
-
-    /** Lets go of a record's result text (its state stays); `unavailable` marks it as lost. */
-    function release(key: string, record: EntryRecord, unavailable: boolean): void {
-      if (record.result === undefined) return;
-      keptBytes -= record.result.length;
-      kept.delete(key);
-      record.result = undefined;
-      record.resultUnavailable = unavailable;
-    }
-
-    /** Keeps a settled record's result within the budget, the oldest kept results going first. */
-    function keep(key: string, record: EntryRecord, result: string): void {
-      if (result.length > maxResultBytes) {
-        record.resultUnavailable = true;
-        return;
-      }
-      if (keptBytes + result.length > maxResultBytes) {
-        for (const [oldKey, old] of kept) {
-          release(oldKey, old, true);
-          if (keptBytes + result.length <= maxResultBytes) break;
-        }
-      }
-      record.result = result;
-      keptBytes += result.length;
-      kept.set(key, record);
-    }
-
-    function drop(key: string, record: EntryRecord): void {
-      release(key, record, false);
-      settled.delete(key);
-    }
-
-    function dropExpired(at: number): void {
-      if (!(oldest < at)) return;
-      for (const [key, held] of settled) {
-        if (held.expiresAt >= at) {
-          oldest = held.expiresAt;
-          return;
-        }
-        drop(key, held);
-      }
-      oldest = Number.POSITIVE_INFINITY;
-    }
-
-    /** Moves a record where its (changed) state belongs. */
-    function place(key: string, record: EntryRecord, wasSettled: boolean): void {
-      if (record.state === "pending" || record.state === "uncertain") {
-        record.expiresAt = 0;
-        if (wasSettled) settled.delete(key);
-        unsettled.set(key, record);
-        return;
-      }
-      if (wasSettled) {
-        // A re-settled key moves to the back, keeping the settle order.
-        settled.delete(key);
-      } else {
-        unsettled.delete(key);
-      }
-      const at = clockNow();
-      dropExpired(at);
-      record.expiresAt = at + retention;
-      if (record.expiresAt < oldest) oldest = record.expiresAt;
-      settled.set(key, record);
-    }
-
-    return {
-      lookup(key: string): EntryRecord | undefined {
-        const open = unsettled.get(key);
-        if (open !== undefined) return open;
-        const held = settled.get(key);
-        if (held === undefined) return undefined;
-        if (held.expiresAt >= clockNow()) return held;
-        drop(key, held);
-        return undefined;
-      },
-
-      /** Whether a claim may add a new key ("new") or reopen a failed one ("unsettled"). */
-      hasRoomFor(kind: "new" | "unsettled"): boolean {
-        if (unsettled.size >= maxUnsettled) return false;
-        if (kind === "unsettled") return true;
-        if (unsettled.size + settled.size < maxLedgerEntries) return true;
-        dropExpired(clockNow());
-        return unsettled.size + settled.size < maxLedgerEntries;
-      },
-
-      /** A new key, claimed (`lookup` found nothing, so no map holds it). */
-      open(key: string, argsHash: string, at: number, leaseMs: number): EntryRecord {
-        const record: EntryRecord = {
-          argsHash,
-          state: "pending",
-          updatedAt: at,
-          result: undefined,
-          resultUnavailable: false,
-          leaseMs,
-          expiresAt: 0,
-        };
-        unsettled.set(key, record);
-        return record;
-      },
-
-      /**
-       * A held key claimed again (`pending`, for the claimer's arguments) or, without arguments,
-       * found uncertain (its arguments kept): its record, changed in place.
-       */
-      reopen(
-        key: string,
-        record: EntryRecord,
-        argsHash: string | undefined,
-        at: number,
-        leaseMs: number,
-      ): EntryRecord {
-        const wasSettled = record.state === "succeeded" || record.state === "failed";
-        if (argsHash !== undefined) record.argsHash = argsHash;
-        record.state = argsHash === undefined ? "uncertain" : "pending";
-        record.updatedAt = at;
-        release(key, record, false);
-        record.resultUnavailable = false;
-        record.leaseMs = leaseMs;
-        place(key, record, wasSettled);
-        return record;
-      },
-
-      /** A settle: the held record changed in place, or a new one for a key nobody claimed. */
-      record(
-        key: string,
-        found: EntryRecord | undefined,
-        state: Exclude<LedgerState, "pending">,
-        at: number,
-        result: string | undefined,
-      ): void {
-        if (found === undefined) {
-          // A host settling a key it never claimed (by hand) does not know the arguments.
-          const record: EntryRecord = {
-            argsHash: "",
-            state,
-            updatedAt: at,
-            result: undefined,
-            resultUnavailable: false,
-            leaseMs: 0,
-            expiresAt: 0,
-          };
-          place(key, record, false);
-          if (result !== undefined) keep(key, record, result);
-          return;
-        }
-        const wasSettled = found.state === "succeeded" || found.state === "failed";
-        found.state = state;
-        found.updatedAt = at;
-        release(key, found, false);
-        found.resultUnavailable = false;
-        found.leaseMs = 0;
-        place(key, found, wasSettled);
-        if (result !== undefined) keep(key, found, result);
-      },
-    };
-  }
 }
 
 /** Whether a late settle would free or mark a key that another attempt has claimed since. */

@@ -1,0 +1,305 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { createMemoryStore } from "./memory-store.ts";
+import type { ClaimResult, LedgerEntry, LedgerState } from "./store.ts";
+
+/**
+ * The memory store's ledger against a plain model (one map, every expired entry dropped and every
+ * budget overrun evicted by a full scan): long runs of claims, settles (by hand, late, again),
+ * reads and clock ticks over a few keys, under small caps, so keys move in and out of the settle
+ * order and the kept results many times over and the store's queues compact their stale slots.
+ * Every claim answers as the model does, and every entry reads as the model's.
+ */
+interface ModelEntry {
+  argsHash: string;
+  state: LedgerState;
+  updatedAt: number;
+  leaseMs: number;
+  result: string | undefined;
+  unavailable: boolean;
+  expiresAt: number;
+  keptAt: number;
+}
+
+function createModel(
+  retentionMs: number,
+  maxUnsettled: number,
+  maxEntries: number,
+  budget: number,
+) {
+  const entries = new Map<string, ModelEntry>();
+  let keeps = 0;
+  const unsettled = () =>
+    [...entries.values()].filter((e) => e.state === "pending" || e.state === "uncertain").length;
+  const dropExpired = (at: number) => {
+    for (const [key, e] of entries) if (e.expiresAt !== 0 && e.expiresAt < at) entries.delete(key);
+  };
+  const lookup = (key: string, at: number) => {
+    const e = entries.get(key);
+    if (e !== undefined && e.expiresAt !== 0 && e.expiresAt < at) {
+      entries.delete(key);
+      return undefined;
+    }
+    return e;
+  };
+  const view = (key: string, e: ModelEntry): LedgerEntry => {
+    const base = { key, argsHash: e.argsHash, state: e.state, updatedAt: e.updatedAt };
+    if (e.result !== undefined) return { ...base, result: JSON.parse(e.result) as unknown };
+    return e.unavailable ? { ...base, resultUnavailable: true } : base;
+  };
+  /** A new state for an entry; a settled one gets its retention from the clock (`at`). */
+  const move = (e: ModelEntry, state: LedgerState, at: number) => {
+    e.state = state;
+    e.result = undefined;
+    e.unavailable = false;
+    if (state === "pending" || state === "uncertain") {
+      e.expiresAt = 0;
+      return;
+    }
+    dropExpired(at);
+    e.expiresAt = at + retentionMs;
+  };
+  const keep = (e: ModelEntry, text: string) => {
+    if (text.length > budget) {
+      e.unavailable = true;
+      return;
+    }
+    const held = () =>
+      [...entries.values()].reduce((n, x) => n + (x.result === undefined ? 0 : x.result.length), 0);
+    while (held() + text.length > budget) {
+      let oldest: ModelEntry | undefined;
+      for (const x of entries.values()) {
+        if (x.result !== undefined && (oldest === undefined || x.keptAt < oldest.keptAt))
+          oldest = x;
+      }
+      if (oldest === undefined) break;
+      oldest.result = undefined;
+      oldest.unavailable = true;
+    }
+    e.result = text;
+    e.keptAt = ++keeps;
+  };
+  return {
+    claim(key: string, argsHash: string, now: number, at: number, allow: boolean, lease: number) {
+      const e = lookup(key, at);
+      if (e === undefined) {
+        if (unsettled() >= maxUnsettled) return { status: "ledger_full" };
+        if (entries.size >= maxEntries) dropExpired(at);
+        if (entries.size >= maxEntries) return { status: "ledger_full" };
+        const fresh: ModelEntry = {
+          argsHash,
+          state: "pending",
+          updatedAt: now,
+          leaseMs: lease,
+          result: undefined,
+          unavailable: false,
+          expiresAt: 0,
+          keptAt: 0,
+        };
+        entries.set(key, fresh);
+        return { status: "claimed", entry: view(key, fresh) };
+      }
+      if (e.argsHash !== "" && e.argsHash !== argsHash) {
+        return { status: "args_mismatch", entry: view(key, e) };
+      }
+      const take = () => {
+        e.argsHash = argsHash;
+        e.updatedAt = now;
+        e.leaseMs = lease;
+        move(e, "pending", at);
+        return { status: "claimed", entry: view(key, e) };
+      };
+      switch (e.state) {
+        case "succeeded":
+          return { status: "succeeded", entry: view(key, e) };
+        case "failed":
+          return unsettled() >= maxUnsettled ? { status: "ledger_full" } : take();
+        case "pending":
+          if (now - e.updatedAt < Math.max(lease, e.leaseMs)) {
+            return { status: "in_flight", entry: view(key, e) };
+          }
+          if (allow) return take();
+          e.updatedAt = now;
+          e.leaseMs = 0;
+          move(e, "uncertain", at);
+          return { status: "uncertain", entry: view(key, e) };
+        case "uncertain":
+          return allow ? take() : { status: "uncertain", entry: view(key, e) };
+      }
+    },
+    settle(
+      key: string,
+      state: Exclude<LedgerState, "pending">,
+      now: number,
+      at: number,
+      result?: string,
+      claimedAt?: number,
+    ) {
+      let e = lookup(key, at);
+      if (
+        claimedAt !== undefined &&
+        state !== "succeeded" &&
+        e?.state === "pending" &&
+        e.updatedAt !== claimedAt
+      ) {
+        return;
+      }
+      if (e === undefined) {
+        e = {
+          argsHash: "",
+          state,
+          updatedAt: now,
+          leaseMs: 0,
+          result: undefined,
+          unavailable: false,
+          expiresAt: 0,
+          keptAt: 0,
+        };
+        entries.set(key, e);
+      }
+      e.updatedAt = now;
+      e.leaseMs = 0;
+      move(e, state, at);
+      if (result !== undefined) keep(e, result);
+    },
+    entry(key: string, at: number) {
+      const e = lookup(key, at);
+      return e === undefined ? undefined : view(key, e);
+    },
+  };
+}
+
+type Op =
+  | { kind: "claim"; key: number; hash: number; allow: boolean; lease: number }
+  | {
+      kind: "settle";
+      key: number;
+      state: Exclude<LedgerState, "pending">;
+      text: string;
+      late: boolean;
+    }
+  | { kind: "read"; key: number }
+  | { kind: "tick"; ms: number };
+
+const KEYS = 8;
+/** Two hot keys churn (stale slots pile up) while the others sit settled, waiting for expiry. */
+const key = fc.oneof(
+  { weight: 8, arbitrary: fc.integer({ min: 0, max: 1 }) },
+  { weight: 2, arbitrary: fc.integer({ min: 2, max: KEYS - 1 }) },
+);
+const op: fc.Arbitrary<Op> = fc.oneof(
+  {
+    weight: 40,
+    arbitrary: fc.record({
+      kind: fc.constant("claim" as const),
+      key,
+      hash: fc.integer({ min: 0, max: 5 }).map((h) => (h === 0 ? 1 : 0)),
+      allow: fc.boolean(),
+      lease: fc.constantFrom(0, 5, 40),
+    }),
+  },
+  {
+    weight: 50,
+    arbitrary: fc.record({
+      kind: fc.constant("settle" as const),
+      key,
+      state: fc.constantFrom(
+        "succeeded" as const,
+        "succeeded" as const,
+        "failed" as const,
+        "uncertain" as const,
+      ),
+      text: fc.string({ maxLength: 12 }),
+      late: fc.boolean(),
+    }),
+  },
+  { weight: 20, arbitrary: fc.record({ kind: fc.constant("read" as const), key }) },
+  {
+    weight: 20,
+    arbitrary: fc.record({
+      kind: fc.constant("tick" as const),
+      ms: fc.integer({ min: 1, max: 30 }),
+    }),
+  },
+  // Now and then past a long retention, once the churn has piled stale slots up behind it.
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("tick" as const),
+      ms: fc.integer({ min: 500, max: 5_000 }),
+    }),
+  },
+);
+
+describe("memory store ledger against a plain model", () => {
+  it("answers every claim and reads every entry as the model does, over long runs", () => {
+    let claimed = 0;
+    let dropped = 0;
+    let full = 0;
+    fc.assert(
+      fc.property(
+        fc.record({
+          retentionMs: fc.integer({ min: 10, max: 5_000 }),
+          maxUnsettled: fc.integer({ min: 1, max: KEYS }),
+          maxEntries: fc.integer({ min: 2, max: KEYS }),
+          budget: fc.integer({ min: 10, max: 80 }),
+        }),
+        fc.array(op, { minLength: 200, maxLength: 1_500 }),
+        ({ retentionMs, maxUnsettled, maxEntries, budget }, ops) => {
+          let t = 1_000;
+          const store = createMemoryStore({
+            retentionMs,
+            maxUnsettled,
+            maxLedgerEntries: maxEntries,
+            maxResultBytes: budget,
+            now: () => t,
+          });
+          const model = createModel(retentionMs, maxUnsettled, maxEntries, budget);
+          // Each key's last claim time (a late settle names an older one).
+          const claims = new Map<string, number>();
+          for (const o of ops) {
+            if (o.kind === "tick") {
+              t += o.ms;
+              continue;
+            }
+            const key = `k${o.key}`;
+            if (o.kind === "claim") {
+              const hash = `h${o.hash}`;
+              const got: ClaimResult = store.claim(key, hash, {
+                now: t,
+                allowUncertain: o.allow,
+                leaseMs: o.lease,
+              });
+              expect(got, `claim ${key}`).toEqual(model.claim(key, hash, t, t, o.allow, o.lease));
+              if (got.status === "ledger_full") full++;
+              if (got.status === "claimed") {
+                claimed++;
+                claims.set(key, t);
+              }
+            } else if (o.kind === "settle") {
+              const claimedAt = o.late ? (claims.get(key) ?? t) - 1 : claims.get(key);
+              const result = o.state === "succeeded" ? { t: o.text } : undefined;
+              store.settle(key, o.state, {
+                now: t,
+                ...(result !== undefined && { result }),
+                ...(claimedAt !== undefined && { claimedAt }),
+              });
+              model.settle(key, o.state, t, t, result && JSON.stringify(result), claimedAt);
+            }
+            // Only the key the step touched is read: a read drops an expired entry, and the
+            // others' must go through the settle order.
+            const expected = model.entry(key, t);
+            if (expected === undefined) dropped++;
+            expect(store.entry(key), `entry ${key}`).toEqual(expected);
+          }
+        },
+      ),
+      // A failing run is long: reported as found, not shrunk.
+      { numRuns: 150, endOnFailure: true },
+    );
+    // Keys were claimed, and entries expired or were never made.
+    expect(claimed).toBeGreaterThan(1_000);
+    expect(dropped).toBeGreaterThan(1_000);
+    expect(full).toBeGreaterThan(100);
+  });
+});

@@ -1,0 +1,291 @@
+// The memory store's ledger: one record per key in one map, the settled ones queued in settle
+// order for their expiry and the kept results queued in keep order for the results' budget.
+import type { LedgerState } from "./store.ts";
+
+/**
+ * A ledger entry as held: one small object per key, changed in place as the key moves from pending
+ * to settled (it never leaves the store: callers get copies). The result stays JSON text, made once
+ * at the settle and parsed only for a replay: a caller cannot mutate the recorded result, neither
+ * through the value it settled nor through a replay it was given, and the value itself is not kept
+ * (a run's results can be collected while the ledger holds their text).
+ */
+export interface EntryRecord {
+  readonly key: string;
+  argsHash: string;
+  state: LedgerState;
+  updatedAt: number;
+  /** The recorded result as JSON text (succeeded entries that kept one). */
+  result: string | undefined;
+  /** A succeeded entry whose result was given but not kept (the results' budget). */
+  resultUnavailable: boolean;
+  /** A pending entry's lease as its holder asked for it (`ClaimOptions.leaseMs`); 0 otherwise. */
+  leaseMs: number;
+  /** A settled entry: when (by the store's clock) its retention ends; 0 while unsettled. */
+  expiresAt: number;
+  /** The settle order's slot that stands for this settled record; 0 for none. */
+  expirySlot: number;
+  /** The kept results' slot that stands for this record's result; 0 for none. */
+  keptSlot: number;
+}
+
+/** The bounds of a ledger space (see `MemoryStoreOptions`). */
+export interface LedgerBounds {
+  readonly retentionMs: number;
+  readonly maxUnsettled: number;
+  readonly maxLedgerEntries: number;
+  readonly maxResultBytes: number;
+}
+
+/**
+ * Records in the order they were queued, each slot numbered; a record names the slot that stands
+ * for it (`expirySlot`, `keptSlot`), 0 for none. A slot its record has left (settled again,
+ * claimed again, dropped, its result let go) is stale: skipped when it reaches the front, and
+ * compacted away once stale slots outnumber live ones, so a queue stays within about twice its
+ * live slots, whatever a host does.
+ */
+class Queue {
+  records: EntryRecord[] = [];
+  slots: number[] = [];
+  head = 0;
+  stale = 0;
+  #next = 0;
+
+  constructor(readonly slotOf: (record: EntryRecord) => number) {}
+
+  /** Queues a record at the back; its slot's number, for the record to keep. */
+  push(record: EntryRecord): number {
+    this.#next += 1;
+    this.records.push(record);
+    this.slots.push(this.#next);
+    return this.#next;
+  }
+
+  /** Whether the front slot still stands for its record (there must be one). */
+  frontLive(): boolean {
+    return this.slotOf(this.records[this.head] as EntryRecord) === this.slots[this.head];
+  }
+
+  /** A record left its slot; compacts when stale slots outnumber the live ones. */
+  left(): void {
+    this.stale += 1;
+    const held = this.records.length - this.head;
+    if (this.stale < 64 || this.stale * 2 < held) return;
+    const records: EntryRecord[] = [];
+    const slots: number[] = [];
+    for (let i = this.head; i < this.records.length; i++) {
+      const record = this.records[i] as EntryRecord;
+      const slot = this.slots[i] as number;
+      if (this.slotOf(record) === slot) {
+        records.push(record);
+        slots.push(slot);
+      }
+    }
+    this.records = records;
+    this.slots = slots;
+    this.head = 0;
+    this.stale = 0;
+  }
+
+  /** Drops the front slot (after a look at it); the arrays shed their front now and then. */
+  shift(wasStale: boolean): void {
+    this.head += 1;
+    if (wasStale) this.stale -= 1;
+    if (this.head === this.records.length) {
+      this.records.length = 0;
+      this.slots.length = 0;
+      this.head = 0;
+    } else if (this.head >= 1024 && this.head * 2 >= this.records.length) {
+      this.records.splice(0, this.head);
+      this.slots.splice(0, this.head);
+      this.head = 0;
+    }
+  }
+}
+
+/**
+ * The ledger's own space: unsettled entries until settled, settled ones until their retention
+ * ends, both under hard caps, and the kept results under their budget. Every record lives in one
+ * map; the settled ones are also queued in settle order, so those past their retention are always
+ * at the front, and the kept results in keep order, so the oldest go first. `oldest` is at most
+ * the front's expiry (a lower value only costs a look): a settle looks at the front only when
+ * something may have expired.
+ */
+export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) {
+  const { retentionMs, maxUnsettled, maxLedgerEntries, maxResultBytes } = bounds;
+  const entries = new Map<string, EntryRecord>();
+  let unsettled = 0;
+  const expiring = new Queue((record) => record.expirySlot);
+  let oldest = Number.POSITIVE_INFINITY;
+  const kept = new Queue((record) => record.keptSlot);
+  let keptBytes = 0;
+
+  /** Lets go of a record's result text (its state stays); `unavailable` marks it as lost. */
+  function release(record: EntryRecord, unavailable: boolean, atFront = false): void {
+    if (record.result === undefined) return;
+    keptBytes -= record.result.length;
+    record.result = undefined;
+    record.resultUnavailable = unavailable;
+    record.keptSlot = 0;
+    if (!atFront) kept.left();
+  }
+
+  /** Keeps a settled record's result within the budget, the oldest kept results going first. */
+  function keep(record: EntryRecord, result: string): void {
+    if (result.length > maxResultBytes) {
+      record.resultUnavailable = true;
+      return;
+    }
+    while (keptBytes + result.length > maxResultBytes && kept.head < kept.records.length) {
+      const live = kept.frontLive();
+      if (live) release(kept.records[kept.head] as EntryRecord, true, true);
+      kept.shift(!live);
+    }
+    record.result = result;
+    keptBytes += result.length;
+    record.keptSlot = kept.push(record);
+  }
+
+  /** Drops a settled record: gone from the map, its result's room given back. */
+  function drop(record: EntryRecord, atFront: boolean): void {
+    release(record, false);
+    entries.delete(record.key);
+    record.expirySlot = 0;
+    if (!atFront) expiring.left();
+  }
+
+  function dropExpired(at: number): void {
+    if (!(oldest < at)) return;
+    while (expiring.head < expiring.records.length) {
+      const live = expiring.frontLive();
+      const record = expiring.records[expiring.head] as EntryRecord;
+      if (live && record.expiresAt >= at) {
+        oldest = record.expiresAt;
+        return;
+      }
+      if (live) drop(record, true);
+      expiring.shift(!live);
+    }
+    oldest = Number.POSITIVE_INFINITY;
+  }
+
+  /** Puts a record whose state changed where that state belongs. */
+  function place(record: EntryRecord, wasSettled: boolean): void {
+    // A settled record leaves its place in the settle order, whatever it becomes now.
+    if (wasSettled) {
+      record.expirySlot = 0;
+      expiring.left();
+    }
+    if (record.state === "pending" || record.state === "uncertain") {
+      record.expiresAt = 0;
+      if (wasSettled) unsettled += 1;
+      return;
+    }
+    if (!wasSettled) unsettled -= 1;
+    const at = clockNow();
+    dropExpired(at);
+    record.expiresAt = at + retentionMs;
+    if (record.expiresAt < oldest) oldest = record.expiresAt;
+    record.expirySlot = expiring.push(record);
+  }
+
+  return {
+    lookup(key: string): EntryRecord | undefined {
+      const record = entries.get(key);
+      if (record === undefined || record.expiresAt === 0) return record;
+      if (record.expiresAt >= clockNow()) return record;
+      drop(record, false);
+      return undefined;
+    },
+
+    /** Whether a claim may add a new key ("new") or reopen a failed one ("unsettled"). */
+    hasRoomFor(kind: "new" | "unsettled"): boolean {
+      if (unsettled >= maxUnsettled) return false;
+      if (kind === "unsettled") return true;
+      if (entries.size < maxLedgerEntries) return true;
+      dropExpired(clockNow());
+      return entries.size < maxLedgerEntries;
+    },
+
+    /** A new key, claimed (`lookup` found nothing, so the map holds none). */
+    open(key: string, argsHash: string, at: number, leaseMs: number): EntryRecord {
+      const record = newRecord(key, argsHash, "pending", at, leaseMs);
+      entries.set(key, record);
+      unsettled += 1;
+      return record;
+    },
+
+    /**
+     * A held key claimed again (`pending`, for the claimer's arguments) or, without arguments,
+     * found uncertain (its arguments kept): its record, changed in place.
+     */
+    reopen(
+      record: EntryRecord,
+      argsHash: string | undefined,
+      at: number,
+      leaseMs: number,
+    ): EntryRecord {
+      const wasSettled = isSettled(record.state);
+      if (argsHash !== undefined) record.argsHash = argsHash;
+      record.state = argsHash === undefined ? "uncertain" : "pending";
+      record.updatedAt = at;
+      release(record, false);
+      record.resultUnavailable = false;
+      record.leaseMs = leaseMs;
+      place(record, wasSettled);
+      return record;
+    },
+
+    /** A settle: the held record changed in place, or a new one for a key nobody claimed. */
+    record(
+      key: string,
+      found: EntryRecord | undefined,
+      state: Exclude<LedgerState, "pending">,
+      at: number,
+      result: string | undefined,
+    ): void {
+      let record = found;
+      let wasSettled = false;
+      if (record === undefined) {
+        // A host settling a key it never claimed (by hand) does not know the arguments. It
+        // counts as unsettled until placed; a settle by hand is never refused for room.
+        record = newRecord(key, "", state, at, 0);
+        entries.set(key, record);
+        unsettled += 1;
+      } else {
+        wasSettled = isSettled(record.state);
+        record.state = state;
+        record.updatedAt = at;
+        release(record, false);
+        record.resultUnavailable = false;
+        record.leaseMs = 0;
+      }
+      place(record, wasSettled);
+      if (result !== undefined) keep(record, result);
+    },
+  };
+}
+
+function isSettled(state: LedgerState): boolean {
+  return state === "succeeded" || state === "failed";
+}
+
+function newRecord(
+  key: string,
+  argsHash: string,
+  state: LedgerState,
+  updatedAt: number,
+  leaseMs: number,
+): EntryRecord {
+  return {
+    key,
+    argsHash,
+    state,
+    updatedAt,
+    result: undefined,
+    resultUnavailable: false,
+    leaseMs,
+    expiresAt: 0,
+    expirySlot: 0,
+    keptSlot: 0,
+  };
+}
