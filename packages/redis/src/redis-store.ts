@@ -326,8 +326,15 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     },
 
     set<T>(key: string, value: T, ttlMs?: number): Promise<void> {
+      let json: string | undefined;
+      try {
+        json = JSON.stringify(value) as string | undefined;
+      } catch (error) {
+        // The value's own fault (a BigInt, a cycle), not the store's: JSON's error as it is, as
+        // the memory store throws it, never a store error saying Redis is down.
+        return Promise.reject(error);
+      }
       return attempt("set", async () => {
-        const json = JSON.stringify(value) as string | undefined;
         if (json === undefined) {
           await send(["DEL", valueKey(key)]);
         } else if (ttlMs === undefined) {
@@ -373,11 +380,17 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       state: Exclude<LedgerState, "pending">,
       settlement: SettleOptions,
     ): Promise<void> {
-      return attempt("settle", async () => {
-        const result =
+      let result: string;
+      try {
+        result =
           settlement.result === undefined
             ? ""
             : ((JSON.stringify(settlement.result) as string | undefined) ?? "");
+      } catch (error) {
+        // As in `set`: a result JSON cannot write is the caller's (the core settles without it).
+        return Promise.reject(error);
+      }
+      return attempt("settle", async () => {
         await ledger("settle", SETTLE, key, [
           state,
           String(settlement.now),

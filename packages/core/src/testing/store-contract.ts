@@ -41,7 +41,8 @@ const LEASE_MS = 1_000;
 /**
  * Registers the vitest suite every {@link Store} must pass: values with expiry, atomic counters,
  * and the idempotency ledger (claim, args mismatch, replay, re-claim after failure, uncertain
- * refusal, expired leases, concurrent claims, settling by hand, retention, the fail-closed cap),
+ * refusal, expired leases, concurrent claims, settling by hand, retention, the fail-closed cap,
+ * values JSON cannot write refused with JSON's own error),
  * and the learned outcome records (decayed additions, atomicity, expiry, listing, reset, the cap).
  * The learning methods are optional on {@link Store}, but a store that runs this suite must have
  * them.
@@ -188,6 +189,32 @@ export function describeStoreContract(
           state: "succeeded",
           updatedAt: 1_100,
         });
+      });
+
+      it("refuses a value or result JSON cannot write with JSON's own error, writing nothing", async () => {
+        const store = await open();
+        // A store error says the ledger cannot answer (the host looks at the store); a value that
+        // is not JSON is the caller's, and the core settles such a result without it.
+        const refusal = async (op: () => unknown) => {
+          try {
+            await op();
+          } catch (error) {
+            return error;
+          }
+          return undefined;
+        };
+        const unwritable = { amount: 10n };
+        const setError = await refusal(() => store.set(key("v"), unwritable));
+        expect(setError).toBeInstanceOf(TypeError);
+        expect(GovernorError.isInstance(setError)).toBe(false);
+        expect(await store.get(key("v"))).toBeUndefined();
+        await store.claim(key("k"), "h1", at(1_000));
+        const settleError = await refusal(() =>
+          store.settle(key("k"), "succeeded", { now: 1_500, result: unwritable }),
+        );
+        expect(settleError).toBeInstanceOf(TypeError);
+        expect(GovernorError.isInstance(settleError)).toBe(false);
+        expect((await store.entry(key("k")))?.state).toBe("pending");
       });
 
       it("claims a failed key again (the server answered: no effect)", async () => {
