@@ -78,53 +78,54 @@ describe("governTools: a replayed write", () => {
     expect(replayed.content).toBe(replayedText("send_email"));
   });
 
-  it("a tool that answers with a LangGraph Command: the replay is that Command again, not its JSON", async () => {
-    // A tool may answer with `new Command({ update })` to update the graph's state (its tool
-    // message in `update.messages`). The store keeps it as JSON (`{"lg_name":"Command",…}`, the
-    // messages in LangChain's serialised form): ToolNode took that for a plain output, showed the
-    // model the JSON and dropped the update.
-    const governor = createGovernor(
-      { tools: { book: { effect: "mutating" } } },
-      { metrics: false, store: createMemoryStore() },
-    );
-    let booked = 0;
-    const book = tool(
-      async ({ room }, config) => {
-        booked += 1;
-        return new Command({
-          update: {
-            messages: [
-              new ToolMessage({
-                content: `booked room ${room}`,
-                name: "book",
-                tool_call_id: config.toolCall?.id ?? "",
-              }),
-            ],
-          },
-        });
-      },
-      { name: "book", description: "Books a room", schema: z.object({ room: z.string() }) },
-    );
-    const job = async () => {
-      const run = governor.startRun({ idempotencyScope: "job-2" });
-      const model = new ScriptedChatModel([call("book", { room: "a" }, "c1"), say("ok")]);
-      const agent = createAgent({
-        model,
-        tools: governTools([book], { run }),
-        middleware: [governorMiddleware(run)],
-        checkpointer: new MemorySaver(),
-      });
-      await agent.invoke(
-        { messages: [{ role: "user", content: "Book room a" }] },
-        { configurable: { thread_id: randomUUID() } },
+  it.each([
+    ["an object", (messages: ToolMessage[]) => ({ messages })],
+    ["[key, value] pairs", (messages: ToolMessage[]) => [["messages", messages]]],
+  ])(
+    "a tool that answers with a LangGraph Command (update as %s): the replay is that Command again, not its JSON",
+    async (_form, update) => {
+      // A tool may answer with `new Command({ update })` to update the graph's state (its tool
+      // message in `update.messages`). The store keeps it as JSON (`{"lg_name":"Command",…}`, the
+      // messages in LangChain's serialised form): ToolNode took that for a plain output, showed the
+      // model the JSON and dropped the update.
+      const governor = createGovernor(
+        { tools: { book: { effect: "mutating" } } },
+        { metrics: false, store: createMemoryStore() },
       );
-      run.end();
-      return model.toolMessages().map((m) => ({ id: m.tool_call_id, content: m.content }));
-    };
-    expect(await job()).toEqual([{ id: "c1", content: "booked room a" }]);
-    expect(await job()).toEqual([{ id: "c1", content: "booked room a" }]);
-    expect(booked).toBe(1);
-  });
+      let booked = 0;
+      const book = tool(
+        async ({ room }, config) => {
+          booked += 1;
+          const message = new ToolMessage({
+            content: `booked room ${room}`,
+            name: "book",
+            tool_call_id: config.toolCall?.id ?? "",
+          });
+          return new Command({ update: update([message]) as Record<string, unknown> });
+        },
+        { name: "book", description: "Books a room", schema: z.object({ room: z.string() }) },
+      );
+      const job = async () => {
+        const run = governor.startRun({ idempotencyScope: "job-2" });
+        const model = new ScriptedChatModel([call("book", { room: "a" }, "c1"), say("ok")]);
+        const agent = createAgent({
+          model,
+          tools: governTools([book], { run }),
+          middleware: [governorMiddleware(run)],
+          checkpointer: new MemorySaver(),
+        });
+        await agent.invoke(
+          { messages: [{ role: "user", content: "Book room a" }] },
+          { configurable: { thread_id: randomUUID() } },
+        );
+        run.end();
+        return model.toolMessages().map((m) => ({ id: m.tool_call_id, content: m.content }));
+      };
+      expect(await job()).toEqual([{ id: "c1", content: "booked room a" }]);
+      expect(await job()).toEqual([{ id: "c1", content: "booked room a" }]);
+      expect(booked).toBe(1);
+    },
+  );
 
   describe.runIf(redis.url !== undefined)("kept in Redis (a result kept as JSON)", () => {
     const stores: { close(): Promise<void> }[] = [];
