@@ -15,27 +15,18 @@
  * ROUNDS (default 100) sets the measured rounds per function.
  */
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { pathToFileURL } from "node:url";
 import * as core from "@governor/core";
 import * as judge from "@governor/core/judge";
+import { baseDir, importBase } from "./base-build.ts";
+import { toolErrors } from "./judge-texts.ts";
 import { median } from "./stats.ts";
 
-const base = process.env.GOVERNOR_BASE;
-if (base === undefined || base === "") {
-  throw new Error("bench/judge-ab.ts: set GOVERNOR_BASE to a copy made by bench/snapshot-dist.sh");
-}
-const baseCore = (await import(
-  pathToFileURL(`${base}/packages/core/dist/index.js`).href
-)) as typeof core;
-const baseJudge = (await import(
-  pathToFileURL(`${base}/packages/core/dist/judge/index.js`).href
-)) as typeof judge;
+const base = baseDir("bench/judge-ab.ts");
+const baseCore = await importBase<typeof core>(base, "packages/core/dist/index.js");
+const baseJudge = await importBase<typeof judge>(base, "packages/core/dist/judge/index.js");
 
-const rows = readFileSync(new URL("../test/corpus/tool-errors.jsonl", import.meta.url), "utf8")
-  .trim()
-  .split("\n")
-  .map((line) => JSON.parse(line) as { tool: string; text: string });
+/** The corpus tool errors (test/corpus/tool-errors.jsonl). */
+const rows = toolErrors;
 
 type Fn = (text: string, i: number, failure: core.Failure) => unknown;
 type Build = {

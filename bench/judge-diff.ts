@@ -15,23 +15,14 @@
  * `JUDGE_SEED` (default 20240601) and `JUDGE_SCALE` (default 16) vary the generated texts; without
  * `--conditions=source` this checkout's build is compared instead of its sources.
  */
-import { pathToFileURL } from "node:url";
 import * as core from "@governor/core";
 import * as judge from "@governor/core/judge";
+import { baseDir, importBase } from "./base-build.ts";
 import { corpusTexts, DEFAULT_SEED, generatedTexts, toolErrors } from "./judge-texts.ts";
 
-const base = process.env.GOVERNOR_BASE;
-if (base === undefined || base === "") {
-  throw new Error(
-    "bench/judge-diff.ts: set GOVERNOR_BASE to a copy made by bench/snapshot-dist.sh",
-  );
-}
-const baseCore = (await import(
-  pathToFileURL(`${base}/packages/core/dist/index.js`).href
-)) as typeof core;
-const baseJudge = (await import(
-  pathToFileURL(`${base}/packages/core/dist/judge/index.js`).href
-)) as typeof judge;
+const base = baseDir("bench/judge-diff.ts");
+const baseCore = await importBase<typeof core>(base, "packages/core/dist/index.js");
+const baseJudge = await importBase<typeof judge>(base, "packages/core/dist/judge/index.js");
 
 const seed = Number(process.env.JUDGE_SEED ?? DEFAULT_SEED);
 const scale = Number(process.env.JUDGE_SCALE ?? 16);

@@ -10,22 +10,15 @@
  *
  * ROUNDS (default 200) sets the measured rounds per side.
  */
-import { pathToFileURL } from "node:url";
 import * as core from "@governor/core";
 import * as mcp from "@governor/mcp";
 import { connectInMemory, createFaultServer } from "@governor/testkit";
+import { baseDir, importBase } from "./base-build.ts";
 import { median } from "./stats.ts";
 
-const base = process.env.GOVERNOR_BASE;
-if (base === undefined || base === "") {
-  throw new Error("bench/mcp-ab.ts: set GOVERNOR_BASE to a copy made by bench/snapshot-dist.sh");
-}
-const baseCore = (await import(
-  pathToFileURL(`${base}/packages/core/dist/index.js`).href
-)) as typeof core;
-const baseMcp = (await import(
-  pathToFileURL(`${base}/packages/mcp/dist/index.js`).href
-)) as typeof mcp;
+const base = baseDir("bench/mcp-ab.ts");
+const baseCore = await importBase<typeof core>(base, "packages/core/dist/index.js");
+const baseMcp = await importBase<typeof mcp>(base, "packages/mcp/dist/index.js");
 
 const BATCH = 25;
 const TOOL = "search_notes";
