@@ -165,31 +165,28 @@ export class GovernedTool extends StructuredTool {
    * go, a key a host settled by hand) says the call was done before, instead of `undefined`.
    */
   #replayed(value: unknown, toolCall: LangChainToolCall | undefined): unknown {
-    if (value === undefined) {
-      const text = replayedText(this.name);
-      if (toolCall?.id === undefined) return text;
-      return new ToolMessage({
-        status: "success",
-        content: text,
-        name: this.name,
-        tool_call_id: toolCall.id,
-      });
-    }
-    const fields = serialisedToolMessage(value);
-    if (fields === undefined) return value;
-    if (toolCall?.id === undefined) return fields.content;
-    return new ToolMessage({ ...fields, tool_call_id: toolCall.id });
+    if (value === undefined) return this.#message(replayedText(this.name), "success", toolCall);
+    const message = serialisedMessage(value);
+    if (message?.name !== "ToolMessage") return value;
+    const { content } = message.kwargs as { content?: unknown };
+    if (typeof content !== "string" && !Array.isArray(content)) return value;
+    if (toolCall?.id === undefined) return content;
+    return new ToolMessage({ ...(message.kwargs as ToolMessageFields), tool_call_id: toolCall.id });
   }
 
   /** Governor's text as an error ToolMessage (or the text alone when invoked without a call). */
   #failure(text: string, toolCall: LangChainToolCall | undefined): ToolMessage | string {
+    return this.#message(text, "error", toolCall);
+  }
+
+  /** A text as this tool call's ToolMessage, or the text alone when invoked without a call. */
+  #message(
+    text: string,
+    status: "success" | "error",
+    toolCall: LangChainToolCall | undefined,
+  ): ToolMessage | string {
     if (toolCall?.id === undefined) return text;
-    return new ToolMessage({
-      status: "error",
-      content: text,
-      name: this.name,
-      tool_call_id: toolCall.id,
-    });
+    return new ToolMessage({ status, content: text, name: this.name, tool_call_id: toolCall.id });
   }
 }
 
@@ -212,16 +209,26 @@ function serialisedCommand(value: unknown): SerialisedCommand | undefined {
 /** The message classes a Command's `update.messages` are rebuilt as (nothing else is built). */
 const MESSAGE_CLASSES = { ToolMessage, AIMessage, HumanMessage, SystemMessage } as const;
 
+/**
+ * A message in LangChain's serialised form (`JSON.stringify` of one: `lc: 1`, `type:
+ * "constructor"`, `id` ending in its class name, its fields in `kwargs`): that name and those
+ * fields; undefined for any other value.
+ */
+function serialisedMessage(value: unknown): { name: string; kwargs: object } | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { lc, type, id, kwargs } = value as Record<string, unknown>;
+  if (lc !== 1 || type !== "constructor" || !Array.isArray(id)) return undefined;
+  if (typeof kwargs !== "object" || kwargs === null) return undefined;
+  const name: unknown = id.at(-1);
+  return typeof name === "string" ? { name, kwargs } : undefined;
+}
+
 /** A message in LangChain's serialised form as its class again; any other value as it is. */
 function reviveMessage(value: unknown): unknown {
-  if (typeof value !== "object" || value === null) return value;
-  const { lc, type, id, kwargs } = value as Record<string, unknown>;
-  if (lc !== 1 || type !== "constructor" || !Array.isArray(id)) return value;
-  if (typeof kwargs !== "object" || kwargs === null) return value;
-  const name = id.at(-1);
-  if (!Object.hasOwn(MESSAGE_CLASSES, name)) return value;
-  const Message = MESSAGE_CLASSES[name as keyof typeof MESSAGE_CLASSES];
-  return new Message(kwargs as ConstructorParameters<typeof Message>[0] & { tool_call_id: string });
+  const message = serialisedMessage(value);
+  if (message === undefined || !Object.hasOwn(MESSAGE_CLASSES, message.name)) return value;
+  const Message = MESSAGE_CLASSES[message.name as keyof typeof MESSAGE_CLASSES];
+  return new Message(message.kwargs as ToolMessageFields);
 }
 
 /**
@@ -247,32 +254,5 @@ async function reviveCommand(command: SerialisedCommand): Promise<unknown> {
   });
 }
 
-/** A ToolMessage's own fields, kept by a store that serialises results as JSON. */
-interface ToolMessageFields {
-  readonly content: ToolMessage["content"];
-  readonly status?: "success" | "error";
-  readonly name?: string;
-  readonly artifact?: unknown;
-}
-
-/**
- * The fields of a `ToolMessage` in LangChain's serialised form (`JSON.stringify` of one: `lc: 1`,
- * `type: "constructor"`, `id` ending in `ToolMessage`, its fields in `kwargs`), or undefined for
- * any other value.
- */
-function serialisedToolMessage(value: unknown): ToolMessageFields | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const { lc, type, id, kwargs } = value as Record<string, unknown>;
-  if (lc !== 1 || type !== "constructor" || !Array.isArray(id) || id.at(-1) !== "ToolMessage") {
-    return undefined;
-  }
-  if (typeof kwargs !== "object" || kwargs === null) return undefined;
-  const { content, status, name, artifact } = kwargs as Record<string, unknown>;
-  if (typeof content !== "string" && !Array.isArray(content)) return undefined;
-  return {
-    content: content as ToolMessage["content"],
-    ...((status === "success" || status === "error") && { status }),
-    ...(typeof name === "string" && { name }),
-    ...(artifact !== undefined && { artifact }),
-  };
-}
+/** The fields a message class is built from (a ToolMessage's, the widest). */
+type ToolMessageFields = ConstructorParameters<typeof ToolMessage>[0] & { tool_call_id: string };
