@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { governor } from "./cli.ts";
+import { governor, governorProcess } from "./cli.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "gov-check-"));
 function policyFile(name: string, text: string): string {
@@ -12,13 +12,13 @@ function policyFile(name: string, text: string): string {
 }
 
 describe("governor check", () => {
-  it("issue 9.8: refuses __proto__ names under tools and servers with their path, exit 1", () => {
+  it("issue 9.8: refuses __proto__ names under tools and servers with their path, exit 1 (a real process)", async () => {
     // Written as JSON text: JSON.parse keeps "__proto__" as an own key, which the schema dropped.
     const file = policyFile(
       "proto.json",
       '{"tools": {"__proto__": {"effect": "read_only"}}, "servers": {"s": {"tools": {"__proto__": {"effect": "read_only"}}}, "__proto__": {}}}',
     );
-    const r = governor(["check", file]);
+    const r = await governorProcess(["check", file]);
     expect(r.status).toBe(1);
     expect(r.stdout).toContain("(3 issues)");
     expect(r.stdout).toContain('tools.__proto__: "__proto__" is not accepted as a name');
@@ -26,7 +26,7 @@ describe("governor check", () => {
     expect(r.stdout).toContain("servers.__proto__");
   });
 
-  it("issue 8.12: refuses a pattern the linear-time engine cannot run, with its path", () => {
+  it("issue 8.12: refuses a pattern the linear-time engine cannot run, with its path", async () => {
     const file = policyFile(
       "regex.json",
       JSON.stringify({
@@ -34,7 +34,7 @@ describe("governor check", () => {
         defaults: { rules: [{ match: "quota.*reset", action: "stop" }] },
       }),
     );
-    const r = governor(["check", file]);
+    const r = await governor(["check", file]);
     expect(r.status).toBe(1);
     expect(r.stdout).toContain("(1 issue)");
     expect(r.stdout).toContain(
@@ -42,12 +42,12 @@ describe("governor check", () => {
     );
   });
 
-  it("accepts names that are Object.prototype members and prints them back", () => {
+  it("accepts names that are Object.prototype members and prints them back", async () => {
     const file = policyFile(
       "names.json",
       JSON.stringify({ tools: { constructor: { effect: "read_only" }, toString: {} } }),
     );
-    const r = governor(["check", file]);
+    const r = await governor(["check", file]);
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout).tools.constructor).toEqual({ effect: "read_only" });
   });

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REASONS } from "@governor/core";
 import { describe, expect, it } from "vitest";
-import { governor } from "./cli.ts";
+import { governor, governorProcess } from "./cli.ts";
 
 const lines = (objects: unknown[]) =>
   `${objects.map((o) => (typeof o === "string" ? o : JSON.stringify(o))).join("\n")}\n`;
@@ -13,38 +13,38 @@ const parse = (stdout: string) =>
     .split("\n")
     .map((l) => JSON.parse(l));
 
-describe("governor classify (DESIGN.md §9 contract)", () => {
-  const input = [
-    { tool: "get_note", text: 'No note with id "drafts". Known ids: welcome, release-notes' },
-    {
-      tool: "search_repos",
-      result: {
-        content: [{ type: "text", text: "MCP error -32602: Tool search_repos not found" }],
-        isError: true,
-      },
+const contractInput = [
+  { tool: "get_note", text: 'No note with id "drafts". Known ids: welcome, release-notes' },
+  {
+    tool: "search_repos",
+    result: {
+      content: [{ type: "text", text: "MCP error -32602: Tool search_repos not found" }],
+      isError: true,
     },
-    { tool: "search_repos", text: "MCP error -32602: Tool search_repos not found" },
-    { tool: "list", error: { code: -32601, message: "Method not found" } },
-    { tool: "list", error: { code: -32602, message: "Unknown tool: list" } },
-    { tool: "read", local: "timeout" },
-    { tool: "write", local: "timeout", effect: "mutating" },
-    { tool: "write", local: "connection_closed", effect: "idempotent" },
-    { tool: "write", local: "connection_refused", effect: "mutating" },
-    { tool: "read", local: "aborted" },
-    { tool: "invoice", text: "504 Gateway Timeout", effect: "mutating" },
-    { tool: "invoice", text: "504 Gateway Timeout" },
-    {
-      tool: "q",
-      text: "Error at /home/app/src/db.js:4:2 with token sk-proj-abcdefghijklmnopqrstuvwx",
-    },
-  ];
-  const { stdout, status, stderr } = governor(["classify"], lines(input));
-  const out = parse(stdout);
+  },
+  { tool: "search_repos", text: "MCP error -32602: Tool search_repos not found" },
+  { tool: "list", error: { code: -32601, message: "Method not found" } },
+  { tool: "list", error: { code: -32602, message: "Unknown tool: list" } },
+  { tool: "read", local: "timeout" },
+  { tool: "write", local: "timeout", effect: "mutating" },
+  { tool: "write", local: "connection_closed", effect: "idempotent" },
+  { tool: "write", local: "connection_refused", effect: "mutating" },
+  { tool: "read", local: "aborted" },
+  { tool: "invoice", text: "504 Gateway Timeout", effect: "mutating" },
+  { tool: "invoice", text: "504 Gateway Timeout" },
+  {
+    tool: "q",
+    text: "Error at /home/app/src/db.js:4:2 with token sk-proj-abcdefghijklmnopqrstuvwx",
+  },
+];
+const { stdout, status, stderr } = await governor(["classify"], lines(contractInput));
+const out = parse(stdout);
 
+describe("governor classify (DESIGN.md §9 contract)", () => {
   it("prints one JSON line per input line, in order, and exits 0", () => {
     expect(stderr).toBe("");
     expect(status).toBe(0);
-    expect(out).toHaveLength(input.length);
+    expect(out).toHaveLength(contractInput.length);
     for (const o of out) {
       expect(Object.keys(o).sort()).toEqual(["action", "fingerprint", "message", "reason"]);
       expect(o.fingerprint).toMatch(/^[0-9a-f]{16}$/);
@@ -84,8 +84,8 @@ describe("governor classify (DESIGN.md §9 contract)", () => {
     expect(out[12].message).not.toMatch(/home|sk-proj|db\.js/);
   });
 
-  it("marks a malformed line in its place and exits 1 at the end", () => {
-    const r = governor(
+  it("marks a malformed line in its place and exits 1 at the end (a real process)", async () => {
+    const r = await governorProcess(
       ["classify"],
       lines([
         { tool: "a", text: "x" },
@@ -105,7 +105,7 @@ describe("governor classify (DESIGN.md §9 contract)", () => {
     expect(o[4].reason).toBe("not_found");
   });
 
-  it("issue 9 (what held): goes on after binary lines, a 30 MB line and broken JSON", () => {
+  it("issue 9 (what held): goes on after binary lines, a 30 MB line and broken JSON", async () => {
     // Bytes that are not UTF-8 (NULs, lone continuation bytes, 0xFF), none a line break.
     const binary = Buffer.from(
       Array.from({ length: 4_096 }, (_, i) => (i * 131 + 7) % 256).filter(
@@ -113,7 +113,7 @@ describe("governor classify (DESIGN.md §9 contract)", () => {
       ),
     );
     const huge = "x".repeat(30 * 1024 * 1024);
-    const r = governor(
+    const r = await governor(
       ["classify"],
       Buffer.concat([
         binary,
@@ -139,7 +139,7 @@ describe("governor classify (DESIGN.md §9 contract)", () => {
     expect(o[4]).toMatchObject({ action: "correct_arguments", reason: "not_found" });
   }, 120_000);
 
-  it("uses the policy file: its rules and the tool's effect", () => {
+  it("uses the policy file: its rules and the tool's effect", async () => {
     const dir = mkdtempSync(join(tmpdir(), "gov-"));
     const file = join(dir, "policy.json");
     writeFileSync(
@@ -151,7 +151,7 @@ describe("governor classify (DESIGN.md §9 contract)", () => {
         },
       }),
     );
-    const r = governor(
+    const r = await governor(
       ["classify", "--policy", file],
       lines([
         { tool: "pay", local: "timeout" },
@@ -161,7 +161,7 @@ describe("governor classify (DESIGN.md §9 contract)", () => {
     expect(parse(r.stdout).map((o) => o.reason)).toEqual(["uncertain_mutation", "business_rule"]);
   });
 
-  it("issue 8.15: goes on past tool and server names that are Object.prototype members", () => {
+  it("issue 8.15: goes on past tool and server names that are Object.prototype members", async () => {
     const dir = mkdtempSync(join(tmpdir(), "gov-"));
     const file = join(dir, "policy.json");
     writeFileSync(file, JSON.stringify({ servers: { files: { tools: { "*": {} } } } }));
@@ -171,7 +171,7 @@ describe("governor classify (DESIGN.md §9 contract)", () => {
       { tool: "x", server: name, text: "Invalid date" },
       { tool: name, server: "files", error: { code: -32601, message: `Unknown tool: ${name}` } },
     ]);
-    const r = governor(["classify", "--policy", file], lines(input));
+    const r = await governor(["classify", "--policy", file], lines(input));
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     const out = parse(r.stdout);
@@ -181,8 +181,8 @@ describe("governor classify (DESIGN.md §9 contract)", () => {
     );
   });
 
-  it("issue 8.1: a partial success is a stop; a busy text from a mutating tool is not retried", () => {
-    const r = governor(
+  it("issue 8.1: a partial success is a stop; a busy text from a mutating tool is not retried", async () => {
+    const r = await governor(
       ["classify"],
       lines([
         {
@@ -205,72 +205,75 @@ describe("governor classify (DESIGN.md §9 contract)", () => {
     ]);
   });
 
-  it("refuses a bad policy file with the field's path", () => {
+  it("refuses a bad policy file with the field's path", async () => {
     const dir = mkdtempSync(join(tmpdir(), "gov-"));
     const file = join(dir, "policy.json");
     writeFileSync(file, JSON.stringify({ tools: { pay: { effect: "maybe" } } }));
-    const r = governor(["classify", "--policy", file], "");
+    const r = await governor(["classify", "--policy", file], "");
     expect(r.status).toBe(1);
     expect(r.stdout).toBe("");
     expect(r.stderr).toContain("tools.pay.effect");
   });
 });
 
-describe("governor classify: args, inputSchema and --explain (issue 12.3, 12.7)", () => {
-  const dir = mkdtempSync(join(tmpdir(), "gov-"));
-  const policyFile = join(dir, "policy.json");
-  writeFileSync(policyFile, JSON.stringify({ tools: { login: { sensitiveArgs: ["password"] } } }));
-  const enoent = "ENOENT: no such file or directory, open '/data/memory.json'";
-  const input = [
-    // Lines without args stay valid and are judged on the text alone.
-    { tool: "remember", text: enoent },
-    { tool: "remember", text: enoent, args: { fact: "likes tea" } },
-    {
-      tool: "query",
-      text: "Value for 'timeout' must be at most 60",
-      inputSchema: { type: "object", properties: { timeout: { type: "number" } } },
-    },
-    {
-      tool: "login",
-      text: "Invalid password 'hunter2-Secret!'",
-      args: { password: "hunter2-Secret!" },
-    },
-    { tool: "q", text: "x", args: ["not", "an", "object"] },
-    { tool: "q", text: "x", inputSchema: "object" },
-    // A low-level server's thrown error, as JSON-RPC -32603, with and without the call's args.
-    {
-      tool: "get_note",
-      error: { code: -32603, message: 'No note with id "drafts"' },
-      args: { id: "drafts" },
-    },
-    { tool: "get_note", error: { code: -32603, message: 'No note with id "drafts"' } },
-  ];
-  const plain = governor(["classify", "--policy", policyFile], lines(input));
-  const explained = governor(["classify", "--policy", policyFile, "--explain"], lines(input));
-  const out = parse(plain.stdout);
-  const withWhy = parse(explained.stdout);
+const argsDir = mkdtempSync(join(tmpdir(), "gov-"));
+const policyFile = join(argsDir, "policy.json");
+writeFileSync(policyFile, JSON.stringify({ tools: { login: { sensitiveArgs: ["password"] } } }));
+const enoent = "ENOENT: no such file or directory, open '/data/memory.json'";
+const argsInput = [
+  // Lines without args stay valid and are judged on the text alone.
+  { tool: "remember", text: enoent },
+  { tool: "remember", text: enoent, args: { fact: "likes tea" } },
+  {
+    tool: "query",
+    text: "Value for 'timeout' must be at most 60",
+    inputSchema: { type: "object", properties: { timeout: { type: "number" } } },
+  },
+  {
+    tool: "login",
+    text: "Invalid password 'hunter2-Secret!'",
+    args: { password: "hunter2-Secret!" },
+  },
+  { tool: "q", text: "x", args: ["not", "an", "object"] },
+  { tool: "q", text: "x", inputSchema: "object" },
+  // A low-level server's thrown error, as JSON-RPC -32603, with and without the call's args.
+  {
+    tool: "get_note",
+    error: { code: -32603, message: 'No note with id "drafts"' },
+    args: { id: "drafts" },
+  },
+  { tool: "get_note", error: { code: -32603, message: 'No note with id "drafts"' } },
+];
+const plain = await governor(["classify", "--policy", policyFile], lines(argsInput));
+const explained = await governor(
+  ["classify", "--policy", policyFile, "--explain"],
+  lines(argsInput),
+);
+const argsOut = parse(plain.stdout);
+const withWhy = parse(explained.stdout);
 
+describe("governor classify: args, inputSchema and --explain (issue 12.3, 12.7)", () => {
   it("weighs the text with the call: a path the model never gave is the server's", () => {
-    expect(out[0]).toMatchObject({ action: "correct_arguments", reason: "not_found" });
-    expect(out[1]).toMatchObject({ action: "stop", reason: "misconfigured" });
-    expect(out[2]).toMatchObject({ action: "correct_arguments", reason: "invalid_argument" });
+    expect(argsOut[0]).toMatchObject({ action: "correct_arguments", reason: "not_found" });
+    expect(argsOut[1]).toMatchObject({ action: "stop", reason: "misconfigured" });
+    expect(argsOut[2]).toMatchObject({ action: "correct_arguments", reason: "invalid_argument" });
     // Without --explain the output keeps the contract's four fields.
-    expect(Object.keys(out[1]).sort()).toEqual(["action", "fingerprint", "message", "reason"]);
+    expect(Object.keys(argsOut[1]).sort()).toEqual(["action", "fingerprint", "message", "reason"]);
   });
 
   it("a -32603 that names the call's argument is the model's; without args, the host's", () => {
-    expect(out[6]).toMatchObject({ action: "correct_arguments", reason: "not_found" });
-    expect(out[7]).toMatchObject({ action: "host", message: null });
+    expect(argsOut[6]).toMatchObject({ action: "correct_arguments", reason: "not_found" });
+    expect(argsOut[7]).toMatchObject({ action: "host", message: null });
   });
 
   it("redacts the values of sensitive arguments given in args", () => {
-    expect(out[3].message).not.toContain("hunter2-Secret!");
+    expect(argsOut[3].message).not.toContain("hunter2-Secret!");
   });
 
   it("names a bad args or inputSchema and what is accepted", () => {
     expect(plain.status).toBe(1);
-    expect(out[4]).toEqual({ error: "line 5: args: expected an object, got an array" });
-    expect(out[5]).toEqual({ error: "line 6: inputSchema: expected an object, got a string" });
+    expect(argsOut[4]).toEqual({ error: "line 5: args: expected an object, got an array" });
+    expect(argsOut[5]).toEqual({ error: "line 6: inputSchema: expected an object, got a string" });
   });
 
   it("--explain adds which step decided and how sure it is", () => {
@@ -280,14 +283,14 @@ describe("governor classify: args, inputSchema and --explain (issue 12.3, 12.7)"
     expect(withWhy[2].explain.detail).toContain('"timeout"');
     for (const [i, o] of withWhy.slice(0, 4).entries()) {
       const { explain, ...rest } = o;
-      expect(rest).toEqual(out[i]);
+      expect(rest).toEqual(argsOut[i]);
       expect(JSON.stringify(explain)).not.toContain("hunter2-Secret!");
     }
   });
 });
 
 describe("governor check", () => {
-  it("prints the resolved policy, or each bad field's path", () => {
+  it("prints the resolved policy, or each bad field's path", async () => {
     const dir = mkdtempSync(join(tmpdir(), "gov-"));
     const good = join(dir, "good.json");
     const bad = join(dir, "bad.json");
@@ -296,10 +299,10 @@ describe("governor check", () => {
       bad,
       JSON.stringify({ budgets: { calls: -1 }, servers: { s: { trustAnnotations: "yes" } } }),
     );
-    const ok = governor(["check", good]);
+    const ok = await governor(["check", good]);
     expect(ok.status).toBe(0);
     expect(JSON.parse(ok.stdout).budgets.calls).toBe(7);
-    const no = governor(["check", bad]);
+    const no = await governor(["check", bad]);
     expect(no.status).toBe(1);
     expect(no.stdout).toContain("budgets.calls");
     expect(no.stdout).toContain("servers.s.trustAnnotations");

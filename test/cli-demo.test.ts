@@ -1,9 +1,5 @@
-import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-
-const root = fileURLToPath(new URL("..", import.meta.url));
-const tsx = import.meta.resolve("tsx");
+import { governorProcess, type Ran } from "./cli.ts";
 
 const STRATEGIES = ["naive", "blindRetry", "governed"] as const;
 const CONTRACT = [
@@ -35,30 +31,13 @@ interface Report {
   };
 }
 
-function governor(
-  args: string[],
-): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ["--conditions=source", "--import", tsx, "packages/cli/src/bin.ts", ...args],
-      { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.on("error", reject);
-    child.on("close", (status) => resolve({ status, stdout, stderr }));
-  });
-}
-
 describe("governor demo --json", () => {
-  let ran: { status: number | null; stdout: string; stderr: string };
+  let ran: Ran;
   let report: Report;
 
   beforeAll(async () => {
-    ran = await governor(["demo", "--json"]);
+    // A real process: the demo as a shell runs it.
+    ran = await governorProcess(["demo", "--json"]);
     report = JSON.parse(ran.stdout) as Report;
   }, 120_000);
 

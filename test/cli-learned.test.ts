@@ -9,13 +9,14 @@ import { createGovernor, type GovernorEvent } from "@governor/core";
 import { createRedisStore, type RedisStore } from "@governor/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sharedRedis } from "../packages/redis/src/testing-server.ts";
-import { governor as cli } from "./cli.ts";
+import { governor as cli, governorProcess } from "./cli.ts";
 
 const redis = await sharedRedis("learning on Redis");
 const url = redis.url;
 const problem = redis.problem;
 
-// Each CLI call starts a Node process with tsx: seconds apiece on a loaded machine.
+// The CLI runs in this process but one call, which starts a Node process with tsx: seconds on a
+// loaded machine.
 const CLI_MS = 120_000;
 
 const TEXT = "Invalid value for field 'owner': not allowed";
@@ -89,9 +90,9 @@ describe.runIf(problem === undefined)("learning shared through Redis, seen from 
 
   it(
     "governor report counts learned overrides",
-    () => {
+    async () => {
       const log = events.map((e) => JSON.stringify(e)).join("\n");
-      const out = cli(["report", "-", "--json"], `${log}\n`);
+      const out = await cli(["report", "-", "--json"], `${log}\n`);
       expect(out.status).toBe(0);
       const report = JSON.parse(out.stdout);
       expect(report.learned).toEqual({
@@ -99,7 +100,7 @@ describe.runIf(problem === undefined)("learning shared through Redis, seen from 
         byChange: { "correct_arguments -> stop": 1 },
         byTool: { save: 1 },
       });
-      const text = cli(["report", "-"], `${log}\n`);
+      const text = await cli(["report", "-"], `${log}\n`);
       expect(text.stdout).toContain("Decisions learned outcomes demoted: 1 of");
     },
     CLI_MS,
@@ -107,33 +108,52 @@ describe.runIf(problem === undefined)("learning shared through Redis, seen from 
 
   it(
     "learned list shows it; classify --explain --learned shows the override from the store or a snapshot",
-    () => {
-      const listed = cli(["learned", "list", "--store", url as string, "--prefix", prefix]);
+    async () => {
+      // A real process: the command as a shell runs it, its exit status and stdout.
+      const listed = await governorProcess([
+        "learned",
+        "list",
+        "--store",
+        url as string,
+        "--prefix",
+        prefix,
+      ]);
       expect(listed.status).toBe(0);
       expect(listed.stdout).toMatch(
         /crm\tsave\t[0-9a-f]{16}\tcorrect_futile=4\tdemotes correct_arguments -> stop/,
       );
 
       const line = `${JSON.stringify({ tool: "save", server: "crm", text: TEXT })}\n`;
-      const plain = JSON.parse(cli(["classify", "--explain"], line).stdout);
+      const plain = JSON.parse((await cli(["classify", "--explain"], line)).stdout);
       expect(plain.action).toBe("correct_arguments");
       expect(plain.explain.learned).toBeUndefined();
       const fromStore = JSON.parse(
-        cli(["classify", "--explain", "--learned", url as string, "--prefix", prefix], line).stdout,
+        (await cli(["classify", "--explain", "--learned", url as string, "--prefix", prefix], line))
+          .stdout,
       );
       expect(fromStore).toMatchObject({ action: "stop", reason: "learned_futile" });
       expect(fromStore.explain.learned).toMatchObject({ from: "correct_arguments", to: "stop" });
 
-      const json = cli(["learned", "list", "--store", url as string, "--prefix", prefix, "--json"]);
+      const json = await cli([
+        "learned",
+        "list",
+        "--store",
+        url as string,
+        "--prefix",
+        prefix,
+        "--json",
+      ]);
       const file = join(mkdtempSync(join(tmpdir(), "governor-learned-")), "learned.json");
       writeFileSync(file, json.stdout);
-      const fromFile = JSON.parse(cli(["classify", "--explain", "--learned", file], line).stdout);
+      const fromFile = JSON.parse(
+        (await cli(["classify", "--explain", "--learned", file], line)).stdout,
+      );
       expect(fromFile).toMatchObject({ action: "stop", reason: "learned_futile" });
       // The policy wins: learning off in the policy, the same line is a correction again.
       const off = join(file, "..", "off.json");
       writeFileSync(off, JSON.stringify({ learning: { enabled: false } }));
       const withOff = JSON.parse(
-        cli(["classify", "--explain", "--learned", file, "--policy", off], line).stdout,
+        (await cli(["classify", "--explain", "--learned", file, "--policy", off], line)).stdout,
       );
       expect(withOff.action).toBe("correct_arguments");
     },
@@ -142,17 +162,17 @@ describe.runIf(problem === undefined)("learning shared through Redis, seen from 
 
   it(
     "refuses a bad snapshot and a reset without a store URL, with what is accepted",
-    () => {
+    async () => {
       const dir = mkdtempSync(join(tmpdir(), "governor-learned-"));
       const bad = join(dir, "bad.json");
       writeFileSync(bad, JSON.stringify({ records: [{ key: 1 }] }));
-      const out = cli(["classify", "--learned", bad], "{}\n");
+      const out = await cli(["classify", "--learned", bad], "{}\n");
       expect(out.status).toBe(1);
       expect(out.stderr).toContain('records[0] needs "key"');
-      const reset = cli(["learned", "reset", "--store", bad]);
+      const reset = await cli(["learned", "reset", "--store", bad]);
       expect(reset.status).toBe(2);
       expect(reset.stderr).toContain("--store must be a Redis URL");
-      expect(cli(["learned", "list"]).stderr).toContain("--store is required");
+      expect((await cli(["learned", "list"])).stderr).toContain("--store is required");
     },
     CLI_MS,
   );
@@ -160,7 +180,7 @@ describe.runIf(problem === undefined)("learning shared through Redis, seen from 
   it(
     "learned reset forgets a tool's records, and the next run decides as before",
     async () => {
-      const kept = cli([
+      const kept = await cli([
         "learned",
         "reset",
         "--store",
@@ -171,7 +191,7 @@ describe.runIf(problem === undefined)("learning shared through Redis, seen from 
         "other",
       ]);
       expect(kept.stdout).toBe("removed 0 learned records\n");
-      const reset = cli([
+      const reset = await cli([
         "learned",
         "reset",
         "--store",
@@ -185,9 +205,9 @@ describe.runIf(problem === undefined)("learning shared through Redis, seen from 
       ]);
       expect(reset.status).toBe(0);
       expect(reset.stdout).toBe("removed 1 learned records\n");
-      expect(cli(["learned", "list", "--store", url as string, "--prefix", prefix]).stdout).toBe(
-        "nothing learned\n",
-      );
+      expect(
+        (await cli(["learned", "list", "--store", url as string, "--prefix", prefix])).stdout,
+      ).toBe("nothing learned\n");
       const outcomes = await futile(worker());
       expect(outcomes[0]?.kind).toBe("model");
     },

@@ -1,17 +1,15 @@
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { loadPolicy } from "@governor/core";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_POLICY } from "../packages/cli/src/demo-governed.ts";
 import type { ReplayReport } from "../packages/cli/src/replay-log.ts";
+import { governor, governorProcess, ROOT } from "./cli.ts";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
-const tsx = import.meta.resolve("tsx");
+const policyFile = join(ROOT, "examples/demo-policy.json");
 
 // Debian's chromium, which .ci/run installs. Skipped only where it is missing and not required
 // (CI sets GOVERNOR_REQUIRE_CHROMIUM=1: there a missing browser fails the test).
@@ -21,24 +19,6 @@ if (!haveChromium && process.env.GOVERNOR_REQUIRE_CHROMIUM !== "1") {
   console.warn(`skipping the browser test: ${CHROMIUM} is missing (apt-get install -y chromium)`);
 }
 const browserIt = haveChromium || process.env.GOVERNOR_REQUIRE_CHROMIUM === "1" ? it : it.skip;
-
-function governor(
-  args: string[],
-): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ["--conditions=source", "--import", tsx, "packages/cli/src/bin.ts", ...args],
-      { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.on("error", reject);
-    child.on("close", (status) => resolve({ status, stdout, stderr }));
-  });
-}
 
 interface DemoJson {
   observeOnly?: boolean;
@@ -62,13 +42,7 @@ describe("governor replay of the observe-only demo", () => {
     expect(ran.stderr).toBe("");
     expect(ran.status).toBe(0);
     demo = JSON.parse(ran.stdout) as DemoJson;
-    const replayed = await governor([
-      "replay",
-      log,
-      "--policy",
-      "examples/demo-policy.json",
-      "--json",
-    ]);
+    const replayed = await governor(["replay", log, "--policy", policyFile, "--json"]);
     expect(replayed.stderr).toBe("");
     expect(replayed.status).toBe(0);
     report = JSON.parse(replayed.stdout) as ReplayReport;
@@ -79,7 +53,7 @@ describe("governor replay of the observe-only demo", () => {
   });
 
   it("examples/demo-policy.json is the demo's enforcing policy", async () => {
-    const file = loadPolicy(await readFile(join(root, "examples/demo-policy.json"), "utf8"));
+    const file = loadPolicy(await readFile(policyFile, "utf8"));
     expect(file).toEqual(loadPolicy(DEMO_POLICY));
   });
 
@@ -136,13 +110,14 @@ describe("governor replay of the observe-only demo", () => {
   });
 
   it("prints the same as text, and refuses bad usage with what is accepted", async () => {
-    const text = await governor(["replay", log, "--policy", "examples/demo-policy.json"]);
+    const text = await governor(["replay", log, "--policy", policyFile]);
     expect(text.status).toBe(0);
     expect(text.stdout).toContain("Runs: 10 ended");
     expect(text.stdout).toContain(
       "permission-denied: was completed at call 8; would end forbidden at call 1, 7 calls saved",
     );
-    const noPolicy = await governor(["replay", log]);
+    // A real process: the exit status and stderr of the command as a shell runs it.
+    const noPolicy = await governorProcess(["replay", log]);
     expect(noPolicy.status).toBe(2);
     expect(noPolicy.stderr).toContain("--policy FILE is required");
     const badPolicy = join(dir, "bad.json");
@@ -163,7 +138,7 @@ describe("governor replay of the observe-only demo", () => {
         page,
         "--replay",
         "--policy",
-        "examples/demo-policy.json",
+        policyFile,
       ]);
       expect(made.stderr).toBe("");
       expect(made.status).toBe(0);
@@ -202,8 +177,8 @@ describe("governor replay of the observe-only demo", () => {
         expect(await tab.textContent("body")).toContain("3 would stop earlier");
         expect(problems).toEqual([]);
         // The screenshot is the test's artifact (docs/img/report.png is one of these).
-        await mkdir(join(root, "artifacts"), { recursive: true });
-        const shot = join(root, "artifacts", "report.png");
+        await mkdir(join(ROOT, "artifacts"), { recursive: true });
+        const shot = join(ROOT, "artifacts", "report.png");
         await tab.screenshot({ path: shot, fullPage: true });
         expect((await stat(shot)).size).toBeGreaterThan(10_000);
       } finally {

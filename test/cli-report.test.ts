@@ -1,11 +1,9 @@
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createWriteStream } from "node:fs";
 import { appendFile, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { finished } from "node:stream/promises";
-import { fileURLToPath } from "node:url";
 import {
   createGovernor,
   createJsonlSink,
@@ -15,31 +13,7 @@ import {
   summarizeEvents,
 } from "@governor/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
-const root = fileURLToPath(new URL("..", import.meta.url));
-
-interface Ran {
-  readonly status: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function governor(args: string[], stdin?: string, nodeFlags: string[] = []): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [...nodeFlags, "--conditions=source", "--import", "tsx", "packages/cli/src/bin.ts", ...args],
-      { cwd: root, stdio: ["pipe", "pipe", "pipe"] },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.on("error", reject);
-    child.on("close", (status) => resolve({ status, stdout, stderr }));
-    child.stdin.end(stdin ?? "");
-  });
-}
+import { governor, governorProcess } from "./cli.ts";
 
 const actions = { correct_arguments: 0, retry_dependency: 0, switch_tool: 0, stop: 0, host: 0 };
 const at = Date.UTC(2025, 0, 1);
@@ -328,7 +302,7 @@ describe("governor report", () => {
     await finished(out);
     expect((await stat(big)).size).toBeGreaterThan(50 * 1024 * 1024);
 
-    const { status, stdout, stderr } = await governor(["report", big, "--json"], undefined, [
+    const { status, stdout, stderr } = await governorProcess(["report", big, "--json"], undefined, [
       "--max-old-space-size=64",
     ]);
     expect(stderr).toBe("");

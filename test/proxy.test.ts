@@ -215,7 +215,7 @@ describe("governor proxy over stdio", () => {
     expect(lines.some((e) => e.type === "decision" && e.reason === "forbidden")).toBe(true);
     expect(lines.some((e) => e.type === "run_end" && e.summary.reason === "forbidden")).toBe(true);
     // governor report and governor replay read it as they read the library's.
-    const report = governor(["report", events, "--json"]);
+    const report = await governor(["report", events, "--json"]);
     expect(report.status).toBe(0);
     expect(JSON.parse(report.stdout)).toMatchObject({ runs: 1, stoppedBy: { forbidden: 1 } });
     const lenient = join(dir, "lenient.json");
@@ -223,7 +223,7 @@ describe("governor proxy over stdio", () => {
       lenient,
       JSON.stringify({ ...POLICY, tools: { delete_account: { access: "deny" } } }),
     );
-    const replay = governor(["replay", events, "--policy", lenient, "--json"]);
+    const replay = await governor(["replay", events, "--policy", lenient, "--json"]);
     expect(replay.status, replay.stderr).toBe(0);
     expect(JSON.parse(replay.stdout)).toMatchObject({ runs: { total: 1 } });
   });

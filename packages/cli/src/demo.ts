@@ -35,6 +35,7 @@ export type { DemoCounts, DemoReport, DemoTaskResult, DemoTurn, GovernorMetrics,
 export { STRATEGIES };
 
 import { DEMO_POLICY, governedRuntime } from "./demo-governed.ts";
+import type { CliIo } from "./io.ts";
 
 /** Options of {@link runDemo}. */
 export interface DemoOptions {
@@ -263,7 +264,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
  * `--events FILE` writes its event log (JSON Lines, the file is replaced) for `governor report`
  * and `governor replay`.
  */
-export async function demoCommand(args: string[]): Promise<number> {
+export async function demoCommand(args: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args,
     options: {
@@ -291,6 +292,6 @@ export async function demoCommand(args: string[]): Promise<number> {
       `could not write ${values.events}: ${lastError instanceof Error ? lastError.message : String(lastError)}`,
     );
   }
-  process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatDemo(report));
+  io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatDemo(report));
   return 0;
 }

@@ -18,6 +18,7 @@ import {
   resolveToolPolicy,
 } from "@governor/core/judge";
 import { createRedisStore, type RedisStore } from "@governor/redis";
+import type { CliIo } from "./io.ts";
 
 /** Learned counts of a failure by server, tool and fingerprint, decayed to now. */
 export type LearnedLookup = (
@@ -127,7 +128,7 @@ function line(e: LearnedEntry): string {
  * `governor learned list --store SOURCE [--policy FILE] [--prefix P] [--limit N] [--json]` and
  * `governor learned reset --store URL [--server S [--tool T]] [--prefix P]`.
  */
-export async function learnedCommand(args: string[]): Promise<number> {
+export async function learnedCommand(args: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
   const { values } = parseArgs({
     args: rest,
@@ -143,24 +144,22 @@ export async function learnedCommand(args: string[]): Promise<number> {
     strict: true,
   });
   if (sub !== "list" && sub !== "reset") {
-    process.stderr.write(
-      `governor learned: expected list or reset, got ${JSON.stringify(sub ?? "")}\n`,
-    );
+    io.stderr.write(`governor learned: expected list or reset, got ${JSON.stringify(sub ?? "")}\n`);
     return 2;
   }
   if (values.store === undefined) {
-    process.stderr.write(`governor learned ${sub}: --store is required: ${STORE_HELP}\n`);
+    io.stderr.write(`governor learned ${sub}: --store is required: ${STORE_HELP}\n`);
     return 2;
   }
   if (sub === "reset") {
     if (!isUrl(values.store)) {
-      process.stderr.write(
+      io.stderr.write(
         "governor learned reset: --store must be a Redis URL (a snapshot file is not a store)\n",
       );
       return 2;
     }
     if (values.tool !== undefined && values.server === undefined) {
-      process.stderr.write(
+      io.stderr.write(
         "governor learned reset: --tool needs --server (a tool is learned per server)\n",
       );
       return 2;
@@ -170,7 +169,7 @@ export async function learnedCommand(args: string[]): Promise<number> {
       const removed = await store.resetOutcomes(
         values.server === undefined ? undefined : learnedPrefix(values.server, values.tool),
       );
-      process.stdout.write(
+      io.stdout.write(
         values.json ? `${JSON.stringify({ removed })}\n` : `removed ${removed} learned records\n`,
       );
       return 0;
@@ -180,7 +179,7 @@ export async function learnedCommand(args: string[]): Promise<number> {
   }
   const limit = values.limit === undefined ? 100 : Number(values.limit);
   if (!Number.isSafeInteger(limit) || limit < 1) {
-    process.stderr.write(`governor learned list: --limit takes a positive whole number\n`);
+    io.stderr.write(`governor learned list: --limit takes a positive whole number\n`);
     return 2;
   }
   const policy = loadPolicy(
@@ -205,10 +204,10 @@ export async function learnedCommand(args: string[]): Promise<number> {
         }),
       };
     });
-    process.stdout.write(`${JSON.stringify({ at: now, records: out }, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify({ at: now, records: out }, null, 2)}\n`);
     return 0;
   }
-  process.stdout.write(
+  io.stdout.write(
     entries.length === 0
       ? "nothing learned\n"
       : `server\ttool\tfingerprint\tcounts (decayed to now)\n${entries.map(line).join("\n")}\n`,

@@ -1,8 +1,12 @@
 import { createReadStream } from "node:fs";
+import type { Readable } from "node:stream";
 
-/** A log file as a byte stream; `-` is stdin. */
-export function openLog(file: string): AsyncIterable<Buffer | string> {
-  return file === "-" ? process.stdin : createReadStream(file);
+/** A log file as a byte stream; `-` is `stdin`. */
+export function openLog(
+  file: string,
+  stdin: Readable = process.stdin,
+): AsyncIterable<Buffer | string> {
+  return file === "-" ? stdin : createReadStream(file);
 }
 
 /** Longer lines are skipped unread: no event line comes near it (the sink caps its lines). */

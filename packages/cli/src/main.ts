@@ -3,6 +3,7 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { GovernorError, loadPolicy, type Policy } from "@governor/core";
 import { classifyLine } from "./classify-lines.ts";
+import { type CliIo, processIo } from "./io.ts";
 import { replayCommand } from "./replay.ts";
 import { reportCommand } from "./report.ts";
 
@@ -42,7 +43,7 @@ async function readPolicy(file: string | undefined): Promise<Policy> {
   return loadPolicy(await readFile(file, "utf8"));
 }
 
-async function classifyCommand(args: string[]): Promise<number> {
+async function classifyCommand(args: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args,
     options: {
@@ -66,7 +67,7 @@ async function classifyCommand(args: string[]): Promise<number> {
         );
   let status = 0;
   let n = 0;
-  const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
+  const lines = createInterface({ input: io.stdin, crlfDelay: Number.POSITIVE_INFINITY });
   for await (const raw of lines) {
     n += 1;
     if (raw.trim() === "") continue;
@@ -75,72 +76,70 @@ async function classifyCommand(args: string[]): Promise<number> {
       ...(learned !== undefined && { learned }),
     });
     if ("error" in out) status = 1;
-    process.stdout.write(`${JSON.stringify(out)}\n`);
+    io.stdout.write(`${JSON.stringify(out)}\n`);
   }
   return status;
 }
 
-async function checkCommand(args: string[]): Promise<number> {
+async function checkCommand(args: string[], io: CliIo): Promise<number> {
   const { positionals } = parseArgs({ args, allowPositionals: true, strict: true });
   const file = positionals[0];
   if (file === undefined || positionals.length > 1) {
-    process.stderr.write("governor check: expected exactly one policy file\n");
+    io.stderr.write("governor check: expected exactly one policy file\n");
     return 2;
   }
   try {
     const policy = await readPolicy(file);
-    process.stdout.write(`${JSON.stringify(policy, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify(policy, null, 2)}\n`);
     return 0;
   } catch (err) {
     if (GovernorError.isInstance(err) && err.code === "invalid_policy") {
-      process.stdout.write(`${file}: ${err.message}\n`);
+      io.stdout.write(`${file}: ${err.message}\n`);
       return 1;
     }
     throw err;
   }
 }
 
-/** Runs the CLI; returns the exit status. */
-export async function main(argv: string[]): Promise<number> {
+/** Runs the CLI on `io` (the process's streams by default); returns the exit status. */
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
       case "demo": {
         // Loaded on demand: it pulls in the MCP SDK and the testkit, which other commands skip.
         const { demoCommand } = await import("./demo.ts");
-        return await demoCommand(rest);
+        return await demoCommand(rest, io);
       }
       case "proxy": {
         const { proxyCommand } = await import("./proxy/command.ts");
-        return await proxyCommand(rest);
+        return await proxyCommand(rest, io);
       }
       case "classify":
-        return await classifyCommand(rest);
+        return await classifyCommand(rest, io);
       case "check":
-        return await checkCommand(rest);
+        return await checkCommand(rest, io);
       case "report":
-        return await reportCommand(rest);
+        return await reportCommand(rest, io);
       case "replay":
-        return await replayCommand(rest);
+        return await replayCommand(rest, io);
       case "learned": {
         // Loaded on demand: it pulls in the Redis client.
         const { learnedCommand } = await import("./learned.ts");
-        return await learnedCommand(rest);
+        return await learnedCommand(rest, io);
       }
       case "help":
       case "--help":
       case "-h":
-        process.stdout.write(USAGE);
+        io.stdout.write(USAGE);
         return 0;
       default:
-        process.stderr.write(
-          `governor: unknown command ${JSON.stringify(command ?? "")}\n\n${USAGE}`,
-        );
+        io.stderr.write(`governor: unknown command ${JSON.stringify(command ?? "")}\n\n${USAGE}`);
         return 2;
     }
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`governor ${command}: ${message}\n`);
+    io.stderr.write(`governor ${command}: ${message}\n`);
     return GovernorError.isInstance(err) ? 1 : 2;
   }
 }

@@ -1,16 +1,22 @@
 import { readFile } from "node:fs/promises";
+import type { Readable } from "node:stream";
 import { parseArgs } from "node:util";
 import { loadPolicy, type Policy } from "@governor/core";
+import type { CliIo } from "./io.ts";
 import { openLog, readLogs, withoutLineNumber } from "./lines.ts";
 import { type ReplayReport, replayEventLines } from "./replay-log.ts";
 
-/** Reads logs and replays them; each bad line is named by its file and its line there. */
+/**
+ * Reads logs (`-` is `stdin`) and replays them; each bad line is named by its file and its line
+ * there.
+ */
 export async function replayFiles(
   files: readonly string[],
   policy: Policy,
   complain: (message: string) => void,
+  stdin: Readable = process.stdin,
 ): Promise<ReplayReport> {
-  const logs = readLogs(files, complain, openLog);
+  const logs = readLogs(files, complain, (file) => openLog(file, stdin));
   return replayEventLines(logs.lines, policy, {
     onError: (message) => complain(`${logs.where()}: ${withoutLineNumber(message)}`),
   });
@@ -75,7 +81,7 @@ export function formatReplay(report: ReplayReport): string {
  * under the policy and prints what changes. Exit 1 when a line was bad (the rest is replayed),
  * 2 for bad usage.
  */
-export async function replayCommand(args: string[]): Promise<number> {
+export async function replayCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -83,21 +89,24 @@ export async function replayCommand(args: string[]): Promise<number> {
     options: { policy: { type: "string" }, json: { type: "boolean", default: false } },
   });
   if (positionals.length === 0) {
-    process.stderr.write("governor replay: expected one or more event log files (- for stdin)\n");
+    io.stderr.write("governor replay: expected one or more event log files (- for stdin)\n");
     return 2;
   }
   if (values.policy === undefined) {
-    process.stderr.write(
-      "governor replay: --policy FILE is required (the policy to replay under)\n",
-    );
+    io.stderr.write("governor replay: --policy FILE is required (the policy to replay under)\n");
     return 2;
   }
   const policy = loadPolicy(await readFile(values.policy, "utf8"));
   let bad = 0;
-  const report = await replayFiles(positionals, policy, (message) => {
-    bad += 1;
-    process.stderr.write(`governor replay: ${message}\n`);
-  });
-  process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatReplay(report));
+  const report = await replayFiles(
+    positionals,
+    policy,
+    (message) => {
+      bad += 1;
+      io.stderr.write(`governor replay: ${message}\n`);
+    },
+    io.stdin,
+  );
+  io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatReplay(report));
   return bad > 0 ? 1 : 0;
 }

@@ -4,6 +4,7 @@ import { loadPolicy, type Report, summarizeEventLines } from "@governor/core";
 import { parseEventLine } from "@governor/core/judge";
 import { HtmlTally } from "./html-aggregate.ts";
 import { renderHtmlReport } from "./html-page.ts";
+import type { CliIo } from "./io.ts";
 import { openLog, readLogs, withoutLineNumber } from "./lines.ts";
 import { ReplayTally } from "./replay-log.ts";
 
@@ -132,7 +133,7 @@ export function formatReport(report: Report): string {
  * stderr with their file and line numbers and make the exit status 1; the valid lines are still
  * summarized.
  */
-export async function reportCommand(args: string[]): Promise<number> {
+export async function reportCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -146,7 +147,7 @@ export async function reportCommand(args: string[]): Promise<number> {
     },
   });
   const usage = (message: string) => {
-    process.stderr.write(`governor report: ${message}\n`);
+    io.stderr.write(`governor report: ${message}\n`);
     return 2;
   };
   if (positionals.length === 0) {
@@ -170,9 +171,9 @@ export async function reportCommand(args: string[]): Promise<number> {
   let bad = 0;
   const complain = (message: string) => {
     bad += 1;
-    process.stderr.write(`governor report: ${message}\n`);
+    io.stderr.write(`governor report: ${message}\n`);
   };
-  const logs = readLogs(positionals, complain, openLog);
+  const logs = readLogs(positionals, complain, (file) => openLog(file, io.stdin));
   const html = values.html === undefined ? undefined : new HtmlTally();
   const replay = policy === undefined ? undefined : new ReplayTally(policy);
   // The summary reads the lines; the page's aggregates and the replay see the same events.
@@ -195,6 +196,6 @@ export async function reportCommand(args: string[]): Promise<number> {
   if (values.html !== undefined && html !== undefined) {
     await writeFile(values.html, renderHtmlReport(report, html.result(), replay?.result()));
   }
-  process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatReport(report));
+  io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatReport(report));
   return bad > 0 ? 1 : 0;
 }

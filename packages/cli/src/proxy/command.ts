@@ -13,6 +13,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { CliIo } from "../io.ts";
 import { createProxyServer, type ProxyServer, type ProxyServerOptions } from "./server.ts";
 
 /** What `governor proxy` was asked to do. */
@@ -259,20 +260,20 @@ export async function listenHttp(
 }
 
 /** Runs `governor proxy`; resolves with the exit status when the host goes away. */
-export async function proxyCommand(argv: string[]): Promise<number> {
+export async function proxyCommand(argv: string[], io: CliIo): Promise<number> {
   let args: ProxyArgs;
   try {
     args = parseProxyArgs(argv);
   } catch (error) {
     if (!(error instanceof ProxyUsageError)) throw error;
-    process.stderr.write(`governor proxy: ${error.message}\n`);
+    io.stderr.write(`governor proxy: ${error.message}\n`);
     return 2;
   }
   const policy = loadPolicy(args.policy === undefined ? {} : await readFile(args.policy, "utf8"));
   let sink: JsonlSink | undefined;
   if (args.events !== undefined) {
     sink = createJsonlSink(args.events, {
-      onError: (error) => process.stderr.write(`governor proxy: event log: ${String(error)}\n`),
+      onError: (error) => io.stderr.write(`governor proxy: event log: ${String(error)}\n`),
     });
   }
   const governor = createGovernor(policy, { ...(sink !== undefined && { onEvent: sink.write }) });
@@ -284,7 +285,7 @@ export async function proxyCommand(argv: string[]): Promise<number> {
     ...(args.windowMs !== undefined && { windowMs: args.windowMs }),
     ...(args.stopTtlMs !== undefined && { stopTtlMs: args.stopTtlMs }),
     ...(args.timeoutMs !== undefined && { timeoutMs: args.timeoutMs }),
-    onTransportError: (error) => process.stderr.write(`governor proxy: ${error.message}\n`),
+    onTransportError: (error) => io.stderr.write(`governor proxy: ${error.message}\n`),
   });
 
   let closing: Promise<void> | undefined;
@@ -295,16 +296,16 @@ export async function proxyCommand(argv: string[]): Promise<number> {
   let closeHost: () => Promise<void>;
   if (args.listen !== undefined) {
     const served = await listenHttp(proxyOptions, args.listen, args.host);
-    process.stderr.write(`governor proxy: listening on http://${args.host}:${served.port}/mcp\n`);
+    io.stderr.write(`governor proxy: listening on http://${args.host}:${served.port}/mcp\n`);
     closeHost = served.close;
   } else {
     const proxy = createProxyServer(proxyOptions());
-    const transport = new StdioServerTransport();
+    const transport = new StdioServerTransport(io.stdin, io.stdout);
     await proxy.server.connect(transport);
     closeHost = proxy.close;
     // The host went away: end the run and the child server with it.
-    process.stdin.once("end", () => void shutdown());
-    process.stdin.once("close", () => void shutdown());
+    io.stdin.once("end", () => void shutdown());
+    io.stdin.once("close", () => void shutdown());
   }
   function shutdown(): Promise<void> {
     closing ??= (async () => {
