@@ -56,6 +56,38 @@ describe("decide", () => {
     );
   });
 
+  it("a keyed write of unknown outcome whose retries are over stops as uncertain_mutation", () => {
+    // Retried with its key, it may still have happened: another tool would write a second time,
+    // and a stop for the retries alone would not say the write may have happened.
+    const c = { certainty: "unknown" as const, reason: "timeout" as const };
+    const alts = { tools: { t: { alternatives: ["u"] } } };
+    const keyedWrite = { effect: "mutating" as const, keyed: true };
+    for (const extra of [
+      { attempt: 3 },
+      { attempt: 1, serverRetryBudgetEmpty: true },
+      { attempt: 1, exhausted: ["retries" as const] },
+      { attempt: 1, exhausted: ["failures" as const] },
+      { attempt: 1, remainingMs: 1 },
+    ]) {
+      for (const policy of [{}, alts]) {
+        expect(decide(base(c, { ...keyedWrite, ...extra }, policy))).toMatchObject({
+          action: "stop",
+          reason: "uncertain_mutation",
+          personResolvable: true,
+        });
+      }
+    }
+    // A verify step that found no effect makes giving up safe: the switch stays.
+    expect(decide(base(c, { ...keyedWrite, attempt: 3, verified: "absent" }, alts))).toMatchObject({
+      action: "switch_tool",
+    });
+    // Not a write, or a write that certainly failed: as before.
+    expect(decide(base(c, { effect: "idempotent", attempt: 3 }, alts)).action).toBe("switch_tool");
+    expect(decide(base({ certainty: "failed" }, { ...keyedWrite, attempt: 3 })).reason).toBe(
+      "retries_exhausted",
+    );
+  });
+
   it("switches when retries run out and alternatives exist", () => {
     const d = decide(base({}, { attempt: 3 }, { tools: { t: { alternatives: ["u"] } } }));
     expect(d).toMatchObject({ action: "switch_tool", alternatives: ["u"] });

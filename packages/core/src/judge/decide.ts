@@ -68,7 +68,10 @@ export type Decision =
       readonly budget?: BudgetName;
       /** A person could resolve it (log in, approve, raise a quota, check a write). */
       readonly personResolvable: boolean;
-      /** Set when learned outcomes demoted the failure's decision to this stop (`learned_futile`). */
+      /**
+       * Set when learned outcomes demoted the failure's decision to this stop (`learned_futile`;
+       * `uncertain_mutation` for a write that may have happened).
+       */
       readonly learned?: LearnedOverride;
     }
   | { readonly action: "host"; readonly reason: Reason; readonly certainty: Certainty };
@@ -183,20 +186,20 @@ export function decide(ctx: DecideContext): Decision {
       if (!safeToRepeat(certainty, ctx.effect, ctx.keyed, ctx.verified)) {
         return stop(ctx, "uncertain_mutation");
       }
-      if (spent(ctx, "failures")) return stop(ctx, "budget_exhausted", "failures");
-      // A target the model chose (a URL) goes back to the model after its retries: not demoted.
-      if (c.onRetriesExhausted === undefined) {
-        const learned = demotion(ctx, "retry_dependency");
-        if (learned !== undefined) return demoted(ctx, learned);
+      const d = retry(ctx);
+      if (
+        d.action === "retry_dependency" ||
+        safeToRepeat(certainty, ctx.effect, false, ctx.verified)
+      ) {
+        return d;
       }
-      if (spent(ctx, "retries")) return giveUp(ctx, "budget_exhausted", "retries");
-      if (ctx.attempt >= ctx.tool.retry.attempts || ctx.serverRetryBudgetEmpty) {
-        return giveUp(ctx, "retries_exhausted");
-      }
-      const delayMs = backoffDelay(ctx.attempt, ctx.tool.retry, ctx.random, c.retryAfterMs);
-      if (delayMs === undefined) return giveUp(ctx, "retries_exhausted");
-      if (delayMs >= ctx.remainingMs) return giveUp(ctx, "deadline_exceeded");
-      return { action: "retry_dependency", reason: c.reason, certainty, delayMs };
+      // A write that may have happened is retried with its key or not at all: once retrying is
+      // over, neither another tool (a second write) nor a stop for another reason (which would
+      // not say the write may have happened) follows it. A learned demotion stays on record.
+      const learned = "learned" in d ? d.learned : undefined;
+      return learned === undefined
+        ? stop(ctx, "uncertain_mutation")
+        : ({ ...stop(ctx, "uncertain_mutation"), learned } as Decision);
     }
     case "correct_arguments":
       return correct(ctx);
@@ -209,4 +212,23 @@ export function decide(ctx: DecideContext): Decision {
       return { action: c.action, reason: c.reason, certainty, alternatives: ctx.tool.alternatives };
     }
   }
+}
+
+/** A dependency failure safe to repeat: a retry within the caps and budgets, else giving up. */
+function retry(ctx: DecideContext): Decision {
+  const c = ctx.classification;
+  if (spent(ctx, "failures")) return stop(ctx, "budget_exhausted", "failures");
+  // A target the model chose (a URL) goes back to the model after its retries: not demoted.
+  if (c.onRetriesExhausted === undefined) {
+    const learned = demotion(ctx, "retry_dependency");
+    if (learned !== undefined) return demoted(ctx, learned);
+  }
+  if (spent(ctx, "retries")) return giveUp(ctx, "budget_exhausted", "retries");
+  if (ctx.attempt >= ctx.tool.retry.attempts || ctx.serverRetryBudgetEmpty) {
+    return giveUp(ctx, "retries_exhausted");
+  }
+  const delayMs = backoffDelay(ctx.attempt, ctx.tool.retry, ctx.random, c.retryAfterMs);
+  if (delayMs === undefined) return giveUp(ctx, "retries_exhausted");
+  if (delayMs >= ctx.remainingMs) return giveUp(ctx, "deadline_exceeded");
+  return { action: "retry_dependency", reason: c.reason, certainty: c.certainty, delayMs };
 }

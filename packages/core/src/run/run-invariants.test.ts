@@ -458,6 +458,32 @@ describe("after the second review", () => {
     expect(await pending).toMatchObject({ kind: "stop", reason: "aborted" });
   });
 
+  it("a keyed write whose retries all went unanswered stops naming its key, never switching", async () => {
+    for (const alternatives of [[], ["pay_backup"]]) {
+      const run = gov({
+        tools: {
+          pay: {
+            effect: "mutating",
+            alternatives,
+            idempotency: { honorsKeys: true },
+            retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
+          },
+        },
+      }).startRun();
+      const keys: (string | undefined)[] = [];
+      const outcome = await run.call({ tool: "pay", args: { amount: 5 } }, (ctx) => {
+        keys.push(ctx.idempotencyKey);
+        return Promise.reject(reset());
+      });
+      // Both attempts may have written: the model is neither sent to another tool (a second
+      // write under another key) nor told only that the service fails.
+      expect(keys).toHaveLength(2);
+      expect(outcome).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+      expect(outcome.kind === "stop" && outcome.idempotencyKey).toBe(keys[0]);
+      expect(modelText(outcome)).toContain("the write may have happened");
+    }
+  });
+
   it("a write left uncertain after the run ended still names its key", async () => {
     const run = gov({ tools: { w: {} } }).startRun();
     let fail: (e: Error) => void = () => {};

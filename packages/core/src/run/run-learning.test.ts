@@ -214,7 +214,7 @@ describe("learning from outcomes in a run", () => {
 
   it("never switches an uncertain write: a keyed mutation whose retries never recover stops", async () => {
     const store = createMemoryStore();
-    const { gov } = setup(
+    const { gov, events } = setup(
       {
         tools: {
           pay: {
@@ -238,7 +238,13 @@ describe("learning from outcomes in a run", () => {
       return failure("504 Gateway Timeout");
     });
     expect(attempts).toBe(1);
-    expect(out.kind === "stop" && out.reason).toBe("learned_futile");
+    // The write may have happened: the stop says so and names its key; the demotion stays on
+    // record in the decision.
+    expect(out).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    expect(out.kind === "stop" && out.idempotencyKey).toMatch(/^gk_/);
+    const decided = events.find((e): e is DecisionEvent => e.type === "decision");
+    expect(decided).toMatchObject({ action: "stop", reason: "uncertain_mutation" });
+    expect(decided?.learned).toMatchObject({ to: "stop" });
   });
 
   it("a store that cannot answer for learning changes nothing of the run, and reaches nobody", async () => {
