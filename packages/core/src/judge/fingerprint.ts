@@ -9,6 +9,7 @@
 import type { Channel } from "../types.ts";
 import { sha256Hex } from "./canonical.ts";
 import { charTable, collapseSpaces, hasRun, replaceAnchored } from "./redact.ts";
+import { replaceEach } from "./replace-each.ts";
 import { judgeFacts } from "./text-facts.ts";
 
 const INPUT_CAP = 4096;
@@ -267,6 +268,11 @@ function replaceQuoted(
   return "<str>";
 }
 
+/** replaceQuoted for {@link replaceEach}. */
+function quotedMatch(m: RegExpExecArray, whole: string): string {
+  return replaceQuoted(m[0], m[1], m[2], m[3], m[4], m[5], m.index, whole);
+}
+
 /** QUOTED for the quoted values inside a kept message (a regex of its own: no shared state). */
 const INNER_QUOTED = new RegExp(QUOTED.source, "g");
 
@@ -472,32 +478,42 @@ function pathPlaceholder(): string {
   return "<path>";
 }
 
-function durationOrSize(match: string): string {
+function durationOrSize(m: RegExpExecArray): string {
+  const match = m[0];
   return match.endsWith("b") || match.endsWith("bytes") ? "<size>" : "<dur>";
 }
 
 /** Keys whose HTTP-like value names the condition (`status=503` is not `status=429`). */
 const STATUS_KEYS = new Set(["status", "status_code", "statuscode", "http_status", "httpstatus"]);
 
-function replaceKeyValue(match: string, key: string, value: string): string {
+function replaceKeyValue(m: RegExpExecArray): string {
+  const match = m[0];
+  // Both groups of KEY_VALUE always take part in a match.
+  const key = m[1] as string;
+  const value = m[2] as string;
   if (STATUS_KEYS.has(key) && /^[1-5]\d\d$/.test(value)) return match;
   return isConditionPair(key, value) ? match : `${key}=<v>`;
 }
 
-function replaceIpv6(match: string): string {
+function replaceIpv6(m: RegExpExecArray): string {
+  const match = m[0];
   return /[0-9a-f]/.test(match) ? "<ip>" : match;
 }
 
-function replaceLongToken(match: string): string {
+function replaceLongToken(m: RegExpExecArray): string {
+  const match = m[0];
   return /\d/.test(match) && /[a-z]/.test(match) ? "<id>" : match;
 }
 
-function replaceHexId(match: string): string {
+function replaceHexId(m: RegExpExecArray): string {
+  const match = m[0];
   const hex = match.startsWith("0x") ? match.slice(2) : match;
   return /\d/.test(hex) && /[a-f]/.test(hex) ? "<id>" : match;
 }
 
-function replaceNumber(match: string, offset: number, whole: string): string {
+function replaceNumber(m: RegExpExecArray, whole: string): string {
+  const match = m[0];
+  const offset = m.index;
   const before = whole.charAt(offset - 1);
   // Short digit runs glued to a word are part of a name: utf8, ipv4, base64, http2, s3.
   if (/[a-z]/.test(before) && /^\d{1,2}$/.test(match)) return match;
@@ -511,7 +527,8 @@ function replaceNumber(match: string, offset: number, whole: string): string {
   return "<id>";
 }
 
-function replaceDotted(match: string): string {
+function replaceDotted(m: RegExpExecArray): string {
+  const match = m[0];
   let end = match.length;
   while (end > 0 && match.charAt(end - 1) === ".") end--;
   const name = match.slice(0, end);
@@ -596,14 +613,14 @@ function normalize(head: string): string {
   let colons = s.includes(":");
   const hyphens = s.includes("-");
   // Quoted values first: whatever is inside cannot then be read by another rule.
-  if (HAS_QUOTE.test(s)) s = s.replace(QUOTED, replaceQuoted);
+  if (HAS_QUOTE.test(s)) s = replaceEach(s, QUOTED, quotedMatch);
   // One-token values in brackets (`no such index [logs-app]`), lists and paths included.
   if (s.includes("[")) s = replaceAnchored(s, BRACKETED, "[", 0, replaceBracketed);
   // A URL's scheme ends at most 31 characters after its start, where `://` follows.
   s = replaceAnchored(s, URL_LIKE, "://", 31, urlPlaceholder);
   if (s.includes("@")) s = s.replace(EMAIL, "<email>");
   if (s.includes("=")) {
-    s = s.replace(KEY_VALUE, replaceKeyValue);
+    s = replaceEach(s, KEY_VALUE, replaceKeyValue);
     if (s.includes(" = "))
       s = replaceAnchored(s, SPACED_KEY_VALUE, " = ", 64, replaceSpacedKeyValue);
   }
@@ -621,7 +638,7 @@ function normalize(head: string): string {
     if (colons) s = s.replace(CLOCK_TIME, "<time>");
   }
   colons &&= s.includes(":");
-  if (colons && IPV6_HINT.test(s)) s = s.replace(IPV6, replaceIpv6);
+  if (colons && IPV6_HINT.test(s)) s = replaceEach(s, IPV6, replaceIpv6);
   if (colons && (s.includes(":\\") || s.includes(":/"))) s = s.replace(WINDOWS_PATH, "<path>");
   if (s.includes("\\\\")) s = s.replace(UNC_PATH, "<path>");
   if (s.includes("/")) s = s.replace(POSIX_PATH, "<path>");
@@ -630,7 +647,7 @@ function normalize(head: string): string {
   if (s.includes("getaddrinfo ")) s = s.replace(NOT_FOUND_HOST, "getaddrinfo $1 <host>");
   // A host name ends in a label of two letters or more, after a dot.
   dots &&= s.includes(".");
-  if (dots && HOST_HINT.test(s)) s = s.replace(DOTTED, replaceDotted);
+  if (dots && HOST_HINT.test(s)) s = replaceEach(s, DOTTED, replaceDotted);
   // Values that are words: named (`with name x`), a subject (`: x is not defined`), a tail
   // (`not found: x`), identifiers without error vocabulary, and keys of colons.
   // Each lead holds `name` or ` user`, each phrase ` not `: most texts hold neither, and a search
@@ -655,16 +672,16 @@ function normalize(head: string): string {
     // A long token or a hex id is a whole run of its characters, replaced when it mixes digits
     // and letters.
     if (hasRun(s, TOKEN_CHARS, 16, mixesDigitsAndLetters)) {
-      s = s.replace(LONG_TOKEN, replaceLongToken);
+      s = replaceEach(s, LONG_TOKEN, replaceLongToken);
     }
     // Hex ids before durations: `000000d` is an id, not days.
     // (Digit-only runs are left to the duration and number rules, which give them the same `<id>`.)
     if (hasRun(s, HEX_CHARS, 7, mixesDigitsAndLetters)) {
-      s = s.replace(HEX_ID, replaceHexId);
+      s = replaceEach(s, HEX_ID, replaceHexId);
     }
-    s = s.replace(DURATION_OR_SIZE, durationOrSize);
+    s = replaceEach(s, DURATION_OR_SIZE, durationOrSize);
     s = s.replace(DURATION, "<dur>");
-    s = s.replace(NUMBER, replaceNumber);
+    s = replaceEach(s, NUMBER, replaceNumber);
   }
   if (s.includes(">,")) s = s.replace(PLACEHOLDER_LIST, "$1");
   s = collapseSpaces(s);

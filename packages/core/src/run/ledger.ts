@@ -2,7 +2,12 @@
 // against the server's retry budget) before it, and settling its key after it.
 import { fingerprint } from "../judge/fingerprint.ts";
 import { composeMessage } from "../judge/message.ts";
-import type { ClaimOptions, ClaimResult, SettleOptions } from "../store/store.ts";
+import {
+  type ClaimOptions,
+  type ClaimResult,
+  type SettleOptions,
+  StoreError,
+} from "../store/store.ts";
 import type { MaybePromise, Reason } from "../types.ts";
 import { type CallState, noteSuccess } from "./call-state.ts";
 import { isAborted } from "./cuts.ts";
@@ -170,6 +175,7 @@ function afterClaim<T>(
       replayed: true,
     };
   }
+  if (claim.status === "ledger_full") return storeTrouble<T>(state, ledgerFull(), "not_sent");
   if (claim.status !== "claimed") return refusedClaim<T>(state, claim.status);
   state.claimedAt = claimedAt;
   return countFirst<T>(state);
@@ -225,9 +231,25 @@ function releasedAborted<T>(state: CallState, key: string): Promise<CallOutcome<
   );
 }
 
+/**
+ * A ledger at its cap: the store's capacity, which only its operator can change (settle the
+ * writes in doubt, raise the cap, or use a shared store), so the host is told, as for any store
+ * that cannot take a claim; the model reads only that the call could not be completed.
+ */
+function ledgerFull(): StoreError {
+  return new StoreError({
+    reason: "ledger_full",
+    operation: "claim",
+    message:
+      "the idempotency ledger is full (its cap of unsettled entries, or of all entries kept " +
+      "within their retention, is reached): settle the writes in doubt with governor.settle, " +
+      "or raise the store's maxUnsettled / maxLedgerEntries",
+  });
+}
+
 function refusedClaim<T>(
   state: CallState,
-  status: "in_flight" | "args_mismatch" | "uncertain" | "ledger_full",
+  status: "in_flight" | "args_mismatch" | "uncertain",
 ): CallOutcome<T> {
   if (status === "in_flight") {
     emitCall(state, "model");
@@ -249,8 +271,6 @@ function refusedClaim<T>(
   const observation =
     status === "uncertain"
       ? "an earlier attempt of this write may have taken effect"
-      : status === "args_mismatch"
-        ? "this call id was already used with other arguments"
-        : "too many writes await confirmation";
+      : "this call id was already used with other arguments";
   return stopOutcome(state, { ...plainStop(reason), personResolvable: true }, observation);
 }

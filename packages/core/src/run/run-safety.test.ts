@@ -242,6 +242,79 @@ describe("issue 8.3 (run): a ledger that lost its data stops the run for a perso
   });
 });
 
+describe("a full ledger is the host's to fix, not a rule of the service", () => {
+  // The memory store keeps succeeded writes for their retention (24 h) and refuses new claims past
+  // maxLedgerEntries: a busy process reaches it. The run used to stop with business_rule and tell
+  // the model that the service refused the request by one of its rules.
+  const pay = (executed: { n: number }) => async () => {
+    executed.n += 1;
+    return ok("paid");
+  };
+
+  it("past maxLedgerEntries a new write executes nothing and the host is told ledger_full", async () => {
+    const store = createMemoryStore({ maxLedgerEntries: 2 });
+    const host: HostError[] = [];
+    const governor = gov(
+      { tools: { pay: { effect: "mutating" } } },
+      { store, onHostError: (e) => void host.push(e) },
+    );
+    const executed = { n: 0 };
+    const run = governor.startRun();
+    for (const amount of [1, 2]) {
+      expect(await run.call({ tool: "pay", args: { amount } }, pay(executed))).toMatchObject({
+        kind: "ok",
+      });
+    }
+    const outcome = await run.call({ tool: "pay", args: { amount: 3 } }, pay(executed));
+    expect(executed.n).toBe(2);
+    expect(outcome).toMatchObject({
+      kind: "stop",
+      reason: "store_unavailable",
+      personResolvable: true,
+    });
+    expect(modelText(outcome)).not.toMatch(/rule|ledger|maxLedgerEntries|settle|gk_/i);
+    expect(host).toHaveLength(1);
+    expect(host[0]).toMatchObject({ reason: "store_unavailable", failureCode: "ledger_full" });
+    expect(host[0]?.message).toMatch(/ledger is full/);
+    expect(StoreError.isInstance(host[0]?.cause)).toBe(true);
+    expect(run.summary()).toMatchObject({ reason: "store_unavailable", personResolvable: true });
+  });
+
+  it("past maxUnsettled (writes in doubt) the same, and nothing executes", async () => {
+    const store = createMemoryStore({ maxUnsettled: 1 });
+    const governor = gov({ tools: { pay: { effect: "mutating" } } }, { store });
+    // A write whose response was lost: its key stays uncertain until a person settles it.
+    const first = await governor.startRun().call({ tool: "pay", args: { amount: 1 } }, async () => {
+      throw timeout();
+    });
+    expect(first).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    const executed = { n: 0 };
+    const error = await governor
+      .startRun()
+      .call({ tool: "pay", args: { amount: 2 } }, pay(executed))
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(executed.n).toBe(0);
+    expect(error).toBeInstanceOf(HostError);
+    expect(error).toMatchObject({ reason: "store_unavailable", failureCode: "ledger_full" });
+  });
+
+  it("a read-only call still runs when the ledger is full (it takes no claim)", async () => {
+    const store = createMemoryStore({ maxLedgerEntries: 1 });
+    const governor = gov(
+      { tools: { pay: { effect: "mutating" }, look: { effect: "read_only" } } },
+      { store, onHostError: () => {} },
+    );
+    const executed = { n: 0 };
+    await governor.startRun().call({ tool: "pay", args: { amount: 1 } }, pay(executed));
+    const outcome = await governor.startRun().call({ tool: "look", args: {} }, pay(executed));
+    expect(outcome).toMatchObject({ kind: "ok" });
+    expect(executed.n).toBe(2);
+  });
+});
+
 describe("issue 9.4 (core sibling): host-facing text is redacted too", () => {
   it("a JSON-RPC error's text reaches onHostError redacted; the raw error stays in cause", async () => {
     const host: HostError[] = [];

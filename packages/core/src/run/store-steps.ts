@@ -58,8 +58,11 @@ export async function storeTrouble<T>(
       ? { ...outcome, idempotencyKey: state.key }
       : outcome;
   }
-  // A ledger that lost its data needs a person (restore it, or acknowledge the loss).
-  const lost = StoreError.isInstance(error) && error.reason === "ledger_lost";
+  // A ledger that lost its data needs a person (restore it, or acknowledge the loss), and so does
+  // a full one (settle the writes in doubt, or raise its cap).
+  const forPerson =
+    StoreError.isInstance(error) &&
+    (error.reason === "ledger_lost" || error.reason === "ledger_full");
   const hostError = storeHostError(state, error);
   const print = fingerprint({
     tool: state.call.tool,
@@ -72,13 +75,13 @@ export async function storeTrouble<T>(
   const hook = state.run.core.options.onHostError;
   if (!hook) {
     emitCall(state, "host");
-    stopRun(state.run, "store_unavailable", undefined, lost);
+    stopRun(state.run, "store_unavailable", undefined, forPerson);
     throw new Escape(hostError);
   }
   await bounded(state, () => hook(hostError, hostContext(state, false)), undefined);
   return stopOutcome(
     state,
-    { ...plainStop("store_unavailable"), certainty, personResolvable: lost },
+    { ...plainStop("store_unavailable"), certainty, personResolvable: forPerson },
     "the call could not be completed",
     { hostError, emit: "host", recorded: true },
   );

@@ -68,8 +68,9 @@ export interface SettleOptions {
  * - `args_mismatch`: the key was minted for other arguments (refused, like Stripe);
  * - `succeeded`: done before; `entry.result` may be replayed;
  * - `uncertain`: sent before with no answer, and repeating it is not known to be safe;
- * - `ledger_full`: the hard cap of unsettled entries is reached; new mutations are refused
- *   rather than old entries forgotten (fail-closed).
+ * - `ledger_full`: a hard cap is reached (unsettled entries, or with the memory store all
+ *   entries within their retention); new mutations are refused rather than old entries forgotten
+ *   (fail-closed). The run hands it to the host as a `StoreError` with reason `ledger_full`.
  */
 export type ClaimResult =
   | { readonly status: "claimed"; readonly entry: LedgerEntry }
@@ -115,6 +116,11 @@ export type StoreErrorReason =
    * Nothing may execute until a person checks the writes that were in doubt and resets the mark.
    */
   | "ledger_lost"
+  /**
+   * The ledger is at its cap (`ledger_full` from `claim`): a new write cannot be recorded, so it
+   * is not made. A person settles the writes in doubt, or raises the cap.
+   */
+  | "ledger_full"
   /** The server is set up in a way the ledger cannot be trusted on (no persistence, eviction). */
   | "misconfigured"
   /** The server refused the command (out of memory, read-only replica, wrong type…). */
