@@ -16,6 +16,7 @@ import { benchRedisLedger } from "./redis-ledger.ts";
 import { redisForBench } from "./redis-server.ts";
 import {
   benchAllocation,
+  benchAllocationGc,
   benchFailingCall,
   benchJudgeMemory,
   benchJudgeUnseenBoth,
@@ -84,6 +85,9 @@ results.run_call_vs_retry_loop_cpu = loop.cpu;
 log("run_call_vs_retry_loop_cpu");
 results.bytes_per_call = await benchAllocation(quick ? 5 : 20);
 log("bytes_per_call");
+// The same calls counted by heap growth and GC (the figure's instrument until session 9), beside it.
+results.bytes_per_call_gc = await benchAllocationGc(quick ? 5 : 20);
+log("bytes_per_call_gc");
 // Before the judge benches: after judging thousands of unseen texts, V8 takes 4-10 rounds over
 // the corpus to judge it at full speed again (3-8 us per text, then 0.3-0.6), more than this
 // bench's warm rounds, and its judging baseline was caught in that transient.

@@ -37,6 +37,11 @@ export interface CallState {
   readonly started: number;
   attempts: number;
   verified: "absent" | "present" | "unknown" | undefined;
+  /**
+   * A keyed attempt's outcome was unknown and no verify answer since found no effect: the write
+   * may have happened, whatever a later attempt comes to.
+   */
+  uncertain: boolean;
   /** The `now` of the ledger claim this call holds: a late settle cannot free a newer claim. */
   claimedAt: number | undefined;
   /** The call's hash in events, made on first use. */
@@ -57,6 +62,7 @@ export interface CallState {
 interface Rare {
   argsHash: string | undefined;
   verified: "absent" | "present" | "unknown" | undefined;
+  uncertain: boolean;
   claimedAt: number | undefined;
   callHash: string | undefined;
   observed: { readonly text: string; readonly redacted: string } | undefined;
@@ -119,6 +125,7 @@ class Call implements CallState {
     this.rare ??= {
       argsHash: undefined,
       verified: undefined,
+      uncertain: false,
       claimedAt: undefined,
       callHash: undefined,
       observed: undefined,
@@ -189,6 +196,13 @@ class Call implements CallState {
   }
   set verified(value: Rare["verified"]) {
     if (value !== undefined || this.rare !== undefined) this.more().verified = value;
+  }
+
+  get uncertain(): boolean {
+    return this.rare?.uncertain === true;
+  }
+  set uncertain(value: boolean) {
+    if (value || this.rare !== undefined) this.more().uncertain = value;
   }
 
   get claimedAt(): number | undefined {
