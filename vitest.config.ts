@@ -48,5 +48,7 @@ export default defineConfig({
     // with four.
     maxWorkers: 4,
     setupFiles: ["./test/setup.ts"],
+    // Bundles the stdio fault server once, so its children start under plain node (see the file).
+    globalSetup: ["./test/global-setup.ts"],
   },
 });

@@ -2,8 +2,9 @@
  * Where the bytes of a successful `run.call` are allocated, function by function: V8's sampling
  * heap profiler (through the inspector, every 32 bytes on average, objects the GC collected
  * included) over 100,000 calls (60,000 keyed writes) after a warm-up, in batches of 2,000 with a
- * run per batch as `bytes_per_call` makes them. Prints bytes per call for each allocating function and the total,
- * for the executor called directly (`direct`: the harness's own part) and for `run.call`.
+ * run per batch as `bytes_per_call` makes them. Prints bytes per call for each allocating function
+ * and the total, for the executor called directly (`direct`: the harness's own part) and for
+ * `run.call`.
  *
  *   pnpm build && node --import tsx bench/allocation-sites.ts              # read-only tool
  *   pnpm build && node --import tsx bench/allocation-sites.ts --undeclared # a keyed write
@@ -17,8 +18,8 @@
  * count under the function they were inlined into unless `--no-turbo-inlining` is given (which
  * changes what escape analysis removes a little: compare totals, not rows, across the two).
  */
-import { Session } from "node:inspector/promises";
 import { createGovernor } from "@governor/core";
+import { sampleAllocations, totalBytes } from "./heap-sampler.ts";
 
 const undeclared = process.argv.includes("--undeclared");
 const ok = { content: [{ type: "text", text: "ok" }] };
@@ -52,46 +53,15 @@ async function batches(count: number, direct: boolean): Promise<void> {
   }
 }
 
-interface ProfileNode {
-  readonly callFrame: { readonly functionName: string; readonly url: string };
-  readonly selfSize: number;
-  readonly children: readonly ProfileNode[];
-}
-
 /** Bytes per call by allocating function (`name file`), sorted, with the total. */
 async function sites(direct: boolean): Promise<{ total: number; rows: [string, number][] }> {
   await batches(WARM_BATCHES, direct);
-  const session = new Session();
-  session.connect();
-  try {
-    await session.post("HeapProfiler.enable");
-    await session.post("HeapProfiler.startSampling", {
-      samplingInterval: 32,
-      includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
-    });
-    await batches(CALLS / BATCH, direct);
-    const { profile } = (await session.post("HeapProfiler.stopSampling")) as {
-      profile: { head: ProfileNode };
-    };
-    const bySite = new Map<string, number>();
-    const walk = (node: ProfileNode): void => {
-      const { functionName, url } = node.callFrame;
-      const file = url.split("/").slice(-2).join("/");
-      const site = `${functionName || "(anonymous)"} ${file}`.trim();
-      if (node.selfSize > 0) bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize);
-      for (const child of node.children) walk(child);
-    };
-    walk(profile.head);
-    const rows: [string, number][] = [...bySite]
-      .map(([site, bytes]): [string, number] => [site, Math.round((bytes / CALLS) * 10) / 10])
-      .filter(([, perCall]) => perCall >= 1)
-      .sort((a, b) => b[1] - a[1]);
-    const total = [...bySite.values()].reduce((sum, bytes) => sum + bytes, 0) / CALLS;
-    return { total: Math.round(total * 10) / 10, rows };
-  } finally {
-    session.disconnect();
-  }
+  const bySite = await sampleAllocations(() => batches(CALLS / BATCH, direct));
+  const rows: [string, number][] = [...bySite]
+    .map(([site, bytes]): [string, number] => [site, Math.round((bytes / CALLS) * 10) / 10])
+    .filter(([, perCall]) => perCall >= 1)
+    .sort((a, b) => b[1] - a[1]);
+  return { total: Math.round((totalBytes(bySite) / CALLS) * 10) / 10, rows };
 }
 
 const direct = await sites(true);

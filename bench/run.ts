@@ -16,7 +16,9 @@ import { benchRedisLedger } from "./redis-ledger.ts";
 import { redisForBench } from "./redis-server.ts";
 import {
   benchAllocation,
+  benchAllocationGc,
   benchFailingCall,
+  benchFailingCallUnseen,
   benchJudgeMemory,
   benchJudgeUnseenBoth,
   benchJudgeVsRegex,
@@ -84,6 +86,9 @@ results.run_call_vs_retry_loop_cpu = loop.cpu;
 log("run_call_vs_retry_loop_cpu");
 results.bytes_per_call = await benchAllocation(quick ? 5 : 20);
 log("bytes_per_call");
+// The same calls counted by heap growth and GC (the figure's instrument until session 9), beside it.
+results.bytes_per_call_gc = await benchAllocationGc(quick ? 5 : 20);
+log("bytes_per_call_gc");
 // Before the judge benches: after judging thousands of unseen texts, V8 takes 4-10 rounds over
 // the corpus to judge it at full speed again (3-8 us per text, then 0.3-0.6), more than this
 // bench's warm rounds, and its judging baseline was caught in that transient.
@@ -96,6 +101,10 @@ results.judge_unseen_vs_regex = unseen.wall;
 log("judge_unseen_vs_regex");
 results.judge_unseen_vs_regex_cpu = unseen.cpu;
 log("judge_unseen_vs_regex_cpu");
+// After the judge benches (it judges thousands of unseen texts): both sides on texts the judge
+// has not seen, issue 13's reading of its failing-call target when it set it.
+results.failing_call_unseen_vs_judge_unseen = await benchFailingCallUnseen(quick ? 3 : 10);
+log("failing_call_unseen_vs_judge_unseen");
 results.memory_judge = benchJudgeMemory(quick ? 20_000 : 100_000);
 log("memory_judge");
 results.memory_long_run = await benchLongRun(quick ? 100_000 : 1_000_000);

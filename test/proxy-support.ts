@@ -1,18 +1,22 @@
 /**
  * Fixtures of the proxy tests: `governor proxy` started from source as a child process, with the
- * MCP SDK client as the host, over stdio or Streamable HTTP.
+ * MCP SDK client as the host, over stdio or Streamable HTTP; or run in the test's process on
+ * in-memory stdio, for tests of what it governs rather than of its process.
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { PassThrough, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { stateFileFor } from "@governor/testkit";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import {
   type ClientCapabilities,
   LoggingMessageNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { main } from "../packages/cli/src/main.ts";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const TSX = import.meta.resolve("tsx");
@@ -56,13 +60,69 @@ export async function startHost(
   const transport = new StdioClientTransport({ ...line, cwd: ROOT, stderr: "pipe" });
   // An unread pipe could fill up and block the proxy.
   transport.stderr?.on("data", () => undefined);
+  const { client, logs } = hostClient(capabilities);
+  await client.connect(transport);
+  return { client, transport, logs, close: () => client.close() };
+}
+
+function hostClient(capabilities: ClientCapabilities): Pick<Host, "client" | "logs"> {
   const client = new Client({ name: "test-host", version: "1.0.0" }, { capabilities });
   const logs: Host["logs"] = [];
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
     logs.push(n.params);
   });
-  await client.connect(transport);
-  return { client, transport, logs, close: () => client.close() };
+  return { client, logs };
+}
+
+/** A host talking to `governor proxy` run by `main()` in this process. */
+export interface InProcessHost {
+  readonly client: Client;
+  readonly logs: Host["logs"];
+  /** What the proxy wrote to its stderr so far. */
+  stderr(): string;
+  /** Closes the host's end of stdio and resolves with the proxy's exit status once it is done. */
+  close(): Promise<number>;
+}
+
+/**
+ * A host (the SDK client) talking to `governor proxy ARGS -- SERVER` run in this process on
+ * in-memory stdio: the same command line, policy, event log and stdio framing as the child
+ * process, without a second of `node --import tsx` start-up. The server is still a child process.
+ * What only a process shows (its exit, its children, its real stdin and stdout) is tested with
+ * {@link startHost}.
+ */
+export async function startInProcessHost(
+  proxyArgs: readonly string[],
+  server: { command: string; args?: readonly string[] },
+  capabilities: ClientCapabilities = {},
+): Promise<InProcessHost> {
+  const toProxy = new PassThrough();
+  const fromProxy = new PassThrough();
+  let stderr = "";
+  const proxyStderr = new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      stderr += chunk.toString();
+      done();
+    },
+  });
+  const status = main(["proxy", ...proxyArgs, "--", server.command, ...(server.args ?? [])], {
+    stdin: toProxy,
+    stdout: fromProxy,
+    stderr: proxyStderr,
+  });
+  const { client, logs } = hostClient(capabilities);
+  // The client's side of the same newline-delimited JSON-RPC: it reads what the proxy writes.
+  await client.connect(new StdioServerTransport(fromProxy, toProxy));
+  return {
+    client,
+    logs,
+    stderr: () => stderr,
+    async close() {
+      await client.close();
+      toProxy.end();
+      return status;
+    },
+  };
 }
 
 /** A host connected straight to the server, to compare with. */

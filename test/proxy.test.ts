@@ -1,6 +1,8 @@
 /**
- * `governor proxy` end to end: the MCP SDK client acts as the host, the proxy runs as a child
- * process (from source), and the real server is the testkit's fault server (another child).
+ * `governor proxy` end to end: the MCP SDK client acts as the host, the real server is the
+ * testkit's fault server (a child process). The proxy runs as a child process (from source) where
+ * its process is the point: its stdio, its exit with the host, its HTTP listener; elsewhere it
+ * runs in this process on in-memory stdio (startInProcessHost).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +18,7 @@ import {
   startDirect,
   startHost,
   startHttpProxy,
+  startInProcessHost,
   textOf,
 } from "./proxy-support.ts";
 
@@ -58,19 +61,36 @@ function faultServer(effects: string, lowlevel = false) {
   return { command: params.command, args: params.args ?? [] };
 }
 
+/**
+ * Runs `governor proxy --policy … --server notes` for one host: in this process by default (what
+ * it governs), as a child process with `realProcess` (its stdio as a host starts it).
+ */
 async function withHost<T>(
   effects: string,
-  run: (host: Host) => Promise<T>,
-  options: { events?: string; lowlevel?: boolean } = {},
+  run: (host: Pick<Host, "client" | "logs">) => Promise<T>,
+  options: { events?: string; lowlevel?: boolean; realProcess?: boolean } = {},
 ): Promise<T> {
   const args = ["--policy", policyFile, "--server", "notes"];
   if (options.events !== undefined) args.push("--events", options.events);
-  const host = await startHost(args, faultServer(effects, options.lowlevel));
-  try {
-    return await run(host);
-  } finally {
-    await host.close();
+  const server = faultServer(effects, options.lowlevel);
+  if (options.realProcess) {
+    const host = await startHost(args, server);
+    try {
+      return await run(host);
+    } finally {
+      await host.close();
+    }
   }
+  const host = await startInProcessHost(args, server);
+  let result: T;
+  try {
+    result = await run(host);
+  } catch (error) {
+    await host.close();
+    throw error;
+  }
+  expect(await host.close(), host.stderr()).toBe(0);
+  return result;
 }
 
 describe("governor proxy over stdio", () => {
@@ -81,18 +101,22 @@ describe("governor proxy over stdio", () => {
     const directInfo = direct.getServerVersion();
     const directCaps = direct.getServerCapabilities();
     await direct.close();
-    await withHost(effects, async ({ client }) => {
-      expect(client.getServerVersion()).toEqual(directInfo);
-      const caps = client.getServerCapabilities();
-      expect(caps?.tools).toEqual({ ...directCaps?.tools, listChanged: true });
-      expect(caps?.logging).toEqual({});
-      const tools = (await client.listTools()).tools;
-      expect(tools.map((t) => t.name)).toEqual(
-        directTools.map((t) => t.name).filter((name) => name !== "junk_stdout"),
-      );
-      // Each tool exactly as the server described it.
-      expect(tools).toEqual(directTools.filter((t) => t.name !== "junk_stdout"));
-    });
+    await withHost(
+      effects,
+      async ({ client }) => {
+        expect(client.getServerVersion()).toEqual(directInfo);
+        const caps = client.getServerCapabilities();
+        expect(caps?.tools).toEqual({ ...directCaps?.tools, listChanged: true });
+        expect(caps?.logging).toEqual({});
+        const tools = (await client.listTools()).tools;
+        expect(tools.map((t) => t.name)).toEqual(
+          directTools.map((t) => t.name).filter((name) => name !== "junk_stdout"),
+        );
+        // Each tool exactly as the server described it.
+        expect(tools).toEqual(directTools.filter((t) => t.name !== "junk_stdout"));
+      },
+      { realProcess: true },
+    );
   });
 
   it("hands the model a correction, and retries a 503 where the model never sees it", async () => {

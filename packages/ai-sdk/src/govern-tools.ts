@@ -41,7 +41,10 @@ export interface GovernedStop {
   readonly reason: Reason;
   /** A person could resolve it (log in, approve, raise a quota, check a write). */
   readonly personResolvable: boolean;
-  /** Set for a write that may have happened (`uncertain_mutation`). */
+  /**
+   * Set for a write that may have happened (`uncertain_mutation`, or a stop after an attempt whose
+   * outcome was unknown).
+   */
   readonly idempotencyKey?: string;
   /** The text the model got. */
   readonly text: string;

@@ -240,7 +240,7 @@ describe.runIf(wanted && missing === undefined)("Redis ledger safety", () => {
       const server = await start(AOF, "s3cret-pass");
       const store = open({ url: server.url, commandTimeoutMs: 400 });
       expect((await store.claim("warm", "h1", at(1_000))).status).toBe("claimed");
-      // Long enough for the four calls below; the server is killed after the test.
+      // Long enough for the four calls below; the server is killed at the end of the test.
       await server.command(["CLIENT", "PAUSE", "10000", "ALL"]);
       for (const operation of [
         () => store.claim("k", "h1", at(2_000)),
@@ -261,6 +261,8 @@ describe.runIf(wanted && missing === undefined)("Redis ledger safety", () => {
           expect(text).not.toContain(secret);
         }
       }
+      // Not left paused for afterEach: the store's close() would wait out the pause for its QUIT.
+      await server.stop();
     });
 
     it("issue 8.13: a client passed in gets the command timeout too", async () => {

@@ -21,6 +21,19 @@ export const TSX_LOADER_URL: string | undefined = FROM_SOURCE
   ? pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href
   : undefined;
 
+/**
+ * From a source checkout, `GOVERNOR_TESTKIT_STDIO_BUNDLE` may name one JavaScript file built from
+ * `stdio-main.ts` (all its imports bundled, with a source map beside it): children then run it
+ * under plain node (`--enable-source-maps`) instead of the TypeScript through tsx, a fifth of the
+ * start-up CPU. The repository's test setup
+ * (`test/global-setup.ts`) bundles it for each vitest run. Ignored when the testkit runs built.
+ */
+function sourceBundle(): string | undefined {
+  if (!FROM_SOURCE) return undefined;
+  const bundle = process.env.GOVERNOR_TESTKIT_STDIO_BUNDLE;
+  return bundle === undefined || bundle === "" ? undefined : bundle;
+}
+
 export interface StdioFaultServerOptions {
   /** Effects file (JSON Lines); counters go to `<effectsFile>.state.json`. */
   effectsFile?: string;
@@ -40,13 +53,17 @@ export interface StdioFaultServerOptions {
 /**
  * Parameters for the SDK's `StdioClientTransport` that spawn the fault server as a child process:
  * `node …/dist/stdio-main.js …` when installed, `node --conditions=source --import <tsx>
- * …/src/stdio-main.ts …` from a source checkout.
+ * …/src/stdio-main.ts …` from a source checkout (`node --enable-source-maps <bundle> …` when
+ * `GOVERNOR_TESTKIT_STDIO_BUNDLE` names one, as in this repository's tests).
  */
 export function stdioServerParams(options: StdioFaultServerOptions = {}): StdioServerParameters {
+  const bundle = sourceBundle();
   const args =
-    TSX_LOADER_URL === undefined
-      ? [STDIO_MAIN_PATH]
-      : ["--conditions=source", "--import", TSX_LOADER_URL, STDIO_MAIN_PATH];
+    bundle !== undefined
+      ? ["--enable-source-maps", bundle]
+      : TSX_LOADER_URL === undefined
+        ? [STDIO_MAIN_PATH]
+        : ["--conditions=source", "--import", TSX_LOADER_URL, STDIO_MAIN_PATH];
   if (options.effectsFile !== undefined) args.push("--effects", options.effectsFile);
   if (options.scenario !== undefined) args.push("--scenario", JSON.stringify(options.scenario));
   if (options.secret !== undefined) args.push("--secret", options.secret);

@@ -315,8 +315,12 @@ export async function proxyCommand(argv: string[], io: CliIo): Promise<number> {
     })();
     return closing;
   }
-  process.once("SIGTERM", () => void shutdown());
-  process.once("SIGINT", () => void shutdown());
+  const onSignal = () => void shutdown();
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
   await done;
+  // Run in a longer-lived process (a test's), the next command's listeners are its own.
+  process.off("SIGTERM", onSignal);
+  process.off("SIGINT", onSignal);
   return 0;
 }

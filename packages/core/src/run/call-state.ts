@@ -37,6 +37,11 @@ export interface CallState {
   readonly started: number;
   attempts: number;
   verified: "absent" | "present" | "unknown" | undefined;
+  /**
+   * A keyed attempt's outcome was unknown and no verify answer since found no effect: the write
+   * may have happened, whatever a later attempt comes to.
+   */
+  uncertain: boolean;
   /** The `now` of the ledger claim this call holds: a late settle cannot free a newer claim. */
   claimedAt: number | undefined;
   /** The call's hash in events, made on first use. */
@@ -57,6 +62,7 @@ export interface CallState {
 interface Rare {
   argsHash: string | undefined;
   verified: "absent" | "present" | "unknown" | undefined;
+  uncertain: boolean;
   claimedAt: number | undefined;
   callHash: string | undefined;
   observed: { readonly text: string; readonly redacted: string } | undefined;
@@ -110,7 +116,12 @@ class Call implements CallState {
     }
     // Taken now: an executor may change the arguments it was given before a failure is redacted.
     if (tool.sensitiveArgs.length > 0) {
-      this.more().sensitive = sensitiveValues(args, tool.sensitiveArgs);
+      try {
+        this.more().sensitive = sensitiveValues(args, tool.sensitiveArgs);
+      } catch (error) {
+        // Arguments that throw when read (a getter, a proxy) are not JSON either: refused.
+        invalidArgs ??= unreadable(error);
+      }
     }
     if (invalidArgs !== undefined) this.more().invalidArgs = invalidArgs;
   }
@@ -119,6 +130,7 @@ class Call implements CallState {
     this.rare ??= {
       argsHash: undefined,
       verified: undefined,
+      uncertain: false,
       claimedAt: undefined,
       callHash: undefined,
       observed: undefined,
@@ -191,6 +203,13 @@ class Call implements CallState {
     if (value !== undefined || this.rare !== undefined) this.more().verified = value;
   }
 
+  get uncertain(): boolean {
+    return this.rare?.uncertain === true;
+  }
+  set uncertain(value: boolean) {
+    if (value || this.rare !== undefined) this.more().uncertain = value;
+  }
+
   get claimedAt(): number | undefined {
     return this.rare?.claimedAt;
   }
@@ -231,8 +250,8 @@ export function openCall(r: RunState, request: ToolCall): CallState {
   try {
     canonical = canonicalJson(rawArgs);
   } catch (error) {
-    // A cycle: not JSON, so not something a server could be sent.
-    invalidArgs = error instanceof Error ? error.message.replace(/^canonicalJson: /, "") : "";
+    // A cycle, or a value that throws when read: not JSON, so not something a server could be sent.
+    invalidArgs = unreadable(error);
   }
   // Canonical text keys the loop detector (a hash when long: the map keeps keys, not bodies). The
   // detector keys a call by its server and tool, then by this text: no string is built for it.
@@ -243,6 +262,11 @@ export function openCall(r: RunState, request: ToolCall): CallState {
     longKey = hashCanonical(`${server}\u0000${request.tool}\u0000${text}`);
   }
   return new Call(r, request, tool, effect, rawArgs, canonical, invalidArgs, longKey);
+}
+
+/** Why arguments could not be read, from what reading them threw (redacted before the model). */
+function unreadable(error: unknown): string {
+  return error instanceof Error ? error.message.replace(/^canonicalJson: /, "") : "";
 }
 
 /**

@@ -50,7 +50,12 @@ export function judge<T>(
   failure: Failure,
   outcome: { value: T } | { thrown: unknown },
 ): Judged<T> {
-  const c = classify(failure, state.tool, state.call);
+  const classified = classify(failure, state.tool, state.call);
+  // An earlier attempt may have written: so may the call, whatever this attempt came to.
+  const c =
+    state.uncertain && classified.certainty !== "unknown"
+      ? { ...classified, certainty: "unknown" as const }
+      : classified;
   const print = fingerprintOf(state.call.tool, failure.channel, failure.code, failure.text);
   const j: Judging<T> = {
     state,
@@ -62,6 +67,7 @@ export function judge<T>(
     guard: undefined,
   };
   if (state.key === undefined) return afterSettle(j);
+  if (c.certainty === "unknown") state.uncertain = true;
   let settled: MaybePromise<void>;
   try {
     settled = settle(state, state.key, c.certainty === "unknown" ? "uncertain" : "failed");
@@ -172,6 +178,8 @@ async function verifyThenDecide<T>(j: Judging<T>): Promise<CallOutcome<T> | Retr
     };
   }
   if (verdict) state.verified = verdict.effect;
+  // No effect: no attempt so far wrote.
+  if (verdict?.effect === "absent") state.uncertain = false;
   if (verdict?.effect === "absent" && state.key !== undefined) {
     try {
       await settle(state, state.key, "failed");
@@ -194,8 +202,7 @@ function readLearned<T>(j: Judging<T>): Judged<T> {
       summary(r).reason === "completed" ? "aborted" : (summary(r).reason as Reason),
     );
     record(state, j.failure, c, { ...d, certainty: c.certainty }, j.print);
-    const uncertain = state.key !== undefined && c.certainty === "unknown";
-    return endedOutcome(state, uncertain ? state.key : undefined);
+    return endedOutcome(state);
   }
   // The governor's core holds the store and the clock the tracker needs: no options object made.
   r.learning ??= new OutcomeTracker(r.core);

@@ -221,9 +221,12 @@ function admitted<T>(state: CallState): MaybePromise<CallOutcome<T> | undefined>
   return releasedAborted<T>(state, state.key);
 }
 
-/** A key just claimed for a call aborted meanwhile: released as not sent, then the stop. */
+/**
+ * A key just claimed for a call aborted meanwhile: released as not sent (still uncertain when an
+ * earlier attempt may have written), then the stop.
+ */
 function releasedAborted<T>(state: CallState, key: string): Promise<CallOutcome<T> | undefined> {
-  return guardedAsync(() => settle(state, key, "failed")).then(() =>
+  return guardedAsync(() => settle(state, key, state.uncertain ? "uncertain" : "failed")).then(() =>
     preflightStop<T>(state, "aborted"),
   );
 }

@@ -44,10 +44,11 @@ export function stopOutcome<T>(
   // A stop made before any failure (a loop, a budget, an abort) still counts as a stop, once:
   // calls that only find the run already stopped do not count again.
   if (!extra.recorded && !r.ended && !r.observeOnly) r.tally.stopBeforeFailure();
-  // A key a person is asked to settle is never released.
-  if (decision.reason === "uncertain_mutation" && state.key !== undefined) {
-    r.releasable?.delete(state.key);
-  }
+  // A write that may have happened names its key (whatever stopped it), and a key a person is
+  // asked to settle is never released.
+  const uncertainKey =
+    decision.reason === "uncertain_mutation" || state.uncertain ? state.key : undefined;
+  if (uncertainKey !== undefined) r.releasable?.delete(uncertainKey);
   emitCall(state, extra.emit ?? "stop");
   if (!r.observeOnly) stopRun(r, decision.reason, decision.budget, decision.personResolvable);
   const text = composeMessage({
@@ -65,27 +66,34 @@ export function stopOutcome<T>(
     result: modelResult(text),
     summary: summary(r),
     ...(extra.hostError !== undefined && { hostError: extra.hostError }),
-    ...(decision.reason === "uncertain_mutation" &&
-      state.key !== undefined && { idempotencyKey: state.key }),
+    ...(uncertainKey !== undefined && { idempotencyKey: uncertainKey }),
   };
 }
 
-/** A stop before anything was sent (budgets, deadline, abort, approval, loops). */
+/**
+ * A stop before an attempt was sent (budgets, deadline, abort, approval, loops): the call was not
+ * made, unless an earlier attempt of it may have written (a retry cut during its backoff).
+ */
 export function preflightStop<T>(
   state: CallState,
   reason: Reason,
   budget?: BudgetName,
 ): CallOutcome<T> {
-  return stopOutcome<T>(state, plainStop(reason, budget), "the call was not made");
+  return stopOutcome<T>(
+    state,
+    plainStop(reason, budget),
+    state.uncertain
+      ? "an earlier attempt of this write may have taken effect"
+      : "the call was not made",
+  );
 }
 
-/** The answer for a call that finds the run already ended (a parallel call stopped it). */
-export function endedOutcome<T>(state: CallState, uncertainKey?: string): CallOutcome<T> {
+/**
+ * The answer for a call that finds the run already ended (a parallel call stopped it); a write
+ * left uncertain still names its key, whatever stopped the run.
+ */
+export function endedOutcome<T>(state: CallState): CallOutcome<T> {
   const s = summary(state.run);
   const reason: Reason = s.reason === "completed" ? "aborted" : s.reason;
-  const outcome = stopOutcome<T>(state, plainStop(reason, s.budget), "the run has already ended");
-  // A write left uncertain must still name its key, whatever stopped the run.
-  return uncertainKey === undefined || outcome.kind !== "stop"
-    ? outcome
-    : { ...outcome, idempotencyKey: uncertainKey };
+  return stopOutcome<T>(state, plainStop(reason, s.budget), "the run has already ended");
 }

@@ -484,6 +484,120 @@ describe("after the second review", () => {
     }
   });
 
+  it("a keyed write left uncertain, then cut during its backoff, names its key and never says it was not made", async () => {
+    for (const how of ["abort", "end", "call signal", "parallel stop"] as const) {
+      const ac = new AbortController();
+      const own = new AbortController();
+      const run = gov(
+        {
+          tools: {
+            pay: {
+              effect: "mutating",
+              idempotency: { honorsKeys: true },
+              retry: { baseDelayMs: 60_000, maxDelayMs: 60_000 },
+            },
+            read: { effect: "read_only" },
+          },
+        },
+        { random: () => 0.99 },
+      ).startRun({ signal: ac.signal });
+      const keys: (string | undefined)[] = [];
+      const pending = run.call(
+        { tool: "pay", args: { amount: 5 }, ...(how === "call signal" && { signal: own.signal }) },
+        (ctx) => {
+          keys.push(ctx.idempotencyKey);
+          return Promise.reject(reset());
+        },
+      );
+      await new Promise((r) => setTimeout(r, 5));
+      if (how === "abort") ac.abort();
+      else if (how === "end") run.end();
+      else if (how === "call signal") own.abort();
+      else await run.call({ tool: "read" }, async () => text("403 Forbidden"));
+      const outcome = await pending;
+      // The first attempt may have written: the stop names its key, and its text does not say
+      // the call was not made.
+      expect(keys, how).toHaveLength(1);
+      expect(outcome.kind, how).toBe("stop");
+      expect(outcome.kind === "stop" && outcome.idempotencyKey, how).toBe(keys[0]);
+      expect(modelText(outcome), how).not.toContain("not made");
+    }
+  });
+
+  it("a retry's claim aborted before it is sent leaves the key uncertain, not failed", async () => {
+    const ac = new AbortController();
+    const inner = createMemoryStore();
+    let claims = 0;
+    // The host's store runs its own code during the claim: here it aborts the run.
+    const store: Store = {
+      ...inner,
+      claim: (key, hash, options) => {
+        const answer = inner.claim(key, hash, options);
+        if (++claims === 2) ac.abort();
+        return answer;
+      },
+      settle: (key, state, options) => inner.settle(key, state, options),
+      entry: (key) => inner.entry(key),
+      get: (key) => inner.get(key),
+      set: (key, value, ttl) => inner.set(key, value, ttl),
+      increment: (key, by, ttl) => inner.increment(key, by, ttl),
+    };
+    const run = gov(
+      { tools: { pay: { effect: "mutating", idempotency: { honorsKeys: true }, ...fast } } },
+      { store },
+    ).startRun({ signal: ac.signal });
+    let key: string | undefined;
+    let sent = 0;
+    const outcome = await run.call({ tool: "pay", args: { amount: 5 } }, (ctx) => {
+      key = ctx.idempotencyKey;
+      sent += 1;
+      return Promise.reject(reset());
+    });
+    expect(sent).toBe(1);
+    expect(outcome).toMatchObject({ kind: "stop", reason: "aborted", idempotencyKey: key });
+    // The first attempt may have written: the ledger must not say it failed.
+    expect((await inner.entry(key as string))?.state).toBe("uncertain");
+  });
+
+  it("a write cut in flight by the run's signal names its key", async () => {
+    const ac = new AbortController();
+    const run = gov({ tools: { pay: { effect: "mutating" } } }).startRun({ signal: ac.signal });
+    let key: string | undefined;
+    const pending = run.call({ tool: "pay", args: { amount: 5 } }, (ctx) => {
+      key = ctx.idempotencyKey;
+      return new Promise(() => {});
+    });
+    await new Promise((r) => setTimeout(r, 5));
+    ac.abort();
+    const outcome = await pending;
+    expect(outcome).toMatchObject({ kind: "stop", reason: "aborted" });
+    expect(outcome.kind === "stop" && outcome.idempotencyKey).toBe(key);
+  });
+
+  it("a keyed write whose first attempt went unanswered is not handed to another tool when a later attempt was never sent", async () => {
+    const run = gov({
+      tools: {
+        pay: {
+          effect: "mutating",
+          alternatives: ["pay_backup"],
+          idempotency: { honorsKeys: true },
+          retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
+        },
+      },
+    }).startRun();
+    let n = 0;
+    const outcome = await run.call({ tool: "pay", args: { amount: 5 } }, async () => {
+      n += 1;
+      // The first answer is lost (the write may have happened); the second attempt is refused
+      // before it is sent.
+      if (n === 1) throw reset();
+      throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+    });
+    expect(n).toBe(2);
+    expect(outcome).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    expect(outcome.kind === "stop" && outcome.idempotencyKey).toMatch(/^gk_/);
+  });
+
   it("a write left uncertain after the run ended still names its key", async () => {
     const run = gov({ tools: { w: {} } }).startRun();
     let fail: (e: Error) => void = () => {};

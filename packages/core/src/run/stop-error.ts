@@ -16,7 +16,10 @@ export interface StopDetails {
   readonly server?: string | undefined;
   /** Whether a person can resolve the cause (grant access, confirm, check a write). */
   readonly personResolvable?: boolean | undefined;
-  /** The key of a write whose outcome is uncertain (`uncertain_mutation`): settle it once checked. */
+  /**
+   * The key of a write that may have happened (`uncertain_mutation`, or a stop after an attempt
+   * whose outcome was unknown): settle it once checked.
+   */
   readonly idempotencyKey?: string | undefined;
   /** The failure only the host can handle, when that is what stopped the run. */
   readonly hostError?: HostError | undefined;
@@ -50,7 +53,10 @@ export class GovernorStopError extends GovernorError {
   readonly server: string | undefined;
   /** Whether a person can resolve the cause (grant access, confirm, check a write). */
   readonly personResolvable: boolean;
-  /** The key of a write whose outcome is uncertain (`uncertain_mutation`). */
+  /**
+   * The key of a write that may have happened (`uncertain_mutation`, or a stop after an attempt
+   * whose outcome was unknown).
+   */
   readonly idempotencyKey: string | undefined;
   /** The failure only the host can handle, when that is what stopped the run. */
   readonly hostError: HostError | undefined;

@@ -112,8 +112,10 @@ export type CallOutcome<T> =
       /** Set when the stop came from a failure routed to the host. */
       readonly hostError?: HostError;
       /**
-       * The call's idempotency key when the write may have happened (`uncertain_mutation`): a
-       * person who checked settles it with `governor.settle(key, …)`.
+       * The call's idempotency key when the write may have happened: an `uncertain_mutation`
+       * stop, or any stop after an attempt whose outcome was unknown (an abort, the run's end,
+       * the deadline, the store, the host). A person who checked settles it with
+       * `governor.settle(key, …)`.
        */
       readonly idempotencyKey?: string;
     };
