@@ -116,7 +116,12 @@ class Call implements CallState {
     }
     // Taken now: an executor may change the arguments it was given before a failure is redacted.
     if (tool.sensitiveArgs.length > 0) {
-      this.more().sensitive = sensitiveValues(args, tool.sensitiveArgs);
+      try {
+        this.more().sensitive = sensitiveValues(args, tool.sensitiveArgs);
+      } catch (error) {
+        // Arguments that throw when read (a getter, a proxy) are not JSON either: refused.
+        invalidArgs ??= unreadable(error);
+      }
     }
     if (invalidArgs !== undefined) this.more().invalidArgs = invalidArgs;
   }
@@ -245,8 +250,8 @@ export function openCall(r: RunState, request: ToolCall): CallState {
   try {
     canonical = canonicalJson(rawArgs);
   } catch (error) {
-    // A cycle: not JSON, so not something a server could be sent.
-    invalidArgs = error instanceof Error ? error.message.replace(/^canonicalJson: /, "") : "";
+    // A cycle, or a value that throws when read: not JSON, so not something a server could be sent.
+    invalidArgs = unreadable(error);
   }
   // Canonical text keys the loop detector (a hash when long: the map keeps keys, not bodies). The
   // detector keys a call by its server and tool, then by this text: no string is built for it.
@@ -257,6 +262,11 @@ export function openCall(r: RunState, request: ToolCall): CallState {
     longKey = hashCanonical(`${server}\u0000${request.tool}\u0000${text}`);
   }
   return new Call(r, request, tool, effect, rawArgs, canonical, invalidArgs, longKey);
+}
+
+/** Why arguments could not be read, from what reading them threw (redacted before the model). */
+function unreadable(error: unknown): string {
+  return error instanceof Error ? error.message.replace(/^canonicalJson: /, "") : "";
 }
 
 /**

@@ -4,7 +4,7 @@
 
 import type { MaybePromise } from "../types.ts";
 import { beforeAttempt, landed, landedAs, retryAfter, send, sendAndLand } from "./attempts.ts";
-import { type CallState, mintKey, openCall } from "./call-state.ts";
+import { type CallState, mintKey, observe, openCall } from "./call-state.ts";
 import { Escape, RetryRequest } from "./control.ts";
 import { isAborted } from "./cuts.ts";
 import { endedOutcome, preflightStop } from "./outcomes.ts";
@@ -68,7 +68,8 @@ function prepare(state: CallState): MaybePromise<CallOutcome<unknown> | undefine
       state,
       "correct_arguments",
       "invalid_argument",
-      `the arguments are not valid JSON (${state.invalidArgs})`,
+      // What reading them threw (a toJSON, a getter, a proxy) is redacted like any failure text.
+      `the arguments are not valid JSON (${observe(state.invalidArgs, state)})`,
       true,
     );
     if (refused) return refused;

@@ -472,6 +472,54 @@ describe("issue 8.15: bad arguments get an outcome, never a rejection", () => {
     expect(outcome).toMatchObject({ kind: "model", action: "correct_arguments" });
     expect(modelText(outcome)).toMatch(/not valid JSON/);
   });
+
+  it("what the arguments threw when read reaches the model redacted", async () => {
+    const secret = "postgres://admin:Sup3rS3cretPw@db.internal.corp:5432/app";
+    const token = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+    const cycle: Record<string, unknown> = {};
+    cycle[token] = cycle;
+    const cases: Record<string, unknown>[] = [
+      {
+        conn: {
+          toJSON() {
+            throw new Error(`cannot serialise ${secret} at /home/app/src/db.ts:12:3`);
+          },
+        },
+      },
+      {
+        get conn() {
+          throw new Error(`lost ${secret}`);
+        },
+      },
+      new Proxy(
+        {},
+        {
+          ownKeys() {
+            throw new Error(`trap ${secret}`);
+          },
+        },
+      ),
+      // A secret in an argument's name, spelled out in the cycle's path.
+      cycle,
+    ];
+    for (const args of cases) {
+      const outcome = await gov()
+        .startRun()
+        .call({ tool: "t", args }, async () => ok("x"));
+      expect(outcome).toMatchObject({ kind: "model", action: "correct_arguments" });
+      // A tool with sensitive arguments reads them first: still an outcome, not a rejection.
+      expect(
+        await gov({ tools: { t: { sensitiveArgs: ["conn"] } } })
+          .startRun()
+          .call({ tool: "t", args }, async () => ok("x")),
+      ).toMatchObject({ kind: "model", action: "correct_arguments" });
+      const shown = modelText(outcome);
+      expect(shown).toMatch(/not valid JSON/);
+      for (const leak of ["Sup3rS3cretPw", "db.internal", "/home/app", token]) {
+        expect(shown).not.toContain(leak);
+      }
+    }
+  });
 });
 
 describe("issue 8.16: the loop detector keeps hashes, not results", () => {
