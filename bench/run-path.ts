@@ -354,25 +354,37 @@ const WARM_ROUNDS = 12;
  * rounds.
  */
 export async function benchFailingCall(rounds = 10): Promise<Figure> {
-  await failingCallPass(rounds);
-  return failingCallPass(rounds);
+  await failingCallPass(rounds, false);
+  return failingCallPass(rounds, false);
 }
 
-/** One pass of {@link benchFailingCall}: a fresh governor, warm rounds, then measured rounds. */
-async function failingCallPass(rounds: number): Promise<Figure> {
-  const { policy, failures } = corpusFailures();
+/**
+ * One pass of {@link benchFailingCall}: a fresh governor, warm rounds, then measured rounds;
+ * `unseen`: each round's texts get new request ids, one set per side.
+ */
+async function failingCallPass(rounds: number, unseen: boolean): Promise<Figure> {
+  const corpusSide = corpusFailures();
+  const { policy } = corpusSide;
+  let failures = corpusSide.failures;
   const governor = createGovernor(
     { defaults: { effect: "read_only", retry: { attempts: 1 } } },
     { metrics: false, onHostError: () => undefined },
   );
-  const results = failures.map(({ text }) => ({
-    content: [{ type: "text", text }],
-    isError: true,
-  }));
+  const resultOf = (text: string) => ({ content: [{ type: "text", text }], isError: true });
+  let results = failures.map(({ text }) => resultOf(text));
   let sink = 0;
   const ours: number[] = [];
   const base: number[] = [];
   for (let r = 0; r < rounds + WARM_ROUNDS; r++) {
+    if (unseen) {
+      const fresh = (text: string) => `${text} (request ${randomUUID()})`;
+      results = corpusSide.failures.map(({ text }) => resultOf(fresh(text)));
+      failures = corpusSide.failures.map(({ tool, text }) => ({
+        tool,
+        text,
+        failure: failureFromResult(resultOf(fresh(text))),
+      }));
+    }
     let t = performance.now();
     for (let i = 0; i < failures.length; i++) {
       const run = governor.startRun();
@@ -396,6 +408,20 @@ async function failingCallPass(rounds: number): Promise<Figure> {
   }
   if (sink < 0) throw new Error("unreachable");
   return figure(median(ours), median(base), "us/failure", rounds * failures.length);
+}
+
+/**
+ * {@link benchFailingCall} with failure texts never seen before on both sides: every round, each
+ * corpus text gets a new request id (a UUID) for the failing call and another for `assessFailure`,
+ * so neither finds the judge's memos (as `judge_unseen_vs_regex`). Issue 13's "a failing run.call
+ * ≤ 3× judging it" was set when judging took ~40 µs and a failing call ~250 µs, both on texts the
+ * judge had not seen; `failing_call_vs_judge` compares with the judging of recurring texts
+ * (0.4-0.6 µs, from memos), which leaves a call less than a successful call costs. Same passes and
+ * warm rounds as {@link benchFailingCall}.
+ */
+export async function benchFailingCallUnseen(rounds = 10): Promise<Figure> {
+  await failingCallPass(rounds, true);
+  return failingCallPass(rounds, true);
 }
 
 /**
@@ -443,6 +469,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     judge_unseen_vs_regex: benchJudgeUnseenVsRegex(quick ? 3 : 10),
     memory_judge: benchJudgeMemory(quick ? 20_000 : 100_000),
     failing_call_vs_judge: await benchFailingCall(quick ? 3 : 10),
+    failing_call_unseen_vs_judge_unseen: await benchFailingCallUnseen(quick ? 3 : 10),
     memory_long_run: await benchLongRun(quick ? 100_000 : 1_000_000),
   };
   process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

@@ -18,6 +18,7 @@ import {
   benchAllocation,
   benchAllocationGc,
   benchFailingCall,
+  benchFailingCallUnseen,
   benchJudgeMemory,
   benchJudgeUnseenBoth,
   benchJudgeVsRegex,
@@ -100,6 +101,10 @@ results.judge_unseen_vs_regex = unseen.wall;
 log("judge_unseen_vs_regex");
 results.judge_unseen_vs_regex_cpu = unseen.cpu;
 log("judge_unseen_vs_regex_cpu");
+// After the judge benches (it judges thousands of unseen texts): both sides on texts the judge
+// has not seen, issue 13's reading of its failing-call target when it set it.
+results.failing_call_unseen_vs_judge_unseen = await benchFailingCallUnseen(quick ? 3 : 10);
+log("failing_call_unseen_vs_judge_unseen");
 results.memory_judge = benchJudgeMemory(quick ? 20_000 : 100_000);
 log("memory_judge");
 results.memory_long_run = await benchLongRun(quick ? 100_000 : 1_000_000);
