@@ -8,6 +8,7 @@
  */
 import type { Channel } from "../types.ts";
 import { sha256Hex } from "./canonical.ts";
+import { hasHostHint, hasIpv6Hint } from "./normalize-hints.ts";
 import { charTable, collapseSpaces, hasRun, replaceAnchored } from "./redact.ts";
 import { replaceEach } from "./replace-each.ts";
 import { judgeFacts } from "./text-facts.ts";
@@ -147,10 +148,6 @@ const MONTH_HINT = /jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec/;
 const DAY_MONTH_HINT = /\d[\s-](?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)/;
 /** Inside every month-day-year date. */
 const MONTH_DAY_HINT = /(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]{0,6}\.?\s\d/;
-/** Inside every IPv6 address. */
-const IPV6_HINT = /:[0-9a-f]{0,4}:/;
-/** Inside every dotted name the host rule replaces. */
-const HOST_HINT = /\.[a-z]{2}/;
 // Read on the original text, where a protocol version is still `HTTP/1.1`, not `http/<id>`.
 const STATUS_CONTEXT =
   /(?:http|status|code|error|returned|responded|response)(?:\/(?:<id>|\d{1,2}(?:\.\d)?))?[\s:=]*$/;
@@ -638,7 +635,7 @@ function normalize(head: string): string {
     if (colons) s = s.replace(CLOCK_TIME, "<time>");
   }
   colons &&= s.includes(":");
-  if (colons && IPV6_HINT.test(s)) s = replaceEach(s, IPV6, replaceIpv6);
+  if (colons && hasIpv6Hint(s)) s = replaceEach(s, IPV6, replaceIpv6);
   if (colons && (s.includes(":\\") || s.includes(":/"))) s = s.replace(WINDOWS_PATH, "<path>");
   if (s.includes("\\\\")) s = s.replace(UNC_PATH, "<path>");
   if (s.includes("/")) s = s.replace(POSIX_PATH, "<path>");
@@ -647,7 +644,7 @@ function normalize(head: string): string {
   if (s.includes("getaddrinfo ")) s = s.replace(NOT_FOUND_HOST, "getaddrinfo $1 <host>");
   // A host name ends in a label of two letters or more, after a dot.
   dots &&= s.includes(".");
-  if (dots && HOST_HINT.test(s)) s = replaceEach(s, DOTTED, replaceDotted);
+  if (dots && hasHostHint(s)) s = replaceEach(s, DOTTED, replaceDotted);
   // Values that are words: named (`with name x`), a subject (`: x is not defined`), a tail
   // (`not found: x`), identifiers without error vocabulary, and keys of colons.
   // Each lead holds `name` or ` user`, each phrase ` not `: most texts hold neither, and a search

@@ -1,0 +1,43 @@
+/**
+ * The normalizer's hand-written hints answer as the patterns they replace.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { hasHostHint, hasIpv6Hint } from "./normalize-hints.ts";
+
+/** What the normalizer tested with patterns before. */
+const IPV6_HINT = /:[0-9a-f]{0,4}:/;
+const HOST_HINT = /\.[a-z]{2}/;
+
+/** Short runs of the characters the hints read, and of a few they must not take for them. */
+const hintText = fc
+  .array(
+    fc.oneof(
+      fc.string({ unit: fc.constantFrom(..."0123456789abcdefgz:.AF -<>"), maxLength: 8 }),
+      fc.constantFrom("::1", "fe80::1", "a.io", "0.0.0.0", "<id>:<id>", "x.y", ".co", "ab:cd:"),
+    ),
+    { maxLength: 8 },
+  )
+  .map((parts) => parts.join(""));
+
+describe("the normalizer's hints", () => {
+  it.each([
+    ["hasIpv6Hint", hasIpv6Hint, IPV6_HINT],
+    ["hasHostHint", hasHostHint, HOST_HINT],
+  ] as const)("%s answers as its pattern", (_name, hint, pattern) => {
+    let yes = 0;
+    let no = 0;
+    fc.assert(
+      fc.property(hintText, (text) => {
+        const expected = pattern.test(text);
+        if (expected) yes++;
+        else no++;
+        expect(hint(text)).toBe(expected);
+      }),
+      { numRuns: 5000 },
+    );
+    // Both answers are reached.
+    expect(yes).toBeGreaterThan(500);
+    expect(no).toBeGreaterThan(500);
+  });
+});
