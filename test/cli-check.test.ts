@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { governor, governorProcess } from "./cli.ts";
+import { governor, governorBin, governorProcess } from "./cli.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "gov-check-"));
 function policyFile(name: string, text: string): string {
@@ -40,6 +40,14 @@ describe("governor check", () => {
     expect(r.stdout).toContain(
       "tools.pay.rules.0.match: must be a regular expression in RE2 syntax",
     );
+  });
+
+  it("runs from the package's bin by its shebang: its output and exit status come through", async () => {
+    const bad = policyFile("bin-bad.json", JSON.stringify({ budgets: { calls: -1 } }));
+    const refused = await governorBin(["check", bad]);
+    expect(refused.status).toBe(1);
+    expect(refused.stdout).toContain("budgets.calls");
+    expect(refused.stderr).toBe("");
   });
 
   it("accepts names that are Object.prototype members and prints them back", async () => {

@@ -60,12 +60,28 @@ export function governorProcess(
   input?: string | Buffer,
   nodeFlags: string[] = [],
 ): Promise<Ran> {
+  return run(
+    process.execPath,
+    [...nodeFlags, "--conditions=source", "--import", tsx, "packages/cli/src/bin.ts", ...args],
+    input,
+  );
+}
+
+/**
+ * Runs the package's bin, `packages/cli/bin/governor.js ARGS`, as a shell does: by its shebang,
+ * with the `node` on PATH (it runs `dist/` when built, else the sources through tsx).
+ */
+export function governorBin(args: string[], input?: string | Buffer): Promise<Ran> {
+  return run(
+    fileURLToPath(new URL("../packages/cli/bin/governor.js", import.meta.url)),
+    args,
+    input,
+  );
+}
+
+function run(command: string, args: string[], input: string | Buffer | undefined): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [...nodeFlags, "--conditions=source", "--import", tsx, "packages/cli/src/bin.ts", ...args],
-      { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] },
-    );
+    const child = spawn(command, args, { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));

@@ -1,22 +1,38 @@
 /**
- * Once per vitest run: bundles the testkit's fault server (`stdio-main.ts` with its imports) into
- * one JavaScript file and hands its path to the test workers as `GOVERNOR_TESTKIT_STDIO_BUNDLE`,
- * so each stdio fault server the tests start runs under plain node, not through tsx. Measured on
- * the 2-core machine, one start: 0.18 CPU-s instead of 0.95. The bundle is built from the sources
- * of this run, so it cannot be stale.
+ * Once per vitest run, bundles the TypeScript entry points that tests start as child processes
+ * into JavaScript files (each with its imports), so each child runs under plain node rather than
+ * through tsx. Measured on the 2-core machine, one start of the fault server: 0.12-0.20 CPU-s
+ * instead of 0.78-0.93. The bundles are built from the sources of this run, so they cannot be
+ * stale.
+ * - The testkit's stdio fault server: its path goes to the workers as
+ *   `GOVERNOR_TESTKIT_STDIO_BUNDLE`, which `stdioServerParams()` reads from a source checkout.
+ * - test/fixtures/redis-worker.ts: `inject("redisWorkerBundle")` in redis-workers.test.ts.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import type { TestProject } from "vitest/node";
 
-export default async function setup(): Promise<() => void> {
-  const dir = mkdtempSync(join(tmpdir(), "governor-fault-server-"));
-  const outfile = join(dir, "stdio-main.mjs");
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** test/fixtures/redis-worker.ts bundled: run it with `node --enable-source-maps`. */
+    redisWorkerBundle: string;
+  }
+}
+
+const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+export default async function setup(project: TestProject): Promise<() => void> {
+  const dir = mkdtempSync(join(tmpdir(), "governor-test-bundles-"));
   await build({
-    entryPoints: [fileURLToPath(new URL("../packages/testkit/src/stdio-main.ts", import.meta.url))],
-    outfile,
+    entryPoints: {
+      "stdio-main": source("../packages/testkit/src/stdio-main.ts"),
+      "redis-worker": source("./fixtures/redis-worker.ts"),
+    },
+    outdir: dir,
+    outExtension: { ".js": ".mjs" },
     bundle: true,
     platform: "node",
     format: "esm",
@@ -25,7 +41,7 @@ export default async function setup(): Promise<() => void> {
     conditions: ["source"],
     // CommonJS dependencies bundled into ESM still call require().
     banner: {
-      js: 'import { createRequire } from "node:module"; const require = createRequire(import.meta.url);',
+      js: 'import { createRequire as bundleRequire } from "node:module"; const require = bundleRequire(import.meta.url);',
     },
     // The children run with --enable-source-maps: stack traces name the TypeScript sources, as
     // under tsx (tests look for fault-server.ts in a crash's stack).
@@ -33,6 +49,7 @@ export default async function setup(): Promise<() => void> {
     sourcesContent: false,
     logLevel: "warning",
   });
-  process.env.GOVERNOR_TESTKIT_STDIO_BUNDLE = outfile;
+  process.env.GOVERNOR_TESTKIT_STDIO_BUNDLE = join(dir, "stdio-main.mjs");
+  project.provide("redisWorkerBundle", join(dir, "redis-worker.mjs"));
   return () => rmSync(dir, { recursive: true, force: true });
 }

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createRedisStore } from "@governor/redis";
 import { startHttpServer } from "@governor/testkit";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { sharedRedis } from "../packages/redis/src/testing-server.ts";
 
 /**
@@ -19,8 +19,8 @@ const url = redis.url;
 const problem = redis.problem;
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const worker = fileURLToPath(new URL("./fixtures/redis-worker.ts", import.meta.url));
-const tsx = import.meta.resolve("tsx");
+// test/fixtures/redis-worker.ts, bundled once per run by test/global-setup.ts.
+const worker = inject("redisWorkerBundle");
 
 interface WorkerOutcome {
   callId: string;
@@ -41,9 +41,7 @@ async function runWorkerProcess(
   const { stdout } = await promisify(execFile)(
     process.execPath,
     [
-      "--conditions=source",
-      "--import",
-      tsx,
+      "--enable-source-maps",
       worker,
       url as string,
       prefix,

@@ -1,4 +1,4 @@
-import { REASONS, type Reason } from "./types.ts";
+import { type Certainty, REASONS, type Reason } from "./types.ts";
 
 const MARKER = Symbol.for("governor.error");
 
@@ -48,6 +48,11 @@ export class HostError extends GovernorError {
   readonly channel: string;
   /** The JSON-RPC or system code, when there is one. */
   readonly failureCode: number | string | undefined;
+  /**
+   * Whether the call may have had its effect, when the run knows: `not_sent`, `failed` or
+   * `unknown` (a write that may have happened). Undefined for trouble outside a call's attempts.
+   */
+  readonly certainty: Certainty | undefined;
 
   constructor(fields: {
     tool: string;
@@ -55,6 +60,7 @@ export class HostError extends GovernorError {
     reason: string;
     channel: string;
     failureCode?: number | string | undefined;
+    certainty?: Certainty | undefined;
     message: string;
     cause?: unknown;
   }) {
@@ -65,6 +71,7 @@ export class HostError extends GovernorError {
     this.reason = fields.reason;
     this.channel = fields.channel;
     this.failureCode = fields.failureCode;
+    this.certainty = fields.certainty;
   }
 
   /**

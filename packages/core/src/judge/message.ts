@@ -1,4 +1,4 @@
-import { REASONS, type Reason } from "../types.ts";
+import { type Certainty, REASONS, type Reason } from "../types.ts";
 import type { Decision } from "./decide.ts";
 
 /** What the model-facing text is made of. The observation must already be redacted. */
@@ -68,6 +68,13 @@ function stopText(input: MessageInput, d: Extract<Decision, { action: "stop" }>)
       return input.attempts === 1
         ? "The service is failing and cannot be retried now."
         : `The service still fails after ${input.attempts ?? "several"} attempts.`;
+    case "store_unavailable":
+      // Only a call refused before it was sent was not made.
+      return d.certainty === "not_sent"
+        ? (STOP.store_unavailable as string)
+        : d.certainty === "unknown"
+          ? "Governor's own storage could not record the call's outcome, and no answer confirmed it, so the write may have happened. Do not repeat it; a person must check. The host has been told."
+          : "Governor's own storage could not record the call's outcome; the host has been told.";
     default:
       return STOP[d.reason] ?? STOP[d.cause] ?? "Nobody in this run can fix it.";
   }
@@ -143,6 +150,7 @@ export function replayedText(tool: string): string {
 export function hostErrorText(error: {
   readonly tool: string;
   readonly stopReason: Reason;
+  readonly certainty?: Certainty | undefined;
 }): string {
   const reason = error.stopReason;
   return composeMessage({
@@ -151,7 +159,7 @@ export function hostErrorText(error: {
     decision: {
       action: "stop",
       reason,
-      certainty: "unknown",
+      certainty: error.certainty ?? "unknown",
       cause: reason,
       personResolvable: false,
     },

@@ -192,6 +192,34 @@ describe("redact: examples", () => {
       expect(redact(input, options)).toBe(expected);
     });
   }
+
+  it("a token split by any character that renders as nothing is still found", () => {
+    const token = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+    const invisible = [
+      "\u00AD", // soft hyphen
+      "\u034F", // combining grapheme joiner
+      "\u061C", // Arabic letter mark
+      "\u115F", // Hangul choseong filler
+      "\u17B4", // Khmer inherent vowel
+      "\u180E", // Mongolian vowel separator
+      "\u200B", // zero-width space
+      "\u202E", // right-to-left override
+      "\u2066", // left-to-right isolate
+      "\u2069", // pop directional isolate
+      "\u206A", // inhibit symmetric swapping
+      "\u3164", // Hangul filler
+      "\uFE0F", // variation selector 16
+      "\uFFA0", // halfwidth Hangul filler
+      "\u{E0041}", // tag latin capital A
+      "\u{E0100}", // variation selector 17
+    ];
+    for (const mark of invisible) {
+      const split = `${token.slice(0, 10)}${mark}${token.slice(10, 20)}${mark}${token.slice(20)}`;
+      expect(redact(`auth failed for ${split}`), JSON.stringify(mark)).toBe(
+        "auth failed for [token]",
+      );
+    }
+  });
 });
 
 describe("redact: what stays", () => {

@@ -70,13 +70,18 @@ export function inputLimit(maxLength: number): number {
 const ANSI_ESCAPE = /\u001B\[[0-?]*[ -/]*[@-~]/g;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we remove.
 const CONTROL_CHARS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g;
-// Invisible characters could split a secret so its pattern no longer matches: remove them.
-const INVISIBLE_CHARS = /[\u00AD\u200B-\u200F\u202A-\u202E\u2060-\u2064\uFEFF]/g;
+// Invisible characters could split a secret so its pattern no longer matches: remove them. Soft
+// hyphen, zero-width and bidirectional marks, embeddings and isolates, word joiners and invisible
+// operators, the BOM, and what renders as nothing: the combining grapheme joiner, the Arabic letter
+// mark, Hangul fillers, Khmer inherent vowels, Mongolian selectors, variation selectors and tags.
+const INVISIBLE_CHARS =
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each mark is removed alone, combining or not.
+  /[\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}]/gu;
 
 /** Any character {@link sanitize} changes (an ANSI escape starts with a control character). */
 const UNCLEAN =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we look for.
-  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\u00AD\u200B-\u200F\u202A-\u202E\u2060-\u2064\uFEFF]/;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex lint/suspicious/noMisleadingCharacterClass: control characters and lone marks are what we look for.
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}]/u;
 
 function sanitize(text: string): string {
   if (!UNCLEAN.test(text)) return text;

@@ -13,7 +13,7 @@ import { judge, toFailure } from "./judge-failure.ts";
 import { claimAndCount, settle } from "./ledger.ts";
 import { endedOutcome, preflightStop } from "./outcomes.ts";
 import { dropClock, keepClock } from "./run-state.ts";
-import { isThenable, step } from "./store-guard.ts";
+import { isThenable } from "./store-guard.ts";
 import { storeAfterEffect, storeOp } from "./store-steps.ts";
 import type { AttemptContext, CallOutcome, Executor } from "./types.ts";
 import { endedError, sleep } from "./waits.ts";
@@ -451,7 +451,11 @@ function learned<T>(
 
 /** The ledger and the breaker told of a success, then the value goes back. */
 function told<T>(state: CallState, value: T): MaybePromise<CallOutcome<T>> {
-  if (state.key !== undefined) return toldKeyed(state, state.key, value);
+  return state.key === undefined ? toldBreaker(state, value) : toldKeyed(state, state.key, value);
+}
+
+/** The breaker told of a success, then the value goes back. */
+function toldBreaker<T>(state: CallState, value: T): MaybePromise<CallOutcome<T>> {
   const updated = updateBreaker(state, "success");
   return isThenable(updated) ? okAfter(updated, state, value) : ok(state, value);
 }
@@ -465,23 +469,40 @@ function okAfter<T>(
   return pending.then(() => ok(state, value));
 }
 
-/** `told` for a keyed call: its key is settled first. */
+/**
+ * `told` for a keyed call: its key is settled first. A settle the store answers at once (the
+ * memory store) makes no closure; a throw of the breaker step is not taken for the settle's.
+ */
 function toldKeyed<T>(state: CallState, key: string, value: T): MaybePromise<CallOutcome<T>> {
-  const done = () => ok(state, value);
-  const breaker = () => {
-    const updated = updateBreaker(state, "success");
-    return isThenable(updated) ? updated.then(done) : done();
-  };
-  return step(
-    () => settle(state, key, "succeeded", state.tool.idempotency.replay ? value : undefined),
-    breaker,
-    (error) => {
-      // The write happened and its answer is here: the model gets it. The entry stays
-      // pending, so after its lease a repeat of this logical call is refused, never re-run.
-      storeAfterEffect(state, error);
-      return breaker();
-    },
+  let settled: MaybePromise<void>;
+  try {
+    settled = settle(state, key, "succeeded", state.tool.idempotency.replay ? value : undefined);
+  } catch (error) {
+    return settleFailed(state, value, error);
+  }
+  return isThenable(settled) ? settledLater(state, value, settled) : toldBreaker(state, value);
+}
+
+/** A settle the store answers later (the closures in a function of their own: see above). */
+function settledLater<T>(
+  state: CallState,
+  value: T,
+  pending: Promise<void>,
+): Promise<CallOutcome<T>> {
+  return pending.then(
+    () => toldBreaker(state, value),
+    (error: unknown) => settleFailed(state, value, error),
   );
+}
+
+/**
+ * The settle of a write that succeeded failed: the write happened and its answer is here, so the
+ * model gets it. The entry stays pending, so after its lease a repeat of this logical call is
+ * refused, never re-run.
+ */
+function settleFailed<T>(state: CallState, value: T, error: unknown): MaybePromise<CallOutcome<T>> {
+  storeAfterEffect(state, error);
+  return toldBreaker(state, value);
 }
 
 /** The attempts after the first asked for a retry: p-retry orchestrates them. */

@@ -105,6 +105,7 @@ function askHost<T>(j: Judging<T>): Judged<T> {
     reason: c.reason,
     channel: failure.channel,
     failureCode: failure.code,
+    certainty: c.certainty,
     // Host-facing text is logged: redacted like the model's (the raw error stays in cause).
     message: `${state.call.tool}: ${observe(failure.text, state)}`,
     cause: failure.raw,

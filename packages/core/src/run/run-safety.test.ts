@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { GovernorError, HostError } from "../errors.ts";
+import { hostErrorText } from "../judge/message.ts";
 import type { PolicyInput } from "../policy/policy.ts";
 import { createMemoryStore } from "../store/memory-store.ts";
 import { type Store, StoreError } from "../store/store.ts";
@@ -183,6 +184,52 @@ describe("issue 8.10: store trouble goes to the host, never to the model", () =>
     expect(error).toBeInstanceOf(HostError);
     expect((error as HostError).reason).toBe("store_unavailable");
     expect((error as Error).message).not.toMatch(/redis|10\.0\.0\.5|hunter2/);
+  });
+
+  it("a store that cannot record a sent write's outcome never tells the model the call was not made", async () => {
+    const memory = createMemoryStore();
+    const store: Store = {
+      get: (k) => memory.get(k),
+      set: (k, v, t) => memory.set(k, v, t),
+      increment: (k, b, t) => memory.increment(k, b, t),
+      claim: (k, h, o) => memory.claim(k, h, o),
+      settle: () => {
+        throw new Error("READONLY You can't write against a read only replica.");
+      },
+      entry: (k) => memory.entry(k),
+    };
+    const lost = () => Promise.reject(timeout());
+    // With a hook, the outcome's text; without, the text an adapter gives for the HostError.
+    const host: HostError[] = [];
+    const hooked = await gov(
+      { tools: { pay: { effect: "mutating" } } },
+      { store, onHostError: (e) => void host.push(e) },
+    )
+      .startRun()
+      .call({ tool: "pay", args: {} }, lost);
+    expect(hooked).toMatchObject({ kind: "stop", reason: "store_unavailable" });
+    expect(hooked.kind === "stop" && hooked.idempotencyKey).toMatch(/^gk_/);
+    const thrown = await gov({ tools: { pay: { effect: "mutating" } } }, { store })
+      .startRun()
+      .call({ tool: "pay", args: {} }, lost)
+      .then(
+        () => undefined,
+        (e: unknown) => e as HostError,
+      );
+    expect(thrown).toBeInstanceOf(HostError);
+    for (const shown of [modelText(hooked), hostErrorText(thrown as HostError)]) {
+      expect(shown).not.toMatch(/not made/);
+      expect(shown).toMatch(/may have happened/);
+    }
+    expect(host[0]?.certainty).toBe("unknown");
+    // A store that fails before anything is sent still says so.
+    const refused = await gov(
+      { tools: { pay: { effect: "mutating" } } },
+      { store: brokenStore(), onHostError: () => undefined },
+    )
+      .startRun()
+      .call({ tool: "pay", args: {} }, lost);
+    expect(modelText(refused)).toMatch(/not made/);
   });
 
   it("a store that fails after a successful write still hands the model the result", async () => {

@@ -48,9 +48,11 @@ function storeBound(state: CallState): StoreBound {
 export async function storeTrouble<T>(
   state: CallState,
   error: unknown,
-  certainty: Certainty,
+  failed: Certainty,
 ): Promise<CallOutcome<T>> {
   if (!isStoreError(error)) throw error;
+  // An earlier attempt may have written, whatever this step came to.
+  const certainty: Certainty = state.uncertain ? "unknown" : failed;
   // Cut by an abort or the host's end: that is what happened, not a store outage.
   if (isAborted(state)) {
     const outcome = preflightStop<T>(state, "aborted");
@@ -63,7 +65,7 @@ export async function storeTrouble<T>(
   const forPerson =
     StoreError.isInstance(error) &&
     (error.reason === "ledger_lost" || error.reason === "ledger_full");
-  const hostError = storeHostError(state, error);
+  const hostError = storeHostError(state, error, certainty);
   const print = fingerprint({
     tool: state.call.tool,
     channel: "local",
@@ -92,18 +94,29 @@ export function storeAfterEffect(state: CallState, error: unknown): void {
   if (!isStoreError(error)) throw error;
   const hook = state.run.core.options.onHostError;
   if (!hook) return;
-  const hostError = storeHostError(state, error, " (the call succeeded; its key stays pending)");
+  const hostError = storeHostError(
+    state,
+    error,
+    undefined,
+    " (the call succeeded; its key stays pending)",
+  );
   void guardedAsync(() => hook(hostError, hostContext(state, false)));
 }
 
 /** The host's view of a store failure: the operation in the message, the store's error as cause. */
-function storeHostError(state: CallState, error: GovernorError, note = ""): HostError {
+function storeHostError(
+  state: CallState,
+  error: GovernorError,
+  certainty: Certainty | undefined,
+  note = "",
+): HostError {
   return new HostError({
     tool: state.call.tool,
     server: state.call.server,
     reason: "store_unavailable",
     channel: "local",
     failureCode: StoreError.isInstance(error) ? error.reason : undefined,
+    certainty,
     message: `${state.call.tool}: ${error.message}${note}`,
     cause: error,
   });
