@@ -423,6 +423,29 @@ function wordValueReplacers(seen: string[]) {
 /** Inside every match of NAMED, SUBJECT and NAMED_TAIL: cheap tests before their patterns run. */
 const NAMED_LEADS = /with name|named |name:|name =|by user|for user/;
 const SUBJECT_PHRASES = / is not defined| does not exist| is not a valid| not found/;
+/**
+ * Words searched before NAMED_LEADS and SUBJECT_PHRASES: every alternative of each holds one of its
+ * words, and most texts hold none. A search for a word tries each place its first character is,
+ * so none starts with a space (`user`, not ` user`: twice as fast on the corpus).
+ * @internal Exported for tests; not part of the public API.
+ */
+export const WORD_VALUE_HINTS: readonly (readonly [RegExp, readonly string[]])[] = [
+  [NAMED_LEADS, ["name", "user"]],
+  [SUBJECT_PHRASES, ["not "]],
+];
+const [NAMING_HINT, SUBJECT_HINT] = WORD_VALUE_HINTS as readonly [
+  readonly [RegExp, readonly string[]],
+  readonly [RegExp, readonly string[]],
+];
+
+/** Whether the text holds one of the hint's words, then its pattern. */
+function holdsHint(text: string, hint: readonly [RegExp, readonly string[]]): boolean {
+  const words = hint[1];
+  for (let i = 0; i < words.length; i++) {
+    if (text.includes(words[i] as string)) return hint[0].test(text);
+  }
+  return false;
+}
 const TAIL_LEADS = /not found: |unknown |no such |not defined: |invalid /;
 
 /** Every whole-word occurrence of the values in `seen` becomes `<v>`. */
@@ -645,12 +668,12 @@ function normalize(head: string): string {
   if (dots && hasHostHint(s)) s = replaceEach(s, DOTTED, replaceDotted);
   // Values that are words: named (`with name x`), a subject (`: x is not defined`), a tail
   // (`not found: x`), identifiers without error vocabulary, and keys of colons.
-  // Each lead holds `name` or ` user`, each phrase ` not `: most texts hold neither, and a search
-  // for one word is cheaper than the pattern of all.
-  const naming = (s.includes("name") || s.includes(" user")) && NAMED_LEADS.test(s);
+  // Each lead holds `name` or `user`, each phrase `not ` (WORD_VALUE_HINTS): most texts hold
+  // neither, and a search for one word is cheaper than the pattern of all.
+  const naming = holdsHint(s, NAMING_HINT);
   const colonSpace = s.includes(": ");
   // A subject ends at most 62 characters before the ` not ` of its phrase.
-  const subject = colonSpace && s.includes(" not ") && SUBJECT_PHRASES.test(s);
+  const subject = colonSpace && holdsHint(s, SUBJECT_HINT);
   const tail = colonSpace && TAIL_LEADS.test(s);
   if (naming || subject || tail) {
     const seen: string[] = [];

@@ -1,8 +1,10 @@
 /**
- * The normalizer's hand-written hints answer as the patterns they replace.
+ * The normalizer's hand-written hints answer as the patterns they replace, and the words it
+ * searches before a pattern are in every match of it.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { WORD_VALUE_HINTS } from "./fingerprint.ts";
 import { hasHostHint, hasIpv6Hint } from "./normalize-hints.ts";
 
 /** What the normalizer tested with patterns before. */
@@ -40,4 +42,22 @@ describe("the normalizer's hints", () => {
     expect(yes).toBeGreaterThan(500);
     expect(no).toBeGreaterThan(500);
   });
+});
+
+describe("the words searched before the patterns of word values", () => {
+  it.each(WORD_VALUE_HINTS.map(([p, words]) => [p.source, p, words] as const))(
+    "every alternative of %s holds one of them",
+    (_source, pattern, words) => {
+      const alternatives = pattern.source.split("|");
+      expect(alternatives.length).toBeGreaterThan(1);
+      for (const alternative of alternatives) {
+        expect(
+          words.some((w) => alternative.includes(w)),
+          alternative,
+        ).toBe(true);
+      }
+      // None starts with a space, the slow search.
+      for (const w of words) expect(w.startsWith(" ")).toBe(false);
+    },
+  );
 });
