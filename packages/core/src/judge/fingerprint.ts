@@ -9,6 +9,7 @@
 import type { Channel } from "../types.ts";
 import { sha256Hex } from "./canonical.ts";
 import { hasHostHint, hasIpv6Hint } from "./normalize-hints.ts";
+import { colonFollows, endsInObjectSeparator, keyAtEnd } from "./quote-context.ts";
 import { charTable, collapseSpaces, hasRun, replaceAnchored } from "./redact.ts";
 import { replaceEach } from "./replace-each.ts";
 import { judgeFacts } from "./text-facts.ts";
@@ -88,8 +89,6 @@ const EMAIL = /(?<![\w.+%-])[\w.+%-]+@[a-z0-9-]+\.[a-z0-9.-]*[a-z0-9]/g;
 const KEY_VALUE = /(?<![\w.-])([a-z_][\w.-]{0,63})=("[^"\n]*"|'[^'\n]*'|[^\s"',;&)\]}]+)/g;
 const QUOTED =
   /(?<!\w)(?:"([^"\n]{0,200})"|'([^'\n]{0,200})'|`([^`\n]{0,200})`|“([^”\n]{0,200})”|‘([^’\n]{0,200})’)(?!\w)/g;
-/** The key before a quoted value: `"key": "…"`, `'key': '…'` or `key="…"`. */
-const KEY_BEFORE = /(?:["']([\w.-]{1,40})["']\s*:\s*|([\w.-]{1,40})=)$/;
 /** A value in square brackets, one token long (`[logs-app]`, `[read,all]`); not an index `a[0]`. */
 const BRACKETED = /(?<![\w\]])\[([^\s[\]{}]{1,120})\]/g;
 /** `name = value` with spaces around `=` (`name = es-data-2/search`). */
@@ -242,7 +241,7 @@ function replaceQuoted(
   // JSON keys are part of the message's shape, not a value.
   const before = whole.slice(Math.max(0, offset - 48), offset);
   const end = offset + match.length;
-  if (match.startsWith('"') && /^\s*:/.test(whole.slice(end, end + 8)) && /[{,]\s*$/.test(before)) {
+  if (match.startsWith('"') && colonFollows(whole, end) && endsInObjectSeparator(before)) {
     return match;
   }
   // A message of the upstream API stays, its own quoted values normalized; values inside it are
@@ -259,8 +258,7 @@ function replaceQuoted(
   if (!isConditionValue(content) || !(before.endsWith("=") || before.trimEnd().endsWith(":"))) {
     return "<str>";
   }
-  const key = KEY_BEFORE.exec(before);
-  const keyName = key?.[1] ?? key?.[2];
+  const keyName = keyAtEnd(before);
   if (keyName !== undefined && CONDITION_KEYS.has(keyName)) return match;
   return "<str>";
 }
