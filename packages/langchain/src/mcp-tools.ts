@@ -68,6 +68,9 @@ function watched(run: Run, threw: { error?: unknown }): Run {
     get ended() {
       return run.ended;
     },
+    get signal() {
+      return run.signal;
+    },
     call: (call, execute) =>
       run.call(call, async (ctx) => {
         try {

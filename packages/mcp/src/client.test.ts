@@ -324,6 +324,33 @@ describe("effects from annotations", () => {
     }
   });
 
+  it("the lazy listing for trusted annotations ends with the run: its abort, its end, its deadline", async () => {
+    for (const how of ["abort", "end", "deadline"] as const) {
+      const { client } = await connectInMemory(createLowLevelServer({ toolPageDelayMs: 5_000 }));
+      clients.push(client);
+      const governor = createGovernor(
+        {
+          servers: { s: { trustAnnotations: true } },
+          budgets: { wallTimeMs: how === "deadline" ? 100 : 60_000 },
+        },
+        { metrics: false },
+      );
+      const governed = governClient(client, { governor, server: "s" });
+      const ac = new AbortController();
+      const run = governor.startRun({ signal: ac.signal });
+      const started = Date.now();
+      const pending = governed.callTool(run, { name: "echo", arguments: { text: "x" } });
+      setTimeout(() => {
+        if (how === "abort") ac.abort();
+        if (how === "end") run.end();
+      }, 50);
+      const outcome = await pending;
+      // The page answers after 5 s: the call must not wait for it.
+      expect(Date.now() - started, how).toBeLessThan(2_000);
+      expect(outcome.kind, how).toBe("stop");
+    }
+  });
+
   it("the policy wins over a trusted annotation", async () => {
     const { outcome, attempts } = await timeoutOutcome({
       servers: { notes: { trustAnnotations: true, tools: { slow: { effect: "mutating" } } } },

@@ -228,12 +228,12 @@ export function governClient<C extends McpClient>(
 
   const readTools = async (
     timeoutMs: number,
-    signal?: AbortSignal,
+    signals: readonly (AbortSignal | undefined)[],
     stop?: () => boolean,
   ): Promise<Tool[]> => {
     const listing: ToolListing = await listAllTools(wire.listPage, {
       timeoutMs,
-      signal,
+      signals,
       stop,
       around,
     });
@@ -262,7 +262,7 @@ export function governClient<C extends McpClient>(
   };
 
   const listTools = (listOptions: { readonly signal?: AbortSignal } = {}): Promise<Tool[]> =>
-    readTools(maxTimeout, listOptions.signal);
+    readTools(maxTimeout, [listOptions.signal]);
 
   /**
    * One pass on the wire: its {@link Pass} is the signal the SDK gets (aborted by the run through
@@ -434,10 +434,12 @@ export function governClient<C extends McpClient>(
     if (outcome.kind === "ok")
       return outcome.replayed ? asToolResult(outcome, params.name) : outcome;
     if (outcome.kind !== "model" || outcome.reason !== "unknown_tool") return outcome;
-    // Bounded by the run too: its deadline, and its end between pages.
+    // Bounded by the run too: its deadline, its end and its signal.
     const timeoutMs = Math.min(maxTimeout, call.deadlineAt - Date.now());
     if (timeoutMs <= 0 || run.ended) return outcome;
-    const tools = await readTools(timeoutMs, params.signal, () => run.ended).catch(() => undefined);
+    const tools = await readTools(timeoutMs, [params.signal, run.signal], () => run.ended).catch(
+      () => undefined,
+    );
     return tools ? withToolNames(outcome, tools) : outcome;
   };
 
@@ -445,7 +447,8 @@ export function governClient<C extends McpClient>(
     // Trusted annotations need the tool list: fetch it once if the host has not.
     if (!listed && !lazyListTried && governor.toolPolicy(params.name, server).trustAnnotations) {
       lazyListTried = true;
-      return readTools(maxTimeout, params.signal).then(
+      // Bounded by the run (its end, signal and deadline) as the call itself is.
+      return readTools(maxTimeout, [params.signal, run.signal]).then(
         () => governedCall(run, params),
         () => governedCall(run, params),
       );

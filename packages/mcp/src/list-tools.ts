@@ -8,8 +8,8 @@ export const MAX_TOOL_PAGES = 100;
 export interface ListingBounds {
   /** Time for all pages together, in ms. */
   readonly timeoutMs: number;
-  /** Aborting it ends the listing (the page in flight rejects). */
-  readonly signal?: AbortSignal | undefined;
+  /** Aborting any of them ends the listing (the page in flight rejects). */
+  readonly signals?: readonly (AbortSignal | undefined)[];
   /** Asked before each page after the first: true ends the listing (the run ended). */
   readonly stop?: (() => boolean) | undefined;
   /** Called around each page request (the session counts requests in flight). */
@@ -29,8 +29,8 @@ export interface ToolListing {
 /**
  * Reads every page of `tools/list`, within bounds: at most {@link MAX_TOOL_PAGES} pages, no
  * cursor followed twice, all pages within `timeoutMs` (after the first page, running out of time
- * ends the listing with the tools read so far) and `signal`. Each page gets a signal of
- * its own, linked to `signal` and unlinked after (the SDK never removes the listener it adds).
+ * ends the listing with the tools read so far) and `signals`. Each page gets a signal of
+ * its own, linked to them and unlinked after (the SDK never removes the listener it adds).
  */
 export async function listAllTools(
   listPage: ToolWire["listPage"],
@@ -38,6 +38,7 @@ export async function listAllTools(
 ): Promise<ToolListing> {
   const started = Date.now();
   const around = bounds.around ?? ((request) => request());
+  const signals = (bounds.signals ?? []).filter((s): s is AbortSignal => s !== undefined);
   const seen = new Set<string>();
   const tools: Tool[] = [];
   let cursor: string | undefined;
@@ -46,10 +47,10 @@ export async function listAllTools(
     const left = Math.max(1, bounds.timeoutMs - (Date.now() - started));
     let result: Awaited<ReturnType<typeof boundedPage>>;
     try {
-      result = await around(() => boundedPage(listPage, cursor, left, bounds.signal));
+      result = await around(() => boundedPage(listPage, cursor, left, signals));
     } catch (error) {
       // Out of time after some pages: the tools read so far are worth more than none.
-      const timeUp = Date.now() - started >= bounds.timeoutMs && !bounds.signal?.aborted;
+      const timeUp = Date.now() - started >= bounds.timeoutMs && !signals.some((s) => s.aborted);
       if (page > 0 && timeUp) return { tools, cut: "time" };
       throw error;
     }
@@ -67,15 +68,16 @@ async function boundedPage(
   listPage: ToolWire["listPage"],
   cursor: string | undefined,
   timeout: number,
-  outer: AbortSignal | undefined,
+  outer: readonly AbortSignal[],
 ) {
   const controller = new AbortController();
-  const onAbort = () => controller.abort(outer?.reason);
-  if (outer?.aborted) onAbort();
-  else outer?.addEventListener("abort", onAbort, { once: true });
+  const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
+  const aborted = outer.find((s) => s.aborted);
+  if (aborted !== undefined) controller.abort(aborted.reason);
+  else for (const s of outer) s.addEventListener("abort", onAbort, { once: true });
   try {
     return await listPage(cursor, { signal: controller.signal, timeout });
   } finally {
-    outer?.removeEventListener("abort", onAbort);
+    for (const s of outer) s.removeEventListener("abort", onAbort);
   }
 }

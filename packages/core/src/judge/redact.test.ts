@@ -169,6 +169,18 @@ describe("redact: examples", () => {
       { sensitiveValues: ["acct-7731", "Jane Doe"] },
     ],
     [
+      "sensitive values echoed in another case",
+      "no account ACCT-7731 for jane doe (JANE DOE)",
+      "no account [redacted] for [redacted] ([redacted])",
+      { sensitiveValues: ["acct-7731", "Jane Doe"] },
+    ],
+    [
+      "sensitive values echoed decomposed",
+      "no user Jose\u0301 Mu\u0308ller",
+      "no user [redacted]",
+      { sensitiveValues: ["José Müller"] },
+    ],
+    [
       "URL-encoded sensitive values",
       "GET /search?q=Jane%20Doe",
       "GET /search?q=[redacted]",

@@ -27,9 +27,9 @@ export interface RedactOptions {
    */
   readonly emails?: boolean;
   /**
-   * Exact values to remove wherever they appear (values of arguments the policy marks
-   * sensitive), also in their URL-encoded and JSON-escaped forms. Values shorter than 4
-   * characters are ignored.
+   * Values to remove wherever they appear (values of arguments the policy marks sensitive), in
+   * any case, composed or decomposed (NFC, NFD), and in their URL-encoded and JSON-escaped forms.
+   * Values shorter than 4 characters are ignored.
    */
   readonly sensitiveValues?: readonly string[];
   /**
@@ -158,12 +158,15 @@ function sensitiveVariants(values: readonly string[] | undefined): string[] {
   const out = new Set<string>();
   for (const value of values) {
     if (typeof value !== "string" || value.length < MIN_SENSITIVE_LENGTH) continue;
-    out.add(value);
-    out.add(JSON.stringify(value).slice(1, -1));
-    try {
-      out.add(encodeURIComponent(value));
-    } catch {
-      // A lone surrogate has no URL encoding; the value itself is still removed.
+    // A server may store and echo the value composed or decomposed (`é` or `e` and `́`).
+    for (const form of new Set([value, value.normalize("NFC"), value.normalize("NFD")])) {
+      out.add(form);
+      out.add(JSON.stringify(form).slice(1, -1));
+      try {
+        out.add(encodeURIComponent(form));
+      } catch {
+        // A lone surrogate has no URL encoding; the value itself is still removed.
+      }
     }
   }
   // Longest first, so a value containing another is removed whole.
@@ -172,10 +175,17 @@ function sensitiveVariants(values: readonly string[] | undefined): string[] {
     .sort((a, b) => b.length - a.length);
 }
 
+/** The characters a `u` pattern must escape to read them as themselves. */
+const REGEXP_SYNTAX = /[\\^$.*+?()[\]{}|/]/g;
+
+/**
+ * Removes the values wherever they appear, in any case (a server that lowercases an email or a
+ * user name, uppercases a code): each a literal matched without regard to case.
+ */
 function removeValues(text: string, values: readonly string[]): string {
   let out = text;
   for (const value of values) {
-    if (out.includes(value)) out = out.split(value).join(REDACTED);
+    out = out.replace(new RegExp(value.replace(REGEXP_SYNTAX, "\\$&"), "giu"), REDACTED);
   }
   return out;
 }

@@ -598,6 +598,30 @@ describe("after the second review", () => {
     expect(outcome.kind === "stop" && outcome.idempotencyKey).toMatch(/^gk_/);
   });
 
+  it("run.signal aborts when the run ends, its signal aborts or its deadline passes", async () => {
+    const ended = gov().startRun();
+    expect(ended.signal.aborted).toBe(false);
+    ended.end();
+    expect(ended.signal.aborted).toBe(true);
+    const stopped = gov({ tools: { w: {} } }).startRun();
+    const signal = stopped.signal;
+    await stopped.call({ tool: "w" }, () => Promise.reject(reset()));
+    expect(signal.aborted).toBe(true);
+    const ac = new AbortController();
+    const aborted = gov().startRun({ signal: ac.signal });
+    ac.abort();
+    expect(aborted.signal.aborted).toBe(true);
+    const late = gov({ budgets: { wallTimeMs: 20 } }).startRun();
+    expect(late.signal.aborted).toBe(false);
+    await new Promise((r) => setTimeout(r, 40));
+    expect(late.signal.aborted).toBe(true);
+    expect(late.signal.reason).toMatchObject({ name: "TimeoutError" });
+    // Observe-only enforces no deadline.
+    const watched = gov({ observeOnly: true, budgets: { wallTimeMs: 1 } }).startRun();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(watched.signal.aborted).toBe(false);
+  });
+
   it("a write left uncertain after the run ended still names its key", async () => {
     const run = gov({ tools: { w: {} } }).startRun();
     let fail: (e: Error) => void = () => {};

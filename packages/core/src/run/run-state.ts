@@ -12,7 +12,7 @@ import { PrintCounts } from "./print-counts.ts";
 import { createLoopDetector, type LoopDetector } from "./repeats.ts";
 import { createRunTally, type RunTally } from "./tally.ts";
 import type { RunOptions } from "./types.ts";
-import { endedError, guarded, guardedAsync } from "./waits.ts";
+import { endedError, guarded, guardedAsync, MAX_TIMER_MS } from "./waits.ts";
 
 /** One run's state. */
 export interface RunState {
@@ -176,6 +176,46 @@ export function runEndedSignal(r: RunState): AbortSignal {
   r.runEnded ??= new AbortController();
   if (r.ended && !r.runEnded.signal.aborted) r.runEnded.abort(endedError("The run has ended"));
   return r.runEnded.signal;
+}
+
+/** `run.signal` of each run whose host read it (kept apart: most runs never make one). */
+const overSignals = new WeakMap<RunState, AbortSignal>();
+
+/**
+ * Aborts once no call of the run may go on: its end, its signal, its deadline (see `Run.signal`).
+ * Its listeners and timer go when it aborts; the timer does not hold the process open.
+ */
+export function runOverSignal(r: RunState): AbortSignal {
+  const known = overSignals.get(r);
+  if (known !== undefined) return known;
+  const over = new AbortController();
+  overSignals.set(r, over.signal);
+  const ended = runEndedSignal(r);
+  const own = r.signal;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stop = (reason: unknown) => {
+    clearTimeout(timer);
+    ended.removeEventListener("abort", onEnd);
+    own?.removeEventListener("abort", onOwn);
+    over.abort(reason);
+  };
+  const onEnd = () => stop(ended.reason);
+  const onOwn = () => stop(own?.reason);
+  if (ended.aborted) onEnd();
+  else if (own?.aborted) onOwn();
+  else {
+    ended.addEventListener("abort", onEnd, { once: true });
+    own?.addEventListener("abort", onOwn, { once: true });
+    const left = r.deadline - r.core.now();
+    if (!r.observeOnly && left <= MAX_TIMER_MS) {
+      timer = setTimeout(
+        () => stop(Object.assign(new Error("The run's deadline passed"), { name: "TimeoutError" })),
+        Math.max(0, left),
+      );
+      timer.unref?.();
+    }
+  }
+  return over.signal;
 }
 
 export function hostEndSignal(r: RunState): AbortSignal {

@@ -6,7 +6,7 @@
 import type { RunSummary } from "../telemetry/events.ts";
 import { runCall } from "./call.ts";
 import type { GovernorCore } from "./hooks.ts";
-import { createRunState, endByHost, type RunState, summary } from "./run-state.ts";
+import { createRunState, endByHost, type RunState, runOverSignal, summary } from "./run-state.ts";
 import type { CallOutcome, Executor, Run, RunOptions, ToolCall } from "./types.ts";
 
 export {
@@ -41,6 +41,10 @@ class GovernedRun implements Run {
 
   get ended(): boolean {
     return this.#r.ended !== undefined;
+  }
+
+  get signal(): AbortSignal {
+    return runOverSignal(this.#r);
   }
 
   call<T>(request: ToolCall, execute: Executor<T>): Promise<CallOutcome<T>> {

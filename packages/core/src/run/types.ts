@@ -126,6 +126,12 @@ export interface Run {
   /** Whether the run has ended (stopped or ended by the host). */
   readonly ended: boolean;
   /**
+   * Aborts once no call of the run may go on: the run ended (a stop, `run.end()`), its signal
+   * aborted, or its deadline passed (not in observe-only mode, which enforces none). For an
+   * adapter's own waits around a call (a tool listing): they end with the run. Made on first read.
+   */
+  readonly signal: AbortSignal;
+  /**
    * Makes one tool call through Governor; always resolves with an outcome (see `onHostError`).
    * Call it on the run: the methods of a run are not bound.
    */
