@@ -8,7 +8,7 @@
  */
 import type { Channel } from "../types.ts";
 import { sha256Hex } from "./canonical.ts";
-import { hasHostHint, hasIpv6Hint } from "./normalize-hints.ts";
+import { hasHostHint, hasIpv6Hint, hasOpeningQuote } from "./normalize-hints.ts";
 import { colonFollows, endsInObjectSeparator, keyAtEnd } from "./quote-context.ts";
 import { charTable, collapseSpaces, hasRun, replaceAnchored } from "./redact.ts";
 import { replaceEach } from "./replace-each.ts";
@@ -140,7 +140,6 @@ const HEX_ID = /(?<![0-9a-z])(?:0x)?[0-9a-f]{7,}(?![0-9a-z])/g;
 const NUMBER = /(?<!\d)\d(?:[\d,]*\d)?(?:\.\d+)?/g;
 // Cheap tests of what the changes of a pass need (see normalizeText).
 const HAS_DIGIT = /\d/;
-const HAS_QUOTE = /["'`“‘]/;
 /** Inside every date with a month name. */
 const MONTH_HINT = /jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec/;
 /** Inside every day-month-year date. */
@@ -631,7 +630,7 @@ function normalize(head: string): string {
   let colons = s.includes(":");
   const hyphens = s.includes("-");
   // Quoted values first: whatever is inside cannot then be read by another rule.
-  if (HAS_QUOTE.test(s)) s = replaceEach(s, QUOTED, quotedMatch);
+  if (hasOpeningQuote(s)) s = replaceEach(s, QUOTED, quotedMatch);
   // One-token values in brackets (`no such index [logs-app]`), lists and paths included.
   if (s.includes("[")) s = replaceAnchored(s, BRACKETED, "[", 0, replaceBracketed);
   // A URL's scheme ends at most 31 characters after its start, where `://` follows.

@@ -5,17 +5,19 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { WORD_VALUE_HINTS } from "./fingerprint.ts";
-import { hasHostHint, hasIpv6Hint } from "./normalize-hints.ts";
+import { hasHostHint, hasIpv6Hint, hasOpeningQuote } from "./normalize-hints.ts";
 
 /** What the normalizer tested with patterns before. */
 const IPV6_HINT = /:[0-9a-f]{0,4}:/;
 const HOST_HINT = /\.[a-z]{2}/;
+const HAS_QUOTE = /["'`“‘]/;
 
 /** Short runs of the characters the hints read, and of a few they must not take for them. */
 const hintText = fc
   .array(
     fc.oneof(
       fc.string({ unit: fc.constantFrom(..."0123456789abcdefgz:.AF -<>"), maxLength: 8 }),
+      fc.constantFrom('"', "'", "`", "“", "‘", "”", "’", "«"),
       fc.constantFrom("::1", "fe80::1", "a.io", "0.0.0.0", "<id>:<id>", "x.y", ".co", "ab:cd:"),
     ),
     { maxLength: 8 },
@@ -26,6 +28,7 @@ describe("the normalizer's hints", () => {
   it.each([
     ["hasIpv6Hint", hasIpv6Hint, IPV6_HINT],
     ["hasHostHint", hasHostHint, HOST_HINT],
+    ["hasOpeningQuote", hasOpeningQuote, HAS_QUOTE],
   ] as const)("%s answers as its pattern", (_name, hint, pattern) => {
     let yes = 0;
     let no = 0;

@@ -40,3 +40,17 @@ export function hasHostHint(text: string): boolean {
   }
   return false;
 }
+
+/**
+ * `/["'`“‘]/.test(text)`, the quote that opens every quoted value. Exact: five searches for one
+ * character each, which cost less than the class read at every position.
+ */
+export function hasOpeningQuote(text: string): boolean {
+  return (
+    text.includes('"') ||
+    text.includes("'") ||
+    text.includes("`") ||
+    text.includes("“") ||
+    text.includes("‘")
+  );
+}
