@@ -141,7 +141,10 @@ export interface RedisStore extends Store {
    * events). A new epoch starts; every worker on this prefix takes claims again.
    */
   acknowledgeLedgerLoss(): Promise<void>;
-  /** Closes the client the store created from `url`; does nothing to a client passed in. */
+  /**
+   * Closes the client the store created from `url` (its QUIT waits at most `commandTimeoutMs`, then
+   * the socket is dropped); does nothing to a client passed in.
+   */
   close(): Promise<void>;
 }
 
@@ -523,10 +526,37 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       async close(): Promise<void> {
         if (closed) return;
         closed = true;
-        if (client.isReady) await client.close();
-        else client.destroy();
+        if (!client.isReady) {
+          client.destroy();
+          return;
+        }
+        // QUIT waits for the server's answer: a stalled server (CLIENT PAUSE, a long script) or
+        // one gone before the socket noticed would keep close() waiting, for ever when nothing
+        // ends the socket. Past the command timeout the socket is dropped instead.
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const late = new Promise<"late">((resolve) => {
+          timer = setTimeout(() => resolve("late"), commandTimeoutMs);
+        });
+        const quit = client.close().then(
+          () => "closed" as const,
+          () => "failed" as const,
+        );
+        try {
+          if ((await Promise.race([quit, late])) !== "closed") destroyQuietly(client);
+        } finally {
+          clearTimeout(timer);
+        }
       },
     };
+  }
+}
+
+/** Drops the socket of a client whose QUIT got no answer (it may be closing already). */
+function destroyQuietly(client: { destroy(): void }): void {
+  try {
+    client.destroy();
+  } catch {
+    // Already closed: nothing left to drop.
   }
 }
 
