@@ -53,6 +53,11 @@ export class HostError extends GovernorError {
    * `unknown` (a write that may have happened). Undefined for trouble outside a call's attempts.
    */
   readonly certainty: Certainty | undefined;
+  /**
+   * The call's idempotency key when its write may have happened (an attempt's outcome was
+   * unknown): a person who checked settles it with `governor.settle(key, …)`.
+   */
+  readonly idempotencyKey: string | undefined;
 
   constructor(fields: {
     tool: string;
@@ -61,6 +66,7 @@ export class HostError extends GovernorError {
     channel: string;
     failureCode?: number | string | undefined;
     certainty?: Certainty | undefined;
+    idempotencyKey?: string | undefined;
     message: string;
     cause?: unknown;
   }) {
@@ -72,6 +78,7 @@ export class HostError extends GovernorError {
     this.channel = fields.channel;
     this.failureCode = fields.failureCode;
     this.certainty = fields.certainty;
+    this.idempotencyKey = fields.idempotencyKey;
   }
 
   /**

@@ -106,6 +106,7 @@ function askHost<T>(j: Judging<T>): Judged<T> {
     channel: failure.channel,
     failureCode: failure.code,
     certainty: c.certainty,
+    idempotencyKey: state.uncertain ? state.key : undefined,
     // Host-facing text is logged: redacted like the model's (the raw error stays in cause).
     message: `${state.call.tool}: ${observe(failure.text, state)}`,
     cause: failure.raw,

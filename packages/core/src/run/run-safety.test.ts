@@ -217,6 +217,9 @@ describe("issue 8.10: store trouble goes to the host, never to the model", () =>
         (e: unknown) => e as HostError,
       );
     expect(thrown).toBeInstanceOf(HostError);
+    // Without the hook, the thrown HostError is all the host gets: it names the key.
+    expect((thrown as HostError).idempotencyKey).toMatch(/^gk_/);
+    expect(host[0]?.idempotencyKey).toBe(hooked.kind === "stop" ? hooked.idempotencyKey : "");
     for (const shown of [modelText(hooked), hostErrorText(thrown as HostError)]) {
       expect(shown).not.toMatch(/not made/);
       expect(shown).toMatch(/may have happened/);
@@ -230,6 +233,36 @@ describe("issue 8.10: store trouble goes to the host, never to the model", () =>
       .startRun()
       .call({ tool: "pay", args: {} }, lost);
     expect(modelText(refused)).toMatch(/not made/);
+  });
+
+  it("a host-routed failure after a lost answer names the write's key on the HostError", async () => {
+    let n = 0;
+    const thrown = await gov({
+      tools: {
+        pay: {
+          effect: "mutating",
+          idempotency: { honorsKeys: true },
+          retry: { baseDelayMs: 1, maxDelayMs: 1 },
+        },
+      },
+    })
+      .startRun()
+      .call({ tool: "pay", args: {} }, async () => {
+        n += 1;
+        // The first answer is lost; the retry meets a JSON-RPC error from the peer.
+        if (n === 1) throw timeout();
+        throw Object.assign(new Error("Internal error"), { code: -32603 });
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e as HostError,
+      );
+    expect(n).toBe(2);
+    expect(thrown).toBeInstanceOf(HostError);
+    expect(thrown).toMatchObject({
+      certainty: "unknown",
+      idempotencyKey: expect.stringMatching(/^gk_/),
+    });
   });
 
   it("a store that fails after a successful write still hands the model the result", async () => {

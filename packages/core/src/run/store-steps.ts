@@ -117,6 +117,7 @@ function storeHostError(
     channel: "local",
     failureCode: StoreError.isInstance(error) ? error.reason : undefined,
     certainty,
+    idempotencyKey: state.uncertain ? state.key : undefined,
     message: `${state.call.tool}: ${error.message}${note}`,
     cause: error,
   });
