@@ -85,5 +85,22 @@ describe("blockedText", () => {
     expect(blockedText({ reason: "forbidden", scope: "tool", tool: "pay", until: 1 })).toMatch(
       /The tool pay is stopped \(forbidden\)/,
     );
+    expect(blockedText({ reason: "forbidden", scope: "tool", tool: "pay", until: 1 })).not.toMatch(
+      /may have made the change/,
+    );
+  });
+
+  it("says a write may have happened for any stop that names its key", () => {
+    // Since a write whose answer was lost keeps its key whatever stops it afterwards, a deadline
+    // or a budget can end it too.
+    const text = blockedText({
+      reason: "budget_exhausted",
+      scope: "window",
+      tool: "pay",
+      until: 1,
+      idempotencyKey: "gk_0123",
+    });
+    expect(text).toMatch(/may have made the change: do not send it again/);
+    expect(text).not.toContain("gk_0123");
   });
 });

@@ -157,8 +157,10 @@ export function blockedText(stop: RememberedStop): string {
         : stop.scope === "tool"
           ? `The tool ${stop.tool} is stopped`
           : `This call of ${stop.tool} was stopped before`;
+  // A stop that names a key is a write that may have happened, whatever stopped it (a deadline
+  // or a spent budget after an unanswered attempt, say).
   const write =
-    stop.reason === "uncertain_mutation"
+    stop.reason === "uncertain_mutation" || stop.idempotencyKey !== undefined
       ? " The earlier attempt may have made the change: do not send it again; tell the user it needs checking."
       : "";
   return `${what} (${stop.reason}); calls that would fail the same way are not sent.${write} Do not retry: tell the user what happened and what they need to do.`;
