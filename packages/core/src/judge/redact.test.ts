@@ -181,6 +181,22 @@ describe("redact: examples", () => {
       { sensitiveValues: ["José Müller"] },
     ],
     [
+      // The text loses its invisible marks and control characters before values are removed: a
+      // value holding one (an emoji's variation selector, a joiner, a bidi isolate, a vertical tab)
+      // is removed as the text reads it, not only as given.
+      "sensitive values holding characters the text loses",
+      "no user p\u2764\uFE0Fss-77, Jane\u200DDoe-1, tok\u2066en-99 or abc\u000Bdefg",
+      "no user [redacted], [redacted], [redacted] or [redacted]",
+      {
+        sensitiveValues: [
+          "p\u2764\uFE0Fss-77",
+          "Jane\u200DDoe-1",
+          "tok\u2066en-99",
+          "abc\u000Bdefg",
+        ],
+      },
+    ],
+    [
       "URL-encoded sensitive values",
       "GET /search?q=Jane%20Doe",
       "GET /search?q=[redacted]",

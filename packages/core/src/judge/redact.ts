@@ -28,8 +28,9 @@ export interface RedactOptions {
   readonly emails?: boolean;
   /**
    * Values to remove wherever they appear (values of arguments the policy marks sensitive), in
-   * any case, composed or decomposed (NFC, NFD), and in their URL-encoded and JSON-escaped forms.
-   * Values shorter than 4 characters are ignored.
+   * any case, composed or decomposed (NFC, NFD), without the invisible marks and control
+   * characters the text loses before they are removed, and in their URL-encoded and JSON-escaped
+   * forms. Values shorter than 4 characters are ignored.
    */
   readonly sensitiveValues?: readonly string[];
   /**
@@ -161,6 +162,10 @@ function sensitiveVariants(values: readonly string[] | undefined): string[] {
     // A server may store and echo the value composed or decomposed (`é` or `e` and `́`).
     for (const form of new Set([value, value.normalize("NFC"), value.normalize("NFD")])) {
       out.add(form);
+      // The text is sanitized before values are removed: a value holding an invisible mark or a
+      // control character (an emoji's variation selector, a joiner) is also removed as it reads.
+      const clean = sanitize(form);
+      if (clean !== form && clean.trim().length >= MIN_SENSITIVE_LENGTH) out.add(clean);
       out.add(JSON.stringify(form).slice(1, -1));
       try {
         out.add(encodeURIComponent(form));
