@@ -622,6 +622,15 @@ describe("after the second review", () => {
     expect(watched.signal.aborted).toBe(false);
   });
 
+  it("run.signal read after the deadline passed is aborted already", async () => {
+    // An adapter checks `run.signal.aborted` before it starts a wait: past the deadline, it must
+    // not start one (nor send a request) and learn only a timer tick later.
+    const late = gov({ budgets: { wallTimeMs: 5 } }).startRun();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(late.signal.aborted).toBe(true);
+    expect(late.signal.reason).toMatchObject({ name: "TimeoutError" });
+  });
+
   it("a write left uncertain after the run ended still names its key", async () => {
     const run = gov({ tools: { w: {} } }).startRun();
     let fail: (e: Error) => void = () => {};

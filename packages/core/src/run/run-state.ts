@@ -201,17 +201,18 @@ export function runOverSignal(r: RunState): AbortSignal {
   };
   const onEnd = () => stop(ended.reason);
   const onOwn = () => stop(own?.reason);
+  const onDeadline = () =>
+    stop(Object.assign(new Error("The run's deadline passed"), { name: "TimeoutError" }));
+  const left = r.deadline - r.core.now();
   if (ended.aborted) onEnd();
   else if (own?.aborted) onOwn();
+  // Read past the deadline: aborted now, not a timer tick later (a wait checked first never starts).
+  else if (!r.observeOnly && left <= 0) onDeadline();
   else {
     ended.addEventListener("abort", onEnd, { once: true });
     own?.addEventListener("abort", onOwn, { once: true });
-    const left = r.deadline - r.core.now();
     if (!r.observeOnly && left <= MAX_TIMER_MS) {
-      timer = setTimeout(
-        () => stop(Object.assign(new Error("The run's deadline passed"), { name: "TimeoutError" })),
-        Math.max(0, left),
-      );
+      timer = setTimeout(onDeadline, left);
       timer.unref?.();
     }
   }
