@@ -672,6 +672,22 @@ describe("redact: properties", () => {
     );
   });
 
+  it("a sensitive value echoed in another case and cut at the input margin leaves no prefix", () => {
+    // Stack frames are dropped whole, so the text cut at the margin lands in the output; the cut
+    // splits the echo of the value, whose start must go as it does for the value as given.
+    const frame = "    at fn (/x/y.js:1:2)\n";
+    for (const echo of ["Jane Doe", "JANE DOE", "jane doe", "Jane\u0301 DOE"]) {
+      for (let kept = 1; kept < echo.length; kept++) {
+        const blockLength = inputLimit(400) - kept - 1;
+        const frames = Math.floor(blockLength / frame.length);
+        const pad = " ".repeat(blockLength - frames * frame.length);
+        const input = `${pad}${frame.repeat(frames)}\n${echo} was not found ${"x ".repeat(2000)}`;
+        const out = redact(input, { sensitiveValues: ["Jane Doe", "Jane\u0301 Doe"] });
+        expect(out.toLowerCase(), `${echo}, ${kept} kept`).not.toMatch(/jan/);
+      }
+    }
+  });
+
   it("output never exceeds maxLength", () => {
     fc.assert(
       fc.property(

@@ -129,13 +129,28 @@ function dropTrailingToken(text: string): string {
 }
 
 /**
+ * Each UTF-16 unit in lower case where that is one unit too, alone (no final sigma): the same
+ * length, so what matches in the folded text matches at the same place in the text.
+ */
+function foldCase(text: string): string {
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charAt(i);
+    const folded = unit.toLowerCase();
+    out += folded.length === 1 ? folded : unit;
+  }
+  return out;
+}
+
+/**
  * Length of the longest suffix of `text` that is a proper prefix of `value` (KMP: linear in the
  * text, whatever the value's length).
  */
 function overlapWithPrefix(text: string, fullValue: string): number {
   // A prefix longer than the text cannot be its suffix; one extra character keeps it "proper".
-  const value = fullValue.slice(0, text.length + 1);
-  const tail = text.slice(Math.max(0, text.length - value.length + 1));
+  // Both in any case, as values are removed (`JANE D` is the start of `Jane Doe`).
+  const value = foldCase(fullValue.slice(0, text.length + 1));
+  const tail = foldCase(text.slice(Math.max(0, text.length - value.length + 1)));
   const failure = new Array<number>(value.length).fill(0);
   for (let i = 1, k = 0; i < value.length; i++) {
     while (k > 0 && value[i] !== value[k]) k = failure[k - 1] ?? 0;
