@@ -64,20 +64,21 @@ describe("replaceEach", () => {
     "replaces as the builtin does (%s)",
     (_name, pattern) => {
       let replaced = 0;
-      fc.assert(
-        fc.property(text, (t) => {
-          // What the builtin passes a replacer: the match, its groups, its offset (then the text).
-          const expected = t.replace(pattern, (...args: unknown[]) =>
-            JSON.stringify(args.slice(0, -1)),
-          );
-          const actual = replaceEach(t, pattern, (m) => JSON.stringify([...m, m.index]));
-          if (expected !== t) replaced++;
-          expect(actual).toBe(expected);
-          expect(pattern.lastIndex).toBe(0);
-        }),
-        { numRuns: 500 },
-      );
-      // The texts reach the pattern.
+      const check = (t: string) => {
+        // What the builtin passes a replacer: the match, its groups, its offset (then the text).
+        const expected = t.replace(pattern, (...args: unknown[]) =>
+          JSON.stringify(args.slice(0, -1)),
+        );
+        const actual = replaceEach(t, pattern, (m) => JSON.stringify([...m, m.index]));
+        if (expected !== t) replaced++;
+        expect(actual).toBe(expected);
+        expect(pattern.lastIndex).toBe(0);
+      };
+      fc.assert(fc.property(text, check), { numRuns: 500 });
+      // The texts reach the pattern: counted on texts of a fixed seed, since 500 texts of a random
+      // one miss the tail pattern (`not found: x`) in about one run in 16.
+      replaced = 0;
+      for (const t of fc.sample(text, { numRuns: 500, seed: 1 })) check(t);
       expect(replaced).toBeGreaterThan(0);
     },
   );
