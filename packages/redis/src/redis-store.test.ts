@@ -242,6 +242,22 @@ describe("createRedisStore without a server", () => {
     await store.close();
   });
 
+  it.runIf(available)(
+    "a commandTimeoutMs past what a timer holds (24.8 days) does not time commands out at 1 ms",
+    async () => {
+      // Node fires a timer of more than 2^31 - 1 ms after 1 ms: each command raced a 1 ms timeout.
+      const store = createRedisStore({
+        url: url as string,
+        prefix: `governor-test:${randomUUID()}:`,
+        commandTimeoutMs: 3_000_000_000,
+      });
+      const failed: unknown[] = [];
+      for (let i = 0; i < 200; i++) await store.get(`k${i}`).catch((e: unknown) => failed.push(e));
+      await store.close();
+      expect(failed).toEqual([]);
+    },
+  );
+
   it("says which options are wrong and what is accepted", () => {
     expect(() => createRedisStore({})).toThrow(/exactly one of client .* or url/);
     expect(() => createRedisStore({ url: "redis://x", maxUnsettled: 0 })).toThrow(

@@ -72,7 +72,8 @@ export interface RedisStoreOptions {
    */
   readonly connectTimeoutMs?: number;
   /**
-   * How long one command may take, in ms, on the owned client and on a client passed in alike.
+   * How long one command may take, in ms, on the owned client and on a client passed in alike
+   * (at most 2^31 - 1, what a timer holds; a longer one is taken as that).
    * Past it the operation fails with a `StoreError` (`timeout`): a stalled server never holds a
    * call. A claim that timed out may still have been taken on the server: its entry then stays
    * `pending` and becomes `uncertain` after the lease, never free.
@@ -186,9 +187,14 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   if (!Number.isSafeInteger(waitForReplicas) || waitForReplicas < 0) {
     throw invalid(`waitForReplicas must be a whole number >= 0, got ${String(waitForReplicas)}`);
   }
-  const connectTimeoutMs = positive("connectTimeoutMs", options.connectTimeoutMs ?? 5_000);
-  const commandTimeoutMs = Math.ceil(
-    positive("commandTimeoutMs", options.commandTimeoutMs ?? 2_000),
+  // A timer holds at most 2^31 - 1 ms (24.8 days): Node fires a longer one after 1 ms.
+  const connectTimeoutMs = Math.min(
+    MAX_TIMER_MS,
+    positive("connectTimeoutMs", options.connectTimeoutMs ?? 5_000),
+  );
+  const commandTimeoutMs = Math.min(
+    MAX_TIMER_MS,
+    Math.ceil(positive("commandTimeoutMs", options.commandTimeoutMs ?? 2_000)),
   );
   if ((options.client === undefined) === (options.url === undefined)) {
     throw invalid("give exactly one of client (a connected node-redis client) or url");
@@ -652,6 +658,9 @@ function unexpected(): StoreError {
 function invalid(message: string): GovernorError {
   return new GovernorError("invalid_options", `createRedisStore: ${message}.`);
 }
+
+/** The longest delay a Node timer keeps. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 function positive(name: string, value: number): number {
   if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
