@@ -118,9 +118,11 @@ class Call implements CallState {
     if (tool.sensitiveArgs.length > 0) {
       try {
         this.more().sensitive = sensitiveValues(args, tool.sensitiveArgs);
-      } catch (error) {
-        // Arguments that throw when read (a getter, a proxy) are not JSON either: refused.
-        invalidArgs ??= unreadable(error);
+      } catch {
+        // Arguments that throw when read (a getter, a proxy) are not JSON either: refused. What
+        // reading a sensitive one threw may hold its value, which is unknown, so cannot be
+        // removed: none of it is shown.
+        invalidArgs = "a sensitive argument could not be read";
       }
     }
     if (invalidArgs !== undefined) this.more().invalidArgs = invalidArgs;
@@ -266,7 +268,13 @@ export function openCall(r: RunState, request: ToolCall): CallState {
 
 /** Why arguments could not be read, from what reading them threw (redacted before the model). */
 function unreadable(error: unknown): string {
-  return error instanceof Error ? error.message.replace(/^canonicalJson: /, "") : "";
+  try {
+    const message = error instanceof Error ? error.message : undefined;
+    return typeof message === "string" ? message.replace(/^canonicalJson: /, "") : "";
+  } catch {
+    // A message that is not a string, or that throws when read (a proxy): nothing to show.
+    return "";
+  }
 }
 
 /**

@@ -600,6 +600,45 @@ describe("issue 8.15: bad arguments get an outcome, never a rejection", () => {
       }
     }
   });
+
+  it("what a sensitive argument threw when read never reaches the model", async () => {
+    // Its value is unknown, so it cannot be removed from what the getter said: nothing of it goes.
+    const args = {
+      get password() {
+        throw new Error("password hunter2-horse is not allowed here");
+      },
+    };
+    const outcome = await gov({ tools: { t: { sensitiveArgs: ["password"] } } })
+      .startRun()
+      .call({ tool: "t", args }, async () => ok("x"));
+    expect(outcome).toMatchObject({ kind: "model", action: "correct_arguments" });
+    expect(modelText(outcome)).toMatch(/not valid JSON/);
+    expect(modelText(outcome)).not.toContain("hunter2");
+  });
+
+  it("arguments that throw an error whose message is not a string get an outcome too", async () => {
+    const odd = Object.assign(new Error("x"), { message: { detail: "x" } as unknown as string });
+    const throwing = new Proxy(new Error("y"), {
+      get() {
+        throw new Error("the message getter threw");
+      },
+    });
+    for (const thrown of [odd, throwing]) {
+      const args = {
+        a: {
+          toJSON() {
+            throw thrown;
+          },
+        },
+      };
+      for (const sensitiveArgs of [[], ["a"]]) {
+        const outcome = await gov({ tools: { t: { sensitiveArgs } } })
+          .startRun()
+          .call({ tool: "t", args }, async () => ok("x"));
+        expect(outcome).toMatchObject({ kind: "model", action: "correct_arguments" });
+      }
+    }
+  });
 });
 
 describe("issue 8.16: the loop detector keeps hashes, not results", () => {
