@@ -611,9 +611,11 @@ describe("after the second review", () => {
     const aborted = gov().startRun({ signal: ac.signal });
     ac.abort();
     expect(aborted.signal.aborted).toBe(true);
-    const late = gov({ budgets: { wallTimeMs: 20 } }).startRun();
+    // Long enough that a stalled machine (2 cores, load 10) still reads it before the deadline:
+    // a signal read past the deadline is aborted at once.
+    const late = gov({ budgets: { wallTimeMs: 300 } }).startRun();
     expect(late.signal.aborted).toBe(false);
-    await new Promise((r) => setTimeout(r, 40));
+    await new Promise((r) => setTimeout(r, 350));
     expect(late.signal.aborted).toBe(true);
     expect(late.signal.reason).toMatchObject({ name: "TimeoutError" });
     // Observe-only enforces no deadline.
