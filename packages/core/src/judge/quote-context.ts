@@ -6,22 +6,7 @@
  * @internal For the normalizer; not part of the public API.
  */
 
-/** `\s` of a JavaScript pattern (NaN, outside the text, is not). */
-function isSpace(code: number): boolean {
-  return (
-    code === 32 ||
-    (code >= 9 && code <= 13) ||
-    code === 0xa0 ||
-    code === 0x1680 ||
-    (code >= 0x2000 && code <= 0x200a) ||
-    code === 0x2028 ||
-    code === 0x2029 ||
-    code === 0x202f ||
-    code === 0x205f ||
-    code === 0x3000 ||
-    code === 0xfeff
-  );
-}
+import { isWhitespace } from "./redact.ts";
 
 /** `[\w.-]`, the characters of a key. */
 function isKeyChar(code: number): boolean {
@@ -43,14 +28,14 @@ function isQuote(code: number): boolean {
 export function colonFollows(text: string, from: number): boolean {
   const end = Math.min(from + 8, text.length);
   let at = from;
-  while (at < end && isSpace(text.charCodeAt(at))) at++;
+  while (at < end && isWhitespace(text.charCodeAt(at))) at++;
   return at < end && text.charCodeAt(at) === 58;
 }
 
 /** `/[{,]\s*$/.test(text)`: the text ends in `{` or `,`, then whitespace. */
 export function endsInObjectSeparator(text: string): boolean {
   let at = text.length - 1;
-  while (at >= 0 && isSpace(text.charCodeAt(at))) at--;
+  while (at >= 0 && isWhitespace(text.charCodeAt(at))) at--;
   const code = text.charCodeAt(at);
   return code === 123 || code === 44;
 }
@@ -70,10 +55,10 @@ export function keyAtEnd(text: string): string | undefined {
     return start === eq ? undefined : text.slice(start, eq);
   }
   // `"key"` then whitespace, `:`, whitespace: every class apart, so read back one way only.
-  while (end > 0 && isSpace(text.charCodeAt(end - 1))) end--;
+  while (end > 0 && isWhitespace(text.charCodeAt(end - 1))) end--;
   if (text.charCodeAt(end - 1) !== 58) return undefined;
   end--;
-  while (end > 0 && isSpace(text.charCodeAt(end - 1))) end--;
+  while (end > 0 && isWhitespace(text.charCodeAt(end - 1))) end--;
   if (!isQuote(text.charCodeAt(end - 1))) return undefined;
   const close = end - 1;
   let start = close;
