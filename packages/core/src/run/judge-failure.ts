@@ -186,7 +186,8 @@ async function verifyThenDecide<T>(j: Judging<T>): Promise<CallOutcome<T> | Retr
     try {
       await settle(state, state.key, "failed");
     } catch (error) {
-      return storeTrouble(state, error, j.c.certainty);
+      // The verify step found no effect: the write did not happen, whatever this attempt said.
+      return storeTrouble(state, error, "failed");
     }
   }
   return await readLearned(j);

@@ -53,13 +53,9 @@ export async function storeTrouble<T>(
   if (!isStoreError(error)) throw error;
   // An earlier attempt may have written, whatever this step came to.
   const certainty: Certainty = state.uncertain ? "unknown" : failed;
-  // Cut by an abort or the host's end: that is what happened, not a store outage.
-  if (isAborted(state)) {
-    const outcome = preflightStop<T>(state, "aborted");
-    return certainty === "unknown" && state.key !== undefined && outcome.kind === "stop"
-      ? { ...outcome, idempotencyKey: state.key }
-      : outcome;
-  }
+  // Cut by an abort or the host's end: that is what happened, not a store outage (the stop names
+  // the key of a write that may have happened, as every stop does).
+  if (isAborted(state)) return preflightStop<T>(state, "aborted");
   // A ledger that lost its data needs a person (restore it, or acknowledge the loss), and so does
   // a full one (settle the writes in doubt, or raise its cap).
   const forPerson =
