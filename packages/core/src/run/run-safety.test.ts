@@ -20,6 +20,19 @@ const modelText = (o: CallOutcome<unknown>) => (o.kind === "ok" ? "" : o.result.
 /** The connection dropped mid-call: the write may have happened. */
 const timeout = () => Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
 
+/** A memory store with some of its methods replaced (a store that fails one way). */
+function memoryStoreWith(over: Partial<Store>, memory = createMemoryStore()): Store {
+  return {
+    get: (k) => memory.get(k),
+    set: (k, v, t) => memory.set(k, v, t),
+    increment: (k, b, t) => memory.increment(k, b, t),
+    claim: (k, h, o) => memory.claim(k, h, o),
+    settle: (k, st, o) => memory.settle(k, st, o),
+    entry: (k) => memory.entry(k),
+    ...over,
+  };
+}
+
 describe("issue 8.2: reusing a run id never skips a write", () => {
   it("two runs with the same runId make the same write twice when asked twice", async () => {
     const store = createMemoryStore();
@@ -187,17 +200,11 @@ describe("issue 8.10: store trouble goes to the host, never to the model", () =>
   });
 
   it("a store that cannot record a sent write's outcome never tells the model the call was not made", async () => {
-    const memory = createMemoryStore();
-    const store: Store = {
-      get: (k) => memory.get(k),
-      set: (k, v, t) => memory.set(k, v, t),
-      increment: (k, b, t) => memory.increment(k, b, t),
-      claim: (k, h, o) => memory.claim(k, h, o),
+    const store = memoryStoreWith({
       settle: () => {
         throw new Error("READONLY You can't write against a read only replica.");
       },
-      entry: (k) => memory.entry(k),
-    };
+    });
     const lost = () => Promise.reject(timeout());
     // With a hook, the outcome's text; without, the text an adapter gives for the HostError.
     const host: HostError[] = [];
@@ -266,17 +273,11 @@ describe("issue 8.10: store trouble goes to the host, never to the model", () =>
   });
 
   it("a store that fails after a successful write still hands the model the result", async () => {
-    const memory = createMemoryStore();
-    const store: Store = {
-      get: (k) => memory.get(k),
-      set: (k, v, t) => memory.set(k, v, t),
-      increment: (k, b, t) => memory.increment(k, b, t),
-      claim: (k, h, o) => memory.claim(k, h, o),
+    const store = memoryStoreWith({
       settle: () => {
         throw new Error("READONLY You can't write against a read only replica.");
       },
-      entry: (k) => memory.entry(k),
-    };
+    });
     const governor = gov({ tools: { pay: { effect: "mutating" } } }, { store });
     const outcome = await governor
       .startRun()
@@ -287,11 +288,7 @@ describe("issue 8.10: store trouble goes to the host, never to the model", () =>
 
 describe("issue 8.3 (run): a ledger that lost its data stops the run for a person", () => {
   it("a claim refused as ledger_lost executes nothing and is person-resolvable", async () => {
-    const memory = createMemoryStore();
-    const store: Store = {
-      get: (k) => memory.get(k),
-      set: (k, v, t) => memory.set(k, v, t),
-      increment: (k, b, t) => memory.increment(k, b, t),
+    const store = memoryStoreWith({
       claim: () => {
         throw new StoreError({
           reason: "ledger_lost",
@@ -299,9 +296,7 @@ describe("issue 8.3 (run): a ledger that lost its data stops the run for a perso
           message: "The ledger lost its data",
         });
       },
-      settle: (k, st, o) => memory.settle(k, st, o),
-      entry: (k) => memory.entry(k),
-    };
+    });
     const host: HostError[] = [];
     const governor = gov(
       { tools: { pay: { effect: "mutating" } } },
@@ -319,6 +314,41 @@ describe("issue 8.3 (run): a ledger that lost its data stops the run for a perso
       personResolvable: true,
     });
     expect(host[0]?.failureCode).toBe("ledger_lost");
+  });
+});
+
+describe("store trouble after the verify step found no effect", () => {
+  it("tells the model and the host the write did not happen, and names no key", async () => {
+    const memory = createMemoryStore();
+    let settles = 0;
+    const store = memoryStoreWith(
+      {
+        // The first settle (uncertain, after the lost answer) is kept; the one after verify fails.
+        settle: (k, st, o) => {
+          settles += 1;
+          if (settles > 1)
+            throw new StoreError({ reason: "unavailable", operation: "settle", message: "down" });
+          return memory.settle(k, st, o);
+        },
+      },
+      memory,
+    );
+    const host: HostError[] = [];
+    const governor = gov(
+      { tools: { charge: { effect: "mutating", idempotency: { verify: true } } } },
+      {
+        store,
+        verify: { charge: () => ({ effect: "absent" }) },
+        onHostError: (e) => void host.push(e),
+      },
+    );
+    const outcome = await governor.startRun().call({ tool: "charge", args: {} }, async () => {
+      throw timeout();
+    });
+    expect(outcome).toMatchObject({ kind: "stop", reason: "store_unavailable" });
+    expect(outcome.kind === "stop" && outcome.idempotencyKey).toBeFalsy();
+    expect(modelText(outcome)).not.toMatch(/may have happened/);
+    expect(host[0]).toMatchObject({ certainty: "failed", idempotencyKey: undefined });
   });
 });
 
