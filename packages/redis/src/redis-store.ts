@@ -236,15 +236,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   /** Sends one command, bounded by `commandTimeoutMs`, without the server checks. */
   async function sendRaw(args: string[]): Promise<unknown> {
     if (owned !== undefined) await owned.whenReady();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new CommandTimeout(commandTimeoutMs)), commandTimeoutMs);
-    });
-    try {
-      return await Promise.race([client.sendCommand(args, { timeout: commandTimeoutMs }), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return await within(client.sendCommand(args, { timeout: commandTimeoutMs }), commandTimeoutMs);
   }
 
   async function send(args: string[]): Promise<unknown> {
@@ -539,21 +531,26 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         // QUIT waits for the server's answer: a stalled server (CLIENT PAUSE, a long script) or
         // one gone before the socket noticed would keep close() waiting, for ever when nothing
         // ends the socket. Past the command timeout the socket is dropped instead.
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const late = new Promise<"late">((resolve) => {
-          timer = setTimeout(() => resolve("late"), commandTimeoutMs);
-        });
-        const quit = client.close().then(
-          () => "closed" as const,
-          () => "failed" as const,
-        );
         try {
-          if ((await Promise.race([quit, late])) !== "closed") destroyQuietly(client);
-        } finally {
-          clearTimeout(timer);
+          await within(client.close(), commandTimeoutMs);
+        } catch {
+          destroyQuietly(client);
         }
       },
     };
+  }
+}
+
+/** `work`, or a {@link CommandTimeout} once `ms` pass first (the timer cleared either way). */
+async function within<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CommandTimeout(ms)), ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
