@@ -26,6 +26,19 @@ const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
 export default async function setup(project: TestProject): Promise<() => void> {
   const dir = mkdtempSync(join(tmpdir(), "governor-test-bundles-"));
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  try {
+    await bundle(dir);
+  } catch (error) {
+    remove();
+    throw error;
+  }
+  process.env.GOVERNOR_TESTKIT_STDIO_BUNDLE = join(dir, "stdio-main.mjs");
+  project.provide("redisWorkerBundle", join(dir, "redis-worker.mjs"));
+  return remove;
+}
+
+async function bundle(dir: string): Promise<void> {
   await build({
     entryPoints: {
       "stdio-main": source("../packages/testkit/src/stdio-main.ts"),
@@ -49,7 +62,4 @@ export default async function setup(project: TestProject): Promise<() => void> {
     sourcesContent: false,
     logLevel: "warning",
   });
-  process.env.GOVERNOR_TESTKIT_STDIO_BUNDLE = join(dir, "stdio-main.mjs");
-  project.provide("redisWorkerBundle", join(dir, "redis-worker.mjs"));
-  return () => rmSync(dir, { recursive: true, force: true });
 }
