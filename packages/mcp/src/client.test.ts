@@ -164,6 +164,20 @@ describe("governClient over the in-memory transport", () => {
     expect(outcome.kind).toBe("stop");
   });
 
+  it("observe-only: a run past its deadline does not cut the call (it timed out after 1 ms)", async () => {
+    const { governed, governor } = await setup(createFaultServer(), {
+      observeOnly: true,
+      tools: { slow: { effect: "read_only" } },
+    });
+    const run = governor.startRun({ deadline: Date.now() + 20 });
+    // Near the deadline, and past it: the call runs as it would without Governor.
+    const near = await governed.callTool(run, { name: "slow", arguments: { ms: 60 } });
+    expect(near.kind).toBe("ok");
+    const past = await governed.callTool(run, { name: "slow", arguments: { ms: 30 } });
+    expect(past.kind).toBe("ok");
+    expect(toModelResult(past).isError).toBeUndefined();
+  });
+
   it("sends the idempotency key in _meta, the same on every attempt", async () => {
     const { governed, governor } = await setup(
       createFaultServer({

@@ -23,7 +23,8 @@ export interface GovernClientOptions {
   /** The server's name in the policy (`servers.<name>`): its settings and `trustAnnotations` apply. */
   readonly server?: string;
   /**
-   * Upper bound of one attempt's timeout; the run's remaining time lowers it. Also bounds one
+   * Upper bound of one attempt's timeout; the run's remaining time lowers it (not in
+   * observe-only mode, which enforces no deadline). Also bounds one
    * tool listing (all its pages). @default 60000
    */
   readonly requestTimeoutMs?: number;
@@ -427,8 +428,11 @@ export function governClient<C extends McpClient>(
     const inputSchema = definitions.get(params.name)?.inputSchema;
     if (inputSchema !== undefined) request.inputSchema = inputSchema;
     const outcome = await run.call<CallToolResult>(request, (ctx) => {
-      call.deadlineAt = Date.now() + ctx.remainingMs;
-      const limit = Math.max(1, Math.min(params.timeoutMs ?? maxTimeout, ctx.remainingMs));
+      // Observe-only enforces no deadline: the run's time left (negative once it passed) must
+      // not cut the attempt the host would have made without Governor.
+      const left = governor.policy.observeOnly ? Number.POSITIVE_INFINITY : ctx.remainingMs;
+      call.deadlineAt = Date.now() + left;
+      const limit = Math.max(1, Math.min(params.timeoutMs ?? maxTimeout, left));
       return options.reconnect ? reconnecting(call, ctx, limit) : pass(call, ctx, limit);
     });
     if (outcome.kind === "ok")
