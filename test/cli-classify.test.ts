@@ -105,6 +105,34 @@ describe("governor classify (DESIGN.md §9 contract)", () => {
     expect(o[4].reason).toBe("not_found");
   });
 
+  it("names what is wrong in a malformed line, and what is accepted", async () => {
+    const r = await governor(
+      ["classify"],
+      lines([
+        { tool: "a", local: "melted" },
+        { tool: "a", text: "x", effect: "writes" },
+        { tool: "a", error: { code: "E1", message: "x" } },
+        { tool: "a", result: { content: "x", isError: true } },
+        { tool: "a", text: "x", local: "timeout" },
+        { tool: "a" },
+        "[1]",
+        { tool: "a", text: "x", extra: 1 },
+      ]),
+    );
+    const o = parse(r.stdout).map((line) => line.error);
+    expect(r.status).toBe(1);
+    expect(o[0]).toMatch(
+      /^line 1: local: .*"timeout"\|"connection_closed"\|"connection_refused"\|"aborted"/,
+    );
+    expect(o[1]).toMatch(/^line 2: effect: .*"read_only"\|"idempotent"\|"mutating"/);
+    expect(o[2]).toMatch(/^line 3: error\.code: .*expected number/);
+    expect(o[3]).toMatch(/^line 4: result\.content: .*expected array/);
+    expect(o[4]).toMatch(/^line 5: "text" and "local" together: expected one of \{"tool","text"\}/);
+    expect(o[5]).toMatch(/^line 6: no "text", "result", "error" or "local": expected one of/);
+    expect(o[6]).toMatch(/^line 7: expected a JSON object, got an array: one of/);
+    expect(o[7]).toMatch(/^line 8: \(line\): Unrecognized key: "extra"/);
+  });
+
   it("issue 9 (what held): goes on after binary lines, a 30 MB line and broken JSON", async () => {
     // Bytes that are not UTF-8 (NULs, lone continuation bytes, 0xFF), none a line break.
     const binary = Buffer.from(

@@ -192,6 +192,20 @@ describe("governor report", () => {
     expect(missing.stderr).toContain("expected one or more event log files");
   });
 
+  it("names the log it could not read (a directory, a missing file), exit 2", async () => {
+    const folder = await governor(["report", dir]);
+    expect(folder.status).toBe(2);
+    expect(folder.stdout).toBe("");
+    expect(folder.stderr).toBe(
+      `governor report: ${dir}: EISDIR: illegal operation on a directory, read\n`,
+    );
+
+    const absent = join(dir, "absent.jsonl");
+    const missing = await governor(["report", absent]);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(new RegExp(`^governor report: ${absent}: ENOENT`));
+  });
+
   it("issue 8 (smaller): reads Governor's own log, a call denied by policy included", async () => {
     const own = join(dir, "own.jsonl");
     const sink = createJsonlSink(own);

@@ -7,9 +7,13 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PassThrough, Writable } from "node:stream";
 import { processExists, readEffects, stdioServerParams, waitForExit } from "@governor/testkit";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { main } from "../packages/cli/src/main.ts";
 import { governor } from "./cli.ts";
 import {
   connectHttp,
@@ -94,6 +98,32 @@ async function withHost<T>(
 }
 
 describe("governor proxy over stdio", () => {
+  it("says on stderr, not only to the host, that its server could not be started", async () => {
+    const toProxy = new PassThrough();
+    const fromProxy = new PassThrough();
+    let stderr = "";
+    const status = main(["proxy", "--", "/nonexistent/governor-server"], {
+      stdin: toProxy,
+      stdout: fromProxy,
+      stderr: new Writable({
+        write(chunk: Buffer | string, _encoding, done) {
+          stderr += chunk.toString();
+          done();
+        },
+      }),
+    });
+    const client = new Client({ name: "host", version: "1.0.0" });
+    const said = /could not connect to the server: spawn \/nonexistent\/governor-server ENOENT/;
+    await expect(client.connect(new StdioServerTransport(fromProxy, toProxy))).rejects.toThrow(
+      said,
+    );
+    expect(stderr).toMatch(said);
+    expect(stderr.split("\n").filter(Boolean)).toHaveLength(1);
+    await client.close();
+    toProxy.end();
+    await status;
+  });
+
   it("passes initialize and tools/list through, minus denied tools", async () => {
     const { effects } = fresh();
     const direct = await startDirect(faultServer(effects));

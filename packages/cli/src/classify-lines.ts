@@ -26,26 +26,28 @@ const common = {
   /** The tool's input JSON Schema (an object, as MCP's `inputSchema`). */
   inputSchema: z.record(z.string(), z.unknown()).optional(),
 };
-const lineSchema = z.union([
-  z.strictObject({ ...common, text: z.string() }),
-  z.strictObject({
+/** The four forms of a line, each known by its one form field. */
+const forms = {
+  text: z.strictObject({ ...common, text: z.string() }),
+  result: z.strictObject({
     ...common,
     result: z.looseObject({
       content: z.array(z.looseObject({ type: z.string() })),
       isError: z.literal(true),
     }),
   }),
-  z.strictObject({
+  error: z.strictObject({
     ...common,
     error: z.looseObject({ code: z.int(), message: z.string(), data: z.unknown().optional() }),
   }),
-  z.strictObject({
+  local: z.strictObject({
     ...common,
     local: z.enum(["timeout", "connection_closed", "connection_refused", "aborted"]),
   }),
-]);
+};
+const FORM_FIELDS = Object.keys(forms) as (keyof typeof forms)[];
 
-type Line = z.infer<typeof lineSchema>;
+type Line = z.infer<(typeof forms)[keyof typeof forms]>;
 
 /** One output line of `governor classify` (DESIGN.md §9). */
 export type ClassifyOutput =
@@ -92,11 +94,30 @@ function kindOf(value: unknown): string {
 }
 
 function describe(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (issue && issue.code === "invalid_union") return `expected ${FORMS}`;
   return error.issues
     .map((i) => `${i.path.length > 0 ? i.path.join(".") : "(line)"}: ${i.message}`)
     .join("; ");
+}
+
+/**
+ * Reads a parsed line as the form its form field names, so a bad field is named with what it
+ * accepts (the union alone would only say "expected one of …"); a line with no form field or
+ * several gets the list of forms.
+ */
+function readLine(value: unknown): { line: Line } | { error: string } {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return { error: `expected a JSON object, got ${kindOf(value)}: ${FORMS}` };
+  }
+  const present = FORM_FIELDS.filter((field) => field in value);
+  if (present.length !== 1) {
+    const got =
+      present.length === 0
+        ? 'no "text", "result", "error" or "local"'
+        : `${present.map((f) => `"${f}"`).join(" and ")} together`;
+    return { error: `${got}: expected ${FORMS}` };
+  }
+  const parsed = forms[present[0] as keyof typeof forms].safeParse(value);
+  return parsed.success ? { line: parsed.data } : { error: describe(parsed.error) };
 }
 
 /**
@@ -115,7 +136,7 @@ export function classifyLine(
   } catch (err) {
     return { error: `line ${lineNumber}: not valid JSON (${(err as Error).message})` };
   }
-  // Named here: inside the union, a bad field would only say "expected one of …".
+  // Said in plain words, before the form is read (zod would say "expected record").
   for (const field of ["args", "inputSchema"] as const) {
     const given = (value as Record<string, unknown> | null)?.[field];
     if (
@@ -125,9 +146,9 @@ export function classifyLine(
       return { error: `line ${lineNumber}: ${field}: expected an object, got ${kindOf(given)}` };
     }
   }
-  const parsed = lineSchema.safeParse(value);
-  if (!parsed.success) return { error: `line ${lineNumber}: ${describe(parsed.error)}` };
-  const line = parsed.data;
+  const read = readLine(value);
+  if ("error" in read) return { error: `line ${lineNumber}: ${read.error}` };
+  const { line } = read;
   const tool = resolveToolPolicy(policy, line.tool, line.server);
   // Judged on the failure alone when nobody says what the tool does (DESIGN.md §9).
   const judged = line.effect ?? tool.effect ?? "read_only";

@@ -83,13 +83,29 @@ export function readLogs(
     for (const f of files) {
       file = f;
       n = 0;
-      for await (const line of splitLines(open(f), MAX_LINE_BYTES, (m) => complain(`${f}: ${m}`))) {
-        n += 1;
-        yield line;
+      try {
+        for await (const line of splitLines(open(f), MAX_LINE_BYTES, (m) =>
+          complain(`${f}: ${m}`),
+        )) {
+          n += 1;
+          yield line;
+        }
+      } catch (error) {
+        throw unreadable(f, error);
       }
     }
   }
   return { lines: lines(), where: () => `${file}: line ${n}` };
+}
+
+/**
+ * A log that could not be read, named: some of Node's messages name the file (`ENOENT: …, open
+ * 'x'`), others do not (`EISDIR: illegal operation on a directory, read`).
+ */
+function unreadable(file: string, error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (!(error instanceof Error) || typeof code !== "string") return error;
+  return Object.assign(new Error(`${file}: ${error.message}`, { cause: error }), { code });
 }
 
 /** `line N: message` → `message`, to be named again by {@link LogLines.where}. */

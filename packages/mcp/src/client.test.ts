@@ -164,6 +164,69 @@ describe("governClient over the in-memory transport", () => {
     expect(outcome.kind).toBe("stop");
   });
 
+  it("observe-only: a run past its deadline does not cut the call (it timed out after 1 ms)", async () => {
+    const { governed, governor } = await setup(createFaultServer(), {
+      observeOnly: true,
+      tools: { slow: { effect: "read_only" } },
+    });
+    const run = governor.startRun({ deadline: Date.now() + 20 });
+    // Near the deadline, and past it: the call runs as it would without Governor.
+    const near = await governed.callTool(run, { name: "slow", arguments: { ms: 60 } });
+    expect(near.kind).toBe("ok");
+    const past = await governed.callTool(run, { name: "slow", arguments: { ms: 30 } });
+    expect(past.kind).toBe("ok");
+    expect(toModelResult(past).isError).toBeUndefined();
+  });
+
+  it("a limit past 2^31 - 1 ms is taken as that, not fired after 1 ms (observe-only: no deadline lowers it)", async () => {
+    const { governed, governor } = await setup(
+      createFaultServer(),
+      { observeOnly: true, tools: { slow: { effect: "read_only" } } },
+      { requestTimeoutMs: 3e9 },
+    );
+    const outcome = await governed.callTool(governor.startRun(), {
+      name: "slow",
+      arguments: { ms: 30 },
+    });
+    expect(outcome.kind).toBe("ok");
+    const percall = await governed.callTool(governor.startRun(), {
+      name: "slow",
+      arguments: { ms: 30 },
+      timeoutMs: Number.POSITIVE_INFINITY,
+    });
+    expect(percall.kind).toBe("ok");
+  });
+
+  it("refuses a limit that is not a positive number, naming it (NaN, 0 or -5 timed every call out at once)", async () => {
+    const { client } = await connectInMemory(createFaultServer());
+    clients.push(client);
+    const governor = createGovernor({}, { metrics: false });
+    for (const bad of [Number.NaN, 0, -5, "60000"]) {
+      for (const field of ["requestTimeoutMs", "reconnectTimeoutMs"]) {
+        expect(() => governClient(client, { governor, [field]: bad })).toThrow(
+          expect.objectContaining({
+            code: "invalid_options",
+            message: expect.stringContaining(`${field} must be a positive number of ms`),
+          }),
+        );
+      }
+      await expect(
+        governClient(client, { governor }).callTool(governor.startRun(), {
+          name: "slow",
+          arguments: { ms: 1 },
+          timeoutMs: bad as number,
+        }),
+      ).rejects.toMatchObject({
+        code: "invalid_options",
+        message: expect.stringContaining("callTool(slow): timeoutMs must be a positive number"),
+      });
+    }
+    expect(() => governClient(client, {} as GovernClientOptions)).toThrow(/governor must be/);
+    expect(() =>
+      governClient(client, { governor, reconnect: "yes" as never as () => Promise<void> }),
+    ).toThrow(/reconnect must be a function/);
+  });
+
   it("sends the idempotency key in _meta, the same on every attempt", async () => {
     const { governed, governor } = await setup(
       createFaultServer({

@@ -2,6 +2,7 @@ import {
   type AttemptContext,
   type CallOutcome,
   type Governor,
+  GovernorError,
   HostError,
   type Run,
   type ToolAnnotations,
@@ -23,14 +24,16 @@ export interface GovernClientOptions {
   /** The server's name in the policy (`servers.<name>`): its settings and `trustAnnotations` apply. */
   readonly server?: string;
   /**
-   * Upper bound of one attempt's timeout; the run's remaining time lowers it. Also bounds one
-   * tool listing (all its pages). @default 60000
+   * Upper bound of one attempt's timeout; the run's remaining time lowers it (not in
+   * observe-only mode, which enforces no deadline). Also bounds one tool listing (all its
+   * pages). A positive number of ms (else a `GovernorError` `invalid_options`), at most
+   * 2^31 - 1 (a longer one is taken as that). @default 60000
    */
   readonly requestTimeoutMs?: number;
   /**
    * Upper bound of one reconnect: waiting for the calls still out on an expired session, closing
    * it, and the `reconnect` hook (spawning a stdio server can take seconds). @default
-   * `requestTimeoutMs`, at least 30000
+   * `requestTimeoutMs`, at least 30000; checked and capped as `requestTimeoutMs` is
    */
   readonly reconnectTimeoutMs?: number;
   /**
@@ -64,7 +67,10 @@ export interface GovernedCallParams {
   readonly arguments?: Record<string, unknown>;
   /** The host's tool-call id (identifies the logical call for idempotency). */
   readonly callId?: string;
-  /** Upper bound of each attempt's timeout for this call. @default options.requestTimeoutMs */
+  /**
+   * Upper bound of each attempt's timeout for this call, a positive number of ms (else `callTool`
+   * rejects with a `GovernorError` `invalid_options`). @default options.requestTimeoutMs
+   */
   readonly timeoutMs?: number;
   /**
    * This call's own signal (e.g. your agent SDK's abort signal): aborting it aborts the attempt in
@@ -147,7 +153,14 @@ export function governClient<C extends McpClient>(
   options: GovernClientOptions,
 ): GovernedClient<C> {
   const { governor, server } = options;
-  const maxTimeout = options.requestTimeoutMs ?? 60_000;
+  if (typeof governor?.startRun !== "function" || typeof governor.toolPolicy !== "function") {
+    throw invalidOption("governor must be a Governor (createGovernor())");
+  }
+  if (options.reconnect !== undefined && typeof options.reconnect !== "function") {
+    throw invalidOption(`reconnect must be a function, got ${typeof options.reconnect}`);
+  }
+  const maxTimeout = timeoutOption("requestTimeoutMs", options.requestTimeoutMs) ?? 60_000;
+  const reconnectMs = timeoutOption("reconnectTimeoutMs", options.reconnectTimeoutMs);
   const wire = toolWire(client);
   const annotations = new Map<string, ToolAnnotations>();
   // The tools as last listed: a 2.x client checks a success against its output schema, and the
@@ -163,7 +176,7 @@ export function governClient<C extends McpClient>(
   };
   const session = createSession(client, {
     reconnect: options.reconnect,
-    limitMs: options.reconnectTimeoutMs ?? Math.max(maxTimeout, MIN_RECONNECT_MS),
+    limitMs: reconnectMs ?? Math.max(maxTimeout, MIN_RECONNECT_MS),
     describe: (error) => redactText(error instanceof Error ? error.message : String(error)),
   });
 
@@ -413,6 +426,7 @@ export function governClient<C extends McpClient>(
     run: Run,
     params: GovernedCallParams,
   ): Promise<CallOutcome<CallToolResult>> => {
+    const callLimit = timeoutOption(`callTool(${params.name}): timeoutMs`, params.timeoutMs);
     const call: CallState = { params, pass: undefined, deadlineAt: Number.POSITIVE_INFINITY };
     const request: MutableToolCall = {
       tool: params.name,
@@ -427,8 +441,11 @@ export function governClient<C extends McpClient>(
     const inputSchema = definitions.get(params.name)?.inputSchema;
     if (inputSchema !== undefined) request.inputSchema = inputSchema;
     const outcome = await run.call<CallToolResult>(request, (ctx) => {
-      call.deadlineAt = Date.now() + ctx.remainingMs;
-      const limit = Math.max(1, Math.min(params.timeoutMs ?? maxTimeout, ctx.remainingMs));
+      // Observe-only enforces no deadline: the run's time left (negative once it passed) must
+      // not cut the attempt the host would have made without Governor.
+      const left = governor.policy.observeOnly ? Number.POSITIVE_INFINITY : ctx.remainingMs;
+      call.deadlineAt = Date.now() + left;
+      const limit = Math.max(1, Math.min(callLimit ?? maxTimeout, left));
       return options.reconnect ? reconnecting(call, ctx, limit) : pass(call, ctx, limit);
     });
     if (outcome.kind === "ok")
@@ -457,6 +474,25 @@ export function governClient<C extends McpClient>(
   };
 
   return { client, callTool, listTools };
+}
+
+/** Node fires a longer timer after 1 ms: a longer limit is taken as this. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+function invalidOption(text: string): GovernorError {
+  return new GovernorError("invalid_options", `governClient: ${text}.`);
+}
+
+/**
+ * A limit in ms as given (at most {@link MAX_TIMER_MS}); undefined when not given. Anything but a
+ * positive number is refused: NaN, 0 or a negative limit timed every attempt out at once.
+ */
+function timeoutOption(field: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !(value > 0)) {
+    throw invalidOption(`${field} must be a positive number of ms, got ${String(value)}`);
+  }
+  return Math.min(value, MAX_TIMER_MS);
 }
 
 /**

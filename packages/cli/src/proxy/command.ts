@@ -286,6 +286,7 @@ export async function proxyCommand(argv: string[], io: CliIo): Promise<number> {
     ...(args.stopTtlMs !== undefined && { stopTtlMs: args.stopTtlMs }),
     ...(args.timeoutMs !== undefined && { timeoutMs: args.timeoutMs }),
     onTransportError: (error) => io.stderr.write(`governor proxy: ${error.message}\n`),
+    onConnectError: (message) => io.stderr.write(`governor proxy: ${message}\n`),
   });
 
   let closing: Promise<void> | undefined;

@@ -60,6 +60,12 @@ export interface ProxyServerOptions {
   readonly timeoutMs?: number;
   /** Transport trouble no request reports (redacted), e.g. to stderr. */
   readonly onTransportError?: (error: HostError) => void;
+  /**
+   * The real server could not be reached at initialize (the host gets the same text as the
+   * JSON-RPC error of its `initialize`), e.g. to stderr, where a host that shows only a failed
+   * start still logs it.
+   */
+  readonly onConnectError?: (message: string) => void;
 }
 
 export interface ProxyServer {
@@ -239,11 +245,9 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     try {
       upstream = await connectUpstream(request.params.capabilities, request.params.clientInfo);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      throw new JsonRpcError(
-        ErrorCode.InternalError,
-        `governor proxy: could not connect to the server: ${message}`,
-      );
+      const message = `could not connect to the server: ${error instanceof Error ? error.message : String(error)}`;
+      options.onConnectError?.(message);
+      throw new JsonRpcError(ErrorCode.InternalError, `governor proxy: ${message}`);
     }
     client = upstream;
     realCapabilities = upstream.getServerCapabilities() ?? {};

@@ -48,6 +48,18 @@ describe("loadPolicy", () => {
     expect(message).toMatch(/\(\d+ issues\)/);
   });
 
+  it("names the keys a settings object accepts when it meets one it does not know", () => {
+    expect(() =>
+      loadPolicy({ tools: { pay: { retry: { maxAttempts: 5, backoff: 1 } } }, budget: {} }),
+    ).toThrow(
+      [
+        "Invalid policy (2 issues):",
+        '  - tools.pay.retry: Unrecognized keys: "maxAttempts", "backoff" (accepted: attempts, baseDelayMs, maxDelayMs, maxHintMs)',
+        '  - (root): Unrecognized key: "budget" (accepted: version, observeOnly, defaults, budgets, retryBudget, redaction, learning, servers, tools)',
+      ].join("\n"),
+    );
+  });
+
   it("refuses a rule with neither match nor code", () => {
     expect(() => loadPolicy({ defaults: { rules: [{ action: "stop" }] } })).toThrow(
       /needs `match`/,

@@ -24,43 +24,55 @@ const rulePattern = z
     if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
   });
 
-/** A policy rule: a failure whose text matches `match` (or whose code is `code`) gets `action`. */
-const ruleSchema = z
-  .strictObject({
-    match: rulePattern
-      .optional()
-      .describe(
-        "Regular expression in RE2 syntax (linear time: no lookahead, no backreferences), tested case-insensitively on the first 4000 characters of the failure text.",
-      ),
-    code: z
-      .union([z.int(), z.string().min(1)])
-      .optional()
-      .describe("JSON-RPC code, HTTP status or Node error code."),
-    action,
-    reason: z
-      .enum(reasonNames)
-      .optional()
-      .describe("Reason reported in metrics; defaults from the action."),
-    certainty: z
-      .enum(["not_sent", "failed", "unknown"])
-      .optional()
-      .describe(
-        "What a match says of the call's effect: failed (refused before any effect, so a write may be retried), not_sent, or unknown. Defaults to what the failure shows; a tool's text alone shows unknown.",
-      ),
-    hint: z
-      .string()
-      .max(300)
-      .optional()
-      .describe("Extra guidance appended to the model-facing text."),
-  })
-  .refine((r) => r.match !== undefined || r.code !== undefined, {
-    message: "a rule needs `match` (a regular expression) or `code` (a number or string), or both",
+/**
+ * A settings object: unknown keys are refused, and the message names the accepted ones (zod's
+ * own says only which keys it did not know, so a misspelt `maxAttempts` left the reader guessing).
+ */
+function settings<const Shape extends z.core.$ZodShape>(shape: Shape) {
+  const accepted = Object.keys(shape).join(", ");
+  return z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === "unrecognized_keys"
+        ? `Unrecognized key${issue.keys.length === 1 ? "" : "s"}: ${issue.keys.map((k) => JSON.stringify(k)).join(", ")} (accepted: ${accepted})`
+        : undefined,
   });
+}
+
+/** A policy rule: a failure whose text matches `match` (or whose code is `code`) gets `action`. */
+const ruleSchema = settings({
+  match: rulePattern
+    .optional()
+    .describe(
+      "Regular expression in RE2 syntax (linear time: no lookahead, no backreferences), tested case-insensitively on the first 4000 characters of the failure text.",
+    ),
+  code: z
+    .union([z.int(), z.string().min(1)])
+    .optional()
+    .describe("JSON-RPC code, HTTP status or Node error code."),
+  action,
+  reason: z
+    .enum(reasonNames)
+    .optional()
+    .describe("Reason reported in metrics; defaults from the action."),
+  certainty: z
+    .enum(["not_sent", "failed", "unknown"])
+    .optional()
+    .describe(
+      "What a match says of the call's effect: failed (refused before any effect, so a write may be retried), not_sent, or unknown. Defaults to what the failure shows; a tool's text alone shows unknown.",
+    ),
+  hint: z
+    .string()
+    .max(300)
+    .optional()
+    .describe("Extra guidance appended to the model-facing text."),
+}).refine((r) => r.match !== undefined || r.code !== undefined, {
+  message: "a rule needs `match` (a regular expression) or `code` (a number or string), or both",
+});
 
 // Nested settings carry no zod defaults: a tool that sets one field must not reset the others
 // to their defaults over a less specific layer. Defaults apply once, at resolution.
 const RETRY_DEFAULTS = { attempts: 3, baseDelayMs: 200, maxDelayMs: 10_000, maxHintMs: 30_000 };
-const retrySchema = z.strictObject({
+const retrySchema = settings({
   attempts: positiveInt
     .max(20)
     .optional()
@@ -72,7 +84,7 @@ const retrySchema = z.strictObject({
     .describe("Longest server Retry-After hint honored (default 30000)."),
 });
 
-const idempotencySchema = z.strictObject({
+const idempotencySchema = settings({
   argument: z
     .string()
     .min(1)
@@ -93,7 +105,7 @@ const idempotencySchema = z.strictObject({
 });
 
 const BREAKER_DEFAULTS = { threshold: 5, cooldownMs: 30_000 };
-const breakerSchema = z.strictObject({
+const breakerSchema = settings({
   threshold: positiveInt
     .optional()
     .describe("Consecutive failures that open the breaker (default 5)."),
@@ -101,7 +113,7 @@ const breakerSchema = z.strictObject({
 });
 
 const LOOP_DEFAULTS = { maxIdentical: 3, exempt: false };
-const loopSchema = z.strictObject({
+const loopSchema = settings({
   maxIdentical: positiveInt
     .optional()
     .describe("Identical calls (tool + arguments) with the same result (default 3)."),
@@ -141,9 +153,9 @@ const toolSettingsShape = {
     ),
 };
 
-const toolSettingsSchema = z.strictObject(toolSettingsShape);
+const toolSettingsSchema = settings(toolSettingsShape);
 
-const budgetsSchema = z.strictObject({
+const budgetsSchema = settings({
   calls: positiveInt.default(100),
   failures: positiveInt.default(30),
   retries: nonNegativeInt.default(20),
@@ -152,7 +164,7 @@ const budgetsSchema = z.strictObject({
   wallTimeMs: positiveInt.max(2_147_483_647).default(600_000),
 });
 
-const retryBudgetSchema = z.strictObject({
+const retryBudgetSchema = settings({
   ratio: z
     .number()
     .min(0)
@@ -163,7 +175,7 @@ const retryBudgetSchema = z.strictObject({
   windowMs: positiveInt.default(10_000),
 });
 
-const redactionSchema = z.strictObject({
+const redactionSchema = settings({
   maxLength: z.int().min(40).max(10_000).default(400),
   emails: z.boolean().default(false),
   patterns: z
@@ -174,7 +186,7 @@ const redactionSchema = z.strictObject({
     ),
 });
 
-const learningSchema = z.strictObject({
+const learningSchema = settings({
   enabled: z
     .boolean()
     .default(LEARNING_DEFAULTS.enabled)
@@ -203,7 +215,7 @@ const learningSchema = z.strictObject({
     .describe("A learned record nobody adds to is forgotten after this many ms (default 7 days)."),
 });
 
-const serverSchema = z.strictObject({
+const serverSchema = settings({
   ...toolSettingsShape,
   trustAnnotations: z
     .boolean()
@@ -217,7 +229,7 @@ const serverSchema = z.strictObject({
 });
 
 /** The policy schema (DESIGN.md §6). Parse with {@link loadPolicy}. */
-export const policySchema = z.strictObject({
+export const policySchema = settings({
   version: z.literal(1).default(1),
   observeOnly: z
     .boolean()

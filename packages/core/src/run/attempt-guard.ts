@@ -1,5 +1,4 @@
-/** Node fires a longer timeout after 1 ms; a deadline further away needs no timer. */
-const MAX_TIMER_MS = 2_147_483_647;
+import { MAX_TIMER_MS } from "./waits.ts";
 
 /** An attempt in flight, as the guard sees it: ends it at once (`deadline` when that passed). */
 export type LiveAttempt = (reason: unknown, deadline: boolean) => void;

@@ -1,5 +1,6 @@
 import { GovernorError } from "../errors.ts";
 import type { MaybePromise } from "../types.ts";
+import { MAX_TIMER_MS } from "./waits.ts";
 
 /** Whether a store answered with a promise (a remote store) rather than a value (memory). */
 export function isThenable<T>(value: MaybePromise<T>): value is Promise<T> {
@@ -36,9 +37,6 @@ export interface StoreBound {
   /** Longest wait for an answer, in ms. */
   readonly timeoutMs: number;
 }
-
-/** Node fires a longer timeout after 1 ms. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * Runs one store operation, bounded: a synchronous answer (the memory store) passes through at no
