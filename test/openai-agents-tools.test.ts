@@ -357,6 +357,34 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     expect(stop?.idempotencyKey).toBeDefined();
   });
 
+  it("a timeoutMs past 2^31 - 1 ms is taken as that: the write is not cut after 1 ms and stopped as uncertain", async () => {
+    const run = createGovernor(POLICY).startRun();
+    let sends = 0;
+    const sendEmail = governedTool(
+      {
+        name: "send_email",
+        description: "Sends an email",
+        parameters: z.object({ to: z.string() }),
+        timeoutMs: 3e9,
+        execute: async () => {
+          sends += 1;
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          return "sent";
+        },
+      },
+      { run },
+    );
+    const { model, error } = await runAgent([sendEmail], (v) =>
+      v.turn === 1
+        ? { calls: [{ name: "send_email", args: { to: "a@example.com" } }] }
+        : { say: "ok" },
+    );
+    expect(error).toBeUndefined();
+    expect(sends).toBe(1);
+    expect(model.texts()).toEqual(["sent"]);
+    expect(run.end().reason).toBe("completed");
+  });
+
   it("the host aborting run() during a backoff ends the call at once: no attempt after the abort", async () => {
     const governor = createGovernor({
       ...POLICY,

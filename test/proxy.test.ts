@@ -11,7 +11,7 @@ import { PassThrough, Writable } from "node:stream";
 import { processExists, readEffects, stdioServerParams, waitForExit } from "@governor/testkit";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ListResourcesResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../packages/cli/src/main.ts";
 import { governor } from "./cli.ts";
@@ -251,6 +251,23 @@ describe("governor proxy over stdio", () => {
       },
       { lowlevel: true },
     );
+  });
+
+  it("--timeout past 2^31 - 1 ms is taken as that: a request passed through is not timed out after 1 ms", async () => {
+    const { effects } = fresh();
+    const host = await startInProcessHost(
+      ["--policy", policyFile, "--server", "notes", "--timeout", "600h"],
+      faultServer(effects),
+    );
+    try {
+      // Passed through to the real server, which has no resources: its own -32601, not -32001.
+      const listed = host.client.request({ method: "resources/list" }, ListResourcesResultSchema);
+      await expect(listed).rejects.toMatchObject({ code: -32601 });
+      const note = await host.client.callTool({ name: "get_note", arguments: { id: "welcome" } });
+      expect(note.isError).toBeFalsy();
+    } finally {
+      expect(await host.close(), host.stderr()).toBe(0);
+    }
   });
 
   it("writes the library's event log", async () => {

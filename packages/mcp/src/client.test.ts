@@ -521,6 +521,36 @@ describe("tool names a server lists reach the model redacted and capped (issue 8
     expect(said).not.toContain(secret);
     expect(said.length).toBeLessThan(2_000);
   });
+
+  it("the tool names are redacted with the policy's own settings (its patterns, emails)", async () => {
+    const { Server: LowLevel } = await import("@modelcontextprotocol/sdk/server/index.js");
+    const { CallToolRequestSchema, ListToolsRequestSchema } = await import(
+      "@modelcontextprotocol/sdk/types.js"
+    );
+    const server = new LowLevel({ name: "odd", version: "1" }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: [
+        { name: "echo", inputSchema: { type: "object" } },
+        { name: "tenant_ACME-4411_export", inputSchema: { type: "object" } },
+        { name: "mail_ops@acme.example", inputSchema: { type: "object" } },
+      ],
+    }));
+    server.setRequestHandler(CallToolRequestSchema, async (req) => ({
+      content: [{ type: "text", text: `MCP error -32602: Tool ${req.params.name} not found` }],
+      isError: true,
+    }));
+    const { governed, governor } = await setup(server, {
+      redaction: { patterns: ["ACME-[0-9]+"], emails: true },
+    });
+    const outcome = await governed.callTool(governor.startRun(), {
+      name: "nope",
+      arguments: {},
+    });
+    expect(outcome).toMatchObject({ kind: "model", reason: "unknown_tool" });
+    const said = outcome.kind === "ok" ? "" : outcome.result.content[0].text;
+    expect(said).toContain("Tools that exist: echo, ");
+    expect(said).not.toMatch(/ACME-[0-9]|ops@acme/);
+  });
 });
 
 describe("issue 12.3: the tool's input schema from tools/list weighs the failure (real SDK)", () => {

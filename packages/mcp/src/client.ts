@@ -174,6 +174,11 @@ export function governClient<C extends McpClient>(
     const { maxLength, emails, patterns } = governor.policy.redaction;
     return redact(text, { maxLength, emails, patterns });
   };
+  /** A tool name the server listed, for the model: the policy's redaction, capped. */
+  const redactName = (name: string): string => {
+    const { emails, patterns } = governor.policy.redaction;
+    return redact(name, { maxLength: MAX_TOOL_NAME_LENGTH, emails, patterns });
+  };
   const session = createSession(client, {
     reconnect: options.reconnect,
     limitMs: reconnectMs ?? Math.max(maxTimeout, MIN_RECONNECT_MS),
@@ -457,7 +462,7 @@ export function governClient<C extends McpClient>(
     const tools = await readTools(timeoutMs, [params.signal, run.signal], () => run.ended).catch(
       () => undefined,
     );
-    return tools ? withToolNames(outcome, tools) : outcome;
+    return tools ? withToolNames(outcome, tools, redactName) : outcome;
   };
 
   const callTool = (run: Run, params: GovernedCallParams): Promise<CallOutcome<CallToolResult>> => {
@@ -564,12 +569,11 @@ function requestMeta(
 function withToolNames(
   outcome: Extract<CallOutcome<CallToolResult>, { kind: "model" }>,
   tools: readonly Tool[],
+  redactName: (name: string) => string,
 ): CallOutcome<CallToolResult> {
   if (tools.length === 0) return outcome;
   // Names come from the server: capped and redacted like any other model-facing text.
-  const names = tools
-    .slice(0, MAX_LISTED_TOOLS)
-    .map((t) => redact(String(t.name), { maxLength: MAX_TOOL_NAME_LENGTH }));
+  const names = tools.slice(0, MAX_LISTED_TOOLS).map((t) => redactName(String(t.name)));
   const more = tools.length > MAX_LISTED_TOOLS ? ", …" : "";
   const [block] = outcome.result.content;
   const text = `${block.text} Tools that exist: ${names.join(", ")}${more}.`;

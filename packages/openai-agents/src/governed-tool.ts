@@ -72,16 +72,22 @@ function checkOptions(options: Record<string, unknown>, name: string): void {
   }
 }
 
+/** Node fires a longer timer after 1 ms: a longer `timeoutMs` is taken as this. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /** Runs one attempt of `execute`, rejecting with {@link AttemptTimeout} after `timeoutMs`. */
 function withTimeout<T>(attempt: Promise<T>, timeoutMs: number | undefined, abort: () => void) {
   if (timeoutMs === undefined) return attempt;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const error = new AttemptTimeout(`The call took longer than ${timeoutMs} ms`);
-      abort();
-      reject(error);
-    }, timeoutMs);
+    timer = setTimeout(
+      () => {
+        const error = new AttemptTimeout(`The call took longer than ${timeoutMs} ms`);
+        abort();
+        reject(error);
+      },
+      Math.min(timeoutMs, MAX_TIMER_MS),
+    );
   });
   return Promise.race([attempt, expired]).finally(() => clearTimeout(timer));
 }

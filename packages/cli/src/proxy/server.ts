@@ -56,7 +56,7 @@ export interface ProxyServerOptions {
   readonly server?: string;
   readonly windowMs?: number;
   readonly stopTtlMs?: number;
-  /** Upper bound of one request to the real server, in ms. @default 60000 */
+  /** Upper bound of one request to the real server, in ms (at most 2^31 - 1). @default 60000 */
   readonly timeoutMs?: number;
   /** Transport trouble no request reports (redacted), e.g. to stderr. */
   readonly onTransportError?: (error: HostError) => void;
@@ -74,6 +74,9 @@ export interface ProxyServer {
   /** Closes the host side and the real server's connection (a stdio child is ended). */
   close(): Promise<void>;
 }
+
+/** The longest timer Node keeps (2^31 - 1 ms). */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** The pause between a call's last progress notification and its answer, in ms. */
 const PROGRESS_GAP_MS = 5;
@@ -109,7 +112,8 @@ function advertised(real: ServerCapabilities): ServerCapabilities {
 /** Creates a proxy for one host session. */
 export function createProxyServer(options: ProxyServerOptions): ProxyServer {
   const { governor } = options;
-  const timeoutMs = options.timeoutMs ?? 60_000;
+  // Node fires a longer timer after 1 ms: a longer limit is taken as the longest it keeps.
+  const timeoutMs = Math.min(options.timeoutMs ?? 60_000, MAX_TIMER_MS);
   const server = new Server(
     { name: "governor-proxy", version: VERSION },
     { capabilities: SUPERSET },

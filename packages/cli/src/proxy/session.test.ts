@@ -1,6 +1,11 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createGovernor } from "@governor/core";
 import { governClient } from "@governor/mcp";
-import { connectInMemory, createFaultServer } from "@governor/testkit";
+import { connectInMemory, createFaultServer, readEffects } from "@governor/testkit";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { createProxySession, type ProxyLog } from "./session.ts";
 
@@ -56,5 +61,76 @@ describe("createProxySession", () => {
       expect((await session.callTool(read)).isError).toBeFalsy();
       clock.now += 60_001;
     }
+  });
+
+  it("a write answered with a JSON-RPC error after it went out is not sent again by a later run", async () => {
+    // A low-level server sends what its handler threw as -32603, which may follow an effect.
+    let commits = 0;
+    const server = new Server({ name: "pay", version: "1.0.0" }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: [{ name: "charge", inputSchema: { type: "object" } }],
+    }));
+    server.setRequestHandler(CallToolRequestSchema, () => {
+      commits += 1;
+      throw Object.assign(new Error("Internal error"), { code: -32603 });
+    });
+    const { client } = await connectInMemory(server);
+    closers.push(() => client.close());
+    const governor = createGovernor(
+      { tools: { charge: { effect: "mutating" } } },
+      { metrics: false },
+    );
+    const logs: ProxyLog[] = [];
+    const session = createProxySession({
+      governor,
+      governed: governClient(client, { governor }),
+      log: (entry) => logs.push(entry),
+    });
+    const charge = { name: "charge", arguments: { amount: 5 } };
+    // The host gets the JSON-RPC error; the person who checks gets the key in the log.
+    await expect(session.callTool(charge)).rejects.toMatchObject({ code: -32603 });
+    expect(logs[0]?.data).toMatchObject({
+      event: "host_error",
+      scope: "call",
+      idempotencyKey: expect.stringMatching(/^gk_/),
+    });
+    // The model asks again: the proxy answers itself (it sent the charge again, in a new run).
+    const again = await session.callTool(charge);
+    expect(again.isError).toBe(true);
+    expect(JSON.stringify(again.content)).toMatch(/may have made the change: do not send it again/);
+    expect(commits).toBe(1);
+    // Another amount is another call.
+    await expect(session.callTool({ name: "charge", arguments: { amount: 6 } })).rejects.toThrow();
+    expect(commits).toBe(2);
+  });
+
+  it("a write the host cancelled after it went out is not sent again by a later run", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "governor-proxy-session-"));
+    closers.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const effectsFile = join(dir, "effects.jsonl");
+    const server = createFaultServer({
+      effectsFile,
+      scenario: { create_note: [{ kind: "hang_after_commit", ms: 10_000 }] },
+    });
+    const { client } = await connectInMemory(server);
+    closers.push(() => client.close());
+    const governor = createGovernor({}, { metrics: false });
+    const logs: ProxyLog[] = [];
+    const session = createProxySession({
+      governor,
+      governed: governClient(client, { governor }),
+      log: (entry) => logs.push(entry),
+    });
+    const create = { name: "create_note", arguments: { title: "t", body: "b" } };
+    const cancel = new AbortController();
+    const first = session.callTool({ ...create, signal: cancel.signal });
+    await expect.poll(() => readEffects(effectsFile).length).toBe(1);
+    cancel.abort();
+    await first;
+    expect(logs.at(-1)?.data).toMatchObject({ reason: "aborted", scope: "call" });
+    const again = await session.callTool(create);
+    expect(again.isError).toBe(true);
+    expect(JSON.stringify(again.content)).toMatch(/may have made the change/);
+    expect(readEffects(effectsFile)).toHaveLength(1);
   });
 });

@@ -103,6 +103,33 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
     return { content: [{ type: "text", text: blockedText(stop) }], isError: true };
   };
 
+  /**
+   * A failure for the host, logged; a write it names a key of (one that may have happened: a
+   * JSON-RPC error after the request went out) is remembered, so the same call is not sent again
+   * in a later run under a new key.
+   */
+  const hostFailure = (hostError: HostError, call: ProxyCall): JsonRpcError => {
+    const key = hostError.idempotencyKey;
+    const remembered =
+      key === undefined
+        ? undefined
+        : stops.remember(hostError.stopReason, call.name, call.arguments, {
+            idempotencyKey: key,
+            windowEnd: startedAt + windowMs,
+          });
+    options.log?.({
+      level: "error",
+      data: {
+        event: "host_error",
+        tool: call.name,
+        reason: hostError.reason,
+        ...(remembered !== undefined && { scope: remembered.scope }),
+        ...(key !== undefined && { idempotencyKey: key }),
+      },
+    });
+    return hostErrorToJsonRpc(hostError);
+  };
+
   return {
     stops,
     async callTool(call) {
@@ -120,18 +147,13 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
         });
       } catch (error) {
         if (GovernorError.isInstance(error) && error.code === "host_error") {
-          const hostError = error as HostError;
-          options.log?.({
-            level: "error",
-            data: { event: "host_error", tool: call.name, reason: hostError.reason },
-          });
-          throw hostErrorToJsonRpc(hostError);
+          throw hostFailure(error as HostError, call);
         }
         throw error;
       }
       if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
       if (outcome.kind !== "stop") return toModelResult(outcome);
-      if (outcome.hostError !== undefined) throw hostErrorToJsonRpc(outcome.hostError);
+      if (outcome.hostError !== undefined) throw hostFailure(outcome.hostError, call);
       const remembered = stops.remember(outcome.reason, call.name, call.arguments, {
         idempotencyKey: outcome.idempotencyKey,
         windowEnd: startedAt + windowMs,

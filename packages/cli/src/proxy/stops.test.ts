@@ -49,6 +49,27 @@ describe("createStopMemory", () => {
     expect(memory.size).toBe(0);
   });
 
+  it("a stop that names a key (a write that may have happened) blocks the call, even for scope none or after its window", () => {
+    let now = 0;
+    const memory = createStopMemory({ ttlMs: 1000, now: () => now });
+    expect(memory.remember("aborted", "pay", { a: 1 }, { idempotencyKey: "k1" })).toMatchObject({
+      scope: "call",
+      idempotencyKey: "k1",
+    });
+    expect(memory.blocking("pay", { a: 1 })).toMatchObject({ reason: "aborted", scope: "call" });
+    expect(memory.blocking("pay", { a: 2 })).toBeUndefined();
+    memory.remember("deadline_exceeded", "send", { b: 1 }, { idempotencyKey: "k2", windowEnd: 10 });
+    expect(memory.blocking("other", {})).toMatchObject({ scope: "window" });
+    now = 10;
+    expect(memory.blocking("other", {})).toBeUndefined();
+    expect(memory.blocking("send", { b: 1 })).toMatchObject({
+      scope: "call",
+      idempotencyKey: "k2",
+    });
+    now = 1000;
+    expect(memory.blocking("send", { b: 1 })).toBeUndefined();
+  });
+
   it("blocks a window stop until the window ends, not for the time to live", () => {
     let now = 0;
     const memory = createStopMemory({ ttlMs: 1_000_000, now: () => now });

@@ -16,7 +16,8 @@ import { canonicalJson } from "@governor/core/judge";
  *   recovered, the same failure again and again);
  * - `call`: this tool with the same arguments (a business rule may allow other values; a write
  *   that may have happened must never be sent again);
- * - `none`: nothing (the host cancelled; the next call may well work).
+ * - `none`: nothing (the host cancelled; the next call may well work), unless the stop names an
+ *   idempotency key: a write that may have happened blocks the same call (see `remember`).
  */
 export type StopScope = "server" | "window" | "tool" | "call" | "none";
 
@@ -68,7 +69,10 @@ export interface StopMemoryOptions {
 export interface StopMemory {
   /**
    * Remembers a stop of `tool` called with `args`; returns it, or undefined for scope `none`.
-   * A `window` stop blocks until `windowEnd` (epoch ms), the others for `ttlMs`.
+   * A `window` stop blocks until `windowEnd` (epoch ms), the others for `ttlMs`. A stop that
+   * names an idempotency key (a write that may have happened, whatever stopped it: the host's
+   * cancel, a JSON-RPC error after the request went out, the deadline) blocks at least the same
+   * call for `ttlMs`: a later run would send the write again under a new key.
    */
   remember(
     reason: Reason,
@@ -110,29 +114,42 @@ export function createStopMemory(options: StopMemoryOptions): StopMemory {
     return undefined;
   };
 
+  const keep = (
+    scope: RememberedStop["scope"],
+    reason: Reason,
+    tool: string,
+    args: Readonly<Record<string, unknown>> | undefined,
+    extra: { readonly idempotencyKey?: string | undefined; readonly windowEnd?: number },
+  ): RememberedStop => {
+    const key = keyOf(scope, tool, args);
+    const until =
+      scope === "window" && extra.windowEnd !== undefined ? extra.windowEnd : now() + options.ttlMs;
+    const stop: RememberedStop = {
+      reason,
+      scope,
+      tool,
+      until,
+      ...(extra.idempotencyKey !== undefined && { idempotencyKey: extra.idempotencyKey }),
+    };
+    stops.delete(key);
+    stops.set(key, stop);
+    while (stops.size > maxEntries) {
+      const oldest = stops.keys().next().value;
+      if (oldest === undefined) break;
+      stops.delete(oldest);
+    }
+    return stop;
+  };
+
   return {
     remember(reason, tool, args, extra = {}) {
-      const scope = stopScope(reason);
-      if (scope === "none") return undefined;
-      const key = keyOf(scope, tool, args);
-      const until =
-        scope === "window" && extra.windowEnd !== undefined
-          ? extra.windowEnd
-          : now() + options.ttlMs;
-      const stop: RememberedStop = {
-        reason,
-        scope,
-        tool,
-        until,
-        ...(extra.idempotencyKey !== undefined && { idempotencyKey: extra.idempotencyKey }),
-      };
-      stops.delete(key);
-      stops.set(key, stop);
-      while (stops.size > maxEntries) {
-        const oldest = stops.keys().next().value;
-        if (oldest === undefined) break;
-        stops.delete(oldest);
-      }
+      const named = stopScope(reason);
+      const write = extra.idempotencyKey !== undefined;
+      if (named === "none" && !write) return undefined;
+      const scope = named === "none" ? "call" : named;
+      const stop = keep(scope, reason, tool, args, extra);
+      // A window ends before the time to live: the write stays blocked after it.
+      if (scope === "window" && write) keep("call", reason, tool, args, extra);
       return stop;
     },
     blocking(tool, args) {

@@ -11,6 +11,12 @@
  * per position.
  */
 import { replacePolicyPattern } from "../policy/policy-pattern.ts";
+import {
+  HEADER_HINT,
+  PRIVATE_IPV6_HINT,
+  VENDOR_PREFIX,
+  VENDOR_TOKEN_HINT,
+} from "./redact-hints.ts";
 import { judgeFacts } from "./text-facts.ts";
 import type { FactSlot } from "./text-memo.ts";
 
@@ -431,22 +437,25 @@ function redactBearer(match: string, word: unknown, space: unknown, value: unkno
  * digits (an unlabelled hex key, an internal trace id): almost always a secret or an internal id.
  */
 function redactHighEntropy(match: string): string {
+  return isHighEntropy(match, 0, match.length) ? TOKEN : match;
+}
+
+/** Whether `text` from `start` to `end` reads as a token to {@link redactHighEntropy}. */
+function isHighEntropy(text: string, start: number, end: number): boolean {
   let upper = 0;
   let lower = 0;
   let digit = 0;
   let hex = 0;
-  for (let i = 0; i < match.length; i++) {
-    const c = match.charCodeAt(i);
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
     if (c >= 65 && c <= 90) upper++;
     else if (c >= 97 && c <= 122) lower++;
     else if (c >= 48 && c <= 57) digit++;
     if ((c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70)) hex++;
   }
-  if (upper >= 2 && lower >= 2 && digit >= 2) return TOKEN;
+  if (upper >= 2 && lower >= 2 && digit >= 2) return true;
   const letters = upper + lower;
-  return hex === match.length && letters >= 4 && digit >= 4 && (upper === 0 || lower === 0)
-    ? TOKEN
-    : match;
+  return hex === end - start && letters >= 4 && digit >= 4 && (upper === 0 || lower === 0);
 }
 
 /** A 40-character base64 run with `/` or `+` and mixed case: an AWS secret key. */
@@ -694,8 +703,7 @@ function hasKeyRun(text: string): boolean {
 function isEntropyRun(text: string, start: number, end: number): boolean {
   let stop = end;
   while (stop < end + 2 && text.charCodeAt(stop) === 61) stop++; // "="
-  const match = text.slice(start, stop);
-  return redactHighEntropy(match) !== match;
+  return isHighEntropy(text, start, stop);
 }
 
 /** `[A-Za-z0-9+/]`, the characters of an AWS secret access key. */
@@ -1017,9 +1025,6 @@ function redactGluedPasswords(text: string): string {
 const VENDOR_KEY_CHARS = charTable(
   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=.-",
 );
-/** Prefixes of the vendor key formats of {@link VENDOR_KEY}. */
-const VENDOR_PREFIX =
-  /(?:gsk|lin_api|ntn|shppa|shpca|shpat|shpss|glc|glsa|vc[piark]|dckr_pat|figd|cfk|cfut|cfat|ops)_|hv[sbr]\.|SG\.|dapi|tskey-/;
 /**
  * Groq, Linear, Notion, Shopify, Grafana, Vercel, Docker, Figma, Cloudflare, 1Password, HashiCorp
  * Vault, SendGrid, Databricks and Tailscale keys.
@@ -1077,7 +1082,7 @@ export const SECRET_GROUPS: readonly {
     ],
   },
   {
-    may: (text) => /authorization|api-key|-auth-token|-access-token|cookie|bearer/i.test(text),
+    may: (text) => HEADER_HINT.test(text),
     rules: [
       // Headers whose value is a credential.
       [
@@ -1098,10 +1103,7 @@ export const SECRET_GROUPS: readonly {
     ],
   },
   {
-    may: (text) =>
-      /sk-|_(?:live|test)_|whsec_|gh[pousr]_|github_pat_|xox[abprseco]-|xapp-|A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA|3T)|AIza|(?:npm|hf|glpat|pypi)[_-]|eyJ/.test(
-        text,
-      ),
+    may: (text) => VENDOR_TOKEN_HINT.test(text),
     rules: [
       // Vendor key formats.
       [/(?<![\w-])sk-[A-Za-z0-9_-]{16,}/g, TOKEN, (text) => text.includes("sk-")],
@@ -1145,8 +1147,8 @@ export const SECRET_GROUPS: readonly {
   },
   {
     // Every key of these formats is a run of 20 characters or more of `[A-Za-z0-9_+/=.-]` that
-    // holds its prefix.
-    may: (text) => hasRun(text, VENDOR_KEY_CHARS, 20, hasVendorPrefix),
+    // holds its prefix. Most texts hold no prefix at all: that is read first.
+    may: (text) => VENDOR_PREFIX.test(text) && hasRun(text, VENDOR_KEY_CHARS, 20, hasVendorPrefix),
     rules: [
       // Other vendors' formats (Groq, Linear, Notion, Shopify, Grafana, Vercel, Docker, Figma,
       // Cloudflare, 1Password, HashiCorp Vault, SendGrid, Databricks, Tailscale).
@@ -1242,7 +1244,7 @@ const LOCATION_KINDS: readonly {
   // Two slashes.
   { source: POSIX_PATH_SRC, may: (text) => text.indexOf("/") !== text.lastIndexOf("/") },
   { source: PRIVATE_IPV4_SRC, may: (text) => /\d\.\d/.test(text) },
-  { source: PRIVATE_IPV6_SRC, may: (text) => /::1|f[c-e][0-9a-f]{2}:/i.test(text) },
+  { source: PRIVATE_IPV6_SRC, may: (text) => PRIVATE_IPV6_HINT.test(text) },
   {
     source: INTERNAL_HOST_SRC,
     may: (text) => /\.(?:internal|local|corp|lan|intranet|home\.arpa)/i.test(text),

@@ -12,7 +12,7 @@ import type { MaybePromise, Reason } from "../types.ts";
 import { type CallState, noteSuccess } from "./call-state.ts";
 import { isAborted } from "./cuts.ts";
 import { emitCall } from "./events.ts";
-import { modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
+import { endedOutcome, modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
 import { dropClock, shareClock } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
 import { storeOp, storeTrouble } from "./store-steps.ts";
@@ -136,13 +136,21 @@ function claimKey<T>(
   key: string,
   argsHash: string,
 ): MaybePromise<CallOutcome<T> | undefined> {
-  const { core, policy } = state.run;
+  const r = state.run;
+  const { core, policy } = r;
+  // A key minted from the run instance (no callId) is the run's own: its end lets the store drop
+  // it (`Store.release`), so an ended run claims none (an identical write that succeeded may be
+  // gone from the ledger). A first attempt admitted before a stop reaches this only across an
+  // await (an asynchronous preflight): it is not sent.
+  const owner = state.call.callId === undefined ? r.instanceId : undefined;
+  if (owner !== undefined && r.ended !== undefined) return endedOutcome<T>(state);
   const options: ClaimOptions = {
     now: core.now(),
     allowUncertain: state.tool.idempotency.honorsKeys || state.verified === "absent",
     // The lease is the holder's longest attempt, not this claimer's remaining time: a claimer
     // with a short deadline must not take a key another attempt still holds.
     leaseMs: Math.min(policy.budgets.wallTimeMs, 15 * 60_000),
+    owner,
   };
   let claim: MaybePromise<ClaimResult>;
   try {
@@ -216,18 +224,38 @@ function countTrouble<T>(state: CallState, error: unknown) {
  * then, and a key just claimed is released as not sent.
  */
 function admitted<T>(state: CallState): MaybePromise<CallOutcome<T> | undefined> {
-  if (!isAborted(state)) return undefined;
+  if (!isAborted(state)) {
+    // The run ended while the claim of a key of its own was pending: its end may have let the
+    // store drop an identical write's entry before this claim took effect (see claimKey).
+    if (state.run.ended === undefined || state.claimedAt === undefined || !ownKey(state)) {
+      return undefined;
+    }
+    return releasedAs<T>(state, state.key as string, endedOutcome);
+  }
   if (state.key === undefined) return preflightStop<T>(state, "aborted");
-  return releasedAborted<T>(state, state.key);
+  return releasedAs<T>(state, state.key, aborted);
+}
+
+/** Whether the call's key was minted from the run instance (no `callId`): the run's own. */
+function ownKey(state: CallState): boolean {
+  return state.key !== undefined && state.call.callId === undefined;
+}
+
+function aborted<T>(state: CallState): CallOutcome<T> {
+  return preflightStop<T>(state, "aborted");
 }
 
 /**
- * A key just claimed for a call aborted meanwhile: released as not sent (still uncertain when an
- * earlier attempt may have written), then the stop.
+ * A key just claimed for a call aborted, or whose run ended, meanwhile: released as not sent
+ * (still uncertain when an earlier attempt may have written), then the stop.
  */
-function releasedAborted<T>(state: CallState, key: string): Promise<CallOutcome<T> | undefined> {
+function releasedAs<T>(
+  state: CallState,
+  key: string,
+  stop: (state: CallState) => CallOutcome<T>,
+): Promise<CallOutcome<T> | undefined> {
   return guardedAsync(() => settle(state, key, state.uncertain ? "uncertain" : "failed")).then(() =>
-    preflightStop<T>(state, "aborted"),
+    stop(state),
   );
 }
 

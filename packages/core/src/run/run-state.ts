@@ -10,6 +10,7 @@ import type { GovernorCore } from "./hooks.ts";
 import type { OutcomeTracker } from "./outcome-tracker.ts";
 import { PrintCounts } from "./print-counts.ts";
 import { createLoopDetector, type LoopDetector } from "./repeats.ts";
+import { isThenable } from "./store-guard.ts";
 import { createRunTally, type RunTally } from "./tally.ts";
 import type { RunOptions } from "./types.ts";
 import { endedError, guarded, guardedAsync, MAX_TIMER_MS } from "./waits.ts";
@@ -239,6 +240,26 @@ function release(r: RunState): void {
   r.releasable.clear();
 }
 
+/**
+ * Once the run ends, the keys it minted from its instance for calls without `callId` can never be
+ * claimed again (no other run can mint them, and this one claims none from now on): a store that
+ * can may drop those settled now rather than keep them for the retention period (`Store.release`).
+ * Pending and uncertain ones stay. Issued after `release`'s settles, so those go too.
+ */
+function releaseOwner(r: RunState): void {
+  const owner = r.instanceId;
+  const { store } = r.core;
+  if (owner === undefined || store.release === undefined) return;
+  try {
+    const done = store.release(owner);
+    if (isThenable(done)) done.then(undefined, ignore);
+  } catch {
+    // Only room is at stake: the entries stay for their retention.
+  }
+}
+
+function ignore(): void {}
+
 export function summary(r: RunState): RunSummary {
   return (
     r.ended ??
@@ -254,6 +275,7 @@ export function end(r: RunState): RunSummary {
   r.ended = s;
   r.identical.clear();
   release(r);
+  releaseOwner(r);
   if (r.runEnded !== undefined) r.runEnded.abort(endedError("The run has ended"));
   if (r.core.listening) emitRunEnd(r, s);
   const { onStop } = r.core.options;

@@ -8,7 +8,8 @@ import type { ClaimResult, LedgerEntry, LedgerState } from "./store.ts";
  * budget overrun evicted by a full scan): long runs of claims, settles (by hand, late, again),
  * reads and clock ticks over a few keys, under small caps, so keys move in and out of the settle
  * order and the kept results many times over and the store's queues compact their stale slots.
- * Every claim answers as the model does, and every entry reads as the model's.
+ * Claims name an owner now and then, and owners are released: their settled entries go, the others
+ * stay. Every claim answers as the model does, and every entry reads as the model's.
  */
 interface ModelEntry {
   argsHash: string;
@@ -19,6 +20,7 @@ interface ModelEntry {
   unavailable: boolean;
   expiresAt: number;
   keptAt: number;
+  owner: string | undefined;
 }
 
 function createModel(
@@ -80,7 +82,15 @@ function createModel(
     e.keptAt = ++keeps;
   };
   return {
-    claim(key: string, argsHash: string, now: number, at: number, allow: boolean, lease: number) {
+    claim(
+      key: string,
+      argsHash: string,
+      now: number,
+      at: number,
+      allow: boolean,
+      lease: number,
+      owner?: string,
+    ) {
       const e = lookup(key, at);
       if (e === undefined) {
         if (unsettled() >= maxUnsettled) return { status: "ledger_full" };
@@ -95,6 +105,7 @@ function createModel(
           unavailable: false,
           expiresAt: 0,
           keptAt: 0,
+          owner,
         };
         entries.set(key, fresh);
         return { status: "claimed", entry: view(key, fresh) };
@@ -154,6 +165,7 @@ function createModel(
           unavailable: false,
           expiresAt: 0,
           keptAt: 0,
+          owner: undefined,
         };
         entries.set(key, e);
       }
@@ -166,11 +178,34 @@ function createModel(
       const e = lookup(key, at);
       return e === undefined ? undefined : view(key, e);
     },
+    /** The owner's settled entries go; its others stay, no longer its own. How many of each. */
+    release(owner: string) {
+      const count = { dropped: 0, kept: 0 };
+      for (const [key, e] of entries) {
+        if (e.owner !== owner) continue;
+        if (e.state === "succeeded" || e.state === "failed") {
+          entries.delete(key);
+          count.dropped++;
+        } else {
+          e.owner = undefined;
+          count.kept++;
+        }
+      }
+      return count;
+    },
   };
 }
 
 type Op =
-  | { kind: "claim"; key: number; hash: number; allow: boolean; lease: number }
+  | {
+      kind: "claim";
+      key: number;
+      hash: number;
+      allow: boolean;
+      lease: number;
+      owner: string | undefined;
+    }
+  | { kind: "release"; owner: string }
   | {
       kind: "settle";
       key: number;
@@ -196,6 +231,14 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       hash: fc.integer({ min: 0, max: 5 }).map((h) => (h === 0 ? 1 : 0)),
       allow: fc.boolean(),
       lease: fc.constantFrom(0, 5, 40),
+      owner: fc.constantFrom(undefined, "o0", "o1", "o2"),
+    }),
+  },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant("release" as const),
+      owner: fc.constantFrom("o0", "o1", "o2"),
     }),
   },
   {
@@ -236,6 +279,8 @@ describe("memory store ledger against a plain model", () => {
     let claimed = 0;
     let dropped = 0;
     let full = 0;
+    let released = 0;
+    let keptUnsettled = 0;
     fc.assert(
       fc.property(
         fc.record({
@@ -262,6 +307,16 @@ describe("memory store ledger against a plain model", () => {
               t += o.ms;
               continue;
             }
+            if (o.kind === "release") {
+              store.release(o.owner);
+              const count = model.release(o.owner);
+              released += count.dropped;
+              keptUnsettled += count.kept;
+              for (let k = 0; k < KEYS; k++) {
+                expect(store.entry(`k${k}`), `entry k${k}`).toEqual(model.entry(`k${k}`, t));
+              }
+              continue;
+            }
             const key = `k${o.key}`;
             if (o.kind === "claim") {
               const hash = `h${o.hash}`;
@@ -269,8 +324,11 @@ describe("memory store ledger against a plain model", () => {
                 now: t,
                 allowUncertain: o.allow,
                 leaseMs: o.lease,
+                owner: o.owner,
               });
-              expect(got, `claim ${key}`).toEqual(model.claim(key, hash, t, t, o.allow, o.lease));
+              expect(got, `claim ${key}`).toEqual(
+                model.claim(key, hash, t, t, o.allow, o.lease, o.owner),
+              );
               if (got.status === "ledger_full") full++;
               if (got.status === "claimed") {
                 claimed++;
@@ -301,5 +359,8 @@ describe("memory store ledger against a plain model", () => {
     expect(claimed).toBeGreaterThan(1_000);
     expect(dropped).toBeGreaterThan(1_000);
     expect(full).toBeGreaterThan(100);
+    // Releases dropped settled entries and kept pending or uncertain ones.
+    expect(released).toBeGreaterThan(25);
+    expect(keptUnsettled).toBeGreaterThan(60);
   });
 });

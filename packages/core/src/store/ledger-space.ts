@@ -1,5 +1,6 @@
 // The memory store's ledger: one record per key in one map, the settled ones queued in settle
-// order for their expiry and the kept results queued in keep order for the results' budget.
+// order for their expiry, the kept results queued in keep order for the results' budget, and the
+// records of each owner (a run instance) linked together until it is released.
 import type { LedgerState } from "./store.ts";
 
 /**
@@ -26,6 +27,11 @@ export interface EntryRecord {
   expirySlot: number;
   /** The kept results' slot that stands for this record's result; 0 for none. */
   keptSlot: number;
+  /** The run instance that claimed the key (`ClaimOptions.owner`) until it is released. */
+  owner: string | undefined;
+  /** The owner's other records, linked both ways (the owner's newest record heads the list). */
+  ownerPrev: EntryRecord | undefined;
+  ownerNext: EntryRecord | undefined;
 }
 
 /** The bounds of a ledger space (see `MemoryStoreOptions`). */
@@ -118,6 +124,21 @@ export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) 
   let oldest = Number.POSITIVE_INFINITY;
   const kept = new Queue((record) => record.keptSlot);
   let keptBytes = 0;
+  /** Each owner's newest record; the others follow it through `ownerNext`. */
+  const owned = new Map<string, EntryRecord>();
+
+  /** Takes a record out of its owner's list (it leaves the map, or its owner was released). */
+  function unlink(record: EntryRecord): void {
+    const { owner, ownerPrev, ownerNext } = record;
+    if (owner === undefined) return;
+    if (ownerNext !== undefined) ownerNext.ownerPrev = ownerPrev;
+    if (ownerPrev !== undefined) ownerPrev.ownerNext = ownerNext;
+    else if (ownerNext !== undefined) owned.set(owner, ownerNext);
+    else owned.delete(owner);
+    record.owner = undefined;
+    record.ownerPrev = undefined;
+    record.ownerNext = undefined;
+  }
 
   /** Lets go of a record's result text (its state stays); `unavailable` marks it as lost. */
   function release(record: EntryRecord, unavailable: boolean, atFront = false): void {
@@ -148,6 +169,7 @@ export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) 
   /** Drops a settled record: gone from the map, its result's room given back. */
   function drop(record: EntryRecord, atFront: boolean): void {
     release(record, false);
+    unlink(record);
     entries.delete(record.key);
     record.expirySlot = 0;
     if (!atFront) expiring.left();
@@ -206,12 +228,43 @@ export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) 
       return entries.size < maxLedgerEntries;
     },
 
-    /** A new key, claimed (`lookup` found nothing, so the map holds none). */
-    open(key: string, argsHash: string, at: number, leaseMs: number): EntryRecord {
+    /** A new key, claimed (`lookup` found nothing, so the map holds none), for its owner if any. */
+    open(
+      key: string,
+      argsHash: string,
+      at: number,
+      leaseMs: number,
+      owner: string | undefined,
+    ): EntryRecord {
       const record = newRecord(key, argsHash, "pending", at, leaseMs);
       entries.set(key, record);
       unsettled += 1;
+      if (owner !== undefined) {
+        const next = owned.get(owner);
+        record.owner = owner;
+        record.ownerNext = next;
+        if (next !== undefined) next.ownerPrev = record;
+        owned.set(owner, record);
+      }
       return record;
+    },
+
+    /**
+     * The owner ended: its settled records go now (nobody can claim their keys again); its pending
+     * and uncertain ones stay as they are, no longer its own, until settled and their retention
+     * ends like any other.
+     */
+    releaseOwner(owner: string): void {
+      let record = owned.get(owner);
+      owned.delete(owner);
+      while (record !== undefined) {
+        const next: EntryRecord | undefined = record.ownerNext;
+        record.owner = undefined;
+        record.ownerPrev = undefined;
+        record.ownerNext = undefined;
+        if (isSettled(record.state)) drop(record, false);
+        record = next;
+      }
     },
 
     /**
@@ -287,5 +340,8 @@ function newRecord(
     expiresAt: 0,
     expirySlot: 0,
     keptSlot: 0,
+    owner: undefined,
+    ownerPrev: undefined,
+    ownerNext: undefined,
   };
 }

@@ -151,6 +151,55 @@ describe("createMemoryStore", () => {
     expect(store.entry("a")).toBeUndefined();
   });
 
+  it("release(owner) drops that owner's settled entries now, giving their room back and their results'", () => {
+    const store = createMemoryStore({ maxLedgerEntries: 4, maxResultBytes: 24 });
+    const owned = (owner: string | undefined) => ({ ...claimAt(1_000), owner });
+    for (const [key, owner] of [
+      ["a", "run-1"],
+      ["b", "run-1"],
+      ["c", "run-1"],
+      ["d", "run-2"],
+    ] as const) {
+      expect(store.claim(key, "h", owned(owner)).status).toBe("claimed");
+    }
+    store.settle("a", "succeeded", { now: 1_100, result: "0123456789" });
+    store.settle("b", "failed", { now: 1_100 });
+    store.settle("d", "succeeded", { now: 1_100, result: "0123456789" });
+    expect(store.claim("e", "h", owned(undefined))).toEqual({ status: "ledger_full" });
+    store.release("run-1");
+    expect(store.entry("a")).toBeUndefined();
+    expect(store.entry("b")).toBeUndefined();
+    // Still in flight: kept, and settles later as any entry (kept for the retention).
+    expect(store.entry("c")?.state).toBe("pending");
+    expect(store.claim("e", "h", owned(undefined)).status).toBe("claimed");
+    expect(store.claim("f", "h", owned("run-3")).status).toBe("claimed");
+    expect(store.claim("g", "h", owned("run-3"))).toEqual({ status: "ledger_full" });
+    store.settle("c", "succeeded", { now: 1_200, result: "0123456789" });
+    // a's result gave its room back: d's and c's (12 units of JSON text each) both fit.
+    expect(store.entry("d")?.result).toBe("0123456789");
+    expect(store.entry("c")?.result).toBe("0123456789");
+    store.release("run-1");
+    store.release("unknown");
+    expect(store.entry("c")?.state).toBe("succeeded");
+    expect(store.entry("d")?.state).toBe("succeeded");
+  });
+
+  it("release(owner) after retention already dropped some of its entries drops only its own", () => {
+    let clock = 1_000;
+    const store = createMemoryStore({ retentionMs: 100, now: () => clock });
+    store.claim("old", "h", { ...claimAt(1), owner: "run-1" });
+    store.settle("old", "succeeded", { now: 2 });
+    clock += 101;
+    // Gone by retention, then the same key made again by a host settling it by hand.
+    expect(store.entry("old")).toBeUndefined();
+    store.settle("old", "succeeded", { now: 3 });
+    store.claim("new", "h", { ...claimAt(4), owner: "run-1" });
+    store.settle("new", "failed", { now: 5 });
+    store.release("run-1");
+    expect(store.entry("new")).toBeUndefined();
+    expect(store.entry("old")?.state).toBe("succeeded");
+  });
+
   it("keeps settled entries for the retention on its own clock", () => {
     let clock = 1_000;
     const store = createMemoryStore({ retentionMs: 500, now: () => clock });

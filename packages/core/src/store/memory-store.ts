@@ -24,7 +24,9 @@ export interface MemoryStoreOptions {
   readonly maxEntries?: number;
   /**
    * How long a settled (`succeeded` or `failed`) ledger entry is kept, in ms, measured by the
-   * store's clock from the settle. Settled entries go only when this has passed.
+   * store's clock from the settle. Settled entries go only when this has passed, or earlier when
+   * nobody can claim their key again: a key a run minted for a call without `callId` goes when
+   * that run ends (`release`), if it is settled by then.
    * @default 86_400_000 (24 h)
    */
   readonly retentionMs?: number;
@@ -35,7 +37,8 @@ export interface MemoryStoreOptions {
    */
   readonly maxUnsettled?: number;
   /**
-   * Hard cap on all ledger entries, settled ones within their retention included. When it is
+   * Hard cap on all ledger entries, settled ones within their retention included (a run's keys
+   * without `callId` leave when it ends: see `retentionMs`). When it is
    * reached (after dropping entries past their retention), claims of new keys answer
    * `ledger_full`: a succeeded write is never forgotten early to make room. A host settling a key
    * it never claimed is never refused, and may go past the cap.
@@ -74,6 +77,7 @@ export interface MemoryStore extends Store {
   claim(key: string, argsHash: string, options: ClaimOptions): ClaimResult;
   settle(key: string, state: Exclude<LedgerState, "pending">, options: SettleOptions): void;
   entry(key: string): LedgerEntry | undefined;
+  release(owner: string): void;
   addOutcome(key: string, field: string, options: AddOutcomeOptions): OutcomeRecord;
   outcome(key: string): OutcomeRecord | undefined;
   listOutcomes(limit: number): OutcomeRecord[];
@@ -197,8 +201,9 @@ function toStored(value: unknown): StoredValue | undefined {
  * Values and counters live in a bounded LRU (lru-cache). The ledger lives apart, where that LRU
  * cannot reach: pending and uncertain entries until they are settled (hard cap `maxUnsettled`),
  * succeeded and failed ones until their retention ends (hard cap `maxLedgerEntries` on all of
- * them). When a cap is reached, claims of new keys answer `ledger_full` (DESIGN.md §4: the ledger
- * is fail-closed); nothing is forgotten early. Objects given to `set` are kept apart from the
+ * them), or until the run that owned them ends (`release`: keys nobody can claim again). When a
+ * cap is reached, claims of new keys answer `ledger_full` (DESIGN.md §4: the ledger is
+ * fail-closed); nothing that may still be claimed is forgotten early. Objects given to `set` are kept apart from the
  * caller's (flat plain objects as a copy, others as JSON text), so what `get` returns is a fresh
  * copy with JSON's values, as it would be from Redis; numbers and other primitives are kept
  * as they are (a counter costs no JSON). A ledger result is kept as JSON text too.
@@ -312,7 +317,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       const found = ledger.lookup(key);
       if (found === undefined) {
         if (!ledger.hasRoomFor("new")) return { status: "ledger_full" };
-        return claimed(key, ledger.open(key, argsHash, at, leaseMs));
+        const owner = typeof claim.owner === "string" ? claim.owner : undefined;
+        return claimed(key, ledger.open(key, argsHash, at, leaseMs, owner));
       }
       // An empty hash is a key a host settled by hand without the arguments: it matches any.
       if (found.argsHash !== "" && found.argsHash !== argsHash) {
@@ -359,6 +365,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     entry(key: string): LedgerEntry | undefined {
       const record = ledger.lookup(key);
       return record === undefined ? undefined : toEntry(key, record);
+    },
+
+    release(owner: string): void {
+      if (typeof owner === "string") ledger.releaseOwner(owner);
     },
 
     addOutcome(key: string, field: string, add: AddOutcomeOptions): OutcomeRecord {

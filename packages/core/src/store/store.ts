@@ -43,6 +43,14 @@ export interface ClaimOptions {
    * is recorded as `uncertain` when the claim is refused).
    */
   readonly leaseMs: number;
+  /**
+   * The run instance the key belongs to, when nobody else can ever claim it: a key the run minted
+   * from its instance for a call without `callId` (no other run can mint it, and this one claims
+   * none once it has ended). A store with {@link Store.release} may drop the key's entry early once
+   * that owner is released, if it is then `succeeded` or `failed`; a store without it ignores this.
+   * @default none: the entry is kept for the retention period
+   */
+  readonly owner?: string | undefined;
 }
 
 /** Options of {@link Store.settle}. */
@@ -191,6 +199,17 @@ export interface Store {
   ): MaybePromise<void>;
   /** Reads a ledger entry. */
   entry(key: string): MaybePromise<LedgerEntry | undefined>;
+  /**
+   * Optional. The run instance `owner` has ended: entries claimed with this `owner`
+   * ({@link ClaimOptions.owner}) that are `succeeded` or `failed` now may be dropped before their
+   * retention (nobody can claim their keys again). Entries that are `pending` or `uncertain` now
+   * must be kept as they are (a write whose outcome is unknown waits for a person), and so must
+   * entries of other owners or of none. The core calls it once, when a run that minted keys from
+   * its instance ends, and issues no claim of that owner after it; a claim issued before it must
+   * take effect before it (as when operations apply in the order they are issued). A store
+   * without it keeps every settled entry for its retention.
+   */
+  release?(owner: string): MaybePromise<void>;
   /**
    * Learning (optional: a store without these methods does not learn). Atomically decays every
    * count of the record at `key` from its `updatedAt` to `now` (halving each `halfLifeMs`), adds

@@ -408,6 +408,56 @@ export function describeStoreContract(
         expect((await store.claim(key("succeeded"), "h2", at(2_000))).status).toBe("claimed");
       });
 
+      it("release(owner) lets only that owner's settled entries go; claims with an owner answer as without", async () => {
+        const store = await open();
+        const owned = (now: number, owner: string | undefined): ClaimOptions => ({
+          ...at(now),
+          owner,
+        });
+        const states = ["succeeded", "failed", "uncertain", "pending"] as const;
+        for (const owner of ["o1", "o2", undefined]) {
+          for (const name of states) {
+            const k = key(`${owner ?? "none"}:${name}`);
+            expect((await store.claim(k, "h1", owned(1_000, owner))).status).toBe("claimed");
+            if (name !== "pending") {
+              await store.settle(k, name, {
+                now: 1_100,
+                claimedAt: 1_000,
+                ...(name === "succeeded" && { result: { ok: name } }),
+              });
+            }
+          }
+        }
+        // A key settled by hand (never claimed) has no owner.
+        await store.settle(key("o1:by-hand"), "succeeded", { now: 1_100 });
+        await store.release?.("o1");
+        // The released owner's writes in doubt stay as they were, for a person to settle.
+        expect((await store.entry(key("o1:uncertain")))?.state).toBe("uncertain");
+        expect((await store.entry(key("o1:pending")))?.state).toBe("pending");
+        expect((await store.claim(key("o1:pending"), "h1", owned(1_200, "o1"))).status).toBe(
+          "in_flight",
+        );
+        // Its settled entries may go (a store without release keeps them): never changed.
+        for (const name of ["succeeded", "failed"] as const) {
+          const entry = await store.entry(key(`o1:${name}`));
+          if (entry !== undefined) expect(entry.state).toBe(name);
+        }
+        // Every other owner's entries, and those of none, stay.
+        for (const owner of ["o2", "none"]) {
+          for (const name of states) {
+            expect((await store.entry(key(`${owner}:${name}`)))?.state).toBe(name);
+          }
+          expect(await store.claim(key(`${owner}:succeeded`), "h1", at(1_300))).toMatchObject({
+            status: "succeeded",
+            entry: { result: { ok: "succeeded" } },
+          });
+        }
+        expect((await store.entry(key("o1:by-hand")))?.state).toBe("succeeded");
+        // A write of the released owner that was in flight settles as any other, and stays.
+        await store.settle(key("o1:pending"), "succeeded", { now: 1_400, claimedAt: 1_000 });
+        expect((await store.entry(key("o1:pending")))?.state).toBe("succeeded");
+      });
+
       it("refuses new keys when the unsettled cap is reached, forgetting nothing", async () => {
         const store = await open({ maxUnsettled: 3 });
         for (const name of ["a", "b", "c"]) {

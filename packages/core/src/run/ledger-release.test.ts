@@ -1,0 +1,225 @@
+import { describe, expect, it } from "vitest";
+import { createMemoryStore, type MemoryStore } from "../store/memory-store.ts";
+import type { ClaimOptions, Store } from "../store/store.ts";
+import { createGovernor, type GovernorOptions } from "./governor.ts";
+import type { AttemptContext } from "./types.ts";
+
+/**
+ * A run's keys without `callId` are minted from its instance: once it ends nobody can claim them
+ * again, so the memory store lets their settled entries go then (`Store.release`) instead of
+ * keeping them 24 h against `maxLedgerEntries`. Writes in doubt, keys with a `callId`, and every
+ * key while its run lives stay.
+ */
+
+const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
+const gov = (options: GovernorOptions, budgets: { calls?: number } = {}) =>
+  createGovernor(
+    { tools: { pay: { effect: "mutating" }, look: { effect: "read_only" } }, budgets },
+    { metrics: false, random: () => 0, ...options },
+  );
+/** The connection dropped mid-call: the write may have happened. */
+const timeout = () => Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+
+/** A memory store that answers claims later (a remote store), each after `delays.shift()` ms. */
+function laterClaims(memory: MemoryStore, delays: number[]): Store {
+  return {
+    get: (k) => memory.get(k),
+    set: (k, v, t) => memory.set(k, v, t),
+    increment: (k, b, t) => memory.increment(k, b, t),
+    claim: async (k: string, h: string, o: ClaimOptions) => {
+      await new Promise((resolve) => setTimeout(resolve, delays.shift() ?? 0));
+      return memory.claim(k, h, o);
+    },
+    settle: (k, st, o) => memory.settle(k, st, o),
+    entry: (k) => memory.entry(k),
+    release: (owner) => memory.release(owner),
+  };
+}
+
+describe("a run's own keys leave the memory store's ledger when it ends", () => {
+  it("60 runs of one write each under maxLedgerEntries: 50 all write (the 51st used to be ledger_full)", async () => {
+    const store = createMemoryStore({ maxLedgerEntries: 50 });
+    const host: unknown[] = [];
+    const governor = gov({ store, onHostError: (e) => void host.push(e) });
+    let payments = 0;
+    for (let i = 0; i < 60; i++) {
+      const run = governor.startRun();
+      const outcome = await run.call({ tool: "pay", args: { amount: i } }, async () => {
+        payments += 1;
+        return ok("paid");
+      });
+      expect(outcome, `run ${i}`).toMatchObject({ kind: "ok", replayed: false });
+      run.end();
+    }
+    expect(payments).toBe(60);
+    expect(host).toEqual([]);
+  });
+
+  it("a run that never ends keeps its keys for the retention: the 51st run's write is refused", async () => {
+    const store = createMemoryStore({ maxLedgerEntries: 50 });
+    const host: unknown[] = [];
+    const governor = gov({ store, onHostError: (e) => void host.push(e) });
+    let payments = 0;
+    for (let i = 0; i < 51; i++) {
+      await governor.startRun().call({ tool: "pay", args: { amount: i } }, async () => {
+        payments += 1;
+        return ok("paid");
+      });
+    }
+    expect(payments).toBe(50);
+    expect(host).toMatchObject([{ reason: "store_unavailable", failureCode: "ledger_full" }]);
+  });
+
+  it("keeps the run's entries while it lives: a parallel identical call replays the write", async () => {
+    const memory = createMemoryStore();
+    // The second call's claim arrives after the first call's write succeeded.
+    const governor = gov({ store: laterClaims(memory, [0, 30]) });
+    const run = governor.startRun();
+    const keys: (string | undefined)[] = [];
+    let payments = 0;
+    const pay = async (ctx: AttemptContext) => {
+      keys.push(ctx.idempotencyKey);
+      payments += 1;
+      return ok("paid");
+    };
+    const [first, second] = await Promise.all([
+      run.call({ tool: "pay", args: { amount: 5 } }, pay),
+      run.call({ tool: "pay", args: { amount: 5 } }, pay),
+    ]);
+    expect(first).toMatchObject({ kind: "ok", replayed: false });
+    expect(second).toMatchObject({ kind: "ok", replayed: true });
+    expect(payments).toBe(1);
+    const key = keys[0] as string;
+    expect(memory.entry(key)?.state).toBe("succeeded");
+    run.end();
+    expect(memory.entry(key)).toBeUndefined();
+  });
+
+  it("keeps keys with a callId, in the run's instance or in a scope, after the run ends", async () => {
+    const store = createMemoryStore();
+    const governor = gov({ store });
+    const keys: (string | undefined)[] = [];
+    for (const scope of [undefined, "job-7"]) {
+      const run = governor.startRun(scope === undefined ? {} : { idempotencyScope: scope });
+      await run.call({ tool: "pay", args: { amount: 1 }, callId: "call_0" }, async (ctx) => {
+        keys.push(ctx.idempotencyKey);
+        return ok("paid");
+      });
+      run.end();
+    }
+    expect(keys).toHaveLength(2);
+    for (const key of keys) expect(store.entry(key as string)?.state).toBe("succeeded");
+  });
+
+  it("keeps a write in doubt after its run ends, under the key the stop reports", async () => {
+    const store = createMemoryStore();
+    const governor = gov({ store });
+    const run = governor.startRun();
+    const outcome = await run.call({ tool: "pay", args: { amount: 1 } }, async () => {
+      throw timeout();
+    });
+    expect(outcome).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    expect(run.ended).toBe(true);
+    const key = outcome.kind === "stop" ? outcome.idempotencyKey : undefined;
+    expect(key).toMatch(/./);
+    expect(store.entry(key as string)?.state).toBe("uncertain");
+    // A person settles it by hand: from then on it is an ordinary entry, kept for the retention.
+    await governor.settle(key as string, "succeeded");
+    expect(store.entry(key as string)?.state).toBe("succeeded");
+  });
+
+  it("keeps a write in flight when the run ends; its late settle neither throws nor is lost", async () => {
+    const store = createMemoryStore();
+    const governor = gov({ store });
+    const run = governor.startRun();
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let inFlightKey: string | undefined;
+    const slow = run.call({ tool: "pay", args: { amount: 1 } }, async (ctx) => {
+      inFlightKey = ctx.idempotencyKey;
+      await gate;
+      return ok("paid");
+    });
+    let settledKey: string | undefined;
+    await run.call({ tool: "pay", args: { amount: 2 } }, async (ctx) => {
+      settledKey = ctx.idempotencyKey;
+      return ok("paid");
+    });
+    // A parallel write whose answer was lost stops the run; the slow write was admitted and runs on.
+    const doubt = await run.call({ tool: "pay", args: { amount: 3 } }, async () => {
+      throw timeout();
+    });
+    expect(doubt).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    expect(run.ended).toBe(true);
+    expect(store.entry(settledKey as string)).toBeUndefined();
+    expect(store.entry(inFlightKey as string)?.state).toBe("pending");
+    release();
+    expect(await slow).toMatchObject({ kind: "ok", replayed: false });
+    // Settled after the end: kept (for the retention), not dropped, not lost.
+    expect(store.entry(inFlightKey as string)?.state).toBe("succeeded");
+    const key = doubt.kind === "stop" ? doubt.idempotencyKey : undefined;
+    expect(store.entry(key as string)?.state).toBe("uncertain");
+  });
+
+  it("a write whose claim answers after its run ended is not sent (an identical one's entry may be gone)", async () => {
+    const memory = createMemoryStore();
+    // The write's claim answers after the read-only call has stopped the run (calls budget).
+    const governor = gov({ store: laterClaims(memory, [30]) }, { calls: 1 });
+    const run = governor.startRun();
+    let payments = 0;
+    const write = run.call({ tool: "pay", args: { amount: 1 } }, async () => {
+      payments += 1;
+      return ok("paid");
+    });
+    const read = await run.call({ tool: "look", args: {} }, async () => ok("seen"));
+    expect(read).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+    expect(run.ended).toBe(true);
+    const outcome = await write;
+    expect(payments).toBe(0);
+    expect(outcome).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+  });
+
+  it("a write admitted just before its run stopped claims no key once it has ended", async () => {
+    const memory = createMemoryStore();
+    let claims = 0;
+    const store: Store = {
+      get: (k) => memory.get(k),
+      set: (k, v, t) => memory.set(k, v, t),
+      increment: (k, b, t) => memory.increment(k, b, t),
+      claim: (k, h, o) => {
+        claims += 1;
+        return memory.claim(k, h, o);
+      },
+      settle: (k, st, o) => memory.settle(k, st, o),
+      entry: (k) => memory.entry(k),
+      release: (owner) => memory.release(owner),
+    };
+    let approve = () => {};
+    const approved = new Promise<boolean>((resolve) => {
+      approve = () => resolve(true);
+    });
+    // Both calls wait for approval; the write is admitted first and takes the one call of the
+    // budget, then the read is refused and stops the run before the write mints its key.
+    const governor = createGovernor(
+      {
+        tools: { pay: { effect: "mutating", access: "confirm" }, look: { access: "confirm" } },
+        budgets: { calls: 1 },
+      },
+      { metrics: false, store, onConfirm: () => approved },
+    );
+    const run = governor.startRun();
+    let payments = 0;
+    const write = run.call({ tool: "pay", args: { amount: 1 } }, async () => {
+      payments += 1;
+      return ok("paid");
+    });
+    const read = run.call({ tool: "look", args: {} }, async () => ok("seen"));
+    approve();
+    expect(await read).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+    expect(await write).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+    expect(payments).toBe(0);
+    expect(claims).toBe(0);
+  });
+});
