@@ -264,12 +264,12 @@ export function benchJudgeUnseenBoth(rounds = 10): { wall: Figure; cpu: Figure }
 }
 
 /**
- * Unmeasured rounds of {@link benchJudgeUnseenBoth} over the corpus. Judging unseen texts runs
- * every normaliser and redaction pass, and the process needs about ten thousand texts to reach its
- * steady state: `node --import tsx bench/judge-warmup.ts` prints the µs per text of each round,
- * which fall from about 700 (round 0) through 100-200 (rounds 1-8) to 20-35 from about round 15
- * on (2-core machine). With the 2 warm rounds this figure had until session 10, its median mixed
- * warm-up rounds in: 48-75 µs per text where the same build's steady state is 17-25.
+ * Unmeasured rounds of {@link benchJudgeUnseenBoth} over the corpus (272 texts a round). Judging
+ * unseen texts runs every normaliser and redaction pass, and the process needs thousands of texts
+ * to reach its steady state: `ROUNDS=150 node --import tsx bench/judge-warmup.ts` prints each
+ * round's µs per text, which on the 2-core machine (load 5-6, session 10) averaged 730 in round
+ * 0, 160 in rounds 0-9, 50 in rounds 10-19, and 20-33 from round 20 on. With the 2 warm rounds
+ * this figure had until session 10, its median mixed warm-up rounds in (48-75 µs per text).
  */
 const UNSEEN_WARM_ROUNDS = 40;
 
