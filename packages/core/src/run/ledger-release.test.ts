@@ -181,6 +181,40 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
     expect(outcome).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
   });
 
+  it("a write in doubt is not recorded as failed when an identical claim answers after the end (a tool that honours keys)", async () => {
+    const memory = createMemoryStore();
+    // The second call's claim answers after the first call's lost answer stopped the run: it takes
+    // the uncertain key over (the server deduplicates by key, so repeating it is allowed).
+    const governor = createGovernor(
+      {
+        tools: {
+          pay: { effect: "mutating", idempotency: { honorsKeys: true }, retry: { attempts: 1 } },
+        },
+      },
+      { metrics: false, random: () => 0, store: laterClaims(memory, [0, 30]) },
+    );
+    const run = governor.startRun();
+    const sent: (string | undefined)[] = [];
+    const first = run.call({ tool: "pay", args: { amount: 1 } }, async (ctx) => {
+      sent.push(ctx.idempotencyKey);
+      throw timeout();
+    });
+    const second = run.call({ tool: "pay", args: { amount: 1 } }, async (ctx) => {
+      sent.push(ctx.idempotencyKey);
+      // The server finds the first attempt's key and answers with its result.
+      return ok("paid");
+    });
+    const doubt = await first;
+    expect(doubt).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    const key = doubt.kind === "stop" ? doubt.idempotencyKey : undefined;
+    expect(key).toMatch(/./);
+    await second;
+    // Never recorded as failed (not written): it was sent again under the same key, which the
+    // server deduplicates, and its answer is what the ledger keeps.
+    expect(memory.entry(key as string)?.state).not.toBe("failed");
+    expect(sent).toEqual([key, key]);
+  });
+
   it("a write admitted just before its run stopped claims no key once it has ended", async () => {
     const memory = createMemoryStore();
     let claims = 0;

@@ -226,8 +226,15 @@ function countTrouble<T>(state: CallState, error: unknown) {
 function admitted<T>(state: CallState): MaybePromise<CallOutcome<T> | undefined> {
   if (!isAborted(state)) {
     // The run ended while the claim of a key of its own was pending: its end may have let the
-    // store drop an identical write's entry before this claim took effect (see claimKey).
-    if (state.run.ended === undefined || state.claimedAt === undefined || !ownKey(state)) {
+    // store drop an identical write's entry before this claim took effect (see claimKey). A server
+    // that deduplicates by key makes sending it safe even then; and such a claim may have taken
+    // over a key left uncertain, which settling it `failed` here would record as not written.
+    if (
+      state.run.ended === undefined ||
+      state.claimedAt === undefined ||
+      !ownKey(state) ||
+      state.tool.idempotency.honorsKeys
+    ) {
       return undefined;
     }
     return releasedAs<T>(state, state.key as string, endedOutcome);
