@@ -596,6 +596,26 @@ describe("governTools", () => {
     ...(abortSignal !== undefined && { abortSignal }),
   });
 
+  it("refuses options it could not work with, naming the field (without a run every call failed with a fixed text)", async () => {
+    const run = governor().startRun();
+    const tools = { get_note: noteTool(async () => "x") };
+    const refused = (options: unknown, field: RegExp) =>
+      expect(() => governTools(tools, options as never)).toThrow(
+        expect.objectContaining({ code: "invalid_options", message: expect.stringMatching(field) }),
+      );
+    refused(
+      {},
+      /^governTools: run must be a Governor run \(governor\.startRun\(\)\), got undefined/,
+    );
+    refused(undefined, /run must be a Governor run/);
+    refused({ run: governor() }, /run must be a Governor run .*got object/);
+    refused({ run, onStop: "log" }, /onStop must be a function, got string/);
+    refused({ run, onHostError: {} }, /onHostError must be a function, got object/);
+    refused({ run, server: 7 }, /server must be a string/);
+    expect(() => governTools(null as never, { run })).toThrow(/tools must be an object/);
+    expect(Object.keys(governTools(tools, { run }))).toEqual(["get_note"]);
+  });
+
   it("leaves tools without execute as they are and keeps a tool's own toModelOutput", async () => {
     // A tool the client answers itself (no execute).
     const clientSide = tool({

@@ -1,6 +1,7 @@
 import {
   type CallOutcome,
   failureFromError,
+  GovernorError,
   HostError,
   type Reason,
   type Run,
@@ -125,6 +126,39 @@ function linkSignals(
   };
 }
 
+function invalid(text: string): GovernorError {
+  return new GovernorError("invalid_options", `governTools: ${text}.`);
+}
+
+/**
+ * Refuses options the governed tools could not work with, naming the field: without a run every
+ * call would fail with a fixed text, and a hook that is not a function would be skipped unseen.
+ */
+function checkOptions(tools: unknown, options: GovernToolsOptions | undefined): void {
+  if (typeof tools !== "object" || tools === null) {
+    throw invalid(
+      `tools must be an object of AI SDK tools, got ${tools === null ? "null" : typeof tools}`,
+    );
+  }
+  const o = (options ?? {}) as unknown as Record<string, unknown>;
+  const run = o.run as { call?: unknown } | null | undefined;
+  if (typeof run?.call !== "function") {
+    throw invalid(
+      `run must be a Governor run (governor.startRun()), got ${run === null ? "null" : typeof run}`,
+    );
+  }
+  if (o.server !== undefined && typeof o.server !== "string") {
+    throw invalid(
+      `server must be a string (the server's name in the policy), got ${typeof o.server}`,
+    );
+  }
+  for (const hook of ["onHostError", "onStop"]) {
+    if (o[hook] !== undefined && typeof o[hook] !== "function") {
+      throw invalid(`${hook} must be a function, got ${typeof o[hook]}`);
+    }
+  }
+}
+
 /**
  * Wraps each tool's `execute` so every call goes through a Governor run: the AI SDK's
  * `toolCallId` identifies the logical call (its idempotency key is the same across retries and
@@ -149,6 +183,7 @@ export function governTools<TOOLS extends ToolSet>(
   tools: TOOLS,
   options: GovernToolsOptions,
 ): TOOLS {
+  checkOptions(tools, options);
   const { run, server, onHostError, onStop } = options;
   // Outputs by tool-call id that `toModelOutput` answers itself (see Remembered).
   const remembered = new Map<string, Remembered>();

@@ -1,3 +1,4 @@
+import { createGovernor, failureFromError } from "@governor/core";
 import { describe, expect, it } from "vitest";
 import { mapMcpClientError, mcpAnnotations } from "./mcp-error.ts";
 import { SDKS } from "./test-support/sdks.ts";
@@ -52,6 +53,35 @@ describe("mapMcpClientError (@ai-sdk/mcp's one error class, tagged by origin)", 
       local: "http_status",
       httpStatus: 503,
     });
+  });
+
+  it("the model reads an HTTP status, never the response body the client's message quotes", async () => {
+    const body = '{"error":"denied for tenant acme-prod-7731","detail":"internal account 99812"}';
+    for (const status of [401, 403, 429, 500, 503]) {
+      const error = new MCPClientError({
+        message: `MCP HTTP Transport Error: POSTing to endpoint (HTTP ${status}): ${body}`,
+        statusCode: status,
+      });
+      const failure = mapMcpClientError(error);
+      expect(failure).toMatchObject({ text: `HTTP ${status}`, httpStatus: status, raw: error });
+      // Through a run, whatever it decides (a retry that gives up, a stop for credentials).
+      const governor = createGovernor(
+        { defaults: { retry: { baseDelayMs: 1, maxDelayMs: 2 } } },
+        { metrics: false },
+      );
+      const outcome = await governor
+        .startRun()
+        .call(
+          {
+            tool: "t",
+            toFailure: (thrown) => mapMcpClientError(thrown) ?? failureFromError(thrown),
+          },
+          () => Promise.reject(error),
+        )
+        .catch((thrown: unknown) => thrown);
+      const text = JSON.stringify(outcome);
+      expect(text, String(status)).not.toMatch(/acme-prod|99812|POSTing/);
+    }
   });
 
   it.each([

@@ -40,7 +40,11 @@ export function mapMcpClientError(error: unknown): Failure | undefined {
     return undefined;
   }
   if (typeof error.code === "number") return failureFromError(error, { jsonRpc: true });
-  if (typeof error.statusCode === "number") return failureFromError(error, { origin: "local" });
+  if (typeof error.statusCode === "number") {
+    // The client's message quotes the HTTP response's body (`… (HTTP 403): {"error": …}`): the
+    // host keeps it (raw); the model reads the status, as through @governor/mcp.
+    return { ...failureFromError(error, { origin: "local" }), text: `HTTP ${error.statusCode}` };
+  }
   const message = typeof error.message === "string" ? error.message : "";
   return failureFromError(error, { origin: "local", local: localKind(message) });
 }

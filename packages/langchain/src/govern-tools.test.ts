@@ -18,7 +18,8 @@ import {
   say,
 } from "../../../test/support/scripted-chat-model.ts";
 import { governorMiddleware } from "./agent.ts";
-import { governTools } from "./govern-tools.ts";
+import { governTool, governTools } from "./govern-tools.ts";
+import { governMcpTools } from "./mcp-tools.ts";
 import { GovernorStopError } from "./stop.ts";
 
 function governor(policy: PolicyInput = {}, options: GovernorOptions = {}) {
@@ -330,5 +331,30 @@ describe("seed checks: nothing the model reads carries a stack, a path or a secr
     expect(String(message?.content)).not.toMatch(/node_modules|:\d+:\d+/);
     expect(run.summary()).toMatchObject({ calls: 1, failures: 1 });
     expect(run.summary().lastFailure?.reason).toBe("invalid_argument");
+  });
+});
+
+describe("options", () => {
+  it("refuses options it could not work with, naming the field (without a run every call failed with a fixed text)", async () => {
+    const run = governor().startRun();
+    const echo = tool(async () => "x", { name: "echo", schema: z.object({}) });
+    const refused = (call: () => unknown, message: RegExp) =>
+      expect(call).toThrow(
+        expect.objectContaining({
+          code: "invalid_options",
+          message: expect.stringMatching(message),
+        }),
+      );
+    refused(() => governTools([echo], {} as never), /^governTools: run must be a Governor run/);
+    refused(() => governTools([], { run: governor() } as never), /run must be .*got object/);
+    refused(
+      () => governTool(echo, { run, onHostError: "log" } as never),
+      /onHostError must be a function/,
+    );
+    refused(() => governTool(echo, { run, server: 1 } as never), /server must be a string/);
+    refused(() => governTool({} as never, { run }), /tool must be a LangChain tool/);
+    await expect(governMcpTools({} as never, { run })).rejects.toThrow(/client must be/);
+    await expect(governMcpTools({} as never, {} as never)).rejects.toThrow(/run must be/);
+    expect(governTools([echo], { run })).toHaveLength(1);
   });
 });

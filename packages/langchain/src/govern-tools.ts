@@ -1,7 +1,13 @@
-import type { CallOutcome, ToolCall } from "@governor/core";
+import { type CallOutcome, GovernorError, type ToolCall } from "@governor/core";
 import { ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface, ToolSchemaBase } from "@langchain/core/tools";
-import { GovernedTool, type GovernOptions, type Perform, ToolThrew } from "./governed-tool.ts";
+import {
+  checkGovernOptions,
+  GovernedTool,
+  type GovernOptions,
+  type Perform,
+  ToolThrew,
+} from "./governed-tool.ts";
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -36,6 +42,13 @@ function messageText(message: ToolMessage): string {
  * const graph = createAgent({ model, tools, middleware: [governorMiddleware(run)] });
  */
 export function governTool(tool: StructuredToolInterface, options: GovernOptions): GovernedTool {
+  checkGovernOptions("governTool", options);
+  if (typeof tool?.invoke !== "function" || typeof tool.name !== "string") {
+    throw new GovernorError(
+      "invalid_options",
+      "governTool: tool must be a LangChain tool (tool(), a StructuredTool), with a name and invoke().",
+    );
+  }
   const { run, server } = options;
   const perform: Perform = ({ args, toolCall, config }) => {
     // Governor keys calls by named arguments; a tool whose input is not an object is governed
@@ -94,5 +107,6 @@ export function governTools(
   tools: readonly StructuredToolInterface[],
   options: GovernOptions,
 ): GovernedTool[] {
+  checkGovernOptions("governTools", options);
   return tools.map((tool) => governTool(tool, options));
 }

@@ -1,4 +1,4 @@
-import { type CallOutcome, HostError, type Run } from "@governor/core";
+import { type CallOutcome, GovernorError, HostError, type Run } from "@governor/core";
 import { hostErrorText, replayedText } from "@governor/core/judge";
 import { parseCallbackConfigArg } from "@langchain/core/callbacks/manager";
 import {
@@ -32,6 +32,29 @@ export interface GovernOptions {
    * run's next model turn throws `GovernorStopError` with this error as `hostError`.
    */
   readonly onHostError?: (error: HostError) => void;
+}
+
+/**
+ * Refuses options governed tools could not work with, naming the field: without a run every call
+ * would answer a fixed text, and an `onHostError` that is not a function would be skipped unseen.
+ */
+export function checkGovernOptions(where: string, options: GovernOptions | undefined): void {
+  const invalid = (text: string) => new GovernorError("invalid_options", `${where}: ${text}.`);
+  const o = (options ?? {}) as unknown as Record<string, unknown>;
+  const run = o.run as { call?: unknown } | null | undefined;
+  if (typeof run?.call !== "function") {
+    throw invalid(
+      `run must be a Governor run (governor.startRun()), got ${run === null ? "null" : typeof run}`,
+    );
+  }
+  if (o.server !== undefined && typeof o.server !== "string") {
+    throw invalid(
+      `server must be a string (the server's name in the policy), got ${typeof o.server}`,
+    );
+  }
+  if (o.onHostError !== undefined && typeof o.onHostError !== "function") {
+    throw invalid(`onHostError must be a function, got ${typeof o.onHostError}`);
+  }
 }
 
 /** One call as a governed tool received it. */

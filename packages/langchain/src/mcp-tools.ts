@@ -1,7 +1,13 @@
-import type { CallOutcome, Run } from "@governor/core";
+import { type CallOutcome, GovernorError, type Run } from "@governor/core";
 import { ToolMessage } from "@langchain/core/messages";
 import type { ToolSchemaBase } from "@langchain/core/tools";
-import { GovernedTool, type GovernOptions, type Perform, ToolThrew } from "./governed-tool.ts";
+import {
+  checkGovernOptions,
+  GovernedTool,
+  type GovernOptions,
+  type Perform,
+  ToolThrew,
+} from "./governed-tool.ts";
 
 /** The parts of an MCP `Tool` listing that a LangChain tool needs. */
 export interface McpToolListing {
@@ -102,6 +108,13 @@ export async function governMcpTools(
   client: GovernedMcpClient,
   options: GovernMcpToolsOptions,
 ): Promise<GovernedTool[]> {
+  checkGovernOptions("governMcpTools", options);
+  if (typeof client?.callTool !== "function" || typeof client.listTools !== "function") {
+    throw new GovernorError(
+      "invalid_options",
+      "governMcpTools: client must be @governor/mcp's governClient(client, …) (listTools, callTool).",
+    );
+  }
   const listings = options.tools ?? (await client.listTools());
   return listings.map((listing) => {
     const perform: Perform = async ({ args, toolCall, config }) => {

@@ -75,6 +75,30 @@ function checkOptions(options: Record<string, unknown>, name: string): void {
 /** Node fires a longer timer after 1 ms: a longer `timeoutMs` is taken as this. */
 const MAX_TIMER_MS = 2_147_483_647;
 
+/**
+ * Refuses a governance the tool could not work with, naming the field: without a run every call
+ * would throw a HostError out of `run()` at the first call.
+ */
+export function checkRun(
+  where: string,
+  governance: { readonly run?: unknown; readonly server?: unknown } | undefined,
+): void {
+  const run = governance?.run as { call?: unknown } | null | undefined;
+  if (typeof run?.call !== "function") {
+    throw new GovernorError(
+      "invalid_options",
+      `${where}: run must be a Governor run (governor.startRun()), got ${run === null ? "null" : typeof run}`,
+    );
+  }
+  const server = governance?.server;
+  if (server !== undefined && typeof server !== "string") {
+    throw new GovernorError(
+      "invalid_options",
+      `${where}: server must be a string (the server's name in the policy), got ${typeof server}`,
+    );
+  }
+}
+
 /** Runs one attempt of `execute`, rejecting with {@link AttemptTimeout} after `timeoutMs`. */
 function withTimeout<T>(attempt: Promise<T>, timeoutMs: number | undefined, abort: () => void) {
   if (timeoutMs === undefined) return attempt;
@@ -128,6 +152,7 @@ export function governedTool<
     throw new GovernorError("invalid_options", `governedTool(${name}): execute must be a function`);
   }
   checkOptions(raw, name);
+  checkRun(`governedTool(${name})`, governance);
   const { run, server } = governance;
   const timeoutMs = raw.timeoutMs as number | undefined;
 

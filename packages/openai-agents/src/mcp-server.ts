@@ -13,6 +13,7 @@ import type {
   MCPCallToolOptions,
   MCPServer,
 } from "@openai/agents";
+import { checkRun } from "./governed-tool.ts";
 import { mapMcpError } from "./map-mcp-error.ts";
 import { SDK_TOOL_ERROR_TEXT, settle, toolResult } from "./outcome.ts";
 import { withoutSiblingCancellation } from "./signals.ts";
@@ -86,8 +87,18 @@ function toContent(result: CallToolResult): CallToolResultContent {
  *   use the SDK's global tool cache (`cacheToolsList: false`), the server's own cache still works.
  */
 export function governMcpServer(server: MCPServer, options: GovernMcpServerOptions): MCPServer {
+  checkRun("governMcpServer", options);
   const { governor, run } = options;
-  const policyServer = options.server ?? server.name;
+  if (
+    typeof governor?.unavailableTools !== "function" ||
+    typeof governor.toolPolicy !== "function"
+  ) {
+    throw new GovernorError(
+      "invalid_options",
+      "governMcpServer: governor must be a Governor (createGovernor()), the one of run",
+    );
+  }
+  const policyServer = options.server ?? server?.name;
   if (typeof server?.callTool !== "function" || typeof server.listTools !== "function") {
     throw new GovernorError(
       "invalid_options",

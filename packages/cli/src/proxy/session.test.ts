@@ -53,6 +53,24 @@ describe("createProxySession", () => {
     expect((await session.callTool(read)).isError).toBeFalsy();
   });
 
+  it("a call still out when the next window starts keeps its run until it is answered (it was cut: aborted)", async () => {
+    const clock = { now: Date.now() };
+    const { session, logs } = await sessionWith(
+      { tools: { slow: { effect: "read_only" } }, budgets: { calls: 10 } },
+      clock,
+    );
+    const long = session.callTool({ name: "slow", arguments: { ms: 150 } });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    clock.now += 60_000;
+    // The next window's first call starts a fresh run; the call of the old one goes on.
+    expect((await session.callTool(read)).isError).toBeFalsy();
+    const answered = await long;
+    expect(answered.isError).toBeFalsy();
+    expect(JSON.stringify(answered.content)).toContain("Slept 150 ms");
+    expect(logs).toEqual([]);
+    session.close();
+  });
+
   it("starts a fresh run per window, so budgets count within one window", async () => {
     const clock = { now: Date.now() };
     const { session } = await sessionWith({ budgets: { calls: 2 } }, clock);

@@ -86,13 +86,34 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
   const stops = createStopMemory({ ttlMs: options.stopTtlMs ?? TEN_MINUTES, now });
   let run: Run | undefined;
   let startedAt = 0;
+  /** Calls out per run; a run the window left behind ends when its last call is answered. */
+  const out = new Map<Run, number>();
+  const retiring = new Set<Run>();
 
   const currentRun = (): Run => {
     if (run !== undefined && !run.ended && now() - startedAt < windowMs) return run;
-    run?.end();
+    // Its calls still out get their whole timeout (the run's deadline has the grace for it):
+    // ending the run now would cut them (a write then may have happened).
+    if (run !== undefined) {
+      if (out.has(run)) retiring.add(run);
+      else run.end();
+    }
     startedAt = now();
     run = options.governor.startRun({ deadline: startedAt + windowMs + graceMs });
     return run;
+  };
+
+  const enter = (current: Run): void => {
+    out.set(current, (out.get(current) ?? 0) + 1);
+  };
+  const leave = (current: Run): void => {
+    const left = (out.get(current) ?? 1) - 1;
+    if (left > 0) {
+      out.set(current, left);
+      return;
+    }
+    out.delete(current);
+    if (retiring.delete(current)) current.end();
   };
 
   const blocked = (stop: RememberedStop, tool: string): CallToolResult => {
@@ -108,14 +129,14 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
    * JSON-RPC error after the request went out) is remembered, so the same call is not sent again
    * in a later run under a new key.
    */
-  const hostFailure = (hostError: HostError, call: ProxyCall): JsonRpcError => {
+  const hostFailure = (hostError: HostError, call: ProxyCall, windowEnd: number): JsonRpcError => {
     const key = hostError.idempotencyKey;
     const remembered =
       key === undefined
         ? undefined
         : stops.remember(hostError.stopReason, call.name, call.arguments, {
             idempotencyKey: key,
-            windowEnd: startedAt + windowMs,
+            windowEnd,
           });
     options.log?.({
       level: "error",
@@ -136,7 +157,10 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
       const stop = stops.blocking(call.name, call.arguments);
       if (stop !== undefined) return blocked(stop, call.name);
       const current = currentRun();
+      // The window of this call's run (a later call may start the next one meanwhile).
+      const windowEnd = startedAt + windowMs;
       let outcome: Awaited<ReturnType<GovernedClient["callTool"]>>;
+      enter(current);
       try {
         outcome = await options.governed.callTool(current, {
           name: call.name,
@@ -147,16 +171,18 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
         });
       } catch (error) {
         if (GovernorError.isInstance(error) && error.code === "host_error") {
-          throw hostFailure(error as HostError, call);
+          throw hostFailure(error as HostError, call, windowEnd);
         }
         throw error;
+      } finally {
+        leave(current);
       }
       if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
       if (outcome.kind !== "stop") return toModelResult(outcome);
-      if (outcome.hostError !== undefined) throw hostFailure(outcome.hostError, call);
+      if (outcome.hostError !== undefined) throw hostFailure(outcome.hostError, call, windowEnd);
       const remembered = stops.remember(outcome.reason, call.name, call.arguments, {
         idempotencyKey: outcome.idempotencyKey,
-        windowEnd: startedAt + windowMs,
+        windowEnd,
       });
       options.log?.({
         level: "warning",
@@ -178,6 +204,8 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
     close() {
       run?.end();
       run = undefined;
+      for (const old of retiring) old.end();
+      retiring.clear();
     },
   };
 }
