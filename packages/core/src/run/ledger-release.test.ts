@@ -23,6 +23,14 @@ const timeout = () => Object.assign(new Error("read ECONNRESET"), { code: "ECONN
 /** A memory store that answers claims later (a remote store), each after `delays.shift()` ms. */
 function laterClaims(memory: MemoryStore, delays: number[]): Store {
   return {
+    ...laterClaimsWithoutRelease(memory, delays),
+    release: (owner) => memory.release(owner),
+  };
+}
+
+/** The same, for a store that keeps every entry for its retention (no `release`, as Redis). */
+function laterClaimsWithoutRelease(memory: MemoryStore, delays: number[]): Store {
+  return {
     get: (k) => memory.get(k),
     set: (k, v, t) => memory.set(k, v, t),
     increment: (k, b, t) => memory.increment(k, b, t),
@@ -32,7 +40,6 @@ function laterClaims(memory: MemoryStore, delays: number[]): Store {
     },
     settle: (k, st, o) => memory.settle(k, st, o),
     entry: (k) => memory.entry(k),
-    release: (owner) => memory.release(owner),
   };
 }
 
@@ -215,7 +222,30 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
     expect(sent).toEqual([key, key]);
   });
 
-  it("a write admitted just before its run stopped claims no key once it has ended", async () => {
+  it("with a store that drops nothing early (no release), a write whose claim answers after the end is sent, as before", async () => {
+    const memory = createMemoryStore();
+    const governor = gov({ store: laterClaimsWithoutRelease(memory, [30]) }, { calls: 1 });
+    const run = governor.startRun();
+    let payments = 0;
+    let key: string | undefined;
+    const write = run.call({ tool: "pay", args: { amount: 1 } }, async (ctx) => {
+      key = ctx.idempotencyKey;
+      payments += 1;
+      return ok("paid");
+    });
+    const read = await run.call({ tool: "look", args: {} }, async () => ok("seen"));
+    expect(read).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+    expect(run.ended).toBe(true);
+    // Its budget was granted before the stop, and no entry can have been dropped by the end.
+    expect(await write).toMatchObject({ kind: "ok", replayed: false });
+    expect(payments).toBe(1);
+    expect(memory.entry(key as string)?.state).toBe("succeeded");
+  });
+
+  it.each([
+    ["claims no key once it has ended", true],
+    ["is sent as before with a store that drops nothing early (no release)", false],
+  ])("a write admitted just before its run stopped %s", async (_name, releases) => {
     const memory = createMemoryStore();
     let claims = 0;
     const store: Store = {
@@ -228,8 +258,8 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
       },
       settle: (k, st, o) => memory.settle(k, st, o),
       entry: (k) => memory.entry(k),
-      release: (owner) => memory.release(owner),
     };
+    if (releases) store.release = (owner) => memory.release(owner);
     let approve = () => {};
     const approved = new Promise<boolean>((resolve) => {
       approve = () => resolve(true);
@@ -252,8 +282,14 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
     const read = run.call({ tool: "look", args: {} }, async () => ok("seen"));
     approve();
     expect(await read).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
-    expect(await write).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
-    expect(payments).toBe(0);
-    expect(claims).toBe(0);
+    if (releases) {
+      expect(await write).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+      expect(payments).toBe(0);
+      expect(claims).toBe(0);
+    } else {
+      expect(await write).toMatchObject({ kind: "ok", replayed: false });
+      expect(payments).toBe(1);
+      expect(claims).toBe(1);
+    }
   });
 });
