@@ -23,6 +23,14 @@ const timeout = () => Object.assign(new Error("read ECONNRESET"), { code: "ECONN
 /** A memory store that answers claims later (a remote store), each after `delays.shift()` ms. */
 function laterClaims(memory: MemoryStore, delays: number[]): Store {
   return {
+    ...laterClaimsWithoutRelease(memory, delays),
+    release: (owner) => memory.release(owner),
+  };
+}
+
+/** The same, for a store that keeps every entry for its retention (no `release`, as Redis). */
+function laterClaimsWithoutRelease(memory: MemoryStore, delays: number[]): Store {
+  return {
     get: (k) => memory.get(k),
     set: (k, v, t) => memory.set(k, v, t),
     increment: (k, b, t) => memory.increment(k, b, t),
@@ -32,7 +40,6 @@ function laterClaims(memory: MemoryStore, delays: number[]): Store {
     },
     settle: (k, st, o) => memory.settle(k, st, o),
     entry: (k) => memory.entry(k),
-    release: (owner) => memory.release(owner),
   };
 }
 
@@ -181,7 +188,64 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
     expect(outcome).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
   });
 
-  it("a write admitted just before its run stopped claims no key once it has ended", async () => {
+  it("a write in doubt is not recorded as failed when an identical claim answers after the end (a tool that honours keys)", async () => {
+    const memory = createMemoryStore();
+    // The second call's claim answers after the first call's lost answer stopped the run: it takes
+    // the uncertain key over (the server deduplicates by key, so repeating it is allowed).
+    const governor = createGovernor(
+      {
+        tools: {
+          pay: { effect: "mutating", idempotency: { honorsKeys: true }, retry: { attempts: 1 } },
+        },
+      },
+      { metrics: false, random: () => 0, store: laterClaims(memory, [0, 30]) },
+    );
+    const run = governor.startRun();
+    const sent: (string | undefined)[] = [];
+    const first = run.call({ tool: "pay", args: { amount: 1 } }, async (ctx) => {
+      sent.push(ctx.idempotencyKey);
+      throw timeout();
+    });
+    const second = run.call({ tool: "pay", args: { amount: 1 } }, async (ctx) => {
+      sent.push(ctx.idempotencyKey);
+      // The server finds the first attempt's key and answers with its result.
+      return ok("paid");
+    });
+    const doubt = await first;
+    expect(doubt).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    const key = doubt.kind === "stop" ? doubt.idempotencyKey : undefined;
+    expect(key).toMatch(/./);
+    await second;
+    // Never recorded as failed (not written): it was sent again under the same key, which the
+    // server deduplicates, and its answer is what the ledger keeps.
+    expect(memory.entry(key as string)?.state).not.toBe("failed");
+    expect(sent).toEqual([key, key]);
+  });
+
+  it("with a store that drops nothing early (no release), a write whose claim answers after the end is sent, as before", async () => {
+    const memory = createMemoryStore();
+    const governor = gov({ store: laterClaimsWithoutRelease(memory, [30]) }, { calls: 1 });
+    const run = governor.startRun();
+    let payments = 0;
+    let key: string | undefined;
+    const write = run.call({ tool: "pay", args: { amount: 1 } }, async (ctx) => {
+      key = ctx.idempotencyKey;
+      payments += 1;
+      return ok("paid");
+    });
+    const read = await run.call({ tool: "look", args: {} }, async () => ok("seen"));
+    expect(read).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+    expect(run.ended).toBe(true);
+    // Its budget was granted before the stop, and no entry can have been dropped by the end.
+    expect(await write).toMatchObject({ kind: "ok", replayed: false });
+    expect(payments).toBe(1);
+    expect(memory.entry(key as string)?.state).toBe("succeeded");
+  });
+
+  it.each([
+    ["claims no key once it has ended", true],
+    ["is sent as before with a store that drops nothing early (no release)", false],
+  ])("a write admitted just before its run stopped %s", async (_name, releases) => {
     const memory = createMemoryStore();
     let claims = 0;
     const store: Store = {
@@ -194,8 +258,8 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
       },
       settle: (k, st, o) => memory.settle(k, st, o),
       entry: (k) => memory.entry(k),
-      release: (owner) => memory.release(owner),
     };
+    if (releases) store.release = (owner) => memory.release(owner);
     let approve = () => {};
     const approved = new Promise<boolean>((resolve) => {
       approve = () => resolve(true);
@@ -218,8 +282,14 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
     const read = run.call({ tool: "look", args: {} }, async () => ok("seen"));
     approve();
     expect(await read).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
-    expect(await write).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
-    expect(payments).toBe(0);
-    expect(claims).toBe(0);
+    if (releases) {
+      expect(await write).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+      expect(payments).toBe(0);
+      expect(claims).toBe(0);
+    } else {
+      expect(await write).toMatchObject({ kind: "ok", replayed: false });
+      expect(payments).toBe(1);
+      expect(claims).toBe(1);
+    }
   });
 });

@@ -141,9 +141,12 @@ function claimKey<T>(
   // A key minted from the run instance (no callId) is the run's own: its end lets the store drop
   // it (`Store.release`), so an ended run claims none (an identical write that succeeded may be
   // gone from the ledger). A first attempt admitted before a stop reaches this only across an
-  // await (an asynchronous preflight): it is not sent.
+  // await (an asynchronous preflight): it is not sent. A store that drops nothing early (no
+  // `release`, e.g. Redis) still has that entry: the attempt runs, as any admitted before a stop.
   const owner = state.call.callId === undefined ? r.instanceId : undefined;
-  if (owner !== undefined && r.ended !== undefined) return endedOutcome<T>(state);
+  if (owner !== undefined && r.ended !== undefined && core.store.release !== undefined) {
+    return endedOutcome<T>(state);
+  }
   const options: ClaimOptions = {
     now: core.now(),
     allowUncertain: state.tool.idempotency.honorsKeys || state.verified === "absent",
@@ -226,8 +229,17 @@ function countTrouble<T>(state: CallState, error: unknown) {
 function admitted<T>(state: CallState): MaybePromise<CallOutcome<T> | undefined> {
   if (!isAborted(state)) {
     // The run ended while the claim of a key of its own was pending: its end may have let the
-    // store drop an identical write's entry before this claim took effect (see claimKey).
-    if (state.run.ended === undefined || state.claimedAt === undefined || !ownKey(state)) {
+    // store drop an identical write's entry before this claim took effect (see claimKey). Not a
+    // store without `release`; and a server that deduplicates by key makes sending it safe even
+    // then, while such a claim may have taken over a key left uncertain, which settling it
+    // `failed` here would record as not written.
+    if (
+      state.run.ended === undefined ||
+      state.claimedAt === undefined ||
+      !ownKey(state) ||
+      state.run.core.store.release === undefined ||
+      state.tool.idempotency.honorsKeys
+    ) {
       return undefined;
     }
     return releasedAs<T>(state, state.key as string, endedOutcome);
