@@ -87,6 +87,20 @@ describe("createStopMemory", () => {
     expect(memory.blocking("pay", { amount: 0 })).toBeUndefined();
   });
 
+  it("never forgets a write that may have happened to make room, only when its time is up", () => {
+    let now = 0;
+    const memory = createStopMemory({ ttlMs: 1000, now: () => now, maxEntries: 2 });
+    memory.remember("uncertain_mutation", "pay", { amount: 5 }, { idempotencyKey: "k1" });
+    now = 10;
+    for (let i = 0; i < 10; i++) memory.remember("business_rule", "pay", { amount: 100 + i });
+    expect(memory.blocking("pay", { amount: 5 })).toMatchObject({ idempotencyKey: "k1" });
+    expect(memory.size).toBe(2);
+    expect(memory.blocking("pay", { amount: 109 })).toBeDefined();
+    now = 1000;
+    memory.remember("forbidden", "delete", {});
+    expect(memory.blocking("pay", { amount: 5 })).toBeUndefined();
+  });
+
   it("refuses a time to live that is not a positive number", () => {
     expect(() => createStopMemory({ ttlMs: 0 })).toThrow(/ttlMs must be a positive number/);
     expect(() => createStopMemory({ ttlMs: Number.NaN })).toThrow(/got NaN/);

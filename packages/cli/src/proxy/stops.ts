@@ -62,7 +62,10 @@ export interface StopMemoryOptions {
   readonly ttlMs: number;
   /** The clock (epoch ms). @default Date.now */
   readonly now?: () => number;
-  /** Most stops remembered; the oldest is forgotten first. @default 1000 */
+  /**
+   * Most stops remembered; the oldest is forgotten first, except a stop that names a key (a write
+   * that may have happened), kept until its time is up. @default 1000
+   */
   readonly maxEntries?: number;
 }
 
@@ -133,12 +136,25 @@ export function createStopMemory(options: StopMemoryOptions): StopMemory {
     };
     stops.delete(key);
     stops.set(key, stop);
-    while (stops.size > maxEntries) {
-      const oldest = stops.keys().next().value;
-      if (oldest === undefined) break;
-      stops.delete(oldest);
-    }
+    if (stops.size > maxEntries) makeRoom();
     return stop;
+  };
+
+  /**
+   * Forgets expired stops, then the oldest that names no key. A stop of a write that may have
+   * happened is kept until its time is up, like the ledger's uncertain keys: forgetting it to make
+   * room would let the write be sent again.
+   */
+  const makeRoom = (): void => {
+    const at = now();
+    for (const [key, stop] of stops) {
+      if (stops.size <= maxEntries) return;
+      if (stop.until <= at) stops.delete(key);
+    }
+    for (const [key, stop] of stops) {
+      if (stops.size <= maxEntries) return;
+      if (stop.idempotencyKey === undefined) stops.delete(key);
+    }
   };
 
   return {
