@@ -188,6 +188,32 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
     expect(outcome).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
   });
 
+  it("a write not sent because a parallel write in doubt ended the run names no key of its own", async () => {
+    const memory = createMemoryStore();
+    // The second write's claim answers after the first write's lost answer stopped the run.
+    const governor = createGovernor(
+      { tools: { pay: { effect: "mutating", retry: { attempts: 1 } } } },
+      { metrics: false, random: () => 0, store: laterClaims(memory, [0, 30]) },
+    );
+    const run = governor.startRun();
+    let payments = 0;
+    const doubt = run.call({ tool: "pay", args: { amount: 1 } }, async () => {
+      throw timeout();
+    });
+    const other = run.call({ tool: "pay", args: { amount: 2 } }, async () => {
+      payments += 1;
+      return ok("paid");
+    });
+    const first = await doubt;
+    expect(first).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    expect(first.kind === "stop" && first.idempotencyKey).toMatch(/./);
+    const second = await other;
+    expect(payments).toBe(0);
+    // The run's reason, but no key: a person is not sent to check a write that was never made.
+    expect(second).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    expect(second.kind === "stop" && second.idempotencyKey).toBeUndefined();
+  });
+
   it("a write in doubt is not recorded as failed when an identical claim answers after the end (a tool that honours keys)", async () => {
     const memory = createMemoryStore();
     // The second call's claim answers after the first call's lost answer stopped the run: it takes

@@ -38,6 +38,11 @@ export function stopOutcome<T>(
     emit?: CallOutcomeKind;
     /** The decision was recorded (counted in `actions`) already. */
     recorded?: boolean;
+    /**
+     * The decision is the run's, taken by a parallel call: its `uncertain_mutation` speaks of
+     * that call's write, so this call names its key only if an attempt of its own may have written.
+     */
+    inherited?: boolean;
   } = {},
 ): CallOutcome<T> {
   const r = state.run;
@@ -47,7 +52,9 @@ export function stopOutcome<T>(
   // A write that may have happened names its key (whatever stopped it), and a key a person is
   // asked to settle is never released.
   const uncertainKey =
-    decision.reason === "uncertain_mutation" || state.uncertain ? state.key : undefined;
+    (decision.reason === "uncertain_mutation" && !extra.inherited) || state.uncertain
+      ? state.key
+      : undefined;
   if (uncertainKey !== undefined) r.releasable?.delete(uncertainKey);
   emitCall(state, extra.emit ?? "stop");
   if (!r.observeOnly) stopRun(r, decision.reason, decision.budget, decision.personResolvable);
@@ -90,10 +97,13 @@ export function preflightStop<T>(
 
 /**
  * The answer for a call that finds the run already ended (a parallel call stopped it); a write
- * left uncertain still names its key, whatever stopped the run.
+ * left uncertain still names its key, whatever stopped the run, and only such a write: a call not
+ * sent does not name its key because another call's write is in doubt.
  */
 export function endedOutcome<T>(state: CallState): CallOutcome<T> {
   const s = summary(state.run);
   const reason: Reason = s.reason === "completed" ? "aborted" : s.reason;
-  return stopOutcome<T>(state, plainStop(reason, s.budget), "the run has already ended");
+  return stopOutcome<T>(state, plainStop(reason, s.budget), "the run has already ended", {
+    inherited: true,
+  });
 }
