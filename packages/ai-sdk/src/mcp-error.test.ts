@@ -98,6 +98,32 @@ describe("mapMcpClientError (@ai-sdk/mcp's one error class, tagged by origin)", 
     });
   });
 
+  it("the client's OAuth error goes to the host: not retried as a tool's failure, its raw body never the model's", async () => {
+    const oauth = Object.assign(
+      new Error(
+        "HTTP 500: Invalid OAuth error response: SyntaxError. Raw body: <html>gateway gw-7 tenant acme-7731</html>",
+      ),
+      {
+        name: "MCPClientOAuthError",
+        [Symbol.for("vercel.ai.error")]: true,
+        [Symbol.for("vercel.ai.error.AI_MCPClientOAuthError")]: true,
+      },
+    );
+    expect(mapMcpClientError(oauth)).toMatchObject({ channel: "local", local: "thrown" });
+    for (const effect of ["read_only", "mutating"] as const) {
+      let attempts = 0;
+      const run = createGovernor({ tools: { t: { effect } } }, { metrics: false }).startRun();
+      const outcome = await run
+        .call({ tool: "t", toFailure: (x) => mapMcpClientError(x) ?? failureFromError(x) }, () => {
+          attempts += 1;
+          return Promise.reject(oauth);
+        })
+        .catch((thrown: unknown) => thrown);
+      expect(outcome).toMatchObject({ name: "HostError", reason: "transport_error" });
+      expect(attempts).toBe(1);
+    }
+  });
+
   it("anything else is left to the default mapping, an error merely named MCPClientError too", () => {
     expect(mapMcpClientError(new Error("Connection closed"))).toBeUndefined();
     const named = Object.assign(new Error("Connection closed"), { name: "MCPClientError" });
@@ -118,6 +144,11 @@ it("@ai-sdk/mcp 2.x's own MCPClientError is recognized the same way", async (ctx
   });
   expect(mapMcpClientError(new Real({ message: "Connection closed" }))).toMatchObject({
     local: "connection_closed",
+  });
+  const { MCPClientOAuthError } = await import("ai-mcp-v7");
+  expect(mapMcpClientError(new MCPClientOAuthError({ message: "invalid_grant" }))).toMatchObject({
+    channel: "local",
+    local: "thrown",
   });
 });
 

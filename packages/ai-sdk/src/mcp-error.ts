@@ -11,6 +11,8 @@ import {
  * dependency, so the marker is read directly.
  */
 const MCP_CLIENT_ERROR = Symbol.for("vercel.ai.error.AI_MCPClientError");
+/** The marker of `@ai-sdk/mcp`'s `MCPClientOAuthError` and its subclasses (the client's OAuth flow). */
+const MCP_OAUTH_ERROR = Symbol.for("vercel.ai.error.AI_MCPClientOAuthError");
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null;
@@ -30,15 +32,20 @@ function localKind(message: string): LocalKind {
  * everything: with a numeric `code` it is the server's JSON-RPC error response (peer, protocol
  * channel: the host's, except an unknown tool); with a `statusCode` it is the HTTP layer's answer;
  * without either it is the client's own (`Connection closed`, `Request timed out…`, a closed
- * client, a transport error): local, never a tool's text for the model.
+ * client, a transport error): local, never a tool's text for the model. Its `MCPClientOAuthError`
+ * (the client's OAuth flow failed) goes to the host.
  * @example
  * mapMcpClientError(new MCPClientError({ message: "Connection closed" }));
  * // → { channel: "local", origin: "local", local: "connection_closed", … }
  */
 export function mapMcpClientError(error: unknown): Failure | undefined {
-  if (!isRecord(error) || (error as { [MCP_CLIENT_ERROR]?: unknown })[MCP_CLIENT_ERROR] !== true) {
-    return undefined;
+  if (!isRecord(error)) return undefined;
+  if ((error as { [MCP_OAUTH_ERROR]?: unknown })[MCP_OAUTH_ERROR] === true) {
+    // The client's OAuth flow failed (its message may quote the authorization server's raw
+    // body, a token's fate): the host's, as @governor/mcp routes an OAuthError. Not the tool's.
+    return failureFromError(error, { origin: "local", local: "thrown" });
   }
+  if ((error as { [MCP_CLIENT_ERROR]?: unknown })[MCP_CLIENT_ERROR] !== true) return undefined;
   if (typeof error.code === "number") return failureFromError(error, { jsonRpc: true });
   if (typeof error.statusCode === "number") {
     // The client's message quotes the HTTP response's body (`… (HTTP 403): {"error": …}`): the
