@@ -240,6 +240,27 @@ describe("governTools with createAgent (langchain 1.x)", () => {
     expect(JSON.stringify(ended.messages)).not.toContain("db-7");
   });
 
+  it("a JSON-RPC error after a write went out: GovernorStopError names the write's key, as its hostError does", async () => {
+    const archive = tool(
+      async () => {
+        throw Object.assign(new Error("Internal error"), { code: -32603 });
+      },
+      { name: "archive_note", description: "Archives a note", schema: noteSchema },
+    );
+    const hostErrors: HostError[] = [];
+    const run = governor({ tools: { archive_note: { effect: "mutating" } } }).startRun();
+    const ended = await runAgent(
+      [archive],
+      [call("archive_note", { id: "x" }, "c1"), say("done")],
+      run,
+      (error) => hostErrors.push(error),
+    );
+    const key = hostErrors[0]?.idempotencyKey;
+    expect(key).toMatch(/^gk_/);
+    expect(ended.error).toBeInstanceOf(GovernorStopError);
+    expect(ended.error).toMatchObject({ reason: "protocol_error", idempotencyKey: key });
+  });
+
   it("toolRetryMiddleware never repeats a governed write: governed tools do not throw", async () => {
     let calls = 0;
     const sendEmail = tool(

@@ -154,6 +154,8 @@ export class GovernedTool extends StructuredTool {
         reason: error.stopReason,
         personResolvable: false,
         text,
+        // A write that may have happened (a JSON-RPC error after it went out): the host settles it.
+        idempotencyKey: error.idempotencyKey,
         hostError: error,
       });
       return this.#failure(text, toolCall);

@@ -211,6 +211,19 @@ describe("mapSdkError: the SDK 1.32 error shapes pinned in test/sdk-quirks.test.
     });
   });
 
+  it("the model reads HTTP 401 for an UnauthorizedError, never its text (the server's URL, the OAuth error)", () => {
+    const errors = [
+      new UnauthorizedError("Authentication failed for https://mcp.internal.acme.example:8443/mcp"),
+      new UnauthorizedError("Failed to re-authenticate: refresh token rt_8812 of cl-internal-77"),
+      new V2UnauthorizedError("Authentication failed for https://mcp.internal.acme.example/mcp"),
+    ];
+    for (const error of errors) {
+      const failure = mapSdkError(error);
+      expect(failure).toMatchObject({ text: "HTTP 401 Unauthorized", httpStatus: 401, raw: error });
+      expect(classify(failure, policy)).toMatchObject({ reason: "unauthorized" });
+    }
+  });
+
   it("fetch failed with cause ECONNREFUSED → connection_refused (not sent); UND_ERR_SOCKET → connection_closed (unknown)", () => {
     expect(judged(fetchFailed("ECONNREFUSED"))).toMatchObject({
       channel: "local",

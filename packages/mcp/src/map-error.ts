@@ -183,7 +183,8 @@ function mapReadable(error: unknown, facts: CallSiteFacts): Failure {
     if (httpStatus !== undefined) return statusFailure(httpStatus);
     return { ...local(v2LocalKind(error)), code: error.code };
   }
-  if (isV2Unauthorized(error)) return local("http_status", { httpStatus: 401 });
+  // Its text names the server's URL or quotes the OAuth error: the host keeps it (raw).
+  if (isV2Unauthorized(error)) return statusFailure(401);
   if (isV2OAuthError(error)) return local("thrown");
   if (error instanceof LocalCheckError) return local(error.local);
   if (name.endsWith("ZodError")) return local("malformed_result");
@@ -192,7 +193,7 @@ function mapReadable(error: unknown, facts: CallSiteFacts): Failure {
   if (error instanceof Error && error.message === "Not connected") return local("not_connected");
   // SDK 1.32's UnauthorizedError keeps the name "Error": tell it by its class name.
   if (name === "UnauthorizedError" || constructorName(error) === "UnauthorizedError") {
-    return local("http_status", { httpStatus: 401 });
+    return statusFailure(401);
   }
   const status = httpErrorStatus(error);
   if (status !== undefined) return statusFailure(status);
