@@ -24,6 +24,8 @@ type Label = (typeof LABELS)[number];
 interface Entry {
   readonly id: string;
   readonly server: string;
+  /** The tool that answered (or, for an unknown tool, the name the model called). */
+  readonly tool: string;
   readonly template?: string;
   readonly text: string;
   readonly label: Label;
@@ -58,8 +60,9 @@ function toFailure(text: string) {
 }
 
 function predict(entry: Entry): Scored {
-  // The whole classifier, as `governor classify` runs it on a text line (no policy rules).
-  const c = classify(toFailure(entry.text), resolveToolPolicy(POLICY, "tool"));
+  // The whole classifier, as `governor classify` runs it on a text line (no policy rules), for
+  // the tool that answered: a text naming another tool as unknown is not about the one called.
+  const c = classify(toFailure(entry.text), resolveToolPolicy(POLICY, entry.tool));
   return { ...entry, predicted: c.action, reason: c.reason };
 }
 

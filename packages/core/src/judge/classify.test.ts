@@ -90,9 +90,12 @@ describe("classify", () => {
 
   it("recognizes the McpServer text forms of unknown tools and input validation", () => {
     const p = tool();
-    expect(classify(textFailure("MCP error -32602: Tool search_repos not found"), p)).toMatchObject(
-      { action: "switch_tool", reason: "unknown_tool" },
-    );
+    expect(
+      classify(
+        textFailure("MCP error -32602: Tool search_repos not found"),
+        tool({}, "search_repos"),
+      ),
+    ).toMatchObject({ action: "switch_tool", reason: "unknown_tool" });
     expect(
       classify(
         textFailure("MCP error -32602: Input validation error: Invalid arguments for tool x"),
@@ -101,6 +104,39 @@ describe("classify", () => {
     ).toMatchObject({
       action: "correct_arguments",
     });
+  });
+
+  it("reads a tool's text naming ANOTHER tool as unknown as a missing thing, not as the model's wrong tool", () => {
+    // `deploy` exists (it answered) and failed on a tool it uses: switching tools after a write
+    // that ran could make it twice.
+    const deploy = tool({ tools: { deploy: { effect: "mutating" } } }, "deploy");
+    for (const text of [
+      "MCP error -32602: Tool kubectl not found",
+      "Error: Tool 'helm' does not exist",
+      "Unknown tool: kubectl",
+      "upstream said: no tool named kubectl",
+    ]) {
+      expect(classify(textFailure(text), deploy), text).toMatchObject({
+        action: "correct_arguments",
+        reason: "not_found",
+        certainty: "unknown",
+      });
+    }
+    // The tool called, with or without a server prefix either side, or no name: unknown tool.
+    for (const [text, name] of [
+      ["MCP error -32602: Tool deploy not found", "deploy"],
+      ["Unknown tool: deploy.", "deploy"],
+      ["Unknown tool: 'DEPLOY'", "deploy"],
+      ["Tool deploy not found", "k8s__deploy"],
+      ["Tool k8s__deploy not found", "deploy"],
+      ["Unknown tool", "deploy"],
+      ["No such tool", "deploy"],
+    ] as const) {
+      expect(classify(textFailure(text), tool({}, name)), text).toMatchObject({
+        action: "switch_tool",
+        reason: "unknown_tool",
+      });
+    }
   });
 
   it("classifies local failures with their certainty", () => {

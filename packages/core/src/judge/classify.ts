@@ -3,7 +3,7 @@ import { testPolicyPattern } from "../policy/policy-pattern.ts";
 import { type Action, type Certainty, REASONS, type Reason } from "../types.ts";
 import { type CallEvidence, type CallFacts, readCallEvidence } from "./call-evidence.ts";
 import type { Failure, LocalKind } from "./failure.ts";
-import { classifyHttpStatus, matchBuiltinRules } from "./rules.ts";
+import { classifyHttpStatus, matchBuiltinRules, RULE_TEXT_LIMIT, type TextRule } from "./rules.ts";
 
 /** What kind of failure this is, who can fix it, and what is known of its effect. */
 export interface Classification {
@@ -132,12 +132,43 @@ function isUnknownToolError(failure: Failure, tool: string): boolean {
   if (typeof failure.code !== "number" || !UNKNOWN_TOOL_CODES.has(failure.code)) return false;
   const text = failure.text.trimStart().slice(0, 300);
   if (NAMELESS_UNKNOWN_TOOL.test(text)) return true;
-  const named = NAMED_UNKNOWN_TOOL.exec(text)?.[1]?.toLowerCase();
-  if (named === undefined) return false;
+  const named = NAMED_UNKNOWN_TOOL.exec(text)?.[1];
+  return named !== undefined && sameTool(named, tool);
+}
+
+/** Whether a tool a text names is the tool called. */
+function sameTool(named: string, tool: string): boolean {
+  const name = named.toLowerCase();
   const called = tool.toLowerCase();
   // A client may prefix the server's name (`github__search`), a server may strip one.
-  return named === called || called.endsWith(named) || named.endsWith(called);
+  return name === called || called.endsWith(name) || name.endsWith(called);
 }
+
+/**
+ * The tool an unknown-tool text names, anywhere in it (`MCP error -32602: Tool kubectl not found`,
+ * `Unknown tool: 'helm'`, `no tool named x`); undefined when it names none.
+ */
+const UNKNOWN_TOOL_NAMED_IN_TEXT =
+  /\btool\s+(?:named\s+|called\s+)?['"`]?([\w.:/-]+?)['"`]?\s+(?:(?:was|is)\s+)?(?:not found|does not exist|not registered|unknown)\b|\bunknown tool\b\s*:?\s*['"`]?([\w.:/-]+)|\bno (?:such )?tool (?:named|called)\s+['"`]?([\w.:/-]+)/i;
+
+/**
+ * A tool's own text that reads as an unknown tool but names another one: the tool called exists
+ * (it answered) and failed on something it uses (`deploy` answering `Tool kubectl not found`). It
+ * is not the model's choice of tool that is wrong, and switching tools after a write that ran
+ * could make it twice; the text is then read as a missing thing, like any `not found`.
+ */
+function namesAnotherTool(text: string, tool: string): boolean {
+  const hit = UNKNOWN_TOOL_NAMED_IN_TEXT.exec(text.slice(0, RULE_TEXT_LIMIT));
+  const named = hit?.[1] ?? hit?.[2] ?? hit?.[3];
+  return named !== undefined && !sameTool(named.replace(/[.:]+$/, ""), tool);
+}
+
+/** What a text naming another tool as unknown is read as (the built-in rules' `not found`). */
+const NOT_FOUND_RULE = {
+  action: "correct_arguments",
+  reason: "not_found",
+  certainty: "failed",
+} as const satisfies Pick<TextRule, "action" | "reason" | "certainty">;
 
 /** Step 2: structured signals (codes, HTTP status, Node codes, draft tool-failure metadata). */
 function fromSignals(failure: Failure, tool: ToolPolicy): Verdict | undefined {
@@ -285,8 +316,12 @@ function internalErrorOfTheTool(
 }
 
 /** Steps 3 and 4: the built-in text rules or the default, weighed by what the call shows. */
-function fromText(failure: Failure, call: CallFacts | undefined): Classification {
-  const rule = matchBuiltinRules(failure.text);
+function fromText(failure: Failure, tool: string, call: CallFacts | undefined): Classification {
+  const matched = matchBuiltinRules(failure.text);
+  const rule: Pick<TextRule, "action" | "reason" | "certainty"> | undefined =
+    matched?.reason === "unknown_tool" && namesAnotherTool(failure.text, tool)
+      ? NOT_FOUND_RULE
+      : matched;
   const verdict: Classification = rule
     ? {
         action: rule.action,
@@ -321,7 +356,7 @@ export function classify(failure: Failure, tool: ToolPolicy, call?: CallFacts): 
   const signal = fromSignals(failure, tool);
   const detected: Classification = signal
     ? (internalErrorOfTheTool(failure, signal, call) ?? { ...signal, source: "signal" })
-    : fromText(failure, call);
+    : fromText(failure, tool.tool, call);
   const withHint =
     failure.retryAfterMs === undefined
       ? detected

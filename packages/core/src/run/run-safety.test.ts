@@ -795,3 +795,24 @@ describe("issue 8.12 (sibling): the policy's redaction patterns run in linear ti
     );
   });
 });
+
+describe("a write's text naming another tool as unknown never switches tools", () => {
+  it("deploy answering 'Tool kubectl not found' is not told to use deploy_v2 (it ran)", async () => {
+    const governor = gov({
+      tools: { deploy: { effect: "mutating", alternatives: ["deploy_v2"] } },
+    });
+    const run = governor.startRun();
+    let deploys = 0;
+    const outcome = await run.call({ tool: "deploy", args: { app: "web" } }, async () => {
+      deploys += 1;
+      return errorText("MCP error -32602: Tool kubectl not found");
+    });
+    expect(deploys).toBe(1);
+    expect(outcome).toMatchObject({
+      kind: "model",
+      action: "correct_arguments",
+      reason: "not_found",
+    });
+    expect(modelText(outcome)).not.toMatch(/deploy_v2|does not exist/);
+  });
+});
