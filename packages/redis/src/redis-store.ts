@@ -367,11 +367,12 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
           String(maxUnsettled),
           key,
         ]);
-        const [status, , , hash, state, updatedAt, result, unavailable] = reply;
+        const [status, , , hash, state, updatedAt, result, unavailable, retaken] = reply;
         if (status === "ledger_full") return { status };
         if (status === undefined || !STATUSES.has(status)) throw unexpected();
         if (status === "claimed") await replicate();
         const entry = toEntry(key, hash, state, updatedAt, result, unavailable);
+        if (status === "claimed" && retaken === "1") return { status, entry, retaken: true };
         return { status, entry } as ClaimResult;
       });
     },

@@ -102,7 +102,8 @@ end
  * Claims an idempotency key atomically (Redis runs a script alone: no other command interleaves).
  * ARGV after the prelude's: argsHash, now, allowUncertain ("1"/"0"), leaseMs, maxUnsettled, the
  * key as a set member. Answers { status, epochId, seq, argsHash, state, updatedAt, result,
- * resultUnavailable } or { "ledger_full", epochId, seq } or { "ledger_lost", reason }.
+ * resultUnavailable, retaken } (retaken "1" when a claim took over a write in doubt, else "") or
+ * { "ledger_full", epochId, seq } or { "ledger_lost", reason }.
  */
 export const CLAIM = script(`${PRELUDE}
 local argsHash, now, allowUncertain = ARGV[6], ARGV[7], ARGV[8] == '1'
@@ -112,15 +113,16 @@ if not id then return {'ledger_lost', seq} end
 purge()
 local found = read()
 
-local function answer(status, e)
-  return {status, id, seq, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable}
+local function answer(status, e, retaken)
+  return {status, id, seq, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable, retaken or ''}
 end
-local function take()
+-- retaken: the key was a write in doubt (uncertain, or pending past its lease).
+local function take(retaken)
   redis.call('DEL', entry, blob)
   redis.call('ZREM', settled, member)
   redis.call('HSET', entry, 'argsHash', argsHash, 'state', 'pending', 'updatedAt', now, 'leaseMs', leaseMs)
   redis.call('SADD', unsettled, member)
-  return answer('claimed', { argsHash = argsHash, state = 'pending', updatedAt = now, result = '', unavailable = '' })
+  return answer('claimed', { argsHash = argsHash, state = 'pending', updatedAt = now, result = '', unavailable = '' }, retaken)
 end
 local function full()
   return redis.call('SCARD', unsettled) >= maxUnsettled
@@ -141,13 +143,13 @@ if found.state == 'pending' then
   if tonumber(now) - tonumber(found.updatedAt) < math.max(leaseMs, found.leaseMs) then
     return answer('in_flight', found)
   end
-  if allowUncertain then return take() end
+  if allowUncertain then return take('1') end
   redis.call('HSET', entry, 'state', 'uncertain', 'updatedAt', now)
   redis.call('HDEL', entry, 'leaseMs')
   found.state, found.updatedAt = 'uncertain', now
   return answer('uncertain', found)
 end
-if allowUncertain then return take() end
+if allowUncertain then return take('1') end
 return answer('uncertain', found)
 `);
 

@@ -42,6 +42,12 @@ export interface CallState {
    * may have happened, whatever a later attempt comes to.
    */
   uncertain: boolean;
+  /**
+   * The ledger claim this call holds took over a write in doubt (`ClaimResult.retaken`): an attempt
+   * of the key, not this call's, may have written. An attempt of this call not sent settles the
+   * key back to `uncertain`, never `failed`.
+   */
+  retaken: boolean;
   /** The `now` of the ledger claim this call holds: a late settle cannot free a newer claim. */
   claimedAt: number | undefined;
   /** The call's hash in events, made on first use. */
@@ -63,6 +69,7 @@ interface Rare {
   argsHash: string | undefined;
   verified: "absent" | "present" | "unknown" | undefined;
   uncertain: boolean;
+  retaken: boolean;
   claimedAt: number | undefined;
   callHash: string | undefined;
   observed: { readonly text: string; readonly redacted: string } | undefined;
@@ -133,6 +140,7 @@ class Call implements CallState {
       argsHash: undefined,
       verified: undefined,
       uncertain: false,
+      retaken: false,
       claimedAt: undefined,
       callHash: undefined,
       observed: undefined,
@@ -210,6 +218,13 @@ class Call implements CallState {
   }
   set uncertain(value: boolean) {
     if (value || this.rare !== undefined) this.more().uncertain = value;
+  }
+
+  get retaken(): boolean {
+    return this.rare?.retaken === true;
+  }
+  set retaken(value: boolean) {
+    if (value || this.rare !== undefined) this.more().retaken = value;
   }
 
   get claimedAt(): number | undefined {

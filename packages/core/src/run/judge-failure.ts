@@ -14,7 +14,7 @@ import { bounded, isAborted, wakers } from "./cuts.ts";
 import { commit, decideNow } from "./decisions.ts";
 import { emitCall, record } from "./events.ts";
 import type { HostResolution, VerifyResult } from "./hooks.ts";
-import { settle } from "./ledger.ts";
+import { settle, unsentAs } from "./ledger.ts";
 import { OutcomeTracker, type StoreGuard } from "./outcome-tracker.ts";
 import { endedOutcome, modelResult, plainStop, stopOutcome } from "./outcomes.ts";
 import { addReleasable, modelRepeatsOf, stopRun, summary } from "./run-state.ts";
@@ -70,7 +70,15 @@ export function judge<T>(
   if (c.certainty === "unknown") state.uncertain = true;
   let settled: MaybePromise<void>;
   try {
-    settled = settle(state, state.key, c.certainty === "unknown" ? "uncertain" : "failed");
+    settled = settle(
+      state,
+      state.key,
+      c.certainty === "unknown"
+        ? "uncertain"
+        : c.certainty === "not_sent"
+          ? unsentAs(state)
+          : "failed",
+    );
   } catch (error) {
     // Unrecorded, the entry stays pending and then counts as uncertain: nothing is retried.
     return storeTrouble(state, error, c.certainty);

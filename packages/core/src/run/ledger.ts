@@ -189,6 +189,8 @@ function afterClaim<T>(
   if (claim.status === "ledger_full") return storeTrouble<T>(state, ledgerFull(), "not_sent");
   if (claim.status !== "claimed") return refusedClaim<T>(state, claim.status);
   state.claimedAt = claimedAt;
+  // Each claim says anew: a key this call settled back to uncertain is taken over again.
+  state.retaken = claim.retaken === true;
   return countFirst<T>(state);
 }
 
@@ -258,17 +260,25 @@ function aborted<T>(state: CallState): CallOutcome<T> {
 }
 
 /**
- * A key just claimed for a call aborted, or whose run ended, meanwhile: released as not sent
- * (still uncertain when an earlier attempt may have written), then the stop.
+ * A key just claimed for a call aborted, or whose run ended, meanwhile: released as not sent, then
+ * the stop. Still uncertain when an earlier attempt may have written: one of this call, or the one
+ * whose write in doubt the claim took over (see {@link unsentAs}).
  */
 function releasedAs<T>(
   state: CallState,
   key: string,
   stop: (state: CallState) => CallOutcome<T>,
 ): Promise<CallOutcome<T> | undefined> {
-  return guardedAsync(() => settle(state, key, state.uncertain ? "uncertain" : "failed")).then(() =>
-    stop(state),
-  );
+  return guardedAsync(() => settle(state, key, unsentAs(state))).then(() => stop(state));
+}
+
+/**
+ * What the key of an attempt not sent is settled as: `failed` (nothing written) unless an earlier
+ * attempt may have written, this call's (`uncertain`) or another's whose key in doubt the claim
+ * took over (`retaken`): settled `failed`, the ledger would record that write as not made.
+ */
+export function unsentAs(state: CallState): "failed" | "uncertain" {
+  return state.uncertain || state.retaken ? "uncertain" : "failed";
 }
 
 /**

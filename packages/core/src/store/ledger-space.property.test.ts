@@ -113,12 +113,14 @@ function createModel(
       if (e.argsHash !== "" && e.argsHash !== argsHash) {
         return { status: "args_mismatch", entry: view(key, e) };
       }
-      const take = () => {
+      // retaken: the entry was a write in doubt (uncertain, or pending past its lease).
+      const take = (retaken = false) => {
         e.argsHash = argsHash;
         e.updatedAt = now;
         e.leaseMs = lease;
         move(e, "pending", at);
-        return { status: "claimed", entry: view(key, e) };
+        const entry = view(key, e);
+        return retaken ? { status: "claimed", entry, retaken: true } : { status: "claimed", entry };
       };
       switch (e.state) {
         case "succeeded":
@@ -129,13 +131,13 @@ function createModel(
           if (now - e.updatedAt < Math.max(lease, e.leaseMs)) {
             return { status: "in_flight", entry: view(key, e) };
           }
-          if (allow) return take();
+          if (allow) return take(true);
           e.updatedAt = now;
           e.leaseMs = 0;
           move(e, "uncertain", at);
           return { status: "uncertain", entry: view(key, e) };
         case "uncertain":
-          return allow ? take() : { status: "uncertain", entry: view(key, e) };
+          return allow ? take(true) : { status: "uncertain", entry: view(key, e) };
       }
     },
     settle(

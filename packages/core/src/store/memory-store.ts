@@ -339,13 +339,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
             return { status: "in_flight", entry: toEntry(key, found) };
           }
           // The lease expired: the attempt that held it died, perhaps after sending.
-          if (allowUncertain) return claimed(key, ledger.reopen(found, argsHash, at, leaseMs));
+          if (allowUncertain) return retaken(key, ledger.reopen(found, argsHash, at, leaseMs));
           return {
             status: "uncertain",
             entry: toEntry(key, ledger.reopen(found, undefined, at, 0)),
           };
         case "uncertain":
-          if (allowUncertain) return claimed(key, ledger.reopen(found, argsHash, at, leaseMs));
+          if (allowUncertain) return retaken(key, ledger.reopen(found, argsHash, at, leaseMs));
           return { status: "uncertain", entry: toEntry(key, found) };
       }
     },
@@ -459,6 +459,15 @@ function claimed(key: string, record: EntryRecord): ClaimResult {
   return {
     status: "claimed",
     entry: { key, argsHash: record.argsHash, state: record.state, updatedAt: record.updatedAt },
+  };
+}
+
+/** A claim's answer for a key it took over from a write in doubt (`ClaimResult.retaken`). */
+function retaken(key: string, record: EntryRecord): ClaimResult {
+  return {
+    status: "claimed",
+    entry: { key, argsHash: record.argsHash, state: record.state, updatedAt: record.updatedAt },
+    retaken: true,
   };
 }
 

@@ -71,7 +71,10 @@ export interface SettleOptions {
 
 /**
  * The answer to a claim. `claimed` means this caller may execute (the entry is now `pending`);
- * every other answer means it must not.
+ * every other answer means it must not. A `claimed` answer carries `retaken: true` when it took
+ * over a write in doubt (an `uncertain` entry, or a `pending` one whose lease passed, claimed with
+ * {@link ClaimOptions.allowUncertain}): an attempt of that key may have written, so a caller that
+ * then sends nothing settles the key back to `uncertain`, never `failed`.
  * - `in_flight`: another attempt holds the key right now (concurrent use is refused);
  * - `args_mismatch`: the key was minted for other arguments (refused, like Stripe);
  * - `succeeded`: done before; `entry.result` may be replayed;
@@ -81,7 +84,16 @@ export interface SettleOptions {
  *   (fail-closed). The run hands it to the host as a `StoreError` with reason `ledger_full`.
  */
 export type ClaimResult =
-  | { readonly status: "claimed"; readonly entry: LedgerEntry }
+  | {
+      readonly status: "claimed";
+      readonly entry: LedgerEntry;
+      /**
+       * Set when the claim took over a write in doubt (`uncertain`, or `pending` past its lease).
+       * Optional so that a store written before it still compiles; the contract suite asks for it.
+       * @default absent: the key was new, `failed`, or settled by hand as `failed`
+       */
+      readonly retaken?: true;
+    }
   | {
       readonly status: "in_flight" | "args_mismatch" | "succeeded" | "uncertain";
       readonly entry: LedgerEntry;

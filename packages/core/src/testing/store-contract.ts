@@ -41,8 +41,9 @@ const LEASE_MS = 1_000;
 /**
  * Registers the vitest suite every {@link Store} must pass: values with expiry, atomic counters,
  * and the idempotency ledger (claim, args mismatch, replay, re-claim after failure, uncertain
- * refusal, expired leases, concurrent claims, settling by hand, retention, the fail-closed cap,
- * values JSON cannot write refused with JSON's own error),
+ * refusal, `retaken` on a claim that took over a write in doubt, expired leases, concurrent
+ * claims, settling by hand, retention, the fail-closed cap, values JSON cannot write refused with
+ * JSON's own error),
  * and the learned outcome records (decayed additions, atomicity, expiry, listing, reset, the cap).
  * The learning methods are optional on {@link Store}, but a store that runs this suite must have
  * them.
@@ -242,8 +243,49 @@ export function describeStoreContract(
         expect(await store.claim(key("k"), "h1", at(5_001, true))).toEqual({
           status: "claimed",
           entry: { key: key("k"), argsHash: "h1", state: "pending", updatedAt: 5_001 },
+          retaken: true,
         });
         expect((await store.claim(key("k"), "h1", at(5_002, true))).status).toBe("in_flight");
+      });
+
+      it("says when a claim took over a write in doubt (retaken), and only then", async () => {
+        const store = await open();
+        const fresh = await store.claim(key("new"), "h1", at(1_000, true));
+        expect(fresh.status).toBe("claimed");
+        expect(fresh).not.toHaveProperty("retaken");
+        await store.settle(key("new"), "failed", { now: 1_100 });
+        const again = await store.claim(key("new"), "h1", at(1_200, true));
+        expect(again.status).toBe("claimed");
+        expect(again).not.toHaveProperty("retaken");
+        // Settled uncertain, then taken over: the attempt that left it may have written.
+        await store.settle(key("new"), "uncertain", { now: 1_300 });
+        expect(await store.claim(key("new"), "h1", at(1_400, true))).toMatchObject({
+          status: "claimed",
+          retaken: true,
+        });
+        // The same key settled failed by its new holder is free again, not in doubt.
+        await store.settle(key("new"), "failed", { now: 1_500, claimedAt: 1_400 });
+        const freed = await store.claim(key("new"), "h1", at(1_600, true));
+        expect(freed).not.toHaveProperty("retaken");
+        // A pending entry past its lease, taken over at once or after a refusal marked it uncertain.
+        await store.claim(key("stale"), "h1", at(1_000));
+        expect(await store.claim(key("stale"), "h1", at(1_000 + LEASE_MS, true))).toMatchObject({
+          status: "claimed",
+          retaken: true,
+        });
+        await store.claim(key("marked"), "h1", at(1_000));
+        expect((await store.claim(key("marked"), "h1", at(1_000 + LEASE_MS))).status).toBe(
+          "uncertain",
+        );
+        expect(await store.claim(key("marked"), "h1", at(1_000 + LEASE_MS, true))).toMatchObject({
+          status: "claimed",
+          retaken: true,
+        });
+        // A key a host settled by hand as failed is not in doubt.
+        await store.settle(key("by-hand"), "failed", { now: 1_000 });
+        expect(await store.claim(key("by-hand"), "h1", at(1_100, true))).not.toHaveProperty(
+          "retaken",
+        );
       });
 
       it("treats a pending key whose lease expired as uncertain, and records that", async () => {
@@ -262,6 +304,7 @@ export function describeStoreContract(
         expect(taken).toEqual({
           status: "claimed",
           entry: { key: key("k2"), argsHash: "h1", state: "pending", updatedAt: 3_000 },
+          retaken: true,
         });
       });
 

@@ -1,0 +1,186 @@
+import { describe, expect, it } from "vitest";
+import { createMemoryStore } from "../store/memory-store.ts";
+import type { ClaimOptions, Store } from "../store/store.ts";
+import { createGovernor } from "./governor.ts";
+import type { CallOutcome } from "./types.ts";
+
+/**
+ * A claim may take over a key left `uncertain` (a server that deduplicates by key, or a verify
+ * step that found no effect): the answer says so (`retaken`). An attempt under such a key that is
+ * then not sent settles it back to `uncertain`: settled `failed`, the ledger would record a write
+ * that may have happened as not made, and a person checking the writes in doubt would not see it.
+ */
+
+const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
+/** The connection dropped mid-call: the write may have happened. */
+const timeout = () => Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+/** The server refused the connection: the attempt was not sent. */
+const refused = () =>
+  Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" });
+
+const honoursKeys = {
+  tools: {
+    pay: { effect: "mutating" as const, idempotency: { honorsKeys: true }, retry: { attempts: 1 } },
+  },
+};
+
+/** The key of a write in doubt: a first run's attempt of `callId` "c1" in scope "job" timed out. */
+async function keyInDoubt(store: Store): Promise<string> {
+  const governor = createGovernor(honoursKeys, { metrics: false, random: () => 0, store });
+  const run = governor.startRun({ idempotencyScope: "job" });
+  const doubt = await run.call({ tool: "pay", args: { amount: 1 }, callId: "c1" }, async () => {
+    throw timeout();
+  });
+  run.end();
+  expect(doubt).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+  const key = doubt.kind === "stop" ? doubt.idempotencyKey : undefined;
+  expect(key).toMatch(/./);
+  expect((await store.entry(key as string))?.state).toBe("uncertain");
+  return key as string;
+}
+
+function text(outcome: CallOutcome<unknown>): string {
+  return outcome.kind === "ok" ? "" : (outcome.result.content[0]?.text ?? "");
+}
+
+describe("a key taken over from a write in doubt stays in doubt when its attempt is not sent", () => {
+  it("the call is aborted after its claim answered (an async retry-budget count)", async () => {
+    const memory = createMemoryStore();
+    const controller = new AbortController();
+    let armed = false;
+    // A remote store's count; the host aborts the call as the count's answer arrives, before
+    // the run takes its next step (e.g. on another reply of the same network read).
+    const store: Store = {
+      get: (k) => memory.get(k),
+      set: (k, v, t) => memory.set(k, v, t),
+      increment: (k, b, t) => {
+        if (!armed) return memory.increment(k, b, t);
+        const answer = new Promise<number>((resolve) => {
+          setTimeout(() => resolve(memory.increment(k, b, t)), 5);
+        });
+        queueMicrotask(() => void answer.then(() => controller.abort()));
+        return answer;
+      },
+      claim: (k, h, o) => memory.claim(k, h, o),
+      settle: (k, st, o) => memory.settle(k, st, o),
+      entry: (k) => memory.entry(k),
+    };
+    const key = await keyInDoubt(store);
+    armed = true;
+    const governor = createGovernor(honoursKeys, { metrics: false, random: () => 0, store });
+    const run = governor.startRun({ idempotencyScope: "job" });
+    let payments = 0;
+    const outcome = await run.call(
+      { tool: "pay", args: { amount: 1 }, callId: "c1", signal: controller.signal },
+      async () => {
+        payments += 1;
+        return ok("paid");
+      },
+    );
+    expect(controller.signal.aborted).toBe(true);
+    expect(outcome).toMatchObject({ kind: "stop", reason: "aborted" });
+    expect(payments).toBe(0);
+    // Was `failed`: the first run's write, which may have happened, recorded as not made.
+    expect(memory.entry(key)?.state).toBe("uncertain");
+    // The call itself was not made, and names no key of its own.
+    expect(text(outcome)).toContain("the call was not made");
+    expect(outcome.kind === "stop" && outcome.idempotencyKey).toBeUndefined();
+  });
+
+  it("the attempt fails before it is sent (connection refused)", async () => {
+    const memory = createMemoryStore();
+    const key = await keyInDoubt(memory);
+    const governor = createGovernor(honoursKeys, {
+      metrics: false,
+      random: () => 0,
+      store: memory,
+    });
+    const run = governor.startRun({ idempotencyScope: "job" });
+    const sent: (string | undefined)[] = [];
+    await run.call({ tool: "pay", args: { amount: 1 }, callId: "c1" }, async (ctx) => {
+      sent.push(ctx.idempotencyKey);
+      throw refused();
+    });
+    run.end();
+    expect(sent).toEqual([key]);
+    // Was `failed`: this attempt was not sent, the first run's may have written.
+    expect(memory.entry(key)?.state).toBe("uncertain");
+  });
+
+  it("an attempt that fails before it is sent still frees a key that was not in doubt", async () => {
+    const memory = createMemoryStore();
+    const governor = createGovernor(honoursKeys, {
+      metrics: false,
+      random: () => 0,
+      store: memory,
+    });
+    const run = governor.startRun({ idempotencyScope: "job" });
+    let key: string | undefined;
+    await run.call({ tool: "pay", args: { amount: 1 }, callId: "c1" }, async (ctx) => {
+      key = ctx.idempotencyKey;
+      throw refused();
+    });
+    run.end();
+    expect(memory.entry(key as string)?.state).toBe("failed");
+  });
+
+  it("the claim answers after a parallel write in doubt ended the run (verify found no effect)", async () => {
+    const memory = createMemoryStore();
+    let claims = 0;
+    let startSecond = () => {};
+    // Claims answer later (a remote store): the first call's retry claim after 30 ms, and as it
+    // is issued an identical second call starts, whose claim answers at once.
+    const store: Store = {
+      get: (k) => memory.get(k),
+      set: (k, v, t) => memory.set(k, v, t),
+      increment: (k, b, t) => memory.increment(k, b, t),
+      claim: async (k: string, h: string, o: ClaimOptions) => {
+        claims += 1;
+        const delay = claims === 2 ? 30 : 0;
+        if (claims === 2) startSecond();
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        return memory.claim(k, h, o);
+      },
+      settle: (k, st, o) => memory.settle(k, st, o),
+      entry: (k) => memory.entry(k),
+      release: (owner) => memory.release(owner),
+    };
+    let verifies = 0;
+    const governor = createGovernor(
+      {
+        tools: {
+          pay: { effect: "mutating", idempotency: { verify: true }, retry: { attempts: 2 } },
+        },
+      },
+      {
+        metrics: false,
+        random: () => 0,
+        store,
+        // The first call's lost answer is checked: no effect. The second's: unknown.
+        verify: { pay: () => ({ effect: ++verifies === 1 ? "absent" : "unknown" }) },
+      },
+    );
+    const run = governor.startRun();
+    const sent: (string | undefined)[] = [];
+    let second: Promise<CallOutcome<unknown>> | undefined;
+    startSecond = () => {
+      second = run.call({ tool: "pay", args: { amount: 1 } }, async (ctx) => {
+        sent.push(ctx.idempotencyKey);
+        throw timeout();
+      });
+    };
+    const first = await run.call({ tool: "pay", args: { amount: 1 } }, async (ctx) => {
+      sent.push(ctx.idempotencyKey);
+      throw timeout();
+    });
+    const doubt = await (second as Promise<CallOutcome<unknown>>);
+    expect(doubt).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    const key = doubt.kind === "stop" ? doubt.idempotencyKey : undefined;
+    expect(key).toMatch(/./);
+    // The first call's retry was not sent: its claim took over the second call's key in doubt.
+    expect(sent).toEqual([key, key]);
+    expect(first).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    // Was `failed`: the second call's write, which may have happened, recorded as not made.
+    expect(memory.entry(key as string)?.state).toBe("uncertain");
+  });
+});
