@@ -135,6 +135,14 @@ function repeatNote(input: MessageInput): string {
 }
 
 /**
+ * The model's text for a call not made because another call had already ended the run over a write
+ * of its own (in doubt, or half done): that write's advice ("do not repeat it") is not this call's.
+ */
+export function notMadeText(tool: string): string {
+  return `${tool}: the call was not made: the run had already ended, stopped by another call's write. The run stops here.`;
+}
+
+/**
  * The model's text for a call the ledger answered as done before without a result to replay
  * (`idempotency.replay: false`, a result the store let go, a key a host settled by hand): what
  * an adapter hands back where the tool's own result would be, so no loop is handed `undefined`.

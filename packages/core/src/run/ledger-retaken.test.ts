@@ -184,3 +184,78 @@ describe("a key taken over from a write in doubt stays in doubt when its attempt
     expect(memory.entry(key as string)?.state).toBe("uncertain");
   });
 });
+
+describe("a call not sent because another call's write ended the run", () => {
+  it("says it was not made, not that its write may have happened", async () => {
+    const memory = createMemoryStore();
+    let claims = 0;
+    // The second write's claim answers after the first write's lost answer stopped the run.
+    const store: Store = {
+      get: (k) => memory.get(k),
+      set: (k, v, t) => memory.set(k, v, t),
+      increment: (k, b, t) => memory.increment(k, b, t),
+      claim: async (k: string, h: string, o: ClaimOptions) => {
+        claims += 1;
+        await new Promise((resolve) => setTimeout(resolve, claims === 2 ? 30 : 0));
+        return memory.claim(k, h, o);
+      },
+      settle: (k, st, o) => memory.settle(k, st, o),
+      entry: (k) => memory.entry(k),
+      release: (owner) => memory.release(owner),
+    };
+    const governor = createGovernor(
+      { tools: { pay: { effect: "mutating", retry: { attempts: 1 } } } },
+      { metrics: false, random: () => 0, store },
+    );
+    const run = governor.startRun();
+    let payments = 0;
+    const doubt = run.call({ tool: "pay", args: { amount: 1 } }, async () => {
+      throw timeout();
+    });
+    const other = run.call({ tool: "pay", args: { amount: 2 } }, async () => {
+      payments += 1;
+      return ok("paid");
+    });
+    const first = await doubt;
+    expect(text(first)).toContain("may have happened");
+    const second = await other;
+    expect(payments).toBe(0);
+    // The run's reason (counted as the run's), but this call's own text and no key.
+    expect(second).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    expect(second.kind === "stop" && second.idempotencyKey).toBeUndefined();
+    expect(text(second)).toBe(
+      "pay: the call was not made: the run had already ended, stopped by another call's write. The run stops here.",
+    );
+  });
+
+  it("a retry cut by the run's end says its earlier attempt may have written, whatever ended it", async () => {
+    const memory = createMemoryStore();
+    const governor = createGovernor(
+      {
+        tools: {
+          pay: { effect: "mutating", idempotency: { honorsKeys: true }, retry: { attempts: 3 } },
+          look: { effect: "read_only" },
+        },
+        budgets: { calls: 2 },
+      },
+      { metrics: false, random: () => 0, store: memory },
+    );
+    const run = governor.startRun();
+    let reads: Promise<unknown> | undefined;
+    const write = run.call({ tool: "pay", args: { amount: 1 } }, async () => {
+      // During this attempt a read spends the last call of the budget, and the next stops the run.
+      reads ??= (async () => {
+        await run.call({ tool: "look", args: {} }, async () => ok("seen"));
+        await run.call({ tool: "look", args: {} }, async () => ok("seen"));
+      })();
+      await reads;
+      throw timeout();
+    });
+    const outcome = await write;
+    expect(run.ended).toBe(true);
+    expect(outcome).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+    const key = outcome.kind === "stop" ? outcome.idempotencyKey : undefined;
+    expect(key).toMatch(/./);
+    expect(text(outcome)).toContain("an earlier attempt of this write may have taken effect");
+  });
+});

@@ -2,7 +2,7 @@
 // the model.
 import type { HostError } from "../errors.ts";
 import type { BudgetName, Decision } from "../judge/decide.ts";
-import { composeMessage } from "../judge/message.ts";
+import { composeMessage, notMadeText } from "../judge/message.ts";
 import type { CallOutcomeKind } from "../telemetry/events.ts";
 import { PERSON_RESOLVABLE, type Reason } from "../types.ts";
 import type { CallState } from "./call-state.ts";
@@ -43,6 +43,8 @@ export function stopOutcome<T>(
      * that call's write, so this call names its key only if an attempt of its own may have written.
      */
     inherited?: boolean;
+    /** The model's text, when the decision's own would speak of another call's write. */
+    text?: string;
   } = {},
 ): CallOutcome<T> {
   const r = state.run;
@@ -58,14 +60,16 @@ export function stopOutcome<T>(
   if (uncertainKey !== undefined) r.releasable?.delete(uncertainKey);
   emitCall(state, extra.emit ?? "stop");
   if (!r.observeOnly) stopRun(r, decision.reason, decision.budget, decision.personResolvable);
-  const text = composeMessage({
-    tool: state.call.tool,
-    observation,
-    decision,
-    attempts: state.attempts,
-    maxRepeats: state.tool.maxRepeats,
-    ...(extra.repeats !== undefined && { repeats: extra.repeats }),
-  });
+  const text =
+    extra.text ??
+    composeMessage({
+      tool: state.call.tool,
+      observation,
+      decision,
+      attempts: state.attempts,
+      maxRepeats: state.tool.maxRepeats,
+      ...(extra.repeats !== undefined && { repeats: extra.repeats }),
+    });
   return {
     kind: "stop",
     reason: decision.reason,
@@ -96,14 +100,29 @@ export function preflightStop<T>(
 }
 
 /**
- * The answer for a call that finds the run already ended (a parallel call stopped it); a write
- * left uncertain still names its key, whatever stopped the run, and only such a write: a call not
- * sent does not name its key because another call's write is in doubt.
+ * The answer for a call that finds the run already ended (a parallel call stopped it). It ends
+ * with the run's reason (counted as the run's), but its text and key are its own: a write left
+ * uncertain by an attempt of this call names its key and says so, whatever stopped the run; a
+ * call not sent names no key and says it was not made, not the advice of a write that was not
+ * its own (another call's in doubt, or half done).
  */
 export function endedOutcome<T>(state: CallState): CallOutcome<T> {
   const s = summary(state.run);
   const reason: Reason = s.reason === "completed" ? "aborted" : s.reason;
-  return stopOutcome<T>(state, plainStop(reason, s.budget), "the run has already ended", {
+  const decision = plainStop(reason, s.budget);
+  if (state.uncertain) {
+    return stopOutcome<T>(
+      state,
+      decision,
+      "the run has already ended; an earlier attempt of this write may have taken effect",
+      { inherited: true },
+    );
+  }
+  return stopOutcome<T>(state, decision, "the call was not made: the run had already ended", {
     inherited: true,
+    ...(OTHER_WRITE.has(reason) && { text: notMadeText(state.call.tool) }),
   });
 }
+
+/** Stop reasons whose advice speaks of the write that stopped the run, not of a call not made. */
+const OTHER_WRITE: ReadonlySet<Reason> = new Set<Reason>(["uncertain_mutation", "partial_success"]);
