@@ -8,11 +8,13 @@ import {
   SdkError,
   SdkErrorCode,
   SdkHttpError,
+  SseError as V2SseError,
   UnauthorizedError as V2UnauthorizedError,
   UrlElicitationRequiredError as V2UrlElicitationRequiredError,
 } from "@modelcontextprotocol/client";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError, UrlElicitationRequiredError } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
@@ -512,5 +514,87 @@ describe("mapSdkError: @modelcontextprotocol/client 2.x errors (pinned in test/s
     };
     expect(mapSdkError(hostile)).toMatchObject({ channel: "local", local: "thrown" });
     expect(judged(hostile)).toMatchObject({ action: "host" });
+  });
+});
+
+describe("mapSdkError: the legacy SSE transport's HTTP errors (both generations), as Streamable HTTP's", () => {
+  /** What both SDKs' `SSEClientTransport.send` throws for a refused POST (body quoted). */
+  const refused = (status: number, body = "req 0x7f3a for tenant t-118 refused") =>
+    new Error(`Error POSTing to endpoint (HTTP ${status}): ${body}`);
+
+  it("a refused POST is read by its status (its exact shape only): 503/429 retried (failed), 404 session gone, 401/403 stop", () => {
+    const unavailable = judged(refused(503));
+    expect(unavailable).toMatchObject({
+      channel: "local",
+      local: "http_status",
+      action: "retry_dependency",
+      reason: "unavailable",
+      certainty: "failed",
+    });
+    const limited = judged(refused(429), { retryAfterMs: 2000 });
+    expect(limited).toMatchObject({ action: "retry_dependency", reason: "rate_limited" });
+    expect(limited.failure).toMatchObject({ httpStatus: 429, retryAfterMs: 2000 });
+    expect(judged(refused(404))).toMatchObject({
+      action: "host",
+      reason: "session_expired",
+      certainty: "not_sent",
+    });
+    expect(isSessionGone(refused(404))).toBe(true);
+    expect(isSessionGone(refused(503))).toBe(false);
+    expect(judged(refused(401))).toMatchObject({ action: "stop", reason: "unauthorized" });
+    expect(judged(refused(403))).toMatchObject({ action: "stop", reason: "forbidden" });
+    // As over Streamable HTTP: a 500 may follow an effect; another 4xx is the host's.
+    expect(judged(refused(500))).toMatchObject({ reason: "upstream_error", certainty: "unknown" });
+    expect(judged(refused(400))).toMatchObject({
+      action: "host",
+      reason: "transport_error",
+      certainty: "unknown",
+    });
+  });
+
+  it("the model reads the status, never the body; the host keeps the error", () => {
+    const error = refused(503, "pool db-7 exhausted; key sk-live-9f8e7d6c5b4a3928");
+    const failure = mapSdkError(error);
+    expect(failure).toMatchObject({ text: "HTTP 503 Service Unavailable", raw: error });
+    // A redirect the SDK did not follow: its text names the target, not a status the model reads.
+    expect(mapSdkError(refused(307, "Redirect to http://10.0.0.7/x not followed")).text).toBe(
+      "HTTP 307 Temporary Redirect",
+    );
+    // Only the SDK's own shape counts: another prefix, a subclass, a peer's McpError is not read.
+    expect(judged(new Error("Error POSTing to endpoint: 503")).local).not.toBe("http_status");
+    expect(judged(new Error("x Error POSTing to endpoint (HTTP 503): y")).local).not.toBe(
+      "http_status",
+    );
+    expect(judged(new TypeError("Error POSTing to endpoint (HTTP 503): y")).local).not.toBe(
+      "http_status",
+    );
+    const peer = new McpError(-32603, "Error POSTing to endpoint (HTTP 503): upstream");
+    expect(judged(peer)).toMatchObject({ channel: "protocol", origin: "peer" });
+  });
+
+  it("SseError (the event stream's GET) is read by its code; no error status is no status", () => {
+    /** The EventSource's error event: not read by the adapter. */
+    const event = undefined as never;
+    for (const error of [
+      new SseError(503, "Non-200 status code (503)", event),
+      new V2SseError(503, "Non-200 status code (503)", event),
+    ]) {
+      expect(judged(error)).toMatchObject({
+        local: "http_status",
+        action: "retry_dependency",
+        reason: "unavailable",
+      });
+      expect(mapSdkError(error).text).toBe("HTTP 503 Service Unavailable");
+    }
+    expect(judged(new SseError(401, "Non-200 status code (401)", event))).toMatchObject({
+      reason: "unauthorized",
+    });
+    const wrongType = new SseError(
+      200,
+      'Invalid content type, expected "text/event-stream"',
+      event,
+    );
+    expect(judged(wrongType).local).not.toBe("http_status");
+    expect(judged(new V2SseError(undefined, "fetch failed", event)).local).not.toBe("http_status");
   });
 });

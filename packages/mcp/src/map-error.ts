@@ -4,6 +4,7 @@ import {
   isV2OAuthError,
   isV2ProtocolError,
   isV2SdkError,
+  isV2SseError,
   isV2Unauthorized,
   v2HttpStatus,
   v2LocalKind,
@@ -96,11 +97,40 @@ function httpErrorStatus(error: unknown): number | undefined {
     : undefined;
 }
 
+/**
+ * The legacy SSE transport's refused POST (1.32 and 2.x alike): a plain `Error` whose message
+ * is the SDK's fixed prefix, the status, then the response body (or a redirect's text).
+ */
+const SSE_POST_REFUSED = /^Error POSTing to endpoint \(HTTP (\d{3})\): /;
+
+/** The status of the SSE transport's refused POST, read from its message (the body follows it). */
+function ssePostStatus(error: unknown): number | undefined {
+  if (!isRecord(error) || error.name !== "Error" || typeof error.message !== "string") {
+    return undefined;
+  }
+  const match = SSE_POST_REFUSED.exec(error.message);
+  return match?.[1] === undefined ? undefined : Number(match[1]);
+}
+
+/**
+ * The status of the SSE transport's `SseError` (its event stream's `GET` failed while
+ * connecting): its `code`, a redirect or error status. A `200` of the wrong content type, a `204`
+ * or no answer at all (`undefined`: the fetch failed) is no status.
+ */
+function sseStreamStatus(error: unknown): number | undefined {
+  if (!isRecord(error) || typeof error.code !== "number") return undefined;
+  const sse =
+    isV2SseError(error) ||
+    constructorName(error) === "SseError" ||
+    (typeof error.message === "string" && error.message.startsWith("SSE error: "));
+  return sse && error.code >= 300 && error.code <= 599 ? error.code : undefined;
+}
+
 /** Whether an error means the session is gone and nothing was sent (`Not connected`, HTTP 404). */
 export function isSessionGone(error: unknown): boolean {
   if (error instanceof Error && error.message === "Not connected") return true;
   if (isV2SdkError(error)) return error.code === "NOT_CONNECTED" || v2HttpStatus(error) === 404;
-  return httpErrorStatus(error) === 404;
+  return httpErrorStatus(error) === 404 || ssePostStatus(error) === 404;
 }
 
 /**
@@ -119,6 +149,11 @@ export function isSessionGone(error: unknown): boolean {
  * by its string `code` (`REQUEST_TIMEOUT` with `data.timeout` is the SDK's timer, without `data` a
  * caller's abort); an `SdkHttpError` by its `data.status`; `UnauthorizedError` is HTTP 401;
  * `OAuthError` goes to the host. A string `code` is kept in `Failure.code`.
+ *
+ * The legacy SSE transport (both generations) is read as Streamable HTTP is: its refused POST (a
+ * plain `Error`, `Error POSTing to endpoint (HTTP <status>): <body>`) by the status in its
+ * message, 404 meaning the session expired; its `SseError` (the event stream's `GET` failed while
+ * connecting) by its `code`. The model reads `HTTP <status> <phrase>`, never the body.
  * @example
  * mapSdkError(new McpError(-32001, "Request timed out", { timeout: 500 }), { timeoutMs: 500 });
  * // → { channel: "local", origin: "local", local: "timeout", … }
@@ -136,7 +171,7 @@ export function mapSdkError(error: unknown, facts: CallSiteFacts = {}): Failure 
 function mapReadable(error: unknown, facts: CallSiteFacts): Failure {
   const local = (kind: LocalKind, extra: Partial<Failure> = {}): Failure =>
     withLocalText({ ...failureFromError(error, { origin: "local", local: kind }), ...extra });
-  /** An HTTP status from the transport (1.32's `StreamableHTTPError`, 2.x's `SdkHttpError`). */
+  /** An HTTP status from the transport (`StreamableHTTPError`, `SdkHttpError`, the SSE transport's). */
   const statusFailure = (status: number): Failure => {
     if (status < 100 || status > 599) return local("network");
     // The SDK's message holds the response body: the host keeps it (raw); the model reads the status.
@@ -195,7 +230,7 @@ function mapReadable(error: unknown, facts: CallSiteFacts): Failure {
   if (name === "UnauthorizedError" || constructorName(error) === "UnauthorizedError") {
     return statusFailure(401);
   }
-  const status = httpErrorStatus(error);
+  const status = httpErrorStatus(error) ?? ssePostStatus(error) ?? sseStreamStatus(error);
   if (status !== undefined) return statusFailure(status);
   // `fetch failed` with cause.code, Node socket errors, spawn failures: by the system code.
   const mapped = failureFromError(error, { origin: "local" });

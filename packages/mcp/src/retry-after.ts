@@ -1,6 +1,6 @@
 import { parseRetryAfter } from "@governor/core/judge";
 
-/** A `fetch` for the Streamable HTTP transport that remembers the last `Retry-After` header. */
+/** A `fetch` for the HTTP transports (Streamable HTTP, legacy SSE) that remembers the last `Retry-After` header. */
 export interface RetryAfterFetch {
   /** Pass this as the transport's `fetch` option. */
   readonly fetch: typeof fetch;
@@ -12,8 +12,9 @@ export interface RetryAfterFetch {
 }
 
 /**
- * `StreamableHTTPError` carries only the status and body, so a 429/503's `Retry-After` header is
- * lost. Wrap the transport's fetch with this to keep it for classification. Every response
+ * `StreamableHTTPError` carries only the status and body (the legacy SSE transport's refused POST
+ * only its message), so a 429/503's `Retry-After` header is lost. Wrap the transport's fetch
+ * with this to keep it for classification (`SSEClientTransport` takes the same `fetch` option). Every response
  * replaces the last hint, so a hint never outlives the response after it.
  * @param inner the fetch to wrap. @default globalThis.fetch
  * @param now the clock (epoch ms), for HTTP-date hints. @default Date.now

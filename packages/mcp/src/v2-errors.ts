@@ -61,6 +61,11 @@ export function isV2Unauthorized(error: unknown): boolean {
   return hasBrand(error, "mcp.UnauthorizedError");
 }
 
+/** 2.x's `SseError` (its event stream's `GET` failed while connecting; `code` is the status). */
+export function isV2SseError(error: unknown): boolean {
+  return hasBrand(error, "mcp.SseError");
+}
+
 /** 2.x's `OAuthError` (an authorization server refused a grant): the host's to fix. */
 export function isV2OAuthError(error: unknown): boolean {
   return hasBrand(error, "mcp.OAuthError");
