@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { GovernorError, type Store, StoreError } from "@governor/core";
+import { createGovernor, GovernorError, type Store, StoreError } from "@governor/core";
 import { describeStoreContract } from "@governor/core/testing";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -218,6 +218,50 @@ describe.runIf(available)(available ? "RedisStore" : `RedisStore (skipped: ${pro
         await deleteUnder(prefix);
       }
     });
+  });
+
+  it("a worker that takes over another's write in doubt and cannot reach the tool leaves it uncertain", async () => {
+    const prefix = freshPrefix();
+    const policy = {
+      tools: {
+        pay: {
+          effect: "mutating" as const,
+          idempotency: { honorsKeys: true },
+          retry: { attempts: 1 },
+        },
+      },
+    };
+    const worker = () =>
+      createGovernor(policy, {
+        metrics: false,
+        random: () => 0,
+        store: createRedisStore({ client: shared, prefix }),
+      }).startRun({ idempotencyScope: "job-7" });
+    try {
+      // Worker A's answer is lost: the write may have happened.
+      const a = await worker().call(
+        { tool: "pay", args: { amount: 1 }, callId: "c1" },
+        async () => {
+          throw Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+        },
+      );
+      expect(a).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+      const key = a.kind === "stop" ? (a.idempotencyKey as string) : "";
+      // Worker B takes the call over (the server deduplicates by key), but its connection is
+      // refused: its attempt was not sent, and A's write is still in doubt (it used to be settled failed).
+      const sent: (string | undefined)[] = [];
+      await worker().call({ tool: "pay", args: { amount: 1 }, callId: "c1" }, async (ctx) => {
+        sent.push(ctx.idempotencyKey);
+        throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), {
+          code: "ECONNREFUSED",
+        });
+      });
+      expect(sent).toEqual([key]);
+      const store = createRedisStore({ client: shared, prefix });
+      expect((await store.entry(key))?.state).toBe("uncertain");
+    } finally {
+      await deleteUnder(prefix);
+    }
   });
 });
 
