@@ -38,6 +38,7 @@ export type {
 };
 
 import { isThenable } from "./store-guard.ts";
+import { dropRejection } from "./waits.ts";
 
 /** One governor per policy; one run per agent task. */
 export interface Governor {
@@ -220,7 +221,8 @@ export function createGovernor(
       // Telemetry and hooks must never break the agent loop: an error in one is dropped.
       for (const listener of listeners) {
         try {
-          listener(event);
+          // An `async` listener's rejection is dropped too: unhandled, it would end the process.
+          dropRejection(listener(event) as unknown);
         } catch {
           // ignored on purpose
         }

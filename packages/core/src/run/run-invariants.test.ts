@@ -205,6 +205,42 @@ describe("hooks that throw never break the agent loop", () => {
     expect(run.end().reason).toBe("completed");
   });
 
+  it("async onEvent, onDecision, onRetry and onStop that reject leave no unhandled rejection", async () => {
+    // An `async` hook (writing events to a database, say) is assignable to these void hooks;
+    // its rejection, unhandled, would end a Node process run with the default settings.
+    const seen: unknown[] = [];
+    const onUnhandled = (e: unknown) => seen.push(e);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const calls: string[] = [];
+      const boom = (name: string) => async () => {
+        calls.push(name);
+        throw new Error(`${name} failed`);
+      };
+      const g = gov(
+        { tools: { t: { effect: "read_only", ...fast } } },
+        {
+          onEvent: boom("onEvent"),
+          onDecision: boom("onDecision"),
+          onRetry: boom("onRetry"),
+          onStop: boom("onStop"),
+        },
+      );
+      const run = g.startRun();
+      let n = 0;
+      const outcome = await run.call({ tool: "t" }, async () =>
+        ++n < 2 ? text("503 Service Unavailable") : ok("done"),
+      );
+      expect(outcome).toMatchObject({ kind: "ok", attempts: 2 });
+      expect(run.end().reason).toBe("completed");
+      await new Promise((r) => setTimeout(r, 10));
+      expect(new Set(calls)).toEqual(new Set(["onEvent", "onDecision", "onRetry", "onStop"]));
+      expect(seen).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
   it("onConfirm throwing is no approval; onHostError throwing is the default stop", async () => {
     const boom = () => {
       throw new Error("hook failed");

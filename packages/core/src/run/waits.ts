@@ -40,13 +40,34 @@ export function sleep(ms: number, ...signals: (AbortSignal | undefined)[]): Prom
   });
 }
 
-/** Runs a host hook; a hook that throws must not break the agent loop, so its error is dropped. */
+/**
+ * Runs a host hook; a hook that throws must not break the agent loop, so its error is dropped.
+ * So is the rejection of a promise it returns (an `async` hook): unhandled, it would end the
+ * process.
+ */
 export function guarded<R>(fn: () => R): R | undefined {
   try {
-    return fn();
+    return dropRejection(fn());
   } catch {
     return undefined;
   }
+}
+
+const ignore = (): void => {};
+
+/** Marks a promise a hook returned as handled (its rejection dropped); returns `value` as is. */
+export function dropRejection<R>(value: R): R {
+  if (typeof value === "object" && value !== null) {
+    const then = (value as { then?: unknown }).then;
+    if (typeof then === "function") {
+      try {
+        then.call(value, undefined, ignore);
+      } catch {
+        // A thenable whose then throws has nothing to handle.
+      }
+    }
+  }
+  return value;
 }
 
 export async function guardedAsync<R>(fn: () => MaybePromise<R>): Promise<R | undefined> {
