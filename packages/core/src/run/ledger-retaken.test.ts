@@ -5,8 +5,8 @@ import { createGovernor } from "./governor.ts";
 import type { CallOutcome } from "./types.ts";
 
 /**
- * A claim may take over a key left `uncertain` (a server that deduplicates by key, or a verify
- * step that found no effect): the answer says so (`retaken`). An attempt under such a key that is
+ * A claim may take over a key left `uncertain` when the server deduplicates by key: the answer
+ * says so (`retaken`). An attempt under such a key that is
  * then not sent settles it back to `uncertain`: settled `failed`, the ledger would record a write
  * that may have happened as not made, and a person checking the writes in doubt would not see it.
  */
@@ -177,7 +177,8 @@ describe("a key taken over from a write in doubt stays in doubt when its attempt
     expect(doubt).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
     const key = doubt.kind === "stop" ? doubt.idempotencyKey : undefined;
     expect(key).toMatch(/./);
-    // The first call's retry was not sent: its claim took over the second call's key in doubt.
+    // The first call's retry was not sent: its claim met the second call's key in doubt (taken
+    // over until the fix below, now refused: its verify step did not see that write).
     expect(sent).toEqual([key, key]);
     expect(first).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
     // Was `failed`: the second call's write, which may have happened, recorded as not made.
@@ -257,5 +258,83 @@ describe("a call not sent because another call's write ended the run", () => {
     const key = outcome.kind === "stop" ? outcome.idempotencyKey : undefined;
     expect(key).toMatch(/./);
     expect(text(outcome)).toContain("an earlier attempt of this write may have taken effect");
+  });
+});
+
+describe("a retry after a verify step found no effect", () => {
+  it("does not take over an identical call's write in doubt: its verify did not see that write", async () => {
+    const memory = createMemoryStore();
+    let startSecond = () => {};
+    // As the first call's key is freed (its verify found no effect), an identical second call
+    // starts: it claims the freed key, is sent, and its answer is lost too.
+    const store: Store = {
+      get: (k) => memory.get(k),
+      set: (k, v, t) => memory.set(k, v, t),
+      increment: (k, b, t) => memory.increment(k, b, t),
+      claim: (k, h, o) => memory.claim(k, h, o),
+      settle: (k, st, o) => {
+        memory.settle(k, st, o);
+        if (st === "failed") startSecond();
+      },
+      entry: (k) => memory.entry(k),
+      release: (owner) => memory.release(owner),
+    };
+    let verifies = 0;
+    const governor = createGovernor(
+      {
+        tools: {
+          pay: {
+            effect: "mutating",
+            idempotency: { verify: true },
+            retry: { attempts: 2, baseDelayMs: 40 },
+          },
+        },
+      },
+      {
+        metrics: false,
+        random: () => 0.999,
+        store,
+        verify: {
+          pay: async () => {
+            verifies += 1;
+            if (verifies === 1) return { effect: "absent" };
+            // The second call's write is found later: it happened.
+            await new Promise((resolve) => setTimeout(resolve, 150));
+            return { effect: "present", result: ok("paid") };
+          },
+        },
+      },
+    );
+    const run = governor.startRun();
+    const sent: string[] = [];
+    let second: Promise<CallOutcome<unknown>> | undefined;
+    startSecond = () => {
+      startSecond = () => {};
+      second = run.call({ tool: "pay", args: { amount: 1 } }, async () => {
+        sent.push("second");
+        throw timeout();
+      });
+    };
+    const first = await run.call({ tool: "pay", args: { amount: 1 } }, async () => {
+      sent.push("first");
+      if (sent.length === 1) throw timeout();
+      return ok("paid");
+    });
+    // The second call's write stays in doubt (the first call's stop ended the run, and with it
+    // the second's verify step), named for a person to check.
+    const doubt = await (second as Promise<CallOutcome<unknown>>);
+    expect(doubt).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    const key = doubt.kind === "stop" ? doubt.idempotencyKey : undefined;
+    expect(key).toMatch(/./);
+    expect(memory.entry(key as string)?.state).toBe("uncertain");
+    // Was ["first", "second", "first"]: the first call's retry took over the second call's key
+    // in doubt and paid again, although the second call's payment had gone through.
+    expect(sent).toEqual(["first", "second"]);
+    expect(first).toMatchObject({
+      kind: "stop",
+      reason: "uncertain_mutation",
+      idempotencyKey: key,
+    });
+    expect(text(first)).toContain("an earlier attempt of this write may have taken effect");
   });
 });

@@ -149,7 +149,10 @@ function claimKey<T>(
   }
   const options: ClaimOptions = {
     now: core.now(),
-    allowUncertain: state.tool.idempotency.honorsKeys || state.verified === "absent",
+    // Only a server that deduplicates by key makes taking over a write in doubt safe. Not a verify
+    // step's `absent`: it freed this call's key (settled `failed`), so a key found in doubt now
+    // is another attempt's, sent after that verify looked, and sending again may write twice.
+    allowUncertain: state.tool.idempotency.honorsKeys,
     // The lease is the holder's longest attempt, not this claimer's remaining time: a claimer
     // with a short deadline must not take a key another attempt still holds.
     leaseMs: Math.min(policy.budgets.wallTimeMs, 15 * 60_000),

@@ -31,7 +31,7 @@ export interface ClaimOptions {
   readonly now: number;
   /**
    * Whether an `uncertain` entry may be claimed again: true when the tool honors keys (the server
-   * deduplicates) or a verify step said the effect is absent. Otherwise an uncertain key refuses.
+   * deduplicates). Otherwise an uncertain key refuses.
    */
   readonly allowUncertain: boolean;
   /**
