@@ -44,11 +44,23 @@ export interface ReplayLinesOptions {
 /** How many ended run ids are remembered, to drop the calls logged after a run's end. */
 const MAX_ENDED = 100_000;
 
+/**
+ * Whether an event logged after its run id's `run_end` opens a new run under the same id: its
+ * run (or, for a call, its first call) began after that end. Events of the ended run never do:
+ * a call made after the stop is not its first, and a call in flight at the stop began before it.
+ */
+function startsRunAfter(event: GovernorEvent, endedAt: number): boolean {
+  if (event.type === "run_end") return event.at - event.summary.durationMs > endedAt;
+  if (event.call !== 1) return false;
+  if (event.type === "call") return event.at - event.durationMs > endedAt;
+  return event.input !== undefined && event.at - event.input.elapsedMs > endedAt;
+}
+
 /** Replays runs as their events come: a run's events are held until its `run_end`. */
 export class ReplayTally {
   private readonly open = new Map<string, GovernorEvent[]>();
-  /** Runs already replayed, the most recent {@link MAX_ENDED}. */
-  private readonly ended = new Set<string>();
+  /** Runs already replayed, the most recent {@link MAX_ENDED}, with the time of their end. */
+  private readonly ended = new Map<string, number>();
   private readonly changes: ReplayChange[] = [];
   private readonly runDetails: RunDetail[] = [];
   private readonly counts = {
@@ -66,8 +78,13 @@ export class ReplayTally {
   constructor(private readonly policy: Policy) {}
 
   add(event: GovernorEvent): void {
-    // Calls that find their run already stopped log after its `run_end`: nothing to re-decide.
-    if (this.ended.has(event.runId)) return;
+    const endedAt = this.ended.get(event.runId);
+    if (endedAt !== undefined) {
+      // Calls that find their run already stopped, or were in flight when it stopped, log after
+      // its `run_end`: nothing to re-decide. A later run may reuse the id (RunOptions.runId).
+      if (!startsRunAfter(event, endedAt)) return;
+      this.ended.delete(event.runId);
+    }
     if (event.type !== "run_end") {
       const events = this.open.get(event.runId);
       if (events === undefined) this.open.set(event.runId, [event]);
@@ -76,9 +93,9 @@ export class ReplayTally {
     }
     const events = this.open.get(event.runId) ?? [];
     this.open.delete(event.runId);
-    this.ended.add(event.runId);
+    this.ended.set(event.runId, event.at);
     if (this.ended.size > MAX_ENDED) {
-      const oldest = this.ended.values().next().value;
+      const oldest = this.ended.keys().next().value;
       if (oldest !== undefined) this.ended.delete(oldest);
     }
     const { changes, decisions, ...detail } = replayRun(event.runId, events, event, this.policy);

@@ -276,6 +276,21 @@ describe("governor replay", () => {
     expect(report.runs).toMatchObject({ total: 1, open: 0, changed: 0 });
   });
 
+  it("a run id used again by a later run (a conversation's id) is replayed as its own run", async () => {
+    // RunOptions allows a runId to be reused; the later run's events follow the first's run_end.
+    const first = await logOf(ENFORCING, { conv: RUNS.fine as Step[] });
+    await new Promise((resolve) => setTimeout(resolve, 5)); // the second run starts after the first ended
+    const second = await logOf(ENFORCING, { conv: RUNS.flaky as Step[] });
+    const report = await replay([...first, ...second], {
+      ...ENFORCING,
+      defaults: { retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 2 } },
+    });
+    expect(report.runs).toMatchObject({ total: 2, changed: 1, stoppedEarlier: 1, open: 0 });
+    expect(report.changes).toMatchObject([
+      { runId: "conv", call: 1, tool: "fetch", after: { reason: "retries_exhausted" } },
+    ]);
+  });
+
   it("reports a bad line by number and replays the rest", async () => {
     const lines = await logOf(ENFORCING, { fine: RUNS.fine as Step[] });
     const errors: string[] = [];

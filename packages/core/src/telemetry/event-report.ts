@@ -109,11 +109,33 @@ interface FingerprintTally {
   readonly actions: Set<Action>;
 }
 
-/** What the summary keeps of a run: whether it ended, and while open, its fingerprints. */
+/** What the summary keeps of a run: whether it ended, and its fingerprints. */
 interface RunTally {
   ended: boolean;
-  /** Fingerprints seen in the run, to count each run once per fingerprint; dropped at its end. */
-  fingerprints: Set<string> | undefined;
+  /**
+   * Fingerprints seen in the run, to count each run once per fingerprint. After its end they are
+   * kept as one string, `\n` between them (a set per ended run doubled the memory of a large
+   * log): a call in flight when the run ended logs its decision after the `run_end`.
+   */
+  fingerprints: Set<string> | string | undefined;
+}
+
+/** Notes the fingerprint in the run; whether the run had not met it before. */
+function firstInRun(run: RunTally, fingerprint: string): boolean {
+  const seen = run.fingerprints;
+  if (typeof seen === "string") {
+    // An ended run (rare: a decision of a call still in flight when the run ended).
+    if (seen.split("\n").includes(fingerprint)) return false;
+    run.fingerprints = seen === "" ? fingerprint : `${seen}\n${fingerprint}`;
+    return true;
+  }
+  if (seen === undefined) {
+    run.fingerprints = new Set([fingerprint]);
+    return true;
+  }
+  if (seen.has(fingerprint)) return false;
+  seen.add(fingerprint);
+  return true;
 }
 
 /**
@@ -168,7 +190,7 @@ class EventTally {
       case "run_end":
         this.ended += 1;
         run.ended = true;
-        run.fingerprints = undefined;
+        if (run.fingerprints instanceof Set) run.fingerprints = [...run.fingerprints].join("\n");
         bump(this.stoppedBy, event.summary.reason);
         if (event.summary.budget !== undefined) bump(this.budgets, event.summary.budget);
         return;
@@ -203,11 +225,7 @@ class EventTally {
       this.fingerprints.set(event.fingerprint, tally);
     }
     tally.count += 1;
-    run.fingerprints ??= new Set();
-    if (!run.fingerprints.has(event.fingerprint)) {
-      run.fingerprints.add(event.fingerprint);
-      tally.runs += 1;
-    }
+    if (firstInRun(run, event.fingerprint)) tally.runs += 1;
     tally.tools.add(event.tool);
     tally.reasons.add(event.cause ?? event.reason);
     tally.actions.add(event.action);

@@ -617,6 +617,23 @@ describe("summarizeEvents", () => {
     expect(top).toMatchObject({ fingerprint, count: 4, runs: 2 });
   });
 
+  it("counts a run once for a fingerprint whose decision came after the run's end", () => {
+    // Two parallel calls of one run fail alike: the first ends the run, the second's decision is
+    // logged after the run_end (as a real run does). One run met the fingerprint, not two.
+    const fingerprint = "cdcdcdcdcdcdcdcd";
+    const events = [
+      decisionEvent({ fingerprint, runId: "a" }),
+      runEndEvent({ runId: "a" }),
+      decisionEvent({ fingerprint, runId: "a" }),
+      decisionEvent({ fingerprint: "efefefefefefefef", runId: "a" }),
+      decisionEvent({ fingerprint: "efefefefefefefef", runId: "a" }),
+    ];
+    expect(summarizeEvents(events).topFingerprints).toMatchObject([
+      { fingerprint, count: 2, runs: 1 },
+      { fingerprint: "efefefefefefefef", count: 2, runs: 1 },
+    ]);
+  });
+
   it("summarizes an empty log", () => {
     const report = summarizeEvents([]);
     expect(report).toMatchObject({ events: 0, firstAt: null, lastAt: null, runs: 0, openRuns: 0 });
