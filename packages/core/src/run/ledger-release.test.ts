@@ -319,3 +319,89 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
     }
   });
 });
+
+describe("a key the run's end settles failed (a correction's write in doubt) is not claimed after it", () => {
+  it("with a store that drops nothing early (no release), an identical write whose claim answers after the end is not sent", async () => {
+    const memory = createMemoryStore();
+    // The second write's claim answers after a read stopped the run (calls budget).
+    const governor = gov({ store: laterClaimsWithoutRelease(memory, [0, 30]) }, { calls: 2 });
+    const run = governor.startRun();
+    const keys: (string | undefined)[] = [];
+    const create = async (ctx: AttemptContext) => {
+      keys.push(ctx.idempotencyKey);
+      return {
+        content: [{ type: "text", text: "Invalid date format: expected YYYY-MM-DD" }],
+        isError: true,
+      };
+    };
+    const first = await run.call({ tool: "pay", args: { date: "tomorrow" } }, create);
+    // The model is asked to correct it; the write may have happened, so its key stays uncertain
+    // while the run lives, and is settled failed when it ends (nobody else can claim it).
+    expect(first).toMatchObject({ kind: "model", action: "correct_arguments" });
+    expect(keys).toHaveLength(1);
+    expect(memory.entry(keys[0] as string)?.state).toBe("uncertain");
+    const again = run.call({ tool: "pay", args: { date: "tomorrow" } }, create);
+    const read = await run.call({ tool: "look", args: {} }, async () => ok("seen"));
+    expect(read).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+    expect(run.ended).toBe(true);
+    const outcome = await again;
+    // Was sent: the end's settle freed the key before this claim took effect, and the write
+    // went again although the first may have happened.
+    expect(keys).toHaveLength(1);
+    expect(outcome).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+    expect(outcome.kind === "stop" && outcome.idempotencyKey).toBeUndefined();
+  });
+
+  it("nor one whose claim is issued after the end (admitted before it), a callId key too", async () => {
+    const memory = createMemoryStore();
+    let claims = 0;
+    const store: Store = {
+      get: (k) => memory.get(k),
+      set: (k, v, t) => memory.set(k, v, t),
+      increment: (k, b, t) => memory.increment(k, b, t),
+      claim: (k, h, o) => {
+        claims += 1;
+        return memory.claim(k, h, o);
+      },
+      settle: (k, st, o) => memory.settle(k, st, o),
+      entry: (k) => memory.entry(k),
+    };
+    let approve = () => {};
+    const approved = new Promise<boolean>((resolve) => {
+      approve = () => resolve(true);
+    });
+    let confirms = 0;
+    // The first write is approved at once; then the identical write and a read wait for approval:
+    // the write is admitted first, and the read, refused, stops the run before the write's claim.
+    const governor = createGovernor(
+      {
+        tools: { pay: { effect: "mutating", access: "confirm" }, look: { access: "confirm" } },
+        budgets: { calls: 2 },
+      },
+      {
+        metrics: false,
+        store,
+        onConfirm: () => (++confirms === 1 ? true : approved),
+      },
+    );
+    const run = governor.startRun();
+    let creates = 0;
+    const create = async () => {
+      creates += 1;
+      return {
+        content: [{ type: "text", text: "Invalid date format: expected YYYY-MM-DD" }],
+        isError: true,
+      };
+    };
+    const call = { tool: "pay", args: { date: "tomorrow" }, callId: "c1" };
+    expect(await run.call(call, create)).toMatchObject({ kind: "model" });
+    const again = run.call(call, create);
+    const read = run.call({ tool: "look", args: {} }, async () => ok("seen"));
+    approve();
+    expect(await read).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+    expect(await again).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+    // Was 2 (claims 2): the end had settled the first write's key failed.
+    expect(creates).toBe(1);
+    expect(claims).toBe(1);
+  });
+});

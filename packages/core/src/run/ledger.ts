@@ -144,7 +144,10 @@ function claimKey<T>(
   // await (an asynchronous preflight): it is not sent. A store that drops nothing early (no
   // `release`, e.g. Redis) still has that entry: the attempt runs, as any admitted before a stop.
   const owner = state.call.callId === undefined ? r.instanceId : undefined;
-  if (owner !== undefined && r.ended !== undefined && core.store.release !== undefined) {
+  if (
+    r.ended !== undefined &&
+    ((owner !== undefined && core.store.release !== undefined) || freedByEnd(state, key))
+  ) {
     return endedOutcome<T>(state);
   }
   const options: ClaimOptions = {
@@ -234,23 +237,34 @@ function countTrouble<T>(state: CallState, error: unknown) {
 function admitted<T>(state: CallState): MaybePromise<CallOutcome<T> | undefined> {
   if (!isAborted(state)) {
     // The run ended while the claim of a key of its own was pending: its end may have let the
-    // store drop an identical write's entry before this claim took effect (see claimKey). Not a
-    // store without `release`; and a server that deduplicates by key makes sending it safe even
-    // then, while such a claim may have taken over a key left uncertain, which settling it
-    // `failed` here would record as not written.
+    // store drop an identical write's entry before this claim took effect (see claimKey), or
+    // settled `failed` the key of an identical write in doubt (`freedByEnd`). Not a store
+    // without `release` for the first; and a server that deduplicates by key makes sending it
+    // safe even then, while such a claim may have taken over a key left uncertain, which
+    // settling it `failed` here would record as not written.
+    const { key } = state;
     if (
       state.run.ended === undefined ||
       state.claimedAt === undefined ||
-      !ownKey(state) ||
-      state.run.core.store.release === undefined ||
-      state.tool.idempotency.honorsKeys
+      key === undefined ||
+      state.tool.idempotency.honorsKeys ||
+      !((ownKey(state) && state.run.core.store.release !== undefined) || freedByEnd(state, key))
     ) {
       return undefined;
     }
-    return releasedAs<T>(state, state.key as string, endedOutcome);
+    return releasedAs<T>(state, key, endedOutcome);
   }
   if (state.key === undefined) return preflightStop<T>(state, "aborted");
   return releasedAs<T>(state, state.key, aborted);
+}
+
+/**
+ * Whether the run's end settled the key `failed` (a write in doubt whose failure went to the
+ * model: see run-state.ts `release`): an identical write claiming it afterwards would find it free
+ * although the first may have written, whatever the store.
+ */
+function freedByEnd(state: CallState, key: string): boolean {
+  return state.run.releasable?.has(key) === true;
 }
 
 /** Whether the call's key was minted from the run instance (no `callId`): the run's own. */

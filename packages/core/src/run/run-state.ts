@@ -69,7 +69,10 @@ export interface RunState {
    */
   clockAt: number;
   clockFor: object | undefined;
-  /** Keys of this run instance left uncertain after a failure that went to the model. */
+  /**
+   * Keys of this run instance left uncertain after a failure that went to the model. Kept after
+   * the end, which settles them `failed`: a claim of one after the end is refused (see ledger.ts).
+   */
   releasable: Set<string> | undefined;
   callCount: number;
   ended: RunSummary | undefined;
@@ -237,7 +240,6 @@ function release(r: RunState): void {
   for (const key of r.releasable) {
     void guardedAsync(() => r.core.store.settle(key, "failed", { now: r.core.now() }));
   }
-  r.releasable.clear();
 }
 
 /**
