@@ -195,4 +195,21 @@ describe("learned keys", () => {
     expect(parseLearnedKey("no-slashes")).toBeUndefined();
     expect(parseLearnedKey("a/%E0%A4%A/x")).toBeUndefined();
   });
+
+  it("bounds a tool or server name a model invents, as events do: capped, redacted, distinct", () => {
+    const long = `x${"a".repeat(100_000)}`;
+    const key = learnedKey("srv", long, "0123456789abcdef");
+    expect(key.length).toBeLessThan(400);
+    expect(key.startsWith(learnedPrefix("srv", long))).toBe(true);
+    expect(learnedKey("srv", `${long}b`, "0123456789abcdef")).not.toBe(key);
+    const secret = "sk-proj-0123456789abcdefghijklmnop";
+    const keyed = learnedKey(secret, secret, "0123456789abcdef");
+    expect(keyed).not.toContain("0123456789abcdefghijklmnop");
+    expect(keyed.startsWith(learnedPrefix(secret, secret))).toBe(true);
+    // A name that fits and carries nothing to redact is kept as it is.
+    expect(parseLearnedKey(learnedKey("github", "search_code", "f"))).toMatchObject({
+      server: "github",
+      tool: "search_code",
+    });
+  });
 });

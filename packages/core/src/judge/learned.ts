@@ -2,6 +2,7 @@
 // server, tool and fingerprint as exponentially decayed counts, and the demotions they justify.
 // Pure: no clock, no store; the run records and reads, the store adds atomically (store.ts).
 import type { Action } from "../types.ts";
+import { boundName } from "./bound-name.ts";
 
 /** The decisions whose outcome is learned: a retry, a correction by the model, a switch of tool. */
 export type LearnedDecision = "retry" | "correct" | "switch";
@@ -205,8 +206,9 @@ const recentKeys = new Map<
  * with no server is under the server `undefined`.
  */
 export function learnedPrefix(server: string | undefined, tool?: string): string {
-  const head = `${encodeURIComponent(server ?? "")}/`;
-  return tool === undefined ? head : `${head}${encodeURIComponent(tool)}/`;
+  // Bounded as events bound them: a name a model invents is not kept whole (or with its secret).
+  const head = `${encodeURIComponent(boundName(server ?? ""))}/`;
+  return tool === undefined ? head : `${head}${encodeURIComponent(boundName(tool))}/`;
 }
 
 /** The server, tool and fingerprint of a key made by {@link learnedKey}, or undefined. */

@@ -1,40 +1,10 @@
-import { sha256Hex } from "../judge/canonical.ts";
-import { redact } from "../judge/redact.ts";
+import { boundName, cutWithHash, MAX_NAME } from "../judge/bound-name.ts";
 import type { GovernorEvent } from "./events.ts";
 
+export { boundName } from "../judge/bound-name.ts";
+
 /** The longest tool, server or run name an event carries (MCP's limit for tool names). */
-export const MAX_EVENT_NAME = 128;
-
-/** Names already bounded: tool names repeat on every event, redaction need not. */
-const names = new Map<string, string>();
-const MAX_CACHED = 1_024;
-
-function shortHash(text: string): string {
-  return sha256Hex(text).slice(0, 8);
-}
-
-/** `text` cut to `max` characters with a hash of the whole, so distinct texts stay distinct. */
-function cutWithHash(text: string, whole: string, max: number): string {
-  const suffix = `#${shortHash(whole)}`;
-  return `${text.slice(0, Math.max(0, max - suffix.length))}${suffix}`;
-}
-
-/**
- * A tool or server name fit for an event and a metric label: redacted (a name a model invents
- * can carry a secret) and at most {@link MAX_EVENT_NAME} characters. A name that had to change
- * ends with `#` and a short hash of the original, so two different names stay apart.
- */
-export function boundName(name: string): string {
-  const hit = names.get(name);
-  if (hit !== undefined) return hit;
-  const redacted = redact(name, { maxLength: MAX_EVENT_NAME });
-  const out = redacted === name ? name : cutWithHash(redacted, name, MAX_EVENT_NAME);
-  if (name.length <= MAX_EVENT_NAME) {
-    if (names.size >= MAX_CACHED) names.clear();
-    names.set(name, out);
-  }
-  return out;
-}
+export const MAX_EVENT_NAME = MAX_NAME;
 
 /** A run id fit for an event: kept as it is up to {@link MAX_EVENT_NAME} characters, else cut. */
 function boundRunId(runId: string): string {
