@@ -1,8 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createGovernor } from "@governor/core";
-import { governClient } from "@governor/mcp";
+import {
+  type ClaimOptions,
+  createGovernor,
+  createMemoryStore,
+  type Run,
+  type Store,
+} from "@governor/core";
+import { type GovernedClient, governClient } from "@governor/mcp";
 import { connectInMemory, createFaultServer, readEffects } from "@governor/testkit";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -150,5 +156,60 @@ describe("createProxySession", () => {
     expect(again.isError).toBe(true);
     expect(JSON.stringify(again.content)).toMatch(/may have made the change/);
     expect(readEffects(effectsFile)).toHaveLength(1);
+  });
+});
+
+describe("a call not made because another call's write ended the run", () => {
+  it("is not remembered as a write that may have happened: the same call is sent in the next run", async () => {
+    const memory = createMemoryStore();
+    let claims = 0;
+    // The second charge's claim answers after the first charge's lost answer stopped the run.
+    const store: Store = {
+      get: (k) => memory.get(k),
+      set: (k, v, t) => memory.set(k, v, t),
+      increment: (k, b, t) => memory.increment(k, b, t),
+      claim: async (k: string, h: string, o: ClaimOptions) => {
+        claims += 1;
+        await new Promise((resolve) => setTimeout(resolve, claims === 2 ? 30 : 0));
+        return memory.claim(k, h, o);
+      },
+      settle: (k, st, o) => memory.settle(k, st, o),
+      entry: (k) => memory.entry(k),
+      release: (owner) => memory.release(owner),
+    };
+    const governor = createGovernor(
+      { tools: { charge: { effect: "mutating", retry: { attempts: 1 } } } },
+      { metrics: false, store },
+    );
+    const charged: unknown[] = [];
+    // The server as the run sees it: the first charge's connection drops, the others answer.
+    const governed = {
+      callTool: (run: Run, params: { name: string; arguments?: Record<string, unknown> }) =>
+        run.call({ tool: params.name, args: params.arguments ?? {} }, async () => {
+          charged.push(params.arguments?.amount);
+          if (params.arguments?.amount === 1) {
+            throw Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+          }
+          return { content: [{ type: "text" as const, text: "charged" }] };
+        }),
+    } as unknown as GovernedClient;
+    const session = createProxySession({ governor, governed });
+    const doubt = session.callTool({ name: "charge", arguments: { amount: 1 } });
+    const other = session.callTool({ name: "charge", arguments: { amount: 2 } });
+    expect(JSON.stringify((await doubt).content)).toMatch(/may have happened/);
+    const notMade = await other;
+    expect(JSON.stringify(notMade.content)).toMatch(/the call was not made/);
+    expect(charged).toEqual([1]);
+    // Asked again, it is sent (a fresh run): it was never made. Was answered by the proxy itself
+    // with "The earlier attempt may have made the change: do not send it again".
+    const again = await session.callTool({ name: "charge", arguments: { amount: 2 } });
+    expect(JSON.stringify(again.content)).not.toMatch(/may have made the change/);
+    expect(again.isError).toBeFalsy();
+    expect(charged).toEqual([1, 2]);
+    // The write in doubt stays blocked.
+    const repeat = await session.callTool({ name: "charge", arguments: { amount: 1 } });
+    expect(JSON.stringify(repeat.content)).toMatch(/may have made the change/);
+    expect(charged).toEqual([1, 2]);
+    session.close();
   });
 });

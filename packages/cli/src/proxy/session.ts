@@ -180,10 +180,17 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
       if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
       if (outcome.kind !== "stop") return toModelResult(outcome);
       if (outcome.hostError !== undefined) throw hostFailure(outcome.hostError, call, windowEnd);
-      const remembered = stops.remember(outcome.reason, call.name, call.arguments, {
-        idempotencyKey: outcome.idempotencyKey,
-        windowEnd,
-      });
+      // An `uncertain_mutation` stop that names no key is a call not made: the run's reason,
+      // borrowed from another call's write in doubt (whose own stop names its key and is kept).
+      // Remembered, this call would be refused as a write that may have happened.
+      const notMade =
+        outcome.reason === "uncertain_mutation" && outcome.idempotencyKey === undefined;
+      const remembered = notMade
+        ? undefined
+        : stops.remember(outcome.reason, call.name, call.arguments, {
+            idempotencyKey: outcome.idempotencyKey,
+            windowEnd,
+          });
       options.log?.({
         level: "warning",
         data: {
