@@ -56,6 +56,39 @@ describe("decision events carry what replay needs", () => {
     expect(first?.input?.elapsedMs).toBeGreaterThanOrEqual(0);
   });
 
+  it("redacts and caps a tool's own error code and failure metadata, keeps a plain code as is", async () => {
+    const secretCode = `auth failed for postgres://admin:hunter2hunter2@10.0.0.5/db ${TOKEN}`;
+    const events = await eventsOf(
+      async (run) => {
+        await run.call({ tool: "query" }, async () => ({
+          isError: true,
+          content: [{ type: "text", text: "query failed" }],
+          structuredContent: { error: { code: secretCode } },
+          _meta: {
+            "io.modelcontextprotocol/toolFailure": { class: "x".repeat(5_000), code: TOKEN },
+          },
+        }));
+        await run.call({ tool: "save" }, async () => ({
+          isError: true,
+          content: [{ type: "text", text: "duplicate key" }],
+          structuredContent: { error: { code: "23505" } },
+          _meta: { "io.modelcontextprotocol/toolFailure": { class: "conflict", code: "E_DUP" } },
+        }));
+      },
+      { defaults: { effect: "read_only" } },
+    );
+    const [secret, plain] = decisions(events).map((d) => d.input?.failure);
+    const line = JSON.stringify(secret);
+    for (const raw of [TOKEN, "hunter2hunter2", "10.0.0.5"]) expect(line).not.toContain(raw);
+    expect(line.length).toBeLessThan(1_000);
+    expect(secret).toMatchObject({ redacted: true });
+    expect(plain).toMatchObject({
+      code: "23505",
+      toolFailure: { class: "conflict", code: "E_DUP" },
+    });
+    expect(plain?.redacted).toBeUndefined();
+  });
+
   it("keeps only the effect hints of annotations, the host's deadline, the HTTP status", async () => {
     const deadline = Date.now() + 60_000;
     const events = await eventsOf(

@@ -1,3 +1,4 @@
+import { boundName } from "../judge/bound-name.ts";
 import type { ToolAnnotations } from "../judge/effect.ts";
 import type { Failure } from "../judge/failure.ts";
 import type { DecisionInput, RecordedFailure } from "./events.ts";
@@ -8,18 +9,29 @@ import type { DecisionInput, RecordedFailure } from "./events.ts";
  * text already redacted for the model (`text`). Never the raw text, `data` or the raw error.
  */
 export function recordedFailure(failure: Failure, text: string): RecordedFailure {
+  // A tool's own code and failure metadata are strings it chose: a server may put a message, a
+  // connection string or a token there. Bounded as names are; a changed one marks the record
+  // redacted, as a changed text does (a rule saw the raw value).
+  let changed = text !== failure.text;
+  const bound = <V>(value: V): V => {
+    if (typeof value !== "string") return value;
+    const out = boundName(value);
+    if (out !== value) changed = true;
+    return out as V;
+  };
   const meta = failure.toolFailure;
   const toolFailure = meta && {
-    ...(meta.class !== undefined && { class: meta.class }),
-    ...(meta.code !== undefined && { code: meta.code }),
+    ...(meta.class !== undefined && { class: bound(meta.class) }),
+    ...(meta.code !== undefined && { code: bound(meta.code) }),
     ...(meta.retryable !== undefined && { retryable: meta.retryable }),
   };
+  const code = bound(failure.code);
   return {
     channel: failure.channel,
     origin: failure.origin,
     text,
-    ...(text !== failure.text && { redacted: true as const }),
-    ...(failure.code !== undefined && { code: failure.code }),
+    ...(changed && { redacted: true as const }),
+    ...(code !== undefined && { code }),
     ...(failure.httpStatus !== undefined && { httpStatus: failure.httpStatus }),
     ...(failure.retryAfterMs !== undefined && { retryAfterMs: failure.retryAfterMs }),
     ...(failure.local !== undefined && { local: failure.local }),
