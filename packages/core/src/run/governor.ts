@@ -228,7 +228,8 @@ export function createGovernor(
         }
       }
     },
-    breakerKey: (tool, server) => `br:${server ?? ""}:${tool}`,
+    // Names bounded as events bound them: a name a model invents must not grow a stored key.
+    breakerKey: (tool, server) => `br:${boundName(server ?? "")}:${boundName(tool)}`,
     ownStore: isMemoryStore(store),
     readBreaker(tool) {
       const state = store.get<BreakerState | null>(breakerKeyOf(tool));

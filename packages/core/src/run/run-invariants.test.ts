@@ -800,3 +800,38 @@ describe("a store step that never answers holds no call past a cut (each step, s
     }
   }
 });
+
+describe("store keys", () => {
+  it("a tool name a model invents does not grow the keys the run stores, and its breaker still opens", async () => {
+    const inner = createMemoryStore();
+    const lengths: number[] = [];
+    const seen = (k: string) => {
+      lengths.push(k.length);
+      return k;
+    };
+    const store: Store = {
+      get: (k) => inner.get(seen(k)),
+      set: (k, v, t) => inner.set(seen(k), v, t),
+      increment: (k, b, t) => inner.increment(seen(k), b, t),
+      claim: (k, h, o) => inner.claim(seen(k), h, o),
+      settle: (k, s, o) => inner.settle(seen(k), s, o),
+      entry: (k) => inner.entry(seen(k)),
+    };
+    const g = gov(
+      {
+        tools: { "*": { effect: "read_only", breaker: { threshold: 2 }, retry: { attempts: 1 } } },
+      },
+      { store },
+    );
+    const tool = `x${"a".repeat(100_000)}`;
+    const outcomes: CallOutcome<unknown>[] = [];
+    for (let i = 0; i < 3; i++) {
+      outcomes.push(
+        await g.startRun().call({ tool, server: "s" }, async () => text("503 Service Unavailable")),
+      );
+    }
+    expect(outcomes.at(-1)).toMatchObject({ kind: "model", reason: "circuit_open" });
+    expect(lengths.length).toBeGreaterThan(0);
+    expect(Math.max(...lengths)).toBeLessThan(400);
+  });
+});
