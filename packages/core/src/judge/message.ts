@@ -137,9 +137,12 @@ function repeatNote(input: MessageInput): string {
 /**
  * The model's text for a call not made because another call had already ended the run over a write
  * of its own (in doubt, or half done): that write's advice ("do not repeat it") is not this call's.
+ * `failed`: an attempt of the call was made and failed with no effect (the server answered, or it
+ * never left), and its retry is what was not made.
  */
-export function notMadeText(tool: string): string {
-  return `${tool}: the call was not made: the run had already ended, stopped by another call's write. The run stops here.`;
+export function notMadeText(tool: string, failed = false): string {
+  const what = failed ? "the call failed and was not tried again" : "the call was not made";
+  return `${tool}: ${what}: the run had already ended, stopped by another call's write. The run stops here.`;
 }
 
 /**

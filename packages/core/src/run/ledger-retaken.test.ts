@@ -229,6 +229,33 @@ describe("a call not sent because another call's write ended the run", () => {
     );
   });
 
+  it("a retry cut by it, after an attempt the server refused (503), says the call failed, not that it was not made", async () => {
+    const governor = createGovernor(
+      { tools: { pay: { effect: "mutating", retry: { attempts: 3, baseDelayMs: 30 } } } },
+      { metrics: false, random: () => 0.999, store: createMemoryStore() },
+    );
+    const run = governor.startRun();
+    let sent = 0;
+    const refused = run.call({ tool: "pay", args: { amount: 2 } }, async () => {
+      sent += 1;
+      throw Object.assign(new Error("upstream 503 Service Unavailable"), { status: 503 });
+    });
+    // During the first call's backoff, this write's lost answer stops the run.
+    const doubt = await run.call({ tool: "pay", args: { amount: 1 } }, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      throw timeout();
+    });
+    expect(doubt).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    const outcome = await refused;
+    expect(sent).toBe(1);
+    expect(outcome).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    expect(outcome.kind === "stop" && outcome.idempotencyKey).toBeUndefined();
+    // Was "the call was not made": it was made, and the server answered that it failed.
+    expect(text(outcome)).toBe(
+      "pay: the call failed and was not tried again: the run had already ended, stopped by another call's write. The run stops here.",
+    );
+  });
+
   it("a retry cut by the run's end says its earlier attempt may have written, whatever ended it", async () => {
     const memory = createMemoryStore();
     const governor = createGovernor(

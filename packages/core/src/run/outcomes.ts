@@ -103,8 +103,9 @@ export function preflightStop<T>(
  * The answer for a call that finds the run already ended (a parallel call stopped it). It ends
  * with the run's reason (counted as the run's), but its text and key are its own: a write left
  * uncertain by an attempt of this call names its key and says so, whatever stopped the run; a
- * call not sent names no key and says it was not made, not the advice of a write that was not
- * its own (another call's in doubt, or half done).
+ * call not sent names no key and says it was not made (or, when an attempt of it failed before
+ * without effect, that it failed and was not tried again), not the advice of a write that was
+ * not its own (another call's in doubt, or half done).
  */
 export function endedOutcome<T>(state: CallState): CallOutcome<T> {
   const s = summary(state.run);
@@ -118,10 +119,19 @@ export function endedOutcome<T>(state: CallState): CallOutcome<T> {
       { inherited: true },
     );
   }
-  return stopOutcome<T>(state, decision, "the call was not made: the run had already ended", {
-    inherited: true,
-    ...(OTHER_WRITE.has(reason) && { text: notMadeText(state.call.tool) }),
-  });
+  // An attempt made before (its failure left no doubt): the call was made, its retry was not.
+  const failed = state.attempts > 0;
+  return stopOutcome<T>(
+    state,
+    decision,
+    failed
+      ? "the call failed and was not tried again: the run had already ended"
+      : "the call was not made: the run had already ended",
+    {
+      inherited: true,
+      ...(OTHER_WRITE.has(reason) && { text: notMadeText(state.call.tool, failed) }),
+    },
+  );
 }
 
 /** Stop reasons whose advice speaks of the write that stopped the run, not of a call not made. */
