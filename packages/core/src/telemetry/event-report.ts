@@ -109,15 +109,28 @@ interface FingerprintTally {
   readonly actions: Set<Action>;
 }
 
-/** What the summary keeps of a run: whether it ended, and its fingerprints. */
+/** What the summary keeps of a run: when it ended, and its fingerprints. */
 interface RunTally {
-  ended: boolean;
+  /** The `at` of its `run_end`; undefined while open. */
+  endedAt: number | undefined;
   /**
    * Fingerprints seen in the run, to count each run once per fingerprint. After its end they are
    * kept as one string, `\n` between them (a set per ended run doubled the memory of a large
    * log): a call in flight when the run ended logs its decision after the `run_end`.
    */
   fingerprints: Set<string> | string | undefined;
+}
+
+/**
+ * Whether an event logged after its run id's `run_end` (at `endedAt`) is of a later run that
+ * reuses the id (`RunOptions.runId`): its run, or its call 1, began after that end. A call in
+ * flight at the end began before it; a call made after the stop is not call 1.
+ */
+function startsRunAfter(event: GovernorEvent, endedAt: number): boolean {
+  if (event.type === "run_end") return event.at - event.summary.durationMs > endedAt;
+  if (event.call !== 1) return false;
+  if (event.type === "call") return event.at - event.durationMs > endedAt;
+  return event.input !== undefined && event.at - event.input.elapsedMs > endedAt;
 }
 
 /** Notes the fingerprint in the run; whether the run had not met it before. */
@@ -174,8 +187,8 @@ class EventTally {
     this.firstAt = this.firstAt === null ? event.at : Math.min(this.firstAt, event.at);
     this.lastAt = this.lastAt === null ? event.at : Math.max(this.lastAt, event.at);
     let run = this.runs.get(event.runId);
-    if (run === undefined) {
-      run = { ended: false, fingerprints: undefined };
+    if (run === undefined || (run.endedAt !== undefined && startsRunAfter(event, run.endedAt))) {
+      run = { endedAt: undefined, fingerprints: undefined };
       this.runs.set(event.runId, run);
     }
     switch (event.type) {
@@ -189,7 +202,7 @@ class EventTally {
         return;
       case "run_end":
         this.ended += 1;
-        run.ended = true;
+        run.endedAt = event.at;
         if (run.fingerprints instanceof Set) run.fingerprints = [...run.fingerprints].join("\n");
         bump(this.stoppedBy, event.summary.reason);
         if (event.summary.budget !== undefined) bump(this.budgets, event.summary.budget);
@@ -246,7 +259,7 @@ class EventTally {
         }),
       );
     let openRuns = 0;
-    for (const run of this.runs.values()) if (!run.ended) openRuns += 1;
+    for (const run of this.runs.values()) if (run.endedAt === undefined) openRuns += 1;
     return {
       events: this.events,
       firstAt: this.firstAt,

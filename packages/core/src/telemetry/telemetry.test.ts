@@ -634,6 +634,40 @@ describe("summarizeEvents", () => {
     ]);
   });
 
+  it("a later run that reuses a run id is a run of its own, open until its end", () => {
+    // RunOptions.runId may be reused (a conversation's id): the second run starts after the
+    // first ended, at its call 1.
+    const fingerprint = "abababababababab";
+    const input = (elapsedMs: number) => ({
+      callHash: "0123456789abcdef",
+      failure: { channel: "tool" as const, origin: "peer" as const, text: "x" },
+      elapsedMs,
+    });
+    const events = [
+      decisionEvent({ fingerprint, runId: "conv", call: 1, input: input(5) }),
+      runEndEvent({ runId: "conv" }),
+      // A call in flight at the end, logged after it: the same run.
+      decisionEvent({
+        fingerprint,
+        runId: "conv",
+        call: 2,
+        input: input(1_500),
+        at: 1_700_000_001_200,
+      }),
+      // A new run under the same id, started after the first ended.
+      decisionEvent({
+        fingerprint,
+        runId: "conv",
+        call: 1,
+        input: input(10),
+        at: 1_700_000_009_000,
+      }),
+    ];
+    const report = summarizeEvents(events);
+    expect(report).toMatchObject({ runs: 1, openRuns: 1 });
+    expect(report.topFingerprints).toMatchObject([{ fingerprint, count: 3, runs: 2 }]);
+  });
+
   it("summarizes an empty log", () => {
     const report = summarizeEvents([]);
     expect(report).toMatchObject({ events: 0, firstAt: null, lastAt: null, runs: 0, openRuns: 0 });
