@@ -112,7 +112,7 @@ export class OutcomeTracker {
     guard: StoreGuard,
   ): MaybePromise<void> {
     let adds: Adds | undefined;
-    if (first) adds = this.#settleWaiting(policy, fingerprint);
+    if (first) adds = this.#settleWaiting(policy, fingerprint, !NO_EVIDENCE.has(decision.reason));
     const retried = this.#retried?.get(call);
     if (decision.action === "retry_dependency") {
       if (this.learns(policy)) {
@@ -186,22 +186,32 @@ export class OutcomeTracker {
     return correction;
   }
 
-  /** A first failure of a call: settles what waited for this tool. */
-  #settleWaiting(policy: ToolPolicy, fingerprint: string): Adds | undefined {
+  /**
+   * A first failure of a call: settles what waited for this tool. A failure that tells nothing
+   * of the tool (`evidence` false: an abort, a host-side failure) settles it without a record.
+   */
+  #settleWaiting(policy: ToolPolicy, fingerprint: string, evidence: boolean): Adds | undefined {
     let adds: Adds | undefined;
     const correction = this.#takeCorrection(policy);
     // Another failure after the correction is progress of some kind: nothing is learned.
-    if (correction?.fingerprint === fingerprint) adds = added(adds, correction, "correct_futile");
-    return this.#settleSwitches(policy.tool, "switch_futile", adds);
+    if (evidence && correction?.fingerprint === fingerprint) {
+      adds = added(adds, correction, "correct_futile");
+    }
+    return this.#settleSwitches(policy.tool, evidence ? "switch_futile" : undefined, adds);
   }
 
-  #settleSwitches(tool: string, field: OutcomeField, adds: Adds | undefined): Adds | undefined {
+  /** Settles the switches to `tool`, recording `field` for each (nothing when undefined). */
+  #settleSwitches(
+    tool: string,
+    field: OutcomeField | undefined,
+    adds: Adds | undefined,
+  ): Adds | undefined {
     if (this.#switches === undefined || this.#switches.length === 0) return adds;
     let out = adds;
     const rest: PendingSwitch[] = [];
     for (const s of this.#switches) {
-      if (s.alternatives.includes(tool)) out = added(out, s, field);
-      else rest.push(s);
+      if (!s.alternatives.includes(tool)) rest.push(s);
+      else if (field !== undefined) out = added(out, s, field);
     }
     this.#switches = rest;
     return out;

@@ -161,6 +161,33 @@ describe("learning from outcomes in a run", () => {
     expect(record?.counts.switch_paid).toBeCloseTo(6, 9);
   });
 
+  it("an alternative cut by an abort or failing on the host's side tells nothing of the switch", async () => {
+    // As for retries: a cancelled run or a protocol failure says nothing of whether switching
+    // pays off; four cancelled runs must not demote the switch for every later run.
+    const store = createMemoryStore();
+    const { gov } = setup(
+      { tools: { search: { effect: "read_only", alternatives: ["search_v2"] } } },
+      store,
+    );
+    const deprecated = "This tool is deprecated, use search_v2 instead";
+    for (const how of ["abort", "host"] as const) {
+      const ac = new AbortController();
+      const run = gov.startRun({ signal: ac.signal });
+      const out = await run.call({ tool: "search" }, async () => failure(deprecated));
+      expect(out).toMatchObject({ kind: "model", action: "switch_tool" });
+      const alt = await run
+        .call({ tool: "search_v2" }, async () => {
+          if (how === "host") throw Object.assign(new Error("Method not found"), { code: -32601 });
+          ac.abort();
+          return success("late");
+        })
+        .catch((error: unknown) => ({ kind: "thrown", error }));
+      expect(alt.kind).not.toBe("ok");
+      run.end();
+    }
+    expect(store.listOutcomes(10)).toEqual([]);
+  });
+
   it("the policy wins: a policy rule's decision is never demoted", async () => {
     const { gov } = setup({
       tools: {
