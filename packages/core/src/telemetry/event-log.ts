@@ -1,12 +1,12 @@
-import { createWriteStream, type WriteStream } from "node:fs";
-import { finished } from "node:stream/promises";
+import { closeSync, openSync, writeSync } from "node:fs";
 import { GovernorError } from "../errors.ts";
 import { eventLine, MIN_EVENT_LINE } from "./event-limits.ts";
 import { eventSchema } from "./event-schema.ts";
 import { EVENT_SCHEMA_VERSION, type GovernorEvent } from "./events.ts";
 
 /**
- * Where a JSON Lines sink writes: a file path (appended to), a writable stream (not ended by the
+ * Where a JSON Lines sink writes: a file path (appended to, each line synchronously: it is on disk
+ * when `write` returns), a writable stream (not ended by the
  * sink), or any object with a `write(line)` method (each line ends with `\n`; a returned promise
  * is awaited by `close`).
  */
@@ -32,7 +32,7 @@ export interface JsonlSink {
   /** Writes one event as one JSON line. Never throws; an unbound function, fit for `onEvent`. */
   readonly write: (event: GovernorEvent) => void;
   /**
-   * Waits for pending writes and, for a file path, ends the file. Later writes are dropped.
+   * Waits for pending writes and, for a file path, closes the file. Later writes are dropped.
    * Never rejects: look at `lastError`.
    */
   close(): Promise<void>;
@@ -92,28 +92,38 @@ export function createJsonlSink(
     }
   };
 
-  let owned: WriteStream | undefined;
-  try {
-    owned = typeof target === "string" ? createWriteStream(target, { flags: "a" }) : undefined;
-  } catch (error) {
-    fail(error);
-    closed = true;
+  // A file is written synchronously, each line in one append: a line is on disk when `write`
+  // returns, so a process that exits or crashes without `close()` loses none (a write stream's
+  // buffer was lost whole), and lines of several processes appending to one file never mix.
+  let fd: number | undefined;
+  if (typeof target === "string") {
+    try {
+      fd = openSync(target, "a");
+    } catch (error) {
+      fail(error);
+      closed = true;
+    }
   }
-  // A stream's overloaded `write` also takes one string: treat every target alike.
+  // A stream's overloaded `write` also takes one string: treat every other target alike.
   const out: { write(line: string): unknown } | undefined =
-    owned ?? (typeof target === "string" ? undefined : target);
+    typeof target === "string" ? undefined : target;
   // Without a listener a stream's error event would crash the process.
   const emitter = out !== undefined && isEmitter(out) ? out : undefined;
   emitter?.on("error", fail);
 
   const write = (event: GovernorEvent): void => {
-    if (closed || out === undefined || owned?.destroyed === true) return;
+    if (closed) return;
     try {
       const line = eventLine(event, maxLineLength);
       if (line === undefined) {
         fail(new RangeError(`a ${event.type} event does not fit in ${maxLineLength} characters`));
         return;
       }
+      if (fd !== undefined) {
+        appendLine(fd, `${line}\n`);
+        return;
+      }
+      if (out === undefined) return;
       const result = out.write(`${line}\n`);
       if (isPromiseLike(result)) {
         const tracked = Promise.resolve(result).then(undefined, fail);
@@ -129,13 +139,13 @@ export function createJsonlSink(
     if (closed) return;
     closed = true;
     await Promise.allSettled([...pending]);
-    if (owned !== undefined) {
-      owned.end();
+    if (fd !== undefined) {
       try {
-        await finished(owned);
+        closeSync(fd);
       } catch (error) {
         if (lastError === undefined) fail(error);
       }
+      fd = undefined;
     } else {
       emitter?.removeListener("error", fail);
     }
@@ -148,6 +158,13 @@ export function createJsonlSink(
       return lastError;
     },
   };
+}
+
+/** Writes all of `text` at the end of the file `fd` was opened (`a`) on. */
+function appendLine(fd: number, text: string): void {
+  const bytes = Buffer.from(text, "utf8");
+  let done = 0;
+  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
 }
 
 /** What {@link parseEvents} read: the valid events, and one message per bad line. */
