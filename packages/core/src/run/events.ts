@@ -8,11 +8,13 @@ import { effectHints, recordedFailure } from "../telemetry/recorded-failure.ts";
 import { type CallState, callHashOf, observe } from "./call-state.ts";
 
 /** Emits the call's `call` event when something listens (only its count, when only the metrics do). */
-export function emitCall(state: CallState, outcome: CallOutcomeKind): void {
+export function emitCall(state: CallState, outcome: CallOutcomeKind, failed = false): void {
   const { core, id } = state.run;
   if (!core.listening) return;
   if (core.callMetric !== undefined) {
-    core.callMetric(state.call.tool, state.call.server, outcome);
+    // `failed`: an observe-only call whose failure passed through as `ok` (the event path learns
+    // it from the call's observed decision).
+    core.callMetric(state.call.tool, state.call.server, outcome, failed);
     return;
   }
   core.emit({

@@ -208,11 +208,12 @@ export function createGovernor(
     // With only the metrics listening, a call's outcome is counted without building its event.
     callMetric:
       metrics !== undefined && listeners.length === 1
-        ? (tool, server, outcome) =>
+        ? (tool, server, outcome, failed) =>
             metrics.call(
               boundName(tool),
               server === undefined ? undefined : boundName(server),
               outcome,
+              failed,
             )
         : undefined,
     emit(raw) {

@@ -131,7 +131,12 @@ export interface GovernorCore {
    * a `call` event being built (`listening` is true for the other events).
    */
   readonly callMetric?:
-    | ((tool: string, server: string | undefined, outcome: CallOutcomeKind) => void)
+    | ((
+        tool: string,
+        server: string | undefined,
+        outcome: CallOutcomeKind,
+        failed: boolean,
+      ) => void)
     | undefined;
   breakerKey(tool: string, server: string | undefined): string;
   /**

@@ -292,7 +292,7 @@ function outcomeOf<T>(j: Judging<T>, d: Decision): Judged<T> {
   const r = state.run;
   const { core } = r;
   if (r.observeOnly) {
-    emitCall(state, "ok");
+    emitCall(state, "ok", true);
     if ("thrown" in outcome) throw new Escape(outcome.thrown);
     return {
       kind: "ok",

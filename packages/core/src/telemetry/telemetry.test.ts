@@ -358,6 +358,39 @@ describe("createOtelRecorder", () => {
     expect(JSON.stringify(alone.calls)).not.toContain(secret);
   });
 
+  it("observe-only: a call that failed does not prove its invented tool name exists", async () => {
+    // Observe-only passes every failure through, so its call events say `ok`; a name a model
+    // invented must not take one of the maxTools attribute slots for it.
+    const recorded = async (withListener: boolean) => {
+      const { provider, collect } = sdk();
+      const governor = createGovernor(
+        { observeOnly: true },
+        {
+          meter: provider.getMeter("test"),
+          ...(withListener && { onEvent: () => {} }),
+        },
+      );
+      const run = governor.startRun();
+      const unknown = {
+        content: [{ type: "text", text: "Unknown tool: invented" }],
+        isError: true,
+      };
+      await run.call({ tool: "invented" }, async () => unknown);
+      await run.call({ tool: "invented" }, async () => unknown);
+      await run.call({ tool: "real", args: { q: 1 } }, async () => ({ content: [] }));
+      run.end();
+      const found = await collect();
+      await provider.shutdown();
+      return points(found.get("governor.tool.calls"));
+    };
+    const expected = sorted([
+      { attributes: { tool: "(unknown)", outcome: "ok" }, value: 2 },
+      { attributes: { tool: "real", outcome: "ok" }, value: 1 },
+    ]);
+    expect(await recorded(false)).toEqual(expected);
+    expect(await recorded(true)).toEqual(expected);
+  });
+
   it("never throws into the agent loop, whatever the meter does", () => {
     const broken: MeterLike = {
       createCounter: () => ({

@@ -69,6 +69,12 @@ const DEFAULT_MAX_TOOLS = 200;
 class ToolAttributes {
   private readonly known: ReadonlySet<string>;
   private readonly proven = new Set<string>();
+  /**
+   * Calls (run id and call number) that failed in observe-only mode: their `call` event says
+   * `ok` (the failure passed through), which proves nothing of the tool. Emptied as their
+   * `call` events come; cleared whole past a bound.
+   */
+  private readonly observedFailures = new Set<string>();
 
   constructor(
     known: Iterable<string>,
@@ -86,7 +92,21 @@ class ToolAttributes {
     }
     return UNKNOWN_TOOL;
   }
+
+  /** An observe-only decision: the call failed, whatever its `call` event will say. */
+  failedObserved(runId: string, call: number): void {
+    if (this.observedFailures.size >= MAX_OBSERVED_FAILURES) this.observedFailures.clear();
+    this.observedFailures.add(`${call}:${runId}`);
+  }
+
+  /** Whether the call failed in observe-only mode (forgotten once asked). */
+  tookObservedFailure(runId: string, call: number | undefined): boolean {
+    return call !== undefined && this.observedFailures.delete(`${call}:${runId}`);
+  }
 }
+
+/** Observe-only failures awaiting their call's event, at most. */
+const MAX_OBSERVED_FAILURES = 10_000;
 
 /** An event handler that records metrics: pass it as (or call it from) `onEvent`. */
 export type EventRecorder = (event: GovernorEvent) => void;
@@ -147,17 +167,24 @@ function recordCall(
   name: string,
   server: string | undefined,
   outcome: CallOutcomeKind,
+  failed = false,
 ): void {
-  const tool = tools.of(name, outcome === "ok" || outcome === "replayed");
+  const tool = tools.of(name, !failed && (outcome === "ok" || outcome === "replayed"));
   instruments.calls.add(1, withServer({ tool, outcome }, server));
 }
 
 function record(instruments: Instruments, tools: ToolAttributes, event: GovernorEvent): void {
   switch (event.type) {
-    case "call":
-      recordCall(instruments, tools, event.tool, event.server, event.outcome);
+    case "call": {
+      const failed = tools.tookObservedFailure(event.runId, event.call);
+      recordCall(instruments, tools, event.tool, event.server, event.outcome, failed);
       return;
+    }
     case "decision": {
+      // An attempt that failed (not a refusal before it: the call may still be made and succeed).
+      if (event.observed && event.attempt > 0 && event.call !== undefined) {
+        tools.failedObserved(event.runId, event.call);
+      }
       const tool = tools.of(event.tool, false);
       instruments.failures.add(1, { tool, action: event.action, reason: event.reason });
       if (event.action === "retry_dependency") {
@@ -232,8 +259,11 @@ export function createOtelRecorder(options: OtelRecorderOptions = {}): EventReco
  */
 export interface OtelMetrics {
   readonly onEvent: EventRecorder;
-  /** The `call` event's metric; `tool` and `server` bounded as `boundEvent` bounds them. */
-  call(tool: string, server: string | undefined, outcome: CallOutcomeKind): void;
+  /**
+   * The `call` event's metric; `tool` and `server` bounded as `boundEvent` bounds them. `failed`:
+   * the call failed in observe-only mode (its outcome says `ok`).
+   */
+  call(tool: string, server: string | undefined, outcome: CallOutcomeKind, failed?: boolean): void;
 }
 
 /**
@@ -272,9 +302,9 @@ export function createOtelMetrics(options: OtelRecorderOptions = {}): OtelMetric
         // Metrics must never break the agent loop.
       }
     },
-    call(tool, server, outcome) {
+    call(tool, server, outcome, failed) {
       try {
-        recordCall(current(), tools, tool, server, outcome);
+        recordCall(current(), tools, tool, server, outcome, failed);
       } catch {
         // Metrics must never break the agent loop.
       }
