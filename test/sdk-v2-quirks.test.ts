@@ -295,6 +295,15 @@ describe("@modelcontextprotocol/client 2.x quirks Governor relies on", () => {
       expect(errors[0]?.message).toMatch(
         /^Received a progress notification for an unknown token: /,
       );
+      // The call runs on at the server and answers at 400 ms: wait for that answer here, so its
+      // progress and its late response land in this test's errors, not in a later test's on the
+      // same client (the stdio test below expects none, and failed when it started sooner).
+      await until(() =>
+        errors.some((e) => /^Received a response for an unknown message ID/.test(e.message)),
+      );
+      expect(errors.at(-1)?.message).toMatch(
+        /^Received a response for an unknown message ID: .*Slept 400 ms/,
+      );
     });
   });
 
