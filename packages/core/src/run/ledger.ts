@@ -138,18 +138,13 @@ function claimKey<T>(
 ): MaybePromise<CallOutcome<T> | undefined> {
   const r = state.run;
   const { core, policy } = r;
-  // A key minted from the run instance (no callId) is the run's own: its end lets the store drop
-  // it (`Store.release`), so an ended run claims none (an identical write that succeeded may be
-  // gone from the ledger). A first attempt admitted before a stop reaches this only across an
-  // await (an asynchronous preflight): it is not sent. A store that drops nothing early (no
-  // `release`, e.g. Redis) still has that entry: the attempt runs, as any admitted before a stop.
+  // A first attempt admitted before a stop reaches this after the end only across an await (an
+  // asynchronous preflight): it is not sent when the end closed its key. Otherwise (a store that
+  // drops nothing early, e.g. Redis) it runs, as any attempt admitted before a stop.
+  if (closedByEnd(state, key)) return endedOutcome<T>(state);
+  // A key minted from the run instance (no callId) is the run's own: the store may drop it when
+  // the run ends (`Store.release`).
   const owner = state.call.callId === undefined ? r.instanceId : undefined;
-  if (
-    r.ended !== undefined &&
-    ((owner !== undefined && core.store.release !== undefined) || freedByEnd(state, key))
-  ) {
-    return endedOutcome<T>(state);
-  }
   const options: ClaimOptions = {
     now: core.now(),
     // Only a server that deduplicates by key makes taking over a write in doubt safe. Not a verify
@@ -236,19 +231,15 @@ function countTrouble<T>(state: CallState, error: unknown) {
  */
 function admitted<T>(state: CallState): MaybePromise<CallOutcome<T> | undefined> {
   if (!isAborted(state)) {
-    // The run ended while the claim of a key of its own was pending: its end may have let the
-    // store drop an identical write's entry before this claim took effect (see claimKey), or
-    // settled `failed` the key of an identical write in doubt (`freedByEnd`). Not a store
-    // without `release` for the first; and a server that deduplicates by key makes sending it
-    // safe even then, while such a claim may have taken over a key left uncertain, which
-    // settling it `failed` here would record as not written.
+    // The run ended while this claim was pending, and its end closed the key (see closedByEnd):
+    // nothing is sent. Not to a server that deduplicates by key, which makes sending it safe even
+    // then (and answers for a write in doubt the claim may have taken over).
     const { key } = state;
     if (
-      state.run.ended === undefined ||
       state.claimedAt === undefined ||
       key === undefined ||
       state.tool.idempotency.honorsKeys ||
-      !((ownKey(state) && state.run.core.store.release !== undefined) || freedByEnd(state, key))
+      !closedByEnd(state, key)
     ) {
       return undefined;
     }
@@ -259,17 +250,16 @@ function admitted<T>(state: CallState): MaybePromise<CallOutcome<T> | undefined>
 }
 
 /**
- * Whether the run's end settled the key `failed` (a write in doubt whose failure went to the
- * model: see run-state.ts `release`): an identical write claiming it afterwards would find it free
- * although the first may have written, whatever the store.
+ * Whether the run's end closed the key to a claim, so that an identical write claiming it now may
+ * write twice: the end lets a store with `release` drop the run's own keys (no `callId`: an
+ * identical write that succeeded may be gone from the ledger), and it settled `failed`, whatever
+ * the store, the keys of writes in doubt whose failure went to the model (run-state.ts `release`).
  */
-function freedByEnd(state: CallState, key: string): boolean {
-  return state.run.releasable?.has(key) === true;
-}
-
-/** Whether the call's key was minted from the run instance (no `callId`): the run's own. */
-function ownKey(state: CallState): boolean {
-  return state.key !== undefined && state.call.callId === undefined;
+function closedByEnd(state: CallState, key: string): boolean {
+  const r = state.run;
+  if (r.ended === undefined) return false;
+  const own = state.call.callId === undefined && r.core.store.release !== undefined;
+  return own || r.releasable?.has(key) === true;
 }
 
 function aborted<T>(state: CallState): CallOutcome<T> {
