@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { createMemoryStore, type MemoryStore } from "../store/memory-store.ts";
-import type { ClaimOptions, Store } from "../store/store.ts";
+import { createMemoryStore } from "../store/memory-store.ts";
+import type { Store } from "../store/store.ts";
 import { createGovernor, type GovernorOptions } from "./governor.ts";
+import { laterClaims, memoryStoreWith } from "./store-doubles.support.ts";
 import type { AttemptContext } from "./types.ts";
 
 /**
@@ -19,29 +20,6 @@ const gov = (options: GovernorOptions, budgets: { calls?: number } = {}) =>
   );
 /** The connection dropped mid-call: the write may have happened. */
 const timeout = () => Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
-
-/** A memory store that answers claims later (a remote store), each after `delays.shift()` ms. */
-function laterClaims(memory: MemoryStore, delays: number[]): Store {
-  return {
-    ...laterClaimsWithoutRelease(memory, delays),
-    release: (owner) => memory.release(owner),
-  };
-}
-
-/** The same, for a store that keeps every entry for its retention (no `release`, as Redis). */
-function laterClaimsWithoutRelease(memory: MemoryStore, delays: number[]): Store {
-  return {
-    get: (k) => memory.get(k),
-    set: (k, v, t) => memory.set(k, v, t),
-    increment: (k, b, t) => memory.increment(k, b, t),
-    claim: async (k: string, h: string, o: ClaimOptions) => {
-      await new Promise((resolve) => setTimeout(resolve, delays.shift() ?? 0));
-      return memory.claim(k, h, o);
-    },
-    settle: (k, st, o) => memory.settle(k, st, o),
-    entry: (k) => memory.entry(k),
-  };
-}
 
 describe("a run's own keys leave the memory store's ledger when it ends", () => {
   it("60 runs of one write each under maxLedgerEntries: 50 all write (the 51st used to be ledger_full)", async () => {
@@ -250,7 +228,7 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
 
   it("with a store that drops nothing early (no release), a write whose claim answers after the end is sent, as before", async () => {
     const memory = createMemoryStore();
-    const governor = gov({ store: laterClaimsWithoutRelease(memory, [30]) }, { calls: 1 });
+    const governor = gov({ store: laterClaims(memory, [30], { release: false }) }, { calls: 1 });
     const run = governor.startRun();
     let payments = 0;
     let key: string | undefined;
@@ -274,18 +252,11 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
   ])("a write admitted just before its run stopped %s", async (_name, releases) => {
     const memory = createMemoryStore();
     let claims = 0;
-    const store: Store = {
-      get: (k) => memory.get(k),
-      set: (k, v, t) => memory.set(k, v, t),
-      increment: (k, b, t) => memory.increment(k, b, t),
-      claim: (k, h, o) => {
-        claims += 1;
-        return memory.claim(k, h, o);
-      },
-      settle: (k, st, o) => memory.settle(k, st, o),
-      entry: (k) => memory.entry(k),
+    const claim: Store["claim"] = (k, h, o) => {
+      claims += 1;
+      return memory.claim(k, h, o);
     };
-    if (releases) store.release = (owner) => memory.release(owner);
+    const store = memoryStoreWith({ claim }, memory, { release: releases });
     let approve = () => {};
     const approved = new Promise<boolean>((resolve) => {
       approve = () => resolve(true);
@@ -324,7 +295,7 @@ describe("a key the run's end settles failed (a correction's write in doubt) is 
   it("with a store that drops nothing early (no release), an identical write whose claim answers after the end is not sent", async () => {
     const memory = createMemoryStore();
     // The second write's claim answers after a read stopped the run (calls budget).
-    const governor = gov({ store: laterClaimsWithoutRelease(memory, [0, 30]) }, { calls: 2 });
+    const governor = gov({ store: laterClaims(memory, [0, 30], { release: false }) }, { calls: 2 });
     const run = governor.startRun();
     const keys: (string | undefined)[] = [];
     const create = async (ctx: AttemptContext) => {
@@ -355,17 +326,11 @@ describe("a key the run's end settles failed (a correction's write in doubt) is 
   it("nor one whose claim is issued after the end (admitted before it), a callId key too", async () => {
     const memory = createMemoryStore();
     let claims = 0;
-    const store: Store = {
-      get: (k) => memory.get(k),
-      set: (k, v, t) => memory.set(k, v, t),
-      increment: (k, b, t) => memory.increment(k, b, t),
-      claim: (k, h, o) => {
-        claims += 1;
-        return memory.claim(k, h, o);
-      },
-      settle: (k, st, o) => memory.settle(k, st, o),
-      entry: (k) => memory.entry(k),
+    const claim: Store["claim"] = (k, h, o) => {
+      claims += 1;
+      return memory.claim(k, h, o);
     };
+    const store = memoryStoreWith({ claim }, memory);
     let approve = () => {};
     const approved = new Promise<boolean>((resolve) => {
       approve = () => resolve(true);

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createMemoryStore } from "../store/memory-store.ts";
 import type { ClaimOptions, Store } from "../store/store.ts";
 import { createGovernor } from "./governor.ts";
+import { laterClaims, memoryStoreWith } from "./store-doubles.support.ts";
 import type { CallOutcome } from "./types.ts";
 
 /**
@@ -50,21 +51,19 @@ describe("a key taken over from a write in doubt stays in doubt when its attempt
     let armed = false;
     // A remote store's count; the host aborts the call as the count's answer arrives, before
     // the run takes its next step (e.g. on another reply of the same network read).
-    const store: Store = {
-      get: (k) => memory.get(k),
-      set: (k, v, t) => memory.set(k, v, t),
-      increment: (k, b, t) => {
-        if (!armed) return memory.increment(k, b, t);
-        const answer = new Promise<number>((resolve) => {
-          setTimeout(() => resolve(memory.increment(k, b, t)), 5);
-        });
-        queueMicrotask(() => void answer.then(() => controller.abort()));
-        return answer;
+    const store = memoryStoreWith(
+      {
+        increment: (k, b, t) => {
+          if (!armed) return memory.increment(k, b, t);
+          const answer = new Promise<number>((resolve) => {
+            setTimeout(() => resolve(memory.increment(k, b, t)), 5);
+          });
+          queueMicrotask(() => void answer.then(() => controller.abort()));
+          return answer;
+        },
       },
-      claim: (k, h, o) => memory.claim(k, h, o),
-      settle: (k, st, o) => memory.settle(k, st, o),
-      entry: (k) => memory.entry(k),
-    };
+      memory,
+    );
     const key = await keyInDoubt(store);
     armed = true;
     const governor = createGovernor(honoursKeys, { metrics: false, random: () => 0, store });
@@ -130,21 +129,14 @@ describe("a key taken over from a write in doubt stays in doubt when its attempt
     let startSecond = () => {};
     // Claims answer later (a remote store): the first call's retry claim after 30 ms, and as it
     // is issued an identical second call starts, whose claim answers at once.
-    const store: Store = {
-      get: (k) => memory.get(k),
-      set: (k, v, t) => memory.set(k, v, t),
-      increment: (k, b, t) => memory.increment(k, b, t),
-      claim: async (k: string, h: string, o: ClaimOptions) => {
-        claims += 1;
-        const delay = claims === 2 ? 30 : 0;
-        if (claims === 2) startSecond();
-        await new Promise((resolve) => setTimeout(resolve, delay));
-        return memory.claim(k, h, o);
-      },
-      settle: (k, st, o) => memory.settle(k, st, o),
-      entry: (k) => memory.entry(k),
-      release: (owner) => memory.release(owner),
+    const claim = async (k: string, h: string, o: ClaimOptions) => {
+      claims += 1;
+      const delay = claims === 2 ? 30 : 0;
+      if (claims === 2) startSecond();
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      return memory.claim(k, h, o);
     };
+    const store = memoryStoreWith({ claim }, memory, { release: true });
     let verifies = 0;
     const governor = createGovernor(
       {
@@ -189,21 +181,8 @@ describe("a key taken over from a write in doubt stays in doubt when its attempt
 describe("a call not sent because another call's write ended the run", () => {
   it("says it was not made, not that its write may have happened", async () => {
     const memory = createMemoryStore();
-    let claims = 0;
     // The second write's claim answers after the first write's lost answer stopped the run.
-    const store: Store = {
-      get: (k) => memory.get(k),
-      set: (k, v, t) => memory.set(k, v, t),
-      increment: (k, b, t) => memory.increment(k, b, t),
-      claim: async (k: string, h: string, o: ClaimOptions) => {
-        claims += 1;
-        await new Promise((resolve) => setTimeout(resolve, claims === 2 ? 30 : 0));
-        return memory.claim(k, h, o);
-      },
-      settle: (k, st, o) => memory.settle(k, st, o),
-      entry: (k) => memory.entry(k),
-      release: (owner) => memory.release(owner),
-    };
+    const store = laterClaims(memory, [0, 30]);
     const governor = createGovernor(
       { tools: { pay: { effect: "mutating", retry: { attempts: 1 } } } },
       { metrics: false, random: () => 0, store },
@@ -294,18 +273,11 @@ describe("a retry after a verify step found no effect", () => {
     let startSecond = () => {};
     // As the first call's key is freed (its verify found no effect), an identical second call
     // starts: it claims the freed key, is sent, and its answer is lost too.
-    const store: Store = {
-      get: (k) => memory.get(k),
-      set: (k, v, t) => memory.set(k, v, t),
-      increment: (k, b, t) => memory.increment(k, b, t),
-      claim: (k, h, o) => memory.claim(k, h, o),
-      settle: (k, st, o) => {
-        memory.settle(k, st, o);
-        if (st === "failed") startSecond();
-      },
-      entry: (k) => memory.entry(k),
-      release: (owner) => memory.release(owner),
+    const settle: Store["settle"] = (k, st, o) => {
+      memory.settle(k, st, o);
+      if (st === "failed") startSecond();
     };
+    const store = memoryStoreWith({ settle }, memory, { release: true });
     let verifies = 0;
     const governor = createGovernor(
       {

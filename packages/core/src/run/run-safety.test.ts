@@ -9,6 +9,7 @@ import { type Store, StoreError } from "../store/store.ts";
 import type { GovernorEvent } from "../telemetry/events.ts";
 import { createGovernor, type GovernorOptions } from "./governor.ts";
 import type { CallOutcome } from "./run.ts";
+import { memoryStoreWith } from "./store-doubles.support.ts";
 
 /** Regression tests of issue 8's findings in the run (one per finding, named after it). */
 
@@ -19,19 +20,6 @@ const gov = (policy: PolicyInput = {}, options: GovernorOptions = {}) =>
 const modelText = (o: CallOutcome<unknown>) => (o.kind === "ok" ? "" : o.result.content[0].text);
 /** The connection dropped mid-call: the write may have happened. */
 const timeout = () => Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
-
-/** A memory store with some of its methods replaced (a store that fails one way). */
-function memoryStoreWith(over: Partial<Store>, memory = createMemoryStore()): Store {
-  return {
-    get: (k) => memory.get(k),
-    set: (k, v, t) => memory.set(k, v, t),
-    increment: (k, b, t) => memory.increment(k, b, t),
-    claim: (k, h, o) => memory.claim(k, h, o),
-    settle: (k, st, o) => memory.settle(k, st, o),
-    entry: (k) => memory.entry(k),
-    ...over,
-  };
-}
 
 describe("issue 8.2: reusing a run id never skips a write", () => {
   it("two runs with the same runId make the same write twice when asked twice", async () => {
