@@ -9,11 +9,15 @@
  * the headline), person-only failures predicted as a retry (must be 0), confusion matrices, and
  * fingerprint recall / merge rate on labelled pairs (test/corpus/fingerprint-pairs.jsonl).
  *
- * Usage: pnpm eval [--json] [corpus-dir]   (default: test/corpus)
+ * Beside them, the blind set (test/blind, issue 27): texts of servers no rule writer has read,
+ * scored as aggregates only (accuracy, confusion matrix, dangerous decisions, fingerprint figures)
+ * so that rule work can follow the figure without seeing a line of it (test/blind/README.md).
+ *
+ * Usage: pnpm eval [--json] [--blind=<dir>] [corpus-dir]   (defaults: test/corpus, test/blind)
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import { failureFromResult, loadPolicy } from "@governor/core";
+import { failureFromResult, loadPolicy, type ToolPolicy } from "@governor/core";
 import { classify, fingerprint, resolveToolPolicy } from "@governor/core/judge";
 
 const POLICY = loadPolicy({});
@@ -36,6 +40,15 @@ interface Entry {
 interface Scored extends Entry {
   readonly predicted: string;
   readonly reason: string;
+}
+
+/** A blind-set line (test/blind/README.md): an entry, and the tool's effect where it is obvious. */
+interface BlindEntry extends Entry {
+  readonly effect?: "read_only" | "idempotent" | "mutating";
+}
+
+interface BlindScored extends BlindEntry {
+  readonly predicted: string;
 }
 
 interface Pair {
@@ -72,7 +85,7 @@ interface Score {
   readonly accuracy: number;
 }
 
-function score(rows: readonly Scored[]): Score {
+function score(rows: readonly { readonly label: Label; readonly predicted: string }[]): Score {
   const correct = rows.filter((r) => r.predicted === r.label).length;
   return { correct, total: rows.length, accuracy: rows.length === 0 ? 0 : correct / rows.length };
 }
@@ -225,6 +238,124 @@ const fingerprints = {
   wronglyMerged: diffPairs.filter((p) => p.merged).map((p) => p.id),
 };
 
+// The blind set: texts of servers no rule writer has read (test/blind/README.md). Only aggregates
+// leave this block: no id, text, server or reason of a blind line is printed or put in the JSON.
+const blindDir = resolve(
+  args.find((a) => a.startsWith("--blind="))?.slice("--blind=".length) ?? join(root, "test/blind"),
+);
+const blindPolicies = new Map<string, ToolPolicy>();
+/** The tool's policy as a host that declared the line's effect would have it. */
+function blindToolPolicy(entry: BlindEntry): ToolPolicy {
+  const key = `${entry.effect ?? ""}\u0000${entry.tool}`;
+  let toolPolicy = blindPolicies.get(key);
+  if (toolPolicy === undefined) {
+    const policy =
+      entry.effect === undefined
+        ? POLICY
+        : loadPolicy({ tools: { [entry.tool]: { effect: entry.effect } } });
+    toolPolicy = resolveToolPolicy(policy, entry.tool);
+    blindPolicies.set(key, toolPolicy);
+  }
+  return toolPolicy;
+}
+const blindRows: BlindScored[] = load<BlindEntry>(join(blindDir, "tool-errors.jsonl")).map(
+  (entry) => ({
+    ...entry,
+    predicted: classify(toFailure(entry.text), blindToolPolicy(entry)).action,
+  }),
+);
+const blindPairs = load<Pair>(join(blindDir, "fingerprint-pairs.jsonl"));
+
+/**
+ * Dangerous decisions, over every blind line (ambiguous ones included, as the person-only count
+ * above): (1) a failure only a person can fix (label stop) predicted as a retry; (2) on a
+ * mutating tool, a stop predicted as correct_arguments (the model is told to rewrite and send
+ * again a write only a person can unblock); (3) on a mutating tool, a retry where the label is
+ * not a retry (a write repeated that should not be).
+ */
+const DANGER = {
+  personOnlyRetried: (r: BlindScored) => r.label === "stop" && r.predicted === "retry_dependency",
+  mutatingStopAsArguments: (r: BlindScored) =>
+    r.effect === "mutating" && r.label === "stop" && r.predicted === "correct_arguments",
+  mutatingWriteRetried: (r: BlindScored) =>
+    r.effect === "mutating" && r.predicted === "retry_dependency" && r.label !== "retry_dependency",
+};
+const DANGER_LEGEND =
+  "dangerous = over all blind lines, ambiguous included: a stop predicted as retry_dependency; " +
+  "on a mutating tool, a stop predicted as correct_arguments; on a mutating tool, a " +
+  "retry_dependency where the label is not retry_dependency";
+
+/** Rows = label, columns = predicted, as numbers only; `other` counts predictions outside the four. */
+function confusion(rows: readonly { label: Label; predicted: string }[]) {
+  const cells = Object.fromEntries(
+    LABELS.map((label) => [
+      label,
+      Object.fromEntries(
+        [...LABELS, "other" as const].map((p) => [
+          p,
+          rows.filter(
+            (r) =>
+              r.label === label &&
+              (p === "other"
+                ? !(LABELS as readonly string[]).includes(r.predicted)
+                : r.predicted === p),
+          ).length,
+        ]),
+      ),
+    ]),
+  );
+  return cells as Record<Label, Record<Label | "other", number>>;
+}
+
+// A blind text quoted by the rule table or a rule test means rule work has seen it: counted (not
+// named), with the same test as the held-out servers, general phrasings of the corpus aside.
+const blindQuoted = blindRows.filter((entry) =>
+  telltales(entry).some(
+    (t) =>
+      !tuning.some((r) => r.text.toLowerCase().includes(t)) &&
+      !heldOutAll.some((r) => r.text.toLowerCase().includes(t)) &&
+      sources.some((src) => src.text.includes(t)),
+  ),
+);
+
+const clearBlind = blindRows.filter((r) => !r.ambiguous);
+const blindPrinted = blindPairs.map((p) => ({
+  same: p.same,
+  kind: p.kind,
+  merged: print(p.tool, p.a) === print(p.tool, p.b),
+}));
+const blindSame = blindPrinted.filter((p) => p.same);
+const blindDifferent = blindPrinted.filter((p) => !p.same);
+const blind = {
+  dir: relative(root, blindDir) || ".",
+  lines: blindRows.length,
+  servers: new Set(blindRows.map((r) => r.server)).size,
+  unambiguous: { ...score(clearBlind), confusion: confusion(clearBlind) },
+  all: { ...score(blindRows), confusion: confusion(blindRows) },
+  dangerous: {
+    total: blindRows.filter((r) => Object.values(DANGER).some((d) => d(r))).length,
+    personOnlyRetried: blindRows.filter(DANGER.personOnlyRetried).length,
+    mutatingStopAsArguments: blindRows.filter(DANGER.mutatingStopAsArguments).length,
+    mutatingWriteRetried: blindRows.filter(DANGER.mutatingWriteRetried).length,
+    legend: DANGER_LEGEND,
+  },
+  quotedByRuleWork: {
+    lines: blindQuoted.length,
+    servers: new Set(blindQuoted.map((r) => r.server)).size,
+  },
+  fingerprints: {
+    samePairs: blindSame.length,
+    sameMerged: blindSame.filter((p) => p.merged).length,
+    recall: ratio(blindSame.filter((p) => p.merged).length, blindSame.length),
+    differentPairs: blindDifferent.length,
+    differentMerged: blindDifferent.filter((p) => p.merged).length,
+    mergeRate: ratio(blindDifferent.filter((p) => p.merged).length, blindDifferent.length),
+    perKind: [...groupBy(blindPrinted, (p) => `${p.same ? "same" : "different"}:${p.kind}`)].map(
+      ([kind, rows]) => ({ kind, pairs: rows.length, merged: rows.filter((p) => p.merged).length }),
+    ),
+  },
+};
+
 const METHOD =
   "leave-servers-out = accuracy on non-ambiguous texts of held-out servers " +
   "(unseen-tool-errors.jsonl: no rule was written or tested on them; servers whose texts a test " +
@@ -236,7 +367,10 @@ const report = {
     leaveServersOut: { ...score(clearHeldOut), servers: perServer.length, macroPerServer: macro },
     inSample: { ...score(clearTuning), servers: new Set(tuning.map((r) => r.server)).size },
     personOnlyRetried: personOnlyRetried.length,
+    blindUnambiguous: score(clearBlind),
+    blindDangerous: blind.dangerous.total,
   },
+  blind,
   folds: perFold,
   perServer,
   excludedServers: [...mentioned].map(([server, where]) => ({ server, where })),
@@ -262,6 +396,9 @@ if (json) {
       `macro per server ${macro.toFixed(3)}`,
     `in-sample (tuning servers):   ${fmt(h.inSample)} on ${h.inSample.servers} servers`,
     `person-only failures predicted as a retry (must be 0): ${h.personOnlyRetried}`,
+    `BLIND SET (${blind.lines} lines, ${blind.servers} servers no rule writer has read): ${fmt(blind.unambiguous)} on unambiguous texts; ` +
+      `dangerous decisions ${blind.dangerous.total}; fingerprint recall ${blind.fingerprints.recall.toFixed(3)}, ` +
+      `false merges ${blind.fingerprints.mergeRate.toFixed(3)}`,
     `method: ${METHOD}`,
     "",
   );
@@ -272,6 +409,7 @@ if (json) {
       : `min ${Math.min(...spread).toFixed(3)}, max ${Math.max(...spread).toFixed(3)}`;
   out.push(`Folds of held-out servers (${range}):`);
   for (const f of perFold) out.push(`  fold ${f.fold}: ${fmt(f)} (${f.servers} servers)`);
+  out.push("", ...blindReport());
   out.push("", "Held-out servers (non-ambiguous):");
   for (const p of perServer) out.push(`  ${fmt(p).padEnd(16)} fold ${p.fold}  ${p.server}`);
   if (mentioned.size > 0) {
@@ -313,4 +451,33 @@ if (json) {
     out.push(`  different-template pairs merged: ${f.wronglyMerged.join(", ")}`);
   }
   process.stdout.write(`${out.join("\n")}\n`);
+}
+
+/** The blind set's lines of the text report: aggregates only (test/blind/README.md). */
+function blindReport(): string[] {
+  const width = Math.max(...LABELS.map((l) => l.length)) + 2;
+  const pad = (v: string) => v.padStart(width);
+  const table = (title: string, part: typeof blind.unambiguous) => [
+    `${title} (rows = label, columns = predicted)`,
+    `${"".padEnd(width)}${[...LABELS, "other"].map(pad).join("")}`,
+    ...LABELS.map(
+      (label) =>
+        `${label.padEnd(width)}${[...LABELS, "other" as const]
+          .map((p) => pad(String(part.confusion[label][p])))
+          .join("")}`,
+    ),
+    `accuracy: ${fmt(part)}`,
+  ];
+  const d = blind.dangerous;
+  const f = blind.fingerprints;
+  return [
+    `Blind set (${blind.dir}: ${blind.lines} lines from ${blind.servers} servers; aggregates only, its lines are kept from rule work):`,
+    ...table("Blind, non-ambiguous", blind.unambiguous).map((l) => `  ${l}`),
+    ...table("Blind, all (ambiguous scored against their label)", blind.all).map((l) => `  ${l}`),
+    `  dangerous decisions: ${d.total} (stop retried ${d.personOnlyRetried}, mutating stop sent back as arguments ${d.mutatingStopAsArguments}, mutating write retried ${d.mutatingWriteRetried})`,
+    `  legend: ${d.legend}`,
+    `  blind lines quoted by the rule table or a rule test: ${blind.quotedByRuleWork.lines} (${blind.quotedByRuleWork.servers} servers; must be 0)`,
+    `  fingerprints on ${f.samePairs + f.differentPairs} blind pairs: same-template recall ${f.sameMerged}/${f.samePairs} = ${f.recall.toFixed(3)}, different-template merges ${f.differentMerged}/${f.differentPairs} = ${f.mergeRate.toFixed(3)}`,
+    ...f.perKind.map((k) => `    ${k.kind}: ${k.merged}/${k.pairs} merged`),
+  ];
 }

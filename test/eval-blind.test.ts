@@ -1,0 +1,220 @@
+// `pnpm eval` scores the blind set as aggregates only (test/blind/README.md): run the real script on
+// a blind directory of made-up lines and check that its figures are the ones the classifier and
+// the fingerprint give, line by line, and that no id, server or text of a line reaches the output.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { failureFromResult, loadPolicy } from "@governor/core";
+import { classify, fingerprint, resolveToolPolicy } from "@governor/core/judge";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const LABELS = ["correct_arguments", "retry_dependency", "switch_tool", "stop"] as const;
+type Label = (typeof LABELS)[number];
+
+interface Line {
+  id: string;
+  server: string;
+  source: string;
+  tool: string;
+  template: string;
+  text: string;
+  label: Label;
+  why: string;
+  ambiguous: boolean;
+  effect?: "read_only" | "mutating";
+}
+
+const line = (
+  n: number,
+  tool: string,
+  text: string,
+  label: Label,
+  extra: { ambiguous?: boolean; effect?: "read_only" | "mutating" } = {},
+): Line => ({
+  id: `fixture-blind-${n}`,
+  server: "example-org/fixture-blind-server",
+  source: "made up for this test",
+  tool,
+  template: text,
+  text,
+  label,
+  why: "made up for this test",
+  ambiguous: extra.ambiguous ?? false,
+  ...(extra.effect && { effect: extra.effect }),
+});
+
+// Made-up texts, each labelled so that one kind of decision the eval counts is exercised.
+const LINES: Line[] = [
+  line(1, "fixture_write", "upstream answered 503 Service Unavailable for qzx-1", "stop", {
+    effect: "mutating",
+  }),
+  line(2, "fixture_write", "field 'qzx_amount' must be a positive integer", "stop", {
+    effect: "mutating",
+  }),
+  line(3, "fixture_write", "read ECONNRESET while talking to qzx-broker", "correct_arguments", {
+    effect: "mutating",
+  }),
+  line(4, "fixture_read", "field 'qzx_limit' must be a positive integer", "correct_arguments", {
+    effect: "read_only",
+  }),
+  line(5, "fixture_read", "401 Unauthorized: the qzx token was revoked", "stop"),
+  line(6, "fixture_read", "connect ETIMEDOUT 10.9.8.7:4433 (qzx)", "retry_dependency", {
+    ambiguous: true,
+  }),
+];
+
+const PAIRS = [
+  {
+    a: "no qzx index named [alpha-2025.01]",
+    b: "no qzx index named [beta_logs]",
+    same: true,
+    kind: "dotted-name",
+  },
+  {
+    a: "qzx job 41 timed out after 30s",
+    b: "qzx job 977 timed out after 2m5s",
+    same: true,
+    kind: "duration",
+  },
+  { a: "qzx quota of the plan exceeded", b: "qzx index alpha not found", same: false, kind: "x" },
+  {
+    a: '{"code":"qzx_a","message":"bad"}',
+    b: '{"code":"qzx_b","message":"bad"}',
+    same: false,
+    kind: "json-upstream",
+  },
+].map((p, i) => ({
+  id: `fixture-pair-${i + 1}`,
+  server: "example-org/fixture-blind-server",
+  source: "made up for this test",
+  tool: "fixture_read",
+  ...p,
+}));
+
+const toFailure = (text: string) =>
+  failureFromResult({ content: [{ type: "text", text }], isError: true });
+
+/** What the classifier decides for a line, for a host that declared its effect. */
+function predicted(l: Line): string {
+  const policy = l.effect
+    ? loadPolicy({ tools: { [l.tool]: { effect: l.effect } } })
+    : loadPolicy({});
+  return classify(toFailure(l.text), resolveToolPolicy(policy, l.tool)).action;
+}
+
+const print = (tool: string, text: string) => {
+  const f = toFailure(text);
+  return fingerprint({
+    tool,
+    channel: f.channel,
+    text: f.text,
+    ...(f.code !== undefined && { code: f.code }),
+  });
+};
+
+let dir: string;
+let textOut: string;
+type Counts = { correct: number; total: number; confusion: Record<Label, Record<Label, number>> };
+/** The part of `pnpm eval --json` this test reads. */
+let json: {
+  blind: {
+    lines: number;
+    servers: number;
+    unambiguous: Counts;
+    all: Counts;
+    dangerous: Record<
+      "total" | "personOnlyRetried" | "mutatingStopAsArguments" | "mutatingWriteRetried",
+      number
+    >;
+    fingerprints: Record<"samePairs" | "differentPairs" | "sameMerged" | "differentMerged", number>;
+  };
+};
+
+const runEval = (...args: string[]) =>
+  execFileSync(
+    process.execPath,
+    ["--conditions=source", "--import", "tsx", "scripts/eval-corpus.ts", ...args],
+    { cwd: join(import.meta.dirname, ".."), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
+  );
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "governor-blind-"));
+  writeFileSync(
+    join(dir, "tool-errors.jsonl"),
+    `${LINES.map((l) => JSON.stringify(l)).join("\n")}\n`,
+  );
+  writeFileSync(
+    join(dir, "fingerprint-pairs.jsonl"),
+    `${PAIRS.map((p) => JSON.stringify(p)).join("\n")}\n`,
+  );
+  textOut = runEval(`--blind=${dir}`);
+  json = JSON.parse(runEval("--json", `--blind=${dir}`));
+}, 120_000);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("pnpm eval on the blind set", () => {
+  it("reports the classifier's own decisions: accuracy and confusion on unambiguous lines", () => {
+    const rows = LINES.map((l) => ({ ...l, predicted: predicted(l) }));
+    const clear = rows.filter((r) => !r.ambiguous);
+    const b = json.blind;
+    expect(b.lines).toBe(LINES.length);
+    expect(b.servers).toBe(1);
+    expect(b.unambiguous.total).toBe(clear.length);
+    expect(b.unambiguous.correct).toBe(clear.filter((r) => r.predicted === r.label).length);
+    expect(b.all.total).toBe(rows.length);
+    for (const label of LABELS) {
+      for (const p of LABELS) {
+        expect(b.unambiguous.confusion[label][p], `${label} -> ${p}`).toBe(
+          clear.filter((r) => r.label === label && r.predicted === p).length,
+        );
+      }
+    }
+  });
+
+  it("counts each kind of dangerous decision the legend names", () => {
+    const rows = LINES.map((l) => ({ ...l, predicted: predicted(l) }));
+    const retried = rows.filter((r) => r.label === "stop" && r.predicted === "retry_dependency");
+    const asArguments = rows.filter(
+      (r) => r.effect === "mutating" && r.label === "stop" && r.predicted === "correct_arguments",
+    );
+    const writeRetried = rows.filter(
+      (r) =>
+        r.effect === "mutating" &&
+        r.predicted === "retry_dependency" &&
+        r.label !== "retry_dependency",
+    );
+    // The made-up lines exercise all three (else this test would check nothing); line 1, a stop
+    // retried on a mutating tool, is of the first kind and the third, and counted once in total.
+    for (const kind of [retried, asArguments, writeRetried]) expect(kind.length).toBeGreaterThan(0);
+    const d = json.blind.dangerous;
+    expect([d.personOnlyRetried, d.mutatingStopAsArguments, d.mutatingWriteRetried]).toEqual([
+      retried.length,
+      asArguments.length,
+      writeRetried.length,
+    ]);
+    expect(d.total).toBe(new Set([...retried, ...asArguments, ...writeRetried]).size);
+    expect(textOut).toContain(`dangerous decisions: ${d.total} `);
+  });
+
+  it("reports fingerprint recall and merges on the blind pairs", () => {
+    const merged = PAIRS.map((p) => print(p.tool, p.a) === print(p.tool, p.b));
+    const f = json.blind.fingerprints;
+    expect([f.samePairs, f.differentPairs]).toEqual([2, 2]);
+    expect(f.sameMerged).toBe(PAIRS.filter((p, i) => p.same && merged[i]).length);
+    expect(f.differentMerged).toBe(PAIRS.filter((p, i) => !p.same && merged[i]).length);
+  });
+
+  it("prints no id, server, tool or text of a blind line, in either mode", () => {
+    const secrets = [
+      ...LINES.flatMap((l) => [l.id, l.text]),
+      ...PAIRS.flatMap((p) => [p.id, p.a, p.b]),
+      "fixture-blind-server",
+      "fixture_write",
+      "qzx",
+    ];
+    const both = `${textOut}\n${JSON.stringify(json)}`;
+    expect(secrets.filter((s) => both.includes(s))).toEqual([]);
+  });
+});
