@@ -673,6 +673,26 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     expect(hostErrorOf(null)).toBeUndefined();
   });
 
+  it("a call to a tool the agent does not have ends run() at once (the SDK's default toolNotFoundBehavior): bounded without Governor", async () => {
+    const run = createGovernor(POLICY).startRun();
+    const getNote = governedTool(
+      {
+        name: "get_note",
+        description: "Reads a note by id",
+        parameters: z.object({ id: z.string() }),
+        execute: async () => "Welcome!",
+      },
+      { run },
+    );
+    const { model, error } = await runAgent([getNote], () => ({
+      calls: [{ name: "get_notes", args: { id: "welcome" } }],
+    }));
+    expect(model.views).toHaveLength(1);
+    expect(error).toMatchObject({ name: "ModelBehaviorError" });
+    expect(String((error as Error).message)).toMatch(/get_notes not found/);
+    expect(run.summary().calls).toBe(0);
+  });
+
   it("refuses options it would bypass, naming what is accepted", () => {
     const run = createGovernor(POLICY).startRun();
     const base = {
