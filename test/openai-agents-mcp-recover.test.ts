@@ -161,6 +161,38 @@ describe.skipIf(SDK_UNSUPPORTED)(
       ]);
     });
 
+    it("the host's abort after a sibling's stop ends run() at once when the run has the host's signal", async () => {
+      const { server } = await faultServer();
+      const controller = new AbortController();
+      const governor = createGovernor(POLICY, { metrics: false });
+      const run = governor.startRun({ signal: controller.signal });
+      const model = new ReactiveModel(() => ({
+        calls: [
+          { name: "delete_account", args: { id: "acct_1" } },
+          { name: "slow", args: { ms: 6_000 } },
+        ],
+      }));
+      const agent = new Agent({
+        name: "notes",
+        instructions: "Use the tools.",
+        model,
+        mcpServers: [governMcpServer(server, { governor, run })],
+      });
+      const abort = setTimeout(() => controller.abort(new Error("host gave up")), 300);
+      const started = Date.now();
+      const error = await testRunner()
+        .run(agent, "Do the task.", { maxTurns: 3, signal: controller.signal })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      const took = Date.now() - started;
+      clearTimeout(abort);
+      expect(governorStopOf(error)?.reason).toBe("forbidden");
+      // The abort came at 300 ms; the slow call would have answered at 6 s.
+      expect(took).toBeLessThan(3_000);
+    });
+
     it("two identical writes in one turn are two logical calls: each is sent with its own key and gets its own reason", async () => {
       // A definite refusal (a structured 409), then a success: not "an earlier attempt may have taken effect".
       const { server, effects } = await faultServer({
