@@ -730,6 +730,33 @@ describe("reconnect (a new @ai-sdk/mcp client)", () => {
     expect(run.summary()).toMatchObject({ calls: 2, failures: 0, retries: 0 });
   });
 
+  it("the tool sets of two runs given the same reconnect share it: one new client, used by both", async () => {
+    const dead = noteTool(async () => {
+      throw closedClient();
+    });
+    const fresh = noteTool(async ({ id }) => `note ${id}`);
+    let reconnects = 0;
+    const reconnect = async () => {
+      reconnects += 1;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return { get_note: fresh };
+    };
+    const outputs = await Promise.all(
+      ["a", "b"].map(async (id) => {
+        const run = governor({ tools: { get_note: { effect: "read_only" } } }).startRun();
+        const result = await generateText({
+          model: scripted(callTool("get_note", { id }, `c-${id}`), say("done")),
+          tools: governTools({ get_note: dead }, { run, reconnect }),
+          stopWhen: [stepCountIs(3), governorStopCondition(run)],
+          prompt: `Read ${id}`,
+        });
+        return result.steps[0]?.toolResults[0]?.output;
+      }),
+    );
+    expect(outputs).toEqual(["note a", "note b"]);
+    expect(reconnects).toBe(1);
+  });
+
   it("a reconnect that fails, or whose tools lack the tool, goes to the host as session_expired", async () => {
     for (const reconnect of [
       async () => {

@@ -39,8 +39,9 @@ export interface GovernToolsOptions {
    * not reconnect: a stdio server whose process died leaves it closed for good): close the old
    * client, create a new one and return its `tools()`. The call that found the client closed is
    * sent again through the new tool of the same name (nothing was sent on that attempt); later
-   * calls use the new tools. One reconnect at a time for all these tools, bounded by
-   * `reconnectTimeoutMs` and each call's own signal. Which calls Governor attempts again after a
+   * calls use the new tools. One reconnect at a time for all tool sets given the same function
+   * (pass one function per client to every run's `governTools`: the sets then share the new
+   * tools), bounded by `reconnectTimeoutMs` (the first set's) and each call's own signal. Which calls Governor attempts again after a
    * connection lost mid-call is its usual rule: reads, idempotent tools and writes whose tool
    * honours keys, never an unkeyed write whose outcome is unknown. A reconnect that fails ends the
    * call as `not_connected` (the host's `session_expired`). @default no reconnect
@@ -206,9 +207,27 @@ interface Reconnecting {
   toolOf(name: string, original: Tool): Tool;
 }
 
+/**
+ * The reconnect state of each hook: the tool sets of every run that pass the same `reconnect`
+ * share one reconnect at a time and the tools it made (two runs each replacing the same client
+ * would close the one the other just made).
+ */
+const shared = new WeakMap<NonNullable<GovernToolsOptions["reconnect"]>, Reconnecting>();
+
 function reconnecting(options: GovernToolsOptions): Reconnecting | undefined {
   const hook = options.reconnect;
   if (hook === undefined) return undefined;
+  const known = shared.get(hook);
+  if (known !== undefined) return known;
+  const made = makeReconnecting(hook, options.reconnectTimeoutMs);
+  shared.set(hook, made);
+  return made;
+}
+
+function makeReconnecting(
+  hook: NonNullable<GovernToolsOptions["reconnect"]>,
+  reconnectTimeoutMs: number | undefined,
+): Reconnecting {
   let current: Record<string, unknown> | undefined;
   const reconnector = createReconnector(
     async (signal) => {
@@ -218,7 +237,7 @@ function reconnecting(options: GovernToolsOptions): Reconnecting | undefined {
       }
       current = tools;
     },
-    options.reconnectTimeoutMs ?? DEFAULT_RECONNECT_MS,
+    reconnectTimeoutMs ?? DEFAULT_RECONNECT_MS,
     // What a hook threw may quote a server's answer: the host's text, redacted all the same.
     (error) => redact(error instanceof Error ? error.message : String(error)),
   );

@@ -34,7 +34,9 @@ export interface GovernMcpServerOptions {
    * again (an `MCPServerStdio` starts a new process), a function is your own way (it gets a
    * signal that aborts when `reconnectTimeoutMs` is up). One reconnect at a time for all calls;
    * the call that found the server gone is sent again once it is back: nothing was sent on that
-   * attempt. Which calls Governor attempts again after a connection lost mid-call is its usual
+   * attempt. The wrappers of every run share one reconnect at a time per server for `true`, and
+   * per server and function for a function (pass the same function to each run's wrapper); the
+   * first wrapper's `reconnectTimeoutMs` applies to it. Which calls Governor attempts again after a connection lost mid-call is its usual
    * rule: reads, idempotent tools and writes whose tool honours keys (with the same key), never
    * an unkeyed write whose outcome is unknown. A reconnect that fails or times out ends the call
    * as `not_connected` (the host's `session_expired`). @default no reconnect
@@ -312,6 +314,15 @@ function reconnectorOf(
     );
   }
   if (reconnect === undefined || reconnect === false) return undefined;
+  // One reconnect at a time per server and hook, shared by the wrappers of every run: two runs
+  // each reconnecting the same server would close the connection the other just made.
+  let byHook = shared.get(server);
+  if (byHook === undefined) {
+    byHook = new Map();
+    shared.set(server, byHook);
+  }
+  const known = byHook.get(reconnect);
+  if (known !== undefined) return known;
   const hook =
     reconnect === true
       ? async () => {
@@ -321,8 +332,16 @@ function reconnectorOf(
         }
       : reconnect;
   const { maxLength, emails, patterns } = governor.policy.redaction;
-  return createReconnector(hook, reconnectTimeoutMs ?? DEFAULT_RECONNECT_MS, (error) =>
+  const made = createReconnector(hook, reconnectTimeoutMs ?? DEFAULT_RECONNECT_MS, (error) =>
     // What a hook threw may quote a server's answer: redacted as any host-facing text.
     redact(error instanceof Error ? error.message : String(error), { maxLength, emails, patterns }),
   );
+  byHook.set(reconnect, made);
+  return made;
 }
+
+/** The reconnects of each server, by hook (`true` for the server's own close and connect). */
+const shared = new WeakMap<
+  MCPServer,
+  Map<true | ((signal: AbortSignal) => Promise<void>), Reconnector>
+>();
