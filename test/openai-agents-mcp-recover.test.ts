@@ -189,7 +189,8 @@ describe.skipIf(SDK_UNSUPPORTED)(
       const took = Date.now() - started;
       clearTimeout(abort);
       expect(governorStopOf(error)?.reason).toBe("forbidden");
-      // The abort came at 1 s (late enough for the 403 to come first on a loaded machine); the slow call would have answered at 6 s.
+      // The abort came at 1 s (late enough for the 403 to come first on a loaded machine); the
+      // slow call would have answered at 6 s.
       expect(took).toBeLessThan(4_500);
     });
 
