@@ -1,7 +1,7 @@
 import type { Run } from "@governor/core";
 import { createMiddleware } from "langchain";
 import { throwIfStopped } from "./stop.ts";
-import { countUnknownCall, unknownCalls } from "./unknown-tools.ts";
+import { countUnknownToolCalls } from "./unknown-tools.ts";
 
 /**
  * Middleware for `createAgent` (langchain 1.x) that ends the agent once its Governor run has
@@ -38,9 +38,7 @@ export function governorMiddleware(run: Run) {
     },
     wrapModelCall: async (request, handler) => {
       const answer = await handler(request);
-      for (const call of unknownCalls(request.tools, answer.tool_calls)) {
-        await countUnknownCall(run, call);
-      }
+      await countUnknownToolCalls(run, request.tools, answer);
       return answer;
     },
   });

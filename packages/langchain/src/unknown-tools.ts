@@ -84,3 +84,26 @@ export async function countUnknownCall(run: Run, call: ModelToolCall): Promise<v
     // may break the agent's loop.
   }
 }
+
+/**
+ * Counts the calls of a model's answer to tools it was not given as failed calls of the run
+ * (`unknown_tool`), as `governorMiddleware` does in `createAgent`: for a graph of your own, call it
+ * in the model node with the tools bound to the model and its answer. `ToolNode` answers such a
+ * call itself, so without this no governed tool sees it; with it, Governor's repeat rule stops a
+ * model that keeps calling one (the third, `repeated_failure`) and `throwIfStopped` ends the graph
+ * at the next turn.
+ * @example
+ * .addNode("agent", async (state) => {
+ *   throwIfStopped(run);
+ *   const answer = await model.bindTools(tools).invoke(state.messages);
+ *   await countUnknownToolCalls(run, tools, answer);
+ *   return { messages: [answer] };
+ * })
+ */
+export async function countUnknownToolCalls(
+  run: Run,
+  tools: readonly unknown[],
+  answer: { readonly tool_calls?: readonly ModelToolCall[] | undefined },
+): Promise<void> {
+  for (const call of unknownCalls(tools, answer.tool_calls)) await countUnknownCall(run, call);
+}
