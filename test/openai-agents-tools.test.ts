@@ -6,7 +6,12 @@ import {
   type PolicyInput,
 } from "@governor/core";
 import { replayedText } from "@governor/core/judge";
-import { GovernorStopError, governedTool, governorStopOf } from "@governor/openai-agents";
+import {
+  GovernorStopError,
+  governedTool,
+  governorStopOf,
+  hostErrorOf,
+} from "@governor/openai-agents";
 import {
   crashMessage,
   DEFAULT_SECRET,
@@ -516,6 +521,176 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     expect(observed.output).toBe("done");
     expect(observed.model.texts()).toEqual(alone.model.texts());
     expect(run.end().reason).toBe("completed");
+  });
+
+  it("the host's abort after a sibling's stop ends run() at once when the run has the host's signal", async () => {
+    // The SDK folds the host's signal and its sibling cancel into one signal, which a governed
+    // call ignores once the sibling cancel came: the host's later abort reaches Governor only
+    // through the run's own signal (issue 29: run() waited for the 6 s tool).
+    const controller = new AbortController();
+    const governor = createGovernor({
+      ...POLICY,
+      tools: { ...POLICY.tools, slow_write: { effect: "mutating" } },
+    });
+    const run = governor.startRun({ signal: controller.signal });
+    let cut = false;
+    const getNote = governedTool(
+      {
+        name: "get_note",
+        description: "Reads a note by id",
+        parameters: z.object({ id: z.string() }),
+        execute: async () => {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          throw new Error("403 Forbidden");
+        },
+      },
+      { run },
+    );
+    const slowWrite = governedTool(
+      {
+        name: "slow_write",
+        description: "A write that takes 6 s and stops when its signal aborts",
+        parameters: z.object({ line: z.string() }),
+        execute: (_input, _ctx, details) =>
+          new Promise<string>((resolve, reject) => {
+            const timer = setTimeout(() => resolve("written"), 6_000);
+            details?.signal?.addEventListener("abort", () => {
+              cut = true;
+              clearTimeout(timer);
+              reject(new Error("aborted"));
+            });
+          }),
+      },
+      { run },
+    );
+    const model = new ReactiveModel(() => ({
+      calls: [
+        { name: "get_note", args: { id: "welcome" } },
+        { name: "slow_write", args: { line: "x" } },
+      ],
+    }));
+    const agent = new Agent({
+      name: "notes",
+      instructions: "Use the tools.",
+      model,
+      tools: [getNote, slowWrite],
+    });
+    const abort = setTimeout(() => controller.abort(new Error("host gave up")), 300);
+    const started = Date.now();
+    const error = await testRunner()
+      .run(agent, "Read it.", { maxTurns: 3, signal: controller.signal })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    const took = Date.now() - started;
+    clearTimeout(abort);
+    expect(governorStopOf(error)?.reason).toBe("forbidden");
+    expect(cut).toBe(true);
+    // The abort came at 300 ms; the tool would have answered at 6 s.
+    expect(took).toBeLessThan(3_000);
+  });
+
+  it.each([
+    ["null", null],
+    ["42", 42],
+    ["undefined", undefined],
+  ])(
+    "a tool that throws %s said nothing the model can act on: it goes to the host (malformed_response), not 'change the arguments'",
+    async (_what, thrown) => {
+      const governor = createGovernor(POLICY);
+      const run = governor.startRun();
+      let calls = 0;
+      const getNote = governedTool(
+        {
+          name: "get_note",
+          description: "Reads a note by id",
+          parameters: z.object({ id: z.string() }),
+          execute: async () => {
+            calls += 1;
+            throw thrown;
+          },
+        },
+        { run },
+      );
+      const { model, error } = await runAgent([getNote], () => ({
+        calls: [{ name: "get_note", args: { id: "welcome" } }],
+      }));
+      expect(calls).toBe(1);
+      expect(model.views).toHaveLength(1);
+      const host = hostErrorOf(error);
+      expect(host).toBeInstanceOf(HostError);
+      expect(host?.reason).toBe("malformed_response");
+      expect(host?.message).toMatch(/threw/);
+      expect(run.summary().reason).toBe("malformed_response");
+    },
+  );
+
+  it("hostErrorOf finds the HostError in what run() threw, and nothing in a stop or another error", async () => {
+    const governor = createGovernor(POLICY);
+    const run = governor.startRun();
+    const getNote = governedTool(
+      {
+        name: "get_note",
+        description: "Reads a note by id",
+        parameters: z.object({ id: z.string() }),
+        execute: async () => {
+          throw Object.assign(new Error("MCP error -32603: internal failure"), {
+            name: "McpError",
+            code: -32603,
+          });
+        },
+      },
+      { run },
+    );
+    const { error } = await runAgent([getNote], () => ({
+      calls: [{ name: "get_note", args: { id: "welcome" } }],
+    }));
+    expect(error).not.toBeInstanceOf(HostError);
+    const host = hostErrorOf(error);
+    expect(host).toBe((error as { error?: unknown }).error);
+    expect(host).toMatchObject({ reason: "protocol_error", failureCode: -32603, tool: "get_note" });
+    expect(governorStopOf(error)).toBeUndefined();
+
+    const stopRun = governor.startRun();
+    const denied = governedTool(
+      {
+        name: "send_email",
+        description: "Sends an email",
+        parameters: z.object({ to: z.string() }),
+        execute: async () => {
+          throw new Error("403 Forbidden");
+        },
+      },
+      { run: stopRun },
+    );
+    const stopped = await runAgent([denied], () => ({
+      calls: [{ name: "send_email", args: { to: "a@example.com" } }],
+    }));
+    expect(governorStopOf(stopped.error)?.reason).toBe("forbidden");
+    expect(hostErrorOf(stopped.error)).toBeUndefined();
+    expect(hostErrorOf(new Error("x"))).toBeUndefined();
+    expect(hostErrorOf(null)).toBeUndefined();
+  });
+
+  it("a call to a tool the agent does not have ends run() at once (the SDK's default toolNotFoundBehavior): bounded without Governor", async () => {
+    const run = createGovernor(POLICY).startRun();
+    const getNote = governedTool(
+      {
+        name: "get_note",
+        description: "Reads a note by id",
+        parameters: z.object({ id: z.string() }),
+        execute: async () => "Welcome!",
+      },
+      { run },
+    );
+    const { model, error } = await runAgent([getNote], () => ({
+      calls: [{ name: "get_notes", args: { id: "welcome" } }],
+    }));
+    expect(model.views).toHaveLength(1);
+    expect(error).toMatchObject({ name: "ModelBehaviorError" });
+    expect(String((error as Error).message)).toMatch(/get_notes not found/);
+    expect(run.summary().calls).toBe(0);
   });
 
   it("refuses options it would bypass, naming what is accepted", () => {

@@ -611,6 +611,13 @@ describe("governTools", () => {
     refused({ run: governor() }, /run must be a Governor run .*got object/);
     refused({ run, onStop: "log" }, /onStop must be a function, got string/);
     refused({ run, onHostError: {} }, /onHostError must be a function, got object/);
+    refused({ run, reconnect: true }, /reconnect must be a function, got boolean/);
+    for (const reconnectTimeoutMs of [0, -5, Number.NaN, "1000"]) {
+      refused(
+        { run, reconnect: async () => ({}), reconnectTimeoutMs },
+        /reconnectTimeoutMs must be a positive number of ms, got /,
+      );
+    }
     refused({ run, server: 7 }, /server must be a string/);
     expect(() => governTools(null as never, { run })).toThrow(/tools must be an object/);
     expect(Object.keys(governTools(tools, { run }))).toEqual(["get_note"]);
@@ -670,5 +677,119 @@ describe("governTools", () => {
     expect(seen?.aborted).toBe(true);
     expect(text).toMatch(/^wait: /);
     expect(run.summary().reason).toBe("aborted");
+  });
+});
+
+describe("reconnect (a new @ai-sdk/mcp client)", () => {
+  /** What a tool of `@ai-sdk/mcp`'s client throws once its client is closed. */
+  const closedClient = () =>
+    Object.assign(new Error("Attempted to send a request from a closed client"), {
+      name: "MCPClientError",
+      [Symbol.for("vercel.ai.error.AI_MCPClientError")]: true,
+    });
+
+  it("the call that found the client closed is sent once more through the new client's tool; later calls use it", async () => {
+    const run = governor({ tools: { get_note: { effect: "read_only" } } }).startRun();
+    const sent: string[] = [];
+    const dead = noteTool(async () => {
+      sent.push("old");
+      throw closedClient();
+    });
+    const fresh = noteTool(async ({ id }) => {
+      sent.push(`new:${id}`);
+      return `note ${id}`;
+    });
+    let reconnects = 0;
+    const result = await generateText({
+      model: scripted(
+        callTool("get_note", { id: "a" }, "c1"),
+        callTool("get_note", { id: "b" }, "c2"),
+        say("done"),
+      ),
+      tools: governTools(
+        { get_note: dead },
+        {
+          run,
+          reconnect: async () => {
+            reconnects += 1;
+            return { get_note: fresh };
+          },
+        },
+      ),
+      stopWhen: [stepCountIs(4), governorStopCondition(run)],
+      prompt: "Read a and b",
+    });
+    expect(sent).toEqual(["old", "new:a", "new:b"]);
+    expect(reconnects).toBe(1);
+    expect(result.steps.map((s) => s.toolResults[0]?.output)).toEqual([
+      "note a",
+      "note b",
+      undefined,
+    ]);
+    // Nothing was sent on the closed client: not a failure of the call, no retry spent.
+    expect(run.summary()).toMatchObject({ calls: 2, failures: 0, retries: 0 });
+  });
+
+  it("the tool sets of two runs given the same reconnect share it: one new client, used by both", async () => {
+    const dead = noteTool(async () => {
+      throw closedClient();
+    });
+    const fresh = noteTool(async ({ id }) => `note ${id}`);
+    let reconnects = 0;
+    const reconnect = async () => {
+      reconnects += 1;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return { get_note: fresh };
+    };
+    const outputs = await Promise.all(
+      ["a", "b"].map(async (id) => {
+        const run = governor({ tools: { get_note: { effect: "read_only" } } }).startRun();
+        const result = await generateText({
+          model: scripted(callTool("get_note", { id }, `c-${id}`), say("done")),
+          tools: governTools({ get_note: dead }, { run, reconnect }),
+          stopWhen: [stepCountIs(3), governorStopCondition(run)],
+          prompt: `Read ${id}`,
+        });
+        return result.steps[0]?.toolResults[0]?.output;
+      }),
+    );
+    expect(outputs).toEqual(["note a", "note b"]);
+    expect(reconnects).toBe(1);
+  });
+
+  it("a reconnect that fails, or whose tools lack the tool, goes to the host as session_expired", async () => {
+    for (const reconnect of [
+      async () => {
+        throw new Error("spawn ENOENT");
+      },
+      async () => ({ other_tool: noteTool(async () => "x") }),
+    ]) {
+      const run = governor({ tools: { get_note: { effect: "read_only" } } }).startRun();
+      const hostErrors: HostError[] = [];
+      const result = await generateText({
+        model: scripted(callTool("get_note", { id: "a" }, "c1"), say("done")),
+        tools: governTools(
+          {
+            get_note: noteTool(async () => {
+              throw closedClient();
+            }),
+          },
+          { run, reconnect, onHostError: (e) => hostErrors.push(e) },
+        ),
+        stopWhen: [stepCountIs(4), governorStopCondition(run)],
+        prompt: "Read a",
+      });
+      expect(hostErrors).toEqual([
+        expect.objectContaining({
+          reason: "session_expired",
+          message: expect.stringMatching(
+            /^get_note: Reconnect.*(ENOENT|no longer has the tool get_note)/,
+          ),
+        }),
+      ]);
+      expect(result.steps[0]?.toolResults[0]?.output).toMatch(
+        /^get_note: the call could not be completed\. /,
+      );
+    }
   });
 });

@@ -7,9 +7,10 @@ import {
   type Run,
   type ToolCall,
 } from "@governor/core";
-import { hostErrorText, replayedText } from "@governor/core/judge";
+import { hostErrorText, redact, replayedText } from "@governor/core/judge";
 import type { JSONValue, Tool, ToolSet } from "ai";
 import { mapMcpClientError, mcpAnnotations } from "./mcp-error.ts";
+import { createReconnector, ReconnectFailed, type Reconnector } from "./reconnect.ts";
 
 /** Options of {@link governTools}. */
 export interface GovernToolsOptions {
@@ -33,7 +34,35 @@ export interface GovernToolsOptions {
    * `governor.settle(key, …)`. The model only gets the stop text; this is the host's copy.
    */
   readonly onStop?: (stop: GovernedStop) => void;
+  /**
+   * Brings an MCP server back when a call finds its client closed (`@ai-sdk/mcp`'s client does
+   * not reconnect: a stdio server whose process died leaves it closed for good): close the old
+   * client, create a new one and return its `tools()`. The call that found the client closed is
+   * sent again through the new tool of the same name (nothing was sent on that attempt); later
+   * calls use the new tools. One reconnect at a time for all tool sets given the same function
+   * (pass one function per client to every run's `governTools`: the sets then share the new
+   * tools), bounded by `reconnectTimeoutMs` (the first set's) and each call's own signal. Which calls Governor attempts again after a
+   * connection lost mid-call is its usual rule: reads, idempotent tools and writes whose tool
+   * honours keys, never an unkeyed write whose outcome is unknown. A reconnect that fails ends the
+   * call as `not_connected` (the host's `session_expired`). @default no reconnect
+   * @example
+   * let client = await createMCPClient({ transport: stdio() });
+   * const tools = governTools(await client.tools(), {
+   *   run,
+   *   reconnect: async () => {
+   *     await client.close().catch(() => {});
+   *     client = await createMCPClient({ transport: stdio() });
+   *     return client.tools();
+   *   },
+   * });
+   */
+  readonly reconnect?: (signal: AbortSignal) => Promise<Record<string, unknown>>;
+  /** Upper bound of one reconnect, a positive number of ms. @default 30000 */
+  readonly reconnectTimeoutMs?: number;
 }
+
+/** How long a reconnect may take by default (spawning a stdio server can take seconds). */
+const DEFAULT_RECONNECT_MS = 30_000;
 
 /** What {@link GovernToolsOptions.onStop} receives. */
 export interface GovernedStop {
@@ -152,11 +181,77 @@ function checkOptions(tools: unknown, options: GovernToolsOptions | undefined): 
       `server must be a string (the server's name in the policy), got ${typeof o.server}`,
     );
   }
-  for (const hook of ["onHostError", "onStop"]) {
+  for (const hook of ["onHostError", "onStop", "reconnect"]) {
     if (o[hook] !== undefined && typeof o[hook] !== "function") {
       throw invalid(`${hook} must be a function, got ${typeof o[hook]}`);
     }
   }
+  const limit = o.reconnectTimeoutMs;
+  if (limit !== undefined && (typeof limit !== "number" || !(limit > 0))) {
+    throw invalid(`reconnectTimeoutMs must be a positive number of ms, got ${String(limit)}`);
+  }
+}
+
+/** Whether a tool of `@ai-sdk/mcp`'s client found the client closed before sending anything. */
+function clientClosed(error: unknown): boolean {
+  return mapMcpClientError(error)?.local === "not_connected";
+}
+
+/**
+ * The tools as the last reconnect made them, and the one reconnect at a time that replaces them;
+ * undefined without a `reconnect` option.
+ */
+interface Reconnecting {
+  readonly reconnector: Reconnector;
+  /** The current tool of `name`: the original until a reconnect, then the new client's. */
+  toolOf(name: string, original: Tool): Tool;
+}
+
+/**
+ * The reconnect state of each hook: the tool sets of every run that pass the same `reconnect`
+ * share one reconnect at a time and the tools it made (two runs each replacing the same client
+ * would close the one the other just made).
+ */
+const shared = new WeakMap<NonNullable<GovernToolsOptions["reconnect"]>, Reconnecting>();
+
+function reconnecting(options: GovernToolsOptions): Reconnecting | undefined {
+  const hook = options.reconnect;
+  if (hook === undefined) return undefined;
+  const known = shared.get(hook);
+  if (known !== undefined) return known;
+  const made = makeReconnecting(hook, options.reconnectTimeoutMs);
+  shared.set(hook, made);
+  return made;
+}
+
+function makeReconnecting(
+  hook: NonNullable<GovernToolsOptions["reconnect"]>,
+  reconnectTimeoutMs: number | undefined,
+): Reconnecting {
+  let current: Record<string, unknown> | undefined;
+  const reconnector = createReconnector(
+    async (signal) => {
+      const tools = await hook(signal);
+      if (typeof tools !== "object" || tools === null) {
+        throw new Error(`reconnect must resolve with the new client's tools, got ${typeof tools}`);
+      }
+      current = tools;
+    },
+    reconnectTimeoutMs ?? DEFAULT_RECONNECT_MS,
+    // What a hook threw may quote a server's answer: the host's text, redacted all the same.
+    (error) => redact(error instanceof Error ? error.message : String(error)),
+  );
+  return {
+    reconnector,
+    toolOf(name, original) {
+      if (current === undefined) return original;
+      const tool = current[name] as Tool | undefined;
+      if (typeof tool?.execute !== "function") {
+        throw new ReconnectFailed(`Reconnected, but the server no longer has the tool ${name}`);
+      }
+      return tool;
+    },
+  };
 }
 
 /**
@@ -185,6 +280,7 @@ export function governTools<TOOLS extends ToolSet>(
 ): TOOLS {
   checkOptions(tools, options);
   const { run, server, onHostError, onStop } = options;
+  const renewable = reconnecting(options);
   // Outputs by tool-call id that `toModelOutput` answers itself (see Remembered).
   const remembered = new Map<string, Remembered>();
   const remember = (toolCallId: string, kind: Remembered["kind"], output: unknown) => {
@@ -214,7 +310,10 @@ export function governTools<TOOLS extends ToolSet>(
         callId: execOptions.toolCallId,
         ...(annotations !== undefined && { annotations }),
         // A tool of `@ai-sdk/mcp`'s client throws its MCPClientError: tagged by origin there.
-        toFailure: (thrown) => mapMcpClientError(thrown) ?? failureFromError(thrown),
+        toFailure: (thrown) =>
+          thrown instanceof ReconnectFailed
+            ? thrown.failure()
+            : (mapMcpClientError(thrown) ?? failureFromError(thrown)),
         ...(execOptions.abortSignal !== undefined && { signal: execOptions.abortSignal }),
       };
       let outcome: CallOutcome<unknown>;
@@ -223,8 +322,8 @@ export function governTools<TOOLS extends ToolSet>(
       try {
         outcome = await run.call(call, async (ctx) => {
           const { signal, unlink } = linkSignals(ctx.signal, execOptions.abortSignal);
-          try {
-            const result = execute.call(original, object ? ctx.args : input, {
+          const send = async (tool: Tool) => {
+            const result = (tool.execute as Execute).call(tool, object ? ctx.args : input, {
               ...execOptions,
               abortSignal: signal,
             });
@@ -232,6 +331,18 @@ export function governTools<TOOLS extends ToolSet>(
             let last: unknown;
             for await (const part of result) last = part;
             return last;
+          };
+          try {
+            if (renewable === undefined) return await send(original);
+            const seen = renewable.reconnector.generation;
+            try {
+              return await send(renewable.toolOf(name, original));
+            } catch (error) {
+              if (!clientClosed(error)) throw error;
+            }
+            // The client was closed: nothing was sent. Bring it back, then send once more.
+            await renewable.reconnector.renew(seen, signal);
+            return await send(renewable.toolOf(name, original));
           } catch (error) {
             threw = { error };
             throw error;

@@ -300,6 +300,105 @@ describe.each(SDKS)("$name, @ai-sdk/mcp", (entry) => {
     });
   });
 
+  describe("stdio, reconnect: a new client for a server whose process died (issue 29)", () => {
+    /** A client of a new fault-server process on `effectsFile` (its state outlives the process). */
+    const spawn = (sdk: Sdk, effectsFile: string) => {
+      const params = stdioServerParams({ effectsFile });
+      return sdk.mcp.createMCPClient({
+        transport: new sdk.mcpStdio.Experimental_StdioMCPTransport({
+          command: params.command,
+          args: params.args ?? [],
+          stderr: "ignore",
+        }),
+        onUncaughtError: () => {},
+      });
+    };
+    const KEYED: PolicyInput = {
+      ...POLICY,
+      servers: {
+        [SERVER]: {
+          trustAnnotations: true,
+          tools: {
+            write_then_drop: { idempotency: { argument: "idempotency_key", honorsKeys: true } },
+          },
+        },
+      },
+    };
+
+    it("a keyed write whose process exits after committing: retried through a new client with the same key, committed once", async (ctx) => {
+      const sdk = sdks.use(ctx);
+      const effectsFile = join(dir, `effects-${++files}.jsonl`);
+      const clients = [await spawn(sdk, effectsFile)];
+      try {
+        const run = createGovernor(KEYED, { metrics: false, random: () => 0.5 }).startRun();
+        const model = sdk.scripted([
+          callTool("write_then_drop", { title: "report" }, "c1"),
+          say("done"),
+        ]);
+        const tools = (await clients[0]?.tools()) as Parameters<typeof governTools>[0];
+        const hostErrors: HostError[] = [];
+        const result = await sdk.generateText({
+          model: model.model,
+          tools: governTools(tools, {
+            run,
+            server: SERVER,
+            onHostError: (e) => hostErrors.push(e),
+            reconnect: async () => {
+              await clients
+                .at(-1)
+                ?.close()
+                .catch(() => {});
+              const client = await spawn(sdk, effectsFile);
+              clients.push(client);
+              return client.tools();
+            },
+          }),
+          stopWhen: [sdk.stepCountIs(4), governorStopCondition(run)],
+          prompt: "Write the report",
+        });
+        expect(hostErrors).toEqual([]);
+        expect(clients).toHaveLength(2);
+        // The new process found the key the first one committed: answered, not written again.
+        expect(JSON.stringify(result.steps[0]?.toolResults[0]?.output)).toMatch(
+          /Wrote \\"report\\" \(write 1\) \(replayed\)/,
+        );
+        const effects = readEffects(effectsFile);
+        expect(effects).toHaveLength(1);
+        expect(effects[0]?.key).toMatch(/^gk_/);
+        expect(run.summary()).toMatchObject({ retries: 1, reason: "completed" });
+        expect(result.text).toBe("done");
+      } finally {
+        await Promise.all(clients.map((c) => c.close().catch(() => {})));
+      }
+    });
+
+    it("without reconnect the same write goes to the host as session_expired, committed once", async (ctx) => {
+      const sdk = sdks.use(ctx);
+      const effectsFile = join(dir, `effects-${++files}.jsonl`);
+      const client = await spawn(sdk, effectsFile);
+      try {
+        const run = createGovernor(KEYED, { metrics: false, random: () => 0.5 }).startRun();
+        const model = sdk.scripted([callTool("write_then_drop", { title: "report" }, "c1")]);
+        const tools = (await client.tools()) as Parameters<typeof governTools>[0];
+        const hostErrors: HostError[] = [];
+        await sdk.generateText({
+          model: model.model,
+          tools: governTools(tools, {
+            run,
+            server: SERVER,
+            onHostError: (e) => hostErrors.push(e),
+          }),
+          stopWhen: [sdk.stepCountIs(4), governorStopCondition(run)],
+          prompt: "Write the report",
+        });
+        expect(hostErrors).toEqual([expect.objectContaining({ reason: "session_expired" })]);
+        expect(readEffects(effectsFile)).toHaveLength(1);
+      } finally {
+        await client.close().catch(() => {});
+      }
+    });
+  });
+
   describe("stdio, a server that exits mid-call (one server each, started together)", () => {
     let exiting: Server | undefined;
     let dropping: Server | undefined;

@@ -1,6 +1,7 @@
 import type { Run } from "@governor/core";
 import { createMiddleware } from "langchain";
 import { throwIfStopped } from "./stop.ts";
+import { countUnknownToolCalls } from "./unknown-tools.ts";
 
 /**
  * Middleware for `createAgent` (langchain 1.x) that ends the agent once its Governor run has
@@ -9,6 +10,12 @@ import { throwIfStopped } from "./stop.ts";
  * run's summary and, for an uncertain write, its idempotency key. The stopping turn's tool
  * messages are in the agent's state (and its checkpointer) before that: every tool call has its
  * answer. Use it with tools from `governTools` on the same run.
+ *
+ * It also counts each call the model makes to a tool it was not given (`ToolNode` answers those
+ * itself, no governed tool sees them) as a failed call of the run, judged `unknown_tool`, so
+ * Governor's repeat rule stops a model that keeps calling one (`repeated_failure`) and its
+ * budgets count them. List it last among middleware that add tools to the model call: it reads
+ * the tools the model was given.
  * @example
  * const run = governor.startRun();
  * const agent = createAgent({
@@ -28,6 +35,11 @@ export function governorMiddleware(run: Run) {
     name: "GovernorMiddleware",
     beforeModel: () => {
       throwIfStopped(run);
+    },
+    wrapModelCall: async (request, handler) => {
+      const answer = await handler(request);
+      await countUnknownToolCalls(run, request.tools, answer);
+      return answer;
     },
   });
 }

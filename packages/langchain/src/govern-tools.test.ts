@@ -5,7 +5,7 @@ import {
   type PolicyInput,
   type Run,
 } from "@governor/core";
-import type { BaseMessage, ToolMessage } from "@langchain/core/messages";
+import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { type StructuredToolInterface, tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, toolRetryMiddleware } from "langchain";
@@ -352,6 +352,66 @@ describe("seed checks: nothing the model reads carries a stack, a path or a secr
     expect(String(message?.content)).not.toMatch(/node_modules|:\d+:\d+/);
     expect(run.summary()).toMatchObject({ calls: 1, failures: 1 });
     expect(run.summary().lastFailure?.reason).toBe("invalid_argument");
+  });
+});
+
+describe("calls to a tool that does not exist (issue 29)", () => {
+  const getNote = () =>
+    tool(async () => "Welcome!", {
+      name: "get_note",
+      description: "Reads a note",
+      schema: noteSchema,
+    });
+  // A model that keeps calling a tool it was never given, with other arguments each time.
+  const script = Array.from({ length: 12 }, (_, i) =>
+    call("get_notes", { id: `n${i}` }, `c${i + 1}`),
+  );
+
+  it("createAgent alone answers them itself until its recursion limit; governed, the third one stops the run", async () => {
+    const plain = await runAgent([getNote()], script);
+    // ToolNode's own answer each time, and nothing bounds the loop but the graph's limit.
+    expect(plain.model.turns.length).toBeGreaterThan(10);
+    expect(String(shown(plain.model)[0]?.content)).toMatch(/get_notes/);
+
+    const run = governor({ tools: { get_note: { effect: "read_only" } } }).startRun();
+    const ended = await runAgent([getNote()], script, run);
+    expect(ended.model.turns).toHaveLength(3);
+    expect(ended.error).toBeInstanceOf(GovernorStopError);
+    expect(ended.error).toMatchObject({ reason: "repeated_failure", tool: "get_notes" });
+    expect(run.summary()).toMatchObject({
+      reason: "repeated_failure",
+      calls: 3,
+      failures: 3,
+      actions: { switch_tool: 2, stop: 1 },
+    });
+    expect(run.summary().lastFailure).toMatchObject({ tool: "get_notes", reason: "unknown_tool" });
+    // The model read ToolNode's answer, which names the tools that exist; none of Governor's.
+    const answers = ended.messages.filter((m): m is ToolMessage => ToolMessage.isInstance(m));
+    expect(answers).toHaveLength(3);
+    for (const answer of answers) expect(String(answer.content)).toMatch(/get_note\b/);
+  });
+
+  it("a known tool called beside an unknown one runs and is not counted as unknown", async () => {
+    let reads = 0;
+    const counted = tool(
+      async () => {
+        reads += 1;
+        return "Welcome!";
+      },
+      { name: "get_note", description: "Reads a note", schema: noteSchema },
+    );
+    const run = governor({ tools: { get_note: { effect: "read_only" } } }).startRun();
+    const both: ScriptedTurn = {
+      calls: [
+        { name: "get_note", args: { id: "welcome" }, id: "k1" },
+        { name: "get_notes", args: { id: "welcome" }, id: "u1" },
+      ],
+    };
+    const ended = await runAgent([counted], [both, say("done")], run);
+    expect(ended.error).toBeUndefined();
+    expect(reads).toBe(1);
+    expect(run.summary()).toMatchObject({ calls: 2, failures: 1, actions: { switch_tool: 1 } });
+    expect(run.summary().lastFailure?.tool).toBe("get_notes");
   });
 });
 

@@ -7,6 +7,7 @@ it("exports exactly the public API", () => {
   expect(Object.keys(api).sort()).toEqual([
     "GovernedTool",
     "GovernorStopError",
+    "countUnknownToolCalls",
     "governMcpTools",
     "governTool",
     "governTools",

@@ -10,3 +10,4 @@ export {
   type McpToolResult,
 } from "./mcp-tools.ts";
 export { GovernorStopError, throwIfStopped } from "./stop.ts";
+export { countUnknownToolCalls } from "./unknown-tools.ts";

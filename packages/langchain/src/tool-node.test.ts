@@ -13,6 +13,7 @@ import {
 } from "../../../test/support/scripted-chat-model.ts";
 import { governTools } from "./govern-tools.ts";
 import { GovernorStopError, throwIfStopped } from "./stop.ts";
+import { countUnknownToolCalls } from "./unknown-tools.ts";
 
 const SECRET = "sk-live-4f9aQ2xZ7bN1mK8pL3vR6tY0";
 const schema = z.object({ id: z.string() });
@@ -174,5 +175,41 @@ describe("governTools with LangGraph's ToolNode", () => {
     const stopped = answers.find((m) => m.tool_call_id === "c1");
     expect(stopped?.status).toBe("error");
     expect(String(stopped?.content)).toMatch(/^delete_note: permission denied/);
+  });
+
+  it("a model that keeps calling a tool that does not exist: countUnknownToolCalls in the model node stops it at the third", async () => {
+    const getNote = tool(async () => "Welcome!", {
+      name: "get_note",
+      description: "Reads a note",
+      schema,
+    });
+    const script = Array.from({ length: 12 }, (_, i) =>
+      call("get_notes", { id: `n${i}` }, `c${i + 1}`),
+    );
+    const run = governor({ tools: { get_note: { effect: "read_only" } } }).startRun();
+    const model = new ScriptedChatModel(script);
+    const tools = governTools([getNote], { run });
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode("agent", async (state) => {
+        throwIfStopped(run);
+        const answer = await model.bindTools(tools).invoke(state.messages);
+        await countUnknownToolCalls(run, tools, answer);
+        return { messages: [answer] };
+      })
+      .addNode("tools", new ToolNode(tools))
+      .addEdge(START, "agent")
+      .addConditionalEdges("agent", toolsCondition, ["tools", END])
+      .addEdge("tools", "agent")
+      .compile();
+    const ended = await invoke(graph as unknown as ReturnType<typeof buildGraph>);
+    expect(ended.error).toBeInstanceOf(GovernorStopError);
+    expect(ended.error).toMatchObject({ reason: "repeated_failure", tool: "get_notes" });
+    expect(model.turns).toHaveLength(3);
+
+    // The same graph without it: ToolNode answers every call, the graph's limit ends it.
+    const alone = new ScriptedChatModel(script);
+    const plain = await invoke(buildGraph([getNote], alone));
+    expect(plain.error).toBeDefined();
+    expect(alone.turns.length).toBeGreaterThan(10);
   });
 });

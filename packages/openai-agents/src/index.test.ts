@@ -8,6 +8,7 @@ it("exports exactly the public API", () => {
     "governMcpServer",
     "governedTool",
     "governorStopOf",
+    "hostErrorOf",
   ]);
 });
 
@@ -42,5 +43,24 @@ it("refuses a run or governor it could not work with, naming the field (without 
     () => api.governMcpServer(server as never, { run } as never),
     /governor must be a Governor/,
   );
+  refused(
+    () => api.governMcpServer(server as never, { governor, run, reconnect: "yes" } as never),
+    /^governMcpServer: reconnect must be true, false or a function \(signal\) => Promise<void>, got string$/,
+  );
+  for (const reconnectTimeoutMs of [0, -1, Number.NaN, "10"]) {
+    refused(
+      () =>
+        api.governMcpServer(
+          server as never,
+          {
+            governor,
+            run,
+            reconnect: true,
+            reconnectTimeoutMs,
+          } as never,
+        ),
+      /^governMcpServer: reconnectTimeoutMs must be a positive number of ms, got /,
+    );
+  }
   expect(api.governMcpServer(server as never, { governor, run }).name).toBe("notes");
 });

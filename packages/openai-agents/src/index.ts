@@ -1,4 +1,4 @@
 // The public API of @governor/openai-agents: an explicit list, pinned by index.test.ts.
 export { type GovernedToolOptions, governedTool } from "./governed-tool.ts";
 export { type GovernMcpServerOptions, governMcpServer } from "./mcp-server.ts";
-export { GovernorStopError, governorStopOf } from "./stop-error.ts";
+export { GovernorStopError, governorStopOf, hostErrorOf } from "./stop-error.ts";

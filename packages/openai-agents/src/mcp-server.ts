@@ -7,6 +7,7 @@ import {
   type ToolAnnotations,
   type ToolCall,
 } from "@governor/core";
+import { redact } from "@governor/core/judge";
 import type {
   CallToolResult,
   CallToolResultContent,
@@ -16,6 +17,7 @@ import type {
 import { checkRun } from "./governed-tool.ts";
 import { mapMcpError } from "./map-mcp-error.ts";
 import { SDK_TOOL_ERROR_TEXT, settle, toolResult } from "./outcome.ts";
+import { createReconnector, ReconnectFailed, type Reconnector } from "./reconnect.ts";
 import { withoutSiblingCancellation } from "./signals.ts";
 
 /** Options of {@link governMcpServer}. */
@@ -26,7 +28,29 @@ export interface GovernMcpServerOptions {
   readonly run: Run;
   /** The server's name in the policy (`servers.<name>`). @default the server's own `name` */
   readonly server?: string;
+  /**
+   * Brings the server back when a call finds it not connected (an `MCPServerStdio` whose process
+   * died, a server closed under the run): `true` closes the server and calls its `connect()`
+   * again (an `MCPServerStdio` starts a new process), a function is your own way (it gets a
+   * signal that aborts when `reconnectTimeoutMs` is up). One reconnect at a time for all calls;
+   * the call that found the server gone is sent again once it is back: nothing was sent on that
+   * attempt. The wrappers of every run share one reconnect at a time per server for `true`, and
+   * per server and function for a function (pass the same function to each run's wrapper); the
+   * first wrapper's `reconnectTimeoutMs` applies to it. Which calls Governor attempts again after a connection lost mid-call is its usual
+   * rule: reads, idempotent tools and writes whose tool honours keys (with the same key), never
+   * an unkeyed write whose outcome is unknown. A reconnect that fails or times out ends the call
+   * as `not_connected` (the host's `session_expired`). @default no reconnect
+   */
+  readonly reconnect?: boolean | ((signal: AbortSignal) => Promise<void>);
+  /**
+   * Upper bound of one reconnect, a positive number of ms; each waiting call is bounded by its
+   * own signal too (the run's abort and deadline). @default 30000
+   */
+  readonly reconnectTimeoutMs?: number;
 }
+
+/** How long a reconnect may take by default (spawning a stdio server can take seconds). */
+const DEFAULT_RECONNECT_MS = 30_000;
 
 type Args = Record<string, unknown> | null;
 type MCPTool = Awaited<ReturnType<MCPServer["listTools"]>>[number];
@@ -106,8 +130,9 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
     );
   }
   const annotations = new Map<string, ToolAnnotations>();
+  const reconnector = reconnectorOf(server, options, governor);
 
-  const callOnce = async (
+  const send = async (
     name: string,
     ctx: AttemptContext,
     meta: Meta,
@@ -122,6 +147,24 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
     return fromContent(await server.callTool(name, args, sendMeta, { signal }));
   };
 
+  /** One attempt; with a reconnect, one more send once a server found gone is back. */
+  const callOnce = async (
+    name: string,
+    ctx: AttemptContext,
+    meta: Meta,
+    signal: AbortSignal,
+  ): Promise<CallToolResult> => {
+    if (reconnector === undefined) return send(name, ctx, meta, signal);
+    const seen = reconnector.generation;
+    try {
+      return await send(name, ctx, meta, signal);
+    } catch (error) {
+      if (!isGone(error)) throw error;
+    }
+    await reconnector.renew(seen, signal);
+    return send(name, ctx, meta, signal);
+  };
+
   const governedCall = async (
     name: string,
     args: Args,
@@ -134,9 +177,13 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
       tool: name,
       server: policyServer,
       args: args ?? {},
+      // The SDK does not hand callTool its tool-call id: each call is its own logical call (its
+      // own key), so identical calls of one turn are not taken for one.
+      callId: crypto.randomUUID(),
       ...(sdk.signal !== undefined && { signal: sdk.signal }),
       ...(annotated !== undefined && { annotations: annotated }),
-      toFailure: mapMcpError,
+      toFailure: (thrown) =>
+        thrown instanceof ReconnectFailed ? thrown.failure() : mapMcpError(thrown),
     };
     // What the server's client threw: observe-only hands it back from run.call as it is.
     let threw: { readonly error: unknown } | undefined;
@@ -192,7 +239,7 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
     close: () => server.close(),
     invalidateToolsCache: () => server.invalidateToolsCache(),
     async listTools() {
-      const tools = await server.listTools();
+      const tools = await listWithReconnect(server, reconnector);
       annotations.clear();
       for (const tool of tools) {
         const a = toolAnnotations(tool);
@@ -221,3 +268,80 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
   }
   return governed;
 }
+
+/** Whether a call found the server gone before sending anything (`Not connected`, not initialized). */
+function isGone(error: unknown): boolean {
+  return mapMcpError(error).local === "not_connected";
+}
+
+/** The server's tools; with a reconnect, once more after bringing back a server found gone. */
+async function listWithReconnect(server: MCPServer, reconnector: Reconnector | undefined) {
+  if (reconnector === undefined) return server.listTools();
+  const seen = reconnector.generation;
+  try {
+    return await server.listTools();
+  } catch (error) {
+    if (!isGone(error)) throw error;
+  }
+  await reconnector.renew(seen, undefined);
+  return server.listTools();
+}
+
+/** The reconnect of `options`, checked; undefined without one. */
+function reconnectorOf(
+  server: MCPServer,
+  options: GovernMcpServerOptions,
+  governor: Governor,
+): Reconnector | undefined {
+  const { reconnect, reconnectTimeoutMs } = options;
+  if (
+    reconnect !== undefined &&
+    typeof reconnect !== "boolean" &&
+    typeof reconnect !== "function"
+  ) {
+    throw new GovernorError(
+      "invalid_options",
+      `governMcpServer: reconnect must be true, false or a function (signal) => Promise<void>, got ${typeof reconnect}`,
+    );
+  }
+  if (
+    reconnectTimeoutMs !== undefined &&
+    (typeof reconnectTimeoutMs !== "number" || !(reconnectTimeoutMs > 0))
+  ) {
+    throw new GovernorError(
+      "invalid_options",
+      `governMcpServer: reconnectTimeoutMs must be a positive number of ms, got ${String(reconnectTimeoutMs)}`,
+    );
+  }
+  if (reconnect === undefined || reconnect === false) return undefined;
+  // One reconnect at a time per server and hook, shared by the wrappers of every run: two runs
+  // each reconnecting the same server would close the connection the other just made.
+  let byHook = shared.get(server);
+  if (byHook === undefined) {
+    byHook = new Map();
+    shared.set(server, byHook);
+  }
+  const known = byHook.get(reconnect);
+  if (known !== undefined) return known;
+  const hook =
+    reconnect === true
+      ? async () => {
+          // A server that lost its process still holds its client: close it before starting anew.
+          await server.close().catch(() => undefined);
+          await server.connect();
+        }
+      : reconnect;
+  const { maxLength, emails, patterns } = governor.policy.redaction;
+  const made = createReconnector(hook, reconnectTimeoutMs ?? DEFAULT_RECONNECT_MS, (error) =>
+    // What a hook threw may quote a server's answer: redacted as any host-facing text.
+    redact(error instanceof Error ? error.message : String(error), { maxLength, emails, patterns }),
+  );
+  byHook.set(reconnect, made);
+  return made;
+}
+
+/** The reconnects of each server, by hook (`true` for the server's own close and connect). */
+const shared = new WeakMap<
+  MCPServer,
+  Map<true | ((signal: AbortSignal) => Promise<void>), Reconnector>
+>();

@@ -1,4 +1,4 @@
-import { GovernorStopError } from "@governor/core";
+import { GovernorError, GovernorStopError, type HostError } from "@governor/core";
 
 /**
  * Thrown by a governed tool when Governor stops the run: the Agents SDK ends `run()` with it (as
@@ -26,6 +26,31 @@ const MAX_DEPTH = 8;
 export function governorStopOf(error: unknown): GovernorStopError | undefined {
   // By marker and name, not `instanceof`: another copy of this package may have thrown it.
   return findInChain(error, GovernorStopError.isStop);
+}
+
+/**
+ * Finds the {@link HostError} in what `run()` threw, the counterpart of {@link governorStopOf}: a
+ * failure only the host can handle (a JSON-RPC error from the server, a broken session, a tool
+ * that threw something that is not an error, Governor's own store failing) ends `run()` with the
+ * SDK's `ToolCallError`, whose `error` is the `HostError` (or a `GovernorStopError` whose `cause`
+ * is one, when the host's `onHostError` hook answered with a stop). Returns `undefined` when the
+ * run did not end with one (any other stop, or the SDK's own error).
+ * @example
+ * try {
+ *   await run(agent, input);
+ * } catch (error) {
+ *   const host = hostErrorOf(error);
+ *   if (host?.reason === "session_expired") return reconnectAndRetry();
+ *   throw error;
+ * }
+ */
+export function hostErrorOf(error: unknown): HostError | undefined {
+  // By marker and code, not `instanceof`: another copy of @governor/core may have thrown it.
+  return findInChain(error, isHostError);
+}
+
+function isHostError(value: unknown): value is HostError {
+  return GovernorError.isInstance(value) && value.code === "host_error";
 }
 
 /**

@@ -1,0 +1,93 @@
+import { createGovernor } from "@governor/core";
+import { describe, expect, it } from "vitest";
+import { governMcpServer } from "./mcp-server.ts";
+
+/**
+ * A stand-in for an Agents SDK MCP server whose connection is gone until `connect()` runs again:
+ * what an `MCPServerStdio` does once its process died (its client answers `Not connected`).
+ */
+function goneServer() {
+  const state = { connected: false, connects: 0, closes: 0, sent: [] as string[] };
+  const server = {
+    name: "notes",
+    cacheToolsList: false,
+    async connect() {
+      state.connects += 1;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      state.connected = true;
+    },
+    async close() {
+      state.closes += 1;
+      state.connected = false;
+    },
+    async invalidateToolsCache() {},
+    async listTools() {
+      if (!state.connected) throw new Error("Not connected");
+      return [{ name: "get_note", inputSchema: { type: "object" as const, properties: {} } }];
+    },
+    async callTool(name: string, args: Record<string, unknown> | null) {
+      if (!state.connected) throw new Error("Not connected");
+      state.sent.push(`${name}:${JSON.stringify(args)}`);
+      return [{ type: "text" as const, text: "ok" }];
+    },
+  };
+  return { server, state };
+}
+
+describe("governMcpServer reconnect", () => {
+  it("the wrappers of two runs share one reconnect of their server: connect() runs once", async () => {
+    const { server, state } = goneServer();
+    const governor = createGovernor(
+      { tools: { get_note: { effect: "read_only" } } },
+      { metrics: false },
+    );
+    const wrappers = [governor.startRun(), governor.startRun()].map((run) =>
+      governMcpServer(server as never, { governor, run, reconnect: true }),
+    );
+    const answers = await Promise.all(
+      wrappers.flatMap((w) => [
+        w.callTool("get_note", { id: "a" }),
+        w.callTool("get_note", { id: "b" }),
+      ]),
+    );
+    expect(answers.map((a) => a[0])).toEqual(Array(4).fill({ type: "text", text: "ok" }));
+    expect(state.connects).toBe(1);
+    expect(state.closes).toBe(1);
+    expect(state.sent).toHaveLength(4);
+  });
+
+  it("a tool listing that finds the server gone reconnects too; without reconnect it throws", async () => {
+    const { server, state } = goneServer();
+    const governor = createGovernor({}, { metrics: false });
+    const plain = governMcpServer(server as never, { governor, run: governor.startRun() });
+    await expect(plain.listTools()).rejects.toThrow(/Not connected/);
+    const governed = governMcpServer(server as never, {
+      governor,
+      run: governor.startRun(),
+      reconnect: true,
+    });
+    expect((await governed.listTools()).map((t) => t.name)).toEqual(["get_note"]);
+    expect(state.connects).toBe(1);
+  });
+
+  it("a reconnect of your own that fails ends the call for the host as session_expired, redacted", async () => {
+    const { server } = goneServer();
+    const governor = createGovernor(
+      { tools: { get_note: { effect: "read_only" } } },
+      { metrics: false },
+    );
+    const run = governor.startRun();
+    const wrapper = governMcpServer(server as never, {
+      governor,
+      run,
+      reconnect: async () => {
+        throw new Error("spawn failed: token ghp_16C7e42F292c6912E7710c838347Ae178B4a");
+      },
+    });
+    const error = await wrapper.callTool("get_note", { id: "a" }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: "HostError", reason: "session_expired" });
+    expect(String((error as Error).message)).toMatch(/Reconnect failed: spawn failed/);
+    expect(String((error as Error).message)).not.toContain("ghp_16C7e42F");
+    expect(run.summary().reason).toBe("session_expired");
+  });
+});
