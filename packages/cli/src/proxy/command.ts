@@ -14,7 +14,9 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CliIo } from "../io.ts";
+import { createDurableDoubts } from "./durable-doubts.ts";
 import { createProxyServer, type ProxyServer, type ProxyServerOptions } from "./server.ts";
+import { type OpenedStore, openStore, parseStoreSpec, type StoreSpec } from "./store-option.ts";
 
 /** What `governor proxy` was asked to do. */
 export interface ProxyArgs {
@@ -31,6 +33,8 @@ export interface ProxyArgs {
   readonly windowMs?: number;
   readonly stopTtlMs?: number;
   readonly timeoutMs?: number;
+  /** Where the ledger, breakers and budgets live (`--store`). @default the process's memory */
+  readonly store?: StoreSpec;
 }
 
 /** A bad command line: the message says what was wrong and what is accepted. */
@@ -73,6 +77,7 @@ export function parseProxyArgs(argv: readonly string[]): ProxyArgs {
         window: { type: "string" },
         "stop-ttl": { type: "string" },
         timeout: { type: "string" },
+        store: { type: "string" },
       },
       allowPositionals: true,
       strict: true,
@@ -120,6 +125,14 @@ export function parseProxyArgs(argv: readonly string[]): ProxyArgs {
   const windowMs = duration("window", values.window);
   const stopTtlMs = duration("stop-ttl", values["stop-ttl"]);
   const timeoutMs = duration("timeout", values.timeout);
+  let store: StoreSpec | undefined;
+  if (values.store !== undefined) {
+    const parsed = parseStoreSpec(values.store);
+    if ("problem" in parsed) {
+      throw new ProxyUsageError(`--store ${JSON.stringify(values.store)}: ${parsed.problem}`);
+    }
+    store = parsed;
+  }
   const [command, ...args] = child;
   return {
     ...(values.policy !== undefined && { policy: values.policy }),
@@ -132,6 +145,7 @@ export function parseProxyArgs(argv: readonly string[]): ProxyArgs {
     ...(windowMs !== undefined && { windowMs }),
     ...(stopTtlMs !== undefined && { stopTtlMs }),
     ...(timeoutMs !== undefined && { timeoutMs }),
+    ...(store !== undefined && { store }),
   };
 }
 
@@ -276,7 +290,21 @@ export async function proxyCommand(argv: string[], io: CliIo): Promise<number> {
       onError: (error) => io.stderr.write(`governor proxy: event log: ${String(error)}\n`),
     });
   }
-  const governor = createGovernor(policy, { ...(sink !== undefined && { onEvent: sink.write }) });
+  let opened: OpenedStore | undefined;
+  if (args.store !== undefined) {
+    try {
+      opened = await openStore(args.store);
+    } catch (error) {
+      io.stderr.write(`governor proxy: --store: ${(error as Error).message}\n`);
+      await sink?.close();
+      return 1;
+    }
+  }
+  const governor = createGovernor(policy, {
+    ...(sink !== undefined && { onEvent: sink.write }),
+    ...(opened !== undefined && { store: opened.store }),
+  });
+  const doubts = opened && createDurableDoubts(opened.store, args.server);
   const upstream = upstreamOf(args);
   const proxyOptions = (): ProxyServerOptions => ({
     governor,
@@ -287,6 +315,7 @@ export async function proxyCommand(argv: string[], io: CliIo): Promise<number> {
     ...(args.timeoutMs !== undefined && { timeoutMs: args.timeoutMs }),
     onTransportError: (error) => io.stderr.write(`governor proxy: ${error.message}\n`),
     onConnectError: (message) => io.stderr.write(`governor proxy: ${message}\n`),
+    ...(doubts !== undefined && { doubts }),
   });
 
   let closing: Promise<void> | undefined;
@@ -311,6 +340,7 @@ export async function proxyCommand(argv: string[], io: CliIo): Promise<number> {
   function shutdown(): Promise<void> {
     closing ??= (async () => {
       await closeHost();
+      await opened?.close().catch(() => undefined);
       await sink?.close();
       shutdownResolve();
     })();

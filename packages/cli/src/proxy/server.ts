@@ -30,6 +30,7 @@ import {
   type ServerCapabilities,
   SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { DurableDoubts } from "./durable-doubts.ts";
 import { createProxySession, JsonRpcError, type ProxyLog, type ProxySession } from "./session.ts";
 
 const { version: VERSION } = createRequire(import.meta.url)("../../package.json") as {
@@ -66,6 +67,8 @@ export interface ProxyServerOptions {
    * start still logs it.
    */
   readonly onConnectError?: (message: string) => void;
+  /** Writes in doubt kept in the governor's store (`--store`): see durable-doubts.ts. */
+  readonly doubts?: DurableDoubts;
 }
 
 export interface ProxyServer {
@@ -274,6 +277,7 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
       timeoutMs,
       log,
       onToolsMaybeChanged: toolsMaybeChanged,
+      ...(options.doubts !== undefined && { doubts: options.doubts }),
     });
     const instructions = upstream.getInstructions();
     return {
