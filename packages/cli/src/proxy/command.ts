@@ -10,13 +10,14 @@ import { parseArgs } from "node:util";
 import { createGovernor, createJsonlSink, type JsonlSink, loadPolicy } from "@governor/core";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CliIo } from "../io.ts";
 import { createDurableDoubts } from "./durable-doubts.ts";
+import { HostStdioTransport } from "./host-stdio.ts";
 import { createProxyServer, type ProxyServer, type ProxyServerOptions } from "./server.ts";
 import { type OpenedStore, openStore, parseStoreSpec, type StoreSpec } from "./store-option.ts";
+import { answerBadToolCalls } from "./tool-call-guard.ts";
 
 /** What `governor proxy` was asked to do. */
 export interface ProxyArgs {
@@ -204,6 +205,7 @@ export async function listenHttp(
   proxyOptions: () => ProxyServerOptions,
   port: number,
   host: string,
+  onProblem: (message: string) => void = () => undefined,
 ): Promise<{ port: number; close(): Promise<void> }> {
   const sessions = new Map<
     string,
@@ -247,6 +249,7 @@ export async function listenHttp(
         void proxy.close();
       };
       await proxy.server.connect(transport);
+      answerBadToolCalls(transport, onProblem);
       await transport.handleRequest(req, res, body);
     })().catch((error: unknown) => {
       if (!res.headersSent) jsonRpcError(res, 500, -32603, `governor proxy: ${String(error)}`);
@@ -318,6 +321,8 @@ export async function proxyCommand(argv: string[], io: CliIo): Promise<number> {
     ...(doubts !== undefined && { doubts }),
   });
 
+  // What a host sent that the proxy answered with a JSON-RPC error (or dropped), for its logs.
+  const hostProblem = (message: string) => io.stderr.write(`governor proxy: ${message}\n`);
   let closing: Promise<void> | undefined;
   let shutdownResolve: () => void = () => undefined;
   const done = new Promise<void>((resolve) => {
@@ -325,12 +330,12 @@ export async function proxyCommand(argv: string[], io: CliIo): Promise<number> {
   });
   let closeHost: () => Promise<void>;
   if (args.listen !== undefined) {
-    const served = await listenHttp(proxyOptions, args.listen, args.host);
+    const served = await listenHttp(proxyOptions, args.listen, args.host, hostProblem);
     io.stderr.write(`governor proxy: listening on http://${args.host}:${served.port}/mcp\n`);
     closeHost = served.close;
   } else {
     const proxy = createProxyServer(proxyOptions());
-    const transport = new StdioServerTransport(io.stdin, io.stdout);
+    const transport = new HostStdioTransport(io.stdin, io.stdout, hostProblem);
     await proxy.server.connect(transport);
     closeHost = proxy.close;
     // The host went away: end the run and the child server with it.

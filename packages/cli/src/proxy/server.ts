@@ -24,6 +24,7 @@ import {
   LoggingLevelSchema,
   McpError,
   type Notification,
+  PingRequestSchema,
   type Request,
   type RequestId,
   ResultSchema,
@@ -217,6 +218,37 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     tapProgress(transport);
   };
 
+  /** The reconnect under way, shared by tool calls (governClient's hook) and other requests. */
+  let reconnecting: Promise<void> | undefined;
+  const reconnect = (upstream: Client): Promise<void> => {
+    reconnecting ??= (async () => {
+      await upstream.close().catch(() => undefined);
+      await connectTransport(upstream);
+    })().finally(() => {
+      reconnecting = undefined;
+    });
+    return reconnecting;
+  };
+
+  /**
+   * A request other than a tool call, once the real server went away (a stdio child that exited):
+   * reconnects as a tool call does, or says the server is not reachable. Without it the SDK
+   * answers "Not connected" for ever, and the proxy's own `ping` answered for a dead server.
+   */
+  const connected = async (upstream: Client): Promise<void> => {
+    if (upstream.transport !== undefined && reconnecting === undefined) return;
+    try {
+      await (reconnecting ?? reconnect(upstream));
+    } catch (error) {
+      const message = `could not reconnect to the server: ${error instanceof Error ? error.message : String(error)}`;
+      options.onConnectError?.(message);
+      throw new JsonRpcError(
+        ErrorCode.InternalError,
+        "governor proxy: the server is not reachable: it went away and could not be started again (see the proxy's stderr)",
+      );
+    }
+  };
+
   const connectUpstream = async (
     capabilities: ClientCapabilities,
     clientInfo: Implementation,
@@ -262,10 +294,7 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
       governor,
       ...(options.server !== undefined && { server: options.server }),
       requestTimeoutMs: timeoutMs,
-      reconnect: async () => {
-        await upstream.close().catch(() => undefined);
-        await connectTransport(upstream);
-      },
+      reconnect: () => reconnect(upstream),
       ...(options.onTransportError !== undefined && { onTransportError: options.onTransportError }),
     });
     session = createProxySession({
@@ -338,9 +367,24 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     }),
   );
 
+  // The proxy alone is not the server: a ping goes through, so a dead server is not called alive.
+  server.setRequestHandler(PingRequestSchema, (_request, extra) =>
+    tracked(extra.requestId, async () => {
+      if (client === undefined) return {};
+      await connected(client);
+      try {
+        await client.ping({ signal: extra.signal, timeout: timeoutMs });
+      } catch (error) {
+        return forHost(error);
+      }
+      return {};
+    }),
+  );
+
   server.setRequestHandler(SetLevelRequestSchema, async (request) => {
     level = request.params.level;
     if (client !== undefined && realCapabilities.logging !== undefined) {
+      await connected(client);
       try {
         await client.setLoggingLevel(request.params.level);
       } catch (error) {
@@ -353,6 +397,7 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
   server.fallbackRequestHandler = (request, extra) =>
     tracked(extra.requestId, async () => {
       const { client } = ready();
+      await connected(client);
       const token = (request.params?._meta as { progressToken?: unknown } | undefined)
         ?.progressToken;
       const progress = forwardProgress(token, extra.requestId);
