@@ -14,6 +14,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CliIo } from "../io.ts";
 import { createDurableDoubts } from "./durable-doubts.ts";
+import { dispatchChecked } from "./fast-path.ts";
 import { HostStdioTransport } from "./host-stdio.ts";
 import { createProxyServer, type ProxyServer, type ProxyServerOptions } from "./server.ts";
 import { type OpenedStore, openStore, parseStoreSpec, type StoreSpec } from "./store-option.ts";
@@ -337,6 +338,7 @@ export async function proxyCommand(argv: string[], io: CliIo): Promise<number> {
     const proxy = createProxyServer(proxyOptions());
     const transport = new HostStdioTransport(io.stdin, io.stdout, hostProblem);
     await proxy.server.connect(transport);
+    dispatchChecked(proxy.server, transport);
     closeHost = proxy.close;
     // The host went away: end the run and the child server with it.
     io.stdin.once("end", () => void shutdown());

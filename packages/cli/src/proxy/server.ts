@@ -32,6 +32,7 @@ import {
   SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { DurableDoubts } from "./durable-doubts.ts";
+import { dispatchChecked, useLineReadBuffer } from "./fast-path.ts";
 import { createProxySession, JsonRpcError, type ProxyLog, type ProxySession } from "./session.ts";
 
 const { version: VERSION } = createRequire(import.meta.url)("../../package.json") as {
@@ -214,7 +215,9 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
 
   const connectTransport = async (upstream: Client): Promise<void> => {
     const transport = options.upstream();
+    const checked = useLineReadBuffer(transport);
     await upstream.connect(transport);
+    if (checked) dispatchChecked(upstream, transport);
     tapProgress(transport);
   };
 
