@@ -223,6 +223,8 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
 
   /** The reconnect under way, shared by tool calls (governClient's hook) and other requests. */
   let reconnecting: Promise<void> | undefined;
+  /** Set by `close()`: a request still coming in must not start the server again. */
+  let shuttingDown = false;
   const reconnect = (upstream: Client): Promise<void> => {
     reconnecting ??= (async () => {
       await upstream.close().catch(() => undefined);
@@ -240,6 +242,9 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
    */
   const connected = async (upstream: Client): Promise<void> => {
     if (upstream.transport !== undefined && reconnecting === undefined) return;
+    if (shuttingDown) {
+      throw new JsonRpcError(ErrorCode.InternalError, "governor proxy: the proxy is shutting down");
+    }
     try {
       await (reconnecting ?? reconnect(upstream));
     } catch (error) {
@@ -423,6 +428,7 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
   return {
     server,
     async close() {
+      shuttingDown = true;
       session?.close();
       await client?.close().catch(() => undefined);
       await server.close().catch(() => undefined);
