@@ -27,6 +27,8 @@ export class HostStdioTransport implements Transport {
   onerror?: Transport["onerror"];
   onclose?: Transport["onclose"];
   #pending = "";
+  /** The rest of a line that was too long is dropped up to its end. */
+  #skipping = false;
   #started = false;
 
   constructor(
@@ -65,6 +67,12 @@ export class HostStdioTransport implements Transport {
   readonly #ondata = (chunk: string): void => {
     let text = this.#pending + chunk;
     let start = 0;
+    if (this.#skipping) {
+      const end = text.indexOf("\n");
+      if (end === -1) return;
+      this.#skipping = false;
+      start = end + 1;
+    }
     for (let end = text.indexOf("\n"); end !== -1; end = text.indexOf("\n", start)) {
       const line =
         text.charCodeAt(end - 1) === 13 ? text.slice(start, end - 1) : text.slice(start, end);
@@ -74,6 +82,7 @@ export class HostStdioTransport implements Transport {
     text = start === 0 ? text : text.slice(start);
     if (text.length > MAX_LINE) {
       text = "";
+      this.#skipping = true;
       this.#reject(PARSE_ERROR, `Parse error: a line is longer than ${MAX_LINE} characters`, null);
     }
     this.#pending = text;

@@ -94,4 +94,27 @@ describe("HostStdioTransport", () => {
     ]);
     await transport.close();
   });
+
+  it("answers a line longer than 10 Mi characters once, and reads the next line", async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const transport = new HostStdioTransport(stdin, stdout);
+    const received: unknown[] = [];
+    transport.onmessage = (m) => received.push(m);
+    await transport.start();
+    const chunk = "x".repeat(1024 * 1024);
+    for (let i = 0; i < 12; i++) stdin.write(chunk);
+    stdin.write(`tail of the long line\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n`);
+    await new Promise((resolve) => setImmediate(resolve));
+    const answers = String(stdout.read()).trim().split("\n");
+    expect(answers.map((line) => JSON.parse(line))).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32700, message: "Parse error: a line is longer than 10485760 characters" },
+      },
+    ]);
+    expect(received).toEqual([{ jsonrpc: "2.0", id: 2, method: "ping" }]);
+    await transport.close();
+  });
 });
