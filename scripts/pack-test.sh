@@ -84,7 +84,7 @@ new_project "$APP"
 cp "$ROOT"/test/pack/consumer.ts "$ROOT"/test/pack/ai-consumer.ts "$APP/"
 started="$(date +%s.%N)"
 (cd "$APP" && npm install "${NPM_FLAGS[@]}" \
-  "$(tarball core)" "$(tarball mcp)" "$(tarball redis)" "$(tarball ai-sdk)" \
+  "$(tarball core)" "$(tarball mcp)" "$(tarball redis)" "$(tarball sqlite)" "$(tarball ai-sdk)" \
   "$(tarball testkit)" "$(tarball cli)" "$MCP_SDK" "$MCP_CLIENT_V2" "ai@^6" "zod@^4" \
   "$TYPESCRIPT" "$TYPES_NODE")
 echo "installed in $(since "$started") s: $(cd "$APP" && npm ls --all --parseable 2>/dev/null | wc -l | tr -d ' ') packages"
@@ -126,6 +126,18 @@ process.stdin.on("data", (chunk) => (input += chunk)).on("end", () => {
   console.log(`demo --json: governed ${g.tasksSucceeded} tasks done, ${g.wastedCalls} wasted calls, ` +
     `naive ${report.totals.naive.secretsToModel} secrets to the model`);
 });'
+# @governor/sqlite on node:sqlite (Node 22.13 and later): a claim in one process is a write in
+# doubt for the next one on the same file.
+check_sqlite='
+import { createSqliteStore } from "@governor/sqlite";
+const [path, step] = process.argv.slice(1);
+const store = createSqliteStore({ path });
+const now = step === "first" ? 1000 : 5000;
+const claim = store.claim("charge", "h1", { now, allowUncertain: false, leaseMs: 1000 });
+store.close();
+const expected = step === "first" ? "claimed" : "uncertain";
+if (claim.status !== expected) throw new Error(`sqlite ${step}: ${claim.status}, expected ${expected}`);
+console.log(`sqlite ${step} process: ${claim.status}`);'
 check_classify='
 let input = "";
 process.stdin.on("data", (chunk) => (input += chunk)).on("end", () => {
@@ -149,6 +161,13 @@ for node in "${NODES[@]}"; do
     node out/ai-consumer.js
     head -1 "$ROOT/examples/failures.jsonl" | npx --no-install governor classify | node -e "$check_classify"
     npx --no-install governor demo --json | node -e "$check_demo"
+    if node -e 'process.exit(process.getBuiltinModule?.("node:sqlite") ? 0 : 1)' 2>/dev/null; then
+      node --input-type=module -e "$check_sqlite" "$WORK/ledger.db" first
+      node --input-type=module -e "$check_sqlite" "$WORK/ledger.db" restarted
+      rm -f "$WORK"/ledger.db*
+    else
+      echo "sqlite: skipped (node $(node --version) has no node:sqlite)"
+    fi
   )
   echo "node $("$node" --version): passed in $(since "$started") s"
   if [ "$(major "$node")" -ge 22 ]; then AI7_NODES+=("$node"); fi

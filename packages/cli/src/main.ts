@@ -27,7 +27,8 @@ Commands:
                              govern an MCP server for any host: speaks MCP on stdio (or
                              --listen PORT) and runs every tool call through Governor
                              (--policy FILE --events FILE --server NAME --upstream URL
-                             --window 10m --stop-ttl 10m --timeout 60s; see docs/proxy.md)
+                             --window 10m --stop-ttl 10m --timeout 60s
+                             --store sqlite:PATH|redis://HOST; see docs/proxy.md)
   report LOG... [--json]     summarize JSON Lines event logs (- for stdin): runs stopped by
                              reason, top fingerprints, retries, wasted calls [--top N]
                              [--html FILE [--replay --policy FILE]]: a page of charts

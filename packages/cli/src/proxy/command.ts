@@ -10,11 +10,15 @@ import { parseArgs } from "node:util";
 import { createGovernor, createJsonlSink, type JsonlSink, loadPolicy } from "@governor/core";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CliIo } from "../io.ts";
+import { createDurableDoubts } from "./durable-doubts.ts";
+import { dispatchChecked } from "./fast-path.ts";
+import { HostStdioTransport } from "./host-stdio.ts";
 import { createProxyServer, type ProxyServer, type ProxyServerOptions } from "./server.ts";
+import { type OpenedStore, openStore, parseStoreSpec, type StoreSpec } from "./store-option.ts";
+import { answerBadToolCalls } from "./tool-call-guard.ts";
 
 /** What `governor proxy` was asked to do. */
 export interface ProxyArgs {
@@ -31,6 +35,8 @@ export interface ProxyArgs {
   readonly windowMs?: number;
   readonly stopTtlMs?: number;
   readonly timeoutMs?: number;
+  /** Where the ledger, breakers and budgets live (`--store`). @default the process's memory */
+  readonly store?: StoreSpec;
 }
 
 /** A bad command line: the message says what was wrong and what is accepted. */
@@ -73,6 +79,7 @@ export function parseProxyArgs(argv: readonly string[]): ProxyArgs {
         window: { type: "string" },
         "stop-ttl": { type: "string" },
         timeout: { type: "string" },
+        store: { type: "string" },
       },
       allowPositionals: true,
       strict: true,
@@ -120,6 +127,14 @@ export function parseProxyArgs(argv: readonly string[]): ProxyArgs {
   const windowMs = duration("window", values.window);
   const stopTtlMs = duration("stop-ttl", values["stop-ttl"]);
   const timeoutMs = duration("timeout", values.timeout);
+  let store: StoreSpec | undefined;
+  if (values.store !== undefined) {
+    const parsed = parseStoreSpec(values.store);
+    if ("problem" in parsed) {
+      throw new ProxyUsageError(`--store ${JSON.stringify(values.store)}: ${parsed.problem}`);
+    }
+    store = parsed;
+  }
   const [command, ...args] = child;
   return {
     ...(values.policy !== undefined && { policy: values.policy }),
@@ -132,6 +147,7 @@ export function parseProxyArgs(argv: readonly string[]): ProxyArgs {
     ...(windowMs !== undefined && { windowMs }),
     ...(stopTtlMs !== undefined && { stopTtlMs }),
     ...(timeoutMs !== undefined && { timeoutMs }),
+    ...(store !== undefined && { store }),
   };
 }
 
@@ -190,6 +206,7 @@ export async function listenHttp(
   proxyOptions: () => ProxyServerOptions,
   port: number,
   host: string,
+  onProblem: (message: string) => void = () => undefined,
 ): Promise<{ port: number; close(): Promise<void> }> {
   const sessions = new Map<
     string,
@@ -233,6 +250,7 @@ export async function listenHttp(
         void proxy.close();
       };
       await proxy.server.connect(transport);
+      answerBadToolCalls(transport, onProblem);
       await transport.handleRequest(req, res, body);
     })().catch((error: unknown) => {
       if (!res.headersSent) jsonRpcError(res, 500, -32603, `governor proxy: ${String(error)}`);
@@ -276,7 +294,21 @@ export async function proxyCommand(argv: string[], io: CliIo): Promise<number> {
       onError: (error) => io.stderr.write(`governor proxy: event log: ${String(error)}\n`),
     });
   }
-  const governor = createGovernor(policy, { ...(sink !== undefined && { onEvent: sink.write }) });
+  let opened: OpenedStore | undefined;
+  if (args.store !== undefined) {
+    try {
+      opened = await openStore(args.store);
+    } catch (error) {
+      io.stderr.write(`governor proxy: --store: ${(error as Error).message}\n`);
+      await sink?.close();
+      return 1;
+    }
+  }
+  const governor = createGovernor(policy, {
+    ...(sink !== undefined && { onEvent: sink.write }),
+    ...(opened !== undefined && { store: opened.store }),
+  });
+  const doubts = opened && createDurableDoubts(opened.store, args.server);
   const upstream = upstreamOf(args);
   const proxyOptions = (): ProxyServerOptions => ({
     governor,
@@ -287,8 +319,11 @@ export async function proxyCommand(argv: string[], io: CliIo): Promise<number> {
     ...(args.timeoutMs !== undefined && { timeoutMs: args.timeoutMs }),
     onTransportError: (error) => io.stderr.write(`governor proxy: ${error.message}\n`),
     onConnectError: (message) => io.stderr.write(`governor proxy: ${message}\n`),
+    ...(doubts !== undefined && { doubts }),
   });
 
+  // What a host sent that the proxy answered with a JSON-RPC error (or dropped), for its logs.
+  const hostProblem = (message: string) => io.stderr.write(`governor proxy: ${message}\n`);
   let closing: Promise<void> | undefined;
   let shutdownResolve: () => void = () => undefined;
   const done = new Promise<void>((resolve) => {
@@ -296,13 +331,14 @@ export async function proxyCommand(argv: string[], io: CliIo): Promise<number> {
   });
   let closeHost: () => Promise<void>;
   if (args.listen !== undefined) {
-    const served = await listenHttp(proxyOptions, args.listen, args.host);
+    const served = await listenHttp(proxyOptions, args.listen, args.host, hostProblem);
     io.stderr.write(`governor proxy: listening on http://${args.host}:${served.port}/mcp\n`);
     closeHost = served.close;
   } else {
     const proxy = createProxyServer(proxyOptions());
-    const transport = new StdioServerTransport(io.stdin, io.stdout);
+    const transport = new HostStdioTransport(io.stdin, io.stdout, hostProblem);
     await proxy.server.connect(transport);
+    dispatchChecked(proxy.server, transport);
     closeHost = proxy.close;
     // The host went away: end the run and the child server with it.
     io.stdin.once("end", () => void shutdown());
@@ -311,6 +347,7 @@ export async function proxyCommand(argv: string[], io: CliIo): Promise<number> {
   function shutdown(): Promise<void> {
     closing ??= (async () => {
       await closeHost();
+      await opened?.close().catch(() => undefined);
       await sink?.close();
       shutdownResolve();
     })();

@@ -24,12 +24,15 @@ import {
   LoggingLevelSchema,
   McpError,
   type Notification,
+  PingRequestSchema,
   type Request,
   type RequestId,
   ResultSchema,
   type ServerCapabilities,
   SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { DurableDoubts } from "./durable-doubts.ts";
+import { dispatchChecked, useLineReadBuffer } from "./fast-path.ts";
 import { createProxySession, JsonRpcError, type ProxyLog, type ProxySession } from "./session.ts";
 
 const { version: VERSION } = createRequire(import.meta.url)("../../package.json") as {
@@ -66,6 +69,8 @@ export interface ProxyServerOptions {
    * start still logs it.
    */
   readonly onConnectError?: (message: string) => void;
+  /** Writes in doubt kept in the governor's store (`--store`): see durable-doubts.ts. */
+  readonly doubts?: DurableDoubts;
 }
 
 export interface ProxyServer {
@@ -210,8 +215,46 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
 
   const connectTransport = async (upstream: Client): Promise<void> => {
     const transport = options.upstream();
+    const checked = useLineReadBuffer(transport);
     await upstream.connect(transport);
+    if (checked) dispatchChecked(upstream, transport);
     tapProgress(transport);
+  };
+
+  /** The reconnect under way, shared by tool calls (governClient's hook) and other requests. */
+  let reconnecting: Promise<void> | undefined;
+  /** Set by `close()`: a request still coming in must not start the server again. */
+  let shuttingDown = false;
+  const reconnect = (upstream: Client): Promise<void> => {
+    reconnecting ??= (async () => {
+      await upstream.close().catch(() => undefined);
+      await connectTransport(upstream);
+    })().finally(() => {
+      reconnecting = undefined;
+    });
+    return reconnecting;
+  };
+
+  /**
+   * A request other than a tool call, once the real server went away (a stdio child that exited):
+   * reconnects as a tool call does, or says the server is not reachable. Without it the SDK
+   * answers "Not connected" for ever, and the proxy's own `ping` answered for a dead server.
+   */
+  const connected = async (upstream: Client): Promise<void> => {
+    if (upstream.transport !== undefined && reconnecting === undefined) return;
+    if (shuttingDown) {
+      throw new JsonRpcError(ErrorCode.InternalError, "governor proxy: the proxy is shutting down");
+    }
+    try {
+      await (reconnecting ?? reconnect(upstream));
+    } catch (error) {
+      const message = `could not reconnect to the server: ${error instanceof Error ? error.message : String(error)}`;
+      options.onConnectError?.(message);
+      throw new JsonRpcError(
+        ErrorCode.InternalError,
+        "governor proxy: the server is not reachable: it went away and could not be started again (see the proxy's stderr)",
+      );
+    }
   };
 
   const connectUpstream = async (
@@ -259,10 +302,7 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
       governor,
       ...(options.server !== undefined && { server: options.server }),
       requestTimeoutMs: timeoutMs,
-      reconnect: async () => {
-        await upstream.close().catch(() => undefined);
-        await connectTransport(upstream);
-      },
+      reconnect: () => reconnect(upstream),
       ...(options.onTransportError !== undefined && { onTransportError: options.onTransportError }),
     });
     session = createProxySession({
@@ -274,6 +314,7 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
       timeoutMs,
       log,
       onToolsMaybeChanged: toolsMaybeChanged,
+      ...(options.doubts !== undefined && { doubts: options.doubts }),
     });
     const instructions = upstream.getInstructions();
     return {
@@ -334,9 +375,24 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     }),
   );
 
+  // The proxy alone is not the server: a ping goes through, so a dead server is not called alive.
+  server.setRequestHandler(PingRequestSchema, (_request, extra) =>
+    tracked(extra.requestId, async () => {
+      if (client === undefined) return {};
+      await connected(client);
+      try {
+        await client.ping({ signal: extra.signal, timeout: timeoutMs });
+      } catch (error) {
+        return forHost(error);
+      }
+      return {};
+    }),
+  );
+
   server.setRequestHandler(SetLevelRequestSchema, async (request) => {
     level = request.params.level;
     if (client !== undefined && realCapabilities.logging !== undefined) {
+      await connected(client);
       try {
         await client.setLoggingLevel(request.params.level);
       } catch (error) {
@@ -349,6 +405,7 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
   server.fallbackRequestHandler = (request, extra) =>
     tracked(extra.requestId, async () => {
       const { client } = ready();
+      await connected(client);
       const token = (request.params?._meta as { progressToken?: unknown } | undefined)
         ?.progressToken;
       const progress = forwardProgress(token, extra.requestId);
@@ -371,6 +428,7 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
   return {
     server,
     async close() {
+      shuttingDown = true;
       session?.close();
       await client?.close().catch(() => undefined);
       await server.close().catch(() => undefined);

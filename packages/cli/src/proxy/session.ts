@@ -8,6 +8,7 @@
 import { type Governor, GovernorError, type HostError, type Run } from "@governor/core";
 import { type GovernedClient, toModelResult } from "@governor/mcp";
 import { type CallToolResult, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import type { DurableDoubts } from "./durable-doubts.ts";
 import { blockedText, createStopMemory, type RememberedStop, type StopMemory } from "./stops.ts";
 
 /** A logging notification for the host (`notifications/message`, logger `governor`). */
@@ -32,6 +33,11 @@ export interface ProxySessionOptions {
   readonly log?: (entry: ProxyLog) => void;
   /** After a call whose outcome may change which tools are available (breakers). */
   readonly onToolsMaybeChanged?: (tool: string) => void;
+  /**
+   * Writes in doubt kept in the governor's store (`--store`), so that a restarted proxy refuses
+   * them too. @default none: only this process's stop memory
+   */
+  readonly doubts?: DurableDoubts;
 }
 
 /** One tools/call as the host sent it. */
@@ -129,7 +135,11 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
    * JSON-RPC error after the request went out) is remembered, so the same call is not sent again
    * in a later run under a new key.
    */
-  const hostFailure = (hostError: HostError, call: ProxyCall, windowEnd: number): JsonRpcError => {
+  const hostFailure = async (
+    hostError: HostError,
+    call: ProxyCall,
+    windowEnd: number,
+  ): Promise<JsonRpcError> => {
     const key = hostError.idempotencyKey;
     const remembered =
       key === undefined
@@ -138,6 +148,7 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
             idempotencyKey: key,
             windowEnd,
           });
+    await persist(call, remembered);
     options.log?.({
       level: "error",
       data: {
@@ -151,10 +162,39 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
     return hostErrorToJsonRpc(hostError);
   };
 
+  /** Keeps a write in doubt in the store as well; a store that fails is told to the host. */
+  const persist = async (call: ProxyCall, stop: RememberedStop | undefined): Promise<void> => {
+    if (options.doubts === undefined || stop?.idempotencyKey === undefined) return;
+    try {
+      await options.doubts.record(call.name, call.arguments, stop);
+    } catch (error) {
+      options.log?.({
+        level: "error",
+        data: { event: "store_error", tool: call.name, message: (error as Error).message },
+      });
+    }
+  };
+
+  /** A stop of this process, or a write in doubt the store holds (from an earlier process). */
+  const blocking = async (call: ProxyCall): Promise<RememberedStop | undefined> => {
+    const stop = stops.blocking(call.name, call.arguments);
+    if (stop !== undefined || options.doubts === undefined) return stop;
+    try {
+      return await options.doubts.blocking(call.name, call.arguments);
+    } catch (error) {
+      // The store cannot say whether this write is in doubt: fail closed, as a claim would.
+      throw new JsonRpcError(
+        ErrorCode.InternalError,
+        `governor proxy (store_unavailable): ${(error as Error).message}`,
+        { reason: "store_unavailable", tool: call.name },
+      );
+    }
+  };
+
   return {
     stops,
     async callTool(call) {
-      const stop = stops.blocking(call.name, call.arguments);
+      const stop = await blocking(call);
       if (stop !== undefined) return blocked(stop, call.name);
       const current = currentRun();
       // The window of this call's run (a later call may start the next one meanwhile).
@@ -171,7 +211,7 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
         });
       } catch (error) {
         if (GovernorError.isInstance(error) && error.code === "host_error") {
-          throw hostFailure(error as HostError, call, windowEnd);
+          throw await hostFailure(error as HostError, call, windowEnd);
         }
         throw error;
       } finally {
@@ -179,7 +219,9 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
       }
       if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
       if (outcome.kind !== "stop") return toModelResult(outcome);
-      if (outcome.hostError !== undefined) throw hostFailure(outcome.hostError, call, windowEnd);
+      if (outcome.hostError !== undefined) {
+        throw await hostFailure(outcome.hostError, call, windowEnd);
+      }
       // An `uncertain_mutation` stop that names no key is a call not made: the run's reason,
       // borrowed from another call's write in doubt (whose own stop names its key and is kept).
       // Remembered, this call would be refused as a write that may have happened.
@@ -191,6 +233,7 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
             idempotencyKey: outcome.idempotencyKey,
             windowEnd,
           });
+      await persist(call, remembered);
       options.log?.({
         level: "warning",
         data: {

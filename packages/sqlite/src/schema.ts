@@ -1,0 +1,108 @@
+// The database file: its tables, and the two connections the store opens on it.
+
+import { StoreError } from "@governor/core";
+import { type Database, openDatabase } from "./sqlite-api.ts";
+import { invalid } from "./store-errors.ts";
+
+/** The layout this version writes (`PRAGMA user_version`); another one is refused at open. */
+export const SCHEMA_VERSION = 1;
+
+const TABLES = `
+CREATE TABLE IF NOT EXISTS governor_values (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL,
+  expires_at REAL
+);
+CREATE INDEX IF NOT EXISTS governor_values_expiry ON governor_values (expires_at)
+  WHERE expires_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS governor_ledger (
+  key TEXT PRIMARY KEY,
+  args_hash TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'succeeded', 'failed', 'uncertain')),
+  updated_at REAL NOT NULL,
+  lease_ms REAL NOT NULL,
+  result TEXT,
+  result_unavailable INTEGER NOT NULL DEFAULT 0,
+  expires_at REAL,
+  owner TEXT
+);
+CREATE INDEX IF NOT EXISTS governor_ledger_unsettled ON governor_ledger (state)
+  WHERE state IN ('pending', 'uncertain');
+CREATE INDEX IF NOT EXISTS governor_ledger_expiry ON governor_ledger (expires_at)
+  WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS governor_ledger_owner ON governor_ledger (owner)
+  WHERE owner IS NOT NULL;
+CREATE TABLE IF NOT EXISTS governor_outcomes (
+  key TEXT PRIMARY KEY,
+  counts TEXT NOT NULL,
+  updated_at REAL NOT NULL,
+  expires_at REAL NOT NULL,
+  seq INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS governor_outcomes_seq ON governor_outcomes (seq);
+CREATE INDEX IF NOT EXISTS governor_outcomes_expiry ON governor_outcomes (expires_at);
+`;
+
+/** The two connections of a store: one per durability. */
+export interface Connections {
+  /**
+   * Claims and settles: `synchronous = FULL`, so each commit is on disk (fsync of the WAL) before
+   * the claim or settle answers; a crash of the machine loses no answered claim.
+   */
+  readonly ledger: Database;
+  /**
+   * Values, counters and learned records (breaker state, retry budgets, advice): `synchronous =
+   * NORMAL`, a commit per operation without its own fsync. In WAL mode a crash of the process
+   * loses none of them; a crash of the machine may lose the last ones, which costs a budget or a
+   * breaker a few counts, never a write twice.
+   */
+  readonly values: Database;
+}
+
+/**
+ * Opens the file (creating it and its tables when new) in WAL mode, with the busy timeout on
+ * both connections; throws when the file holds another layout or is not a database.
+ */
+export function openConnections(path: string, busyTimeoutMs: number): Connections {
+  const ledger = openDatabase(path);
+  let values: Database | undefined;
+  try {
+    configure(ledger, busyTimeoutMs, "FULL");
+    ledger.exec("BEGIN IMMEDIATE");
+    try {
+      const version = Number(ledger.prepare("PRAGMA user_version").get()?.user_version ?? 0);
+      if (version !== 0 && version !== SCHEMA_VERSION) {
+        throw new StoreError({
+          reason: "misconfigured",
+          operation: "open",
+          message: `SqliteStore: open failed: the database holds layout version ${version}, this version of @governor/sqlite reads ${SCHEMA_VERSION}; use the version that wrote it, or another file.`,
+        });
+      }
+      ledger.exec(TABLES);
+      ledger.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+      ledger.exec("COMMIT");
+    } catch (error) {
+      ledger.exec("ROLLBACK");
+      throw error;
+    }
+    values = openDatabase(path);
+    configure(values, busyTimeoutMs, "NORMAL");
+    return { ledger, values };
+  } catch (error) {
+    values?.close();
+    ledger.close();
+    throw error;
+  }
+}
+
+function configure(db: Database, busyTimeoutMs: number, synchronous: "FULL" | "NORMAL"): void {
+  // The busy timeout first: switching to WAL waits for other connections' locks too.
+  db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+  const mode = db.prepare("PRAGMA journal_mode = WAL").get()?.journal_mode;
+  if (mode !== "wal" && mode !== "memory") {
+    throw invalid(
+      `the database would not switch to WAL mode (journal_mode is ${String(mode)}); use a file on a local disk`,
+    );
+  }
+  db.exec(`PRAGMA synchronous = ${synchronous}`);
+}
