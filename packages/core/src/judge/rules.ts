@@ -478,6 +478,71 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:declined|rejected|cancell?ed|denied) by (?:the )?user\b/,
       /\buser (?:declined|rejected|cancell?ed|denied)\b/,
       /\b(?:approval|confirmation|consent) (?:is )?required\b/,
+      // A confirmation nobody gave: the model must not give it in a person's place.
+      /\b(?:requires?|needs?|without|awaiting|pending|waiting for|missing) (?:an? |the )?(?:(?:explicit|prior|user|human|manual|written|owner) ){0,2}(?:confirmation|approval|consent|sign[- ]?off)\b/,
+      /\b(?:has|have|was|were) not (?:yet )?been (?:confirmed|approved)\b/,
+      /\bmust (?:first )?be (?:confirmed|approved) by\b/,
+      /\bconfirm(?:ed)?['"`]?\s*[:=]\s*true\b/,
+    ),
+  },
+  // Person-only cues without a status (issue 27.3), general phrasings of who must act. A missing
+  // permission scope, which only an administrator grants:
+  {
+    ...FORBIDDEN,
+    pattern: oneOf(
+      /\bmissing (?:the |a |required )?['"`]?[\w:./-]+['"`]? (?:oauth |permission |api )?scopes?\b/,
+      /\b(?:requires?|needs?) (?:the |an? )?(?:['"`][\w:./-]+['"`] |[\w:./-]+:[\w:./-]+ )(?:oauth |permission |api )?scopes?\b/,
+      /\bscopes? (?:['"`][\w:./-]+['"`] |[\w:./-]+:[\w:./-]+ )?(?:is |are |was |were )?(?:required|missing|not granted|needed)\b/,
+      /\b(?:lacks?|without) (?:the )?['"`][\w:./-]+['"`] (?:\w+ )?scopes?\b/,
+      /\b(?:an? |your |the |workspace |org(?:ani[sz]ation)? )*admin(?:istrator)?s? (?:must|needs? to|has to|have to|should|can|will need to) (?:first )?(?:grant|approve|enable|install|authori[sz]e|allow|add|assign|give)\b/,
+    ),
+  },
+  // A mode or a policy that restricts the caller: a person changes the setting, not the model.
+  {
+    ...FORBIDDEN,
+    pattern: oneOf(
+      /\b(?:is|are|running|runs|operating|configured|set|currently) (?:currently )?(?:in|to|under) (?:a |the )?(?:safe|restricted|read[- ]?only|view[- ]?only|locked|guest|lockdown|audit|observer|viewer|dry[- ]?run|plan[- ]only) mode\b/,
+      /\b(?:disabled|blocked|not (?:allowed|permitted|available)) (?:in|under|while in|during) (?:\w+[- ]){0,2}mode\b/,
+      /\bmode (?:does not|doesn't|do not|don't) (?:allow|permit)\b/,
+      /\b(?:restricted|prohibited|blocked|prevented|disabled) by (?:your |the |an? )?(?:\w+ ){0,2}(?:administrator|admin|organi[sz]ation|workspace|security|tenant|account)s?\b/,
+      /\b(?:organi[sz]ation|workspace|admin|administrator|security|tenant|account|team|company) (?:polic(?:y|ies)|settings?|rules?) (?:prevents?|prohibits?|blocks?|restricts?|forbids?|(?:does|do) ?n[o']t (?:allow|permit))\b/,
+    ),
+  },
+  // The state of a plan, a payment or a budget: money or a person lifts it, not waiting.
+  {
+    ...QUOTA,
+    pattern: oneOf(
+      /\b(?:subscription|plan|trial|invoice|billing|payment method|card)\b[^.\n]{0,30}\b(?:past due|overdue|unpaid|expired|has ended|declined|delinquent|on hold|suspended|cancell?ed)\b/,
+      /\b(?:card|payment) (?:was |has been )?declined\b/,
+      /\bplan (?:does ?n[o']t|do ?n[o']t|doesn't) (?:include|allow|permit|support|cover)\b/,
+      /\b(?:exceeds?|exceeded|over|reached|hit) (?:your |the |its |this )?(?:current )?(?:plan'?s?|subscription'?s?|account'?s?) (?:\w+ ){0,2}(?:limit|allowance|quota|cap)\b/,
+      /\b(?:session|conversation|plan|monthly|daily|weekly|account|usage|spend(?:ing)?|cost|token|credit) (?:\w+ )?(?:budget|allowance|cap)s? (?:has been |have been |was |is |are )?(?:exceeded|exhausted|spent|used up|reached|depleted|hit)\b/,
+      /\b(?:exceeded|exhausted|spent|used up|reached|depleted) (?:your |the |its |this |their )?(?:\w+ ){0,2}(?:budget|allowance)\b/,
+      /\bbudget (?:has been |was |is )?(?:exceeded|exhausted|spent|used up|depleted)\b/,
+      /\bno (?:remaining|more) (?:credits|budget|tokens|minutes|allowance)\b/,
+    ),
+  },
+  // Credentials rejected or missing, in words and no status.
+  {
+    ...UNAUTHORIZED,
+    pattern: oneOf(
+      /\bcredentials? (?:(?:was|were|is|are|have been|has been) )?(?:rejected|refused|denied|not accepted|not (?:set|configured|provided|supplied))\b/,
+      /\b(?:authentication|auth|login|sign[- ]?in) (?:attempt )?(?:was |has been )?(?:rejected|refused|denied|declined|unsuccessful)\b/,
+      /\bno (?:credentials|auth(?:entication)?|api[- ]?key|access token|token) (?:was |were )?(?:provided|supplied|configured|found|set|given)\b/,
+      /\b(?:signature|request signature) (?:does ?n[o']t match|mismatch|is invalid|invalid)\b/,
+      /\bnot (?:signed|logged) in\b/,
+    ),
+  },
+  // An account, workspace or organization in a state only a person changes.
+  {
+    ...c("person_required", "stop", "failed"),
+    pattern: oneOf(
+      /\b(?:account|workspace|organi[sz]ation|tenant|team|merchant)\b[^.\n]{0,30}\b(?:(?:is|has been|was) (?:frozen|on hold|restricted|closed|paused|under review|pending (?:review|approval|activation|verification))|(?:is|was|has|has been) not (?:yet )?(?:been )?(?:active|activated|approved|onboarded))\b/,
+      // The text tells the agent to ask a person: the user, an administrator, an owner, a named team.
+      /\b(?:ask|contact|reach out to|talk to|check with|consult|escalate to|get in touch with) (?:your |the |an? |their |a member of (?:the |your )?)?(?:\w+[- ]){0,3}(?:user|admin(?:istrator)?s?|owner|manager|team|department|approver|finance|billing|sales|account (?:manager|owner|executive)|it|helpdesk|help desk)\b(?![^.\n]{0,40}\bif (?:the |this |it )?(?:problem|issue|error|failure|it)?\s*(?:persists?|continues?|keeps|happens again)\b)(?<!\bif (?:the |this )?(?:problem|issue|error|failure)s? (?:persists?|continues?)[^.\n]{0,40})/,
+      /\bcontact (?:\w+ )?support (?:to|for) (?:enable|unlock|increase|raise|activate|upgrade|request|grant|get access|lift|remove|reactivate)\b/,
+      /\b(?:requires?|needs?) (?:an? |the )?(?:user|human|person|admin(?:istrator)?|owner|manager)(?:'s)? (?:action|input|intervention|approval|review)\b/,
+      /\bonly (?:an? |the |your )?(?:\w+ )?(?:admin(?:istrator)?s?|owners?|managers?|team|user) (?:can|may|is allowed to|are allowed to)\b/,
     ),
   },
   // HTTP statuses in text: the number says which class the upstream answer belongs to.
