@@ -16,6 +16,7 @@ import { join, relative, resolve } from "node:path";
 import { failureFromResult, loadPolicy } from "@governor/core";
 import { classify, fingerprint, resolveToolPolicy } from "@governor/core/judge";
 import type { TextModel } from "../packages/core/src/judge/text-model.ts";
+import { formatHardPairs, hardPairsReport } from "./eval-hard-pairs.ts";
 import { formatLearnedStage, learnedStageReport } from "./eval-learned-stage.ts";
 
 const POLICY = loadPolicy({});
@@ -265,6 +266,7 @@ const report = {
     .map((r) => ({ id: r.id, label: r.label, predicted: r.predicted, reason: r.reason })),
   fingerprints,
   learnedStage: learnedStageReport(dir),
+  hardFingerprintPairs: hardPairsReport(dir),
 };
 
 if (json) {
@@ -273,6 +275,7 @@ if (json) {
   const h = report.headline;
   const out: string[] = [];
   out.push(...formatLearnedStage(report.learnedStage), "");
+  out.push(...formatHardPairs(report.hardFingerprintPairs), "");
   out.push(
     `LEAVE-SERVERS-OUT (headline): ${fmt(h.leaveServersOut)} on ${h.leaveServersOut.servers} held-out servers; ` +
       `macro per server ${macro.toFixed(3)}`,
