@@ -22,6 +22,8 @@ interface FoldFigure {
   readonly total: number;
   readonly fromModel: number;
   readonly fromModelRight: number;
+  /** Of the decisions from the model, how many the old default (a correction) had right. */
+  readonly defaultWouldBeRight: number;
   readonly modelAloneCorrect: number;
   readonly personOnlyRetried: number;
 }
@@ -32,6 +34,7 @@ export interface LearnedStageReport {
   readonly folds: readonly FoldFigure[];
   readonly fromModel: number;
   readonly fromModelRight: number;
+  readonly defaultWouldBeRight: number;
   readonly modelAlone: { correct: number; total: number; accuracy: number };
   readonly personOnlyRetried: number;
   readonly misclassified: readonly {
@@ -80,6 +83,7 @@ export function learnedStageReport(dir: string): LearnedStageReport {
     let correct = 0;
     let fromModel = 0;
     let fromModelRight = 0;
+    let defaultWouldBeRight = 0;
     let alone = 0;
     for (const line of clear) {
       const c = judge(line, model);
@@ -95,6 +99,7 @@ export function learnedStageReport(dir: string): LearnedStageReport {
       if (c.source === "model") {
         fromModel++;
         if (right) fromModelRight++;
+        if (line.label === "correct_arguments") defaultWouldBeRight++;
       }
       if (readText(line.text, model)?.action === line.label) alone++;
     }
@@ -108,6 +113,7 @@ export function learnedStageReport(dir: string): LearnedStageReport {
       total: clear.length,
       fromModel,
       fromModelRight,
+      defaultWouldBeRight,
       modelAloneCorrect: alone,
       personOnlyRetried,
     });
@@ -119,6 +125,7 @@ export function learnedStageReport(dir: string): LearnedStageReport {
     folds: figures,
     fromModel: sum("fromModel"),
     fromModelRight: sum("fromModelRight"),
+    defaultWouldBeRight: sum("defaultWouldBeRight"),
     modelAlone: ratio(sum("modelAloneCorrect"), sum("total")),
     personOnlyRetried: sum("personOnlyRetried"),
     misclassified,
@@ -130,7 +137,7 @@ export function formatLearnedStage(r: LearnedStageReport): string[] {
   const f = (c: number, t: number) => `${c}/${t} = ${(t === 0 ? 0 : c / t).toFixed(3)}`;
   const out = [
     `LEARNED STAGE, leave-servers-out per fold (rules + a model trained without the fold's servers): ${f(r.pooled.correct, r.pooled.total)}`,
-    `  decisions from the model: ${r.fromModel}, right: ${r.fromModelRight}; model alone (no rules): ${f(r.modelAlone.correct, r.modelAlone.total)}; person-only predicted as a retry: ${r.personOnlyRetried}`,
+    `  decisions from the model: ${r.fromModel}, right: ${r.fromModelRight} (the old default had ${r.defaultWouldBeRight} of them right); model alone (no rules): ${f(r.modelAlone.correct, r.modelAlone.total)}; person-only predicted as a retry: ${r.personOnlyRetried}`,
     `  method: ${r.method}`,
   ];
   for (const x of r.folds) {

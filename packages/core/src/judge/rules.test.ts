@@ -745,7 +745,28 @@ describe("issue 27.3: person-only cues", () => {
         "stop",
       ],
       ["Only workspace owners can rename channels", "person_required", "stop"],
-      ["Contact support to raise the seat limit", "person_required", "stop"],
+      ["Contact support to unlock exports", "person_required", "stop"],
+    ]);
+  });
+
+  it("more ways to say it: admins, installs, sign-in, plans, seats, confirmations, the user", () => {
+    expectCases([
+      ["Your administrator has disabled file sharing", "forbidden", "stop"],
+      ["This action requires admin privileges", "forbidden", "stop"],
+      ["The app is not installed in this workspace", "forbidden", "stop"],
+      ["Exports are disabled for this environment", "forbidden", "stop"],
+      ["Re-run with force: true to delete the branch", "not_approved", "stop"],
+      ["You must be logged in to use this endpoint", "unauthorized", "stop"],
+      ["Could not validate credentials", "unauthorized", "stop"],
+      ["Please connect your Google account first", "unauthorized", "stop"],
+      ["You have reached the usage limit for this billing period", "quota_exceeded", "stop"],
+      ["Upgrade to a Team plan to use webhooks", "quota_exceeded", "stop"],
+      ["This workspace is on the free plan", "quota_exceeded", "stop"],
+      ["There is an outstanding balance on this account", "quota_exceeded", "stop"],
+      ["No seats available in this organization", "quota_exceeded", "stop"],
+      ["The organization has been deactivated", "person_required", "stop"],
+      ["The user must approve the request in the mobile app", "person_required", "stop"],
+      ["This change requires manual review", "person_required", "stop"],
     ]);
   });
 
@@ -760,6 +781,8 @@ describe("issue 27.3: person-only cues", () => {
       ["Invalid date format; expected YYYY-MM-DD", "invalid_argument", "correct_arguments"],
       ["The user was not found in this workspace", "not_found", "correct_arguments"],
       ["Request timed out, try again later", "unavailable", "retry_dependency"],
+      ["Rate limit exceeded for this session, retry shortly", "rate_limited", "retry_dependency"],
+      ["Retry with force: false is not a valid option", "invalid_argument", "correct_arguments"],
     ]);
   });
 });
