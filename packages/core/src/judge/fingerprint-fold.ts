@@ -22,7 +22,7 @@ const VALUE_LIST = /<v>(?:\s*(?:,|\/|\||\band\b|\bor\b)\s*<v>)+/g;
 const TOKEN = String.raw`[a-z0-9<>][\w.<>-]{0,60}`;
 const TOKENS = String.raw`${TOKEN}(?:,\s?${TOKEN}){0,11}`;
 /** Nouns that name a thing whose name may follow a colon. */
-const THING = String.raw`(?:tools?|director(?:y|ies)|tables?|columns?|bindings|indexe?s?|indices|files?|users?|projects?|models?|databases?|collections?|fields?|keys?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|organi[sz]ations?|teams?|operations?|commands?|engines?|options|choices|candidates|values|names?|ids?|resources?|services?|regions?|hosts?|servers?|paths?)`;
+const THING = "(?:tools?|director(?:y|ies)|tables?|columns?|bindings|indexe?s?|indices|files?|users?|projects?|models?|databases?|collections?|fields?|keys?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|organi[sz]ations?|teams?|operations?|commands?|engines?|options|choices|candidates|values|names?|ids?|resources?|services?|regions?|hosts?|servers?|paths?)";
 const END = String.raw`(?=[.!;)\n"']|$)`;
 const AFTER_THING = new RegExp(String.raw`(\b${THING}: )(${TOKENS})${END}`, "g");
 /** A tail after a phrase of absence or refusal: `does not exist: x`, `no such index: x`. */
@@ -88,10 +88,11 @@ function nameLike(word: string): boolean {
 export function foldValues(normalized: string): string {
   let s = normalized;
   if (s.includes("<")) s = s.replace(PLACEHOLDER, "<v>");
-  if (s.includes(": ")) s = s.replace(AFTER_THING, valueIfPlain);
+  const colonSpace = s.includes(": ");
+  if (colonSpace) s = s.replace(AFTER_THING, valueIfPlain);
   s = s.replace(CHOICES, valueIfPlain);
   if (s.includes(" operation")) s = s.replace(OPERATION, "$1<v>$3");
-  if (s.includes(": ")) s = s.replace(AFTER_CONDITION, valueIfPlain);
+  if (colonSpace) s = s.replace(AFTER_CONDITION, valueIfPlain);
   // Names read from their context, remembered so that their echoes become values too.
   const seen: string[] = [];
   const name = (m: string, lead: string, word: string, tail = "") => {
@@ -99,13 +100,16 @@ export function foldValues(normalized: string): string {
     if (word.length >= 3 && !word.includes("<") && seen.length < 8) seen.push(word);
     return `${lead}<v>${tail}`;
   };
-  s = s.replace(ERROR_IN, name);
+  if (s.includes(":")) s = s.replace(ERROR_IN, name);
   s = s.replace(KIND_NAME, (m, kind: string, word: string) => name(m, `${kind} `, word));
-  s = s.replace(NAME_KIND, (m, the: string, word: string, kind: string) =>
-    name(m, the, word, kind),
-  );
-  for (const word of seen)
+  if (s.includes("the ")) {
+    s = s.replace(NAME_KIND, (m, the: string, word: string, kind: string) =>
+      name(m, the, word, kind),
+    );
+  }
+  for (const word of seen) {
     s = s.replace(new RegExp(String.raw`(?<![\w<>.-])${word}(?![\w<>-])`, "g"), "<v>");
+  }
   if (s.includes("_") || s.includes("-")) {
     s = s.replace(JOINED, (m) => (plain(m.replace(/<v>/g, "")) ? "<v>" : m));
   }
