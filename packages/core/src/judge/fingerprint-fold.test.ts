@@ -35,6 +35,8 @@ describe("foldValues: one template, values of any shape", () => {
       "Error running ingest: server selection timed out",
     );
     same("Tool search is disabled", "Tool browse is disabled");
+    same("open notes: permission denied", "open /srv/data/notes.md: permission denied");
+    same("unique constraint failed: users.email_address", "unique constraint failed: orders.order_ref");
   });
 
   it("a JSON error body wrapping the same text shares it too", () => {
@@ -56,6 +58,7 @@ describe("foldValues: one template, values of any shape", () => {
     );
     apart("Value not in red, green", "Value not allowed");
     apart("Table orders is locked", "Table orders is missing");
+    apart("open notes: permission denied", "open notes: no such file or directory");
   });
 
   it("leaves a normalized text without values as it is, and is idempotent", () => {

@@ -22,7 +22,8 @@ const VALUE_LIST = /<v>(?:\s*(?:,|\/|\||\band\b|\bor\b)\s*<v>)+/g;
 const TOKEN = String.raw`[a-z0-9<>][\w.<>-]{0,60}`;
 const TOKENS = String.raw`${TOKEN}(?:,\s?${TOKEN}){0,11}`;
 /** Nouns that name a thing whose name may follow a colon. */
-const THING = "(?:tools?|director(?:y|ies)|tables?|columns?|bindings|indexe?s?|indices|files?|users?|projects?|models?|databases?|collections?|fields?|keys?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|organi[sz]ations?|teams?|operations?|commands?|engines?|options|choices|candidates|values|names?|ids?|resources?|services?|regions?|hosts?|servers?|paths?)";
+const THING =
+  "(?:tools?|director(?:y|ies)|tables?|columns?|bindings|indexe?s?|indices|files?|users?|projects?|models?|databases?|collections?|fields?|keys?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|organi[sz]ations?|teams?|operations?|commands?|engines?|options|choices|candidates|values|names?|ids?|resources?|services?|regions?|hosts?|servers?|paths?)";
 const END = String.raw`(?=[.!;)\n"']|$)`;
 const AFTER_THING = new RegExp(String.raw`(\b${THING}: )(${TOKENS})${END}`, "g");
 /** A tail after a phrase of absence or refusal: `does not exist: x`, `no such index: x`. */
@@ -59,6 +60,14 @@ const CHOICES = new RegExp(
 const NETWORK_TARGET =
   /\b(econnrefused|enotfound|eai_again|ehostunreach|enetunreach|econnreset|etimedout|err_[a-z_]+ at) ([a-z][\w.-]{0,252})/g;
 const OPERATION = /\b(calling the )([\w-]{1,80})( operation)\b/g;
+/** The file of a system call's error, as Go and Node print it: `open x: permission denied`. */
+const SYSCALL_TARGET =
+  /\b(open|mkdir|stat|lstat|readdir|unlink|remove|chmod|chown|scandir|rmdir|opendir|readlink) ([^\s:]{1,200}):/g;
+/** A name qualified by a value or going on after one: `<v>.orders_2024`, `<v>_address`, `schema.<v>`. */
+const QUALIFIED = /<v>(?:[._-][a-z0-9_<>-]{1,60})+|(?<![\w<>.-])[a-z][\w-]{0,60}(?:\.<v>)+/g;
+/** A system call's target the normalizer read as a path, colon and all (`open <path> denied`). */
+const SYSCALL_PATH =
+  /\b(open|mkdir|stat|lstat|readdir|unlink|remove|chmod|chown|scandir|rmdir|opendir|readlink) <v>(?!:)/g;
 
 /** Words of error vocabulary a value never is (the normalizer's, and a few of its own). */
 let vocabulary: ReadonlySet<string> = new Set();
@@ -116,6 +125,15 @@ export function foldValues(normalized: string): string {
   s = s.replace(NETWORK_TARGET, (m, code: string, target: string) =>
     vocabulary.has(target) ? m : `${code} <v>`,
   );
-  if (s.includes("<v>")) s = s.replace(UNIT, "<v>").replace(VALUE_LIST, "<v>");
+  if (s.includes(":")) {
+    s = s.replace(SYSCALL_TARGET, (m, call: string, target: string) =>
+      plain(target) ? `${call} <v>:` : m,
+    );
+  }
+  if (s.includes("<v>")) {
+    s = s.replace(QUALIFIED, (m) => (plain(m.replace(/<v>/g, "")) ? "<v>" : m));
+    s = s.replace(SYSCALL_PATH, "$1 <v>:");
+    s = s.replace(UNIT, "<v>").replace(VALUE_LIST, "<v>");
+  }
   return s;
 }
