@@ -382,8 +382,11 @@ function fromText(
   model: TextModel,
 ): Classification {
   // Words the model sent itself (a search pattern holding "unauthorized") say nothing of the failure.
+  // Bounded: the rules read the first RULE_TEXT_LIMIT characters, the model fewer.
   const text =
-    call?.args === undefined ? failure.text : maskArgumentEchoes(failure.text, call.args);
+    call?.args === undefined
+      ? failure.text
+      : maskArgumentEchoes(failure.text.slice(0, RULE_TEXT_LIMIT), call.args);
   const matched = matchBuiltinRules(text);
   const rule: Pick<TextRule, "action" | "reason" | "certainty"> | undefined =
     matched?.reason === "unknown_tool" && namesAnotherTool(failure.text, tool)
