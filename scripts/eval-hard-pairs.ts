@@ -49,7 +49,8 @@ export function hardPairsReport(dir: string): HardPairsReport {
   let differentMerged = 0;
   for (const p of pairs) {
     const merged = print(p.tool, p.a) === print(p.tool, p.b);
-    const k = (byKind[p.kind] ??= { pairs: 0, merged: 0 });
+    const k = byKind[p.kind] ?? { pairs: 0, merged: 0 };
+    byKind[p.kind] = k;
     k.pairs++;
     if (merged) k.merged++;
     if (merged && p.same) sameMerged++;

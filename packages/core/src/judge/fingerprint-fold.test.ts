@@ -36,7 +36,10 @@ describe("foldValues: one template, values of any shape", () => {
     );
     same("Tool search is disabled", "Tool browse is disabled");
     same("open notes: permission denied", "open /srv/data/notes.md: permission denied");
-    same("unique constraint failed: users.email_address", "unique constraint failed: orders.order_ref");
+    same(
+      "unique constraint failed: users.email_address",
+      "unique constraint failed: orders.order_ref",
+    );
   });
 
   it("a JSON error body wrapping the same text shares it too", () => {
