@@ -265,7 +265,7 @@ const report = {
     .filter((r) => r.predicted !== r.label)
     .map((r) => ({ id: r.id, label: r.label, predicted: r.predicted, reason: r.reason })),
   fingerprints,
-  learnedStage: learnedStageReport(dir),
+  learnedStage: learnedStageReport(dir, new Set(mentioned.keys())),
   hardFingerprintPairs: hardPairsReport(dir),
 };
 
