@@ -374,6 +374,18 @@ function fromModel(failure: Failure, text: string, model: TextModel): Classifica
   };
 }
 
+/**
+ * The text the built-in rules and the learned model read: the failure's, with the values of the
+ * call's own arguments masked (echoes.ts). Words the model sent itself (a search pattern holding
+ * "unauthorized") say nothing of the failure. Bounded: the rules read the first RULE_TEXT_LIMIT
+ * characters, the model fewer.
+ */
+export function textForRules(failure: Failure, call: CallFacts | undefined): string {
+  return call?.args === undefined
+    ? failure.text
+    : maskArgumentEchoes(failure.text.slice(0, RULE_TEXT_LIMIT), call.args);
+}
+
 /** Steps 3 and 4: the built-in text rules or the learned model, weighed by what the call shows. */
 function fromText(
   failure: Failure,
@@ -381,12 +393,7 @@ function fromText(
   call: CallFacts | undefined,
   model: TextModel,
 ): Classification {
-  // Words the model sent itself (a search pattern holding "unauthorized") say nothing of the failure.
-  // Bounded: the rules read the first RULE_TEXT_LIMIT characters, the model fewer.
-  const text =
-    call?.args === undefined
-      ? failure.text
-      : maskArgumentEchoes(failure.text.slice(0, RULE_TEXT_LIMIT), call.args);
+  const text = textForRules(failure, call);
   const matched = matchBuiltinRules(text);
   const rule: Pick<TextRule, "action" | "reason" | "certainty"> | undefined =
     matched?.reason === "unknown_tool" && namesAnotherTool(failure.text, tool)

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { loadPolicy, resolveToolPolicy } from "../policy/policy.ts";
 import { classify } from "./classify.ts";
 import { maskArgumentEchoes } from "./echoes.ts";
+import { explainClassification } from "./explain.ts";
 import { failureFromResult } from "./failure.ts";
 
 const tool = resolveToolPolicy(loadPolicy({}), "search");
@@ -74,5 +75,13 @@ describe("issue 27.3: values the model sent do not trigger a rule", () => {
       action: "stop",
       reason: "forbidden",
     });
+  });
+
+  it("--explain names the rule that read the masked text, not one an echo would have matched", () => {
+    const f = textFailure("Search for 'unauthorized' returned no results in repository acme/api");
+    const call = { args: { query: "unauthorized" } };
+    const e = explainClassification(f, tool, classify(f, tool, call), call);
+    expect(e.detail).toMatch(/\(not_found\)/);
+    expect(e.detail).not.toMatch(/unauthori/);
   });
 });

@@ -1,6 +1,6 @@
 import type { ToolPolicy } from "../policy/policy.ts";
 import { type CallFacts, readCallEvidence } from "./call-evidence.ts";
-import { type Classification, policyRuleFor } from "./classify.ts";
+import { type Classification, policyRuleFor, textForRules } from "./classify.ts";
 import type { Failure } from "./failure.ts";
 import { explainBuiltinMatch } from "./rules.ts";
 
@@ -82,7 +82,7 @@ export function explainClassification(
       detail = signalDetail(failure);
       break;
     case "rule":
-      detail = ruleDetail(failure.text);
+      detail = ruleDetail(textForRules(failure, call));
       break;
     case "evidence": {
       const evidence = readCallEvidence(failure.text, call);
@@ -95,7 +95,7 @@ export function explainClassification(
             ? "the text names a path or host that appears nowhere in the arguments: the server's own side"
             : `the text names the argument ${named} ` +
               `(by its ${evidence.argument?.by ?? "name"}) and says what is wrong with it`;
-      detail += `; before the call's evidence: ${ruleDetail(failure.text)}`;
+      detail += `; before the call's evidence: ${ruleDetail(textForRules(failure, call))}`;
       break;
     }
     case "model": {
