@@ -145,7 +145,9 @@ function demoted(ctx: DecideContext, learned: LearnedOverride): Decision {
  * read instead of going back to the model.
  */
 function unsureOnWrite(ctx: DecideContext): boolean {
-  return ctx.classification.model?.unsure === true && ctx.effect === "mutating";
+  const c = ctx.classification;
+  // The model's reading only: a policy rule that decided (it keeps the reading) always wins.
+  return c.source === "model" && c.model?.unsure === true && ctx.effect === "mutating";
 }
 
 /** The model changes the call: it reaches the model, so the repeat rule and budgets apply. */
@@ -214,7 +216,6 @@ export function decide(ctx: DecideContext): Decision {
     case "correct_arguments":
       return correct(ctx);
     case "switch_tool": {
-      if (unsureOnWrite(ctx)) return stop(ctx, "person_required");
       if (ctx.repeats >= ctx.tool.maxRepeats) return stop(ctx, "repeated_failure");
       if (spent(ctx, "failures")) return stop(ctx, "budget_exhausted", "failures");
       if (spent(ctx, "switches")) return stop(ctx, "budget_exhausted", "switches");

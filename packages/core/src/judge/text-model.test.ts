@@ -210,3 +210,22 @@ describe("the learned last stage in classify", () => {
     });
   });
 });
+
+describe("the policy wins over the learned stage's asymmetry", () => {
+  it("a policy rule's correction of a mutating tool is not turned into a stop by an unsure reading", () => {
+    const p = tool({ tools: { t: { rules: [{ match: "gloom", action: "correct_arguments" }] } } });
+    const c = classify(textFailure("gloom"), p, undefined, toy);
+    expect(c.source).toBe("policy");
+    const d = decide({
+      classification: c,
+      tool: p,
+      effect: "mutating",
+      attempt: 1,
+      repeats: 1,
+      keyed: false,
+      remainingMs: Number.POSITIVE_INFINITY,
+      random: () => 0.5,
+    });
+    expect(d.action).toBe("correct_arguments");
+  });
+});
