@@ -335,7 +335,7 @@ function internalErrorOfTheTool(
  * taken: the old default, a correction, stands, and `decide` stops a `mutating` tool instead (a
  * stop a person can read costs less than a write corrected on a guess).
  */
-export const MODEL_SURE_AT = 0.6;
+export const MODEL_SURE_AT = 0.5;
 
 /** How sure the learned text model must be for a retry it reads to be taken: a retry on a guess could repeat what only a person can fix. */
 export const MODEL_RETRY_AT = 0.85;
