@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { createGovernor, failureFromResult, loadPolicy } from "@governor/core";
-import { assessFailure, resolveToolPolicy } from "@governor/core/judge";
+import { assessFailure, classify, resolveToolPolicy } from "@governor/core/judge";
 import { type Figure, figure, median } from "./stats.ts";
 
 const corpus = readFileSync(new URL("../test/corpus/tool-errors.jsonl", import.meta.url), "utf8")
@@ -117,4 +117,43 @@ export async function benchRetryAmplification(runs = 100): Promise<Figure> {
     ),
   );
   return figure(attempts / runs, attemptsPerCall, "attempts/call", runs);
+}
+
+/**
+ * The learned last stage (issue 27.2) side by side with the rule-only judge: `classify` on the
+ * corpus texts no built-in rule matches (where the model decides), with the shipped text model
+ * and with a model that knows no word (the old default). µs per text, median of rounds.
+ */
+export function benchLearnedStage(rounds = 20): Figure {
+  const policy = loadPolicy({});
+  const rulesOnly = { v: 1 as const, trainedOn: "nothing", bias: [0, 0, 0, 0], weights: {} };
+  const texts = ["tool-errors.jsonl", "unseen-tool-errors.jsonl"].flatMap((file) =>
+    readFileSync(new URL(`../test/corpus/${file}`, import.meta.url), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { tool: string; text: string }),
+  );
+  const silent = texts
+    .map((e) => ({
+      tool: resolveToolPolicy(policy, e.tool),
+      failure: failureFromResult({ content: [{ type: "text", text: e.text }], isError: true }),
+    }))
+    .filter(
+      ({ tool, failure }) => classify(failure, tool, undefined, rulesOnly).source === "default",
+    );
+  let sink = 0;
+  const ours: number[] = [];
+  const base: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    let t = performance.now();
+    for (const { tool, failure } of silent) sink += classify(failure, tool).action.length;
+    ours.push(((performance.now() - t) * 1000) / silent.length);
+    t = performance.now();
+    for (const { tool, failure } of silent) {
+      sink += classify(failure, tool, undefined, rulesOnly).action.length;
+    }
+    base.push(((performance.now() - t) * 1000) / silent.length);
+  }
+  if (sink < 0) throw new Error("unreachable");
+  return figure(median(ours), median(base), "µs/text", rounds * silent.length);
 }

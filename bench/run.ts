@@ -9,7 +9,13 @@
  */
 import { writeFileSync } from "node:fs";
 import { runDemo } from "../packages/cli/src/demo.ts";
-import { benchDecisions, benchMemory, benchRetryAmplification, benchRunCall } from "./core.ts";
+import {
+  benchDecisions,
+  benchLearnedStage,
+  benchMemory,
+  benchRetryAmplification,
+  benchRunCall,
+} from "./core.ts";
 import { benchMcpOverhead } from "./mcp-overhead.ts";
 import { benchProxyOverhead } from "./proxy-overhead.ts";
 import { benchRedisLedger } from "./redis-ledger.ts";
@@ -105,6 +111,9 @@ log("judge_unseen_vs_regex_cpu");
 // has not seen, issue 13's reading of its failing-call target when it set it.
 results.failing_call_unseen_vs_judge_unseen = await benchFailingCallUnseen(quick ? 3 : 10);
 log("failing_call_unseen_vs_judge_unseen");
+// Issue 27.2: the learned last stage beside the rule-only judge, on the texts no rule matches.
+results.learned_stage_vs_rules = benchLearnedStage(quick ? 5 : 20);
+log("learned_stage_vs_rules");
 results.memory_judge = benchJudgeMemory(quick ? 20_000 : 100_000);
 log("memory_judge");
 results.memory_long_run = await benchLongRun(quick ? 100_000 : 1_000_000);

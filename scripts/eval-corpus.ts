@@ -19,8 +19,18 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { failureFromResult, loadPolicy, type ToolPolicy } from "@governor/core";
 import { classify, fingerprint, resolveToolPolicy } from "@governor/core/judge";
+import type { TextModel } from "../packages/core/src/judge/text-model.ts";
+import { formatHardPairs, hardPairsReport } from "./eval-hard-pairs.ts";
+import { formatLearnedStage, learnedStageReport } from "./eval-learned-stage.ts";
 
 const POLICY = loadPolicy({});
+
+/**
+ * The figures below are the rules' alone: a model that knows no word leaves the default in place.
+ * The shipped text model was trained on these texts; the learned stage has its own, honest,
+ * per-fold figure (eval-learned-stage.ts).
+ */
+const RULES_ONLY: TextModel = { v: 1, trainedOn: "nothing", bias: [0, 0, 0, 0], weights: {} };
 
 const LABELS = ["correct_arguments", "retry_dependency", "switch_tool", "stop"] as const;
 type Label = (typeof LABELS)[number];
@@ -75,7 +85,12 @@ function toFailure(text: string) {
 function predict(entry: Entry): Scored {
   // The whole classifier, as `governor classify` runs it on a text line (no policy rules), for
   // the tool that answered: a text naming another tool as unknown is not about the one called.
-  const c = classify(toFailure(entry.text), resolveToolPolicy(POLICY, entry.tool));
+  const c = classify(
+    toFailure(entry.text),
+    resolveToolPolicy(POLICY, entry.tool),
+    undefined,
+    RULES_ONLY,
+  );
   return { ...entry, predicted: c.action, reason: c.reason };
 }
 
@@ -384,6 +399,8 @@ const report = {
     .filter((r) => r.predicted !== r.label)
     .map((r) => ({ id: r.id, label: r.label, predicted: r.predicted, reason: r.reason })),
   fingerprints,
+  learnedStage: learnedStageReport(dir, new Set(mentioned.keys())),
+  hardFingerprintPairs: hardPairsReport(dir),
 };
 
 if (json) {
@@ -391,6 +408,8 @@ if (json) {
 } else {
   const h = report.headline;
   const out: string[] = [];
+  out.push(...formatLearnedStage(report.learnedStage), "");
+  out.push(...formatHardPairs(report.hardFingerprintPairs), "");
   out.push(
     `LEAVE-SERVERS-OUT (headline): ${fmt(h.leaveServersOut)} on ${h.leaveServersOut.servers} held-out servers; ` +
       `macro per server ${macro.toFixed(3)}`,

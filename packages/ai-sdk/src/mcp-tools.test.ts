@@ -48,6 +48,12 @@ const POLICY: PolicyInput = {
 
 type TransportKind = "stdio" | "http";
 
+// Phrasings written for these tests, not taken from any corpus.
+const MISSING_SCOPE =
+  "The token is missing the `notes:read` scope. Ask a workspace admin to grant it.";
+const REFUSAL =
+  "Published notes cannot be archived by agents. Contact the editorial team to archive this note.";
+
 interface Server {
   client: McpClient;
   effectsFile: string;
@@ -115,7 +121,14 @@ describe.each(SDKS)("$name, @ai-sdk/mcp", (entry) => {
       const sdk = sdks.get();
       if (sdk === undefined) return;
       [faults, lowlevel] = await Promise.all([
-        connect(sdk, kind, { scenario: { create_note: [{ kind: "status", status: 503 }] } }),
+        connect(sdk, kind, {
+          scenario: {
+            create_note: [{ kind: "status", status: 503 }],
+            // Issue 27.3: person-only failures in words, no status (each call the same answer).
+            search_notes: [1, 2, 3].map(() => ({ kind: "error" as const, text: MISSING_SCOPE })),
+            set_status: [1, 2, 3].map(() => ({ kind: "error" as const, text: REFUSAL })),
+          },
+        }),
         connect(sdk, kind, { lowlevel: true }),
       ]);
     });
@@ -262,6 +275,26 @@ describe.each(SDKS)("$name, @ai-sdk/mcp", (entry) => {
       expect(result.steps[0]?.toolResults[0]?.output).toMatch(/^delete_account: Permission denied/);
       expect(stops).toEqual([expect.objectContaining({ reason: "forbidden", toolCallId: "c1" })]);
     });
+
+    it.for([
+      ["search_notes", { query: "q" }, "forbidden"],
+      ["set_status", { id: "welcome", status: "archived" }, "person_required"],
+    ] as const)(
+      "issue 27.3: %s (a missing scope, a refusal that names who can help) stops at its first call",
+      async ([name, args, reason], ctx) => {
+        const sdk = sdks.use(ctx);
+        const stops: GovernedStop[] = [];
+        const { prompts, run } = await loop(
+          sdk,
+          faults,
+          [callTool(name, { ...args }, "c1"), callTool(name, { ...args }, "c2")],
+          { onStop: (s) => stops.push(s) },
+        );
+        expect(prompts).toHaveLength(1);
+        expect(run.summary()).toMatchObject({ reason, calls: 1, attempts: 1 });
+        expect(stops).toEqual([expect.objectContaining({ reason, toolCallId: "c1" })]);
+      },
+    );
 
     it("seed check: the crash's stack, paths and secrets never reach the model", async (ctx) => {
       const sdk = sdks.use(ctx);

@@ -121,7 +121,8 @@ function line(e: LearnedEntry): string {
   const demotes = Object.entries(e.demotes)
     .map(([from, to]) => `${from} -> ${to}`)
     .join(", ");
-  return `${e.server ?? "(none)"}\t${e.tool}\t${e.fingerprint}\t${counts}${demotes === "" ? "" : `\tdemotes ${demotes}`}`;
+  const scope = e.scope === undefined ? "" : `\tscope ${e.scope}`;
+  return `${e.server ?? "(none)"}\t${e.tool}\t${e.fingerprint}\t${counts}${demotes === "" ? "" : `\tdemotes ${demotes}`}${scope}`;
 }
 
 /**
@@ -199,6 +200,7 @@ export async function learnedCommand(args: string[], io: CliIo): Promise<number>
           server: e.server ?? null,
           tool: e.tool,
           fingerprint: e.fingerprint,
+          ...(e.scope !== undefined && { scope: e.scope }),
           decayed: e.counts,
           demotes: e.demotes,
         }),

@@ -72,6 +72,7 @@ export const REASONS = {
   retries_exhausted: "stop",
   learned_futile: "stop",
   not_approved: "stop",
+  person_required: "stop",
   // host: protocol-level, never shown to the model
   protocol_error: "host",
   session_expired: "host",
@@ -90,6 +91,7 @@ export const PERSON_RESOLVABLE: ReadonlySet<Reason> = new Set<Reason>([
   "forbidden",
   "quota_exceeded",
   "not_approved",
+  "person_required",
   "uncertain_mutation",
   "partial_success",
   "elicitation_required",

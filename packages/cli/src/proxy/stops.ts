@@ -33,6 +33,7 @@ export function stopScope(reason: Reason): StopScope {
       return "window";
     case "forbidden":
     case "not_approved":
+    case "person_required":
     case "misconfigured":
     case "retries_exhausted":
     case "repeated_failure":

@@ -281,7 +281,8 @@ describe("explainClassification", () => {
     );
     expect(explain("something odd happened")).toEqual({
       decidedBy: "default",
-      detail: "no policy rule, signal or built-in rule matched: the default applies",
+      detail:
+        "no policy rule, signal or built-in rule matched, and the learned text model knows no word of the text: the default applies",
       confidence: "low",
     });
     const withRule = resolveToolPolicy(

@@ -14,7 +14,7 @@ const tool = (policy: object = {}, name = "t", server?: string) =>
 const failure = (f: Partial<Failure>): Failure => ({
   channel: "tool",
   origin: "peer",
-  text: "the frobnicator sneezed",
+  text: "frobnicator sneezed",
   ...f,
 });
 const meta = (m: object, extra: Partial<Failure> = {}) => failure({ toolFailure: m, ...extra });
@@ -128,12 +128,12 @@ describe("classify: the tool's own failure metadata", () => {
 });
 
 describe("classify: policy rules", () => {
-  const boom = { text: "boom: the frobnicator sneezed" };
+  const boom = { text: "boom: frobnicator sneezed" };
 
   it("a rule's pattern must match the text (case-insensitive)", () => {
     const p = { defaults: { rules: [{ match: "quota", action: "stop" }] } };
     expect(classify(failure({ text: "QUOTA reached" }), tool(p)).source).toBe("policy");
-    expect(classify(failure({ text: "the frobnicator sneezed" }), tool(p)).source).toBe("default");
+    expect(classify(failure({ text: "frobnicator sneezed" }), tool(p)).source).toBe("default");
   });
 
   it("a rule's code must equal the failure's code or HTTP status", () => {

@@ -197,7 +197,7 @@ describe("classify", () => {
   });
 
   it("defaults to correct_arguments for text nothing matches", () => {
-    expect(classify(textFailure("the frobnicator sneezed"), tool())).toMatchObject({
+    expect(classify(textFailure("frobnicator sneezed"), tool())).toMatchObject({
       action: "correct_arguments",
       reason: "unclassified",
       source: "default",

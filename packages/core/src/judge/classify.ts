@@ -2,8 +2,10 @@ import type { PolicyRule, ToolPolicy } from "../policy/policy.ts";
 import { testPolicyPattern } from "../policy/policy-pattern.ts";
 import { type Action, type Certainty, REASONS, type Reason } from "../types.ts";
 import { type CallEvidence, type CallFacts, readCallEvidence } from "./call-evidence.ts";
+import { maskArgumentEchoes } from "./echoes.ts";
 import type { Failure, LocalKind } from "./failure.ts";
 import { classifyHttpStatus, matchBuiltinRules, RULE_TEXT_LIMIT, type TextRule } from "./rules.ts";
+import { type ModelClass, readText, SHIPPED_TEXT_MODEL, type TextModel } from "./text-model.ts";
 
 /** What kind of failure this is, who can fix it, and what is known of its effect. */
 export interface Classification {
@@ -14,9 +16,22 @@ export interface Classification {
   readonly retryAfterMs?: number;
   /**
    * Which step decided: the policy, a structured signal, the built-in text rules, what the call's
-   * arguments and schema show about the text (`evidence`), or the default.
+   * arguments and schema show about the text (`evidence`), the learned text model (`model`, where
+   * nothing else spoke), or the default (the model knew no word of the text).
    */
-  readonly source: "policy" | "signal" | "rule" | "evidence" | "default";
+  readonly source: "policy" | "signal" | "rule" | "evidence" | "model" | "default";
+  /**
+   * What the learned text model read, when it decided: how sure it was and the features that
+   * weighed most (`read` is its class; `action` may differ where it was not taken). `unsure` below
+   * {@link MODEL_SURE_AT}: then the correction stands, and `decide` stops a `mutating` tool rather
+   * than ask the model to correct it.
+   */
+  readonly model?: {
+    readonly probability: number;
+    readonly unsure: boolean;
+    readonly read: ModelClass;
+    readonly features: readonly { readonly feature: string; readonly weight: number }[];
+  };
   /**
    * What a retry that runs out becomes instead of giving up: `correct_arguments` when the failing
    * target (a URL, a host) is one the model chose, so the model may change it.
@@ -315,9 +330,71 @@ function internalErrorOfTheTool(
   };
 }
 
-/** Steps 3 and 4: the built-in text rules or the default, weighed by what the call shows. */
-function fromText(failure: Failure, tool: string, call: CallFacts | undefined): Classification {
-  const matched = matchBuiltinRules(failure.text);
+/**
+ * How sure the learned text model must be for its reading to stand. Below it the reading is not
+ * taken: the old default, a correction, stands, and `decide` stops a `mutating` tool instead (a
+ * stop a person can read costs less than a write corrected on a guess).
+ */
+export const MODEL_SURE_AT = 0.5;
+
+/** How sure the learned text model must be for a retry it reads to be taken: a retry on a guess could repeat what only a person can fix. */
+export const MODEL_RETRY_AT = 0.85;
+
+/** The reason a reading of the learned text model carries, per action. */
+const MODEL_REASON: Record<ModelClass, Reason> = {
+  correct_arguments: "unclassified",
+  retry_dependency: "unavailable",
+  switch_tool: "not_supported",
+  stop: "person_required",
+};
+
+/** Step 4: the learned text model, or the default when it knows no word of the text. */
+function fromModel(failure: Failure, text: string, model: TextModel): Classification {
+  const reading = readText(text, model);
+  const certainty = textCertainty(failure, "failed");
+  if (reading === undefined) {
+    return { action: "correct_arguments", reason: "unclassified", certainty, source: "default" };
+  }
+  const unsure = reading.probability < MODEL_SURE_AT;
+  const action: ModelClass =
+    unsure || (reading.action === "retry_dependency" && reading.probability < MODEL_RETRY_AT)
+      ? "correct_arguments"
+      : reading.action;
+  return {
+    action,
+    reason: MODEL_REASON[action],
+    certainty,
+    source: "model",
+    model: {
+      probability: Math.round(reading.probability * 1000) / 1000,
+      unsure,
+      read: reading.action,
+      features: reading.features,
+    },
+  };
+}
+
+/**
+ * The text the built-in rules and the learned model read: the failure's, with the values of the
+ * call's own arguments masked (echoes.ts). Words the model sent itself (a search pattern holding
+ * "unauthorized") say nothing of the failure. Bounded: the rules read the first RULE_TEXT_LIMIT
+ * characters, the model fewer.
+ */
+export function textForRules(failure: Failure, call: CallFacts | undefined): string {
+  return call?.args === undefined
+    ? failure.text
+    : maskArgumentEchoes(failure.text.slice(0, RULE_TEXT_LIMIT), call.args);
+}
+
+/** Steps 3 and 4: the built-in text rules or the learned model, weighed by what the call shows. */
+function fromText(
+  failure: Failure,
+  tool: string,
+  call: CallFacts | undefined,
+  model: TextModel,
+): Classification {
+  const text = textForRules(failure, call);
+  const matched = matchBuiltinRules(text);
   const rule: Pick<TextRule, "action" | "reason" | "certainty"> | undefined =
     matched?.reason === "unknown_tool" && namesAnotherTool(failure.text, tool)
       ? NOT_FOUND_RULE
@@ -329,12 +406,7 @@ function fromText(failure: Failure, tool: string, call: CallFacts | undefined): 
         certainty: textCertainty(failure, rule.certainty),
         source: "rule",
       }
-    : {
-        action: "correct_arguments",
-        reason: "unclassified",
-        certainty: textCertainty(failure, "failed"),
-        source: "default",
-      };
+    : fromModel(failure, text, model);
   return call === undefined
     ? verdict
     : weighCallEvidence(verdict, readCallEvidence(failure.text, call), failure.text);
@@ -342,8 +414,9 @@ function fromText(failure: Failure, tool: string, call: CallFacts | undefined): 
 
 /**
  * Classifies a failure (DESIGN.md §3): the policy's rules first, then structured signals, then
- * the built-in text rules, then the default (`correct_arguments`; the repeat rule stops it if it
- * comes back). Pure: no clock, no I/O.
+ * the built-in text rules, then the learned text model (`model`, the shipped weights unless
+ * another is given), then the default (`correct_arguments`; the repeat rule stops it if it comes
+ * back). Pure: no clock, no I/O.
  *
  * Certainty comes from the failure class for structured signals (a JSON-RPC code, an HTTP status,
  * the tool-failure metadata, a local kind); a verdict read from a tool's text alone is `unknown`,
@@ -352,11 +425,16 @@ function fromText(failure: Failure, tool: string, call: CallFacts | undefined): 
  * `call` (the arguments, the tool's input schema) weighs a verdict read from the text: see
  * {@link weighCallEvidence}. Without it, the failure alone decides.
  */
-export function classify(failure: Failure, tool: ToolPolicy, call?: CallFacts): Classification {
+export function classify(
+  failure: Failure,
+  tool: ToolPolicy,
+  call?: CallFacts,
+  model: TextModel = SHIPPED_TEXT_MODEL,
+): Classification {
   const signal = fromSignals(failure, tool);
   const detected: Classification = signal
     ? (internalErrorOfTheTool(failure, signal, call) ?? { ...signal, source: "signal" })
-    : fromText(failure, tool.tool, call);
+    : fromText(failure, tool.tool, call, model);
   const withHint =
     failure.retryAfterMs === undefined
       ? detected

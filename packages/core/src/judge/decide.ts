@@ -139,9 +139,21 @@ function demoted(ctx: DecideContext, learned: LearnedOverride): Decision {
   return { ...stop(ctx, "learned_futile"), learned } as Decision;
 }
 
+/**
+ * Where the learned text model was unsure, the asymmetry of harm decides: a write corrected on a
+ * guess may be sent again in another shape, so a `mutating` tool stops with a text a person can
+ * read instead of going back to the model.
+ */
+function unsureOnWrite(ctx: DecideContext): boolean {
+  const c = ctx.classification;
+  // The model's reading only: a policy rule that decided (it keeps the reading) always wins.
+  return c.source === "model" && c.model?.unsure === true && ctx.effect === "mutating";
+}
+
 /** The model changes the call: it reaches the model, so the repeat rule and budgets apply. */
 function correct(ctx: DecideContext): Decision {
   const c = ctx.classification;
+  if (unsureOnWrite(ctx)) return stop(ctx, "person_required");
   if (ctx.repeats >= ctx.tool.maxRepeats) return stop(ctx, "repeated_failure");
   if (spent(ctx, "failures")) return stop(ctx, "budget_exhausted", "failures");
   if (spent(ctx, "corrections")) return stop(ctx, "budget_exhausted", "corrections");

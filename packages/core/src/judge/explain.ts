@@ -1,6 +1,6 @@
 import type { ToolPolicy } from "../policy/policy.ts";
 import { type CallFacts, readCallEvidence } from "./call-evidence.ts";
-import { type Classification, policyRuleFor } from "./classify.ts";
+import { type Classification, policyRuleFor, textForRules } from "./classify.ts";
 import type { Failure } from "./failure.ts";
 import { explainBuiltinMatch } from "./rules.ts";
 
@@ -13,8 +13,14 @@ export interface Explanation {
   /**
    * How sure the step is: `high` for the policy and structured signals (someone said so on
    * purpose), `medium` for a phrasing of the text or what the call shows, `low` for the default.
+   * For the learned text model: `medium` when it was sure ({@link Explanation.model}), else `low`.
    */
   readonly confidence: "high" | "medium" | "low";
+  /**
+   * When the learned text model decided: its probability for the class it read, whether that was
+   * below the bar (`unsure`), and the features of the text that weighed most for it.
+   */
+  readonly model?: Classification["model"];
 }
 
 const CONFIDENCE: Record<Classification["source"], Explanation["confidence"]> = {
@@ -22,6 +28,7 @@ const CONFIDENCE: Record<Classification["source"], Explanation["confidence"]> = 
   signal: "high",
   rule: "medium",
   evidence: "medium",
+  model: "medium",
   default: "low",
 };
 
@@ -75,7 +82,7 @@ export function explainClassification(
       detail = signalDetail(failure);
       break;
     case "rule":
-      detail = ruleDetail(failure.text);
+      detail = ruleDetail(textForRules(failure, call));
       break;
     case "evidence": {
       const evidence = readCallEvidence(failure.text, call);
@@ -88,15 +95,31 @@ export function explainClassification(
             ? "the text names a path or host that appears nowhere in the arguments: the server's own side"
             : `the text names the argument ${named} ` +
               `(by its ${evidence.argument?.by ?? "name"}) and says what is wrong with it`;
-      detail += `; before the call's evidence: ${ruleDetail(failure.text)}`;
+      detail += `; before the call's evidence: ${ruleDetail(textForRules(failure, call))}`;
+      break;
+    }
+    case "model": {
+      const m = classification.model;
+      const top = (m?.features ?? []).map((f) => `${f.feature} (${f.weight})`).join(", ");
+      detail =
+        `no policy rule, signal or built-in rule matched: the learned text model read ${m?.read ?? "?"} ` +
+        `with probability ${m?.probability ?? "?"}${m?.unsure === true ? " (unsure)" : ""}; weighed most: ${top}`;
+      if (m?.unsure === true && m.read !== classification.action) {
+        detail += `; an unsure ${m.read} is not taken, ${classification.action} stands`;
+      }
       break;
     }
     case "default":
-      detail = "no policy rule, signal or built-in rule matched: the default applies";
+      detail =
+        "no policy rule, signal or built-in rule matched, and the learned text model knows no word of the text: the default applies";
       break;
   }
   if (classification.onRetriesExhausted === "correct_arguments") {
     detail += "; the failing target is one the model chose: once retries run out, it may change it";
+  }
+  if (source === "model" && classification.model !== undefined) {
+    const { model } = classification;
+    return { decidedBy: source, detail, confidence: model.unsure ? "low" : "medium", model };
   }
   return { decidedBy: source, detail, confidence: CONFIDENCE[source] };
 }

@@ -9,6 +9,7 @@ import {
   NORMALIZE_PATTERNS,
   normalizeText,
 } from "./fingerprint.ts";
+import { foldValues } from "./fingerprint-fold.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Slot values: what varies between occurrences of the same failure
@@ -313,18 +314,18 @@ describe("fingerprint: examples", () => {
         code: -32602,
         text: 'No note with id "drafts"',
       }),
-    ).toBe("cd96734f1de3ee0e");
+    ).toBe("f060b9ba93ef244d");
     expect(
       fingerprint({ tool: "get_note", channel: "tool", text: 'no note with id "drafts"' }),
-    ).toBe("8693cf8f5c46b637");
+    ).toBe("55cc4e7b95234a6e");
   });
 
-  it("hashes the documented form: sha256 of the JSON array [tool, channel, code ?? null, normalized]", () => {
+  it("hashes the documented form: sha256 of the JSON array [tool, channel, code ?? null, normalized and folded]", () => {
     const payload = JSON.stringify([
       "get_note",
       "tool",
       null,
-      normalizeText('no note with id "drafts"'),
+      foldValues(normalizeText('no note with id "drafts"')),
     ]);
     expect(createHash("sha256").update(payload).digest("hex").slice(0, 16)).toBe(
       fingerprint({ tool: "get_note", channel: "tool", text: 'no note with id "drafts"' }),

@@ -8,6 +8,7 @@
  */
 import type { Channel } from "../types.ts";
 import { sha256Hex } from "./canonical.ts";
+import { foldValues, useVocabulary } from "./fingerprint-fold.ts";
 import { hasHostHint, hasIpv6Hint, hasOpeningQuote } from "./normalize-hints.ts";
 import { colonFollows, endsInObjectSeparator, keyAtEnd } from "./quote-context.ts";
 import { charTable, collapseSpaces, hasRun, replaceAnchored } from "./redact.ts";
@@ -74,6 +75,8 @@ const CONDITION_WORDS = new Set(
     "ssl certificate status code eai again und read only write breaking allowed"
   ).split(" "),
 );
+
+useVocabulary(CONDITION_WORDS);
 
 function isConditionValue(value: string): boolean {
   const bare = /^(["'`]).*\1$/.test(value) ? value.slice(1, -1) : value;
@@ -722,7 +725,10 @@ export interface FingerprintInput {
  * A stable 16-char lowercase hex hash (sha256, truncated) of (tool, channel, code, normalized
  * text). Two failures that differ only in ids, numbers, paths, quoted values and the like share
  * it; a different tool, channel, code or message template does not. Stable across processes and
- * versions of Node (the hashed form is a JSON array).
+ * versions of Node (the hashed form is a JSON array). The normalized text is hashed with its
+ * values folded (fingerprint-fold.ts): every placeholder counts as one, and bare words are values
+ * where the text announces one (`tool: x`, `not in a, b`, `calling the X operation`), so a name
+ * written as a word in one occurrence and as a slug, a list or a path in the next still matches.
  *
  * @example
  * fingerprint({ tool: "get_note", channel: "tool", text: 'no note with id "drafts"' })
@@ -749,7 +755,10 @@ export function fingerprintOf(
   if (last !== undefined && last.tool === tool && last.channel === channel && last.code === code) {
     return last.value;
   }
-  const value = sha256Hex(JSON.stringify([tool, channel, code, norm.text])).slice(0, 16);
+  const value = sha256Hex(JSON.stringify([tool, channel, code, foldValues(norm.text)])).slice(
+    0,
+    16,
+  );
   if (tool.length <= MAX_PRINT_TOOL && (typeof code !== "string" || code.length <= 32)) {
     norm.print = { tool, channel, code, value };
   }

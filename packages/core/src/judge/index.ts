@@ -41,3 +41,4 @@ export {
 export { composeMessage, hostErrorText, type MessageInput, replayedText } from "./message.ts";
 export { type RedactOptions, redact } from "./redact.ts";
 export { BUILTIN_RULES, classifyHttpStatus, matchBuiltinRules, type TextRule } from "./rules.ts";
+export type { ModelClass, TextModel } from "./text-model.ts";

@@ -180,17 +180,27 @@ export function learnedDemotion(input: DemotionInput): LearnedOverride | undefin
 }
 
 /**
- * The store key of a server, tool and fingerprint. Each part is URI-encoded, so `/` separates
- * them and a prefix of whole parts selects a server or a tool ({@link learnedPrefix}).
+ * The store key of a server, tool and fingerprint, and of the scope it was learned in (a tenant:
+ * see {@link learningScopeOf}). Each part is URI-encoded, so `/` separates them and a prefix of
+ * whole parts selects a server or a tool ({@link learnedPrefix}), in every scope. Without a scope
+ * the key has three parts and is shared by every run on the store.
  */
-export function learnedKey(server: string | undefined, tool: string, fingerprint: string): string {
+export function learnedKey(
+  server: string | undefined,
+  tool: string,
+  fingerprint: string,
+  scope?: string,
+): string {
   // The same failure is read and written again and again (each run that meets it): the last key
-  // of each fingerprint is kept, with the server and tool it was made for.
+  // of each fingerprint is kept, with the server, tool and scope it was made for.
   const last = recentKeys.get(fingerprint);
-  if (last !== undefined && last.server === server && last.tool === tool) return last.key;
-  const key = `${learnedPrefix(server, tool)}${encodeURIComponent(fingerprint)}`;
+  if (last !== undefined && last.server === server && last.tool === tool && last.scope === scope) {
+    return last.key;
+  }
+  const base = `${learnedPrefix(server, tool)}${encodeURIComponent(fingerprint)}`;
+  const key = scope === undefined ? base : `${base}/${encodeURIComponent(boundName(scope))}`;
   if (recentKeys.size >= MAX_RECENT_KEYS) recentKeys.clear();
-  recentKeys.set(fingerprint, { server, tool, key });
+  recentKeys.set(fingerprint, { server, tool, scope, key });
   return key;
 }
 
@@ -198,8 +208,31 @@ export function learnedKey(server: string | undefined, tool: string, fingerprint
 const MAX_RECENT_KEYS = 4096;
 const recentKeys = new Map<
   string,
-  { readonly server: string | undefined; readonly tool: string; readonly key: string }
+  {
+    readonly server: string | undefined;
+    readonly tool: string;
+    readonly scope: string | undefined;
+    readonly key: string;
+  }
 >();
+
+/**
+ * The scope a run learns in (docs/learning.md): the host's `learning.scope` when it gives one;
+ * else the tenant prefix of its `idempotencyScope` (the part before the first `:`, as in
+ * `` `${tenantId}:${job.id}` ``), so one tenant's failures never demote another tenant's
+ * decisions; else none: learned records are shared by every run on the store.
+ */
+export function learningScopeOf(options: {
+  readonly learning?: { readonly scope?: string };
+  readonly idempotencyScope?: string;
+}): string | undefined {
+  const given = options.learning?.scope;
+  if (given !== undefined) return given;
+  const scope = options.idempotencyScope;
+  if (scope === undefined) return undefined;
+  const colon = scope.indexOf(":");
+  return colon > 0 ? scope.slice(0, colon) : undefined;
+}
 
 /**
  * The key prefix of everything learned about a server (`tool` absent) or one of its tools. A tool
@@ -211,15 +244,25 @@ export function learnedPrefix(server: string | undefined, tool?: string): string
   return tool === undefined ? head : `${head}${encodeURIComponent(boundName(tool))}/`;
 }
 
-/** The server, tool and fingerprint of a key made by {@link learnedKey}, or undefined. */
+/** The server, tool, fingerprint and scope of a key made by {@link learnedKey}, or undefined. */
 export function parseLearnedKey(
   key: string,
-): { server: string | undefined; tool: string; fingerprint: string } | undefined {
+): { server: string | undefined; tool: string; fingerprint: string; scope?: string } | undefined {
   const parts = key.split("/");
-  if (parts.length !== 3) return undefined;
+  if (parts.length !== 3 && parts.length !== 4) return undefined;
   try {
-    const [server, tool, fingerprint] = parts.map(decodeURIComponent) as [string, string, string];
-    return { server: server === "" ? undefined : server, tool, fingerprint };
+    const [server, tool, fingerprint, scope] = parts.map(decodeURIComponent) as [
+      string,
+      string,
+      string,
+      string | undefined,
+    ];
+    return {
+      server: server === "" ? undefined : server,
+      tool,
+      fingerprint,
+      ...(scope !== undefined && { scope }),
+    };
   } catch {
     return undefined;
   }
@@ -230,6 +273,8 @@ export interface LearnedEntry {
   readonly server: string | undefined;
   readonly tool: string;
   readonly fingerprint: string;
+  /** The scope it was learned in (a tenant); absent when it is shared by every run. */
+  readonly scope?: string;
   /** The store key ({@link learnedKey}). */
   readonly key: string;
   /** The counts decayed to now. */

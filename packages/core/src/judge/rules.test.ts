@@ -672,3 +672,117 @@ describe("corpus", () => {
     }
   });
 });
+
+// Phrasings written for these tests (issue 27.3), not taken from any corpus: each a general way a
+// service says only a person can fix it, with no status code to go on.
+describe("issue 27.3: person-only cues", () => {
+  it("a missing permission scope an administrator must grant stops", () => {
+    expectCases([
+      ["The token is missing the `channels:history` scope.", "forbidden", "stop"],
+      ["Missing required scope: read:org", "forbidden", "stop"],
+      ["This integration requires the 'files.write' scope", "forbidden", "stop"],
+      ["Scope 'admin:webhooks' is not granted for this installation", "forbidden", "stop"],
+      ["An administrator must approve this app before it can read mail", "forbidden", "stop"],
+      ["Your workspace admin needs to grant access to this connector", "forbidden", "stop"],
+    ]);
+  });
+
+  it("a mode or a policy that restricts the caller stops", () => {
+    expectCases([
+      ["Writes are disabled in safe mode", "forbidden", "stop"],
+      ["The server is running in view-only mode", "forbidden", "stop"],
+      ["Export is blocked by your organization's security settings", "forbidden", "stop"],
+      ["Workspace policy prohibits sharing files outside the domain", "forbidden", "stop"],
+    ]);
+  });
+
+  it("a confirmation nobody gave stops; the model must not give it", () => {
+    expectCases([
+      ["This operation requires explicit user confirmation", "not_approved", "stop"],
+      [
+        "Deletion has not been confirmed yet. Pass confirm: true once the owner agrees",
+        "not_approved",
+        "stop",
+      ],
+      ["Transfer awaiting approval from the account holder", "not_approved", "stop"],
+    ]);
+  });
+
+  it("credentials rejected or missing, in words, stop", () => {
+    expectCases([
+      ["Your credentials were rejected by the server", "unauthorized", "stop"],
+      ["Authentication attempt was unsuccessful", "unauthorized", "stop"],
+      ["No API key was provided with the request", "unauthorized", "stop"],
+      ["The request signature does not match the one computed", "unauthorized", "stop"],
+    ]);
+  });
+
+  it("a plan, a payment or a budget spent stops as a quota", () => {
+    expectCases([
+      ["Your subscription is past due; update the payment method", "quota_exceeded", "stop"],
+      ["The card was declined", "quota_exceeded", "stop"],
+      ["Your plan does not include scheduled exports", "quota_exceeded", "stop"],
+      ["You have exceeded your plan's monthly request limit", "quota_exceeded", "stop"],
+      ["The session budget has been exhausted", "quota_exceeded", "stop"],
+      ["Spending cap reached for this project", "quota_exceeded", "stop"],
+      ["You have used up your monthly allowance", "quota_exceeded", "stop"],
+    ]);
+  });
+
+  it("an account or workspace state, and a text that sends the agent to a person, stop as person_required", () => {
+    expectCases([
+      ["The merchant account is on hold pending review", "person_required", "stop"],
+      ["This workspace has not been activated yet", "person_required", "stop"],
+      ["Please ask the user which calendar to use", "person_required", "stop"],
+      [
+        "Refunds above 500 EUR need a manager's sign off. Contact the finance team.",
+        "person_required",
+        "stop",
+      ],
+      [
+        "Orders cannot be changed after dispatch; contact your account manager",
+        "person_required",
+        "stop",
+      ],
+      ["Only workspace owners can rename channels", "person_required", "stop"],
+      ["Contact support to unlock exports", "person_required", "stop"],
+    ]);
+  });
+
+  it("more ways to say it: admins, installs, sign-in, plans, seats, confirmations, the user", () => {
+    expectCases([
+      ["Your administrator has disabled file sharing", "forbidden", "stop"],
+      ["This action requires admin privileges", "forbidden", "stop"],
+      ["The app is not installed in this workspace", "forbidden", "stop"],
+      ["Exports are disabled for this environment", "forbidden", "stop"],
+      ["Re-run with force: true to delete the branch", "not_approved", "stop"],
+      ["You must be logged in to use this endpoint", "unauthorized", "stop"],
+      ["Could not validate credentials", "unauthorized", "stop"],
+      ["Please connect your Google account first", "unauthorized", "stop"],
+      ["You have reached the usage limit for this billing period", "quota_exceeded", "stop"],
+      ["Upgrade to a Team plan to use webhooks", "quota_exceeded", "stop"],
+      ["This workspace is on the free plan", "quota_exceeded", "stop"],
+      ["There is an outstanding balance on this account", "quota_exceeded", "stop"],
+      ["No seats available in this organization", "quota_exceeded", "stop"],
+      ["The organization has been deactivated", "person_required", "stop"],
+      ["The user must approve the request in the mobile app", "person_required", "stop"],
+      ["This change requires manual review", "person_required", "stop"],
+    ]);
+  });
+
+  it("a transient failure that mentions support, or a plain argument error, is not person-only", () => {
+    expectCases([
+      [
+        "Service temporarily unavailable. If the problem persists, contact your administrator",
+        "unavailable",
+        "retry_dependency",
+      ],
+      ["Internal error. Please contact support", "upstream_error", "retry_dependency"],
+      ["Invalid date format; expected YYYY-MM-DD", "invalid_argument", "correct_arguments"],
+      ["The user was not found in this workspace", "not_found", "correct_arguments"],
+      ["Request timed out, try again later", "unavailable", "retry_dependency"],
+      ["Rate limit exceeded for this session, retry shortly", "rate_limited", "retry_dependency"],
+      ["Retry with force: false is not a valid option", "invalid_argument", "correct_arguments"],
+    ]);
+  });
+});

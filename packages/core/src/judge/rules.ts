@@ -478,6 +478,90 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:declined|rejected|cancell?ed|denied) by (?:the )?user\b/,
       /\buser (?:declined|rejected|cancell?ed|denied)\b/,
       /\b(?:approval|confirmation|consent) (?:is )?required\b/,
+      // A confirmation nobody gave: the model must not give it in a person's place.
+      /\b(?:requires?|needs?|without|awaiting|pending|waiting for|missing) (?:an? |the )?(?:(?:explicit|prior|user|human|manual|written|owner) ){0,2}(?:confirmation|approval|consent|sign[- ]?off)\b/,
+      /\b(?:has|have|was|were) not (?:yet )?been (?:confirmed|approved)\b/,
+      /\bmust (?:first )?be (?:confirmed|approved) by\b/,
+      /\bconfirm(?:ed)?['"`]?\s*[:=]\s*true\b/,
+      /\b(?:pass|set|use|re-?run with|call (?:it )?again with|retry with) ['"`]?(?:confirm(?:ed|ation)?|force|i_understand|acknowledge(?:d)?)['"`]?\s*[:=]\s*['"`]?(?:true|yes|1)\b/,
+    ),
+  },
+  // Person-only cues without a status (issue 27.3), general phrasings of who must act. A missing
+  // permission scope, which only an administrator grants:
+  {
+    ...FORBIDDEN,
+    pattern: oneOf(
+      /\bmissing (?:the |a |required )?['"`]?[\w:./-]+['"`]? (?:oauth |permission |api )?scopes?\b/,
+      /\b(?:requires?|needs?) (?:the |an? )?(?:['"`][\w:./-]+['"`] |[\w:./-]+:[\w:./-]+ )(?:oauth |permission |api )?scopes?\b/,
+      /\bscopes? (?:['"`][\w:./-]+['"`] |[\w:./-]+:[\w:./-]+ )?(?:is |are |was |were )?(?:required|missing|not granted|needed)\b/,
+      /\b(?:lacks?|without) (?:the )?['"`][\w:./-]+['"`] (?:\w+ )?scopes?\b/,
+      /\b(?:an? |your |the |workspace |org(?:ani[sz]ation)? )*admin(?:istrator)?s? (?:must|needs? to|has to|have to|should|can|will need to) (?:first )?(?:grant|approve|enable|install|authori[sz]e|allow|add|assign|give)\b/,
+      /\b(?:admin(?:istrator)?|owner|organi[sz]ation) (?:has |have )?(?:disabled|restricted|blocked|turned off)\b/,
+      /\brequires? (?:an? )?(?:admin(?:istrator)?|owner|elevated|root) (?:privileges?|rights|access|permissions?|role)\b/,
+      /\b(?:app|application|integration|bot|plugin) (?:is |has )?not (?:been )?(?:installed|authori[sz]ed|added) (?:in|on|to|for)\b/,
+      /\bneeds? to be granted\b/,
+    ),
+  },
+  // A mode or a policy that restricts the caller: a person changes the setting, not the model.
+  {
+    ...FORBIDDEN,
+    pattern: oneOf(
+      /\b(?:is|are|running|runs|operating|configured|set|currently) (?:currently )?(?:in|to|under) (?:a |the )?(?:safe|restricted|read[- ]?only|view[- ]?only|locked|guest|lockdown|audit|observer|viewer|dry[- ]?run|plan[- ]only) mode\b/,
+      /\b(?:disabled|blocked|not (?:allowed|permitted|available)) (?:in|under|while in|during) (?:\w+[- ]){0,2}mode\b/,
+      /\bmode (?:does not|doesn't|do not|don't) (?:allow|permit)\b/,
+      /\b(?:restricted|prohibited|blocked|prevented|disabled) by (?:your |the |an? )?(?:\w+ ){0,2}(?:administrator|admin|organi[sz]ation|workspace|security|tenant|account)s?\b/,
+      /\b(?:organi[sz]ation|workspace|admin|administrator|security|tenant|account|team|company) (?:polic(?:y|ies)|settings?|rules?) (?:prevents?|prohibits?|blocks?|restricts?|forbids?|(?:does|do) ?n[o']t (?:allow|permit))\b/,
+      /\b(?:disabled|not (?:allowed|permitted)) (?:in|for|on) (?:this|the current|your) (?:environment|deployment|instance|workspace|organi[sz]ation|project|tenant)\b/,
+    ),
+  },
+  // The state of a plan, a payment or a budget: money or a person lifts it, not waiting.
+  {
+    ...QUOTA,
+    pattern: oneOf(
+      /\b(?:subscription|plan|trial|invoice|billing|payment method|card)\b[^.\n]{0,30}\b(?:past due|overdue|unpaid|expired|has ended|declined|delinquent|on hold|suspended|cancell?ed)\b/,
+      /\b(?:card|payment) (?:was |has been )?declined\b/,
+      /\bplan (?:does ?n[o']t|do ?n[o']t|doesn't) (?:include|allow|permit|support|cover)\b/,
+      /\b(?:exceeds?|exceeded|over|reached|hit) (?:your |the |its |this )?(?:current )?(?:plan'?s?|subscription'?s?|account'?s?) (?:\w+ ){0,2}(?:limit|allowance|quota|cap)\b/,
+      /\b(?:session|conversation|plan|monthly|daily|weekly|account|usage|spend(?:ing)?|cost|token|credit) (?:\w+ )?(?:budget|allowance|cap)s? (?:has been |have been |was |is |are )?(?:exceeded|exhausted|spent|used up|reached|depleted|hit)\b/,
+      /\b(?:exceeded|exhausted|spent|used up|reached|depleted) (?:your |the |its |this |their )?(?:\w+ ){0,2}(?:budget|allowance)\b/,
+      /\bbudget (?:has been |was |is )?(?:exceeded|exhausted|spent|used up|depleted)\b/,
+      /\bno (?:remaining|more) (?:credits|budget|tokens|minutes|allowance)\b/,
+      /(?<!rate[ _-]?)\b(?:limit|quota|allowance|budget|credits?)\b[^.\n]{0,40}\b(?:for|of) (?:this|the|your) (?:month|billing (?:period|cycle)|plan|session|conversation|subscription)\b/,
+      /\bupgrade to (?:a |the )?(?:\w+ ){0,2}(?:plan|tier|subscription|pro|premium|business|enterprise|team)\b/,
+      /\b(?:on|using) (?:the|a|your) free (?:plan|tier)\b/,
+      /\b(?:outstanding|overdue|unpaid) (?:balance|invoices?|payments?|bills?)\b/,
+      /\bbilling (?:issue|problem|hold)\b/,
+      /\b(?:no (?:available |free )?seats?|seat limit|out of seats|licen[cs]e (?:has )?(?:expired|limit|required))\b/,
+    ),
+  },
+  // Credentials rejected or missing, in words and no status.
+  {
+    ...UNAUTHORIZED,
+    pattern: oneOf(
+      /\bcredentials? (?:(?:was|were|is|are|have been|has been) )?(?:rejected|refused|denied|not accepted|not (?:set|configured|provided|supplied))\b/,
+      /\b(?:authentication|auth|login|sign[- ]?in) (?:attempt )?(?:was |has been )?(?:rejected|refused|denied|declined|unsuccessful)\b/,
+      /\bno (?:credentials|auth(?:entication)?|api[- ]?key|access token|token) (?:was |were )?(?:provided|supplied|configured|found|set|given)\b/,
+      /\b(?:signature|request signature) (?:does ?n[o']t match|mismatch|is invalid|invalid)\b/,
+      /\bnot (?:signed|logged) in\b/,
+      /\bmust (?:be (?:logged|signed) in|authenticate|log ?in|sign ?in)\b/,
+      /\bplease (?:log|sign) ?in\b/,
+      /\b(?:could not|unable to|failed to) (?:validate|verify) (?:your |the )?(?:credentials|token|api[- ]?key)\b/,
+      /\b(?:connect|link|reconnect|re-?link) (?:your|the) (?:\w+ ){0,2}account\b/,
+    ),
+  },
+  // An account, workspace or organization in a state only a person changes.
+  {
+    ...c("person_required", "stop", "failed"),
+    pattern: oneOf(
+      /\b(?:account|workspace|organi[sz]ation|tenant|team|merchant)\b[^.\n]{0,30}\b(?:(?:is|has been|was) (?:frozen|on hold|restricted|closed|paused|under review|pending (?:review|approval|activation|verification))|(?:is|was|has|has been) not (?:yet )?(?:been )?(?:active|activated|approved|onboarded))\b/,
+      // The text tells the agent to ask a person: the user, an administrator, an owner, a named team.
+      /\b(?:ask|contact|reach out to|talk to|check with|consult|escalate to|get in touch with) (?:your |the |an? |their |a member of (?:the |your )?)?(?:\w+[- ]){0,3}(?:user|admin(?:istrator)?s?|owner|manager|team|department|approver|finance|billing|sales|account (?:manager|owner|executive)|it|helpdesk|help desk)\b(?![^.\n]{0,40}\bif (?:the |this |it )?(?:problem|issue|error|failure|it)?\s*(?:persists?|continues?|keeps|happens again)\b)(?<!\bif (?:the |this )?(?:problem|issue|error|failure)s? (?:persists?|continues?)[^.\n]{0,40})/,
+      /\bcontact (?:\w+ )?support (?:to|for) (?:enable|unlock|increase|raise|activate|upgrade|request|grant|get access|lift|remove|reactivate)\b/,
+      /\b(?:requires?|needs?) (?:an? |the )?(?:user|human|person|manual|admin(?:istrator)?|owner|manager)(?:'s)? (?:action|input|intervention|approval|review)\b/,
+      /\bonly (?:an? |the |your )?(?:\w+ )?(?:admin(?:istrator)?s?|owners?|managers?|team|user) (?:can|may|is allowed to|are allowed to)\b/,
+      /\bthe user (?:must|needs to|has to|should) (?:\w+ ){0,3}(?:approve|confirm|grant|authori[sz]e|log ?in|sign ?in|connect|enable|provide|verify|accept)\b/,
+      /\bhave (?:your|the|an?) (?:\w+ )?(?:admin(?:istrator)?|owner|manager|supervisor) (?:\w+ ){0,2}(?:approve|grant|enable|review)\b/,
+      /\b(?:workspace|organi[sz]ation|tenant|team|project|merchant)\b[^.\n]{0,30}\b(?:is|has been|was) (?:disabled|deactivated|suspended|locked|blocked|inactive)\b/,
     ),
   },
   // HTTP statuses in text: the number says which class the upstream answer belongs to.

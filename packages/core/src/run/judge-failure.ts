@@ -5,6 +5,7 @@ import { type Classification, classify } from "../judge/classify.ts";
 import { type Decision, safeToRepeat } from "../judge/decide.ts";
 import { type Failure, failureFromError, localFailure } from "../judge/failure.ts";
 import { fingerprintOf } from "../judge/fingerprint.ts";
+import { learningScopeOf } from "../judge/learned.ts";
 import { composeMessage } from "../judge/message.ts";
 import type { MaybePromise, Reason } from "../types.ts";
 import { updateBreaker } from "./breaker-steps.ts";
@@ -215,8 +216,12 @@ function readLearned<T>(j: Judging<T>): Judged<T> {
     record(state, j.failure, c, { ...d, certainty: c.certainty }, j.print);
     return endedOutcome(state);
   }
-  // The governor's core holds the store and the clock the tracker needs: no options object made.
-  r.learning ??= new OutcomeTracker(r.core);
+  // The governor's core holds the store and the clock; the run's options, the scope it learns in.
+  r.learning ??= new OutcomeTracker({
+    store: r.core.store,
+    now: r.core.now,
+    scope: learningScopeOf(r.options),
+  });
   state.learned = undefined;
   // Only a retry, a correction or a switch can be demoted: a stop or the host needs no read.
   if (c.action !== "stop" && c.action !== "host") {

@@ -32,6 +32,8 @@ interface PendingSwitch extends Pending {
 export interface OutcomeTrackerOptions {
   readonly store: Store;
   readonly now: () => number;
+  /** The scope the run learns in (`learningScopeOf` of its options); absent: shared by every run. */
+  readonly scope?: string | undefined;
 }
 
 /** Outcomes that end a retried call without telling anything of the retries. */
@@ -45,6 +47,7 @@ const NO_EVIDENCE = new Set(["aborted", "protocol_error", "session_expired", "st
 export class OutcomeTracker {
   readonly #store: Store;
   readonly #now: () => number;
+  readonly #scope: string | undefined;
   /**
    * Per call (its state object): the fingerprints whose retries await the call's outcome. Made
    * at the first retry (as the corrections' map at the first correction): most runs have none.
@@ -63,6 +66,7 @@ export class OutcomeTracker {
   constructor(options: OutcomeTrackerOptions) {
     this.#store = options.store;
     this.#now = options.now;
+    this.#scope = options.scope;
   }
 
   /** Whether learning applies to the tool and the store can keep it. */
@@ -78,7 +82,7 @@ export class OutcomeTracker {
   ): MaybePromise<LearnedCounts | undefined> {
     const store = this.#store;
     if (!this.learns(policy) || store.outcome === undefined) return undefined;
-    const key = learnedKey(policy.server, policy.tool, fingerprint);
+    const key = learnedKey(policy.server, policy.tool, fingerprint, this.#scope);
     try {
       const answer = guard("a learned-outcome read", () => store.outcome?.(key));
       if (!isThenable(answer)) return this.#countsOf(answer, policy);
@@ -225,7 +229,7 @@ export class OutcomeTracker {
     const now = this.#now();
     for (const [p, field] of adds) {
       const { halfLifeMs, ttlMs } = p.policy.learning;
-      const key = learnedKey(p.server, p.tool, p.fingerprint);
+      const key = learnedKey(p.server, p.tool, p.fingerprint, this.#scope);
       try {
         const answer = guard("a learned-outcome write", () =>
           store.addOutcome?.(key, field, { now, halfLifeMs, ttlMs }),

@@ -27,6 +27,13 @@ export interface RunOptions {
    * `callId` is never taken for a call of another run, even one started with the same `runId`.
    */
   readonly idempotencyScope?: string;
+  /**
+   * Learning from outcomes for this run (docs/learning.md). `scope`: what the run learns, and the
+   * learned records it reads, are kept apart under this name (a tenant), so one tenant's failures
+   * never demote another's decisions.
+   * @default the tenant prefix of `idempotencyScope` (before its first `:`), else none: shared
+   */
+  readonly learning?: { readonly scope?: string };
 }
 
 /** One tool call as the agent asked for it. */

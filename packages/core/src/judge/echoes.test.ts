@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import { loadPolicy, resolveToolPolicy } from "../policy/policy.ts";
+import { classify } from "./classify.ts";
+import { maskArgumentEchoes } from "./echoes.ts";
+import { explainClassification } from "./explain.ts";
+import { failureFromResult } from "./failure.ts";
+
+const tool = resolveToolPolicy(loadPolicy({}), "search");
+const textFailure = (text: string) =>
+  failureFromResult({ content: [{ type: "text", text }], isError: true });
+
+describe("maskArgumentEchoes", () => {
+  it("masks a value the arguments hold, quoted, bracketed or long enough, case-insensitively", () => {
+    expect(
+      maskArgumentEchoes("Pattern 'Unauthorized' matched no files", { q: "unauthorized" }),
+    ).toBe("Pattern '…' matched no files");
+    expect(maskArgumentEchoes("no index [logs]", { index: "logs" })).toBe("no index […]");
+    expect(
+      maskArgumentEchoes("permission denied matched nothing", { q: "permission denied" }),
+    ).toBe("… matched nothing");
+    expect(maskArgumentEchoes("no run with status 503", { filter: { status: 503 } })).toBe(
+      "no run with status …",
+    );
+  });
+
+  it("leaves whole words of the text alone: short bare values, parts of a longer word, other values", () => {
+    expect(maskArgumentEchoes("file not found", { kind: "file" })).toBe("file not found");
+    expect(maskArgumentEchoes("TimeoutError: upstream", { q: "timeout" })).toBe(
+      "TimeoutError: upstream",
+    );
+    expect(maskArgumentEchoes("503 Service Unavailable", { q: "orders" })).toBe(
+      "503 Service Unavailable",
+    );
+    expect(maskArgumentEchoes("503 Service Unavailable", { limit: 50 })).toBe(
+      "503 Service Unavailable",
+    );
+  });
+
+  it("masks the longer of two values that overlap first", () => {
+    expect(
+      maskArgumentEchoes('no match for "rate limit exceeded"', {
+        a: "rate limit",
+        b: "rate limit exceeded",
+      }),
+    ).toBe('no match for "…"');
+  });
+});
+
+describe("issue 27.3: values the model sent do not trigger a rule", () => {
+  it("a search pattern holding a status word is not that status", () => {
+    const f = textFailure("Search for 'unauthorized' returned no results in repository acme/api");
+    // Without the call's arguments the text reads as an authentication failure...
+    expect(classify(f, tool).action).toBe("stop");
+    // ...with them, it is the model's own word: nothing found, the model changes the query.
+    expect(classify(f, tool, { args: { query: "unauthorized" } })).toMatchObject({
+      action: "correct_arguments",
+      reason: "not_found",
+    });
+  });
+
+  it("a filter on a status number is no outage, a quoted rate-limit phrase no rate limit", () => {
+    const status = textFailure("No requests with status 503 in the selected window");
+    expect(classify(status, tool).action).toBe("retry_dependency");
+    expect(classify(status, tool, { args: { status: 503 } }).action).not.toBe("retry_dependency");
+    const phrase = textFailure('Log query "rate limit exceeded" is invalid: unknown field');
+    expect(classify(phrase, tool).action).toBe("retry_dependency");
+    expect(classify(phrase, tool, { args: { query: "rate limit exceeded" } }).action).toBe(
+      "correct_arguments",
+    );
+  });
+
+  it("a real failure around an echoed value still reads as itself", () => {
+    const f = textFailure("403 Forbidden: token lacks access to repository 'acme/api'");
+    expect(classify(f, tool, { args: { repo: "acme/api" } })).toMatchObject({
+      action: "stop",
+      reason: "forbidden",
+    });
+  });
+
+  it("--explain names the rule that read the masked text, not one an echo would have matched", () => {
+    const f = textFailure("Search for 'unauthorized' returned no results in repository acme/api");
+    const call = { args: { query: "unauthorized" } };
+    const e = explainClassification(f, tool, classify(f, tool, call), call);
+    expect(e.detail).toMatch(/\(not_found\)/);
+    expect(e.detail).not.toMatch(/unauthori/);
+  });
+});

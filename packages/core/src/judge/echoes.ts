@@ -1,0 +1,72 @@
+/**
+ * Values of the call's own arguments echoed in its failure text (issue 27.3). A search for
+ * `unauthorized` that found nothing is not a 401, a filter on status `503` that matched no run is
+ * not an outage: the words the model sent itself say nothing of what failed. Before the text rules
+ * and the learned model read a text, each echo is replaced with `…`. Pure and bounded.
+ */
+
+/** How much of the arguments is looked at: bounded whatever a caller sends. */
+const MAX_VALUES = 100;
+const MAX_DEPTH = 6;
+/** An unquoted echo must be at least this long to be masked: short words are the text's own too. */
+const MIN_BARE = 6;
+/** A number echoed (`status 503`): three digits or more. */
+const NUMBER = /^\d{3,}$/;
+const MASK = "…";
+
+function collect(out: string[], value: unknown, depth: number): void {
+  if (out.length >= MAX_VALUES || depth > MAX_DEPTH) return;
+  if (typeof value === "string") {
+    const v = value.trim();
+    if (v.length >= 2 && v.length <= 500) out.push(v);
+  } else if (typeof value === "number" && Number.isInteger(value) && value >= 100) {
+    out.push(String(value));
+  } else if (Array.isArray(value)) {
+    for (const item of value) collect(out, item, depth + 1);
+  } else if (typeof value === "object" && value !== null) {
+    for (const key of Object.keys(value))
+      collect(out, (value as Record<string, unknown>)[key], depth + 1);
+  }
+}
+
+const isWord = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}_]/u.test(c);
+const QUOTES = "'\"`[(";
+const CLOSING: Record<string, string> = { "'": "'", '"': '"', "`": "`", "[": "]", "(": ")" };
+
+/**
+ * The text with each echo of an argument value replaced by `…`: a value of six characters or
+ * more, a number of three digits or more, or any value of two or more the text quotes or brackets
+ * (`'pod-a'`, `[logs]`). Whole tokens only (`unauthorized` in `unauthorizedAccess` stays), case
+ * insensitive. The text itself when nothing is echoed.
+ */
+export function maskArgumentEchoes(text: string, args: Readonly<Record<string, unknown>>): string {
+  const values: string[] = [];
+  for (const key of Object.keys(args)) collect(values, args[key], 0);
+  if (values.length === 0) return text;
+  // Longest first: a value inside another is masked with it.
+  values.sort((a, b) => b.length - a.length);
+  let out = text;
+  for (const value of values) {
+    const lower = out.toLowerCase();
+    const needle = value.toLowerCase();
+    let from = 0;
+    let masked = "";
+    let copied = 0;
+    for (;;) {
+      const at = lower.indexOf(needle, from);
+      if (at < 0) break;
+      const end = at + needle.length;
+      from = end;
+      const before = out[at - 1];
+      const after = out[end];
+      if (isWord(before) && isWord(needle[0])) continue;
+      if (isWord(after) && isWord(needle[needle.length - 1])) continue;
+      const quoted = before !== undefined && QUOTES.includes(before) && after === CLOSING[before];
+      if (!quoted && !NUMBER.test(needle) && needle.length < MIN_BARE) continue;
+      masked += out.slice(copied, at) + MASK;
+      copied = end;
+    }
+    if (copied > 0) out = masked + out.slice(copied);
+  }
+  return out;
+}

@@ -1,0 +1,73 @@
+import { describe, expect, it } from "vitest";
+import { fingerprint, normalizeText } from "./fingerprint.ts";
+import { foldValues } from "./fingerprint-fold.ts";
+
+const print = (text: string, tool = "t") => fingerprint({ tool, channel: "tool", text });
+const same = (a: string, b: string) => expect(print(a)).toBe(print(b));
+const apart = (a: string, b: string) => expect(print(a)).not.toBe(print(b));
+
+// Phrasings written for these tests (issue 27.5), not taken from the corpus.
+describe("foldValues: one template, values of any shape", () => {
+  it("a name as a word, a slug, a quoted value or a number is one value", () => {
+    same("Table orders is locked", "Table customer_events_v2 is locked");
+    same("Unknown tool: search", "Unknown tool: 'web-search'");
+  });
+
+  it("a list of values reads as one, whatever its length", () => {
+    same("Unknown field 'x'. Must be one of: name, email", "Unknown field 'y'. Must be one of: id");
+    same("Value not in red, green, blue", "Value not in north, south");
+    same("no such index [logs-a, logs-b]", "no such index [metrics]");
+  });
+
+  it("a duration with its unit is one value", () => {
+    same("Query timed out after 30s", "Query timed out after 1.5 seconds");
+    same("Retry in 250 ms", "Retry in 2 minutes");
+  });
+
+  it("names read from their context: after a network code, in an operation, an error's subject", () => {
+    same("connect ECONNREFUSED elasticsearch", "connect ECONNREFUSED opensearch-node-2");
+    same(
+      "An error occurred (ThrottlingException) when calling the PutItem operation",
+      "An error occurred (ThrottlingException) when calling the Query operation",
+    );
+    same(
+      "Error running backfill: server selection timed out",
+      "Error running ingest: server selection timed out",
+    );
+    same("Tool search is disabled", "Tool browse is disabled");
+    same("open notes: permission denied", "open /srv/data/notes.md: permission denied");
+    same(
+      "unique constraint failed: users.email_address",
+      "unique constraint failed: orders.order_ref",
+    );
+  });
+
+  it("a JSON error body wrapping the same text shares it too", () => {
+    const wrap = (t: string, id: string) =>
+      JSON.stringify({ error: { message: t, request_id: id } });
+    same(
+      wrap("permission denied for table prod_logs", "req_1"),
+      wrap("permission denied for table orders", "req_2"),
+    );
+  });
+
+  it("error vocabulary and the words of a sentence are never values", () => {
+    apart("Upload failed: timeout", "Upload failed: refused");
+    apart("Tool search is disabled", "Tool search is deprecated");
+    apart("connect ECONNREFUSED db", "connect ECONNRESET db");
+    apart(
+      "Error running backfill: server selection timed out",
+      "Error running backfill: duplicate key",
+    );
+    apart("Value not in red, green", "Value not allowed");
+    apart("Table orders is locked", "Table orders is missing");
+    apart("open notes: permission denied", "open notes: no such file or directory");
+  });
+
+  it("leaves a normalized text without values as it is, and is idempotent", () => {
+    const n = normalizeText("Service temporarily unavailable");
+    expect(foldValues(n)).toBe(n);
+    const v = normalizeText('No note with id "drafts" (took 31ms); tool: search');
+    expect(foldValues(foldValues(v))).toBe(foldValues(v));
+  });
+});

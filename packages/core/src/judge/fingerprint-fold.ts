@@ -1,0 +1,139 @@
+/**
+ * The last step before a normalized text is hashed (issue 27.5): what still varies between two
+ * occurrences of one template once `normalizeText` has replaced the values it can tell by their
+ * shape. Every value placeholder counts as one (a name may be a word in one occurrence, a path or
+ * a number in the next), a unit after a value is part of it (`<v> seconds`), a list of values
+ * reads as one, and bare words are values where the text announces one: after a noun that names
+ * a thing and a colon (`tool: cecil`, `candidate bindings: orders, invoices`), in a list of
+ * choices (`not in a, b`, `must be one of: x, y`), after a network error code (`ECONNREFUSED
+ * elasticsearch`) and in `calling the X operation`. Words of error vocabulary are never taken for
+ * values: `failed: timeout` and `failed: refused` stay apart. Pure.
+ */
+
+/** Every placeholder `normalizeText` writes for a value. */
+const PLACEHOLDER = /<(?:str|v|id|path|host|url|email|ip|dur|size|time)>/g;
+/** A unit written after a value: the value and its unit are one. */
+const UNIT =
+  /<v>\s?(?:milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|bytes?|[kmgt]i?b|%)(?![a-z])/g;
+/** A run of values separated by commas, slashes, `and`, `or`. */
+const VALUE_LIST = /<v>(?:\s*(?:,|\/|\||\band\b|\bor\b)\s*<v>)+/g;
+
+/** A token that may be a value: letters, digits, `_ . -` and placeholders. */
+const TOKEN = String.raw`[a-z0-9<>][\w.<>-]{0,60}`;
+const TOKENS = String.raw`${TOKEN}(?:,\s?${TOKEN}){0,11}`;
+/** Nouns that name a thing whose name may follow a colon. */
+const THING =
+  "(?:tools?|director(?:y|ies)|tables?|columns?|bindings|indexe?s?|indices|files?|users?|projects?|models?|databases?|collections?|fields?|keys?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|organi[sz]ations?|teams?|operations?|commands?|engines?|options|choices|candidates|values|names?|ids?|resources?|services?|regions?|hosts?|servers?|paths?)";
+const END = String.raw`(?=[.!;)\n"']|$)`;
+const AFTER_THING = new RegExp(String.raw`(\b${THING}: )(${TOKENS})${END}`, "g");
+/** A tail after a phrase of absence or refusal: `does not exist: x`, `no such index: x`. */
+const AFTER_CONDITION = new RegExp(
+  String.raw`(\b(?:does not exist|do not exist|not found|no such [a-z]+|not supported|not allowed|disabled|unknown [a-z]+|invalid [a-z]+): )(${TOKENS})${END}`,
+  "g",
+);
+/** The thing an error happened in: `error running x:`, `api error in x:`, `arguments for x:`. */
+const ERROR_IN =
+  /\b((?:error|failed|failure|exception|arguments?|provided) (?:in|running|calling|executing|processing|for) )([a-z][\w.<>-]{0,60})(?=:)/g;
+/** A name after the noun of its kind: `tool search disabled`, `owner of table orders`. */
+const KIND_NAME =
+  /\b(tools?|tables?|columns?|indexe?s?|indices|collections?|fields?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|projects?|models?|databases?|operations?|engines?|functions?|variables?|schemas?|views?|topics?|queues?|streams?|namespaces?|pods?|deployments?|clusters?|roles?) ([a-z][\w.<>-]{0,60})(?=[\s(:.,;!)"']|$)/g;
+/** A name before the noun of its kind: `the PutItem operation`, `the X environment variable`. */
+const NAME_KIND =
+  /\b(the )([a-z][\w.<>-]{0,60})( (?:operation|tool|table|index|collection|environment variable|function|field|column|bucket|database|model|engine)s?)\b/g;
+/** Identifiers of joined words (`prod_logs`, `my-bucket-<v>`) anywhere, keys of JSON apart. */
+const JOINED = /(?<![\w<>.-])[a-z][a-z0-9<>]*(?:[_-][a-z0-9<>]+)+(?![\w<>-]|":|':)/g;
+/** Words of a sentence that are never a name. */
+const FUNCTION_WORDS = new Set(
+  (
+    "is are was were has have had does do did not no with the a an for to of in on at by from " +
+    "and or must cannot can could should would will may already set that this which name named " +
+    "id you your it its be been being as if but so than then there these those same following " +
+    "current given requested specified provided other new first last next previous only all any " +
+    "some each every call calls called using use"
+  ).split(" "),
+);
+/** Leads of a list of choices. */
+const CHOICES = new RegExp(
+  String.raw`(\b(?:not in|one of(?: the following| these)?(?: [a-z]+)?:?|expected(?: one of)?:|allowed(?: values)?:|available(?: [a-z]+)?:|supported(?: [a-z]+)?:|valid(?: [a-z]+)?:|choose from:?) )(${TOKENS})(?=[.!;)\n"']|$)`,
+  "g",
+);
+const NETWORK_TARGET =
+  /\b(econnrefused|enotfound|eai_again|ehostunreach|enetunreach|econnreset|etimedout|err_[a-z_]+ at) ([a-z][\w.-]{0,252})/g;
+const OPERATION = /\b(calling the )([\w-]{1,80})( operation)\b/g;
+/** The file of a system call's error, as Go and Node print it: `open x: permission denied`. */
+const SYSCALL_TARGET =
+  /\b(open|mkdir|stat|lstat|readdir|unlink|remove|chmod|chown|scandir|rmdir|opendir|readlink) ([^\s:]{1,200}):/g;
+/** A name qualified by a value or going on after one: `<v>.orders_2024`, `<v>_address`, `schema.<v>`. */
+const QUALIFIED = /<v>(?:[._-][a-z0-9_<>-]{1,60})+|(?<![\w<>.-])[a-z][\w-]{0,60}(?:\.<v>)+/g;
+/** A system call's target the normalizer read as a path, colon and all (`open <path> denied`). */
+const SYSCALL_PATH =
+  /\b(open|mkdir|stat|lstat|readdir|unlink|remove|chmod|chown|scandir|rmdir|opendir|readlink) <v>(?!:)/g;
+
+/** Words of error vocabulary a value never is (the normalizer's, and a few of its own). */
+let vocabulary: ReadonlySet<string> = new Set();
+
+/** @internal Set once by fingerprint.ts with its vocabulary (no import cycle). */
+export function useVocabulary(words: ReadonlySet<string>): void {
+  vocabulary = words;
+}
+
+function plain(tokens: string): boolean {
+  for (const token of tokens.split(/,\s?/)) {
+    for (const part of token.split(/[_.-]/)) if (vocabulary.has(part)) return false;
+  }
+  return true;
+}
+
+function valueIfPlain(_m: string, lead: string, tokens: string): string {
+  return plain(tokens) ? `${lead}<v>` : _m;
+}
+
+/** A single word that may be a name: not error vocabulary, not a word of the sentence. */
+function nameLike(word: string): boolean {
+  return !FUNCTION_WORDS.has(word) && plain(word);
+}
+
+/** The form of a normalized text that is hashed. */
+export function foldValues(normalized: string): string {
+  let s = normalized;
+  if (s.includes("<")) s = s.replace(PLACEHOLDER, "<v>");
+  const colonSpace = s.includes(": ");
+  if (colonSpace) s = s.replace(AFTER_THING, valueIfPlain);
+  s = s.replace(CHOICES, valueIfPlain);
+  if (s.includes(" operation")) s = s.replace(OPERATION, "$1<v>$3");
+  if (colonSpace) s = s.replace(AFTER_CONDITION, valueIfPlain);
+  // Names read from their context, remembered so that their echoes become values too.
+  const seen: string[] = [];
+  const name = (m: string, lead: string, word: string, tail = "") => {
+    if (!nameLike(word)) return m;
+    if (word.length >= 3 && !word.includes("<") && seen.length < 8) seen.push(word);
+    return `${lead}<v>${tail}`;
+  };
+  if (s.includes(":")) s = s.replace(ERROR_IN, name);
+  s = s.replace(KIND_NAME, (m, kind: string, word: string) => name(m, `${kind} `, word));
+  if (s.includes("the ")) {
+    s = s.replace(NAME_KIND, (m, the: string, word: string, kind: string) =>
+      name(m, the, word, kind),
+    );
+  }
+  for (const word of seen) {
+    s = s.replace(new RegExp(String.raw`(?<![\w<>.-])${word}(?![\w<>-])`, "g"), "<v>");
+  }
+  if (s.includes("_") || s.includes("-")) {
+    s = s.replace(JOINED, (m) => (plain(m.replace(/<v>/g, "")) ? "<v>" : m));
+  }
+  s = s.replace(NETWORK_TARGET, (m, code: string, target: string) =>
+    vocabulary.has(target) ? m : `${code} <v>`,
+  );
+  if (s.includes(":")) {
+    s = s.replace(SYSCALL_TARGET, (m, call: string, target: string) =>
+      plain(target) ? `${call} <v>:` : m,
+    );
+  }
+  if (s.includes("<v>")) {
+    s = s.replace(QUALIFIED, (m) => (plain(m.replace(/<v>/g, "")) ? "<v>" : m));
+    s = s.replace(SYSCALL_PATH, "$1 <v>:");
+    s = s.replace(UNIT, "<v>").replace(VALUE_LIST, "<v>");
+  }
+  return s;
+}

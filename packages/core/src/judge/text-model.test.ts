@@ -1,0 +1,231 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { loadPolicy, resolveToolPolicy } from "../policy/policy.ts";
+import { classify } from "./classify.ts";
+import { decide } from "./decide.ts";
+import { explainClassification } from "./explain.ts";
+import { failureFromResult } from "./failure.ts";
+import {
+  checkModel,
+  MODEL_CLASSES,
+  readText,
+  SHIPPED_TEXT_MODEL,
+  type TextModel,
+  textFeatures,
+} from "./text-model.ts";
+
+const textFailure = (text: string) =>
+  failureFromResult({ content: [{ type: "text", text }], isError: true });
+const tool = (policy = {}) => resolveToolPolicy(loadPolicy(policy), "t");
+
+/** A model of a few hand-set weights: what each test expects follows from them. */
+const toy: TextModel = {
+  v: 1,
+  trainedOn: "test",
+  bias: [0, 0, 0, 0],
+  weights: {
+    "w:frobnicated": [3, 0, 0, 0],
+    "w:wobbly": [0, 0, 0, 3],
+    "w:gloom": [0.4, 0, 0, 0.3],
+    "w:jitter": [0, 3, 0, 0],
+    "w:flaky": [0, 1, 0, 0],
+  },
+};
+
+describe("textFeatures", () => {
+  it("reads words, bigrams, status-like numbers, quoted values and imperative cues", () => {
+    const f = textFeatures(
+      'Request failed with status 503: "orders-7" busy. Please contact your admin.',
+    );
+    expect(f).toEqual(
+      expect.arrayContaining([
+        "s:5xx",
+        "s:503",
+        "c:quoted",
+        "c:imperative",
+        "w:request",
+        "b:request failed",
+        "b:status #n",
+        "w:#q",
+        "b:contact your",
+      ]),
+    );
+    expect(f).not.toContain("w:orders");
+  });
+
+  it("splits identifiers and replaces values by their kind", () => {
+    expect(textFeatures("ChannelNotFound at /srv/app/data.db for ada@example.com")).toEqual(
+      expect.arrayContaining(["w:channel", "b:not found", "w:#path", "w:#email"]),
+    );
+  });
+
+  it("does not depend on the values a template is filled with", () => {
+    const value = fc.stringMatching(/^[a-z0-9_-]{1,20}$/);
+    fc.assert(
+      fc.property(value, value, fc.integer({ min: 0, max: 399 }), (a, b, n) => {
+        const t = (v: string) => `Index "${v}" has ${n} shards; retry in ${n}s`;
+        expect(textFeatures(t(a))).toEqual(textFeatures(t(b)));
+      }),
+    );
+  });
+});
+
+describe("readText", () => {
+  it("chooses the class the weights favour, with its softmax probability and what weighed most", () => {
+    const r = readText("the part frobnicated", toy);
+    expect(r?.action).toBe("correct_arguments");
+    const e3 = Math.exp(3);
+    expect(r?.probability).toBeCloseTo(e3 / (e3 + 3), 10);
+    expect(r?.features).toEqual([{ feature: "w:frobnicated", weight: 3 }]);
+    expect(readText("it went wobbly, gloom", toy)).toMatchObject({
+      action: "stop",
+      features: [
+        { feature: "w:wobbly", weight: 3 },
+        { feature: "w:gloom", weight: 0.3 },
+      ],
+    });
+  });
+
+  it("says nothing for a text with no word it knows", () => {
+    expect(readText("zzz qqq", toy)).toBeUndefined();
+    expect(readText("", SHIPPED_TEXT_MODEL)).toBeUndefined();
+  });
+
+  it("does not read inherited keys as features", () => {
+    expect(readText("constructor toString __proto__", toy)).toBeUndefined();
+  });
+
+  it("is deterministic and bounded on any text", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 300 }), (text) => {
+        const a = readText(text);
+        expect(readText(text)).toEqual(a);
+        if (a !== undefined) {
+          expect(a.probability).toBeGreaterThan(0);
+          expect(a.probability).toBeLessThanOrEqual(1);
+          expect(MODEL_CLASSES).toContain(a.action);
+        }
+      }),
+    );
+  });
+});
+
+describe("checkModel", () => {
+  it("refuses a bad weight file with what is wrong and what is accepted", () => {
+    expect(() => checkModel(null)).toThrow(/not an object; expected \{ v: 1/);
+    expect(() => checkModel({ ...toy, v: 2 })).toThrow(/version 2 is not 1/);
+    expect(() => checkModel({ ...toy, bias: [0, 0] })).toThrow(
+      /bias is not a list of finite numbers/,
+    );
+    expect(() => checkModel({ ...toy, weights: { "w:x": [0, 0, 0, Number.NaN] } })).toThrow(
+      /weights of "w:x" are not finite numbers/,
+    );
+    expect(checkModel(toy)).toBe(toy);
+  });
+
+  it("the shipped file is a small, versioned weight file", () => {
+    expect(SHIPPED_TEXT_MODEL.v).toBe(1);
+    const features = Object.keys(SHIPPED_TEXT_MODEL.weights).length;
+    expect(features).toBeGreaterThan(100);
+    expect(features).toBeLessThanOrEqual(1000);
+  });
+});
+
+describe("the learned last stage in classify", () => {
+  it("decides where no policy rule, signal or built-in rule speaks", () => {
+    const c = classify(textFailure("it went wobbly"), tool(), undefined, toy);
+    expect(c).toMatchObject({ action: "stop", reason: "person_required", source: "model" });
+    expect(c.model).toMatchObject({ read: "stop", unsure: false });
+    expect(classify(textFailure("it frobnicated"), tool(), undefined, toy)).toMatchObject({
+      action: "correct_arguments",
+      reason: "unclassified",
+      source: "model",
+    });
+  });
+
+  it("never outranks a rule, and leaves the default where it knows no word", () => {
+    expect(classify(textFailure("wobbly: not found"), tool(), undefined, toy)).toMatchObject({
+      reason: "not_found",
+      source: "rule",
+    });
+    expect(classify(textFailure("zzz"), tool(), undefined, toy)).toMatchObject({
+      action: "correct_arguments",
+      reason: "unclassified",
+      source: "default",
+    });
+  });
+
+  it("takes a retry only when sure, and an unsure reading keeps the correction", () => {
+    expect(classify(textFailure("jitter"), tool(), undefined, toy)).toMatchObject({
+      action: "retry_dependency",
+      reason: "unavailable",
+      certainty: "unknown",
+    });
+    // flaky: e / (e + 3) ≈ 0.48, below both bars.
+    const flaky = classify(textFailure("flaky"), tool(), undefined, toy);
+    expect(flaky).toMatchObject({ action: "correct_arguments", source: "model" });
+    expect(flaky.model).toMatchObject({ read: "retry_dependency", unsure: true });
+    // gloom: unsure, reads a correction.
+    expect(classify(textFailure("gloom"), tool(), undefined, toy).model?.unsure).toBe(true);
+  });
+
+  it("where it is unsure, a mutating tool stops with a text a person can read; a read-only one is corrected", () => {
+    const c = classify(textFailure("gloom"), tool(), undefined, toy);
+    const ctx = {
+      classification: c,
+      tool: tool(),
+      attempt: 1,
+      repeats: 1,
+      keyed: false,
+      remainingMs: Number.POSITIVE_INFINITY,
+      random: () => 0.5,
+    };
+    expect(decide({ ...ctx, effect: "mutating" })).toMatchObject({
+      action: "stop",
+      reason: "person_required",
+      cause: "unclassified",
+      personResolvable: true,
+    });
+    expect(decide({ ...ctx, effect: "read_only" })).toMatchObject({ action: "correct_arguments" });
+    // A sure correction of a mutating tool goes to the model as before.
+    const sure = classify(textFailure("frobnicated"), tool(), undefined, toy);
+    expect(decide({ ...ctx, classification: sure, effect: "mutating" }).action).toBe(
+      "correct_arguments",
+    );
+  });
+
+  it("is explained: the features that weighed most and the confidence", () => {
+    const f = textFailure("it went wobbly, gloom");
+    const c = classify(f, tool(), undefined, toy);
+    const e = explainClassification(f, tool(), c);
+    expect(e).toMatchObject({ decidedBy: "model", confidence: "medium", model: c.model });
+    expect(e.detail).toMatch(
+      /learned text model read stop with probability 0\.\d+; weighed most: w:wobbly \(3\), w:gloom \(0\.3\)/,
+    );
+    const unsure = textFailure("gloom");
+    expect(
+      explainClassification(unsure, tool(), classify(unsure, tool(), undefined, toy)),
+    ).toMatchObject({
+      confidence: "low",
+    });
+  });
+});
+
+describe("the policy wins over the learned stage's asymmetry", () => {
+  it("a policy rule's correction of a mutating tool is not turned into a stop by an unsure reading", () => {
+    const p = tool({ tools: { t: { rules: [{ match: "gloom", action: "correct_arguments" }] } } });
+    const c = classify(textFailure("gloom"), p, undefined, toy);
+    expect(c.source).toBe("policy");
+    const d = decide({
+      classification: c,
+      tool: p,
+      effect: "mutating",
+      attempt: 1,
+      repeats: 1,
+      keyed: false,
+      remainingMs: Number.POSITIVE_INFINITY,
+      random: () => 0.5,
+    });
+    expect(d.action).toBe("correct_arguments");
+  });
+});
