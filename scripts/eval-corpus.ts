@@ -59,6 +59,8 @@ interface BlindEntry extends Entry {
 
 interface BlindScored extends BlindEntry {
   readonly predicted: string;
+  /** Which stage of `classify` decided (`model` is the learned last stage). */
+  readonly source: string;
 }
 
 interface Pair {
@@ -274,11 +276,14 @@ function blindToolPolicy(entry: BlindEntry): ToolPolicy {
   return toolPolicy;
 }
 const blindRows: BlindScored[] = load<BlindEntry>(join(blindDir, "tool-errors.jsonl")).map(
-  (entry) => ({
-    ...entry,
-    predicted: classify(toFailure(entry.text), blindToolPolicy(entry)).action,
-  }),
+  (entry) => {
+    const c = classify(toFailure(entry.text), blindToolPolicy(entry));
+    return { ...entry, predicted: c.action, source: c.source };
+  },
 );
+// What the learned last stage decided on the blind set (issue 27): how many lines reached it, and
+// how many of those it got right, over the non-ambiguous lines.
+const blindByModel = blindRows.filter((r) => !r.ambiguous && r.source === "model");
 const blindPairs = load<Pair>(join(blindDir, "fingerprint-pairs.jsonl"));
 
 /**
@@ -353,6 +358,12 @@ const blind = {
     mutatingStopAsArguments: blindRows.filter(DANGER.mutatingStopAsArguments).length,
     mutatingWriteRetried: blindRows.filter(DANGER.mutatingWriteRetried).length,
     legend: DANGER_LEGEND,
+  },
+  learnedStage: {
+    decided: blindByModel.length,
+    right: blindByModel.filter((r) => r.predicted === r.label).length,
+    /** What the blind default (`correct_arguments`) would have got right on the same lines. */
+    defaultRight: blindByModel.filter((r) => r.label === "correct_arguments").length,
   },
   quotedByRuleWork: {
     lines: blindQuoted.length,
@@ -495,6 +506,7 @@ function blindReport(): string[] {
     ...table("Blind, all (ambiguous scored against their label)", blind.all).map((l) => `  ${l}`),
     `  dangerous decisions: ${d.total} (stop retried ${d.personOnlyRetried}, mutating stop sent back as arguments ${d.mutatingStopAsArguments}, mutating write retried ${d.mutatingWriteRetried})`,
     `  legend: ${d.legend}`,
+    `  decided by the learned last stage (non-ambiguous): ${blind.learnedStage.decided}, right ${blind.learnedStage.right} (the old default, correct_arguments, ${blind.learnedStage.defaultRight})`,
     `  blind lines quoted by the rule table or a rule test: ${blind.quotedByRuleWork.lines} (${blind.quotedByRuleWork.servers} servers; must be 0)`,
     `  fingerprints on ${f.samePairs + f.differentPairs} blind pairs: same-template recall ${f.sameMerged}/${f.samePairs} = ${f.recall.toFixed(3)}, different-template merges ${f.differentMerged}/${f.differentPairs} = ${f.mergeRate.toFixed(3)}`,
     ...f.perKind.map((k) => `    ${k.kind}: ${k.merged}/${k.pairs} merged`),
