@@ -2,8 +2,8 @@
  * Where the store's keys live. The ledger is split into `buckets`: a logical key's entry, its
  * result, and its bucket's unsettled set, settled index, epoch and learned-outcome index share
  * one hash tag, so every script touches one Redis Cluster slot, and the buckets' tags are spread
- * over the whole slot range, so a cluster's primaries share the ledger. With one bucket (a single
- * server's default) there is no tag and the keys are the ones earlier versions wrote.
+ * over the whole slot range, so a cluster's primaries share the ledger. With one bucket on a
+ * single server (its default) there is no tag and the keys are the ones earlier versions wrote.
  */
 
 /** The most buckets a prefix may have (one per cluster slot). */
@@ -31,10 +31,13 @@ export interface Layout {
   readonly layoutKey: string;
 }
 
-/** The layout of `count` buckets under `prefix`. */
-export function layout(prefix: string, count: number): Layout {
+/**
+ * The layout of `count` buckets under `prefix`; `tagged` (a cluster) gives even one bucket its
+ * hash tag, since a script's keys must share a slot.
+ */
+export function layout(prefix: string, count: number, tagged = count > 1): Layout {
   const buckets = Array.from({ length: count }, (_, index): Bucket => {
-    const base = count === 1 ? prefix : `${prefix}{${tagOf(index, count)}}:`;
+    const base = tagged ? `${prefix}{${tagOf(index, count)}}:` : prefix;
     return {
       index,
       prefix: base,

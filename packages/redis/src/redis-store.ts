@@ -124,7 +124,8 @@ export interface RedisStoreOptions {
    * store answered. With 0 a failover can lose the last claims and settles: a worker that saw one
    * of them is refused from then on (`ledger_lost`), but a worker that saw none can claim such a
    * key again and run its write a second time.
-   * @default 1 on a primary that has replicas (read with every claim and settle), 0 on one without
+   * @default 1 on a primary that has had a replica since this store first used it (read with every
+   * claim and settle), 0 on one without
    */
   readonly waitForReplicas?: number;
   /**
@@ -256,7 +257,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const transport: Transport = onCluster
     ? clusterTransport(options.client as RedisStoreCluster)
     : singleTransport((options.client as RedisStoreClient | undefined) ?? (owned as Owned).client);
-  const keys: Layout = layout(prefix, bucketCount);
+  const keys: Layout = layout(prefix, bucketCount, onCluster || bucketCount > 1);
   const unsettledShare = shareOf(maxUnsettled, bucketCount);
   const outcomesShare = shareOf(maxOutcomes, bucketCount);
   const ledgerKeys = (bucket: Bucket, key: string) => [
@@ -269,6 +270,13 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const outcomeKey = (key: string) => `${keys.bucketOf(key).prefix}o:${key}`;
   /** Per bucket, the epoch this store has seen: its id, and the highest number and its primary. */
   const epochs = keys.buckets.map(() => ({ id: "", seq: 0, primary: "" }));
+  /**
+   * The primaries (by replication id) seen with a replica: `waitForReplicas` defaults to 1 on
+   * them from then on, also while their replica is disconnected (a failover to it would lose
+   * what it missed). A promoted replica has another id: without a replica of its own it waits
+   * for none.
+   */
+  const replicated = new Set<string>();
   /** The server checks of the current connection (or set of primaries), once passed. */
   let checked: Promise<void> | undefined;
   let checkedPrimaries = "";
@@ -384,16 +392,17 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         epoch.primary = primary ?? "";
       }
     }
-    if (writes && status !== "ledger_full") await replicate(bucket, Number(replicas));
+    if (Number(replicas) > 0 && primary !== undefined) replicated.add(primary);
+    if (writes && status !== "ledger_full") await replicate(bucket, replicated.has(primary ?? ""));
     return [status ?? "", ...rest];
   }
 
   /**
-   * Waits until `waitForReplicas` replicas (by default 1 when the primary has any) have this
+   * Waits until `waitForReplicas` replicas (by default 1 when the primary has had one) have this
    * connection's writes: WAIT goes to the primary of the bucket, on the connection that wrote.
    */
-  async function replicate(bucket: Bucket, replicas: number): Promise<void> {
-    const wanted = waitForReplicas ?? (replicas > 0 ? 1 : 0);
+  async function replicate(bucket: Bucket, hasReplica: boolean): Promise<void> {
+    const wanted = waitForReplicas ?? (hasReplica ? 1 : 0);
     if (wanted === 0) return;
     // Half the command timeout, so that WAIT answers before the command times out.
     const waitMs = Math.max(1, Math.floor(commandTimeoutMs / 2));
