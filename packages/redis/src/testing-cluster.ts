@@ -50,6 +50,15 @@ export interface LocalCluster {
 
 const run = promisify(execFile);
 
+/** A connected cluster client for `rootNodes` (for test processes outside this package). */
+export async function connectCluster(
+  rootNodes: { url: string }[],
+): Promise<ReturnType<typeof createCluster>> {
+  const cluster = createCluster({ rootNodes, defaults: { socket: { connectTimeout: 1_000 } } });
+  cluster.on("error", () => {});
+  return await cluster.connect();
+}
+
 /** Starts 6 nodes and joins them into a cluster; `offset` picks ports apart from other files'. */
 export async function startLocalCluster(offset = 0): Promise<LocalCluster> {
   const base = Number(process.env.GOVERNOR_REDIS_CLUSTER_PORT ?? "");
@@ -215,12 +224,9 @@ export async function startLocalCluster(offset = 0): Promise<LocalCluster> {
     restart: start,
     settled,
     async client() {
-      const cluster = createCluster({
-        rootNodes: ports.slice(0, 3).map((p) => ({ url: `redis://127.0.0.1:${p}` })),
-        defaults: { socket: { connectTimeout: 1_000 } },
-      });
-      cluster.on("error", () => {});
-      await cluster.connect();
+      const cluster = await connectCluster(
+        ports.slice(0, 3).map((p) => ({ url: `redis://127.0.0.1:${p}` })),
+      );
       clients.push(cluster);
       return cluster;
     },
