@@ -6,11 +6,12 @@ import { createRedisStore, type RedisStore } from "@governor/redis";
 import { startHttpServer } from "@governor/testkit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
+  clusterTests,
   connectCluster,
   type LocalCluster,
   startLocalCluster,
 } from "../packages/redis/src/testing-cluster.ts";
-import { redisServerMissing, sharedRedis } from "../packages/redis/src/testing-server.ts";
+import { sharedRedis } from "../packages/redis/src/testing-server.ts";
 
 /**
  * Worker processes share one RedisStore. Worker A's response is lost after the write commits;
@@ -249,13 +250,12 @@ async function manyWorkers(redisUrl: string, open: (prefix: string) => Promise<R
     }
     // Every job ran exactly once.
     expect(jobs.filter((id) => effects.get(id) !== 1)).toEqual([]);
-    // The faults happened: refusals, lost answers, and redelivered jobs refused while in flight.
+    // The faults happened: lost answers (the worker stops: the write may have happened) and
+    // refused connections (its one attempt was not sent). A redelivered job meeting its other
+    // delivery in flight (a conflict) depends on timing, so it is not required.
     const outcomes = [...first, ...second];
     expect(outcomes.filter((r) => r.reason === "uncertain_mutation").length).toBeGreaterThan(0);
-    expect(
-      outcomes.filter((r) => r.kind === "model" && r.reason === "conflict").length,
-    ).toBeGreaterThan(0);
-    expect(again.length).toBeGreaterThan(0);
+    expect(outcomes.filter((r) => r.reason === "retries_exhausted").length).toBeGreaterThan(0);
     // The ledger agrees: a job reported done is succeeded, one whose answer was lost uncertain.
     const ledger = await open(prefix);
     try {
@@ -280,8 +280,7 @@ describe.runIf(!problem)("issue 28: 8 workers on one Redis", { timeout: 180_000 
   });
 });
 
-const clusterMissing = redisServerMissing();
-describe.runIf(!problem && clusterMissing === undefined)(
+describe.runIf(!problem && clusterTests().run)(
   "issue 28: 8 workers on a Redis Cluster",
   { timeout: 180_000 },
   () => {

@@ -4,7 +4,7 @@
  * `redis-cli --cluster create … --cluster-replicas 1`. The ports are free ones (each with its
  * cluster bus port, +10000, free too), or `GOVERNOR_REDIS_CLUSTER_PORT` + offset … + 5.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -49,6 +49,33 @@ export interface LocalCluster {
 }
 
 const run = promisify(execFile);
+
+/**
+ * Whether this run starts local clusters: `GOVERNOR_REDIS_CLUSTER=1` requires it (CI: a missing
+ * binary is then a failure), `0` skips it, and unset it follows the other Redis tests (REDIS_URL
+ * or GOVERNOR_REQUIRE_REDIS=1). `missing` says which binary is not on PATH.
+ */
+export function clusterTests(): { readonly run: boolean; readonly missing: string | undefined } {
+  const flag = process.env.GOVERNOR_REDIS_CLUSTER;
+  const wanted =
+    flag === "1" ||
+    (flag !== "0" &&
+      (Boolean(process.env.REDIS_URL) || process.env.GOVERNOR_REQUIRE_REDIS === "1"));
+  let missing: string | undefined;
+  for (const binary of ["redis-server", "redis-cli"]) {
+    try {
+      execFileSync(binary, ["--version"], { stdio: "ignore" });
+    } catch {
+      missing ??= `${binary} is not on PATH`;
+    }
+  }
+  if (wanted && missing !== undefined && flag === "1") {
+    throw new Error(
+      `GOVERNOR_REDIS_CLUSTER=1 but ${missing}: install redis-server (Debian's package brings redis-cli).`,
+    );
+  }
+  return { run: wanted && missing === undefined, missing };
+}
 
 /** A connected cluster client for `rootNodes` (for test processes outside this package). */
 export async function connectCluster(

@@ -59,7 +59,7 @@ const BRIEF_LEASE_MS = 40;
  * on its own (for a shared server: give each one a fresh key prefix), so that the cap test sees
  * only its own entries. Tests use unique keys, so stores may share a server. Three tests wait for
  * real time (at most 80 ms each) since a server's expiry follows its own clock, and the tests of
- * expired leases wait for real leases to pass (40 ms; one holds a 1 s lease): a store may run
+ * expired leases wait for real leases to pass (40 ms; one holds a 2 s lease): a store may run
  * leases on its own clock rather than on the `now` its callers pass.
  *
  * Requires vitest (an optional peer dependency of `@governor/core`).
@@ -345,10 +345,11 @@ export function describeStoreContract(
 
       it("issue 8.5: the holder's lease holds, whatever shorter lease a later claimer passes", async () => {
         const store = await open();
-        const holderLeaseMs = 25 * BRIEF_LEASE_MS;
-        const started = Date.now();
-        const long = { now: started, allowUncertain: false, leaseMs: holderLeaseMs };
+        const holderLeaseMs = 50 * BRIEF_LEASE_MS;
+        const long = { now: Date.now(), allowUncertain: false, leaseMs: holderLeaseMs };
         expect((await store.claim(key("k"), "h1", long)).status).toBe("claimed");
+        // The lease began at or before the answer (on the store's clock, perhaps after `now`).
+        const answered = Date.now();
         // A claimer with a brief lease (a run with a short deadline), once its own lease would
         // have passed: the holder's attempt may still be running, so the key is in flight.
         await sleep(2 * BRIEF_LEASE_MS);
@@ -357,7 +358,7 @@ export function describeStoreContract(
         );
         expect((await store.claim(key("k"), "h1", brief(Date.now()))).status).toBe("in_flight");
         expect((await store.entry(key("k")))?.state).toBe("pending");
-        await sleep(started + holderLeaseMs + BRIEF_LEASE_MS - Date.now());
+        await sleep(answered + holderLeaseMs + BRIEF_LEASE_MS - Date.now());
         expect((await store.claim(key("k"), "h1", brief(Date.now()))).status).toBe("uncertain");
       });
 
