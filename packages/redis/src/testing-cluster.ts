@@ -77,6 +77,21 @@ export function clusterTests(): { readonly run: boolean; readonly missing: strin
   return { run: wanted && missing === undefined, missing };
 }
 
+/** Sends one command to the server at `url` with a short-lived client. */
+export async function sendOnce(url: string, args: string[]): Promise<unknown> {
+  const client = createClient({
+    url,
+    socket: { reconnectStrategy: false, connectTimeout: 1_000 },
+  });
+  client.on("error", () => {});
+  await client.connect();
+  try {
+    return await client.sendCommand(args);
+  } finally {
+    client.destroy();
+  }
+}
+
 /** A connected cluster client for `rootNodes` (for test processes outside this package). */
 export async function connectCluster(
   rootNodes: { url: string }[],
@@ -103,19 +118,7 @@ export async function startLocalCluster(offset = 0): Promise<LocalCluster> {
     return child !== undefined && child.exitCode === null && child.signalCode === null;
   };
 
-  async function command(port: number, args: string[]): Promise<unknown> {
-    const client = createClient({
-      url: `redis://127.0.0.1:${port}`,
-      socket: { reconnectStrategy: false, connectTimeout: 1_000 },
-    });
-    client.on("error", () => {});
-    await client.connect();
-    try {
-      return await client.sendCommand(args);
-    } finally {
-      client.destroy();
-    }
-  }
+  const command = (port: number, args: string[]) => sendOnce(`redis://127.0.0.1:${port}`, args);
 
   async function start(port: number): Promise<void> {
     const nodeDir = join(dir, String(port));
