@@ -19,6 +19,7 @@ import {
 import { benchMcpOverhead } from "./mcp-overhead.ts";
 import { benchProxyOverhead } from "./proxy-overhead.ts";
 import { benchRedisLedger } from "./redis-ledger.ts";
+import { benchRedisScale, scaleFigures } from "./redis-scale.ts";
 import { redisForBench } from "./redis-server.ts";
 import {
   benchAllocation,
@@ -143,6 +144,10 @@ if (redis) {
     const r = await benchRedisLedger(redis.url, quick ? 300 : 2_000);
     results.redis_ledger_p99_ms = figure(r.p99Ms, r.baselineGetMedianMs, "ms", r.samples);
     results.redis_ledger_median_ms = figure(r.medianMs, r.baselineGetMedianMs, "ms", r.samples);
+    // Issue 28: 8 worker processes on one primary and on a local 3-primary cluster.
+    const scale = await benchRedisScale(redis.url, { durationMs: quick ? 2_000 : 5_000 });
+    Object.assign(results, scaleFigures(scale));
+    log("redis_scale_cluster_ratio");
   } finally {
     redis.stop();
   }

@@ -4,6 +4,7 @@ export {
   createRedisStore,
   type RedisStore,
   type RedisStoreClient,
+  type RedisStoreCluster,
   type RedisStoreOptions,
 } from "./redis-store.ts";
 export type { RedisStoreWarning } from "./server-checks.ts";

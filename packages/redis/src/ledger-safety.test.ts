@@ -181,6 +181,31 @@ describe.runIf(wanted && missing === undefined)("Redis ledger safety", () => {
     });
   });
 
+  it("issue 28: on a primary with a replica, claims wait for it by default, also once it is gone", async () => {
+    const primary = await start(AOF);
+    const replica = await start([...AOF, "--replicaof", "127.0.0.1", String(primary.port)]);
+    for (let i = 0; ; i++) {
+      const info = String(await replica.command(["INFO", "replication"]));
+      if (info.includes("master_link_status:up")) break;
+      if (i > 200) throw new Error("the replica did not sync");
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const store = open({ url: primary.url, commandTimeoutMs: 600 });
+    const unguarded = open({ url: primary.url, commandTimeoutMs: 600, waitForReplicas: 0 });
+    expect((await store.claim("a", "h1", at(1_000))).status).toBe("claimed");
+    expect((await unguarded.claim("b", "h1", at(1_000))).status).toBe("claimed");
+    // The replica goes away: a failover to it would lose what it has not got, so the store keeps
+    // waiting for it and refuses the claim; with 0 the claim is answered unreplicated.
+    await replica.stop();
+    const error = await rejection(store.claim("c", "h1", at(1_000)));
+    expect((error as StoreError).reason).toBe("unavailable");
+    expect((error as Error).message).toMatch(/only 0 of 1 replicas confirmed/);
+    expect((await unguarded.claim("d", "h1", at(1_000))).status).toBe("claimed");
+    // A server that never had a replica waits for none.
+    const alone = await start(AOF);
+    expect((await open({ url: alone.url }).claim("e", "h1", at(1_000))).status).toBe("claimed");
+  });
+
   describe("issue 8.4: eviction", () => {
     it("issue 8.4: a volatile-* or allkeys-* policy is refused at connect unless opted out", async () => {
       const server = await start([...AOF, "--maxmemory-policy", "volatile-lru"]);

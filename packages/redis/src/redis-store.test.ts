@@ -67,6 +67,8 @@ describe.runIf(available)(available ? "RedisStore" : `RedisStore (skipped: ${pro
           state: "pending",
           updatedAt: "1000",
           leaseMs: "1000",
+          // The lease runs from the server's time at the claim, not from the claimer's `now`.
+          leaseFrom: expect.stringMatching(/^\d{13}$/) as unknown as string,
         });
         expect(await shared.pTTL(`${prefix}l:k`)).toBe(-1);
         expect(await shared.sMembers(`${prefix}unsettled`)).toEqual(["k"]);

@@ -10,7 +10,8 @@ import type {
   Store,
 } from "@governor/core";
 import { GovernorError, StoreError } from "@governor/core";
-import { createClient, type RedisClientType } from "redis";
+import { createClient } from "redis";
+import { type Bucket, type Layout, layout, MAX_BUCKETS, shareOf } from "./layout.ts";
 import {
   ACKNOWLEDGE,
   ADD_OUTCOME,
@@ -24,18 +25,27 @@ import {
 } from "./scripts.ts";
 import { checkServer, type RedisStoreWarning } from "./server-checks.ts";
 import { CommandTimeout, NoConnection, toStoreError } from "./store-errors.ts";
+import {
+  clusterTransport,
+  isCluster,
+  type RedisStoreClient,
+  type RedisStoreCluster,
+  singleTransport,
+  type Transport,
+} from "./transport.ts";
 
-/** What the store needs of a node-redis client: any `createClient()` result fits. */
-export type RedisStoreClient = Pick<RedisClientType, "sendCommand">;
+export type { RedisStoreClient, RedisStoreCluster } from "./transport.ts";
 
 /** Options of {@link createRedisStore}: give a `client` or a `url`. */
 export interface RedisStoreOptions {
   /**
-   * A connected node-redis client. The store only sends commands with it; `close()` leaves it
-   * open. Use this for TLS, auth, sentinel or your own reconnect and offline-queue settings.
+   * A connected node-redis client (`createClient()`), or a connected cluster client
+   * (`createCluster()`, for Redis Cluster or Valkey Cluster). The store only sends commands with
+   * it; `close()` leaves it open. Use this for a cluster, TLS, auth, or your own reconnect and
+   * offline-queue settings.
    * @default none: a client is created from `url`
    */
-  readonly client?: RedisStoreClient;
+  readonly client?: RedisStoreClient | RedisStoreCluster;
   /**
    * `redis[s]://[[user][:password]@]host[:port][/db]`. The store creates, connects and owns a client
    * (closed by `close()`) that fails commands at once while disconnected rather than queueing
@@ -44,11 +54,21 @@ export interface RedisStoreOptions {
    */
   readonly url?: string;
   /**
-   * Prepended to every Redis key (see the README for the layout). On Redis Cluster, put a hash
-   * tag in it (`"{governor}:"`) so that a script's keys share a slot.
+   * Prepended to every Redis key (see the README for the layout). On a cluster it must not hold
+   * a hash tag (`{…}`): the store tags each bucket of the ledger itself, and a tag in the prefix
+   * would put every key in one slot.
    * @default "governor:"
    */
   readonly prefix?: string;
+  /**
+   * How many buckets the ledger is split into. A ledger entry, its result and its bucket's
+   * indexes share one hash tag (one cluster slot), and the buckets' tags are spread over the
+   * slot range, so a cluster's primaries share the ledger. `maxUnsettled` and `maxOutcomes` are
+   * kept per bucket (each holds its share, rounded up). Every worker on a prefix must use the same
+   * count: the first one records it under the prefix and a store given another is refused.
+   * @default 1 with a single server (the key names of earlier versions); 16 with a cluster client
+   */
+  readonly buckets?: number;
   /**
    * How long settled (`succeeded` / `failed`) ledger entries are kept, in ms.
    * @default 86_400_000 (24 h)
@@ -56,7 +76,9 @@ export interface RedisStoreOptions {
   readonly retentionMs?: number;
   /**
    * Hard cap on unsettled (`pending` / `uncertain`) ledger entries under this prefix. When it is
-   * reached, claims of new keys answer `ledger_full` (fail-closed).
+   * reached, claims of new keys answer `ledger_full` (fail-closed). With several `buckets` each
+   * bucket holds at most its share (`ceil(maxUnsettled / buckets)`): a claim answers
+   * `ledger_full` when its own bucket is full, so the whole may refuse a little below the cap.
    * @default 10_000
    */
   readonly maxUnsettled?: number;
@@ -96,10 +118,14 @@ export interface RedisStoreOptions {
    */
   readonly requireNoEviction?: boolean;
   /**
-   * After each claim and settle, wait (`WAIT`) until this many replicas have the write, at most
-   * half of `commandTimeoutMs`; fewer is a `StoreError` (`unavailable`) and the claim is refused. Makes a
-   * failover to a replica keep every claim the store answered.
-   * @default 0 (no waiting; a failover can lose the last writes, see the README)
+   * After each claim and settle, wait (`WAIT`, on the primary that took the write) until this
+   * many replicas have the write, at most half of `commandTimeoutMs`; fewer is a `StoreError`
+   * (`unavailable`) and the claim is refused. Makes a failover to a replica keep every claim the
+   * store answered. With 0 a failover can lose the last claims and settles: a worker that saw one
+   * of them is refused from then on (`ledger_lost`), but a worker that saw none can claim such a
+   * key again and run its write a second time.
+   * @default 1 on a primary that has had a replica since this store first used it (read with every
+   * claim and settle), 0 on one without
    */
   readonly waitForReplicas?: number;
   /**
@@ -183,8 +209,11 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   if (!Number.isSafeInteger(maxOutcomes) || maxOutcomes < 1) {
     throw invalid(`maxOutcomes must be a positive integer, got ${String(maxOutcomes)}`);
   }
-  const waitForReplicas = options.waitForReplicas ?? 0;
-  if (!Number.isSafeInteger(waitForReplicas) || waitForReplicas < 0) {
+  const waitForReplicas = options.waitForReplicas;
+  if (
+    waitForReplicas !== undefined &&
+    (!Number.isSafeInteger(waitForReplicas) || waitForReplicas < 0)
+  ) {
     throw invalid(`waitForReplicas must be a whole number >= 0, got ${String(waitForReplicas)}`);
   }
   // A timer holds at most 2^31 - 1 ms (24.8 days): Node fires a longer one after 1 ms.
@@ -197,7 +226,21 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     Math.ceil(positive("commandTimeoutMs", options.commandTimeoutMs ?? 2_000)),
   );
   if ((options.client === undefined) === (options.url === undefined)) {
-    throw invalid("give exactly one of client (a connected node-redis client) or url");
+    throw invalid(
+      "give exactly one of client (a connected node-redis client or cluster client) or url",
+    );
+  }
+  const onCluster = isCluster(options.client);
+  const bucketCount = options.buckets ?? (onCluster ? 16 : 1);
+  if (!Number.isSafeInteger(bucketCount) || bucketCount < 1 || bucketCount > MAX_BUCKETS) {
+    throw invalid(
+      `buckets must be a whole number from 1 to ${MAX_BUCKETS}, got ${String(bucketCount)}`,
+    );
+  }
+  if (onCluster && /[{}]/.test(prefix)) {
+    throw invalid(
+      `prefix must not hold a hash tag on a cluster (the store tags each bucket itself; a tag in the prefix would put every key in one slot), got ${JSON.stringify(prefix)}`,
+    );
   }
   for (const name of ["onError", "onWarning"] as const) {
     if (options[name] !== undefined && typeof options[name] !== "function") {
@@ -211,21 +254,32 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   };
 
   const owned = options.client === undefined ? own(options.url as string) : undefined;
-  const client: RedisStoreClient = options.client ?? (owned as Owned).client;
-  const valueKey = (key: string) => `${prefix}v:${key}`;
-  const ledgerKeys = (key: string) => [
-    `${prefix}l:${key}`,
-    `${prefix}r:${key}`,
-    `${prefix}unsettled`,
-    `${prefix}settled`,
-    `${prefix}epoch`,
+  const transport: Transport = onCluster
+    ? clusterTransport(options.client as RedisStoreCluster)
+    : singleTransport((options.client as RedisStoreClient | undefined) ?? (owned as Owned).client);
+  const keys: Layout = layout(prefix, bucketCount, onCluster || bucketCount > 1);
+  const unsettledShare = shareOf(maxUnsettled, bucketCount);
+  const outcomesShare = shareOf(maxOutcomes, bucketCount);
+  const ledgerKeys = (bucket: Bucket, key: string) => [
+    `${bucket.prefix}l:${key}`,
+    `${bucket.prefix}r:${key}`,
+    bucket.unsettled,
+    bucket.settled,
+    bucket.epoch,
   ];
-  const outcomeKey = (key: string) => `${prefix}o:${key}`;
-  const outcomeIndex = `${prefix}outcomes`;
-  /** The epoch this store has seen; see scripts.ts. */
-  const epoch = { id: "", seq: 0 };
-  /** The server checks of the current connection, once passed. */
+  const outcomeKey = (key: string) => `${keys.bucketOf(key).prefix}o:${key}`;
+  /** Per bucket, the epoch this store has seen: its id, and the highest number and its primary. */
+  const epochs = keys.buckets.map(() => ({ id: "", seq: 0, primary: "" }));
+  /**
+   * The primaries (by replication id) seen with a replica: `waitForReplicas` defaults to 1 on
+   * them from then on, also while their replica is disconnected (a failover to it would lose
+   * what it missed). A promoted replica has another id: without a replica of its own it waits
+   * for none.
+   */
+  const replicated = new Set<string>();
+  /** The server checks of the current connection (or set of primaries), once passed. */
   let checked: Promise<void> | undefined;
+  let checkedPrimaries = "";
   let connections = 0;
   owned?.onReady(() => {
     // A reconnection may reach another server (a failover): check it again.
@@ -234,14 +288,51 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   });
 
   /** Sends one command, bounded by `commandTimeoutMs`, without the server checks. */
-  async function sendRaw(args: string[]): Promise<unknown> {
+  async function sendRaw(route: string | undefined, args: string[]): Promise<unknown> {
     if (owned !== undefined) await owned.whenReady();
-    return await within(client.sendCommand(args, { timeout: commandTimeoutMs }), commandTimeoutMs);
+    return await within(transport.send(route, args, commandTimeoutMs), commandTimeoutMs);
   }
 
-  async function send(args: string[]): Promise<unknown> {
+  /**
+   * The checks at connect, on every primary (again when a cluster's primaries change), then the
+   * bucket count recorded under the prefix.
+   */
+  async function checkAll(): Promise<void> {
+    await Promise.all(
+      transport
+        .primaries()
+        .map((sendTo) =>
+          checkServer(
+            (args) =>
+              within(
+                owned === undefined ? sendTo(args) : sendRaw(undefined, args),
+                commandTimeoutMs,
+              ),
+            requirements,
+          ),
+        ),
+    );
+    await sendRaw(keys.layoutKey, ["SET", keys.layoutKey, String(bucketCount), "NX"]);
+    const recorded = await sendRaw(keys.layoutKey, ["GET", keys.layoutKey]);
+    if (String(recorded) !== String(bucketCount)) {
+      throw new StoreError({
+        reason: "misconfigured",
+        operation: "connect",
+        message: `RedisStore: the ledger under this prefix has ${String(recorded)} buckets and this store was given ${bucketCount}; every worker on a prefix must use the same buckets (another count would put one key in two places).`,
+      });
+    }
+  }
+
+  async function send(route: string | undefined, args: string[]): Promise<unknown> {
+    if (transport.cluster) {
+      const now = transport.primariesId();
+      if (now !== checkedPrimaries) {
+        checkedPrimaries = now;
+        checked = undefined;
+      }
+    }
     if (checked === undefined) {
-      const check = checkServer(sendRaw, requirements);
+      const check = checkAll();
       checked = check;
       // A failed check is not kept: the next operation checks again (the server may be fixed).
       check.catch(() => {
@@ -249,62 +340,78 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       });
     }
     await checked;
-    return sendRaw(args);
+    return sendRaw(route, args);
   }
 
-  async function run(script: Script, keys: string[], args: string[]): Promise<unknown> {
-    const rest = [String(keys.length), ...keys, ...args];
+  async function run(script: Script, scriptKeys: string[], args: string[]): Promise<unknown> {
+    const rest = [String(scriptKeys.length), ...scriptKeys, ...args];
+    const route = scriptKeys[0];
     try {
-      return await send(["EVALSHA", script.sha1, ...rest]);
+      return await send(route, ["EVALSHA", script.sha1, ...rest]);
     } catch (error) {
       // A restarted or flushed server forgot the script: EVAL sends it and caches it again.
       if (!(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
-      return await send(["EVAL", script.source, ...rest]);
+      return await send(route, ["EVAL", script.source, ...rest]);
     }
   }
 
-  /** Runs a ledger script: the epoch arguments first, then the script's own. */
+  /**
+   * Runs a ledger script on the key's bucket: the epoch arguments first, then the script's own.
+   * Answers the reply after the epoch fields (status first), and waits for the replicas when
+   * the script wrote.
+   */
   async function ledger(
     operation: string,
     script: Script,
     key: string,
     args: string[],
+    writes: boolean,
   ): Promise<string[]> {
+    const bucket = keys.bucketOf(key);
+    const epoch = epochs[bucket.index] as { id: string; seq: number; primary: string };
     const reply = strings(
-      await run(script, ledgerKeys(key), [
+      await run(script, ledgerKeys(bucket, key), [
         epoch.id,
         String(epoch.seq),
+        epoch.primary,
         randomUUID(),
-        `${prefix}l:`,
-        `${prefix}r:`,
+        `${bucket.prefix}l:`,
+        `${bucket.prefix}r:`,
         ...args,
       ]),
     );
     if (reply[0] === "ledger_lost") throw lost(operation, reply[1]);
-    const [, id, seq] = reply;
+    const [status, id, seq, primary, replicas, ...rest] = reply;
     if (id !== undefined && id !== "") {
       const n = Number(seq);
-      if (id !== epoch.id) {
+      // The highest number seen and the primary that answered it: replies of one bucket may come
+      // from two primaries around a failover, in any order.
+      if (id !== epoch.id || n > epoch.seq) {
         epoch.id = id;
         epoch.seq = n;
-      } else if (n > epoch.seq) {
-        epoch.seq = n;
+        epoch.primary = primary ?? "";
       }
     }
-    return reply;
+    if (Number(replicas) > 0 && primary !== undefined) replicated.add(primary);
+    if (writes && status !== "ledger_full") await replicate(bucket, replicated.has(primary ?? ""));
+    return [status ?? "", ...rest];
   }
 
-  /** Waits until `waitForReplicas` replicas have this connection's writes. */
-  async function replicate(): Promise<void> {
-    if (waitForReplicas === 0) return;
+  /**
+   * Waits until `waitForReplicas` replicas (by default 1 when the primary has had one) have this
+   * connection's writes: WAIT goes to the primary of the bucket, on the connection that wrote.
+   */
+  async function replicate(bucket: Bucket, hasReplica: boolean): Promise<void> {
+    const wanted = waitForReplicas ?? (hasReplica ? 1 : 0);
+    if (wanted === 0) return;
     // Half the command timeout, so that WAIT answers before the command times out.
     const waitMs = Math.max(1, Math.floor(commandTimeoutMs / 2));
-    const acked = Number(await send(["WAIT", String(waitForReplicas), String(waitMs)]));
-    if (acked < waitForReplicas) {
+    const acked = Number(await send(bucket.epoch, ["WAIT", String(wanted), String(waitMs)]));
+    if (acked < wanted) {
       throw new StoreError({
         reason: "unavailable",
         operation: "replicate",
-        message: `RedisStore: only ${acked} of ${waitForReplicas} replicas confirmed the write within ${waitMs} ms.`,
+        message: `RedisStore: only ${acked} of ${wanted} replicas confirmed the write within ${waitMs} ms.`,
       });
     }
   }
@@ -321,7 +428,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   return {
     get<T>(key: string): Promise<T | undefined> {
       return attempt("get", async () => {
-        const reply = await send(["GET", valueKey(key)]);
+        const valueKey = keys.valueKey(key);
+        const reply = await send(valueKey, ["GET", valueKey]);
         return reply === null ? undefined : (JSON.parse(String(reply)) as T);
       });
     },
@@ -336,13 +444,14 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         return Promise.reject(error);
       }
       return attempt("set", async () => {
+        const valueKey = keys.valueKey(key);
         if (json === undefined) {
-          await send(["DEL", valueKey(key)]);
+          await send(valueKey, ["DEL", valueKey]);
         } else if (ttlMs === undefined) {
-          await send(["SET", valueKey(key), json]);
+          await send(valueKey, ["SET", valueKey, json]);
         } else {
           const px = String(Math.ceil(positive("ttlMs", ttlMs)));
-          await send(["SET", valueKey(key), json, "PX", px]);
+          await send(valueKey, ["SET", valueKey, json, "PX", px]);
         }
       });
     },
@@ -353,24 +462,29 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
           throw invalid(`increment: by must be a safe integer, got ${String(by)}`);
         }
         const px = String(Math.ceil(positive("ttlMs", ttlMs)));
-        return Number(await run(INCREMENT, [valueKey(key)], [String(by), px]));
+        return Number(await run(INCREMENT, [keys.valueKey(key)], [String(by), px]));
       });
     },
 
     claim(key: string, argsHash: string, claim: ClaimOptions): Promise<ClaimResult> {
       return attempt("claim", async () => {
-        const reply = await ledger("claim", CLAIM, key, [
-          argsHash,
-          String(claim.now),
-          claim.allowUncertain ? "1" : "0",
-          String(claim.leaseMs),
-          String(maxUnsettled),
+        const reply = await ledger(
+          "claim",
+          CLAIM,
           key,
-        ]);
-        const [status, , , hash, state, updatedAt, result, unavailable, retaken] = reply;
+          [
+            argsHash,
+            String(claim.now),
+            claim.allowUncertain ? "1" : "0",
+            String(claim.leaseMs),
+            String(unsettledShare),
+            key,
+          ],
+          true,
+        );
+        const [status, hash, state, updatedAt, result, unavailable, retaken] = reply;
         if (status === "ledger_full") return { status };
         if (status === undefined || !STATUSES.has(status)) throw unexpected();
-        if (status === "claimed") await replicate();
         const entry = toEntry(key, hash, state, updatedAt, result, unavailable);
         if (status === "claimed" && retaken === "1") return { status, entry, retaken: true };
         return { status, entry } as ClaimResult;
@@ -393,22 +507,27 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         return Promise.reject(error);
       }
       return attempt("settle", async () => {
-        await ledger("settle", SETTLE, key, [
-          state,
-          String(settlement.now),
-          result,
-          String(retentionMs),
+        await ledger(
+          "settle",
+          SETTLE,
           key,
-          settlement.claimedAt === undefined ? "" : String(settlement.claimedAt),
-        ]);
-        await replicate();
+          [
+            state,
+            String(settlement.now),
+            result,
+            String(retentionMs),
+            key,
+            settlement.claimedAt === undefined ? "" : String(settlement.claimedAt),
+          ],
+          true,
+        );
       });
     },
 
     entry(key: string): Promise<LedgerEntry | undefined> {
       return attempt("entry", async () => {
-        const reply = await ledger("entry", ENTRY, key, []);
-        const [status, , , hash, state, updatedAt, result, unavailable] = reply;
+        const reply = await ledger("entry", ENTRY, key, [], false);
+        const [status, hash, state, updatedAt, result, unavailable] = reply;
         if (status === "absent") return undefined;
         if (status !== "found") throw unexpected();
         return toEntry(key, hash, state, updatedAt, result, unavailable);
@@ -418,18 +537,19 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     addOutcome(key: string, field: string, add: AddOutcomeOptions): Promise<OutcomeRecord> {
       return attempt("addOutcome", async () => {
         const { by, now, halfLifeMs, ttlMs } = checkOutcome(field, add);
+        const bucket = keys.bucketOf(key);
         const reply = await run(
           ADD_OUTCOME,
-          [outcomeKey(key), outcomeIndex],
+          [outcomeKey(key), bucket.outcomes],
           [
             field,
             String(by),
             String(now),
             String(halfLifeMs),
             String(ttlMs),
-            String(maxOutcomes),
+            String(outcomesShare),
             key,
-            `${prefix}o:`,
+            `${bucket.prefix}o:`,
           ],
         );
         return toOutcome(key, strings(reply));
@@ -438,7 +558,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
     outcome(key: string): Promise<OutcomeRecord | undefined> {
       return attempt("outcome", async () => {
-        const flat = strings(await send(["HGETALL", outcomeKey(key)]));
+        const record = outcomeKey(key);
+        const flat = strings(await send(record, ["HGETALL", record]));
         return flat.length === 0 ? undefined : toOutcome(key, flat);
       });
     },
@@ -448,13 +569,27 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         if (!Number.isSafeInteger(limit) || limit < 1) {
           throw invalid(`listOutcomes: limit must be a positive integer, got ${String(limit)}`);
         }
-        const reply = await run(LIST_OUTCOMES, [outcomeIndex], [String(limit), `${prefix}o:`]);
-        if (!Array.isArray(reply)) throw unexpected();
-        return reply.map((item: unknown) => {
-          const [key, ...flat] = strings(item);
-          if (key === undefined) throw unexpected();
-          return toOutcome(key, flat);
-        });
+        // Each bucket's newest `limit`, merged: the newest `limit` of all are among them.
+        const lists = await Promise.all(
+          keys.buckets.map(async (bucket) => {
+            const reply = await run(
+              LIST_OUTCOMES,
+              [bucket.outcomes],
+              [String(limit), `${bucket.prefix}o:`],
+            );
+            if (!Array.isArray(reply)) throw unexpected();
+            return reply.map((item: unknown) => {
+              const [key, ...flat] = strings(item);
+              if (key === undefined) throw unexpected();
+              return toOutcome(key, flat);
+            });
+          }),
+        );
+        if (lists.length === 1) return lists[0] as OutcomeRecord[];
+        return lists
+          .flat()
+          .sort((a, b) => b.updatedAt - a.updatedAt || (a.key < b.key ? 1 : a.key > b.key ? -1 : 0))
+          .slice(0, limit);
       });
     },
 
@@ -463,13 +598,22 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         if (match !== undefined && typeof match !== "string") {
           throw invalid(`resetOutcomes: prefix must be a string, got ${typeof match}`);
         }
-        return Number(await run(RESET_OUTCOMES, [outcomeIndex], [match ?? "", `${prefix}o:`]));
+        const counts = await Promise.all(
+          keys.buckets.map(async (bucket) =>
+            Number(
+              await run(RESET_OUTCOMES, [bucket.outcomes], [match ?? "", `${bucket.prefix}o:`]),
+            ),
+          ),
+        );
+        return counts.reduce((sum, n) => sum + n, 0);
       });
     },
 
     acknowledgeLedgerLoss(): Promise<void> {
       return attempt("acknowledgeLedgerLoss", async () => {
-        await run(ACKNOWLEDGE, [`${prefix}epoch`], [randomUUID()]);
+        await Promise.all(
+          keys.buckets.map((bucket) => run(ACKNOWLEDGE, [bucket.epoch], [randomUUID()])),
+        );
       });
     },
 

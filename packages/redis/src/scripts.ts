@@ -12,8 +12,9 @@ function script(source: string): Script {
 
 /**
  * What every ledger script starts with. KEYS: entry hash, result blob, unsettled set, settled
- * sorted set, epoch hash. ARGV: the epoch id and sequence number this client has seen ("" and "0"
- * before its first ledger operation), a fresh epoch id (used when the epoch must be created), the
+ * sorted set, epoch hash (all of one bucket: one cluster slot). ARGV: the epoch id, sequence
+ * number and primary (replication id) this client has seen ("", "0" and "" before its first
+ * ledger operation on the bucket), a fresh epoch id (used when the epoch must be created), the
  * entry key prefix and the blob key prefix (for purging expired entries), then the script's own.
  *
  * The epoch detects a ledger that lost data (DESIGN.md §4): it is created at first use and never
@@ -22,17 +23,49 @@ function script(source: string): Script {
  * old one created it afresh; its number goes back after a failover to a replica that missed
  * writes. Each case, seen by a client that saw the old state, marks the epoch `lost`, and every
  * client then refuses to claim until a person clears the mark (`acknowledgeLedgerLoss`).
+ *
+ * A number that went back is overtaken by the writes made after a failover, so the epoch also
+ * records which primary wrote it: the server's replication id (`master_replid`), which a promoted
+ * replica, or a primary restarted, takes afresh. When a script runs on a primary other than the
+ * one the epoch last saw, it records where the old primary's history ended here (`end:<replid>`:
+ * the number this server holds of it). A client that saw a higher number from that primary saw
+ * writes this server never got: lost, whatever was written since.
+ *
+ * Every reply of a ledger script starts with the status, the epoch id and number, the primary's
+ * replication id and how many replicas it has (for `waitForReplicas`'s default).
  */
 const PRELUDE = `
 local entry, blob, unsettled, settled, epoch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local knownId, knownSeq, newId = ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local entryPrefix, blobPrefix = ARGV[4], ARGV[5]
+local knownId, knownSeq, knownPrimary, newId = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local entryPrefix, blobPrefix = ARGV[5], ARGV[6]
 local clock = redis.call('TIME')
 local serverNow = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local replication = redis.call('INFO', 'replication')
+local primary = string.match(replication, 'master_replid:(%w+)') or ''
+local replicas = string.match(replication, 'connected_slaves:(%d+)') or '0'
 
 local function markLost(reason)
   redis.call('HSET', epoch, 'lost', reason, 'lostFrom', knownId, 'lostAt', serverNow)
   return nil, reason
+end
+
+-- Records that this server now writes the epoch; keeps the ends of the last 32 primaries.
+local function follow(seq)
+  local held = redis.call('HGET', epoch, 'primary')
+  if held == primary then return end
+  if held then
+    redis.call('HSET', epoch, 'end:' .. held, seq)
+    local flat = redis.call('HGETALL', epoch)
+    local ends = {}
+    for i = 1, #flat, 2 do
+      if string.sub(flat[i], 1, 4) == 'end:' then ends[#ends + 1] = { flat[i], tonumber(flat[i + 1]) } end
+    end
+    if #ends > 32 then
+      table.sort(ends, function(a, b) return a[2] < b[2] end)
+      for i = 1, #ends - 32 do redis.call('HDEL', epoch, ends[i][1]) end
+    end
+  end
+  redis.call('HSET', epoch, 'primary', primary)
 end
 
 -- Answers the epoch id and sequence number, or nil and why the ledger is taken for lost.
@@ -41,26 +74,28 @@ local function guard(bump)
   local id = redis.call('HGET', epoch, 'id')
   if not id then
     local traces = redis.call('EXISTS', unsettled) + redis.call('EXISTS', settled)
-    redis.call('HSET', epoch, 'id', newId, 'seq', 0, 'createdAt', serverNow)
+    redis.call('HSET', epoch, 'id', newId, 'seq', 0, 'createdAt', serverNow, 'primary', primary)
     if knownId ~= '' then return markLost('missing') end
     if traces > 0 then return markLost('missing') end
     id = newId
   end
   local lost = redis.call('HGET', epoch, 'lost')
   if lost then return nil, lost end
+  local current = tonumber(redis.call('HGET', epoch, 'seq'))
+  follow(current)
   local from = knownSeq
   if knownId ~= '' and knownId ~= id then
     if redis.call('HEXISTS', epoch, 'retired:' .. knownId) == 0 then return markLost('replaced') end
     from = 0
+  elseif knownPrimary ~= '' and knownPrimary ~= primary then
+    -- This client last wrote through another primary: it saw that primary's history up to
+    -- knownSeq, and this server holds it up to end:knownPrimary (no end: none of it).
+    local ended = tonumber(redis.call('HGET', epoch, 'end:' .. knownPrimary))
+    if not ended or knownSeq > ended then return markLost('rolled_back') end
   end
-  local seq
-  if bump then
-    seq = redis.call('HINCRBY', epoch, 'seq', 1)
-    if seq <= from then return markLost('rolled_back') end
-  else
-    seq = tonumber(redis.call('HGET', epoch, 'seq'))
-    if seq < from then return markLost('rolled_back') end
-  end
+  local seq = current
+  if bump then seq = redis.call('HINCRBY', epoch, 'seq', 1) end
+  if (bump and seq <= from) or (not bump and seq < from) then return markLost('rolled_back') end
   return id, seq
 end
 
@@ -80,7 +115,7 @@ end
 
 -- The entry's fields, or nil when absent or past its retention (then deleted).
 local function read()
-  local found = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt', 'hasResult', 'leaseMs', 'expiresAt')
+  local found = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt', 'hasResult', 'leaseMs', 'expiresAt', 'leaseFrom')
   local state = found[2]
   if not state then return nil end
   local expiresAt = tonumber(found[6])
@@ -94,33 +129,40 @@ local function read()
     if not result then result, unavailable = '', '1' end
   end
   return { argsHash = found[1] or '', state = state, updatedAt = found[3] or '0',
-    leaseMs = tonumber(found[5]) or 0, result = result, unavailable = unavailable }
+    leaseMs = tonumber(found[5]) or 0, leaseFrom = tonumber(found[7]), result = result,
+    unavailable = unavailable }
 end
 `;
 
 /**
  * Claims an idempotency key atomically (Redis runs a script alone: no other command interleaves).
- * ARGV after the prelude's: argsHash, now, allowUncertain ("1"/"0"), leaseMs, maxUnsettled, the
- * key as a set member. Answers { status, epochId, seq, argsHash, state, updatedAt, result,
- * resultUnavailable, retaken } (retaken "1" when a claim took over a write in doubt, else "") or
- * { "ledger_full", epochId, seq } or { "ledger_lost", reason }.
+ * ARGV after the prelude's: argsHash, now, allowUncertain ("1"/"0"), leaseMs, maxUnsettled (this
+ * bucket's share of the cap), the key as a set member. Answers { status, epochId, seq, primary,
+ * replicas, argsHash, state, updatedAt, result, resultUnavailable, retaken } (retaken "1" when a
+ * claim took over a write in doubt, else "") or { "ledger_full", epochId, seq, primary, replicas }
+ * or { "ledger_lost", reason }.
+ *
+ * A lease runs on the server's clock: the entry keeps `leaseFrom` (server time at the claim) and
+ * a later claim compares it with server time, so workers whose clocks disagree by minutes cannot
+ * take over a key still in flight. `updatedAt` stays the claimer's `now`, what the core passes
+ * back as `claimedAt` when it settles.
  */
 export const CLAIM = script(`${PRELUDE}
-local argsHash, now, allowUncertain = ARGV[6], ARGV[7], ARGV[8] == '1'
-local leaseMs, maxUnsettled, member = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
+local argsHash, now, allowUncertain = ARGV[7], ARGV[8], ARGV[9] == '1'
+local leaseMs, maxUnsettled, member = tonumber(ARGV[10]), tonumber(ARGV[11]), ARGV[12]
 local id, seq = guard(true)
 if not id then return {'ledger_lost', seq} end
 purge()
 local found = read()
 
 local function answer(status, e, retaken)
-  return {status, id, seq, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable, retaken or ''}
+  return {status, id, seq, primary, replicas, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable, retaken or ''}
 end
 -- retaken: the key was a write in doubt (uncertain, or pending past its lease).
 local function take(retaken)
   redis.call('DEL', entry, blob)
   redis.call('ZREM', settled, member)
-  redis.call('HSET', entry, 'argsHash', argsHash, 'state', 'pending', 'updatedAt', now, 'leaseMs', leaseMs)
+  redis.call('HSET', entry, 'argsHash', argsHash, 'state', 'pending', 'updatedAt', now, 'leaseMs', leaseMs, 'leaseFrom', serverNow)
   redis.call('SADD', unsettled, member)
   return answer('claimed', { argsHash = argsHash, state = 'pending', updatedAt = now, result = '', unavailable = '' }, retaken)
 end
@@ -129,23 +171,26 @@ local function full()
 end
 
 if not found then
-  if full() then return {'ledger_full', id, seq} end
+  if full() then return {'ledger_full', id, seq, primary, replicas} end
   return take()
 end
 if found.argsHash ~= '' and found.argsHash ~= argsHash then return answer('args_mismatch', found) end
 if found.state == 'succeeded' then return answer('succeeded', found) end
 if found.state == 'failed' then
-  if full() then return {'ledger_full', id, seq} end
+  if full() then return {'ledger_full', id, seq, primary, replicas} end
   return take()
 end
 if found.state == 'pending' then
-  -- The holder's lease counts, however short this claimer's is.
-  if tonumber(now) - tonumber(found.updatedAt) < math.max(leaseMs, found.leaseMs) then
+  -- The holder's lease counts, however short this claimer's is. An entry an earlier version
+  -- wrote has no leaseFrom: its claimer's clock is all there is.
+  local held
+  if found.leaseFrom then held = serverNow - found.leaseFrom else held = tonumber(now) - tonumber(found.updatedAt) end
+  if held < math.max(leaseMs, found.leaseMs) then
     return answer('in_flight', found)
   end
   if allowUncertain then return take('1') end
   redis.call('HSET', entry, 'state', 'uncertain', 'updatedAt', now)
-  redis.call('HDEL', entry, 'leaseMs')
+  redis.call('HDEL', entry, 'leaseMs', 'leaseFrom')
   found.state, found.updatedAt = 'uncertain', now
   return answer('uncertain', found)
 end
@@ -155,22 +200,23 @@ return answer('uncertain', found)
 
 /**
  * Settles a key atomically. ARGV after the prelude's: state, now, result JSON ("" for none),
- * retentionMs, the key as a set member, claimedAt ("" for none: see `SettleOptions`). Settled entries get an `expiresAt` (server time) and join
+ * retentionMs, the key as a set member, claimedAt ("" for none: see `SettleOptions`). Settled
+ * entries get an `expiresAt` (server time) and join
  * the settled set, but no Redis expiry: under a `volatile-*` policy only their result blob, which
  * has one, can be evicted. Uncertain entries join the unsettled set. The entry is written even
  * when the ledger is taken for lost (what is known is kept); the answer then says so.
- * Answers { "settled", epochId, seq } or { "ledger_lost", reason }.
+ * Answers { "settled", epochId, seq, primary, replicas } or { "ledger_lost", reason }.
  */
 export const SETTLE = script(`${PRELUDE}
-local state, now, result, retentionMs, member = ARGV[6], ARGV[7], ARGV[8], tonumber(ARGV[9]), ARGV[10]
-local claimedAt = ARGV[11]
+local state, now, result, retentionMs, member = ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10]), ARGV[11]
+local claimedAt = ARGV[12]
 local id, seq = guard(true)
 purge()
 local held = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt')
 -- A late failed or uncertain settle must not free or mark a key another attempt has claimed since.
 if claimedAt ~= '' and state ~= 'succeeded' and held[2] == 'pending' and held[3] ~= claimedAt then
   if not id then return {'ledger_lost', seq} end
-  return {'settled', id, seq}
+  return {'settled', id, seq, primary, replicas}
 end
 local argsHash = held[1] or ''
 redis.call('DEL', entry, blob)
@@ -189,29 +235,31 @@ else
   redis.call('ZADD', settled, expiresAt, member)
 end
 if not id then return {'ledger_lost', seq} end
-return {'settled', id, seq}
+return {'settled', id, seq, primary, replicas}
 `);
 
 /**
  * Reads an entry (checking the epoch without advancing it). Answers { "found", epochId, seq,
- * argsHash, state, updatedAt, result, resultUnavailable }, { "absent", epochId, seq } or
- * { "ledger_lost", reason }.
+ * primary, replicas, argsHash, state, updatedAt, result, resultUnavailable }, { "absent",
+ * epochId, seq, primary, replicas } or { "ledger_lost", reason }.
  */
 export const ENTRY = script(`${PRELUDE}
 local id, seq = guard(false)
 if not id then return {'ledger_lost', seq} end
 local e = read()
-if not e then return {'absent', id, seq} end
-return {'found', id, seq, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable}
+if not e then return {'absent', id, seq, primary, replicas} end
+return {'found', id, seq, primary, replicas, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable}
 `);
 
 /**
  * Clears a `lost` mark after a person checked the writes in doubt: a new epoch starts, and the
- * epochs that clients may still know are retired, so those clients adopt the new one.
+ * epochs that clients may still know are retired, so those clients adopt the new one. An epoch
+ * without the mark is left as it is (a loss not yet seen there stays detectable).
  * KEYS: epoch hash. ARGV: the new epoch id. Answers the number of retired epochs.
  */
 export const ACKNOWLEDGE = script(`
 local epoch, newId = KEYS[1], ARGV[1]
+if redis.call('HEXISTS', epoch, 'lost') == 0 then return 0 end
 local id, lostFrom = unpack(redis.call('HMGET', epoch, 'id', 'lostFrom'))
 local retired = 0
 for _, old in ipairs({ id or '', lostFrom or '' }) do
@@ -221,6 +269,10 @@ for _, old in ipairs({ id or '', lostFrom or '' }) do
   end
 end
 redis.call('HDEL', epoch, 'lost', 'lostFrom', 'lostAt')
+local flat = redis.call('HGETALL', epoch)
+for i = 1, #flat, 2 do
+  if string.sub(flat[i], 1, 4) == 'end:' then redis.call('HDEL', epoch, flat[i]) end
+end
 redis.call('HSET', epoch, 'id', newId, 'seq', 0)
 return retired
 `);

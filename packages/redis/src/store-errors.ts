@@ -31,9 +31,10 @@ const REPLIES: Readonly<Record<string, string>> = {
   WRONGTYPE: "a key under the store's prefix holds another type of value",
   CLUSTERDOWN: "the Redis cluster is down",
   MOVED:
-    "the key lives on another cluster node (use a hash tag in the prefix, and a cluster client)",
+    "the key lives on another cluster node (on a cluster, pass a cluster client from createCluster())",
   ASK: "the key is moving between cluster nodes",
-  CROSSSLOT: "a script's keys are in different cluster slots (put a hash tag in the prefix)",
+  CROSSSLOT:
+    "a script's keys are in different cluster slots (on a cluster, pass a cluster client from createCluster(): the store then tags each bucket's keys)",
   NOSCRIPT: "Redis does not know the store's script",
 };
 

@@ -37,6 +37,13 @@ const DEFAULTS: StoreFactoryOptions = {
   maxOutcomes: 10_000,
 };
 const LEASE_MS = 1_000;
+/**
+ * The lease of the tests where a lease passes. Those wait for it in real time and pass
+ * `Date.now()`: a store may run leases on its own clock (a shared store on its server's, so that
+ * workers whose clocks disagree cannot take over a key in flight), so a later `now` alone does not
+ * make a lease pass.
+ */
+const BRIEF_LEASE_MS = 40;
 
 /**
  * Registers the vitest suite every {@link Store} must pass: values with expiry, atomic counters,
@@ -51,7 +58,9 @@ const LEASE_MS = 1_000;
  * `makeStore` is called once or more per test. Each store it returns must count unsettled entries
  * on its own (for a shared server: give each one a fresh key prefix), so that the cap test sees
  * only its own entries. Tests use unique keys, so stores may share a server. Three tests wait for
- * real time (at most 80 ms each) since a server's expiry follows its own clock.
+ * real time (at most 80 ms each) since a server's expiry follows its own clock, and the tests of
+ * expired leases wait for real leases to pass (40 ms; one holds a 2 s lease): a store may run
+ * leases on its own clock rather than on the `now` its callers pass.
  *
  * Requires vitest (an optional peer dependency of `@governor/core`).
  *
@@ -77,6 +86,11 @@ export function describeStoreContract(
       now,
       allowUncertain,
       leaseMs: LEASE_MS,
+    });
+    const brief = (now: number, allowUncertain = false): ClaimOptions => ({
+      now,
+      allowUncertain,
+      leaseMs: BRIEF_LEASE_MS,
     });
 
     beforeEach(() => {
@@ -268,16 +282,17 @@ export function describeStoreContract(
         const freed = await store.claim(key("new"), "h1", at(1_600, true));
         expect(freed).not.toHaveProperty("retaken");
         // A pending entry past its lease, taken over at once or after a refusal marked it uncertain.
-        await store.claim(key("stale"), "h1", at(1_000));
-        expect(await store.claim(key("stale"), "h1", at(1_000 + LEASE_MS, true))).toMatchObject({
+        await store.claim(key("stale"), "h1", brief(Date.now()));
+        await store.claim(key("marked"), "h1", brief(Date.now()));
+        await sleep(2 * BRIEF_LEASE_MS);
+        expect(await store.claim(key("stale"), "h1", brief(Date.now(), true))).toMatchObject({
           status: "claimed",
           retaken: true,
         });
-        await store.claim(key("marked"), "h1", at(1_000));
-        expect((await store.claim(key("marked"), "h1", at(1_000 + LEASE_MS))).status).toBe(
+        expect((await store.claim(key("marked"), "h1", brief(Date.now()))).status).toBe(
           "uncertain",
         );
-        expect(await store.claim(key("marked"), "h1", at(1_000 + LEASE_MS, true))).toMatchObject({
+        expect(await store.claim(key("marked"), "h1", brief(Date.now(), true))).toMatchObject({
           status: "claimed",
           retaken: true,
         });
@@ -290,20 +305,22 @@ export function describeStoreContract(
 
       it("treats a pending key whose lease expired as uncertain, and records that", async () => {
         const store = await open();
-        await store.claim(key("k"), "h1", at(1_000));
-        const stale = 1_000 + LEASE_MS;
-        expect(await store.claim(key("k"), "h1", at(stale))).toEqual({
+        await store.claim(key("k"), "h1", brief(Date.now()));
+        await store.claim(key("k2"), "h1", brief(Date.now()));
+        await sleep(2 * BRIEF_LEASE_MS);
+        const stale = Date.now();
+        expect(await store.claim(key("k"), "h1", brief(stale))).toEqual({
           status: "uncertain",
           entry: { key: key("k"), argsHash: "h1", state: "uncertain", updatedAt: stale },
         });
         expect((await store.entry(key("k")))?.state).toBe("uncertain");
-        expect((await store.claim(key("k"), "h1", at(stale + 1, true))).status).toBe("claimed");
+        expect((await store.claim(key("k"), "h1", brief(stale + 1, true))).status).toBe("claimed");
 
-        await store.claim(key("k2"), "h1", at(1_000));
-        const taken = await store.claim(key("k2"), "h1", at(1_000 + 2 * LEASE_MS, true));
+        const later = Date.now();
+        const taken = await store.claim(key("k2"), "h1", brief(later, true));
         expect(taken).toEqual({
           status: "claimed",
-          entry: { key: key("k2"), argsHash: "h1", state: "pending", updatedAt: 3_000 },
+          entry: { key: key("k2"), argsHash: "h1", state: "pending", updatedAt: later },
           retaken: true,
         });
       });
@@ -311,53 +328,65 @@ export function describeStoreContract(
       it("issue 8.5: a pending entry whose lease expired stays uncertain, never free to claim", async () => {
         const store = await open();
         // The holder wrote, then its settle failed (or it crashed): the entry stays pending.
-        await store.claim(key("k"), "h1", at(1_000));
-        for (const later of [1_000 + LEASE_MS, 1_000 + 10 * LEASE_MS, 1_000 + 86_400_000]) {
-          const again = await store.claim(key("k"), "h1", at(later));
+        await store.claim(key("k"), "h1", brief(Date.now()));
+        await sleep(2 * BRIEF_LEASE_MS);
+        for (const later of [0, 10 * BRIEF_LEASE_MS, 86_400_000]) {
+          const again = await store.claim(key("k"), "h1", brief(Date.now() + later));
           expect(again.status).toBe("uncertain");
           expect((await store.entry(key("k")))?.state).toBe("uncertain");
         }
-        expect(await store.claim(key("k"), "h2", at(3_000_000))).toMatchObject({
+        expect(await store.claim(key("k"), "h2", brief(Date.now()))).toMatchObject({
           status: "args_mismatch",
         });
         // Only a claim that knows repeating is safe (the server honors keys, or a verify step
         // said the effect is absent) may take it.
-        expect((await store.claim(key("k"), "h1", at(3_000_000, true))).status).toBe("claimed");
+        expect((await store.claim(key("k"), "h1", brief(Date.now(), true))).status).toBe("claimed");
       });
 
       it("issue 8.5: the holder's lease holds, whatever shorter lease a later claimer passes", async () => {
         const store = await open();
-        const long = { now: 1_000, allowUncertain: false, leaseMs: 60_000 };
+        const holderLeaseMs = 50 * BRIEF_LEASE_MS;
+        const long = { now: Date.now(), allowUncertain: false, leaseMs: holderLeaseMs };
         expect((await store.claim(key("k"), "h1", long)).status).toBe("claimed");
-        // A claimer with a 1 s lease (a run with a short deadline) 2 s later: the holder's attempt
-        // may still be running, so the key is in flight, not stale.
-        expect((await store.claim(key("k"), "h1", at(3_000, true))).status).toBe("in_flight");
-        expect((await store.claim(key("k"), "h1", at(3_000))).status).toBe("in_flight");
+        // The lease began at or before the answer (on the store's clock, perhaps after `now`).
+        const answered = Date.now();
+        // A claimer with a brief lease (a run with a short deadline), once its own lease would
+        // have passed: the holder's attempt may still be running, so the key is in flight.
+        await sleep(2 * BRIEF_LEASE_MS);
+        expect((await store.claim(key("k"), "h1", brief(Date.now(), true))).status).toBe(
+          "in_flight",
+        );
+        expect((await store.claim(key("k"), "h1", brief(Date.now()))).status).toBe("in_flight");
         expect((await store.entry(key("k")))?.state).toBe("pending");
-        expect((await store.claim(key("k"), "h1", at(61_000))).status).toBe("uncertain");
+        await sleep(answered + holderLeaseMs + BRIEF_LEASE_MS - Date.now());
+        expect((await store.claim(key("k"), "h1", brief(Date.now()))).status).toBe("uncertain");
       });
 
       it("issue 8.5: a late settle from an expired holder does not free another holder's claim", async () => {
         const store = await open();
         // A claimed, its lease expired, and B (allowed to repeat: the server honors keys) took it.
-        await store.claim(key("k"), "h1", at(1_000));
-        expect((await store.claim(key("k"), "h1", at(2_500, true))).status).toBe("claimed");
+        const a = Date.now();
+        await store.claim(key("k"), "h1", brief(a));
+        await sleep(2 * BRIEF_LEASE_MS);
+        const b = Date.now() + 1;
+        expect((await store.claim(key("k"), "h1", brief(b, true))).status).toBe("claimed");
         // A's answer arrives late: a failure. B may still be running, so the key stays B's.
-        await store.settle(key("k"), "failed", { now: 2_600, claimedAt: 1_000 });
-        await store.settle(key("k"), "uncertain", { now: 2_600, claimedAt: 1_000 });
+        await store.settle(key("k"), "failed", { now: b + 100, claimedAt: a });
+        await store.settle(key("k"), "uncertain", { now: b + 100, claimedAt: a });
         expect(await store.entry(key("k"))).toEqual({
           key: key("k"),
           argsHash: "h1",
           state: "pending",
-          updatedAt: 2_500,
+          updatedAt: b,
         });
-        expect((await store.claim(key("k"), "h1", at(2_700))).status).toBe("in_flight");
+        // (Held for a claimer with a 1 s lease, whether or not B's brief one has passed.)
+        expect((await store.claim(key("k"), "h1", at(b + 200))).status).toBe("in_flight");
         // B's own settle applies; so would a success from A (the write happened).
-        await store.settle(key("k"), "failed", { now: 2_800, claimedAt: 2_500 });
+        await store.settle(key("k"), "failed", { now: b + 300, claimedAt: b });
         expect((await store.entry(key("k")))?.state).toBe("failed");
-        expect((await store.claim(key("k"), "h1", at(2_900))).status).toBe("claimed");
-        await store.settle(key("k"), "succeeded", { now: 3_000, claimedAt: 1_000, result: 1 });
-        expect((await store.claim(key("k"), "h1", at(3_100))).status).toBe("succeeded");
+        expect((await store.claim(key("k"), "h1", at(b + 400))).status).toBe("claimed");
+        await store.settle(key("k"), "succeeded", { now: b + 500, claimedAt: a, result: 1 });
+        expect((await store.claim(key("k"), "h1", at(b + 600))).status).toBe("succeeded");
       });
 
       it("issue 8.6: keeps a settled entry through any amount of other traffic", async () => {

@@ -1,0 +1,78 @@
+/**
+ * One worker process of bench/redis-scale.ts: from a start (epoch ms, read from stdin once it has
+ * printed "ready") for DURATION ms, LANES
+ * concurrent loops each claim a fresh key and settle it succeeded, through a RedisStore on one
+ * server (`redis://…`) or a cluster (`cluster:redis://…,redis://…`). Prints one JSON line:
+ * `{ pairs, claimMs, lateMs, cpuMs }` (claim+settle pairs done in the window, each claim's
+ * latency in ms, how late the worker was ready for the window, the CPU time its loops took).
+ * Usage: redis-scale-worker.ts TARGET PREFIX DURATION LANES WAIT_FOR_REPLICAS
+ */
+import { performance } from "node:perf_hooks";
+import { createRedisStore } from "@governor/redis";
+import { connectCluster } from "../packages/redis/src/testing-cluster.ts";
+
+const [target, prefix, duration, lanes, wait] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+];
+const cluster = target.startsWith("cluster:")
+  ? await connectCluster(
+      target
+        .slice("cluster:".length)
+        .split(",")
+        .map((url) => ({ url })),
+    )
+  : undefined;
+const waitForReplicas = wait === "auto" ? undefined : Number(wait);
+const common = {
+  prefix,
+  retentionMs: 60_000,
+  ...(waitForReplicas !== undefined && { waitForReplicas }),
+};
+const store =
+  cluster === undefined
+    ? createRedisStore({ url: target, ...common })
+    : createRedisStore({ client: cluster, ...common });
+
+// Connect and pass the checks, say so, then wait for the window's start (epoch ms) on stdin: the
+// parent sends it once every worker is ready.
+await store.get("warm");
+process.stdout.write("ready\n");
+const from = await new Promise<number>((resolve) => {
+  process.stdin.once("data", (chunk) => resolve(Number(String(chunk).trim())));
+});
+process.stdin.pause();
+const until = from + Number(duration);
+// How late this worker was ready (a window it partly missed measures less than the servers do).
+const lateMs = Math.max(0, Date.now() - from);
+await new Promise((resolve) => setTimeout(resolve, Math.max(0, from - Date.now())));
+
+let pairs = 0;
+const claimMs: number[] = [];
+const cpuFrom = process.cpuUsage();
+let n = 0;
+await Promise.all(
+  Array.from({ length: Number(lanes) }, async () => {
+    while (Date.now() < until) {
+      const key = `${process.pid}-${n++}`;
+      const began = performance.now();
+      const claim = await store.claim(key, "args", {
+        now: Date.now(),
+        allowUncertain: false,
+        leaseMs: 30_000,
+      });
+      claimMs.push(performance.now() - began);
+      if (claim.status !== "claimed") throw new Error(`claim answered ${claim.status}`);
+      await store.settle(key, "succeeded", { now: Date.now(), result: { ok: true } });
+      if (Date.now() <= until) pairs += 1;
+    }
+  }),
+);
+const cpu = process.cpuUsage(cpuFrom);
+const cpuMs = (cpu.user + cpu.system) / 1_000;
+process.stdout.write(`${JSON.stringify({ pairs, claimMs, lateMs, cpuMs })}\n`);
+await store.close();
+cluster?.destroy();
