@@ -6,6 +6,7 @@ import { resolveEffect } from "../judge/effect.ts";
 import type { ToolPolicy } from "../policy/policy.ts";
 import { sensitiveValues } from "../policy/sensitive.ts";
 import type { Effect } from "../types.ts";
+import { contentHash } from "./doubt.ts";
 import type { LearnedCounts } from "./outcome-tracker.ts";
 import { instance, type RunState } from "./run-state.ts";
 import { IDEMPOTENCY_META_KEY, type ToolCall } from "./types.ts";
@@ -50,6 +51,13 @@ export interface CallState {
   retaken: boolean;
   /** The `now` of the ledger claim this call holds: a late settle cannot free a newer claim. */
   claimedAt: number | undefined;
+  /**
+   * This call holds its write's entry in the index of writes in doubt (doubt.ts): claimed for an
+   * attempt, or left `uncertain` by one. Its settles are mirrored there until one frees it.
+   */
+  doubtHeld: boolean;
+  /** The `now` of that entry's claim, while it is this call's pending claim. */
+  doubtClaimedAt: number | undefined;
   /** The call's hash in events, made on first use. */
   callHash: string | undefined;
   /** The last failure text redacted for the model, and its redaction: a text is redacted once. */
@@ -71,6 +79,8 @@ interface Rare {
   uncertain: boolean;
   retaken: boolean;
   claimedAt: number | undefined;
+  doubtHeld: boolean;
+  doubtClaimedAt: number | undefined;
   callHash: string | undefined;
   observed: { readonly text: string; readonly redacted: string } | undefined;
   learned: LearnedCounts | undefined;
@@ -142,6 +152,8 @@ class Call implements CallState {
       uncertain: false,
       retaken: false,
       claimedAt: undefined,
+      doubtHeld: false,
+      doubtClaimedAt: undefined,
       callHash: undefined,
       observed: undefined,
       learned: undefined,
@@ -234,6 +246,20 @@ class Call implements CallState {
     if (value !== undefined || this.rare !== undefined) this.more().claimedAt = value;
   }
 
+  get doubtHeld(): boolean {
+    return this.rare?.doubtHeld === true;
+  }
+  set doubtHeld(value: boolean) {
+    if (value || this.rare !== undefined) this.more().doubtHeld = value;
+  }
+
+  get doubtClaimedAt(): number | undefined {
+    return this.rare?.doubtClaimedAt;
+  }
+  set doubtClaimedAt(value: number | undefined) {
+    if (value !== undefined || this.rare !== undefined) this.more().doubtClaimedAt = value;
+  }
+
   get callHash(): string | undefined {
     return this.rare?.callHash;
   }
@@ -304,8 +330,10 @@ export function mintKey(state: CallState): void {
   const { call: request, tool, run } = state;
   const { core, scope } = run;
   const rawArgs = request.args ?? {};
-  const argsHash = hashCanonical(state.canonical ?? "null");
   const server = request.server ?? "";
+  // The hash of what the key is minted for: the write's content in its scope (doubt.ts), so that
+  // the key's entry leads to its write's entry in the index of writes in doubt.
+  const argsHash = contentHash(state, server);
   const key =
     request.callId !== undefined
       ? scope !== undefined
