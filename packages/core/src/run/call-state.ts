@@ -6,7 +6,6 @@ import { resolveEffect } from "../judge/effect.ts";
 import type { ToolPolicy } from "../policy/policy.ts";
 import { sensitiveValues } from "../policy/sensitive.ts";
 import type { Effect } from "../types.ts";
-import { contentHash } from "./doubt.ts";
 import type { LearnedCounts } from "./outcome-tracker.ts";
 import { instance, type RunState } from "./run-state.ts";
 import { IDEMPOTENCY_META_KEY, type ToolCall } from "./types.ts";
@@ -351,6 +350,19 @@ export function mintKey(state: CallState): void {
   state.key = key;
   state.meta = { [IDEMPOTENCY_META_KEY]: key };
   if (argName !== undefined) state.args = { ...rawArgs, [argName]: key };
+}
+
+/**
+ * The hash of a write's content in its scope: the run's scope, else its instance; the server, the
+ * tool and the canonical arguments. The call key's `argsHash`, and its content entry's key in the
+ * index of writes in doubt (doubt.ts).
+ */
+function contentHash(state: CallState, server: string): string {
+  const r = state.run;
+  const scope = r.scope === undefined ? `i:${instance(r)}` : `s:${r.scope}`;
+  return hashCanonical(
+    `${scope}\u0000${server}\u0000${state.call.tool}\u0000${state.canonical ?? "null"}`,
+  );
 }
 
 /** Whether the call's tool honours the key it would be sent (decide's `keyed`). */

@@ -147,3 +147,129 @@ describe("issue 26.1: the same write under a new tool-call id", () => {
     expect(sent[0]).toBe(sent[1]);
   });
 });
+
+describe("issue 26.2: an answer that a request with this key is still in progress", () => {
+  const inProgress = {
+    content: [
+      {
+        type: "text",
+        text: "409 Conflict: another request with idempotency key gk_1 is still being processed. Retry in a few seconds.",
+      },
+    ],
+    isError: true,
+  };
+  const keyedGov = (options: GovernorOptions = {}, extra: Record<string, unknown> = {}) =>
+    createGovernor(
+      {
+        tools: {
+          charge: {
+            effect: "mutating",
+            idempotency: { honorsKeys: true, ...extra },
+            retry: { attempts: 4, baseDelayMs: 1, maxDelayMs: 5 },
+          },
+        },
+      },
+      { metrics: false, random: () => 0, ...options },
+    );
+
+  it("a tool that honours keys waits and retries with the same key (was: correct_arguments, then charged twice)", async () => {
+    const delays: number[] = [];
+    const governor = keyedGov({ onRetry: (r) => void delays.push(r.delayMs) });
+    const run = governor.startRun();
+    const sent: (string | undefined)[] = [];
+    let charges = 0;
+    const outcome = await run.call(
+      { tool: "charge", args: { amount: 5 }, callId: "call_1" },
+      async (ctx) => {
+        sent.push(ctx.idempotencyKey);
+        if (sent.length === 1) {
+          charges += 1; // the first attempt charged, its answer was lost
+          throw reset();
+        }
+        if (sent.length === 2) {
+          return {
+            ...inProgress,
+            structuredContent: { retryAfterMs: 40 },
+          };
+        }
+        return ok("charged");
+      },
+    );
+    expect(outcome).toMatchObject({ kind: "ok" });
+    expect(sent).toHaveLength(3);
+    expect(new Set(sent).size).toBe(1);
+    expect(charges).toBe(1);
+    // The server's Retry-After is honoured.
+    expect(delays[1]).toBeGreaterThanOrEqual(40);
+  });
+
+  it("retries run out: a stop uncertain_mutation naming the key, never a correction", async () => {
+    const governor = keyedGov();
+    const run = governor.startRun();
+    let key: string | undefined;
+    const outcome = await run.call(
+      { tool: "charge", args: { amount: 5 }, callId: "a" },
+      async (ctx) => {
+        key = ctx.idempotencyKey;
+        return inProgress;
+      },
+    );
+    expect(outcome).toMatchObject({
+      kind: "stop",
+      reason: "uncertain_mutation",
+      idempotencyKey: key,
+    });
+    let sent = 0;
+    const again = await governor
+      .startRun()
+      .call({ tool: "charge", args: { amount: 5 }, callId: "b" }, async () => {
+        sent += 1;
+        return ok("charged");
+      });
+    // Another run instance without a scope is another write's (the scope is the host's to give).
+    expect(again).toMatchObject({ kind: "ok" });
+    expect(sent).toBe(1);
+  });
+
+  it("a tool that does not honour keys stops at once, naming the key", async () => {
+    const governor = gov();
+    let sent = 0;
+    let key: string | undefined;
+    const outcome = await governor
+      .startRun()
+      .call({ tool: "charge", args: { amount: 5 } }, async (ctx) => {
+        sent += 1;
+        key = ctx.idempotencyKey;
+        return {
+          content: [{ type: "text", text: "request failed" }],
+          structuredContent: {
+            error: { type: "idempotency_error", code: "idempotency_key_in_use" },
+          },
+          isError: true,
+        };
+      });
+    expect(sent).toBe(1);
+    expect(outcome).toMatchObject({
+      kind: "stop",
+      reason: "uncertain_mutation",
+      idempotencyKey: key,
+    });
+  });
+
+  it("the policy names a server's own phrasing", async () => {
+    const governor = keyedGov({}, { inProgress: ["job \\w+ has not finished"] });
+    const sent: (string | undefined)[] = [];
+    const outcome = await governor
+      .startRun()
+      .call({ tool: "charge", args: { amount: 5 } }, async (ctx) => {
+        sent.push(ctx.idempotencyKey);
+        if (sent.length === 1) {
+          return { content: [{ type: "text", text: "job j_42 has not finished" }], isError: true };
+        }
+        return ok("charged");
+      });
+    expect(outcome).toMatchObject({ kind: "ok" });
+    expect(sent).toHaveLength(2);
+    expect(sent[0]).toBe(sent[1]);
+  });
+});

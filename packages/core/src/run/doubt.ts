@@ -11,10 +11,11 @@
 // its own key, and each settle of its key is mirrored there: `uncertain` stays `uncertain`, any
 // other state frees the entry (`failed`: a success does not make an identical write a replay, it
 // is a new write). A claim of that entry answering `in_flight` or `uncertain` refuses the write.
-// The call key's `argsHash` is the same content hash, so a person who settles the key frees its
-// content entry too (see settleByHand). The scope is the run's `idempotencyScope`, else the run
-// instance (nobody else can mint such an entry, and the run's end frees it).
-import { flatPrefix32, hashCanonical } from "../judge/canonical.ts";
+// The call key's `argsHash` is the same content hash (call-state.ts `contentHash`), so a person who
+// settles the key frees its content entry too (see settleByHand). The scope is the run's
+// `idempotencyScope`, else the run instance (nobody else can mint such an entry, and the run's
+// end frees it).
+import { flatPrefix32 } from "../judge/canonical.ts";
 import type {
   ClaimOptions,
   ClaimResult,
@@ -30,18 +31,6 @@ import { recordOp, storeOp } from "./store-steps.ts";
 
 /** The `argsHash` every claim of a content entry gives: the entry is about content, not a call. */
 const CONTENT_ARGS = "doubt";
-
-/**
- * The hash of a write's content in its scope: the run's scope, else its instance; the server,
- * the tool and the canonical arguments. The call key's `argsHash`.
- */
-export function contentHash(state: CallState, server: string): string {
-  const r = state.run;
-  const scope = r.scope === undefined ? `i:${instance(r)}` : `s:${r.scope}`;
-  return hashCanonical(
-    `${scope}\u0000${server}\u0000${state.call.tool}\u0000${state.canonical ?? "null"}`,
-  );
-}
 
 /** The ledger key of a write's content entry, from its key's `argsHash`. */
 export function doubtKeyOf(argsHash: string): string {
