@@ -84,6 +84,7 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
   // A call that starts just before its window ends still gets its whole timeout.
   const graceMs = options.timeoutMs ?? 60_000;
   const stops = createStopMemory({ ttlMs: options.stopTtlMs ?? TEN_MINUTES, now });
+  const idempotencyScope = `governor-proxy\u0000${options.server ?? ""}`;
   let run: Run | undefined;
   let startedAt = 0;
   /** Calls out per run; a run the window left behind ends when its last call is answered. */
@@ -99,7 +100,9 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
       else run.end();
     }
     startedAt = now();
-    run = options.governor.startRun({ deadline: startedAt + windowMs + graceMs });
+    // One scope for every window: a write in doubt in one run refuses an identical write in the
+    // next (the core's index of writes in doubt, docs/idempotency.md), whatever ended its run.
+    run = options.governor.startRun({ deadline: startedAt + windowMs + graceMs, idempotencyScope });
     return run;
   };
 
@@ -125,27 +128,19 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
   };
 
   /**
-   * A failure for the host, logged; a write it names a key of (one that may have happened: a
-   * JSON-RPC error after the request went out) is remembered, so the same call is not sent again
-   * in a later run under a new key.
+   * A failure for the host, logged. A write it names a key of (one that may have happened: a
+   * JSON-RPC error after the request went out) is not remembered here: the ledger refuses the
+   * same call while that key is in doubt, in every window (`scope: "call"` in the log).
    */
-  const hostFailure = (hostError: HostError, call: ProxyCall, windowEnd: number): JsonRpcError => {
+  const hostFailure = (hostError: HostError, call: ProxyCall): JsonRpcError => {
     const key = hostError.idempotencyKey;
-    const remembered =
-      key === undefined
-        ? undefined
-        : stops.remember(hostError.stopReason, call.name, call.arguments, {
-            idempotencyKey: key,
-            windowEnd,
-          });
     options.log?.({
       level: "error",
       data: {
         event: "host_error",
         tool: call.name,
         reason: hostError.reason,
-        ...(remembered !== undefined && { scope: remembered.scope }),
-        ...(key !== undefined && { idempotencyKey: key }),
+        ...(key !== undefined && { scope: "call", idempotencyKey: key }),
       },
     });
     return hostErrorToJsonRpc(hostError);
@@ -171,7 +166,7 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
         });
       } catch (error) {
         if (GovernorError.isInstance(error) && error.code === "host_error") {
-          throw hostFailure(error as HostError, call, windowEnd);
+          throw hostFailure(error as HostError, call);
         }
         throw error;
       } finally {
@@ -179,25 +174,24 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
       }
       if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
       if (outcome.kind !== "stop") return toModelResult(outcome);
-      if (outcome.hostError !== undefined) throw hostFailure(outcome.hostError, call, windowEnd);
-      // An `uncertain_mutation` stop that names no key is a call not made: the run's reason,
-      // borrowed from another call's write in doubt (whose own stop names its key and is kept).
-      // Remembered, this call would be refused as a write that may have happened.
-      const notMade =
-        outcome.reason === "uncertain_mutation" && outcome.idempotencyKey === undefined;
-      const remembered = notMade
-        ? undefined
-        : stops.remember(outcome.reason, call.name, call.arguments, {
-            idempotencyKey: outcome.idempotencyKey,
-            windowEnd,
-          });
+      if (outcome.hostError !== undefined) throw hostFailure(outcome.hostError, call);
+      // The stop memory keeps only what is not a write in doubt: the ledger refuses an identical
+      // write while one is in doubt, whatever window or time to live (a stop that names a key).
+      // An `uncertain_mutation` stop that names no key is a call not made (the run's reason,
+      // borrowed from another write in doubt, or an identical write in doubt refused it): the
+      // ledger answers for it too.
+      const key = outcome.idempotencyKey;
+      const remembered =
+        outcome.reason === "uncertain_mutation"
+          ? undefined
+          : stops.remember(outcome.reason, call.name, call.arguments, { windowEnd });
       options.log?.({
         level: "warning",
         data: {
           event: "stopped",
           tool: call.name,
           reason: outcome.reason,
-          scope: remembered?.scope ?? "none",
+          scope: remembered?.scope ?? (key !== undefined ? "call" : "none"),
           personResolvable: outcome.personResolvable,
           ...(outcome.idempotencyKey !== undefined && { idempotencyKey: outcome.idempotencyKey }),
         },
