@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createGovernor, HostError } from "@governor/core";
 import { afterAll, describe, expect, it } from "vitest";
-import { createRedisStore } from "./redis-store.ts";
+import { createRedisStore, type RedisStore } from "./redis-store.ts";
 import { sharedRedis } from "./testing-server.ts";
 
 // A real server at REDIS_URL (skipped without one, failing under GOVERNOR_REQUIRE_REDIS=1).
@@ -20,7 +20,7 @@ describe.runIf(available)("issue 26.7: a write cut by the run's deadline, on Red
     const governor = createGovernor(
       { tools: { charge: { effect: "mutating" } }, budgets: { wallTimeMs: 300 } },
       // The store's answers, not the deadline's time left, bound the steps after the cut.
-      { store, metrics: false, storeTimeoutMs: 2_000 },
+      { store: store as RedisStore, metrics: false, storeTimeoutMs: 2_000 },
     );
     let key: string | undefined;
     const outcome = await governor

@@ -50,6 +50,8 @@ export interface CallState {
   retaken: boolean;
   /** The `now` of the ledger claim this call holds: a late settle cannot free a newer claim. */
   claimedAt: number | undefined;
+  /** The attempt was cut while not sent yet (`AttemptContext.beforeSending`): nothing left. */
+  cutUnsent: boolean;
   /**
    * This call holds its write's entry in the index of writes in doubt (doubt.ts): claimed for an
    * attempt, or left `uncertain` by one. Its settles are mirrored there until one frees it.
@@ -78,6 +80,7 @@ interface Rare {
   uncertain: boolean;
   retaken: boolean;
   claimedAt: number | undefined;
+  cutUnsent: boolean;
   doubtHeld: boolean;
   doubtClaimedAt: number | undefined;
   callHash: string | undefined;
@@ -151,6 +154,7 @@ class Call implements CallState {
       uncertain: false,
       retaken: false,
       claimedAt: undefined,
+      cutUnsent: false,
       doubtHeld: false,
       doubtClaimedAt: undefined,
       callHash: undefined,
@@ -243,6 +247,13 @@ class Call implements CallState {
   }
   set claimedAt(value: number | undefined) {
     if (value !== undefined || this.rare !== undefined) this.more().claimedAt = value;
+  }
+
+  get cutUnsent(): boolean {
+    return this.rare?.cutUnsent === true;
+  }
+  set cutUnsent(value: boolean) {
+    if (value || this.rare !== undefined) this.more().cutUnsent = value;
   }
 
   get doubtHeld(): boolean {
