@@ -273,3 +273,31 @@ describe("issue 26.2: an answer that a request with this key is still in progres
     expect(sent[0]).toBe(sent[1]);
   });
 });
+
+describe("governor.settle and the index of writes in doubt", () => {
+  it("settling a key that was settled already frees nothing: a later identical write in doubt keeps refusing", async () => {
+    const governor = gov();
+    const lost = async () => {
+      throw reset();
+    };
+    let sent = 0;
+    const paid = async () => {
+      sent += 1;
+      return ok("paid");
+    };
+    const call = (callId: string) => ({ tool: "charge", args: { amount: 5 }, callId });
+    const scope = { idempotencyScope: "job" };
+    const a = await governor.startRun(scope).call(call("a"), lost);
+    const keyA = keyOf(a) as string;
+    await governor.settle(keyA, "failed");
+    const b = await governor.startRun(scope).call(call("b"), lost);
+    expect(keyOf(b)).toMatch(/^gk_/);
+    // A person settles the first key again (a stale check): the second write stays in doubt.
+    await governor.settle(keyA, "failed");
+    expect(await governor.startRun(scope).call(call("c"), paid)).toMatchObject({
+      kind: "stop",
+      reason: "uncertain_mutation",
+    });
+    expect(sent).toBe(0);
+  });
+});
