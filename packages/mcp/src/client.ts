@@ -416,7 +416,8 @@ export function governClient<C extends McpClient>(
     for (let attempt = 1; ; attempt++) {
       if (!session.ready()) {
         call.pass = undefined;
-        await session.ensure(ctx.signal);
+        // Nothing is sent while the reconnect runs: an attempt cut meanwhile left nothing.
+        await ctx.beforeSending(session.ensure(ctx.signal));
       }
       try {
         return await pass(call, ctx, limit);

@@ -13,7 +13,6 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CliIo } from "../io.ts";
-import { createDurableDoubts } from "./durable-doubts.ts";
 import { dispatchChecked } from "./fast-path.ts";
 import { HostStdioTransport } from "./host-stdio.ts";
 import { createProxyServer, type ProxyServer, type ProxyServerOptions } from "./server.ts";
@@ -308,7 +307,6 @@ export async function proxyCommand(argv: string[], io: CliIo): Promise<number> {
     ...(sink !== undefined && { onEvent: sink.write }),
     ...(opened !== undefined && { store: opened.store }),
   });
-  const doubts = opened && createDurableDoubts(opened.store, args.server);
   const upstream = upstreamOf(args);
   const proxyOptions = (): ProxyServerOptions => ({
     governor,
@@ -319,7 +317,6 @@ export async function proxyCommand(argv: string[], io: CliIo): Promise<number> {
     ...(args.timeoutMs !== undefined && { timeoutMs: args.timeoutMs }),
     onTransportError: (error) => io.stderr.write(`governor proxy: ${error.message}\n`),
     onConnectError: (message) => io.stderr.write(`governor proxy: ${message}\n`),
-    ...(doubts !== undefined && { doubts }),
   });
 
   // What a host sent that the proxy answered with a JSON-RPC error (or dropped), for its logs.

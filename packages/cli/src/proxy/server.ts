@@ -31,7 +31,6 @@ import {
   type ServerCapabilities,
   SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { DurableDoubts } from "./durable-doubts.ts";
 import { dispatchChecked, useLineReadBuffer } from "./fast-path.ts";
 import { createProxySession, JsonRpcError, type ProxyLog, type ProxySession } from "./session.ts";
 
@@ -69,8 +68,6 @@ export interface ProxyServerOptions {
    * start still logs it.
    */
   readonly onConnectError?: (message: string) => void;
-  /** Writes in doubt kept in the governor's store (`--store`): see durable-doubts.ts. */
-  readonly doubts?: DurableDoubts;
 }
 
 export interface ProxyServer {
@@ -314,7 +311,6 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
       timeoutMs,
       log,
       onToolsMaybeChanged: toolsMaybeChanged,
-      ...(options.doubts !== undefined && { doubts: options.doubts }),
     });
     const instructions = upstream.getInstructions();
     return {

@@ -118,10 +118,13 @@ describe("createProxySession", () => {
       scope: "call",
       idempotencyKey: expect.stringMatching(/^gk_/),
     });
-    // The model asks again: the proxy answers itself (it sent the charge again, in a new run).
+    // The model asks again: refused by the ledger, in every later run (it sent the charge again,
+    // in a new run).
     const again = await session.callTool(charge);
     expect(again.isError).toBe(true);
-    expect(JSON.stringify(again.content)).toMatch(/may have made the change: do not send it again/);
+    expect(JSON.stringify(again.content)).toMatch(
+      /identical write sent earlier may have taken effect/,
+    );
     expect(commits).toBe(1);
     // Another amount is another call.
     await expect(session.callTool({ name: "charge", arguments: { amount: 6 } })).rejects.toThrow();
@@ -154,7 +157,9 @@ describe("createProxySession", () => {
     expect(logs.at(-1)?.data).toMatchObject({ reason: "aborted", scope: "call" });
     const again = await session.callTool(create);
     expect(again.isError).toBe(true);
-    expect(JSON.stringify(again.content)).toMatch(/may have made the change/);
+    expect(JSON.stringify(again.content)).toMatch(
+      /identical write sent earlier may have taken effect/,
+    );
     expect(readEffects(effectsFile)).toHaveLength(1);
   });
 });
@@ -203,13 +208,91 @@ describe("a call not made because another call's write ended the run", () => {
     // Asked again, it is sent (a fresh run): it was never made. Was answered by the proxy itself
     // with "The earlier attempt may have made the change: do not send it again".
     const again = await session.callTool({ name: "charge", arguments: { amount: 2 } });
-    expect(JSON.stringify(again.content)).not.toMatch(/may have made the change/);
+    expect(JSON.stringify(again.content)).not.toMatch(/may have/);
     expect(again.isError).toBeFalsy();
     expect(charged).toEqual([1, 2]);
     // The write in doubt stays blocked.
     const repeat = await session.callTool({ name: "charge", arguments: { amount: 1 } });
-    expect(JSON.stringify(repeat.content)).toMatch(/may have made the change/);
+    expect(JSON.stringify(repeat.content)).toMatch(
+      /identical write sent earlier may have taken effect/,
+    );
     expect(charged).toEqual([1, 2]);
     session.close();
+  });
+});
+
+describe("issue 26: a write in doubt behind the proxy is never sent again, whatever window or TTL", () => {
+  async function hanging(clock?: { now: number }, timeoutMs?: number) {
+    const dir = mkdtempSync(join(tmpdir(), "governor-proxy-doubt-"));
+    closers.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const effectsFile = join(dir, "effects.jsonl");
+    const server = createFaultServer({
+      effectsFile,
+      scenario: { create_note: [{ kind: "hang_after_commit", ms: 2_000 }] },
+    });
+    const { client } = await connectInMemory(server);
+    closers.push(() => client.close());
+    const governor = createGovernor(
+      {},
+      { metrics: false, ...(clock !== undefined && { now: () => clock.now }) },
+    );
+    const logs: ProxyLog[] = [];
+    const session = createProxySession({
+      governor,
+      governed: governClient(client, { governor }),
+      windowMs: 60_000,
+      stopTtlMs: 600_000,
+      ...(timeoutMs !== undefined && { timeoutMs }),
+      ...(clock !== undefined && { now: () => clock.now }),
+      log: (entry) => logs.push(entry),
+    });
+    closers.push(async () => session.close());
+    const create = { name: "create_note", arguments: { title: "t", body: "b" } };
+    const effects = () => readEffects(effectsFile).length;
+    return { session, create, effects, logs };
+  }
+
+  it("26 proxy 2: cancel, then the identical call in the same tick (one stdin write): not sent again", async () => {
+    const { session, create, effects } = await hanging();
+    const cancel = new AbortController();
+    const first = session.callTool({ ...create, signal: cancel.signal });
+    await expect.poll(effects).toBe(1);
+    // The host's cancel and its retry, read from one write to stdin: no tick between them.
+    cancel.abort();
+    const again = session.callTool(create);
+    await first;
+    const refused = await again;
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused.content)).toMatch(/identical (?:call|write)/);
+    expect(effects()).toBe(1);
+  });
+
+  it("26 proxy 3: the window rolls over while the write is unanswered: the identical call is refused", async () => {
+    const clock = { now: Date.now() };
+    const { session, create, effects } = await hanging(clock);
+    const first = session.callTool(create);
+    await expect.poll(effects).toBe(1);
+    clock.now += 61_000;
+    const again = await session.callTool(create);
+    expect(again.isError).toBe(true);
+    expect(JSON.stringify(again.content)).toMatch(/identical call is still in progress/);
+    expect(effects()).toBe(1);
+    await first;
+  });
+
+  it("26 proxy 4: --stop-ttl passes: the write in doubt is still refused (was sent under a new key)", async () => {
+    const clock = { now: Date.now() };
+    const { session, create, effects, logs } = await hanging(clock, 100);
+    const lost = await session.callTool(create);
+    expect(lost.isError).toBe(true);
+    expect(logs.at(-1)?.data).toMatchObject({ reason: "uncertain_mutation", scope: "call" });
+    expect(effects()).toBe(1);
+    clock.now += 600_001;
+    const again = await session.callTool(create);
+    expect(again.isError).toBe(true);
+    expect(JSON.stringify(again.content)).toMatch(
+      /identical write sent earlier may have taken effect/,
+    );
+    expect(effects()).toBe(1);
   });
 });

@@ -8,7 +8,6 @@
 import { type Governor, GovernorError, type HostError, type Run } from "@governor/core";
 import { type GovernedClient, toModelResult } from "@governor/mcp";
 import { type CallToolResult, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
-import type { DurableDoubts } from "./durable-doubts.ts";
 import { blockedText, createStopMemory, type RememberedStop, type StopMemory } from "./stops.ts";
 
 /** A logging notification for the host (`notifications/message`, logger `governor`). */
@@ -33,11 +32,6 @@ export interface ProxySessionOptions {
   readonly log?: (entry: ProxyLog) => void;
   /** After a call whose outcome may change which tools are available (breakers). */
   readonly onToolsMaybeChanged?: (tool: string) => void;
-  /**
-   * Writes in doubt kept in the governor's store (`--store`), so that a restarted proxy refuses
-   * them too. @default none: only this process's stop memory
-   */
-  readonly doubts?: DurableDoubts;
 }
 
 /** One tools/call as the host sent it. */
@@ -90,6 +84,7 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
   // A call that starts just before its window ends still gets its whole timeout.
   const graceMs = options.timeoutMs ?? 60_000;
   const stops = createStopMemory({ ttlMs: options.stopTtlMs ?? TEN_MINUTES, now });
+  const idempotencyScope = `governor-proxy\u0000${options.server ?? ""}`;
   let run: Run | undefined;
   let startedAt = 0;
   /** Calls out per run; a run the window left behind ends when its last call is answered. */
@@ -105,7 +100,9 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
       else run.end();
     }
     startedAt = now();
-    run = options.governor.startRun({ deadline: startedAt + windowMs + graceMs });
+    // One scope for every window: a write in doubt in one run refuses an identical write in the
+    // next (the core's index of writes in doubt, docs/idempotency.md), whatever ended its run.
+    run = options.governor.startRun({ deadline: startedAt + windowMs + graceMs, idempotencyScope });
     return run;
   };
 
@@ -131,70 +128,28 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
   };
 
   /**
-   * A failure for the host, logged; a write it names a key of (one that may have happened: a
-   * JSON-RPC error after the request went out) is remembered, so the same call is not sent again
-   * in a later run under a new key.
+   * A failure for the host, logged. A write it names a key of (one that may have happened: a
+   * JSON-RPC error after the request went out) is not remembered here: the ledger refuses the
+   * same call while that key is in doubt, in every window (`scope: "call"` in the log).
    */
-  const hostFailure = async (
-    hostError: HostError,
-    call: ProxyCall,
-    windowEnd: number,
-  ): Promise<JsonRpcError> => {
+  const hostFailure = (hostError: HostError, call: ProxyCall): JsonRpcError => {
     const key = hostError.idempotencyKey;
-    const remembered =
-      key === undefined
-        ? undefined
-        : stops.remember(hostError.stopReason, call.name, call.arguments, {
-            idempotencyKey: key,
-            windowEnd,
-          });
-    await persist(call, remembered);
     options.log?.({
       level: "error",
       data: {
         event: "host_error",
         tool: call.name,
         reason: hostError.reason,
-        ...(remembered !== undefined && { scope: remembered.scope }),
-        ...(key !== undefined && { idempotencyKey: key }),
+        ...(key !== undefined && { scope: "call", idempotencyKey: key }),
       },
     });
     return hostErrorToJsonRpc(hostError);
   };
 
-  /** Keeps a write in doubt in the store as well; a store that fails is told to the host. */
-  const persist = async (call: ProxyCall, stop: RememberedStop | undefined): Promise<void> => {
-    if (options.doubts === undefined || stop?.idempotencyKey === undefined) return;
-    try {
-      await options.doubts.record(call.name, call.arguments, stop);
-    } catch (error) {
-      options.log?.({
-        level: "error",
-        data: { event: "store_error", tool: call.name, message: (error as Error).message },
-      });
-    }
-  };
-
-  /** A stop of this process, or a write in doubt the store holds (from an earlier process). */
-  const blocking = async (call: ProxyCall): Promise<RememberedStop | undefined> => {
-    const stop = stops.blocking(call.name, call.arguments);
-    if (stop !== undefined || options.doubts === undefined) return stop;
-    try {
-      return await options.doubts.blocking(call.name, call.arguments);
-    } catch (error) {
-      // The store cannot say whether this write is in doubt: fail closed, as a claim would.
-      throw new JsonRpcError(
-        ErrorCode.InternalError,
-        `governor proxy (store_unavailable): ${(error as Error).message}`,
-        { reason: "store_unavailable", tool: call.name },
-      );
-    }
-  };
-
   return {
     stops,
     async callTool(call) {
-      const stop = await blocking(call);
+      const stop = stops.blocking(call.name, call.arguments);
       if (stop !== undefined) return blocked(stop, call.name);
       const current = currentRun();
       // The window of this call's run (a later call may start the next one meanwhile).
@@ -211,7 +166,7 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
         });
       } catch (error) {
         if (GovernorError.isInstance(error) && error.code === "host_error") {
-          throw await hostFailure(error as HostError, call, windowEnd);
+          throw hostFailure(error as HostError, call);
         }
         throw error;
       } finally {
@@ -219,28 +174,24 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
       }
       if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
       if (outcome.kind !== "stop") return toModelResult(outcome);
-      if (outcome.hostError !== undefined) {
-        throw await hostFailure(outcome.hostError, call, windowEnd);
-      }
-      // An `uncertain_mutation` stop that names no key is a call not made: the run's reason,
-      // borrowed from another call's write in doubt (whose own stop names its key and is kept).
-      // Remembered, this call would be refused as a write that may have happened.
-      const notMade =
-        outcome.reason === "uncertain_mutation" && outcome.idempotencyKey === undefined;
-      const remembered = notMade
-        ? undefined
-        : stops.remember(outcome.reason, call.name, call.arguments, {
-            idempotencyKey: outcome.idempotencyKey,
-            windowEnd,
-          });
-      await persist(call, remembered);
+      if (outcome.hostError !== undefined) throw hostFailure(outcome.hostError, call);
+      // The stop memory keeps only what is not a write in doubt: the ledger refuses an identical
+      // write while one is in doubt, whatever window or time to live (a stop that names a key).
+      // An `uncertain_mutation` stop that names no key is a call not made (the run's reason,
+      // borrowed from another write in doubt, or an identical write in doubt refused it): the
+      // ledger answers for it too.
+      const key = outcome.idempotencyKey;
+      const remembered =
+        outcome.reason === "uncertain_mutation"
+          ? undefined
+          : stops.remember(outcome.reason, call.name, call.arguments, { windowEnd });
       options.log?.({
         level: "warning",
         data: {
           event: "stopped",
           tool: call.name,
           reason: outcome.reason,
-          scope: remembered?.scope ?? "none",
+          scope: remembered?.scope ?? (key !== undefined ? "call" : "none"),
           personResolvable: outcome.personResolvable,
           ...(outcome.idempotencyKey !== undefined && { idempotencyKey: outcome.idempotencyKey }),
         },

@@ -4,7 +4,14 @@ import { type Action, type Certainty, REASONS, type Reason } from "../types.ts";
 import { type CallEvidence, type CallFacts, readCallEvidence } from "./call-evidence.ts";
 import { maskArgumentEchoes } from "./echoes.ts";
 import type { Failure, LocalKind } from "./failure.ts";
-import { classifyHttpStatus, matchBuiltinRules, RULE_TEXT_LIMIT, type TextRule } from "./rules.ts";
+import {
+  classifyHttpStatus,
+  IN_PROGRESS,
+  isInProgressText,
+  matchBuiltinRules,
+  RULE_TEXT_LIMIT,
+  type TextRule,
+} from "./rules.ts";
 import { type ModelClass, readText, SHIPPED_TEXT_MODEL, type TextModel } from "./text-model.ts";
 
 /** What kind of failure this is, who can fix it, and what is known of its effect. */
@@ -330,6 +337,50 @@ function internalErrorOfTheTool(
   };
 }
 
+/** The code servers send for a key still in use by a request in progress (Stripe's). */
+const KEY_IN_USE = "idempotency_key_in_use";
+
+/** A structured `code` (or `error.code`) of a result's `structuredContent` or an error's `data`. */
+function codeIn(value: unknown): unknown {
+  if (typeof value !== "object" || value === null) return undefined;
+  const record = value as { code?: unknown; error?: unknown };
+  if (record.code !== undefined) return record.code;
+  const error = record.error;
+  return typeof error === "object" && error !== null
+    ? (error as { code?: unknown }).code
+    : undefined;
+}
+
+/**
+ * Before every other step (issue 26): an answer that a request with this idempotency key is still
+ * in progress, by a structured signal (`idempotency_key_in_use`, the draft metadata's class
+ * `in_progress`), the tool's policy (`idempotency.inProgress`, a server's own phrasing) or the
+ * built-in phrasings (rules.ts). Never a correction: the first attempt may still write.
+ */
+function inProgress(
+  failure: Failure,
+  tool: ToolPolicy,
+  call: CallFacts | undefined,
+): Classification | undefined {
+  if (failure.channel === "local") return undefined;
+  const meta = failure.toolFailure;
+  if (
+    meta?.class === "in_progress" ||
+    meta?.code === KEY_IN_USE ||
+    failure.code === KEY_IN_USE ||
+    codeIn(failure.structured) === KEY_IN_USE ||
+    codeIn(failure.data) === KEY_IN_USE
+  ) {
+    return { ...IN_PROGRESS, source: "signal" };
+  }
+  if (tool.idempotency.inProgress.some((p) => testPolicyPattern(p, failure.text))) {
+    return { ...IN_PROGRESS, source: "policy" };
+  }
+  return isInProgressText(textForRules(failure, call))
+    ? { ...IN_PROGRESS, source: "rule" }
+    : undefined;
+}
+
 /**
  * How sure the learned text model must be for its reading to stand. Below it the reading is not
  * taken: the old default, a correction, stands, and `decide` stops a `mutating` tool instead (a
@@ -431,10 +482,13 @@ export function classify(
   call?: CallFacts,
   model: TextModel = SHIPPED_TEXT_MODEL,
 ): Classification {
-  const signal = fromSignals(failure, tool);
-  const detected: Classification = signal
-    ? (internalErrorOfTheTool(failure, signal, call) ?? { ...signal, source: "signal" })
-    : fromText(failure, tool.tool, call, model);
+  const progress = inProgress(failure, tool, call);
+  const signal = progress === undefined ? fromSignals(failure, tool) : undefined;
+  const detected: Classification =
+    progress ??
+    (signal
+      ? (internalErrorOfTheTool(failure, signal, call) ?? { ...signal, source: "signal" })
+      : fromText(failure, tool.tool, call, model));
   const withHint =
     failure.retryAfterMs === undefined
       ? detected

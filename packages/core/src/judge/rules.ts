@@ -942,3 +942,34 @@ function scanRules(head: string): Alternative<TextRule> | undefined {
   }
   return undefined;
 }
+
+// ---------------------------------------------------------------------------------------------
+// "In progress" answers (issue 26, docs/idempotency.md "A write in doubt"), apart from the table
+// above: classify.ts checks them before structured signals, since a `409` or a JSON-RPC error
+// that says a request with this key is still being processed is not a conflict the model fixes.
+// The first attempt may still complete: the outcome is `unknown`, and only a retry with the same
+// key (a tool that honours keys) may follow; otherwise the write stops as `uncertain_mutation`.
+// ---------------------------------------------------------------------------------------------
+
+/** What an "in progress" answer is read as: wait and retry with the same key, or stop. */
+export const IN_PROGRESS = {
+  action: "retry_dependency",
+  reason: "unavailable",
+  certainty: "unknown",
+} as const satisfies Classification;
+
+/** Phrasings of "a request with this key is still being processed", from servers that honour keys. */
+const IN_PROGRESS_TEXT = oneOf(
+  // Stripe: `idempotency_key_in_use`, "another in-progress request using this Idempotency-Key".
+  /\bidempotency[_ -]?key[_ -]in[_ -]use\b/,
+  /\banother in[- ]progress request\b/,
+  /\bidempotency[_ -]?key\b[^\n]{0,120}?\b(?:still being processed|is being processed|in progress|currently (?:being )?process(?:ed|ing))\b/,
+  /\b(?:request|operation|call)s? with (?:this|the same|that) (?:idempotency )?key\b[^\n]{0,80}?\b(?:still being processed|in progress|not (?:yet )?(?:finished|complete))\b/,
+  /\bstill being processed\b/,
+);
+
+/** Whether a failure text says a request with this key is still in progress. */
+export function isInProgressText(text: string): boolean {
+  const head = text.length > RULE_TEXT_LIMIT ? text.slice(0, RULE_TEXT_LIMIT) : text;
+  return IN_PROGRESS_TEXT.test(head);
+}

@@ -114,6 +114,7 @@ describe("resolveToolPolicy", () => {
       honorsKeys: true,
       verify: false,
       replay: true,
+      inProgress: [],
     });
     expect(resolveToolPolicy(p, "other").idempotency.replay).toBe(true);
   });

@@ -102,6 +102,12 @@ const idempotencySchema = settings({
     .boolean()
     .optional()
     .describe("Keep a success's result to replay for the same logical call (default true)."),
+  inProgress: z
+    .array(rulePattern)
+    .optional()
+    .describe(
+      "Regular expressions (RE2 syntax, case-insensitive) for the server's own answer that a request with this key is still in progress: retried with the same key when the tool honours keys, else a stop (uncertain_mutation). Built-in phrasings and idempotency_key_in_use are always recognised.",
+    ),
 });
 
 const BREAKER_DEFAULTS = { threshold: 5, cooldownMs: 30_000 };
@@ -402,6 +408,8 @@ export interface ToolPolicy {
     honorsKeys: boolean;
     verify: boolean;
     replay: boolean;
+    /** The server's own phrasings of "a request with this key is in progress" (patterns). */
+    inProgress: readonly string[];
   };
   readonly breaker: typeof BREAKER_DEFAULTS;
   readonly loop: typeof LOOP_DEFAULTS;
@@ -472,6 +480,7 @@ export function resolveToolPolicy(policy: Policy, tool: string, server?: string)
       honorsKeys,
       verify: idem.verify ?? false,
       replay: idem.replay ?? true,
+      inProgress: idem.inProgress ?? [],
     },
     breaker: { ...BREAKER_DEFAULTS, ...merged("breaker") },
     loop: { ...LOOP_DEFAULTS, ...merged("loop") },

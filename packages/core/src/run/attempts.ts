@@ -10,13 +10,13 @@ import { RetryRequest } from "./control.ts";
 import { abortReason, isAborted, wakers } from "./cuts.ts";
 import { emitCall } from "./events.ts";
 import { judge, toFailure } from "./judge-failure.ts";
-import { claimAndCount, settle } from "./ledger.ts";
+import { claimAndCount, settle, unsentAs } from "./ledger.ts";
 import { endedOutcome, preflightStop } from "./outcomes.ts";
 import { dropClock, keepClock } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
 import { storeAfterEffect, storeOp } from "./store-steps.ts";
 import type { AttemptContext, CallOutcome, Executor } from "./types.ts";
-import { endedError, sleep } from "./waits.ts";
+import { endedError, guardedAsync, sleep } from "./waits.ts";
 
 /** What one attempt came to. */
 export type Performed<T> = { value: T } | { thrown: unknown; deadlineHit: boolean };
@@ -102,6 +102,8 @@ class Attempt<T> implements AttemptContext {
   readonly #land: Landing<T> | undefined;
   /** Resolves the attempt's promise; undefined once the attempt ended (or before it ran). */
   #resolve: ((value: unknown) => void) | undefined = undefined;
+  /** Waits before sending in progress (`beforeSending`): cut now, the attempt left nothing. */
+  #unsent = 0;
   /** Watches the executor's promise while the attempt runs. */
   #watch: Watch | undefined = undefined;
 
@@ -136,6 +138,13 @@ class Attempt<T> implements AttemptContext {
     else if (a === undefined) this.#abort = aborting(undefined, [listener]);
     else if (a.listeners === undefined) a.listeners = [listener];
     else a.listeners.push(listener);
+  }
+
+  beforeSending<R>(wait: Promise<R>): Promise<R> {
+    this.#unsent += 1;
+    return Promise.resolve(wait).finally(() => {
+      this.#unsent -= 1;
+    });
   }
 
   get signal(): AbortSignal {
@@ -187,6 +196,7 @@ class Attempt<T> implements AttemptContext {
   /** Cuts the attempt: its signal aborts with `reason`, its abort listeners are called. */
   cut(reason: unknown, deadlineHit: boolean): void {
     if (this.#resolve === undefined) return;
+    if (this.#unsent > 0) this.#state.cutUnsent = true;
     Attempt.#stop(this, reason);
     Attempt.#finish(this, true, reason, deadlineHit, false);
   }
@@ -373,7 +383,23 @@ export function landed<T>(
   outcome: Performed<T>,
 ): MaybePromise<CallOutcome<T> | RetryRequest> {
   state.run.inFlight -= 1;
+  if (state.cutUnsent) return cutUnsent(state, outcome);
   return afterAttempt(state, outcome);
+}
+
+/**
+ * An attempt cut before anything was sent (it waited for a reconnect, `beforeSending`): nothing
+ * is judged. Its key is released as not sent (still `uncertain` when an earlier attempt may have
+ * written: `unsentAs`), and the call stops as the cut says; the stop ends the run, so later calls
+ * fail at once.
+ */
+function cutUnsent<T>(state: CallState, outcome: Performed<T>): Promise<CallOutcome<T>> {
+  state.cutUnsent = false;
+  const reason = "thrown" in outcome && outcome.deadlineHit ? "deadline_exceeded" : "aborted";
+  const key = state.key;
+  const released =
+    key === undefined ? Promise.resolve() : guardedAsync(() => settle(state, key, unsentAs(state)));
+  return released.then(() => preflightStop<T>(state, reason));
 }
 
 /** `landed`, told what the attempt came to without a `Performed` (none is made for a success). */

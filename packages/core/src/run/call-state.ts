@@ -50,6 +50,15 @@ export interface CallState {
   retaken: boolean;
   /** The `now` of the ledger claim this call holds: a late settle cannot free a newer claim. */
   claimedAt: number | undefined;
+  /** The attempt was cut while not sent yet (`AttemptContext.beforeSending`): nothing left. */
+  cutUnsent: boolean;
+  /**
+   * This call holds its write's entry in the index of writes in doubt (doubt.ts): claimed for an
+   * attempt, or left `uncertain` by one. Its settles are mirrored there until one frees it.
+   */
+  doubtHeld: boolean;
+  /** The `now` of that entry's claim, while it is this call's pending claim. */
+  doubtClaimedAt: number | undefined;
   /** The call's hash in events, made on first use. */
   callHash: string | undefined;
   /** The last failure text redacted for the model, and its redaction: a text is redacted once. */
@@ -71,6 +80,9 @@ interface Rare {
   uncertain: boolean;
   retaken: boolean;
   claimedAt: number | undefined;
+  cutUnsent: boolean;
+  doubtHeld: boolean;
+  doubtClaimedAt: number | undefined;
   callHash: string | undefined;
   observed: { readonly text: string; readonly redacted: string } | undefined;
   learned: LearnedCounts | undefined;
@@ -142,6 +154,9 @@ class Call implements CallState {
       uncertain: false,
       retaken: false,
       claimedAt: undefined,
+      cutUnsent: false,
+      doubtHeld: false,
+      doubtClaimedAt: undefined,
       callHash: undefined,
       observed: undefined,
       learned: undefined,
@@ -234,6 +249,27 @@ class Call implements CallState {
     if (value !== undefined || this.rare !== undefined) this.more().claimedAt = value;
   }
 
+  get cutUnsent(): boolean {
+    return this.rare?.cutUnsent === true;
+  }
+  set cutUnsent(value: boolean) {
+    if (value || this.rare !== undefined) this.more().cutUnsent = value;
+  }
+
+  get doubtHeld(): boolean {
+    return this.rare?.doubtHeld === true;
+  }
+  set doubtHeld(value: boolean) {
+    if (value || this.rare !== undefined) this.more().doubtHeld = value;
+  }
+
+  get doubtClaimedAt(): number | undefined {
+    return this.rare?.doubtClaimedAt;
+  }
+  set doubtClaimedAt(value: number | undefined) {
+    if (value !== undefined || this.rare !== undefined) this.more().doubtClaimedAt = value;
+  }
+
   get callHash(): string | undefined {
     return this.rare?.callHash;
   }
@@ -304,8 +340,10 @@ export function mintKey(state: CallState): void {
   const { call: request, tool, run } = state;
   const { core, scope } = run;
   const rawArgs = request.args ?? {};
-  const argsHash = hashCanonical(state.canonical ?? "null");
   const server = request.server ?? "";
+  // The hash of what the key is minted for: the write's content in its scope (doubt.ts), so that
+  // the key's entry leads to its write's entry in the index of writes in doubt.
+  const argsHash = contentHash(state, server);
   const key =
     request.callId !== undefined
       ? scope !== undefined
@@ -323,6 +361,19 @@ export function mintKey(state: CallState): void {
   state.key = key;
   state.meta = { [IDEMPOTENCY_META_KEY]: key };
   if (argName !== undefined) state.args = { ...rawArgs, [argName]: key };
+}
+
+/**
+ * The hash of a write's content in its scope: the run's scope, else its instance; the server, the
+ * tool and the canonical arguments. The call key's `argsHash`, and its content entry's key in the
+ * index of writes in doubt (doubt.ts).
+ */
+function contentHash(state: CallState, server: string): string {
+  const r = state.run;
+  const scope = r.scope === undefined ? `i:${instance(r)}` : `s:${r.scope}`;
+  return hashCanonical(
+    `${scope}\u0000${server}\u0000${state.call.tool}\u0000${state.canonical ?? "null"}`,
+  );
 }
 
 /** Whether the call's tool honours the key it would be sent (decide's `keyed`). */

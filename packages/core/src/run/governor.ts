@@ -13,6 +13,7 @@ import { boundEvent, boundName } from "../telemetry/event-limits.ts";
 import type { GovernorEvent } from "../telemetry/events.ts";
 import { createOtelMetrics } from "../telemetry/telemetry.ts";
 import type { BreakerState } from "./breaker.ts";
+import { settleByHand } from "./doubt.ts";
 import type {
   ConfirmContext,
   GovernorCore,
@@ -52,7 +53,8 @@ export interface Governor {
   unavailableTools(tools: readonly string[], server?: string): Promise<string[]>;
   /**
    * Settles an idempotency key by hand (a person checked): `succeeded` (the write happened) or
-   * `failed` (it did not; a retry may run).
+   * `failed` (it did not; a retry may run). A key that was in doubt also stops refusing writes
+   * identical to its own (docs/idempotency.md, "A write in doubt").
    */
   settle(key: string, outcome: "succeeded" | "failed"): Promise<void>;
   /**
@@ -280,7 +282,10 @@ export function createGovernor(
       return out;
     },
     async settle(key, outcome) {
+      const before = await store.entry(key);
       await store.settle(key, outcome, { now: now() });
+      // The key's write no longer in doubt: identical writes may be sent again (doubt.ts).
+      await settleByHand(store, before, now());
     },
     async learned(options = {}) {
       const limit = options.limit ?? 100;

@@ -13,6 +13,7 @@ import { type CallState, keyed, noteFailure, noteSuccess, observe } from "./call
 import { Escape, RetryRequest } from "./control.ts";
 import { bounded, isAborted, wakers } from "./cuts.ts";
 import { commit, decideNow } from "./decisions.ts";
+import { doubtKeyOf } from "./doubt.ts";
 import { emitCall, record } from "./events.ts";
 import type { HostResolution, VerifyResult } from "./hooks.ts";
 import { settle, unsentAs } from "./ledger.ts";
@@ -349,14 +350,15 @@ function outcomeOf<T>(j: Judging<T>, d: Decision): Judged<T> {
       return stopOutcome(state, d, observe(failure.text, state), { repeats, recorded: true });
     default: {
       noteFailure(state, print);
-      // A key only this run can derive, left uncertain by a text the model is asked to act on:
-      // it blocks an identical repeat while the run lasts, and is released when the run ends.
-      if (
-        state.key !== undefined &&
-        c.certainty === "unknown" &&
-        (state.call.callId === undefined || r.scope === undefined)
-      ) {
+      // A write left uncertain by a text the model is asked to act on, in the run instance's own
+      // scope: it blocks an identical write while the run lasts, and its key and content entry
+      // (doubt.ts) are released when the run ends (no other run can mint either). In a scope the
+      // host gives, identical writes of other runs stay refused until a person settles the key.
+      if (state.key !== undefined && c.certainty === "unknown" && r.scope === undefined) {
         addReleasable(r, state.key);
+        if (state.doubtHeld && state.argsHash !== undefined) {
+          addReleasable(r, doubtKeyOf(state.argsHash));
+        }
       }
       emitCall(state, "model");
       const text = composeMessage({

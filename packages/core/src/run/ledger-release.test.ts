@@ -40,19 +40,24 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
     expect(host).toEqual([]);
   });
 
-  it("a run that never ends keeps its keys for the retention: the 51st run's write is refused", async () => {
+  it("issue 26.5: runs that never end fill the cap with settled keys, which make room: the 51st run's write is made", async () => {
     const store = createMemoryStore({ maxLedgerEntries: 50 });
     const host: unknown[] = [];
     const governor = gov({ store, onHostError: (e) => void host.push(e) });
     let payments = 0;
+    const keys: (string | undefined)[] = [];
     for (let i = 0; i < 51; i++) {
-      await governor.startRun().call({ tool: "pay", args: { amount: i } }, async () => {
+      await governor.startRun().call({ tool: "pay", args: { amount: i } }, async (ctx) => {
+        keys.push(ctx.idempotencyKey);
         payments += 1;
         return ok("paid");
       });
     }
-    expect(payments).toBe(50);
-    expect(host).toMatchObject([{ reason: "store_unavailable", failureCode: "ledger_full" }]);
+    expect(payments).toBe(51);
+    expect(host).toEqual([]);
+    // The oldest settled went first; the newest is kept.
+    expect(store.entry(keys[0] as string)).toBeUndefined();
+    expect(store.entry(keys[50] as string)?.state).toBe("succeeded");
   });
 
   it("keeps the run's entries while it lives: a parallel identical call replays the write", async () => {
@@ -80,7 +85,7 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
     expect(memory.entry(key)).toBeUndefined();
   });
 
-  it("keeps keys with a callId, in the run's instance or in a scope, after the run ends", async () => {
+  it("issue 26.5: a key with a callId but no scope is the run's own and leaves when it ends; one in a scope stays", async () => {
     const store = createMemoryStore();
     const governor = gov({ store });
     const keys: (string | undefined)[] = [];
@@ -93,7 +98,8 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
       run.end();
     }
     expect(keys).toHaveLength(2);
-    for (const key of keys) expect(store.entry(key as string)?.state).toBe("succeeded");
+    expect(store.entry(keys[0] as string)).toBeUndefined();
+    expect(store.entry(keys[1] as string)?.state).toBe("succeeded");
   });
 
   it("keeps a write in doubt after its run ends, under the key the stop reports", async () => {
@@ -286,7 +292,8 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
     } else {
       expect(await write).toMatchObject({ kind: "ok", replayed: false });
       expect(payments).toBe(1);
-      expect(claims).toBe(1);
+      // Its key and its content's entry (doubt.ts).
+      expect(claims).toBe(2);
     }
   });
 });
@@ -367,6 +374,7 @@ describe("a key the run's end settles failed (a correction's write in doubt) is 
     expect(await again).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
     // Was 2 (claims 2): the end had settled the first write's key failed.
     expect(creates).toBe(1);
-    expect(claims).toBe(1);
+    // The first write's key and its content's entry (doubt.ts); none after the end.
+    expect(claims).toBe(2);
   });
 });

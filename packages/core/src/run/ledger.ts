@@ -11,11 +11,12 @@ import {
 import type { MaybePromise, Reason } from "../types.ts";
 import { type CallState, noteSuccess } from "./call-state.ts";
 import { isAborted } from "./cuts.ts";
+import { claimDoubt, type DoubtAnswer, settleDoubt } from "./doubt.ts";
 import { emitCall } from "./events.ts";
 import { endedOutcome, modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
 import { dropClock, shareClock } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
-import { storeOp, storeTrouble } from "./store-steps.ts";
+import { recordOp, storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
 import { guardedAsync } from "./waits.ts";
 
@@ -46,6 +47,21 @@ export function settle(
   key: string,
   to: "succeeded" | "failed" | "uncertain",
   result?: unknown,
+): MaybePromise<void> {
+  // The write's entry in the index of writes in doubt first (see doubt.ts).
+  if (!state.doubtHeld) return settleKey(state, key, to, result);
+  const mirrored = settleDoubt(state, to);
+  return isThenable(mirrored)
+    ? mirrored.then(() => settleKey(state, key, to, result))
+    : settleKey(state, key, to, result);
+}
+
+/** Settles the call's own key. */
+function settleKey(
+  state: CallState,
+  key: string,
+  to: "succeeded" | "failed" | "uncertain",
+  result: unknown,
 ): MaybePromise<void> {
   let written: MaybePromise<void>;
   try {
@@ -85,7 +101,8 @@ function write(
       : claimedAt === undefined
         ? { now, result }
         : { now, result, claimedAt };
-  return storeOp(state, "a ledger settle", (s) => s.run.core.store.settle(key, to, options));
+  const op = to === "uncertain" ? recordOp : storeOp;
+  return op(state, "a ledger settle", (s) => s.run.core.store.settle(key, to, options));
 }
 
 /**
@@ -142,9 +159,9 @@ function claimKey<T>(
   // asynchronous preflight): it is not sent when the end closed its key. Otherwise (a store that
   // drops nothing early, e.g. Redis) it runs, as any attempt admitted before a stop.
   if (closedByEnd(state, key)) return endedOutcome<T>(state);
-  // A key minted from the run instance (no callId) is the run's own: the store may drop it when
-  // the run ends (`Store.release`).
-  const owner = state.call.callId === undefined ? r.instanceId : undefined;
+  // A key minted from the run instance (no callId, or no scope) is the run's own: the store may
+  // drop it when the run ends (`Store.release`).
+  const owner = ownKey(state) ? r.instanceId : undefined;
   const options: ClaimOptions = {
     now: core.now(),
     // Only a server that deduplicates by key makes taking over a write in doubt safe. Not a verify
@@ -192,7 +209,58 @@ function afterClaim<T>(
   state.claimedAt = claimedAt;
   // Each claim says anew: a key this call settled back to uncertain is taken over again.
   state.retaken = claim.retaken === true;
-  return countFirst<T>(state);
+  let doubt: MaybePromise<DoubtAnswer>;
+  try {
+    doubt = claimDoubt(state, state.retaken);
+  } catch (error) {
+    return countTrouble<T>(state, error);
+  }
+  if (isThenable(doubt)) {
+    return doubt.then(
+      (answer) => afterDoubt<T>(state, answer),
+      (error: unknown) => countTrouble<T>(state, error),
+    );
+  }
+  return afterDoubt<T>(state, doubt);
+}
+
+/**
+ * The index of writes in doubt answered (doubt.ts): an identical write in flight or in doubt
+ * refuses this one, whose key is released as not sent first.
+ */
+function afterDoubt<T>(
+  state: CallState,
+  answer: DoubtAnswer,
+): MaybePromise<CallOutcome<T> | undefined> {
+  if (answer === "free") return countFirst<T>(state);
+  const key = state.key as string;
+  if (answer === "ledger_full") {
+    return releasedAs<T>(state, key, (s) => storeTrouble<T>(s, ledgerFull(), "not_sent"));
+  }
+  if (answer === "in_flight") return releasedAs<T>(state, key, inFlight);
+  return releasedAs<T>(state, key, identicalInDoubt);
+}
+
+function inFlight<T>(state: CallState): CallOutcome<T> {
+  return refusedClaim<T>(state, "in_flight");
+}
+
+/**
+ * An identical write is in doubt: this one was not sent. The stop names no key of its own (it
+ * wrote nothing); the write in doubt named its key when it stopped, for a person to settle.
+ */
+function identicalInDoubt<T>(state: CallState): CallOutcome<T> {
+  return stopOutcome<T>(
+    state,
+    { ...plainStop("uncertain_mutation"), personResolvable: true },
+    "an identical write sent earlier may have taken effect and is not settled, so this one was not sent",
+    { inherited: true },
+  );
+}
+
+/** Whether the call's key is the run's own: minted from the run instance, no other run can. */
+function ownKey(state: CallState): boolean {
+  return state.call.callId === undefined || state.run.scope === undefined;
 }
 
 /** A first attempt counts against the server's retry budget window. */
@@ -258,7 +326,7 @@ function admitted<T>(state: CallState): MaybePromise<CallOutcome<T> | undefined>
 function closedByEnd(state: CallState, key: string): boolean {
   const r = state.run;
   if (r.ended === undefined) return false;
-  const own = state.call.callId === undefined && r.core.store.release !== undefined;
+  const own = ownKey(state) && r.core.store.release !== undefined;
   return own || r.releasable?.has(key) === true;
 }
 
@@ -274,7 +342,7 @@ function aborted<T>(state: CallState): CallOutcome<T> {
 function releasedAs<T>(
   state: CallState,
   key: string,
-  stop: (state: CallState) => CallOutcome<T>,
+  stop: (state: CallState) => MaybePromise<CallOutcome<T>>,
 ): Promise<CallOutcome<T> | undefined> {
   return guardedAsync(() => settle(state, key, unsentAs(state))).then(() => stop(state));
 }

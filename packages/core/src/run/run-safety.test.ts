@@ -311,10 +311,11 @@ describe("store trouble after the verify step found no effect", () => {
     let settles = 0;
     const store = memoryStoreWith(
       {
-        // The first settle (uncertain, after the lost answer) is kept; the one after verify fails.
+        // The first settle (uncertain, after the lost answer: the write's content entry, then its
+        // key) is kept; the one after verify fails.
         settle: (k, st, o) => {
           settles += 1;
-          if (settles > 1)
+          if (settles > 2)
             throw new StoreError({ reason: "unavailable", operation: "settle", message: "down" });
           return memory.settle(k, st, o);
         },
@@ -349,8 +350,9 @@ describe("a full ledger is the host's to fix, not a rule of the service", () => 
     return ok("paid");
   };
 
-  it("past maxLedgerEntries a new write executes nothing and the host is told ledger_full", async () => {
-    const store = createMemoryStore({ maxLedgerEntries: 2 });
+  it("past maxLedgerEntries settled entries make room (issue 26.5); writes in doubt filling it refuse", async () => {
+    // Each write holds two entries while it runs: its key and its content's (doubt.ts).
+    const store = createMemoryStore({ maxLedgerEntries: 4 });
     const host: HostError[] = [];
     const governor = gov(
       { tools: { pay: { effect: "mutating" } } },
@@ -358,13 +360,24 @@ describe("a full ledger is the host's to fix, not a rule of the service", () => 
     );
     const executed = { n: 0 };
     const run = governor.startRun();
-    for (const amount of [1, 2]) {
+    // Settled writes never refuse a new one: the oldest settled go first.
+    for (const amount of [1, 2, 3, 4]) {
       expect(await run.call({ tool: "pay", args: { amount } }, pay(executed))).toMatchObject({
         kind: "ok",
       });
     }
-    const outcome = await run.call({ tool: "pay", args: { amount: 3 } }, pay(executed));
-    expect(executed.n).toBe(2);
+    expect(host).toHaveLength(0);
+    // Two writes in doubt fill the ledger with pending and uncertain entries.
+    const lost = governor.startRun();
+    await lost.call({ tool: "pay", args: { amount: 5 } }, async () => {
+      throw timeout();
+    });
+    const lost2 = governor.startRun();
+    await lost2.call({ tool: "pay", args: { amount: 6 } }, async () => {
+      throw timeout();
+    });
+    const outcome = await run.call({ tool: "pay", args: { amount: 7 } }, pay(executed));
+    expect(executed.n).toBe(4);
     expect(outcome).toMatchObject({
       kind: "stop",
       reason: "store_unavailable",
@@ -379,7 +392,8 @@ describe("a full ledger is the host's to fix, not a rule of the service", () => 
   });
 
   it("past maxUnsettled (writes in doubt) the same, and nothing executes", async () => {
-    const store = createMemoryStore({ maxUnsettled: 1 });
+    // A write in doubt holds two unsettled entries: its key and its content's (doubt.ts).
+    const store = createMemoryStore({ maxUnsettled: 2 });
     const governor = gov({ tools: { pay: { effect: "mutating" } } }, { store });
     // A write whose response was lost: its key stays uncertain until a person settles it.
     const first = await governor.startRun().call({ tool: "pay", args: { amount: 1 } }, async () => {
@@ -400,7 +414,7 @@ describe("a full ledger is the host's to fix, not a rule of the service", () => 
   });
 
   it("a read-only call still runs when the ledger is full (it takes no claim)", async () => {
-    const store = createMemoryStore({ maxLedgerEntries: 1 });
+    const store = createMemoryStore({ maxLedgerEntries: 2 });
     const governor = gov(
       { tools: { pay: { effect: "mutating" }, look: { effect: "read_only" } } },
       { store, onHostError: () => {} },

@@ -244,3 +244,196 @@ describe("the safety promises under random interleavings", () => {
     expect(timers()).toBeLessThanOrEqual(baseline);
   }, 120_000);
 });
+
+/**
+ * Issue 26: a host model. The host (a model behind an adapter or the proxy) means each write once
+ * and resends it, under a new call id each time, until it sees it done: plainly, right after
+ * cancelling it (one stdin write), in the next window (a new run of the same scope), after the
+ * proxy's TTL and the ledger's lease have passed, after a restart of the proxy (a new governor on
+ * the same store); the server loses answers, answers "in progress" for a key, refuses, or hangs.
+ * Whatever happens: at most one effect per intended write; and once a person has settled every
+ * key the runs named (stops and the event log), every write that made no effect can be sent.
+ */
+type HostStep =
+  | { readonly kind: "send" | "cancel_resend"; readonly intent: number }
+  | { readonly kind: "window" | "ttl" | "restart" };
+type Answer = "ok" | "lost_after_commit" | "in_progress" | "fail_before" | "hang";
+
+describe("a host that resends (issue 26)", () => {
+  it("never makes an intended write twice, and leaves none refused that a person cannot settle", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.boolean(),
+        fc.array(
+          fc.constantFrom<Answer>("ok", "lost_after_commit", "in_progress", "fail_before", "hang"),
+          {
+            minLength: 1,
+            maxLength: 10,
+          },
+        ),
+        fc.array(
+          fc.oneof(
+            fc.record({
+              kind: fc.constantFrom("send" as const, "cancel_resend" as const),
+              intent: fc.integer({ min: 0, max: 2 }),
+            }),
+            fc.record({
+              kind: fc.constantFrom("window" as const, "ttl" as const, "restart" as const),
+            }),
+          ),
+          { minLength: 1, maxLength: 10 },
+        ),
+        async (honorsKeys, answers, steps: HostStep[]) => {
+          const store = createMemoryStore();
+          let skew = 0;
+          const now = () => Date.now() + skew;
+          const effects = new Map<number, number>();
+          const committedKeys = new Set<string>();
+          const named = new Set<string>();
+          let n = 0;
+          let clean = false;
+          const serving = new Set<Promise<unknown>>();
+          const server = (intent: number, key: string | undefined, signal: AbortSignal) => {
+            const handled = handle(intent, key, signal);
+            serving.add(handled);
+            const forget = () => serving.delete(handled);
+            handled.then(forget, forget);
+            return handled;
+          };
+          const handle = async (intent: number, key: string | undefined, signal: AbortSignal) => {
+            const answer: Answer = clean ? "ok" : (answers[n++ % answers.length] ?? "ok");
+            await sleep(1);
+            if (answer === "fail_before") {
+              return {
+                content: [{ type: "text", text: "503 Service Unavailable" }],
+                isError: true,
+              };
+            }
+            if (answer === "in_progress") {
+              return {
+                content: [
+                  {
+                    type: "text",
+                    text: `409 Conflict: another request with idempotency key ${key} is still being processed. Retry in a few seconds.`,
+                  },
+                ],
+                isError: true,
+              };
+            }
+            const dedup = honorsKeys && key !== undefined && committedKeys.has(key);
+            if (!dedup) effects.set(intent, (effects.get(intent) ?? 0) + 1);
+            if (key !== undefined) committedKeys.add(key);
+            if (answer === "hang") {
+              await new Promise((_, reject) => {
+                if (signal.aborted) reject(signal.reason);
+                signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+              });
+            }
+            if (answer === "lost_after_commit") throw reset();
+            return { content: [{ type: "text", text: `done:${intent}` }] };
+          };
+          const makeGovernor = () =>
+            createGovernor(
+              {
+                budgets: { wallTimeMs: 60_000 },
+                tools: {
+                  charge: {
+                    effect: "mutating",
+                    retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
+                    idempotency: { honorsKeys },
+                    // The breaker pauses a failing tool for every write: not what is tested here.
+                    breaker: { threshold: 1_000 },
+                  },
+                },
+              },
+              {
+                store,
+                now,
+                metrics: false,
+                onHostError: () => undefined,
+                onEvent: (e) => {
+                  const key = (e as { idempotencyKey?: unknown }).idempotencyKey;
+                  if (typeof key === "string") named.add(key);
+                },
+              },
+            );
+          let governor = makeGovernor();
+          const open = () => governor.startRun({ idempotencyScope: "host", deadline: now() + 80 });
+          let run = open();
+          const done = new Set<number>();
+          let ids = 0;
+          const send = (intent: number, signal?: AbortSignal) => {
+            const call = run.call(
+              {
+                tool: "charge",
+                args: { intent },
+                callId: `call_${++ids}`,
+                ...(signal !== undefined && { signal }),
+              },
+              (ctx) => server(intent, ctx.idempotencyKey, ctx.signal),
+            );
+            return within(call, 5_000, `intent ${intent}`).then((outcome) => {
+              if (outcome.kind === "ok") done.add(intent);
+              if (outcome.kind === "stop" && outcome.idempotencyKey !== undefined) {
+                named.add(outcome.idempotencyKey);
+              }
+              return outcome;
+            });
+          };
+          for (const step of steps) {
+            // A stop ends the run: the host's next call starts the next one (as the proxy does).
+            if (run.ended) run = open();
+            if (step.kind === "window") {
+              run.end();
+              run = open();
+            } else if (step.kind === "ttl") {
+              skew += 20 * 60_000; // past --stop-ttl and the ledger's 15-minute lease cap
+            } else if (step.kind === "restart") {
+              run.end();
+              governor = makeGovernor();
+              run = open();
+            } else if ("intent" in step && !done.has(step.intent)) {
+              if (step.kind === "send") {
+                await send(step.intent);
+              } else {
+                // Cancelled while its attempt is out (a cancel that crosses the answer on the
+                // wire is the host's to reconcile: its answer was given).
+                const cancel = new AbortController();
+                const first = send(step.intent, cancel.signal);
+                cancel.abort();
+                // The identical call in the same tick, in the run the host's next call gets.
+                if (run.ended) run = open();
+                const again = send(step.intent);
+                await Promise.all([first, again]);
+              }
+            }
+          }
+          run.end();
+
+          for (const [intent, count] of effects) {
+            expect(count, `effects of intent ${intent}`).toBeLessThanOrEqual(1);
+          }
+          // A person checks every key named, once the server is done with its requests, and
+          // settles it by what the server shows.
+          await within(Promise.allSettled([...serving]), 3_000, "the server's requests");
+          for (const key of named) {
+            await governor.settle(key, committedKeys.has(key) ? "succeeded" : "failed");
+          }
+          // Every write that made no effect can now be sent, and is.
+          clean = true;
+          for (const intent of [0, 1, 2]) {
+            if ((effects.get(intent) ?? 0) > 0 || done.has(intent)) continue;
+            run = open();
+            const outcome = await send(intent);
+            run.end();
+            expect(outcome, `intent ${intent} after the person settled`).toMatchObject({
+              kind: "ok",
+            });
+            expect(effects.get(intent)).toBe(1);
+          }
+        },
+      ),
+      { numRuns: Number(process.env.SAFETY_RUNS ?? 40) },
+    );
+  }, 120_000);
+});

@@ -29,6 +29,24 @@ export function storeOp<R>(
   return guardStore(op, fn, storeBound, state);
 }
 
+/**
+ * A store operation that records a write in doubt (a settle to `uncertain`), bounded by the store
+ * timeout alone: it often follows the cut that made the write's outcome unknown (the deadline, an
+ * abort, the run's end), and a bound taken from those would leave no time at all to record it
+ * (docs/idempotency.md, "Store trouble").
+ */
+export function recordOp<R>(
+  state: CallState,
+  op: string,
+  fn: (state: CallState) => MaybePromise<R>,
+): MaybePromise<R> {
+  return guardStore(op, fn, recordBound, state);
+}
+
+function recordBound(state: CallState): StoreBound {
+  return { signals: [], timeoutMs: state.run.core.storeTimeoutMs };
+}
+
 /** What bounds a pending store answer (made only for one). */
 function storeBound(state: CallState): StoreBound {
   const r = state.run;

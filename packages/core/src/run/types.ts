@@ -81,6 +81,13 @@ export interface AttemptContext {
   readonly args: Readonly<Record<string, unknown>>;
   /** `_meta` to send: carries the key as `io.governor/idempotency-key`. */
   readonly meta: Readonly<Record<string, unknown>>;
+  /**
+   * Marks the attempt as not sent while `wait` runs (e.g. a reconnect it waits for before it
+   * sends anything), and answers `wait`. An attempt cut meanwhile (an abort, the deadline) left
+   * nothing on the wire: it is recorded as not sent (its key released, not left in doubt) and the
+   * call stops at once, as do later calls of the run.
+   */
+  beforeSending<R>(wait: Promise<R>): Promise<R>;
 }
 
 /** Performs one attempt. Resolving with an `isError` result or throwing both count as failure. */

@@ -20,6 +20,8 @@ interface ModelEntry {
   unavailable: boolean;
   expiresAt: number;
   keptAt: number;
+  /** Settle order of a settled entry (at its cap, the oldest settled go first). */
+  settledSeq: number;
   owner: string | undefined;
 }
 
@@ -31,6 +33,7 @@ function createModel(
 ) {
   const entries = new Map<string, ModelEntry>();
   let keeps = 0;
+  let settles = 0;
   const unsettled = () =>
     [...entries.values()].filter((e) => e.state === "pending" || e.state === "uncertain").length;
   const dropExpired = (at: number) => {
@@ -60,6 +63,20 @@ function createModel(
     }
     dropExpired(at);
     e.expiresAt = at + retentionMs;
+    e.settledSeq = ++settles;
+  };
+  /** At the cap of all entries, the oldest settled ones go (issue 26.5); unsettled ones never. */
+  const dropOldestSettled = () => {
+    while (entries.size >= maxEntries) {
+      let oldest: [string, ModelEntry] | undefined;
+      for (const [key, x] of entries) {
+        if (x.expiresAt !== 0 && (oldest === undefined || x.settledSeq < oldest[1].settledSeq)) {
+          oldest = [key, x];
+        }
+      }
+      if (oldest === undefined) return;
+      entries.delete(oldest[0]);
+    }
   };
   const keep = (e: ModelEntry, text: string) => {
     if (text.length > budget) {
@@ -95,6 +112,7 @@ function createModel(
       if (e === undefined) {
         if (unsettled() >= maxUnsettled) return { status: "ledger_full" };
         if (entries.size >= maxEntries) dropExpired(at);
+        dropOldestSettled();
         if (entries.size >= maxEntries) return { status: "ledger_full" };
         const fresh: ModelEntry = {
           argsHash,
@@ -105,6 +123,7 @@ function createModel(
           unavailable: false,
           expiresAt: 0,
           keptAt: 0,
+          settledSeq: 0,
           owner,
         };
         entries.set(key, fresh);
@@ -167,6 +186,7 @@ function createModel(
           unavailable: false,
           expiresAt: 0,
           keptAt: 0,
+          settledSeq: 0,
           owner: undefined,
         };
         entries.set(key, e);

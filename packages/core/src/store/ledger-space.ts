@@ -190,6 +190,16 @@ export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) 
     oldest = Number.POSITIVE_INFINITY;
   }
 
+  /** Drops settled records, the oldest settle first, until the ledger is below its cap. */
+  function dropOldestSettled(): void {
+    while (entries.size >= maxLedgerEntries && expiring.head < expiring.records.length) {
+      const live = expiring.frontLive();
+      if (live) drop(expiring.records[expiring.head] as EntryRecord, true);
+      expiring.shift(!live);
+    }
+    if (expiring.head >= expiring.records.length) oldest = Number.POSITIVE_INFINITY;
+  }
+
   /** Puts a record whose state changed where that state belongs. */
   function place(record: EntryRecord, wasSettled: boolean): void {
     // A settled record leaves its place in the settle order, whatever it becomes now.
@@ -219,12 +229,17 @@ export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) 
       return undefined;
     },
 
-    /** Whether a claim may add a new key ("new") or reopen a failed one ("unsettled"). */
+    /**
+     * Whether a claim may add a new key ("new") or reopen a failed one ("unsettled"). At the cap
+     * of all entries, those past their retention go, then the oldest settled ones: a settled entry
+     * never refuses a write (as in RedisStore); only pending and uncertain ones fill the ledger.
+     */
     hasRoomFor(kind: "new" | "unsettled"): boolean {
       if (unsettled >= maxUnsettled) return false;
       if (kind === "unsettled") return true;
       if (entries.size < maxLedgerEntries) return true;
       dropExpired(clockNow());
+      dropOldestSettled();
       return entries.size < maxLedgerEntries;
     },
 

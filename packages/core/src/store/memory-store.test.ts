@@ -132,23 +132,28 @@ describe("createMemoryStore", () => {
     expect(store.entry("charge")).toBeUndefined();
   });
 
-  it("issue 8.6: a full ledger refuses new keys (ledger_full) rather than forget a settled one", () => {
-    let clock = 1_000;
+  it("issue 26.5: at its cap the oldest settled entries make room; pending and uncertain ones never go", () => {
+    const clock = 1_000;
     const store = createMemoryStore({ maxLedgerEntries: 3, retentionMs: 1_000, now: () => clock });
     for (const key of ["a", "b", "c"]) {
       expect(store.claim(key, "h", claimAt(1_000)).status).toBe("claimed");
       store.settle(key, key === "c" ? "failed" : "succeeded", { now: 1_100, result: key });
     }
-    expect(store.claim("d", "h", claimAt(1_200))).toEqual({ status: "ledger_full" });
-    for (const key of ["a", "b"])
-      expect(store.claim(key, "h", claimAt(1_200)).status).toBe("succeeded");
-    // A failed key is already in the ledger: claiming it again needs no new room.
-    expect(store.claim("c", "h", claimAt(1_200)).status).toBe("claimed");
-    store.settle("c", "succeeded", { now: 1_300 });
-    // Once retention has passed, the old entries make room.
-    clock += 1_001;
-    expect(store.claim("d", "h", claimAt(1_400)).status).toBe("claimed");
+    // Was ledger_full for the whole retention: a settled entry refused every new write.
+    expect(store.claim("d", "h", claimAt(1_200)).status).toBe("claimed");
     expect(store.entry("a")).toBeUndefined();
+    expect(store.entry("b")?.state).toBe("succeeded");
+    // d stays pending, e becomes uncertain: b, then c, make room for them.
+    expect(store.claim("e", "h", claimAt(1_200)).status).toBe("claimed");
+    store.settle("e", "uncertain", { now: 1_200 });
+    expect(store.entry("b")).toBeUndefined();
+    expect(store.entry("c")?.state).toBe("failed");
+    expect(store.claim("f", "h", claimAt(1_300)).status).toBe("claimed");
+    expect(store.entry("c")).toBeUndefined();
+    // d, e and f are all unsettled: nothing settled is left to drop, and they never go.
+    expect(store.claim("g", "h", claimAt(1_300))).toEqual({ status: "ledger_full" });
+    for (const key of ["d", "f"]) expect(store.entry(key)?.state).toBe("pending");
+    expect(store.entry("e")?.state).toBe("uncertain");
   });
 
   it("release(owner) drops that owner's settled entries now, giving their room back and their results'", () => {
@@ -165,7 +170,6 @@ describe("createMemoryStore", () => {
     store.settle("a", "succeeded", { now: 1_100, result: "0123456789" });
     store.settle("b", "failed", { now: 1_100 });
     store.settle("d", "succeeded", { now: 1_100, result: "0123456789" });
-    expect(store.claim("e", "h", owned(undefined))).toEqual({ status: "ledger_full" });
     store.release("run-1");
     expect(store.entry("a")).toBeUndefined();
     expect(store.entry("b")).toBeUndefined();
@@ -173,7 +177,7 @@ describe("createMemoryStore", () => {
     expect(store.entry("c")?.state).toBe("pending");
     expect(store.claim("e", "h", owned(undefined)).status).toBe("claimed");
     expect(store.claim("f", "h", owned("run-3")).status).toBe("claimed");
-    expect(store.claim("g", "h", owned("run-3"))).toEqual({ status: "ledger_full" });
+    // c, d, e, f: at the cap, d (settled) would make room; kept here: no new claim.
     store.settle("c", "succeeded", { now: 1_200, result: "0123456789" });
     // a's result gave its room back: d's and c's (12 units of JSON text each) both fit.
     expect(store.entry("d")?.result).toBe("0123456789");
@@ -333,13 +337,15 @@ describe("createMemoryStore", () => {
     expect(store.claim("a", "h", claimAt(600)).status).toBe("claimed");
     clock = 700;
     store.settle("a", "failed", { now: 700 });
-    expect(store.claim("c", "h", claimAt(700))).toEqual({ status: "ledger_full" });
-    // "b" has expired (1,500), "a" has not (1,700): room for one.
+    // "b" has expired (1,500), "a" has not (1,700): "b" goes first, by its expiry.
     clock = 1_600;
     expect(store.claim("c", "h", claimAt(1_600)).status).toBe("claimed");
     expect(store.entry("b")).toBeUndefined();
     expect(store.entry("a")?.state).toBe("failed");
-    expect(store.claim("d", "h", claimAt(1_600))).toEqual({ status: "ledger_full" });
+    // At the cap again, "a" is the oldest settled (issue 26.5): it makes room, "c" stays.
+    expect(store.claim("d", "h", claimAt(1_600)).status).toBe("claimed");
+    expect(store.entry("a")).toBeUndefined();
+    expect(store.entry("c")?.state).toBe("pending");
   });
 
   it("refuses to count a value that is not an integer", () => {

@@ -24,9 +24,10 @@ export interface MemoryStoreOptions {
   readonly maxEntries?: number;
   /**
    * How long a settled (`succeeded` or `failed`) ledger entry is kept, in ms, measured by the
-   * store's clock from the settle. Settled entries go only when this has passed, or earlier when
-   * nobody can claim their key again: a key a run minted for a call without `callId` goes when
-   * that run ends (`release`), if it is settled by then.
+   * store's clock from the settle. Settled entries go when this has passed, or earlier when
+   * nobody can claim their key again (a key a run minted from its instance, for a call without
+   * `callId` or without `idempotencyScope`, goes when that run ends: `release`, if it is settled
+   * by then), or when `maxLedgerEntries` is reached (the oldest settled first).
    * @default 86_400_000 (24 h)
    */
   readonly retentionMs?: number;
@@ -37,11 +38,11 @@ export interface MemoryStoreOptions {
    */
   readonly maxUnsettled?: number;
   /**
-   * Hard cap on all ledger entries, settled ones within their retention included (a run's keys
-   * without `callId` leave when it ends: see `retentionMs`). When it is
-   * reached (after dropping entries past their retention), claims of new keys answer
-   * `ledger_full`: a succeeded write is never forgotten early to make room. A host settling a key
-   * it never claimed is never refused, and may go past the cap.
+   * Cap on all ledger entries, settled ones within their retention included (a run's own keys
+   * leave when it ends: see `retentionMs`). When it is reached, entries past their retention go,
+   * then the oldest settled ones (as in RedisStore): a settled entry never refuses a write. Only
+   * when every entry is pending or uncertain do claims of new keys answer `ledger_full`. A host
+   * settling a key it never claimed is never refused, and may go past the cap.
    * @default 100_000
    */
   readonly maxLedgerEntries?: number;
@@ -200,10 +201,11 @@ function toStored(value: unknown): StoredValue | undefined {
  *
  * Values and counters live in a bounded LRU (lru-cache). The ledger lives apart, where that LRU
  * cannot reach: pending and uncertain entries until they are settled (hard cap `maxUnsettled`),
- * succeeded and failed ones until their retention ends (hard cap `maxLedgerEntries` on all of
- * them), or until the run that owned them ends (`release`: keys nobody can claim again). When a
- * cap is reached, claims of new keys answer `ledger_full` (DESIGN.md §4: the ledger is
- * fail-closed); nothing that may still be claimed is forgotten early. Objects given to `set` are kept apart from the
+ * succeeded and failed ones until their retention ends, until the run that owned them ends
+ * (`release`: keys nobody can claim again), or until room is needed under `maxLedgerEntries` (the
+ * oldest settled first). When pending and uncertain entries fill a cap, claims of new keys answer
+ * `ledger_full` (docs/idempotency.md: the ledger is fail-closed); a write in doubt is never
+ * forgotten to make room. Objects given to `set` are kept apart from the
  * caller's (flat plain objects as a copy, others as JSON text), so what `get` returns is a fresh
  * copy with JSON's values, as it would be from Redis; numbers and other primitives are kept
  * as they are (a counter costs no JSON). A ledger result is kept as JSON text too.

@@ -1,0 +1,126 @@
+// A write in doubt is never sent twice, whoever resends it (docs/idempotency.md, "A write in
+// doubt"). Once any attempt of a logical call may have written, its key stays in doubt until an
+// answer about that key (a success, a replay, a verify step) or a person (`governor.settle`)
+// settles it; a later refusal does not settle it `failed`. While it is in doubt, an identical
+// write (same server, tool, canonical arguments and scope) is refused, whatever its tool-call id:
+// a model that sends the charge again under a new id, a proxy's next window, a retry the host
+// sends after cancelling the first.
+//
+// The index is kept in the Store with its existing ledger methods, so every store has it: each
+// keyed write claims a second entry, keyed by its content (`gd_` + the content hash below), beside
+// its own key, and each settle of its key is mirrored there: `uncertain` stays `uncertain`, any
+// other state frees the entry (`failed`: a success does not make an identical write a replay, it
+// is a new write). A claim of that entry answering `in_flight` or `uncertain` refuses the write.
+// The call key's `argsHash` is the same content hash (call-state.ts `contentHash`), so a person who
+// settles the key frees its content entry too (see settleByHand). The scope is the run's
+// `idempotencyScope`, else the run instance (nobody else can mint such an entry, and the run's
+// end frees it).
+import { flatPrefix32 } from "../judge/canonical.ts";
+import type {
+  ClaimOptions,
+  ClaimResult,
+  LedgerEntry,
+  SettleOptions,
+  Store,
+} from "../store/store.ts";
+import type { MaybePromise } from "../types.ts";
+import type { CallState } from "./call-state.ts";
+import { instance } from "./run-state.ts";
+import { isThenable } from "./store-guard.ts";
+import { recordOp, storeOp } from "./store-steps.ts";
+
+/** The `argsHash` every claim of a content entry gives: the entry is about content, not a call. */
+const CONTENT_ARGS = "doubt";
+
+/** The ledger key of a write's content entry, from its key's `argsHash`. */
+export function doubtKeyOf(argsHash: string): string {
+  return flatPrefix32("gd_", argsHash);
+}
+
+/** What the index of writes in doubt says of this write. */
+export type DoubtAnswer = "free" | "in_flight" | "uncertain" | "ledger_full";
+
+/**
+ * Claims the write's content entry for an attempt, once its own key was claimed. `retaken`: that
+ * claim took over this logical call's write in doubt, so the content entry in doubt is its own
+ * (it was claimed with the key) and is taken over with it, as is one this call left uncertain.
+ */
+export function claimDoubt(state: CallState, retaken: boolean): MaybePromise<DoubtAnswer> {
+  const r = state.run;
+  const { core } = r;
+  const argsHash = state.argsHash as string;
+  const options: ClaimOptions = {
+    now: core.now(),
+    allowUncertain: retaken || state.doubtHeld,
+    leaseMs: Math.min(r.policy.budgets.wallTimeMs, 15 * 60_000),
+    // Scoped by the run instance, the entry is the run's own (see ClaimOptions.owner).
+    owner: r.scope === undefined ? instance(r) : undefined,
+  };
+  const claim = storeOp(state, "a ledger claim", (s) =>
+    s.run.core.store.claim(doubtKeyOf(argsHash), CONTENT_ARGS, options),
+  );
+  return isThenable(claim)
+    ? claim.then((answer) => afterDoubtClaim(state, answer, options.now))
+    : afterDoubtClaim(state, claim, options.now);
+}
+
+function afterDoubtClaim(state: CallState, claim: ClaimResult, now: number): DoubtAnswer {
+  switch (claim.status) {
+    case "claimed":
+      state.doubtHeld = true;
+      state.doubtClaimedAt = now;
+      return "free";
+    case "in_flight":
+    case "ledger_full":
+      return claim.status;
+    // Only a host settling the content key by hand makes it `succeeded`: nothing is in doubt.
+    case "succeeded":
+      return "free";
+    // `args_mismatch` cannot come from claims made here: read as in doubt (fail closed).
+    default:
+      return "uncertain";
+  }
+}
+
+/**
+ * Mirrors a settle of the call's key onto its content entry, before the key's own settle: a store
+ * that fails between the two leaves the key pending (in doubt after its lease), never the
+ * content entry freed while its key is in doubt unless the write's outcome is known.
+ */
+export function settleDoubt(
+  state: CallState,
+  to: "succeeded" | "failed" | "uncertain",
+): MaybePromise<void> {
+  const argsHash = state.argsHash as string;
+  const mirror = to === "uncertain" ? "uncertain" : "failed";
+  const { doubtClaimedAt } = state;
+  const now = state.run.core.now();
+  const options: SettleOptions =
+    doubtClaimedAt === undefined ? { now } : { now, claimedAt: doubtClaimedAt };
+  const op = mirror === "uncertain" ? recordOp : storeOp;
+  const written = op(state, "a ledger settle", (s) =>
+    s.run.core.store.settle(doubtKeyOf(argsHash), mirror, options),
+  );
+  if (mirror === "uncertain") return written;
+  return isThenable(written) ? written.then(() => freed(state)) : freed(state);
+}
+
+function freed(state: CallState): void {
+  state.doubtHeld = false;
+  state.doubtClaimedAt = undefined;
+}
+
+/**
+ * A person settled a key by hand: when it was in doubt, its write's content entry is freed too
+ * (identical writes may be sent again). A key that was settled already frees nothing: another
+ * identical write may hold the entry since.
+ */
+export async function settleByHand(
+  store: Store,
+  before: LedgerEntry | undefined,
+  now: number,
+): Promise<void> {
+  if (before === undefined || before.argsHash === "") return;
+  if (before.state !== "pending" && before.state !== "uncertain") return;
+  await store.settle(doubtKeyOf(before.argsHash), "failed", { now });
+}
