@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
@@ -36,7 +37,16 @@ Commands:
                              and print what changes: decisions, runs stopped earlier or later,
                              calls saved
   help                       show this text
+  --version, -v              print the CLI's version
 `;
+
+/** The CLI's version, from its package.json (one level above src/ and dist/ alike). */
+function cliVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
+  return pkg.version;
+}
 
 async function readPolicy(file: string | undefined): Promise<Policy> {
   if (file === undefined) return loadPolicy({});
@@ -128,6 +138,10 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
         const { learnedCommand } = await import("./learned.ts");
         return await learnedCommand(rest, io);
       }
+      case "--version":
+      case "-v":
+        io.stdout.write(`${cliVersion()}\n`);
+        return 0;
       case "help":
       case "--help":
       case "-h":
