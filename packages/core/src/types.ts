@@ -89,6 +89,7 @@ export const PERSON_RESOLVABLE: ReadonlySet<Reason> = new Set<Reason>([
   "unauthorized",
   "forbidden",
   "quota_exceeded",
+  "misconfigured",
   "not_approved",
   "uncertain_mutation",
   "partial_success",
