@@ -27,7 +27,8 @@ Commands:
   proxy [options] -- COMMAND [ARGS...]
                              govern an MCP server for any host: speaks MCP on stdio (or
                              --listen PORT) and runs every tool call through Governor
-                             (--policy FILE --events FILE --server NAME --upstream URL
+                             (--policy FILE | --preset filesystem|everything|git,
+                             --trust-annotations --events FILE --server NAME --upstream URL
                              --window 10m --stop-ttl 10m --timeout 60s; see docs/proxy.md)
   report LOG... [--json]     summarize JSON Lines event logs (- for stdin): runs stopped by
                              reason, top fingerprints, retries, wasted calls [--top N]
