@@ -146,6 +146,12 @@ $(tail -40 "$WORK/line.log")"
   [ "$version" = "$(node -p 'require(process.argv[1]).version' "$ROOT/packages/cli/package.json")" ] ||
     fail "governor --version printed $version"
   echo "global governor --version: $version"
+  # The proxy's starter policies ship with the CLI and are valid policies.
+  for preset in "$WORK"/global/lib/node_modules/@governor/cli/presets/*.json; do
+    "$WORK/global/bin/governor" check "$preset" >/dev/null || fail "governor check $preset"
+  done
+  [ -e "$WORK/global/lib/node_modules/@governor/cli/presets/filesystem.json" ] ||
+    fail "the CLI package holds no presets/filesystem.json"
 )
 
 check_demo='
