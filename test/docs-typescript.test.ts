@@ -226,6 +226,15 @@ describe("the block reader", () => {
     expect(docLine(unit as Unit, 0)).toBe(3);
   });
 
+  it("leaves a ts fragment out of the program, and counts it", () => {
+    const md = ["```ts fragment", "notDeclared();", "```", "```ts", "const b = 2;", "```"].join(
+      "\n",
+    );
+    const read = unitsOf(blocksOf("docs/x.md", md));
+    expect(read.fragments.map((f) => f.line)).toEqual([2]);
+    expect(read.units.map((u) => u.text)).toEqual(["const b = 2;\nexport {};\n"]);
+  });
+
   it("refuses an unknown info string, with the ones accepted", () => {
     expect(() => blocksOf("docs/x.md", "```ts snippet\nx\n```")).toThrow(
       'docs/x.md:1: unknown info string "ts snippet"; accepted: ts, ts continued, ts fragment',
