@@ -6,8 +6,9 @@
 #   type-check test/pack/*.ts against the installed declarations (NodeNext and bundler), then
 #   under plain `node` (no tsx, no conditions), on every Node in PACK_TEST_NODES: govern the
 #   installed testkit's fault server over stdio and Streamable HTTP, run the AI SDK adapter with
-#   ai 6, and `npx governor classify` / `npx governor demo --json` from the installed bin. On
-#   Node 22 and later it also installs ai 7 (which needs Node 22) and runs the adapter with it.
+#   ai 6, and `npx governor classify` / `npx governor demo --json` from the installed bin; then
+#   installs ai 7 and runs the adapter with it. Every node must be 22 or later (the packages'
+#   `engines`).
 #
 # Environment:
 #   PACK_TEST_NODES       node binaries to run under, space-separated (default: `node` on PATH)
@@ -24,7 +25,7 @@ NPM_FLAGS=(--no-audit --no-fund --loglevel=error)
 MCP_SDK="@modelcontextprotocol/sdk@~1.32.2"
 MCP_CLIENT_V2="@modelcontextprotocol/client@~2.4.0"
 TYPESCRIPT="typescript@6.0.3"
-TYPES_NODE="@types/node@^20.19.0"
+TYPES_NODE="@types/node@^22.20.7"
 
 cleanup() {
   if [ "${PACK_TEST_KEEP:-}" = 1 ]; then echo "pack test: kept $WORK"; else rm -rf "$WORK"; fi
@@ -40,6 +41,10 @@ fail() {
 major() { "$1" -p 'process.versions.node.split(".")[0]'; }
 # Seconds since $1 (from `date +%s.%N`), one decimal.
 since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+
+for node in "${NODES[@]}"; do
+  [ "$(major "$node")" -ge 22 ] || fail "$node is Node $("$node" --version): the packages need Node 22 or later"
+done
 
 cd "$ROOT"
 if [ "${PACK_TEST_SKIP_BUILD:-}" != 1 ]; then
@@ -110,6 +115,45 @@ step "type-check the consumer against the installed types (NodeNext, bundler)"
 typecheck "$APP" tsconfig.nodenext.json # also emits out/*.js, which the runs below execute
 typecheck "$APP" tsconfig.bundler.json
 
+step "the install lines of README.md and docs/proxy.md, as written"
+# Each line that installs from /tmp/governor, with that directory replaced by ours: a line that no
+# longer installs (a wrong version in the file name, a dependency the tarballs cannot satisfy from
+# the registry) fails here as it would for a user.
+docs_lines() {
+  grep -oE "npm i [^\`]*/tmp/governor/governor-[^\`]*" "$@" | sed "s#/tmp/governor/#$TARBALLS/#g"
+}
+mapfile -t readme_lines < <(docs_lines "$ROOT/README.md")
+[ "${#readme_lines[@]}" -ge 2 ] || fail "README.md: expected the two tarball install lines, found ${#readme_lines[@]}"
+MY_APP="$WORK/my-app"
+new_project "$MY_APP"
+for line in "${readme_lines[@]}"; do
+  echo "README.md: $line"
+  (cd "$MY_APP" && PATH="$(dirname "${NODES[0]}"):$PATH" bash -euo pipefail -c "$line" >"$WORK/line.log" 2>&1) ||
+    fail "README.md's line failed: $line
+$(tail -40 "$WORK/line.log")"
+done
+grep -q "scripted agent" "$WORK/line.log" || fail "npx governor demo printed no demo: $(tail -20 "$WORK/line.log")"
+[ ! -e "$MY_APP/node_modules/@governor/redis" ] || fail "the CLI line installed @governor/redis (an optional peer)"
+mapfile -t proxy_lines < <(docs_lines "$ROOT/docs/proxy.md")
+[ "${#proxy_lines[@]}" -eq 1 ] || fail "docs/proxy.md: expected one global install line, found ${#proxy_lines[@]}"
+echo "docs/proxy.md: ${proxy_lines[0]}"
+(
+  export PATH="$(dirname "${NODES[0]}"):$PATH" npm_config_prefix="$WORK/global"
+  bash -euo pipefail -c "${proxy_lines[0]}" >"$WORK/line.log" 2>&1 ||
+    fail "docs/proxy.md's line failed: ${proxy_lines[0]}
+$(tail -40 "$WORK/line.log")"
+  version="$("$WORK/global/bin/governor" --version)"
+  [ "$version" = "$(node -p 'require(process.argv[1]).version' "$ROOT/packages/cli/package.json")" ] ||
+    fail "governor --version printed $version"
+  echo "global governor --version: $version"
+  # The proxy's starter policies ship with the CLI and are valid policies.
+  for preset in "$WORK"/global/lib/node_modules/@governor/cli/presets/*.json; do
+    "$WORK/global/bin/governor" check "$preset" >/dev/null || fail "governor check $preset"
+  done
+  [ -e "$WORK/global/lib/node_modules/@governor/cli/presets/filesystem.json" ] ||
+    fail "the CLI package holds no presets/filesystem.json"
+)
+
 check_demo='
 let input = "";
 process.stdin.on("data", (chunk) => (input += chunk)).on("end", () => {
@@ -147,7 +191,6 @@ process.stdin.on("data", (chunk) => (input += chunk)).on("end", () => {
   console.log(`classify: ${out.action} (${out.reason})`);
 });'
 
-AI7_NODES=()
 for node in "${NODES[@]}"; do
   step "run under plain node $("$node" --version) ($node)"
   bin="$(dirname "$node")"
@@ -170,27 +213,22 @@ for node in "${NODES[@]}"; do
     fi
   )
   echo "node $("$node" --version): passed in $(since "$started") s"
-  if [ "$(major "$node")" -ge 22 ]; then AI7_NODES+=("$node"); fi
 done
 
-if [ "${#AI7_NODES[@]}" -eq 0 ]; then
-  echo "pack test: ai 7 skipped (it needs Node 22 or later; none in PACK_TEST_NODES)"
-else
-  step "ai 7 with @governor/ai-sdk (Node 22+)"
-  AI7="$WORK/app-ai7"
-  new_project "$AI7"
-  cp "$ROOT"/test/pack/ai-consumer.ts "$AI7/"
-  (
-    cd "$AI7"
-    # npm checks engines against the node that runs it: ai 7 wants 22.
-    export PATH="$(dirname "${AI7_NODES[0]}"):$PATH"
-    npm install "${NPM_FLAGS[@]}" --engine-strict "$(tarball core)" "$(tarball ai-sdk)" \
-      "ai@^7" "zod@^4" "$TYPESCRIPT" "$TYPES_NODE"
-  )
-  typecheck "$AI7" tsconfig.nodenext.json
-  for node in "${AI7_NODES[@]}"; do
-    (cd "$AI7" && "$node" out/ai-consumer.js)
-  done
-fi
+step "ai 7 with @governor/ai-sdk"
+AI7="$WORK/app-ai7"
+new_project "$AI7"
+cp "$ROOT"/test/pack/ai-consumer.ts "$AI7/"
+(
+  cd "$AI7"
+  # npm checks engines against the node that runs it.
+  export PATH="$(dirname "${NODES[0]}"):$PATH"
+  npm install "${NPM_FLAGS[@]}" --engine-strict "$(tarball core)" "$(tarball ai-sdk)" \
+    "ai@^7" "zod@^4" "$TYPESCRIPT" "$TYPES_NODE"
+)
+typecheck "$AI7" tsconfig.nodenext.json
+for node in "${NODES[@]}"; do
+  (cd "$AI7" && "$node" out/ai-consumer.js)
+done
 
 step "passed"

@@ -49,7 +49,7 @@ async function bundle(dir: string): Promise<void> {
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node22",
     // The workspace packages' TypeScript sources, as `--conditions=source` picks them.
     conditions: ["source"],
     // CommonJS dependencies bundled into ESM still call require().

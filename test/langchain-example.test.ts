@@ -77,12 +77,12 @@ const example = here.slice(
   here.indexOf("// example: end"),
 );
 
-/** The first ```ts block after `heading` in a markdown file. */
+/** The first ```ts continued block after `heading` in a markdown file (after the `notes` one). */
 function block(file: string, heading: string): string {
   const text = readFileSync(new URL(file, import.meta.url), "utf8");
   const from = text.indexOf(heading);
   expect(from, `${heading} in ${file}`).toBeGreaterThanOrEqual(0);
-  const open = text.indexOf("```ts\n", from) + "```ts\n".length;
+  const open = text.indexOf("```ts continued\n", from) + "```ts continued\n".length;
   return text.slice(open, text.indexOf("```\n", open));
 }
 

@@ -2,16 +2,12 @@
  * The MCP conformance suite's server scenarios (@modelcontextprotocol/conformance) against a real
  * server (server-everything over Streamable HTTP) directly, and through `governor proxy --listen
  * … --upstream …`: every scenario the server passes must pass through the proxy too.
- *
- * The suite needs Node 22 or later (fs.globSync): skipped on Node 20.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { proxyCommandLine, ROOT } from "./proxy-support.ts";
-
-const NODE_MAJOR = Number(process.versions.node.split(".")[0]);
 
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -61,7 +57,7 @@ function conformance(url: string): Map<string, { passed: number; failed: number 
   return scenarios;
 }
 
-describe.skipIf(NODE_MAJOR < 22)("MCP conformance server scenarios through governor proxy", () => {
+describe("MCP conformance server scenarios through governor proxy", () => {
   it("passes every scenario the real server passes", async () => {
     const port = await freePort();
     await start(

@@ -17,7 +17,7 @@ import {
   type OutcomeField,
   resolveToolPolicy,
 } from "@governor/core/judge";
-import { createRedisStore, type RedisStore } from "@governor/redis";
+import type { RedisStore } from "@governor/redis";
 import type { CliIo } from "./io.ts";
 
 /** Learned counts of a failure by server, tool and fingerprint, decayed to now. */
@@ -30,8 +30,24 @@ export type LearnedLookup = (
 const STORE_HELP =
   "a Redis URL (redis://host:port[/db], the store the workers share) or a JSON snapshot file written by `governor learned list --json`";
 
-/** Opens a Redis store for learning: advice only, so a server without persistence is accepted. */
-function openRedis(url: string, prefix: string | undefined): RedisStore {
+/**
+ * Opens a Redis store for learning: advice only, so a server without persistence is accepted.
+ * `@governor/redis` is an optional peer of the CLI (only `--store`/`--learned redis://…` needs it),
+ * so it is loaded here, and its absence is said in words, with the install line.
+ */
+async function openRedis(url: string, prefix: string | undefined): Promise<RedisStore> {
+  let createRedisStore: typeof import("@governor/redis").createRedisStore;
+  try {
+    ({ createRedisStore } = await import("@governor/redis"));
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    if (e.code !== "ERR_MODULE_NOT_FOUND" || !e.message.includes("@governor/redis")) throw error;
+    throw new GovernorError(
+      "invalid_options",
+      `a redis:// store needs @governor/redis, which is not installed: install it next to the CLI (npm i -D @governor/redis), or give a JSON snapshot file written by \`governor learned list --json\``,
+      { cause: error },
+    );
+  }
   return createRedisStore({
     url,
     ...(prefix !== undefined && { prefix }),
@@ -50,7 +66,7 @@ export async function readLearned(
   limit = 10_000,
 ): Promise<OutcomeRecord[]> {
   if (isUrl(source)) {
-    const store = openRedis(source, prefix);
+    const store = await openRedis(source, prefix);
     try {
       return await store.listOutcomes(limit);
     } finally {
@@ -165,7 +181,7 @@ export async function learnedCommand(args: string[], io: CliIo): Promise<number>
       );
       return 2;
     }
-    const store = openRedis(values.store, values.prefix);
+    const store = await openRedis(values.store, values.prefix);
     try {
       const removed = await store.resetOutcomes(
         values.server === undefined ? undefined : learnedPrefix(values.server, values.tool),

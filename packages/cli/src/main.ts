@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
@@ -26,7 +27,8 @@ Commands:
   proxy [options] -- COMMAND [ARGS...]
                              govern an MCP server for any host: speaks MCP on stdio (or
                              --listen PORT) and runs every tool call through Governor
-                             (--policy FILE --events FILE --server NAME --upstream URL
+                             (--policy FILE | --preset filesystem|everything|git,
+                             --trust-annotations --events FILE --server NAME --upstream URL
                              --window 10m --stop-ttl 10m --timeout 60s
                              --store sqlite:PATH|redis://HOST; see docs/proxy.md)
   report LOG... [--json]     summarize JSON Lines event logs (- for stdin): runs stopped by
@@ -37,7 +39,16 @@ Commands:
                              and print what changes: decisions, runs stopped earlier or later,
                              calls saved
   help                       show this text
+  --version, -v              print the CLI's version
 `;
+
+/** The CLI's version, from its package.json (one level above src/ and dist/ alike). */
+function cliVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
+  return pkg.version;
+}
 
 async function readPolicy(file: string | undefined): Promise<Policy> {
   if (file === undefined) return loadPolicy({});
@@ -129,6 +140,10 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
         const { learnedCommand } = await import("./learned.ts");
         return await learnedCommand(rest, io);
       }
+      case "--version":
+      case "-v":
+        io.stdout.write(`${cliVersion()}\n`);
+        return 0;
       case "help":
       case "--help":
       case "-h":

@@ -323,6 +323,9 @@ export function replayRun(
           ...(f.toolFailure !== undefined && { toolFailure: f.toolFailure }),
         },
         tp,
+        // What the run's call showed about the raw text (the log keeps neither the arguments nor
+        // the raw text): weighed as the run weighed it.
+        input.evidence === undefined ? undefined : { evidence: input.evidence },
       );
       const attempt =
         continuing !== undefined && recorded === first ? continuing.attempt + 1 : recorded.attempt;

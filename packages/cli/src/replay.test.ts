@@ -104,6 +104,30 @@ describe("governor replay", () => {
     expect(report.runDetails).toEqual([]);
   });
 
+  it("issue 29: a decision the call's arguments made (misconfigured: a path foreign to them) replays as decided", async () => {
+    // The server names its own storage path, which the log keeps only as [path]; the run judged
+    // it against the arguments, which the log does not keep.
+    const runs: Record<string, Step[]> = {
+      storage: [
+        {
+          tool: "get_note",
+          args: { id: "welcome" },
+          answers: ["Invalid state: cannot open /var/lib/notes/index.db"],
+        },
+      ],
+    };
+    const lines = await logOf(ENFORCING, runs);
+    const decision = lines.map((l) => JSON.parse(l)).find((e) => e.type === "decision");
+    expect(decision).toMatchObject({
+      reason: "misconfigured",
+      input: { failure: { text: expect.stringContaining("[path]") } },
+    });
+    expect(decision.input.evidence).toEqual({ targets: "foreign" });
+    const report = await replay(lines, ENFORCING);
+    expect(report.decisions).toMatchObject({ total: 1, changed: 0 });
+    expect(report.runDetails).toEqual([]);
+  });
+
   it("an observe-only log replayed under the enforcing policy stops where enforcement stops", async () => {
     const lines = await logOf(OBSERVE, RUNS);
     const report = await replay(lines, ENFORCING);

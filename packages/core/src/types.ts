@@ -90,6 +90,7 @@ export const PERSON_RESOLVABLE: ReadonlySet<Reason> = new Set<Reason>([
   "unauthorized",
   "forbidden",
   "quota_exceeded",
+  "misconfigured",
   "not_approved",
   "person_required",
   "uncertain_mutation",

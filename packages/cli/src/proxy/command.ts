@@ -4,10 +4,9 @@
  * process (`-- COMMAND ARGS`) or reached over Streamable HTTP (`--upstream URL`).
  */
 import { randomUUID } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { parseArgs } from "node:util";
-import { createGovernor, createJsonlSink, type JsonlSink, loadPolicy } from "@governor/core";
+import { createGovernor, createJsonlSink, type JsonlSink } from "@governor/core";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -15,6 +14,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CliIo } from "../io.ts";
 import { dispatchChecked } from "./fast-path.ts";
 import { HostStdioTransport } from "./host-stdio.ts";
+import { isPreset, loadProxyPolicy, PRESETS, type Preset } from "./policy-source.ts";
 import { createProxyServer, type ProxyServer, type ProxyServerOptions } from "./server.ts";
 import { type OpenedStore, openStore, parseStoreSpec, type StoreSpec } from "./store-option.ts";
 import { answerBadToolCalls } from "./tool-call-guard.ts";
@@ -22,6 +22,10 @@ import { answerBadToolCalls } from "./tool-call-guard.ts";
 /** What `governor proxy` was asked to do. */
 export interface ProxyArgs {
   readonly policy?: string;
+  /** A starter policy shipped for a common server (`presets/NAME.json`). */
+  readonly preset?: Preset;
+  /** Let the server's tool annotations set effects. */
+  readonly trustAnnotations?: true;
   readonly events?: string;
   readonly server?: string;
   /** Serve the host over Streamable HTTP on this port (0: any free port) instead of stdio. */
@@ -63,13 +67,15 @@ export function parseProxyArgs(argv: readonly string[]): ProxyArgs {
   const dash = argv.indexOf("--");
   const own = dash === -1 ? [...argv] : argv.slice(0, dash);
   const child = dash === -1 ? [] : argv.slice(dash + 1);
-  let values: Record<string, string | undefined>;
+  let values: Record<string, string | boolean | undefined>;
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
       args: own,
       options: {
         policy: { type: "string" },
+        preset: { type: "string" },
+        "trust-annotations": { type: "boolean" },
         events: { type: "string" },
         server: { type: "string" },
         listen: { type: "string" },
@@ -82,7 +88,7 @@ export function parseProxyArgs(argv: readonly string[]): ProxyArgs {
       },
       allowPositionals: true,
       strict: true,
-    }) as { values: Record<string, string | undefined>; positionals: string[] });
+    }) as { values: Record<string, string | boolean | undefined>; positionals: string[] });
   } catch (error) {
     throw new ProxyUsageError(error instanceof Error ? error.message : String(error));
   }
@@ -91,10 +97,28 @@ export function parseProxyArgs(argv: readonly string[]): ProxyArgs {
       `unexpected ${JSON.stringify(positionals[0])}: put the server's command after --, e.g. governor proxy -- npx -y @modelcontextprotocol/server-everything`,
     );
   }
+  const str = (name: string): string | undefined => values[name] as string | undefined;
+  const preset = str("preset");
+  if (preset !== undefined && !isPreset(preset)) {
+    throw new ProxyUsageError(
+      `--preset ${JSON.stringify(preset)}: expected one of ${PRESETS.join(", ")} (or --policy FILE for another server)`,
+    );
+  }
+  if (preset !== undefined && values.policy !== undefined) {
+    throw new ProxyUsageError(
+      "give either --policy FILE or --preset NAME, not both (a preset is a policy file: copy it from the package's presets/ to change it)",
+    );
+  }
+  const trustAnnotations = values["trust-annotations"] === true;
+  if (trustAnnotations && values.server === undefined && preset === undefined) {
+    throw new ProxyUsageError(
+      "--trust-annotations needs --server NAME (the server whose annotations are trusted, servers.NAME in the policy) or --preset",
+    );
+  }
   let upstream: URL | undefined;
   if (values.upstream !== undefined) {
     try {
-      upstream = new URL(values.upstream);
+      upstream = new URL(str("upstream") as string);
     } catch {
       throw new ProxyUsageError(
         `--upstream ${JSON.stringify(values.upstream)}: expected an http(s) URL`,
@@ -115,32 +139,34 @@ export function parseProxyArgs(argv: readonly string[]): ProxyArgs {
     );
   }
   let listen: number | undefined;
-  if (values.listen !== undefined) {
-    listen = Number(values.listen);
-    if (!/^\d+$/.test(values.listen) || listen > 65_535) {
-      throw new ProxyUsageError(
-        `--listen ${JSON.stringify(values.listen)}: expected a port, 0 to 65535`,
-      );
+  const port = str("listen");
+  if (port !== undefined) {
+    listen = Number(port);
+    if (!/^\d+$/.test(port) || listen > 65_535) {
+      throw new ProxyUsageError(`--listen ${JSON.stringify(port)}: expected a port, 0 to 65535`);
     }
   }
-  const windowMs = duration("window", values.window);
-  const stopTtlMs = duration("stop-ttl", values["stop-ttl"]);
-  const timeoutMs = duration("timeout", values.timeout);
+  const windowMs = duration("window", str("window"));
+  const stopTtlMs = duration("stop-ttl", str("stop-ttl"));
+  const timeoutMs = duration("timeout", str("timeout"));
   let store: StoreSpec | undefined;
-  if (values.store !== undefined) {
-    const parsed = parseStoreSpec(values.store);
+  const storeValue = str("store");
+  if (storeValue !== undefined) {
+    const parsed = parseStoreSpec(storeValue);
     if ("problem" in parsed) {
-      throw new ProxyUsageError(`--store ${JSON.stringify(values.store)}: ${parsed.problem}`);
+      throw new ProxyUsageError(`--store ${JSON.stringify(storeValue)}: ${parsed.problem}`);
     }
     store = parsed;
   }
   const [command, ...args] = child;
   return {
-    ...(values.policy !== undefined && { policy: values.policy }),
-    ...(values.events !== undefined && { events: values.events }),
-    ...(values.server !== undefined && { server: values.server }),
+    ...(values.policy !== undefined && { policy: str("policy") as string }),
+    ...(preset !== undefined && { preset }),
+    ...(trustAnnotations && { trustAnnotations: true as const }),
+    ...(values.events !== undefined && { events: str("events") as string }),
+    ...(values.server !== undefined && { server: str("server") as string }),
     ...(listen !== undefined && { listen }),
-    host: values.host ?? "127.0.0.1",
+    host: str("host") ?? "127.0.0.1",
     ...(upstream !== undefined && { upstream }),
     ...(command !== undefined && { command: { command, args } }),
     ...(windowMs !== undefined && { windowMs }),
@@ -286,7 +312,7 @@ export async function proxyCommand(argv: string[], io: CliIo): Promise<number> {
     io.stderr.write(`governor proxy: ${error.message}\n`);
     return 2;
   }
-  const policy = loadPolicy(args.policy === undefined ? {} : await readFile(args.policy, "utf8"));
+  const { policy, server } = await loadProxyPolicy(args);
   let sink: JsonlSink | undefined;
   if (args.events !== undefined) {
     sink = createJsonlSink(args.events, {
@@ -311,7 +337,7 @@ export async function proxyCommand(argv: string[], io: CliIo): Promise<number> {
   const proxyOptions = (): ProxyServerOptions => ({
     governor,
     upstream,
-    ...(args.server !== undefined && { server: args.server }),
+    ...(server !== undefined && { server }),
     ...(args.windowMs !== undefined && { windowMs: args.windowMs }),
     ...(args.stopTtlMs !== undefined && { stopTtlMs: args.stopTtlMs }),
     ...(args.timeoutMs !== undefined && { timeoutMs: args.timeoutMs }),

@@ -1,6 +1,6 @@
 import { REASONS, type Reason } from "@governor/core";
 import { describe, expect, it } from "vitest";
-import { blockedText, createStopMemory, stopScope } from "./stops.ts";
+import { blockedText, createStopMemory, type RememberedStop, stopScope } from "./stops.ts";
 
 describe("stopScope", () => {
   it("blocks nothing for reasons that are not stops, nor for an abort", () => {
@@ -99,6 +99,18 @@ describe("createStopMemory", () => {
     now = 1000;
     memory.remember("forbidden", "delete", {});
     expect(memory.blocking("pay", { amount: 5 })).toBeUndefined();
+  });
+
+  it("issue 29: after a tool-wide stop of a write in doubt, only that write is told it may have happened", () => {
+    const memory = createStopMemory({ ttlMs: 1000, now: () => 0 });
+    memory.remember("misconfigured", "write_file", { path: "a.txt" }, { idempotencyKey: "k1" });
+    const other = memory.blocking("write_file", { path: "b.txt" });
+    expect(other).toMatchObject({ reason: "misconfigured", scope: "tool" });
+    expect(other?.idempotencyKey).toBeUndefined();
+    expect(blockedText(other as RememberedStop)).not.toMatch(/may have made the change/);
+    const same = memory.blocking("write_file", { path: "a.txt" });
+    expect(same).toMatchObject({ reason: "misconfigured", scope: "call", idempotencyKey: "k1" });
+    expect(blockedText(same as RememberedStop)).toMatch(/may have made the change/);
   });
 
   it("refuses a time to live that is not a positive number", () => {

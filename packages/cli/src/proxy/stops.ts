@@ -164,13 +164,19 @@ export function createStopMemory(options: StopMemoryOptions): StopMemory {
       const write = extra.idempotencyKey !== undefined;
       if (named === "none" && !write) return undefined;
       const scope = named === "none" ? "call" : named;
-      const stop = keep(scope, reason, tool, args, extra);
-      // A window ends before the time to live: the write stays blocked after it.
-      if (scope === "window" && write) keep("call", reason, tool, args, extra);
+      // Only the write itself may have happened: a stop of the whole tool or server names no key,
+      // so the other calls it blocks (never sent) are not told that they may have written. The
+      // write's own call is kept with its key, for the time to live (past a window's end too).
+      const { idempotencyKey: _, ...broad } = extra;
+      const stop = keep(scope, reason, tool, args, scope === "call" ? extra : broad);
+      if (scope !== "call" && write) keep("call", reason, tool, args, extra);
       return stop;
     },
     blocking(tool, args) {
-      return live(SERVER_KEY) ?? live(keyOf("tool", tool, args)) ?? live(keyOf("call", tool, args));
+      // A write that may have happened hears so, even while a broader stop also blocks it.
+      const own = live(keyOf("call", tool, args));
+      if (own?.idempotencyKey !== undefined) return own;
+      return live(SERVER_KEY) ?? live(keyOf("tool", tool, args)) ?? own;
     },
     clear() {
       stops.clear();

@@ -1,5 +1,5 @@
 import type { Policy, ToolPolicy } from "../policy/policy.ts";
-import { sensitiveValues } from "../policy/sensitive.ts";
+import { argumentStrings, sensitiveValues } from "../policy/sensitive.ts";
 import type { Effect } from "../types.ts";
 import type { CallFacts } from "./call-evidence.ts";
 import { type Classification, classify } from "./classify.ts";
@@ -43,15 +43,19 @@ export interface AssessOptions {
   readonly learned?: (fingerprint: string) => Readonly<Record<OutcomeField, number>> | undefined;
 }
 
-/** Redacts a failure text for the model with the policy's redaction settings. */
+/**
+ * Redacts a failure text for the model with the policy's redaction settings; `keepValues` (the
+ * call's own argument values) may stay where they stand as written (see `RedactOptions`).
+ */
 export function redactForModel(
   text: string,
   policy: Policy,
   sensitiveValues: readonly string[] = [],
+  keepValues: readonly string[] = [],
 ): string {
   const { maxLength, emails, patterns } = policy.redaction;
-  if (sensitiveValues.length > 0)
-    return redact(text, { maxLength, emails, patterns, sensitiveValues });
+  if (sensitiveValues.length > 0 || keepValues.length > 0)
+    return redact(text, { maxLength, emails, patterns, sensitiveValues, keepValues });
   // Without sensitive values, one options object per policy's settings (none made per failure).
   const last = plainOptions.get(policy.redaction);
   if (
@@ -126,6 +130,7 @@ export function assessFailure(failure: Failure, options: AssessOptions): Assessm
         (options.call?.args === undefined || tool.sensitiveArgs.length === 0
           ? []
           : sensitiveValues(options.call.args, tool.sensitiveArgs)),
+      options.call?.args === undefined ? [] : argumentStrings(options.call.args),
     ),
     decision: shown,
     repeats: 1,

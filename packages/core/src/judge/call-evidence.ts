@@ -14,6 +14,12 @@ export interface CallFacts {
   readonly args?: Readonly<Record<string, unknown>>;
   /** The tool's input JSON Schema (an MCP tool's `inputSchema`). */
   readonly inputSchema?: unknown;
+  /**
+   * What was read before from the raw text and the arguments (a decision event's
+   * `input.evidence`): used as it is, instead of reading the text and arguments again. `governor
+   * replay` passes it, since a log keeps neither the arguments nor the raw text.
+   */
+  readonly evidence?: CallEvidence;
 }
 
 /** What the text shares with the call. */
@@ -162,6 +168,7 @@ function holdsHost(value: string, host: string): boolean {
  */
 export function readCallEvidence(text: string, call: CallFacts | undefined): CallEvidence {
   if (call === undefined) return NO_EVIDENCE;
+  if (call.evidence !== undefined) return call.evidence;
   const { args, inputSchema } = call;
   if (args === undefined && inputSchema === undefined) return NO_EVIDENCE;
   const head = text.length > TEXT_LIMIT ? text.slice(0, TEXT_LIMIT) : text;

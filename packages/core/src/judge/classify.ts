@@ -46,6 +46,12 @@ export interface Classification {
   readonly onRetriesExhausted?: "correct_arguments";
   /** Extra guidance from a policy rule, for the model-facing text. */
   readonly hint?: string;
+  /**
+   * What the call showed about the text, when it showed anything (an argument named, a target
+   * own or foreign), whether or not it changed this verdict: a decision event records it, so a
+   * replay under another policy weighs the text as the run did.
+   */
+  readonly evidence?: CallEvidence;
 }
 
 type Verdict = Omit<Classification, "source" | "retryAfterMs" | "hint">;
@@ -328,12 +334,14 @@ function internalErrorOfTheTool(
   if (signal.action !== "host") return undefined;
   const rule = matchBuiltinRules(failure.text);
   if (rule === undefined || rule.action !== "correct_arguments") return undefined;
-  if (readCallEvidence(failure.text, call).argument === undefined) return undefined;
+  const evidence = readCallEvidence(failure.text, call);
+  if (evidence.argument === undefined) return undefined;
   return {
     action: "correct_arguments",
     reason: rule.reason,
     certainty: "unknown",
     source: "evidence",
+    evidence,
   };
 }
 
@@ -458,9 +466,12 @@ function fromText(
         source: "rule",
       }
     : fromModel(failure, text, model);
-  return call === undefined
-    ? verdict
-    : weighCallEvidence(verdict, readCallEvidence(failure.text, call), failure.text);
+  if (call === undefined) return verdict;
+  const evidence = readCallEvidence(failure.text, call);
+  const weighed = weighCallEvidence(verdict, evidence, failure.text);
+  return evidence.targets === "none" && evidence.argument === undefined
+    ? weighed
+    : { ...weighed, evidence };
 }
 
 /**

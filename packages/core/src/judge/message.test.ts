@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Reason } from "../types.ts";
+import { PERSON_RESOLVABLE, REASONS, type Reason } from "../types.ts";
 import type { Decision } from "./decide.ts";
 import { composeMessage } from "./message.ts";
 
@@ -17,6 +17,15 @@ const say = (decision: Decision, extra: Partial<Parameters<typeof composeMessage
   composeMessage({ tool: "create_order", observation: "it failed", decision, ...extra });
 
 describe("composeMessage", () => {
+  it("issue 29: a stop whose text says a person must act is one a person can resolve (the summary's personResolvable)", () => {
+    const stops = (Object.keys(REASONS) as Reason[]).filter((r) => REASONS[r] === "stop");
+    const asking = stops.filter((r) =>
+      /\ba person must\b/i.test(say(stop(r, { certainty: "failed" }))),
+    );
+    expect(asking).toContain("misconfigured");
+    expect(asking.filter((r) => !PERSON_RESOLVABLE.has(r))).toEqual([]);
+  });
+
   it("issue 8.1: a partial success says the write happened and must not be repeated", () => {
     expect(say(stop("partial_success"))).toBe(
       "create_order: it failed. The write happened, but a later step failed. Do not repeat the call: it would write again. A person must finish or check the step that failed. The run stops here.",

@@ -17,6 +17,7 @@ import {
   VENDOR_PREFIX,
   VENDOR_TOKEN_HINT,
 } from "./redact-hints.ts";
+import { allowedListed, MAX_KEPT_VALUES, splitKept } from "./redact-keep.ts";
 import { judgeFacts } from "./text-facts.ts";
 import type { FactSlot } from "./text-memo.ts";
 
@@ -39,6 +40,16 @@ export interface RedactOptions {
    * forms. Values shorter than 4 characters are ignored.
    */
   readonly sensitiveValues?: readonly string[];
+  /**
+   * Values that may stay as written where they stand alone in the text (the string values of the
+   * call's own arguments: the model sent them): a path, URL, host, IP or email equal to one is not
+   * replaced. A value is not kept when it holds a sensitive value, a secret-shaped token (`sk-`,
+   * `ghp_`, a JWT, a PEM block…) or a URL redaction would change (credentials, a private host, a
+   * query string); values shorter than 4 characters and past the 32nd are ignored. Stack frames
+   * and secrets are removed as ever. Directories a server lists as allowed in a refusal ("… not in
+   * /a, /b") are kept without being given.
+   */
+  readonly keepValues?: readonly string[];
   /**
    * Extra patterns from the policy: source strings in RE2 syntax (case-sensitive, run by a
    * linear-time engine, so no pattern can stall on a long text), or RegExp objects from code
@@ -1471,11 +1482,15 @@ export function redact(text: string, options: RedactOptions = {}): string {
   const maxLength = resolveMaxLength(options.maxLength);
   const emails = options.emails === true;
   const sensitive = sensitiveVariants(options.sensitiveValues);
-  // Sensitive values change from call to call: such a redaction is not remembered.
-  const memo = sensitive.length === 0 ? memoFor(maxLength, emails, options.patterns) : undefined;
+  const keep = options.keepValues ?? NO_VALUES;
+  // Sensitive and kept values change from call to call: such a redaction is not remembered.
+  const memo =
+    sensitive.length === 0 && keep.length === 0
+      ? memoFor(maxLength, emails, options.patterns)
+      : undefined;
   const known = memo?.get(text);
   if (known !== undefined) return known;
-  const out = redactText(text, maxLength, emails, sensitive, options.patterns);
+  const out = redactText(text, maxLength, emails, sensitive, options.patterns, keep);
   memo?.set(text, out);
   return out;
 }
@@ -1498,6 +1513,7 @@ const freeSlots: FactSlot<string>[] = Array.from({ length: MAX_MEMOS }, () =>
   judgeFacts.slot<string>((out) => out.length),
 );
 const NO_PATTERNS: readonly (string | RegExp)[] = [];
+const NO_VALUES: readonly string[] = [];
 
 function memoFor(
   maxLength: number,
@@ -1538,6 +1554,7 @@ function redactText(
   emails: boolean,
   sensitive: readonly string[],
   patterns: readonly (string | RegExp)[] | undefined,
+  keep: readonly string[],
 ): string {
   const limit = inputLimit(maxLength);
 
@@ -1562,8 +1579,55 @@ function redactText(
     if (!group.may(out)) continue;
     for (const rule of group.rules) if (rule[2](out)) out = applySecretRule(rule, out);
   }
-  out = redactLocations(out, emails);
+  out = redactLocationsKeeping(out, emails, keepable(keep, sensitive), sensitive);
   out = collapseSpaces(out);
   out = out.trim();
   return capOutput(out, maxLength);
+}
+
+/**
+ * {@link redactLocations}, leaving as written the kept values and the directories the text lists
+ * as allowed, where they stand alone. Runs after secrets are removed: a kept value a secret rule
+ * changed no longer stands in the text as it was sent.
+ */
+function redactLocationsKeeping(
+  text: string,
+  emails: boolean,
+  keep: readonly string[],
+  sensitive: readonly string[],
+): string {
+  const allowed = keepable(allowedListed(text), sensitive);
+  if (keep.length === 0 && allowed.length === 0) return redactLocations(text, emails);
+  let out = "";
+  for (const piece of splitKept(text, [...keep, ...allowed])) {
+    out += piece.kept ? piece.text : redactLocations(piece.text, emails);
+  }
+  return out;
+}
+
+/** The values that may be kept: long enough, not sensitive, nothing a secret rule would touch. */
+function keepable(values: readonly string[], sensitive: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const value of values) {
+    if (out.length >= MAX_KEPT_VALUES) break;
+    if (typeof value !== "string" || value.trim().length < MIN_SENSITIVE_LENGTH) continue;
+    if (secretShaped(value)) continue;
+    const lower = value.toLowerCase();
+    if (sensitive.some((s) => lower.includes(s.toLowerCase()))) continue;
+    out.push(value);
+  }
+  return out;
+}
+
+/** A value redaction would change for what it is, not for where it points. */
+function secretShaped(value: string): boolean {
+  if (value.includes("-----BEGIN ")) return true;
+  for (const group of SECRET_GROUPS) {
+    if (!group.may(value)) continue;
+    for (const rule of group.rules) {
+      if (rule[2](value) && applySecretRule(rule, value) !== value) return true;
+    }
+  }
+  // A URL with credentials, a private host or a query string is redacted for what it holds.
+  return value.includes("://") && redactLocations(value, false) !== value;
 }

@@ -177,3 +177,14 @@ export function sensitiveValues(args: unknown, names: readonly string[]): string
   }
   return [...collector.values];
 }
+
+/**
+ * Every string and number in a call's arguments, at any depth (bounded as
+ * {@link sensitiveValues} is): what the model itself sent, which redaction may leave as written
+ * (`RedactOptions.keepValues`). Pure; never throws.
+ */
+export function argumentStrings(args: unknown): string[] {
+  const collector = new Collector();
+  collector.collect(args, 0);
+  return [...collector.values];
+}

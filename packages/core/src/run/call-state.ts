@@ -4,7 +4,7 @@ import { redactForModel } from "../judge/assess.ts";
 import { canonicalJson, hashCanonical } from "../judge/canonical.ts";
 import { resolveEffect } from "../judge/effect.ts";
 import type { ToolPolicy } from "../policy/policy.ts";
-import { sensitiveValues } from "../policy/sensitive.ts";
+import { argumentStrings, sensitiveValues } from "../policy/sensitive.ts";
 import type { Effect } from "../types.ts";
 import type { LearnedCounts } from "./outcome-tracker.ts";
 import { instance, type RunState } from "./run-state.ts";
@@ -394,10 +394,22 @@ export function observe(text: string, state: CallState): string {
   if (state.observed?.text !== text) {
     state.observed = {
       text,
-      redacted: redactForModel(text, state.run.policy, state.sensitive),
+      // The model's own argument values may stay as written (a path it sent, in an ENOENT text),
+      // read from the arguments as the call started (an executor may change them since).
+      redacted: redactForModel(text, state.run.policy, state.sensitive, ownValues(state)),
     };
   }
   return state.observed.redacted;
+}
+
+/** The string values of the call's arguments as it started (none when they are not JSON). */
+function ownValues(state: CallState): string[] {
+  if (state.canonical === undefined || state.canonical === "{}") return [];
+  try {
+    return argumentStrings(JSON.parse(state.canonical));
+  } catch {
+    return [];
+  }
 }
 
 /** Records a call's failure by its fingerprint. */

@@ -4,7 +4,7 @@ import type { Classification } from "../judge/classify.ts";
 import type { Decision } from "../judge/decide.ts";
 import type { Failure } from "../judge/failure.ts";
 import { type CallOutcomeKind, EVENT_SCHEMA_VERSION } from "../telemetry/events.ts";
-import { effectHints, recordedFailure } from "../telemetry/recorded-failure.ts";
+import { effectHints, recordedEvidence, recordedFailure } from "../telemetry/recorded-failure.ts";
 import { type CallState, callHashOf, observe } from "./call-state.ts";
 
 /** Emits the call's `call` event when something listens (only its count, when only the metrics do). */
@@ -81,6 +81,7 @@ export function record(
       ...(state.verified !== undefined && { verified: state.verified }),
       ...(retryBudgetEmpty && { retryBudgetEmpty: true as const }),
       ...(state.learned !== undefined && { learned: state.learned }),
+      ...(c.evidence !== undefined && { evidence: recordedEvidence(c.evidence) }),
     },
   });
 }

@@ -86,6 +86,12 @@ const decisionInput = z.object({
   hostDeadlineMs: z.number().exactOptional(),
   verified: z.enum(["absent", "present", "unknown"]).exactOptional(),
   retryBudgetEmpty: z.literal(true).exactOptional(),
+  evidence: z
+    .object({
+      argument: z.object({ name: z.string(), by: z.enum(["value", "property"]) }).exactOptional(),
+      targets: z.enum(["none", "own", "foreign"]),
+    })
+    .exactOptional(),
   learned: z
     .object(
       Object.fromEntries(OUTCOME_FIELDS.map((f) => [f, z.number().nonnegative()])) as {

@@ -93,6 +93,15 @@ export interface DecisionInput {
    * outcome counts decayed to then (state shared across runs). Absent when nothing was learned.
    */
   readonly learned?: Readonly<Record<OutcomeField, number>>;
+  /**
+   * What the call's arguments showed about the raw failure text (names only, never values): the
+   * argument the text is about, and whether the paths and hosts it names are the call's own or
+   * foreign. Absent when it showed nothing (or on lines written before it was recorded).
+   */
+  readonly evidence?: {
+    readonly argument?: { readonly name: string; readonly by: "value" | "property" };
+    readonly targets: "none" | "own" | "foreign";
+  };
 }
 
 /** A decision after a failed attempt, or on a call refused before its first attempt. */

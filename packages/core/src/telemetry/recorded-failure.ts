@@ -1,4 +1,5 @@
 import { boundName } from "../judge/bound-name.ts";
+import type { CallEvidence } from "../judge/call-evidence.ts";
 import type { ToolAnnotations } from "../judge/effect.ts";
 import type { Failure } from "../judge/failure.ts";
 import type { DecisionInput, RecordedFailure } from "./events.ts";
@@ -37,6 +38,17 @@ export function recordedFailure(failure: Failure, text: string): RecordedFailure
     ...(failure.local !== undefined && { local: failure.local }),
     ...(toolFailure !== undefined && { toolFailure }),
   };
+}
+
+/**
+ * The call evidence as a decision event keeps it: names only. An argument's name is the model's
+ * or the schema's choice, bounded as tool names are.
+ */
+export function recordedEvidence(evidence: CallEvidence): NonNullable<DecisionInput["evidence"]> {
+  const { argument, targets } = evidence;
+  return argument === undefined
+    ? { targets }
+    : { argument: { name: boundName(argument.name), by: argument.by }, targets };
 }
 
 /** The three hints that bear on effects, without the rest of a tool's annotations. */
