@@ -194,6 +194,21 @@ describe.skipIf(SDK_UNSUPPORTED)(
       expect(took).toBeLessThan(4_500);
     });
 
+    it("an unkeyed write told to correct itself, sent again identical in the next turn, is refused: the first may have written", async () => {
+      // The text asks for a correction but does not prove nothing was written: the identical
+      // write is the same logical call in doubt, not a new one with a key of its own.
+      const { server, effects } = await faultServer({
+        append_log: [{ kind: "error", text: "Invalid date format: expected YYYY-MM-DD" }],
+      });
+      const call = { name: "append_log", args: { line: "deploy 1.4.2" } };
+      const { model, error } = await runAgent(server, (v) =>
+        v.turn <= 2 ? { calls: [call] } : { say: "done" },
+      );
+      expect(model.texts()[0]).toMatch(/Invalid date format/);
+      expect(governorStopOf(error)?.reason).toBe("uncertain_mutation");
+      expect(effects()).toHaveLength(0);
+    });
+
     it("two identical writes in one turn are two logical calls: each is sent with its own key and gets its own reason", async () => {
       // A definite refusal (a structured 409), then a success: not "an earlier attempt may have taken effect".
       const { server, effects } = await faultServer({

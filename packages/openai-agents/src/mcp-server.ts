@@ -7,7 +7,7 @@ import {
   type ToolAnnotations,
   type ToolCall,
 } from "@governor/core";
-import { redact } from "@governor/core/judge";
+import { canonicalJson, redact } from "@governor/core/judge";
 import type {
   CallToolResult,
   CallToolResultContent,
@@ -130,6 +130,7 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
     );
   }
   const annotations = new Map<string, ToolAnnotations>();
+  const inFlight = new Map<string, Promise<void>>();
   const reconnector = reconnectorOf(server, options, governor);
 
   const send = async (
@@ -171,15 +172,30 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
     meta: Meta,
     callOptions: MCPCallToolOptions | undefined,
   ): Promise<CallToolResult> => {
+    // The SDK does not hand callTool its tool-call id, so an identical call is the same logical
+    // call (the same key): one sent again after a failure that left a write in doubt is refused.
+    // Identical calls of one turn go one after the other, each then judged on its own outcome
+    // (a definite refusal frees the key; a success makes the next a new logical call).
+    const done = await afterIdentical(inFlight, name, args);
+    try {
+      return await judgedCall(name, args, meta, callOptions);
+    } finally {
+      done();
+    }
+  };
+
+  const judgedCall = async (
+    name: string,
+    args: Args,
+    meta: Meta,
+    callOptions: MCPCallToolOptions | undefined,
+  ): Promise<CallToolResult> => {
     const sdk = withoutSiblingCancellation(callOptions?.signal);
     const annotated = annotations.get(name);
     const call: ToolCall = {
       tool: name,
       server: policyServer,
       args: args ?? {},
-      // The SDK does not hand callTool its tool-call id: each call is its own logical call (its
-      // own key), so identical calls of one turn are not taken for one.
-      callId: crypto.randomUUID(),
       ...(sdk.signal !== undefined && { signal: sdk.signal }),
       ...(annotated !== undefined && { annotations: annotated }),
       toFailure: (thrown) =>
@@ -267,6 +283,36 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
     if (typeof fn === "function") governed[method] = (...a: unknown[]) => fn.apply(server, a);
   }
   return governed;
+}
+
+/**
+ * Waits until the identical calls (tool and canonical arguments) made before through this wrapper
+ * ended; returns what the caller runs when its own call ended. Arguments that cannot be read wait
+ * for nothing: Governor refuses them before sending.
+ */
+async function afterIdentical(
+  inFlight: Map<string, Promise<void>>,
+  name: string,
+  args: Args,
+): Promise<() => void> {
+  let id: string;
+  try {
+    id = `${name}\0${canonicalJson(args ?? {})}`;
+  } catch {
+    return () => undefined;
+  }
+  const before = inFlight.get(id);
+  let release = (): void => undefined;
+  const mine = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const tail = before === undefined ? mine : before.then(() => mine);
+  inFlight.set(id, tail);
+  if (before !== undefined) await before;
+  return () => {
+    release();
+    if (inFlight.get(id) === tail) inFlight.delete(id);
+  };
 }
 
 /** Whether a call found the server gone before sending anything (`Not connected`, not initialized). */
