@@ -1,8 +1,11 @@
 import {
   type AttemptContext,
+  createReconnector,
   type Governor,
   GovernorError,
   HostError,
+  ReconnectFailed,
+  type Reconnector,
   type Run,
   type ToolAnnotations,
   type ToolCall,
@@ -17,7 +20,6 @@ import type {
 import { checkRun } from "./governed-tool.ts";
 import { mapMcpError } from "./map-mcp-error.ts";
 import { SDK_TOOL_ERROR_TEXT, settle, toolResult } from "./outcome.ts";
-import { createReconnector, ReconnectFailed, type Reconnector } from "./reconnect.ts";
 import { withoutSiblingCancellation } from "./signals.ts";
 
 /** Options of {@link governMcpServer}. */
@@ -378,10 +380,16 @@ function reconnectorOf(
         }
       : reconnect;
   const { maxLength, emails, patterns } = governor.policy.redaction;
-  const made = createReconnector(hook, reconnectTimeoutMs ?? DEFAULT_RECONNECT_MS, (error) =>
-    // What a hook threw may quote a server's answer: redacted as any host-facing text.
-    redact(error instanceof Error ? error.message : String(error), { maxLength, emails, patterns }),
-  );
+  const made = createReconnector(hook, {
+    limitMs: reconnectTimeoutMs ?? DEFAULT_RECONNECT_MS,
+    // What a hook threw may quote a server's answer: redacted as the policy redacts host texts.
+    describe: (error) =>
+      redact(error instanceof Error ? error.message : String(error), {
+        maxLength,
+        emails,
+        patterns,
+      }),
+  });
   byHook.set(reconnect, made);
   return made;
 }
