@@ -257,7 +257,7 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
     close: () => server.close(),
     invalidateToolsCache: () => server.invalidateToolsCache(),
     async listTools() {
-      const tools = await listWithReconnect(server, reconnector);
+      const tools = await listWithReconnect(server, reconnector, run.signal);
       annotations.clear();
       for (const tool of tools) {
         const a = toolAnnotations(tool);
@@ -322,8 +322,16 @@ function isGone(error: unknown): boolean {
   return mapMcpError(error).local === "not_connected";
 }
 
-/** The server's tools; with a reconnect, once more after bringing back a server found gone. */
-async function listWithReconnect(server: MCPServer, reconnector: Reconnector | undefined) {
+/**
+ * The server's tools; with a reconnect, once more after bringing back a server found gone. The
+ * wait for the reconnect ends with the run (`run.signal`: its abort, end or deadline): the SDK
+ * gives a listing no signal of its own.
+ */
+async function listWithReconnect(
+  server: MCPServer,
+  reconnector: Reconnector | undefined,
+  signal: AbortSignal,
+) {
   if (reconnector === undefined) return server.listTools();
   const seen = reconnector.generation;
   try {
@@ -331,7 +339,7 @@ async function listWithReconnect(server: MCPServer, reconnector: Reconnector | u
   } catch (error) {
     if (!isGone(error)) throw error;
   }
-  await reconnector.renew(seen, undefined);
+  await reconnector.renew(seen, signal);
   return server.listTools();
 }
 
