@@ -194,6 +194,68 @@ describe.skipIf(SDK_UNSUPPORTED)(
       expect(took).toBeLessThan(4_500);
     });
 
+    it.each([
+      ["the host's abort", { abortAtMs: 500 }],
+      ["the run's deadline", { wallTimeMs: 1_000 }],
+    ] as const)(
+      "a reconnect that hangs while the tools are listed holds run() no longer than %s, not reconnectTimeoutMs",
+      async (_what, bound) => {
+        const { server } = await faultServer();
+        // The server is gone before the run starts: the first tool listing finds it so.
+        await server.close();
+        const controller = new AbortController();
+        const governor = createGovernor(
+          "wallTimeMs" in bound ? { ...POLICY, budgets: { wallTimeMs: bound.wallTimeMs } } : POLICY,
+          { metrics: false },
+        );
+        const run = governor.startRun({ signal: controller.signal });
+        const agent = new Agent({
+          name: "notes",
+          instructions: "Use the tools.",
+          model: new ReactiveModel(() => ({ say: "done" })),
+          mcpServers: [
+            governMcpServer(server, {
+              governor,
+              run,
+              // A way back that never comes (a connect() that takes no signal and hangs).
+              reconnect: () => new Promise<void>(() => {}),
+              reconnectTimeoutMs: 20_000,
+            }),
+          ],
+        });
+        const abort =
+          "abortAtMs" in bound
+            ? setTimeout(() => controller.abort(new Error("host gave up")), bound.abortAtMs)
+            : undefined;
+        const started = Date.now();
+        const error = await testRunner()
+          .run(agent, "Do the task.", { maxTurns: 3, signal: controller.signal })
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+        const took = Date.now() - started;
+        clearTimeout(abort);
+        expect(error).toBeDefined();
+        expect(took).toBeLessThan(6_000);
+      },
+    );
+
+    it("an unkeyed write told to correct itself, sent again identical in the next turn, is refused: the first may have written", async () => {
+      // The text asks for a correction but does not prove nothing was written: the identical
+      // write is the same logical call in doubt, not a new one with a key of its own.
+      const { server, effects } = await faultServer({
+        append_log: [{ kind: "error", text: "Invalid date format: expected YYYY-MM-DD" }],
+      });
+      const call = { name: "append_log", args: { line: "deploy 1.4.2" } };
+      const { model, error } = await runAgent(server, (v) =>
+        v.turn <= 2 ? { calls: [call] } : { say: "done" },
+      );
+      expect(model.texts()[0]).toMatch(/Invalid date format/);
+      expect(governorStopOf(error)?.reason).toBe("uncertain_mutation");
+      expect(effects()).toHaveLength(0);
+    });
+
     it("two identical writes in one turn are two logical calls: each is sent with its own key and gets its own reason", async () => {
       // A definite refusal (a structured 409), then a success: not "an earlier attempt may have taken effect".
       const { server, effects } = await faultServer({

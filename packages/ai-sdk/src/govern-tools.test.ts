@@ -286,6 +286,44 @@ describe("governTools with generateText", () => {
     expect(JSON.stringify(result.steps)).not.toContain(SECRET);
   });
 
+  it.each([
+    ["null", null],
+    ["42", 42],
+    ["undefined", undefined],
+  ])(
+    "a tool that throws %s said nothing the model can act on: the host gets it (malformed_response), the model is not told to change its arguments",
+    async (_what, thrown) => {
+      const hostErrors: HostError[] = [];
+      const run = governor({ tools: { get_note: { effect: "read_only" } } }).startRun();
+      let calls = 0;
+      const model = scripted(
+        callTool("get_note", { id: "x" }),
+        callTool("get_note", { id: "y" }, "call_2"),
+        say("done"),
+      );
+      const result = await generateText({
+        model,
+        tools: governTools(
+          {
+            get_note: noteTool(async () => {
+              calls += 1;
+              throw thrown;
+            }),
+          },
+          { run, onHostError: (error) => hostErrors.push(error) },
+        ),
+        stopWhen: [stepCountIs(4), governorStopCondition(run)],
+        prompt: "Read note x",
+      });
+      expect(calls).toBe(1);
+      expect(hostErrors.map((e) => e.reason)).toEqual(["malformed_response"]);
+      expect(run.summary().reason).toBe("malformed_response");
+      expect(model.doGenerateCalls).toHaveLength(1);
+      const output = result.steps[0]?.toolResults[0]?.output;
+      expect(output).toMatch(/^get_note: the call could not be completed\. /);
+    },
+  );
+
   it("issue 9.5: an aborted generateText stops Governor's retries and backoff at once", async () => {
     // Before the fix the call backed off and executed 4 more times after the abort.
     const run = governor({

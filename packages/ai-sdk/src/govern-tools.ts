@@ -1,16 +1,18 @@
 import {
   type CallOutcome,
+  createReconnector,
   failureFromError,
   GovernorError,
   HostError,
   type Reason,
+  ReconnectFailed,
+  type Reconnector,
   type Run,
   type ToolCall,
 } from "@governor/core";
-import { hostErrorText, redact, replayedText } from "@governor/core/judge";
+import { hostErrorText, replayedText } from "@governor/core/judge";
 import type { JSONValue, Tool, ToolSet } from "ai";
 import { mapMcpClientError, mcpAnnotations } from "./mcp-error.ts";
-import { createReconnector, ReconnectFailed, type Reconnector } from "./reconnect.ts";
 
 /** Options of {@link governTools}. */
 export interface GovernToolsOptions {
@@ -229,6 +231,7 @@ function makeReconnecting(
   reconnectTimeoutMs: number | undefined,
 ): Reconnecting {
   let current: Record<string, unknown> | undefined;
+  // What a hook threw may quote a server's answer: the host reads it redacted (core's default).
   const reconnector = createReconnector(
     async (signal) => {
       const tools = await hook(signal);
@@ -237,9 +240,7 @@ function makeReconnecting(
       }
       current = tools;
     },
-    reconnectTimeoutMs ?? DEFAULT_RECONNECT_MS,
-    // What a hook threw may quote a server's answer: the host's text, redacted all the same.
-    (error) => redact(error instanceof Error ? error.message : String(error)),
+    { limitMs: reconnectTimeoutMs ?? DEFAULT_RECONNECT_MS },
   );
   return {
     reconnector,

@@ -29,6 +29,12 @@ export {
   type ToolSettings,
 } from "./policy/policy.ts";
 export {
+  createReconnector,
+  ReconnectFailed,
+  type Reconnector,
+  type ReconnectorOptions,
+} from "./reconnect.ts";
+export {
   type ConfirmContext,
   createGovernor,
   type Governor,

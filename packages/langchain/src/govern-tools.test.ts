@@ -240,6 +240,38 @@ describe("governTools with createAgent (langchain 1.x)", () => {
     expect(JSON.stringify(ended.messages)).not.toContain("db-7");
   });
 
+  it.each([
+    ["null", null],
+    ["42", 42],
+    ["undefined", undefined],
+  ])(
+    "a tool that throws %s said nothing the model can act on: the host gets it (malformed_response), the model is not told to change its arguments",
+    async (_what, thrown) => {
+      let calls = 0;
+      const getNote = tool(
+        async () => {
+          calls += 1;
+          throw thrown;
+        },
+        { name: "get_note", description: "Reads a note", schema: noteSchema },
+      );
+      const hostErrors: HostError[] = [];
+      const run = governor({ tools: { get_note: { effect: "read_only" } } }).startRun();
+      const ended = await runAgent(
+        [getNote],
+        [call("get_note", { id: "x" }, "c1"), call("get_note", { id: "y" }, "c2"), say("done")],
+        run,
+        (error) => hostErrors.push(error),
+      );
+      expect(calls).toBe(1);
+      expect(hostErrors.map((e) => e.reason)).toEqual(["malformed_response"]);
+      expect(ended.error).toMatchObject({ reason: "malformed_response" });
+      const last = ended.messages.at(-1) as ToolMessage;
+      expect(String(last.content)).toMatch(/^get_note: the call could not be completed\. /);
+      expect(JSON.stringify(ended.messages)).not.toMatch(/arguments/i);
+    },
+  );
+
   it("a JSON-RPC error after a write went out: GovernorStopError names the write's key, as its hostError does", async () => {
     const archive = tool(
       async () => {

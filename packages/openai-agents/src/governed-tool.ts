@@ -39,23 +39,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/**
- * A tool that threw `null`, `undefined`, a number, a boolean, a symbol, a bigint or a function said
- * nothing the model could act on: judged by its text ("null", "42") the model was told to change
- * its arguments. It is the tool's bug, for the host: a `malformed_result` (the host's
- * `malformed_response`). Errors, strings and other objects are judged as they are.
- */
-function speechless(thrown: unknown): Failure | undefined {
-  if (thrown === null || (typeof thrown !== "object" && typeof thrown !== "string")) {
-    const what = thrown === null ? "null" : typeof thrown;
-    return {
-      ...localFailure("malformed_result", `The tool threw ${what}, not an error`),
-      raw: thrown,
-    };
-  }
-  return undefined;
-}
-
 /** Options a governed tool refuses, each with why and what to use instead. */
 const REFUSED: Readonly<Record<string, string>> = {
   errorFunction:
@@ -188,7 +171,7 @@ export function governedTool<
       toFailure: (thrown): Failure =>
         thrown instanceof AttemptTimeout
           ? localFailure("timeout", thrown.message)
-          : (speechless(thrown) ?? failureFromError(thrown)),
+          : failureFromError(thrown),
     };
     // What the tool itself threw: observe-only hands it back from run.call as it is.
     let threw: { readonly error: unknown } | undefined;

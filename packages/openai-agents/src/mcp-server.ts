@@ -1,13 +1,16 @@
 import {
   type AttemptContext,
+  createReconnector,
   type Governor,
   GovernorError,
   HostError,
+  ReconnectFailed,
+  type Reconnector,
   type Run,
   type ToolAnnotations,
   type ToolCall,
 } from "@governor/core";
-import { redact } from "@governor/core/judge";
+import { canonicalJson, redact } from "@governor/core/judge";
 import type {
   CallToolResult,
   CallToolResultContent,
@@ -17,7 +20,6 @@ import type {
 import { checkRun } from "./governed-tool.ts";
 import { mapMcpError } from "./map-mcp-error.ts";
 import { SDK_TOOL_ERROR_TEXT, settle, toolResult } from "./outcome.ts";
-import { createReconnector, ReconnectFailed, type Reconnector } from "./reconnect.ts";
 import { withoutSiblingCancellation } from "./signals.ts";
 
 /** Options of {@link governMcpServer}. */
@@ -130,6 +132,7 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
     );
   }
   const annotations = new Map<string, ToolAnnotations>();
+  const inFlight = new Map<string, Promise<void>>();
   const reconnector = reconnectorOf(server, options, governor);
 
   const send = async (
@@ -171,15 +174,30 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
     meta: Meta,
     callOptions: MCPCallToolOptions | undefined,
   ): Promise<CallToolResult> => {
+    // The SDK does not hand callTool its tool-call id, so an identical call is the same logical
+    // call (the same key): one sent again after a failure that left a write in doubt is refused.
+    // Identical calls of one turn go one after the other, each then judged on its own outcome
+    // (a definite refusal frees the key; a success makes the next a new logical call).
+    const done = await afterIdentical(inFlight, name, args);
+    try {
+      return await judgedCall(name, args, meta, callOptions);
+    } finally {
+      done();
+    }
+  };
+
+  const judgedCall = async (
+    name: string,
+    args: Args,
+    meta: Meta,
+    callOptions: MCPCallToolOptions | undefined,
+  ): Promise<CallToolResult> => {
     const sdk = withoutSiblingCancellation(callOptions?.signal);
     const annotated = annotations.get(name);
     const call: ToolCall = {
       tool: name,
       server: policyServer,
       args: args ?? {},
-      // The SDK does not hand callTool its tool-call id: each call is its own logical call (its
-      // own key), so identical calls of one turn are not taken for one.
-      callId: crypto.randomUUID(),
       ...(sdk.signal !== undefined && { signal: sdk.signal }),
       ...(annotated !== undefined && { annotations: annotated }),
       toFailure: (thrown) =>
@@ -239,7 +257,7 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
     close: () => server.close(),
     invalidateToolsCache: () => server.invalidateToolsCache(),
     async listTools() {
-      const tools = await listWithReconnect(server, reconnector);
+      const tools = await listWithReconnect(server, reconnector, run.signal);
       annotations.clear();
       for (const tool of tools) {
         const a = toolAnnotations(tool);
@@ -269,13 +287,51 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
   return governed;
 }
 
+/**
+ * Waits until the identical calls (tool and canonical arguments) made before through this wrapper
+ * ended; returns what the caller runs when its own call ended. Arguments that cannot be read wait
+ * for nothing: Governor refuses them before sending.
+ */
+async function afterIdentical(
+  inFlight: Map<string, Promise<void>>,
+  name: string,
+  args: Args,
+): Promise<() => void> {
+  let id: string;
+  try {
+    id = `${name}\0${canonicalJson(args ?? {})}`;
+  } catch {
+    return () => undefined;
+  }
+  const before = inFlight.get(id);
+  let release = (): void => undefined;
+  const mine = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const tail = before === undefined ? mine : before.then(() => mine);
+  inFlight.set(id, tail);
+  if (before !== undefined) await before;
+  return () => {
+    release();
+    if (inFlight.get(id) === tail) inFlight.delete(id);
+  };
+}
+
 /** Whether a call found the server gone before sending anything (`Not connected`, not initialized). */
 function isGone(error: unknown): boolean {
   return mapMcpError(error).local === "not_connected";
 }
 
-/** The server's tools; with a reconnect, once more after bringing back a server found gone. */
-async function listWithReconnect(server: MCPServer, reconnector: Reconnector | undefined) {
+/**
+ * The server's tools; with a reconnect, once more after bringing back a server found gone. The
+ * wait for the reconnect ends with the run (`run.signal`: its abort, end or deadline): the SDK
+ * gives a listing no signal of its own.
+ */
+async function listWithReconnect(
+  server: MCPServer,
+  reconnector: Reconnector | undefined,
+  signal: AbortSignal,
+) {
   if (reconnector === undefined) return server.listTools();
   const seen = reconnector.generation;
   try {
@@ -283,7 +339,7 @@ async function listWithReconnect(server: MCPServer, reconnector: Reconnector | u
   } catch (error) {
     if (!isGone(error)) throw error;
   }
-  await reconnector.renew(seen, undefined);
+  await reconnector.renew(seen, signal);
   return server.listTools();
 }
 
@@ -332,10 +388,16 @@ function reconnectorOf(
         }
       : reconnect;
   const { maxLength, emails, patterns } = governor.policy.redaction;
-  const made = createReconnector(hook, reconnectTimeoutMs ?? DEFAULT_RECONNECT_MS, (error) =>
-    // What a hook threw may quote a server's answer: redacted as any host-facing text.
-    redact(error instanceof Error ? error.message : String(error), { maxLength, emails, patterns }),
-  );
+  const made = createReconnector(hook, {
+    limitMs: reconnectTimeoutMs ?? DEFAULT_RECONNECT_MS,
+    // What a hook threw may quote a server's answer: redacted as the policy redacts host texts.
+    describe: (error) =>
+      redact(error instanceof Error ? error.message : String(error), {
+        maxLength,
+        emails,
+        patterns,
+      }),
+  });
   byHook.set(reconnect, made);
   return made;
 }

@@ -157,9 +157,34 @@ describe("failureFromError", () => {
     ).toBe(2000);
   });
 
+  it.each([
+    ["null", null],
+    ["undefined", undefined],
+    ["number", 42],
+    ["boolean", false],
+    ["symbol", Symbol("s")],
+    ["bigint", 7n],
+    ["function", () => 1],
+  ])(
+    "a thrown %s carries nothing a model can act on: malformed_result, for the host",
+    (what, thrown) => {
+      const f = failureFromError(thrown);
+      expect(f).toMatchObject({
+        channel: "local",
+        origin: "local",
+        local: "malformed_result",
+        text: `The tool threw ${what}, not an error`,
+      });
+      expect(f.raw).toBe(thrown);
+      // The caller that knows the kind keeps it.
+      expect(failureFromError(thrown, { local: "timeout" }).local).toBe("timeout");
+    },
+  );
+
   it("never throws on odd values", () => {
-    expect(failureFromError(undefined).text).toBe("undefined");
+    expect(failureFromError(undefined).local).toBe("malformed_result");
     expect(failureFromError("text").text).toBe("text");
+    expect(failureFromError({}).local).toBe("thrown");
     const hostile = {
       get message() {
         throw new Error("no");

@@ -258,9 +258,23 @@ function messageOf(err: unknown): string {
 }
 
 /**
+ * What the host reads when a tool threw a value that says nothing a model could act on (`null`,
+ * `undefined`, a number, a boolean, a symbol, a bigint, a function): judged by its text ("null",
+ * "42") the model would be told to change its arguments. It is the tool's bug, a
+ * `malformed_result` (the host's `malformed_response`). Errors, strings and other objects are read
+ * as they are. Undefined for those.
+ */
+function speechlessThrow(err: unknown): string | undefined {
+  if (err !== null && (typeof err === "object" || typeof err === "string")) return undefined;
+  return `The tool threw ${err === null ? "null" : typeof err}, not an error`;
+}
+
+/**
  * Normalizes a thrown value or rejected promise: a JSON-RPC error shaped like the SDK's
  * `McpError` (numeric `code`, `message`, `data`), a Node error with a string `code`, a
- * `fetch failed` with `cause.code`, an `AbortError`, an HTTP status error, or anything else.
+ * `fetch failed` with `cause.code`, an `AbortError`, an HTTP status error, or anything else. A
+ * thrown `null`, `undefined`, number, boolean, symbol, bigint or function is a `malformed_result`
+ * (for the host) unless `options.local` names the kind: it carries nothing a model can act on.
  */
 export function failureFromError(err: unknown, options: FromErrorOptions = {}): Failure {
   try {
@@ -311,6 +325,16 @@ function readError(err: unknown, options: FromErrorOptions): Failure {
       local: options.local,
       ...(numericCode !== undefined && { code: numericCode }),
       ...hints,
+    };
+  }
+  const speechless = speechlessThrow(err);
+  if (speechless !== undefined) {
+    return {
+      channel: "local",
+      origin: "local",
+      text: speechless,
+      local: "malformed_result",
+      raw: err,
     };
   }
   // Checked before numeric codes: a DOMException carries a legacy numeric `code` (20 for aborts).

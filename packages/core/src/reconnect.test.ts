@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { GovernorError } from "./errors.ts";
 import { createReconnector, ReconnectFailed } from "./reconnect.ts";
 
 const describeError = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -18,8 +19,7 @@ describe("createReconnector", () => {
           finish = resolve;
         });
       },
-      1_000,
-      describeError,
+      { limitMs: 1_000, describe: describeError },
     );
     const seen = r.generation;
     const waiting = [r.renew(seen, undefined), r.renew(seen, undefined), r.renew(seen, undefined)];
@@ -37,8 +37,7 @@ describe("createReconnector", () => {
       async () => {
         calls += 1;
       },
-      1_000,
-      describeError,
+      { limitMs: 1_000, describe: describeError },
     );
     const before = r.generation;
     await r.renew(before, undefined);
@@ -57,8 +56,7 @@ describe("createReconnector", () => {
         if (calls === 1) throw new Error("spawn ENOENT");
         return Promise.reject(new Error("refused"));
       }) as () => Promise<void>,
-      1_000,
-      (error) => `[${describeError(error)}]`,
+      { limitMs: 1_000, describe: (error) => `[${describeError(error)}]` },
     );
     const first = await r.renew(0, undefined).catch((e: unknown) => e);
     expect(first).toBeInstanceOf(ReconnectFailed);
@@ -82,8 +80,7 @@ describe("createReconnector", () => {
         hookSignal = signal;
         return new Promise<void>(() => {});
       },
-      5_000,
-      describeError,
+      { limitMs: 5_000, describe: describeError },
     );
     const controller = new AbortController();
     const own = r.renew(0, controller.signal).catch((e: unknown) => e);
@@ -95,5 +92,36 @@ describe("createReconnector", () => {
     expect(hookSignal?.aborted).toBe(true);
     const already = await r.renew(0, AbortSignal.abort()).catch((e: unknown) => e);
     expect(already).toBeInstanceOf(ReconnectFailed);
+  });
+
+  it("by default the host reads what the hook threw redacted: no path or secret of a spawn", async () => {
+    const r = createReconnector(
+      async () => {
+        throw new Error(
+          "spawn /opt/acme/bin/notes-server --token sk-live-4f9aQ2xZ7bN1mK8pL3vR6tY0 ENOENT",
+        );
+      },
+      { limitMs: 1_000 },
+    );
+    const failed = (await r.renew(0, undefined).catch((e: unknown) => e)) as ReconnectFailed;
+    expect(failed).toBeInstanceOf(ReconnectFailed);
+    expect(failed.message).toMatch(/^Reconnect failed: /);
+    expect(failed.message).not.toContain("/opt/acme");
+    expect(failed.message).not.toContain("sk-live-4f9aQ2xZ7bN1mK8pL3vR6tY0");
+    // The raw error stays with the host, as the failure's raw value.
+    expect((failed.failure().raw as Error).message).toContain("/opt/acme");
+  });
+
+  it("refuses a hook that is not a function and a limit that is not a positive number, saying what is accepted", () => {
+    const hook = async () => undefined;
+    expect(() => createReconnector("connect" as never, { limitMs: 1_000 })).toThrow(
+      /reconnect must be a function \(signal\) => Promise<void>, got string/,
+    );
+    for (const limitMs of [0, -5, Number.NaN, "30000" as never, undefined as never]) {
+      expect(() => createReconnector(hook, { limitMs })).toThrow(
+        /limitMs must be a positive number of ms/,
+      );
+    }
+    expect(() => createReconnector(hook, undefined as never)).toThrow(GovernorError);
   });
 });
