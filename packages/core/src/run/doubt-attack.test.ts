@@ -1,0 +1,213 @@
+import { describe, expect, it } from "vitest";
+import { createMemoryStore } from "../store/memory-store.ts";
+import type { Store } from "../store/store.ts";
+import { createGovernor, type GovernorOptions } from "./governor.ts";
+import type { AttemptContext } from "./types.ts";
+
+/**
+ * Attacks on the index of writes in doubt (issue 26, docs/idempotency.md "A write in doubt"):
+ * an identical write is never sent while one is in doubt, whatever the model changes around it.
+ */
+
+const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
+const reset = () => Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+const inProgress = (extra: Record<string, unknown> = {}) => ({
+  content: [
+    {
+      type: "text",
+      text: "409 Conflict: another request with idempotency key gk_1 is still being processed. Retry in a few seconds.",
+    },
+  ],
+  isError: true,
+  ...extra,
+});
+
+const keyedGov = (tool: Record<string, unknown>, options: GovernorOptions = {}) =>
+  createGovernor(
+    { tools: { charge: { effect: "mutating", retry: { attempts: 1 }, ...tool } } },
+    { metrics: false, random: () => 0, ...options },
+  );
+
+describe("attack: what the model may change around an identical write", () => {
+  it("a key the model fills in itself (the tool's idempotency argument) does not make a resend another write", async () => {
+    const governor = keyedGov({
+      idempotency: { honorsKeys: true, argument: "idempotency_key" },
+    });
+    const run = governor.startRun();
+    const sent: unknown[] = [];
+    const charge = async (ctx: AttemptContext) => {
+      sent.push(ctx.args);
+      if (sent.length === 1) throw reset(); // charged, answer lost
+      return ok("charged");
+    };
+    const first = await run.call(
+      { tool: "charge", args: { amount: 5, idempotency_key: "model-1" }, callId: "c1" },
+      charge,
+    );
+    expect(first).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    // The model sends the charge again with a fresh key of its own (the schema shows the field).
+    const again = await run.call(
+      { tool: "charge", args: { amount: 5, idempotency_key: "model-2" }, callId: "c2" },
+      charge,
+    );
+    expect(sent).toHaveLength(1);
+    expect(again).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+  });
+
+  it("key order and 1 vs 1.0 give the same write", async () => {
+    const governor = keyedGov({ idempotency: { honorsKeys: false } });
+    const run = governor.startRun();
+    let sent = 0;
+    const charge = async () => {
+      sent += 1;
+      throw reset();
+    };
+    await run.call(
+      { tool: "charge", args: JSON.parse('{"amount":1.0,"to":"a"}'), callId: "c1" },
+      charge,
+    );
+    const again = await run.call(
+      { tool: "charge", args: JSON.parse('{"to":"a","amount":1}'), callId: "c2" },
+      charge,
+    );
+    expect(sent).toBe(1);
+    expect(again).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+  });
+});
+
+describe("attack: in-progress answers", () => {
+  it("a policy rule reading 409 as a correction does not free the write in doubt", async () => {
+    const governor = keyedGov({
+      idempotency: { honorsKeys: false },
+      rules: [{ match: "409", action: "correct_arguments" }],
+    });
+    const run = governor.startRun();
+    let sent = 0;
+    const charge = async () => {
+      sent += 1;
+      return sent === 1 ? inProgress() : ok("charged");
+    };
+    const first = await run.call({ tool: "charge", args: { amount: 5 }, callId: "c1" }, charge);
+    const again = await run.call({ tool: "charge", args: { amount: 5 }, callId: "c2" }, charge);
+    // Held: the policy's action stands (the model reads a correction), but the key stays in doubt,
+    // so the identical resend is refused and nothing is sent twice.
+    expect(first).toMatchObject({ kind: "model", action: "correct_arguments" });
+    expect(sent).toBe(1);
+    expect(again).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+  });
+
+  for (const retryAfterMs of [1e12, -5, Number.NaN]) {
+    it(`Retry-After ${retryAfterMs} on an in-progress answer: waits no longer than the deadline, same key`, async () => {
+      const governor = keyedGov(
+        {
+          idempotency: { honorsKeys: true },
+          retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
+        },
+        {},
+      );
+      const run = governor.startRun({ policy: { budgets: { wallTimeMs: 1500 } } } as never);
+      const keys: (string | undefined)[] = [];
+      const started = Date.now();
+      const outcome = await run.call(
+        { tool: "charge", args: { amount: 5 }, callId: "c1" },
+        async (ctx) => {
+          keys.push(ctx.idempotencyKey);
+          if (keys.length === 1) throw reset();
+          if (keys.length === 2) return inProgress({ structuredContent: { retryAfterMs } });
+          return ok("charged");
+        },
+      );
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(new Set(keys).size).toBe(1);
+      expect(["ok", "stop"]).toContain(outcome.kind);
+      if (outcome.kind === "stop") expect(outcome.reason).toBe("uncertain_mutation");
+    });
+  }
+});
+
+/** A store whose settles of call keys (not content entries) fail, as a store dying between them. */
+function settleOfKeysFails(inner: Store): Store {
+  return new Proxy(inner, {
+    get(target, prop, receiver) {
+      if (prop === "settle") {
+        return (key: string, ...rest: unknown[]) => {
+          if (!key.startsWith("gd_")) throw new Error("connection lost");
+          return (target.settle as (...a: unknown[]) => unknown)(key, ...rest);
+        };
+      }
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+}
+
+describe("attack: the store fails between the mirror and the key's settle", () => {
+  it("a success whose key settle failed: the model does not read it as unanswered while the identical resend goes out", async () => {
+    const store = settleOfKeysFails(createMemoryStore());
+    const governor = keyedGov({ idempotency: { honorsKeys: false } }, { store });
+    const run = governor.startRun({ idempotencyScope: "s" });
+    let sent = 0;
+    const charge = async () => {
+      sent += 1;
+      return ok("charged");
+    };
+    const first = await run.call({ tool: "charge", args: { amount: 5 }, callId: "c1" }, charge);
+    const again = await governor
+      .startRun({ idempotencyScope: "s" })
+      .call({ tool: "charge", args: { amount: 5 }, callId: "c2" }, charge);
+    // Either the model read the success (a resend is a new write), or the resend was refused.
+    const sawSuccess = first.kind === "ok";
+    expect({ first: first.kind, again: again.kind, sent }).toSatisfy(
+      () => sawSuccess || (sent === 1 && again.kind !== "ok"),
+    );
+  });
+});
+
+/** A store whose first settle of a content entry fails (the connection drops once). */
+function firstDoubtSettleFails(inner: Store): Store {
+  let failed = false;
+  return new Proxy(inner, {
+    get(target, prop, receiver) {
+      if (prop === "settle") {
+        return (key: string, ...rest: unknown[]) => {
+          if (key.startsWith("gd_") && !failed) {
+            failed = true;
+            throw new Error("connection lost");
+          }
+          return (target.settle as (...a: unknown[]) => unknown)(key, ...rest);
+        };
+      }
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+}
+
+describe("attack: governor.settle when the store fails part way", () => {
+  it("a settle by hand that failed once and is retried frees the identical write (was: refused for good)", async () => {
+    const inner = createMemoryStore();
+    const store = firstDoubtSettleFails(inner);
+    const governor = keyedGov({ idempotency: { honorsKeys: false } }, { store: inner });
+    const run = governor.startRun({ idempotencyScope: "s" });
+    let sent = 0;
+    const first = await run.call(
+      { tool: "charge", args: { amount: 5 }, callId: "c1" },
+      async () => {
+        sent += 1;
+        throw reset();
+      },
+    );
+    expect(first).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    const key = first.kind === "stop" ? (first.idempotencyKey as string) : "";
+    // The person's settle, through a connection that drops once: it fails, they retry it.
+    const byHand = keyedGov({ idempotency: { honorsKeys: false } }, { store });
+    await expect(byHand.settle(key, "failed")).rejects.toThrow();
+    await byHand.settle(key, "failed");
+    const again = await governor
+      .startRun({ idempotencyScope: "s" })
+      .call({ tool: "charge", args: { amount: 5 }, callId: "c2" }, async () => {
+        sent += 1;
+        return ok("charged");
+      });
+    expect(again).toMatchObject({ kind: "ok" });
+    expect(sent).toBe(2);
+  });
+});
