@@ -211,3 +211,84 @@ describe("attack: governor.settle when the store fails part way", () => {
     expect(sent).toBe(2);
   });
 });
+
+/** A store that counts the keys it is asked about, and whose content-entry claims may fail. */
+function watched(inner: Store, failDoubtClaim?: Error) {
+  const keys: string[] = [];
+  const store = new Proxy(inner, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (prop !== "claim" && prop !== "settle") return value;
+      return (key: string, ...rest: unknown[]) => {
+        keys.push(key);
+        if (prop === "claim" && key.startsWith("gd_") && failDoubtClaim) throw failDoubtClaim;
+        return (value as (...a: unknown[]) => unknown).call(target, key, ...rest);
+      };
+    },
+  });
+  return { store, keys };
+}
+
+describe("attack: what the index costs and what it lets through to the model", () => {
+  it("a read-only call and an observe-only write touch no content entry", async () => {
+    const { store, keys } = watched(createMemoryStore());
+    const tools = {
+      get: { effect: "read_only" as const },
+      charge: { effect: "mutating" as const, retry: { attempts: 1 } },
+    };
+    const governor = createGovernor({ tools }, { metrics: false, store });
+    await governor.startRun().call({ tool: "get", args: { id: 1 } }, async () => ok("x"));
+    const observing = createGovernor({ observeOnly: true, tools }, { metrics: false, store });
+    await observing.startRun().call({ tool: "charge", args: { amount: 5 } }, async () => ok("x"));
+    expect(keys.filter((k) => k.startsWith("gd_"))).toEqual([]);
+    // A keyed write does pay for it: the watch sees content entries when there are some.
+    await governor.startRun().call({ tool: "charge", args: { amount: 5 } }, async () => ok("x"));
+    expect(keys.filter((k) => k.startsWith("gd_")).length).toBeGreaterThan(0);
+  });
+
+  it("a store error on the content entry's claim reaches the model as the fixed phrase, nothing sent", async () => {
+    const secret = "redis://admin:hunter2@10.0.0.5:6379 WRONGPASS";
+    const { store } = watched(createMemoryStore(), new Error(secret));
+    const hostErrors: unknown[] = [];
+    const governor = keyedGov(
+      { idempotency: { honorsKeys: false } },
+      { store, onHostError: (e) => void hostErrors.push(e) },
+    );
+    let sent = 0;
+    const outcome = await governor
+      .startRun()
+      .call({ tool: "charge", args: { amount: 5 }, callId: "c1" }, async () => {
+        sent += 1;
+        return ok("charged");
+      });
+    expect(sent).toBe(0);
+    expect(JSON.stringify(outcome)).not.toContain("hunter2");
+    expect(JSON.stringify(outcome)).not.toContain("10.0.0.5");
+    expect(outcome.kind).not.toBe("ok");
+  });
+
+  it("an identical write refused while the first is out says it is in progress: nothing about taking effect or adjusting the arguments", async () => {
+    const governor = keyedGov({ idempotency: { honorsKeys: false } });
+    const run = governor.startRun();
+    let release: () => void = () => undefined;
+    const first = run.call({ tool: "charge", args: { amount: 5 }, callId: "c1" }, async () => {
+      await new Promise<void>((r) => {
+        release = r;
+      });
+      return ok("charged");
+    });
+    await new Promise((r) => setTimeout(r, 5));
+    const again = await run.call({ tool: "charge", args: { amount: 5 }, callId: "c2" }, async () =>
+      ok("charged twice"),
+    );
+    release();
+    expect(await first).toMatchObject({ kind: "ok" });
+    const text = JSON.stringify(again);
+    expect(text).not.toContain("charged twice");
+    expect(text).toMatch(/identical call is still in progress/);
+    expect(text).not.toMatch(/may have taken effect/);
+    // Nor that the target changed and the arguments need adjusting (was: the correction's advice,
+    // which has the model send an adjusted charge, a second write, while the first is out).
+    expect(text).not.toMatch(/adjust the arguments|target changed/i);
+  });
+});
