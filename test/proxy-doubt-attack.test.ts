@@ -100,6 +100,8 @@ describe("proxy: cancel then the identical call in one stdin write", () => {
       expect(readFileSync(join(dir, "events.jsonl"), "utf8")).toContain(
         `"idempotencyKey":"${key}"`,
       );
+      // So does the host's log (notifications/message): the cancelled call's `stopped` entry.
+      expect(out).toContain(`"idempotencyKey":"${key}"`);
     } finally {
       child.kill();
     }

@@ -292,3 +292,48 @@ describe("attack: what the index costs and what it lets through to the model", (
     expect(text).not.toMatch(/adjust the arguments|target changed/i);
   });
 });
+
+describe("attack: the first send outlives the content entry's lease", () => {
+  it("an identical write during the hang is refused; after the first succeeds, identical writes are new writes again", async () => {
+    let t = 1_000_000;
+    const store = createMemoryStore({ now: () => t } as never);
+    const governor = createGovernor(
+      {
+        budgets: { wallTimeMs: 60 * 60_000 },
+        tools: { charge: { effect: "mutating", retry: { attempts: 1 } } },
+      } as never,
+      { metrics: false, random: () => 0, store, now: () => t },
+    );
+    let sent = 0;
+    let release: () => void = () => undefined;
+    const first = governor
+      .startRun({ idempotencyScope: "s" })
+      .call({ tool: "charge", args: { amount: 5 }, callId: "c1" }, async () => {
+        sent += 1;
+        await new Promise<void>((r) => {
+          release = r;
+        });
+        return ok("charged");
+      });
+    await new Promise((r) => setTimeout(r, 5));
+    t += 16 * 60_000; // past the 15-minute lease, the first still hangs
+    const charge = async () => {
+      sent += 1;
+      return ok("charged");
+    };
+    const during = await governor
+      .startRun({ idempotencyScope: "s" })
+      .call({ tool: "charge", args: { amount: 5 }, callId: "c2" }, charge);
+    expect(sent).toBe(1);
+    expect(during.kind).not.toBe("ok");
+    release();
+    expect(await first).toMatchObject({ kind: "ok" });
+    t += 1000;
+    // The first answered: its write is not in doubt, an identical write is a new one.
+    const after = await governor
+      .startRun({ idempotencyScope: "s" })
+      .call({ tool: "charge", args: { amount: 5 }, callId: "c3" }, charge);
+    expect(after).toMatchObject({ kind: "ok" });
+    expect(sent).toBe(2);
+  });
+});
