@@ -337,3 +337,19 @@ describe("attack: the first send outlives the content entry's lease", () => {
     expect(sent).toBe(2);
   });
 });
+
+describe("attack: no arguments and empty arguments", () => {
+  it("a write sent without arguments and its resend with {} are the same write", async () => {
+    const governor = keyedGov({ idempotency: { honorsKeys: false } });
+    const run = governor.startRun();
+    let sent = 0;
+    const charge = async () => {
+      sent += 1;
+      throw reset();
+    };
+    await run.call({ tool: "charge", callId: "c1" }, charge);
+    const again = await run.call({ tool: "charge", args: {}, callId: "c2" }, charge);
+    expect(sent).toBe(1);
+    expect(again).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+  });
+});
