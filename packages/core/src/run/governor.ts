@@ -283,9 +283,12 @@ export function createGovernor(
     },
     async settle(key, outcome) {
       const before = await store.entry(key);
-      await store.settle(key, outcome, { now: now() });
-      // The key's write no longer in doubt: identical writes may be sent again (doubt.ts).
+      // The key's write no longer in doubt: identical writes may be sent again (doubt.ts). Its
+      // content entry first: a store failing between the two leaves the key in doubt, so the
+      // person's retried settle frees the entry again (the other way round, the key would read
+      // as settled and the retry would free nothing, refusing the identical write for good).
       await settleByHand(store, before, now());
+      await store.settle(key, outcome, { now: now() });
     },
     async learned(options = {}) {
       const limit = options.limit ?? 100;

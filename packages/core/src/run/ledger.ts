@@ -1,7 +1,6 @@
 // The ledger steps around an attempt: the claim of a keyed call (with the first attempt's count
 // against the server's retry budget) before it, and settling its key after it.
 import { fingerprint } from "../judge/fingerprint.ts";
-import { composeMessage } from "../judge/message.ts";
 import {
   type ClaimOptions,
   type ClaimResult,
@@ -378,12 +377,9 @@ function refusedClaim<T>(
 ): CallOutcome<T> {
   if (status === "in_flight") {
     emitCall(state, "model");
-    const text = composeMessage({
-      tool: state.call.tool,
-      observation: "an identical call is still in progress",
-      decision: { action: "correct_arguments", reason: "conflict", certainty: "not_sent" },
-      hint: "Wait for its result instead of repeating it",
-    });
+    // Not a correction's advice ("read its current state, then adjust the arguments"): an adjusted
+    // call is another write, sent while the first may still write (docs/idempotency.md).
+    const text = `${state.call.tool}: an identical call is still in progress. Wait for its result instead of repeating it or changing its arguments.`;
     return {
       kind: "model",
       action: "correct_arguments",
