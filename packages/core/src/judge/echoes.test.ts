@@ -77,6 +77,38 @@ describe("issue 27.3: values the model sent do not trigger a rule", () => {
     });
   });
 
+  it("a text that is nothing but the value is the server's own answer, not an echo", () => {
+    // A search for "unauthorized" answered by a bare "Unauthorized" is a 401: no sentence around
+    // the value says it is one the call sent.
+    for (const [text, args] of [
+      ["Unauthorized", { q: "unauthorized" }],
+      ["Permission denied", { q: "permission denied" }],
+      ["quota exceeded.", { q: "Quota exceeded" }],
+    ] as const) {
+      expect(maskArgumentEchoes(text, args), text).toBe(text);
+      expect(classify(textFailure(text), tool, { args }).action, text).toBe("stop");
+    }
+  });
+
+  it("a status an HTTP client reports for the response is no echo of a number the call sent", () => {
+    for (const text of [
+      "Request failed with status code 401",
+      "HTTP 401: token expired",
+      "HTTP/1.1 401",
+      "Response code 401 from api.example.com",
+    ]) {
+      expect(maskArgumentEchoes(text, { status: 401 }), text).toBe(text);
+      expect(classify(textFailure(text), tool, { args: { status: "401" } }), text).toMatchObject({
+        action: "stop",
+        reason: "unauthorized",
+      });
+    }
+    // A value the text gives as what was asked for stays masked.
+    expect(maskArgumentEchoes("no run with status 503", { status: 503 })).toBe(
+      "no run with status …",
+    );
+  });
+
   it("--explain names the rule that read the masked text, not one an echo would have matched", () => {
     const f = textFailure("Search for 'unauthorized' returned no results in repository acme/api");
     const call = { args: { query: "unauthorized" } };

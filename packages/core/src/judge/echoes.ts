@@ -29,6 +29,15 @@ function collect(out: string[], value: unknown, depth: number): void {
   }
 }
 
+/**
+ * How an HTTP client reports the status of the response (`Request failed with status code 401`,
+ * `HTTP/1.1 401`, `Response code 401`): the number after it is the server's answer, whatever the
+ * call sent.
+ */
+const RESPONSE_STATUS = /(?:\bhttp(?:\/[\d.]+)?|\bstatus code|\bresponse code)\s*[:=]?\s*$/i;
+/** Whether a masked text still says something of its own (a letter or digit outside the masks). */
+const SAYS_SOMETHING = /[\p{L}\p{N}]/u;
+
 const isWord = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}_]/u.test(c);
 const QUOTES = "'\"`[(";
 const CLOSING: Record<string, string> = { "'": "'", '"': '"', "`": "`", "[": "]", "(": ")" };
@@ -37,7 +46,9 @@ const CLOSING: Record<string, string> = { "'": "'", '"': '"', "`": "`", "[": "]"
  * The text with each echo of an argument value replaced by `…`: a value of six characters or
  * more, a number of three digits or more, or any value of two or more the text quotes or brackets
  * (`'pod-a'`, `[logs]`). Whole tokens only (`unauthorized` in `unauthorizedAccess` stays), case
- * insensitive. The text itself when nothing is echoed.
+ * insensitive. Not masked: a number an HTTP client gives as the response's status (`status code
+ * 401`), and a text that would be left with no word of its own. The text itself when nothing is
+ * echoed.
  */
 export function maskArgumentEchoes(text: string, args: Readonly<Record<string, unknown>>): string {
   const values: string[] = [];
@@ -62,11 +73,15 @@ export function maskArgumentEchoes(text: string, args: Readonly<Record<string, u
       if (isWord(before) && isWord(needle[0])) continue;
       if (isWord(after) && isWord(needle[needle.length - 1])) continue;
       const quoted = before !== undefined && QUOTES.includes(before) && after === CLOSING[before];
-      if (!quoted && !NUMBER.test(needle) && needle.length < MIN_BARE) continue;
+      const number = NUMBER.test(needle);
+      if (!quoted && !number && needle.length < MIN_BARE) continue;
+      if (number && !quoted && RESPONSE_STATUS.test(out.slice(Math.max(0, at - 24), at))) continue;
       masked += out.slice(copied, at) + MASK;
       copied = end;
     }
     if (copied > 0) out = masked + out.slice(copied);
   }
-  return out;
+  // A text that is nothing but the values (`Unauthorized` for a search of "unauthorized") is the
+  // server's own answer: no sentence around it says the value is one the call sent.
+  return out === text || SAYS_SOMETHING.test(out) ? out : text;
 }
