@@ -36,6 +36,39 @@ describe("maskArgumentEchoes", () => {
     );
   });
 
+  it("reads a bounded part of the arguments however many values they hold or share", () => {
+    // Each value read counts: wide objects, long arrays and shared references (an object graph
+    // an in-process host passes) are read up to the bound, not walked whole.
+    let reads = 0;
+    const counted = (n: number) =>
+      Object.defineProperties(
+        {},
+        Object.fromEntries(
+          Array.from({ length: n }, (_, i) => [
+            `k${i}`,
+            {
+              enumerable: true,
+              get: () => {
+                reads++;
+                return i % 2 === 0 ? 7 : { deep: 7 };
+              },
+            },
+          ]),
+        ),
+      );
+    maskArgumentEchoes("no match", counted(50_000));
+    expect(reads).toBeLessThanOrEqual(1_000);
+    reads = 0;
+    maskArgumentEchoes("no match", { list: Array.from({ length: 50_000 }, () => counted(1)) });
+    expect(reads).toBeLessThanOrEqual(1_000);
+    reads = 0;
+    let graph: unknown = counted(10);
+    for (let d = 0; d < 6; d++)
+      graph = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`k${i}`, graph]));
+    maskArgumentEchoes("no match", { graph });
+    expect(reads).toBeLessThanOrEqual(1_000);
+  });
+
   it("masks the longer of two values that overlap first", () => {
     expect(
       maskArgumentEchoes('no match for "rate limit exceeded"', {

@@ -14,18 +14,32 @@ const MIN_BARE = 6;
 const NUMBER = /^\d{3,}$/;
 const MASK = "…";
 
-function collect(out: string[], value: unknown, depth: number): void {
-  if (out.length >= MAX_VALUES || depth > MAX_DEPTH) return;
+/** How many values (strings, numbers, arrays, objects) are read at most, shared ones each time. */
+const MAX_READS = 1_000;
+
+/** The values of `value` worth looking for, read depth-first until a bound is reached. */
+function collect(out: Set<string>, value: unknown, depth: number, reads: { left: number }): void {
+  if (out.size >= MAX_VALUES || depth > MAX_DEPTH || reads.left <= 0) return;
+  reads.left--;
   if (typeof value === "string") {
     const v = value.trim();
-    if (v.length >= 2 && v.length <= 500) out.push(v);
+    // Lower-cased, once: a value the call sends many times is looked for once.
+    if (v.length >= 2 && v.length <= 500) out.add(v.toLowerCase());
   } else if (typeof value === "number" && Number.isInteger(value) && value >= 100) {
-    out.push(String(value));
+    out.add(String(value));
+  } else if (depth >= MAX_DEPTH) {
+    // Its items would not be looked at: they are not read either (a getter runs on a read).
   } else if (Array.isArray(value)) {
-    for (const item of value) collect(out, item, depth + 1);
+    for (const item of value) {
+      if (out.size >= MAX_VALUES || reads.left <= 0) return;
+      collect(out, item, depth + 1, reads);
+    }
   } else if (typeof value === "object" && value !== null) {
-    for (const key of Object.keys(value))
-      collect(out, (value as Record<string, unknown>)[key], depth + 1);
+    for (const key in value) {
+      if (out.size >= MAX_VALUES || reads.left <= 0) return;
+      if (Object.hasOwn(value, key))
+        collect(out, (value as Record<string, unknown>)[key], depth + 1, reads);
+    }
   }
 }
 
@@ -51,15 +65,15 @@ const CLOSING: Record<string, string> = { "'": "'", '"': '"', "`": "`", "[": "]"
  * echoed.
  */
 export function maskArgumentEchoes(text: string, args: Readonly<Record<string, unknown>>): string {
-  const values: string[] = [];
-  for (const key of Object.keys(args)) collect(values, args[key], 0);
-  if (values.length === 0) return text;
+  const found = new Set<string>();
+  collect(found, args, -1, { left: MAX_READS });
+  if (found.size === 0) return text;
   // Longest first: a value inside another is masked with it.
-  values.sort((a, b) => b.length - a.length);
+  const values = [...found].sort((a, b) => b.length - a.length);
   let out = text;
   for (const value of values) {
     const lower = out.toLowerCase();
-    const needle = value.toLowerCase();
+    const needle = value;
     let from = 0;
     let masked = "";
     let copied = 0;
