@@ -200,6 +200,10 @@ for node in "${NODES[@]}"; do
     export PATH="$bin:$PATH"
     unset NODE_OPTIONS
     [ "$(node --version)" = "$("$node" --version)" ] || fail "PATH does not start with $bin"
+    # Importing core writes nothing to stderr, not even a warning of the runtime's.
+    node --input-type=module -e 'await import("@governor/core"); await import("@governor/core/judge")' \
+      2>"$WORK/import.err" || fail "importing @governor/core failed: $(cat "$WORK/import.err")"
+    [ ! -s "$WORK/import.err" ] || fail "importing @governor/core wrote to stderr: $(cat "$WORK/import.err")"
     node out/consumer.js
     node out/ai-consumer.js
     head -1 "$ROOT/examples/failures.jsonl" | npx --no-install governor classify | node -e "$check_classify"

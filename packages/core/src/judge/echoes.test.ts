@@ -36,6 +36,39 @@ describe("maskArgumentEchoes", () => {
     );
   });
 
+  it("reads a bounded part of the arguments however many values they hold or share", () => {
+    // Each value read counts: wide objects, long arrays and shared references (an object graph
+    // an in-process host passes) are read up to the bound, not walked whole.
+    let reads = 0;
+    const counted = (n: number) =>
+      Object.defineProperties(
+        {},
+        Object.fromEntries(
+          Array.from({ length: n }, (_, i) => [
+            `k${i}`,
+            {
+              enumerable: true,
+              get: () => {
+                reads++;
+                return i % 2 === 0 ? 7 : { deep: 7 };
+              },
+            },
+          ]),
+        ),
+      );
+    maskArgumentEchoes("no match", counted(50_000));
+    expect(reads).toBeLessThanOrEqual(1_000);
+    reads = 0;
+    maskArgumentEchoes("no match", { list: Array.from({ length: 50_000 }, () => counted(1)) });
+    expect(reads).toBeLessThanOrEqual(1_000);
+    reads = 0;
+    let graph: unknown = counted(10);
+    for (let d = 0; d < 6; d++)
+      graph = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`k${i}`, graph]));
+    maskArgumentEchoes("no match", { graph });
+    expect(reads).toBeLessThanOrEqual(1_000);
+  });
+
   it("masks the longer of two values that overlap first", () => {
     expect(
       maskArgumentEchoes('no match for "rate limit exceeded"', {
@@ -75,6 +108,38 @@ describe("issue 27.3: values the model sent do not trigger a rule", () => {
       action: "stop",
       reason: "forbidden",
     });
+  });
+
+  it("a text that is nothing but the value is the server's own answer, not an echo", () => {
+    // A search for "unauthorized" answered by a bare "Unauthorized" is a 401: no sentence around
+    // the value says it is one the call sent.
+    for (const [text, args] of [
+      ["Unauthorized", { q: "unauthorized" }],
+      ["Permission denied", { q: "permission denied" }],
+      ["quota exceeded.", { q: "Quota exceeded" }],
+    ] as const) {
+      expect(maskArgumentEchoes(text, args), text).toBe(text);
+      expect(classify(textFailure(text), tool, { args }).action, text).toBe("stop");
+    }
+  });
+
+  it("a status an HTTP client reports for the response is no echo of a number the call sent", () => {
+    for (const text of [
+      "Request failed with status code 401",
+      "HTTP 401: token expired",
+      "HTTP/1.1 401",
+      "Response code 401 from api.example.com",
+    ]) {
+      expect(maskArgumentEchoes(text, { status: 401 }), text).toBe(text);
+      expect(classify(textFailure(text), tool, { args: { status: "401" } }), text).toMatchObject({
+        action: "stop",
+        reason: "unauthorized",
+      });
+    }
+    // A value the text gives as what was asked for stays masked.
+    expect(maskArgumentEchoes("no run with status 503", { status: 503 })).toBe(
+      "no run with status …",
+    );
   });
 
   it("--explain names the rule that read the masked text, not one an echo would have matched", () => {

@@ -14,20 +14,43 @@ const MIN_BARE = 6;
 const NUMBER = /^\d{3,}$/;
 const MASK = "…";
 
-function collect(out: string[], value: unknown, depth: number): void {
-  if (out.length >= MAX_VALUES || depth > MAX_DEPTH) return;
+/** How many values (strings, numbers, arrays, objects) are read at most, shared ones each time. */
+const MAX_READS = 1_000;
+
+/** The values of `value` worth looking for, read depth-first until a bound is reached. */
+function collect(out: Set<string>, value: unknown, depth: number, reads: { left: number }): void {
+  if (out.size >= MAX_VALUES || depth > MAX_DEPTH || reads.left <= 0) return;
+  reads.left--;
   if (typeof value === "string") {
     const v = value.trim();
-    if (v.length >= 2 && v.length <= 500) out.push(v);
+    // Lower-cased, once: a value the call sends many times is looked for once.
+    if (v.length >= 2 && v.length <= 500) out.add(v.toLowerCase());
   } else if (typeof value === "number" && Number.isInteger(value) && value >= 100) {
-    out.push(String(value));
+    out.add(String(value));
+  } else if (depth >= MAX_DEPTH) {
+    // Its items would not be looked at: they are not read either (a getter runs on a read).
   } else if (Array.isArray(value)) {
-    for (const item of value) collect(out, item, depth + 1);
+    for (const item of value) {
+      if (out.size >= MAX_VALUES || reads.left <= 0) return;
+      collect(out, item, depth + 1, reads);
+    }
   } else if (typeof value === "object" && value !== null) {
-    for (const key of Object.keys(value))
-      collect(out, (value as Record<string, unknown>)[key], depth + 1);
+    for (const key in value) {
+      if (out.size >= MAX_VALUES || reads.left <= 0) return;
+      if (Object.hasOwn(value, key))
+        collect(out, (value as Record<string, unknown>)[key], depth + 1, reads);
+    }
   }
 }
+
+/**
+ * How an HTTP client reports the status of the response (`Request failed with status code 401`,
+ * `HTTP/1.1 401`, `Response code 401`): the number after it is the server's answer, whatever the
+ * call sent.
+ */
+const RESPONSE_STATUS = /(?:\bhttp(?:\/[\d.]+)?|\bstatus code|\bresponse code)\s*[:=]?\s*$/i;
+/** Whether a masked text still says something of its own (a letter or digit outside the masks). */
+const SAYS_SOMETHING = /[\p{L}\p{N}]/u;
 
 const isWord = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}_]/u.test(c);
 const QUOTES = "'\"`[(";
@@ -37,18 +60,20 @@ const CLOSING: Record<string, string> = { "'": "'", '"': '"', "`": "`", "[": "]"
  * The text with each echo of an argument value replaced by `…`: a value of six characters or
  * more, a number of three digits or more, or any value of two or more the text quotes or brackets
  * (`'pod-a'`, `[logs]`). Whole tokens only (`unauthorized` in `unauthorizedAccess` stays), case
- * insensitive. The text itself when nothing is echoed.
+ * insensitive. Not masked: a number an HTTP client gives as the response's status (`status code
+ * 401`), and a text that would be left with no word of its own. The text itself when nothing is
+ * echoed.
  */
 export function maskArgumentEchoes(text: string, args: Readonly<Record<string, unknown>>): string {
-  const values: string[] = [];
-  for (const key of Object.keys(args)) collect(values, args[key], 0);
-  if (values.length === 0) return text;
+  const found = new Set<string>();
+  collect(found, args, -1, { left: MAX_READS });
+  if (found.size === 0) return text;
   // Longest first: a value inside another is masked with it.
-  values.sort((a, b) => b.length - a.length);
+  const values = [...found].sort((a, b) => b.length - a.length);
   let out = text;
   for (const value of values) {
     const lower = out.toLowerCase();
-    const needle = value.toLowerCase();
+    const needle = value;
     let from = 0;
     let masked = "";
     let copied = 0;
@@ -62,11 +87,15 @@ export function maskArgumentEchoes(text: string, args: Readonly<Record<string, u
       if (isWord(before) && isWord(needle[0])) continue;
       if (isWord(after) && isWord(needle[needle.length - 1])) continue;
       const quoted = before !== undefined && QUOTES.includes(before) && after === CLOSING[before];
-      if (!quoted && !NUMBER.test(needle) && needle.length < MIN_BARE) continue;
+      const number = NUMBER.test(needle);
+      if (!quoted && !number && needle.length < MIN_BARE) continue;
+      if (number && !quoted && RESPONSE_STATUS.test(out.slice(Math.max(0, at - 24), at))) continue;
       masked += out.slice(copied, at) + MASK;
       copied = end;
     }
     if (copied > 0) out = masked + out.slice(copied);
   }
-  return out;
+  // A text that is nothing but the values (`Unauthorized` for a search of "unauthorized") is the
+  // server's own answer: no sentence around it says the value is one the call sent.
+  return out === text || SAYS_SOMETHING.test(out) ? out : text;
 }

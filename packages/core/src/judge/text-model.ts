@@ -6,9 +6,9 @@
  * as a versioned JSON weight file. Pure and deterministic: the same text gives the same answer.
  */
 
+import { createRequire } from "node:module";
 import type { Action } from "../types.ts";
 import { splitIdentifiers } from "./rules.ts";
-import shipped from "./text-model.weights.json" with { type: "json" };
 
 /** The classes the model chooses between, in the order of each feature's weights. */
 export const MODEL_CLASSES = [
@@ -95,8 +95,15 @@ export function textFeatures(text: string): string[] {
   return [...out];
 }
 
-/** The model that ships with core. */
-export const SHIPPED_TEXT_MODEL: TextModel = checkModel(shipped);
+/**
+ * The model that ships with core. Read with `require`, not `import … with { type: "json" }`:
+ * Node before 20.10 cannot parse that import (core would not load on Node 20.0 to 20.9, which
+ * `engines` accepts), and Node before 20.18 or 22.12 writes an ExperimentalWarning to stderr in
+ * every host that imports core. The package's build copies the file beside this module.
+ */
+export const SHIPPED_TEXT_MODEL: TextModel = checkModel(
+  createRequire(import.meta.url)("./text-model.weights.json"),
+);
 
 /**
  * A weight file checked for its shape, with a message that says what is wrong and what is

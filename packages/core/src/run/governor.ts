@@ -1,4 +1,5 @@
 import { GovernorError } from "../errors.ts";
+import { MAX_NAME } from "../judge/bound-name.ts";
 import { flatPrefix32, sha256Hex } from "../judge/canonical.ts";
 import { describeLearned, type LearnedEntry, learnedPrefix } from "../judge/learned.ts";
 import {
@@ -267,7 +268,7 @@ export function createGovernor(
   return {
     policy: parsed,
     toolPolicy,
-    startRun: (runOptions = {}) => createRun(core, runOptions),
+    startRun: (runOptions = {}) => createRun(core, checkRunOptions(runOptions)),
     async unavailableTools(tools, server) {
       const out: string[] = [];
       for (const tool of tools) {
@@ -322,4 +323,24 @@ export function createGovernor(
       return await store.resetOutcomes(learnedPrefix(server, tool));
     },
   };
+}
+
+/**
+ * The run options a host passes, checked where a bad value would otherwise fail later, inside a
+ * call: `learning.scope` becomes part of every learned-outcome key of the run.
+ */
+function checkRunOptions(options: RunOptions): RunOptions {
+  const scope = options.learning?.scope;
+  if (
+    scope !== undefined &&
+    (typeof scope !== "string" || scope.length === 0 || scope.length > MAX_NAME)
+  ) {
+    throw new GovernorError(
+      "invalid_options",
+      `startRun: learning.scope must be a string of 1 to ${MAX_NAME} characters (a tenant id), got ${
+        typeof scope === "string" ? `${scope.length} characters` : String(scope)
+      }`,
+    );
+  }
+  return options;
 }

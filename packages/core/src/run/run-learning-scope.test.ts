@@ -114,3 +114,16 @@ describe("learningScopeOf and scoped keys", () => {
     });
   });
 });
+
+describe("learning.scope from the host is checked at startRun", () => {
+  it("refuses a scope that is not a non-empty string of at most 128 characters, saying what is accepted", () => {
+    const gov = setup(createMemoryStore());
+    for (const scope of [42, "", "x".repeat(129), null]) {
+      expect(
+        () => gov.startRun({ learning: { scope: scope as unknown as string } }),
+        String(scope),
+      ).toThrow(/learning\.scope must be a string of 1 to 128 characters/);
+    }
+    expect(() => gov.startRun({ learning: { scope: "tenant-a/β" } })).not.toThrow();
+  });
+});

@@ -30,7 +30,8 @@ export interface RunOptions {
   /**
    * Learning from outcomes for this run (docs/learning.md). `scope`: what the run learns, and the
    * learned records it reads, are kept apart under this name (a tenant), so one tenant's failures
-   * never demote another's decisions.
+   * never demote another's decisions. A string of 1 to 128 characters (any characters: it is
+   * URI-encoded in the key); `startRun` throws `invalid_options` on anything else.
    * @default the tenant prefix of `idempotencyScope` (before its first `:`), else none: shared
    */
   readonly learning?: { readonly scope?: string };
