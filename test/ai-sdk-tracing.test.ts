@@ -11,7 +11,7 @@ import { generateText, stepCountIs, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { expect, it } from "vitest";
 import { z } from "zod";
-import { formatSpanTree, memoryTracing, type SpanNode, spanTree } from "./span-tree.ts";
+import { formatSpanTree, memoryTracing, type SpanNode, spanTree } from "../examples/span-tree.ts";
 
 const { provider, exporter } = memoryTracing();
 const tracer = provider.getTracer("ai-sdk-tracing.test");

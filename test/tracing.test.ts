@@ -5,8 +5,8 @@
 import { createGovernor, type GovernorOptions, HostError, type PolicyInput } from "@governor/core";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { afterEach, describe, expect, it } from "vitest";
+import { formatSpanTree, memoryTracing, spanTree } from "../examples/span-tree.ts";
 import { latestSemconvFromEnv } from "../packages/core/src/telemetry/tracing.ts";
-import { formatSpanTree, memoryTracing, spanTree } from "./span-tree.ts";
 
 const { provider, exporter } = memoryTracing();
 const tracer = provider.getTracer("test");
