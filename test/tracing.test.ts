@@ -5,7 +5,12 @@
 import { createGovernor, type GovernorOptions, HostError, type PolicyInput } from "@governor/core";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { afterEach, describe, expect, it } from "vitest";
-import { formatSpanTree, memoryTracing, spanTree } from "../examples/span-tree.ts";
+import {
+  formatSpanTree,
+  memoryTracing,
+  registerGlobally,
+  spanTree,
+} from "../examples/span-tree.ts";
 import { latestSemconvFromEnv } from "../packages/core/src/telemetry/tracing.ts";
 
 const { provider, exporter } = memoryTracing();
@@ -215,6 +220,23 @@ describe("where the spans nest", () => {
     expect(text).toMatch(
       /└─ governor\.attempt get_note {2}governor\.attempt=2\n {6}└─ db\.query 2$/,
     );
+  });
+
+  it("through the global provider: nothing before an SDK is registered, spans after", async () => {
+    const gov = createGovernor(POLICY, { metrics: false });
+    const before = gov.startRun();
+    await before.call({ tool: "get_note" }, async () => ok("hi"));
+    before.end();
+    expect(exporter.getFinishedSpans()).toEqual([]);
+    registerGlobally(provider);
+    const after = gov.startRun();
+    await after.call({ tool: "get_note" }, async () => ok("hi"));
+    after.end();
+    expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual([
+      "governor.attempt get_note",
+      "execute_tool get_note",
+      "governor.run",
+    ]);
   });
 
   it("records nothing with tracing: false", async () => {

@@ -113,6 +113,10 @@ interface ContextApi {
 
 interface TraceApi {
   getTracer(name: string, version?: string): TracerLike;
+  getTracerProvider(): {
+    getDelegate?(): unknown;
+    getTracer(name: string, version?: string): TracerLike;
+  };
   getSpan(context: unknown): SpanLike | undefined;
   setSpan(context: unknown, span: SpanLike): unknown;
 }
@@ -121,6 +125,7 @@ interface TraceApi {
 interface OtelApi {
   readonly context: ContextApi;
   readonly trace: TraceApi;
+  readonly ProxyTracerProvider?: new () => { getDelegate(): unknown };
 }
 
 const SPAN_KIND_INTERNAL = 0;
@@ -163,6 +168,7 @@ function boundId(id: string): string {
  * (started back at the run's start), so a run whose calls all sit under the host's spans has none.
  */
 interface RunTrace {
+  readonly tracer: TracerLike;
   readonly startedAt: number;
   readonly parent: unknown;
   span: SpanLike | undefined;
@@ -170,6 +176,7 @@ interface RunTrace {
 }
 
 interface CallTrace {
+  readonly tracer: TracerLike;
   readonly span: SpanLike;
   readonly context: unknown;
   /** Attempt spans not ended yet, by attempt number. */
@@ -241,18 +248,47 @@ class GovernorTracing implements Tracing {
   readonly #runs = new WeakMap<RunRef, RunTrace>();
   readonly #calls = new WeakMap<CallRef, CallTrace>();
 
+  /** The global provider's tracer, and the provider behind it when it was taken. */
+  #tracer: TracerLike | undefined = undefined;
+  #delegate: unknown = undefined;
+
   constructor(
     private readonly api: OtelApi,
-    private readonly tracer: TracerLike,
+    /** The tracer the host gave; else the global provider's, looked up as it changes. */
+    private readonly given: TracerLike | undefined,
+    private readonly version: string | undefined,
     private readonly errorText: boolean,
     private readonly latest: boolean,
+    /** The API's no-op provider: behind the global one until an SDK is registered. */
+    private readonly noop: unknown,
   ) {}
 
+  /**
+   * The tracer to start spans with now, or undefined when no SDK is registered behind the global
+   * provider: every span would be a no-op, so none is started (a call costs a lookup, not a span
+   * and a context). Looked up per call: a tracer taken from one copy of the API before the SDK was
+   * registered (through another copy, or later) would stay a no-op.
+   */
+  #current(): TracerLike | undefined {
+    if (this.given !== undefined) return this.given;
+    const provider = this.api.trace.getTracerProvider();
+    const delegate = provider.getDelegate?.() ?? provider;
+    if (this.noop !== undefined && delegate === this.noop) return undefined;
+    if (this.#tracer === undefined || delegate !== this.#delegate) {
+      this.#delegate = delegate;
+      this.#tracer = provider.getTracer(TRACER_NAME, this.version);
+    }
+    return this.#tracer;
+  }
+
   runStarted(run: RunRef): void {
+    const tracer = this.#current();
+    if (tracer === undefined) return;
     const active = this.api.context.active();
     // Under the host's span the run's calls nest under the host's spans: no span of its own.
     if (this.api.trace.getSpan(active) !== undefined) return;
     this.#runs.set(run, {
+      tracer,
       startedAt: Date.now(),
       parent: active,
       span: undefined,
@@ -265,7 +301,7 @@ class GovernorTracing implements Tracing {
     const trace = this.#runs.get(run);
     if (trace === undefined) return undefined;
     if (trace.span === undefined) {
-      trace.span = this.tracer.startSpan(
+      trace.span = trace.tracer.startSpan(
         "governor.run",
         {
           kind: SPAN_KIND_INTERNAL,
@@ -280,6 +316,8 @@ class GovernorTracing implements Tracing {
   }
 
   callStarted<C extends AttemptRef, R>(call: CallRef, execute: (ctx: C) => R): (ctx: C) => R {
+    const tracer = this.#current();
+    if (tracer === undefined) return execute;
     const { api } = this;
     const active = api.context.active();
     const parent =
@@ -294,13 +332,14 @@ class GovernorTracing implements Tracing {
     if (call.call.callId !== undefined)
       attributes["gen_ai.tool.call.id"] = boundId(call.call.callId);
     if (call.call.server !== undefined) attributes["governor.server"] = boundName(call.call.server);
-    const span = this.tracer.startSpan(
+    const span = tracer.startSpan(
       `execute_tool ${tool}`,
       { kind: SPAN_KIND_INTERNAL, attributes },
       parent,
     );
     if (!span.isRecording()) return execute;
     const trace: CallTrace = {
+      tracer,
       span,
       context: api.trace.setSpan(parent, span),
       attempts: new Map(),
@@ -328,7 +367,7 @@ class GovernorTracing implements Tracing {
       attributes["gen_ai.operation.name"] = "execute_tool";
       attributes["gen_ai.tool.name"] = tool;
     }
-    const span = this.tracer.startSpan(
+    const span = trace.tracer.startSpan(
       mcp ? `tools/call ${tool}` : `governor.attempt ${tool}`,
       { kind: mcp ? SPAN_KIND_CLIENT : SPAN_KIND_INTERNAL, attributes },
       trace.context,
@@ -480,9 +519,23 @@ export function createTracing(
   const loaded = loadApi();
   if (loaded === undefined) return undefined;
   const { api, version } = loaded;
-  // The global tracer is the API's proxy: an SDK registered later is still used.
-  const tracer = options.tracer ?? api.trace.getTracer(TRACER_NAME, version);
   const latest =
     options.semconv === undefined ? latestSemconvFromEnv(env) : options.semconv === "latest";
-  return new GovernorTracing(api, tracer, options.errorText === true, latest);
+  let noop: unknown;
+  if (options.tracer === undefined && typeof api.ProxyTracerProvider === "function") {
+    try {
+      // A fresh proxy hands out the API's one no-op provider: the global one's, until an SDK is set.
+      noop = new api.ProxyTracerProvider().getDelegate();
+    } catch {
+      noop = undefined;
+    }
+  }
+  return new GovernorTracing(
+    api,
+    options.tracer,
+    version,
+    options.errorText === true,
+    latest,
+    noop,
+  );
 }
