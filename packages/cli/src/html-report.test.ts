@@ -74,6 +74,59 @@ describe("governor report --html", () => {
     expect(html).toContain("3 would stop earlier");
   });
 
+  it("answers which tool stopped which runs and why: a table of counts with an example each, and each stopped run step by step", async () => {
+    const html = page(await governedEvents());
+    const table = html.match(/<table class="stops">([\s\S]*?)<\/table>/)?.[1] ?? "";
+    expect(table).toContain("3 stopped runs");
+    const rows = [
+      ...table.matchAll(
+        /<tr><td><code>([^<]+)<\/code><\/td><td><code>([^<]+)<\/code><\/td><td class="num">(\d+)<\/td><td class="example">([^<]*)<\/td><\/tr>/g,
+      ),
+    ].map((m) => m.slice(1));
+    expect(rows).toEqual([["retries_exhausted", "fetch", "3", "503 Service Unavailable"]]);
+    // One <details> per stopped run, the latest first and open; readable without a script.
+    const details = [
+      ...html.matchAll(/<details( open)?><summary>([\s\S]*?)<\/summary>([\s\S]*?)<\/details>/g),
+    ];
+    expect(details.map((d) => [Boolean(d[1]), d[2]?.match(/<code>(r\d)<\/code>/)?.[1]])).toEqual([
+      [true, "r2"],
+      [false, "r1"],
+      [false, "r0"],
+    ]);
+    const steps = [...(details[0]?.[3] ?? "").matchAll(/<li[^>]*>([\s\S]*?)<\/li>/g)].map((m) =>
+      (m[1] ?? "").replace(/<[^>]+>/g, ""),
+    );
+    expect(steps).toEqual([
+      expect.stringMatching(
+        /^\+\d\.\d{3} s call 1 get_note attempt 1 failed: sent back to the model to correct its arguments \(correct_arguments, reason not_found\) “?No note with id &quot;x&quot;/,
+      ),
+      expect.stringMatching(/^\+\d\.\d{3} s call 1 get_note ended: model after 1 attempt/),
+      expect.stringMatching(
+        /call 2 fetch attempt 1 failed: retry \(retry_dependency, reason unavailable, next attempt in \d+ ms\)/,
+      ),
+      expect.stringMatching(
+        /call 2 fetch attempt 2 failed: stopped the run \(stop, reason retries_exhausted\) “?503 Service Unavailable/,
+      ),
+      expect.stringMatching(/call 2 fetch ended: stop after 2 attempts/),
+    ]);
+  });
+
+  it("writes counts on the charts, no zero labels, and says what each chart counts", async () => {
+    const html = page(await governedEvents());
+    const rates = html.match(/data-chart="tool-rates">([\s\S]*?)<\/figure>/)?.[1] ?? "";
+    expect(rates).not.toMatch(/>0%</);
+    const ends = html.match(/data-chart="run-ends">([\s\S]*?)<\/figure>/)?.[1] ?? "";
+    expect([...ends.matchAll(/class="small count">(\d+)</g)].map((m) => Number(m[1]))).toEqual([4]);
+    for (const title of [
+      "Run ends over time, by reason (runs per column)",
+      "Costliest failure fingerprints (failed attempts each)",
+      "Per tool: failure, retry, correction and switch rates (% of its attempts)",
+      "Budget use per run (number of runs)",
+    ]) {
+      expect(html).toContain(`<h2>${title.replaceAll("%", "%")}</h2>`);
+    }
+  });
+
   it("escapes names from the log: a tool name cannot inject markup", async () => {
     const hostile = `<img src=x onerror="alert(1)">`;
     const html = page(await governedEvents(hostile));
