@@ -55,7 +55,8 @@ export function record(
     r.tally.decision(d.action, print, { tool: state.call.tool, reason: c.reason, text }, isFailure);
   }
   // Spans are made from the decision event: the tracing reads it as a listener would.
-  if (!core.listening && core.tracing === undefined) return;
+  const traced = core.tracing?.traces(state) === true;
+  if (!core.listening && !traced) return;
   const now = core.now();
   const event: DecisionEvent = {
     v: EVENT_SCHEMA_VERSION,
@@ -90,5 +91,5 @@ export function record(
     },
   };
   if (core.listening) core.emit(event);
-  core.tracing?.decision(state, event);
+  if (traced) core.tracing?.decision(state, event);
 }

@@ -77,6 +77,8 @@ export interface Tracing {
   /** `run.call`'s promise: the call's span ends when it settles. */
   callSettled<T>(call: CallRef, done: Promise<T>): Promise<T>;
   callOutcome(call: CallRef, outcome: CallOutcomeKind, failed: boolean): void;
+  /** Whether the call has a span (a decision event is built for it only then). */
+  traces(call: CallRef): boolean;
   decision(call: CallRef, event: DecisionEvent): void;
   runEnded(run: RunRef, summary: RunSummary): void;
 }
@@ -247,6 +249,11 @@ function mcpErrorType(event: DecisionEvent): { errorType: string; statusCode?: s
 class GovernorTracing implements Tracing {
   readonly #runs = new WeakMap<RunRef, RunTrace>();
   readonly #calls = new WeakMap<CallRef, CallTrace>();
+  /**
+   * Runs started while no SDK was registered: their calls make no span (a set lookup per call,
+   * not the global provider's). An SDK registered since is used from the next run on.
+   */
+  readonly #idleRuns = new WeakSet<RunRef>();
 
   /** The global provider's tracer, and the provider behind it when it was taken. */
   #tracer: TracerLike | undefined = undefined;
@@ -283,7 +290,10 @@ class GovernorTracing implements Tracing {
 
   runStarted(run: RunRef): void {
     const tracer = this.#current();
-    if (tracer === undefined) return;
+    if (tracer === undefined) {
+      this.#idleRuns.add(run);
+      return;
+    }
     const active = this.api.context.active();
     // Under the host's span the run's calls nest under the host's spans: no span of its own.
     if (this.api.trace.getSpan(active) !== undefined) return;
@@ -316,6 +326,7 @@ class GovernorTracing implements Tracing {
   }
 
   callStarted<C extends AttemptRef, R>(call: CallRef, execute: (ctx: C) => R): (ctx: C) => R {
+    if (this.#idleRuns.has(call.run)) return execute;
     const tracer = this.#current();
     if (tracer === undefined) return execute;
     const { api } = this;
@@ -412,6 +423,10 @@ class GovernorTracing implements Tracing {
     if (trace === undefined) return;
     trace.outcome = outcome;
     trace.observedFailure = failed;
+  }
+
+  traces(call: CallRef): boolean {
+    return this.#calls.has(call);
   }
 
   decision(call: CallRef, event: DecisionEvent): void {
