@@ -302,6 +302,25 @@ describe("semantic conventions", () => {
     expect(named("execute_tool get_note")[0]?.attributes["governor.server"]).toBe("notes");
   });
 
+  it("latest: a JSON-RPC error from the server is the attempt's error.type and rpc.response.status_code", async () => {
+    const run = governor(POLICY, {
+      tracing: { tracer, semconv: "latest" },
+      onHostError: () => ({ action: "stop" }),
+    }).startRun();
+    await run.call({ tool: "get_note", server: "notes" }, async () =>
+      Promise.reject(
+        Object.assign(new Error("MCP error -32603: Internal error"), { code: -32603 }),
+      ),
+    );
+    run.end();
+    const [attempt] = named("tools/call get_note");
+    expect(attempt?.attributes).toMatchObject({
+      "error.type": "-32603",
+      "rpc.response.status_code": "-32603",
+      "governor.action": "host",
+    });
+  });
+
   it("baseline: the same attempt is Governor's own span, no MCP attributes", async () => {
     const run = governor(POLICY, { tracing: { tracer, semconv: "baseline" } }).startRun();
     await run.call({ tool: "get_note", server: "notes" }, async () =>
