@@ -8,6 +8,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { HtmlTally, MAX_TOOLS } from "./html-aggregate.ts";
 import { renderHtmlReport } from "./html-page.ts";
+import { MAX_STOPPED_RUNS, StopTally } from "./html-stops.ts";
 import { ReplayTally } from "./replay-log.ts";
 
 /** Real events: a governor's runs with corrections, retries, stops and successes. */
@@ -193,5 +194,77 @@ describe("governor report --html", () => {
     expect(html.length).toBeLessThan(80_000);
     // Seven times the runs, about the same page.
     expect(html.length).toBeLessThan(small.length * 1.5);
+  });
+
+  it("keeps the stopped runs' steps bounded: the latest 20 runs, 40 steps each, a count of the rest", () => {
+    const stops = new StopTally();
+    const at = Date.UTC(2026, 0, 1);
+    for (let r = 0; r < 3_000; r += 1) {
+      const runId = `run-${r}`;
+      for (let i = 0; i < 60; i += 1) {
+        stops.add({
+          v: 1,
+          type: "decision",
+          at: at + i,
+          runId,
+          tool: `tool_${r}`,
+          call: i + 1,
+          attempt: 1,
+          action: "correct_arguments",
+          reason: "not_found",
+          certainty: "failed",
+          fingerprint: "0".repeat(16),
+          observed: false,
+          input: {
+            callHash: "0".repeat(16),
+            failure: { channel: "tool", origin: "peer", text: "x".repeat(5_000) },
+            elapsedMs: i,
+          },
+        });
+      }
+      if (r % 2 === 0) {
+        stops.add({
+          v: 1,
+          type: "run_end",
+          at: at + 60,
+          runId,
+          summary: {
+            runId,
+            reason: "repeated_failure",
+            personResolvable: false,
+            calls: 60,
+            attempts: 60,
+            actions: {
+              correct_arguments: 60,
+              retry_dependency: 0,
+              switch_tool: 0,
+              stop: 0,
+              host: 0,
+            },
+            retries: 0,
+            failures: 60,
+            fingerprints: {},
+            durationMs: 60,
+            lastFailure: { tool: `tool_${r}`, reason: "not_found", text: "y".repeat(5_000) },
+            observeOnly: false,
+          },
+        });
+      }
+    }
+    const { rows, otherRuns, runs } = stops.result();
+    expect(runs).toHaveLength(MAX_STOPPED_RUNS);
+    expect(runs[0]?.runId).toBe("run-2998");
+    for (const run of runs) {
+      expect(run.steps).toHaveLength(40);
+      expect(run.moreSteps).toBe(20);
+      expect(run.steps[0]?.atMs).toBe(0);
+      for (const step of run.steps) {
+        if (step.kind === "decision") expect(step.text?.length).toBeLessThanOrEqual(240);
+      }
+    }
+    // 1,500 stopped runs, one per tool: 200 pairs counted apart, the rest summed.
+    expect(rows).toHaveLength(200);
+    expect(rows.reduce((n, r) => n + r.runs, otherRuns)).toBe(1_500);
+    expect(rows[0]?.example.length).toBeLessThanOrEqual(240);
   });
 });

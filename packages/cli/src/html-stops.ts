@@ -9,8 +9,11 @@ import type { Action, GovernorEvent, Reason, RunEndReason } from "@governor/core
 const MAX_PAIRS = 200;
 /** Stopped runs kept step by step (the latest). */
 export const MAX_STOPPED_RUNS = 20;
-/** Open runs whose steps are buffered at once; the oldest are dropped first. */
-const MAX_OPEN_RUNS = 2_000;
+/**
+ * Open runs whose steps are buffered at once; the oldest are dropped first. With
+ * {@link MAX_STEPS} steps of at most {@link MAX_TEXT} characters each, a few MB at most.
+ */
+const MAX_OPEN_RUNS = 500;
 /** Steps kept per run: the first ones, then a count of those left out. */
 const MAX_STEPS = 40;
 /** Longest example or failure text kept. */
@@ -68,8 +71,9 @@ export interface StoppedRun {
 
 const cut = (text: string) => (text.length <= MAX_TEXT ? text : `${text.slice(0, MAX_TEXT - 1)}…`);
 
+/** A step as buffered while its run is open: `atMs` holds the event's epoch ms until the end. */
 interface Buffered {
-  readonly events: GovernorEvent[];
+  readonly steps: RunStep[];
   more: number;
 }
 
@@ -91,10 +95,11 @@ export class StopTally {
           const oldest = this.open.keys().next().value;
           if (oldest !== undefined) this.open.delete(oldest);
         }
-        buffered = { events: [], more: 0 };
+        buffered = { steps: [], more: 0 };
         this.open.set(event.runId, buffered);
       }
-      if (buffered.events.length < MAX_STEPS) buffered.events.push(event);
+      // Kept as a small step (texts cut), not the event: an open run holds little.
+      if (buffered.steps.length < MAX_STEPS) buffered.steps.push(...step(event, 0));
       else buffered.more += 1;
       return;
     }
@@ -123,7 +128,7 @@ export class StopTally {
       durationMs: summary.durationMs,
       calls: summary.calls,
       attempts: summary.attempts,
-      steps: (buffered?.events ?? []).flatMap((e) => step(e, start)),
+      steps: (buffered?.steps ?? []).map((s) => ({ ...s, atMs: Math.max(0, s.atMs - start) })),
       moreSteps: buffered?.more ?? 0,
     });
     if (this.stopped.length > MAX_STOPPED_RUNS) this.stopped.shift();
@@ -142,8 +147,9 @@ export class StopTally {
   }
 }
 
+/** The event as a step, timed `event.at - start`. */
 function step(event: GovernorEvent, start: number): RunStep[] {
-  const atMs = Math.max(0, event.at - start);
+  const atMs = event.at - start;
   if (event.type === "decision") {
     return [
       {
