@@ -332,6 +332,61 @@ describe("governor report", () => {
     expect(report.topFingerprints[0]).toMatchObject({ fingerprint: "0".repeat(16), runs });
   }, 120_000);
 
+  it("issue 26: runs that never end, each with its own fingerprint and tool, are reported in a 64 MB heap", async () => {
+    // More runs, fingerprints and tools than the report tracks (REPORT_LIMITS): before the top
+    // lists were bounded and runs aged out, every one of them was held until the end.
+    const many = join(dir, "many.jsonl");
+    const out = createWriteStream(many);
+    const runs = 130_000;
+    for (let r = 0; r < runs; r += 1) {
+      const line = JSON.stringify({
+        v: 1,
+        type: "decision",
+        at: at + r,
+        runId: `run-${r}-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee`,
+        tool: `tool_${r}`,
+        attempt: 1,
+        action: "retry_dependency",
+        reason: "unavailable",
+        certainty: "failed",
+        fingerprint: r.toString(16).padStart(16, "0"),
+        observed: false,
+      });
+      if (!out.write(`${line}\n`)) await once(out, "drain");
+    }
+    out.end();
+    await finished(out);
+    const page = join(dir, "many.html");
+    const { status, stdout, stderr } = await governorProcess(
+      ["report", many, "--json", "--html", page],
+      undefined,
+      ["--max-old-space-size=64"],
+    );
+    expect(stderr).toBe("");
+    expect(status).toBe(0);
+    const report = JSON.parse(stdout) as Report;
+    expect(report).toMatchObject({ events: runs, openRuns: runs, failures: runs });
+    expect(report.agedOutRuns).toBe(runs - 10_000); // REPORT_LIMITS.runs
+    expect(Object.keys(report.retries.byTool)).toHaveLength(101);
+    expect(report.topFingerprints[0]?.error).toBeGreaterThan(0);
+    expect((await stat(page)).size).toBeGreaterThan(0);
+  }, 120_000);
+
+  it("issue 26: an event at a time no date holds is named by its line and skipped; the page is written", async () => {
+    const odd = join(dir, "odd-time.jsonl");
+    const lines = events.map((e) => JSON.stringify(e));
+    lines.splice(1, 0, JSON.stringify({ ...events[1], at: 1e17 }));
+    await appendFile(odd, `${lines.join("\n")}\n`);
+    const page = join(dir, "odd-time.html");
+    const { status, stdout, stderr } = await governor(["report", odd, "--html", page]);
+    expect(stderr.trim()).toBe(
+      `governor report: ${odd}: line 2: at: not a time: 100000000000000000 is past the latest epoch ms a date holds (8640000000000000)`,
+    );
+    expect(status).toBe(1);
+    expect(stdout).toContain(`Events: ${events.length} (2025-01-01T00:00:00.000Z`);
+    expect(await readFile(page, "utf8")).toContain("<html");
+  });
+
   it("issue 9.7: skips a line too long to hold, keeps line numbers, reads the rest", async () => {
     const text = [
       JSON.stringify(events[0]),

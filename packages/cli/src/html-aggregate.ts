@@ -1,4 +1,5 @@
 import type { Action, GovernorEvent, RunEndReason } from "@governor/core";
+import { type StoppedRun, type StopRow, StopTally } from "./html-stops.ts";
 
 // What the HTML report draws, gathered in one pass over the events in bounded memory: time
 // buckets that widen as the log grows, per tool counts capped by tool, per run usage histograms.
@@ -41,6 +42,15 @@ export interface HtmlAggregate {
   readonly tools: ReadonlyArray<{ readonly name: string } & ToolCounts>;
   /** Runs by how much of each counter they used. */
   readonly usage: Readonly<Record<UsageName, readonly number[]>>;
+  /**
+   * Stopped runs by reason and the tool of their last failure, with an example message each
+   * (`otherRuns`: past the pairs counted apart), and the latest stopped runs step by step.
+   */
+  readonly stops: {
+    readonly rows: readonly StopRow[];
+    readonly otherRuns: number;
+    readonly runs: readonly StoppedRun[];
+  };
 }
 
 const ACTION_FIELD: Partial<Record<Action, keyof ToolCounts>> = {
@@ -67,6 +77,7 @@ export class HtmlTally {
   private readonly buckets = new Map<number, Map<RunEndReason, number>>();
   private readonly tools = new Map<string, ToolCounts>();
   private readonly other = emptyCounts();
+  private readonly stopTally = new StopTally();
   private readonly usage: Record<UsageName, number[]> = {
     calls: USAGE_BUCKETS.map(() => 0),
     attempts: USAGE_BUCKETS.map(() => 0),
@@ -75,6 +86,7 @@ export class HtmlTally {
   };
 
   add(event: GovernorEvent): void {
+    this.stopTally.add(event);
     switch (event.type) {
       case "run_end":
         this.addRunEnd(event.at, event.summary.reason);
@@ -174,6 +186,7 @@ export class HtmlTally {
         failures: [...this.usage.failures],
         retries: [...this.usage.retries],
       },
+      stops: this.stopTally.result(),
     };
   }
 }

@@ -8,6 +8,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { HtmlTally, MAX_TOOLS } from "./html-aggregate.ts";
 import { renderHtmlReport } from "./html-page.ts";
+import { MAX_STOPPED_RUNS, StopTally } from "./html-stops.ts";
 import { ReplayTally } from "./replay-log.ts";
 
 /** Real events: a governor's runs with corrections, retries, stops and successes. */
@@ -72,6 +73,59 @@ describe("governor report --html", () => {
     expect(new Set(urls)).toEqual(new Set(["http://www.w3.org/2000/svg"]));
     // The stricter replay (one call per run) stops the three failing runs at their second call.
     expect(html).toContain("3 would stop earlier");
+  });
+
+  it("answers which tool stopped which runs and why: a table of counts with an example each, and each stopped run step by step", async () => {
+    const html = page(await governedEvents());
+    const table = html.match(/<table class="stops">([\s\S]*?)<\/table>/)?.[1] ?? "";
+    expect(table).toContain("3 stopped runs");
+    const rows = [
+      ...table.matchAll(
+        /<tr><td><code>([^<]+)<\/code><\/td><td><code>([^<]+)<\/code><\/td><td class="num">(\d+)<\/td><td class="example">([^<]*)<\/td><\/tr>/g,
+      ),
+    ].map((m) => m.slice(1));
+    expect(rows).toEqual([["retries_exhausted", "fetch", "3", "503 Service Unavailable"]]);
+    // One <details> per stopped run, the latest first and open; readable without a script.
+    const details = [
+      ...html.matchAll(/<details( open)?><summary>([\s\S]*?)<\/summary>([\s\S]*?)<\/details>/g),
+    ];
+    expect(details.map((d) => [Boolean(d[1]), d[2]?.match(/<code>(r\d)<\/code>/)?.[1]])).toEqual([
+      [true, "r2"],
+      [false, "r1"],
+      [false, "r0"],
+    ]);
+    const steps = [...(details[0]?.[3] ?? "").matchAll(/<li[^>]*>([\s\S]*?)<\/li>/g)].map((m) =>
+      (m[1] ?? "").replace(/<[^>]+>/g, ""),
+    );
+    expect(steps).toEqual([
+      expect.stringMatching(
+        /^\+\d\.\d{3} s call 1 get_note attempt 1 failed: sent back to the model to correct its arguments \(correct_arguments, reason not_found\) “?No note with id &quot;x&quot;/,
+      ),
+      expect.stringMatching(/^\+\d\.\d{3} s call 1 get_note ended: model after 1 attempt/),
+      expect.stringMatching(
+        /call 2 fetch attempt 1 failed: retry \(retry_dependency, reason unavailable, next attempt in \d+ ms\)/,
+      ),
+      expect.stringMatching(
+        /call 2 fetch attempt 2 failed: stopped the run \(stop, reason retries_exhausted\) “?503 Service Unavailable/,
+      ),
+      expect.stringMatching(/call 2 fetch ended: stop after 2 attempts/),
+    ]);
+  });
+
+  it("writes counts on the charts, no zero labels, and says what each chart counts", async () => {
+    const html = page(await governedEvents());
+    const rates = html.match(/data-chart="tool-rates">([\s\S]*?)<\/figure>/)?.[1] ?? "";
+    expect(rates).not.toMatch(/>0%</);
+    const ends = html.match(/data-chart="run-ends">([\s\S]*?)<\/figure>/)?.[1] ?? "";
+    expect([...ends.matchAll(/class="small count">(\d+)</g)].map((m) => Number(m[1]))).toEqual([4]);
+    for (const title of [
+      "Run ends over time, by reason (runs per column)",
+      "Costliest failure fingerprints (failed attempts each)",
+      "Per tool: failure, retry, correction and switch rates (% of its attempts)",
+      "Budget use per run (number of runs)",
+    ]) {
+      expect(html).toContain(`<h2>${title.replaceAll("%", "%")}</h2>`);
+    }
   });
 
   it("escapes names from the log: a tool name cannot inject markup", async () => {
@@ -140,5 +194,77 @@ describe("governor report --html", () => {
     expect(html.length).toBeLessThan(80_000);
     // Seven times the runs, about the same page.
     expect(html.length).toBeLessThan(small.length * 1.5);
+  });
+
+  it("keeps the stopped runs' steps bounded: the latest 20 runs, 40 steps each, a count of the rest", () => {
+    const stops = new StopTally();
+    const at = Date.UTC(2026, 0, 1);
+    for (let r = 0; r < 3_000; r += 1) {
+      const runId = `run-${r}`;
+      for (let i = 0; i < 60; i += 1) {
+        stops.add({
+          v: 1,
+          type: "decision",
+          at: at + i,
+          runId,
+          tool: `tool_${r}`,
+          call: i + 1,
+          attempt: 1,
+          action: "correct_arguments",
+          reason: "not_found",
+          certainty: "failed",
+          fingerprint: "0".repeat(16),
+          observed: false,
+          input: {
+            callHash: "0".repeat(16),
+            failure: { channel: "tool", origin: "peer", text: "x".repeat(5_000) },
+            elapsedMs: i,
+          },
+        });
+      }
+      if (r % 2 === 0) {
+        stops.add({
+          v: 1,
+          type: "run_end",
+          at: at + 60,
+          runId,
+          summary: {
+            runId,
+            reason: "repeated_failure",
+            personResolvable: false,
+            calls: 60,
+            attempts: 60,
+            actions: {
+              correct_arguments: 60,
+              retry_dependency: 0,
+              switch_tool: 0,
+              stop: 0,
+              host: 0,
+            },
+            retries: 0,
+            failures: 60,
+            fingerprints: {},
+            durationMs: 60,
+            lastFailure: { tool: `tool_${r}`, reason: "not_found", text: "y".repeat(5_000) },
+            observeOnly: false,
+          },
+        });
+      }
+    }
+    const { rows, otherRuns, runs } = stops.result();
+    expect(runs).toHaveLength(MAX_STOPPED_RUNS);
+    expect(runs[0]?.runId).toBe("run-2998");
+    for (const run of runs) {
+      expect(run.steps).toHaveLength(40);
+      expect(run.moreSteps).toBe(20);
+      expect(run.steps[0]?.atMs).toBe(0);
+      for (const step of run.steps) {
+        if (step.kind === "decision") expect(step.text?.length).toBeLessThanOrEqual(240);
+      }
+    }
+    // 1,500 stopped runs, one per tool: 200 pairs counted apart, the rest summed.
+    expect(rows).toHaveLength(200);
+    expect(rows.reduce((n, r) => n + r.runs, otherRuns)).toBe(1_500);
+    expect(rows[0]?.example.length).toBeLessThanOrEqual(240);
   });
 });

@@ -41,7 +41,9 @@ function when(at: number | null): string {
 export function formatReport(report: Report): string {
   const out: string[] = [];
   out.push(`Events: ${report.events} (${when(report.firstAt)} .. ${when(report.lastAt)})`);
-  out.push(`Runs: ${report.runs} ended, ${report.openRuns} without an end in the log`);
+  const forgotten =
+    report.agedOutRuns > 0 ? ` (${report.agedOutRuns} of them forgotten to bound memory)` : "";
+  out.push(`Runs: ${report.runs} ended, ${report.openRuns} without an end in the log${forgotten}`);
 
   const stopped = Object.entries(report.stoppedBy);
   if (stopped.length > 0) {
@@ -95,6 +97,12 @@ export function formatReport(report: Report): string {
         ]),
       ),
     );
+    const error = Math.max(0, ...report.topFingerprints.map((f) => f.error ?? 0));
+    if (error > 0) {
+      out.push(
+        `  (the log held more fingerprints than are tracked: a count may be over by at most ${error})`,
+      );
+    }
   }
   const servers = Object.entries(report.unclassified.byServer);
   if (servers.length > 0) {

@@ -106,6 +106,7 @@ export {
   type EventRecorder,
   type OtelRecorderOptions,
 } from "./telemetry/telemetry.ts";
+export type { TracerLike, TracingOptions } from "./telemetry/tracing.ts";
 export {
   ACTIONS,
   type Action,

@@ -25,9 +25,19 @@ export function runCall<T>(
   } catch (error) {
     return Promise.reject(error);
   }
-  return request.signal === undefined
-    ? governed(state, execute)
-    : withCallSignal(state, request.signal, execute);
+  const { tracing } = r.core;
+  if (tracing === undefined) {
+    return request.signal === undefined
+      ? governed(state, execute)
+      : withCallSignal(state, request.signal, execute);
+  }
+  const traced = tracing.callStarted(state, execute);
+  return tracing.callSettled(
+    state,
+    request.signal === undefined
+      ? governed(state, traced)
+      : withCallSignal(state, request.signal, traced),
+  );
 }
 
 /**

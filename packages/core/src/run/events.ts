@@ -3,13 +3,18 @@
 import type { Classification } from "../judge/classify.ts";
 import type { Decision } from "../judge/decide.ts";
 import type { Failure } from "../judge/failure.ts";
-import { type CallOutcomeKind, EVENT_SCHEMA_VERSION } from "../telemetry/events.ts";
+import {
+  type CallOutcomeKind,
+  type DecisionEvent,
+  EVENT_SCHEMA_VERSION,
+} from "../telemetry/events.ts";
 import { effectHints, recordedEvidence, recordedFailure } from "../telemetry/recorded-failure.ts";
 import { type CallState, callHashOf, observe } from "./call-state.ts";
 
 /** Emits the call's `call` event when something listens (only its count, when only the metrics do). */
 export function emitCall(state: CallState, outcome: CallOutcomeKind, failed = false): void {
   const { core, id } = state.run;
+  core.tracing?.callOutcome(state, outcome, failed);
   if (!core.listening) return;
   if (core.callMetric !== undefined) {
     // `failed`: an observe-only call whose failure passed through as `ok` (the event path learns
@@ -49,9 +54,11 @@ export function record(
   if (counted) {
     r.tally.decision(d.action, print, { tool: state.call.tool, reason: c.reason, text }, isFailure);
   }
-  if (!core.listening) return;
+  // Spans are made from the decision event: the tracing reads it as a listener would.
+  const traced = core.tracing?.traces(state) === true;
+  if (!core.listening && !traced) return;
   const now = core.now();
-  core.emit({
+  const event: DecisionEvent = {
     v: EVENT_SCHEMA_VERSION,
     type: "decision",
     at: now,
@@ -83,5 +90,7 @@ export function record(
       ...(state.learned !== undefined && { learned: state.learned }),
       ...(c.evidence !== undefined && { evidence: recordedEvidence(c.evidence) }),
     },
-  });
+  };
+  if (core.listening) core.emit(event);
+  if (traced) core.tracing?.decision(state, event);
 }

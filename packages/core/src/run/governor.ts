@@ -13,6 +13,7 @@ import { createMemoryStore, isMemoryStore } from "../store/memory-store.ts";
 import { boundEvent, boundName } from "../telemetry/event-limits.ts";
 import type { GovernorEvent } from "../telemetry/events.ts";
 import { createOtelMetrics } from "../telemetry/telemetry.ts";
+import { createTracing } from "../telemetry/tracing.ts";
 import type { BreakerState } from "./breaker.ts";
 import { settleByHand } from "./doubt.ts";
 import type {
@@ -136,6 +137,12 @@ export function createGovernor(
           ...(options.meter && { meter: options.meter }),
           knownTools: [...policyToolNames(parsed), ...(options.knownTools ?? [])],
         });
+  const tracing =
+    options.tracing === false
+      ? undefined
+      : createTracing(
+          options.tracing === true || options.tracing === undefined ? {} : options.tracing,
+        );
   const listeners: ((event: GovernorEvent) => void)[] = [];
   if (metrics) listeners.push(metrics.onEvent);
   if (options.onEvent) listeners.push(options.onEvent);
@@ -208,6 +215,7 @@ export function createGovernor(
     random,
     toolPolicy,
     listening: listeners.length > 0,
+    tracing,
     // With only the metrics listening, a call's outcome is counted without building its event.
     callMetric:
       metrics !== undefined && listeners.length === 1

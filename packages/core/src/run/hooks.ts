@@ -8,6 +8,7 @@ import type { Policy, ToolPolicy } from "../policy/policy.ts";
 import type { Store } from "../store/store.ts";
 import type { CallOutcomeKind, GovernorEvent, RunSummary } from "../telemetry/events.ts";
 import type { MeterLike } from "../telemetry/telemetry.ts";
+import type { Tracing, TracingOptions } from "../telemetry/tracing.ts";
 import type { Effect, MaybePromise } from "../types.ts";
 import type { BreakerState } from "./breaker.ts";
 
@@ -82,6 +83,14 @@ export interface GovernorOptions {
   /** Record OpenTelemetry metrics. @default true */
   readonly metrics?: boolean;
   /**
+   * Record OpenTelemetry spans: an `execute_tool {tool}` span per `run.call`, one per attempt
+   * under it, and the run as their parent when the host has no span of its own
+   * (docs/telemetry.md#traces). `false` records none; an object sets the tracer, whether the
+   * redacted failure text may reach a span, and the semantic conventions' version.
+   * @default true (a no-op until the host registers an SDK; none without `@opentelemetry/api`)
+   */
+  readonly tracing?: boolean | TracingOptions;
+  /**
    * Tool names to record as the metrics' `tool` attribute from the first call, besides those the
    * policy names exactly (e.g. the tools the host offers). Other names are recorded as
    * `(unknown)` until a call of theirs succeeds: see `createOtelRecorder`'s `knownTools`.
@@ -126,6 +135,8 @@ export interface GovernorCore {
   emit(event: GovernorEvent): void;
   /** Whether anything receives events: without a listener, none is built. */
   readonly listening: boolean;
+  /** The governor's spans, when it traces (decision events are then built for it). */
+  readonly tracing?: Tracing | undefined;
   /**
    * Set when the governor's metrics are the only listener: a call's outcome goes to them without
    * a `call` event being built (`listening` is true for the other events).

@@ -280,6 +280,7 @@ export function end(r: RunState): RunSummary {
   releaseOwner(r);
   if (r.runEnded !== undefined) r.runEnded.abort(endedError("The run has ended"));
   if (r.core.listening) emitRunEnd(r, s);
+  r.core.tracing?.runEnded(r, s);
   const { onStop } = r.core.options;
   if (onStop !== undefined) guarded(() => onStop(s));
   return s;

@@ -22,7 +22,9 @@ export {
 
 /** Creates a run. Internal: use `governor.startRun()`. */
 export function createRun(core: GovernorCore, options: RunOptions): Run {
-  return new GovernedRun(createRunState(core, options));
+  const state = createRunState(core, options);
+  core.tracing?.runStarted(state);
+  return new GovernedRun(state);
 }
 
 /**

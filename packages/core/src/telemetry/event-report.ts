@@ -2,6 +2,7 @@ import type { BudgetName } from "../judge/decide.ts";
 import type { Action, Reason } from "../types.ts";
 import { parseEventLine } from "./event-log.ts";
 import type { CallOutcomeKind, GovernorEvent, RunEndReason } from "./events.ts";
+import { HeavyHitters } from "./heavy-hitters.ts";
 
 /** One failure fingerprint in a {@link Report}. */
 export interface FingerprintReport {
@@ -16,7 +17,34 @@ export interface FingerprintReport {
   readonly reasons: Reason[];
   /** The actions decided for it, sorted. */
   readonly actions: Action[];
+  /**
+   * Present when the log held more fingerprints than the report tracks ({@link REPORT_LIMITS}):
+   * `count` may be over the true count by at most this much (never under), and `runs`, `tools`,
+   * `reasons` and `actions` cover the attempts since it was last tracked.
+   */
+  readonly error?: number;
 }
+
+/**
+ * What a report keeps, whatever the log holds: its memory stays bounded (docs/telemetry.md).
+ * Fingerprints and per-tool counts are the most frequent ones (Space-Saving); runs past
+ * `runs` are forgotten oldest first, those without an end counted in `openRuns` and `agedOutRuns`.
+ */
+export const REPORT_LIMITS = {
+  /** Fingerprints tracked at once. */
+  fingerprints: 10_000,
+  /** Tools (and servers) tracked at once per count. */
+  tools: 1_000,
+  /** Tools (and servers) listed in a count; the rest are summed as `(other tools)`. */
+  listed: 100,
+  /** Runs remembered at once. */
+  runs: 10_000,
+  /** Tools listed per fingerprint. */
+  toolsPerFingerprint: 8,
+} as const;
+
+/** The key summing the tools a count does not list. */
+export const OTHER_TOOLS = "(other tools)";
 
 /** What `governor report` prints: figures derived from an event log. Plain JSON. */
 export interface Report {
@@ -29,6 +57,11 @@ export interface Report {
   readonly runs: number;
   /** Runs with events but no `run_end`: still running when the log was cut, or lost. */
   readonly openRuns: number;
+  /**
+   * Of `openRuns`, those forgotten to keep memory bounded (more than `REPORT_LIMITS.runs` runs at
+   * once): an event of one after that counts it again. 0 for most logs.
+   */
+  readonly agedOutRuns: number;
   /** Ended runs by reason (`completed` when the host ended the run), most frequent first. */
   readonly stoppedBy: Partial<Record<RunEndReason, number>>;
   /** Runs stopped with `budget_exhausted`, by budget. */
@@ -48,7 +81,9 @@ export interface Report {
   /** Decisions to retry a dependency (action `retry_dependency`). */
   readonly retries: {
     readonly total: number;
-    /** Most frequent first. */
+    /**
+     * Most frequent first, at most `REPORT_LIMITS.listed` tools and `(other tools)` for the rest.
+     */
     readonly byTool: Record<string, number>;
   };
   /** The most frequent failure fingerprints, most frequent first (ties by fingerprint). */
@@ -101,12 +136,48 @@ function byCount<K extends string>(counts: Map<K, number>): Partial<Record<K, nu
   return Object.fromEntries(entries) as Partial<Record<K, number>>;
 }
 
+function none(): undefined {
+  return undefined;
+}
+
+/**
+ * The most counted keys, most frequent first, at most `REPORT_LIMITS.listed`, and the rest of
+ * `total` as `(other tools)`.
+ */
+function listed(counts: HeavyHitters<undefined>, total: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  let shown = 0;
+  for (const { key, count } of counts.top(REPORT_LIMITS.listed)) {
+    out[key] = count;
+    shown += count;
+  }
+  if (total > shown) out[OTHER_TOOLS] = total - shown;
+  return out;
+}
+
+/** Small arrays, not sets: a log of new fingerprints replaces one per decision. */
 interface FingerprintTally {
-  count: number;
   runs: number;
-  readonly tools: Set<string>;
-  readonly reasons: Set<Reason>;
-  readonly actions: Set<Action>;
+  readonly tools: string[];
+  readonly reasons: Reason[];
+  readonly actions: Action[];
+}
+
+function newFingerprintTally(): FingerprintTally {
+  return { runs: 0, tools: [], reasons: [], actions: [] };
+}
+
+/** A replaced fingerprint's tally, cleared for the one taking its place. */
+function clearedTally(t: FingerprintTally): FingerprintTally {
+  t.runs = 0;
+  t.tools.length = 0;
+  t.reasons.length = 0;
+  t.actions.length = 0;
+  return t;
+}
+
+function addOnce<T>(list: T[], item: T, max = Number.POSITIVE_INFINITY): void {
+  if (list.length < max && !list.includes(item)) list.push(item);
 }
 
 /** What the summary keeps of a run: when it ended, and its fingerprints. */
@@ -114,9 +185,10 @@ interface RunTally {
   /** The `at` of its `run_end`; undefined while open. */
   endedAt: number | undefined;
   /**
-   * Fingerprints seen in the run, to count each run once per fingerprint. After its end they are
-   * kept as one string, `\n` between them (a set per ended run doubled the memory of a large
-   * log): a call in flight when the run ended logs its decision after the `run_end`.
+   * Fingerprints seen in the run, to count each run once per fingerprint: while it is open one
+   * as a string, more as a set. After its end they are kept as one string, `\n` between them (a
+   * set per ended run doubled the memory of a large log): a call in flight when the run ended
+   * logs its decision after the `run_end`.
    */
   fingerprints: Set<string> | string | undefined;
 }
@@ -136,14 +208,20 @@ function startsRunAfter(event: GovernorEvent, endedAt: number): boolean {
 /** Notes the fingerprint in the run; whether the run had not met it before. */
 function firstInRun(run: RunTally, fingerprint: string): boolean {
   const seen = run.fingerprints;
+  if (seen === undefined) {
+    // Most runs meet one fingerprint, if any: a string, not a set per run.
+    run.fingerprints = fingerprint;
+    return true;
+  }
   if (typeof seen === "string") {
+    if (run.endedAt === undefined && !seen.includes("\n")) {
+      if (seen === fingerprint) return false;
+      run.fingerprints = new Set([seen, fingerprint]);
+      return true;
+    }
     // An ended run (rare: a decision of a call still in flight when the run ended).
     if (seen.split("\n").includes(fingerprint)) return false;
     run.fingerprints = seen === "" ? fingerprint : `${seen}\n${fingerprint}`;
-    return true;
-  }
-  if (seen === undefined) {
-    run.fingerprints = new Set([fingerprint]);
     return true;
   }
   if (seen.has(fingerprint)) return false;
@@ -161,6 +239,7 @@ class EventTally {
   private events = 0;
   private ended = 0;
   private readonly runs = new Map<string, RunTally>();
+  private agedOut = 0;
   private readonly stoppedBy = new Map<RunEndReason, number>();
   private readonly budgets = new Map<BudgetName, number>();
   private readonly byOutcome: Record<CallOutcomeKind, number> = {
@@ -174,13 +253,23 @@ class EventTally {
   private wasted = 0;
   private failures = 0;
   private retries = 0;
-  private readonly retriesByTool = new Map<string, number>();
-  private readonly fingerprints = new Map<string, FingerprintTally>();
+  private readonly retriesByTool = new HeavyHitters<undefined>(REPORT_LIMITS.tools, none);
+  private readonly fingerprints = new HeavyHitters<FingerprintTally>(
+    REPORT_LIMITS.fingerprints,
+    newFingerprintTally,
+    clearedTally,
+  );
   private unclassified = 0;
   private learned = 0;
   private readonly learnedByChange = new Map<string, number>();
-  private readonly learnedByTool = new Map<string, number>();
-  private readonly byServer = new Map<string, { unclassified: number; failures: number }>();
+  private readonly learnedByTool = new HeavyHitters<undefined>(REPORT_LIMITS.tools, none);
+  /** Failures by server (the count), with the unclassified ones among them. */
+  private readonly byServer = new HeavyHitters<{ unclassified: number }>(
+    REPORT_LIMITS.tools,
+    () => ({
+      unclassified: 0,
+    }),
+  );
 
   add(event: GovernorEvent): void {
     this.events += 1;
@@ -188,7 +277,12 @@ class EventTally {
     this.lastAt = this.lastAt === null ? event.at : Math.max(this.lastAt, event.at);
     let run = this.runs.get(event.runId);
     if (run === undefined || (run.endedAt !== undefined && startsRunAfter(event, run.endedAt))) {
-      run = { endedAt: undefined, fingerprints: undefined };
+      const forgotten =
+        run === undefined && this.runs.size >= REPORT_LIMITS.runs ? this.forgetOldestRun() : run;
+      // A forgotten run's tally is reused: a log of new runs allocates none per run.
+      run = forgotten ?? { endedAt: undefined, fingerprints: undefined };
+      run.endedAt = undefined;
+      run.fingerprints = undefined;
       this.runs.set(event.runId, run);
     }
     switch (event.type) {
@@ -210,15 +304,22 @@ class EventTally {
     }
   }
 
+  /**
+   * The run met first goes (a Map keeps insertion order): an open one is counted aged out.
+   * Answers its tally, for the next run.
+   */
+  private forgetOldestRun(): RunTally | undefined {
+    for (const [id, run] of this.runs) {
+      this.runs.delete(id);
+      if (run.endedAt === undefined) this.agedOut += 1;
+      return run;
+    }
+    return undefined;
+  }
+
   private addDecision(event: Extract<GovernorEvent, { type: "decision" }>, run: RunTally): void {
     this.failures += 1;
-    const key = event.server ?? NO_SERVER;
-    let server = this.byServer.get(key);
-    if (server === undefined) {
-      server = { unclassified: 0, failures: 0 };
-      this.byServer.set(key, server);
-    }
-    server.failures += 1;
+    const server = this.byServer.add(event.server ?? NO_SERVER).entry.value;
     if ((event.cause ?? event.reason) === "unclassified") {
       this.unclassified += 1;
       server.unclassified += 1;
@@ -226,39 +327,32 @@ class EventTally {
     if (event.learned !== undefined) {
       this.learned += 1;
       bump(this.learnedByChange, `${event.learned.from} -> ${event.learned.to}`);
-      bump(this.learnedByTool, event.tool);
+      this.learnedByTool.add(event.tool);
     }
     if (event.action === "retry_dependency") {
       this.retries += 1;
-      bump(this.retriesByTool, event.tool);
+      this.retriesByTool.add(event.tool);
     }
-    let tally = this.fingerprints.get(event.fingerprint);
-    if (tally === undefined) {
-      tally = { count: 0, runs: 0, tools: new Set(), reasons: new Set(), actions: new Set() };
-      this.fingerprints.set(event.fingerprint, tally);
-    }
-    tally.count += 1;
+    const tally = this.fingerprints.add(event.fingerprint).entry.value;
     if (firstInRun(run, event.fingerprint)) tally.runs += 1;
-    tally.tools.add(event.tool);
-    tally.reasons.add(event.cause ?? event.reason);
-    tally.actions.add(event.action);
+    addOnce(tally.tools, event.tool, REPORT_LIMITS.toolsPerFingerprint);
+    addOnce(tally.reasons, event.cause ?? event.reason);
+    addOnce(tally.actions, event.action);
   }
 
   report(top: number): Report {
-    const topFingerprints = [...this.fingerprints]
-      .sort((a, b) => b[1].count - a[1].count || (a[0] < b[0] ? -1 : 1))
-      .slice(0, Math.max(0, top))
-      .map(
-        ([fingerprint, t]): FingerprintReport => ({
-          fingerprint,
-          count: t.count,
-          runs: t.runs,
-          tools: [...t.tools].sort(),
-          reasons: [...t.reasons].sort(),
-          actions: [...t.actions].sort(),
-        }),
-      );
-    let openRuns = 0;
+    const topFingerprints = this.fingerprints.top(top).map(
+      ({ key, count, error, value: t }): FingerprintReport => ({
+        fingerprint: key,
+        count,
+        runs: t.runs,
+        tools: [...t.tools].sort(),
+        reasons: [...t.reasons].sort(),
+        actions: [...t.actions].sort(),
+        ...(error > 0 && { error }),
+      }),
+    );
+    let openRuns = this.agedOut;
     for (const run of this.runs.values()) if (run.endedAt === undefined) openRuns += 1;
     return {
       events: this.events,
@@ -266,28 +360,31 @@ class EventTally {
       lastAt: this.lastAt,
       runs: this.ended,
       openRuns,
+      agedOutRuns: this.agedOut,
       stoppedBy: byCount(this.stoppedBy),
       budgetsExhausted: byCount(this.budgets),
       calls: { total: this.calls, wasted: this.wasted, byOutcome: { ...this.byOutcome } },
       failures: this.failures,
       retries: {
         total: this.retries,
-        byTool: byCount(this.retriesByTool) as Record<string, number>,
+        byTool: listed(this.retriesByTool, this.retries),
       },
       topFingerprints,
       unclassified: {
         total: this.unclassified,
         byServer: Object.fromEntries(
-          [...this.byServer]
-            .filter(([, t]) => t.unclassified > 0)
-            .sort((a, b) => b[1].unclassified - a[1].unclassified || (a[0] < b[0] ? -1 : 1))
-            .map(([name, t]) => [name, { ...t }]),
+          this.byServer
+            .top()
+            .filter((t) => t.value.unclassified > 0)
+            .sort((a, b) => b.value.unclassified - a.value.unclassified || (a.key < b.key ? -1 : 1))
+            .slice(0, REPORT_LIMITS.listed)
+            .map((t) => [t.key, { unclassified: t.value.unclassified, failures: t.count }]),
         ),
       },
       learned: {
         total: this.learned,
         byChange: byCount(this.learnedByChange) as Record<string, number>,
-        byTool: byCount(this.learnedByTool) as Record<string, number>,
+        byTool: listed(this.learnedByTool, this.learned),
       },
     };
   }

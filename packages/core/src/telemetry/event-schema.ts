@@ -29,12 +29,18 @@ const outcomes = [
 const reason = z.enum(reasonNames);
 const count = z.int().nonnegative();
 const ms = z.number().nonnegative();
+/** The latest time a `Date` holds: a later `at` is no time at all (`new Date(at)` is invalid). */
+const MAX_TIME = 8.64e15;
+const time = ms.max(MAX_TIME, {
+  error: (issue) =>
+    `not a time: ${String(issue.input)} is past the latest epoch ms a date holds (${MAX_TIME})`,
+});
 
 // Unknown fields are accepted and dropped: adding an optional field is a compatible change that
 // keeps `v: 1`, so a reader of v1 must read the lines of a newer writer of v1.
 const base = {
   v: z.literal(1),
-  at: ms,
+  at: time,
   runId: z.string(),
   truncated: z.literal(true).exactOptional(),
 };

@@ -15,7 +15,12 @@ import {
 import { afterEach, describe, expect, it } from "vitest";
 import { createGovernor } from "../run/governor.ts";
 import { createJsonlSink, parseEvents } from "./event-log.ts";
-import { summarizeEventLines, summarizeEvents } from "./event-report.ts";
+import {
+  OTHER_TOOLS,
+  REPORT_LIMITS,
+  summarizeEventLines,
+  summarizeEvents,
+} from "./event-report.ts";
 import { eventSchema } from "./event-schema.ts";
 import type { CallEvent, DecisionEvent, GovernorEvent, RunEndEvent, RunSummary } from "./events.ts";
 import { createOtelRecorder, type MeterLike } from "./telemetry.ts";
@@ -547,6 +552,7 @@ describe("summarizeEvents", () => {
       lastAt: 1_700_000_001_000,
       runs: 3,
       openRuns: 1,
+      agedOutRuns: 0,
       stoppedBy: { budget_exhausted: 1, completed: 1, repeated_failure: 1 },
       budgetsExhausted: { calls: 1 },
       calls: { total: 5, wasted: 3, byOutcome: { ok: 1, replayed: 1, model: 2, stop: 1, host: 0 } },
@@ -721,5 +727,46 @@ describe("summarizeEvents", () => {
     expect(report).toMatchObject({ events: 0, firstAt: null, lastAt: null, runs: 0, openRuns: 0 });
     expect(report.calls.total).toBe(0);
     expect(report.topFingerprints).toEqual([]);
+  });
+});
+
+describe("summarizeEvents in bounded memory", () => {
+  it("a log of more runs, fingerprints and tools than it tracks: counts stay exact, top lists state their error", () => {
+    const runs = REPORT_LIMITS.runs + 20_000;
+    const t0 = 1_700_000_000_000;
+    function* events(): Generator<GovernorEvent> {
+      for (let i = 0; i < runs; i++) {
+        const hot = i % 50 === 0;
+        yield {
+          v: 1,
+          type: "decision",
+          at: t0 + i,
+          runId: `run-${i}`,
+          tool: hot ? "hot_tool" : `tool_${i}`,
+          attempt: 1,
+          action: "retry_dependency",
+          reason: "unavailable",
+          certainty: "failed",
+          fingerprint: hot ? "ffffffffffffffff" : i.toString(16).padStart(16, "0"),
+          observed: false,
+        };
+      }
+    }
+    const report = summarizeEvents(events(), { top: 3 });
+    // Every run is counted open, those forgotten included.
+    expect(report.openRuns).toBe(runs);
+    expect(report.agedOutRuns).toBe(20_000);
+    expect(report.failures).toBe(runs);
+    expect(report.retries.total).toBe(runs);
+    // The frequent fingerprint and tool are found, their counts over by at most the stated error.
+    const [top] = report.topFingerprints;
+    expect(top?.fingerprint).toBe("ffffffffffffffff");
+    const hot = runs / 50;
+    expect(top?.count).toBeGreaterThanOrEqual(hot);
+    expect((top?.count ?? 0) - hot).toBeLessThanOrEqual(top?.error ?? 0);
+    expect(top?.error ?? 0).toBeLessThanOrEqual(runs / REPORT_LIMITS.fingerprints);
+    expect(Object.keys(report.retries.byTool)[0]).toBe("hot_tool");
+    expect(Object.keys(report.retries.byTool).length).toBe(REPORT_LIMITS.listed + 1);
+    expect(report.retries.byTool[OTHER_TOOLS]).toBeGreaterThan(0);
   });
 });
