@@ -1,6 +1,6 @@
 /**
  * `pnpm bench`: writes bench/results.json, one object with a key per figure, each
- * `{ value, baseline, ratio, unit, samples }` (DESIGN.md §9). Every figure runs ours and its
+ * `{ value, baseline, ratio, unit, samples }` (docs/architecture.md §9). Every figure runs ours and its
  * baseline side by side in this process. Run with `--expose-gc` (the script does).
  *
  * It measures the built packages (the script runs `pnpm build` first), the code npm installs:

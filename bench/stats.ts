@@ -1,4 +1,4 @@
-/** One figure of bench/results.json (DESIGN.md §9). */
+/** One figure of bench/results.json (docs/architecture.md §9). */
 export interface Figure {
   readonly value: number;
   readonly baseline: number | null;

@@ -40,7 +40,7 @@ const contractInput = [
 const { stdout, status, stderr } = await governor(["classify"], lines(contractInput));
 const out = parse(stdout);
 
-describe("governor classify (DESIGN.md §9 contract)", () => {
+describe("governor classify (docs/architecture.md §9 contract)", () => {
   it("prints one JSON line per input line, in order, and exits 0", () => {
     expect(stderr).toBe("");
     expect(status).toBe(0);

@@ -8,7 +8,7 @@
  *   `GOVERNOR_TESTKIT_STDIO_BUNDLE`, which `stdioServerParams()` reads from a source checkout.
  * - test/fixtures/redis-worker.ts: `inject("redisWorkerBundle")` in redis-workers.test.ts.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -62,4 +62,10 @@ async function bundle(dir: string): Promise<void> {
     sourcesContent: false,
     logLevel: "warning",
   });
+  // Core reads its text model's weights with require("./text-model.weights.json") beside the
+  // module, as its build copies them into dist/; a bundle needs them beside it too.
+  copyFileSync(
+    source("../packages/core/src/judge/text-model.weights.json"),
+    join(dir, "text-model.weights.json"),
+  );
 }

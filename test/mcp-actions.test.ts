@@ -1,5 +1,5 @@
 /**
- * Every scripted failure of the fault server ends in the action DESIGN.md prescribes, through the
+ * Every scripted failure of the fault server ends in the action docs/architecture.md prescribes, through the
  * real SDK client over stdio and Streamable HTTP.
  */
 import { readEffects } from "@governor/testkit";

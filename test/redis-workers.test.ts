@@ -250,12 +250,15 @@ async function manyWorkers(redisUrl: string, open: (prefix: string) => Promise<R
     }
     // Every job ran exactly once.
     expect(jobs.filter((id) => effects.get(id) !== 1)).toEqual([]);
-    // The faults happened: lost answers (the worker stops: the write may have happened) and
-    // refused connections (its one attempt was not sent). A redelivered job meeting its other
-    // delivery in flight (a conflict) depends on timing, so it is not required.
+    // The faults happened: lost answers (the worker stops: the write may have happened). A
+    // refused connection (its one attempt not sent, `retries_exhausted`) and a redelivered job
+    // meeting its other delivery in flight depend on timing: the other delivery's claim often
+    // refuses the refused worker's call before it goes out. Neither is required; every outcome
+    // must be one of these.
     const outcomes = [...first, ...second];
     expect(outcomes.filter((r) => r.reason === "uncertain_mutation").length).toBeGreaterThan(0);
-    expect(outcomes.filter((r) => r.reason === "retries_exhausted").length).toBeGreaterThan(0);
+    const allowed = new Set([undefined, "uncertain_mutation", "retries_exhausted", "conflict"]);
+    expect(outcomes.filter((r) => !allowed.has(r.reason)).map((r) => r.reason)).toEqual([]);
     // The ledger agrees: a job reported done is succeeded, one whose answer was lost uncertain.
     const ledger = await open(prefix);
     try {

@@ -1,5 +1,5 @@
 /**
- * Pins the @modelcontextprotocol/sdk 1.32 behaviours Governor relies on (DESIGN.md §2–§3), against
+ * Pins the @modelcontextprotocol/sdk 1.32 behaviours Governor relies on (docs/architecture.md §2–§3), against
  * the real client and the testkit's servers. If an SDK upgrade changes one of them, this file
  * fails, and the adapter's mapping must be revisited before the pin is updated.
  */

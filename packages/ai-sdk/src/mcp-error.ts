@@ -27,7 +27,7 @@ function localKind(message: string): LocalKind {
 }
 
 /**
- * Maps what a tool of `@ai-sdk/mcp`'s client threw, tagging its origin (DESIGN.md §2); anything
+ * Maps what a tool of `@ai-sdk/mcp`'s client threw, tagging its origin (docs/architecture.md §2); anything
  * else is `undefined` (the caller's default applies). The client raises one error class for
  * everything: with a numeric `code` it is the server's JSON-RPC error response (peer, protocol
  * channel: the host's, except an unknown tool); with a `statusCode` it is the HTTP layer's answer;

@@ -49,7 +49,7 @@ const FORM_FIELDS = Object.keys(forms) as (keyof typeof forms)[];
 
 type Line = z.infer<(typeof forms)[keyof typeof forms]>;
 
-/** One output line of `governor classify` (DESIGN.md §9). */
+/** One output line of `governor classify` (docs/architecture.md §9). */
 export type ClassifyOutput =
   | (Pick<Assessment, "fingerprint" | "message"> & {
       action: string;
@@ -150,7 +150,7 @@ export function classifyLine(
   if ("error" in read) return { error: `line ${lineNumber}: ${read.error}` };
   const { line } = read;
   const tool = resolveToolPolicy(policy, line.tool, line.server);
-  // Judged on the failure alone when nobody says what the tool does (DESIGN.md §9).
+  // Judged on the failure alone when nobody says what the tool does (docs/architecture.md §9).
   const judged = line.effect ?? tool.effect ?? "read_only";
   const call =
     line.args === undefined && line.inputSchema === undefined

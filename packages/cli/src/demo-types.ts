@@ -62,7 +62,7 @@ export interface GovernorMetrics {
   readonly stops: Readonly<Record<string, number>>;
 }
 
-/** The output of `governor demo --json`. `totals.<strategy>` is a contract (DESIGN.md §9). */
+/** The output of `governor demo --json`. `totals.<strategy>` is a contract (docs/architecture.md §9). */
 export interface DemoReport {
   readonly v: 1;
   readonly maxTurns: number;

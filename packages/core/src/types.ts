@@ -1,5 +1,5 @@
 /**
- * The words of DESIGN.md §2 as types: channels, origins, certainty, effects, actions and the
+ * The words of docs/architecture.md §2 as types: channels, origins, certainty, effects, actions and the
  * closed set of reasons a decision carries into metrics.
  */
 

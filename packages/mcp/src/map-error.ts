@@ -134,7 +134,7 @@ export function isSessionGone(error: unknown): boolean {
 }
 
 /**
- * Maps whatever a client call rejected with to a `Failure`, tagging its origin (DESIGN.md §2),
+ * Maps whatever a client call rejected with to a `Failure`, tagging its origin (docs/architecture.md §2),
  * for both SDK generations.
  *
  * `@modelcontextprotocol/sdk` 1.32: `McpError`s are the peer's unless the call site knows better:

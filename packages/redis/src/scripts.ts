@@ -17,7 +17,7 @@ function script(source: string): Script {
  * ledger operation on the bucket), a fresh epoch id (used when the epoch must be created), the
  * entry key prefix and the blob key prefix (for purging expired entries), then the script's own.
  *
- * The epoch detects a ledger that lost data (DESIGN.md §4): it is created at first use and never
+ * The epoch detects a ledger that lost data (docs/architecture.md §4): it is created at first use and never
  * expires, and every claim and settle adds 1 to its sequence number. It is missing after a restart
  * without persistence, a flush or an eviction; it is another one when a worker that never saw the
  * old one created it afresh; its number goes back after a failover to a replica that missed

@@ -139,7 +139,7 @@ export function policyRuleFor(failure: Failure, tool: ToolPolicy): number | unde
   return at < 0 ? undefined : at;
 }
 
-/** JSON-RPC codes a server may use for a tool it does not have (DESIGN.md §3). */
+/** JSON-RPC codes a server may use for a tool it does not have (docs/architecture.md §3). */
 const UNKNOWN_TOOL_CODES: ReadonlySet<number> = new Set([-32601, -32602]);
 
 /** Codes of requests refused before anything ran; other JSON-RPC errors may follow an effect. */
@@ -266,7 +266,7 @@ function fromSignals(failure: Failure, tool: ToolPolicy): Verdict | undefined {
 
 /**
  * What a verdict read from the text alone may claim. A tool that answered has run, and words in its
- * text never make its outcome certain (DESIGN.md §4): "database is busy, try again later" may
+ * text never make its outcome certain (docs/architecture.md §4): "database is busy, try again later" may
  * follow a committed write. Only the policy, a structured signal or a verify step can say more.
  */
 function textCertainty(failure: Failure, certainty: Certainty): Certainty {
@@ -475,7 +475,7 @@ function fromText(
 }
 
 /**
- * Classifies a failure (DESIGN.md §3): the policy's rules first, then structured signals, then
+ * Classifies a failure (docs/architecture.md §3): the policy's rules first, then structured signals, then
  * the built-in text rules, then the learned text model (`model`, the shipped weights unless
  * another is given), then the default (`correct_arguments`; the repeat rule stops it if it comes
  * back). Pure: no clock, no I/O.

@@ -41,7 +41,7 @@ export interface DecideContext {
   readonly learned?: Readonly<Record<OutcomeField, number>>;
 }
 
-/** A decision: a value, never thrown (STYLE.md §1). */
+/** A decision: a value, never thrown. */
 export type Decision =
   | {
       readonly action: "retry_dependency";
@@ -89,7 +89,7 @@ function stop(ctx: DecideContext, reason: Reason, budget?: BudgetName): Decision
   };
 }
 
-/** Whether repeating the call cannot duplicate an effect (DESIGN.md §4). */
+/** Whether repeating the call cannot duplicate an effect (docs/architecture.md §4). */
 export function safeToRepeat(
   certainty: Certainty,
   effect: Effect,

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { effectFromAnnotations, resolveEffect } from "./effect.ts";
 
 // A tool's effect decides whether an uncertain failure may be repeated: anything read wrongly as
-// `read_only` or `idempotent` could run a write twice (DESIGN.md §2, §4).
+// `read_only` or `idempotent` could run a write twice (docs/architecture.md §2, §4).
 describe("effectFromAnnotations", () => {
   it("reads readOnlyHint: true as read_only, whatever the other hints say", () => {
     expect(effectFromAnnotations({ readOnlyHint: true })).toBe("read_only");

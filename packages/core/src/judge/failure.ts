@@ -29,7 +29,7 @@ export interface ToolFailureMeta {
 export const TOOL_FAILURE_META_KEY = "io.modelcontextprotocol/toolFailure";
 
 /**
- * What came back instead of a usable result, normalized (DESIGN.md §2). Raw, not redacted:
+ * What came back instead of a usable result, normalized (docs/architecture.md §2). Raw, not redacted:
  * the model only ever sees text produced by `redact`.
  */
 export interface Failure {

@@ -1,5 +1,5 @@
 /**
- * Failure fingerprints (DESIGN.md §2): a stable hash of (tool, channel, code, normalized text).
+ * Failure fingerprints (docs/architecture.md §2): a stable hash of (tool, channel, code, normalized text).
  * Normalization removes what varies between occurrences of the same failure, so repeats of one
  * condition count together while different conditions stay apart. A placeholder takes the whole
  * match, trailing punctuation included (a URL or path may end in `.`): consistent beats pretty.

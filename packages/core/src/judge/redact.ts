@@ -1,5 +1,5 @@
 /**
- * Redaction of model-facing text (DESIGN.md §5): no stack frames, absolute paths, tokens and keys,
+ * Redaction of model-facing text (docs/architecture.md §5): no stack frames, absolute paths, tokens and keys,
  * values named as credentials (`DB_PASS=…`, `AccountKey=…`, `--password …`, an `UPPER_NAME=` and
  * a token), credentials in URLs, connection strings, private IPs, internal host names, optionally
  * emails, and the values of arguments the policy marks sensitive.

@@ -1,5 +1,5 @@
 /**
- * The built-in text rule table of the classifier (DESIGN.md §3, step 3), tuned and tested on
+ * The built-in text rule table of the classifier (docs/architecture.md §3, step 3), tuned and tested on
  * `test/corpus/`. Every pattern is a general phrasing of a failure class, never a string of one
  * server: the same kinds of texts from other servers must land in the same place.
  *
@@ -19,7 +19,7 @@ export interface TextRule {
   readonly reason: Reason;
   /** Normally `REASONS[reason]`, spelled out so the table reads on its own. */
   readonly action: Exclude<Action, "host">;
-  /** Per failure class (DESIGN.md §2). */
+  /** Per failure class (docs/architecture.md §2). */
   readonly certainty: Certainty;
   /** No `g`/`y` flags: they make `test` stateful. */
   readonly pattern: RegExp;

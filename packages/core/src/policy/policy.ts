@@ -234,7 +234,7 @@ const serverSchema = settings({
   tools: z.record(z.string().min(1), toolSettingsSchema).default({}),
 });
 
-/** The policy schema (DESIGN.md §6). Parse with {@link loadPolicy}. */
+/** The policy schema (docs/architecture.md §6). Parse with {@link loadPolicy}. */
 export const policySchema = settings({
   version: z.literal(1).default(1),
   observeOnly: z
@@ -424,7 +424,7 @@ export interface ToolPolicy {
 /**
  * Resolves the settings of a tool: global defaults, then global tool entries, then the server,
  * then the server's tool entries; the most specific wins. Rules are ordered the other way:
- * the tool's first, then the server's, then the global ones (DESIGN.md §3).
+ * the tool's first, then the server's, then the global ones (docs/architecture.md §3).
  */
 export function resolveToolPolicy(policy: Policy, tool: string, server?: string): ToolPolicy {
   const serverEntry = server === undefined ? undefined : own(policy.servers, server);

@@ -1,7 +1,7 @@
 import { GovernorError } from "../errors.ts";
 import type { MaybePromise } from "../types.ts";
 
-/** States of an idempotency key (DESIGN.md §4). */
+/** States of an idempotency key (docs/architecture.md §4). */
 export type LedgerState = "pending" | "succeeded" | "failed" | "uncertain";
 
 /** One idempotency key in the ledger. Plain JSON. */

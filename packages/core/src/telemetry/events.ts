@@ -9,7 +9,7 @@ export const EVENT_SCHEMA_VERSION = 1;
 /** Why a run ended: a stop reason, or `completed` when the host ended it. */
 export type RunEndReason = Reason | "completed";
 
-/** What a run did, reported when it ends (DESIGN.md §2). Plain JSON. */
+/** What a run did, reported when it ends (docs/architecture.md §2). Plain JSON. */
 export interface RunSummary {
   readonly runId: string;
   /** `completed` when the host ended the run, else the stop reason. */
