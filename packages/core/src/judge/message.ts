@@ -38,7 +38,7 @@ const STOP: Partial<Record<Reason, string>> = {
   aborted: "The run was cancelled.",
   not_approved: "A person did not approve this call.",
   person_required:
-    "Only a person can resolve this; do not repeat the call or change its arguments to get around it.",
+    "A person must look at this before anything else is tried; do not repeat the call or change its arguments to get around it.",
   protocol_error: "The host has been told; nothing in this conversation can fix it.",
   session_expired: "The session with the tool ended; the host has been told.",
   malformed_response: "The tool's reply was malformed; the host has been told.",
