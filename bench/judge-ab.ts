@@ -4,8 +4,8 @@
  * bench/snapshot-dist.sh). Measured: `matchBuiltinRules`, `normalizeText`, `redact` (the policy's
  * default settings) and `assessFailure`, over the corpus texts of test/corpus/tool-errors.jsonl
  * with a new request id (a UUID) appended every round, as `judge_unseen_vs_regex` of `pnpm bench`
- * judges them. Every round both builds judge the same fresh texts (each its own memos, so neither
- * has seen them), the order alternating; the figure is CPU time (`process.cpuUsage`, which a
+ * judges them. Every round both builds judge the same fresh texts (which neither has seen, a build
+ * with a memo of texts included), the order alternating; the figure is CPU time (`process.cpuUsage`, which a
  * loaded machine's waits do not inflate as they do wall time) in µs per text, the median of the
  * rounds for each build, and the median of the per-round ratios this / base.
  *

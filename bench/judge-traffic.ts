@@ -1,9 +1,10 @@
 /**
  * Judging a realistic stream of failure texts, two builds side by side in one process: this
  * checkout's built `@governor/core` against a copy of another build's (bench/snapshot-dist.sh).
- * Made to tell whether the judge's memo of recent texts (the `judgeFacts` of judge/text-facts.ts
- * in builds that have one) pays on real traffic, where a text seen twice is rare: compare a build
- * with the memo and one without.
+ * Made to tell whether the judge's memo of recent texts (judge/text-memo.ts, until issue 31
+ * removed it) paid on real traffic, where a text seen twice is rare: a build with the memo against
+ * one without (main's build before issue 31 against this one, or against a copy of it whose
+ * judge/text-facts.js is a memo that keeps nothing).
  *
  * The stream: each failure is, with probability REPEAT, the exact text of one of the last 32
  * failures (a retried call answered the same way, a tool failing alike in the next run), else a

@@ -9,7 +9,8 @@
  * (stack-frames.ts), URLs and credentials in transit (urls-credentials.ts), vendors' key formats
  * (vendor-keys.ts), values named as credentials (named-values.ts), keys known by their shape
  * (key-shapes.ts), and locations: addresses and hosts (addresses-hosts.ts) and paths (paths.ts),
- * read in one pass (locations.ts). The engine applies them in that order.
+ * read in one pass (locations.ts). {@link redact} applies them in that order (PEM blocks, a key
+ * shape, before the frames), then collapses whitespace and caps the output.
  *
  * Work is bounded: the input is cut to the cap plus a margin, redacted, then the output is capped.
  * Every built-in pattern runs in linear time: each unbounded quantifier is a single character
@@ -43,8 +44,6 @@ import {
 } from "./redact/values.ts";
 import { VENDOR_PREFIX_RULES, VENDOR_TOKEN_RULES } from "./redact/vendor-keys.ts";
 import { allowedListed, MAX_KEPT_VALUES, splitKept } from "./redact-keep.ts";
-import { judgeFacts } from "./text-facts.ts";
-import type { FactSlot } from "./text-memo.ts";
 
 // The scans the normalizer and the judge's other passes share, and what the tests read.
 export { collapseSpaces } from "./redact/hygiene.ts";
@@ -193,79 +192,6 @@ export function redact(text: string, options: RedactOptions = {}): string {
   const emails = options.emails === true;
   const sensitive = sensitiveVariants(options.sensitiveValues);
   const keep = options.keepValues ?? NO_VALUES;
-  // Sensitive and kept values change from call to call: such a redaction is not remembered.
-  const memo =
-    sensitive.length === 0 && keep.length === 0
-      ? memoFor(maxLength, emails, options.patterns)
-      : undefined;
-  const known = memo?.get(text);
-  if (known !== undefined) return known;
-  const out = redactText(text, maxLength, emails, sensitive, options.patterns, keep);
-  memo?.set(text, out);
-  return out;
-}
-
-/**
- * Recent redactions, by the options that shape them (the output cap, emails, the policy's
- * patterns): the same failure text comes back with every retry and every run. A few sets of
- * options are kept, the most recently used first, each in a slot of the judge's facts; the slot
- * of a set that is dropped is cleared before another set takes it.
- */
-const memos: {
-  readonly maxLength: number;
-  readonly emails: boolean;
-  readonly patterns: readonly (string | RegExp)[];
-  readonly memo: FactSlot<string>;
-}[] = [];
-const MAX_MEMOS = 4;
-/** Slots no set of options holds yet. */
-const freeSlots: FactSlot<string>[] = Array.from({ length: MAX_MEMOS }, () =>
-  judgeFacts.slot<string>((out) => out.length),
-);
-const NO_PATTERNS: readonly (string | RegExp)[] = [];
-const NO_VALUES: readonly string[] = [];
-
-function memoFor(
-  maxLength: number,
-  emails: boolean,
-  patterns: readonly (string | RegExp)[] = NO_PATTERNS,
-): FactSlot<string> {
-  for (let i = 0; i < memos.length; i++) {
-    const m = memos[i] as (typeof memos)[number];
-    if (m.maxLength !== maxLength || m.emails !== emails) continue;
-    if (!samePatterns(m.patterns, patterns)) continue;
-    if (i > 0) {
-      memos.splice(i, 1);
-      memos.unshift(m);
-    }
-    return m.memo;
-  }
-  let memo = freeSlots.pop();
-  if (memo === undefined) {
-    memo = (memos.pop() as (typeof memos)[number]).memo;
-    memo.clear();
-  }
-  // A copy of the patterns: a caller that changes its array later gets a memo of its own.
-  memos.unshift({ maxLength, emails, patterns: [...patterns], memo });
-  return memo;
-}
-
-/** Same patterns in the same order: a RegExp's source and flags cannot change. */
-function samePatterns(a: readonly (string | RegExp)[], b: readonly (string | RegExp)[]): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-function redactText(
-  text: string,
-  maxLength: number,
-  emails: boolean,
-  sensitive: readonly string[],
-  patterns: readonly (string | RegExp)[] | undefined,
-  keep: readonly string[],
-): string {
   const limit = inputLimit(maxLength);
 
   let out: string;
@@ -282,7 +208,7 @@ function redactText(
   }
 
   out = removeValues(out, sensitive);
-  out = applyPatterns(out, patterns);
+  out = applyPatterns(out, options.patterns);
   if (out.includes("-----BEGIN ")) out = out.replace(PEM_BLOCK, REDACTED);
   out = dropStackFrames(out);
   out = redactSecrets(out);
@@ -291,6 +217,8 @@ function redactText(
   out = out.trim();
   return capOutput(out, maxLength);
 }
+
+const NO_VALUES: readonly string[] = [];
 
 /**
  * {@link redactLocations}, leaving as written the kept values and the directories the text lists
