@@ -23,16 +23,13 @@
  * the mixes.
  */
 import { randomUUID } from "node:crypto";
-import * as core from "@governor/core";
-import * as judge from "@governor/core/judge";
-import { baseDir, importBase } from "./base-build.ts";
+import type * as core from "@governor/core";
+import { seededRandom } from "../packages/cli/src/demo-governed.ts";
+import { type Build, type Fn, judgeBuilds } from "./judge-builds.ts";
 import { toolErrors } from "./judge-texts.ts";
 import { median } from "./stats.ts";
 
-const base = baseDir("bench/judge-traffic.ts");
-const baseCore = await importBase<typeof core>(base, "packages/core/dist/index.js");
-const baseJudge = await importBase<typeof judge>(base, "packages/core/dist/judge/index.js");
-
+const { base, builds } = await judgeBuilds("bench/judge-traffic.ts");
 const ROUNDS = Number(process.env.ROUNDS ?? 60);
 const WARMUP = 20;
 const PER_ROUND = toolErrors.length;
@@ -42,18 +39,6 @@ const MIXES = (process.env.REPEATS ?? "0,0.05,0.2,0.5,replay").split(",");
 
 /** A failure of the stream: the corpus row it comes from and its text. */
 type Item = { readonly row: number; readonly text: string };
-
-/** mulberry32: a small seeded generator, so every run judges the same stream. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Rounds of the stream for a repeat rate (see the file's comment). */
 function stream(mix: string): () => Item[] {
@@ -67,7 +52,7 @@ function stream(mix: string): () => Item[] {
       `bench/judge-traffic.ts: REPEATS takes rates from 0 to 1 or "replay", got ${mix}`,
     );
   }
-  const next = random(20261205);
+  const next = seededRandom(20261205);
   const recent: Item[] = [];
   return () => {
     const items: Item[] = [];
@@ -89,38 +74,15 @@ function stream(mix: string): () => Item[] {
   };
 }
 
-type Fn = (text: string, row: number, failure: core.Failure) => unknown;
-type Build = {
-  readonly fns: Readonly<Record<string, Fn>>;
-  readonly failureFromResult: typeof core.failureFromResult;
-};
-
-function build(c: typeof core, j: typeof judge): Build {
-  const policy = c.loadPolicy({});
-  const tools = toolErrors.map((row) => j.resolveToolPolicy(policy, row.tool));
-  const { maxLength, emails, patterns } = policy.redaction;
-  return {
-    failureFromResult: c.failureFromResult,
-    fns: {
-      assessFailure: (_text, row, failure) =>
-        j.assessFailure(failure, {
-          policy,
-          tool: tools[row] as (typeof tools)[number],
-          effect: "read_only",
-        }),
-      redact: (text) => j.redact(text, { maxLength, emails, patterns }),
-    },
-  };
-}
-
-const builds: readonly [Build, Build] = [build(baseCore, baseJudge), build(core, judge)];
+/** What is measured of each build. */
+const MEASURED = ["assessFailure", "redact"] as const;
 let sink = 0;
 
 process.stdout.write(
   `base: ${base}\nµs per failure, CPU time: base, this, paired ratio this/base (${ROUNDS} rounds of ${PER_ROUND})\n`,
 );
 for (const mix of MIXES) {
-  for (const name of Object.keys(builds[0].fns)) {
+  for (const name of MEASURED) {
     const nextRound = stream(mix);
     const us: [number[], number[]] = [[], []];
     const ratios: number[] = [];
@@ -129,7 +91,7 @@ for (const mix of MIXES) {
       const per = [0, 0];
       for (const k of r % 2 === 0 ? [0, 1] : [1, 0]) {
         const { fns, failureFromResult } = builds[k] as Build;
-        const fn = fns[name] as Fn;
+        const fn: Fn = fns[name];
         // Each build reads failures it made itself, as a call's result would give them.
         const failures = items.map(({ text }) =>
           failureFromResult({ content: [{ type: "text", text }], isError: true }),
