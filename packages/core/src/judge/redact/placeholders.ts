@@ -7,12 +7,13 @@ export const IP = "[ip]";
 export const HOST = "[host]";
 export const EMAIL = "[email]";
 
-/**
- * A value made of placeholders, `…` (a capped output) and punctuation only: redacting it again
- * would change nothing but the punctuation.
- */
+/** The placeholders above, and `…` (a capped output). */
 const PLACEHOLDERS = /\[(?:redacted|token|path|url|ip|host|email)\]|…/g;
 
+/**
+ * Whether a value is made of placeholders, `…` and punctuation only: redacting it again would
+ * change nothing but the punctuation.
+ */
 export function isInert(value: unknown): boolean {
   return typeof value === "string" && !/[A-Za-z0-9]/.test(value.replace(PLACEHOLDERS, ""));
 }

@@ -13,13 +13,14 @@ import { charTable, hasRun } from "./scan.ts";
 const VENDOR_KEY_CHARS = charTable(
   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=.-",
 );
+/** Whether the run from `start` to `end` holds the prefix of a key of {@link VENDOR_KEY}. */
+function hasVendorPrefix(text: string, start: number, end: number): boolean {
+  return VENDOR_PREFIX.test(text.slice(start, end));
+}
 /**
  * Groq, Linear, Notion, Shopify, Grafana, Vercel, Docker, Figma, Cloudflare, 1Password, HashiCorp
  * Vault, SendGrid, Databricks and Tailscale keys.
  */
-function hasVendorPrefix(text: string, start: number, end: number): boolean {
-  return VENDOR_PREFIX.test(text.slice(start, end));
-}
 const VENDOR_KEY =
   /(?<![\w-])(?:(?:gsk|lin_api|ntn|shppa|shpca|shpat|shpss|glc|glsa|vc[piark]|dckr_pat|figd|cfk|cfut|cfat|ops)_[A-Za-z0-9_+/=-]{16,}|hv[sbr]\.[A-Za-z0-9_-]{16,}|SG\.[\w-]{8,}\.[\w-]{8,}|dapi[a-fA-F0-9]{32}|tskey-[a-z]{2,20}-[A-Za-z0-9_]{4,}-[A-Za-z0-9_]{8,})/g;
 
