@@ -13,7 +13,6 @@ import { hasHostHint, hasIpv6Hint, hasOpeningQuote } from "./normalize-hints.ts"
 import { colonFollows, endsInObjectSeparator, keyAtEnd } from "./quote-context.ts";
 import { charTable, collapseSpaces, hasRun, replaceAnchored } from "./redact.ts";
 import { replaceEach } from "./replace-each.ts";
-import { judgeFacts } from "./text-facts.ts";
 
 const INPUT_CAP = 4096;
 const NORMALIZED_CAP = 500;
@@ -585,38 +584,7 @@ function replaceDotted(m: RegExpExecArray): string {
  * // → 'no note with id <str> (took <dur>)'
  */
 export function normalizeText(text: string): string {
-  return normalized(text).text;
-}
-
-/**
- * What the normalizer made of a text, and the last fingerprint made of it: a failure comes back
- * with the same tool, channel and code.
- */
-interface Normalized {
-  readonly text: string;
-  print?: {
-    readonly tool: string;
-    readonly channel: Channel;
-    readonly code: number | string | null;
-    readonly value: string;
-  };
-}
-
-/** What a remembered fingerprint may hold: a tool name of at most 64 characters and the rest. */
-const MAX_PRINT_TOOL = 64;
-const PRINT_CHARS = MAX_PRINT_TOOL + 64;
-
-/** Recent texts, normalized: the normalizer is a pure function of the text's first 4096 characters. */
-const memo = judgeFacts.slot<Normalized>((n) => n.text.length + PRINT_CHARS);
-
-function normalized(text: string): Normalized {
-  const head = text.length > INPUT_CAP ? text.slice(0, INPUT_CAP) : text;
-  let hit = memo.get(head);
-  if (hit === undefined) {
-    hit = { text: normalize(head) };
-    memo.set(head, hit);
-  }
-  return hit;
+  return normalize(text.length > INPUT_CAP ? text.slice(0, INPUT_CAP) : text);
 }
 
 function normalize(head: string): string {
@@ -748,19 +716,9 @@ export function fingerprintOf(
   inputCode: number | string | undefined,
   text: string,
 ): string {
-  const norm = normalized(text);
   const code = inputCode ?? null;
-  const last = norm.print;
-  // Strict equality: `5` and `"5"` are different codes.
-  if (last !== undefined && last.tool === tool && last.channel === channel && last.code === code) {
-    return last.value;
-  }
-  const value = sha256Hex(JSON.stringify([tool, channel, code, foldValues(norm.text)])).slice(
+  return sha256Hex(JSON.stringify([tool, channel, code, foldValues(normalizeText(text))])).slice(
     0,
     16,
   );
-  if (tool.length <= MAX_PRINT_TOOL && (typeof code !== "string" || code.length <= 32)) {
-    norm.print = { tool, channel, code, value };
-  }
-  return value;
 }

@@ -11,7 +11,6 @@
 
 import type { Action, Certainty, Reason } from "../types.ts";
 import { type Alternative, buildPrefilter, holds, type Prefilter, scan } from "./rule-prefilter.ts";
-import { judgeFacts } from "./text-facts.ts";
 
 /** One row of the table: a phrasing and the classification it stands for. */
 export interface TextRule {
@@ -901,19 +900,9 @@ export function explainBuiltinMatch(
   return { index: BUILTIN_RULES.indexOf(hit.rule), rule: hit.rule, phrasing: hit.pattern.source };
 }
 
-/**
- * What the table made of recent texts (`null`: no rule): the same failure text comes back with
- * every retry and every run, and the table is a pure function of it.
- */
-const matched = judgeFacts.slot<Alternative<TextRule> | null>();
-
 function matchBuiltinAlternative(text: string): Alternative<TextRule> | undefined {
   const head = text.length > RULE_TEXT_LIMIT ? text.slice(0, RULE_TEXT_LIMIT) : text;
-  const known = matched.get(head);
-  if (known !== undefined) return known ?? undefined;
-  const hit = scanRules(head);
-  matched.set(head, hit ?? null);
-  return hit;
+  return scanRules(head);
 }
 
 function scanRules(head: string): Alternative<TextRule> | undefined {
