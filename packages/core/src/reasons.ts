@@ -4,7 +4,7 @@
  * counts it, the model's advice and its line in docs/stop-reasons.md. Everything else reads them
  * from here (the `Reason` type, `REASONS`, `PERSON_RESOLVABLE`, the model's texts, the policy's
  * JSON Schema), and `pnpm gen` writes the docs' table from them: adding a reason is one record
- * (docs/architecture.md §2). A leaf module: it imports nothing, so every layer may read it.
+ * (docs/architecture.md §4). A leaf module: it imports nothing, so every layer may read it.
  */
 
 /** Who can fix it: the model (correct, switch), the runtime (retry), nobody (stop), the host (host). */
