@@ -27,6 +27,13 @@ export const ACTIONS = [
  */
 export type Certainty = "not_sent" | "failed" | "unknown";
 
+/** Every certainty, from the most to the least known (for schemas). */
+export const CERTAINTIES = [
+  "not_sent",
+  "failed",
+  "unknown",
+] as const satisfies readonly Certainty[];
+
 /** What the advice of a stop may depend on: the run's counts and the decision's own fields. */
 export interface AdviceContext {
   /** How often this failure has reached the model in this run, this one included. */
