@@ -48,6 +48,14 @@ describe("the reason registry", () => {
       expect(PERSON_RESOLVABLE.has(reason)).toBe(true);
     }
   });
+  it("learning counts no outcome after a call cut short or a failure that is not the tool's", () => {
+    expect(reasons.filter((r) => REASON_INFO[r].noEvidence)).toEqual([
+      "aborted",
+      "protocol_error",
+      "session_expired",
+      "store_unavailable",
+    ]);
+  });
 });
 
 describe("breakerCounts", () => {

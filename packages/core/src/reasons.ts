@@ -1,7 +1,7 @@
 /**
  * The closed set of reasons, one record per reason: the action it normally comes with, the
  * certainty a failure with it shows, whether a person can resolve it, whether the tool's breaker
- * counts it, the model's advice and its line in docs/stop-reasons.md. Everything else reads them
+ * and learning count it, the model's advice and its line in docs/stop-reasons.md. Everything else reads them
  * from here (the `Reason` type, `REASONS`, `PERSON_RESOLVABLE`, the model's texts, the policy's
  * JSON Schema), and `pnpm gen` writes the docs' table from them: adding a reason is one record
  * (docs/architecture.md §4). A leaf module: it imports nothing, so every layer may read it.
@@ -85,6 +85,12 @@ interface ReasonDefinition {
    * such a stop is told so in its own words, not given this advice. @default false
    */
   readonly aboutWrite?: boolean;
+  /**
+   * A call that ends with this reason tells nothing of the retries, corrections and switches before
+   * it (it was cut short, or the failure is not the tool's): learning records no outcome for them
+   * (docs/learning.md). @default false
+   */
+  readonly noEvidence?: boolean;
 }
 
 // The table. Its order is the docs' and the JSON Schema's: by usual action, then by likelihood.
@@ -199,6 +205,7 @@ const DEFINITIONS = {
     action: "stop",
     doc: "the run's signal was aborted",
     advice: "The run was cancelled.",
+    noEvidence: true,
   },
   deadline_exceeded: {
     action: "stop",
@@ -259,12 +266,14 @@ const DEFINITIONS = {
     action: "host",
     doc: "a JSON-RPC error from the server",
     advice: "The host has been told; nothing in this conversation can fix it.",
+    noEvidence: true,
   },
   session_expired: {
     action: "host",
     doc: 'the session is gone (HTTP 404, "Session not found", not connected)',
     personResolvable: true,
     advice: "The session with the tool ended; the host has been told.",
+    noEvidence: true,
   },
   malformed_response: {
     action: "host",
@@ -289,6 +298,7 @@ const DEFINITIONS = {
     doc: "Governor's store failed or did not answer in time; nothing more was executed",
     advice:
       "Governor's own storage is unavailable, so the call was not made; the host has been told.",
+    noEvidence: true,
     // Only a call refused before it was sent was not made.
     adviceFor: (c) =>
       c.certainty === "not_sent"
@@ -322,6 +332,7 @@ export const REASON_INFO: { readonly [R in Reason]: ReasonInfo } = Object.fromEn
       advice: d.advice,
       adviceFor: d.adviceFor,
       aboutWrite: d.aboutWrite ?? false,
+      noEvidence: d.noEvidence ?? false,
     }),
   ]),
 ) as { readonly [R in Reason]: ReasonInfo };
