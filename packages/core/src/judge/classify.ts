@@ -1,5 +1,6 @@
 import type { PolicyRule, ToolPolicy } from "../policy/policy.ts";
 import { testPolicyPattern } from "../policy/policy-pattern.ts";
+import { REASON_INFO } from "../reasons.ts";
 import { type Action, type Certainty, REASONS, type Reason } from "../types.ts";
 import { type CallEvidence, type CallFacts, readCallEvidence } from "./call-evidence.ts";
 import { maskArgumentEchoes } from "./echoes.ts";
@@ -108,16 +109,8 @@ const TOOL_FAILURE_CLASS: Record<string, Reason> = {
   unsupported: "not_supported",
 };
 
-const RETRY_CERTAINTY: Partial<Record<Reason, Certainty>> = {
-  timeout: "unknown",
-  upstream_error: "unknown",
-  network_error: "unknown",
-  connection_closed: "unknown",
-  connection_refused: "not_sent",
-};
-
 function verdictFor(reason: Reason): Verdict {
-  return { action: REASONS[reason], reason, certainty: RETRY_CERTAINTY[reason] ?? "failed" };
+  return { action: REASONS[reason], reason, certainty: REASON_INFO[reason].certainty };
 }
 
 function ruleMatches(rule: PolicyRule, failure: Failure): boolean {

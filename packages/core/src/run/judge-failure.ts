@@ -7,6 +7,7 @@ import { type Failure, failureFromError, localFailure } from "../judge/failure.t
 import { fingerprintOf } from "../judge/fingerprint.ts";
 import { learningScopeOf } from "../judge/learned.ts";
 import { composeMessage } from "../judge/message.ts";
+import { breakerCounts } from "../reasons.ts";
 import type { MaybePromise, Reason } from "../types.ts";
 import { updateBreaker } from "./breaker-steps.ts";
 import { type CallState, keyed, noteFailure, noteSuccess, observe } from "./call-state.ts";
@@ -97,7 +98,7 @@ export function judge<T>(
 /** The breaker told of a failure of the dependency, then the host asked. */
 function afterSettle<T>(j: Judging<T>): Judged<T> {
   const { c } = j;
-  if (c.action === "retry_dependency" || c.reason === "transport_error") {
+  if (breakerCounts(c.action, c.reason)) {
     const updated = updateBreaker(j.state, "failure");
     if (isThenable(updated)) return updated.then(() => askHost(j));
   }
