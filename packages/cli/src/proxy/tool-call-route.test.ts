@@ -8,7 +8,7 @@ import {
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import { routeToolCalls } from "./tool-call-route.ts";
+import { plainToolCall, routeToolCalls } from "./tool-call-route.ts";
 
 type Answer = (request: CallToolRequest, signal: AbortSignal) => Promise<unknown>;
 
@@ -143,5 +143,38 @@ describe("routeToolCalls", () => {
     await new Promise((r) => setTimeout(r, 5));
     await ours.host.close();
     expect(ours.taken[0]?.signal.aborted).toBe(true);
+  });
+});
+
+describe("plainToolCall", () => {
+  it("takes as they are only params the SDK's schema accepts and would hand on unchanged", () => {
+    const cases: unknown[] = [
+      { name: "t" },
+      { name: "t", arguments: { a: 1, nested: { b: [1, "x"] } } },
+      { name: "t", arguments: {}, _meta: { progressToken: "p" } },
+      { name: "t", _meta: { progressToken: 3, "vendor/x": { y: 1 } } },
+      { name: "t", _meta: {} },
+      { name: 5 },
+      { arguments: {} },
+      { name: "t", arguments: [] },
+      { name: "t", arguments: null },
+      { name: "t", _meta: { progressToken: 1.5 } },
+      { name: "t", _meta: { progressToken: null } },
+      { name: "t", _meta: { "io.modelcontextprotocol/related-task": { taskId: "x" } } },
+      { name: "t", task: { ttl: 5 } },
+      { name: "t", extra: 1 },
+      JSON.parse('{"name":"t","arguments":{"__proto__":{"polluted":true}}}'),
+      [],
+      null,
+    ];
+    let plain = 0;
+    for (const params of cases) {
+      const parsed = CallToolRequestSchema.safeParse({ method: "tools/call", params });
+      if (!plainToolCall(params)) continue;
+      plain += 1;
+      expect(parsed.success, JSON.stringify(params)).toBe(true);
+      expect(parsed.data?.params, JSON.stringify(params)).toEqual(params);
+    }
+    expect(plain).toBe(5);
   });
 });
