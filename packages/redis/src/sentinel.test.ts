@@ -234,6 +234,33 @@ describe.runIf(sentinels.run)("RedisStore through Redis Sentinel", { timeout: 12
     expect((await store.claim("job", "h", claimAt())).status).toBe("in_flight");
   });
 
+  it("answers no claim for a WAIT that went out on another connection than the claim", async () => {
+    const store = await open({ commandTimeoutMs: 3_000 });
+    expect((await store.claim("warm", "h", claimAt())).status).toBe("claimed");
+    const primary = await local.primary();
+    const replica = local.replicaOf(primary);
+    // The replica is frozen: still connected, it acknowledges nothing, so the claim's WAIT waits.
+    local.signal(replica, "SIGSTOP");
+    try {
+      const claim = store.claim("job", "h", claimAt()).then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      );
+      await sleep(500);
+      // The connection the claim and its WAIT went out on breaks. node-redis would send the WAIT
+      // again on the next connection, where it answers at once: 1 replica "has" the claim.
+      await local.command(primary, ["CLIENT", "KILL", "TYPE", "normal"]);
+      const outcome = await claim;
+      expect(outcome).toHaveProperty("error");
+      const error = (outcome as { error: unknown }).error;
+      expect((error as StoreError).reason).toBe("unavailable");
+      expect((error as Error).message).toMatch(/the connection to Redis is down or broke/);
+    } finally {
+      local.signal(replica, "SIGCONT");
+    }
+    await local.settled();
+  });
+
   describe("failover", () => {
     it("checks the promoted replica before its first command: an evicting one is refused", async () => {
       const store = await open();

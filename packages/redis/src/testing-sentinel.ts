@@ -31,6 +31,8 @@ export interface LocalSentinel {
   replicaOf(primary: number): number;
   /** Kills the server on `port` with SIGKILL (by its pid): no shutdown, no last write to disk. */
   kill(port: number): Promise<void>;
+  /** Freezes (SIGSTOP) or thaws (SIGCONT) the server on `port`: its connections stay open. */
+  signal(port: number, signal: "SIGSTOP" | "SIGCONT"): void;
   /**
    * Starts the server on `port` again with its data, as a replica of `replicaOf` when given (as
    * the sentinels would make it, a few seconds sooner).
@@ -247,6 +249,10 @@ export async function startLocalSentinel(): Promise<LocalSentinel> {
         child.once("exit", () => resolve());
         process.kill(child.pid as number, "SIGKILL");
       });
+    },
+    signal(port, signal) {
+      const child = children.get(port);
+      if (child !== undefined && alive(port)) process.kill(child.pid as number, signal);
     },
     restart: (port, replicaOf) => startServer(port, replicaOf),
     settled,
