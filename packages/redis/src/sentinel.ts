@@ -5,8 +5,9 @@ import type { Send, Transport } from "./transport.ts";
 /**
  * What the store needs of a node-redis Sentinel client: any connected `createSentinel()` result
  * (node-redis 5) fits. The store runs each command through `_execute`, which hands it the client
- * connected to the current primary (the public `sendCommand` would resend a command whose
- * connection broke, and route a `WAIT` to whichever connection is free).
+ * connected to the current primary (the public `sendCommand` would send a command again on the
+ * next connection when its own broke while it ran: a claim the server took, or a `WAIT`, which on
+ * a new connection answers at once for writes it never covered).
  */
 export interface RedisStoreSentinel {
   readonly isOpen: boolean;
