@@ -43,6 +43,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
+import { forwardingStore } from "./support/store-doubles.ts";
 
 export type TransportKind = "stdio" | "http";
 export const TRANSPORTS: readonly TransportKind[] = ["stdio", "http"];
@@ -265,18 +266,16 @@ export async function governedWith(
 export function tappedStore(): { store: Store; keys: string[] } {
   const inner = createMemoryStore();
   const keys: string[] = [];
-  const store: Store = {
-    get: (key) => inner.get(key),
-    set: (key, value, ttlMs) => inner.set(key, value, ttlMs),
-    increment: (key, by, ttlMs) => inner.increment(key, by, ttlMs),
-    claim: (key, argsHash, options) => {
-      // The calls' keys, not their content entries in the index of writes in doubt (`gd_`).
-      if (key.startsWith("gk_") && !keys.includes(key)) keys.push(key);
-      return inner.claim(key, argsHash, options);
+  const store = forwardingStore(
+    {
+      claim: (key, argsHash, options) => {
+        // The calls' keys, not their content entries in the index of writes in doubt (`gd_`).
+        if (key.startsWith("gk_") && !keys.includes(key)) keys.push(key);
+        return inner.claim(key, argsHash, options);
+      },
     },
-    settle: (key, state, options) => inner.settle(key, state, options),
-    entry: (key) => inner.entry(key),
-  };
+    inner,
+  );
   return { store, keys };
 }
 
