@@ -2,17 +2,17 @@ import { LRUCache } from "lru-cache";
 import { GovernorError } from "../errors.ts";
 import { addToCounts } from "../judge/learned.ts";
 import { createLedgerSpace, type EntryRecord } from "./ledger-space.ts";
-import type {
-  AddOutcomeOptions,
-  ClaimOptions,
-  ClaimResult,
-  LedgerEntry,
-  LedgerState,
-  OutcomeRecord,
-  SettleOptions,
-  SynchronousStore,
+import {
+  type AddOutcomeOptions,
+  type ClaimOptions,
+  type ClaimResult,
+  checkAddOutcome,
+  type LedgerEntry,
+  type LedgerState,
+  type OutcomeRecord,
+  type SettleOptions,
+  type SynchronousStore,
 } from "./store.ts";
-import { checkAddOutcome } from "./store.ts";
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
