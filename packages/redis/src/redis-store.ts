@@ -9,7 +9,7 @@ import type {
   SettleOptions,
   Store,
 } from "@governor/core";
-import { GovernorError, StoreError } from "@governor/core";
+import { checkAddOutcome, GovernorError, StoreError } from "@governor/core";
 import { createClient } from "redis";
 import { type Bucket, type Layout, layout, MAX_BUCKETS, shareOf } from "./layout.ts";
 import {
@@ -577,7 +577,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
     addOutcome(key: string, field: string, add: AddOutcomeOptions): Promise<OutcomeRecord> {
       return attempt("addOutcome", async () => {
-        const { by, now, halfLifeMs, ttlMs } = checkOutcome(field, add);
+        const { by, now, halfLifeMs, ttlMs } = checkAddOutcome(field, add);
         const bucket = keys.bucketOf(key);
         const reply = await run(
           ADD_OUTCOME,
@@ -788,30 +788,6 @@ function toOutcome(key: string, flat: readonly string[]): OutcomeRecord {
   }
   if (updatedAt === undefined) throw unexpected();
   return { key, counts, updatedAt };
-}
-
-/** Checks `addOutcome`'s arguments as the memory store does. */
-function checkOutcome(field: string, options: AddOutcomeOptions): Required<AddOutcomeOptions> {
-  if (typeof field !== "string" || field === "" || field.startsWith("@")) {
-    throw invalid(
-      `addOutcome: field must be a non-empty string not starting with "@", got ${JSON.stringify(field)}`,
-    );
-  }
-  const by = options.by ?? 1;
-  if (typeof by !== "number" || !Number.isFinite(by) || by <= 0) {
-    throw invalid(`addOutcome: by must be a positive finite number, got ${String(by)}`);
-  }
-  if (typeof options.now !== "number" || !Number.isFinite(options.now) || options.now < 0) {
-    throw invalid(
-      `addOutcome: now must be epoch ms (a finite number >= 0), got ${String(options.now)}`,
-    );
-  }
-  return {
-    by,
-    now: options.now,
-    halfLifeMs: positive("halfLifeMs", options.halfLifeMs),
-    ttlMs: positive("ttlMs", options.ttlMs),
-  };
 }
 
 /** A script's reply as strings; nil becomes "". */
