@@ -30,8 +30,9 @@ export interface Classification {
   /**
    * What the learned text model read, when it decided: how sure it was and the features that
    * weighed most (`read` is its class; `action` may differ where it was not taken). `unsure` below
-   * {@link MODEL_SURE_AT}: then the correction stands, and `decide` stops a `mutating` tool rather
-   * than ask the model to correct it.
+   * {@link MODEL_SURE_AT}: then the correction stands, except on a tool the policy declares
+   * `mutating`, which is classified a stop (`person_required`); `decide` does the same for an
+   * effect known only at run time (trusted annotations).
    */
   readonly model?: {
     readonly probability: number;
@@ -408,7 +409,12 @@ const MODEL_REASON: Record<ModelClass, Reason> = {
 };
 
 /** Step 4: the learned text model, or the default when it knows no word of the text. */
-function fromModel(failure: Failure, text: string, model: TextModel): Classification {
+function fromModel(
+  failure: Failure,
+  text: string,
+  model: TextModel,
+  mutating: boolean,
+): Classification {
   const reading = readText(text, model);
   const certainty = textCertainty(failure, "failed");
   if (reading === undefined) {
@@ -419,6 +425,23 @@ function fromModel(failure: Failure, text: string, model: TextModel): Classifica
     unsure || (reading.action === "retry_dependency" && reading.probability < MODEL_RETRY_AT)
       ? "correct_arguments"
       : reading.action;
+  // The asymmetry of harm: a write the policy declares `mutating`, corrected on a guess, may be
+  // sent again in another shape; a stop a person can read costs less (decide does the same for
+  // an effect known only at run time).
+  if (unsure && mutating) {
+    return {
+      action: "stop",
+      reason: "person_required",
+      certainty,
+      source: "model",
+      model: {
+        probability: Math.round(reading.probability * 1000) / 1000,
+        unsure,
+        read: reading.action,
+        features: reading.features,
+      },
+    };
+  }
   return {
     action,
     reason: MODEL_REASON[action],
@@ -451,6 +474,7 @@ function fromText(
   tool: string,
   call: CallFacts | undefined,
   model: TextModel,
+  effect: ToolPolicy["effect"],
 ): Classification {
   const text = textForRules(failure, call);
   const matched = matchBuiltinRules(text);
@@ -465,7 +489,7 @@ function fromText(
         certainty: textCertainty(failure, rule.certainty),
         source: "rule",
       }
-    : fromModel(failure, text, model);
+    : fromModel(failure, text, model, effect === "mutating");
   if (call === undefined) return verdict;
   const evidence = readCallEvidence(failure.text, call);
   const weighed = weighCallEvidence(verdict, evidence, failure.text);
@@ -499,7 +523,7 @@ export function classify(
     progress ??
     (signal
       ? (internalErrorOfTheTool(failure, signal, call) ?? { ...signal, source: "signal" })
-      : fromText(failure, tool.tool, call, model));
+      : fromText(failure, tool.tool, call, model, tool.effect));
   const withHint =
     failure.retryAfterMs === undefined
       ? detected

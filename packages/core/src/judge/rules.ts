@@ -564,6 +564,75 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:workspace|organi[sz]ation|tenant|team|project|merchant)\b[^.\n]{0,30}\b(?:is|has been|was) (?:disabled|deactivated|suspended|locked|blocked|inactive)\b/,
     ),
   },
+  // More person-only cues (issue 27.3), general phrasings: a flag or a mode only the operator
+  // sets, a right named by its level, access blocked or revoked, consent or terms nobody gave.
+  {
+    ...FORBIDDEN,
+    pattern: oneOf(
+      /(?:\b(?:without|requires?|needs?|pass|set|enable|restart (?:\w+ ){0,2}with|start(?:ed)? (?:\w+ ){0,2}with)|\bthe) (?:the )?['"`]?--?allow[-_][\w-]+/,
+      /\b(?:requires?|needs?|only (?:available|allowed|permitted|works) in) (?:an? |the )?(?:write|writable|admin|edit|unsafe|destructive|live|production|full[- ]access|elevated|privileged|developer|expert) mode\b/,
+      /\b(?:writes?|write (?:operations?|access|tools?|queries|statements)|mutations?|mutating (?:operations?|tools?)|destructive (?:operations?|actions?|tools?)|modifications?|deletions?) (?:are|is) (?:currently )?(?:disabled|not (?:allowed|permitted|enabled)|blocked|forbidden|turned off|prohibited)\b/,
+      /\bmust have (?:the )?(?:admin(?:istrator)?|owner|write|push|maintain|manage|edit|read|billing) (?:rights|access|permissions?|privileges?|role)\b/,
+      /\baccess (?:to (?:this |the |your )?[\w .-]{1,40} )?(?:is |was |has been )?(?:blocked|restricted|revoked|suspended)\b/,
+      /\b(?:has|have) not (?:yet )?(?:been )?consented\b/,
+      /\b(?:admin(?:istrator)?|user|tenant|organi[sz]ation) consent\b/,
+      /\bscopes? (?:is |are )?(?:insufficient|not sufficient)\b/,
+    ),
+  },
+  // Credentials that are not there or not taken, in other words; a second factor only a person has.
+  {
+    ...UNAUTHORIZED,
+    pattern: oneOf(
+      /\bnot authed\b/,
+      /\bauth(?:entication)? failure\b/,
+      /\b(?:two[- ]factor|2fa|mfa|multi[- ]factor|second[- ]factor)\b[^.\n]{0,40}\b(?:required|needed|enabled|pending|set ?up)\b/,
+      /\b(?:api[- ]?key|access token|auth(?:entication|ori[sz]ation)? token|bearer token|credentials|client secret|secret key|personal access token)\b[^.\n]{0,40}\b(?:rejected|refused|not accepted|not recogni[sz]ed|unrecogni[sz]ed|(?:is )?not valid|no longer valid|deactivated|disabled)\b/,
+    ),
+  },
+  // A state of a payment, an order or a subscription that no argument changes.
+  {
+    ...BUSINESS_RULE,
+    pattern: oneOf(
+      /\b(?:has |have |was |were |is |are )?already (?:been )?(?:fully )?(?:refunded|captured|voided|reversed|disputed|settled|finali[sz]ed|fulfilled|shipped|charged back)\b/,
+    ),
+  },
+  // More states and people: a project or store paused or under review, an action only a person
+  // takes (a payer, the dashboard), terms to accept, an approval still pending.
+  {
+    ...c("person_required", "stop", "failed"),
+    pattern: oneOf(
+      /\b(?:account|workspace|organi[sz]ation|tenant|team|merchant|project|site|store|shop|portal|company|business|seller)s?\b[^.\n]{0,30}\b(?:is|are|has been|have been|was|were) (?:currently |temporarily )?(?:suspended|frozen|paused|on hold|banned|deactivated|restricted|under review|pending (?:review|approval|activation|verification))\b/,
+      /\b(?:payer|buyer|customer|user|human|manual|owner|admin(?:istrator)?|account holder) (?:action|interaction|input|intervention|approval|verification) (?:is |was )?(?:required|needed|pending)\b/,
+      /\b(?:accept|agree to) (?:the |our )?(?:(?:updated|new|latest) )?(?:terms|license|licence|agreement|tos|eula|policy)\b/,
+      /\b(?:terms|license|licence|agreement|tos|eula)\b[^.\n]{0,30}\b(?:must be|has not been|have not been|not (?:yet )?(?:been )?)accepted\b/,
+      /\b(?:is|was|are|were|has|have) not (?:yet )?(?:been )?approved\b/,
+      /\b(?:awaiting|pending|requires?) (?:\w+ )?(?:approval|review|verification) (?:by|from) (?:an? |the |your )?(?:\w+ )?(?:admin(?:istrator)?|owner|manager|user|team|reviewer|approver)s?\b/,
+      /\bunverified (?:\w+ )?(?:phone|numbers?|recipients?|emails?|e-mail|addresses|users?|callers?)\b/,
+      /\btrial (?:accounts?|users?|plans?|versions?|periods?|keys?)\b[^.\n]{0,40}\b(?:cannot|can't|can only|may only|limited|not allowed|expired|ended|over)\b/,
+      /\b(?:only (?:be )?(?:done|performed|changed|managed|configured|possible)|must be (?:done|performed|changed|managed|configured|enabled)|can be (?:done|changed|enabled|managed) only) (?:in|via|through|from|using|on) (?:the |your )?(?:\w+ )?(?:dashboard|console|web ?(?:ui|app|interface)|ui|portal|admin (?:panel|console|center|centre)|settings page|website)\b/,
+      /^\W*(?:\w+ ){0,2}declined by (?:the )?(?:user|owner|approver|reviewer|admin(?:istrator)?)\b|^\W*(?:\w+ ){0,2}declined\.?\s*$/,
+    ),
+  },
+  // Budgets of a session, a run or a conversation, and allowances used up.
+  {
+    ...QUOTA,
+    pattern: oneOf(
+      /\b(?:session|conversation|run|agent|thread|workflow) (?:[\w-]+ ){0,2}(?:limit|budget|cap|allowance|maximum)s? (?:of [\w.]+ )?(?:has been |have been |was |is |are )?(?:reached|exceeded|exhausted|hit|spent|used up)\b/,
+      /\bused (?:up )?(?:all|every one) (?:of )?(?:your|the|its|this (?:\w+ )?'?s?) (?:\w+ ){0,2}(?:credits|requests|queries|minutes|searches|tokens|calls|quota|allowance|runs|units|messages|generations)\b/,
+      /\b(?:maximum|max) (?:number of )?(?:calls|requests|tool calls|turns|steps|messages|queries|searches|runs) (?:per|for) (?:this |the |a |each )?(?:session|conversation|run|thread|day|month)\b[^.\n]{0,20}\b(?:reached|exceeded|hit)\b/,
+    ),
+  },
+  // An operation this deployment, version or server does not offer: another tool may.
+  {
+    ...NOT_SUPPORTED,
+    pattern: oneOf(
+      /\bnot (?:supported|available|implemented|offered) (?:on|in|by|for|with) (?:this|the|your|the current|this current) (?:\w+ ){0,2}(?:deployment|server|version|edition|instance|environment|cluster|platform|backend|engine|driver|provider|runtime|installation|build|release|database|tier of the server)s?\b/,
+      /\b(?:this|the|your) (?:\w+ ){0,2}(?:deployment|server|version|edition|instance|environment|cluster|platform|backend|engine|driver|provider|runtime|installation|database) (?:does not|doesn't|do not|don't|cannot|can't) (?:support|offer|provide|allow|handle|perform|do)\b/,
+      /\b(?:requires?|needs?|only (?:available|supported) (?:in|on|with|from|since)) (?:\w+ ){0,3}(?:version |v)?\d+(?:\.\d+)*\+?(?: (?:or|and) (?:later|higher|newer|above|greater|up))?\b(?=[^.\n]{0,40}\b(?:server|version|cluster|deployment|instance|database|engine|edition|release)\b)/,
+      /\bnot (?:available|supported|possible|exposed) (?:via|through|using|over|with|from) (?:the |this |our )?(?:public |rest |graphql )?(?:api|mcp|tool|endpoint|integration|interface|server)\b/,
+      /\bonly (?:available|supported) (?:in|on|for|with) (?:\w+ ){0,2}(?:deployments?|clusters?|instances?|servers?|editions?|versions?|self[- ]hosted|on[- ]prem(?:ise)?s?|cloud)\b/,
+    ),
+  },
   // HTTP statuses in text: the number says which class the upstream answer belongs to.
   statusRule(400, "Bad Request"),
   statusRule(401, "Unauthorized"),

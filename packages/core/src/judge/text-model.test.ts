@@ -194,6 +194,32 @@ describe("the learned last stage in classify", () => {
     );
   });
 
+  it("on a tool the policy declares mutating, an unsure reading is classified a stop, not a correction", () => {
+    const writes = tool({ tools: { t: { effect: "mutating" } } });
+    const c = classify(textFailure("gloom"), writes, undefined, toy);
+    expect(c).toMatchObject({ action: "stop", reason: "person_required", source: "model" });
+    expect(c.model).toMatchObject({ read: "correct_arguments", unsure: true });
+    // A sure reading, a read-only tool, or no declared effect keep the model's reading.
+    expect(classify(textFailure("frobnicated"), writes, undefined, toy).action).toBe(
+      "correct_arguments",
+    );
+    const reads = tool({ tools: { t: { effect: "read_only" } } });
+    expect(classify(textFailure("gloom"), reads, undefined, toy).action).toBe("correct_arguments");
+    expect(classify(textFailure("gloom"), tool(), undefined, toy).action).toBe("correct_arguments");
+    // decide keeps it a stop a person can act on.
+    const d = decide({
+      classification: c,
+      tool: writes,
+      effect: "mutating",
+      attempt: 1,
+      repeats: 1,
+      keyed: false,
+      remainingMs: Number.POSITIVE_INFINITY,
+      random: () => 0.5,
+    });
+    expect(d).toMatchObject({ action: "stop", reason: "person_required", personResolvable: true });
+  });
+
   it("is explained: the features that weighed most and the confidence", () => {
     const f = textFailure("it went wobbly, gloom");
     const c = classify(f, tool(), undefined, toy);
