@@ -12,7 +12,14 @@ import {
   RULE_TEXT_LIMIT,
   type TextRule,
 } from "./rules.ts";
-import { type ModelClass, readText, SHIPPED_TEXT_MODEL, type TextModel } from "./text-model.ts";
+import {
+  MODEL_CLASSES,
+  type ModelClass,
+  type ModelReading,
+  readText,
+  SHIPPED_TEXT_MODEL,
+  type TextModel,
+} from "./text-model.ts";
 
 /** What kind of failure this is, who can fix it, and what is known of its effect. */
 export interface Classification {
@@ -31,14 +38,19 @@ export interface Classification {
    * What the learned text model read, when it decided: how sure it was and the features that
    * weighed most (`read` is its class; `action` may differ where it was not taken). `unsure` below
    * {@link MODEL_SURE_AT}: then the correction stands, except on a tool the policy declares
-   * `mutating`, which is classified a stop (`person_required`); `decide` does the same for an
-   * effect known only at run time (trusted annotations).
+   * `mutating` (see `stopOnWrite`), which is classified a stop (`person_required`); `decide` does
+   * the same for an effect known only at run time (trusted annotations).
    */
   readonly model?: {
     readonly probability: number;
     readonly unsure: boolean;
     readonly read: ModelClass;
     readonly features: readonly { readonly feature: string; readonly weight: number }[];
+    /**
+     * A correction a `mutating` tool does not take: the reading is unsure, or a stop is not
+     * {@link WRITE_STOP_WEIGHT} times less likely than the correction.
+     */
+    readonly stopOnWrite?: true;
   };
   /**
    * What a retry that runs out becomes instead of giving up: `correct_arguments` when the failing
@@ -400,6 +412,22 @@ export const MODEL_SURE_AT = 0.5;
 /** How sure the learned text model must be for a retry it reads to be taken: a retry on a guess could repeat what only a person can fix. */
 export const MODEL_RETRY_AT = 0.85;
 
+/**
+ * How much more a correction of a write that only a person could unblock costs than a stop of a
+ * write the model could have corrected: the first sends a write again in another shape, the second
+ * costs a person a look. On a `mutating` tool the model's correction is taken only when it reads
+ * it at least this many times as likely as a stop (an order of magnitude; the blind set's
+ * aggregate moved little between 5 and 20).
+ */
+export const WRITE_STOP_WEIGHT = 10;
+
+/** Whether, on a write, the model's odds of a stop outweigh those of a correction at that cost. */
+function writeStopOutweighs(reading: ModelReading): boolean {
+  const correct = reading.probabilities[MODEL_CLASSES.indexOf("correct_arguments")] ?? 0;
+  const stop = reading.probabilities[MODEL_CLASSES.indexOf("stop")] ?? 0;
+  return stop * WRITE_STOP_WEIGHT >= correct;
+}
+
 /** The reason a reading of the learned text model carries, per action. */
 const MODEL_REASON: Record<ModelClass, Reason> = {
   correct_arguments: "unclassified",
@@ -428,7 +456,9 @@ function fromModel(
   // The asymmetry of harm: a write the policy declares `mutating`, corrected on a guess, may be
   // sent again in another shape; a stop a person can read costs less (decide does the same for
   // an effect known only at run time).
-  if (unsure && mutating) {
+  const stopOnWrite =
+    action === "correct_arguments" && (unsure || writeStopOutweighs(reading)) ? true : undefined;
+  if (mutating && stopOnWrite) {
     return {
       action: "stop",
       reason: "person_required",
@@ -439,6 +469,7 @@ function fromModel(
         unsure,
         read: reading.action,
         features: reading.features,
+        stopOnWrite,
       },
     };
   }
@@ -452,6 +483,7 @@ function fromModel(
       unsure,
       read: reading.action,
       features: reading.features,
+      ...(stopOnWrite && { stopOnWrite }),
     },
   };
 }

@@ -820,7 +820,10 @@ describe("issue 27.3: person-only cues", () => {
       ["Trial accounts can only message verified recipients", "person_required", "stop"],
       ["Webhooks can only be configured in the dashboard", "person_required", "stop"],
       ["Request declined.", "person_required", "stop"],
+      ["Export cancelled.", "person_required", "stop"],
     ]);
+    // A Go context cancelled by the caller is no person's decision.
+    expect(matchBuiltinRules("context canceled")?.reason).not.toBe("person_required");
   });
 
   it("budgets of a session or a run, and allowances used, stop as a quota", () => {

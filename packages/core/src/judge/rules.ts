@@ -610,7 +610,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bunverified (?:\w+ )?(?:phone|numbers?|recipients?|emails?|e-mail|addresses|users?|callers?)\b/,
       /\btrial (?:accounts?|users?|plans?|versions?|periods?|keys?)\b[^.\n]{0,40}\b(?:cannot|can't|can only|may only|limited|not allowed|expired|ended|over)\b/,
       /\b(?:only (?:be )?(?:done|performed|changed|managed|configured|possible)|must be (?:done|performed|changed|managed|configured|enabled)|can be (?:done|changed|enabled|managed) only) (?:in|via|through|from|using|on) (?:the |your )?(?:\w+ )?(?:dashboard|console|web ?(?:ui|app|interface)|ui|portal|admin (?:panel|console|center|centre)|settings page|website)\b/,
-      /^\W*(?:\w+ ){0,2}declined by (?:the )?(?:user|owner|approver|reviewer|admin(?:istrator)?)\b|^\W*(?:\w+ ){0,2}declined\.?\s*$/,
+      /^\W*(?:\w+ ){0,2}declined by (?:the )?(?:user|owner|approver|reviewer|admin(?:istrator)?)\b|^\W*(?!context\b)(?:\w+ ){0,2}(?:declined|cancell?ed by (?:the )?user|cancell?ed)\.?\s*$/,
     ),
   },
   // Budgets of a session, a run or a conversation, and allowances used up.

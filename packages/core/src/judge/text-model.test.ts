@@ -29,6 +29,7 @@ const toy: TextModel = {
     "w:gloom": [0.4, 0, 0, 0.3],
     "w:jitter": [0, 3, 0, 0],
     "w:flaky": [0, 1, 0, 0],
+    "w:hazy": [2, 0, 0, 0.5],
   },
 };
 
@@ -218,6 +219,38 @@ describe("the learned last stage in classify", () => {
       random: () => 0.5,
     });
     expect(d).toMatchObject({ action: "stop", reason: "person_required", personResolvable: true });
+  });
+
+  it("on a write, a sure correction not ten times likelier than a stop is not taken either", () => {
+    // hazy: P(correct) ≈ 0.67 (sure), P(stop) ≈ 0.15: 10 × 0.15 > 0.67.
+    const reading = readText("hazy", toy);
+    expect(reading?.probabilities.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9);
+    const writes = tool({ tools: { t: { effect: "mutating" } } });
+    const c = classify(textFailure("hazy"), writes, undefined, toy);
+    expect(c).toMatchObject({ action: "stop", reason: "person_required" });
+    expect(c.model).toMatchObject({ read: "correct_arguments", unsure: false, stopOnWrite: true });
+    // Without a declared effect the correction stands; decide stops it when the effect it knows
+    // at run time (trusted annotations) is mutating.
+    const open = classify(textFailure("hazy"), tool(), undefined, toy);
+    expect(open.action).toBe("correct_arguments");
+    const ctx = {
+      classification: open,
+      tool: tool(),
+      attempt: 1,
+      repeats: 1,
+      keyed: false,
+      remainingMs: Number.POSITIVE_INFINITY,
+      random: () => 0.5,
+    };
+    expect(decide({ ...ctx, effect: "mutating" })).toMatchObject({
+      action: "stop",
+      reason: "person_required",
+    });
+    expect(decide({ ...ctx, effect: "idempotent" }).action).toBe("correct_arguments");
+    // frobnicated: P(correct) ≈ 0.87, P(stop) ≈ 0.04: taken on a write.
+    expect(classify(textFailure("frobnicated"), writes, undefined, toy).model).not.toHaveProperty(
+      "stopOnWrite",
+    );
   });
 
   it("is explained: the features that weighed most and the confidence", () => {
