@@ -777,6 +777,9 @@ describe("issue 27.3: person-only cues", () => {
       ["This command only works in admin mode", "forbidden", "stop"],
       ["Write operations are disabled on this connection", "forbidden", "stop"],
       ["You must have admin rights on the repository", "forbidden", "stop"],
+      ["You must be an owner of the project to transfer it", "forbidden", "stop"],
+      ["The token does not have the required scopes", "forbidden", "stop"],
+      ["Destructive operation blocked on this server", "forbidden", "stop"],
       ["Access to this mailbox has been revoked", "forbidden", "stop"],
       ["The tenant has not consented to the application", "forbidden", "stop"],
       ["Admin consent is needed for Files.ReadWrite.All", "forbidden", "stop"],
@@ -791,6 +794,9 @@ describe("issue 27.3: person-only cues", () => {
       ["Two-factor authentication is required for this account", "unauthorized", "stop"],
       ["The access token you sent is no longer valid", "unauthorized", "stop"],
       ["API key not recognised by the gateway", "unauthorized", "stop"],
+      ["Authorization header is missing", "unauthorized", "stop"],
+      ["This endpoint requires authentication", "unauthorized", "stop"],
+      ["Invalid signature for this request", "unauthorized", "stop"],
     ]);
   });
 
@@ -831,6 +837,8 @@ describe("issue 27.3: person-only cues", () => {
       ["The conversation tool-call limit has been reached", "quota_exceeded", "stop"],
       ["You have used all of your monthly searches", "quota_exceeded", "stop"],
       ["Maximum number of tool calls per session reached", "quota_exceeded", "stop"],
+      ["No active subscription for this workspace", "quota_exceeded", "stop"],
+      ["Maximum number of projects reached for your plan", "quota_exceeded", "stop"],
     ]);
   });
 
@@ -841,6 +849,8 @@ describe("issue 27.3: person-only cues", () => {
       ["$search requires version 7.0 or later of the server", "not_supported", "switch_tool"],
       ["Bulk export is not available via the API", "not_supported", "switch_tool"],
       ["Vector indexes are only available on dedicated clusters", "not_supported", "switch_tool"],
+      ["Operation 'merge' is not supported", "not_supported", "switch_tool"],
+      ["method tools/rename not implemented", "not_supported", "switch_tool"],
     ]);
   });
 

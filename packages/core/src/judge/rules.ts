@@ -571,8 +571,10 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     pattern: oneOf(
       /(?:\b(?:without|requires?|needs?|pass|set|enable|restart (?:\w+ ){0,2}with|start(?:ed)? (?:\w+ ){0,2}with)|\bthe) (?:the )?['"`]?--?allow[-_][\w-]+/,
       /\b(?:requires?|needs?|only (?:available|allowed|permitted|works) in) (?:an? |the )?(?:write|writable|admin|edit|unsafe|destructive|live|production|full[- ]access|elevated|privileged|developer|expert) mode\b/,
-      /\b(?:writes?|write (?:operations?|access|tools?|queries|statements)|mutations?|mutating (?:operations?|tools?)|destructive (?:operations?|actions?|tools?)|modifications?|deletions?) (?:are|is) (?:currently )?(?:disabled|not (?:allowed|permitted|enabled)|blocked|forbidden|turned off|prohibited)\b/,
+      /\b(?:writes?|write (?:operations?|access|tools?|queries|statements)|mutations?|mutating (?:operations?|tools?)|destructive (?:operations?|actions?|tools?)|modifications?|deletions?) (?:(?:are|is|was|were|has been|have been) )?(?:currently )?(?:disabled|not (?:allowed|permitted|enabled)|blocked|forbidden|turned off|prohibited)\b/,
       /\bmust have (?:the )?(?:admin(?:istrator)?|owner|write|push|maintain|manage|edit|read|billing) (?:rights|access|permissions?|privileges?|role)\b/,
+      /\bmust be an? (?:admin(?:istrator)?|owner|member|maintainer|manager|moderator|collaborator|org(?:ani[sz]ation)? (?:admin|owner|member))\b/,
+      /\b(?:do|does) ?n[o']t have (?:the )?(?:required |necessary |sufficient |needed )?(?:oauth |api )?scopes?\b/,
       /\baccess (?:to (?:this |the |your )?[\w .-]{1,40} )?(?:is |was |has been )?(?:blocked|restricted|revoked|suspended)\b/,
       /\b(?:has|have) not (?:yet )?(?:been )?consented\b/,
       /\b(?:admin(?:istrator)?|user|tenant|organi[sz]ation) consent\b/,
@@ -584,6 +586,9 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     ...UNAUTHORIZED,
     pattern: oneOf(
       /\bnot authed\b/,
+      /\b(?:authori[sz]ation|auth|x-api-key|api[- ]key|bearer) header\b[^.\n]{0,30}\b(?:missing|required|invalid|malformed|not (?:set|provided|found|present))\b|\b(?:missing|no|invalid|malformed) (?:\w+ )?(?:authori[sz]ation|auth|bearer) header\b/,
+      /\brequires? (?:user |an? |valid )?(?:authentication|login|sign[- ]in|an authenticated (?:user|session))\b/,
+      /\binvalid (?:request |webhook )?signature\b/,
       /\bauth(?:entication)? failure\b/,
       /\b(?:two[- ]factor|2fa|mfa|multi[- ]factor|second[- ]factor)\b[^.\n]{0,40}\b(?:required|needed|enabled|pending|set ?up)\b/,
       /\b(?:api[- ]?key|access token|auth(?:entication|ori[sz]ation)? token|bearer token|credentials|client secret|secret key|personal access token)\b[^.\n]{0,40}\b(?:rejected|refused|not accepted|not recogni[sz]ed|unrecogni[sz]ed|(?:is )?not valid|no longer valid|deactivated|disabled)\b/,
@@ -618,6 +623,8 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     ...QUOTA,
     pattern: oneOf(
       /\b(?:session|conversation|run|agent|thread|workflow) (?:[\w-]+ ){0,2}(?:limit|budget|cap|allowance|maximum)s? (?:of [\w.]+ )?(?:has been |have been |was |is |are )?(?:reached|exceeded|exhausted|hit|spent|used up)\b/,
+      /\bno (?:active|valid|paid|current) (?:subscription|plan|licen[cs]e)s?\b/,
+      /\b(?:maximum|max) (?:number of )?[\w ]{1,30} (?:reached|exceeded)\b[^.\n]{0,30}\b(?:plan|tier|subscription)\b/,
       /\bused (?:up )?(?:all|every one) (?:of )?(?:your|the|its|this (?:\w+ )?'?s?) (?:\w+ ){0,2}(?:credits|requests|queries|minutes|searches|tokens|calls|quota|allowance|runs|units|messages|generations)\b/,
       /\b(?:maximum|max) (?:number of )?(?:calls|requests|tool calls|turns|steps|messages|queries|searches|runs) (?:per|for) (?:this |the |a |each )?(?:session|conversation|run|thread|day|month)\b[^.\n]{0,20}\b(?:reached|exceeded|hit)\b/,
     ),
@@ -626,6 +633,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
   {
     ...NOT_SUPPORTED,
     pattern: oneOf(
+      /\b(?:operation|method|action|feature|functionality|endpoint|capability|rpc)s? ['"`]?[\w./:-]{1,60}['"`]? (?:is |are )?(?:not (?:yet )?(?:supported|implemented)|unsupported)\b/,
       /\bnot (?:supported|available|implemented|offered) (?:on|in|by|for|with) (?:this|the|your|the current|this current) (?:\w+ ){0,2}(?:deployment|server|version|edition|instance|environment|cluster|platform|backend|engine|driver|provider|runtime|installation|build|release|database|tier of the server)s?\b/,
       /\b(?:this|the|your) (?:\w+ ){0,2}(?:deployment|server|version|edition|instance|environment|cluster|platform|backend|engine|driver|provider|runtime|installation|database) (?:does not|doesn't|do not|don't|cannot|can't) (?:support|offer|provide|allow|handle|perform|do)\b/,
       /\b(?:requires?|needs?|only (?:available|supported) (?:in|on|with|from|since)) (?:\w+ ){0,3}(?:version |v)?\d+(?:\.\d+)*\+?(?: (?:or|and) (?:later|higher|newer|above|greater|up))?\b(?=[^.\n]{0,40}\b(?:server|version|cluster|deployment|instance|database|engine|edition|release)\b)/,
