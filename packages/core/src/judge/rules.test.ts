@@ -779,6 +779,8 @@ describe("issue 27.3: person-only cues", () => {
       ["You must have admin rights on the repository", "forbidden", "stop"],
       ["You must be an owner of the project to transfer it", "forbidden", "stop"],
       ["The token does not have the required scopes", "forbidden", "stop"],
+      ["Admin permission required", "forbidden", "stop"],
+      ["Permissions are required to publish", "forbidden", "stop"],
       ["Destructive operation blocked on this server", "forbidden", "stop"],
       ["Access to this mailbox has been revoked", "forbidden", "stop"],
       ["The tenant has not consented to the application", "forbidden", "stop"],
@@ -797,6 +799,8 @@ describe("issue 27.3: person-only cues", () => {
       ["Authorization header is missing", "unauthorized", "stop"],
       ["This endpoint requires authentication", "unauthorized", "stop"],
       ["Invalid signature for this request", "unauthorized", "stop"],
+      ["Invalid session, please sign in", "unauthorized", "stop"],
+      ["You must be authenticated to list invoices", "unauthorized", "stop"],
     ]);
   });
 
@@ -823,6 +827,7 @@ describe("issue 27.3: person-only cues", () => {
       ["The integration is not approved", "person_required", "stop"],
       ["The change is awaiting review by a workspace admin", "person_required", "stop"],
       ["Messages cannot be sent to unverified phone numbers", "person_required", "stop"],
+      ["Email address not confirmed", "person_required", "stop"],
       ["Trial accounts can only message verified recipients", "person_required", "stop"],
       ["Webhooks can only be configured in the dashboard", "person_required", "stop"],
       ["Request declined.", "person_required", "stop"],
@@ -838,6 +843,8 @@ describe("issue 27.3: person-only cues", () => {
       ["You have used all of your monthly searches", "quota_exceeded", "stop"],
       ["Maximum number of tool calls per session reached", "quota_exceeded", "stop"],
       ["No active subscription for this workspace", "quota_exceeded", "stop"],
+      ["Audit logs are an enterprise-only feature", "quota_exceeded", "stop"],
+      ["SSO isn't included in your current plan", "quota_exceeded", "stop"],
       ["Maximum number of projects reached for your plan", "quota_exceeded", "stop"],
     ]);
   });
@@ -854,10 +861,26 @@ describe("issue 27.3: person-only cues", () => {
     ]);
   });
 
+  it("transient states of the dependency, in words, retry", () => {
+    expectCases([
+      ["Circuit breaker is open for the billing backend", "unavailable", "retry_dependency"],
+      ["The API is undergoing scheduled maintenance", "unavailable", "retry_dependency"],
+      ["Writes are not available during maintenance mode", "unavailable", "retry_dependency"],
+      ["We are experiencing unusually high demand", "unavailable", "retry_dependency"],
+      ["Insufficient capacity in the requested zone", "unavailable", "retry_dependency"],
+      ["The cluster is still being provisioned", "unavailable", "retry_dependency"],
+      ["Search index not ready yet", "unavailable", "retry_dependency"],
+      ["no healthy upstream", "unavailable", "retry_dependency"],
+      ["SocketError: other side closed", "connection_closed", "retry_dependency"],
+    ]);
+  });
+
   it("argument wording near the new cues stays the model's", () => {
     expectCases([
       ["Invalid value for 'allow': expected a list", "invalid_argument", "correct_arguments"],
       ["Field 'terms' is required", "invalid_argument", "correct_arguments"],
+      ["Field 'permissions' is required", "invalid_argument", "correct_arguments"],
+      ["session_id is required", "invalid_argument", "correct_arguments"],
       ["Session id not found", "not_found", "correct_arguments"],
       ["Value for 'version' is not supported", "invalid_argument", "correct_arguments"],
       ["Order ORD-7 already exists", "conflict", "correct_arguments"],
