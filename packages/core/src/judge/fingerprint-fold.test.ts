@@ -33,7 +33,13 @@ describe("foldValues: one template, values of any shape", () => {
       "invalid summarization engine set: gpt4. Try again",
       "invalid summarization engine set: cecil. Try again",
     );
+    same("Unable to parse range: orders", "Unable to parse range: invoices");
+    same(
+      "Symlink outside allowed directories: x not in read, write",
+      "Symlink outside allowed directories: x not in admin",
+    );
     // Words of the sentence or of error vocabulary are not values.
+    apart("Permission denied: read", "Permission denied: write");
     apart("Upload failed: timeout must be set", "Upload failed: quota must be set");
   });
 

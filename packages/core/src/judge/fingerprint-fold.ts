@@ -63,6 +63,8 @@ const CHOICES = new RegExp(
  */
 const SUBJECT_OF_CONDITION =
   /(^|: |\] )([a-z][\w.<>-]{0,60})(?= (?:is not|are not|was not|were not|does not|do not|did not|not in|not found|missing|is missing|already|must|cannot|can't|has no|have no|is required|is invalid|is unknown|requires|is disabled|is deprecated)\b)/g;
+/** One word after a colon that ends the text or its line (`unable to parse range: orders`). */
+const LAST_WORD = /(: )([a-z][\w.-]{0,60})(?=[.>)\]]?\s*(?:\n|$))/g;
 const NETWORK_TARGET =
   /\b(econnrefused|enotfound|eai_again|ehostunreach|enetunreach|econnreset|etimedout|err_[a-z_]+ at) ([a-z][\w.-]{0,252})/g;
 const OPERATION = /\b(calling the )([\w-]{1,80})( operation)\b/g;
@@ -91,7 +93,8 @@ function plain(tokens: string): boolean {
 }
 
 function valueIfPlain(_m: string, lead: string, tokens: string): string {
-  return plain(tokens) ? `${lead}<v>` : _m;
+  // A list of two or more is values, whatever words it holds (`not in read, write`).
+  return plain(tokens) || /,\s?\S/.test(tokens) ? `${lead}<v>` : _m;
 }
 
 /** A single word that may be a name: not error vocabulary, not a word of the sentence. */
@@ -117,6 +120,7 @@ export function foldValues(normalized: string): string {
   };
   if (s.includes(":")) s = s.replace(ERROR_IN, name);
   s = s.replace(SUBJECT_OF_CONDITION, (m, lead: string, word: string) => name(m, lead, word));
+  if (colonSpace) s = s.replace(LAST_WORD, (m, lead: string, word: string) => name(m, lead, word));
   s = s.replace(KIND_NAME, (m, kind: string, word: string) => name(m, `${kind} `, word));
   if (s.includes("the ")) {
     s = s.replace(NAME_KIND, (m, the: string, word: string, kind: string) =>
