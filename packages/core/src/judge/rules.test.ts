@@ -780,6 +780,8 @@ describe("issue 27.3: person-only cues", () => {
       ["You must be an owner of the project to transfer it", "forbidden", "stop"],
       ["The token does not have the required scopes", "forbidden", "stop"],
       ["Admin permission required", "forbidden", "stop"],
+      ["This model is unavailable in your region", "forbidden", "stop"],
+      ["Exporting requires the Billing Manager role", "forbidden", "stop"],
       ["Permissions are required to publish", "forbidden", "stop"],
       ["Destructive operation blocked on this server", "forbidden", "stop"],
       ["Access to this mailbox has been revoked", "forbidden", "stop"],
@@ -809,6 +811,8 @@ describe("issue 27.3: person-only cues", () => {
       ["This charge has already been refunded", "business_rule", "stop"],
       ["The invoice is already finalized and cannot be edited", "business_rule", "stop"],
       ["Order already shipped", "business_rule", "stop"],
+      ["Cannot edit a published post", "business_rule", "stop"],
+      ["Unable to modify an archived project", "business_rule", "stop"],
     ]);
   });
 
@@ -843,6 +847,7 @@ describe("issue 27.3: person-only cues", () => {
       ["You have used all of your monthly searches", "quota_exceeded", "stop"],
       ["Maximum number of tool calls per session reached", "quota_exceeded", "stop"],
       ["No active subscription for this workspace", "quota_exceeded", "stop"],
+      ["You have hit your spending limit", "quota_exceeded", "stop"],
       ["Audit logs are an enterprise-only feature", "quota_exceeded", "stop"],
       ["SSO isn't included in your current plan", "quota_exceeded", "stop"],
       ["Maximum number of projects reached for your plan", "quota_exceeded", "stop"],
@@ -884,6 +889,7 @@ describe("issue 27.3: person-only cues", () => {
       ["Session id not found", "not_found", "correct_arguments"],
       ["Value for 'version' is not supported", "invalid_argument", "correct_arguments"],
       ["Order ORD-7 already exists", "conflict", "correct_arguments"],
+      ["Cannot find a published version with id v9", "not_found", "correct_arguments"],
     ]);
   });
 

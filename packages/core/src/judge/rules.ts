@@ -574,6 +574,8 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:writes?|write (?:operations?|access|tools?|queries|statements)|mutations?|mutating (?:operations?|tools?)|destructive (?:operations?|actions?|tools?)|modifications?|deletions?) (?:(?:are|is|was|were|has been|have been) )?(?:currently )?(?:disabled|not (?:allowed|permitted|enabled)|blocked|forbidden|turned off|prohibited)\b/,
       /\bmust have (?:the )?(?:admin(?:istrator)?|owner|write|push|maintain|manage|edit|read|billing) (?:rights|access|permissions?|privileges?|role)\b/,
       /\b(?:admin(?:istrator)?|owner|write|elevated) (?:permissions?|privileges?|access|rights) (?:is |are )?required\b|\b(?:permissions?|privileges?) (?:is |are )?required (?:to|for)\b/,
+      /\b(?:unavailable|not available|not supported|not offered|not permitted|restricted) (?:in|for|from) (?:your|this|the user'?s?|the caller'?s?) (?:country|region|location|territory|area|jurisdiction)\b/,
+      /\brequires? (?:the |an? )?['"`]?[\w:.-]{1,40}(?: [\w:.-]{1,20})?['"`]? (?:role|entitlement|licen[cs]e|seat)\b/,
       /\bmust be an? (?:admin(?:istrator)?|owner|member|maintainer|manager|moderator|collaborator|org(?:ani[sz]ation)? (?:admin|owner|member))\b/,
       /\b(?:do|does) ?n[o']t have (?:the )?(?:required |necessary |sufficient |needed )?(?:oauth |api )?scopes?\b/,
       /\baccess (?:to (?:this |the |your )?[\w .-]{1,40} )?(?:is |was |has been )?(?:blocked|restricted|revoked|suspended)\b/,
@@ -601,6 +603,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
   {
     ...BUSINESS_RULE,
     pattern: oneOf(
+      /\b(?:cannot|can't|can not|unable to) (?:be )?(?!(?:find|found|locate|located|get|fetch|load|read|open|resolve|access|see|retrieve|view|list)\b)(?:\w+ ){1,2}(?:an? |the |this |that )?(?:already )?(?:published|archived|locked|closed|merged|finali[sz]ed|paid|cancell?ed|completed|submitted|approved|signed|shipped|refunded|voided|frozen|settled|posted|fulfilled)\b(?! (?:by|with|from|to|in|on|at)\b)/,
       /\b(?:has |have |was |were |is |are )?already (?:been )?(?:fully )?(?:refunded|captured|voided|reversed|disputed|settled|finali[sz]ed|fulfilled|shipped|charged back)\b/,
     ),
   },
@@ -628,6 +631,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     pattern: oneOf(
       /\b(?:session|conversation|run|agent|thread|workflow) (?:[\w-]+ ){0,2}(?:limit|budget|cap|allowance|maximum)s? (?:of [\w.]+ )?(?:has been |have been |was |is |are )?(?:reached|exceeded|exhausted|hit|spent|used up)\b/,
       /\bno (?:active|valid|paid|current) (?:subscription|plan|licen[cs]e)s?\b/,
+      /\b(?:spend(?:ing)?|billing|cost|hard|budget|credit|monthly|account) limit (?:has been |was |is )?(?:reached|exceeded|hit)\b|\b(?:reached|exceeded|hit) (?:your |the |its )?(?:spend(?:ing)?|billing|cost|hard|budget|credit|monthly|account) limit\b/,
       /\b(?:premium|paid|pro|enterprise|business|team)[- ](?:only )?features?\b/,
       /(?:\bnot|n't) (?:available|included) (?:on|in|with) (?:your|the (?:free|current)) (?:\w+ )?(?:plan|tier|subscription)\b/,
       /\b(?:maximum|max) (?:number of )?[\w ]{1,30} (?:reached|exceeded)\b[^.\n]{0,30}\b(?:plan|tier|subscription)\b/,
