@@ -848,6 +848,7 @@ describe("issue 27.3: person-only cues", () => {
       ["Maximum number of tool calls per session reached", "quota_exceeded", "stop"],
       ["No active subscription for this workspace", "quota_exceeded", "stop"],
       ["You have hit your spending limit", "quota_exceeded", "stop"],
+      ["Rate limit exceeded for the free tier", "quota_exceeded", "stop"],
       ["Audit logs are an enterprise-only feature", "quota_exceeded", "stop"],
       ["SSO isn't included in your current plan", "quota_exceeded", "stop"],
       ["Maximum number of projects reached for your plan", "quota_exceeded", "stop"],
@@ -862,6 +863,8 @@ describe("issue 27.3: person-only cues", () => {
       ["Bulk export is not available via the API", "not_supported", "switch_tool"],
       ["Vector indexes are only available on dedicated clusters", "not_supported", "switch_tool"],
       ["Operation 'merge' is not supported", "not_supported", "switch_tool"],
+      ["Feature no longer available", "not_supported", "switch_tool"],
+      ["This endpoint has been deprecated; use v2", "not_supported", "switch_tool"],
       ["method tools/rename not implemented", "not_supported", "switch_tool"],
     ]);
   });

@@ -341,6 +341,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bnot subscribed\b/,
       /\bopt[- ]?in required\b/,
       /\b(?:free|trial|anonymous) (?:[\w-]+ ){0,3}(?:rate )?limit\b/,
+      /\blimits?\b[^.\n]{0,40}\b(?:for|on|of) (?:the |your |a )?(?:free|trial|hobby|starter|basic|anonymous|unauthenticated) (?:tier|plan|account|key|users?|requests)\b/,
       /\b(?:for higher|without|increase your|raise your) (?:rate |usage )?limits\b/,
       /\b(?:daily|monthly|yearly|annual) (?:\w+ )?(?:limit|quota|allowance)\b/,
     ),
@@ -644,6 +645,9 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     ...NOT_SUPPORTED,
     pattern: oneOf(
       /\b(?:operation|method|action|feature|functionality|endpoint|capability|rpc)s? ['"`]?[\w./:-]{1,60}['"`]? (?:is |are )?(?:not (?:yet )?(?:supported|implemented)|unsupported)\b/,
+      /\b(?:feature|functionality|capability|operation|endpoint)s? (?:is |are )?(?:not|no longer) (?:available|supported|offered)\b(?! (?:for|on|in|to) (?:your|this|the current) )/,
+      /\bno longer (?:supported|available|offered)\b(?! (?:for|on|in|to) (?:your|this|the current) )/,
+      /\b(?:api|endpoint|version|method|operation)\b[^.\n]{0,30}\b(?:has been|is|was) (?:deprecated|sunset|retired|discontinued)\b/,
       /\bnot (?:supported|available|implemented|offered) (?:on|in|by|for|with) (?:this|the|your|the current|this current) (?:\w+ ){0,2}(?:deployment|server|version|edition|instance|environment|cluster|platform|backend|engine|driver|provider|runtime|installation|build|release|database|tier of the server)s?\b/,
       /\b(?:this|the|your) (?:\w+ ){0,2}(?:deployment|server|version|edition|instance|environment|cluster|platform|backend|engine|driver|provider|runtime|installation|database) (?:does not|doesn't|do not|don't|cannot|can't) (?:support|offer|provide|allow|handle|perform|do)\b/,
       /\b(?:requires?|needs?|only (?:available|supported) (?:in|on|with|from|since)) (?:\w+ ){0,3}(?:version |v)?\d+(?:\.\d+)*\+?(?: (?:or|and) (?:later|higher|newer|above|greater|up))?\b(?=[^.\n]{0,40}\b(?:server|version|cluster|deployment|instance|database|engine|edition|release)\b)/,
