@@ -37,7 +37,8 @@ export interface Classification {
   /**
    * What the learned text model read, when it decided: how sure it was and the features that
    * weighed most (`read` is its class; `action` may differ where it was not taken). `unsure` below
-   * {@link MODEL_SURE_AT}: then the correction stands, except on a tool the policy declares
+   * {@link MODEL_SURE_AT}: then the correction stands (a stop read as the likeliest class is still
+   * taken), except on a tool the policy declares
    * `mutating` (see `stopOnWrite`), which is classified a stop (`person_required`); `decide` does
    * the same for an effect known only at run time (trusted annotations).
    */
@@ -449,8 +450,12 @@ function fromModel(
     return { action: "correct_arguments", reason: "unclassified", certainty, source: "default" };
   }
   const unsure = reading.probability < MODEL_SURE_AT;
+  // An unsure reading is not taken, except a stop the model finds likelier than every other
+  // class: a correction of a failure only a person can fix costs calls until the repeat rule
+  // stops it, a stop a person reads costs a look.
   const action: ModelClass =
-    unsure || (reading.action === "retry_dependency" && reading.probability < MODEL_RETRY_AT)
+    (unsure && reading.action !== "stop") ||
+    (reading.action === "retry_dependency" && reading.probability < MODEL_RETRY_AT)
       ? "correct_arguments"
       : reading.action;
   // The asymmetry of harm: a write the policy declares `mutating`, corrected on a guess, may be

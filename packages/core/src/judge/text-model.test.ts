@@ -30,6 +30,7 @@ const toy: TextModel = {
     "w:jitter": [0, 3, 0, 0],
     "w:flaky": [0, 1, 0, 0],
     "w:hazy": [2, 0, 0, 0.5],
+    "w:murk": [0.3, 0, 0, 0.5],
   },
 };
 
@@ -193,6 +194,16 @@ describe("the learned last stage in classify", () => {
     expect(decide({ ...ctx, classification: sure, effect: "mutating" }).action).toBe(
       "correct_arguments",
     );
+  });
+
+  it("an unsure reading of stop as the likeliest class is taken: a stop costs a person a look", () => {
+    // murk: P(stop) ≈ 0.33, P(correct) ≈ 0.27, below the bar but likelier than each other class.
+    const c = classify(textFailure("murk"), tool(), undefined, toy);
+    expect(c).toMatchObject({ action: "stop", reason: "person_required", source: "model" });
+    expect(c.model).toMatchObject({ read: "stop", unsure: true });
+    // An unsure correction or retry is not changed by it.
+    expect(classify(textFailure("gloom"), tool(), undefined, toy).action).toBe("correct_arguments");
+    expect(classify(textFailure("flaky"), tool(), undefined, toy).action).toBe("correct_arguments");
   });
 
   it("on a tool the policy declares mutating, an unsure reading is classified a stop, not a correction", () => {
