@@ -37,8 +37,8 @@ export interface Classification {
   /**
    * What the learned text model read, when it decided: how sure it was and the features that
    * weighed most (`read` is its class; `action` may differ where it was not taken). `unsure` below
-   * {@link MODEL_SURE_AT}: then the correction stands (a stop read as the likeliest class is still
-   * taken), except on a tool the policy declares
+   * {@link MODEL_SURE_AT}: then the correction stands (a stop read as the likeliest class and
+   * {@link MODEL_UNSURE_STOP_OVER} times likelier than a correction is still taken), except on a tool the policy declares
    * `mutating` (see `stopOnWrite`), which is classified a stop (`person_required`); `decide` does
    * the same for an effect known only at run time (trusted annotations).
    */
@@ -429,6 +429,18 @@ function writeStopOutweighs(reading: ModelReading): boolean {
   return stop * WRITE_STOP_WEIGHT >= correct;
 }
 
+/**
+ * How much likelier than a correction an unsure reading of stop must be to be taken: a near tie
+ * (a text of function words the model barely knows) leaves the correction.
+ */
+export const MODEL_UNSURE_STOP_OVER = 1.25;
+
+function stopOutweighsCorrection(reading: ModelReading): boolean {
+  const correct = reading.probabilities[MODEL_CLASSES.indexOf("correct_arguments")] ?? 0;
+  const stop = reading.probabilities[MODEL_CLASSES.indexOf("stop")] ?? 0;
+  return stop >= MODEL_UNSURE_STOP_OVER * correct;
+}
+
 /** The reason a reading of the learned text model carries, per action. */
 const MODEL_REASON: Record<ModelClass, Reason> = {
   correct_arguments: "unclassified",
@@ -451,10 +463,10 @@ function fromModel(
   }
   const unsure = reading.probability < MODEL_SURE_AT;
   // An unsure reading is not taken, except a stop the model finds likelier than every other
-  // class: a correction of a failure only a person can fix costs calls until the repeat rule
-  // stops it, a stop a person reads costs a look.
+  // class and clearly likelier than a correction: a correction of a failure only a person can fix
+  // costs calls until the repeat rule stops it, a stop a person reads costs a look.
   const action: ModelClass =
-    (unsure && reading.action !== "stop") ||
+    (unsure && !(reading.action === "stop" && stopOutweighsCorrection(reading))) ||
     (reading.action === "retry_dependency" && reading.probability < MODEL_RETRY_AT)
       ? "correct_arguments"
       : reading.action;

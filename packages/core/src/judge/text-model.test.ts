@@ -30,7 +30,8 @@ const toy: TextModel = {
     "w:jitter": [0, 3, 0, 0],
     "w:flaky": [0, 1, 0, 0],
     "w:hazy": [2, 0, 0, 0.5],
-    "w:murk": [0.3, 0, 0, 0.5],
+    "w:murk": [0.2, 0, 0, 0.6],
+    "w:tie": [0.5, 0, 0, 0.55],
   },
 };
 
@@ -197,10 +198,14 @@ describe("the learned last stage in classify", () => {
   });
 
   it("an unsure reading of stop as the likeliest class is taken: a stop costs a person a look", () => {
-    // murk: P(stop) ≈ 0.33, P(correct) ≈ 0.27, below the bar but likelier than each other class.
+    // murk: P(stop) ≈ 0.36, P(correct) ≈ 0.24, below the bar but 1.5 times a correction.
     const c = classify(textFailure("murk"), tool(), undefined, toy);
     expect(c).toMatchObject({ action: "stop", reason: "person_required", source: "model" });
     expect(c.model).toMatchObject({ read: "stop", unsure: true });
+    // A near tie with a correction leaves the correction.
+    const tie = classify(textFailure("tie"), tool(), undefined, toy);
+    expect(tie).toMatchObject({ action: "correct_arguments", source: "model" });
+    expect(tie.model).toMatchObject({ read: "stop", unsure: true });
     // An unsure correction or retry is not changed by it.
     expect(classify(textFailure("gloom"), tool(), undefined, toy).action).toBe("correct_arguments");
     expect(classify(textFailure("flaky"), tool(), undefined, toy).action).toBe("correct_arguments");
