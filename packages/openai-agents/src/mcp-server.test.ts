@@ -91,3 +91,57 @@ describe("governMcpServer reconnect", () => {
     expect(run.summary().reason).toBe("session_expired");
   });
 });
+
+describe("governMcpServer identical calls", () => {
+  /** A server whose get_note answers only when the test lets it; counts what it was sent. */
+  function heldServer() {
+    const state = { sent: 0, release: (): void => undefined };
+    const held = new Promise<void>((resolve) => {
+      state.release = resolve;
+    });
+    const server = {
+      name: "notes",
+      cacheToolsList: false,
+      async connect() {},
+      async close() {},
+      async invalidateToolsCache() {},
+      async listTools() {
+        return [{ name: "get_note", inputSchema: { type: "object" as const, properties: {} } }];
+      },
+      async callTool() {
+        state.sent += 1;
+        await held;
+        return [{ type: "text" as const, text: "ok" }];
+      },
+    };
+    return { server, state };
+  }
+
+  it("a call waiting behind an identical one ends at its own abort, unsent, while the first still runs", async () => {
+    const { server, state } = heldServer();
+    const governor = createGovernor(
+      { tools: { get_note: { effect: "read_only" } } },
+      { metrics: false },
+    );
+    const wrapper = governMcpServer(server as never, { governor, run: governor.startRun() });
+    const first = wrapper.callTool("get_note", { id: "a" });
+    const abort = new AbortController();
+    const second = wrapper
+      .callTool("get_note", { id: "a" }, undefined, { signal: abort.signal } as never)
+      .then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      );
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    abort.abort(new Error("host gave up"));
+    const settled = await Promise.race([
+      second,
+      new Promise((resolve) => setTimeout(() => resolve("still waiting"), 500)),
+    ]);
+    expect(settled).toMatchObject({ error: { name: "GovernorStopError", reason: "aborted" } });
+    expect(state.sent).toBe(1);
+    state.release();
+    expect((await first)[0]).toEqual({ type: "text", text: "ok" });
+    expect(state.sent).toBe(1);
+  });
+});

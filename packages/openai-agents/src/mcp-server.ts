@@ -20,7 +20,7 @@ import type {
 import { checkRun } from "./governed-tool.ts";
 import { mapMcpError } from "./map-mcp-error.ts";
 import { SDK_TOOL_ERROR_TEXT, settle, toolResult } from "./outcome.ts";
-import { withoutSiblingCancellation } from "./signals.ts";
+import { linkSignals, withoutSiblingCancellation } from "./signals.ts";
 
 /** Options of {@link governMcpServer}. */
 export interface GovernMcpServerOptions {
@@ -178,7 +178,7 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
     // call (the same key): one sent again after a failure that left a write in doubt is refused.
     // Identical calls of one turn go one after the other, each then judged on its own outcome
     // (a definite refusal frees the key; a success makes the next a new logical call).
-    const done = await afterIdentical(inFlight, name, args);
+    const done = await afterIdentical(inFlight, name, args, callOptions?.signal, run.signal);
     try {
       return await judgedCall(name, args, meta, callOptions);
     } finally {
@@ -290,12 +290,17 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
 /**
  * Waits until the identical calls (tool and canonical arguments) made before through this wrapper
  * ended; returns what the caller runs when its own call ended. Arguments that cannot be read wait
- * for nothing: Governor refuses them before sending.
+ * for nothing: Governor refuses them before sending. The wait also ends when the call's own
+ * signal aborts (sibling cancellation aside, as for the call itself) or the run's does: the call
+ * then goes on to `run.call`, which refuses to send an aborted call and says why, so an abort is
+ * answered at once instead of after the identical call before it.
  */
 async function afterIdentical(
   inFlight: Map<string, Promise<void>>,
   name: string,
   args: Args,
+  callSignal: AbortSignal | undefined,
+  runSignal: AbortSignal,
 ): Promise<() => void> {
   let id: string;
   try {
@@ -310,11 +315,39 @@ async function afterIdentical(
   });
   const tail = before === undefined ? mine : before.then(() => mine);
   inFlight.set(id, tail);
-  if (before !== undefined) await before;
+  if (before !== undefined) await untilAborted(before, callSignal, runSignal);
   return () => {
     release();
     if (inFlight.get(id) === tail) inFlight.delete(id);
   };
+}
+
+/** `waited`, or sooner when `callSignal` (not by sibling cancellation) or `runSignal` aborts. */
+async function untilAborted(
+  waited: Promise<void>,
+  callSignal: AbortSignal | undefined,
+  runSignal: AbortSignal,
+): Promise<void> {
+  const own = withoutSiblingCancellation(callSignal);
+  const { signal, unlink } = linkSignals(runSignal, own.signal);
+  if (signal.aborted) {
+    own.unlink();
+    return;
+  }
+  let onAbort = (): void => undefined;
+  try {
+    await Promise.race([
+      waited,
+      new Promise<void>((resolve) => {
+        onAbort = resolve;
+        signal.addEventListener("abort", onAbort, { once: true });
+      }),
+    ]);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    unlink();
+    own.unlink();
+  }
 }
 
 /** Whether a call found the server gone before sending anything (`Not connected`, not initialized). */
