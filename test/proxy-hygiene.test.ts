@@ -106,9 +106,10 @@ describe("governor proxy: JSON-RPC hygiene over stdio", { timeout: 120_000 }, ()
         id: null,
         error: { code: -32700, message: expect.stringMatching(/^Parse error: /) },
       });
-      expect(host.stderr()).toMatch(
-        /governor proxy: parse error: a line from the host is not JSON/,
-      );
+      // stderr is another pipe than stdout: its line may come after the reply.
+      await expect
+        .poll(host.stderr, { timeout: 10_000 })
+        .toMatch(/governor proxy: parse error: a line from the host is not JSON/);
       // The connection goes on.
       host.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
       expect(await host.reply(2)).toHaveProperty("result.tools");
@@ -136,7 +137,9 @@ describe("governor proxy: JSON-RPC hygiene over stdio", { timeout: 120_000 }, ()
         expect(error.error?.message).toMatch(message);
         expect(error.id === null || error.id === 4).toBe(true);
       }
-      expect(host.stderr().match(/governor proxy: invalid request/g)).toHaveLength(cases.length);
+      await expect
+        .poll(() => host.stderr().match(/governor proxy: invalid request/g), { timeout: 10_000 })
+        .toHaveLength(cases.length);
       host.send(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "ping" }));
       expect(await host.reply(5)).toEqual({ jsonrpc: "2.0", id: 5, result: {} });
     } finally {
@@ -167,7 +170,9 @@ describe("governor proxy: JSON-RPC hygiene over stdio", { timeout: 120_000 }, ()
         expect(reply.error?.message.length).toBeLessThan(160);
         expect(reply.error?.message).not.toMatch(/\n|expected|received|"path"/);
       }
-      expect(host.stderr().match(/governor proxy: invalid params/g)).toHaveLength(cases.length);
+      await expect
+        .poll(() => host.stderr().match(/governor proxy: invalid params/g), { timeout: 10_000 })
+        .toHaveLength(cases.length);
     } finally {
       await host.close();
     }
