@@ -4,13 +4,15 @@
  * `redis-cli --cluster create … --cluster-replicas 1`. The ports are free ones (each with its
  * cluster bus port, +10000, free too), or `GOVERNOR_REDIS_CLUSTER_PORT` + offset … + 5.
  */
-import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { createClient, createCluster } from "redis";
+import { createCluster } from "redis";
+import { bindPort, sendOnce, sleep, spawnRedis } from "./testing-process.ts";
+
+export { sendOnce } from "./testing-process.ts";
 
 /** One node of the cluster, as `CLUSTER NODES` describes it. */
 export interface ClusterNode {
@@ -77,21 +79,6 @@ export function clusterTests(): { readonly run: boolean; readonly missing: strin
   return { run: wanted && missing === undefined, missing };
 }
 
-/** Sends one command to the server at `url` with a short-lived client. */
-export async function sendOnce(url: string, args: string[]): Promise<unknown> {
-  const client = createClient({
-    url,
-    socket: { reconnectStrategy: false, connectTimeout: 1_000 },
-  });
-  client.on("error", () => {});
-  await client.connect();
-  try {
-    return await client.sendCommand(args);
-  } finally {
-    client.destroy();
-  }
-}
-
 /** A connected cluster client for `rootNodes` (for test processes outside this package). */
 export async function connectCluster(
   rootNodes: { url: string }[],
@@ -123,8 +110,7 @@ export async function startLocalCluster(offset = 0): Promise<LocalCluster> {
   async function start(port: number): Promise<void> {
     const nodeDir = join(dir, String(port));
     mkdirSync(nodeDir, { recursive: true });
-    const child = spawn(
-      "redis-server",
+    await spawnRedis(
       [
         "--port",
         String(port),
@@ -151,19 +137,9 @@ export async function startLocalCluster(offset = 0): Promise<LocalCluster> {
         "--appendfsync",
         "everysec",
       ],
-      { stdio: "ignore" },
+      () => command(port, ["PING"]),
+      (child) => children.set(port, child),
     );
-    children.set(port, child);
-    const deadline = Date.now() + 5_000;
-    for (;;) {
-      try {
-        await command(port, ["PING"]);
-        return;
-      } catch (error) {
-        if (Date.now() > deadline) throw error;
-        await sleep(25);
-      }
-    }
   }
 
   async function nodes(port?: number): Promise<ClusterNode[]> {
@@ -281,26 +257,8 @@ export async function startLocalCluster(offset = 0): Promise<LocalCluster> {
 /** A free loopback port whose cluster bus port (+10000) is free too. */
 async function freeClusterPort(taken: number[]): Promise<number> {
   for (;;) {
-    const port = await freePort(0);
+    const port = await bindPort(0);
     if (port + 10_000 > 65_535 || taken.includes(port)) continue;
-    if ((await freePort(port + 10_000).catch(() => 0)) !== 0) return port;
+    if ((await bindPort(port + 10_000).catch(() => 0)) !== 0) return port;
   }
-}
-
-function freePort(port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => {
-        if (typeof address === "object" && address !== null) resolve(address.port);
-        else reject(new Error("no port"));
-      });
-    });
-  });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

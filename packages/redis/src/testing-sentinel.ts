@@ -4,13 +4,12 @@
  * children of this process on loopback. The ports are free ones, or
  * `GOVERNOR_REDIS_SENTINEL_PORT` … + 4 (the two servers first, then the sentinels).
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSentinel } from "redis";
-import { sendOnce } from "./testing-cluster.ts";
+import { freePort, sendOnce, sleep, spawnRedis } from "./testing-process.ts";
 
 /** The name the sentinels monitor the primary under. */
 export const SENTINEL_NAME = "governor-test";
@@ -90,18 +89,11 @@ export async function startLocalSentinel(): Promise<LocalSentinel> {
   const command = (port: number, args: string[]) => sendOnce(`redis://127.0.0.1:${port}`, args);
 
   async function spawnAndPing(port: number, argv: string[]): Promise<void> {
-    const child = spawn("redis-server", argv, { stdio: "ignore" });
-    children.set(port, child);
-    const deadline = Date.now() + 5_000;
-    for (;;) {
-      try {
-        await command(port, ["PING"]);
-        return;
-      } catch (error) {
-        if (Date.now() > deadline) throw error;
-        await sleep(25);
-      }
-    }
+    await spawnRedis(
+      argv,
+      () => command(port, ["PING"]),
+      (child) => children.set(port, child),
+    );
   }
 
   async function startServer(port: number, replicaOf?: number): Promise<void> {
@@ -274,23 +266,4 @@ export async function startLocalSentinel(): Promise<LocalSentinel> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-function freePort(taken: number[]): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => {
-        if (typeof address !== "object" || address === null) return reject(new Error("no port"));
-        if (taken.includes(address.port)) resolve(freePort(taken));
-        else resolve(address.port);
-      });
-    });
-  });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

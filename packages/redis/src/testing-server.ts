@@ -2,12 +2,12 @@
  * Test helper (not exported by the package): starts a private redis-server on a free loopback
  * port, for tests that restart, pause or reconfigure a server and so must not share one.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "redis";
+import { freePort, spawnRedis } from "./testing-process.ts";
 
 /** A redis-server this test owns. */
 export interface PrivateRedis {
@@ -51,17 +51,13 @@ export async function startPrivateRedis(args: string[], password?: string): Prom
   }
 
   async function start(): Promise<void> {
-    child = spawn("redis-server", argv, { stdio: "ignore" });
-    const deadline = Date.now() + 5_000;
-    for (;;) {
-      try {
-        await command(["PING"]);
-        return;
-      } catch (error) {
-        if (Date.now() > deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-    }
+    await spawnRedis(
+      argv,
+      () => command(["PING"]),
+      (started) => {
+        child = started;
+      },
+    );
   }
 
   async function stop(): Promise<void> {
@@ -88,20 +84,6 @@ export async function startPrivateRedis(args: string[], password?: string): Prom
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => {
-        if (typeof address === "object" && address !== null) resolve(address.port);
-        else reject(new Error("no port"));
-      });
-    });
-  });
 }
 
 /** The Redis server tests share (`REDIS_URL`), as {@link sharedRedis} found it. */

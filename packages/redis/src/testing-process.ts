@@ -1,0 +1,71 @@
+// What the tests' local Redis servers share (testing-server.ts, testing-cluster.ts,
+// testing-sentinel.ts): a loopback port, a one-command client, and a redis-server process started
+// and waited for until it answers PING.
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { createClient } from "redis";
+
+/** Sends one command to the server at `url` with a short-lived client. */
+export async function sendOnce(url: string, args: string[]): Promise<unknown> {
+  const client = createClient({
+    url,
+    socket: { reconnectStrategy: false, connectTimeout: 1_000 },
+  });
+  client.on("error", () => {});
+  await client.connect();
+  try {
+    return await client.sendCommand(args);
+  } finally {
+    client.destroy();
+  }
+}
+
+/**
+ * Starts `redis-server argv` and resolves once `ping` answers (5 s at most); the process is
+ * handed to `started` first, so a caller that keeps its children can stop it whatever happens.
+ */
+export async function spawnRedis(
+  argv: string[],
+  ping: () => Promise<unknown>,
+  started: (child: ChildProcess) => void = () => {},
+): Promise<ChildProcess> {
+  const child = spawn("redis-server", argv, { stdio: "ignore" });
+  started(child);
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    try {
+      await ping();
+      return child;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await sleep(25);
+    }
+  }
+}
+
+/** Binds `port` on loopback (0: any free one) and frees it; the port bound. Rejects if taken. */
+export function bindPort(port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => {
+        if (typeof address === "object" && address !== null) resolve(address.port);
+        else reject(new Error("no port"));
+      });
+    });
+  });
+}
+
+/** A free loopback port that is none of `taken`. */
+export async function freePort(taken: readonly number[] = []): Promise<number> {
+  for (;;) {
+    const port = await bindPort(0);
+    if (!taken.includes(port)) return port;
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
