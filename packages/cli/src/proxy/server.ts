@@ -437,6 +437,9 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     });
 
   server.fallbackNotificationHandler = async (notification) => {
+    // A tools/call without an id is no MCP request, but a JSON-RPC server may run a notification
+    // (it only sends no answer): passed on, it would be a tool call no run governs. Dropped.
+    if (notification.method === "tools/call") return;
     await client?.notification(notification as never);
   };
 
