@@ -3,15 +3,18 @@
 // misbehaving host would write them, in front of a scripted server on raw stdio
 // (fixtures/raw-mcp-server.mjs) that logs every message it reads.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { sharedRedis } from "../packages/redis/src/testing-server.ts";
 import { proxyCommandLine, ROOT } from "./proxy-support.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "governor-proxy-wire-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const SERVER = join(ROOT, "test/fixtures/raw-mcp-server.mjs");
+const redis = await sharedRedis("governor proxy --store redis:// on a misbehaving wire");
 
 type Message = { id?: unknown; method?: string; params?: Record<string, unknown> } & Record<
   string,
@@ -103,6 +106,42 @@ const call = (id: number | undefined, t: string) => ({
 
 const toolCallsRead = (host: RawHost) => host.serverRead().filter((m) => m.method === "tools/call");
 
+/**
+ * Sends `n` writes, each cancelled 0-5 ms after it (0: in the same write to stdin), then each
+ * identical write again (the model trying once more), and checks what the host and the server saw:
+ * at most one answer a request, and a write the host got no answer to sent at most once in all.
+ */
+async function raceCancels(host: RawHost, n: number): Promise<void> {
+  const tag = randomUUID();
+  const args = (i: number) => `${tag}-${i}`;
+  for (let i = 1; i <= n; i++) {
+    const cancel = { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: i } };
+    const delay = i % 6;
+    if (delay === 0) host.send(call(i, args(i)), cancel);
+    else {
+      host.send(call(i, args(i)));
+      setTimeout(() => host.send(cancel), delay);
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  await new Promise((r) => setTimeout(r, 1_000));
+  for (let i = 1; i <= n; i++) host.send(call(1000 + i, args(i)));
+  for (let i = 1; i <= n; i++) await host.answer(1000 + i);
+  const answers = (id: number) =>
+    host.received().filter((m) => m.id === id && !("method" in m)).length;
+  const sent = (i: number) =>
+    toolCallsRead(host).filter(
+      (m) => (m.params?.arguments as { t?: string } | undefined)?.t === args(i),
+    ).length;
+  const unanswered: number[] = [];
+  for (let i = 1; i <= n; i++) {
+    expect(answers(i), `answers to ${i}`).toBeLessThanOrEqual(1);
+    if (answers(i) === 0) unanswered.push(i);
+  }
+  // The host cancelled these; whether each went out or not, none was made twice.
+  expect(unanswered.filter((i) => sent(i) > 1).map(args)).toEqual([]);
+}
+
 describe("governor proxy: tool calls on a misbehaving wire", { timeout: 60_000 }, () => {
   it("never sends a tools/call without an id (a notification) to the server: it would run ungoverned", async () => {
     const host = await rawHost("ok");
@@ -189,4 +228,30 @@ describe("governor proxy: tool calls on a misbehaving wire", { timeout: 60_000 }
       await host.close();
     }
   });
+
+  it("host cancels racing the server's answers (the proxy's memory store): no write the host saw no answer to is made twice", async () => {
+    const host = await rawHost("ok");
+    try {
+      await raceCancels(host, 60);
+    } finally {
+      await host.close();
+    }
+  });
 });
+
+// The same race with the ledger in Redis: settling a write takes a round trip, in which the host's
+// cancel can arrive after the server's answer.
+describe.runIf(redis.url !== undefined)(
+  "governor proxy --store redis://: tool calls on a misbehaving wire",
+  { timeout: 60_000 },
+  () => {
+    it("host cancels racing the server's answers: no write the host saw no answer to is made twice", async () => {
+      const host = await rawHost("ok", ["--store", redis.url as string]);
+      try {
+        await raceCancels(host, 60);
+      } finally {
+        await host.close();
+      }
+    });
+  },
+);

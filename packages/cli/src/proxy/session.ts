@@ -6,6 +6,7 @@
  * errors for the host, never tool text.
  */
 import { type Governor, GovernorError, type HostError, type Run } from "@governor/core";
+import { canonicalJson } from "@governor/core/judge";
 import { type GovernedClient, toModelResult } from "@governor/mcp";
 import { type CallToolResult, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { blockedText, createStopMemory, type RememberedStop, type StopMemory } from "./stops.ts";
@@ -78,6 +79,9 @@ export function hostErrorToJsonRpc(error: HostError): JsonRpcError {
 
 const TEN_MINUTES = 600_000;
 
+/** The most answers kept for calls the host cancelled after they went through. */
+const MAX_UNSEEN = 256;
+
 export function createProxySession(options: ProxySessionOptions): ProxySession {
   const now = options.now ?? Date.now;
   const windowMs = options.windowMs ?? options.governor.policy.budgets.wallTimeMs;
@@ -90,6 +94,13 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
   /** Calls out per run; a run the window left behind ends when its last call is answered. */
   const out = new Map<Run, number>();
   const retiring = new Set<Run>();
+  /**
+   * Results of calls that went through although the host cancelled them (its cancel came while
+   * the answer was being recorded): the host gets no answer to a cancelled request, so the next
+   * identical call, within the stop TTL, gets this one instead of making the write a second time.
+   */
+  const unseen = new Map<string, { readonly result: CallToolResult; readonly until: number }>();
+  const stopTtlMs = options.stopTtlMs ?? TEN_MINUTES;
 
   const currentRun = (): Run => {
     if (run !== undefined && !run.ended && now() - startedAt < windowMs) return run;
@@ -151,6 +162,18 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
     async callTool(call) {
       const stop = stops.blocking(call.name, call.arguments);
       if (stop !== undefined) return blocked(stop, call.name);
+      const callKey = `${call.name}\u0000${canonicalJson(call.arguments ?? {})}`;
+      const kept = unseen.get(callKey);
+      if (kept !== undefined) {
+        unseen.delete(callKey);
+        if (kept.until > now()) {
+          options.log?.({
+            level: "info",
+            data: { event: "answered_after_cancel", tool: call.name },
+          });
+          return kept.result;
+        }
+      }
       const current = currentRun();
       // The window of this call's run (a later call may start the next one meanwhile).
       const windowEnd = startedAt + windowMs;
@@ -173,6 +196,17 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
         leave(current);
       }
       if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
+      if (outcome.kind === "ok" && call.signal?.aborted === true) {
+        // The call went through; its answer will not reach the host (a cancelled request is not
+        // answered). Sent again, a write would be made twice: the identical call gets this answer.
+        unseen.delete(callKey);
+        unseen.set(callKey, { result: outcome.value, until: now() + stopTtlMs });
+        if (unseen.size > MAX_UNSEEN) unseen.delete(unseen.keys().next().value as string);
+        options.log?.({
+          level: "warning",
+          data: { event: "completed_after_cancel", tool: call.name },
+        });
+      }
       if (outcome.kind !== "stop") return toModelResult(outcome);
       if (outcome.hostError !== undefined) throw hostFailure(outcome.hostError, call);
       // The stop memory keeps no write in doubt (stops.ts): the ledger refuses an identical write
