@@ -97,11 +97,15 @@ async function rawHost(mode: string, proxyArgs: readonly string[] = []): Promise
   return host;
 }
 
-const call = (id: number | undefined, t: string) => ({
+const call = (id: number | undefined, t: string, progressToken?: string) => ({
   jsonrpc: "2.0",
   ...(id !== undefined && { id }),
   method: "tools/call",
-  params: { name: "write_note", arguments: { t } },
+  params: {
+    name: "write_note",
+    arguments: { t },
+    ...(progressToken !== undefined && { _meta: { progressToken } }),
+  },
 });
 
 const toolCallsRead = (host: RawHost) => host.serverRead().filter((m) => m.method === "tools/call");
@@ -111,15 +115,16 @@ const toolCallsRead = (host: RawHost) => host.serverRead().filter((m) => m.metho
  * identical write again (the model trying once more), and checks what the host and the server saw:
  * at most one answer a request, and a write the host got no answer to sent at most once in all.
  */
-async function raceCancels(host: RawHost, n: number): Promise<void> {
+async function raceCancels(host: RawHost, n: number, progress = false): Promise<void> {
   const tag = randomUUID();
   const args = (i: number) => `${tag}-${i}`;
   for (let i = 1; i <= n; i++) {
     const cancel = { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: i } };
     const delay = i % 6;
-    if (delay === 0) host.send(call(i, args(i)), cancel);
+    const first = call(i, args(i), progress ? `p${i}` : undefined);
+    if (delay === 0) host.send(first, cancel);
     else {
-      host.send(call(i, args(i)));
+      host.send(first);
       setTimeout(() => host.send(cancel), delay);
     }
     await new Promise((r) => setTimeout(r, 10));
@@ -224,6 +229,15 @@ describe("governor proxy: tool calls on a misbehaving wire", { timeout: 60_000 }
       // No answer to a cancelled request; the other call is still out.
       await new Promise((r) => setTimeout(r, 200));
       expect(host.received().filter((m) => m.id === 2 || m.id === 3)).toEqual([]);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("host cancels racing answers after progress (the proxy waits a moment after forwarding progress): no write made twice", async () => {
+    const host = await rawHost("progress");
+    try {
+      await raceCancels(host, 60, true);
     } finally {
       await host.close();
     }

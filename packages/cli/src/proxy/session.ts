@@ -42,6 +42,12 @@ export interface ProxyCall {
   /** The host's `_meta`, passed on to the server (its progress token too). */
   readonly meta?: Readonly<Record<string, unknown>>;
   readonly signal?: AbortSignal;
+  /**
+   * Awaited once the call's outcome is in, before it is answered (the proxy's pause after
+   * forwarded progress): a host cancel that comes meanwhile leaves the answer unsent, so the
+   * answer is kept for the identical call (see `callTool`).
+   */
+  readonly beforeAnswer?: () => Promise<void>;
 }
 
 export interface ProxySession {
@@ -194,6 +200,7 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
         throw error;
       } finally {
         leave(current);
+        await call.beforeAnswer?.();
       }
       if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
       if (outcome.kind === "ok" && call.signal?.aborted === true) {
