@@ -371,4 +371,22 @@ describe("a call the host cancelled while its answer was being recorded", () => 
     await session.callTool(create);
     expect(readEffects(effectsFile)).toHaveLength(2);
   });
+
+  it("keeps no read: a read cancelled in the pause before its answer is read again", async () => {
+    const { session, logs } = await sessionWith(
+      { tools: { get_note: { effect: "read_only" } } },
+      { now: Date.now() },
+    );
+    const cancel = new AbortController();
+    // The cancel comes in the pause before the answer (after forwarded progress).
+    await session.callTool({
+      ...read,
+      signal: cancel.signal,
+      beforeAnswer: async () => cancel.abort(),
+    });
+    expect(cancel.signal.aborted).toBe(true);
+    await session.callTool(read);
+    expect(logs.map((entry) => entry.data.event)).not.toContain("completed_after_cancel");
+    expect(logs.map((entry) => entry.data.event)).not.toContain("answered_after_cancel");
+  });
 });

@@ -203,9 +203,14 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
         await call.beforeAnswer?.();
       }
       if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
-      if (outcome.kind === "ok" && call.signal?.aborted === true) {
+      if (
+        outcome.kind === "ok" &&
+        call.signal?.aborted === true &&
+        options.governor.toolPolicy(call.name, options.server).effect !== "read_only"
+      ) {
         // The call went through; its answer will not reach the host (a cancelled request is not
         // answered). Sent again, a write would be made twice: the identical call gets this answer.
+        // (A read is simply read again.)
         unseen.delete(callKey);
         unseen.set(callKey, { result: outcome.value, until: now() + stopTtlMs });
         if (unseen.size > MAX_UNSEEN) unseen.delete(unseen.keys().next().value as string);
