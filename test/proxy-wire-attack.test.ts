@@ -234,6 +234,26 @@ describe("governor proxy: tool calls on a misbehaving wire", { timeout: 60_000 }
     }
   });
 
+  it("a host that reuses an id while its call is out: its cancel of that id cancels both calls", async () => {
+    const host = await rawHost("hang");
+    const cancelsRead = () =>
+      host.serverRead().filter((m) => m.method === "notifications/cancelled");
+    try {
+      host.send(call(5, "a"), call(5, "b"));
+      for (let i = 0; i < 200 && toolCallsRead(host).length < 2; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(toolCallsRead(host).map((m) => m.id)).toEqual(["governor-1", "governor-2"]);
+      host.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 5 } });
+      for (let i = 0; i < 200 && cancelsRead().length < 2; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(cancelsRead().map((m) => m.params?.requestId)).toEqual(["governor-1", "governor-2"]);
+    } finally {
+      await host.close();
+    }
+  });
+
   it("host cancels racing answers after progress (the proxy waits a moment after forwarding progress): no write made twice", async () => {
     const host = await rawHost("progress");
     try {
