@@ -35,7 +35,11 @@ interface RawHost {
 let hosts = 0;
 
 /** `governor proxy` in front of the raw server (RAW_MODE `mode`), initialized. */
-async function rawHost(mode: string, proxyArgs: readonly string[] = []): Promise<RawHost> {
+async function rawHost(
+  mode: string,
+  proxyArgs: readonly string[] = [],
+  initialize = true,
+): Promise<RawHost> {
   const serverLog = join(dir, `server-${++hosts}.jsonl`);
   const line = proxyCommandLine(proxyArgs, { command: process.execPath, args: [SERVER] });
   const child: ChildProcessWithoutNullStreams = spawn(line.command, line.args, {
@@ -82,6 +86,7 @@ async function rawHost(mode: string, proxyArgs: readonly string[] = []): Promise
         child.stdin.end();
       }),
   };
+  if (!initialize) return host;
   host.send({
     jsonrpc: "2.0",
     id: "init",
@@ -229,6 +234,19 @@ describe("governor proxy: tool calls on a misbehaving wire", { timeout: 60_000 }
       // No answer to a cancelled request; the other call is still out.
       await new Promise((r) => setTimeout(r, 200));
       expect(host.received().filter((m) => m.id === 2 || m.id === 3)).toEqual([]);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("a tools/call before initialize is refused and reaches no server", async () => {
+    const host = await rawHost("ok", [], false);
+    try {
+      host.send(call(1, "early"));
+      expect(await host.answer(1)).toMatchObject({
+        error: { code: -32600, message: "governor proxy: not initialized" },
+      });
+      expect(host.serverRead()).toEqual([]);
     } finally {
       await host.close();
     }
