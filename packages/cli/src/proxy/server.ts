@@ -192,11 +192,14 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
         )
         .catch(() => undefined);
     });
+    let done: Promise<void> | undefined;
     return {
-      done: async () => {
-        forwarders.delete(token);
-        if (forwarded) await new Promise((resolve) => setTimeout(resolve, PROGRESS_GAP_MS));
-      },
+      /** Stops forwarding and waits the gap once, however often it is called. */
+      done: () =>
+        (done ??= (async () => {
+          forwarders.delete(token);
+          if (forwarded) await new Promise((resolve) => setTimeout(resolve, PROGRESS_GAP_MS));
+        })()),
     };
   };
 
@@ -380,6 +383,8 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
           ...(args !== undefined && { arguments: args }),
           ...(_meta !== undefined && { meta: _meta }),
           signal,
+          // The gap before the answer, inside the session: a cancel in it is seen there.
+          ...(progress !== undefined && { beforeAnswer: progress.done }),
         });
       } finally {
         await progress?.done();
@@ -437,6 +442,9 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     });
 
   server.fallbackNotificationHandler = async (notification) => {
+    // A tools/call without an id is no MCP request, but a JSON-RPC server may run a notification
+    // (it only sends no answer): passed on, it would be a tool call no run governs. Dropped.
+    if (notification.method === "tools/call") return;
     await client?.notification(notification as never);
   };
 

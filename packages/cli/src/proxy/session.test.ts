@@ -13,6 +13,7 @@ import { connectInMemory, createFaultServer, readEffects } from "@governor/testk
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
+import { forwardingStore } from "../../../../test/support/store-doubles.ts";
 import { createProxySession, type ProxyLog } from "./session.ts";
 
 const closers: (() => Promise<void>)[] = [];
@@ -294,5 +295,98 @@ describe("issue 26: a write in doubt behind the proxy is never sent again, whate
       /identical write sent earlier may have taken effect/,
     );
     expect(effects()).toBe(1);
+  });
+});
+
+describe("a call the host cancelled while its answer was being recorded", () => {
+  it("is not made again: the next identical call gets its answer, once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "governor-proxy-session-"));
+    closers.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const effectsFile = join(dir, "effects.jsonl");
+    const server = createFaultServer({ effectsFile });
+    const { client } = await connectInMemory(server);
+    closers.push(() => client.close());
+    const cancel = new AbortController();
+    // The host's cancel comes while the succeeded write is settled (a store's round trip).
+    const inner = createMemoryStore();
+    const store = forwardingStore(
+      {
+        settle: async (key, state, options) => {
+          if (state === "succeeded") cancel.abort();
+          return await inner.settle(key, state, options);
+        },
+      },
+      inner,
+    );
+    const governor = createGovernor({}, { store, metrics: false });
+    const logs: ProxyLog[] = [];
+    const session = createProxySession({
+      governor,
+      governed: governClient(client, { governor }),
+      log: (entry) => logs.push(entry),
+    });
+    const create = { name: "create_note", arguments: { title: "t", body: "b" } };
+    const first = await session.callTool({ ...create, signal: cancel.signal });
+    expect(cancel.signal.aborted).toBe(true);
+    expect(first.isError).not.toBe(true);
+    expect(logs.at(-1)?.data).toEqual({ event: "completed_after_cancel", tool: "create_note" });
+    const again = await session.callTool(create);
+    expect(again).toEqual(first);
+    expect(logs.at(-1)?.data).toEqual({ event: "answered_after_cancel", tool: "create_note" });
+    expect(readEffects(effectsFile)).toHaveLength(1);
+    // Given once: a third identical call is a write of its own.
+    await session.callTool(create);
+    expect(readEffects(effectsFile)).toHaveLength(2);
+  });
+
+  it("keeps the answer for the stop TTL only", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "governor-proxy-session-"));
+    closers.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const effectsFile = join(dir, "effects.jsonl");
+    const server = createFaultServer({ effectsFile });
+    const { client } = await connectInMemory(server);
+    closers.push(() => client.close());
+    const cancel = new AbortController();
+    const inner = createMemoryStore();
+    const store = forwardingStore(
+      {
+        settle: async (key, state, options) => {
+          if (state === "succeeded") cancel.abort();
+          return await inner.settle(key, state, options);
+        },
+      },
+      inner,
+    );
+    const clock = { now: Date.now() };
+    const governor = createGovernor({}, { store, metrics: false, now: () => clock.now });
+    const session = createProxySession({
+      governor,
+      governed: governClient(client, { governor }),
+      stopTtlMs: 60_000,
+      now: () => clock.now,
+    });
+    const create = { name: "create_note", arguments: { title: "t", body: "b" } };
+    await session.callTool({ ...create, signal: cancel.signal });
+    clock.now += 60_001;
+    await session.callTool(create);
+    expect(readEffects(effectsFile)).toHaveLength(2);
+  });
+
+  it("keeps no read: a read cancelled in the pause before its answer is read again", async () => {
+    const { session, logs } = await sessionWith(
+      { tools: { get_note: { effect: "read_only" } } },
+      { now: Date.now() },
+    );
+    const cancel = new AbortController();
+    // The cancel comes in the pause before the answer (after forwarded progress).
+    await session.callTool({
+      ...read,
+      signal: cancel.signal,
+      beforeAnswer: async () => cancel.abort(),
+    });
+    expect(cancel.signal.aborted).toBe(true);
+    await session.callTool(read);
+    expect(logs.map((entry) => entry.data.event)).not.toContain("completed_after_cancel");
+    expect(logs.map((entry) => entry.data.event)).not.toContain("answered_after_cancel");
   });
 });

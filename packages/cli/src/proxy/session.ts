@@ -6,6 +6,7 @@
  * errors for the host, never tool text.
  */
 import { type Governor, GovernorError, type HostError, type Run } from "@governor/core";
+import { canonicalJson } from "@governor/core/judge";
 import { type GovernedClient, toModelResult } from "@governor/mcp";
 import { type CallToolResult, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { blockedText, createStopMemory, type RememberedStop, type StopMemory } from "./stops.ts";
@@ -41,6 +42,12 @@ export interface ProxyCall {
   /** The host's `_meta`, passed on to the server (its progress token too). */
   readonly meta?: Readonly<Record<string, unknown>>;
   readonly signal?: AbortSignal;
+  /**
+   * Awaited once the call's outcome is in, before it is answered (the proxy's pause after
+   * forwarded progress): a host cancel that comes meanwhile leaves the answer unsent, so the
+   * answer is kept for the identical call (see `callTool`).
+   */
+  readonly beforeAnswer?: () => Promise<void>;
 }
 
 export interface ProxySession {
@@ -78,6 +85,9 @@ export function hostErrorToJsonRpc(error: HostError): JsonRpcError {
 
 const TEN_MINUTES = 600_000;
 
+/** The most answers kept for calls the host cancelled after they went through. */
+const MAX_UNSEEN = 256;
+
 export function createProxySession(options: ProxySessionOptions): ProxySession {
   const now = options.now ?? Date.now;
   const windowMs = options.windowMs ?? options.governor.policy.budgets.wallTimeMs;
@@ -90,6 +100,13 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
   /** Calls out per run; a run the window left behind ends when its last call is answered. */
   const out = new Map<Run, number>();
   const retiring = new Set<Run>();
+  /**
+   * Results of calls that went through although the host cancelled them (its cancel came while
+   * the answer was being recorded): the host gets no answer to a cancelled request, so the next
+   * identical call, within the stop TTL, gets this one instead of making the write a second time.
+   */
+  const unseen = new Map<string, { readonly result: CallToolResult; readonly until: number }>();
+  const stopTtlMs = options.stopTtlMs ?? TEN_MINUTES;
 
   const currentRun = (): Run => {
     if (run !== undefined && !run.ended && now() - startedAt < windowMs) return run;
@@ -151,6 +168,18 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
     async callTool(call) {
       const stop = stops.blocking(call.name, call.arguments);
       if (stop !== undefined) return blocked(stop, call.name);
+      const callKey = `${call.name}\u0000${canonicalJson(call.arguments ?? {})}`;
+      const kept = unseen.get(callKey);
+      if (kept !== undefined) {
+        unseen.delete(callKey);
+        if (kept.until > now()) {
+          options.log?.({
+            level: "info",
+            data: { event: "answered_after_cancel", tool: call.name },
+          });
+          return kept.result;
+        }
+      }
       const current = currentRun();
       // The window of this call's run (a later call may start the next one meanwhile).
       const windowEnd = startedAt + windowMs;
@@ -171,8 +200,25 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
         throw error;
       } finally {
         leave(current);
+        await call.beforeAnswer?.();
       }
       if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
+      if (
+        outcome.kind === "ok" &&
+        call.signal?.aborted === true &&
+        options.governor.toolPolicy(call.name, options.server).effect !== "read_only"
+      ) {
+        // The call went through; its answer will not reach the host (a cancelled request is not
+        // answered). Sent again, a write would be made twice: the identical call gets this answer.
+        // (A read is simply read again.)
+        unseen.delete(callKey);
+        unseen.set(callKey, { result: outcome.value, until: now() + stopTtlMs });
+        if (unseen.size > MAX_UNSEEN) unseen.delete(unseen.keys().next().value as string);
+        options.log?.({
+          level: "warning",
+          data: { event: "completed_after_cancel", tool: call.name },
+        });
+      }
       if (outcome.kind !== "stop") return toModelResult(outcome);
       if (outcome.hostError !== undefined) throw hostFailure(outcome.hostError, call);
       // The stop memory keeps no write in doubt (stops.ts): the ledger refuses an identical write

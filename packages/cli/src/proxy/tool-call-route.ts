@@ -90,8 +90,12 @@ export interface ToolCallHandler {
 export function routeToolCalls(transport: Transport, handler: ToolCallHandler): void {
   const inner = transport.onmessage;
   const innerClose = transport.onclose;
-  /** Taken requests out, by id (a reused id: the later one, as the SDK keeps it). */
-  const out = new Map<RequestId, AbortController>();
+  /**
+   * Taken requests out, by id. A host that reuses an id while its request is out has them all
+   * here (the SDK keeps the later one only): its cancel of that id, and the transport closing,
+   * abort each, so none outlives them.
+   */
+  const out = new Map<RequestId, Set<AbortController>>();
 
   const answer = (
     request: CallToolRequest & { id: RequestId },
@@ -122,7 +126,9 @@ export function routeToolCalls(transport: Transport, handler: ToolCallHandler): 
       )
       .catch((error: unknown) => handler.onerror(new Error(`Failed to send response: ${error}`)))
       .finally(() => {
-        if (out.get(id) === controller) out.delete(id);
+        const same = out.get(id);
+        same?.delete(controller);
+        if (same?.size === 0) out.delete(id);
       });
   };
 
@@ -142,7 +148,9 @@ export function routeToolCalls(transport: Transport, handler: ToolCallHandler): 
       request = { ...parsed.data, id: message.id };
     }
     const controller = new AbortController();
-    out.set(message.id, controller);
+    const same = out.get(message.id);
+    if (same === undefined) out.set(message.id, new Set([controller]));
+    else same.add(controller);
     answer(request, controller);
     return true;
   };
@@ -155,7 +163,8 @@ export function routeToolCalls(transport: Transport, handler: ToolCallHandler): 
         const parsed = CancelledNotificationSchema.safeParse(message);
         const id = parsed.success ? parsed.data.params.requestId : undefined;
         // The SDK still gets it, for a request of its own.
-        if (id !== undefined) out.get(id)?.abort(parsed.data?.params.reason);
+        const reason = parsed.data?.params.reason;
+        if (id !== undefined) for (const controller of out.get(id) ?? []) controller.abort(reason);
       }
     }
     inner?.(message, extra);
@@ -163,7 +172,7 @@ export function routeToolCalls(transport: Transport, handler: ToolCallHandler): 
 
   transport.onclose = () => {
     innerClose?.();
-    for (const controller of out.values()) controller.abort();
+    for (const same of out.values()) for (const controller of same) controller.abort();
     out.clear();
   };
 }

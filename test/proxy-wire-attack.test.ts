@@ -1,0 +1,309 @@
+// Attacks on the proxy's own JSON-RPC handling of tool calls (tool-call-route.ts,
+// upstream-tool-calls.ts, server.ts): a real proxy process on raw stdio, lines written by hand as a
+// misbehaving host would write them, in front of a scripted server on raw stdio
+// (fixtures/raw-mcp-server.mjs) that logs every message it reads.
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { sharedRedis } from "../packages/redis/src/testing-server.ts";
+import { proxyCommandLine, ROOT } from "./proxy-support.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "governor-proxy-wire-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const SERVER = join(ROOT, "test/fixtures/raw-mcp-server.mjs");
+const redis = await sharedRedis("governor proxy --store redis:// on a misbehaving wire");
+
+type Message = { id?: unknown; method?: string; params?: Record<string, unknown> } & Record<
+  string,
+  unknown
+>;
+
+interface RawHost {
+  send(...messages: unknown[]): void;
+  /** The proxy's answer to the host's request `id` (waits for it). */
+  answer(id: number | string): Promise<Message>;
+  /** Everything the proxy wrote to the host so far. */
+  received(): Message[];
+  /** The messages the server read so far. */
+  serverRead(): Message[];
+  close(): Promise<void>;
+}
+
+let hosts = 0;
+
+/** `governor proxy` in front of the raw server (RAW_MODE `mode`), initialized. */
+async function rawHost(
+  mode: string,
+  proxyArgs: readonly string[] = [],
+  initialize = true,
+): Promise<RawHost> {
+  const serverLog = join(dir, `server-${++hosts}.jsonl`);
+  const line = proxyCommandLine(proxyArgs, { command: process.execPath, args: [SERVER] });
+  const child: ChildProcessWithoutNullStreams = spawn(line.command, line.args, {
+    cwd: ROOT,
+    env: { ...process.env, RAW_MODE: mode, RAW_LOG: serverLog },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d) => {
+    out += String(d);
+  });
+  child.stderr.on("data", (d) => {
+    err += String(d);
+  });
+  const received = () =>
+    out
+      .split("\n")
+      .filter((l) => l.trim() !== "")
+      .map((l) => JSON.parse(l) as Message);
+  const host: RawHost = {
+    send: (...messages) =>
+      child.stdin.write(messages.map((m) => `${JSON.stringify(m)}\n`).join("")),
+    async answer(id) {
+      for (let i = 0; i < 600; i++) {
+        const found = received().find((m) => m.id === id && !("method" in m));
+        if (found !== undefined) return found;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`no answer to ${id}: ${out}\n${err}`);
+    },
+    received,
+    serverRead: () =>
+      existsSync(serverLog)
+        ? readFileSync(serverLog, "utf8")
+            .split("\n")
+            .filter((l) => l.trim() !== "")
+            .map((l) => JSON.parse(l) as Message)
+        : [],
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.stdin.end();
+      }),
+  };
+  if (!initialize) return host;
+  host.send({
+    jsonrpc: "2.0",
+    id: "init",
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "raw-host", version: "1" },
+    },
+  });
+  await host.answer("init");
+  host.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  return host;
+}
+
+const call = (id: number | undefined, t: string, progressToken?: string) => ({
+  jsonrpc: "2.0",
+  ...(id !== undefined && { id }),
+  method: "tools/call",
+  params: {
+    name: "write_note",
+    arguments: { t },
+    ...(progressToken !== undefined && { _meta: { progressToken } }),
+  },
+});
+
+const toolCallsRead = (host: RawHost) => host.serverRead().filter((m) => m.method === "tools/call");
+
+/**
+ * Sends `n` writes, each cancelled 0-5 ms after it (0: in the same write to stdin), then each
+ * identical write again (the model trying once more), and checks what the host and the server saw:
+ * at most one answer a request, and a write the host got no answer to sent at most once in all.
+ */
+async function raceCancels(host: RawHost, n: number, progress = false): Promise<void> {
+  const tag = randomUUID();
+  const args = (i: number) => `${tag}-${i}`;
+  for (let i = 1; i <= n; i++) {
+    const cancel = { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: i } };
+    const delay = i % 6;
+    const first = call(i, args(i), progress ? `p${i}` : undefined);
+    if (delay === 0) host.send(first, cancel);
+    else {
+      host.send(first);
+      setTimeout(() => host.send(cancel), delay);
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  await new Promise((r) => setTimeout(r, 1_000));
+  for (let i = 1; i <= n; i++) host.send(call(1000 + i, args(i)));
+  for (let i = 1; i <= n; i++) await host.answer(1000 + i);
+  const answers = (id: number) =>
+    host.received().filter((m) => m.id === id && !("method" in m)).length;
+  const sent = (i: number) =>
+    toolCallsRead(host).filter(
+      (m) => (m.params?.arguments as { t?: string } | undefined)?.t === args(i),
+    ).length;
+  const unanswered: number[] = [];
+  for (let i = 1; i <= n; i++) {
+    expect(answers(i), `answers to ${i}`).toBeLessThanOrEqual(1);
+    if (answers(i) === 0) unanswered.push(i);
+  }
+  // The host cancelled these; whether each went out or not, none was made twice.
+  expect(unanswered.filter((i) => sent(i) > 1).map(args)).toEqual([]);
+}
+
+describe("governor proxy: tool calls on a misbehaving wire", { timeout: 60_000 }, () => {
+  it("never sends a tools/call without an id (a notification) to the server: it would run ungoverned", async () => {
+    const host = await rawHost("ok");
+    try {
+      host.send(call(undefined, "no id"), call(2, "with id"));
+      expect(await host.answer(2)).toMatchObject({ result: { content: [{ text: "done 1" }] } });
+      const read = toolCallsRead(host);
+      // Only the governed call, under the proxy's id and with its idempotency key.
+      expect(read).toHaveLength(1);
+      expect(read[0]).toMatchObject({
+        id: "governor-1",
+        params: { arguments: { t: "with id" } },
+      });
+      expect(read[0]?.params?._meta).toHaveProperty("io.governor/idempotency-key");
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("a server that answers twice, answers an id it was never sent or writes a line that is not JSON: the host reads each call's one answer", async () => {
+    const host = await rawHost("twice,stray,not-json");
+    try {
+      host.send(call(2, "a"));
+      expect(await host.answer(2)).toMatchObject({ result: { content: [{ text: "done 1" }] } });
+      host.send(call(3, "b"));
+      expect(await host.answer(3)).toMatchObject({ result: { content: [{ text: "done 2" }] } });
+      host.send(call(4, "c"));
+      expect(await host.answer(4)).toMatchObject({ result: { content: [{ text: "done 3" }] } });
+      // None of the extra lines reached the host, in any message.
+      expect(JSON.stringify(host.received())).not.toContain("hunter2");
+      expect(host.received().filter((m) => !("method" in m))).toHaveLength(4);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("an error answer whose code is not a number goes to the host as a JSON-RPC error, redacted; the write is in doubt", async () => {
+    const host = await rawHost("bad-error,ok");
+    try {
+      host.send(call(2, "a"));
+      const answer = await host.answer(2);
+      expect(answer).toMatchObject({ error: { code: -32603 } });
+      expect(answer).not.toHaveProperty("result");
+      expect(JSON.stringify(host.received())).not.toContain("hunter2");
+      expect(JSON.stringify(host.received())).not.toContain("/home/alice");
+      // The identical write is not sent again.
+      host.send(call(3, "a"));
+      expect(await host.answer(3)).toMatchObject({ result: { isError: true } });
+      expect(toolCallsRead(host)).toHaveLength(1);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("a host's cancel for an id never sent, for 0 or for \"governor-1\" cancels nothing; its cancel of a call reaches the server under the proxy's id", async () => {
+    const host = await rawHost("hang");
+    const cancel = (requestId: unknown) => ({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId, reason: "host" },
+    });
+    const cancelsRead = () =>
+      host.serverRead().filter((m) => m.method === "notifications/cancelled");
+    try {
+      host.send(call(2, "a"));
+      for (let i = 0; i < 200 && toolCallsRead(host).length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(toolCallsRead(host)[0]).toMatchObject({ id: "governor-1" });
+      host.send(cancel(9), cancel(0), cancel("governor-1"), call(3, "b"));
+      for (let i = 0; i < 200 && toolCallsRead(host).length < 2; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(cancelsRead()).toEqual([]);
+      host.send(cancel(2));
+      for (let i = 0; i < 200 && cancelsRead().length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(cancelsRead().map((m) => m.params?.requestId)).toEqual(["governor-1"]);
+      // No answer to a cancelled request; the other call is still out.
+      await new Promise((r) => setTimeout(r, 200));
+      expect(host.received().filter((m) => m.id === 2 || m.id === 3)).toEqual([]);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("a tools/call before initialize is refused and reaches no server", async () => {
+    const host = await rawHost("ok", [], false);
+    try {
+      host.send(call(1, "early"));
+      expect(await host.answer(1)).toMatchObject({
+        error: { code: -32600, message: "governor proxy: not initialized" },
+      });
+      expect(host.serverRead()).toEqual([]);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("a host that reuses an id while its call is out: its cancel of that id cancels both calls", async () => {
+    const host = await rawHost("hang");
+    const cancelsRead = () =>
+      host.serverRead().filter((m) => m.method === "notifications/cancelled");
+    try {
+      host.send(call(5, "a"), call(5, "b"));
+      for (let i = 0; i < 200 && toolCallsRead(host).length < 2; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(toolCallsRead(host).map((m) => m.id)).toEqual(["governor-1", "governor-2"]);
+      host.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 5 } });
+      for (let i = 0; i < 200 && cancelsRead().length < 2; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(cancelsRead().map((m) => m.params?.requestId)).toEqual(["governor-1", "governor-2"]);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("host cancels racing answers after progress (the proxy waits a moment after forwarding progress): no write made twice", async () => {
+    const host = await rawHost("progress");
+    try {
+      await raceCancels(host, 60, true);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("host cancels racing the server's answers (the proxy's memory store): no write the host saw no answer to is made twice", async () => {
+    const host = await rawHost("ok");
+    try {
+      await raceCancels(host, 60);
+    } finally {
+      await host.close();
+    }
+  });
+});
+
+// The same race with the ledger in Redis: settling a write takes a round trip, in which the host's
+// cancel can arrive after the server's answer.
+describe.runIf(redis.url !== undefined)(
+  "governor proxy --store redis://: tool calls on a misbehaving wire",
+  { timeout: 60_000 },
+  () => {
+    it("host cancels racing the server's answers: no write the host saw no answer to is made twice", async () => {
+      const host = await rawHost("ok", ["--store", redis.url as string]);
+      try {
+        await raceCancels(host, 60);
+      } finally {
+        await host.close();
+      }
+    });
+  },
+);
