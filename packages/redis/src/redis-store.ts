@@ -134,8 +134,10 @@ export interface RedisStoreOptions {
    * store answered. With 0 a failover can lose the last claims and settles: a worker that saw one
    * of them is refused from then on (`ledger_lost`), but a worker that saw none can claim such a
    * key again and run its write a second time.
-   * @default 1 on a primary that has had a replica since this store first used it (read with every
-   * claim and settle), 0 on one without
+   * @default 1 when the ledger's primary has had a replica (recorded in the ledger's epoch by
+   * every claim and settle, kept across restarts of the primary, cleared only when a replica is
+   * promoted), 0 on one that never had one. To drop the replicas for good, pass 0, or delete the
+   * epoch's `replicated` field once they are gone (see docs/stores.md)
    */
   readonly waitForReplicas?: number;
   /**
