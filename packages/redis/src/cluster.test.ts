@@ -109,6 +109,16 @@ describe.runIf(clusters.run)("RedisStore on Redis Cluster", { timeout: 120_000 }
       );
     }
     expect(unsettled).toBe(0);
+    // Each bucket's epoch, on its own primary, remembers that its primary has had a replica.
+    for (const bucket of buckets.buckets) {
+      expect(
+        await (await cluster.client()).sendCommand(bucket.epoch, true, [
+          "HGET",
+          bucket.epoch,
+          "replicated",
+        ]),
+      ).toBe("1");
+    }
   });
 
   it("keeps the unsettled cap per bucket: a full bucket refuses, the others still take claims", async () => {
@@ -271,6 +281,10 @@ describe.runIf(clusters.run)("RedisStore on Redis Cluster", { timeout: 120_000 }
         );
         expect((error as StoreError).reason).toBe("unavailable");
         expect((error as Error).message).toMatch(/only 0 of 1 replicas confirmed/);
+        // A worker that never saw the replica is refused too: the bucket's epoch remembers it.
+        const late = await open({ prefix, commandTimeoutMs: 600 });
+        const refused = await rejection(late.claim(keyIn(prefix, "late", 9), "h", claimAt()));
+        expect((refused as Error).message).toMatch(/only 0 of 1 replicas confirmed/);
       } catch (error) {
         await reconnect(replica);
         throw error;

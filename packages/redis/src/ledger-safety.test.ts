@@ -174,7 +174,7 @@ describe.runIf(wanted && missing === undefined)("Redis ledger safety", () => {
   });
 
   it("issue 28: on a primary with a replica, claims wait for it by default, also once it is gone", async () => {
-    const primary = await start(AOF);
+    const primary = await start([...AOF, "--repl-diskless-sync-delay", "0"]);
     const replica = await start([...AOF, "--replicaof", "127.0.0.1", String(primary.port)]);
     for (let i = 0; ; i++) {
       const info = String(await replica.command(["INFO", "replication"]));
@@ -196,6 +196,90 @@ describe.runIf(wanted && missing === undefined)("Redis ledger safety", () => {
     // A server that never had a replica waits for none.
     const alone = await start(AOF);
     expect((await open({ url: alone.url }).claim("e", "h1", at(1_000))).status).toBe("claimed");
+  });
+
+  describe("issue 28.4: the replica a ledger had, across restarts and promotions", () => {
+    // A WAIT of 1.5 s: on a loaded machine a replica online may take a while to acknowledge.
+    const WAIT_MS = 3_000;
+    /** Starts a primary and a replica of it (AOF on both), once the replica has synced. */
+    async function pair(): Promise<{ primary: PrivateRedis; replica: PrivateRedis }> {
+      // No 5 s wait for more replicas before a diskless sync.
+      const primary = await start([...AOF, "--repl-diskless-sync-delay", "0"]);
+      const replica = await start([...AOF, "--replicaof", "127.0.0.1", String(primary.port)]);
+      await online(primary);
+      return { primary, replica };
+    }
+    /** Waits until `primary` counts its replica for WAIT (it has acknowledged the sync). */
+    async function online(primary: PrivateRedis): Promise<void> {
+      for (let i = 0; ; i++) {
+        if (/slave0:.*state=online/.test(String(await primary.command(["INFO", "replication"])))) {
+          return;
+        }
+        if (i > 400) throw new Error(`no replica online on port ${primary.port}`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    }
+    const replicationId = async (server: PrivateRedis) =>
+      /master_replid:(\w+)/.exec(String(await server.command(["INFO", "replication"])))?.[1];
+
+    it("a primary restarted from its AOF while its replica is down refuses claims, for a worker that saw the replica and one that did not", async () => {
+      const { primary, replica } = await pair();
+      const store = open({ url: primary.url, commandTimeoutMs: WAIT_MS });
+      expect((await store.claim("a", "h1", at(1_000))).status).toBe("claimed");
+      await replica.stop();
+      const refused = await rejection(store.claim("b", "h1", at(1_000)));
+      expect((refused as Error).message).toMatch(/only 0 of 1 replicas confirmed/);
+      const before = await replicationId(primary);
+      await primary.restart();
+      // The restart took a new replication id and has no replica: only the ledger remembers one.
+      expect(await replicationId(primary)).not.toBe(before);
+      expect(String(await primary.command(["INFO", "replication"]))).toMatch(/connected_slaves:0/);
+      const error = await rejection(store.claim("c", "h1", at(1_000)));
+      expect((error as StoreError).reason).toBe("unavailable");
+      expect((error as Error).message).toMatch(/only 0 of 1 replicas confirmed/);
+      // A worker started after the restart never saw the replica: the ledger tells it.
+      const late = open({ url: primary.url, commandTimeoutMs: WAIT_MS });
+      const lateError = await rejection(late.claim("d", "h1", at(1_000)));
+      expect((lateError as Error).message).toMatch(/only 0 of 1 replicas confirmed/);
+      // Refused claims stayed pending on the primary: in flight, never claimed twice.
+      expect(await primary.command(["HGET", "governor:l:c", "state"])).toBe("pending");
+      // waitForReplicas: 0, said explicitly, still answers at once.
+      const unguarded = open({ url: primary.url, waitForReplicas: 0 });
+      expect((await unguarded.claim("e", "h1", at(1_000))).status).toBe("claimed");
+    });
+
+    it("a replica promoted without one of its own waits for none; one that joins it is waited for again", async () => {
+      const { primary, replica } = await pair();
+      const store = open({ url: primary.url, commandTimeoutMs: WAIT_MS });
+      expect((await store.claim("a", "h1", at(1_000))).status).toBe("claimed");
+      await primary.stop();
+      await replica.command(["REPLICAOF", "NO", "ONE"]);
+      // The ledger the replica holds says it had a replica: the promotion starts afresh.
+      expect(await replica.command(["HGET", "governor:epoch", "replicated"])).toBe("1");
+      const promoted = open({ url: replica.url, commandTimeoutMs: WAIT_MS });
+      expect((await promoted.claim("b", "h1", at(1_000))).status).toBe("claimed");
+      expect(await replica.command(["HGET", "governor:epoch", "replicated"])).toBeNull();
+      // A replica joins the promoted primary, then goes: it is waited for again.
+      await replica.command(["CONFIG", "SET", "repl-diskless-sync-delay", "0"]);
+      const next = await start([...AOF, "--replicaof", "127.0.0.1", String(replica.port)]);
+      await online(replica);
+      expect((await promoted.claim("c", "h1", at(1_000))).status).toBe("claimed");
+      await next.stop();
+      const error = await rejection(promoted.claim("d", "h1", at(1_000)));
+      expect((error as Error).message).toMatch(/only 0 of 1 replicas confirmed/);
+    });
+
+    it("an operator who removed the replicas for good clears the ledger's mark, and claims go on", async () => {
+      const { primary, replica } = await pair();
+      const store = open({ url: primary.url, commandTimeoutMs: WAIT_MS });
+      expect((await store.claim("a", "h1", at(1_000))).status).toBe("claimed");
+      await replica.stop();
+      expect(((await rejection(store.claim("b", "h1", at(1_000)))) as StoreError).reason).toBe(
+        "unavailable",
+      );
+      await primary.command(["HDEL", "governor:epoch", "replicated"]);
+      expect((await store.claim("c", "h1", at(1_000))).status).toBe("claimed");
+    });
   });
 
   describe("issue 8.4: eviction", () => {

@@ -3,7 +3,8 @@ import { createGovernor, GovernorError, type Store, StoreError } from "@governor
 import { describeStoreContract } from "@governor/core/testing";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRedisStore, type RedisStore } from "./redis-store.ts";
+import { rejection } from "../../../test/support/rejection.ts";
+import { createRedisStore, type RedisStore, type RedisStoreClient } from "./redis-store.ts";
 import { sharedRedis } from "./testing-server.ts";
 
 // The tests need a real server at REDIS_URL (skipped without one, failing under
@@ -303,6 +304,57 @@ describe("createRedisStore without a server", () => {
       expect(failed).toEqual([]);
     },
   );
+
+  it("refuses a claim whose WAIT answered something other than a count (nothing confirmed it)", async () => {
+    /** A server that passes the checks and claims, and answers WAIT with `waitReply`. */
+    const fake = (waitReply: unknown, replicated: string) => ({
+      sendCommand: async (args: readonly unknown[]): Promise<unknown> => {
+        const [name, arg] = args.map(String);
+        if (name === "INFO")
+          return arg === "persistence" ? "aof_enabled:1" : "maxmemory_policy:noeviction";
+        if (name === "CONFIG") return ["appendfsync", "everysec"];
+        if (name === "SET") return "OK";
+        if (name === "GET") return "1";
+        if (name === "EVALSHA") {
+          return [
+            "claimed",
+            "epoch-1",
+            "1",
+            "replid-1",
+            replicated,
+            "h1",
+            "pending",
+            "1000",
+            "",
+            "",
+            "",
+          ];
+        }
+        if (name === "WAIT") return waitReply;
+        throw new Error(`unexpected command ${String(name)}`);
+      },
+    });
+    const claim = (client: ReturnType<typeof fake>, waitForReplicas?: number) =>
+      createRedisStore({
+        client: client as unknown as RedisStoreClient,
+        ...(waitForReplicas !== undefined && { waitForReplicas }),
+      }).claim("k", "h1", { now: 1_000, allowUncertain: false, leaseMs: 1_000 });
+    // The fake claims as a server would when WAIT answers a count.
+    expect((await claim(fake(1, "1"))).status).toBe("claimed");
+    expect((await claim(fake(2, "0"), 2)).status).toBe("claimed");
+    for (const reply of ["OK", undefined, "NaN", {}]) {
+      for (const [client, wanted] of [
+        [fake(reply, "1"), undefined],
+        [fake(reply, "0"), 1],
+      ] as const) {
+        const error = await rejection(claim(client, wanted));
+        expect((error as StoreError).reason).toBe("unavailable");
+        expect((error as Error).message).toBe(
+          "RedisStore: WAIT answered no count of replicas, so none of the 1 wanted is known to have the write.",
+        );
+      }
+    }
+  });
 
   it("says which options are wrong and what is accepted", () => {
     expect(() => createRedisStore({})).toThrow(/exactly one of client .* or url/);

@@ -134,8 +134,10 @@ export interface RedisStoreOptions {
    * store answered. With 0 a failover can lose the last claims and settles: a worker that saw one
    * of them is refused from then on (`ledger_lost`), but a worker that saw none can claim such a
    * key again and run its write a second time.
-   * @default 1 on a primary that has had a replica since this store first used it (read with every
-   * claim and settle), 0 on one without
+   * @default 1 when the ledger's primary has had a replica (recorded in the ledger's epoch by
+   * every claim and settle, kept across restarts of the primary, cleared only when a replica is
+   * promoted), 0 on one that never had one. To drop the replicas for good, pass 0, or delete the
+   * epoch's `replicated` field once they are gone (see docs/stores.md)
    */
   readonly waitForReplicas?: number;
   /**
@@ -287,13 +289,6 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const outcomeKey = (key: string) => `${keys.bucketOf(key).prefix}o:${key}`;
   /** Per bucket, the epoch this store has seen: its id, and the highest number and its primary. */
   const epochs = keys.buckets.map(() => ({ id: "", seq: 0, primary: "" }));
-  /**
-   * The primaries (by replication id) seen with a replica: `waitForReplicas` defaults to 1 on
-   * them from then on, also while their replica is disconnected (a failover to it would lose
-   * what it missed). A promoted replica has another id: without a replica of its own it waits
-   * for none.
-   */
-  const replicated = new Set<string>();
   /** The server checks of the current connection (or set of primaries), once passed. */
   let checked: Promise<void> | undefined;
   let checkedPrimaries = "";
@@ -420,7 +415,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       ),
     );
     if (reply[0] === "ledger_lost") throw lost(operation, reply[1]);
-    const [status, id, seq, primary, replicas, ...rest] = reply;
+    const [status, id, seq, primary, replicated, ...rest] = reply;
     if (id !== undefined && id !== "") {
       const n = Number(seq);
       // The highest number seen and the primary that answered it: replies of one bucket may come
@@ -431,16 +426,15 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         epoch.primary = primary ?? "";
       }
     }
-    if (Number(replicas) > 0 && primary !== undefined) replicated.add(primary);
-    if (writes && status !== "ledger_full") {
-      await replicate(bucket, replicated.has(primary ?? ""), via);
-    }
+    if (writes && status !== "ledger_full") await replicate(bucket, replicated === "1", via);
     return [status ?? "", ...rest];
   }
 
   /**
-   * Waits until `waitForReplicas` replicas (by default 1 when the primary has had one) have this
-   * connection's writes: WAIT goes to the primary of the bucket, on the connection that wrote.
+   * Waits until `waitForReplicas` replicas (by default 1 when the bucket's ledger has had one
+   * since its primary was last promoted: see scripts.ts) have this connection's writes: WAIT goes
+   * to the primary of the bucket, on the connection that wrote. A reply that is not a count
+   * (a proxy or a fake answering something else) refuses the claim: nothing confirmed it.
    */
   async function replicate(bucket: Bucket, hasReplica: boolean, via: Send): Promise<void> {
     const wanted = waitForReplicas ?? (hasReplica ? 1 : 0);
@@ -448,11 +442,13 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     // Half the command timeout, so that WAIT answers before the command times out.
     const waitMs = Math.max(1, Math.floor(commandTimeoutMs / 2));
     const acked = Number(await send(bucket.epoch, ["WAIT", String(wanted), String(waitMs)], via));
-    if (acked < wanted) {
+    if (!(acked >= wanted)) {
       throw new StoreError({
         reason: "unavailable",
         operation: "replicate",
-        message: `RedisStore: only ${acked} of ${wanted} replicas confirmed the write within ${waitMs} ms.`,
+        message: Number.isNaN(acked)
+          ? `RedisStore: WAIT answered no count of replicas, so none of the ${wanted} wanted is known to have the write.`
+          : `RedisStore: only ${acked} of ${wanted} replicas confirmed the write within ${waitMs} ms.`,
       });
     }
   }

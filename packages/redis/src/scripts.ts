@@ -31,8 +31,18 @@ function script(source: string): Script {
  * the number this server holds of it). A client that saw a higher number from that primary saw
  * writes this server never got: lost, whatever was written since.
  *
+ * The epoch also remembers that the ledger has had a replica (`replicated`, set whenever the
+ * primary has one connected), for `waitForReplicas`'s default: a primary whose replica is down
+ * must not answer claims that a failover to that replica would lose, also once it restarted (a
+ * restart takes a new replication id and forgets its replicas until they reconnect). Only a
+ * promotion clears it: a server whose previous replication id (`master_replid2`) is the primary
+ * the epoch last saw is that primary's replica, promoted; until a replica joins it, there is none
+ * to fail over to. (A restart from an RDB file, without AOF, also keeps its old id there, and so
+ * reads as a promotion: one more reason the store requires AOF.)
+ *
  * Every reply of a ledger script starts with the status, the epoch id and number, the primary's
- * replication id and how many replicas it has (for `waitForReplicas`'s default).
+ * replication id and whether the ledger has had a replica ("1" or "0", for `waitForReplicas`'s
+ * default).
  */
 const PRELUDE = `
 local entry, blob, unsettled, settled, epoch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
@@ -42,18 +52,23 @@ local clock = redis.call('TIME')
 local serverNow = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local replication = redis.call('INFO', 'replication')
 local primary = string.match(replication, 'master_replid:(%w+)') or ''
-local replicas = string.match(replication, 'connected_slaves:(%d+)') or '0'
+local replicas = tonumber(string.match(replication, 'connected_slaves:(%d+)') or '0')
+local replicated = '0'
 
 local function markLost(reason)
   redis.call('HSET', epoch, 'lost', reason, 'lostFrom', knownId, 'lostAt', serverNow)
   return nil, reason
 end
 
--- Records that this server now writes the epoch; keeps the ends of the last 32 primaries.
+-- Records that this server now writes the epoch; keeps the ends of the last 32 primaries. A
+-- promoted replica (its previous id is the primary the epoch saw) has no replica of its own yet.
 local function follow(seq)
   local held = redis.call('HGET', epoch, 'primary')
   if held == primary then return end
   if held then
+    if string.match(replication, 'master_replid2:(%w+)') == held then
+      redis.call('HDEL', epoch, 'replicated')
+    end
     redis.call('HSET', epoch, 'end:' .. held, seq)
     local flat = redis.call('HGETALL', epoch)
     local ends = {}
@@ -83,6 +98,12 @@ local function guard(bump)
   if lost then return nil, lost end
   local current = tonumber(redis.call('HGET', epoch, 'seq'))
   follow(current)
+  if redis.call('HEXISTS', epoch, 'replicated') == 1 then
+    replicated = '1'
+  elseif replicas > 0 then
+    redis.call('HSET', epoch, 'replicated', '1')
+    replicated = '1'
+  end
   local from = knownSeq
   if knownId ~= '' and knownId ~= id then
     if redis.call('HEXISTS', epoch, 'retired:' .. knownId) == 0 then return markLost('replaced') end
@@ -138,8 +159,8 @@ end
  * Claims an idempotency key atomically (Redis runs a script alone: no other command interleaves).
  * ARGV after the prelude's: argsHash, now, allowUncertain ("1"/"0"), leaseMs, maxUnsettled (this
  * bucket's share of the cap), the key as a set member. Answers { status, epochId, seq, primary,
- * replicas, argsHash, state, updatedAt, result, resultUnavailable, retaken } (retaken "1" when a
- * claim took over a write in doubt, else "") or { "ledger_full", epochId, seq, primary, replicas }
+ * replicated, argsHash, state, updatedAt, result, resultUnavailable, retaken } (retaken "1" when a
+ * claim took over a write in doubt, else "") or { "ledger_full", epochId, seq, primary, replicated }
  * or { "ledger_lost", reason }.
  *
  * A lease runs on the server's clock: the entry keeps `leaseFrom` (server time at the claim) and
@@ -156,7 +177,7 @@ purge()
 local found = read()
 
 local function answer(status, e, retaken)
-  return {status, id, seq, primary, replicas, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable, retaken or ''}
+  return {status, id, seq, primary, replicated, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable, retaken or ''}
 end
 -- retaken: the key was a write in doubt (uncertain, or pending past its lease).
 local function take(retaken)
@@ -171,13 +192,13 @@ local function full()
 end
 
 if not found then
-  if full() then return {'ledger_full', id, seq, primary, replicas} end
+  if full() then return {'ledger_full', id, seq, primary, replicated} end
   return take()
 end
 if found.argsHash ~= '' and found.argsHash ~= argsHash then return answer('args_mismatch', found) end
 if found.state == 'succeeded' then return answer('succeeded', found) end
 if found.state == 'failed' then
-  if full() then return {'ledger_full', id, seq, primary, replicas} end
+  if full() then return {'ledger_full', id, seq, primary, replicated} end
   return take()
 end
 if found.state == 'pending' then
@@ -205,7 +226,7 @@ return answer('uncertain', found)
  * the settled set, but no Redis expiry: under a `volatile-*` policy only their result blob, which
  * has one, can be evicted. Uncertain entries join the unsettled set. The entry is written even
  * when the ledger is taken for lost (what is known is kept); the answer then says so.
- * Answers { "settled", epochId, seq, primary, replicas } or { "ledger_lost", reason }.
+ * Answers { "settled", epochId, seq, primary, replicated } or { "ledger_lost", reason }.
  */
 export const SETTLE = script(`${PRELUDE}
 local state, now, result, retentionMs, member = ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10]), ARGV[11]
@@ -216,7 +237,7 @@ local held = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt')
 -- A late failed or uncertain settle must not free or mark a key another attempt has claimed since.
 if claimedAt ~= '' and state ~= 'succeeded' and held[2] == 'pending' and held[3] ~= claimedAt then
   if not id then return {'ledger_lost', seq} end
-  return {'settled', id, seq, primary, replicas}
+  return {'settled', id, seq, primary, replicated}
 end
 local argsHash = held[1] or ''
 redis.call('DEL', entry, blob)
@@ -235,20 +256,20 @@ else
   redis.call('ZADD', settled, expiresAt, member)
 end
 if not id then return {'ledger_lost', seq} end
-return {'settled', id, seq, primary, replicas}
+return {'settled', id, seq, primary, replicated}
 `);
 
 /**
  * Reads an entry (checking the epoch without advancing it). Answers { "found", epochId, seq,
- * primary, replicas, argsHash, state, updatedAt, result, resultUnavailable }, { "absent",
- * epochId, seq, primary, replicas } or { "ledger_lost", reason }.
+ * primary, replicated, argsHash, state, updatedAt, result, resultUnavailable }, { "absent",
+ * epochId, seq, primary, replicated } or { "ledger_lost", reason }.
  */
 export const ENTRY = script(`${PRELUDE}
 local id, seq = guard(false)
 if not id then return {'ledger_lost', seq} end
 local e = read()
-if not e then return {'absent', id, seq, primary, replicas} end
-return {'found', id, seq, primary, replicas, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable}
+if not e then return {'absent', id, seq, primary, replicated} end
+return {'found', id, seq, primary, replicated, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable}
 `);
 
 /**
