@@ -542,6 +542,89 @@ describe("BUILTIN_RULES families", () => {
   });
 });
 
+describe("issue 27: failure classes found on six more servers' texts", () => {
+  it("a status stated after a verb is the status", () => {
+    expectCases([
+      ["Upload failed. The status code is 403.", "forbidden", "stop"],
+      ["Sync failed: upstream status was 502", "upstream_error", "retry_dependency"],
+      ["The gateway answered with a status of 429", "rate_limited", "retry_dependency"],
+      ["Lookup failed, status code is 404", "not_found", "correct_arguments"],
+    ]);
+  });
+
+  it("a server setting missing from its environment stops, unless an argument can stand in", () => {
+    expectCases([
+      ["Missing env vars: SHOP_DOMAIN, SHOP_TOKEN", "misconfigured", "stop"],
+      ["Set the SHOP_DOMAIN and SHOP_REGION environment variables first", "misconfigured", "stop"],
+      ["ACME_API_TOKEN is not set", "misconfigured", "stop"],
+      ["WEBHOOK_SECRET must be set", "misconfigured", "stop"],
+      ["user_id is required", "invalid_argument", "correct_arguments"],
+      [
+        "WORKSPACE_ID is not set in the environment variables and the 'workspace' parameter is not provided",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      [
+        "Either set the ACME_KEY environment variables, or send apiKey in the request",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      [
+        "Specify the teamId or set DEFAULT_TEAM in the environment variables",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+    ]);
+  });
+
+  it("a lock another party holds retries; a record a rule of the domain locked stops", () => {
+    expectCases([
+      [
+        "Blocked: could not acquire the write lock on the project",
+        "unavailable",
+        "retry_dependency",
+      ],
+      [
+        "Publish lock is currently held; access blocked until it is released",
+        "unavailable",
+        "retry_dependency",
+      ],
+      ["The row is locked by another transaction", "unavailable", "retry_dependency"],
+      ["The fiscal period is locked", "business_rule", "stop"],
+      ["Timesheet for week 32 has been locked after approval", "business_rule", "stop"],
+      ["The invoice is locked and cannot be changed", "business_rule", "stop"],
+      ["The document is locked by another user", "unavailable", "retry_dependency"],
+    ]);
+  });
+
+  it("a change nobody confirmed, or a client that cannot ask, stops", () => {
+    expectCases([
+      ["Archive project was not confirmed; nothing changed", "not_approved", "stop"],
+      ["The transfer request was not approved", "not_approved", "stop"],
+      ["This tool requires elicitation; use a client that supports it", "misconfigured", "stop"],
+      ["Your MCP client does not support confirmations", "misconfigured", "stop"],
+    ]);
+  });
+
+  it("limits counted per day or month stop; per second or minute retry", () => {
+    expectCases([
+      ["Rate limit exceeded: 500 calls per month on this key", "quota_exceeded", "stop"],
+      ["Too many requests: limit is 50 per day for your key", "quota_exceeded", "stop"],
+      ["Rate limit exceeded: 20 requests per minute", "rate_limited", "retry_dependency"],
+    ]);
+  });
+
+  it("a feature off for the account, and TLS trust the host lacks, stop", () => {
+    expectCases([
+      ["Exports are temporarily unavailable for your organization", "forbidden", "stop"],
+      ["Scheduling is disabled for this workspace", "forbidden", "stop"],
+      ["request failed: self-signed certificate in certificate chain", "misconfigured", "stop"],
+      ["[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed", "misconfigured", "stop"],
+      ["connect failed: CERT_HAS_EXPIRED", "misconfigured", "stop"],
+    ]);
+  });
+});
+
 describe("classifyHttpStatus", () => {
   it("maps statuses to classifications", () => {
     expect(classifyHttpStatus(429)).toEqual({

@@ -109,9 +109,11 @@ const STATUS_PATTERNS = new WeakSet<RegExp>();
 
 function statusRegExp(code: string, phrase?: string): RegExp {
   const announced = String.raw`\b(?:status(?:[ _]?code)?|https?(?:\/\d(?:\.\d)?)?|code|error|responded with)[\s:=#'"(\[]{0,3}${code}(?!\d)`;
+  // `The status code is 401.`, `status was 503`, `a status of 404`: the number after a verb.
+  const stated = String.raw`\bstatus(?:[ _]?code)? (?:is|was|of) ${code}(?!\d)`;
   const bracketed = String.raw`[(\[]${code}(?!\d)`;
   const withPhrase = phrase ? String.raw`|\b${code}\s+${phrase}` : "";
-  return new RegExp(`${announced}|${bracketed}${withPhrase}`, "i");
+  return new RegExp(`${announced}|${stated}|${bracketed}${withPhrase}`, "i");
 }
 
 function statusRule(code: number, phrase?: string): TextRule {
@@ -150,6 +152,13 @@ const PARTIAL_SUCCESS = new RegExp(
   ].join(""),
   "i",
 );
+
+/**
+ * An argument of the call offered in place of a server setting: `the "appId" property is not
+ * provided`, `"sender" is not provided`, `Specify the userId or set …`, `or provide publishKey and
+ * subscribeKey in the request`.
+ */
+const ARGUMENT_INSTEAD = String.raw`(?:\b(?:property|parameter|argument|field|option)s? (?:is |are |was |were )?not (?:provided|given|passed|specified)\b|['"\`][\w.-]{1,40}['"\`] (?:is |are |was |were )?not (?:provided|given|passed|specified)\b|\bspecify (?:the |an? )?['"\`]?[\w.-]+['"\`]? or\b|\bor (?:provide|pass|specify|send|include|supply) [^.\n]{0,80}?\b(?:in|as|with) (?:the |your )?(?:request|call|arguments?|parameters?|input)\b)`;
 
 /** Ordered; first match wins. */
 export const BUILTIN_RULES: readonly TextRule[] = [
@@ -238,6 +247,17 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     pattern:
       /\b(?:not found|does ?n[o']t exist)\b[^.\n]{0,20}\bor (?:you )?(?:do ?n[o']t|does ?n[o']t) have (?:access|permission)\b/i,
   },
+  // A lock another party holds, in a lock's own words: it clears when they are done, whatever
+  // else the text says of access (`Resource Access Blocked. Failed to acquire the edit lock`).
+  {
+    ...UNAVAILABLE,
+    pattern: oneOf(
+      /\b(?:failed|unable|could ?n[o']t|cannot|can't)(?: to)? (?:acquire|obtain|get|take|set) (?:the |an? )?(?:[\w-]+ ){0,2}lock\b/,
+      /\block (?:is )?(?:not available|unavailable|currently held|already (?:held|taken|acquired))\b/,
+      /\bconflicting lock\b/,
+      /\blocked by another (?:process|transaction|session|operation|request|query|job|writer|connection)\b/,
+    ),
+  },
   // Person-only cues, in the service's own words: a right the caller lacks, an account to verify,
   // a plan to buy, a feature or region the account has not enabled, a content policy. They outrank
   // the argument-like wording such texts carry ("missing", "required", "must be", "not
@@ -301,6 +321,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       // A feature, API, region or country the account or project has not enabled.
       /\bnot (?:been )?enabled (?:for|in|on) (?:this|the|your) (?:\w+ )?(?:region|account|project|organi[sz]ation|org|workspace|team|tenant|subscription|country|plan|merchant|customer|user|app|application)\b/,
       /\bnot (?:available|allowed|permitted) (?:for|to|on) (?:your|this) (?:\w+ )?(?:account|plan|organi[sz]ation|subscription|tier|merchant|project|workspace|app|application)\b/,
+      /\b(?:unavailable|disabled) (?:for|to|on) (?:your|this) (?:\w+ )?(?:account|plan|organi[sz]ation|subscription|tier|merchant|project|workspace)\b/,
       /\b(?:has|have) ?n[o']t been enabled\b/,
       /\b(?:has|have) not been enabled\b/,
       /\b(?:account|organi[sz]ation|project|workspace|team|tenant) (?:\w+ )?(?:is )?not (?:enabled|allowed|permitted|eligible) (?:for|to)\b/,
@@ -343,6 +364,10 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\blimits?\b[^.\n]{0,40}\b(?:for|on|of) (?:the |your |a )?(?:free|trial|hobby|starter|basic|anonymous|unauthenticated) (?:tier|plan|account|key|users?|requests)\b/,
       /\b(?:for higher|without|increase your|raise your) (?:rate |usage )?limits\b/,
       /\b(?:daily|monthly|yearly|annual) (?:\w+ )?(?:limit|quota|allowance)\b/,
+      // A limit counted per day, month or billing period, whatever it is called: waiting a few
+      // seconds does not lift it (`your plan allows 100 requests per month`).
+      /\b(?:requests|calls|queries|messages|emails|credits|searches|units|operations|tokens) (?:per|a|each|every) (?:day|month|year|billing (?:period|cycle))\b/,
+      /\b(?:limit|quota|allowance)\b[^.\n]{0,60}\b(?:per|each|every) (?:day|month|year|billing (?:period|cycle))\b/,
     ),
   },
   // Rate limiting and throttling: waiting clears it.
@@ -449,6 +474,28 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\barchived (?:repository|project|channel)\b/,
     ),
   },
+  // A setting the server reads from its environment, missing: its operator sets it, unless the
+  // text also offers an argument of the call that does the same (`Specify the userId or set
+  // DESTINATION_USER_ID`, `the "appId" property is not provided`): then the model passes it.
+  {
+    ...INVALID,
+    pattern: new RegExp(
+      String.raw`\b(?:environment variables?|env(?:ironment)?[ _-]?vars?)\b[\s\S]{0,200}?${ARGUMENT_INSTEAD}|${ARGUMENT_INSTEAD}[\s\S]{0,200}?\b(?:environment variables?|env(?:ironment)?[ _-]?vars?)\b`,
+      "i",
+    ),
+  },
+  {
+    ...MISCONFIGURED,
+    pattern: oneOf(/\b(?:environment variables|env(?:ironment)?[ _-]?vars?)\b/),
+  },
+  // A name in capitals with an underscore that is not set is the server's environment
+  // (`API_TOKEN is not set`, `PUBNUB_API_KEY must be set`); case-sensitive, so that an argument's
+  // own name (`user_id is required`) does not read as one.
+  {
+    ...MISCONFIGURED,
+    pattern:
+      /\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b['"`]? (?:is |was |are )?(?:not set|not defined|not configured|undefined|missing|empty|must be (?:set|provided|defined))\b/,
+  },
   // The server's own setup is wrong: an operator must change configuration and restart it.
   {
     ...MISCONFIGURED,
@@ -465,6 +512,16 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bupdate (?:the|your) (?:server )?configuration\b/,
       /\breconnect (?:the|your|without|with)\b/,
       /\bstart a new session\b/,
+      // TLS trust the host lacks (a self-signed or expired certificate, an unknown issuer).
+      /\bself[- ]signed certificate\b/,
+      /\bcertificate verify failed\b/,
+      /\bunable to (?:verify the first|get local issuer) certificate\b/,
+      /\bcertificate (?:has )?expired\b/,
+      /\b(?:CERT_HAS_EXPIRED|UNABLE_TO_VERIFY_LEAF_SIGNATURE|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|ERR_TLS_CERT_ALTNAME_INVALID)\b/,
+      // The host's client cannot ask the user (no elicitation): its operator must change it.
+      /\b(?:requires?|needs?) (?:form |url )?elicitation\b/,
+      /\b(?:client|host) (?:that |which )?supports? (?:confirmations?|elicitation)\b/,
+      /\b(?:client|host) does ?n[o']t support (?:confirmations?|elicitation)\b/,
       /\bdatabase "[^"\n]{1,80}" does not exist\b/,
       /\bno space left\b/,
       /\bdisk (?:is )?full\b/,
@@ -481,6 +538,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       // A confirmation nobody gave: the model must not give it in a person's place.
       /\b(?:requires?|needs?|without|awaiting|pending|waiting for|missing) (?:an? |the )?(?:(?:explicit|prior|user|human|manual|written|owner) ){0,2}(?:confirmation|approval|consent|sign[- ]?off)\b/,
       /\b(?:has|have|was|were) not (?:yet )?been (?:confirmed|approved)\b/,
+      /\b(?:was|were) not (?:confirmed|approved)\b/,
       /\bmust (?:first )?be (?:confirmed|approved) by\b/,
       /\bconfirm(?:ed)?['"`]?\s*[:=]\s*true\b/,
       /\b(?:pass|set|use|re-?run with|call (?:it )?again with|retry with) ['"`]?(?:confirm(?:ed|ation)?|force|i_understand|acknowledge(?:d)?)['"`]?\s*[:=]\s*['"`]?(?:true|yes|1)\b/,
@@ -605,6 +663,9 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     pattern: oneOf(
       /\b(?:cannot|can't|can not|unable to) (?:be )?(?!(?:find|found|locate|located|get|fetch|load|read|open|resolve|access|see|retrieve|view|list)\b)(?:\w+ ){1,2}(?:an? |the |this |that )?(?:already )?(?:published|archived|locked|closed|merged|finali[sz]ed|paid|cancell?ed|completed|submitted|approved|signed|shipped|refunded|voided|frozen|settled|posted|fulfilled)\b(?! (?:by|with|from|to|in|on|at)\b)/,
       /\b(?:has |have |was |were |is |are )?already (?:been )?(?:fully )?(?:refunded|captured|voided|reversed|disputed|settled|finali[sz]ed|fulfilled|shipped|charged back)\b/,
+      // A business record locked by a rule of the domain (a closed period, an approved invoice),
+      // not by another writer: waiting does not unlock it, a person does.
+      /\b(?:period|invoice|bill|order|document|contract|journal|ledger|payment|card|user|member|profile|submission|booking|reservation|timesheet|quote|estimate|budget|month|quarter|year)s?\b[^.\n]{0,30}\b(?:is|are|was|were|has been|have been) (?:permanently |currently |now )?locked\b(?! (?:by|for) (?:another|other|a different) )/,
     ),
   },
   // More states and people: a project or store paused or under review, an action only a person
