@@ -614,6 +614,37 @@ describe("issue 27: failure classes found on six more servers' texts", () => {
     ]);
   });
 
+  it("a value the model chose that is taken or gone is the model's to change", () => {
+    expectCases([
+      ["The requested delivery window is no longer available", "conflict", "correct_arguments"],
+      ["Selected room was already taken", "conflict", "correct_arguments"],
+      ["Item is unavailable in the requested quantity", "conflict", "correct_arguments"],
+      ["This endpoint is no longer available", "not_supported", "switch_tool"],
+    ]);
+  });
+
+  it("timeout as an argument, a query too broad to finish, and a body refused under a 5xx are corrections", () => {
+    expectCases([
+      ["'timeout' must be at most 120", "invalid_argument", "correct_arguments"],
+      ["timeout value is out of range", "invalid_argument", "correct_arguments"],
+      ["Invalid timeout: -5", "invalid_argument", "correct_arguments"],
+      [
+        "Query timed out: the date range is too large, narrow it",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      ["Statement timeout: scanned too much data", "invalid_argument", "correct_arguments"],
+      [
+        "500 Internal Server Error - validation failed: name is blank",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      ["HTTP 502: could not parse request body", "invalid_argument", "correct_arguments"],
+      ["Request timed out after 20 s", "timeout", "retry_dependency"],
+      ["HTTP 500: invalid response from upstream", "upstream_error", "retry_dependency"],
+    ]);
+  });
+
   it("a feature off for the account, and TLS trust the host lacks, stop", () => {
     expectCases([
       ["Exports are temporarily unavailable for your organization", "forbidden", "stop"],

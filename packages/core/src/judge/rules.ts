@@ -700,6 +700,15 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:maximum|max) (?:number of )?(?:calls|requests|tool calls|turns|steps|messages|queries|searches|runs) (?:per|for) (?:this |the |a |each )?(?:session|conversation|run|thread|day|month)\b[^.\n]{0,20}\b(?:reached|exceeded|hit)\b/,
     ),
   },
+  // A value the model chose that is taken or gone (a slot, a seat, a name, a quantity), not a
+  // feature of the service: it picks another value. Neither an outage nor another tool.
+  {
+    ...CONFLICT,
+    pattern: oneOf(
+      /\b(?:selected|requested|chosen|specified|given) (?:[\w-]+ ){0,3}(?:is|are|was|were) (?:currently |temporarily )?(?:no longer available|not available|unavailable|already taken|taken|sold out|fully booked)\b/,
+      /\b(?:unavailable|not available) (?:in|for|at) the (?:requested|selected|specified|given|chosen) (?:[\w-]+ )?(?:quantity|amount|date|time|slot|size|dates|times|period)\b/,
+    ),
+  },
   // An operation this deployment, version or server does not offer: another tool may.
   {
     ...NOT_SUPPORTED,
@@ -713,6 +722,16 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:requires?|needs?|only (?:available|supported) (?:in|on|with|from|since)) (?:\w+ ){0,3}(?:version |v)?\d+(?:\.\d+)*\+?(?: (?:or|and) (?:later|higher|newer|above|greater|up))?\b(?=[^.\n]{0,40}\b(?:server|version|cluster|deployment|instance|database|engine|edition|release)\b)/,
       /\bnot (?:available|supported|possible|exposed) (?:via|through|using|over|with|from) (?:the |this |our )?(?:public |rest |graphql )?(?:api|mcp|tool|endpoint|integration|interface|server)\b/,
       /\bonly (?:available|supported) (?:in|on|for|with) (?:\w+ ){0,2}(?:deployments?|clusters?|instances?|servers?|editions?|versions?|self[- ]hosted|on[- ]prem(?:ise)?s?|cloud)\b/,
+    ),
+  },
+  // The request's own body refused, in words, whatever status carries it (`Error 500: Validation
+  // failed: email is invalid`): the same call fails the same way, the model fixes it.
+  {
+    ...INVALID,
+    pattern: oneOf(
+      /\bvalidation failed\s*[:;]/,
+      /\b(?:invalid|malformed) (?:json )?(?:request )?(?:payload|request body)\b/,
+      /\b(?:could not|unable to|failed to|cannot) (?:parse|decode) (?:the )?request(?: body| payload| json)?\b/,
     ),
   },
   // HTTP statuses in text: the number says which class the upstream answer belongs to.
@@ -762,6 +781,17 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bconflicted with another\b/,
       /\bcould not serialize\b/,
       /\bconcurrent (?:update|modification|write)s?\b/,
+    ),
+  },
+  // `timeout` named as an argument (`timeout must be between 1 and 300`), or a query that ran out
+  // of time because it asks too much, with the way to narrow it: the same call times out again.
+  {
+    ...INVALID,
+    pattern: oneOf(
+      /\btime[- ]?out\b['"`]?(?: (?:value|parameter|argument|option|field|setting))?['"`]? (?:must|should|cannot|can ?n[o']t|needs to|has to|may not)\b/,
+      /\btime[- ]?out\b['"`]?(?: (?:value|parameter|argument))? (?:is|was) (?:invalid|not valid|not a (?:valid )?(?:number|integer)|too (?:large|long|small|short|high|low)|out of range)\b/,
+      /\binvalid (?:\w+ )?time[- ]?out\b/,
+      /\btim(?:ed|e)[- ]?out\b[^\n]{0,120}?\b(?:too (?:broad|large|many|wide|big|complex|much data)|scanned too much|narrow (?:the|your|it|down)|add (?:a |an )?(?:filter|limit|where)|reduce (?:the )?(?:date |time )?(?:range|scope|size|number)|(?:a )?smaller (?:range|query|batch|page|window)|fewer (?:rows|results|items|columns))\b/,
     ),
   },
   // Could not even connect: the request never left.
