@@ -645,6 +645,20 @@ describe("issue 27: failure classes found on six more servers' texts", () => {
     ]);
   });
 
+  it("identity checks, required reviews, money the account lacks and sizes over the plan stop", () => {
+    expectCases([
+      ["Identity verification is still pending for this account", "person_required", "stop"],
+      ["Please complete KYC before sending payouts", "person_required", "stop"],
+      ["Cannot merge: 1 approving review is required", "not_approved", "stop"],
+      ["This change requires two approvals", "not_approved", "stop"],
+      ["Insufficient collateral for the loan", "quota_exceeded", "stop"],
+      ["Order total of 9,400 exceeds your available balance", "quota_exceeded", "stop"],
+      ["Video is too long for your current plan", "quota_exceeded", "stop"],
+      ["The upload is too large (max 25 MB)", "invalid_argument", "correct_arguments"],
+      ["Field 'reviewers' is required", "invalid_argument", "correct_arguments"],
+    ]);
+  });
+
   it("a feature off for the account, and TLS trust the host lacks, stop", () => {
     expectCases([
       ["Exports are temporarily unavailable for your organization", "forbidden", "stop"],

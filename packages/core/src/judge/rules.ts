@@ -686,6 +686,34 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /^\W*(?:\w+ ){0,2}declined by (?:the )?(?:user|owner|approver|reviewer|admin(?:istrator)?)\b|^\W*(?!context\b)(?:\w+ ){0,2}(?:declined|cancell?ed by (?:the )?user|cancell?ed)\.?\s*$/,
     ),
   },
+  // Checks only a person passes: an identity to verify (KYC), reviews or approvals a change
+  // needs before it goes in.
+  {
+    ...c("person_required", "stop", "failed"),
+    pattern: oneOf(
+      /\b(?:kyc|know[- ]your[- ]customer|identity verification|id verification)\b[^.\n]{0,40}\b(?:required|pending|needed|incomplete|failed|not (?:yet )?(?:completed|verified|approved))\b/,
+      /\b(?:complete|pass|finish) (?:the |your )?(?:kyc|identity verification|id verification)\b/,
+    ),
+  },
+  {
+    ...c("not_approved", "stop", "failed"),
+    pattern: oneOf(
+      /\b\d+ (?:approving )?(?:reviews?|approvals?) (?:are |is )?(?:required|needed)\b/,
+      /\bapproving reviews? (?:are |is )?(?:required|needed)\b/,
+      /\brequires? (?:\w+ ){0,2}(?:approving reviews?|approvals)\b/,
+    ),
+  },
+  // Money the account lacks for the request (margin, buying power, a balance or credit limit),
+  // and a size over what the plan allows: only money or a person lifts it.
+  {
+    ...QUOTA,
+    pattern: oneOf(
+      /\binsufficient (?:margin|buying power|allowance|collateral|available balance)\b/,
+      /\b(?:buying power|margin|available balance|credit limit|spending limit)\b[^.\n]{0,40}\b(?:exceeded|insufficient|not enough|too low)\b/,
+      /\b(?:exceeds?|exceeding|over|above|more than)\b[^.\n]{0,40}\b(?:buying power|available margin|available balance|credit limit)\b/,
+      /\b(?:too (?:large|big|long|many)|exceeds?|exceeding|over)\b[^.\n]{0,40}\bfor (?:your|the (?:free|current)) (?:current )?(?:\w+ )?(?:plan|tier|subscription)\b/,
+    ),
+  },
   // Budgets of a session, a run or a conversation, and allowances used up.
   {
     ...QUOTA,
