@@ -659,6 +659,30 @@ describe("issue 27: failure classes found on six more servers' texts", () => {
     ]);
   });
 
+  it("gRPC's canonical codes decide where the description says nothing a rule reads", () => {
+    expectCases([
+      ["rpc error: code = Unimplemented desc = method Export", "not_supported", "switch_tool"],
+      [
+        "12 UNIMPLEMENTED: The server does not implement the method",
+        "not_supported",
+        "switch_tool",
+      ],
+      ["rpc error: code = Internal desc = stream reset", "upstream_error", "retry_dependency"],
+      ["rpc error: code = Unknown desc = unexpected EOF", "upstream_error", "retry_dependency"],
+      [
+        "rpc error: code = OutOfRange desc = offset past end",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      [
+        "rpc error: code = Unknown desc = index metrics not found",
+        "not_found",
+        "correct_arguments",
+      ],
+      ["rpc error: code = Internal desc = caller lacks role editor", "forbidden", "stop"],
+    ]);
+  });
+
   it("a feature off for the account, and TLS trust the host lacks, stop", () => {
     expectCases([
       ["Exports are temporarily unavailable for your organization", "forbidden", "stop"],

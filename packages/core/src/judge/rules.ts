@@ -451,7 +451,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\baccess denied\b/,
       /\bnot authori[sz]ed\b/,
       /\b(?:do|does) ?n[o']t have (?:the )?(?:required |necessary |sufficient |enough )?(?:permissions?|access|privileges?|rights?|roles?)\b/,
-      /\b(?:don't|doesn't|lacks?) (?:the )?(?:required |necessary |sufficient |enough )?(?:permissions?|privileges?|access rights)\b/,
+      /\b(?:don't|doesn't|lacks?) (?:the )?(?:required |necessary |sufficient |enough )?(?:permissions?|privileges?|access rights|roles?)\b/,
       /\binsufficient (?:permissions?|privileges?|rights|access)\b/,
       /\bmust be (?:the )?owner\b/,
       /\bnot (?:allowed|permitted) to (?:do|perform|access|read|write|modify|run|execute|use)\b/,
@@ -1017,6 +1017,23 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bdisallow(?:ed|s)\b/,
       /\bcannot\b[^.\n]{0,80}\bbecause\b/,
       /\b(?:refused|rejected|denied|blocked) (?:by|due to)\b/,
+    ),
+  },
+  // gRPC's canonical codes as grpc-go (`code = Unimplemented`) and grpc-js (`12 UNIMPLEMENTED:`)
+  // print them, where the description says nothing any rule above reads: the code is the class.
+  {
+    ...NOT_SUPPORTED,
+    pattern: oneOf(/\bcode = unimplemented\b/, /^\d{1,2} unimplemented:/),
+  },
+  {
+    ...INVALID,
+    pattern: oneOf(/\bcode = out ?of ?range\b/, /^\d{1,2} out_of_range:/),
+  },
+  {
+    ...UPSTREAM,
+    pattern: oneOf(
+      /\bcode = (?:internal|unknown|data ?loss)\b/,
+      /^\d{1,2} (?:internal|unknown|data_loss):/,
     ),
   },
 ];
