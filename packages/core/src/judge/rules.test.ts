@@ -683,6 +683,15 @@ describe("issue 27: failure classes found on six more servers' texts", () => {
     ]);
   });
 
+  it("a lockout after failed sign-in attempts stops, whatever it says of trying again", () => {
+    expectCases([
+      ["Too many failed attempts. Try again in 10 minutes.", "unauthorized", "stop"],
+      ["Too many unsuccessful sign-in attempts", "unauthorized", "stop"],
+      ["Too many login attempts, please try later", "unauthorized", "stop"],
+      ["Too many requests, try again in 10 minutes", "rate_limited", "retry_dependency"],
+    ]);
+  });
+
   it("a feature off for the account, and TLS trust the host lacks, stop", () => {
     expectCases([
       ["Exports are temporarily unavailable for your organization", "forbidden", "stop"],

@@ -642,6 +642,15 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bscopes? (?:is |are )?(?:insufficient|not sufficient)\b/,
     ),
   },
+  // A lockout after failed attempts to sign in: the credentials keep failing, and waiting only
+  // lets the same ones fail again. A person must look, whatever the text says of trying again.
+  {
+    ...UNAUTHORIZED,
+    pattern: oneOf(
+      /\btoo many (?:failed|unsuccessful|invalid|incorrect|wrong|bad) (?:[\w-]+ ){0,2}(?:attempts|tries|logins|sign-?ins)\b/,
+      /\btoo many (?:login|log-in|sign-?in|authentication|auth|password|pin|otp|verification) (?:\w+ )?(?:attempts|tries|failures)\b/,
+    ),
+  },
   // Credentials that are not there or not taken, in other words; a second factor only a person has.
   {
     ...UNAUTHORIZED,
