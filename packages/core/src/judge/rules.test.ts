@@ -692,6 +692,20 @@ describe("issue 27: failure classes found on six more servers' texts", () => {
     ]);
   });
 
+  it("a conflict with another operation still running waits; 'could not be found' is not found", () => {
+    expectCases([
+      [
+        "Cannot scale: conflicts with an ongoing upgrade of the cluster",
+        "unavailable",
+        "retry_dependency",
+      ],
+      ["Please wait for the previous backup to finish", "unavailable", "retry_dependency"],
+      ["Name conflicts with an existing bucket", "conflict", "correct_arguments"],
+      ["The dashboard could not be found", "not_found", "correct_arguments"],
+      ["Workspace couldn't be located", "not_found", "correct_arguments"],
+    ]);
+  });
+
   it("a feature off for the account, and TLS trust the host lacks, stop", () => {
     expectCases([
       ["Exports are temporarily unavailable for your organization", "forbidden", "stop"],

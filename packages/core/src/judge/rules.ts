@@ -946,6 +946,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bcould ?n[o']t (?:be )?find\b/,
       /\bcan ?n[o']t (?:be )?find\b/,
       /\bcannot be found\b/,
+      /\b(?:could|can) ?n[o']t be (?:found|located)\b/,
       /\bunable to (?:find|locate)\b/,
       /\bno (?:\w+ ){0,3}(?:found|matching|matched)\b/,
       /\bno [\w-]+ (?:with|for|named|called|by) (?:the )?(?:id|name|key|slug|number|title|path)\b/,
@@ -955,6 +956,15 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bunrecognized\b/,
       /\bis not defined\b/,
       /\bnot present\b/,
+    ),
+  },
+  // A conflict with another operation still running, which clears when it completes (`conflicts
+  // with a pending activation. Please wait for the current activation to complete`).
+  {
+    ...UNAVAILABLE,
+    pattern: oneOf(
+      /\bconflicts? with (?:an? |the |another )?(?:pending|running|ongoing|in[- ]progress|current|active|concurrent) (?:[\w-]+ ){0,2}(?:activation|deployment|operation|job|build|update|migration|import|export|sync|task|process|request|upgrade|restore|backup)s?\b/,
+      /\bwait (?:for|until) (?:the |a |any )?(?:current |pending |running |ongoing |previous |in[- ]progress )?(?:[\w-]+ )?(?:activation|deployment|operation|job|build|update|migration|import|export|sync|task|process|upgrade|restore|backup)s? (?:to (?:complete|finish|end)|completes|finishes|is (?:complete|done|finished))\b/,
     ),
   },
   // Conflicts with existing state: choose another value or re-read and resend.
