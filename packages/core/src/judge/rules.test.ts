@@ -706,6 +706,15 @@ describe("issue 27: failure classes found on six more servers' texts", () => {
     ]);
   });
 
+  it("credentials not found, and a page structure that changed under a scraper, stop", () => {
+    expectCases([
+      ["Authentication not found. Sign in first.", "unauthorized", "stop"],
+      ["API key not found in the keychain", "unauthorized", "stop"],
+      ["Selector not found: the site layout may have changed", "misconfigured", "stop"],
+      ["Post not found", "not_found", "correct_arguments"],
+    ]);
+  });
+
   it("a feature off for the account, and TLS trust the host lacks, stop", () => {
     expectCases([
       ["Exports are temporarily unavailable for your organization", "forbidden", "stop"],

@@ -651,6 +651,20 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\btoo many (?:login|log-in|sign-?in|authentication|auth|password|pin|otp|verification) (?:\w+ )?(?:attempts|tries|failures)\b/,
     ),
   },
+  // Credentials that are not found are not a thing the model names: a person signs in. And a
+  // scraper whose page changed under it: the server needs an update, no argument helps.
+  {
+    ...UNAUTHORIZED,
+    pattern: oneOf(
+      /\b(?:authentication|auth|login|credentials?|api[- ]?key|access token|auth token|bearer token) (?:was |were |is |are )?(?:not found|not available|unavailable)\b/,
+    ),
+  },
+  {
+    ...MISCONFIGURED,
+    pattern: oneOf(
+      /\b(?:page|site|html|dom|markup|layout) (?:structure|layout|format|markup) (?:may have|might have|has|have|probably) (?:been )?changed\b/,
+    ),
+  },
   // Credentials that are not there or not taken, in other words; a second factor only a person has.
   {
     ...UNAUTHORIZED,
