@@ -547,15 +547,23 @@ describe("issue 27: failure classes found on six more servers' texts", () => {
     expectCases([
       ["Upload failed. The status code is 403.", "forbidden", "stop"],
       ["Sync failed: upstream status was 502", "upstream_error", "retry_dependency"],
-      ["The gateway answered with a status of 429", "rate_limited", "retry_dependency"],
+      ["Sync failed, the status code was 429", "rate_limited", "retry_dependency"],
       ["Lookup failed, status code is 404", "not_found", "correct_arguments"],
     ]);
+    // A count after `status of` is no status.
+    expect(matchBuiltinRules("Failed to update the status of 500 orders")).toBeUndefined();
   });
 
   it("a server setting missing from its environment stops, unless an argument can stand in", () => {
     expectCases([
       ["Missing env vars: SHOP_DOMAIN, SHOP_TOKEN", "misconfigured", "stop"],
       ["Set the SHOP_DOMAIN and SHOP_REGION environment variables first", "misconfigured", "stop"],
+      // Environment variables the call itself sets (a deploy tool's) are arguments.
+      [
+        "Invalid env var name 'FOO-BAR': must match [A-Z_]+",
+        "invalid_argument",
+        "correct_arguments",
+      ],
       ["ACME_API_TOKEN is not set", "misconfigured", "stop"],
       ["WEBHOOK_SECRET must be set", "misconfigured", "stop"],
       ["user_id is required", "invalid_argument", "correct_arguments"],
@@ -619,6 +627,8 @@ describe("issue 27: failure classes found on six more servers' texts", () => {
       ["The requested delivery window is no longer available", "conflict", "correct_arguments"],
       ["Selected room was already taken", "conflict", "correct_arguments"],
       ["Item is unavailable in the requested quantity", "conflict", "correct_arguments"],
+      // A service that is unavailable is an outage, whoever requested it.
+      ["The requested service is temporarily unavailable", "unavailable", "retry_dependency"],
       ["This endpoint is no longer available", "not_supported", "switch_tool"],
     ]);
   });
@@ -634,6 +644,7 @@ describe("issue 27: failure classes found on six more servers' texts", () => {
         "correct_arguments",
       ],
       ["Statement timeout: scanned too much data", "invalid_argument", "correct_arguments"],
+      ["Connection pool timed out: too many clients", "unavailable", "retry_dependency"],
       [
         "500 Internal Server Error - validation failed: name is blank",
         "invalid_argument",

@@ -109,8 +109,9 @@ const STATUS_PATTERNS = new WeakSet<RegExp>();
 
 function statusRegExp(code: string, phrase?: string): RegExp {
   const announced = String.raw`\b(?:status(?:[ _]?code)?|https?(?:\/\d(?:\.\d)?)?|code|error|responded with)[\s:=#'"(\[]{0,3}${code}(?!\d)`;
-  // `The status code is 401.`, `status was 503`, `a status of 404`: the number after a verb.
-  const stated = String.raw`\bstatus(?:[ _]?code)? (?:is|was|of) ${code}(?!\d)`;
+  // `The status code is 401.`, `status was 503`: the number after a verb (not `the status of 500
+  // orders`, a count).
+  const stated = String.raw`\bstatus(?:[ _]?code)? (?:is|was) ${code}(?!\d)`;
   const bracketed = String.raw`[(\[]${code}(?!\d)`;
   const withPhrase = phrase ? String.raw`|\b${code}\s+${phrase}` : "";
   return new RegExp(`${announced}|${stated}|${bracketed}${withPhrase}`, "i");
@@ -486,7 +487,10 @@ export const BUILTIN_RULES: readonly TextRule[] = [
   },
   {
     ...MISCONFIGURED,
-    pattern: oneOf(/\b(?:environment variables|env(?:ironment)?[ _-]?vars?)\b/),
+    pattern: oneOf(
+      /\b(?:missing|set|configure|define|provide|export)\b[^.\n]{0,80}\b(?:environment variables|env(?:ironment)?[ _-]?vars?)\b/,
+      /\b(?:environment variables|env(?:ironment)?[ _-]?vars?)\b[^.\n]{0,40}\b(?:missing|not set|required|not configured|not found|undefined|must be set)\b/,
+    ),
   },
   // A name in capitals with an underscore that is not set is the server's environment
   // (`API_TOKEN is not set`, `PUBNUB_API_KEY must be set`); case-sensitive, so that an argument's
@@ -688,7 +692,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:has |have |was |were |is |are )?already (?:been )?(?:fully )?(?:refunded|captured|voided|reversed|disputed|settled|finali[sz]ed|fulfilled|shipped|charged back)\b/,
       // A business record locked by a rule of the domain (a closed period, an approved invoice),
       // not by another writer: waiting does not unlock it, a person does.
-      /\b(?:period|invoice|bill|order|document|contract|journal|ledger|payment|card|user|member|profile|submission|booking|reservation|timesheet|quote|estimate|budget|month|quarter|year)s?\b[^.\n]{0,30}\b(?:is|are|was|were|has been|have been) (?:permanently |currently |now )?locked\b(?! (?:by|for) (?:another|other|a different) )/,
+      /\b(?:period|invoice|bill|order|contract|journal|ledger|payment|card|user|member|submission|booking|reservation|timesheet|quote|estimate|budget|month|quarter|year)s?\b[^.\n]{0,30}\b(?:is|are|was|were|has been|have been) (?:permanently |currently |now )?locked\b(?! (?:by|for) (?:another|other|a different) )/,
     ),
   },
   // More states and people: a project or store paused or under review, an action only a person
@@ -756,7 +760,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
   {
     ...CONFLICT,
     pattern: oneOf(
-      /\b(?:selected|requested|chosen|specified|given) (?:[\w-]+ ){0,3}(?:is|are|was|were) (?:currently |temporarily )?(?:no longer available|not available|unavailable|already taken|taken|sold out|fully booked)\b/,
+      /\b(?:selected|requested|chosen|specified|given) (?!(?:service|server|api|endpoint|resource|operation|feature|functionality|url|page|site|host|backend|model|method|version|region|tool)s?\b)(?:[\w-]+ ){0,3}(?:is|are|was|were) (?:currently )?(?:no longer available|not available|unavailable|already taken|taken|sold out|fully booked)\b/,
       /\b(?:unavailable|not available) (?:in|for|at) the (?:requested|selected|specified|given|chosen) (?:[\w-]+ )?(?:quantity|amount|date|time|slot|size|dates|times|period)\b/,
     ),
   },
@@ -842,7 +846,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\btime[- ]?out\b['"`]?(?: (?:value|parameter|argument|option|field|setting))?['"`]? (?:must|should|cannot|can ?n[o']t|needs to|has to|may not)\b/,
       /\btime[- ]?out\b['"`]?(?: (?:value|parameter|argument))? (?:is|was) (?:invalid|not valid|not a (?:valid )?(?:number|integer)|too (?:large|long|small|short|high|low)|out of range)\b/,
       /\binvalid (?:\w+ )?time[- ]?out\b/,
-      /\btim(?:ed|e)[- ]?out\b[^\n]{0,120}?\b(?:too (?:broad|large|many|wide|big|complex|much data)|scanned too much|narrow (?:the|your|it|down)|add (?:a |an )?(?:filter|limit|where)|reduce (?:the )?(?:date |time )?(?:range|scope|size|number)|(?:a )?smaller (?:range|query|batch|page|window)|fewer (?:rows|results|items|columns))\b/,
+      /\btim(?:ed|e)[- ]?out\b[^\n]{0,120}?\b(?:too (?:broad|large|wide|big|complex|much data)|scanned too much|narrow (?:the|your|it|down)|add (?:a |an )?(?:filter|limit|where)|reduce (?:the )?(?:date |time )?(?:range|scope|size|number)|(?:a )?smaller (?:range|query|batch|page|window)|fewer (?:rows|results|items|columns))\b/,
     ),
   },
   // Could not even connect: the request never left.
