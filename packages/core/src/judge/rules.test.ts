@@ -726,6 +726,24 @@ describe("issue 27: failure classes found on six more servers' texts", () => {
     ]);
   });
 
+  it("a file another program holds, an application not installed, and more ways to say not found", () => {
+    expectCases([
+      [
+        "The process cannot access the file 'C:\\data\\a.xlsx' because it is being used by another process.",
+        "unavailable",
+        "retry_dependency",
+      ],
+      [
+        "Retrieving the COM class factory failed: 80040154 Class not registered",
+        "misconfigured",
+        "stop",
+      ],
+      ["The column 'Region' of the table wasn't found", "not_found", "correct_arguments"],
+      ["Unknown action 'archive-all'", "not_found", "correct_arguments"],
+      ["Type mismatch in argument 'start'", "invalid_argument", "correct_arguments"],
+    ]);
+  });
+
   it("a feature off for the account, and TLS trust the host lacks, stop", () => {
     expectCases([
       ["Exports are temporarily unavailable for your organization", "forbidden", "stop"],

@@ -257,6 +257,8 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\block (?:is )?(?:not available|unavailable|currently held|already (?:held|taken|acquired))\b/,
       /\bconflicting lock\b/,
       /\blocked by another (?:process|transaction|session|operation|request|query|job|writer|connection)\b/,
+      // Windows' sharing violation: another program has the file open until it closes it.
+      /\bbeing used by another process\b/,
     ),
   },
   // Person-only cues, in the service's own words: a right the caller lacks, an account to verify,
@@ -516,6 +518,9 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bupdate (?:the|your) (?:server )?configuration\b/,
       /\breconnect (?:the|your|without|with)\b/,
       /\bstart a new session\b/,
+      // Software the host lacks: a COM class not registered (the application is not installed).
+      /\bclass not registered\b/,
+      /\bREGDB_E_CLASSNOTREG\b/,
       // TLS trust the host lacks (a self-signed or expired certificate, an unknown issuer).
       /\bself[- ]signed certificate\b/,
       /\bcertificate verify failed\b/,
@@ -965,12 +970,13 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bcan ?n[o']t (?:be )?find\b/,
       /\bcannot be found\b/,
       /\b(?:could|can) ?n[o']t be (?:found|located)\b/,
+      /\b(?:was|were) ?n[o']t found\b/,
       /\bunable to (?:find|locate)\b/,
       /\bno (?:\w+ ){0,3}(?:found|matching|matched)\b/,
       /\bno [\w-]+ (?:with|for|named|called|by) (?:the )?(?:id|name|key|slug|number|title|path)\b/,
       /\bzero results\b/,
       /\bno results\b/,
-      /\bunknown (?:revision|parameter|option|argument|field|column|table|key|id|user|channel|ref|branch|model|command|operation|service|resource|database|collection|index|entity|file|path|property)\b/,
+      /\bunknown (?:revision|parameter|option|argument|field|column|table|key|id|user|channel|ref|branch|model|command|operation|service|resource|database|collection|index|entity|file|path|property|action|mode|format|sort|filter)\b/,
       /\bunrecognized\b/,
       /\bis not defined\b/,
       /\bnot present\b/,
@@ -1017,6 +1023,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     pattern: oneOf(
       /\binvalid\b/,
       /\bmalformed\b/,
+      /\b(?:path|value|type|id|name|parameter|argument|format)s? mismatch\b/,
       /(?<!(?:token|signature|jwt|certificate) )\bvalidation (?:error|failed|exception)\b/,
       /\bfailed to satisfy\b/,
       /\bmissing\b/,
