@@ -254,8 +254,9 @@ const argsInput = [
   { tool: "remember", text: enoent, args: { fact: "likes tea" } },
   {
     tool: "query",
-    text: "Value for 'timeout' must be at most 60",
-    inputSchema: { type: "object", properties: { timeout: { type: "number" } } },
+    // Read as a timeout on its own; the schema shows `region` is an argument of the call.
+    text: "Upstream timed out; region must be one of eu, us",
+    inputSchema: { type: "object", properties: { region: { type: "string" } } },
   },
   {
     tool: "login",
@@ -308,7 +309,7 @@ describe("governor classify: args, inputSchema and --explain (issue 12.3, 12.7)"
     expect(withWhy[0].explain).toMatchObject({ decidedBy: "rule", confidence: "medium" });
     expect(withWhy[0].explain.detail).toMatch(/^built-in rule #\d+ \(not_found\)/);
     expect(withWhy[1].explain).toMatchObject({ decidedBy: "evidence", confidence: "medium" });
-    expect(withWhy[2].explain.detail).toContain('"timeout"');
+    expect(withWhy[2].explain.detail).toContain('"region"');
     for (const [i, o] of withWhy.slice(0, 4).entries()) {
       const { explain, ...rest } = o;
       expect(rest).toEqual(argsOut[i]);

@@ -563,13 +563,15 @@ describe("issue 12.3: the tool's input schema from tools/list weighs the failure
     server.registerTool(
       "run_query",
       {
-        inputSchema: { sql: z.string(), timeout: z.number() },
+        inputSchema: { sql: z.string(), region: z.string() },
         annotations: { readOnlyHint: true },
       },
       async () => {
         calls += 1;
         return {
-          content: [{ type: "text", text: "Value for 'timeout' must be at most 60" }],
+          // Read as a timeout on its own; the schema shows `region` is an argument of the call.
+          // (`Value for 'timeout' must be at most 60` is read as an argument by the rules alone.)
+          content: [{ type: "text", text: "Upstream timed out; region must be one of eu, us" }],
           isError: true,
         };
       },
@@ -585,7 +587,7 @@ describe("issue 12.3: the tool's input schema from tools/list weighs the failure
     await governed.listTools();
     const outcome = await governed.callTool(governor.startRun(), {
       name: "run_query",
-      arguments: { sql: "select 1", timeout: 600 },
+      arguments: { sql: "select 1", region: "ap" },
     });
     expect(outcome).toMatchObject({ kind: "model", action: "correct_arguments" });
     expect(calls()).toBe(1);
@@ -598,7 +600,7 @@ describe("issue 12.3: the tool's input schema from tools/list weighs the failure
     });
     const outcome = await governed.callTool(governor.startRun(), {
       name: "run_query",
-      arguments: { sql: "select 1", timeout: 600 },
+      arguments: { sql: "select 1", region: "ap" },
     });
     expect(outcome.kind).not.toBe("ok");
     expect(calls()).toBe(3);

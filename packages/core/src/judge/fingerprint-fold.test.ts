@@ -76,6 +76,18 @@ describe("foldValues: one template, values of any shape", () => {
     );
   });
 
+  it("a name between the noun of its kind and a phrase of absence is a value", () => {
+    same(
+      "Texture oak_floor not found, download it first",
+      "Texture Marble not found, download it first",
+    );
+    same("collection orders does not exist", "collection invoices does not exist");
+    same("Profile walking is unavailable", "Profile cycling is unavailable");
+    // The kind stays: two kinds of thing are two failures; a function word is no kind.
+    apart("collection orders does not exist", "database orders does not exist");
+    apart("the user does not exist", "the project does not exist");
+  });
+
   it("a JSON error body wrapping the same text shares it too", () => {
     const wrap = (t: string, id: string) =>
       JSON.stringify({ error: { message: t, request_id: id } });

@@ -6,7 +6,8 @@
  * reads as one, and bare words are values where the text announces one: after a noun that names
  * a thing and a colon (`tool: cecil`, `candidate bindings: orders, invoices`), in a list of
  * choices (`not in a, b`, `must be one of: x, y`), after a network error code (`ECONNREFUSED
- * elasticsearch`) and in `calling the X operation`. Words of error vocabulary are never taken for
+ * elasticsearch`), in `calling the X operation`, and between the noun of its kind and a phrase of
+ * absence (`texture oak_floor not found`). Words of error vocabulary are never taken for
  * values: `failed: timeout` and `failed: refused` stay apart. Pure.
  */
 
@@ -63,6 +64,15 @@ const CHOICES = new RegExp(
  */
 const SUBJECT_OF_CONDITION =
   /(^|: |\] )([a-z][\w.<>-]{0,60})(?= (?:is not|are not|was not|were not|does not|do not|did not|not in|not found|missing|is missing|already|must|cannot|can't|has no|have no|is required|is invalid|is unknown|requires|is disabled|is deprecated)\b)/g;
+/**
+ * A name between the noun of its kind and a phrase of absence (`texture wood_04 not found`,
+ * `collection orders does not exist`): the kind is any word of the sentence, the name one word.
+ */
+const NAME_BEFORE_ABSENCE =
+  /\b([a-z]{3,30} )([a-z][\w.<>-]{0,60})(?= (?:not found|does not exist|do not exist|doesn't exist|is not defined|is undefined|is unknown|was not found|could not be found|cannot be found|is unavailable|is not available|already exists)\b)/g;
+/** Inside every match of NAME_BEFORE_ABSENCE: a cheap test before its pattern runs. */
+const ABSENCE_HINT =
+  /not found|not exist|n't exist|not defined|undefined|unknown|be found|unavailable|not available|already exists/;
 /** One word after a colon that ends the text or its line (`unable to parse range: orders`). */
 const LAST_WORD = /(: )([a-z][\w.-]{0,60})(?=[.>)\]]?\s*(?:\n|$))/g;
 const NETWORK_TARGET =
@@ -121,6 +131,13 @@ export function foldValues(normalized: string): string {
   if (s.includes(":")) s = s.replace(ERROR_IN, name);
   s = s.replace(SUBJECT_OF_CONDITION, (m, lead: string, word: string) => name(m, lead, word));
   if (colonSpace) s = s.replace(LAST_WORD, (m, lead: string, word: string) => name(m, lead, word));
+  if (ABSENCE_HINT.test(s)) {
+    s = s.replace(NAME_BEFORE_ABSENCE, (m, kind: string, word: string) =>
+      FUNCTION_WORDS.has(kind.trimEnd()) || vocabulary.has(kind.trimEnd())
+        ? m
+        : name(m, kind, word),
+    );
+  }
   s = s.replace(KIND_NAME, (m, kind: string, word: string) => name(m, `${kind} `, word));
   if (s.includes("the ")) {
     s = s.replace(NAME_KIND, (m, the: string, word: string, kind: string) =>

@@ -198,6 +198,24 @@ describe("fingerprint: harder values (issue 12)", () => {
     same("getaddrinfo ENOTFOUND es.internal.example", "getaddrinfo ENOTFOUND elasticsearch");
   });
 
+  it("relative paths: three segments, or two with a file extension; two words around a slash stay", () => {
+    same(
+      "No such key: exports/2024/q3.csv in bucket acme",
+      "No such key: img/logo.png in bucket acme",
+    );
+    same("blob main/src/components/Button.tsx not found", "blob dev/README.md not found");
+    apart("Value must be true/false", "Value must be read/write");
+    apart(
+      "Content-Type application/json is not supported",
+      "Content-Type text/html is not supported",
+    );
+    // A path with a space in a directory name is still one path.
+    same(
+      "Access denied: /Users/li wei/Library/login.keychain-db",
+      "Access denied: /home/ana/.ssh/id_ed25519",
+    );
+  });
+
   it("an upstream message in JSON stays, with its values normalized", () => {
     same(
       '{"message":"Rate limit exceeded. Please try again in 20s."}',

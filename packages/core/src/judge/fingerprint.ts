@@ -138,6 +138,12 @@ const CLOCK_TIME = /(?<![\d:])\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:\s?[ap]
 const WINDOWS_PATH = /(?<![\w\\/])[a-z]:[\\/][^\s"'`<>|?*()[\]{},;]*/g;
 const UNC_PATH = /(?<![\w\\])\\{2,4}[^\s\\"'`<>|?*]+\\[^\s"'`<>|?*]*/g;
 const POSIX_PATH = /(?<![\w.~:/\\-])(?:~|\.{1,2})?\/[^\s/"'`<>()[\]{}|,;]+[^\s"'`<>()[\]{}|,;]*/g;
+/**
+ * A relative path (`reports/2024/q3.csv`, `src/app.ts`): three segments or more, or two with a
+ * file extension. Two words around a slash (`and/or`, `read/write`, `application/json`) are not.
+ */
+const RELATIVE_PATH =
+  /(?<![\w.~:/\\<>@-])[\w.-]{1,200}(?:\/[\w.@+-]{1,200}){2,32}\/?|(?<![\w.~:/\\<>@-])[\w-]{1,200}\/[\w@+-][\w.@+-]{0,200}\.[a-z][a-z0-9]{0,4}(?![\w/])/g;
 const IPV4 = /(?<![\w.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?!\d|\.\d)/g;
 const IPV6 = /(?<![\w:])(?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{0,4}(?![\w:])/g;
 const DOTTED = /(?<![\w.-])[a-z0-9-]+\.[a-z0-9.-]+/g;
@@ -222,6 +228,7 @@ export const NORMALIZE_PATTERNS: readonly RegExp[] = [
   WINDOWS_PATH,
   UNC_PATH,
   POSIX_PATH,
+  RELATIVE_PATH,
   IPV4,
   IPV6,
   DOTTED,
@@ -680,6 +687,8 @@ function normalize(head: string): string {
   if (s.includes("/")) s = s.replace(POSIX_PATH, "<path>");
   // A path goes on past a space in a name (`/a/Quarterly Report.xlsx`) and past a placeholder.
   if (s.includes("<path>")) s = replaceAnchored(s, PATH_TAIL, "<path>", 0, pathPlaceholder);
+  // A relative path, once absolute ones and their tails are read (`/a/li wei/x` is one path).
+  if (s.includes("/")) s = s.replace(RELATIVE_PATH, "<path>");
   if (s.includes("getaddrinfo ")) s = s.replace(NOT_FOUND_HOST, "getaddrinfo $1 <host>");
   // A host name ends in a label of two letters or more, after a dot.
   dots &&= s.includes(".");

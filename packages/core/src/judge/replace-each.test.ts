@@ -76,9 +76,10 @@ describe("replaceEach", () => {
       };
       fc.assert(fc.property(text, check), { numRuns: 500 });
       // The texts reach the pattern: counted on texts of a fixed seed, since 500 texts of a random
-      // one miss the tail pattern (`not found: x`) in about one run in 16.
+      // one miss the tail pattern (`not found: x`) in about one run in 16; 2000 of them, so that
+      // words added to the corpus (which shift what the seed draws) do not starve a rare pattern.
       replaced = 0;
-      for (const t of fc.sample(text, { numRuns: 500, seed: 1 })) check(t);
+      for (const t of fc.sample(text, { numRuns: 2000, seed: 1 })) check(t);
       expect(replaced).toBeGreaterThan(0);
     },
   );

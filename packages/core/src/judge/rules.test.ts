@@ -542,6 +542,219 @@ describe("BUILTIN_RULES families", () => {
   });
 });
 
+describe("issue 27: failure classes found on six more servers' texts", () => {
+  it("a status stated after a verb is the status", () => {
+    expectCases([
+      ["Upload failed. The status code is 403.", "forbidden", "stop"],
+      ["Sync failed: upstream status was 502", "upstream_error", "retry_dependency"],
+      ["Sync failed, the status code was 429", "rate_limited", "retry_dependency"],
+      ["Lookup failed, status code is 404", "not_found", "correct_arguments"],
+    ]);
+    // A count after `status of` is no status.
+    expect(matchBuiltinRules("Failed to update the status of 500 orders")).toBeUndefined();
+  });
+
+  it("a server setting missing from its environment stops, unless an argument can stand in", () => {
+    expectCases([
+      ["Missing env vars: SHOP_DOMAIN, SHOP_TOKEN", "misconfigured", "stop"],
+      ["Set the SHOP_DOMAIN and SHOP_REGION environment variables first", "misconfigured", "stop"],
+      // Environment variables the call itself sets (a deploy tool's) are arguments.
+      [
+        "Invalid env var name 'FOO-BAR': must match [A-Z_]+",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      ["ACME_API_TOKEN is not set", "misconfigured", "stop"],
+      ["WEBHOOK_SECRET must be set", "misconfigured", "stop"],
+      ["user_id is required", "invalid_argument", "correct_arguments"],
+      [
+        "WORKSPACE_ID is not set in the environment variables and the 'workspace' parameter is not provided",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      [
+        "Either set the ACME_KEY environment variables, or send apiKey in the request",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      [
+        "Specify the teamId or set DEFAULT_TEAM in the environment variables",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+    ]);
+  });
+
+  it("a lock another party holds retries; a record a rule of the domain locked stops", () => {
+    expectCases([
+      [
+        "Blocked: could not acquire the write lock on the project",
+        "unavailable",
+        "retry_dependency",
+      ],
+      [
+        "Publish lock is currently held; access blocked until it is released",
+        "unavailable",
+        "retry_dependency",
+      ],
+      ["The row is locked by another transaction", "unavailable", "retry_dependency"],
+      ["The fiscal period is locked", "business_rule", "stop"],
+      ["Timesheet for week 32 has been locked after approval", "business_rule", "stop"],
+      ["The invoice is locked and cannot be changed", "business_rule", "stop"],
+      ["The document is locked by another user", "unavailable", "retry_dependency"],
+    ]);
+  });
+
+  it("a change nobody confirmed, or a client that cannot ask, stops", () => {
+    expectCases([
+      ["Archive project was not confirmed; nothing changed", "not_approved", "stop"],
+      ["The transfer request was not approved", "not_approved", "stop"],
+      ["This tool requires elicitation; use a client that supports it", "misconfigured", "stop"],
+      ["Your MCP client does not support confirmations", "misconfigured", "stop"],
+    ]);
+  });
+
+  it("limits counted per day or month stop; per second or minute retry", () => {
+    expectCases([
+      ["Rate limit exceeded: 500 calls per month on this key", "quota_exceeded", "stop"],
+      ["Too many requests: limit is 50 per day for your key", "quota_exceeded", "stop"],
+      ["Rate limit exceeded: 20 requests per minute", "rate_limited", "retry_dependency"],
+    ]);
+  });
+
+  it("a value the model chose that is taken or gone is the model's to change", () => {
+    expectCases([
+      ["The requested delivery window is no longer available", "conflict", "correct_arguments"],
+      ["Selected room was already taken", "conflict", "correct_arguments"],
+      ["Item is unavailable in the requested quantity", "conflict", "correct_arguments"],
+      // A service that is unavailable is an outage, whoever requested it.
+      ["The requested service is temporarily unavailable", "unavailable", "retry_dependency"],
+      ["This endpoint is no longer available", "not_supported", "switch_tool"],
+    ]);
+  });
+
+  it("timeout as an argument, a query too broad to finish, and a body refused under a 5xx are corrections", () => {
+    expectCases([
+      ["'timeout' must be at most 120", "invalid_argument", "correct_arguments"],
+      ["timeout value is out of range", "invalid_argument", "correct_arguments"],
+      ["Invalid timeout: -5", "invalid_argument", "correct_arguments"],
+      [
+        "Query timed out: the date range is too large, narrow it",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      ["Statement timeout: scanned too much data", "invalid_argument", "correct_arguments"],
+      ["Connection pool timed out: too many clients", "unavailable", "retry_dependency"],
+      [
+        "500 Internal Server Error - validation failed: name is blank",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      ["HTTP 502: could not parse request body", "invalid_argument", "correct_arguments"],
+      ["Request timed out after 20 s", "timeout", "retry_dependency"],
+      ["HTTP 500: invalid response from upstream", "upstream_error", "retry_dependency"],
+    ]);
+  });
+
+  it("identity checks, required reviews, money the account lacks and sizes over the plan stop", () => {
+    expectCases([
+      ["Identity verification is still pending for this account", "person_required", "stop"],
+      ["Please complete KYC before sending payouts", "person_required", "stop"],
+      ["Cannot merge: 1 approving review is required", "not_approved", "stop"],
+      ["This change requires two approvals", "not_approved", "stop"],
+      ["Insufficient collateral for the loan", "quota_exceeded", "stop"],
+      ["Order total of 9,400 exceeds your available balance", "quota_exceeded", "stop"],
+      ["Video is too long for your current plan", "quota_exceeded", "stop"],
+      ["The upload is too large (max 25 MB)", "invalid_argument", "correct_arguments"],
+      ["Field 'reviewers' is required", "invalid_argument", "correct_arguments"],
+    ]);
+  });
+
+  it("gRPC's canonical codes decide where the description says nothing a rule reads", () => {
+    expectCases([
+      ["rpc error: code = Unimplemented desc = method Export", "not_supported", "switch_tool"],
+      [
+        "12 UNIMPLEMENTED: The server does not implement the method",
+        "not_supported",
+        "switch_tool",
+      ],
+      ["rpc error: code = Internal desc = stream reset", "upstream_error", "retry_dependency"],
+      ["rpc error: code = Unknown desc = unexpected EOF", "upstream_error", "retry_dependency"],
+      [
+        "rpc error: code = OutOfRange desc = offset past end",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      [
+        "rpc error: code = Unknown desc = index metrics not found",
+        "not_found",
+        "correct_arguments",
+      ],
+      ["rpc error: code = Internal desc = caller lacks role editor", "forbidden", "stop"],
+    ]);
+  });
+
+  it("a lockout after failed sign-in attempts stops, whatever it says of trying again", () => {
+    expectCases([
+      ["Too many failed attempts. Try again in 10 minutes.", "unauthorized", "stop"],
+      ["Too many unsuccessful sign-in attempts", "unauthorized", "stop"],
+      ["Too many login attempts, please try later", "unauthorized", "stop"],
+      ["Too many requests, try again in 10 minutes", "rate_limited", "retry_dependency"],
+    ]);
+  });
+
+  it("a conflict with another operation still running waits; 'could not be found' is not found", () => {
+    expectCases([
+      [
+        "Cannot scale: conflicts with an ongoing upgrade of the cluster",
+        "unavailable",
+        "retry_dependency",
+      ],
+      ["Please wait for the previous backup to finish", "unavailable", "retry_dependency"],
+      ["Name conflicts with an existing bucket", "conflict", "correct_arguments"],
+      ["The dashboard could not be found", "not_found", "correct_arguments"],
+      ["Workspace couldn't be located", "not_found", "correct_arguments"],
+    ]);
+  });
+
+  it("credentials not found, and a page structure that changed under a scraper, stop", () => {
+    expectCases([
+      ["Authentication not found. Sign in first.", "unauthorized", "stop"],
+      ["API key not found in the keychain", "unauthorized", "stop"],
+      ["Selector not found: the site layout may have changed", "misconfigured", "stop"],
+      ["Post not found", "not_found", "correct_arguments"],
+    ]);
+  });
+
+  it("a file another program holds, an application not installed, and more ways to say not found", () => {
+    expectCases([
+      [
+        "The process cannot access the file 'C:\\data\\a.xlsx' because it is being used by another process.",
+        "unavailable",
+        "retry_dependency",
+      ],
+      [
+        "Retrieving the COM class factory failed: 80040154 Class not registered",
+        "misconfigured",
+        "stop",
+      ],
+      ["The column 'Region' of the table wasn't found", "not_found", "correct_arguments"],
+      ["Unknown action 'archive-all'", "not_found", "correct_arguments"],
+      ["Type mismatch in argument 'start'", "invalid_argument", "correct_arguments"],
+    ]);
+  });
+
+  it("a feature off for the account, and TLS trust the host lacks, stop", () => {
+    expectCases([
+      ["Exports are temporarily unavailable for your organization", "forbidden", "stop"],
+      ["Scheduling is disabled for this workspace", "forbidden", "stop"],
+      ["request failed: self-signed certificate in certificate chain", "misconfigured", "stop"],
+      ["[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed", "misconfigured", "stop"],
+      ["connect failed: CERT_HAS_EXPIRED", "misconfigured", "stop"],
+    ]);
+  });
+});
+
 describe("classifyHttpStatus", () => {
   it("maps statuses to classifications", () => {
     expect(classifyHttpStatus(429)).toEqual({

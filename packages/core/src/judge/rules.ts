@@ -109,9 +109,12 @@ const STATUS_PATTERNS = new WeakSet<RegExp>();
 
 function statusRegExp(code: string, phrase?: string): RegExp {
   const announced = String.raw`\b(?:status(?:[ _]?code)?|https?(?:\/\d(?:\.\d)?)?|code|error|responded with)[\s:=#'"(\[]{0,3}${code}(?!\d)`;
+  // `The status code is 401.`, `status was 503`: the number after a verb (not `the status of 500
+  // orders`, a count).
+  const stated = String.raw`\bstatus(?:[ _]?code)? (?:is|was) ${code}(?!\d)`;
   const bracketed = String.raw`[(\[]${code}(?!\d)`;
   const withPhrase = phrase ? String.raw`|\b${code}\s+${phrase}` : "";
-  return new RegExp(`${announced}|${bracketed}${withPhrase}`, "i");
+  return new RegExp(`${announced}|${stated}|${bracketed}${withPhrase}`, "i");
 }
 
 function statusRule(code: number, phrase?: string): TextRule {
@@ -150,6 +153,13 @@ const PARTIAL_SUCCESS = new RegExp(
   ].join(""),
   "i",
 );
+
+/**
+ * An argument of the call offered in place of a server setting: `the "appId" property is not
+ * provided`, `"sender" is not provided`, `Specify the userId or set …`, `or provide publishKey and
+ * subscribeKey in the request`.
+ */
+const ARGUMENT_INSTEAD = String.raw`(?:\b(?:property|parameter|argument|field|option)s? (?:is |are |was |were )?not (?:provided|given|passed|specified)\b|['"\`][\w.-]{1,40}['"\`] (?:is |are |was |were )?not (?:provided|given|passed|specified)\b|\bspecify (?:the |an? )?['"\`]?[\w.-]+['"\`]? or\b|\bor (?:provide|pass|specify|send|include|supply) [^.\n]{0,80}?\b(?:in|as|with) (?:the |your )?(?:request|call|arguments?|parameters?|input)\b)`;
 
 /** Ordered; first match wins. */
 export const BUILTIN_RULES: readonly TextRule[] = [
@@ -238,6 +248,19 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     pattern:
       /\b(?:not found|does ?n[o']t exist)\b[^.\n]{0,20}\bor (?:you )?(?:do ?n[o']t|does ?n[o']t) have (?:access|permission)\b/i,
   },
+  // A lock another party holds, in a lock's own words: it clears when they are done, whatever
+  // else the text says of access (`Resource Access Blocked. Failed to acquire the edit lock`).
+  {
+    ...UNAVAILABLE,
+    pattern: oneOf(
+      /\b(?:failed|unable|could ?n[o']t|cannot|can't)(?: to)? (?:acquire|obtain|get|take|set) (?:the |an? )?(?:[\w-]+ ){0,2}lock\b/,
+      /\block (?:is )?(?:not available|unavailable|currently held|already (?:held|taken|acquired))\b/,
+      /\bconflicting lock\b/,
+      /\blocked by another (?:process|transaction|session|operation|request|query|job|writer|connection)\b/,
+      // Windows' sharing violation: another program has the file open until it closes it.
+      /\bbeing used by another process\b/,
+    ),
+  },
   // Person-only cues, in the service's own words: a right the caller lacks, an account to verify,
   // a plan to buy, a feature or region the account has not enabled, a content policy. They outrank
   // the argument-like wording such texts carry ("missing", "required", "must be", "not
@@ -301,6 +324,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       // A feature, API, region or country the account or project has not enabled.
       /\bnot (?:been )?enabled (?:for|in|on) (?:this|the|your) (?:\w+ )?(?:region|account|project|organi[sz]ation|org|workspace|team|tenant|subscription|country|plan|merchant|customer|user|app|application)\b/,
       /\bnot (?:available|allowed|permitted) (?:for|to|on) (?:your|this) (?:\w+ )?(?:account|plan|organi[sz]ation|subscription|tier|merchant|project|workspace|app|application)\b/,
+      /\b(?:unavailable|disabled) (?:for|to|on) (?:your|this) (?:\w+ )?(?:account|plan|organi[sz]ation|subscription|tier|merchant|project|workspace)\b/,
       /\b(?:has|have) ?n[o']t been enabled\b/,
       /\b(?:has|have) not been enabled\b/,
       /\b(?:account|organi[sz]ation|project|workspace|team|tenant) (?:\w+ )?(?:is )?not (?:enabled|allowed|permitted|eligible) (?:for|to)\b/,
@@ -343,6 +367,10 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\blimits?\b[^.\n]{0,40}\b(?:for|on|of) (?:the |your |a )?(?:free|trial|hobby|starter|basic|anonymous|unauthenticated) (?:tier|plan|account|key|users?|requests)\b/,
       /\b(?:for higher|without|increase your|raise your) (?:rate |usage )?limits\b/,
       /\b(?:daily|monthly|yearly|annual) (?:\w+ )?(?:limit|quota|allowance)\b/,
+      // A limit counted per day, month or billing period, whatever it is called: waiting a few
+      // seconds does not lift it (`your plan allows 100 requests per month`).
+      /\b(?:requests|calls|queries|messages|emails|credits|searches|units|operations|tokens) (?:per|a|each|every) (?:day|month|year|billing (?:period|cycle))\b/,
+      /\b(?:limit|quota|allowance)\b[^.\n]{0,60}\b(?:per|each|every) (?:day|month|year|billing (?:period|cycle))\b/,
     ),
   },
   // Rate limiting and throttling: waiting clears it.
@@ -426,7 +454,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\baccess denied\b/,
       /\bnot authori[sz]ed\b/,
       /\b(?:do|does) ?n[o']t have (?:the )?(?:required |necessary |sufficient |enough )?(?:permissions?|access|privileges?|rights?|roles?)\b/,
-      /\b(?:don't|doesn't|lacks?) (?:the )?(?:required |necessary |sufficient |enough )?(?:permissions?|privileges?|access rights)\b/,
+      /\b(?:don't|doesn't|lacks?) (?:the )?(?:required |necessary |sufficient |enough )?(?:permissions?|privileges?|access rights|roles?)\b/,
       /\binsufficient (?:permissions?|privileges?|rights|access)\b/,
       /\bmust be (?:the )?owner\b/,
       /\bnot (?:allowed|permitted) to (?:do|perform|access|read|write|modify|run|execute|use)\b/,
@@ -449,6 +477,31 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\barchived (?:repository|project|channel)\b/,
     ),
   },
+  // A setting the server reads from its environment, missing: its operator sets it, unless the
+  // text also offers an argument of the call that does the same (`Specify the userId or set
+  // DESTINATION_USER_ID`, `the "appId" property is not provided`): then the model passes it.
+  {
+    ...INVALID,
+    pattern: new RegExp(
+      String.raw`\b(?:environment variables?|env(?:ironment)?[ _-]?vars?)\b[\s\S]{0,200}?${ARGUMENT_INSTEAD}|${ARGUMENT_INSTEAD}[\s\S]{0,200}?\b(?:environment variables?|env(?:ironment)?[ _-]?vars?)\b`,
+      "i",
+    ),
+  },
+  {
+    ...MISCONFIGURED,
+    pattern: oneOf(
+      /\b(?:missing|set|configure|define|provide|export)\b[^.\n]{0,80}\b(?:environment variables|env(?:ironment)?[ _-]?vars?)\b/,
+      /\b(?:environment variables|env(?:ironment)?[ _-]?vars?)\b[^.\n]{0,40}\b(?:missing|not set|required|not configured|not found|undefined|must be set)\b/,
+    ),
+  },
+  // A name in capitals with an underscore that is not set is the server's environment
+  // (`API_TOKEN is not set`, `PUBNUB_API_KEY must be set`); case-sensitive, so that an argument's
+  // own name (`user_id is required`) does not read as one.
+  {
+    ...MISCONFIGURED,
+    pattern:
+      /\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b['"`]? (?:is |was |are )?(?:not set|not defined|not configured|undefined|missing|empty|must be (?:set|provided|defined))\b/,
+  },
   // The server's own setup is wrong: an operator must change configuration and restart it.
   {
     ...MISCONFIGURED,
@@ -465,6 +518,19 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bupdate (?:the|your) (?:server )?configuration\b/,
       /\breconnect (?:the|your|without|with)\b/,
       /\bstart a new session\b/,
+      // Software the host lacks: a COM class not registered (the application is not installed).
+      /\bclass not registered\b/,
+      /\bREGDB_E_CLASSNOTREG\b/,
+      // TLS trust the host lacks (a self-signed or expired certificate, an unknown issuer).
+      /\bself[- ]signed certificate\b/,
+      /\bcertificate verify failed\b/,
+      /\bunable to (?:verify the first|get local issuer) certificate\b/,
+      /\bcertificate (?:has )?expired\b/,
+      /\b(?:CERT_HAS_EXPIRED|UNABLE_TO_VERIFY_LEAF_SIGNATURE|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|ERR_TLS_CERT_ALTNAME_INVALID)\b/,
+      // The host's client cannot ask the user (no elicitation): its operator must change it.
+      /\b(?:requires?|needs?) (?:form |url )?elicitation\b/,
+      /\b(?:client|host) (?:that |which )?supports? (?:confirmations?|elicitation)\b/,
+      /\b(?:client|host) does ?n[o']t support (?:confirmations?|elicitation)\b/,
       /\bdatabase "[^"\n]{1,80}" does not exist\b/,
       /\bno space left\b/,
       /\bdisk (?:is )?full\b/,
@@ -481,6 +547,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       // A confirmation nobody gave: the model must not give it in a person's place.
       /\b(?:requires?|needs?|without|awaiting|pending|waiting for|missing) (?:an? |the )?(?:(?:explicit|prior|user|human|manual|written|owner) ){0,2}(?:confirmation|approval|consent|sign[- ]?off)\b/,
       /\b(?:has|have|was|were) not (?:yet )?been (?:confirmed|approved)\b/,
+      /\b(?:was|were) not (?:confirmed|approved)\b/,
       /\bmust (?:first )?be (?:confirmed|approved) by\b/,
       /\bconfirm(?:ed)?['"`]?\s*[:=]\s*true\b/,
       /\b(?:pass|set|use|re-?run with|call (?:it )?again with|retry with) ['"`]?(?:confirm(?:ed|ation)?|force|i_understand|acknowledge(?:d)?)['"`]?\s*[:=]\s*['"`]?(?:true|yes|1)\b/,
@@ -584,6 +651,29 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bscopes? (?:is |are )?(?:insufficient|not sufficient)\b/,
     ),
   },
+  // A lockout after failed attempts to sign in: the credentials keep failing, and waiting only
+  // lets the same ones fail again. A person must look, whatever the text says of trying again.
+  {
+    ...UNAUTHORIZED,
+    pattern: oneOf(
+      /\btoo many (?:failed|unsuccessful|invalid|incorrect|wrong|bad) (?:[\w-]+ ){0,2}(?:attempts|tries|logins|sign-?ins)\b/,
+      /\btoo many (?:login|log-in|sign-?in|authentication|auth|password|pin|otp|verification) (?:\w+ )?(?:attempts|tries|failures)\b/,
+    ),
+  },
+  // Credentials that are not found are not a thing the model names: a person signs in. And a
+  // scraper whose page changed under it: the server needs an update, no argument helps.
+  {
+    ...UNAUTHORIZED,
+    pattern: oneOf(
+      /\b(?:authentication|auth|login|credentials?|api[- ]?key|access token|auth token|bearer token) (?:was |were |is |are )?(?:not found|not available|unavailable)\b/,
+    ),
+  },
+  {
+    ...MISCONFIGURED,
+    pattern: oneOf(
+      /\b(?:page|site|html|dom|markup|layout) (?:structure|layout|format|markup) (?:may have|might have|has|have|probably) (?:been )?changed\b/,
+    ),
+  },
   // Credentials that are not there or not taken, in other words; a second factor only a person has.
   {
     ...UNAUTHORIZED,
@@ -605,6 +695,9 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     pattern: oneOf(
       /\b(?:cannot|can't|can not|unable to) (?:be )?(?!(?:find|found|locate|located|get|fetch|load|read|open|resolve|access|see|retrieve|view|list)\b)(?:\w+ ){1,2}(?:an? |the |this |that )?(?:already )?(?:published|archived|locked|closed|merged|finali[sz]ed|paid|cancell?ed|completed|submitted|approved|signed|shipped|refunded|voided|frozen|settled|posted|fulfilled)\b(?! (?:by|with|from|to|in|on|at)\b)/,
       /\b(?:has |have |was |were |is |are )?already (?:been )?(?:fully )?(?:refunded|captured|voided|reversed|disputed|settled|finali[sz]ed|fulfilled|shipped|charged back)\b/,
+      // A business record locked by a rule of the domain (a closed period, an approved invoice),
+      // not by another writer: waiting does not unlock it, a person does.
+      /\b(?:period|invoice|bill|order|contract|journal|ledger|payment|card|user|member|submission|booking|reservation|timesheet|quote|estimate|budget|month|quarter|year)s?\b[^.\n]{0,30}\b(?:is|are|was|were|has been|have been) (?:permanently |currently |now )?locked\b(?! (?:by|for) (?:another|other|a different) )/,
     ),
   },
   // More states and people: a project or store paused or under review, an action only a person
@@ -625,6 +718,34 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /^\W*(?:\w+ ){0,2}declined by (?:the )?(?:user|owner|approver|reviewer|admin(?:istrator)?)\b|^\W*(?!context\b)(?:\w+ ){0,2}(?:declined|cancell?ed by (?:the )?user|cancell?ed)\.?\s*$/,
     ),
   },
+  // Checks only a person passes: an identity to verify (KYC), reviews or approvals a change
+  // needs before it goes in.
+  {
+    ...c("person_required", "stop", "failed"),
+    pattern: oneOf(
+      /\b(?:kyc|know[- ]your[- ]customer|identity verification|id verification)\b[^.\n]{0,40}\b(?:required|pending|needed|incomplete|failed|not (?:yet )?(?:completed|verified|approved))\b/,
+      /\b(?:complete|pass|finish) (?:the |your )?(?:kyc|identity verification|id verification)\b/,
+    ),
+  },
+  {
+    ...c("not_approved", "stop", "failed"),
+    pattern: oneOf(
+      /\b\d+ (?:approving )?(?:reviews?|approvals?) (?:are |is )?(?:required|needed)\b/,
+      /\bapproving reviews? (?:are |is )?(?:required|needed)\b/,
+      /\brequires? (?:\w+ ){0,2}(?:approving reviews?|approvals)\b/,
+    ),
+  },
+  // Money the account lacks for the request (margin, buying power, a balance or credit limit),
+  // and a size over what the plan allows: only money or a person lifts it.
+  {
+    ...QUOTA,
+    pattern: oneOf(
+      /\binsufficient (?:margin|buying power|allowance|collateral|available balance)\b/,
+      /\b(?:buying power|margin|available balance|credit limit|spending limit)\b[^.\n]{0,40}\b(?:exceeded|insufficient|not enough|too low)\b/,
+      /\b(?:exceeds?|exceeding|over|above|more than)\b[^.\n]{0,40}\b(?:buying power|available margin|available balance|credit limit)\b/,
+      /\b(?:too (?:large|big|long|many)|exceeds?|exceeding|over)\b[^.\n]{0,40}\bfor (?:your|the (?:free|current)) (?:current )?(?:\w+ )?(?:plan|tier|subscription)\b/,
+    ),
+  },
   // Budgets of a session, a run or a conversation, and allowances used up.
   {
     ...QUOTA,
@@ -637,6 +758,15 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:maximum|max) (?:number of )?[\w ]{1,30} (?:reached|exceeded)\b[^.\n]{0,30}\b(?:plan|tier|subscription)\b/,
       /\bused (?:up )?(?:all|every one) (?:of )?(?:your|the|its|this (?:\w+ )?'?s?) (?:\w+ ){0,2}(?:credits|requests|queries|minutes|searches|tokens|calls|quota|allowance|runs|units|messages|generations)\b/,
       /\b(?:maximum|max) (?:number of )?(?:calls|requests|tool calls|turns|steps|messages|queries|searches|runs) (?:per|for) (?:this |the |a |each )?(?:session|conversation|run|thread|day|month)\b[^.\n]{0,20}\b(?:reached|exceeded|hit)\b/,
+    ),
+  },
+  // A value the model chose that is taken or gone (a slot, a seat, a name, a quantity), not a
+  // feature of the service: it picks another value. Neither an outage nor another tool.
+  {
+    ...CONFLICT,
+    pattern: oneOf(
+      /\b(?:selected|requested|chosen|specified|given) (?!(?:service|server|api|endpoint|resource|operation|feature|functionality|url|page|site|host|backend|model|method|version|region|tool)s?\b)(?:[\w-]+ ){0,3}(?:is|are|was|were) (?:currently )?(?:no longer available|not available|unavailable|already taken|taken|sold out|fully booked)\b/,
+      /\b(?:unavailable|not available) (?:in|for|at) the (?:requested|selected|specified|given|chosen) (?:[\w-]+ )?(?:quantity|amount|date|time|slot|size|dates|times|period)\b/,
     ),
   },
   // An operation this deployment, version or server does not offer: another tool may.
@@ -652,6 +782,16 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:requires?|needs?|only (?:available|supported) (?:in|on|with|from|since)) (?:\w+ ){0,3}(?:version |v)?\d+(?:\.\d+)*\+?(?: (?:or|and) (?:later|higher|newer|above|greater|up))?\b(?=[^.\n]{0,40}\b(?:server|version|cluster|deployment|instance|database|engine|edition|release)\b)/,
       /\bnot (?:available|supported|possible|exposed) (?:via|through|using|over|with|from) (?:the |this |our )?(?:public |rest |graphql )?(?:api|mcp|tool|endpoint|integration|interface|server)\b/,
       /\bonly (?:available|supported) (?:in|on|for|with) (?:\w+ ){0,2}(?:deployments?|clusters?|instances?|servers?|editions?|versions?|self[- ]hosted|on[- ]prem(?:ise)?s?|cloud)\b/,
+    ),
+  },
+  // The request's own body refused, in words, whatever status carries it (`Error 500: Validation
+  // failed: email is invalid`): the same call fails the same way, the model fixes it.
+  {
+    ...INVALID,
+    pattern: oneOf(
+      /\bvalidation failed\s*[:;]/,
+      /\b(?:invalid|malformed) (?:json )?(?:request )?(?:payload|request body)\b/,
+      /\b(?:could not|unable to|failed to|cannot) (?:parse|decode) (?:the )?request(?: body| payload| json)?\b/,
     ),
   },
   // HTTP statuses in text: the number says which class the upstream answer belongs to.
@@ -701,6 +841,17 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bconflicted with another\b/,
       /\bcould not serialize\b/,
       /\bconcurrent (?:update|modification|write)s?\b/,
+    ),
+  },
+  // `timeout` named as an argument (`timeout must be between 1 and 300`), or a query that ran out
+  // of time because it asks too much, with the way to narrow it: the same call times out again.
+  {
+    ...INVALID,
+    pattern: oneOf(
+      /\btime[- ]?out\b['"`]?(?: (?:value|parameter|argument|option|field|setting))?['"`]? (?:must|should|cannot|can ?n[o']t|needs to|has to|may not)\b/,
+      /\btime[- ]?out\b['"`]?(?: (?:value|parameter|argument))? (?:is|was) (?:invalid|not valid|not a (?:valid )?(?:number|integer)|too (?:large|long|small|short|high|low)|out of range)\b/,
+      /\binvalid (?:\w+ )?time[- ]?out\b/,
+      /\btim(?:ed|e)[- ]?out\b[^\n]{0,120}?\b(?:too (?:broad|large|wide|big|complex|much data)|scanned too much|narrow (?:the|your|it|down)|add (?:a |an )?(?:filter|limit|where)|reduce (?:the )?(?:date |time )?(?:range|scope|size|number)|(?:a )?smaller (?:range|query|batch|page|window)|fewer (?:rows|results|items|columns))\b/,
     ),
   },
   // Could not even connect: the request never left.
@@ -818,15 +969,26 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bcould ?n[o']t (?:be )?find\b/,
       /\bcan ?n[o']t (?:be )?find\b/,
       /\bcannot be found\b/,
+      /\b(?:could|can) ?n[o']t be (?:found|located)\b/,
+      /\b(?:was|were) ?n[o']t found\b/,
       /\bunable to (?:find|locate)\b/,
       /\bno (?:\w+ ){0,3}(?:found|matching|matched)\b/,
       /\bno [\w-]+ (?:with|for|named|called|by) (?:the )?(?:id|name|key|slug|number|title|path)\b/,
       /\bzero results\b/,
       /\bno results\b/,
-      /\bunknown (?:revision|parameter|option|argument|field|column|table|key|id|user|channel|ref|branch|model|command|operation|service|resource|database|collection|index|entity|file|path|property)\b/,
+      /\bunknown (?:revision|parameter|option|argument|field|column|table|key|id|user|channel|ref|branch|model|command|operation|service|resource|database|collection|index|entity|file|path|property|action|mode|format|sort|filter)\b/,
       /\bunrecognized\b/,
       /\bis not defined\b/,
       /\bnot present\b/,
+    ),
+  },
+  // A conflict with another operation still running, which clears when it completes (`conflicts
+  // with a pending activation. Please wait for the current activation to complete`).
+  {
+    ...UNAVAILABLE,
+    pattern: oneOf(
+      /\bconflicts? with (?:an? |the |another )?(?:pending|running|ongoing|in[- ]progress|current|active|concurrent) (?:[\w-]+ ){0,2}(?:activation|deployment|operation|job|build|update|migration|import|export|sync|task|process|request|upgrade|restore|backup)s?\b/,
+      /\bwait (?:for|until) (?:the |a |any )?(?:current |pending |running |ongoing |previous |in[- ]progress )?(?:[\w-]+ )?(?:activation|deployment|operation|job|build|update|migration|import|export|sync|task|process|upgrade|restore|backup)s? (?:to (?:complete|finish|end)|completes|finishes|is (?:complete|done|finished))\b/,
     ),
   },
   // Conflicts with existing state: choose another value or re-read and resend.
@@ -861,6 +1023,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     pattern: oneOf(
       /\binvalid\b/,
       /\bmalformed\b/,
+      /\b(?:path|value|type|id|name|parameter|argument|format)s? mismatch\b/,
       /(?<!(?:token|signature|jwt|certificate) )\bvalidation (?:error|failed|exception)\b/,
       /\bfailed to satisfy\b/,
       /\bmissing\b/,
@@ -898,6 +1061,23 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bdisallow(?:ed|s)\b/,
       /\bcannot\b[^.\n]{0,80}\bbecause\b/,
       /\b(?:refused|rejected|denied|blocked) (?:by|due to)\b/,
+    ),
+  },
+  // gRPC's canonical codes as grpc-go (`code = Unimplemented`) and grpc-js (`12 UNIMPLEMENTED:`)
+  // print them, where the description says nothing any rule above reads: the code is the class.
+  {
+    ...NOT_SUPPORTED,
+    pattern: oneOf(/\bcode = unimplemented\b/, /^\d{1,2} unimplemented:/),
+  },
+  {
+    ...INVALID,
+    pattern: oneOf(/\bcode = out ?of ?range\b/, /^\d{1,2} out_of_range:/),
+  },
+  {
+    ...UPSTREAM,
+    pattern: oneOf(
+      /\bcode = (?:internal|unknown|data ?loss)\b/,
+      /^\d{1,2} (?:internal|unknown|data_loss):/,
     ),
   },
 ];

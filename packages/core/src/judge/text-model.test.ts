@@ -56,6 +56,13 @@ describe("textFeatures", () => {
     expect(f).not.toContain("w:orders");
   });
 
+  it("a function word is no feature alone, only in the pairs it forms", () => {
+    const f = textFeatures("the frobnicator glitched in the widget");
+    expect(f).not.toContain("w:the");
+    expect(f).not.toContain("w:in");
+    expect(f).toEqual(expect.arrayContaining(["w:frobnicator", "b:the frobnicator", "b:in the"]));
+  });
+
   it("splits identifiers and replaces values by their kind", () => {
     expect(textFeatures("ChannelNotFound at /srv/app/data.db for ada@example.com")).toEqual(
       expect.arrayContaining(["w:channel", "b:not found", "w:#path", "w:#email"]),

@@ -58,6 +58,13 @@ const HEXISH = /\b(?=[a-z]*\d)[0-9a-z_-]{12,}\b/gi;
 const NUMBER = /\d+(?:\.\d+)?/g;
 const STATUS = /(?<![\d.])([45]\d\d)(?![\d.])/g;
 
+/** Words too common to mean anything alone: never a unigram feature. */
+const FUNCTION_WORDS: ReadonlySet<string> = new Set(
+  "the an in on of to for is are was were be been it its this that these those with at by from as and or".split(
+    " ",
+  ),
+);
+
 /**
  * The features of a failure text: `w:word`, `b:word word` (with values replaced by `#url`,
  * `#path`, `#email`, `#q` for a quoted value, `#id`, `#n` for a number), and structural cues:
@@ -90,7 +97,9 @@ export function textFeatures(text: string): string[] {
       previous = undefined;
       continue;
     }
-    out.add(`w:${word}`);
+    // A function word alone says nothing of a failure (`the frobnicator glitched` is no stop);
+    // it still counts in the pairs it forms (`b:not the`).
+    if (!FUNCTION_WORDS.has(word)) out.add(`w:${word}`);
     if (previous !== undefined) out.add(`b:${previous} ${word}`);
     previous = word;
   }
