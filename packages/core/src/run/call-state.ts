@@ -377,7 +377,7 @@ function contentHash(state: CallState, server: string): string {
 }
 
 /** Whether the call's tool honours the key it would be sent (decide's `keyed`). */
-export function keyed(state: CallState): boolean {
+export function honoursKey(state: CallState): boolean {
   return state.run.observeOnly
     ? state.tool.idempotency.honorsKeys
     : state.key !== undefined && state.tool.idempotency.honorsKeys;

@@ -1,19 +1,19 @@
-// Before anything is sent: the run's state, the deadline, access and approval, the loop detector,
-// the breaker, and the calls budget. Synchronous when the store is.
+// Preflight (docs/architecture.md §1): before anything is sent, the run's state, the arguments,
+// the deadline, access and approval, the loop detector, the breaker, and the calls budget.
 import type { Classification } from "../judge/classify.ts";
 import type { BudgetName } from "../judge/decide.ts";
 import { fingerprint } from "../judge/fingerprint.ts";
 import { composeMessage } from "../judge/message.ts";
-import type { MaybePromise, Reason } from "../types.ts";
+import type { Reason } from "../types.ts";
 import { type BreakerState, breakerCheck } from "./breaker.ts";
 import { readBreaker } from "./breaker-steps.ts";
-import type { CallState } from "./call-state.ts";
+import { type CallState, observe } from "./call-state.ts";
 import { bounded, isAborted } from "./cuts.ts";
 import { commit } from "./decisions.ts";
 import { emitCall, record } from "./events.ts";
+import type { Flow } from "./flow.ts";
 import { endedOutcome, modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
 import { dropClock, modelRepeatsOf, shareClock } from "./run-state.ts";
-import { isThenable, step } from "./store-guard.ts";
 import { storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
 
@@ -40,18 +40,80 @@ function localPrint(tool: string, reason: Reason): string {
   return print;
 }
 
-/** Budgets, access, loops and breakers, before anything is sent; synchronous when the store is. */
-export function preflight(state: CallState): MaybePromise<CallOutcome<unknown> | undefined> {
-  const { deadline, observeOnly } = state.run;
+/**
+ * The run's end, arguments that are not JSON, budgets, access, loops and the breaker, before
+ * anything is sent: a refusal, or undefined to go on.
+ */
+export function* preflight(state: CallState): Flow<CallOutcome<unknown> | undefined> {
+  const r = state.run;
+  const { deadline, observeOnly } = r;
+  if (r.ended && !observeOnly) return endedOutcome(state);
+  if (state.invalidArgs !== undefined) {
+    const refused = preflightModel(
+      state,
+      "correct_arguments",
+      "invalid_argument",
+      // What reading them threw (a toJSON, a getter, a proxy) is redacted like any failure text.
+      `the arguments are not valid JSON (${observe(state.invalidArgs, state)})`,
+      true,
+    );
+    if (refused) return refused;
+  }
   if (isAborted(state)) return refuse(state, "aborted");
-  if (shareClock(state.run, state) >= deadline)
-    return refuse(state, "budget_exhausted", "wallTime");
-  const { tool } = state;
+  if (shareClock(r, state) >= deadline) return refuse(state, "budget_exhausted", "wallTime");
+  const { tool, call } = state;
   if (tool.access === "deny") {
     return preflightModel(state, "switch_tool", "denied_by_policy", "this tool is not allowed");
   }
-  if (tool.access === "confirm" && !observeOnly) return confirmed(state);
-  return loopsAndBreaker(state);
+  // A tool marked `confirm`: the host approves the call, or it is refused.
+  if (tool.access === "confirm" && !observeOnly) {
+    const confirm = r.core.options.onConfirm;
+    const approved = confirm
+      ? yield bounded(
+          state,
+          () =>
+            confirm({
+              runId: r.id,
+              tool: call.tool,
+              server: call.server,
+              args: call.args ?? {},
+              effect: state.effect,
+            }),
+          false,
+        )
+      : false;
+    // The clock's reading is stale once the host was waited for.
+    dropClock(r);
+    if (isAborted(state)) return refuse(state, "aborted");
+    if (approved !== true) return refuse(state, "not_approved");
+  }
+  // The loop detector.
+  const seen = r.identical.count(state.loopKey, call.tool, call.server);
+  if (!tool.loop.exempt && seen > 0 && seen >= tool.loop.maxIdentical) {
+    return refuse(state, "loop_detected");
+  }
+  // The breaker: closed, open, or one probe per cool-down when it is half-open.
+  let open: boolean;
+  try {
+    open = yield* breakerOpen(state);
+  } catch (error) {
+    // Observe-only sends calls untouched; otherwise fail closed.
+    if (!observeOnly) return (yield storeTrouble(state, error, "not_sent")) as CallOutcome<unknown>;
+    open = false;
+  }
+  if (open) {
+    return preflightModel(state, "switch_tool", "circuit_open", "the tool is failing and paused");
+  }
+  // The last step, synchronous: a run that stopped meanwhile admits nothing, and the calls budget
+  // is taken by exactly the calls that go on to execute.
+  if (r.ended && !observeOnly) return endedOutcome(state);
+  if (isAborted(state)) return refuse(state, "aborted");
+  if (!r.budgets.take("calls")) return refuse(state, "budget_exhausted", "calls");
+  // A call the host approved claims its key a turn after its admission: the calls one answer of
+  // the host released all pass this step first, so a stop among them (a budget) ends the run
+  // before any claims, and a write admitted just before it claims nothing (ledger.ts closedByEnd).
+  if (tool.access === "confirm" && !observeOnly) yield Promise.resolve();
+  return undefined;
 }
 
 /** A preflight refusal; observe-only reports what would have stopped the call, and lets it go. */
@@ -70,110 +132,30 @@ function refuse(
   return undefined;
 }
 
-/** A tool marked `confirm`: the host approves the call, or it is refused. */
-async function confirmed(state: CallState): Promise<CallOutcome<unknown> | undefined> {
-  const { core, id } = state.run;
-  const confirm = core.options.onConfirm;
-  const approved = confirm
-    ? await bounded(
-        state,
-        () =>
-          confirm({
-            runId: id,
-            tool: state.call.tool,
-            server: state.call.server,
-            args: state.call.args ?? {},
-            effect: state.effect,
-          }),
-        false,
-      )
-    : false;
-  if (isAborted(state)) return refuse(state, "aborted");
-  if (approved !== true) return refuse(state, "not_approved");
-  return await loopsAndBreaker(state);
-}
-
-/** The loop detector, then the breaker (one probe per cool-down when it is half-open). */
-function loopsAndBreaker(state: CallState): MaybePromise<CallOutcome<unknown> | undefined> {
-  const { tool } = state;
-  const { call } = state;
-  const seen = state.run.identical.count(state.loopKey, call.tool, call.server);
-  if (!tool.loop.exempt && seen > 0 && seen >= tool.loop.maxIdentical) {
-    return refuse(state, "loop_detected");
-  }
-  let breaker: MaybePromise<BreakerState | undefined>;
-  try {
-    breaker = storeOp(state, "a breaker read", readBreaker);
-  } catch (error) {
-    return breakerTrouble(state, error);
-  }
+/**
+ * Whether the tool's breaker refuses the call: open, or half-open with its one probe per
+ * cool-down taken (the store's atomic counter lets exactly one caller through, across parallel
+ * calls and workers).
+ */
+function* breakerOpen(state: CallState): Flow<boolean> {
+  const r = state.run;
+  const { core } = r;
+  const breaker = (yield storeOp(state, "a breaker read", readBreaker)) as BreakerState | undefined;
   // A host's store answering at once may still have taken time (its own code ran): the attempt's
   // admission reads the clock again rather than take preflight's reading.
-  if (state.run.core.ownStore !== true) dropClock(state.run);
-  return isThenable(breaker) ? breakerLater(state, breaker) : afterBreakerRead(state, breaker);
-}
-
-// The closures of a step that may wait live in functions of their own: a function whose
-// parameters a closure captures makes a context on every call, even when it makes no closure.
-
-/** A breaker read the store answers later. */
-function breakerLater(
-  state: CallState,
-  pending: Promise<BreakerState | undefined>,
-): Promise<CallOutcome<unknown> | undefined> {
-  return pending.then(
-    (answer) => afterBreakerRead(state, answer),
-    (error: unknown) => breakerTrouble(state, error),
-  );
-}
-
-/** The store failed in a breaker step: observe-only sends calls untouched; otherwise fail closed. */
-function breakerTrouble(state: CallState, error: unknown) {
-  return state.run.observeOnly ? admit(state, false) : storeTrouble(state, error, "not_sent");
-}
-
-/** The breaker's verdict: closed or open, or one probe per cool-down, across parallel calls and workers. */
-function afterBreakerRead(
-  state: CallState,
-  breaker: BreakerState | undefined,
-): MaybePromise<CallOutcome<unknown> | undefined> {
+  if (core.ownStore !== true) dropClock(r);
   // No state: closed, with no clock read.
-  if (breaker?.openedAt === undefined) return admit(state, false);
-  const check = breakerCheck(breaker, state.tool.breaker, state.run.core.now());
-  if (check.verdict !== "probe") return admit(state, check.verdict === "open");
-  return probe(state, breaker.openedAt);
-}
-
-/**
- * A half-open breaker: one probe per cool-down, across parallel calls and workers (the store's
- * atomic counter lets exactly one caller through).
- */
-function probe(state: CallState, openedAt: number): MaybePromise<CallOutcome<unknown> | undefined> {
-  const { core } = state.run;
+  if (breaker?.openedAt === undefined) return false;
   const { tool } = state;
-  const period = Math.floor((core.now() - openedAt) / Math.max(1, tool.breaker.cooldownMs));
-  const gate = `${core.breakerKey(tool.tool, tool.server)}:probe:${openedAt}:${period}`;
+  const check = breakerCheck(breaker, tool.breaker, core.now());
+  if (check.verdict !== "probe") return check.verdict === "open";
+  const period = Math.floor((core.now() - breaker.openedAt) / Math.max(1, tool.breaker.cooldownMs));
+  const gate = `${core.breakerKey(tool.tool, tool.server)}:probe:${breaker.openedAt}:${period}`;
   const ttl = Math.max(1, tool.breaker.cooldownMs);
-  return step(
-    () => storeOp(state, "a breaker probe", () => core.store.increment(gate, 1, ttl)),
-    (taken) => admit(state, taken > 1),
-    (error) => breakerTrouble(state, error),
-  );
-}
-
-/**
- * The last preflight step, synchronous: a run that stopped meanwhile admits nothing, and the
- * calls budget is taken by exactly the calls that go on to execute.
- */
-function admit(state: CallState, open: boolean): CallOutcome<unknown> | undefined {
-  const r = state.run;
-  if (open) {
-    return preflightModel(state, "switch_tool", "circuit_open", "the tool is failing and paused");
-  }
-  if (r.ended && !r.observeOnly) return endedOutcome(state);
-  if (isAborted(state)) return refuse(state, "aborted");
-  if (!r.budgets.take("calls")) return refuse(state, "budget_exhausted", "calls");
-  return undefined;
+  const taken = (yield storeOp(state, "a breaker probe", () =>
+    core.store.increment(gate, 1, ttl),
+  )) as number;
+  return taken > 1;
 }
 
 /**

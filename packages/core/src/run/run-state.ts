@@ -70,10 +70,11 @@ export interface RunState {
   clockAt: number;
   clockFor: object | undefined;
   /**
-   * Keys of this run instance left uncertain after a failure that went to the model. Kept after
-   * the end, which settles them `failed`: a claim of one after the end is refused (see ledger.ts).
+   * Keys of this run instance left uncertain after a failure that went to the model: the run's
+   * end settles them `failed` ({@link settleAtEnd}). Kept after the end: a claim of one after the
+   * end is refused (see ledger.ts `closedByEnd`).
    */
-  releasable: Set<string> | undefined;
+  settledAtEnd: Set<string> | undefined;
   callCount: number;
   ended: RunSummary | undefined;
   /**
@@ -116,7 +117,7 @@ export function createRunState(core: GovernorCore, options: RunOptions): RunStat
     inFlight: 0,
     clockAt: startedAt,
     clockFor: undefined,
-    releasable: undefined,
+    settledAtEnd: undefined,
     callCount: 0,
     ended: undefined,
     learning: undefined,
@@ -159,10 +160,10 @@ export function countModelRepeat(r: RunState, print: string): void {
   r.modelRepeats.add(print);
 }
 
-/** A key left uncertain that the run's end settles (the set is made at the first). */
-export function addReleasable(r: RunState, key: string): void {
-  r.releasable ??= new Set();
-  r.releasable.add(key);
+/** A key left uncertain that the run's end settles `failed` (the set is made at the first). */
+export function settleAtEnd(r: RunState, key: string): void {
+  r.settledAtEnd ??= new Set();
+  r.settledAtEnd.add(key);
 }
 
 /** This run instance's id, made on first use: a run of read-only calls never needs one. */
@@ -235,9 +236,9 @@ export function hostEndSignal(r: RunState): AbortSignal {
  * rather than left to fill the fail-closed ledger. Keys of `uncertain_mutation` stops stay for a
  * person to settle.
  */
-function release(r: RunState): void {
-  if (r.releasable === undefined) return;
-  for (const key of r.releasable) {
+function settleKeysAtEnd(r: RunState): void {
+  if (r.settledAtEnd === undefined) return;
+  for (const key of r.settledAtEnd) {
     void guardedAsync(() => r.core.store.settle(key, "failed", { now: r.core.now() }));
   }
 }
@@ -246,9 +247,9 @@ function release(r: RunState): void {
  * Once the run ends, the keys it minted from its instance for calls without `callId` can never be
  * claimed again (no other run can mint them, and this one claims none from now on): a store that
  * can may drop those settled now rather than keep them for the retention period (`Store.release`).
- * Pending and uncertain ones stay. Issued after `release`'s settles, so those go too.
+ * Pending and uncertain ones stay. Issued after `settleKeysAtEnd`'s settles, so those go too.
  */
-function releaseOwner(r: RunState): void {
+function dropOwnKeys(r: RunState): void {
   const owner = r.instanceId;
   const { store } = r.core;
   if (owner === undefined || store.release === undefined) return;
@@ -276,8 +277,8 @@ export function end(r: RunState): RunSummary {
   const s = summary(r);
   r.ended = s;
   r.identical.clear();
-  release(r);
-  releaseOwner(r);
+  settleKeysAtEnd(r);
+  dropOwnKeys(r);
   if (r.runEnded !== undefined) r.runEnded.abort(endedError("The run has ended"));
   if (r.core.listening) emitRunEnd(r, s);
   r.core.tracing?.runEnded(r, s);

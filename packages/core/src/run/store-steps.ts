@@ -7,7 +7,6 @@ import { fingerprint } from "../judge/fingerprint.ts";
 import { StoreError } from "../store/store.ts";
 import type { Certainty, MaybePromise } from "../types.ts";
 import type { CallState } from "./call-state.ts";
-import { Escape } from "./control.ts";
 import { bounded, cutters, isAborted } from "./cuts.ts";
 import { emitCall, record } from "./events.ts";
 import type { HostContext } from "./hooks.ts";
@@ -92,7 +91,7 @@ export async function storeTrouble<T>(
   if (!hook) {
     emitCall(state, "host");
     stopRun(state.run, "store_unavailable", undefined, forPerson);
-    throw new Escape(hostError);
+    throw hostError;
   }
   await bounded(state, () => hook(hostError, hostContext(state, false)), undefined);
   return stopOutcome(
