@@ -3,13 +3,12 @@
 import pRetry from "p-retry";
 import { updateBreaker } from "./breaker-steps.ts";
 import { type CallState, noteResult, noteSuccess } from "./call-state.ts";
-import { abortReason, isAborted, wakers } from "./cuts.ts";
 import { emitCall } from "./events.ts";
 import { resolveFailure } from "./failed-attempt.ts";
 import { drive, type Flow } from "./flow.ts";
 import { claimAndCount, ledgerMove, settle } from "./ledger.ts";
 import { endedOutcome, preflightStop } from "./outcomes.ts";
-import { dropClock, keepClock } from "./run-state.ts";
+import { abortReason, dropClock, isAborted, keepClock, wakers } from "./run-state.ts";
 import { storeAfterEffect, storeOp } from "./store-steps.ts";
 import type { AttemptContext, CallOutcome, Executor } from "./types.ts";
 import { endedError, guardedAsync, sleep } from "./waits.ts";

@@ -17,7 +17,6 @@ import type { Reason } from "../types.ts";
 import type { Sent } from "./attempts.ts";
 import { updateBreaker } from "./breaker-steps.ts";
 import { type CallState, honoursKey, noteFailure, noteSuccess, observe } from "./call-state.ts";
-import { bounded, isAborted, wakers } from "./cuts.ts";
 import { commit, decideNow } from "./decisions.ts";
 import { doubtKeyOf } from "./doubt.ts";
 import { emitCall, record } from "./events.ts";
@@ -26,7 +25,15 @@ import type { HostResolution, VerifyResult } from "./hooks.ts";
 import { ledgerMove, settle } from "./ledger.ts";
 import { type LearnedCounts, OutcomeTracker, type StoreGuard } from "./outcome-tracker.ts";
 import { endedOutcome, modelResult, plainStop, stopOutcome } from "./outcomes.ts";
-import { modelRepeatsOf, settleAtEnd, stopRun, summary } from "./run-state.ts";
+import {
+  bounded,
+  isAborted,
+  modelRepeatsOf,
+  settleAtEnd,
+  stopRun,
+  summary,
+  wakers,
+} from "./run-state.ts";
 import { hostContext, storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
 import { guarded, guardedAsync, MAX_TIMER_MS } from "./waits.ts";

@@ -10,12 +10,11 @@ import {
 } from "../store/store.ts";
 import type { MaybePromise, Reason } from "../types.ts";
 import { type CallState, noteSuccess } from "./call-state.ts";
-import { isAborted } from "./cuts.ts";
 import { claimDoubt, type DoubtAnswer, settleDoubt } from "./doubt.ts";
 import { emitCall } from "./events.ts";
 import { drive, type Flow } from "./flow.ts";
 import { endedOutcome, modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
-import { dropClock, shareClock } from "./run-state.ts";
+import { dropClock, isAborted, shareClock } from "./run-state.ts";
 import { recordOp, storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
 import { guardedAsync } from "./waits.ts";

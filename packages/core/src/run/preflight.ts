@@ -8,12 +8,11 @@ import type { Reason } from "../types.ts";
 import { type BreakerState, breakerCheck } from "./breaker.ts";
 import { readBreaker } from "./breaker-steps.ts";
 import { type CallState, observe } from "./call-state.ts";
-import { bounded, isAborted } from "./cuts.ts";
 import { commit } from "./decisions.ts";
 import { emitCall, record } from "./events.ts";
 import type { Flow } from "./flow.ts";
 import { endedOutcome, modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
-import { dropClock, modelRepeatsOf, shareClock } from "./run-state.ts";
+import { bounded, dropClock, isAborted, modelRepeatsOf, shareClock } from "./run-state.ts";
 import { storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
 

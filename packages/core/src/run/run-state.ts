@@ -1,11 +1,13 @@
-// What a run holds while it lasts (budgets, counts, the loop detector, its end) and how it ends.
+// What a run holds while it lasts (budgets, counts, the loop detector, its end), how it ends, and
+// what cuts its calls short (its signal, the host's end, a call's own signal, its end and deadline).
 // Every step of a call reads and writes this one object; nothing else is shared between calls.
 import type { BudgetName } from "../judge/decide.ts";
 import type { Policy } from "../policy/policy.ts";
 import { EVENT_SCHEMA_VERSION, type RunSummary } from "../telemetry/events.ts";
-import type { Reason } from "../types.ts";
+import type { MaybePromise, Reason } from "../types.ts";
 import { type AttemptGuard, createAttemptGuard } from "./attempt-guard.ts";
 import { createRunBudgets, type RunBudgets } from "./budget.ts";
+import type { CallState } from "./call-state.ts";
 import type { GovernorCore } from "./hooks.ts";
 import type { OutcomeTracker } from "./outcome-tracker.ts";
 import { PrintCounts } from "./print-counts.ts";
@@ -13,7 +15,7 @@ import { createLoopDetector, type LoopDetector } from "./repeats.ts";
 import { isThenable } from "./store-guard.ts";
 import { createRunTally, type RunTally } from "./tally.ts";
 import type { RunOptions } from "./types.ts";
-import { endedError, guarded, guardedAsync, MAX_TIMER_MS } from "./waits.ts";
+import { abortError, endedError, guarded, guardedAsync, MAX_TIMER_MS } from "./waits.ts";
 
 /** One run's state. */
 export interface RunState {
@@ -319,4 +321,62 @@ export function endByHost(r: RunState): RunSummary {
     if (r.guard.size > 0) r.guard.cutAll(hostEndReason(r));
   }
   return end(r);
+}
+
+// What cuts a call short, and host hooks waited for within those bounds.
+
+/** Whether the host aborted the run or this call, or ended the run. */
+export function isAborted(state: CallState): boolean {
+  const r = state.run;
+  return r.signal?.aborted === true || r.hostEnded || state.call.signal?.aborted === true;
+}
+
+/** Why the call is cut, when it is (the run's signal, the host's end, the call's signal). */
+export function abortReason(state: CallState): { reason: Error } | undefined {
+  const r = state.run;
+  if (r.signal?.aborted) return { reason: abortError(r.signal) };
+  if (r.hostEnded) return { reason: hostEndReason(r) };
+  const own = state.call.signal;
+  return own?.aborted ? { reason: abortError(own) } : undefined;
+}
+
+/** What cuts a pending store answer: the run's signal, the host's end, the call's signal. */
+export function cutters(state: CallState): AbortSignal[] {
+  const r = state.run;
+  return [r.signal, hostEndSignal(r), state.call.signal].filter(
+    (s): s is AbortSignal => s !== undefined,
+  );
+}
+
+/** What wakes a wait (a backoff, a hook, a verify step): a cut, or any end of the run. */
+export function wakers(state: CallState): AbortSignal[] {
+  return [...cutters(state), runEndedSignal(state.run)];
+}
+
+/**
+ * Waits for a host hook, but not past the run's signal, its end or its deadline: a hook nobody
+ * answers (an approval UI left open) must not hold the call. Then `fallback` is the answer.
+ */
+export async function bounded<R>(
+  state: CallState,
+  fn: () => MaybePromise<R>,
+  fallback: R,
+): Promise<R> {
+  const r = state.run;
+  const left = r.deadline - r.core.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort = () => {};
+  const cut = new Promise<R>((resolve) => {
+    onAbort = () => resolve(fallback);
+    if (left <= MAX_TIMER_MS) timer = setTimeout(onAbort, Math.max(0, left));
+    for (const s of wakers(state)) s.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    if (wakers(state).some((s) => s.aborted)) return fallback;
+    const answer = guardedAsync(fn).then((a) => (a === undefined ? fallback : a));
+    return await Promise.race([answer, cut]);
+  } finally {
+    clearTimeout(timer);
+    for (const s of wakers(state)) s.removeEventListener("abort", onAbort);
+  }
 }
