@@ -4,7 +4,7 @@ import pRetry from "p-retry";
 import { updateBreaker } from "./breaker-steps.ts";
 import { type CallState, noteResult, noteSuccess } from "./call-state.ts";
 import { emitCall } from "./events.ts";
-import { resolveFailure } from "./failed-attempt.ts";
+import { resolveFailure, type Sent } from "./failed-attempt.ts";
 import { drive, type Flow } from "./flow.ts";
 import { claimAndCount, ledgerMove, settle } from "./ledger.ts";
 import { endedOutcome, preflightStop } from "./outcomes.ts";
@@ -12,15 +12,6 @@ import { abortReason, dropClock, isAborted, keepClock, wakers } from "./run-stat
 import { storeAfterEffect, storeOp } from "./store-steps.ts";
 import type { AttemptContext, CallOutcome, Executor } from "./types.ts";
 import { endedError, guardedAsync, sleep } from "./waits.ts";
-
-/** What one attempt that was sent came to. */
-export interface Sent {
-  readonly thrown: boolean;
-  /** The executor's answer, or what it threw (or what cut it). */
-  readonly value: unknown;
-  /** The run's deadline cut it. */
-  readonly deadlineHit: boolean;
-}
 
 /** What an attempt comes to: the call's outcome, or a failure to judge. */
 type Attempted<T> = { readonly outcome: CallOutcome<T> } | { readonly failed: Sent };

@@ -14,7 +14,6 @@ import { fingerprintOf } from "../judge/fingerprint.ts";
 import { learningScopeOf } from "../judge/learned.ts";
 import { composeMessage } from "../judge/message.ts";
 import type { Reason } from "../types.ts";
-import type { Sent } from "./attempts.ts";
 import { updateBreaker } from "./breaker-steps.ts";
 import { type CallState, honoursKey, noteFailure, noteSuccess, observe } from "./call-state.ts";
 import { commit, decideNow } from "./decisions.ts";
@@ -37,6 +36,15 @@ import {
 import { hostContext, storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
 import { guarded, guardedAsync, MAX_TIMER_MS } from "./waits.ts";
+
+/** What one attempt that was sent came to. */
+export interface Sent {
+  readonly thrown: boolean;
+  /** The executor's answer, or what it threw (or what cut it). */
+  readonly value: unknown;
+  /** The run's deadline cut it. */
+  readonly deadlineHit: boolean;
+}
 
 /** What a judged failure asks for: another attempt in `retryInMs`, or the call's outcome. */
 export type Verdict<T> =

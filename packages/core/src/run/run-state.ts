@@ -7,7 +7,6 @@ import { EVENT_SCHEMA_VERSION, type RunSummary } from "../telemetry/events.ts";
 import type { MaybePromise, Reason } from "../types.ts";
 import { type AttemptGuard, createAttemptGuard } from "./attempt-guard.ts";
 import { createRunBudgets, type RunBudgets } from "./budget.ts";
-import type { CallState } from "./call-state.ts";
 import type { GovernorCore } from "./hooks.ts";
 import type { OutcomeTracker } from "./outcome-tracker.ts";
 import { PrintCounts } from "./print-counts.ts";
@@ -324,6 +323,12 @@ export function endByHost(r: RunState): RunSummary {
 }
 
 // What cuts a call short, and host hooks waited for within those bounds.
+
+/** What these read of a call (call-state.ts `CallState`, named here without importing it). */
+interface CallState {
+  readonly run: RunState;
+  readonly call: { readonly signal?: AbortSignal | undefined };
+}
 
 /** Whether the host aborted the run or this call, or ended the run. */
 export function isAborted(state: CallState): boolean {
