@@ -59,9 +59,9 @@ export function ledgerMove(
     case "unknown":
       return "uncertain";
     case "refused":
-      // A refusal that comes before any effect; an earlier attempt's doubt is kept by the flow,
-      // which judges it `unknown` (failed-attempt.ts).
-      return "failed";
+      // A refusal that comes before any effect frees the key, unless an earlier attempt of this
+      // call may have written (the flow then judges the failure `unknown`, failed-attempt.ts).
+      return doubt.uncertain ? "uncertain" : "failed";
     case "not_sent":
       return doubt.uncertain || doubt.retaken ? "uncertain" : "failed";
   }
