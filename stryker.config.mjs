@@ -17,6 +17,7 @@ export default {
     "packages/core/src/judge/effect.ts",
     "packages/core/src/judge/classify.ts",
     "packages/core/src/judge/message.ts",
+    "packages/core/src/reasons.ts",
     "packages/core/src/judge/fingerprint.ts",
   ],
   // The pnpm workspace links packages with relative symlinks a sandbox copy would break, so the

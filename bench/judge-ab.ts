@@ -4,8 +4,8 @@
  * bench/snapshot-dist.sh). Measured: `matchBuiltinRules`, `normalizeText`, `redact` (the policy's
  * default settings) and `assessFailure`, over the corpus texts of test/corpus/tool-errors.jsonl
  * with a new request id (a UUID) appended every round, as `judge_unseen_vs_regex` of `pnpm bench`
- * judges them. Every round both builds judge the same fresh texts (each its own memos, so neither
- * has seen them), the order alternating; the figure is CPU time (`process.cpuUsage`, which a
+ * judges them. Every round both builds judge the same fresh texts (which neither has seen, a build
+ * with a memo of texts included), the order alternating; the figure is CPU time (`process.cpuUsage`, which a
  * loaded machine's waits do not inflate as they do wall time) in µs per text, the median of the
  * rounds for each build, and the median of the per-round ratios this / base.
  *
@@ -15,46 +15,14 @@
  * ROUNDS (default 100) sets the measured rounds per function.
  */
 import { randomUUID } from "node:crypto";
-import * as core from "@governor/core";
-import * as judge from "@governor/core/judge";
-import { baseDir, importBase } from "./base-build.ts";
+import type * as core from "@governor/core";
+import { type Build, judgeBuilds } from "./judge-builds.ts";
 import { toolErrors } from "./judge-texts.ts";
 import { median } from "./stats.ts";
 
-const base = baseDir("bench/judge-ab.ts");
-const baseCore = await importBase<typeof core>(base, "packages/core/dist/index.js");
-const baseJudge = await importBase<typeof judge>(base, "packages/core/dist/judge/index.js");
-
 /** The corpus tool errors (test/corpus/tool-errors.jsonl). */
 const rows = toolErrors;
-
-type Fn = (text: string, i: number, failure: core.Failure) => unknown;
-type Build = {
-  readonly fns: Readonly<Record<string, Fn>>;
-  readonly failureFromResult: typeof core.failureFromResult;
-};
-
-function build(c: typeof core, j: typeof judge): Build {
-  const policy = c.loadPolicy({});
-  const tools = rows.map((row) => j.resolveToolPolicy(policy, row.tool));
-  const { maxLength, emails, patterns } = policy.redaction;
-  return {
-    failureFromResult: c.failureFromResult,
-    fns: {
-      matchBuiltinRules: (text) => j.matchBuiltinRules(text),
-      normalizeText: (text) => j.normalizeText(text),
-      redact: (text) => j.redact(text, { maxLength, emails, patterns }),
-      assessFailure: (_text, i, failure) =>
-        j.assessFailure(failure, {
-          policy,
-          tool: tools[i] as (typeof tools)[number],
-          effect: "read_only",
-        }),
-    },
-  };
-}
-
-const builds: readonly [Build, Build] = [build(baseCore, baseJudge), build(core, judge)];
+const { base, builds } = await judgeBuilds("bench/judge-ab.ts");
 const ROUNDS = Number(process.env.ROUNDS ?? 100);
 const WARMUP = 5;
 let sink = 0;
@@ -68,7 +36,7 @@ for (const name of Object.keys(builds[0].fns)) {
     const per = [0, 0];
     for (const k of r % 2 === 0 ? [0, 1] : [1, 0]) {
       const { fns, failureFromResult } = builds[k] as Build;
-      const fn = fns[name] as Fn;
+      const fn = fns[name as keyof Build["fns"]];
       const failures = texts.map((text) =>
         failureFromResult({ content: [{ type: "text", text }], isError: true }),
       );

@@ -5,7 +5,8 @@
  * builds must give the same `matchBuiltinRules` (the rule's place in the table), `normalizeText`,
  * `redact` (five sets of options, sensitive values among them), `fingerprint` (two tools, codes
  * and channels) and `assessFailure` (the whole assessment, as JSON). This checkout reads each text
- * three times (first sight, when its memos keep it, from them): all three must equal the base.
+ * three times (a build with a memo of texts answers from it the third time): all three must equal
+ * the base.
  * A change that must not change behaviour (a faster normalizer, redactor or rule scan) runs this
  * before it lands. Exits 1 on the first differences (up to 10 printed).
  *

@@ -52,8 +52,8 @@ async function dump(file: string): Promise<void> {
     redact(t, { maxLength: 10_000, emails: true }),
     fingerprint({ tool: "t", channel: "tool", code: -32602, text: t }),
   ];
-  // In batches, each read three times: at first sight, when the judge's memos keep it, and from
-  // them. The three must agree: a memo never changes a result.
+  // In batches, each read three times: the three must agree (no state of one judgement leaks
+  // into the next).
   const rows: unknown[][] = [];
   for (let at = 0; at < inputs.length; at += 200) {
     const batch = inputs.slice(at, at + 200);
@@ -75,7 +75,7 @@ async function dump(file: string): Promise<void> {
 
 /**
  * µs per call of `fn` over the corpus, median of rounds. `recurring`: the same texts every round
- * (after the first, the judge's memos answer). `unseen`: every round a new request id (a UUID)
+ * (a build with a memo of texts answers from it after the first). `unseen`: every round a new request id (a UUID)
  * is appended to each text, so no text was judged before.
  */
 function perCall(

@@ -6,7 +6,7 @@
  * - judging a failure (`assessFailure`) against one case-insensitive regex test over the same text,
  *   for texts that recur and for texts never seen before;
  * - a failing `run.call` in a fresh run against judging the same failure;
- * - the heap retained by the judge's memos;
+ * - the heap retained by judging;
  * - the heap retained inside one long run.
  *
  *   node --expose-gc --conditions=source --import tsx bench/run-path.ts   # prints the figures
@@ -213,8 +213,9 @@ function corpusFailures() {
  * Judging one failure (`assessFailure`: classify, decide, fingerprint, redact, compose) against
  * one case-insensitive regex test over the same text: µs per failure over the corpus. The corpus
  * is judged again every round, as failures recur in a real loop (a retried call, the same tool
- * failing in every run): after the first round the judge remembers what it made of each text
- * (judge/text-memo.ts). `benchJudgeUnseenVsRegex` measures texts never judged before.
+ * failing in every run). The judge keeps no memo of texts (issue 31: on realistic traffic, where a
+ * text seen twice is rare, one did not pay; bench/judge-traffic.ts), so this reads the same work
+ * as `benchJudgeUnseenVsRegex`, which measures texts never judged before.
  */
 export function benchJudgeVsRegex(rounds = 20): Figure {
   const { policy, failures } = corpusFailures();
@@ -322,9 +323,9 @@ function judgeUnseenPass(rounds: number, warmRounds: number): { wall: Figure; cp
 }
 
 /**
- * Heap retained by judging: after judging `texts` distinct failure texts, each twice (so the
- * judge's memos keep them), of every length up to 8 KB, against the heap after a tenth of them.
- * A ratio near 1 means the memos are bounded. Needs `--expose-gc`.
+ * Heap retained by judging: after judging `texts` distinct failure texts, each twice (a judge that
+ * remembered texts would keep them), of every length up to 8 KB, against the heap after a tenth of
+ * them. A ratio near 1 means judging retains nothing unbounded. Needs `--expose-gc`.
  */
 export function benchJudgeMemory(texts = 100_000): Figure {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -339,7 +340,7 @@ export function benchJudgeMemory(texts = 100_000): Figure {
   let sink = 0;
   for (let i = 0; i < texts; i++) {
     const { tool, text } = failures[i % failures.length] as (typeof failures)[number];
-    // Up to 8 KB: long texts fill the memos by their characters, short ones by their entries.
+    // Up to 8 KB: long texts and short ones.
     const padding = i % 7 === 0 ? " detail".repeat((i % 1100) + 1) : "";
     const unseen = `${text}${padding} (request ${randomUUID()})`;
     const failure = failureFromResult({ content: [{ type: "text", text: unseen }], isError: true });
@@ -427,10 +428,10 @@ async function failingCallPass(rounds: number, unseen: boolean): Promise<Figure>
 /**
  * {@link benchFailingCall} with failure texts never seen before on both sides: every round, each
  * corpus text gets a new request id (a UUID) for the failing call and another for `assessFailure`,
- * so neither finds the judge's memos (as `judge_unseen_vs_regex`). Issue 13's "a failing run.call
+ * as `judge_unseen_vs_regex` reads them. Issue 13's "a failing run.call
  * ≤ 3× judging it" was set when judging took ~40 µs and a failing call ~250 µs, both on texts the
- * judge had not seen; `failing_call_vs_judge` compares with the judging of recurring texts
- * (0.4-0.6 µs, from memos), which leaves a call less than a successful call costs. Same passes and
+ * judge had not seen; `failing_call_vs_judge` compares with the judging of recurring texts (0.4-0.6
+ * µs while the judge kept a memo of texts, before issue 31; now the same work as unseen ones). Same passes and
  * warm rounds as {@link benchFailingCall}.
  */
 export async function benchFailingCallUnseen(rounds = 10): Promise<Figure> {

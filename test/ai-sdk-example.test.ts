@@ -1,28 +1,10 @@
 import { readFileSync } from "node:fs";
 import { MockLanguageModelV3 } from "ai/test";
 import { expect, it } from "vitest";
+import { callTool as call, say } from "../packages/ai-sdk/src/test-support/sdks.ts";
 import { emailNote, type Mail, type Notes } from "./examples/ai-sdk-example.ts";
 
 const read = (path: string) => readFileSync(new URL(path, import.meta.url), "utf8");
-
-type Generate = Exclude<ConstructorParameters<typeof MockLanguageModelV3>[0], undefined>;
-type Step = Extract<NonNullable<Generate["doGenerate"]>, { content: unknown }>;
-const usage: Step["usage"] = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 1, text: 1, reasoning: undefined },
-};
-const call = (toolName: string, input: unknown, toolCallId: string): Step => ({
-  content: [{ type: "tool-call", toolCallId, toolName, input: JSON.stringify(input) }],
-  finishReason: { unified: "tool-calls", raw: "tool_calls" },
-  usage,
-  warnings: [],
-});
-const say = (text: string): Step => ({
-  content: [{ type: "text", text }],
-  finishReason: { unified: "stop", raw: "stop" },
-  usage,
-  warnings: [],
-});
 
 it("the README's and docs/ai-sdk.md's example is this file, verbatim", () => {
   const example = read("./examples/ai-sdk-example.ts").trimEnd();

@@ -12,28 +12,10 @@ import { MockLanguageModelV3 } from "ai/test";
 import { expect, it } from "vitest";
 import { z } from "zod";
 import { formatSpanTree, memoryTracing, type SpanNode, spanTree } from "../examples/span-tree.ts";
+import { callTool as call, type Step, say } from "../packages/ai-sdk/src/test-support/sdks.ts";
 
 const { provider, exporter } = memoryTracing();
 const tracer = provider.getTracer("ai-sdk-tracing.test");
-
-type Generate = Exclude<ConstructorParameters<typeof MockLanguageModelV3>[0], undefined>;
-type Step = Extract<NonNullable<Generate["doGenerate"]>, { content: unknown }>;
-const usage: Step["usage"] = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 1, text: 1, reasoning: undefined },
-};
-const call = (toolName: string, input: unknown, toolCallId: string): Step => ({
-  content: [{ type: "tool-call", toolCallId, toolName, input: JSON.stringify(input) }],
-  finishReason: { unified: "tool-calls", raw: "tool_calls" },
-  usage,
-  warnings: [],
-});
-const say = (text: string): Step => ({
-  content: [{ type: "text", text }],
-  finishReason: { unified: "stop", raw: "stop" },
-  usage,
-  warnings: [],
-});
 
 function scripted(steps: Step[]) {
   let next = 0;

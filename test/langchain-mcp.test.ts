@@ -10,12 +10,9 @@ import { GovernorStopError, governMcpTools } from "@governor/langchain";
 import { governorMiddleware } from "@governor/langchain/agent";
 import { governClient } from "@governor/mcp";
 import { fixtureSecrets, readEffects } from "@governor/testkit";
-import type { BaseMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { MemorySaver } from "@langchain/langgraph";
 import { loadMcpTools } from "@langchain/mcp-adapters";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { createAgent } from "langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Endpoint,
@@ -27,35 +24,15 @@ import {
   tempDir,
   testPolicy,
 } from "./mcp-support.ts";
-import { call, ScriptedChatModel, type ScriptedTurn, say } from "./support/scripted-chat-model.ts";
+import { type Ended, runScriptedAgent } from "./support/langchain-agent.ts";
+import { call, type ScriptedTurn, say } from "./support/scripted-chat-model.ts";
 
-interface Ended {
-  readonly model: ScriptedChatModel;
-  /** The agent's messages at the end (from its checkpointer when it threw). */
-  readonly messages: readonly BaseMessage[];
-  readonly error: unknown;
-}
-
-async function runAgent(
+function runAgent(
   tools: StructuredToolInterface[],
   script: readonly ScriptedTurn[],
   run?: Run,
 ): Promise<Ended> {
-  const model = new ScriptedChatModel(script);
-  const agent = createAgent({
-    model,
-    tools,
-    middleware: run ? [governorMiddleware(run)] : [],
-    checkpointer: new MemorySaver(),
-  });
-  const config = { configurable: { thread_id: "t-1" } };
-  try {
-    const result = await agent.invoke({ messages: [{ role: "user", content: "Go" }] }, config);
-    return { model, messages: result.messages, error: undefined };
-  } catch (error) {
-    const state = (await agent.getState(config)) as { values: { messages: BaseMessage[] } };
-    return { model, messages: state.values.messages, error };
-  }
+  return runScriptedAgent(script, tools, run ? [governorMiddleware(run)] : [], "Go");
 }
 
 /** What the model read in tool messages, over its turns. */

@@ -2,29 +2,19 @@
  * Calls in flight when the Streamable HTTP session ends, and reconnects that fail: counted at the
  * server (its request log and committed effects) and in the idempotency ledger.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   type Endpoint,
   type Governed,
   type GovernedOptions,
-  governed,
   ledgerStates,
+  openPerTest,
   SERVER,
   type ServerOptions,
-  shutdown,
-  startEndpoint,
   tappedStore,
 } from "./mcp-support.ts";
 
-const opened: { clients: Governed[]; endpoints: Endpoint[] } = { clients: [], endpoints: [] };
-
-afterEach(async () => {
-  const left = await shutdown(
-    opened.clients.splice(0).map((g) => g.client),
-    opened.endpoints.splice(0),
-  );
-  expect(left).toEqual([]);
-});
+const openOn = openPerTest({ effects: false });
 
 async function open(
   server: ServerOptions,
@@ -34,10 +24,8 @@ async function open(
   g: Governed;
   ledger: ReturnType<typeof tappedStore>;
 }> {
-  const endpoint = await startEndpoint("http", server);
-  opened.endpoints.push(endpoint);
   const ledger = tappedStore();
-  const g = await governed(endpoint, {
+  const { endpoint, g } = await openOn("http", server, {
     ...options,
     governorOptions: {
       metrics: false,
@@ -45,7 +33,6 @@ async function open(
       ...options.governorOptions,
     },
   });
-  opened.clients.push(g);
   if (!endpoint.http) throw new Error("an HTTP endpoint has its server");
   return { http: endpoint.http, g, ledger };
 }

@@ -3,42 +3,10 @@
  * end, answers that arrive after their timeout.
  */
 import { DEFAULT_SECRET, fixtureSecrets } from "@governor/testkit";
-import { afterEach, describe, expect, it } from "vitest";
-import {
-  type Endpoint,
-  type Governed,
-  type GovernedOptions,
-  governed,
-  modelText,
-  SERVER,
-  type ServerOptions,
-  shutdown,
-  startEndpoint,
-  TRANSPORTS,
-  type TransportKind,
-} from "./mcp-support.ts";
+import { describe, expect, it } from "vitest";
+import { type Endpoint, modelText, openPerTest, SERVER, TRANSPORTS } from "./mcp-support.ts";
 
-const opened: { clients: Governed[]; endpoints: Endpoint[] } = { clients: [], endpoints: [] };
-
-afterEach(async () => {
-  const left = await shutdown(
-    opened.clients.splice(0).map((g) => g.client),
-    opened.endpoints.splice(0),
-  );
-  expect(left).toEqual([]);
-});
-
-async function open(
-  kind: TransportKind,
-  server: ServerOptions,
-  options: GovernedOptions = {},
-): Promise<{ endpoint: Endpoint; g: Governed }> {
-  const endpoint = await startEndpoint(kind, { lowlevel: true, ...server });
-  opened.endpoints.push(endpoint);
-  const g = await governed(endpoint, options);
-  opened.clients.push(g);
-  return { endpoint, g };
-}
+const open = openPerTest({ effects: false, server: { lowlevel: true } });
 
 function listRequests(endpoint: Endpoint): number {
   return endpoint.http?.requests().filter((r) => r.method === "tools/list").length ?? 0;

@@ -4,38 +4,12 @@
  * through `onTransportError`; HTTP errors that a call reports are not reported twice.
  */
 import { readEffects } from "@governor/testkit";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
-import {
-  type Endpoint,
-  type Governed,
-  type GovernedOptions,
-  governed,
-  modelText,
-  type ServerOptions,
-  shutdown,
-  startEndpoint,
-  tempDir,
-} from "./mcp-support.ts";
+import { describe, expect, it } from "vitest";
+import { type GovernedOptions, modelText, openPerTest, type ServerOptions } from "./mcp-support.ts";
 
-const opened: { clients: Governed[]; endpoints: Endpoint[] } = { clients: [], endpoints: [] };
-const tmp = tempDir();
-afterAll(() => tmp.cleanup());
-afterEach(async () => {
-  await shutdown(
-    opened.clients.splice(0).map((g) => g.client),
-    opened.endpoints.splice(0),
-  );
-});
-
-let files = 0;
-async function open(server: ServerOptions, options: GovernedOptions = {}) {
-  const effectsFile = tmp.file(`effects-${++files}.jsonl`);
-  const endpoint = await startEndpoint("http", { effectsFile, ...server });
-  opened.endpoints.push(endpoint);
-  const g = await governed(endpoint, options);
-  opened.clients.push(g);
-  return { endpoint, g, effectsFile };
-}
+const openOn = openPerTest();
+const open = (server: ServerOptions, options: GovernedOptions = {}) =>
+  openOn("http", server, options);
 
 describe("Retry-After over Streamable HTTP", () => {
   it.each([429, 503])(

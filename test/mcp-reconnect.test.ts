@@ -4,46 +4,10 @@
  * ones are never replayed blindly; without `reconnect` the host hears of it.
  */
 import { countDuplicateWrites, readEffects, waitForExit } from "@governor/testkit";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
-import {
-  type Endpoint,
-  type Governed,
-  type GovernedOptions,
-  governed,
-  modelText,
-  type ServerOptions,
-  shutdown,
-  startEndpoint,
-  TRANSPORTS,
-  type TransportKind,
-  tempDir,
-} from "./mcp-support.ts";
+import { describe, expect, it } from "vitest";
+import { type Endpoint, type Governed, modelText, openPerTest, TRANSPORTS } from "./mcp-support.ts";
 
-const opened: { clients: Governed[]; endpoints: Endpoint[] } = { clients: [], endpoints: [] };
-const tmp = tempDir();
-
-afterAll(() => tmp.cleanup());
-afterEach(async () => {
-  const left = await shutdown(
-    opened.clients.splice(0).map((g) => g.client),
-    opened.endpoints.splice(0),
-  );
-  expect(left).toEqual([]);
-});
-
-let files = 0;
-async function open(
-  kind: TransportKind,
-  server: ServerOptions,
-  options: GovernedOptions = {},
-): Promise<{ endpoint: Endpoint; g: Governed; effectsFile: string }> {
-  const effectsFile = tmp.file(`effects-${++files}.jsonl`);
-  const endpoint = await startEndpoint(kind, { effectsFile, ...server });
-  opened.endpoints.push(endpoint);
-  const g = await governed(endpoint, options);
-  opened.clients.push(g);
-  return { endpoint, g, effectsFile };
-}
+const open = openPerTest();
 
 describe.each(TRANSPORTS)("going away over %s", (kind) => {
   it("a read-only call whose server goes away mid-call resumes (after a reconnect on stdio)", async () => {

@@ -42,7 +42,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, beforeAll, expect } from "vitest";
+import { afterAll, afterEach, beforeAll, expect } from "vitest";
+import { forwardingStore } from "./support/store-doubles.ts";
 
 export type TransportKind = "stdio" | "http";
 export const TRANSPORTS: readonly TransportKind[] = ["stdio", "http"];
@@ -265,18 +266,16 @@ export async function governedWith(
 export function tappedStore(): { store: Store; keys: string[] } {
   const inner = createMemoryStore();
   const keys: string[] = [];
-  const store: Store = {
-    get: (key) => inner.get(key),
-    set: (key, value, ttlMs) => inner.set(key, value, ttlMs),
-    increment: (key, by, ttlMs) => inner.increment(key, by, ttlMs),
-    claim: (key, argsHash, options) => {
-      // The calls' keys, not their content entries in the index of writes in doubt (`gd_`).
-      if (key.startsWith("gk_") && !keys.includes(key)) keys.push(key);
-      return inner.claim(key, argsHash, options);
+  const store = forwardingStore(
+    {
+      claim: (key, argsHash, options) => {
+        // The calls' keys, not their content entries in the index of writes in doubt (`gd_`).
+        if (key.startsWith("gk_") && !keys.includes(key)) keys.push(key);
+        return inner.claim(key, argsHash, options);
+      },
     },
-    settle: (key, state, options) => inner.settle(key, state, options),
-    entry: (key) => inner.entry(key),
-  };
+    inner,
+  );
   return { store, keys };
 }
 
@@ -363,5 +362,63 @@ export function endpointPair(
     get low() {
       return get(1);
     },
+  };
+}
+
+/** What {@link openPerTest}'s `open` answers: the endpoint, its governed client, its effects file. */
+export interface Opened<C extends McpClient = Client> {
+  readonly endpoint: Endpoint;
+  readonly g: Governed<C>;
+  /** Empty when the file's servers write no effects (`effects: false`). */
+  readonly effectsFile: string;
+}
+
+export interface OpenPerTestOptions {
+  /** The SDK of the clients. @default "v1" */
+  readonly sdk?: Sdk;
+  /** Server options every `open` starts with (its own win). */
+  readonly server?: ServerOptions;
+  /** Give each server an effects file of its own, in a temp dir removed after the file. @default true */
+  readonly effects?: boolean;
+}
+
+type Open<C extends McpClient> = (
+  kind: TransportKind,
+  server?: ServerOptions,
+  options?: GovernedOptions,
+) => Promise<Opened<C>>;
+
+/**
+ * For one test file: `open` starts a fault server over `kind` and governs a new client on it;
+ * after each test every client and endpoint opened is shut down, and no child process may be left.
+ */
+export function openPerTest(options?: OpenPerTestOptions & { readonly sdk?: "v1" }): Open<Client>;
+export function openPerTest(options: OpenPerTestOptions): Open<AnyClient>;
+export function openPerTest(options: OpenPerTestOptions = {}): Open<AnyClient> {
+  const opened: { clients: Governed<AnyClient>[]; endpoints: Endpoint[] } = {
+    clients: [],
+    endpoints: [],
+  };
+  const tmp = options.effects === false ? undefined : tempDir();
+  if (tmp) afterAll(() => tmp.cleanup());
+  afterEach(async () => {
+    const left = await shutdown(
+      opened.clients.splice(0).map((g) => g.client),
+      opened.endpoints.splice(0),
+    );
+    expect(left).toEqual([]);
+  });
+  let files = 0;
+  return async (kind, server = {}, governedOptions = {}) => {
+    const effectsFile = tmp?.file(`effects-${++files}.jsonl`);
+    const endpoint = await startEndpoint(kind, {
+      ...options.server,
+      ...(effectsFile !== undefined && { effectsFile }),
+      ...server,
+    });
+    opened.endpoints.push(endpoint);
+    const g = await governedWith(options.sdk ?? "v1", endpoint, governedOptions);
+    opened.clients.push(g);
+    return { endpoint, g, effectsFile: effectsFile ?? "" };
   };
 }

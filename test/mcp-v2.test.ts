@@ -7,48 +7,26 @@
  */
 import { countDuplicateWrites, readEffects, waitForExit } from "@governor/testkit";
 import { Client as V2Client } from "@modelcontextprotocol/client";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   type AnyClient,
-  type Endpoint,
-  type Governed,
   type GovernedOptions,
-  governedWith,
   modelText,
+  type Opened,
+  openPerTest,
   type ServerOptions,
-  shutdown,
-  startEndpoint,
   type TransportKind,
-  tempDir,
 } from "./mcp-support.ts";
 
-const opened: { clients: Governed<AnyClient>[]; endpoints: Endpoint[] } = {
-  clients: [],
-  endpoints: [],
-};
-const tmp = tempDir();
-afterAll(() => tmp.cleanup());
-afterEach(async () => {
-  const left = await shutdown(
-    opened.clients.splice(0).map((g) => g.client),
-    opened.endpoints.splice(0),
-  );
-  expect(left).toEqual([]);
-});
-
-let files = 0;
+const openV2 = openPerTest({ sdk: "v2" });
 async function open(
   kind: TransportKind,
   server: ServerOptions,
   options: GovernedOptions = {},
-): Promise<{ endpoint: Endpoint; g: Governed<AnyClient>; effectsFile: string }> {
-  const effectsFile = tmp.file(`effects-${++files}.jsonl`);
-  const endpoint = await startEndpoint(kind, { effectsFile, ...server });
-  opened.endpoints.push(endpoint);
-  const g = await governedWith("v2", endpoint, options);
-  expect(g.client).toBeInstanceOf(V2Client);
-  opened.clients.push(g);
-  return { endpoint, g, effectsFile };
+): Promise<Opened<AnyClient>> {
+  const opened = await openV2(kind, server, options);
+  expect(opened.g.client).toBeInstanceOf(V2Client);
+  return opened;
 }
 
 describe("a 2.x client over stdio", () => {

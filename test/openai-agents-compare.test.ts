@@ -14,22 +14,21 @@ import {
   type Scenario,
   startHttpServer,
 } from "@governor/testkit";
-import { Agent, type FunctionTool, MCPServerStreamableHttp, tool } from "@openai/agents";
+import { type Agent, type FunctionTool, MCPServerStreamableHttp, tool } from "@openai/agents";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
+  FAST_RETRIES,
   type ModelView,
-  ReactiveModel,
+  runTask,
   SDK_UNSUPPORTED,
   SKIP_REASON,
   type Step,
-  testRunner,
 } from "./openai-agents-support.ts";
 
 const MAX_TURNS = 6;
 const POLICY: PolicyInput = {
-  defaults: { retry: { baseDelayMs: 1, maxDelayMs: 5 }, breaker: { threshold: 100 } },
-  retryBudget: { reserve: 10_000 },
+  ...FAST_RETRIES,
   tools: { get_note: { effect: "read_only" }, send_email: { effect: "mutating" } },
   servers: { notes: { trustAnnotations: true } },
 };
@@ -74,15 +73,9 @@ async function measure(
   react: (v: ModelView) => Step,
   counts: () => { calls: number; writes: number },
 ): Promise<Measured> {
-  const model = new ReactiveModel(react);
-  const agent = new Agent({ name: "t", instructions: "Use the tools.", model, tools, mcpServers });
-  let output: unknown;
-  let error: unknown;
-  try {
-    output = (await testRunner().run(agent, "Do the task.", { maxTurns: MAX_TURNS })).finalOutput;
-  } catch (e) {
-    error = e;
-  }
+  const { model, output, error } = await runTask({ tools, mcpServers }, react, {
+    maxTurns: MAX_TURNS,
+  });
   const texts = model.views.flatMap((v) => v.last.map((r) => r.text));
   return {
     ...counts(),

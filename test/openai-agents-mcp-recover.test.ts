@@ -13,23 +13,26 @@ import {
   governorStopOf,
   hostErrorOf,
 } from "@governor/openai-agents";
-import { readEffects, type Scenario, stdioServerParams } from "@governor/testkit";
-import { Agent, MCPServerStdio } from "@openai/agents";
+import { readEffects, type Scenario } from "@governor/testkit";
+import { Agent, type MCPServerStdio } from "@openai/agents";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
+  FAST_RETRIES,
   type ModelView,
   ReactiveModel,
+  rejectionOf,
+  runTask,
   SDK_UNSUPPORTED,
   SKIP_REASON,
   type Step,
+  stdioFaultServer,
   testRunner,
 } from "./openai-agents-support.ts";
 
 const SERVER = "notes";
 
 const POLICY: PolicyInput = {
-  defaults: { retry: { baseDelayMs: 1, maxDelayMs: 5 }, breaker: { threshold: 100 } },
-  retryBudget: { reserve: 10_000 },
+  ...FAST_RETRIES,
   servers: {
     [SERVER]: {
       trustAnnotations: true,
@@ -48,16 +51,10 @@ const open: MCPServerStdio[] = [];
 /** The testkit's fault server as a child process, through the Agents SDK's own MCPServerStdio. */
 async function faultServer(scenario?: Scenario) {
   const effectsFile = join(dir, `effects-${++files}.jsonl`);
-  const params = stdioServerParams({ effectsFile, ...(scenario !== undefined && { scenario }) });
-  const server = new MCPServerStdio({
-    name: SERVER,
-    command: params.command,
-    args: params.args ?? [],
-    // Spawning the fault server from its TypeScript sources can take seconds on a busy machine.
-    clientSessionTimeoutSeconds: 60,
+  const server = await stdioFaultServer(SERVER, open, {
+    effectsFile,
+    ...(scenario !== undefined && { scenario }),
   });
-  open.push(server);
-  await server.connect();
   return { server, effects: () => readEffects(effectsFile) };
 }
 
@@ -68,19 +65,8 @@ async function runAgent(
 ) {
   const governor = createGovernor(POLICY, { metrics: false });
   const run = governor.startRun();
-  const model = new ReactiveModel(react);
-  const agent = new Agent({
-    name: "notes",
-    instructions: "Use the tools.",
-    model,
-    mcpServers: [governMcpServer(server, { governor, run, ...options })],
-  });
-  try {
-    const result = await testRunner().run(agent, "Do the task.", { maxTurns: 6 });
-    return { model, run, output: result.finalOutput, error: undefined as unknown };
-  } catch (error) {
-    return { model, run, output: undefined, error };
-  }
+  const mcpServers = [governMcpServer(server, { governor, run, ...options })];
+  return { run, ...(await runTask({ mcpServers }, react)) };
 }
 
 describe.skipIf(SDK_UNSUPPORTED)(
@@ -180,12 +166,9 @@ describe.skipIf(SDK_UNSUPPORTED)(
       });
       const abort = setTimeout(() => controller.abort(new Error("host gave up")), 1_000);
       const started = Date.now();
-      const error = await testRunner()
-        .run(agent, "Do the task.", { maxTurns: 3, signal: controller.signal })
-        .then(
-          () => undefined,
-          (e: unknown) => e,
-        );
+      const error = await rejectionOf(
+        testRunner().run(agent, "Do the task.", { maxTurns: 3, signal: controller.signal }),
+      );
       const took = Date.now() - started;
       clearTimeout(abort);
       expect(governorStopOf(error)?.reason).toBe("forbidden");
@@ -228,12 +211,9 @@ describe.skipIf(SDK_UNSUPPORTED)(
             ? setTimeout(() => controller.abort(new Error("host gave up")), bound.abortAtMs)
             : undefined;
         const started = Date.now();
-        const error = await testRunner()
-          .run(agent, "Do the task.", { maxTurns: 3, signal: controller.signal })
-          .then(
-            () => undefined,
-            (e: unknown) => e,
-          );
+        const error = await rejectionOf(
+          testRunner().run(agent, "Do the task.", { maxTurns: 3, signal: controller.signal }),
+        );
         const took = Date.now() - started;
         clearTimeout(abort);
         expect(error).toBeDefined();

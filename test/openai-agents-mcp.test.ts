@@ -10,21 +10,18 @@ import {
 } from "@governor/core";
 import { replayedText } from "@governor/core/judge";
 import { governMcpServer, governorStopOf } from "@governor/openai-agents";
-import {
-  fixtureSecrets,
-  leaksSecrets,
-  readEffects,
-  type Scenario,
-  stdioServerParams,
-} from "@governor/testkit";
-import { Agent, MCPServerStdio } from "@openai/agents";
+import { fixtureSecrets, leaksSecrets, readEffects, type Scenario } from "@governor/testkit";
+import { Agent, type MCPServerStdio } from "@openai/agents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  FAST_RETRIES,
   type ModelView,
   ReactiveModel,
+  runTask,
   SDK_UNSUPPORTED,
   SKIP_REASON,
   type Step,
+  stdioFaultServer,
   testRunner,
 } from "./openai-agents-support.ts";
 
@@ -32,8 +29,7 @@ const SERVER = "notes";
 
 /** Retries fast, no shared retry budget or breaker in the way; the fault server's annotations trusted. */
 const POLICY: PolicyInput = {
-  defaults: { retry: { baseDelayMs: 1, maxDelayMs: 5 }, breaker: { threshold: 100 } },
-  retryBudget: { reserve: 10_000 },
+  ...FAST_RETRIES,
   servers: {
     [SERVER]: {
       trustAnnotations: true,
@@ -59,21 +55,16 @@ async function faultServer(
   options: { scenario?: Scenario; lowlevel?: boolean; effects?: boolean } = {},
 ) {
   const effectsFile = options.effects ? join(dir, `effects-${open.length}.jsonl`) : undefined;
-  const params = stdioServerParams({
-    ...(options.scenario !== undefined && { scenario: options.scenario }),
-    ...(options.lowlevel !== undefined && { lowlevel: options.lowlevel }),
-    ...(effectsFile !== undefined && { effectsFile }),
-  });
-  const server = new MCPServerStdio({
-    name: SERVER,
-    command: params.command,
-    args: params.args ?? [],
-    cacheToolsList: true,
-    // Spawning the fault server from its TypeScript sources can take seconds on a busy machine.
-    clientSessionTimeoutSeconds: 60,
-  });
-  open.push(server);
-  await server.connect();
+  const server = await stdioFaultServer(
+    SERVER,
+    open,
+    {
+      ...(options.scenario !== undefined && { scenario: options.scenario }),
+      ...(options.lowlevel !== undefined && { lowlevel: options.lowlevel }),
+      ...(effectsFile !== undefined && { effectsFile }),
+    },
+    { cacheToolsList: true },
+  );
   return { server, effects: () => (effectsFile ? readEffects(effectsFile) : []) };
 }
 
@@ -85,19 +76,8 @@ async function runAgent(
 ) {
   const governor = createGovernor(policy, { metrics: false, ...options });
   const run = governor.startRun();
-  const model = new ReactiveModel(react);
-  const agent = new Agent({
-    name: "notes",
-    instructions: "Use the tools.",
-    model,
-    mcpServers: [governMcpServer(server, { governor, run })],
-  });
-  try {
-    const result = await testRunner().run(agent, "Do the task.", { maxTurns: 6 });
-    return { model, run, output: result.finalOutput, error: undefined as unknown };
-  } catch (error) {
-    return { model, run, output: undefined, error };
-  }
+  const mcpServers = [governMcpServer(server, { governor, run })];
+  return { run, ...(await runTask({ mcpServers }, react)) };
 }
 
 const callOnce =

@@ -1,8 +1,11 @@
 /**
  * Shared fixtures of the test/openai-agents*.test.ts files: a scripted model that implements the
- * Agents SDK's own `Model` interface (no network) and reacts to the tool outputs it reads, and a
- * runner with tracing off. The SDK needs Node 22; these tests skip on Node 20.
+ * Agents SDK's own `Model` interface (no network) and reacts to the tool outputs it reads, a
+ * runner with tracing off, an agent task run through it, and the testkit's fault server as a child
+ * process behind the SDK's own MCPServerStdio. The SDK needs Node 22; these tests skip on Node 20.
  */
+import type { PolicyInput } from "@governor/core";
+import { type StdioFaultServerOptions, stdioServerParams } from "@governor/testkit";
 import type {
   AgentOutputItem,
   Model,
@@ -10,7 +13,7 @@ import type {
   ModelResponse,
   StreamEvent,
 } from "@openai/agents";
-import { Runner, Usage } from "@openai/agents";
+import { Agent, type AgentOptions, MCPServerStdio, Runner, Usage } from "@openai/agents";
 
 /** `@openai/agents` 0.20 needs Node 22 or later (the packaging issue). */
 export const NODE_MAJOR = Number(process.versions.node.split(".")[0]);
@@ -128,4 +131,69 @@ export class ReactiveModel implements Model {
 /** A runner with tracing off (it would export to OpenAI otherwise). */
 export function testRunner(): Runner {
   return new Runner({ tracingDisabled: true });
+}
+
+/** Retries fast (1–5 ms backoff), no shared retry budget or breaker in the way. */
+export const FAST_RETRIES = {
+  defaults: { retry: { baseDelayMs: 1, maxDelayMs: 5 }, breaker: { threshold: 100 } },
+  retryBudget: { reserve: 10_000 },
+} as const satisfies PolicyInput;
+
+/** What one agent task ended with: the model (what it read), the final output or what run() threw. */
+export interface AgentTask {
+  readonly model: ReactiveModel;
+  readonly output: unknown;
+  readonly error: unknown;
+}
+
+/**
+ * Runs one agent task ("notes", "Use the tools.") with a {@link ReactiveModel} through the SDK's
+ * real Runner; answers what run() gave or threw.
+ */
+export async function runTask(
+  agent: Pick<AgentOptions, "tools" | "mcpServers">,
+  react: (view: ModelView) => Step,
+  { input = "Do the task.", maxTurns = 6 }: { input?: string; maxTurns?: number } = {},
+): Promise<AgentTask> {
+  const model = new ReactiveModel(react);
+  const task = new Agent({ name: "notes", instructions: "Use the tools.", model, ...agent });
+  try {
+    const result = await testRunner().run(task, input, { maxTurns });
+    return { model, output: result.finalOutput, error: undefined };
+  } catch (error) {
+    return { model, output: undefined, error };
+  }
+}
+
+/** What `pending` rejected with, or undefined when it resolved. */
+export function rejectionOf(pending: Promise<unknown>): Promise<unknown> {
+  return pending.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+}
+
+/**
+ * The testkit's fault server (`fault`: its scenario, effects file…) as a child process, through
+ * the Agents SDK's own MCPServerStdio named `name`, connected. It joins `opened` before it
+ * connects, so a server that fails to connect is closed with the others.
+ */
+export async function stdioFaultServer(
+  name: string,
+  opened: MCPServerStdio[],
+  fault: StdioFaultServerOptions = {},
+  { cacheToolsList = false }: { cacheToolsList?: boolean } = {},
+): Promise<MCPServerStdio> {
+  const params = stdioServerParams(fault);
+  const server = new MCPServerStdio({
+    name,
+    command: params.command,
+    args: params.args ?? [],
+    ...(cacheToolsList && { cacheToolsList }),
+    // Spawning the fault server from its TypeScript sources can take seconds on a busy machine.
+    clientSessionTimeoutSeconds: 60,
+  });
+  opened.push(server);
+  await server.connect();
+  return server;
 }

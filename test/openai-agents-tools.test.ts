@@ -4,6 +4,7 @@ import {
   GovernorError,
   HostError,
   type PolicyInput,
+  type Run,
 } from "@governor/core";
 import { replayedText } from "@governor/core/judge";
 import {
@@ -24,8 +25,11 @@ import { Agent, type FunctionTool, tool } from "@openai/agents";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
+  FAST_RETRIES,
   type ModelView,
   ReactiveModel,
+  rejectionOf,
+  runTask,
   SDK_UNSUPPORTED,
   SKIP_REASON,
   type Step,
@@ -33,8 +37,7 @@ import {
 } from "./openai-agents-support.ts";
 
 const POLICY: PolicyInput = {
-  defaults: { retry: { baseDelayMs: 1, maxDelayMs: 5 }, breaker: { threshold: 100 } },
-  retryBudget: { reserve: 10_000 },
+  ...FAST_RETRIES,
   tools: {
     get_note: { effect: "read_only" },
     send_email: { effect: "mutating" },
@@ -43,19 +46,34 @@ const POLICY: PolicyInput = {
 
 const NOTES: Record<string, string> = { welcome: "Welcome to the notes service." };
 
+/** What a tool's `execute` gets: its input, the run context, the SDK's details (its signal). */
+type Execute<I> = (
+  input: I,
+  context: unknown,
+  details?: { readonly signal?: AbortSignal },
+) => Promise<string>;
+
+/** get_note (reads a note by `id`), governed by `run`. */
+function noteTool(run: Run, execute: Execute<{ id: string }>, more: { timeoutMs?: number } = {}) {
+  const parameters = z.object({ id: z.string() });
+  return governedTool(
+    { name: "get_note", description: "Reads a note by id", parameters, ...more, execute },
+    { run },
+  );
+}
+
+/** send_email (sends an email `to` someone), governed by `run`. */
+function emailTool(run: Run, execute: Execute<{ to: string }>, more: { timeoutMs?: number } = {}) {
+  const parameters = z.object({ to: z.string() });
+  return governedTool(
+    { name: "send_email", description: "Sends an email", parameters, ...more, execute },
+    { run },
+  );
+}
+
 /** Runs one agent task through the SDK's real Runner; returns what run() gave or threw. */
-async function runAgent(
-  tools: FunctionTool<unknown, never, unknown>[],
-  react: (v: ModelView) => Step,
-) {
-  const model = new ReactiveModel(react);
-  const agent = new Agent({ name: "notes", instructions: "Use the tools.", model, tools });
-  try {
-    const result = await testRunner().run(agent, "Read the welcome note.", { maxTurns: 6 });
-    return { model, output: result.finalOutput, error: undefined as unknown };
-  } catch (error) {
-    return { model, output: undefined, error };
-  }
+function runAgent(tools: FunctionTool<unknown, never, unknown>[], react: (v: ModelView) => Step) {
+  return runTask({ tools }, react, { input: "Read the welcome note." });
 }
 
 describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKIP_REASON})`, () => {
@@ -63,20 +81,12 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     const governor = createGovernor(POLICY);
     const run = governor.startRun();
     const ids: string[] = [];
-    const getNote = governedTool(
-      {
-        name: "get_note",
-        description: "Reads a note by id",
-        parameters: z.object({ id: z.string() }),
-        execute: async ({ id }) => {
-          ids.push(id);
-          const note = NOTES[id];
-          if (note === undefined) throw new Error(`no note with id "${id}"`);
-          return note;
-        },
-      },
-      { run },
-    );
+    const getNote = noteTool(run, async ({ id }) => {
+      ids.push(id);
+      const note = NOTES[id];
+      if (note === undefined) throw new Error(`no note with id "${id}"`);
+      return note;
+    });
     const { model, output, error } = await runAgent([getNote], (v) => {
       if (v.turn === 1) return { calls: [{ name: "get_note", args: { id: "drafts" } }] };
       if (v.last[0]?.text.includes("no note"))
@@ -96,19 +106,11 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     const governor = createGovernor(POLICY);
     const run = governor.startRun();
     let attempts = 0;
-    const getNote = governedTool(
-      {
-        name: "get_note",
-        description: "Reads a note by id",
-        parameters: z.object({ id: z.string() }),
-        execute: async ({ id }) => {
-          attempts += 1;
-          if (attempts <= 2) throw new Error("503 Service Unavailable");
-          return NOTES[id] ?? "none";
-        },
-      },
-      { run },
-    );
+    const getNote = noteTool(run, async ({ id }) => {
+      attempts += 1;
+      if (attempts <= 2) throw new Error("503 Service Unavailable");
+      return NOTES[id] ?? "none";
+    });
     const { model, error } = await runAgent([getNote], (v) =>
       v.turn === 1 ? { calls: [{ name: "get_note", args: { id: "welcome" } }] } : { say: "ok" },
     );
@@ -123,18 +125,10 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     const governor = createGovernor(POLICY);
     const run = governor.startRun();
     let calls = 0;
-    const sendEmail = governedTool(
-      {
-        name: "send_email",
-        description: "Sends an email",
-        parameters: z.object({ to: z.string() }),
-        execute: async () => {
-          calls += 1;
-          throw new Error("403 Forbidden: the token lacks the mail.send scope");
-        },
-      },
-      { run },
-    );
+    const sendEmail = emailTool(run, async () => {
+      calls += 1;
+      throw new Error("403 Forbidden: the token lacks the mail.send scope");
+    });
     const { model, error } = await runAgent([sendEmail], () => ({
       calls: [{ name: "send_email", args: { to: "a@example.com" } }],
     }));
@@ -152,18 +146,10 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     const governor = createGovernor(POLICY);
     const run = governor.startRun();
     let calls = 0;
-    const sendEmail = governedTool(
-      {
-        name: "send_email",
-        description: "Sends an email",
-        parameters: z.object({ to: z.string() }),
-        execute: async () => {
-          calls += 1;
-          throw new Error("504 Gateway Timeout");
-        },
-      },
-      { run },
-    );
+    const sendEmail = emailTool(run, async () => {
+      calls += 1;
+      throw new Error("504 Gateway Timeout");
+    });
     const { model, error } = await runAgent([sendEmail], () => ({
       calls: [{ name: "send_email", args: { to: "a@example.com" } }],
     }));
@@ -179,20 +165,12 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
   it("a JSON-RPC error goes to the host: run() rejects with the HostError, the model reads nothing of it", async () => {
     const governor = createGovernor(POLICY);
     const run = governor.startRun();
-    const getNote = governedTool(
-      {
-        name: "get_note",
-        description: "Reads a note by id",
-        parameters: z.object({ id: z.string() }),
-        execute: async () => {
-          throw Object.assign(new Error("MCP error -32603: internal failure at /srv/app.js"), {
-            name: "McpError",
-            code: -32603,
-          });
-        },
-      },
-      { run },
-    );
+    const getNote = noteTool(run, async () => {
+      throw Object.assign(new Error("MCP error -32603: internal failure at /srv/app.js"), {
+        name: "McpError",
+        code: -32603,
+      });
+    });
     const { model, error } = await runAgent([getNote], () => ({
       calls: [{ name: "get_note", args: { id: "welcome" } }],
     }));
@@ -211,17 +189,9 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     const raw =
       `invalid note id (Authorization: Bearer ${FAKE_BEARER_TOKEN}; STRIPE_KEY=${DEFAULT_SECRET}; ` +
       `GITHUB_TOKEN=${FAKE_GITHUB_TOKEN})\n    at readNote (notes.js:42:17)\n    at process (node:internal/x:1:2)`;
-    const getNote = governedTool(
-      {
-        name: "get_note",
-        description: "Reads a note by id",
-        parameters: z.object({ id: z.string() }),
-        execute: async () => {
-          throw new Error(raw);
-        },
-      },
-      { run },
-    );
+    const getNote = noteTool(run, async () => {
+      throw new Error(raw);
+    });
     const { model, error } = await runAgent([getNote], (v) =>
       v.turn < 3
         ? { calls: [{ name: "get_note", args: { id: `x${v.turn}` } }] }
@@ -239,17 +209,9 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
   it("seed checks: a crash that stops the run names no secret in its stop text either", async () => {
     const governor = createGovernor(POLICY);
     const run = governor.startRun();
-    const getNote = governedTool(
-      {
-        name: "get_note",
-        description: "Reads a note by id",
-        parameters: z.object({ id: z.string() }),
-        execute: async () => {
-          throw new Error(crashMessage());
-        },
-      },
-      { run },
-    );
+    const getNote = noteTool(run, async () => {
+      throw new Error(crashMessage());
+    });
     const { model, error } = await runAgent([getNote], () => ({
       calls: [{ name: "get_note", args: { id: "welcome" } }],
     }));
@@ -291,18 +253,10 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
       },
       { run },
     );
-    const sendEmail = governedTool(
-      {
-        name: "send_email",
-        description: "Sends an email",
-        parameters: z.object({ to: z.string() }),
-        execute: async () => {
-          await started;
-          throw new Error("403 Forbidden");
-        },
-      },
-      { run },
-    );
+    const sendEmail = emailTool(run, async () => {
+      await started;
+      throw new Error("403 Forbidden");
+    });
     const { error } = await runAgent([appendLog, sendEmail], () => ({
       calls: [
         { name: "append_log", args: { line: "hello" } },
@@ -318,36 +272,26 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     const governor = createGovernor(POLICY);
     const run = governor.startRun();
     let reads = 0;
-    const getNote = governedTool(
-      {
-        name: "get_note",
-        description: "Reads a note by id",
-        parameters: z.object({ id: z.string() }),
-        timeoutMs: 20,
-        execute: async ({ id }, _ctx, details) => {
-          reads += 1;
-          if (reads === 1) {
-            await new Promise((resolve) => details?.signal?.addEventListener("abort", resolve));
-          }
-          return NOTES[id] ?? "none";
-        },
+    const getNote = noteTool(
+      run,
+      async ({ id }, _ctx, details) => {
+        reads += 1;
+        if (reads === 1) {
+          await new Promise((resolve) => details?.signal?.addEventListener("abort", resolve));
+        }
+        return NOTES[id] ?? "none";
       },
-      { run },
+      { timeoutMs: 20 },
     );
     let sends = 0;
-    const sendEmail = governedTool(
-      {
-        name: "send_email",
-        description: "Sends an email",
-        parameters: z.object({ to: z.string() }),
-        timeoutMs: 20,
-        execute: async () => {
-          sends += 1;
-          await new Promise((resolve) => setTimeout(resolve, 200));
-          return "sent";
-        },
+    const sendEmail = emailTool(
+      run,
+      async () => {
+        sends += 1;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        return "sent";
       },
-      { run },
+      { timeoutMs: 20 },
     );
     const { model, error } = await runAgent([getNote, sendEmail], (v) =>
       v.turn === 1
@@ -365,19 +309,14 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
   it("a timeoutMs past 2^31 - 1 ms is taken as that: the write is not cut after 1 ms and stopped as uncertain", async () => {
     const run = createGovernor(POLICY).startRun();
     let sends = 0;
-    const sendEmail = governedTool(
-      {
-        name: "send_email",
-        description: "Sends an email",
-        parameters: z.object({ to: z.string() }),
-        timeoutMs: 3e9,
-        execute: async () => {
-          sends += 1;
-          await new Promise((resolve) => setTimeout(resolve, 30));
-          return "sent";
-        },
+    const sendEmail = emailTool(
+      run,
+      async () => {
+        sends += 1;
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        return "sent";
       },
-      { run },
+      { timeoutMs: 3e9 },
     );
     const { model, error } = await runAgent([sendEmail], (v) =>
       v.turn === 1
@@ -398,20 +337,12 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     const run = governor.startRun();
     const controller = new AbortController();
     let attempts = 0;
-    const getNote = governedTool(
-      {
-        name: "get_note",
-        description: "Reads a note by id",
-        parameters: z.object({ id: z.string() }),
-        execute: async () => {
-          attempts += 1;
-          // The abort comes while Governor waits before the retry.
-          setTimeout(() => controller.abort(new Error("host gave up")), 10);
-          throw new Error("503 Service Unavailable");
-        },
-      },
-      { run },
-    );
+    const getNote = noteTool(run, async () => {
+      attempts += 1;
+      // The abort comes while Governor waits before the retry.
+      setTimeout(() => controller.abort(new Error("host gave up")), 10);
+      throw new Error("503 Service Unavailable");
+    });
     const model = new ReactiveModel(() => ({
       calls: [{ name: "get_note", args: { id: "welcome" } }],
     }));
@@ -433,18 +364,10 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
   it("a streamed run ends the same way: its completion rejects with the stop", async () => {
     const run = createGovernor(POLICY).startRun();
     let calls = 0;
-    const sendEmail = governedTool(
-      {
-        name: "send_email",
-        description: "Sends an email",
-        parameters: z.object({ to: z.string() }),
-        execute: async () => {
-          calls += 1;
-          throw new Error("403 Forbidden");
-        },
-      },
-      { run },
-    );
+    const sendEmail = emailTool(run, async () => {
+      calls += 1;
+      throw new Error("403 Forbidden");
+    });
     const model = new ReactiveModel(() => ({
       calls: [{ name: "send_email", args: { to: "a@example.com" } }],
     }));
@@ -474,18 +397,10 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     // Two runs in one idempotency scope take the same tool call (call_1): the second is a replay.
     const task = async () => {
       const run = createGovernor(policy, { store }).startRun({ idempotencyScope: "job-1" });
-      const sendEmail = governedTool(
-        {
-          name: "send_email",
-          description: "Sends an email",
-          parameters: z.object({ to: z.string() }),
-          execute: async ({ to }) => {
-            sent.push(to);
-            return `sent to ${to}`;
-          },
-        },
-        { run },
-      );
+      const sendEmail = emailTool(run, async ({ to }) => {
+        sent.push(to);
+        return `sent to ${to}`;
+      });
       return runAgent([sendEmail], (v) =>
         v.turn === 1
           ? { calls: [{ name: "send_email", args: { to: "a@example.com" } }] }
@@ -534,18 +449,10 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     });
     const run = governor.startRun({ signal: controller.signal });
     let cut = false;
-    const getNote = governedTool(
-      {
-        name: "get_note",
-        description: "Reads a note by id",
-        parameters: z.object({ id: z.string() }),
-        execute: async () => {
-          await new Promise((resolve) => setTimeout(resolve, 20));
-          throw new Error("403 Forbidden");
-        },
-      },
-      { run },
-    );
+    const getNote = noteTool(run, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      throw new Error("403 Forbidden");
+    });
     const slowWrite = governedTool(
       {
         name: "slow_write",
@@ -577,12 +484,9 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     });
     const abort = setTimeout(() => controller.abort(new Error("host gave up")), 300);
     const started = Date.now();
-    const error = await testRunner()
-      .run(agent, "Read it.", { maxTurns: 3, signal: controller.signal })
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+    const error = await rejectionOf(
+      testRunner().run(agent, "Read it.", { maxTurns: 3, signal: controller.signal }),
+    );
     const took = Date.now() - started;
     clearTimeout(abort);
     expect(governorStopOf(error)?.reason).toBe("forbidden");
@@ -601,18 +505,10 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
       const governor = createGovernor(POLICY);
       const run = governor.startRun();
       let calls = 0;
-      const getNote = governedTool(
-        {
-          name: "get_note",
-          description: "Reads a note by id",
-          parameters: z.object({ id: z.string() }),
-          execute: async () => {
-            calls += 1;
-            throw thrown;
-          },
-        },
-        { run },
-      );
+      const getNote = noteTool(run, async () => {
+        calls += 1;
+        throw thrown;
+      });
       const { model, error } = await runAgent([getNote], () => ({
         calls: [{ name: "get_note", args: { id: "welcome" } }],
       }));
@@ -629,20 +525,12 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
   it("hostErrorOf finds the HostError in what run() threw, and nothing in a stop or another error", async () => {
     const governor = createGovernor(POLICY);
     const run = governor.startRun();
-    const getNote = governedTool(
-      {
-        name: "get_note",
-        description: "Reads a note by id",
-        parameters: z.object({ id: z.string() }),
-        execute: async () => {
-          throw Object.assign(new Error("MCP error -32603: internal failure"), {
-            name: "McpError",
-            code: -32603,
-          });
-        },
-      },
-      { run },
-    );
+    const getNote = noteTool(run, async () => {
+      throw Object.assign(new Error("MCP error -32603: internal failure"), {
+        name: "McpError",
+        code: -32603,
+      });
+    });
     const { error } = await runAgent([getNote], () => ({
       calls: [{ name: "get_note", args: { id: "welcome" } }],
     }));
@@ -653,17 +541,9 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     expect(governorStopOf(error)).toBeUndefined();
 
     const stopRun = governor.startRun();
-    const denied = governedTool(
-      {
-        name: "send_email",
-        description: "Sends an email",
-        parameters: z.object({ to: z.string() }),
-        execute: async () => {
-          throw new Error("403 Forbidden");
-        },
-      },
-      { run: stopRun },
-    );
+    const denied = emailTool(stopRun, async () => {
+      throw new Error("403 Forbidden");
+    });
     const stopped = await runAgent([denied], () => ({
       calls: [{ name: "send_email", args: { to: "a@example.com" } }],
     }));
@@ -675,15 +555,7 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
 
   it("a call to a tool the agent does not have ends run() at once (the SDK's default toolNotFoundBehavior): bounded without Governor", async () => {
     const run = createGovernor(POLICY).startRun();
-    const getNote = governedTool(
-      {
-        name: "get_note",
-        description: "Reads a note by id",
-        parameters: z.object({ id: z.string() }),
-        execute: async () => "Welcome!",
-      },
-      { run },
-    );
+    const getNote = noteTool(run, async () => "Welcome!");
     const { model, error } = await runAgent([getNote], () => ({
       calls: [{ name: "get_notes", args: { id: "welcome" } }],
     }));

@@ -29,6 +29,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { rejection } from "./support/rejection.ts";
 
 const clients: Client[] = [];
 const httpServers: HttpFaultServer[] = [];
@@ -50,15 +51,6 @@ function call(
   options: Parameters<Client["callTool"]>[2] = { timeout: 1000 },
 ): Promise<CallToolResult> {
   return client.callTool({ name, arguments: args }, undefined, options) as Promise<CallToolResult>;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection, got a result");
 }
 
 function textOf(result: CallToolResult): string {

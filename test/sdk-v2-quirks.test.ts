@@ -25,6 +25,7 @@ import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { mapSdkError } from "../packages/mcp/src/map-error.ts";
 import { sdkGeneration } from "../packages/mcp/src/sdk.ts";
+import { rejection } from "./support/rejection.ts";
 
 const INFO = { name: "v2-quirks", version: "1.0.0" };
 const closing: Client[] = [];
@@ -57,15 +58,6 @@ function call(
   options: Parameters<Client["callTool"]>[1] = { timeout: 2000 },
 ): Promise<CallToolResult> {
   return client.callTool({ name, arguments: args }, options);
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection, got a result");
 }
 
 function textOf(result: CallToolResult): string {

@@ -5,7 +5,7 @@
  */
 import { createGovernor, type HostError, type PolicyInput } from "@governor/core";
 import { crashMessage, fixtureSecrets, leaksSecrets } from "@governor/testkit";
-import { beforeAll, describe, expect, it, type TestContext } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type GovernedStop, governTools } from "./govern-tools.ts";
 import { governorStopCondition } from "./stop-condition.ts";
@@ -17,10 +17,10 @@ import {
   runLoop,
   SDKS,
   type Sdk,
-  type SdkEntry,
   type Step,
   say,
   toolOutputs,
+  useSdk,
 } from "./test-support/sdks.ts";
 
 const FAST_RETRY = { baseDelayMs: 1, maxDelayMs: 5 };
@@ -110,21 +110,8 @@ function everything(prompts: Prompt[], steps: unknown): string {
   return JSON.stringify([prompts, steps]);
 }
 
-/** Loads the SDK once per describe; a test on an unsupported Node is skipped with the reason. */
-function useSdk(entry: SdkEntry) {
-  let sdk: Sdk | undefined;
-  beforeAll(async () => {
-    if (entry.skipReason === undefined) sdk = await entry.load();
-  });
-  return (ctx: TestContext): Sdk => {
-    if (entry.skipReason !== undefined) ctx.skip(entry.skipReason);
-    if (sdk === undefined) throw new Error(`${entry.name} did not load`);
-    return sdk;
-  };
-}
-
 describe.each(SDKS)("$name", (entry) => {
-  const sdkFor = useSdk(entry);
+  const sdkFor = useSdk(entry).use;
 
   describe.each(LOOP_MODES)("%s, governed", (mode: LoopMode) => {
     async function governed(

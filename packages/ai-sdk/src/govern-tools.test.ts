@@ -12,52 +12,15 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { governTools } from "./govern-tools.ts";
 import { governorStopCondition } from "./stop-condition.ts";
-
-type Generate = Exclude<ConstructorParameters<typeof MockLanguageModelV3>[0], undefined>;
-type GenerateResult = Extract<NonNullable<Generate["doGenerate"]>, { content: unknown }>;
-type Prompt = MockLanguageModelV3["doGenerateCalls"][number]["prompt"];
-
-const usage: GenerateResult["usage"] = {
-  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 5, text: 5, reasoning: undefined },
-};
-
-/** A model step that calls one tool. */
-function callTool(toolName: string, input: unknown, toolCallId = "call_1"): GenerateResult {
-  return {
-    content: [{ type: "tool-call", toolCallId, toolName, input: JSON.stringify(input) }],
-    finishReason: { unified: "tool-calls", raw: "tool_calls" },
-    usage,
-    warnings: [],
-  };
-}
-
-/** A model step that answers with text. */
-function say(text: string): GenerateResult {
-  return {
-    content: [{ type: "text", text }],
-    finishReason: { unified: "stop", raw: "stop" },
-    usage,
-    warnings: [],
-  };
-}
+import { callTool, type Prompt, type Step, say, toolOutputs } from "./test-support/sdks.ts";
 
 /** A mock model that plays the given steps in order (the real `generateText` drives it). */
-function scripted(...steps: GenerateResult[]) {
+function scripted(...steps: Step[]) {
   return new MockLanguageModelV3({ doGenerate: steps });
 }
 
 function governor(policy: PolicyInput = {}, options: GovernorOptions = {}) {
   return createGovernor(policy, { metrics: false, random: () => 0.5, ...options });
-}
-
-/** The tool-result outputs the model was shown in a prompt. */
-function toolOutputs(prompt: Prompt) {
-  return prompt.flatMap((message) =>
-    message.role === "tool"
-      ? message.content.flatMap((part) => (part.type === "tool-result" ? [part.output] : []))
-      : [],
-  );
 }
 
 const FAST_RETRY = { baseDelayMs: 1, maxDelayMs: 5 };

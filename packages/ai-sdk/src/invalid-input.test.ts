@@ -4,7 +4,7 @@
  * ai 7 (`generateText` and `streamText`) with a scripted model.
  */
 import { createGovernor, type PolicyInput } from "@governor/core";
-import { beforeAll, describe, expect, it, type TestContext } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { governTools } from "./govern-tools.ts";
 import { governorRepairToolCall } from "./repair.ts";
@@ -15,28 +15,16 @@ import {
   runLoop,
   SDKS,
   type Sdk,
-  type SdkEntry,
   type Step,
   say,
   toolOutputs,
+  useSdk,
 } from "./test-support/sdks.ts";
-
-function useSdk(entry: SdkEntry) {
-  let sdk: Sdk | undefined;
-  beforeAll(async () => {
-    if (entry.skipReason === undefined) sdk = await entry.load();
-  });
-  return (ctx: TestContext): Sdk => {
-    if (entry.skipReason !== undefined) ctx.skip(entry.skipReason);
-    if (sdk === undefined) throw new Error(`${entry.name} did not load`);
-    return sdk;
-  };
-}
 
 const POLICY: PolicyInput = { tools: { get_note: { effect: "read_only" } } };
 
 describe.each(SDKS)("$name", (entry) => {
-  const sdkFor = useSdk(entry);
+  const sdkFor = useSdk(entry).use;
 
   function noteTools(sdk: Sdk) {
     const executed: unknown[] = [];

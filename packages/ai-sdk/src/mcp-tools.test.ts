@@ -16,7 +16,7 @@ import {
   startHttpServer,
   stdioServerParams,
 } from "@governor/testkit";
-import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GovernedStop, governTools } from "./govern-tools.ts";
 import { governorStopCondition } from "./stop-condition.ts";
 import {
@@ -24,10 +24,10 @@ import {
   type McpClient,
   SDKS,
   type Sdk,
-  type SdkEntry,
   type Step,
   say,
   toolOutputs,
+  useSdk,
 } from "./test-support/sdks.ts";
 
 const SERVER = "notes";
@@ -92,21 +92,6 @@ async function connect(
     async close() {
       await client.close().catch(() => {});
       await http?.close();
-    },
-  };
-}
-
-function useSdk(entry: SdkEntry) {
-  let sdk: Sdk | undefined;
-  beforeAll(async () => {
-    if (entry.skipReason === undefined) sdk = await entry.load();
-  });
-  return {
-    get: () => sdk,
-    use(ctx: TestContext): Sdk {
-      if (entry.skipReason !== undefined) ctx.skip(entry.skipReason);
-      if (sdk === undefined) throw new Error(`${entry.name} did not load`);
-      return sdk;
     },
   };
 }

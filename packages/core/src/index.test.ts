@@ -17,6 +17,7 @@ describe("the public API", () => {
         "ReconnectFailed",
         "StoreError",
         "TOOL_FAILURE_META_KEY",
+        "checkAddOutcome",
         "createGovernor",
         "createJsonlSink",
         "createMemoryStore",

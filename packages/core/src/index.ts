@@ -65,6 +65,7 @@ export {
   type AddOutcomeOptions,
   type ClaimOptions,
   type ClaimResult,
+  checkAddOutcome,
   type LedgerEntry,
   type LedgerState,
   type OutcomeRecord,
@@ -72,6 +73,7 @@ export {
   type Store,
   StoreError,
   type StoreErrorReason,
+  type SynchronousStore,
 } from "./store/store.ts";
 export {
   createJsonlSink,

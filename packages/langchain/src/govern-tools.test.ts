@@ -5,12 +5,12 @@ import {
   type PolicyInput,
   type Run,
 } from "@governor/core";
-import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import { ToolMessage } from "@langchain/core/messages";
 import { type StructuredToolInterface, tool } from "@langchain/core/tools";
-import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, toolRetryMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { type Ended, runScriptedAgent } from "../../../test/support/langchain-agent.ts";
 import {
   call,
   ScriptedChatModel,
@@ -30,36 +30,18 @@ const SECRET = "sk-live-4f9aQ2xZ7bN1mK8pL3vR6tY0";
 const FAST_RETRY = { baseDelayMs: 1, maxDelayMs: 5 };
 const USER = { messages: [{ role: "user", content: "Do the task" }] };
 
-/** How `createAgent` ended: its messages, or what it threw. */
-interface Ended {
-  readonly model: ScriptedChatModel;
-  readonly messages: readonly BaseMessage[];
-  readonly error: unknown;
-}
-
 /** Runs langchain's prebuilt agent (`createAgent`) with the script; governed when `run` is set. */
-async function runAgent(
+function runAgent(
   tools: StructuredToolInterface[],
   script: readonly ScriptedTurn[],
   run?: Run,
   onHostError?: (error: HostError) => void,
 ): Promise<Ended> {
-  const model = new ScriptedChatModel(script);
-  const agent = createAgent({
-    model,
-    tools: run ? governTools(tools, { run, ...(onHostError && { onHostError }) }) : tools,
-    middleware: run ? [governorMiddleware(run)] : [],
-    checkpointer: new MemorySaver(),
-  });
-  const config = { configurable: { thread_id: "t-1" } };
-  try {
-    const result = await agent.invoke(USER, config);
-    return { model, messages: result.messages, error: undefined };
-  } catch (error) {
-    // The state saved before the stop: the stopping turn's tool messages are in it.
-    const state = (await agent.getState(config)) as { values: { messages: BaseMessage[] } };
-    return { model, messages: state.values.messages, error };
-  }
+  return runScriptedAgent(
+    script,
+    run ? governTools(tools, { run, ...(onHostError && { onHostError }) }) : tools,
+    run ? [governorMiddleware(run)] : [],
+  );
 }
 
 /** Every tool message the model was shown, over all its turns. */

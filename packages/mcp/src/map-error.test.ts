@@ -19,6 +19,7 @@ import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamable
 import { McpError, UrlElicitationRequiredError } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { rejection } from "../../../test/support/rejection.ts";
 import { type CallSiteFacts, isSessionGone, LocalCheckError, mapSdkError } from "./map-error.ts";
 
 const policy = createGovernor({}, { metrics: false }).toolPolicy("a_tool");
@@ -47,15 +48,6 @@ const clients: Client[] = [];
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
 });
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("mapSdkError: the SDK 1.32 error shapes pinned in test/sdk-quirks.test.ts", () => {
   it("the SDK's own -32001 with data.timeout → local timeout (retry_dependency, unknown)", () => {

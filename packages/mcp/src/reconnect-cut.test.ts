@@ -1,7 +1,8 @@
-import { createGovernor, createMemoryStore, type Store } from "@governor/core";
+import { createGovernor, createMemoryStore } from "@governor/core";
 import { connectInMemory, createFaultServer } from "@governor/testkit";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterEach, describe, expect, it } from "vitest";
+import { forwardingStore } from "../../../test/support/store-doubles.ts";
 import { governClient } from "./client.ts";
 
 /**
@@ -20,17 +21,15 @@ async function setup(wallTimeMs?: number) {
   clients.push(client);
   const memory = createMemoryStore();
   const settled: [string, string][] = [];
-  const store: Store = {
-    get: (k) => memory.get(k),
-    set: (k, v, t) => memory.set(k, v, t),
-    increment: (k, b, t) => memory.increment(k, b, t),
-    claim: (k, h, o) => memory.claim(k, h, o),
-    settle: (k, st, o) => {
-      if (k.startsWith("gk_")) settled.push([k, st]);
-      memory.settle(k, st, o);
+  const store = forwardingStore(
+    {
+      settle: (k, st, o) => {
+        if (k.startsWith("gk_")) settled.push([k, st]);
+        memory.settle(k, st, o);
+      },
     },
-    entry: (k) => memory.entry(k),
-  };
+    memory,
+  );
   const governor = createGovernor(
     {
       tools: { create_note: { effect: "mutating" }, get_note: { effect: "read_only" } },

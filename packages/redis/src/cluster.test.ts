@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { type ClaimResult, StoreError } from "@governor/core";
 import { describeStoreContract } from "@governor/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rejection } from "../../../test/support/rejection.ts";
 import { layout, slotOf } from "./layout.ts";
 import { createRedisStore, type RedisStore, type RedisStoreOptions } from "./redis-store.ts";
 import { clusterTests, type LocalCluster, startLocalCluster } from "./testing-cluster.ts";
@@ -17,15 +18,6 @@ const claimAt = (now = Date.now(), allowUncertain = false) => ({
   allowUncertain,
   leaseMs: LEASE,
 });
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    (value) => {
-      throw new Error(`expected a rejection, got ${JSON.stringify(value)}`);
-    },
-    (error: unknown) => error,
-  );
-}
 
 describe.runIf(clusters.run)("RedisStore on Redis Cluster", { timeout: 120_000 }, () => {
   let cluster: LocalCluster;

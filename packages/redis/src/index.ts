@@ -6,5 +6,6 @@ export {
   type RedisStoreClient,
   type RedisStoreCluster,
   type RedisStoreOptions,
+  type RedisStoreSentinel,
 } from "./redis-store.ts";
 export type { RedisStoreWarning } from "./server-checks.ts";

@@ -1,6 +1,7 @@
 import { StoreError } from "@governor/core";
 import { createClient } from "redis";
 import { afterEach, describe, expect, it } from "vitest";
+import { rejection } from "../../../test/support/rejection.ts";
 import { createRedisStore, type RedisStore } from "./redis-store.ts";
 import type { RedisStoreWarning } from "./server-checks.ts";
 import { type PrivateRedis, redisServerMissing, startPrivateRedis } from "./testing-server.ts";
@@ -40,15 +41,6 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
   } finally {
     clearTimeout(timer);
   }
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    (value) => {
-      throw new Error(`expected a rejection, got ${JSON.stringify(value)}`);
-    },
-    (error: unknown) => error,
-  );
 }
 
 describe.runIf(wanted && missing === undefined)("Redis ledger safety", () => {

@@ -9,7 +9,7 @@ import type {
   SettleOptions,
   Store,
 } from "@governor/core";
-import { GovernorError, StoreError } from "@governor/core";
+import { checkAddOutcome, GovernorError, StoreError } from "@governor/core";
 import { createClient } from "redis";
 import { type Bucket, type Layout, layout, MAX_BUCKETS, shareOf } from "./layout.ts";
 import {
@@ -23,6 +23,13 @@ import {
   type Script,
   SETTLE,
 } from "./scripts.ts";
+import {
+  ConnectionChanged,
+  isSentinel,
+  type RedisStoreSentinel,
+  sentinelProblem,
+  sentinelTransport,
+} from "./sentinel.ts";
 import { checkServer, type RedisStoreWarning } from "./server-checks.ts";
 import { CommandTimeout, NoConnection, toStoreError } from "./store-errors.ts";
 import {
@@ -30,22 +37,25 @@ import {
   isCluster,
   type RedisStoreClient,
   type RedisStoreCluster,
+  type Send,
   singleTransport,
   type Transport,
 } from "./transport.ts";
 
+export type { RedisStoreSentinel } from "./sentinel.ts";
 export type { RedisStoreClient, RedisStoreCluster } from "./transport.ts";
 
 /** Options of {@link createRedisStore}: give a `client` or a `url`. */
 export interface RedisStoreOptions {
   /**
-   * A connected node-redis client (`createClient()`), or a connected cluster client
-   * (`createCluster()`, for Redis Cluster or Valkey Cluster). The store only sends commands with
-   * it; `close()` leaves it open. Use this for a cluster, TLS, auth, or your own reconnect and
-   * offline-queue settings.
+   * A connected node-redis client (`createClient()`), a connected cluster client
+   * (`createCluster()`, for Redis Cluster or Valkey Cluster), or a connected Sentinel client
+   * (`createSentinel()`, with its default `masterPoolSize` of 1 or `reserveClient: true`). The
+   * store only sends commands with it; `close()` leaves it open. Use this for a cluster, Sentinel,
+   * TLS, auth, or your own reconnect and offline-queue settings.
    * @default none: a client is created from `url`
    */
-  readonly client?: RedisStoreClient | RedisStoreCluster;
+  readonly client?: RedisStoreClient | RedisStoreCluster | RedisStoreSentinel;
   /**
    * `redis[s]://[[user][:password]@]host[:port][/db]`. The store creates, connects and owns a client
    * (closed by `close()`) that fails commands at once while disconnected rather than queueing
@@ -227,10 +237,13 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   );
   if ((options.client === undefined) === (options.url === undefined)) {
     throw invalid(
-      "give exactly one of client (a connected node-redis client or cluster client) or url",
+      "give exactly one of client (a connected node-redis client, cluster client or Sentinel client) or url",
     );
   }
   const onCluster = isCluster(options.client);
+  const onSentinel = isSentinel(options.client);
+  const unusable = onSentinel ? sentinelProblem(options.client as RedisStoreSentinel) : undefined;
+  if (unusable !== undefined) throw invalid(unusable);
   const bucketCount = options.buckets ?? (onCluster ? 16 : 1);
   if (!Number.isSafeInteger(bucketCount) || bucketCount < 1 || bucketCount > MAX_BUCKETS) {
     throw invalid(
@@ -256,7 +269,11 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const owned = options.client === undefined ? own(options.url as string) : undefined;
   const transport: Transport = onCluster
     ? clusterTransport(options.client as RedisStoreCluster)
-    : singleTransport((options.client as RedisStoreClient | undefined) ?? (owned as Owned).client);
+    : onSentinel
+      ? sentinelTransport(options.client as RedisStoreSentinel)
+      : singleTransport(
+          (options.client as RedisStoreClient | undefined) ?? (owned as Owned).client,
+        );
   const keys: Layout = layout(prefix, bucketCount, onCluster || bucketCount > 1);
   const unsettledShare = shareOf(maxUnsettled, bucketCount);
   const outcomesShare = shareOf(maxOutcomes, bucketCount);
@@ -287,10 +304,13 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     if (connections > 1) checked = undefined;
   });
 
-  /** Sends one command, bounded by `commandTimeoutMs`, without the server checks. */
-  async function sendRaw(route: string | undefined, args: string[]): Promise<unknown> {
+  /**
+   * Sends one command, bounded by `commandTimeoutMs`, without the server checks; `via` a session
+   * (`transport.session()`) when it must share a connection with the commands before it.
+   */
+  async function sendRaw(route: string | undefined, args: string[], via?: Send): Promise<unknown> {
     if (owned !== undefined) await owned.whenReady();
-    return await within(transport.send(route, args, commandTimeoutMs), commandTimeoutMs);
+    return await within((via ?? transport.send)(route, args, commandTimeoutMs), commandTimeoutMs);
   }
 
   /**
@@ -305,7 +325,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
           checkServer(
             (args) =>
               within(
-                owned === undefined ? sendTo(args) : sendRaw(undefined, args),
+                owned === undefined ? sendTo(args, commandTimeoutMs) : sendRaw(undefined, args),
                 commandTimeoutMs,
               ),
             requirements,
@@ -323,35 +343,47 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     }
   }
 
-  async function send(route: string | undefined, args: string[]): Promise<unknown> {
-    if (transport.cluster) {
+  async function send(route: string | undefined, args: string[], via?: Send): Promise<unknown> {
+    for (let tries = 1; ; tries++) {
+      // A cluster's primaries changed, or a Sentinel client's connection (see sentinel.ts).
       const now = transport.primariesId();
       if (now !== checkedPrimaries) {
         checkedPrimaries = now;
         checked = undefined;
       }
+      if (checked === undefined) {
+        const check = checkAll();
+        checked = check;
+        // A failed check is not kept: the next operation checks again (the server may be fixed).
+        check.catch(() => {
+          if (checked === check) checked = undefined;
+        });
+      }
+      try {
+        await checked;
+        return await sendRaw(route, args, via);
+      } catch (error) {
+        // Handed to a connection the checks had not seen, and not sent (see sentinel.ts): check
+        // that one, and send once more.
+        if (!(error instanceof ConnectionChanged) || error.sent || tries > 1) throw error;
+      }
     }
-    if (checked === undefined) {
-      const check = checkAll();
-      checked = check;
-      // A failed check is not kept: the next operation checks again (the server may be fixed).
-      check.catch(() => {
-        if (checked === check) checked = undefined;
-      });
-    }
-    await checked;
-    return sendRaw(route, args);
   }
 
-  async function run(script: Script, scriptKeys: string[], args: string[]): Promise<unknown> {
+  async function run(
+    script: Script,
+    scriptKeys: string[],
+    args: string[],
+    via?: Send,
+  ): Promise<unknown> {
     const rest = [String(scriptKeys.length), ...scriptKeys, ...args];
     const route = scriptKeys[0];
     try {
-      return await send(route, ["EVALSHA", script.sha1, ...rest]);
+      return await send(route, ["EVALSHA", script.sha1, ...rest], via);
     } catch (error) {
       // A restarted or flushed server forgot the script: EVAL sends it and caches it again.
       if (!(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
-      return await send(route, ["EVAL", script.source, ...rest]);
+      return await send(route, ["EVAL", script.source, ...rest], via);
     }
   }
 
@@ -369,16 +401,23 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   ): Promise<string[]> {
     const bucket = keys.bucketOf(key);
     const epoch = epochs[bucket.index] as { id: string; seq: number; primary: string };
+    // The script and its WAIT on one connection: WAIT answers for its own connection's writes.
+    const via = transport.session();
     const reply = strings(
-      await run(script, ledgerKeys(bucket, key), [
-        epoch.id,
-        String(epoch.seq),
-        epoch.primary,
-        randomUUID(),
-        `${bucket.prefix}l:`,
-        `${bucket.prefix}r:`,
-        ...args,
-      ]),
+      await run(
+        script,
+        ledgerKeys(bucket, key),
+        [
+          epoch.id,
+          String(epoch.seq),
+          epoch.primary,
+          randomUUID(),
+          `${bucket.prefix}l:`,
+          `${bucket.prefix}r:`,
+          ...args,
+        ],
+        via,
+      ),
     );
     if (reply[0] === "ledger_lost") throw lost(operation, reply[1]);
     const [status, id, seq, primary, replicas, ...rest] = reply;
@@ -393,7 +432,9 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       }
     }
     if (Number(replicas) > 0 && primary !== undefined) replicated.add(primary);
-    if (writes && status !== "ledger_full") await replicate(bucket, replicated.has(primary ?? ""));
+    if (writes && status !== "ledger_full") {
+      await replicate(bucket, replicated.has(primary ?? ""), via);
+    }
     return [status ?? "", ...rest];
   }
 
@@ -401,12 +442,12 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
    * Waits until `waitForReplicas` replicas (by default 1 when the primary has had one) have this
    * connection's writes: WAIT goes to the primary of the bucket, on the connection that wrote.
    */
-  async function replicate(bucket: Bucket, hasReplica: boolean): Promise<void> {
+  async function replicate(bucket: Bucket, hasReplica: boolean, via: Send): Promise<void> {
     const wanted = waitForReplicas ?? (hasReplica ? 1 : 0);
     if (wanted === 0) return;
     // Half the command timeout, so that WAIT answers before the command times out.
     const waitMs = Math.max(1, Math.floor(commandTimeoutMs / 2));
-    const acked = Number(await send(bucket.epoch, ["WAIT", String(wanted), String(waitMs)]));
+    const acked = Number(await send(bucket.epoch, ["WAIT", String(wanted), String(waitMs)], via));
     if (acked < wanted) {
       throw new StoreError({
         reason: "unavailable",
@@ -536,7 +577,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
     addOutcome(key: string, field: string, add: AddOutcomeOptions): Promise<OutcomeRecord> {
       return attempt("addOutcome", async () => {
-        const { by, now, halfLifeMs, ttlMs } = checkOutcome(field, add);
+        const { by, now, halfLifeMs, ttlMs } = checkAddOutcome(field, add);
         const bucket = keys.bucketOf(key);
         const reply = await run(
           ADD_OUTCOME,
@@ -747,30 +788,6 @@ function toOutcome(key: string, flat: readonly string[]): OutcomeRecord {
   }
   if (updatedAt === undefined) throw unexpected();
   return { key, counts, updatedAt };
-}
-
-/** Checks `addOutcome`'s arguments as the memory store does. */
-function checkOutcome(field: string, options: AddOutcomeOptions): Required<AddOutcomeOptions> {
-  if (typeof field !== "string" || field === "" || field.startsWith("@")) {
-    throw invalid(
-      `addOutcome: field must be a non-empty string not starting with "@", got ${JSON.stringify(field)}`,
-    );
-  }
-  const by = options.by ?? 1;
-  if (typeof by !== "number" || !Number.isFinite(by) || by <= 0) {
-    throw invalid(`addOutcome: by must be a positive finite number, got ${String(by)}`);
-  }
-  if (typeof options.now !== "number" || !Number.isFinite(options.now) || options.now < 0) {
-    throw invalid(
-      `addOutcome: now must be epoch ms (a finite number >= 0), got ${String(options.now)}`,
-    );
-  }
-  return {
-    by,
-    now: options.now,
-    halfLifeMs: positive("halfLifeMs", options.halfLifeMs),
-    ttlMs: positive("ttlMs", options.ttlMs),
-  };
 }
 
 /** A script's reply as strings; nil becomes "". */

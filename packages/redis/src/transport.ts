@@ -27,14 +27,19 @@ export type Send = (
 export interface Transport {
   readonly cluster: boolean;
   readonly send: Send;
+  /**
+   * A `Send` whose commands all go over one connection, or fail: a `WAIT` answers only for the
+   * writes of its own connection, so it must follow a script on the connection that ran it.
+   */
+  session(): Send;
   /** A name for the set of primaries: it changes when a failover or a resharding changes them. */
   primariesId(): string;
   /** Each primary, as a function sending a command to it. */
   primaries(): PrimarySend[];
 }
 
-/** Sends one command to one primary. */
-export type PrimarySend = (args: string[]) => Promise<unknown>;
+/** Sends one command to one primary (`timeoutMs`: what the store waits at most). */
+export type PrimarySend = (args: string[], timeoutMs?: number) => Promise<unknown>;
 
 /** Whether `client` is a node-redis cluster client (it has `masters` and `nodeClient`). */
 export function isCluster(client: unknown): client is RedisStoreCluster {
@@ -46,13 +51,15 @@ export function isCluster(client: unknown): client is RedisStoreCluster {
   );
 }
 
-/** A transport over one client (one server, or Sentinel's current primary behind it). */
+/** A transport over one client (one server, or an address that always reaches the primary). */
 export function singleTransport(client: RedisStoreClient): Transport {
   const sendOne = (args: string[], timeoutMs?: number) =>
     client.sendCommand(args, timeoutMs === undefined ? undefined : { timeout: timeoutMs });
   return {
     cluster: false,
     send: (_route, args, timeoutMs) => sendOne(args, timeoutMs),
+    // One client is one connection: a reconnection between a script and its WAIT is not seen.
+    session: () => (_route, args, timeoutMs) => sendOne(args, timeoutMs),
     primariesId: () => "single",
     primaries: () => [(args) => sendOne(args)],
   };
@@ -63,10 +70,13 @@ export function singleTransport(client: RedisStoreClient): Transport {
  * client follows MOVED and ASK itself), and the checks at connect reach every primary.
  */
 export function clusterTransport(cluster: RedisStoreCluster): Transport {
+  const send: Send = (route, args, timeoutMs) =>
+    cluster.sendCommand(route, false, args, { timeout: timeoutMs });
   return {
     cluster: true,
-    send: (route, args, timeoutMs) =>
-      cluster.sendCommand(route, false, args, { timeout: timeoutMs }),
+    send,
+    // Each node's client is one connection: a script and its WAIT (same route) share it.
+    session: () => send,
     primariesId: () => cluster.masters.map((master) => master.address).join(","),
     primaries: () =>
       cluster.masters.map(

@@ -6,9 +6,9 @@ import type {
   LedgerState,
   OutcomeRecord,
   SettleOptions,
-  Store,
+  SynchronousStore,
 } from "@governor/core";
-import { StoreError } from "@governor/core";
+import { checkAddOutcome, StoreError } from "@governor/core";
 import { createLedger } from "./ledger.ts";
 import { createOutcomes } from "./outcomes.ts";
 import { openConnections } from "./schema.ts";
@@ -57,19 +57,8 @@ export interface SqliteStoreOptions {
   readonly now?: () => number;
 }
 
-/** A {@link Store} in an SQLite file: every method answers synchronously. */
-export interface SqliteStore extends Store {
-  get<T>(key: string): T | undefined;
-  set<T>(key: string, value: T, ttlMs?: number): void;
-  increment(key: string, by: number, ttlMs: number): number;
-  claim(key: string, argsHash: string, options: ClaimOptions): ClaimResult;
-  settle(key: string, state: Exclude<LedgerState, "pending">, options: SettleOptions): void;
-  entry(key: string): LedgerEntry | undefined;
-  release(owner: string): void;
-  addOutcome(key: string, field: string, options: AddOutcomeOptions): OutcomeRecord;
-  outcome(key: string): OutcomeRecord | undefined;
-  listOutcomes(limit: number): OutcomeRecord[];
-  resetOutcomes(prefix?: string): number;
+/** A {@link SynchronousStore} in an SQLite file: every method answers synchronously. */
+export interface SqliteStore extends SynchronousStore {
   /** Closes the file; every later operation fails with a `StoreError` (`unavailable`). */
   close(): void;
 }
@@ -171,7 +160,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
 
     addOutcome(key: string, field: string, add: AddOutcomeOptions): OutcomeRecord {
-      const { by, now, halfLifeMs, ttlMs } = checkOutcome(field, add);
+      const { by, now, halfLifeMs, ttlMs } = checkAddOutcome(field, add);
       return attempt("addOutcome", () => outcomes.add(key, field, by, now, halfLifeMs, ttlMs));
     },
 
@@ -197,30 +186,6 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       db.values.close();
       db.ledger.close();
     },
-  };
-}
-
-/** Checks `addOutcome`'s arguments as the memory store does (the contract suite's cases). */
-function checkOutcome(field: string, options: AddOutcomeOptions): Required<AddOutcomeOptions> {
-  if (typeof field !== "string" || field === "" || field.startsWith("@")) {
-    throw invalid(
-      `addOutcome: field must be a non-empty string not starting with "@", got ${JSON.stringify(field)}`,
-    );
-  }
-  const by = options.by ?? 1;
-  if (typeof by !== "number" || !Number.isFinite(by) || by <= 0) {
-    throw invalid(`addOutcome: by must be a positive finite number, got ${String(by)}`);
-  }
-  if (typeof options.now !== "number" || !Number.isFinite(options.now) || options.now < 0) {
-    throw invalid(
-      `addOutcome: now must be epoch ms (a finite number >= 0), got ${String(options.now)}`,
-    );
-  }
-  return {
-    by,
-    now: options.now,
-    halfLifeMs: positive("halfLifeMs", options.halfLifeMs),
-    ttlMs: positive("ttlMs", options.ttlMs),
   };
 }
 

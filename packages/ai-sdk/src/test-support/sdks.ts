@@ -7,6 +7,7 @@
  */
 import type { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import type { MockLanguageModelV3 } from "ai/test";
+import { beforeAll, type TestContext } from "vitest";
 
 /** What a scripted model step returns (the spec's generate result; ai 7's v4 has the same shape). */
 type Generate = Exclude<ConstructorParameters<typeof MockLanguageModelV3>[0], undefined>;
@@ -217,4 +218,26 @@ export async function runLoop(
   const result = sdk.streamText(options as Parameters<typeof streamText>[0]);
   await result.consumeStream();
   return { steps: await result.steps, text: await result.text };
+}
+
+/**
+ * For one `describe` of `entry`: loads the SDK before its tests; `use(ctx)` answers it, or skips
+ * the test where the SDK cannot run (its `skipReason`); `get()` answers it or undefined (for hooks).
+ */
+export function useSdk(entry: SdkEntry): {
+  get: () => Sdk | undefined;
+  use: (ctx: TestContext) => Sdk;
+} {
+  let sdk: Sdk | undefined;
+  beforeAll(async () => {
+    if (entry.skipReason === undefined) sdk = await entry.load();
+  });
+  return {
+    get: () => sdk,
+    use: (ctx) => {
+      if (entry.skipReason !== undefined) ctx.skip(entry.skipReason);
+      if (sdk === undefined) throw new Error(`${entry.name} did not load`);
+      return sdk;
+    },
+  };
 }

@@ -12,7 +12,6 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CliIo } from "../io.ts";
-import { dispatchChecked } from "./fast-path.ts";
 import { HostStdioTransport } from "./host-stdio.ts";
 import { isPreset, loadProxyPolicy, PRESETS, type Preset } from "./policy-source.ts";
 import { createProxyServer, type ProxyServer, type ProxyServerOptions } from "./server.ts";
@@ -274,7 +273,7 @@ export async function listenHttp(
         if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
         void proxy.close();
       };
-      await proxy.server.connect(transport);
+      await proxy.connect(transport);
       answerBadToolCalls(transport, onProblem);
       await transport.handleRequest(req, res, body);
     })().catch((error: unknown) => {
@@ -360,8 +359,7 @@ export async function proxyCommand(argv: string[], io: CliIo): Promise<number> {
   } else {
     const proxy = createProxyServer(proxyOptions());
     const transport = new HostStdioTransport(io.stdin, io.stdout, hostProblem);
-    await proxy.server.connect(transport);
-    dispatchChecked(proxy.server, transport);
+    await proxy.connect(transport, { checked: true });
     closeHost = proxy.close;
     // The host went away: end the run and the child server with it.
     io.stdin.once("end", () => void shutdown());

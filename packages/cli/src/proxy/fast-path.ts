@@ -2,14 +2,17 @@
  * The proxy's message path without the SDK's repeated schema checks, in one place. The SDK checks
  * each message it reads against its JSON-RPC schemas (zod) as the stdio transport parses it, then
  * again, up to four times, as the Protocol sorts it into request, notification or response (a
- * failing check, the usual case for a request, costs most). Behind a proxy every call is read
- * twice (the host's request, the server's answer). With this path the proxy's CPU per call went
- * from about 240 to 210 µs, and bench/proxy-overhead.ts from 3.2-3.9 to 2.9-3.0 (docs/proxy.md).
- * Here each line is parsed once and its envelope checked by hand (jsonrpc-envelope.ts, the rules
- * of the schemas: an object, `jsonrpc` "2.0", an id a string or an integer, `params` an object, a
- * response with exactly one of `result` or `error`; unknown top-level fields are let through, where
- * the SDK's strict schemas refuse the message), and the Protocol is handed the message by kind.
- * Request params and results are still checked by the SDK's schemas of each method.
+ * failing check, the usual case for a request, costs most). Here each line is parsed once and its
+ * envelope checked by hand (jsonrpc-envelope.ts, the rules of the schemas: an object, `jsonrpc`
+ * "2.0", an id a string or an integer, `params` an object, a response with exactly one of `result`
+ * or `error`; unknown top-level fields are let through, where the SDK's strict schemas refuse the
+ * message), and the Protocol is handed the message by kind. Request params and results are still
+ * checked by the SDK's schemas of each method.
+ *
+ * Tool calls, the proxy's hot path, do not reach the Protocol at all: the host's are answered by
+ * tool-call-route.ts and the server's answers are taken by upstream-tool-calls.ts, both off the
+ * transport. What is left here serves everything else, and reads the server's lines once
+ * (`LineReadBuffer`) for the tool calls too.
  *
  * Both parts lean on SDK internals (`StdioClientTransport._readBuffer`, `Protocol._onrequest`,
  * `_onresponse`, `_onnotification`); each is installed only when they are there, so an SDK without

@@ -12,6 +12,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
+  type CallToolRequest,
   CallToolRequestSchema,
   type ClientCapabilities,
   ErrorCode,
@@ -33,6 +34,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { dispatchChecked, useLineReadBuffer } from "./fast-path.ts";
 import { createProxySession, JsonRpcError, type ProxyLog, type ProxySession } from "./session.ts";
+import { routeToolCalls } from "./tool-call-route.ts";
+import { sendToolCallsDirectly } from "./upstream-tool-calls.ts";
 
 const { version: VERSION } = createRequire(import.meta.url)("../../package.json") as {
   version: string;
@@ -71,8 +74,15 @@ export interface ProxyServerOptions {
 }
 
 export interface ProxyServer {
-  /** The MCP server the host talks to: `server.connect(transport)`. */
+  /** The MCP server the host talks to (through `connect`). */
   readonly server: Server;
+  /**
+   * Connects the host's transport: `server.connect(transport)`, with the host's tool calls taken
+   * off the transport and answered without the SDK's request handling (tool-call-route.ts).
+   * `checked`: the transport checks each message's envelope itself (host-stdio.ts), so the SDK
+   * is handed the rest by kind (fast-path.ts).
+   */
+  connect(transport: Transport, options?: { readonly checked?: boolean }): Promise<void>;
   /** Closes the host side and the real server's connection (a stdio child is ended). */
   close(): Promise<void>;
 }
@@ -210,11 +220,15 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     };
   };
 
+  /** How each client sends its tool calls (upstream-tool-calls.ts). */
+  const directs = new WeakMap<Client, ReturnType<typeof sendToolCallsDirectly>>();
+
   const connectTransport = async (upstream: Client): Promise<void> => {
     const transport = options.upstream();
     const checked = useLineReadBuffer(transport);
     await upstream.connect(transport);
     if (checked) dispatchChecked(upstream, transport);
+    directs.get(upstream)?.attach(transport);
     tapProgress(transport);
   };
 
@@ -259,6 +273,7 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     clientInfo: Implementation,
   ): Promise<Client> => {
     const upstream = new Client(clientInfo, { capabilities });
+    directs.set(upstream, sendToolCallsDirectly(upstream));
     // The real server's requests (sampling, elicitation, roots) go to the host, whose own
     // capabilities the SDK checks.
     upstream.fallbackRequestHandler = async (request, extra) => {
@@ -353,22 +368,26 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     }),
   );
 
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    tracked(extra.requestId, async () => {
+  /** One tools/call of the host (taken off the transport by tool-call-route.ts, or the SDK's). */
+  const callTool = (request: CallToolRequest, requestId: RequestId, signal: AbortSignal) =>
+    tracked(requestId, async () => {
       const { session } = ready();
       const { name, arguments: args, _meta } = request.params;
-      const progress = forwardProgress(_meta?.progressToken, extra.requestId);
+      const progress = forwardProgress(_meta?.progressToken, requestId);
       try {
         return await session.callTool({
           name,
           ...(args !== undefined && { arguments: args }),
           ...(_meta !== undefined && { meta: _meta }),
-          signal: extra.signal,
+          signal,
         });
       } finally {
         await progress?.done();
       }
-    }),
+    });
+
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    callTool(request, extra.requestId, extra.signal),
   );
 
   // The proxy alone is not the server: a ping goes through, so a dead server is not called alive.
@@ -423,6 +442,15 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
 
   return {
     server,
+    async connect(transport, connectOptions = {}) {
+      await server.connect(transport);
+      if (connectOptions.checked === true) dispatchChecked(server, transport);
+      routeToolCalls(transport, {
+        ready: () => session !== undefined,
+        call: callTool,
+        onerror: (error) => server.onerror?.(error),
+      });
+    },
     async close() {
       shuttingDown = true;
       session?.close();

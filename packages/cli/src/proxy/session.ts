@@ -175,16 +175,12 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
       if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
       if (outcome.kind !== "stop") return toModelResult(outcome);
       if (outcome.hostError !== undefined) throw hostFailure(outcome.hostError, call);
-      // The stop memory keeps only what is not a write in doubt: the ledger refuses an identical
-      // write while one is in doubt, whatever window or time to live (a stop that names a key).
-      // An `uncertain_mutation` stop that names no key is a call not made (the run's reason,
-      // borrowed from another write in doubt, or an identical write in doubt refused it): the
-      // ledger answers for it too.
+      // The stop memory keeps no write in doubt (stops.ts): the ledger refuses an identical write
+      // while one is in doubt, whatever window or time to live. An `uncertain_mutation` stop that
+      // names no key is a call not made (the run's reason, borrowed from another write in doubt,
+      // or an identical write in doubt refused it): the ledger answers for it too.
       const key = outcome.idempotencyKey;
-      const remembered =
-        outcome.reason === "uncertain_mutation"
-          ? undefined
-          : stops.remember(outcome.reason, call.name, call.arguments, { windowEnd });
+      const remembered = stops.remember(outcome.reason, call.name, call.arguments, { windowEnd });
       options.log?.({
         level: "warning",
         data: {

@@ -3,11 +3,13 @@ import { describe, expect, it } from "vitest";
 import { blockedText, createStopMemory, type RememberedStop, stopScope } from "./stops.ts";
 
 describe("stopScope", () => {
-  it("blocks nothing for reasons that are not stops, nor for an abort", () => {
+  it("blocks nothing for reasons that are not stops, nor for an abort or a write in doubt", () => {
     for (const [reason, action] of Object.entries(REASONS)) {
       if (action !== "stop") expect(stopScope(reason as Reason), reason).toBe("none");
     }
     expect(stopScope("aborted")).toBe("none");
+    // The ledger refuses an identical write in doubt itself, for as long as it is in doubt.
+    expect(stopScope("uncertain_mutation")).toBe("none");
   });
 
   it("scopes credentials and spent budgets to the server, permissions to the tool, a write to the call", () => {
@@ -17,17 +19,17 @@ describe("stopScope", () => {
     expect(stopScope("forbidden")).toBe("tool");
     expect(stopScope("repeated_failure")).toBe("tool");
     expect(stopScope("business_rule")).toBe("call");
-    expect(stopScope("uncertain_mutation")).toBe("call");
+    expect(stopScope("partial_success")).toBe("call");
   });
 });
 
 describe("createStopMemory", () => {
   it("blocks by scope: the call with the same arguments, any call of the tool, every tool", () => {
     const memory = createStopMemory({ ttlMs: 1000, now: () => 0 });
-    memory.remember("uncertain_mutation", "create", { b: 2, a: 1 }, { idempotencyKey: "key-1" });
+    memory.remember("business_rule", "create", { b: 2, a: 1 });
     expect(memory.blocking("create", { a: 1, b: 2 })).toMatchObject({
+      reason: "business_rule",
       scope: "call",
-      idempotencyKey: "key-1",
     });
     expect(memory.blocking("create", { a: 1, b: 3 })).toBeUndefined();
     memory.remember("forbidden", "delete", { id: "x" });
@@ -41,33 +43,14 @@ describe("createStopMemory", () => {
     let now = 0;
     const memory = createStopMemory({ ttlMs: 1000, now: () => now });
     expect(memory.remember("aborted", "t", {})).toBeUndefined();
+    expect(memory.remember("uncertain_mutation", "t", {})).toBeUndefined();
+    expect(memory.size).toBe(0);
     memory.remember("forbidden", "t", {});
     now = 999;
     expect(memory.blocking("t", {})).toBeDefined();
     now = 1000;
     expect(memory.blocking("t", {})).toBeUndefined();
     expect(memory.size).toBe(0);
-  });
-
-  it("a stop that names a key (a write that may have happened) blocks the call, even for scope none or after its window", () => {
-    let now = 0;
-    const memory = createStopMemory({ ttlMs: 1000, now: () => now });
-    expect(memory.remember("aborted", "pay", { a: 1 }, { idempotencyKey: "k1" })).toMatchObject({
-      scope: "call",
-      idempotencyKey: "k1",
-    });
-    expect(memory.blocking("pay", { a: 1 })).toMatchObject({ reason: "aborted", scope: "call" });
-    expect(memory.blocking("pay", { a: 2 })).toBeUndefined();
-    memory.remember("deadline_exceeded", "send", { b: 1 }, { idempotencyKey: "k2", windowEnd: 10 });
-    expect(memory.blocking("other", {})).toMatchObject({ scope: "window" });
-    now = 10;
-    expect(memory.blocking("other", {})).toBeUndefined();
-    expect(memory.blocking("send", { b: 1 })).toMatchObject({
-      scope: "call",
-      idempotencyKey: "k2",
-    });
-    now = 1000;
-    expect(memory.blocking("send", { b: 1 })).toBeUndefined();
   });
 
   it("blocks a window stop until the window ends, not for the time to live", () => {
@@ -87,30 +70,29 @@ describe("createStopMemory", () => {
     expect(memory.blocking("pay", { amount: 0 })).toBeUndefined();
   });
 
-  it("never forgets a write that may have happened to make room, only when its time is up", () => {
+  it("forgets expired stops before live ones to make room", () => {
     let now = 0;
     const memory = createStopMemory({ ttlMs: 1000, now: () => now, maxEntries: 2 });
-    memory.remember("uncertain_mutation", "pay", { amount: 5 }, { idempotencyKey: "k1" });
-    now = 10;
-    for (let i = 0; i < 10; i++) memory.remember("business_rule", "pay", { amount: 100 + i });
-    expect(memory.blocking("pay", { amount: 5 })).toMatchObject({ idempotencyKey: "k1" });
-    expect(memory.size).toBe(2);
-    expect(memory.blocking("pay", { amount: 109 })).toBeDefined();
-    now = 1000;
     memory.remember("forbidden", "delete", {});
-    expect(memory.blocking("pay", { amount: 5 })).toBeUndefined();
+    memory.remember("budget_exhausted", "t", {}, { windowEnd: 100 });
+    now = 200;
+    memory.remember("business_rule", "pay", { amount: 1 });
+    expect(memory.size).toBe(2);
+    expect(memory.blocking("delete", {})).toMatchObject({ reason: "forbidden" });
+    expect(memory.blocking("pay", { amount: 1 })).toMatchObject({ reason: "business_rule" });
   });
 
-  it("issue 29: after a tool-wide stop of a write in doubt, only that write is told it may have happened", () => {
+  it("a tool-wide stop blocks every call of the tool, a narrower one does not hide it", () => {
     const memory = createStopMemory({ ttlMs: 1000, now: () => 0 });
-    memory.remember("misconfigured", "write_file", { path: "a.txt" }, { idempotencyKey: "k1" });
-    const other = memory.blocking("write_file", { path: "b.txt" });
-    expect(other).toMatchObject({ reason: "misconfigured", scope: "tool" });
-    expect(other?.idempotencyKey).toBeUndefined();
-    expect(blockedText(other as RememberedStop)).not.toMatch(/may have made the change/);
-    const same = memory.blocking("write_file", { path: "a.txt" });
-    expect(same).toMatchObject({ reason: "misconfigured", scope: "call", idempotencyKey: "k1" });
-    expect(blockedText(same as RememberedStop)).toMatch(/may have made the change/);
+    memory.remember("business_rule", "write_file", { path: "a.txt" });
+    memory.remember("misconfigured", "write_file", { path: "b.txt" });
+    expect(memory.blocking("write_file", { path: "a.txt" })).toMatchObject({
+      reason: "misconfigured",
+      scope: "tool",
+    });
+    expect(blockedText(memory.blocking("write_file", { path: "c.txt" }) as RememberedStop)).toMatch(
+      /The tool write_file is stopped \(misconfigured\)/,
+    );
   });
 
   it("refuses a time to live that is not a positive number", () => {
@@ -120,34 +102,16 @@ describe("createStopMemory", () => {
 });
 
 describe("blockedText", () => {
-  it("tells the model not to retry, and not to resend a write that may have happened", () => {
-    const text = blockedText({
-      reason: "uncertain_mutation",
-      scope: "call",
-      tool: "pay",
-      until: 1,
-    });
-    expect(text).toMatch(/Do not retry/);
-    expect(text).toMatch(/do not send it again/);
-    expect(blockedText({ reason: "forbidden", scope: "tool", tool: "pay", until: 1 })).toMatch(
-      /The tool pay is stopped \(forbidden\)/,
+  it("tells the model not to retry, and never that a write may have happened (the ledger says so)", () => {
+    const tool = blockedText({ reason: "forbidden", scope: "tool", tool: "pay", until: 1 });
+    expect(tool).toMatch(/The tool pay is stopped \(forbidden\)/);
+    expect(tool).toMatch(/Do not retry/);
+    expect(tool).not.toMatch(/may have made the change/);
+    expect(blockedText({ reason: "business_rule", scope: "call", tool: "pay", until: 1 })).toMatch(
+      /This call of pay was stopped before \(business_rule\)/,
     );
-    expect(blockedText({ reason: "forbidden", scope: "tool", tool: "pay", until: 1 })).not.toMatch(
-      /may have made the change/,
-    );
-  });
-
-  it("says a write may have happened for any stop that names its key", () => {
-    // Since a write whose answer was lost keeps its key whatever stops it afterwards, a deadline
-    // or a budget can end it too.
-    const text = blockedText({
-      reason: "budget_exhausted",
-      scope: "window",
-      tool: "pay",
-      until: 1,
-      idempotencyKey: "gk_0123",
-    });
-    expect(text).toMatch(/may have made the change: do not send it again/);
-    expect(text).not.toContain("gk_0123");
+    expect(
+      blockedText({ reason: "budget_exhausted", scope: "window", tool: "pay", until: 1 }),
+    ).toMatch(/paused until the current budget window ends/);
   });
 });

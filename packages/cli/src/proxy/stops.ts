@@ -2,6 +2,10 @@
  * What a stop means behind the proxy. A host has no notion of Governor's run, so the proxy
  * remembers each stop for a while, with a scope that says which later calls would fail the same
  * way: those are answered at once, without reaching the server. Pure apart from the clock.
+ *
+ * A write in doubt is never kept here: the ledger's index of writes in doubt refuses an identical
+ * write while its outcome is unknown, in every window of the session and past any time to live
+ * (docs/idempotency.md), and a memory bounded in time and size could only forget it sooner.
  */
 
 import type { Reason } from "@governor/core";
@@ -14,10 +18,9 @@ import { canonicalJson } from "@governor/core/judge";
  *   time are spent; the next window starts a fresh run);
  * - `tool`: this tool, any arguments (forbidden, not approved, misconfigured, a retry that never
  *   recovered, the same failure again and again);
- * - `call`: this tool with the same arguments (a business rule may allow other values; a write
- *   that may have happened must never be sent again);
- * - `none`: nothing (the host cancelled; the next call may well work), unless the stop names an
- *   idempotency key: a write that may have happened blocks the same call (see `remember`).
+ * - `call`: this tool with the same arguments (a business rule may allow other values);
+ * - `none`: nothing (the host cancelled; the next call may well work; a write in doubt, which the
+ *   ledger refuses itself).
  */
 export type StopScope = "server" | "window" | "tool" | "call" | "none";
 
@@ -39,7 +42,6 @@ export function stopScope(reason: Reason): StopScope {
     case "repeated_failure":
       return "tool";
     case "business_rule":
-    case "uncertain_mutation":
     case "partial_success":
       return "call";
     default:
@@ -54,8 +56,6 @@ export interface RememberedStop {
   readonly tool: string;
   /** Epoch ms after which it no longer blocks. */
   readonly until: number;
-  /** The idempotency key of a write that may have happened. */
-  readonly idempotencyKey?: string;
 }
 
 export interface StopMemoryOptions {
@@ -63,26 +63,20 @@ export interface StopMemoryOptions {
   readonly ttlMs: number;
   /** The clock (epoch ms). @default Date.now */
   readonly now?: () => number;
-  /**
-   * Most stops remembered; the oldest is forgotten first, except a stop that names a key (a write
-   * that may have happened), kept until its time is up. @default 1000
-   */
+  /** Most stops remembered; the expired, then the oldest, are forgotten first. @default 1000 */
   readonly maxEntries?: number;
 }
 
 export interface StopMemory {
   /**
    * Remembers a stop of `tool` called with `args`; returns it, or undefined for scope `none`.
-   * A `window` stop blocks until `windowEnd` (epoch ms), the others for `ttlMs`. A stop that
-   * names an idempotency key (a write that may have happened, whatever stopped it: the host's
-   * cancel, a JSON-RPC error after the request went out, the deadline) blocks at least the same
-   * call for `ttlMs`: a later run would send the write again under a new key.
+   * A `window` stop blocks until `windowEnd` (epoch ms), the others for `ttlMs`.
    */
   remember(
     reason: Reason,
     tool: string,
     args: Readonly<Record<string, unknown>> | undefined,
-    extra?: { readonly idempotencyKey?: string | undefined; readonly windowEnd?: number },
+    extra?: { readonly windowEnd?: number },
   ): RememberedStop | undefined;
   /** The remembered stop that blocks this call, if any. */
   blocking(
@@ -118,65 +112,36 @@ export function createStopMemory(options: StopMemoryOptions): StopMemory {
     return undefined;
   };
 
-  const keep = (
-    scope: RememberedStop["scope"],
-    reason: Reason,
-    tool: string,
-    args: Readonly<Record<string, unknown>> | undefined,
-    extra: { readonly idempotencyKey?: string | undefined; readonly windowEnd?: number },
-  ): RememberedStop => {
-    const key = keyOf(scope, tool, args);
-    const until =
-      scope === "window" && extra.windowEnd !== undefined ? extra.windowEnd : now() + options.ttlMs;
-    const stop: RememberedStop = {
-      reason,
-      scope,
-      tool,
-      until,
-      ...(extra.idempotencyKey !== undefined && { idempotencyKey: extra.idempotencyKey }),
-    };
-    stops.delete(key);
-    stops.set(key, stop);
-    if (stops.size > maxEntries) makeRoom();
-    return stop;
-  };
-
-  /**
-   * Forgets expired stops, then the oldest that names no key. A stop of a write that may have
-   * happened is kept until its time is up, like the ledger's uncertain keys: forgetting it to make
-   * room would let the write be sent again.
-   */
+  /** Forgets expired stops, then the oldest. */
   const makeRoom = (): void => {
     const at = now();
     for (const [key, stop] of stops) {
       if (stops.size <= maxEntries) return;
       if (stop.until <= at) stops.delete(key);
     }
-    for (const [key, stop] of stops) {
+    for (const key of stops.keys()) {
       if (stops.size <= maxEntries) return;
-      if (stop.idempotencyKey === undefined) stops.delete(key);
+      stops.delete(key);
     }
   };
 
   return {
     remember(reason, tool, args, extra = {}) {
-      const named = stopScope(reason);
-      const write = extra.idempotencyKey !== undefined;
-      if (named === "none" && !write) return undefined;
-      const scope = named === "none" ? "call" : named;
-      // Only the write itself may have happened: a stop of the whole tool or server names no key,
-      // so the other calls it blocks (never sent) are not told that they may have written. The
-      // write's own call is kept with its key, for the time to live (past a window's end too).
-      const { idempotencyKey: _, ...broad } = extra;
-      const stop = keep(scope, reason, tool, args, scope === "call" ? extra : broad);
-      if (scope !== "call" && write) keep("call", reason, tool, args, extra);
+      const scope = stopScope(reason);
+      if (scope === "none") return undefined;
+      const key = keyOf(scope, tool, args);
+      const until =
+        scope === "window" && extra.windowEnd !== undefined
+          ? extra.windowEnd
+          : now() + options.ttlMs;
+      const stop: RememberedStop = { reason, scope, tool, until };
+      stops.delete(key);
+      stops.set(key, stop);
+      if (stops.size > maxEntries) makeRoom();
       return stop;
     },
     blocking(tool, args) {
-      // A write that may have happened hears so, even while a broader stop also blocks it.
-      const own = live(keyOf("call", tool, args));
-      if (own?.idempotencyKey !== undefined) return own;
-      return live(SERVER_KEY) ?? live(keyOf("tool", tool, args)) ?? own;
+      return live(SERVER_KEY) ?? live(keyOf("tool", tool, args)) ?? live(keyOf("call", tool, args));
     },
     clear() {
       stops.clear();
@@ -197,11 +162,5 @@ export function blockedText(stop: RememberedStop): string {
         : stop.scope === "tool"
           ? `The tool ${stop.tool} is stopped`
           : `This call of ${stop.tool} was stopped before`;
-  // A stop that names a key is a write that may have happened, whatever stopped it (a deadline
-  // or a spent budget after an unanswered attempt, say).
-  const write =
-    stop.reason === "uncertain_mutation" || stop.idempotencyKey !== undefined
-      ? " The earlier attempt may have made the change: do not send it again; tell the user it needs checking."
-      : "";
-  return `${what} (${stop.reason}); calls that would fail the same way are not sent.${write} Do not retry: tell the user what happened and what they need to do.`;
+  return `${what} (${stop.reason}); calls that would fail the same way are not sent. Do not retry: tell the user what happened and what they need to do.`;
 }

@@ -1,5 +1,3 @@
-import { judgeFacts } from "./text-facts.ts";
-
 /**
  * What the call itself tells about its failure (issue 12.3): the arguments the model sent and,
  * for MCP, the tool's input schema. An error that echoes an argument's value or names a schema
@@ -216,21 +214,7 @@ interface TextTargets {
 
 const NO_TARGETS: TextTargets = { hosts: [], failedHosts: 0, paths: [] };
 
-/** What recent texts name: the same failure text comes back with every retry and every run. */
-const targetMemo = judgeFacts.slot<TextTargets>(
-  (t) => t.hosts.reduce((n, h) => n + h.length, 0) + t.paths.reduce((n, p) => n + p.length, 0),
-);
-
 function targetsOf(head: string): TextTargets {
-  let hit = targetMemo.get(head);
-  if (hit === undefined) {
-    hit = scanTargets(head);
-    targetMemo.set(head, hit);
-  }
-  return hit;
-}
-
-function scanTargets(head: string): TextTargets {
   // A URL's host counts only for the model: a server's own API host is in every text it sends.
   const hosts = new Set<string>();
   for (const m of head.matchAll(HOST_AFTER)) if (m[1] !== undefined) hosts.add(m[1].toLowerCase());

@@ -1,5 +1,6 @@
 import type { PolicyRule, ToolPolicy } from "../policy/policy.ts";
 import { testPolicyPattern } from "../policy/policy-pattern.ts";
+import { REASON_INFO } from "../reasons.ts";
 import { type Action, type Certainty, REASONS, type Reason } from "../types.ts";
 import { type CallEvidence, type CallFacts, readCallEvidence } from "./call-evidence.ts";
 import { maskArgumentEchoes } from "./echoes.ts";
@@ -12,7 +13,14 @@ import {
   RULE_TEXT_LIMIT,
   type TextRule,
 } from "./rules.ts";
-import { type ModelClass, readText, SHIPPED_TEXT_MODEL, type TextModel } from "./text-model.ts";
+import {
+  MODEL_CLASSES,
+  type ModelClass,
+  type ModelReading,
+  readText,
+  SHIPPED_TEXT_MODEL,
+  type TextModel,
+} from "./text-model.ts";
 
 /** What kind of failure this is, who can fix it, and what is known of its effect. */
 export interface Classification {
@@ -30,14 +38,21 @@ export interface Classification {
   /**
    * What the learned text model read, when it decided: how sure it was and the features that
    * weighed most (`read` is its class; `action` may differ where it was not taken). `unsure` below
-   * {@link MODEL_SURE_AT}: then the correction stands, and `decide` stops a `mutating` tool rather
-   * than ask the model to correct it.
+   * {@link MODEL_SURE_AT}: then the correction stands (a stop read as the likeliest class and
+   * {@link MODEL_UNSURE_STOP_OVER} times likelier than a correction is still taken), except on a tool the policy declares
+   * `mutating` (see `stopOnWrite`), which is classified a stop (`person_required`); `decide` does
+   * the same for an effect known only at run time (trusted annotations).
    */
   readonly model?: {
     readonly probability: number;
     readonly unsure: boolean;
     readonly read: ModelClass;
     readonly features: readonly { readonly feature: string; readonly weight: number }[];
+    /**
+     * A correction a `mutating` tool does not take: the reading is unsure, or a stop is not
+     * {@link WRITE_STOP_WEIGHT} times less likely than the correction.
+     */
+    readonly stopOnWrite?: true;
   };
   /**
    * What a retry that runs out becomes instead of giving up: `correct_arguments` when the failing
@@ -108,16 +123,8 @@ const TOOL_FAILURE_CLASS: Record<string, Reason> = {
   unsupported: "not_supported",
 };
 
-const RETRY_CERTAINTY: Partial<Record<Reason, Certainty>> = {
-  timeout: "unknown",
-  upstream_error: "unknown",
-  network_error: "unknown",
-  connection_closed: "unknown",
-  connection_refused: "not_sent",
-};
-
 function verdictFor(reason: Reason): Verdict {
-  return { action: REASONS[reason], reason, certainty: RETRY_CERTAINTY[reason] ?? "failed" };
+  return { action: REASONS[reason], reason, certainty: REASON_INFO[reason].certainty };
 }
 
 function ruleMatches(rule: PolicyRule, failure: Failure): boolean {
@@ -399,6 +406,34 @@ export const MODEL_SURE_AT = 0.5;
 /** How sure the learned text model must be for a retry it reads to be taken: a retry on a guess could repeat what only a person can fix. */
 export const MODEL_RETRY_AT = 0.85;
 
+/**
+ * How much more a correction of a write that only a person could unblock costs than a stop of a
+ * write the model could have corrected: the first sends a write again in another shape, the second
+ * costs a person a look. On a `mutating` tool the model's correction is taken only when it reads
+ * it at least this many times as likely as a stop (an order of magnitude; the blind set's
+ * aggregate moved little between 5 and 20).
+ */
+export const WRITE_STOP_WEIGHT = 10;
+
+/** Whether, on a write, the model's odds of a stop outweigh those of a correction at that cost. */
+function writeStopOutweighs(reading: ModelReading): boolean {
+  const correct = reading.probabilities[MODEL_CLASSES.indexOf("correct_arguments")] ?? 0;
+  const stop = reading.probabilities[MODEL_CLASSES.indexOf("stop")] ?? 0;
+  return stop * WRITE_STOP_WEIGHT >= correct;
+}
+
+/**
+ * How much likelier than a correction an unsure reading of stop must be to be taken: a near tie
+ * (a text of function words the model barely knows) leaves the correction.
+ */
+export const MODEL_UNSURE_STOP_OVER = 1.25;
+
+function stopOutweighsCorrection(reading: ModelReading): boolean {
+  const correct = reading.probabilities[MODEL_CLASSES.indexOf("correct_arguments")] ?? 0;
+  const stop = reading.probabilities[MODEL_CLASSES.indexOf("stop")] ?? 0;
+  return stop >= MODEL_UNSURE_STOP_OVER * correct;
+}
+
 /** The reason a reading of the learned text model carries, per action. */
 const MODEL_REASON: Record<ModelClass, Reason> = {
   correct_arguments: "unclassified",
@@ -408,17 +443,46 @@ const MODEL_REASON: Record<ModelClass, Reason> = {
 };
 
 /** Step 4: the learned text model, or the default when it knows no word of the text. */
-function fromModel(failure: Failure, text: string, model: TextModel): Classification {
+function fromModel(
+  failure: Failure,
+  text: string,
+  model: TextModel,
+  mutating: boolean,
+): Classification {
   const reading = readText(text, model);
   const certainty = textCertainty(failure, "failed");
   if (reading === undefined) {
     return { action: "correct_arguments", reason: "unclassified", certainty, source: "default" };
   }
   const unsure = reading.probability < MODEL_SURE_AT;
+  // An unsure reading is not taken, except a stop the model finds likelier than every other
+  // class and clearly likelier than a correction: a correction of a failure only a person can fix
+  // costs calls until the repeat rule stops it, a stop a person reads costs a look.
   const action: ModelClass =
-    unsure || (reading.action === "retry_dependency" && reading.probability < MODEL_RETRY_AT)
+    (unsure && !(reading.action === "stop" && stopOutweighsCorrection(reading))) ||
+    (reading.action === "retry_dependency" && reading.probability < MODEL_RETRY_AT)
       ? "correct_arguments"
       : reading.action;
+  // The asymmetry of harm: a write the policy declares `mutating`, corrected on a guess, may be
+  // sent again in another shape; a stop a person can read costs less (decide does the same for
+  // an effect known only at run time).
+  const stopOnWrite =
+    action === "correct_arguments" && (unsure || writeStopOutweighs(reading)) ? true : undefined;
+  if (mutating && stopOnWrite) {
+    return {
+      action: "stop",
+      reason: "person_required",
+      certainty,
+      source: "model",
+      model: {
+        probability: Math.round(reading.probability * 1000) / 1000,
+        unsure,
+        read: reading.action,
+        features: reading.features,
+        stopOnWrite,
+      },
+    };
+  }
   return {
     action,
     reason: MODEL_REASON[action],
@@ -429,6 +493,7 @@ function fromModel(failure: Failure, text: string, model: TextModel): Classifica
       unsure,
       read: reading.action,
       features: reading.features,
+      ...(stopOnWrite && { stopOnWrite }),
     },
   };
 }
@@ -451,6 +516,7 @@ function fromText(
   tool: string,
   call: CallFacts | undefined,
   model: TextModel,
+  effect: ToolPolicy["effect"],
 ): Classification {
   const text = textForRules(failure, call);
   const matched = matchBuiltinRules(text);
@@ -465,7 +531,7 @@ function fromText(
         certainty: textCertainty(failure, rule.certainty),
         source: "rule",
       }
-    : fromModel(failure, text, model);
+    : fromModel(failure, text, model, effect === "mutating");
   if (call === undefined) return verdict;
   const evidence = readCallEvidence(failure.text, call);
   const weighed = weighCallEvidence(verdict, evidence, failure.text);
@@ -499,7 +565,7 @@ export function classify(
     progress ??
     (signal
       ? (internalErrorOfTheTool(failure, signal, call) ?? { ...signal, source: "signal" })
-      : fromText(failure, tool.tool, call, model));
+      : fromText(failure, tool.tool, call, model, tool.effect));
   const withHint =
     failure.retryAfterMs === undefined
       ? detected

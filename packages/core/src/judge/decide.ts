@@ -140,14 +140,15 @@ function demoted(ctx: DecideContext, learned: LearnedOverride): Decision {
 }
 
 /**
- * Where the learned text model was unsure, the asymmetry of harm decides: a write corrected on a
- * guess may be sent again in another shape, so a `mutating` tool stops with a text a person can
- * read instead of going back to the model.
+ * Where the learned text model was unsure, or its correction not an order of magnitude likelier than
+ * a stop (`stopOnWrite`), the asymmetry of harm decides: a write corrected on a guess may be sent
+ * again in another shape, so a `mutating` tool stops with a text a person can read instead of
+ * going back to the model.
  */
 function unsureOnWrite(ctx: DecideContext): boolean {
   const c = ctx.classification;
   // The model's reading only: a policy rule that decided (it keeps the reading) always wins.
-  return c.source === "model" && c.model?.unsure === true && ctx.effect === "mutating";
+  return c.source === "model" && c.model?.stopOnWrite === true && ctx.effect === "mutating";
 }
 
 /** The model changes the call: it reaches the model, so the repeat rule and budgets apply. */

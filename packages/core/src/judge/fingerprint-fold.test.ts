@@ -19,6 +19,40 @@ describe("foldValues: one template, values of any shape", () => {
     same("no such index [logs-a, logs-b]", "no such index [metrics]");
   });
 
+  it("the one word a condition is about, after a colon or at the start, is a value", () => {
+    same(
+      "Access refused: reports not in the allowed list",
+      "Access refused: drafts not in the allowed list",
+    );
+    same("staging does not exist", "production does not exist");
+    same(
+      "call[find] query missing required argument",
+      "call[find] offset missing required argument",
+    );
+    same(
+      "invalid summarization engine set: gpt4. Try again",
+      "invalid summarization engine set: cecil. Try again",
+    );
+    same("Unable to parse range: orders", "Unable to parse range: invoices");
+    same(
+      "Symlink outside allowed directories: x not in read, write",
+      "Symlink outside allowed directories: x not in admin",
+    );
+    // Words of the sentence or of error vocabulary are not values.
+    apart("Permission denied: read", "Permission denied: write");
+    apart("Upload failed: timeout must be set", "Upload failed: quota must be set");
+  });
+
+  it("quoted upstream messages and numeric codes keep two failures apart", () => {
+    apart('Request failed: "Rate limit exceeded"', 'Request failed: "Invalid API key"');
+    apart(
+      '{"error": {"code": 40301, "message": "Forbidden"}}',
+      '{"error": {"code": 40101, "message": "Unauthorized"}}',
+    );
+    apart('{"status": 403}', '{"status": 404}');
+    same('Export failed: "Quarterly Report"', 'Export failed: "Yearly Plan"');
+  });
+
   it("a duration with its unit is one value", () => {
     same("Query timed out after 30s", "Query timed out after 1.5 seconds");
     same("Retry in 250 ms", "Retry in 2 minutes");

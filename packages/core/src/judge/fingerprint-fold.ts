@@ -28,7 +28,7 @@ const END = String.raw`(?=[.!;)\n"']|$)`;
 const AFTER_THING = new RegExp(String.raw`(\b${THING}: )(${TOKENS})${END}`, "g");
 /** A tail after a phrase of absence or refusal: `does not exist: x`, `no such index: x`. */
 const AFTER_CONDITION = new RegExp(
-  String.raw`(\b(?:does not exist|do not exist|not found|no such [a-z]+|not supported|not allowed|disabled|unknown [a-z]+|invalid [a-z]+): )(${TOKENS})${END}`,
+  String.raw`(\b(?:does not exist|do not exist|not found|no such [a-z]+|not supported|not allowed|disabled|unknown [a-z]+|invalid (?:[a-z]+ ){0,3}[a-z]+): )(${TOKENS})${END}`,
   "g",
 );
 /** The thing an error happened in: `error running x:`, `api error in x:`, `arguments for x:`. */
@@ -57,6 +57,14 @@ const CHOICES = new RegExp(
   String.raw`(\b(?:not in|one of(?: the following| these)?(?: [a-z]+)?:?|expected(?: one of)?:|allowed(?: values)?:|available(?: [a-z]+)?:|supported(?: [a-z]+)?:|valid(?: [a-z]+)?:|choose from:?) )(${TOKENS})(?=[.!;)\n"']|$)`,
   "g",
 );
+/**
+ * The subject of a condition after a colon or at the start (`: orders not in <v>`, `: query
+ * missing required argument`, `staging does not exist`): one word, then the condition's words.
+ */
+const SUBJECT_OF_CONDITION =
+  /(^|: |\] )([a-z][\w.<>-]{0,60})(?= (?:is not|are not|was not|were not|does not|do not|did not|not in|not found|missing|is missing|already|must|cannot|can't|has no|have no|is required|is invalid|is unknown|requires|is disabled|is deprecated)\b)/g;
+/** One word after a colon that ends the text or its line (`unable to parse range: orders`). */
+const LAST_WORD = /(: )([a-z][\w.-]{0,60})(?=[.>)\]]?\s*(?:\n|$))/g;
 const NETWORK_TARGET =
   /\b(econnrefused|enotfound|eai_again|ehostunreach|enetunreach|econnreset|etimedout|err_[a-z_]+ at) ([a-z][\w.-]{0,252})/g;
 const OPERATION = /\b(calling the )([\w-]{1,80})( operation)\b/g;
@@ -85,7 +93,8 @@ function plain(tokens: string): boolean {
 }
 
 function valueIfPlain(_m: string, lead: string, tokens: string): string {
-  return plain(tokens) ? `${lead}<v>` : _m;
+  // A list of two or more is values, whatever words it holds (`not in read, write`).
+  return plain(tokens) || /,\s?\S/.test(tokens) ? `${lead}<v>` : _m;
 }
 
 /** A single word that may be a name: not error vocabulary, not a word of the sentence. */
@@ -110,6 +119,8 @@ export function foldValues(normalized: string): string {
     return `${lead}<v>${tail}`;
   };
   if (s.includes(":")) s = s.replace(ERROR_IN, name);
+  s = s.replace(SUBJECT_OF_CONDITION, (m, lead: string, word: string) => name(m, lead, word));
+  if (colonSpace) s = s.replace(LAST_WORD, (m, lead: string, word: string) => name(m, lead, word));
   s = s.replace(KIND_NAME, (m, kind: string, word: string) => name(m, `${kind} `, word));
   if (s.includes("the ")) {
     s = s.replace(NAME_KIND, (m, the: string, word: string, kind: string) =>

@@ -42,7 +42,16 @@ describe("normalizeText: rules", () => {
     ['x "a": 1', "x <str>: <id>"],
     ['"name": "not_found"', "<str>: <str>"],
     ['{"code": "not_found"}', '{"code": "not_found"}'],
-    ['{"kind": "not found"}', '{"kind": <str>}'],
+    // A quoted phrase of error vocabulary is a message, whatever key it follows (issue 27.5).
+    ['{"kind": "not found"}', '{"kind": "not found"}'],
+    ['{"kind": "our orders"}', '{"kind": <str>}'],
+    ['failed: "Rate limit exceeded for 42"', 'failed: "rate limit exceeded for <id>"'],
+    // A one-word message that names a condition stays; one that names a thing is a value.
+    ['{"message": "Forbidden"}', '{"message": "forbidden"}'],
+    ['{"message": "orders"}', '{"message": <str>}'],
+    // A numeric code or status after its key names the condition.
+    ['{"code": 40301, "status": 403}', '{"code": 40301, "status": 403}'],
+    ["errno=1045 id=1045", "errno=1045 id=<v>"],
     ['code: "not_found"', "code: <str>"],
     ["say ‘hi’ and “there” or `x`", "say <str> and <str> or <str>"],
     ["don't stop, won't go", "don't stop, won't go"],

@@ -13,7 +13,6 @@ import { hasHostHint, hasIpv6Hint, hasOpeningQuote } from "./normalize-hints.ts"
 import { colonFollows, endsInObjectSeparator, keyAtEnd } from "./quote-context.ts";
 import { charTable, collapseSpaces, hasRun, replaceAnchored } from "./redact.ts";
 import { replaceEach } from "./replace-each.ts";
-import { judgeFacts } from "./text-facts.ts";
 
 const INPUT_CAP = 4096;
 const NORMALIZED_CAP = 500;
@@ -72,7 +71,13 @@ const CONDITION_WORDS = new Set(
     "malformed illegal parse parsing syntax argument value exists already unreachable closed " +
     "lost empty type enum equal less greater than max min length range format constraint " +
     "precondition deadline unprocessable gateway service request connection socket network tls " +
-    "ssl certificate status code eai again und read only write breaking allowed"
+    "ssl certificate status code eai again und read only write breaking allowed " +
+    // States an upstream code names (`ACCOUNT_SUSPENDED`, `card_declined`): a condition, not a name.
+    "suspended inactive paused revoked declined pending restricted archived deleted deprecated " +
+    "unverified unconfirmed exhausted overdue frozen banned unpaid terminated immutable readonly " +
+    "gone stale outdated conflicting retired removed unsubscribed disallowed prohibited " +
+    "mismatched misconfigured unset undefined null overflow deadlock deadlocked crashed panic " +
+    "fatal corrupt corrupted unsafe"
   ).split(" "),
 );
 
@@ -154,6 +159,13 @@ const STATUS_CONTEXT =
   /(?:http|status|code|error|returned|responded|response)(?:\/(?:<id>|\d{1,2}(?:\.\d)?))?[\s:=]*$/;
 
 /**
+ * A numeric code or status after its key (`"code": 40301`, `status: 403`, `errno=1045`): the
+ * number names the condition, as an error code's identifier does.
+ */
+const CODE_CONTEXT =
+  /\b(?:code|errno|err_?code|error_?code|errorcode|status|status_?code|statuscode|http_?status)["']?\s?[:=]\s?$/;
+
+/**
  * UUID and ISO_TIMESTAMP, sticky: read at one place (see replaceAtAnchor).
  * @internal Exported for tests; not part of the public API.
  */
@@ -217,6 +229,7 @@ export const NORMALIZE_PATTERNS: readonly RegExp[] = [
   HEX_ID,
   DURATION,
   NUMBER,
+  CODE_CONTEXT,
   BRACKETED,
   SPACED_KEY_VALUE,
   PATH_TAIL,
@@ -250,7 +263,7 @@ function replaceQuoted(
   // read by the passes that follow.
   if (content.includes(" ")) {
     const keyName = keyBefore(before);
-    if (keyName !== undefined && MESSAGE_KEYS.has(keyName)) {
+    if ((keyName !== undefined && MESSAGE_KEYS.has(keyName)) || QUOTED_MESSAGE.test(content)) {
       const quote = match.charAt(0);
       const inner = content.replace(INNER_QUOTED, replaceQuoted);
       return `${quote}${inner}${match.charAt(match.length - 1)}`;
@@ -262,8 +275,28 @@ function replaceQuoted(
   }
   const keyName = keyAtEnd(before);
   if (keyName !== undefined && CONDITION_KEYS.has(keyName)) return match;
+  // A one-word upstream message that names a condition (`"message": "Forbidden"`) is the
+  // condition: `Forbidden` and `Unauthorized` behind one wrapper are two failures.
+  if (keyName !== undefined && MESSAGE_KEYS.has(keyName) && namesCondition(content)) return match;
   return "<str>";
 }
+
+/** Whether a one-word value is error vocabulary, or a compound of it (`not_found`, `notfound`, `ValidationError`). */
+function namesCondition(word: string): boolean {
+  const lower = word.toLowerCase();
+  for (const part of lower.split(/[_.-]/)) if (CONDITION_WORDS.has(part)) return true;
+  return /error|exception|fail|denied|forbidden|unauthori[sz]ed|invalid|notfound|timeout|exceeded|unavailable|conflict|expired|limit/.test(
+    lower,
+  );
+}
+
+/**
+ * Quoted prose that reads as an error message, whatever key it follows (`failed: "Rate limit
+ * exceeded"`): kept like a message, with its own values normalized. A name with spaces
+ * (`"Quarterly Report"`) holds none of these words.
+ */
+const QUOTED_MESSAGE =
+  /\b(?:error|errors|failed|failure|denied|unauthori[sz]ed|forbidden|invalid|missing|not found|exceeded|timed out|timeout|unavailable|refused|required|unsupported|not supported|expired|insufficient|not allowed|rate limit|quota)\b/;
 
 /** replaceQuoted for {@link replaceEach}. */
 function quotedMatch(m: RegExpExecArray, whole: string): string {
@@ -506,12 +539,16 @@ function durationOrSize(m: RegExpExecArray): string {
 /** Keys whose HTTP-like value names the condition (`status=503` is not `status=429`). */
 const STATUS_KEYS = new Set(["status", "status_code", "statuscode", "http_status", "httpstatus"]);
 
+/** Keys whose number names the condition (`errno=1045`, `code=40301`). */
+const CODE_KEYS = new Set(["code", "errno", "err_code", "errcode", "error_code", "errorcode"]);
+
 function replaceKeyValue(m: RegExpExecArray): string {
   const match = m[0];
   // Both groups of KEY_VALUE always take part in a match.
   const key = m[1] as string;
   const value = m[2] as string;
   if (STATUS_KEYS.has(key) && /^[1-5]\d\d$/.test(value)) return match;
+  if (CODE_KEYS.has(key) && /^\d{3,6}$/.test(value)) return match;
   return isConditionPair(key, value) ? match : `${key}=<v>`;
 }
 
@@ -535,6 +572,14 @@ function replaceNumber(m: RegExpExecArray, whole: string): string {
   const match = m[0];
   const offset = m.index;
   const before = whole.charAt(offset - 1);
+  if (
+    match.length >= 3 &&
+    match.length <= 6 &&
+    /^\d+$/.test(match) &&
+    CODE_CONTEXT.test(whole.slice(Math.max(0, offset - 24), offset))
+  ) {
+    return match;
+  }
   // Short digit runs glued to a word are part of a name: utf8, ipv4, base64, http2, s3.
   if (/[a-z]/.test(before) && /^\d{1,2}$/.test(match)) return match;
   // An HTTP-like status names the condition: "HTTP 503" and "HTTP 429" are different failures.
@@ -575,7 +620,9 @@ function replaceDotted(m: RegExpExecArray): string {
  * different length match. Kept on purpose, since they tell conditions apart: JSON keys,
  * identifier values of condition keys (`code=not_found`, `"error": "rate_limited"`), upstream
  * messages in quotes after a message key (`"message": "…"`, `'reason': …`, `returned "…"`, with
- * their own values normalized), identifiers with error vocabulary or written in capitals
+ * their own values normalized) and quoted prose of error vocabulary after any key (`failed:
+ * "Rate limit exceeded"`), a one-word message that names a condition (`"message": "Forbidden"`),
+ * a number of 3 to 6 digits after a code or status key (`"code": 40301`, `errno=1045`), identifiers with error vocabulary or written in capitals
  * (`index_not_found_exception`, `EAI_AGAIN`), HTTP-like statuses after `HTTP`/`status`, and short
  * digit runs inside words (`utf8`, `ipv4`). Whitespace is collapsed and the result is capped at
  * 500 characters. Work is bounded: only the first 4096 characters are read.
@@ -585,38 +632,7 @@ function replaceDotted(m: RegExpExecArray): string {
  * // → 'no note with id <str> (took <dur>)'
  */
 export function normalizeText(text: string): string {
-  return normalized(text).text;
-}
-
-/**
- * What the normalizer made of a text, and the last fingerprint made of it: a failure comes back
- * with the same tool, channel and code.
- */
-interface Normalized {
-  readonly text: string;
-  print?: {
-    readonly tool: string;
-    readonly channel: Channel;
-    readonly code: number | string | null;
-    readonly value: string;
-  };
-}
-
-/** What a remembered fingerprint may hold: a tool name of at most 64 characters and the rest. */
-const MAX_PRINT_TOOL = 64;
-const PRINT_CHARS = MAX_PRINT_TOOL + 64;
-
-/** Recent texts, normalized: the normalizer is a pure function of the text's first 4096 characters. */
-const memo = judgeFacts.slot<Normalized>((n) => n.text.length + PRINT_CHARS);
-
-function normalized(text: string): Normalized {
-  const head = text.length > INPUT_CAP ? text.slice(0, INPUT_CAP) : text;
-  let hit = memo.get(head);
-  if (hit === undefined) {
-    hit = { text: normalize(head) };
-    memo.set(head, hit);
-  }
-  return hit;
+  return normalize(text.length > INPUT_CAP ? text.slice(0, INPUT_CAP) : text);
 }
 
 function normalize(head: string): string {
@@ -748,19 +764,9 @@ export function fingerprintOf(
   inputCode: number | string | undefined,
   text: string,
 ): string {
-  const norm = normalized(text);
   const code = inputCode ?? null;
-  const last = norm.print;
-  // Strict equality: `5` and `"5"` are different codes.
-  if (last !== undefined && last.tool === tool && last.channel === channel && last.code === code) {
-    return last.value;
-  }
-  const value = sha256Hex(JSON.stringify([tool, channel, code, foldValues(norm.text)])).slice(
+  return sha256Hex(JSON.stringify([tool, channel, code, foldValues(normalizeText(text))])).slice(
     0,
     16,
   );
-  if (tool.length <= MAX_PRINT_TOOL && (typeof code !== "string" || code.length <= 32)) {
-    norm.print = { tool, channel, code, value };
-  }
-  return value;
 }

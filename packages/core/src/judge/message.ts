@@ -1,3 +1,4 @@
+import { adviceOf } from "../reasons.ts";
 import { type Certainty, REASONS, type Reason } from "../types.ts";
 import type { Decision } from "./decide.ts";
 
@@ -17,37 +18,6 @@ export interface MessageInput {
   readonly attempts?: number;
 }
 
-const CORRECT: Partial<Record<Reason, string>> = {
-  not_found: "Use an identifier that exists; look it up first if unsure.",
-  conflict:
-    "The target changed or already exists; read its current state, then adjust the arguments.",
-};
-
-const STOP: Partial<Record<Reason, string>> = {
-  unauthorized: "Authentication failed; a person must renew the credentials.",
-  forbidden: "A person must grant access; do not retry.",
-  quota_exceeded: "The quota is spent; a person must raise it or wait for it to reset.",
-  business_rule: "The service refuses this request by one of its rules; do not repeat it.",
-  misconfigured: "The service is misconfigured; a person must fix it.",
-  uncertain_mutation:
-    "No answer confirmed the outcome, so the write may have happened. Do not repeat it; a person must check.",
-  partial_success:
-    "The write happened, but a later step failed. Do not repeat the call: it would write again. A person must finish or check the step that failed.",
-  loop_detected: "The same call was repeated without progress.",
-  deadline_exceeded: "No time is left before the run's deadline.",
-  aborted: "The run was cancelled.",
-  not_approved: "A person did not approve this call.",
-  person_required:
-    "A person must look at this before anything else is tried; do not repeat the call or change its arguments to get around it.",
-  protocol_error: "The host has been told; nothing in this conversation can fix it.",
-  session_expired: "The session with the tool ended; the host has been told.",
-  malformed_response: "The tool's reply was malformed; the host has been told.",
-  transport_error: "The tool could not be reached; the host has been told.",
-  elicitation_required: "The tool needs input from the user; the host has been told.",
-  store_unavailable:
-    "Governor's own storage is unavailable, so the call was not made; the host has been told.",
-};
-
 /** A character the end of a sentence drops: whitespace (as `\s` reads it) or a period. */
 const TRAILING = /[\s.]/;
 
@@ -61,25 +31,17 @@ function sentence(text: string): string {
 }
 
 function stopText(input: MessageInput, d: Extract<Decision, { action: "stop" }>): string {
-  switch (d.reason) {
-    case "repeated_failure":
-      return `The same failure happened ${input.repeats ?? input.maxRepeats ?? "several"} times.`;
-    case "budget_exhausted":
-      return `The run's ${d.budget ?? "call"} budget is spent.`;
-    case "retries_exhausted":
-      return input.attempts === 1
-        ? "The service is failing and cannot be retried now."
-        : `The service still fails after ${input.attempts ?? "several"} attempts.`;
-    case "store_unavailable":
-      // Only a call refused before it was sent was not made.
-      return d.certainty === "not_sent"
-        ? (STOP.store_unavailable as string)
-        : d.certainty === "unknown"
-          ? "Governor's own storage could not record the call's outcome, and no answer confirmed it, so the write may have happened. Do not repeat it; a person must check. The host has been told."
-          : "Governor's own storage could not record the call's outcome; the host has been told.";
-    default:
-      return STOP[d.reason] ?? STOP[d.cause] ?? "Nobody in this run can fix it.";
-  }
+  return (
+    adviceOf("stop", d.reason, {
+      repeats: input.repeats,
+      maxRepeats: input.maxRepeats,
+      attempts: input.attempts,
+      budget: d.budget,
+      certainty: d.certainty,
+    }) ??
+    adviceOf("stop", d.cause) ??
+    "Nobody in this run can fix it."
+  );
 }
 
 /**
@@ -97,7 +59,7 @@ export function composeMessage(input: MessageInput): string {
     case "correct_arguments": {
       // A transient reason here means retries ran out on a target the model chose.
       const advice =
-        CORRECT[d.reason] ??
+        adviceOf("correct_arguments", d.reason) ??
         (REASONS[d.reason] === "retry_dependency"
           ? "What the call points at still fails after retries; point it at another address or resource."
           : "Change the arguments as the error describes, then call again.");
@@ -108,14 +70,7 @@ export function composeMessage(input: MessageInput): string {
         d.alternatives.length > 0
           ? `Use ${d.alternatives.join(" or ")} instead.`
           : "Choose another tool.";
-      const why =
-        d.reason === "unknown_tool"
-          ? "This tool does not exist."
-          : d.reason === "circuit_open"
-            ? "This tool is temporarily unavailable."
-            : d.reason === "denied_by_policy"
-              ? "This tool may not be used in this run."
-              : "This tool cannot serve this request now.";
+      const why = adviceOf("switch_tool", d.reason) ?? "This tool cannot serve this request now.";
       return `${head}${hint} ${why} ${alts}${repeatNote(input)}`;
     }
     case "stop":

@@ -1029,6 +1029,18 @@ describe("issue 8.9: redaction misses", () => {
   });
 });
 
+describe("stack frames: what each rule of a runtime's table (redact/stack-frames.ts) tells apart", () => {
+  it("an `at` line goes only when it names a location, in parentheses or bare", () => {
+    expect(redact("failed\nat noon")).toBe("failed at noon");
+    expect(redact("failed\n  at most one (of 3)")).toBe("failed at most one (of 3)");
+  });
+
+  it("a frame inside a line goes when its bare location ends in a line number, and stays else", () => {
+    expect(redact("Error: boom at file:///srv/app/main.mjs:3:1 then")).toBe("Error: boom then");
+    expect(redact("moved at /srv/app/old and more")).toBe("moved at [path] and more");
+  });
+});
+
 // ---------------------------------------------------------------------------------------------
 // An independent oracle: a maintained secret scanner finds nothing in what the model reads
 

@@ -770,6 +770,132 @@ describe("issue 27.3: person-only cues", () => {
     ]);
   });
 
+  it("flags and modes only an operator sets, rights by level, access revoked, consent", () => {
+    expectCases([
+      ["Deleting buckets requires the --allow-destructive flag", "forbidden", "stop"],
+      ["Start the server with --allow_writes to enable this tool", "forbidden", "stop"],
+      ["This command only works in admin mode", "forbidden", "stop"],
+      ["Write operations are disabled on this connection", "forbidden", "stop"],
+      ["You must have admin rights on the repository", "forbidden", "stop"],
+      ["You must be an owner of the project to transfer it", "forbidden", "stop"],
+      ["The token does not have the required scopes", "forbidden", "stop"],
+      ["Admin permission required", "forbidden", "stop"],
+      ["This model is unavailable in your region", "forbidden", "stop"],
+      ["Exporting requires the Billing Manager role", "forbidden", "stop"],
+      ["Permissions are required to publish", "forbidden", "stop"],
+      ["Destructive operation blocked on this server", "forbidden", "stop"],
+      ["Access to this mailbox has been revoked", "forbidden", "stop"],
+      ["The tenant has not consented to the application", "forbidden", "stop"],
+      ["Admin consent is needed for Files.ReadWrite.All", "forbidden", "stop"],
+      ["token scope insufficient for this call", "forbidden", "stop"],
+    ]);
+  });
+
+  it("credentials not taken and second factors, in words, stop", () => {
+    expectCases([
+      ["not_authed", "unauthorized", "stop"],
+      ["AuthFailure: the request could not be verified", "unauthorized", "stop"],
+      ["Two-factor authentication is required for this account", "unauthorized", "stop"],
+      ["The access token you sent is no longer valid", "unauthorized", "stop"],
+      ["API key not recognised by the gateway", "unauthorized", "stop"],
+      ["Authorization header is missing", "unauthorized", "stop"],
+      ["This endpoint requires authentication", "unauthorized", "stop"],
+      ["Invalid signature for this request", "unauthorized", "stop"],
+      ["Invalid session, please sign in", "unauthorized", "stop"],
+      ["You must be authenticated to list invoices", "unauthorized", "stop"],
+    ]);
+  });
+
+  it("a payment or order in a state no argument changes stops", () => {
+    expectCases([
+      ["This charge has already been refunded", "business_rule", "stop"],
+      ["The invoice is already finalized and cannot be edited", "business_rule", "stop"],
+      ["Order already shipped", "business_rule", "stop"],
+      ["Cannot edit a published post", "business_rule", "stop"],
+      ["Unable to modify an archived project", "business_rule", "stop"],
+    ]);
+  });
+
+  it("projects and stores on hold, actions only a person takes, terms and pending approvals", () => {
+    expectCases([
+      ["The project is paused; restore it to run queries", "person_required", "stop"],
+      ["Store has been suspended by the platform", "person_required", "stop"],
+      ["PAYER_ACTION_REQUIRED", "person_required", "stop"],
+      ["User interaction required to continue", "person_required", "stop"],
+      [
+        "Please accept the updated terms of service before using the API",
+        "person_required",
+        "stop",
+      ],
+      ["The license agreement has not been accepted", "person_required", "stop"],
+      ["The integration is not approved", "person_required", "stop"],
+      ["The change is awaiting review by a workspace admin", "person_required", "stop"],
+      ["Messages cannot be sent to unverified phone numbers", "person_required", "stop"],
+      ["Email address not confirmed", "person_required", "stop"],
+      ["Trial accounts can only message verified recipients", "person_required", "stop"],
+      ["Webhooks can only be configured in the dashboard", "person_required", "stop"],
+      ["Request declined.", "person_required", "stop"],
+      ["Export cancelled.", "person_required", "stop"],
+    ]);
+    // A Go context cancelled by the caller is no person's decision.
+    expect(matchBuiltinRules("context canceled")?.reason).not.toBe("person_required");
+  });
+
+  it("budgets of a session or a run, and allowances used, stop as a quota", () => {
+    expectCases([
+      ["The conversation tool-call limit has been reached", "quota_exceeded", "stop"],
+      ["You have used all of your monthly searches", "quota_exceeded", "stop"],
+      ["Maximum number of tool calls per session reached", "quota_exceeded", "stop"],
+      ["No active subscription for this workspace", "quota_exceeded", "stop"],
+      ["You have hit your spending limit", "quota_exceeded", "stop"],
+      ["Rate limit exceeded for the free tier", "quota_exceeded", "stop"],
+      ["Audit logs are an enterprise-only feature", "quota_exceeded", "stop"],
+      ["SSO isn't included in your current plan", "quota_exceeded", "stop"],
+      ["Maximum number of projects reached for your plan", "quota_exceeded", "stop"],
+    ]);
+  });
+
+  it("an operation this deployment, version or API does not offer switches tool", () => {
+    expectCases([
+      ["Change streams are not supported on this deployment", "not_supported", "switch_tool"],
+      ["This server version does not support transactions", "not_supported", "switch_tool"],
+      ["$search requires version 7.0 or later of the server", "not_supported", "switch_tool"],
+      ["Bulk export is not available via the API", "not_supported", "switch_tool"],
+      ["Vector indexes are only available on dedicated clusters", "not_supported", "switch_tool"],
+      ["Operation 'merge' is not supported", "not_supported", "switch_tool"],
+      ["Feature no longer available", "not_supported", "switch_tool"],
+      ["This endpoint has been deprecated; use v2", "not_supported", "switch_tool"],
+      ["method tools/rename not implemented", "not_supported", "switch_tool"],
+    ]);
+  });
+
+  it("transient states of the dependency, in words, retry", () => {
+    expectCases([
+      ["Circuit breaker is open for the billing backend", "unavailable", "retry_dependency"],
+      ["The API is undergoing scheduled maintenance", "unavailable", "retry_dependency"],
+      ["Writes are not available during maintenance mode", "unavailable", "retry_dependency"],
+      ["We are experiencing unusually high demand", "unavailable", "retry_dependency"],
+      ["Insufficient capacity in the requested zone", "unavailable", "retry_dependency"],
+      ["The cluster is still being provisioned", "unavailable", "retry_dependency"],
+      ["Search index not ready yet", "unavailable", "retry_dependency"],
+      ["no healthy upstream", "unavailable", "retry_dependency"],
+      ["SocketError: other side closed", "connection_closed", "retry_dependency"],
+    ]);
+  });
+
+  it("argument wording near the new cues stays the model's", () => {
+    expectCases([
+      ["Invalid value for 'allow': expected a list", "invalid_argument", "correct_arguments"],
+      ["Field 'terms' is required", "invalid_argument", "correct_arguments"],
+      ["Field 'permissions' is required", "invalid_argument", "correct_arguments"],
+      ["session_id is required", "invalid_argument", "correct_arguments"],
+      ["Session id not found", "not_found", "correct_arguments"],
+      ["Value for 'version' is not supported", "invalid_argument", "correct_arguments"],
+      ["Order ORD-7 already exists", "conflict", "correct_arguments"],
+      ["Cannot find a published version with id v9", "not_found", "correct_arguments"],
+    ]);
+  });
+
   it("a transient failure that mentions support, or a plain argument error, is not person-only", () => {
     expectCases([
       [

@@ -11,7 +11,6 @@
 
 import type { Action, Certainty, Reason } from "../types.ts";
 import { type Alternative, buildPrefilter, holds, type Prefilter, scan } from "./rule-prefilter.ts";
-import { judgeFacts } from "./text-facts.ts";
 
 /** One row of the table: a phrasing and the classification it stands for. */
 export interface TextRule {
@@ -341,6 +340,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bnot subscribed\b/,
       /\bopt[- ]?in required\b/,
       /\b(?:free|trial|anonymous) (?:[\w-]+ ){0,3}(?:rate )?limit\b/,
+      /\blimits?\b[^.\n]{0,40}\b(?:for|on|of) (?:the |your |a )?(?:free|trial|hobby|starter|basic|anonymous|unauthenticated) (?:tier|plan|account|key|users?|requests)\b/,
       /\b(?:for higher|without|increase your|raise your) (?:rate |usage )?limits\b/,
       /\b(?:daily|monthly|yearly|annual) (?:\w+ )?(?:limit|quota|allowance)\b/,
     ),
@@ -507,7 +507,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     ...FORBIDDEN,
     pattern: oneOf(
       /\b(?:is|are|running|runs|operating|configured|set|currently) (?:currently )?(?:in|to|under) (?:a |the )?(?:safe|restricted|read[- ]?only|view[- ]?only|locked|guest|lockdown|audit|observer|viewer|dry[- ]?run|plan[- ]only) mode\b/,
-      /\b(?:disabled|blocked|not (?:allowed|permitted|available)) (?:in|under|while in|during) (?:\w+[- ]){0,2}mode\b/,
+      /\b(?:disabled|blocked|not (?:allowed|permitted|available)) (?:in|under|while in|during) (?!maintenance\b)(?:\w+[- ]){0,2}mode\b/,
       /\bmode (?:does not|doesn't|do not|don't) (?:allow|permit)\b/,
       /\b(?:restricted|prohibited|blocked|prevented|disabled) by (?:your |the |an? )?(?:\w+ ){0,2}(?:administrator|admin|organi[sz]ation|workspace|security|tenant|account)s?\b/,
       /\b(?:organi[sz]ation|workspace|admin|administrator|security|tenant|account|team|company) (?:polic(?:y|ies)|settings?|rules?) (?:prevents?|prohibits?|blocks?|restricts?|forbids?|(?:does|do) ?n[o']t (?:allow|permit))\b/,
@@ -562,6 +562,96 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bthe user (?:must|needs to|has to|should) (?:\w+ ){0,3}(?:approve|confirm|grant|authori[sz]e|log ?in|sign ?in|connect|enable|provide|verify|accept)\b/,
       /\bhave (?:your|the|an?) (?:\w+ )?(?:admin(?:istrator)?|owner|manager|supervisor) (?:\w+ ){0,2}(?:approve|grant|enable|review)\b/,
       /\b(?:workspace|organi[sz]ation|tenant|team|project|merchant)\b[^.\n]{0,30}\b(?:is|has been|was) (?:disabled|deactivated|suspended|locked|blocked|inactive)\b/,
+    ),
+  },
+  // More person-only cues (issue 27.3), general phrasings: a flag or a mode only the operator
+  // sets, a right named by its level, access blocked or revoked, consent or terms nobody gave.
+  {
+    ...FORBIDDEN,
+    pattern: oneOf(
+      /(?:\b(?:without|requires?|needs?|pass|set|enable|restart (?:\w+ ){0,2}with|start(?:ed)? (?:\w+ ){0,2}with)|\bthe) (?:the )?['"`]?--?allow[-_][\w-]+/,
+      /\b(?:requires?|needs?|only (?:available|allowed|permitted|works) in) (?:an? |the )?(?:write|writable|admin|edit|unsafe|destructive|live|production|full[- ]access|elevated|privileged|developer|expert) mode\b/,
+      /\b(?:writes?|write (?:operations?|access|tools?|queries|statements)|mutations?|mutating (?:operations?|tools?)|destructive (?:operations?|actions?|tools?)|modifications?|deletions?) (?:(?:are|is|was|were|has been|have been) )?(?:currently )?(?:disabled|not (?:allowed|permitted|enabled)|blocked|forbidden|turned off|prohibited)\b/,
+      /\bmust have (?:the )?(?:admin(?:istrator)?|owner|write|push|maintain|manage|edit|read|billing) (?:rights|access|permissions?|privileges?|role)\b/,
+      /\b(?:admin(?:istrator)?|owner|write|elevated) (?:permissions?|privileges?|access|rights) (?:is |are )?required\b|\b(?:permissions?|privileges?) (?:is |are )?required (?:to|for)\b/,
+      /\b(?:unavailable|not available|not supported|not offered|not permitted|restricted) (?:in|for|from) (?:your|this|the user'?s?|the caller'?s?) (?:country|region|location|territory|area|jurisdiction)\b/,
+      /\brequires? (?:the |an? )?['"`]?[\w:.-]{1,40}(?: [\w:.-]{1,20})?['"`]? (?:role|entitlement|licen[cs]e|seat)\b/,
+      /\bmust be an? (?:admin(?:istrator)?|owner|member|maintainer|manager|moderator|collaborator|org(?:ani[sz]ation)? (?:admin|owner|member))\b/,
+      /\b(?:do|does) ?n[o']t have (?:the )?(?:required |necessary |sufficient |needed )?(?:oauth |api )?scopes?\b/,
+      /\baccess (?:to (?:this |the |your )?[\w .-]{1,40} )?(?:is |was |has been )?(?:blocked|restricted|revoked|suspended)\b/,
+      /\b(?:has|have) not (?:yet )?(?:been )?consented\b/,
+      /\b(?:admin(?:istrator)?|user|tenant|organi[sz]ation) consent\b/,
+      /\bscopes? (?:is |are )?(?:insufficient|not sufficient)\b/,
+    ),
+  },
+  // Credentials that are not there or not taken, in other words; a second factor only a person has.
+  {
+    ...UNAUTHORIZED,
+    pattern: oneOf(
+      /\bnot authed\b/,
+      /\b(?:authori[sz]ation|auth|x-api-key|api[- ]key|bearer) header\b[^.\n]{0,30}\b(?:missing|required|invalid|malformed|not (?:set|provided|found|present))\b|\b(?:missing|no|invalid|malformed) (?:\w+ )?(?:authori[sz]ation|auth|bearer) header\b/,
+      /\brequires? (?:user |an? |valid )?(?:authentication|login|sign[- ]in|an authenticated (?:user|session))\b/,
+      /\binvalid (?:request |webhook )?signature\b/,
+      /\b(?:invalid|expired|revoked) (?:user |login |auth )?session\b|\b(?:user |login |auth )?session (?:is |has )?(?:invalid|revoked|no longer valid)\b/,
+      /\bmust be (?:authenticated|authori[sz]ed)\b/,
+      /\bauth(?:entication)? failure\b/,
+      /\b(?:two[- ]factor|2fa|mfa|multi[- ]factor|second[- ]factor)\b[^.\n]{0,40}\b(?:required|needed|enabled|pending|set ?up)\b/,
+      /\b(?:api[- ]?key|access token|auth(?:entication|ori[sz]ation)? token|bearer token|credentials|client secret|secret key|personal access token)\b[^.\n]{0,40}\b(?:rejected|refused|not accepted|not recogni[sz]ed|unrecogni[sz]ed|(?:is )?not valid|no longer valid|deactivated|disabled)\b/,
+    ),
+  },
+  // A state of a payment, an order or a subscription that no argument changes.
+  {
+    ...BUSINESS_RULE,
+    pattern: oneOf(
+      /\b(?:cannot|can't|can not|unable to) (?:be )?(?!(?:find|found|locate|located|get|fetch|load|read|open|resolve|access|see|retrieve|view|list)\b)(?:\w+ ){1,2}(?:an? |the |this |that )?(?:already )?(?:published|archived|locked|closed|merged|finali[sz]ed|paid|cancell?ed|completed|submitted|approved|signed|shipped|refunded|voided|frozen|settled|posted|fulfilled)\b(?! (?:by|with|from|to|in|on|at)\b)/,
+      /\b(?:has |have |was |were |is |are )?already (?:been )?(?:fully )?(?:refunded|captured|voided|reversed|disputed|settled|finali[sz]ed|fulfilled|shipped|charged back)\b/,
+    ),
+  },
+  // More states and people: a project or store paused or under review, an action only a person
+  // takes (a payer, the dashboard), terms to accept, an approval still pending.
+  {
+    ...c("person_required", "stop", "failed"),
+    pattern: oneOf(
+      /\b(?:account|workspace|organi[sz]ation|tenant|team|merchant|project|site|store|shop|portal|company|business|seller)s?\b[^.\n]{0,30}\b(?:is|are|has been|have been|was|were) (?:currently |temporarily )?(?:suspended|frozen|paused|on hold|banned|deactivated|restricted|under review|pending (?:review|approval|activation|verification))\b/,
+      /\b(?:payer|buyer|customer|user|human|manual|owner|admin(?:istrator)?|account holder) (?:action|interaction|input|intervention|approval|verification) (?:is |was )?(?:required|needed|pending)\b/,
+      /\b(?:accept|agree to) (?:the |our )?(?:(?:updated|new|latest) )?(?:terms|license|licence|agreement|tos|eula|policy)\b/,
+      /\b(?:terms|license|licence|agreement|tos|eula)\b[^.\n]{0,30}\b(?:must be|has not been|have not been|not (?:yet )?(?:been )?)accepted\b/,
+      /\b(?:is|was|are|were|has|have) not (?:yet )?(?:been )?approved\b/,
+      /\b(?:awaiting|pending|requires?) (?:\w+ )?(?:approval|review|verification) (?:by|from) (?:an? |the |your )?(?:\w+ )?(?:admin(?:istrator)?|owner|manager|user|team|reviewer|approver)s?\b/,
+      /\b(?:email|e-mail|account|phone|user) (?:address |number )?(?:is |has )?not (?:yet )?(?:been )?confirmed\b/,
+      /\bunverified (?:\w+ )?(?:phone|numbers?|recipients?|emails?|e-mail|addresses|users?|callers?)\b/,
+      /\btrial (?:accounts?|users?|plans?|versions?|periods?|keys?)\b[^.\n]{0,40}\b(?:cannot|can't|can only|may only|limited|not allowed|expired|ended|over)\b/,
+      /\b(?:only (?:be )?(?:done|performed|changed|managed|configured|possible)|must be (?:done|performed|changed|managed|configured|enabled)|can be (?:done|changed|enabled|managed) only) (?:in|via|through|from|using|on) (?:the |your )?(?:\w+ )?(?:dashboard|console|web ?(?:ui|app|interface)|ui|portal|admin (?:panel|console|center|centre)|settings page|website)\b/,
+      /^\W*(?:\w+ ){0,2}declined by (?:the )?(?:user|owner|approver|reviewer|admin(?:istrator)?)\b|^\W*(?!context\b)(?:\w+ ){0,2}(?:declined|cancell?ed by (?:the )?user|cancell?ed)\.?\s*$/,
+    ),
+  },
+  // Budgets of a session, a run or a conversation, and allowances used up.
+  {
+    ...QUOTA,
+    pattern: oneOf(
+      /\b(?:session|conversation|run|agent|thread|workflow) (?:[\w-]+ ){0,2}(?:limit|budget|cap|allowance|maximum)s? (?:of [\w.]+ )?(?:has been |have been |was |is |are )?(?:reached|exceeded|exhausted|hit|spent|used up)\b/,
+      /\bno (?:active|valid|paid|current) (?:subscription|plan|licen[cs]e)s?\b/,
+      /\b(?:spend(?:ing)?|billing|cost|hard|budget|credit|monthly|account) limit (?:has been |was |is )?(?:reached|exceeded|hit)\b|\b(?:reached|exceeded|hit) (?:your |the |its )?(?:spend(?:ing)?|billing|cost|hard|budget|credit|monthly|account) limit\b/,
+      /\b(?:premium|paid|pro|enterprise|business|team)[- ](?:only )?features?\b/,
+      /(?:\bnot|n't) (?:available|included) (?:on|in|with) (?:your|the (?:free|current)) (?:\w+ )?(?:plan|tier|subscription)\b/,
+      /\b(?:maximum|max) (?:number of )?[\w ]{1,30} (?:reached|exceeded)\b[^.\n]{0,30}\b(?:plan|tier|subscription)\b/,
+      /\bused (?:up )?(?:all|every one) (?:of )?(?:your|the|its|this (?:\w+ )?'?s?) (?:\w+ ){0,2}(?:credits|requests|queries|minutes|searches|tokens|calls|quota|allowance|runs|units|messages|generations)\b/,
+      /\b(?:maximum|max) (?:number of )?(?:calls|requests|tool calls|turns|steps|messages|queries|searches|runs) (?:per|for) (?:this |the |a |each )?(?:session|conversation|run|thread|day|month)\b[^.\n]{0,20}\b(?:reached|exceeded|hit)\b/,
+    ),
+  },
+  // An operation this deployment, version or server does not offer: another tool may.
+  {
+    ...NOT_SUPPORTED,
+    pattern: oneOf(
+      /\b(?:operation|method|action|feature|functionality|endpoint|capability|rpc)s? ['"`]?[\w./:-]{1,60}['"`]? (?:is |are )?(?:not (?:yet )?(?:supported|implemented)|unsupported)\b/,
+      /\b(?:feature|functionality|capability|operation|endpoint)s? (?:is |are )?(?:not|no longer) (?:available|supported|offered)\b(?! (?:for|on|in|to) (?:your|this|the current) )/,
+      /\bno longer (?:supported|available|offered)\b(?! (?:for|on|in|to) (?:your|this|the current) )/,
+      /\b(?:api|endpoint|version|method|operation)\b[^.\n]{0,30}\b(?:has been|is|was) (?:deprecated|sunset|retired|discontinued)\b/,
+      /\bnot (?:supported|available|implemented|offered) (?:on|in|by|for|with) (?:this|the|your|the current|this current) (?:\w+ ){0,2}(?:deployment|server|version|edition|instance|environment|cluster|platform|backend|engine|driver|provider|runtime|installation|build|release|database|tier of the server)s?\b/,
+      /\b(?:this|the|your) (?:\w+ ){0,2}(?:deployment|server|version|edition|instance|environment|cluster|platform|backend|engine|driver|provider|runtime|installation|database) (?:does not|doesn't|do not|don't|cannot|can't) (?:support|offer|provide|allow|handle|perform|do)\b/,
+      /\b(?:requires?|needs?|only (?:available|supported) (?:in|on|with|from|since)) (?:\w+ ){0,3}(?:version |v)?\d+(?:\.\d+)*\+?(?: (?:or|and) (?:later|higher|newer|above|greater|up))?\b(?=[^.\n]{0,40}\b(?:server|version|cluster|deployment|instance|database|engine|edition|release)\b)/,
+      /\bnot (?:available|supported|possible|exposed) (?:via|through|using|over|with|from) (?:the |this |our )?(?:public |rest |graphql )?(?:api|mcp|tool|endpoint|integration|interface|server)\b/,
+      /\bonly (?:available|supported) (?:in|on|for|with) (?:\w+ ){0,2}(?:deployments?|clusters?|instances?|servers?|editions?|versions?|self[- ]hosted|on[- ]prem(?:ise)?s?|cloud)\b/,
     ),
   },
   // HTTP statuses in text: the number says which class the upstream answer belongs to.
@@ -650,6 +740,13 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bretry (?:later|shortly|in a (?:few|moment))\b/,
       /\bplease retry\b(?!\s+(?:with|using|once|after|by|when|if))/,
       /\bdetached from (?:the )?document\b/,
+      /\bcircuit[- ]?breaker\b[^.\n]{0,20}\b(?:open|opened|tripped)\b/,
+      /\b(?:under|undergoing|scheduled|down for|in) maintenance\b|\bmaintenance (?:mode|window|in progress)\b/,
+      /\b(?:high|heavy|unusually high|unusual) (?:demand|load|traffic)\b/,
+      /\b(?:at|over|insufficient|no available) capacity\b/,
+      /\b(?:is|are) (?:still |currently )?being (?:created|provisioned|initiali[sz]ed|deployed|restored|resized|started|rebooted)\b/,
+      /\bnot (?:yet )?ready(?: yet)?(?: to (?:serve|accept|receive|handle))?\b(?![^.\n]{0,20}\bfor (?:production|release|review)\b)/,
+      /\bno (?:healthy|available|alive) (?:upstreams?|backends?|nodes?|hosts?|servers?|replicas?|instances?|workers?)\b/,
       /\bstale element\b/,
     ),
   },
@@ -684,6 +781,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:client|socket|stream|channel|transport|session|page|browser|context) (?:is|was|has been) closed\b/,
       /\b(?:server|peer|remote(?: host| end)?) (?:unexpectedly )?(?:closed|disconnected)\b/,
       /\breset before headers\b/,
+      /\bpremature(?:ly)? close\b|\bclosed prematurely\b|\bother side closed\b/,
     ),
   },
   {
@@ -901,19 +999,9 @@ export function explainBuiltinMatch(
   return { index: BUILTIN_RULES.indexOf(hit.rule), rule: hit.rule, phrasing: hit.pattern.source };
 }
 
-/**
- * What the table made of recent texts (`null`: no rule): the same failure text comes back with
- * every retry and every run, and the table is a pure function of it.
- */
-const matched = judgeFacts.slot<Alternative<TextRule> | null>();
-
 function matchBuiltinAlternative(text: string): Alternative<TextRule> | undefined {
   const head = text.length > RULE_TEXT_LIMIT ? text.slice(0, RULE_TEXT_LIMIT) : text;
-  const known = matched.get(head);
-  if (known !== undefined) return known ?? undefined;
-  const hit = scanRules(head);
-  matched.set(head, hit ?? null);
-  return hit;
+  return scanRules(head);
 }
 
 function scanRules(head: string): Alternative<TextRule> | undefined {

@@ -5,8 +5,6 @@
  * servers pass the message on, so it is often the only hint there is.
  */
 
-import { judgeFacts } from "./text-facts.ts";
-
 /** The phrase, then a Go-style duration (`1m30s`, `2m0.5s`, `20s`, `250ms`). */
 const GO_DURATION =
   /\b(?:try again|retry)\s+(?:in|after)\s+((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)(?![\w-])/i;
@@ -21,8 +19,6 @@ const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h
 
 /** Whether a text mentions a retry at all: most failure texts do not. */
 const MENTIONS_RETRY = /try again|retry/i;
-/** What recent texts answered to {@link MENTIONS_RETRY} (the hint itself may depend on the clock). */
-const mentionsRetry = judgeFacts.slot<boolean>();
 
 /** How much of the text is searched: hints sit in the first sentence or the error body. */
 const SEARCHED = 2048;
@@ -49,13 +45,8 @@ function goDurationMs(duration: string): number {
  */
 export function retryHintInText(text: string, now: number): number | undefined {
   const head = text.length > SEARCHED ? text.slice(0, SEARCHED) : text;
-  // Cheap gate: most failure texts mention neither phrase (remembered for recent texts).
-  let mentions = mentionsRetry.get(head);
-  if (mentions === undefined) {
-    mentions = MENTIONS_RETRY.test(head);
-    mentionsRetry.set(head, mentions);
-  }
-  if (!mentions) return undefined;
+  // Cheap gate: most failure texts mention neither phrase.
+  if (!MENTIONS_RETRY.test(head)) return undefined;
   const go = GO_DURATION.exec(head);
   if (go) return Math.round(goDurationMs(go[1] as string));
   const worded = NUMBER_UNIT.exec(head);

@@ -29,6 +29,9 @@ const toy: TextModel = {
     "w:gloom": [0.4, 0, 0, 0.3],
     "w:jitter": [0, 3, 0, 0],
     "w:flaky": [0, 1, 0, 0],
+    "w:hazy": [2, 0, 0, 0.5],
+    "w:murk": [0.2, 0, 0, 0.6],
+    "w:tie": [0.5, 0, 0, 0.55],
   },
 };
 
@@ -191,6 +194,78 @@ describe("the learned last stage in classify", () => {
     const sure = classify(textFailure("frobnicated"), tool(), undefined, toy);
     expect(decide({ ...ctx, classification: sure, effect: "mutating" }).action).toBe(
       "correct_arguments",
+    );
+  });
+
+  it("an unsure reading of stop as the likeliest class is taken: a stop costs a person a look", () => {
+    // murk: P(stop) ≈ 0.36, P(correct) ≈ 0.24, below the bar but 1.5 times a correction.
+    const c = classify(textFailure("murk"), tool(), undefined, toy);
+    expect(c).toMatchObject({ action: "stop", reason: "person_required", source: "model" });
+    expect(c.model).toMatchObject({ read: "stop", unsure: true });
+    // A near tie with a correction leaves the correction.
+    const tie = classify(textFailure("tie"), tool(), undefined, toy);
+    expect(tie).toMatchObject({ action: "correct_arguments", source: "model" });
+    expect(tie.model).toMatchObject({ read: "stop", unsure: true });
+    // An unsure correction or retry is not changed by it.
+    expect(classify(textFailure("gloom"), tool(), undefined, toy).action).toBe("correct_arguments");
+    expect(classify(textFailure("flaky"), tool(), undefined, toy).action).toBe("correct_arguments");
+  });
+
+  it("on a tool the policy declares mutating, an unsure reading is classified a stop, not a correction", () => {
+    const writes = tool({ tools: { t: { effect: "mutating" } } });
+    const c = classify(textFailure("gloom"), writes, undefined, toy);
+    expect(c).toMatchObject({ action: "stop", reason: "person_required", source: "model" });
+    expect(c.model).toMatchObject({ read: "correct_arguments", unsure: true });
+    // A sure reading, a read-only tool, or no declared effect keep the model's reading.
+    expect(classify(textFailure("frobnicated"), writes, undefined, toy).action).toBe(
+      "correct_arguments",
+    );
+    const reads = tool({ tools: { t: { effect: "read_only" } } });
+    expect(classify(textFailure("gloom"), reads, undefined, toy).action).toBe("correct_arguments");
+    expect(classify(textFailure("gloom"), tool(), undefined, toy).action).toBe("correct_arguments");
+    // decide keeps it a stop a person can act on.
+    const d = decide({
+      classification: c,
+      tool: writes,
+      effect: "mutating",
+      attempt: 1,
+      repeats: 1,
+      keyed: false,
+      remainingMs: Number.POSITIVE_INFINITY,
+      random: () => 0.5,
+    });
+    expect(d).toMatchObject({ action: "stop", reason: "person_required", personResolvable: true });
+  });
+
+  it("on a write, a sure correction not ten times likelier than a stop is not taken either", () => {
+    // hazy: P(correct) ≈ 0.67 (sure), P(stop) ≈ 0.15: 10 × 0.15 > 0.67.
+    const reading = readText("hazy", toy);
+    expect(reading?.probabilities.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9);
+    const writes = tool({ tools: { t: { effect: "mutating" } } });
+    const c = classify(textFailure("hazy"), writes, undefined, toy);
+    expect(c).toMatchObject({ action: "stop", reason: "person_required" });
+    expect(c.model).toMatchObject({ read: "correct_arguments", unsure: false, stopOnWrite: true });
+    // Without a declared effect the correction stands; decide stops it when the effect it knows
+    // at run time (trusted annotations) is mutating.
+    const open = classify(textFailure("hazy"), tool(), undefined, toy);
+    expect(open.action).toBe("correct_arguments");
+    const ctx = {
+      classification: open,
+      tool: tool(),
+      attempt: 1,
+      repeats: 1,
+      keyed: false,
+      remainingMs: Number.POSITIVE_INFINITY,
+      random: () => 0.5,
+    };
+    expect(decide({ ...ctx, effect: "mutating" })).toMatchObject({
+      action: "stop",
+      reason: "person_required",
+    });
+    expect(decide({ ...ctx, effect: "idempotent" }).action).toBe("correct_arguments");
+    // frobnicated: P(correct) ≈ 0.87, P(stop) ≈ 0.04: taken on a write.
+    expect(classify(textFailure("frobnicated"), writes, undefined, toy).model).not.toHaveProperty(
+      "stopOnWrite",
     );
   });
 

@@ -38,6 +38,8 @@ export interface ModelReading {
   readonly action: ModelClass;
   /** The softmax probability of `action`, in (0, 1]. */
   readonly probability: number;
+  /** The softmax probability of every class, in the order of {@link MODEL_CLASSES}. */
+  readonly probabilities: readonly number[];
   /** The features of the text the model knows, with their weight for `action`, largest first (at most 5). */
   readonly features: readonly { readonly feature: string; readonly weight: number }[];
 }
@@ -158,5 +160,10 @@ export function readText(
     .map(({ feature, w }) => ({ feature, weight: Math.round((w[best] as number) * 1000) / 1000 }))
     .sort((a, b) => Math.abs(b.weight) - Math.abs(a.weight) || (a.feature < b.feature ? -1 : 1))
     .slice(0, 5);
-  return { action: MODEL_CLASSES[best] as ModelClass, probability: 1 / sum, features };
+  return {
+    action: MODEL_CLASSES[best] as ModelClass,
+    probability: 1 / sum,
+    probabilities: scores.map((s) => Math.exp(s - top) / sum),
+    features,
+  };
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { GovernorError } from "../errors.ts";
 import { LEARNING_DEFAULTS, type LearningSettings } from "../judge/learned.ts";
+import { ACTIONS, CERTAINTIES } from "../reasons.ts";
 import { REASONS, type Reason } from "../types.ts";
 import { patternProblem } from "./policy-pattern.ts";
 import { SENSITIVE_PATH, SENSITIVE_PATH_MESSAGE } from "./sensitive.ts";
@@ -8,7 +9,7 @@ import { SENSITIVE_PATH, SENSITIVE_PATH_MESSAGE } from "./sensitive.ts";
 const reasonNames = Object.keys(REASONS) as [Reason, ...Reason[]];
 
 const effect = z.enum(["read_only", "idempotent", "mutating"]);
-const action = z.enum(["correct_arguments", "retry_dependency", "switch_tool", "stop", "host"]);
+const action = z.enum(ACTIONS);
 const positiveInt = z.int().positive();
 const nonNegativeInt = z.int().nonnegative();
 
@@ -55,7 +56,7 @@ const ruleSchema = settings({
     .optional()
     .describe("Reason reported in metrics; defaults from the action."),
   certainty: z
-    .enum(["not_sent", "failed", "unknown"])
+    .enum(CERTAINTIES)
     .optional()
     .describe(
       "What a match says of the call's effect: failed (refused before any effect, so a write may be retried), not_sent, or unknown. Defaults to what the failure shows; a tool's text alone shows unknown.",

@@ -5,6 +5,7 @@
 import type { Decision } from "../judge/decide.ts";
 import { countsAt, learnedKey, type OutcomeField } from "../judge/learned.ts";
 import type { ToolPolicy } from "../policy/policy.ts";
+import { REASON_INFO } from "../reasons.ts";
 import type { OutcomeRecord, Store } from "../store/store.ts";
 import type { MaybePromise } from "../types.ts";
 import { isThenable } from "./store-guard.ts";
@@ -35,9 +36,6 @@ export interface OutcomeTrackerOptions {
   /** The scope the run learns in (`learningScopeOf` of its options); absent: shared by every run. */
   readonly scope?: string | undefined;
 }
-
-/** Outcomes that end a retried call without telling anything of the retries. */
-const NO_EVIDENCE = new Set(["aborted", "protocol_error", "session_expired", "store_unavailable"]);
 
 /**
  * Records, per call, the fingerprints it retried; per run, the corrections and switches that
@@ -116,7 +114,8 @@ export class OutcomeTracker {
     guard: StoreGuard,
   ): MaybePromise<void> {
     let adds: Adds | undefined;
-    if (first) adds = this.#settleWaiting(policy, fingerprint, !NO_EVIDENCE.has(decision.reason));
+    const evidence = !REASON_INFO[decision.reason].noEvidence;
+    if (first) adds = this.#settleWaiting(policy, fingerprint, evidence);
     const retried = this.#retried?.get(call);
     if (decision.action === "retry_dependency") {
       if (this.learns(policy)) {
@@ -129,7 +128,7 @@ export class OutcomeTracker {
     }
     if (retried !== undefined) {
       this.#retried?.delete(call);
-      if (!NO_EVIDENCE.has(decision.reason)) {
+      if (evidence) {
         for (const [print, p] of retried) adds = added(adds, pending(p, print), "retry_futile");
       }
     }

@@ -3,6 +3,7 @@
 import type { HostError } from "../errors.ts";
 import type { BudgetName, Decision } from "../judge/decide.ts";
 import { composeMessage, notMadeText } from "../judge/message.ts";
+import { REASON_INFO } from "../reasons.ts";
 import type { CallOutcomeKind } from "../telemetry/events.ts";
 import { PERSON_RESOLVABLE, type Reason } from "../types.ts";
 import type { CallState } from "./call-state.ts";
@@ -129,10 +130,7 @@ export function endedOutcome<T>(state: CallState): CallOutcome<T> {
       : "the call was not made: the run had already ended",
     {
       inherited: true,
-      ...(OTHER_WRITE.has(reason) && { text: notMadeText(state.call.tool, failed) }),
+      ...(REASON_INFO[reason].aboutWrite && { text: notMadeText(state.call.tool, failed) }),
     },
   );
 }
-
-/** Stop reasons whose advice speaks of the write that stopped the run, not of a call not made. */
-const OTHER_WRITE: ReadonlySet<Reason> = new Set<Reason>(["uncertain_mutation", "partial_success"]);

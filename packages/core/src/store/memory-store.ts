@@ -2,15 +2,16 @@ import { LRUCache } from "lru-cache";
 import { GovernorError } from "../errors.ts";
 import { addToCounts } from "../judge/learned.ts";
 import { createLedgerSpace, type EntryRecord } from "./ledger-space.ts";
-import type {
-  AddOutcomeOptions,
-  ClaimOptions,
-  ClaimResult,
-  LedgerEntry,
-  LedgerState,
-  OutcomeRecord,
-  SettleOptions,
-  Store,
+import {
+  type AddOutcomeOptions,
+  type ClaimOptions,
+  type ClaimResult,
+  checkAddOutcome,
+  type LedgerEntry,
+  type LedgerState,
+  type OutcomeRecord,
+  type SettleOptions,
+  type SynchronousStore,
 } from "./store.ts";
 
 /** Options of {@link createMemoryStore}. */
@@ -70,20 +71,8 @@ export interface MemoryStoreOptions {
   readonly now?: () => number;
 }
 
-/** The {@link Store} of {@link createMemoryStore}: every method answers synchronously. */
-export interface MemoryStore extends Store {
-  get<T>(key: string): T | undefined;
-  set<T>(key: string, value: T, ttlMs?: number): void;
-  increment(key: string, by: number, ttlMs: number): number;
-  claim(key: string, argsHash: string, options: ClaimOptions): ClaimResult;
-  settle(key: string, state: Exclude<LedgerState, "pending">, options: SettleOptions): void;
-  entry(key: string): LedgerEntry | undefined;
-  release(owner: string): void;
-  addOutcome(key: string, field: string, options: AddOutcomeOptions): OutcomeRecord;
-  outcome(key: string): OutcomeRecord | undefined;
-  listOutcomes(limit: number): OutcomeRecord[];
-  resetOutcomes(prefix?: string): number;
-}
+/** The store of {@link createMemoryStore}: a {@link SynchronousStore} (every method answers synchronously). */
+export type MemoryStore = SynchronousStore;
 
 const DAY_MS = 86_400_000;
 
@@ -374,7 +363,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
 
     addOutcome(key: string, field: string, add: AddOutcomeOptions): OutcomeRecord {
-      const { by, now: at, halfLifeMs, ttlMs } = checkOutcome(field, add);
+      const { by, now: at, halfLifeMs, ttlMs } = checkAddOutcome(field, add);
       const next = { key, ...addToCounts(outcomes.get(key), field, by, at, halfLifeMs) };
       outcomes.set(key, next, { ttl: ttlMs });
       return copyRecord(next);
@@ -430,30 +419,6 @@ function supersededBy(
 
 function copyRecord(record: OutcomeRecord): OutcomeRecord {
   return { key: record.key, counts: { ...record.counts }, updatedAt: record.updatedAt };
-}
-
-/** Checks `addOutcome`'s arguments (both stores refuse the same ones; see store-contract.ts). */
-function checkOutcome(field: string, options: AddOutcomeOptions): Required<AddOutcomeOptions> {
-  const bad = (what: string) => new GovernorError("invalid_options", `addOutcome: ${what}.`);
-  if (typeof field !== "string" || field === "" || field.startsWith("@")) {
-    throw bad(
-      `field must be a non-empty string not starting with "@", got ${JSON.stringify(field)}`,
-    );
-  }
-  const by = options.by ?? 1;
-  if (typeof by !== "number" || !Number.isFinite(by) || by <= 0) {
-    throw bad(`by must be a positive finite number, got ${String(by)}`);
-  }
-  if (typeof options.now !== "number" || !Number.isFinite(options.now) || options.now < 0) {
-    throw bad(`now must be epoch ms (a finite number >= 0), got ${String(options.now)}`);
-  }
-  for (const name of ["halfLifeMs", "ttlMs"] as const) {
-    const value = options[name];
-    if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
-      throw bad(`${name} must be a positive finite number of ms, got ${String(value)}`);
-    }
-  }
-  return { by, now: options.now, halfLifeMs: options.halfLifeMs, ttlMs: options.ttlMs };
 }
 
 /** A claim's answer for a key it took: the entry as a plain copy (a new claim has no result). */

@@ -237,3 +237,61 @@ export interface Store {
   /** Deletes the learned records whose key starts with `prefix` (all without it); answers how many. */
   resetOutcomes?(prefix?: string): MaybePromise<number>;
 }
+
+/**
+ * A {@link Store} whose every method, the optional ones included, answers synchronously: the
+ * memory store and `@governor/sqlite`'s store. A host holding one may read its answers without
+ * `await`.
+ */
+export interface SynchronousStore extends Store {
+  get<T>(key: string): T | undefined;
+  set<T>(key: string, value: T, ttlMs?: number): void;
+  increment(key: string, by: number, ttlMs: number): number;
+  claim(key: string, argsHash: string, options: ClaimOptions): ClaimResult;
+  settle(key: string, state: Exclude<LedgerState, "pending">, options: SettleOptions): void;
+  entry(key: string): LedgerEntry | undefined;
+  release(owner: string): void;
+  addOutcome(key: string, field: string, options: AddOutcomeOptions): OutcomeRecord;
+  outcome(key: string): OutcomeRecord | undefined;
+  listOutcomes(limit: number): OutcomeRecord[];
+  resetOutcomes(prefix?: string): number;
+}
+
+/**
+ * Checks {@link Store.addOutcome}'s arguments as every store of the project does (the contract
+ * suite in `@governor/core/testing` refuses the same ones): `field` a non-empty string not starting
+ * with `@`, `by` (default 1) a positive finite number, `now` epoch ms (finite, >= 0), `halfLifeMs`
+ * and `ttlMs` positive finite numbers of ms. Answers the options with `by` filled in; throws a
+ * `GovernorError` (`invalid_options`) naming the first argument that is wrong and what it accepts.
+ *
+ * @example
+ * addOutcome(key, field, options) {
+ *   const { by, now, halfLifeMs, ttlMs } = checkAddOutcome(field, options);
+ *   // ... decay, add, store
+ * }
+ */
+export function checkAddOutcome(
+  field: string,
+  options: AddOutcomeOptions,
+): Required<AddOutcomeOptions> {
+  const bad = (what: string) => new GovernorError("invalid_options", `addOutcome: ${what}.`);
+  if (typeof field !== "string" || field === "" || field.startsWith("@")) {
+    throw bad(
+      `field must be a non-empty string not starting with "@", got ${JSON.stringify(field)}`,
+    );
+  }
+  const by = options.by ?? 1;
+  if (typeof by !== "number" || !Number.isFinite(by) || by <= 0) {
+    throw bad(`by must be a positive finite number, got ${String(by)}`);
+  }
+  if (typeof options.now !== "number" || !Number.isFinite(options.now) || options.now < 0) {
+    throw bad(`now must be epoch ms (a finite number >= 0), got ${String(options.now)}`);
+  }
+  for (const name of ["halfLifeMs", "ttlMs"] as const) {
+    const value = options[name];
+    if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
+      throw bad(`${name} must be a positive finite number of ms, got ${String(value)}`);
+    }
+  }
+  return { by, now: options.now, halfLifeMs: options.halfLifeMs, ttlMs: options.ttlMs };
+}

@@ -2,7 +2,8 @@ import { z } from "zod";
 import type { BudgetName } from "../judge/decide.ts";
 import type { LocalKind } from "../judge/failure.ts";
 import { OUTCOME_FIELDS } from "../judge/learned.ts";
-import { ACTIONS, type Certainty, REASONS, type Reason } from "../types.ts";
+import { CERTAINTIES } from "../reasons.ts";
+import { ACTIONS, REASONS, type Reason } from "../types.ts";
 import type { CallOutcomeKind, GovernorEvent, RunEndReason } from "./events.ts";
 
 // The runtime twin of events.ts: what `parseEvents` and `governor report` accept. The type
@@ -17,7 +18,6 @@ const budgetNames = [
   "switches",
   "wallTime",
 ] as const satisfies readonly BudgetName[];
-const certainties = ["not_sent", "failed", "unknown"] as const satisfies readonly Certainty[];
 const outcomes = [
   "ok",
   "replayed",
@@ -125,7 +125,7 @@ const decisionEvent = z.object({
   action: z.enum(ACTIONS),
   reason,
   cause: reason.exactOptional(),
-  certainty: z.enum(certainties),
+  certainty: z.enum(CERTAINTIES),
   fingerprint: hash16,
   delayMs: ms.exactOptional(),
   idempotencyKey: z.string().min(1).exactOptional(),

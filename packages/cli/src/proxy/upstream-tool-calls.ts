@@ -1,0 +1,167 @@
+/**
+ * The proxy's `tools/call` requests to the real server, sent on the transport without the SDK's
+ * `Protocol.request`: the other half of the proxy's hot path (tool-call-route.ts is the host's).
+ * The SDK would make a request of closures and timers per call and check each answer against its
+ * JSON-RPC schemas before the result's own; here the answer is matched by its id off the
+ * transport and only the result is checked, with the schema the caller gave.
+ *
+ * What the caller sees is what `Protocol.request` gives: the result parsed by `resultSchema` (or
+ * its `ZodError`); an error answer as `McpError` (`McpError.fromError`); on the caller's abort,
+ * `notifications/cancelled` to the server with the reason and an `McpError` -32001 of it (the
+ * reason itself when it is one); at the timeout, the same with "Request timed out" and
+ * `{timeout}`; when the connection closes, -32000 "Connection closed" after the client's own
+ * `onclose`; "Not connected" without a transport; a failed send's error. A request with progress,
+ * tasks or resumption options goes to the SDK's `request`.
+ *
+ * Its ids are strings (`governor-1`, …), never the SDK's numbers: an answer with one of them is
+ * this module's, any other goes on to the SDK (a late answer is reported there, as today).
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { type AnySchema, safeParse } from "@modelcontextprotocol/sdk/server/zod-compat.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ErrorCode, type JSONRPCMessage, McpError } from "@modelcontextprotocol/sdk/types.js";
+
+/** The SDK's default request timeout, in ms. */
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+/** The options of `Protocol.request` this module sends itself; any other goes to the SDK. */
+interface PlainOptions {
+  readonly signal?: AbortSignal;
+  readonly timeout?: number;
+}
+
+/** One request out: settles its caller's promise once. */
+interface Pending {
+  answer(message: Record<string, unknown>): void;
+  close(error: Error): void;
+}
+
+type Request = { method: string; params?: Record<string, unknown> };
+type RequestFn = (request: Request, schema?: unknown, options?: unknown) => Promise<unknown>;
+
+const HANDLED = new Set(["signal", "timeout"]);
+
+/** Whether a request goes out here: a `tools/call` with no option but a signal and a timeout. */
+function plain(request: Request, schema: unknown, options: unknown): options is PlainOptions {
+  if (request.method !== "tools/call") return false;
+  if (typeof schema !== "object" || schema === null) return false;
+  if (options === undefined) return true;
+  if (typeof options !== "object" || options === null) return false;
+  for (const key in options) {
+    if ((options as Record<string, unknown>)[key] !== undefined && !HANDLED.has(key)) return false;
+  }
+  return true;
+}
+
+/**
+ * Sends `client`'s tools/call requests itself on each transport given to `attach` (call it right
+ * after `client.connect(transport)`); the rest go through the SDK.
+ */
+export function sendToolCallsDirectly(client: Client): { attach(transport: Transport): void } {
+  const routes = new WeakMap<Transport, Map<string, Pending>>();
+  let next = 0;
+  const sdkRequest = client.request.bind(client) as RequestFn;
+
+  const direct = (request: Request, schema: AnySchema, options: PlainOptions = {}) =>
+    new Promise<unknown>((resolve, reject) => {
+      const transport = client.transport;
+      const pending = transport === undefined ? undefined : routes.get(transport);
+      if (transport === undefined || pending === undefined) {
+        reject(new Error("Not connected"));
+        return;
+      }
+      const { signal } = options;
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const id = `governor-${++next}`;
+      const timeout = options.timeout ?? DEFAULT_TIMEOUT_MS;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const cancel = (reason: unknown): void => {
+        if (!pending.delete(id)) return;
+        clearTimeout(timer);
+        transport
+          .send({
+            jsonrpc: "2.0",
+            method: "notifications/cancelled",
+            params: { requestId: id, reason: String(reason) },
+          })
+          .catch((error: unknown) =>
+            client.onerror?.(new Error(`Failed to send cancellation: ${error}`)),
+          );
+        reject(
+          reason instanceof McpError
+            ? reason
+            : new McpError(ErrorCode.RequestTimeout, String(reason)),
+        );
+      };
+      pending.set(id, {
+        answer(message) {
+          pending.delete(id);
+          clearTimeout(timer);
+          if (signal?.aborted) return;
+          if ("error" in message) {
+            const error = message.error as { code: number; message: string; data?: unknown };
+            reject(McpError.fromError(error.code, error.message, error.data));
+            return;
+          }
+          try {
+            // The SDK's own parse: its errors are the SDK's (`$ZodError`).
+            const parsed = safeParse(schema, message.result);
+            if (parsed.success) resolve(parsed.data);
+            else reject(parsed.error);
+          } catch (error) {
+            reject(error);
+          }
+        },
+        close(error) {
+          clearTimeout(timer);
+          reject(error);
+        },
+      });
+      signal?.addEventListener("abort", () => cancel(signal.reason));
+      timer = setTimeout(
+        () =>
+          cancel(McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout })),
+        timeout,
+      );
+      transport
+        .send({ ...request, jsonrpc: "2.0", id } as JSONRPCMessage)
+        .catch((error: unknown) => {
+          if (!pending.delete(id)) return;
+          clearTimeout(timer);
+          reject(error);
+        });
+    });
+
+  (client as unknown as { request: RequestFn }).request = (request, schema, options) =>
+    plain(request, schema, options)
+      ? direct(request, schema as AnySchema, options)
+      : sdkRequest(request, schema, options);
+
+  return {
+    attach(transport) {
+      const pending = new Map<string, Pending>();
+      routes.set(transport, pending);
+      const inner = transport.onmessage;
+      transport.onmessage = (message, extra) => {
+        if (!("method" in message)) {
+          const id = (message as { id?: unknown }).id;
+          const waiting = typeof id === "string" ? pending.get(id) : undefined;
+          if (waiting !== undefined) return waiting.answer(message as Record<string, unknown>);
+        }
+        inner?.(message, extra);
+      };
+      const innerClose = transport.onclose;
+      transport.onclose = () => {
+        // After the client's own: it drops its transport and tells its onclose first.
+        innerClose?.();
+        const error = McpError.fromError(ErrorCode.ConnectionClosed, "Connection closed");
+        const left = [...pending.values()];
+        pending.clear();
+        for (const waiting of left) waiting.close(error);
+      };
+    },
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * Keys known by their shape alone, with no name or prefix: PEM blocks, `0x` and hex, long runs of
+ * mixed-case letters and digits (or of hex), and AWS secret access keys (40 base64 characters).
+ */
+import { TOKEN } from "./placeholders.ts";
+import type { SecretGroup } from "./rule.ts";
+import { charTable, hasRun } from "./scan.ts";
+
+/** A PEM block, or a BEGIN line with no END: everything to the end of the input. */
+export const PEM_BLOCK =
+  /-----BEGIN [A-Z0-9 ]{1,64}-----[\s\S]*?(?:-----END [A-Z0-9 ]{1,64}-----|$)/g;
+
+/**
+ * A long base64/alphanumeric run with mixed case and digits, or a long hex run of letters and
+ * digits (an unlabelled hex key, an internal trace id): almost always a secret or an internal id.
+ */
+function redactHighEntropy(match: string): string {
+  return isHighEntropy(match, 0, match.length) ? TOKEN : match;
+}
+
+/** Whether `text` from `start` to `end` reads as a token to {@link redactHighEntropy}. */
+function isHighEntropy(text: string, start: number, end: number): boolean {
+  let upper = 0;
+  let lower = 0;
+  let digit = 0;
+  let hex = 0;
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 65 && c <= 90) upper++;
+    else if (c >= 97 && c <= 122) lower++;
+    else if (c >= 48 && c <= 57) digit++;
+    if ((c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70)) hex++;
+  }
+  if (upper >= 2 && lower >= 2 && digit >= 2) return true;
+  const letters = upper + lower;
+  return hex === end - start && letters >= 4 && digit >= 4 && (upper === 0 || lower === 0);
+}
+
+/** A 40-character base64 run with `/` or `+` and mixed case: an AWS secret key. */
+function redactAwsSecret(match: string): string {
+  if (!match.includes("/") && !match.includes("+")) return match;
+  if (match.startsWith("/")) return match; // a path, read as a location later
+  let upper = 0;
+  let lower = 0;
+  for (let i = 0; i < match.length; i++) {
+    const c = match.charCodeAt(i);
+    if (c >= 65 && c <= 90) upper++;
+    else if (c >= 97 && c <= 122) lower++;
+  }
+  return upper >= 4 && lower >= 4 ? TOKEN : match;
+}
+
+/** `[A-Za-z0-9+_-]`, the characters of a long key. */
+const KEY_CHARS = charTable("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+_-");
+
+/**
+ * Whether the rule of long keys would change the text: every match of its pattern is a whole run
+ * of 32 or more characters of a long key and the `=` (at most two) after it, so the rule changes
+ * the text exactly when such a run reads as a token to {@link redactHighEntropy}.
+ */
+function hasKeyRun(text: string): boolean {
+  return hasRun(text, KEY_CHARS, 32, isEntropyRun);
+}
+
+function isEntropyRun(text: string, start: number, end: number): boolean {
+  let stop = end;
+  while (stop < end + 2 && text.charCodeAt(stop) === 61) stop++; // "="
+  return isHighEntropy(text, start, stop);
+}
+
+/** `[A-Za-z0-9+/]`, the characters of an AWS secret access key. */
+const AWS_SECRET_CHARS = charTable(
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+);
+/** `[=_.-]`: with {@link AWS_SECRET_CHARS}, what may not touch an AWS secret access key. */
+const AWS_SECRET_EDGE = charTable("=_.-");
+
+/**
+ * Whether the rule of AWS secret access keys would change the text: every match of its pattern is
+ * a whole run of exactly 40 of their characters, touching none of `=_.-`, that
+ * {@link redactAwsSecret} replaces.
+ */
+function hasAwsSecretRun(text: string): boolean {
+  return (text.includes("/") || text.includes("+")) && hasRun(text, AWS_SECRET_CHARS, 40, isAwsRun);
+}
+
+function isAwsRun(text: string, start: number, end: number): boolean {
+  if (end - start !== 40) return false;
+  const before = text.charCodeAt(start - 1);
+  const after = text.charCodeAt(end);
+  if (
+    (before < 128 && AWS_SECRET_EDGE[before] === 1) ||
+    (after < 128 && AWS_SECRET_EDGE[after] === 1)
+  ) {
+    return false;
+  }
+  const match = text.slice(start, end);
+  return redactAwsSecret(match) !== match;
+}
+
+/** Unlabelled keys, after the named ones (a named value is redacted whole first). */
+export const KEY_SHAPE_RULES: SecretGroup = {
+  may: () => true,
+  rules: [
+    // A private key or hash as `0x` and hex.
+    [/(?<![\w])0x[0-9a-fA-F]{32,}/g, TOKEN, (text) => text.includes("0x")],
+    // After `=` too: `NAME=<key>` whatever the name.
+    [/(?<![A-Za-z0-9+_-])[A-Za-z0-9+_-]{32,}={0,2}/g, redactHighEntropy, hasKeyRun],
+    // An AWS secret access key without its label: exactly 40 base64 characters with a `/` or
+    // `+` in them (the rule above stops at `/`), mixed case and digits.
+    [
+      /(?<![A-Za-z0-9+/=_.-])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=_.-])/g,
+      redactAwsSecret,
+      hasAwsSecretRun,
+    ],
+  ],
+};

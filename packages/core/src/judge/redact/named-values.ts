@@ -1,0 +1,384 @@
+/**
+ * Values named as credentials: `password: …`, `"client_secret": "…"`, `DB_PASS=…`,
+ * `AccountKey=…`, `STRIPE_WEBHOOK=<token>`, and on command lines `--password …`, `curl -u user:pw`,
+ * `mysql -pS3cret`. The name stays; the value becomes `[redacted]`.
+ */
+import { isInert, REDACTED } from "./placeholders.ts";
+import type { SecretGroup } from "./rule.ts";
+import { charTable, isAsciiLetter, isWhitespace, isWordCode } from "./scan.ts";
+
+/** Words a `token: …` style message carries that are a status, not a secret. */
+const STATUS_WORDS =
+  /^(?:expired|invalid|missing|required|revoked|malformed|empty|none|null|undefined|not|is|was|has|must|should|cannot|denied|rejected|unknown|bad|wrong|incorrect|too|mismatch|unset|present)$/i;
+
+function redactKeyValue(match: string, key: unknown, separator: unknown, value: unknown): string {
+  if (typeof value !== "string" || isInert(value)) return match;
+  // "token: expired", "token: invalid: expected 32 characters"
+  const head = /^([A-Za-z]+)(?::\s|$)/.exec(value)?.[1];
+  if (head !== undefined && STATUS_WORDS.test(head)) return match;
+  // Keep the quotes, so text glued after a quoted value is not read as part of it next time.
+  const opening = value.startsWith('"') || value.startsWith("'") ? value.charAt(0) : "";
+  const last = value.charAt(value.length - 1);
+  const closing = value.length > 1 && (last === '"' || last === "'") ? last : "";
+  return `${String(key)}${String(separator)}${opening}${REDACTED}${closing}`;
+}
+
+/** What ends every key of a key-value credential (a session id ends in `id`), lowercase. */
+const CREDENTIAL_KEY_ENDS = [
+  "key",
+  "secret",
+  "token",
+  "password",
+  "passwd",
+  "pwd",
+  "passphrase",
+  "credential",
+  "credentials",
+  "id",
+  "signature",
+  "sig",
+];
+
+/**
+ * Whether a word of {@link CREDENTIAL_KEY_ENDS}, a quote at most and whitespace come before a `:`
+ * or `=`, in either case of ASCII letters: from each `:` and `=` back. The same answer as the
+ * pattern `/(?:key|secret|…|sig)["']?\s*[:=]/i` (prefilter.test.ts).
+ * @internal Exported for tests; not part of the public API.
+ */
+export function hasCredentialKey(text: string): boolean {
+  for (let at = text.indexOf(":"); at >= 0; at = text.indexOf(":", at + 1)) {
+    if (credentialKeyBefore(text, at)) return true;
+  }
+  for (let at = text.indexOf("="); at >= 0; at = text.indexOf("=", at + 1)) {
+    if (credentialKeyBefore(text, at)) return true;
+  }
+  return false;
+}
+
+function credentialKeyBefore(text: string, separator: number): boolean {
+  let end = separator;
+  while (end > 0 && isWhitespace(text.charCodeAt(end - 1))) end--;
+  const quote = text.charCodeAt(end - 1);
+  if (quote === 34 || quote === 39) end--;
+  for (const word of CREDENTIAL_KEY_ENDS) {
+    const start = end - word.length;
+    if (start < 0) continue;
+    let i = 0;
+    // `| 0x20` folds an ASCII capital to its small letter and keeps every other code off a-z.
+    while (i < word.length && (text.charCodeAt(start + i) | 0x20) === word.charCodeAt(i)) i++;
+    if (i === word.length) return true;
+  }
+  return false;
+}
+
+/** The value of a key-value credential: quoted, a value that swallowed the next `key:`, or plain. */
+const KEY_VALUE_SRC = String.raw`"[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]*[:=]\s*(?:"[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]+)|[^\s"'<>]+`;
+/** {@link KEY_VALUE_SRC} read where the value starts (after the separator and its spaces). */
+const KEY_VALUE_AT = new RegExp(KEY_VALUE_SRC, "y");
+
+/** Words that make a name a credential's (`DB_PASS`, `MYSQL_PWD`, `userPassword`). */
+const STRONG_NAME_WORDS = new Set([
+  "pass",
+  "passwd",
+  "password",
+  "passphrase",
+  "pwd",
+  "pw",
+  "secret",
+  "secrets",
+  "token",
+  "cred",
+  "creds",
+  "credential",
+  "credentials",
+  "apikey",
+  "privatekey",
+]);
+/** Strong words glued to a prefix: `PGPASSWORD`, `clientsecret`, `accesstoken`. */
+const STRONG_NAME_END = /(?:password|passwd|passphrase|secret|token|apikey|credentials?)$/;
+/**
+ * Words that make a name a credential's when its value looks like a token: `AccountKey`,
+ * `SharedAccessKey`, `SERVICE_KEY_B`, but not `sort_key=name` or `auth=none`.
+ */
+const WEAK_NAME_WORDS = new Set([
+  "key",
+  "keys",
+  "auth",
+  "sig",
+  "signature",
+  "session",
+  "sid",
+  "salt",
+  "private",
+  "cookie",
+  "jwt",
+  "bearer",
+  "otp",
+  "pin",
+  "sas",
+]);
+
+/** Something every strong or weak word holds: most names are told apart by this alone. */
+const CREDENTIAL_STEM =
+  /pass|pw|secret|token|cred|key|auth|sig|session|sid|salt|private|cookie|jwt|bearer|otp|pin|sas/i;
+
+/** How a name marks its value: any value, a token-shaped value, or nothing. */
+type NameKind = "any" | "tokenish" | undefined;
+
+/**
+ * Words of a name, lowercased: `DB_PASS` → db, pass; `AccountKey` → account, key (a flag's
+ * words are split at `-` and `_` only: `-pS3cret` is a password glued to `-p`, not words).
+ */
+function nameWords(name: string, camel: boolean): string[] {
+  const split = camel
+    ? name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+    : name;
+  return split
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((word) => word !== "");
+}
+
+/**
+ * Whether a name marks a credential. A strong word last (`DB_PASS`, `PGPASSWORD`, `TOKEN_2`: a
+ * trailing number or letter does not count) marks any value; a strong word elsewhere
+ * (`MY_APP_CREDENTIAL_X`, but also `token_count`) or a weak word (`AccountKey`) only a value that
+ * looks like a token, so `token_count=5` and `sort_key=name` stay.
+ */
+function credentialName(name: string, camel = true): NameKind {
+  if (!CREDENTIAL_STEM.test(name)) return undefined;
+  const words = nameWords(name, camel);
+  let last = words.length - 1;
+  while (last > 0 && /^(?:\d+|[a-z])$/.test(words[last] ?? "")) last--;
+  let kind: NameKind;
+  for (const [i, word] of words.entries()) {
+    const strong = STRONG_NAME_WORDS.has(word) || STRONG_NAME_END.test(word);
+    if (strong && i === last) return "any";
+    if (strong || WEAK_NAME_WORDS.has(word)) kind = "tokenish";
+  }
+  return kind;
+}
+
+/** The characters of a token-shaped value. */
+const TOKEN_CHARS = charTable(
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_.~-",
+);
+
+/** How far {@link looksLikeToken} reads: enough to tell a token from a word, and bounded. */
+const TOKEN_PROBE = 64;
+
+/**
+ * Whether the text at `from` starts with a token: `minLength` token characters or more, with
+ * letters and digits among the first 64 (`hunter22`, a base64 key), not a word or a number
+ * (`created_at`, `5`). An opening quote is skipped.
+ */
+function looksLikeToken(text: string, from: number, minLength: number): boolean {
+  const start = text[from] === '"' || text[from] === "'" ? from + 1 : from;
+  const limit = Math.min(text.length, start + TOKEN_PROBE);
+  let letters = 0;
+  let digits = 0;
+  let end = start;
+  for (; end < limit; end++) {
+    const c = text.charCodeAt(end);
+    if (c >= 128 || TOKEN_CHARS[c] !== 1) break;
+    if (c >= 48 && c <= 57) digits++;
+    else if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122)) letters++;
+  }
+  return end - start >= minLength && letters >= 2 && digits >= 1;
+}
+
+/** An environment variable's name: `STRIPE_WEBHOOK`, `X1`. */
+const ENV_NAME = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$/;
+/** A token-shaped value after an environment variable's name: long enough to be a key. */
+const ENV_TOKEN_LENGTH = 16;
+/** A token-shaped value after a weakly named key (`AccountKey`): long enough not to be a word. */
+const WEAK_TOKEN_LENGTH = 8;
+
+function isNameChar(code: number): boolean {
+  return (
+    (code >= 48 && code <= 57) ||
+    (code >= 65 && code <= 90) ||
+    (code >= 97 && code <= 122) ||
+    code === 95 ||
+    code === 45 ||
+    code === 46
+  );
+}
+
+const MAX_NAME_LENGTH = 64;
+
+/**
+ * The name before a separator at `at`: spaces, an optional quote, then up to 64 characters of
+ * `[\w.-]` that nothing of that class precedes. Undefined when there is none.
+ */
+function nameBefore(
+  text: string,
+  at: number,
+): { start: number; end: number; name: string } | undefined {
+  let end = at;
+  while (end > 0 && at - end < 8 && (text[end - 1] === " " || text[end - 1] === "\t")) end--;
+  if (end > 0 && (text[end - 1] === '"' || text[end - 1] === "'")) end--;
+  let start = end;
+  while (start > 0 && end - start <= MAX_NAME_LENGTH && isNameChar(text.charCodeAt(start - 1))) {
+    start--;
+  }
+  if (start === end || end - start > MAX_NAME_LENGTH) return undefined;
+  const name = text.slice(start, end);
+  if (!/[A-Za-z]/.test(name)) return undefined;
+  const quoted = start > 0 && (text[start - 1] === '"' || text[start - 1] === "'");
+  return { start: quoted ? start - 1 : start, end, name };
+}
+
+/**
+ * Redacts the value after each `name=` / `name:` whose name marks a credential (see
+ * {@link credentialName}), and after each `ENV_NAME=` whose value looks like a token of 16
+ * characters or more (`STRIPE_WEBHOOK=whsec…`), whatever the name. Separators are visited in
+ * order; a redacted value is skipped whole, a kept one is read again (it may hold `DB_PASS=…`).
+ */
+function redactNamedValues(text: string): string {
+  let out = "";
+  let copied = 0;
+  const separators = new Separators(text);
+  for (let at = separators.next(0); at >= 0; at = separators.next(at + 1)) {
+    const c = text.charCodeAt(at);
+    const named = nameBefore(text, at);
+    if (named === undefined || named.start < copied) continue;
+    const { name } = named;
+    const kind = credentialName(name);
+    // `NAME=value`, the name glued to `=`: an environment variable.
+    const env = kind === undefined && c === 61 && named.end === at && ENV_NAME.test(name);
+    if (kind === undefined && !env) continue;
+    let valueAt = at + 1;
+    while (valueAt < text.length && isWhitespace(text.charCodeAt(valueAt))) valueAt++;
+    // Bounded: a value kept here is read again from its next separator.
+    if (env && !looksLikeToken(text, valueAt, ENV_TOKEN_LENGTH)) continue;
+    if (kind === "tokenish" && !looksLikeToken(text, valueAt, WEAK_TOKEN_LENGTH)) continue;
+    KEY_VALUE_AT.lastIndex = valueAt;
+    const value = KEY_VALUE_AT.exec(text)?.[0];
+    if (value === undefined) continue;
+    const key = text.slice(named.start, at);
+    const separator = text.slice(at, valueAt);
+    const whole = key + separator + value;
+    const replaced = redactKeyValue(whole, key, separator, value);
+    if (replaced === whole) continue;
+    out += text.slice(copied, named.start) + replaced;
+    copied = valueAt + value.length;
+    at = copied - 1;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+/**
+ * The `=` and `:` of a text in order, each found once: the next of each kind is kept until passed
+ * (searching again for a kind the text lacks would read the rest of the text every time).
+ */
+class Separators {
+  private eq = -2;
+  private colon = -2;
+  constructor(private readonly text: string) {}
+
+  /** The first `=` or `:` at `from` or after, or -1. */
+  next(from: number): number {
+    if (this.eq !== -1 && this.eq < from) this.eq = this.text.indexOf("=", from);
+    if (this.colon !== -1 && this.colon < from) this.colon = this.text.indexOf(":", from);
+    if (this.eq < 0) return this.colon;
+    return this.colon < 0 || this.eq < this.colon ? this.eq : this.colon;
+  }
+}
+
+/**
+ * Whether a command-line flag may be there: a `-` that no word character or `-` comes before, then a
+ * letter, or `-` and a letter; where every match of the flag rule starts. Most error texts hold
+ * none (the `-` of an id or a word comes after a letter or digit): one search for `-` instead of
+ * the rule's pattern, half the time (prefilter.test.ts checks the rule then changes nothing).
+ * @internal Exported for tests; not part of the public API.
+ */
+export function mayHoldFlag(text: string): boolean {
+  for (let at = text.indexOf("-"); at >= 0; at = text.indexOf("-", at + 1)) {
+    if (at > 0) {
+      const before = text.charCodeAt(at - 1);
+      if (before === 45 || isWordCode(before)) continue;
+    }
+    if (at + 1 >= text.length) return false;
+    const next = text.charCodeAt(at + 1);
+    if (isAsciiLetter(next)) return true;
+    if (next === 45 && at + 2 < text.length && isAsciiLetter(text.charCodeAt(at + 2))) return true;
+  }
+  return false;
+}
+
+/** `--password hunter2`, `-token abc`: a flag named as a credential, then its value after spaces. */
+function redactFlagValue(match: string, flag: unknown, space: unknown, value: unknown): string {
+  if (typeof flag !== "string" || typeof value !== "string") return match;
+  const kind = credentialName(flag, false);
+  // Prose names a flag too: "pass the --access-token flag", "--password or a key file".
+  if (kind === undefined || /^[A-Za-z]{1,12}[.,;:!?)]?$/.test(value)) return match;
+  if (kind === "tokenish" && !looksLikeToken(value, 0, WEAK_TOKEN_LENGTH)) return match;
+  return redactKeyValue(match, flag, space, value);
+}
+
+/** `curl -u user:pw`, `--user "user:pw"`: the password goes, the user stays. */
+function redactUserPassword(
+  match: string,
+  flag: unknown,
+  separator: unknown,
+  ...groups: unknown[]
+): string {
+  // Double-quoted, single-quoted, then bare: user and password of the form that matched.
+  const form = [0, 2, 4].find((i) => groups[i] !== undefined) ?? 4;
+  const user = String(groups[form]);
+  const password = String(groups[form + 1]);
+  if (isInert(password)) return match;
+  const quote = form === 0 ? '"' : form === 2 ? "'" : "";
+  const close = quote !== "" && match.endsWith(quote) ? quote : "";
+  return `${String(flag)}${String(separator)}${quote}${user}:${REDACTED}${close}`;
+}
+
+/** `-pS3cret`: a password glued to `-p`, as the MySQL and MariaDB clients take it. */
+const GLUED_PASSWORD = /(?<![\w-])-p([^\s"'<>=-][^\s"'<>]*)/g;
+
+/**
+ * `mysql -pS3cret`, `mysqldump -uroot -pS3cret`: in a text that names a MySQL or MariaDB tool,
+ * every value glued to `-p` (elsewhere `-p` is often a port: `-p8080`).
+ */
+function redactGluedPasswords(text: string): string {
+  if (!/mysql|mariadb/i.test(text)) return text;
+  return text.replace(GLUED_PASSWORD, (match, value: string) =>
+    isInert(value) ? match : `-p${REDACTED}`,
+  );
+}
+
+/** Credentials named by a key, a flag or a variable, in this order. */
+export const NAMED_VALUE_RULES: SecretGroup = {
+  may: () => true,
+  rules: [
+    // `mysql -pS3cret`: before key=value, whose value can swallow the word that names MySQL
+    // (`api_key=x)(mysql -p…`) and with it the reason to read `-p` as a password.
+    [GLUED_PASSWORD, { rewrite: redactGluedPasswords }, (text) => text.includes("-p")],
+    // key=value / key: value / "key": "value" credentials (aws_secret_access_key, password, …).
+    // A value that swallowed the next `key:` (`pw=a)(api_key: b`) takes that key's value too.
+    [
+      /(?<![\w-])(["']?[\w.-]{0,40}?(?:api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client)[_-]?key|client[_-]?secret|secret|token|password|passwd|pwd|passphrase|credentials?|session[_-]?id|sessionid|signature|sig)["']?)(\s*[:=]\s*)("[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]*[:=]\s*(?:"[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]+)|[^\s"'<>]+)/gi,
+      redactKeyValue,
+      // The end of every key, then its separator.
+      hasCredentialKey,
+    ],
+    // Command lines: `--password hunter2`, `curl -u user:pw`, `mysql -pS3cret`.
+    [
+      /(?<![\w-])(--?[A-Za-z][\w-]{0,40})(\s+)("[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>-][^\s"'<>]*)/g,
+      redactFlagValue,
+      mayHoldFlag,
+    ],
+    [
+      /(?<![\w-])(-u|-U|--user|--proxy-user)(\s+|=)(?:"([^"\r\n:]+):([^"\r\n]*)"?|'([^'\r\n:]+):([^'\r\n]*)'?|([^\s:"'<>]+):([^\s"'<>]+))/g,
+      redactUserPassword,
+      (text) => text.includes("-u") || text.includes("-U"),
+    ],
+    // `DB_PASS=…`, `AccountKey=…`, `STRIPE_WEBHOOK=<token>`.
+    [
+      KEY_VALUE_AT,
+      { rewrite: redactNamedValues },
+      (text) => text.includes("=") || text.includes(":"),
+    ],
+  ],
+};

@@ -1,0 +1,33 @@
+/**
+ * Absolute paths: UNC shares, Windows drives, POSIX and home-relative paths (two segments or more:
+ * a single `/word` is more often a route or a ratio than a file). Each becomes `[path]`; trailing
+ * sentence punctuation stays.
+ */
+import { PATH } from "./placeholders.ts";
+import type { LocationKind } from "./rule.ts";
+import { splitTrailing } from "./scan.ts";
+
+const UNC_SRC = String.raw`(?<![\w\\])\\{2,4}[^\s\\"'\x60<>|?*()\[\]{},;]+\\[^\s"'\x60<>|?*()\[\]{},;]*`;
+const WINDOWS_PATH_SRC = String.raw`(?<![\w\\/])[A-Za-z]:[\\/][^\s"'\x60<>|?*()\[\]{},;]*`;
+const POSIX_PATH_SRC = String.raw`(?<![\w.~:/\\-])~?\/[^\s/"'\x60<>()\[\]{}|,;]+\/[^\s"'\x60<>()\[\]{}|,;]*`;
+
+function redactPath(match: string): string {
+  const [, trailing] = splitTrailing(match);
+  return PATH + trailing;
+}
+
+/** The kinds of paths, in the order the location pattern reads them. */
+export const PATH_KINDS: readonly LocationKind[] = [
+  { source: UNC_SRC, may: (text) => text.includes("\\\\"), replace: redactPath },
+  {
+    source: WINDOWS_PATH_SRC,
+    may: (text) => text.includes(":\\") || text.includes(":/"),
+    replace: redactPath,
+  },
+  // Two slashes.
+  {
+    source: POSIX_PATH_SRC,
+    may: (text) => text.indexOf("/") !== text.lastIndexOf("/"),
+    replace: redactPath,
+  },
+];

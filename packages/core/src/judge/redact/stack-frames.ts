@@ -1,0 +1,244 @@
+/**
+ * Stack frames, by runtime: the lines each runtime's traces are made of, as data, and the one pass
+ * that drops them. A frame names files, functions and line numbers of the server's code: none of
+ * it is the model's business. Frames that lost their line breaks (joined, or JSON-escaped `\n`)
+ * go too.
+ */
+import { isWhitespace, isWordCode } from "./scan.ts";
+
+/** A line a runtime's traces are made of: dropped where it stands alone on its line. */
+interface FrameLine {
+  readonly pattern: RegExp;
+  /** Whether the match is a frame (default: every match is). */
+  readonly accept?: (match: RegExpExecArray) => boolean;
+  /** The next line, when it is indented deeper, is the frame's source code and goes too. */
+  readonly sourceBelow?: boolean;
+  /** The line above, when it matches this, is the same frame's function line and goes too. */
+  readonly functionAbove?: RegExp;
+}
+
+/** A frame inside a line: dropped when the location it captures (group 1) is accepted. */
+interface InlineFrame {
+  readonly pattern: RegExp;
+  readonly accept: (location: string) => boolean;
+}
+
+/** A runtime's traces: what every one of them holds, their lines, and their frames inside a line. */
+interface Runtime {
+  readonly name: string;
+  /** Something a text holds where one of this runtime's lines may be. */
+  readonly mayHold: (text: string) => boolean;
+  readonly lines: readonly FrameLine[];
+  readonly inline?: readonly InlineFrame[];
+}
+
+/**
+ * A location inside a stack frame: `file.js:1:2`, `node:net:1555:16`, `Bar.java:42`, `native`,
+ * `<anonymous>`, `index 0`, `Native Method`, `Unknown Source`.
+ */
+function isFrameLocation(location: string): boolean {
+  const loc = location.trim();
+  if (
+    loc === "native" ||
+    loc === "Native Method" ||
+    loc === "Unknown Source" ||
+    loc.includes("<anonymous>") ||
+    /^index \d+$/.test(loc)
+  ) {
+    return true;
+  }
+  return /:\d+$/.test(loc);
+}
+
+/** A location that ends in a line number: `file:///x.js:1:2`, `/srv/app.js:3`. */
+function endsInLineNumber(location: string): boolean {
+  return /:\d+$/.test(location);
+}
+
+/**
+ * The `at` frame of {@link AT_FRAME_LINE}: its location in parentheses must look like one; a bare
+ * location (`at file:///x.js:1:2`, `at /rustc/…/panicking.rs:645:5`, `at ./src/main.rs:4:5`) must
+ * be a path or file with a line number.
+ */
+function isAtFrame(m: RegExpExecArray): boolean {
+  const [, inParens, bare] = m;
+  if (inParens !== undefined) return isFrameLocation(inParens);
+  return (
+    bare !== undefined &&
+    (bare === "<anonymous>" ||
+      /^(?:file:|node:|\/|\\\\|\.{1,2}[\\/]|[A-Za-z]:[\\/]).*:\d+$/.test(bare) ||
+      /^[\w.-]+\.[A-Za-z]{1,6}:\d+(?::\d+)?$/.test(bare))
+  );
+}
+
+/**
+ * `at callee (anything)`: a JS, Java or .NET frame whatever its location (`node:net:1555:16`,
+ * `Native Method`, a .NET argument list), with `async`, `new`, `[as name]` and a .NET
+ * `in file:line N` suffix. The callee is one token, so prose such as `at least one (of 3)` stays.
+ */
+const CALL_FRAME_LINE =
+  /^\s*at\s+(?:async\s+)?(?:new\s+)?[^\s()]+(?:\s+\[as [^\]\n]*\])?\s*\([^\n]*\)(?:\s+in\s[^\n]*)?\s*$/;
+/** `at callee (location)` with a callee of several words: the location must look like one. */
+const AT_FRAME_LINE = /^\s*at\s(?:[^()\n]*\(([^\n]*)\)|\s*(?:async\s+)?(\S+))\s*$/;
+/** Go: the function line above a location line (`main.(*T).run(0xc0, 0x1)`, `created by main.main`). */
+const GO_FUNCTION_LINE =
+  /^\s*(?:[\w./*()$[\]{}-]+\([^\n]*\)|created by [^\s()]+(?:\([^\n]*\))?(?: in goroutine \d+)?)\s*$/;
+
+/**
+ * Whether an `at` starts a word and has whitespace after it: where every `at` frame, on its line
+ * or inside one, starts.
+ */
+function hasAtWord(text: string): boolean {
+  for (let at = text.indexOf("at"); at >= 0; at = text.indexOf("at", at + 2)) {
+    if (!isWordCode(text.charCodeAt(at - 1)) && isWhitespace(text.charCodeAt(at + 2))) return true;
+  }
+  return false;
+}
+
+/**
+ * The runtimes whose frames are dropped. No line matches the patterns of two (each starts with its
+ * own word after the indentation), so their order only orders the cheap tests of
+ * {@link mayHoldFrames}: the literals first, the scan for `at` last.
+ */
+const RUNTIMES: readonly Runtime[] = [
+  {
+    name: "Python",
+    mayHold: (text) => text.includes('File "') || text.includes("Traceback ("),
+    lines: [
+      { pattern: /^\s*File "[^"\n]*", line \d+/, sourceBelow: true },
+      { pattern: /^\s*Traceback \(most recent call last\):?\s*$/ },
+    ],
+  },
+  {
+    name: "Java/JVM",
+    mayHold: (text) => text.includes("... "),
+    // The JVM's frames are `at` frames (below); this is the line that ends a cause's frames.
+    lines: [{ pattern: /^\s*\.\.\. \d+ more\s*$/ }],
+  },
+  {
+    name: "Go",
+    mayHold: (text) => text.includes("goroutine "),
+    lines: [
+      // A goroutine header, and the `file.go:12 +0x1d` line under each function line.
+      { pattern: /^\s*goroutine \d+ \[[^\]\n]*\]:?\s*$/ },
+      { pattern: /^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?\s*$/, functionAbove: GO_FUNCTION_LINE },
+    ],
+  },
+  {
+    name: "Rust",
+    mayHold: (text) => text.includes("stack backtrace"),
+    // `stack backtrace:` and `  12: std::rt::lang_start::{{closure}}`; the `at file:line` lines
+    // under them are `at` frames (below).
+    lines: [
+      { pattern: /^\s*stack backtrace:\s*$/ },
+      {
+        pattern:
+          /^\s*\d+:\s+(?:0x[0-9a-f]+ - )?(?:[\w$<>{}[\]&*. ]*::[^\n]*|_{1,2}\w+|rust_\w+)\s*$/,
+      },
+    ],
+  },
+  {
+    name: "Node/V8, JVM and .NET `at` frames",
+    mayHold: hasAtWord,
+    lines: [
+      { pattern: CALL_FRAME_LINE },
+      { pattern: AT_FRAME_LINE, accept: isAtFrame },
+      // .NET: the line between the frames of an awaited call.
+      { pattern: /^\s*--- End of (?:inner exception )?stack trace[^\n]*---\s*$/ },
+    ],
+    inline: [
+      {
+        pattern:
+          /(?<![\w$.])at\s{1,4}(?:async\s{1,4})?(?:new\s{1,4})?(?:[^\s()]{1,200}\s{0,4})?(?:\[as [^\]\n]{1,100}\]\s{0,4})?\(([^()\n]{1,1000})\)/g,
+        accept: isFrameLocation,
+      },
+      {
+        pattern:
+          /(?<![\w$.])at\s{1,4}(?:async\s{1,4})?((?:file:|node:|\/|[A-Za-z]:[\\/])[^\s()]{1,1000})/g,
+        accept: endsInLineNumber,
+      },
+    ],
+  },
+];
+
+const FRAME_LINES: readonly FrameLine[] = RUNTIMES.flatMap((runtime) => runtime.lines);
+const INLINE_FRAMES: readonly InlineFrame[] = RUNTIMES.flatMap((runtime) => runtime.inline ?? []);
+
+/**
+ * Every pattern of the frames, for the linear-time checks in the tests.
+ * @internal
+ */
+export const FRAME_PATTERNS: readonly RegExp[] = [
+  ...FRAME_LINES.map((line) => line.pattern),
+  GO_FUNCTION_LINE,
+  ...INLINE_FRAMES.map((frame) => frame.pattern),
+];
+
+/**
+ * Whether a text may hold a stack frame: what one of the runtimes needs. Every frame line and
+ * inline frame has `at` after a non-word character and before a space, or `File "`,
+ * `Traceback (` or `... `. Go and Rust traces start with `goroutine N [` and `stack backtrace:`; a
+ * .NET `--- End of stack trace ---` line sits between `at` frames. The same answer as the pattern
+ * `/\bat\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace/` (prefilter.test.ts), read
+ * without it.
+ * @internal Exported for tests; not part of the public API.
+ */
+export function mayHoldFrames(text: string): boolean {
+  for (let i = 0; i < RUNTIMES.length; i++) {
+    if ((RUNTIMES[i] as Runtime).mayHold(text)) return true;
+  }
+  return false;
+}
+
+/** The line's rule of {@link FRAME_LINES} that makes it a frame, if any. */
+function frameLine(line: string): FrameLine | undefined {
+  for (let i = 0; i < FRAME_LINES.length; i++) {
+    const rule = FRAME_LINES[i] as FrameLine;
+    const { pattern, accept } = rule;
+    if (accept === undefined) {
+      if (pattern.test(line)) return rule;
+      continue;
+    }
+    const m = pattern.exec(line);
+    if (m !== null && accept(m)) return rule;
+  }
+  return undefined;
+}
+
+function indentOf(line: string): number {
+  let i = 0;
+  while (i < line.length && (line[i] === " " || line[i] === "\t")) i++;
+  return i;
+}
+
+/** The text without its stack frames: frame lines, the lines that belong to them, inline frames. */
+export function dropStackFrames(text: string): string {
+  if (!mayHoldFrames(text)) return text;
+  const lines = text.split("\n");
+  const kept: string[] = [];
+  // After a frame with its source below (Python's `File "...", line N`), the indentation of the
+  // frame: the next line, when deeper, is its source code.
+  let sourceIndent = -1;
+  for (const line of lines) {
+    if (sourceIndent >= 0) {
+      const deeper = line.trim() !== "" && indentOf(line) > sourceIndent;
+      sourceIndent = -1;
+      if (deeper) continue;
+    }
+    const rule = frameLine(line);
+    if (rule === undefined) {
+      kept.push(line);
+      continue;
+    }
+    if (rule.sourceBelow === true) sourceIndent = indentOf(line);
+    if (rule.functionAbove !== undefined) {
+      const previous = kept.at(-1);
+      if (previous !== undefined && rule.functionAbove.test(previous)) kept.pop();
+    }
+  }
+  let out = kept.join("\n");
+  for (const { pattern, accept } of INLINE_FRAMES) {
+    out = out.replace(pattern, (m, location: string) => (accept(location) ? "" : m));
+  }
+  return out;
+}
