@@ -1,43 +1,92 @@
-// The attempt loop (docs/architecture.md §1): admit, send, then settle a success or judge a
-// failure, for the first attempt and every retry alike. p-retry drives the retries.
+// The attempt loop (docs/architecture.md §1): admit, claim, send, then settle a success, for the
+// first attempt and every retry alike (the same steps, `ATTEMPT`); a failed attempt is judged by
+// `judgeAndRetry`, and p-retry drives the retries its judgement asks for.
 import pRetry from "p-retry";
+import type { MaybePromise } from "../types.ts";
 import { updateBreaker } from "./breaker-steps.ts";
-import { type CallState, noteResult, noteSuccess } from "./call-state.ts";
+import { type CallState, noteResult, noteSuccess, type Sent } from "./call-state.ts";
 import { emitCall } from "./events.ts";
-import { resolveFailure, type Sent } from "./failed-attempt.ts";
-import { drive, type Flow } from "./flow.ts";
-import { claimAndCount, ledgerMove, settle } from "./ledger.ts";
+import { resolveFailure } from "./failed-attempt.ts";
+import { ask, runSteps, type Step, type StepAnswer, Waiting } from "./flow.ts";
+import { claim, countFirst, ledgerMove, settle, settleUnsent, stillSendable } from "./ledger.ts";
 import { endedOutcome, preflightStop } from "./outcomes.ts";
 import { abortReason, dropClock, isAborted, keepClock, wakers } from "./run-state.ts";
 import { storeAfterEffect, storeOp } from "./store-steps.ts";
 import type { AttemptContext, CallOutcome, Executor } from "./types.ts";
-import { endedError, guardedAsync, sleep } from "./waits.ts";
-
-/** What an attempt comes to: the call's outcome, or a failure to judge. */
-type Attempted<T> = { readonly outcome: CallOutcome<T> } | { readonly failed: Sent };
+import { endedError, sleep } from "./waits.ts";
 
 /**
- * The attempts of one call: the first, then the retries its judged failures ask for. The first
- * runs here, synchronously up to its executor when the store answers at once; p-retry runs the
- * retries (its `async` loop, with its option handling, is paid only by a call that failed).
+ * One attempt, the first and every retry: admitted, its key claimed, the first counted against the
+ * server's retry budget, sent, and a success settled. A failed attempt ends with no outcome: it is
+ * judged next (`judgeAndRetry`), its answer in `state.sent`.
  */
-export function* attemptLoop<T>(state: CallState, execute: Executor<T>): Flow<CallOutcome<T>> {
-  const first = yield* attempt<T>(state, execute);
-  if ("outcome" in first) return first.outcome;
-  const verdict = yield* resolveFailure<T>(state, first.failed);
-  if (verdict.retryInMs === undefined) return verdict.outcome;
-  return (yield retries(state, execute, verdict.retryInMs)) as CallOutcome<T>;
+export const ATTEMPT: readonly Step[] = [admit, claim, countFirst, stillSendable, send, landed];
+
+/** A success's steps: learning told, the key settled `succeeded`, the breaker told, the value. */
+const SUCCEEDED: readonly Step[] = [learnSuccess, settleSuccess, breakerSuccess, ok];
+
+/**
+ * Before an attempt: the run's end, an abort and the deadline. Undefined lets the attempt go; its
+ * time left is kept on the call.
+ */
+function admit(state: CallState): StepAnswer {
+  const r = state.run;
+  // A parallel call may have stopped the run during this call's backoff: no more retries. (A
+  // first attempt admitted before the stop still runs: its budget was granted.)
+  if (r.ended && !r.observeOnly && state.attempts > 0) return endedOutcome(state);
+  if (isAborted(state)) return preflightStop(state, "aborted");
+  // The first attempt of a call that has awaited nothing yet takes preflight's clock reading.
+  keepClock(r, state);
+  const remainingMs = r.deadline - r.clockAt;
+  if (remainingMs <= 0 && !r.observeOnly) return preflightStop(state, "deadline_exceeded");
+  // An int32 is kept as a small integer, not a heap number per call.
+  state.remainingMs = (remainingMs | 0) === remainingMs ? remainingMs | 0 : remainingMs;
+  return undefined;
 }
 
-/** One attempt: admitted (ledger claim, retry-budget count), sent, and a success settled. */
-function* attempt<T>(state: CallState, execute: Executor<T>): Flow<Attempted<T>> {
-  const refused = (yield* admit<T>(state)) as CallOutcome<T> | undefined;
-  if (refused !== undefined) return { outcome: refused };
-  const sent = (yield send(state, execute)) as Sent;
+/**
+ * Sends an attempt the admission let go; what it comes to is kept in `state.sent`. The attempt in
+ * flight runs the steps after this one itself when it ends (flow.ts `Waiting`).
+ */
+function send(state: CallState): Promise<undefined> | Waiting {
+  const r = state.run;
+  // The admission is over: its clock reading is done with.
+  dropClock(r);
+  // A verify answer speaks of the attempts before it: this new attempt may write again.
+  state.verified = undefined;
+  state.attempts += 1;
+  r.tally.attempt();
+  r.inFlight += 1;
+  const cutBy = abortReason(state);
+  if (cutBy !== undefined) {
+    state.sent = { thrown: true, value: cutBy.reason, deadlineHit: false };
+    return Promise.resolve(undefined);
+  }
+  return new Attempt(state, state.attempts, state.remainingMs).send(
+    state.execute as Executor<unknown>,
+  );
+}
+
+/**
+ * What the attempt came to: cut before it was sent, a failure (judged next: no outcome), or a
+ * success, settled.
+ */
+function landed(state: CallState): MaybePromise<StepAnswer> {
+  const sent = state.sent as Sent;
   state.run.inFlight -= 1;
-  if (state.cutUnsent) return { outcome: yield* cutUnsent<T>(state, sent) };
-  if (sent.thrown || isErrorResult(sent.value)) return { failed: sent };
-  return { outcome: yield* succeeded(state, sent.value as T) };
+  if (state.cutUnsent) return cutUnsent(state, sent);
+  if (sent.thrown || isErrorResult(sent.value)) return undefined;
+  return runSteps(state, SUCCEEDED);
+}
+
+/**
+ * A failed attempt judged (failed-attempt.ts), and the retries its judgement asks for: p-retry
+ * runs `ATTEMPT` again after the decision's backoff. Plain `async`: only a call that failed pays.
+ */
+export async function judgeAndRetry(state: CallState): Promise<CallOutcome<unknown>> {
+  const verdict = await resolveFailure(state, state.sent as Sent);
+  if (verdict.retryInMs === undefined) return verdict.outcome;
+  return retries(state, verdict.retryInMs);
 }
 
 /** What p-retry is handed as an attempt's failure: the attempt, judged in `onFailedAttempt`. */
@@ -55,14 +104,10 @@ class FailedAttempt extends Error {
  * p-retry adds none; its `retries` is the attempts the policy has left, its `signal` whatever cuts
  * the call (the run's signal or end, the host's end, the call's signal).
  */
-async function retries<T>(
-  state: CallState,
-  execute: Executor<T>,
-  delayMs: number,
-): Promise<CallOutcome<T>> {
+async function retries(state: CallState, delayMs: number): Promise<CallOutcome<unknown>> {
   let retryInMs: number | undefined = delayMs;
   /** The call's outcome, once an attempt or a judgement came to one. */
-  let outcome: CallOutcome<T> | undefined;
+  let outcome: CallOutcome<unknown> | undefined;
   /** What the host must see thrown (a `HostError`), never taken for a cut. */
   let escaped: { error: unknown } | undefined;
   const cut = new AbortController();
@@ -72,9 +117,9 @@ async function retries<T>(
     if (s.aborted) cut.abort(s.reason);
     else s.addEventListener("abort", onCut, { once: true });
   }
-  const step = async <R>(flow: Flow<R>): Promise<R> => {
+  const step = async <R>(run: () => MaybePromise<R>): Promise<R> => {
     try {
-      return await drive(flow);
+      return await run();
     } catch (error) {
       escaped = { error };
       throw error;
@@ -84,9 +129,9 @@ async function retries<T>(
     await sleep(delayMs, cut.signal);
     await pRetry(
       async () => {
-        const next = await step(attempt<T>(state, execute));
-        if ("failed" in next) throw new FailedAttempt(next.failed);
-        outcome = next.outcome;
+        const next = await step(() => runSteps(state, ATTEMPT));
+        if (next === undefined) throw new FailedAttempt(state.sent as Sent);
+        outcome = next;
       },
       {
         retries: Math.max(0, state.tool.retry.attempts - 2),
@@ -94,7 +139,7 @@ async function retries<T>(
         signal: cut.signal,
         onFailedAttempt: async ({ error }) => {
           if (!(error instanceof FailedAttempt)) return;
-          const verdict = await step(resolveFailure<T>(state, error.sent));
+          const verdict = await step(() => resolveFailure(state, error.sent));
           retryInMs = verdict.retryInMs;
           if (verdict.retryInMs === undefined) outcome = verdict.outcome;
         },
@@ -109,57 +154,16 @@ async function retries<T>(
     if (escaped !== undefined) throw escaped.error;
     // p-retry throws the last failure once `shouldRetry` said no: the judgement's outcome stands.
     if (outcome === undefined) {
-      if (isAborted(state)) return preflightStop<T>(state, "aborted");
+      if (isAborted(state)) return preflightStop(state, "aborted");
       const r = state.run;
-      if (r.ended && !r.observeOnly) return endedOutcome<T>(state);
+      if (r.ended && !r.observeOnly) return endedOutcome(state);
       if (!(error instanceof FailedAttempt)) throw error;
-      return preflightStop<T>(state, "retries_exhausted");
+      return preflightStop(state, "retries_exhausted");
     }
   } finally {
     for (const s of signals) s.removeEventListener("abort", onCut);
   }
-  return outcome as CallOutcome<T>;
-}
-
-/**
- * Before an attempt: the run's end, an abort and the deadline, then the ledger claim and the
- * retry-budget count. Undefined lets the attempt go; its time left is kept on the call.
- */
-function* admit<T>(state: CallState): Flow<CallOutcome<T> | undefined> {
-  const r = state.run;
-  // A parallel call may have stopped the run during this call's backoff: no more retries. (A
-  // first attempt admitted before the stop still runs: its budget was granted.)
-  if (r.ended && !r.observeOnly && state.attempts > 0) return endedOutcome<T>(state);
-  if (isAborted(state)) return preflightStop<T>(state, "aborted");
-  // The first attempt of a call that has awaited nothing yet takes preflight's clock reading.
-  keepClock(r, state);
-  const remainingMs = r.deadline - r.clockAt;
-  if (remainingMs <= 0 && !r.observeOnly) {
-    dropClock(r);
-    return preflightStop<T>(state, "deadline_exceeded");
-  }
-  // An int32 is kept as a small integer, not a heap number per call.
-  state.remainingMs = (remainingMs | 0) === remainingMs ? remainingMs | 0 : remainingMs;
-  try {
-    return yield* claimAndCount<T>(state);
-  } finally {
-    dropClock(r);
-  }
-}
-
-/** Sends an attempt the claim let go: its promise never rejects. */
-function send(state: CallState, execute: Executor<unknown>): Promise<Sent> {
-  const r = state.run;
-  // A verify answer speaks of the attempts before it: this new attempt may write again.
-  state.verified = undefined;
-  state.attempts += 1;
-  r.tally.attempt();
-  r.inFlight += 1;
-  const cutBy = abortReason(state);
-  if (cutBy !== undefined) {
-    return Promise.resolve({ thrown: true, value: cutBy.reason, deadlineHit: false });
-  }
-  return new Attempt(state, state.attempts, state.remainingMs).send(execute);
+  return outcome as CallOutcome<unknown>;
 }
 
 /**
@@ -167,36 +171,53 @@ function send(state: CallState, execute: Executor<unknown>): Promise<Sent> {
  * is judged. Its key is settled as not sent, and the call stops as the cut says; the stop ends
  * the run, so later calls fail at once.
  */
-function* cutUnsent<T>(state: CallState, sent: Sent): Flow<CallOutcome<T>> {
+async function cutUnsent(state: CallState, sent: Sent): Promise<CallOutcome<unknown>> {
   state.cutUnsent = false;
-  const key = state.key;
-  if (key !== undefined) {
-    yield guardedAsync(() => drive(settle(state, key, ledgerMove(state, "not_sent"))));
-  }
-  return preflightStop<T>(state, sent.deadlineHit ? "deadline_exceeded" : "aborted");
+  if (state.key !== undefined) await settleUnsent(state);
+  return preflightStop(state, sent.deadlineHit ? "deadline_exceeded" : "aborted");
+}
+
+/** Learning is told of the success (only in a run that failed before). */
+function learnSuccess(state: CallState): MaybePromise<undefined> {
+  const { learning, observeOnly } = state.run;
+  if (learning === undefined || observeOnly) return undefined;
+  return learning.succeeded(state, state.tool, (op, fn) =>
+    storeOp(state, op, fn),
+  ) as MaybePromise<undefined>;
 }
 
 /**
- * A success: learning (only in a run that failed before), the ledger and the breaker are told,
- * then the value goes back.
+ * The key settled `succeeded`, with the value when the policy replays it. A store that fails here
+ * leaves the call's outcome as it is: the write happened and its answer is here, so the model gets
+ * it. The entry stays pending, so after its lease a repeat of this logical call is refused, never
+ * re-run.
  */
-function* succeeded<T>(state: CallState, value: T): Flow<CallOutcome<T>> {
-  const { learning, observeOnly } = state.run;
-  if (learning !== undefined && !observeOnly) {
-    yield learning.succeeded(state, state.tool, (op, fn) => storeOp(state, op, fn));
-  }
-  const { key } = state;
-  if (key !== undefined) {
-    const kept = state.tool.idempotency.replay ? value : undefined;
-    try {
-      yield* settle(state, key, ledgerMove(state, "answered"), kept);
-    } catch (error) {
-      // The write happened and its answer is here: the model gets it. The entry stays pending, so
-      // after its lease a repeat of this logical call is refused, never re-run.
-      storeAfterEffect(state, error);
-    }
-  }
-  yield updateBreaker(state, "success");
+function settleSuccess(state: CallState): MaybePromise<undefined> {
+  if (state.key === undefined) return undefined;
+  return ask(state, settleSucceeded, nothing, afterEffect);
+}
+
+function afterEffect(state: CallState, error: unknown): undefined {
+  storeAfterEffect(state, error);
+  return undefined;
+}
+
+function settleSucceeded(state: CallState): MaybePromise<void> {
+  const kept = state.tool.idempotency.replay ? (state.sent as Sent).value : undefined;
+  return settle(state, ledgerMove(state, "answered"), kept);
+}
+
+const nothing = (): undefined => undefined;
+
+/** The breaker is told of the success (a store that fails here loses a count, nothing more). */
+function breakerSuccess(state: CallState): MaybePromise<undefined> {
+  return updateBreaker(state, "success") as MaybePromise<undefined>;
+}
+
+/** The value goes back. */
+function ok(state: CallState): CallOutcome<unknown> {
+  const { value } = state.sent as Sent;
+  state.sent = undefined;
   noteResult(state, value);
   noteSuccess(state);
   emitCall(state, "ok");
@@ -222,11 +243,23 @@ interface Aborting {
  * executor that never reads it (a plain function, or an adapter told through `onAbort`) costs no
  * AbortController. The key, the arguments and `_meta` are the call's, the same for each attempt.
  */
-class Attempt implements AttemptContext {
+class Attempt extends Waiting implements AttemptContext, Sent {
   #abort: Aborting | undefined = undefined;
+  /** What the attempt came to, once it ended (`Sent`: read by the steps after it). */
+  #thrown = false;
+  #value: unknown = undefined;
+  #deadlineHit = false;
   readonly #state: CallState;
-  /** Ends the attempt's promise; undefined once the attempt ended (or before it was sent). */
-  #end: ((sent: Sent) => void) | undefined = undefined;
+  /**
+   * Settles the attempt's promise with what the steps after it come to; undefined once the
+   * attempt ended (or before it was sent).
+   */
+  #end: ((answer: MaybePromise<StepAnswer>) => void) | undefined = undefined;
+  #fail: ((error: unknown) => void) | undefined = undefined;
+  #ended: Promise<StepAnswer> | undefined = undefined;
+  /** The steps after `send`, from `resumeWith`. */
+  #steps: readonly Step[] = ATTEMPT;
+  #next = 0;
   /** Waits before sending in progress (`beforeSending`): cut now, the attempt left nothing. */
   #unsent = 0;
   /** Cuts this attempt (held by the run's guard, and by the call while the attempt runs). */
@@ -237,11 +270,24 @@ class Attempt implements AttemptContext {
     readonly attempt: number,
     readonly remainingMs: number,
   ) {
+    super();
     this.#state = state;
   }
 
   get idempotencyKey(): string | undefined {
     return this.#state.key;
+  }
+
+  get thrown(): boolean {
+    return this.#thrown;
+  }
+
+  get value(): unknown {
+    return this.#value;
+  }
+
+  get deadlineHit(): boolean {
+    return this.#deadlineHit;
   }
 
   get args(): Readonly<Record<string, unknown>> {
@@ -282,11 +328,12 @@ class Attempt implements AttemptContext {
    * Runs the executor, bounded by the run's guard (its signal, end and deadline) and the call's
    * own signal even if the executor is not: the attempt ends at its answer or its cut, first.
    */
-  send(execute: Executor<unknown>): Promise<Sent> {
+  send(execute: Executor<unknown>): Waiting {
     const state = this.#state;
     const { guard } = state.run;
-    const ended = new Promise<Sent>((resolve) => {
+    this.#ended = new Promise<StepAnswer>((resolve, reject) => {
       this.#end = resolve;
+      this.#fail = reject;
     });
     // Only a call with its own signal cuts its attempt itself.
     if (state.call.signal !== undefined) state.cut = this.#cut;
@@ -295,18 +342,24 @@ class Attempt implements AttemptContext {
     try {
       running = Promise.resolve(execute(this));
     } catch (thrown) {
-      this.#finish({ thrown: true, value: thrown, deadlineHit: false });
-      return ended;
+      this.#finish(true, thrown, false, false);
+      return this;
     }
     // Promise.prototype's `then` (a host may have wrapped the executor's promise's own `then`,
     // which could call a handler twice, or late).
     Promise.prototype.then.call(
       running,
-      (value: unknown) => this.#finish({ thrown: false, value, deadlineHit: false }),
-      (thrown: unknown) => this.#finish({ thrown: true, value: thrown, deadlineHit: false }),
+      (value: unknown) => this.#finish(false, value, false, true),
+      (thrown: unknown) => this.#finish(true, thrown, false, true),
     );
     if (this.#end !== undefined) guard.started();
-    return ended;
+    return this;
+  }
+
+  resumeWith(steps: readonly Step[], next: number): Promise<StepAnswer> {
+    this.#steps = steps;
+    this.#next = next;
+    return this.#ended as Promise<StepAnswer>;
   }
 
   /** Cuts the attempt: its signal aborts with `reason`, its abort listeners are called. */
@@ -326,11 +379,16 @@ class Attempt implements AttemptContext {
         // A listener's error must not keep the attempt from ending: dropped, as a hook's is.
       }
     }
-    this.#finish({ thrown: true, value: reason, deadlineHit });
+    this.#finish(true, reason, deadlineHit, false);
   }
 
-  /** The attempt ended, by its answer or its cut (whichever came first; the other is ignored). */
-  #finish(sent: Sent): void {
+  /**
+   * The attempt ended, by its answer or its cut (whichever came first; the other is ignored): what
+   * it came to is kept in `state.sent`, and the steps after `send` run. `inReaction`: called from
+   * the executor's promise's reaction, so they run now; else (a cut, inside whatever cut it, or a
+   * synchronous throw, inside `run.call`) a microtask later.
+   */
+  #finish(thrown: boolean, value: unknown, deadlineHit: boolean, inReaction: boolean): void {
     const end = this.#end;
     if (end === undefined) return;
     this.#end = undefined;
@@ -339,6 +397,20 @@ class Attempt implements AttemptContext {
     const state = this.#state;
     state.run.guard.leave(this.#cut);
     if (state.cut === this.#cut) state.cut = undefined;
-    end(sent);
+    this.#thrown = thrown;
+    this.#value = value;
+    this.#deadlineHit = deadlineHit;
+    state.sent = this;
+    if (inReaction) this.#land(end);
+    else queueMicrotask(() => this.#land(end));
+  }
+
+  /** The steps after `send`, run; their outcome (or its promise, or their throw) settles the attempt's promise. */
+  #land(end: (answer: MaybePromise<StepAnswer>) => void): void {
+    try {
+      end(runSteps(this.#state, this.#steps, this.#next));
+    } catch (error) {
+      this.#fail?.(error);
+    }
   }
 }

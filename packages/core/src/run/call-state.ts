@@ -8,7 +8,16 @@ import { argumentStrings, sensitiveValues } from "../policy/sensitive.ts";
 import type { Effect } from "../types.ts";
 import type { LearnedCounts } from "./outcome-tracker.ts";
 import { instance, type RunState } from "./run-state.ts";
-import { IDEMPOTENCY_META_KEY, type ToolCall } from "./types.ts";
+import { type Executor, IDEMPOTENCY_META_KEY, type ToolCall } from "./types.ts";
+
+/** What one attempt that was sent came to. */
+export interface Sent {
+  readonly thrown: boolean;
+  /** The executor's answer, or what it threw (or what cut it). */
+  readonly value: unknown;
+  /** The run's deadline cut it. */
+  readonly deadlineHit: boolean;
+}
 
 /** The `_meta` of a call without a key. */
 const NO_META: Readonly<Record<string, unknown>> = Object.freeze({});
@@ -17,6 +26,10 @@ export interface CallState {
   /** The run the call belongs to. */
   readonly run: RunState;
   readonly call: ToolCall;
+  /** What each attempt runs (the host's executor, wrapped by tracing when it traces). */
+  execute: Executor<unknown> | undefined;
+  /** What the last attempt sent came to, until its step used it. */
+  sent: Sent | undefined;
   readonly tool: ToolPolicy;
   readonly effect: Effect;
   /** Set once preflight let the call through (keys are minted only for calls that are made). */
@@ -107,6 +120,8 @@ const MAX_KEY_TEXT = 256;
  */
 class Call implements CallState {
   args: Readonly<Record<string, unknown>>;
+  execute: Executor<unknown> | undefined = undefined;
+  sent: Sent | undefined = undefined;
   attempts = 0;
   remainingMs = 0;
   readonly seq: number;

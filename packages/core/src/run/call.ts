@@ -1,6 +1,7 @@
-// One `run.call`, top to bottom (docs/architecture.md §1). Each step is a function of its own
-// module; the flow yields what it waits for, and `drive` (flow.ts) resumes it at once when the
-// answer is already there (the memory store), so only the executor's answer is awaited.
+// One `run.call`, top to bottom (docs/architecture.md §1): the list of steps below, run in order
+// by `runSteps` (flow.ts), each ending the call with its outcome or letting the next one run. A
+// step waits (a promise) only when it must (the executor, a remote store, a hook); with the memory
+// store the executor's answer is the one thing a successful call waits for.
 //
 //   openCall (call-state.ts)      the call's policy, effect, canonical arguments
 //      │
@@ -8,23 +9,36 @@
 //      │                          detector, breaker, calls budget ──────────────▶ refusal
 //   mintKey (call-state.ts)       a mutating call's idempotency key, once per logical call
 //      │
-//   attemptLoop (attempts.ts) ┌─▶ admit: run end, abort, deadline; claim the key (ledger.ts)
-//      │                      │        and count the first attempt ──────────────▶ replay/refusal
+//   ATTEMPT (attempts.ts)     ┌─▶ admit: run end, abort, deadline
+//      │                      │   claim (ledger.ts): the key, its write's entry in the index of
+//      │                      │        writes in doubt; the retry budget counts a first attempt ─▶ replay/refusal
 //      │                      │   send: the executor, cut by the run's guard or the call's signal
 //      │                      │   success ─▶ settle `succeeded`, breaker ───────────▶ ok
-//      │                      │   failure ─▶ resolveFailure (failed-attempt.ts): judge, settle,
-//      │                      │        breaker, host, verify, decide and spend ────▶ model / stop
-//      │                      └── retry (p-retry, after the decision's backoff)
+//      │                      │   failure ─▶ judged next
+//   judgeAndRetry (attempts.ts)   resolveFailure (failed-attempt.ts): judge, settle, breaker, host,
+//      │                      │        verify, decide and spend ──────────────────▶ model / stop
+//      │                      └── retry: p-retry runs ATTEMPT again after the decision's backoff
 //      ▼
 //   outcome                       ok | model | stop; a failure for the host is thrown (HostError)
 
-import { attemptLoop } from "./attempts.ts";
+import type { MaybePromise } from "../types.ts";
+import { ATTEMPT, judgeAndRetry } from "./attempts.ts";
 import { type CallState, mintKey, openCall } from "./call-state.ts";
-import { drive, type Flow } from "./flow.ts";
+import { runSteps, type Step } from "./flow.ts";
 import { endedOutcome, preflightStop } from "./outcomes.ts";
-import { preflight } from "./preflight.ts";
+import { PREFLIGHT } from "./preflight.ts";
 import { dropClock, type RunState, stopRun } from "./run-state.ts";
+import { isThenable } from "./store-guard.ts";
 import type { CallOutcome, Executor, ToolCall } from "./types.ts";
+
+/** A mutating call's key, minted once preflight let the call through. */
+function key(state: CallState): undefined {
+  mintKey(state);
+  return undefined;
+}
+
+/** One call's steps, in order. */
+const CALL: readonly Step[] = [...PREFLIGHT, key, ...ATTEMPT, judgeAndRetry];
 
 /** Makes one call; always a promise (a throw anywhere becomes its rejection). */
 export function runCall<T>(
@@ -39,41 +53,32 @@ export function runCall<T>(
     return Promise.reject(error);
   }
   const { tracing } = r.core;
-  const traced = tracing === undefined ? execute : tracing.callStarted(state, execute);
+  state.execute = tracing === undefined ? execute : tracing.callStarted(state, execute);
   const done =
-    request.signal === undefined
-      ? drive(call(state, traced))
-      : withCallSignal(state, request.signal, traced);
+    request.signal === undefined ? call<T>(state) : withCallSignal<T>(state, request.signal);
   return tracing === undefined ? done : tracing.callSettled(state, done);
 }
 
-/** The flow of one call: preflight, its key, then its attempts. */
-function* call<T>(state: CallState, execute: Executor<T>): Flow<CallOutcome<T>> {
-  let refused: CallOutcome<unknown> | undefined;
+/** The call's steps, run; what ends at once is a settled promise. */
+function call<T>(state: CallState): Promise<CallOutcome<T>> {
+  let outcome: MaybePromise<CallOutcome<T>>;
   try {
-    refused = yield* preflight(state);
+    outcome = runSteps(state, CALL) as MaybePromise<CallOutcome<T>>;
   } catch (error) {
     dropClock(state.run);
-    throw error;
+    return Promise.reject(error);
   }
-  if (refused !== undefined) {
-    // Preflight's clock reading serves only the first attempt's admission.
-    dropClock(state.run);
-    return refused as CallOutcome<T>;
-  }
-  mintKey(state);
-  return yield* attemptLoop(state, execute);
+  if (isThenable(outcome)) return outcome;
+  // A call refused before it waited for anything: its clock reading is done with.
+  dropClock(state.run);
+  return Promise.resolve(outcome);
 }
 
 /**
  * A call with its own signal: aborting it ends the run (the host gave up on this call and its
  * loop) and cuts its attempt in flight.
  */
-async function withCallSignal<T>(
-  state: CallState,
-  own: AbortSignal,
-  execute: Executor<T>,
-): Promise<CallOutcome<T>> {
+async function withCallSignal<T>(state: CallState, own: AbortSignal): Promise<CallOutcome<T>> {
   const r = state.run;
   if (r.ended && !r.observeOnly) return endedOutcome(state);
   const onCallAbort = () => {
@@ -83,7 +88,7 @@ async function withCallSignal<T>(
   own.addEventListener("abort", onCallAbort, { once: true });
   try {
     if (own.aborted) return preflightStop(state, "aborted");
-    return await drive(call(state, execute));
+    return await call<T>(state);
   } finally {
     own.removeEventListener("abort", onCallAbort);
   }

@@ -13,13 +13,20 @@ import {
 import { fingerprintOf } from "../judge/fingerprint.ts";
 import { learningScopeOf } from "../judge/learned.ts";
 import { composeMessage } from "../judge/message.ts";
+import { breakerCounts } from "../reasons.ts";
 import type { Reason } from "../types.ts";
 import { updateBreaker } from "./breaker-steps.ts";
-import { type CallState, honoursKey, noteFailure, noteSuccess, observe } from "./call-state.ts";
+import {
+  type CallState,
+  honoursKey,
+  noteFailure,
+  noteSuccess,
+  observe,
+  type Sent,
+} from "./call-state.ts";
 import { commit, decideNow } from "./decisions.ts";
 import { doubtKeyOf } from "./doubt.ts";
 import { emitCall, record } from "./events.ts";
-import { drive, type Flow } from "./flow.ts";
 import type { HostResolution, VerifyResult } from "./hooks.ts";
 import { ledgerMove, settle } from "./ledger.ts";
 import { type LearnedCounts, OutcomeTracker, type StoreGuard } from "./outcome-tracker.ts";
@@ -37,15 +44,6 @@ import { hostContext, storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
 import { guarded, guardedAsync, MAX_TIMER_MS } from "./waits.ts";
 
-/** What one attempt that was sent came to. */
-export interface Sent {
-  readonly thrown: boolean;
-  /** The executor's answer, or what it threw (or what cut it). */
-  readonly value: unknown;
-  /** The run's deadline cut it. */
-  readonly deadlineHit: boolean;
-}
-
 /** What a judged failure asks for: another attempt in `retryInMs`, or the call's outcome. */
 export type Verdict<T> =
   | { readonly retryInMs: number; readonly outcome?: undefined }
@@ -58,7 +56,7 @@ export type Verdict<T> =
  * can never overshoot a budget or miss a repeat), and returns a retry or the call's outcome. A
  * failure only the host can handle, with no `onHostError` hook, is thrown as a `HostError`.
  */
-export function* resolveFailure<T>(state: CallState, sent: Sent): Flow<Verdict<T>> {
+export async function resolveFailure<T>(state: CallState, sent: Sent): Promise<Verdict<T>> {
   const failure = failureOf(state, sent);
   const classified = classify(failure, state.tool, state.call);
   // An earlier attempt may have written: so may the call, whatever this attempt came to.
@@ -77,16 +75,16 @@ export function* resolveFailure<T>(state: CallState, sent: Sent): Flow<Verdict<T
       c.certainty === "unknown" ? "unknown" : c.certainty === "not_sent" ? "not_sent" : "refused",
     );
     try {
-      yield* settle(state, state.key, to);
+      await settle(state, to);
     } catch (error) {
       // Unrecorded, the entry stays pending and then counts as uncertain: nothing is retried.
-      return { outcome: (yield storeTrouble<T>(state, error, c.certainty)) as CallOutcome<T> };
+      return { outcome: (await storeTrouble<T>(state, error, c.certainty)) as CallOutcome<T> };
     }
   }
 
   // The breaker counts failures of the dependency.
-  if (c.action === "retry_dependency" || c.reason === "transport_error") {
-    yield updateBreaker(state, "failure");
+  if (breakerCounts(c.action, c.reason)) {
+    await updateBreaker(state, "failure");
   }
 
   // Failures only the host can handle: it decides before anything reaches the model.
@@ -115,7 +113,7 @@ export function* resolveFailure<T>(state: CallState, sent: Sent): Flow<Verdict<T
     }
     const error = hostError;
     const repeatable = safeToRepeat(c.certainty, state.effect, honoursKey(state));
-    const resolution = (yield bounded<HostResolution | undefined>(
+    const resolution = (await bounded<HostResolution | undefined>(
       state,
       () => hook(error, hostContext(state, repeatable)),
       undefined,
@@ -130,14 +128,13 @@ export function* resolveFailure<T>(state: CallState, sent: Sent): Flow<Verdict<T
 
   // The verify step, asked when only it can make a retry safe.
   if (!r.observeOnly && state.verified === undefined && uncertainMutation(state, c, print)) {
-    const verdict = (yield runVerify(state)) as VerifyResult | undefined;
+    const verdict = (await runVerify(state)) as VerifyResult | undefined;
     if (verdict?.effect === "present") {
       if (state.key !== undefined) {
-        const { key } = state;
         // The write is known done; if the store cannot record it, the entry stays pending
         // (uncertain after its lease): a repeat is refused, never re-run.
-        yield guardedAsync(() =>
-          drive(settle(state, key, ledgerMove(state, "verified_present"), verdict.result)),
+        await guardedAsync(() =>
+          settle(state, ledgerMove(state, "verified_present"), verdict.result),
         );
       }
       // The verified write is a success: the next identical call is a new logical call.
@@ -158,10 +155,10 @@ export function* resolveFailure<T>(state: CallState, sent: Sent): Flow<Verdict<T
       state.uncertain = false;
       if (state.key !== undefined) {
         try {
-          yield* settle(state, state.key, ledgerMove(state, "verified_absent"));
+          await settle(state, ledgerMove(state, "verified_absent"));
         } catch (error) {
           // The verify step found no effect: the write did not happen, whatever this attempt said.
-          return { outcome: (yield storeTrouble<T>(state, error, "failed")) as CallOutcome<T> };
+          return { outcome: (await storeTrouble<T>(state, error, "failed")) as CallOutcome<T> };
         }
       }
     }
@@ -186,7 +183,7 @@ export function* resolveFailure<T>(state: CallState, sent: Sent): Flow<Verdict<T
   const guard: StoreGuard = (op, fn) => storeOp(state, op, fn);
   state.learned = undefined;
   if (c.action !== "stop" && c.action !== "host") {
-    state.learned = (yield r.learning.read(state.tool, print, guard)) as LearnedCounts | undefined;
+    state.learned = (await r.learning.read(state.tool, print, guard)) as LearnedCounts | undefined;
   }
 
   // The decision and the budgets it spends, in one synchronous step; a retry also asks the
@@ -195,7 +192,7 @@ export function* resolveFailure<T>(state: CallState, sent: Sent): Flow<Verdict<T
   if (d.action === "retry_dependency" && !r.observeOnly) {
     let granted: boolean;
     try {
-      granted = (yield storeOp(state, "a retry-budget take", () =>
+      granted = (await storeOp(state, "a retry-budget take", () =>
         r.core.takeRetry(state.call.server),
       )) as boolean;
     } catch {
@@ -213,7 +210,7 @@ export function* resolveFailure<T>(state: CallState, sent: Sent): Flow<Verdict<T
 
   // What followed earlier decisions, and what this one awaits (observe-only enforces nothing).
   if (!r.observeOnly && r.learning !== undefined) {
-    yield r.learning.decided(state, state.tool, print, d, state.attempts === 1, guard);
+    await r.learning.decided(state, state.tool, print, d, state.attempts === 1, guard);
   }
   return verdictOf<T>(state, failure, sent, c, d, print, hostError);
 }

@@ -1,45 +1,92 @@
 // The one mechanism for "synchronous when the answer is already there" (docs/architecture.md §1).
-// A call's steps are generator functions that `yield` each store answer, hook answer or attempt
-// they wait for; `drive` hands a value straight back and waits only for a promise. With the memory
-// store, a call that succeeds at once waits for one thing: its executor's answer.
+// A call is a list of steps (call.ts); each ends the call with its outcome or lets the next one
+// run. `runSteps` runs them in order and waits only when a step answers with a promise: with the
+// memory store, a call that succeeds at once waits for one thing, its executor's answer, and
+// allocates nothing for the steps it went through. A step that needs what it asked for before it
+// can go on (a store's answer) hands it to `ask`, under the same rule. A promise is waited for,
+// and a closure made, only when a step really waits (the executor, a remote store, a hook): that
+// is this file's one continuation. The rare failure path is plain `async` code (failed-attempt.ts).
+import type { MaybePromise } from "../types.ts";
+import type { CallState } from "./call-state.ts";
+import { dropClock } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
+import type { CallOutcome } from "./types.ts";
+
+/** What a step comes to: the call's outcome (the call ends), or undefined (the next step runs). */
+export type StepAnswer = CallOutcome<unknown> | undefined;
 
 /**
- * A step of a call: it yields what it waits for (a value, or a promise of one) and gets back the
- * answer (a rejection is thrown at the `yield`), and returns its result.
+ * A step of a call: a function of the call's state, answering at once, with a promise, or with a
+ * `Waiting` that runs the steps after it itself.
  */
-export type Flow<R> = Generator<unknown, R, unknown>;
+export type Step = (state: CallState) => MaybePromise<StepAnswer> | Waiting;
 
-/** Runs a flow to its end: always a promise (a throw anywhere becomes its rejection). */
-export function drive<R>(flow: Flow<R>): Promise<R> {
+/**
+ * A wait that takes over the steps after it: once its answer is there, it runs them in the promise
+ * reaction that brought the answer, and its promise is what they come to. The attempt in flight
+ * (attempts.ts `Attempt`) is the one: a successful call then waits on one promise of its own, not
+ * on a promise and a second one for the steps after it. This is the flow's one kept continuation.
+ */
+export abstract class Waiting {
+  /** Runs `steps` from `next` once the wait is over; the promise of what they come to. */
+  abstract resumeWith(steps: readonly Step[], next: number): Promise<StepAnswer>;
+}
+
+/**
+ * Runs `steps` from `from` in order until one answers with an outcome (or none is left: then
+ * undefined). A step's throw or rejection is the result's. When a step waits, the clock reading
+ * the call kept (run-state.ts `keepClock`) is dropped: other calls run before it resumes.
+ */
+export function runSteps(
+  state: CallState,
+  steps: readonly Step[],
+  from = 0,
+): MaybePromise<StepAnswer> {
+  for (let i = from; i < steps.length; i++) {
+    const answer = (steps[i] as Step)(state);
+    if (answer instanceof Waiting) {
+      dropClock(state.run);
+      return answer.resumeWith(steps, i + 1);
+    }
+    if (isThenable(answer)) return resume(state, steps, i + 1, answer);
+    if (answer !== undefined) return answer;
+  }
+  return undefined;
+}
+
+/** A step waits: the steps after it run once its answer is there (unless it is an outcome). */
+function resume(
+  state: CallState,
+  steps: readonly Step[],
+  next: number,
+  waited: Promise<StepAnswer>,
+): Promise<StepAnswer> {
+  dropClock(state.run);
+  return waited.then((answer) => answer ?? runSteps(state, steps, next));
+}
+
+/**
+ * What a step asked for, used: `use(state, answer)` at once when `asked` answers with a value,
+ * after its promise when it answers with one; a throw or rejection of `asked` goes to `failed`
+ * when there is one (a throw of `use` does not). `use` and `failed` are module functions, not closures: a step that
+ * does not wait allocates nothing here.
+ */
+export function ask<A, R>(
+  state: CallState,
+  asked: (state: CallState) => MaybePromise<A>,
+  use: (state: CallState, answer: A) => MaybePromise<R>,
+  failed?: (state: CallState, error: unknown) => MaybePromise<R>,
+): MaybePromise<R> {
+  let answer: MaybePromise<A>;
   try {
-    const done = run(flow, undefined, false);
-    return isThenable(done) ? done : Promise.resolve(done);
+    answer = asked(state);
   } catch (error) {
-    return Promise.reject(error);
+    if (failed === undefined) throw error;
+    return failed(state, error);
   }
-}
-
-/**
- * Resumes `flow` with `input` (thrown into it when `failed`) and goes on while it yields values;
- * at the first promise it yields, returns a promise of its result.
- */
-function run<R>(flow: Flow<R>, input: unknown, failed: boolean): R | Promise<R> {
-  let answer = input;
-  let thrown = failed;
-  for (;;) {
-    const step = thrown ? flow.throw(answer) : flow.next(answer);
-    if (step.done === true) return step.value;
-    if (isThenable(step.value)) return resumeWith(flow, step.value);
-    answer = step.value;
-    thrown = false;
-  }
-}
-
-/** Waits for one pending answer, then resumes the flow with it (or with its rejection). */
-function resumeWith<R>(flow: Flow<R>, pending: PromiseLike<unknown>): Promise<R> {
-  return Promise.resolve(pending).then(
-    (answer) => run(flow, answer, false),
-    (error: unknown) => run(flow, error, true),
+  if (!isThenable(answer)) return use(state, answer);
+  return answer.then(
+    (value) => use(state, value),
+    failed && ((error: unknown) => failed(state, error)),
   );
 }

@@ -12,7 +12,7 @@ import type { MaybePromise, Reason } from "../types.ts";
 import { type CallState, noteSuccess } from "./call-state.ts";
 import { claimDoubt, type DoubtAnswer, settleDoubt } from "./doubt.ts";
 import { emitCall } from "./events.ts";
-import { drive, type Flow } from "./flow.ts";
+import { ask, type StepAnswer } from "./flow.ts";
 import { endedOutcome, modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
 import { dropClock, isAborted, shareClock } from "./run-state.ts";
 import { recordOp, storeOp, storeTrouble } from "./store-steps.ts";
@@ -85,38 +85,50 @@ function countCall(state: CallState): MaybePromise<unknown> {
 }
 
 /**
- * Settles a key; a result the store cannot keep (not JSON) is dropped, the state is not. A store
- * that fails throws a `store_error`: the entry stays pending, and a pending entry whose lease has
- * passed counts as uncertain (fail closed). The write's entry in the index of writes in doubt is
- * settled first (see doubt.ts).
+ * Settles the call's key; a result the store cannot keep (not JSON) is dropped, the state is not.
+ * A store that fails throws a `store_error`: the entry stays pending, and a pending entry whose
+ * lease has passed counts as uncertain (fail closed). The write's entry in the index of writes in
+ * doubt is settled first (see doubt.ts).
  */
-export function* settle(
-  state: CallState,
-  key: string,
-  to: SettledAs,
-  result?: unknown,
-): Flow<void> {
-  if (state.doubtHeld) yield settleDoubt(state, to);
-  try {
-    yield write(state, key, to, result);
-  } catch (error) {
-    // JSON refuses a BigInt or a cycle with a TypeError, nesting deeper than its stack with a
-    // RangeError, and a `toJSON` may throw anything, which a store may wrap in its own error: so
-    // the result itself is tried here (on this failure path only), not the error's class. Were
-    // the state not written, the key would stay pending and the same logical call be refused
-    // later, its write's success lost.
-    if (result === undefined || writesAsJson(result)) throw error;
-    yield write(state, key, to, undefined);
-  }
+export function settle(state: CallState, to: SettledAs, result?: unknown): MaybePromise<void> {
+  if (!state.doubtHeld) return writeSettle(state, to, result);
+  return ask(
+    state,
+    (s) => settleDoubt(s, to),
+    (s) => writeSettle(s, to, result),
+  );
 }
 
-/** A key settled as not sent (errors dropped: unrecorded, the entry stays pending, in doubt). */
-function settleUnsent(state: CallState, key: string): Promise<unknown> {
-  return guardedAsync(() => drive(settle(state, key, ledgerMove(state, "not_sent"))));
+/**
+ * The key's own settle. JSON refuses a BigInt or a cycle with a TypeError, nesting deeper than its
+ * stack with a RangeError, and a `toJSON` may throw anything, which a store may wrap in its own
+ * error: so when the settle fails the result itself is tried (on this failure path only), not the
+ * error's class, and a result that is not JSON is dropped. Were the state not written, the key
+ * would stay pending and the same logical call be refused later, its write's success lost.
+ */
+function writeSettle(state: CallState, to: SettledAs, result: unknown): MaybePromise<void> {
+  if (result === undefined) return write(state, to, undefined);
+  return ask(
+    state,
+    (s) => write(s, to, result),
+    nothing,
+    (s, error) => {
+      if (writesAsJson(result)) throw error;
+      return write(s, to, undefined);
+    },
+  );
+}
+
+const nothing = (): undefined => undefined;
+
+/** The call's key settled as not sent (errors dropped: unrecorded, the entry stays pending, in doubt). */
+export function settleUnsent(state: CallState): Promise<unknown> {
+  return guardedAsync(() => settle(state, ledgerMove(state, "not_sent")));
 }
 
 /** One settle write: the claim this call holds, and the result when there is one. */
-function write(state: CallState, key: string, to: SettledAs, result: unknown): MaybePromise<void> {
+function write(state: CallState, to: SettledAs, result: unknown): MaybePromise<void> {
+  const key = state.key as string;
   const now = state.run.core.now();
   const { claimedAt } = state;
   const options: SettleOptions =
@@ -143,61 +155,18 @@ function writesAsJson(value: unknown): boolean {
 }
 
 /**
- * Before an attempt: the ledger claim (keyed calls), then the retry-budget count (first
- * attempts). Undefined lets the attempt go.
- */
-export function* claimAndCount<T>(state: CallState): Flow<CallOutcome<T> | undefined> {
-  const { key, argsHash } = state;
-  // Observe-only sends calls untouched, store or no store (it mints no key).
-  if (key !== undefined && argsHash !== undefined) {
-    const refused = yield* claim<T>(state, key, argsHash);
-    if (refused !== undefined) return refused;
-  }
-  if (state.attempts === 0) {
-    try {
-      yield storeOp(state, "a retry-budget count", countCall);
-    } catch (error) {
-      if (!state.run.observeOnly || key !== undefined) {
-        return (yield storeTrouble<T>(state, error, "not_sent")) as CallOutcome<T>;
-      }
-    }
-  }
-  // The store steps may have seen the call aborted or the run end: nothing is sent then, and a
-  // key just claimed is settled as not sent.
-  if (isAborted(state)) {
-    if (key !== undefined) yield settleUnsent(state, key);
-    return preflightStop<T>(state, "aborted");
-  }
-  // The run ended while this claim was pending, and its end closed the key: nothing is sent. Not
-  // to a server that deduplicates by key, which makes sending it safe even then (and answers for
-  // a write in doubt the claim may have taken over).
-  if (
-    state.claimedAt !== undefined &&
-    key !== undefined &&
-    !state.tool.idempotency.honorsKeys &&
-    closedByEnd(state, key)
-  ) {
-    yield settleUnsent(state, key);
-    return endedOutcome<T>(state);
-  }
-  return undefined;
-}
-
-/**
  * The ledger claim of a keyed call, then its write's entry in the index of writes in doubt: a
- * replay, a refusal, or undefined (claimed).
+ * replay, a refusal, or undefined (claimed). Observe-only mints no key: it sends calls untouched.
  */
-function* claim<T>(
-  state: CallState,
-  key: string,
-  argsHash: string,
-): Flow<CallOutcome<T> | undefined> {
+export function claim(state: CallState): MaybePromise<StepAnswer> {
+  const { key, argsHash } = state;
+  if (key === undefined || argsHash === undefined) return undefined;
   const r = state.run;
   const { core, policy } = r;
   // A first attempt admitted before a stop reaches this after the end only across an await (an
   // asynchronous preflight): it is not sent when the end closed its key. Otherwise (a store that
   // drops nothing early, e.g. Redis) it runs, as any attempt admitted before a stop.
-  if (closedByEnd(state, key)) return endedOutcome<T>(state);
+  if (closedByEnd(state, key)) return endedOutcome(state);
   // A key minted from the run instance (no callId, or no scope) is the run's own: the store may
   // drop it when the run ends (`Store.release`).
   const owner = ownKey(state) ? r.instanceId : undefined;
@@ -212,46 +181,108 @@ function* claim<T>(
     leaseMs: Math.min(policy.budgets.wallTimeMs, 15 * 60_000),
     owner,
   };
-  let answer: ClaimResult;
-  try {
-    answer = (yield storeOp(state, "a ledger claim", (s) =>
-      s.run.core.store.claim(key, argsHash, options),
-    )) as ClaimResult;
-  } catch (error) {
-    return (yield storeTrouble<T>(state, error, "not_sent")) as CallOutcome<T>;
-  }
+  return ask(
+    state,
+    (s) => storeOp(s, "a ledger claim", () => core.store.claim(key, argsHash, options)),
+    (s, answer: ClaimResult) => claimAnswered(s, answer, options.now),
+    notSentTrouble,
+  );
+}
+
+/** The ledger's answer to the claim: a replay, a refusal, or the key claimed. */
+function claimAnswered(
+  state: CallState,
+  answer: ClaimResult,
+  now: number,
+): MaybePromise<StepAnswer> {
   if (answer.status === "succeeded") {
     noteSuccess(state);
     emitCall(state, "replayed");
-    return {
-      kind: "ok",
-      value: answer.entry.result as T,
-      attempts: state.attempts,
-      replayed: true,
-    };
+    return { kind: "ok", value: answer.entry.result, attempts: state.attempts, replayed: true };
   }
-  if (answer.status === "ledger_full") {
-    return (yield storeTrouble<T>(state, ledgerFull(), "not_sent")) as CallOutcome<T>;
-  }
-  if (answer.status !== "claimed") return refusedClaim<T>(state, answer.status);
-  state.claimedAt = options.now;
+  if (answer.status === "ledger_full") return storeTrouble(state, ledgerFull(), "not_sent");
+  if (answer.status !== "claimed") return refusedClaim(state, answer.status);
+  state.claimedAt = now;
   // Each claim says anew: a key this call settled back to uncertain is taken over again.
   state.retaken = answer.retaken === true;
-  let doubt: DoubtAnswer;
-  try {
-    doubt = (yield claimDoubt(state, state.retaken)) as DoubtAnswer;
-  } catch (error) {
-    return (yield storeTrouble<T>(state, error, "not_sent")) as CallOutcome<T>;
+  return ask(state, claimDoubtOf, doubtAnswered, notSentTrouble);
+}
+
+function claimDoubtOf(state: CallState): MaybePromise<DoubtAnswer> {
+  return claimDoubt(state, state.retaken);
+}
+
+function doubtAnswered(state: CallState, doubt: DoubtAnswer): MaybePromise<StepAnswer> {
+  return doubt === "free" ? undefined : refusedByDoubt(state, doubt);
+}
+
+/**
+ * An identical write in flight or in doubt (doubt.ts) refuses this one: its key is settled as not
+ * sent first.
+ */
+async function refusedByDoubt(
+  state: CallState,
+  doubt: Exclude<DoubtAnswer, "free">,
+): Promise<CallOutcome<unknown>> {
+  await settleUnsent(state);
+  if (doubt === "ledger_full") return storeTrouble(state, ledgerFull(), "not_sent");
+  if (doubt === "in_flight") return refusedClaim(state, "in_flight");
+  return identicalInDoubt(state);
+}
+
+/** The store failed before anything was sent: the call stops, nothing more is executed. */
+function notSentTrouble(state: CallState, error: unknown): Promise<CallOutcome<unknown>> {
+  return storeTrouble(state, error, "not_sent");
+}
+
+/** A first attempt counts against the server's retry budget window. */
+export function countFirst(state: CallState): MaybePromise<StepAnswer> {
+  if (state.attempts > 0) return undefined;
+  return ask(state, countOp, nothing, countTrouble);
+}
+
+function countOp(state: CallState): MaybePromise<unknown> {
+  return storeOp(state, "a retry-budget count", countCall);
+}
+
+function countTrouble(state: CallState, error: unknown): MaybePromise<StepAnswer> {
+  if (state.run.observeOnly && state.key === undefined) return undefined;
+  return storeTrouble(state, error, "not_sent");
+}
+
+/**
+ * The store steps may have seen the call aborted or the run end: nothing is sent then, and a key
+ * just claimed is settled as not sent.
+ */
+export function stillSendable(state: CallState): MaybePromise<StepAnswer> {
+  const { key } = state;
+  if (isAborted(state)) {
+    if (key === undefined) return preflightStop(state, "aborted");
+    return unsentThen(state, abortedStop);
   }
-  if (doubt === "free") return undefined;
-  // An identical write in flight or in doubt (doubt.ts) refuses this one: its key is settled as
-  // not sent first.
-  yield settleUnsent(state, key);
-  if (doubt === "ledger_full") {
-    return (yield storeTrouble<T>(state, ledgerFull(), "not_sent")) as CallOutcome<T>;
+  // The run ended while this claim was pending, and its end closed the key: nothing is sent. Not
+  // to a server that deduplicates by key, which makes sending it safe even then (and answers for
+  // a write in doubt the claim may have taken over).
+  if (
+    state.claimedAt !== undefined &&
+    key !== undefined &&
+    !state.tool.idempotency.honorsKeys &&
+    closedByEnd(state, key)
+  ) {
+    return unsentThen(state, endedOutcome);
   }
-  if (doubt === "in_flight") return refusedClaim<T>(state, "in_flight");
-  return identicalInDoubt<T>(state);
+  return undefined;
+}
+
+const abortedStop = (state: CallState) => preflightStop(state, "aborted");
+
+/** The key settled as not sent, then the call's outcome. */
+async function unsentThen(
+  state: CallState,
+  outcome: (state: CallState) => CallOutcome<unknown>,
+): Promise<CallOutcome<unknown>> {
+  await settleUnsent(state);
+  return outcome(state);
 }
 
 /**
