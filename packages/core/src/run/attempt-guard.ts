@@ -1,7 +1,10 @@
 import { MAX_TIMER_MS } from "./waits.ts";
 
-/** An attempt in flight, as the guard sees it: ends it at once (`deadline` when that passed). */
-export type LiveAttempt = (reason: unknown, deadline: boolean) => void;
+/** An attempt in flight, as the guard sees it. */
+export interface LiveAttempt {
+  /** Ends the attempt at once (`deadline` when that passed). */
+  cut(reason: unknown, deadline: boolean): void;
+}
 
 /** Options of {@link createAttemptGuard}. */
 export interface AttemptGuardOptions {
@@ -134,7 +137,7 @@ class Guard implements AttemptGuard {
   }
 
   #cut(reason: unknown, byDeadline: boolean): void {
-    for (const attempt of [...this.#live]) attempt(reason, byDeadline);
+    for (const attempt of [...this.#live]) attempt.cut(reason, byDeadline);
   }
 
   /** Leaves {@link unchecked}: the last guard there takes this one's place. */

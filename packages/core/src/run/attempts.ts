@@ -3,11 +3,12 @@
 // `judgeAndRetry`, and p-retry drives the retries its judgement asks for.
 import pRetry from "p-retry";
 import type { MaybePromise } from "../types.ts";
+import type { LiveAttempt } from "./attempt-guard.ts";
 import { updateBreaker } from "./breaker-steps.ts";
 import { type CallState, noteResult, noteSuccess, type Sent } from "./call-state.ts";
 import { emitCall } from "./events.ts";
 import { resolveFailure } from "./failed-attempt.ts";
-import { ask, runSteps, type Step, type StepAnswer, Waiting } from "./flow.ts";
+import { ask, runSteps, type Step, type StepAnswer, type Waiting } from "./flow.ts";
 import { claim, countFirst, ledgerMove, settle, settleUnsent, stillSendable } from "./ledger.ts";
 import { endedOutcome, preflightStop } from "./outcomes.ts";
 import { abortReason, dropClock, isAborted, keepClock, wakers } from "./run-state.ts";
@@ -243,7 +244,7 @@ interface Aborting {
  * executor that never reads it (a plain function, or an adapter told through `onAbort`) costs no
  * AbortController. The key, the arguments and `_meta` are the call's, the same for each attempt.
  */
-class Attempt extends Waiting implements AttemptContext, Sent {
+class Attempt implements AttemptContext, Sent, Waiting, LiveAttempt {
   #abort: Aborting | undefined = undefined;
   /** What the attempt came to, once it ended (`Sent`: read by the steps after it). */
   #thrown = false;
@@ -255,22 +256,18 @@ class Attempt extends Waiting implements AttemptContext, Sent {
    * attempt ended (or before it was sent).
    */
   #end: ((answer: MaybePromise<StepAnswer>) => void) | undefined = undefined;
-  #fail: ((error: unknown) => void) | undefined = undefined;
   #ended: Promise<StepAnswer> | undefined = undefined;
   /** The steps after `send`, from `resumeWith`. */
   #steps: readonly Step[] = ATTEMPT;
   #next = 0;
   /** Waits before sending in progress (`beforeSending`): cut now, the attempt left nothing. */
   #unsent = 0;
-  /** Cuts this attempt (held by the run's guard, and by the call while the attempt runs). */
-  readonly #cut = (reason: unknown, deadlineHit: boolean): void => this.cut(reason, deadlineHit);
 
   constructor(
     state: CallState,
     readonly attempt: number,
     readonly remainingMs: number,
   ) {
-    super();
     this.#state = state;
   }
 
@@ -331,13 +328,12 @@ class Attempt extends Waiting implements AttemptContext, Sent {
   send(execute: Executor<unknown>): Waiting {
     const state = this.#state;
     const { guard } = state.run;
-    this.#ended = new Promise<StepAnswer>((resolve, reject) => {
+    this.#ended = new Promise<StepAnswer>((resolve) => {
       this.#end = resolve;
-      this.#fail = reject;
     });
     // Only a call with its own signal cuts its attempt itself.
-    if (state.call.signal !== undefined) state.cut = this.#cut;
-    guard.enter(this.#cut);
+    if (state.call.signal !== undefined) state.live = this;
+    guard.enter(this);
     let running: Promise<unknown>;
     try {
       running = Promise.resolve(execute(this));
@@ -395,8 +391,8 @@ class Attempt extends Waiting implements AttemptContext, Sent {
     // The attempt ended: its abort listeners are dropped, never called.
     if (this.#abort !== undefined) this.#abort.listeners = undefined;
     const state = this.#state;
-    state.run.guard.leave(this.#cut);
-    if (state.cut === this.#cut) state.cut = undefined;
+    state.run.guard.leave(this);
+    if (state.live === this) state.live = undefined;
     this.#thrown = thrown;
     this.#value = value;
     this.#deadlineHit = deadlineHit;
@@ -410,7 +406,7 @@ class Attempt extends Waiting implements AttemptContext, Sent {
     try {
       end(runSteps(this.#state, this.#steps, this.#next));
     } catch (error) {
-      this.#fail?.(error);
+      end(Promise.reject(error));
     }
   }
 }

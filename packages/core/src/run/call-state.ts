@@ -6,6 +6,7 @@ import { resolveEffect } from "../judge/effect.ts";
 import type { ToolPolicy } from "../policy/policy.ts";
 import { argumentStrings, sensitiveValues } from "../policy/sensitive.ts";
 import type { Effect } from "../types.ts";
+import type { LiveAttempt } from "./attempt-guard.ts";
 import type { LearnedCounts } from "./outcome-tracker.ts";
 import { instance, type RunState } from "./run-state.ts";
 import { type Executor, IDEMPOTENCY_META_KEY, type ToolCall } from "./types.ts";
@@ -44,8 +45,8 @@ export interface CallState {
   argsHash: string | undefined;
   key: string | undefined;
   readonly sensitive: readonly string[];
-  /** Cuts this call's attempt in flight (the call's own signal aborted); set while one runs. */
-  cut: ((reason: unknown, deadline: boolean) => void) | undefined;
+  /** The call's attempt in flight, which the call's own signal cuts; set while one runs. */
+  live: LiveAttempt | undefined;
   /** When the call started (only when something listens for events). */
   readonly started: number;
   attempts: number;
@@ -101,7 +102,7 @@ interface Rare {
   learned: LearnedCounts | undefined;
   invalidArgs: string | undefined;
   meta: Readonly<Record<string, unknown>> | undefined;
-  cut: ((reason: unknown, deadline: boolean) => void) | undefined;
+  live: LiveAttempt | undefined;
   sensitive: readonly string[] | undefined;
   callKey: string | undefined;
   /** The loop key of a call whose text is too long to key by (its hash); else the canonical text. */
@@ -177,7 +178,7 @@ class Call implements CallState {
       learned: undefined,
       invalidArgs: undefined,
       meta: undefined,
-      cut: undefined,
+      live: undefined,
       sensitive: undefined,
       callKey: undefined,
       longKey: undefined,
@@ -218,11 +219,11 @@ class Call implements CallState {
     if (value !== NO_META || this.rare !== undefined) this.more().meta = value;
   }
 
-  get cut(): Rare["cut"] {
-    return this.rare?.cut;
+  get live(): LiveAttempt | undefined {
+    return this.rare?.live;
   }
-  set cut(value: Rare["cut"]) {
-    if (value !== undefined || this.rare !== undefined) this.more().cut = value;
+  set live(value: LiveAttempt | undefined) {
+    if (value !== undefined || this.rare !== undefined) this.more().live = value;
   }
 
   get invalidArgs(): string | undefined {

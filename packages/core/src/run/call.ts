@@ -83,7 +83,7 @@ async function withCallSignal<T>(state: CallState, own: AbortSignal): Promise<Ca
   if (r.ended && !r.observeOnly) return endedOutcome(state);
   const onCallAbort = () => {
     if (!r.ended) stopRun(r, "aborted");
-    state.cut?.(own.reason, false);
+    state.live?.cut(own.reason, false);
   };
   own.addEventListener("abort", onCallAbort, { once: true });
   try {

@@ -27,9 +27,14 @@ export type Step = (state: CallState) => MaybePromise<StepAnswer> | Waiting;
  * (attempts.ts `Attempt`) is the one: a successful call then waits on one promise of its own, not
  * on a promise and a second one for the steps after it. This is the flow's one kept continuation.
  */
-export abstract class Waiting {
+export interface Waiting {
   /** Runs `steps` from `next` once the wait is over; the promise of what they come to. */
-  abstract resumeWith(steps: readonly Step[], next: number): Promise<StepAnswer>;
+  resumeWith(steps: readonly Step[], next: number): Promise<StepAnswer>;
+}
+
+/** Whether a step's answer is a `Waiting` (an outcome, undefined or a promise has no `resumeWith`). */
+function isWaiting(answer: MaybePromise<StepAnswer> | Waiting): answer is Waiting {
+  return typeof (answer as Partial<Waiting> | undefined)?.resumeWith === "function";
 }
 
 /**
@@ -44,7 +49,7 @@ export function runSteps(
 ): MaybePromise<StepAnswer> {
   for (let i = from; i < steps.length; i++) {
     const answer = (steps[i] as Step)(state);
-    if (answer instanceof Waiting) {
+    if (isWaiting(answer)) {
       dropClock(state.run);
       return answer.resumeWith(steps, i + 1);
     }
