@@ -193,3 +193,77 @@ describe("the guard's check", () => {
     expect(slow).toHaveBeenCalledTimes(1);
   });
 });
+
+describe("the guard's watch", () => {
+  /** A promise and what settles it. */
+  function pending(): {
+    promise: Promise<unknown>;
+    resolve: (value: unknown) => void;
+    reject: (error: unknown) => void;
+  } {
+    let resolve: (value: unknown) => void = () => {};
+    let reject: (error: unknown) => void = () => {};
+    const promise = new Promise<unknown>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    return { promise, resolve, reject };
+  }
+
+  /** An attempt that records what reached it. */
+  function attempt(): {
+    answers: [boolean, unknown][];
+    answered(thrown: boolean, value: unknown): void;
+  } {
+    const answers: [boolean, unknown][] = [];
+    return { answers, answered: (thrown, value) => answers.push([thrown, value]) };
+  }
+
+  /** The reactions of promises settled now have run (microtasks only: the timers are fake). */
+  async function settledReactions(): Promise<void> {
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+  }
+
+  const guard = () =>
+    createAttemptGuard({ deadline: Date.now() + 1_000, now: Date.now, enforceDeadline: true });
+
+  it("hands each promise's answer to its own attempt, one watched at a time or several", async () => {
+    const g = guard();
+    const [a, b, c] = [attempt(), attempt(), attempt()];
+    const [pa, pb, pc] = [pending(), pending(), pending()];
+    g.watch(a, pa.promise);
+    g.watch(b, pb.promise);
+    g.watch(c, pc.promise);
+    pc.resolve("c");
+    pa.reject("a failed");
+    pb.resolve("b");
+    await settledReactions();
+    expect(a.answers).toEqual([[true, "a failed"]]);
+    expect(b.answers).toEqual([[false, "b"]]);
+    expect(c.answers).toEqual([[false, "c"]]);
+  });
+
+  it("never hands a late answer (an attempt cut before its executor answered) to a later attempt", async () => {
+    const g = guard();
+    const cut = attempt();
+    const late = pending();
+    g.watch(cut, late.promise);
+    // The first attempt was cut and left; its executor's promise is still pending.
+    const next = attempt();
+    const answer = pending();
+    g.watch(next, answer.promise);
+    late.resolve("the cut attempt's late answer");
+    answer.resolve("the next attempt's answer");
+    await settledReactions();
+    expect(next.answers).toEqual([[false, "the next attempt's answer"]]);
+    expect(cut.answers).toEqual([[false, "the cut attempt's late answer"]]);
+    // Once the late answer came, the guard watches again with its own handlers.
+    const third = attempt();
+    const p = pending();
+    g.watch(third, p.promise);
+    p.resolve(3);
+    await settledReactions();
+    expect(third.answers).toEqual([[false, 3]]);
+    expect(next.answers).toHaveLength(1);
+  });
+});

@@ -3,7 +3,7 @@
 // `judgeAndRetry`, and p-retry drives the retries its judgement asks for.
 import pRetry from "p-retry";
 import type { MaybePromise } from "../types.ts";
-import type { LiveAttempt } from "./attempt-guard.ts";
+import type { LiveAttempt, WatchedAttempt } from "./attempt-guard.ts";
 import { updateBreaker } from "./breaker-steps.ts";
 import { type CallState, noteResult, noteSuccess, type Sent } from "./call-state.ts";
 import { emitCall } from "./events.ts";
@@ -244,7 +244,7 @@ interface Aborting {
  * executor that never reads it (a plain function, or an adapter told through `onAbort`) costs no
  * AbortController. The key, the arguments and `_meta` are the call's, the same for each attempt.
  */
-class Attempt implements AttemptContext, Sent, Waiting, LiveAttempt {
+class Attempt implements AttemptContext, Sent, Waiting, LiveAttempt, WatchedAttempt {
   #abort: Aborting | undefined = undefined;
   /** What the attempt came to, once it ended (`Sent`: read by the steps after it). */
   #thrown = false;
@@ -341,15 +341,14 @@ class Attempt implements AttemptContext, Sent, Waiting, LiveAttempt {
       this.#finish(true, thrown, false, false);
       return this;
     }
-    // Promise.prototype's `then` (a host may have wrapped the executor's promise's own `then`,
-    // which could call a handler twice, or late).
-    Promise.prototype.then.call(
-      running,
-      (value: unknown) => this.#finish(false, value, false, true),
-      (thrown: unknown) => this.#finish(true, thrown, false, true),
-    );
+    guard.watch(this, running);
     if (this.#end !== undefined) guard.started();
     return this;
+  }
+
+  /** The executor's promise settled (the guard's watch, in a reaction of its own). */
+  answered(thrown: boolean, value: unknown): void {
+    this.#finish(thrown, value, false, true);
   }
 
   resumeWith(steps: readonly Step[], next: number): Promise<StepAnswer> {

@@ -49,12 +49,13 @@ export function runSteps(
 ): MaybePromise<StepAnswer> {
   for (let i = from; i < steps.length; i++) {
     const answer = (steps[i] as Step)(state);
+    if (answer === undefined) continue;
     if (isWaiting(answer)) {
       dropClock(state.run);
       return answer.resumeWith(steps, i + 1);
     }
     if (isThenable(answer)) return resume(state, steps, i + 1, answer);
-    if (answer !== undefined) return answer;
+    return answer;
   }
   return undefined;
 }
