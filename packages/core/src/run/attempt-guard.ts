@@ -51,6 +51,18 @@ export interface AttemptGuard {
 }
 
 /**
+ * Handlers of its own for a promise the guard's are not free to watch (a function apart from
+ * `watch`: closures made there would make every call of it allocate its scope).
+ */
+function watchApart(attempt: WatchedAttempt, running: Promise<unknown>): void {
+  Promise.prototype.then.call(
+    running,
+    (value: unknown) => attempt.answered(false, value),
+    (thrown: unknown) => attempt.answered(true, thrown),
+  );
+}
+
+/**
  * Guards with an attempt started and not yet checked. One tick for all of them, not one per run: a
  * tick holds what it is given until it runs, and a loop of runs whose calls answer at once never
  * lets ticks run while it goes on (1M queued checks held every run's guard, 0.5 GB). A guard leaves
@@ -160,11 +172,7 @@ class Guard implements AttemptGuard {
     // Promise.prototype's `then` (a host may have wrapped the promise's own `then`, which could
     // call a handler twice, or keep it and call it later).
     if (this.#watched !== undefined) {
-      Promise.prototype.then.call(
-        running,
-        (value: unknown) => attempt.answered(false, value),
-        (thrown: unknown) => attempt.answered(true, thrown),
-      );
+      watchApart(attempt, running);
       return;
     }
     this.#watched = attempt;

@@ -91,6 +91,16 @@ export function ask<A, R>(
     return failed(state, error);
   }
   if (!isThenable(answer)) return use(state, answer);
+  return useLater(state, answer, use, failed);
+}
+
+/** `ask` for a pending answer (apart: closures made in `ask` would allocate its scope each time). */
+function useLater<A, R>(
+  state: CallState,
+  answer: Promise<A>,
+  use: (state: CallState, answer: A) => MaybePromise<R>,
+  failed: ((state: CallState, error: unknown) => MaybePromise<R>) | undefined,
+): Promise<R> {
   return answer.then(
     (value) => use(state, value),
     failed && ((error: unknown) => failed(state, error)),
