@@ -15,6 +15,7 @@ import { emitCall } from "./events.ts";
 import { ask, type StepAnswer } from "./flow.ts";
 import { endedOutcome, modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
 import { dropClock, isAborted, shareClock } from "./run-state.ts";
+import { isThenable } from "./store-guard.ts";
 import { recordOp, storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
 import { guardedAsync } from "./waits.ts";
@@ -91,12 +92,21 @@ function countCall(state: CallState): MaybePromise<unknown> {
  * doubt is settled first (see doubt.ts).
  */
 export function settle(state: CallState, to: SettledAs, result?: unknown): MaybePromise<void> {
-  if (!state.doubtHeld) return writeSettle(state, to, result);
-  return ask(
-    state,
-    (s) => settleDoubt(s, to),
-    (s) => writeSettle(s, to, result),
-  );
+  if (state.doubtHeld) {
+    const mirrored = settleDoubt(state, to);
+    if (isThenable(mirrored)) return settleAfter(mirrored, state, to, result);
+  }
+  return writeSettle(state, to, result);
+}
+
+/** The key's own settle once its write's entry was settled (apart: its closure). */
+function settleAfter(
+  mirrored: Promise<void>,
+  state: CallState,
+  to: SettledAs,
+  result: unknown,
+): Promise<void> {
+  return mirrored.then(() => writeSettle(state, to, result));
 }
 
 /**
@@ -108,15 +118,34 @@ export function settle(state: CallState, to: SettledAs, result?: unknown): Maybe
  */
 function writeSettle(state: CallState, to: SettledAs, result: unknown): MaybePromise<void> {
   if (result === undefined) return write(state, to, undefined);
-  return ask(
-    state,
-    (s) => write(s, to, result),
-    nothing,
-    (s, error) => {
-      if (writesAsJson(result)) throw error;
-      return write(s, to, undefined);
-    },
-  );
+  let written: MaybePromise<void>;
+  try {
+    written = write(state, to, result);
+  } catch (error) {
+    return writeWithoutResult(state, to, result, error);
+  }
+  return isThenable(written) ? writtenOrWithout(written, state, to, result) : written;
+}
+
+/** A pending settle whose failure is tried again without its result (apart: its closure). */
+function writtenOrWithout(
+  written: Promise<void>,
+  state: CallState,
+  to: SettledAs,
+  result: unknown,
+): Promise<void> {
+  return written.then(undefined, (error: unknown) => writeWithoutResult(state, to, result, error));
+}
+
+/** The settle failed: written again without a result that is not JSON, else its error stands. */
+function writeWithoutResult(
+  state: CallState,
+  to: SettledAs,
+  result: unknown,
+  error: unknown,
+): MaybePromise<void> {
+  if (writesAsJson(result)) throw error;
+  return write(state, to, undefined);
 }
 
 const nothing = (): undefined => undefined;
