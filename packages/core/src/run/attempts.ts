@@ -23,6 +23,9 @@ import { endedError, sleep } from "./waits.ts";
  */
 export const ATTEMPT: readonly Step[] = [admit, claim, countFirst, stillSendable, send, landed];
 
+/** Before `resumeWith` names the steps after `send`. */
+const NO_STEPS: readonly Step[] = [];
+
 /** A success's steps: learning told, the key settled `succeeded`, the breaker told, the value. */
 const SUCCEEDED: readonly Step[] = [learnSuccess, settleSuccess, breakerSuccess, ok];
 
@@ -266,7 +269,7 @@ class Attempt implements AttemptContext, Sent, Waiting, LiveAttempt, WatchedAtte
   #end: ((answer: MaybePromise<StepAnswer>) => void) | undefined = undefined;
   #ended: Promise<StepAnswer> | undefined = undefined;
   /** The steps after `send`, from `resumeWith`. */
-  #steps: readonly Step[] = ATTEMPT;
+  #steps: readonly Step[] = NO_STEPS;
   #next = 0;
   /** Waits before sending in progress (`beforeSending`): cut now, the attempt left nothing. */
   #unsent = 0;

@@ -1,11 +1,12 @@
 // The one mechanism for "synchronous when the answer is already there" (docs/architecture.md §1).
-// A call is a list of steps (call.ts); each ends the call with its outcome or lets the next one
-// run. `runSteps` runs them in order and waits only when a step answers with a promise: with the
-// memory store, a call that succeeds at once waits for one thing, its executor's answer, and
-// allocates nothing for the steps it went through. A step that needs what it asked for before it
-// can go on (a store's answer) hands it to `ask`, under the same rule. A promise is waited for,
-// and a closure made, only when a step really waits (the executor, a remote store, a hook): that
-// is this file's one continuation. The rare failure path is plain `async` code (failed-attempt.ts).
+// A call is a list of named steps (call.ts); each ends the call with its outcome or lets the next
+// one run. `runSteps` runs them in order, at once while each answers with a value, and waits only
+// when one answers with a promise (a remote store, a hook): no generator, no closure and no
+// promise is made for a step that does not wait. A step that needs a store's answer before it can
+// go on hands it to `ask`, under the same rule. The one continuation kept is `Waiting`: the attempt
+// in flight runs the steps after it itself, in the reaction that brings its executor's answer, so
+// a successful call with the memory store waits on one promise of its own. The rare failure path
+// is plain `async` code (failed-attempt.ts).
 import type { MaybePromise } from "../types.ts";
 import type { CallState } from "./call-state.ts";
 import { dropClock } from "./run-state.ts";
@@ -74,8 +75,8 @@ function resume(
 /**
  * What a step asked for, used: `use(state, answer)` at once when `asked` answers with a value,
  * after its promise when it answers with one; a throw or rejection of `asked` goes to `failed`
- * when there is one (a throw of `use` does not). `use` and `failed` are module functions, not closures: a step that
- * does not wait allocates nothing here.
+ * when there is one (a throw of `use` does not). `use` and `failed` are module functions, not
+ * closures: a step that does not wait allocates nothing here.
  */
 export function ask<A, R>(
   state: CallState,
