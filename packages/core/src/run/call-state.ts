@@ -64,6 +64,8 @@ export interface CallState {
   retaken: boolean;
   /** The `now` of the ledger claim this call holds: a late settle cannot free a newer claim. */
   claimedAt: number | undefined;
+  /** The `now` of the ledger claim this call sent, until its answer (then `claimedAt`). */
+  claimingAt: number | undefined;
   /** The attempt was cut while not sent yet (`AttemptContext.beforeSending`): nothing left. */
   cutUnsent: boolean;
   /**
@@ -94,6 +96,7 @@ interface Rare {
   uncertain: boolean;
   retaken: boolean;
   claimedAt: number | undefined;
+  claimingAt: number | undefined;
   cutUnsent: boolean;
   doubtHeld: boolean;
   doubtClaimedAt: number | undefined;
@@ -170,6 +173,7 @@ class Call implements CallState {
       uncertain: false,
       retaken: false,
       claimedAt: undefined,
+      claimingAt: undefined,
       cutUnsent: false,
       doubtHeld: false,
       doubtClaimedAt: undefined,
@@ -263,6 +267,13 @@ class Call implements CallState {
   }
   set claimedAt(value: number | undefined) {
     if (value !== undefined || this.rare !== undefined) this.more().claimedAt = value;
+  }
+
+  get claimingAt(): number | undefined {
+    return this.rare?.claimingAt;
+  }
+  set claimingAt(value: number | undefined) {
+    if (value !== undefined || this.rare !== undefined) this.more().claimingAt = value;
   }
 
   get cutUnsent(): boolean {

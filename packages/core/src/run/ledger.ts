@@ -190,12 +190,24 @@ function writesAsJson(value: unknown): boolean {
 export function claim(state: CallState): MaybePromise<StepAnswer> {
   const { key, argsHash } = state;
   if (key === undefined || argsHash === undefined) return undefined;
-  const r = state.run;
-  const { core, policy } = r;
   // A first attempt admitted before a stop reaches this after the end only across an await (an
   // asynchronous preflight): it is not sent when the end closed its key. Otherwise (a store that
   // drops nothing early, e.g. Redis) it runs, as any attempt admitted before a stop.
   if (closedByEnd(state, key)) return endedOutcome(state);
+  return ask(state, claimKey, claimAnswered, notSentTrouble);
+}
+
+/** The claim, through the store guard (store-steps.ts). */
+function claimKey(state: CallState): MaybePromise<ClaimResult> {
+  return storeOp(state, "a ledger claim", sendClaim);
+}
+
+/** The claim itself, sent to the store; its `now` is kept until the answer (`claimingAt`). */
+function sendClaim(state: CallState): MaybePromise<ClaimResult> {
+  const r = state.run;
+  const { core, policy } = r;
+  const key = state.key as string;
+  const argsHash = state.argsHash as string;
   // A key minted from the run instance (no callId, or no scope) is the run's own: the store may
   // drop it when the run ends (`Store.release`).
   const owner = ownKey(state) ? r.instanceId : undefined;
@@ -210,20 +222,12 @@ export function claim(state: CallState): MaybePromise<StepAnswer> {
     leaseMs: Math.min(policy.budgets.wallTimeMs, 15 * 60_000),
     owner,
   };
-  return ask(
-    state,
-    (s) => storeOp(s, "a ledger claim", () => core.store.claim(key, argsHash, options)),
-    (s, answer: ClaimResult) => claimAnswered(s, answer, options.now),
-    notSentTrouble,
-  );
+  state.claimingAt = options.now;
+  return core.store.claim(key, argsHash, options);
 }
 
 /** The ledger's answer to the claim: a replay, a refusal, or the key claimed. */
-function claimAnswered(
-  state: CallState,
-  answer: ClaimResult,
-  now: number,
-): MaybePromise<StepAnswer> {
+function claimAnswered(state: CallState, answer: ClaimResult): MaybePromise<StepAnswer> {
   if (answer.status === "succeeded") {
     noteSuccess(state);
     emitCall(state, "replayed");
@@ -231,7 +235,7 @@ function claimAnswered(
   }
   if (answer.status === "ledger_full") return storeTrouble(state, ledgerFull(), "not_sent");
   if (answer.status !== "claimed") return refusedClaim(state, answer.status);
-  state.claimedAt = now;
+  state.claimedAt = state.claimingAt;
   // Each claim says anew: a key this call settled back to uncertain is taken over again.
   state.retaken = answer.retaken === true;
   return ask(state, claimDoubtOf, doubtAnswered, notSentTrouble);
