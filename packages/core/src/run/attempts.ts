@@ -235,14 +235,6 @@ function isErrorResult(value: unknown): boolean {
   );
 }
 
-/**
- * `attempt.land(end)` a microtask later (a function apart: a closure made in `#finish` would make
- * every call of it allocate its scope).
- */
-function landSoon(attempt: Attempt, end: (answer: MaybePromise<StepAnswer>) => void): void {
-  queueMicrotask(() => attempt.land(end));
-}
-
 /** What a cut attempt keeps: its reason, its signal's controller and abort listeners. */
 interface Aborting {
   controller: AbortController | undefined;
@@ -407,16 +399,27 @@ class Attempt implements AttemptContext, Sent, Waiting, LiveAttempt, WatchedAtte
     this.#value = value;
     this.#deadlineHit = deadlineHit;
     state.sent = this;
-    if (inReaction) this.land(end);
-    else landSoon(this, end);
+    if (inReaction) this.#land(end);
+    else Attempt.#landSoon(this, end);
   }
 
-  /** The steps after `send`, run; their outcome (or its promise, or their throw) settles the attempt's promise. */
-  land(end: (answer: MaybePromise<StepAnswer>) => void): void {
+  /**
+   * The steps after `send`, run: their outcome (or its promise, or their throw) settles the
+   * attempt's promise, which is the call's.
+   */
+  #land(end: (answer: MaybePromise<StepAnswer>) => void): void {
     try {
       end(runSteps(this.#state, this.#steps, this.#next));
     } catch (error) {
       end(Promise.reject(error));
     }
+  }
+
+  /**
+   * `#land` a microtask later (static, apart from `#finish`: a closure made there would make every
+   * call of it allocate its scope).
+   */
+  static #landSoon(attempt: Attempt, end: (answer: MaybePromise<StepAnswer>) => void): void {
+    queueMicrotask(() => attempt.#land(end));
   }
 }
