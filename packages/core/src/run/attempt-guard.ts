@@ -1,7 +1,16 @@
 import { MAX_TIMER_MS } from "./waits.ts";
 
-/** An attempt in flight, as the guard sees it: ends it at once (`deadline` when that passed). */
-export type LiveAttempt = (reason: unknown, deadline: boolean) => void;
+/** An attempt in flight, as the guard sees it. */
+export interface LiveAttempt {
+  /** Ends the attempt at once (`deadline` when that passed). */
+  cut(reason: unknown, deadline: boolean): void;
+}
+
+/** An attempt whose executor's promise the guard watches (`AttemptGuard.watch`). */
+export interface WatchedAttempt {
+  /** The executor's promise settled: with `value`, or rejected with it (`thrown`). */
+  answered(thrown: boolean, value: unknown): void;
+}
 
 /** Options of {@link createAttemptGuard}. */
 export interface AttemptGuardOptions {
@@ -31,6 +40,26 @@ export interface AttemptGuard {
   leave(attempt: LiveAttempt): void;
   /** Cuts every attempt in flight (the host ended the run). */
   cutAll(reason: unknown): void;
+  /**
+   * Tells `attempt` when `running` (its executor's promise, a native one) settles. The guard's own
+   * two handlers, made once per run, watch one promise at a time; a promise given while that one
+   * is pending (parallel calls, or an attempt cut before its executor answered) gets two handlers
+   * of its own. The guard's handlers are freed only when the promise they watch settles, never at
+   * a cut: an answer can only ever reach its own attempt.
+   */
+  watch(attempt: WatchedAttempt, running: Promise<unknown>): void;
+}
+
+/**
+ * Handlers of its own for a promise the guard's are not free to watch (a function apart from
+ * `watch`: closures made there would make every call of it allocate its scope).
+ */
+function watchApart(attempt: WatchedAttempt, running: Promise<unknown>): void {
+  Promise.prototype.then.call(
+    running,
+    (value: unknown) => attempt.answered(false, value),
+    (thrown: unknown) => attempt.answered(true, thrown),
+  );
 }
 
 /**
@@ -80,6 +109,10 @@ class Guard implements AttemptGuard {
   #onAbort: (() => void) | undefined;
   /** This guard's place in {@link unchecked}, or -1. */
   #slot = -1;
+  /** The attempt whose executor's promise the guard's own handlers watch now. */
+  #watched: WatchedAttempt | undefined = undefined;
+  #onValue: ((value: unknown) => void) | undefined = undefined;
+  #onThrown: ((thrown: unknown) => void) | undefined = undefined;
 
   constructor(options: AttemptGuardOptions) {
     this.#options = options;
@@ -133,8 +166,34 @@ class Guard implements AttemptGuard {
     this.#cut(reason, false);
   }
 
+  // Why the guard watches: two handlers made per attempt were about a tenth of a successful
+  // call's allocation (bench/allocation-sites.ts); made once per run, they cost nothing per call.
+  watch(attempt: WatchedAttempt, running: Promise<unknown>): void {
+    // Promise.prototype's `then` (a host may have wrapped the promise's own `then`, which could
+    // call a handler twice, or keep it and call it later).
+    if (this.#watched !== undefined) {
+      watchApart(attempt, running);
+      return;
+    }
+    this.#watched = attempt;
+    if (this.#onValue === undefined) this.#makeHandlers();
+    Promise.prototype.then.call(running, this.#onValue, this.#onThrown);
+  }
+
+  /** Made apart from `watch`: a closure made there would keep its first attempt alive. */
+  #makeHandlers(): void {
+    this.#onValue = (value: unknown) => this.#answered(false, value);
+    this.#onThrown = (thrown: unknown) => this.#answered(true, thrown);
+  }
+
+  #answered(thrown: boolean, value: unknown): void {
+    const attempt = this.#watched as WatchedAttempt;
+    this.#watched = undefined;
+    attempt.answered(thrown, value);
+  }
+
   #cut(reason: unknown, byDeadline: boolean): void {
-    for (const attempt of [...this.#live]) attempt(reason, byDeadline);
+    for (const attempt of [...this.#live]) attempt.cut(reason, byDeadline);
   }
 
   /** Leaves {@link unchecked}: the last guard there takes this one's place. */

@@ -1,83 +1,238 @@
-// The attempt loop: one attempt (claim, execute, bounded by the run's cuts), what it came to, and
-// the retries a failure asks for.
+// The attempt loop (docs/architecture.md §1): admit, claim, send, then settle a success, for the
+// first attempt and every retry alike (the same steps, `ATTEMPT`); a failed attempt is judged by
+// `judgeAndRetry`, and p-retry drives the retries its judgement asks for.
 import pRetry from "p-retry";
-import { failureFromResult } from "../judge/failure.ts";
 import type { MaybePromise } from "../types.ts";
-import type { LiveAttempt } from "./attempt-guard.ts";
+import type { LiveAttempt, WatchedAttempt } from "./attempt-guard.ts";
 import { updateBreaker } from "./breaker-steps.ts";
-import { type CallState, noteResult, noteSuccess } from "./call-state.ts";
-import { RetryRequest } from "./control.ts";
-import { abortReason, isAborted, wakers } from "./cuts.ts";
+import { type CallState, noteResult, noteSuccess, type Sent } from "./call-state.ts";
 import { emitCall } from "./events.ts";
-import { judge, toFailure } from "./judge-failure.ts";
-import { claimAndCount, settle, unsentAs } from "./ledger.ts";
+import { resolveFailure } from "./failed-attempt.ts";
+import { ask, runSteps, type Step, type StepAnswer, type Waiting } from "./flow.ts";
+import { claim, countFirst, ledgerMove, settle, settleUnsent, stillSendable } from "./ledger.ts";
 import { endedOutcome, preflightStop } from "./outcomes.ts";
-import { dropClock, keepClock } from "./run-state.ts";
-import { isThenable } from "./store-guard.ts";
+import { abortReason, dropClock, isAborted, keepClock, wakers } from "./run-state.ts";
 import { storeAfterEffect, storeOp } from "./store-steps.ts";
 import type { AttemptContext, CallOutcome, Executor } from "./types.ts";
-import { endedError, guardedAsync, sleep } from "./waits.ts";
-
-/** What one attempt came to. */
-export type Performed<T> = { value: T } | { thrown: unknown; deadlineHit: boolean };
+import { endedError, sleep } from "./waits.ts";
 
 /**
- * What an attempt that ended leads to, when its caller asked for the call's outcome rather than
- * for what the attempt came to: `thrown` says whether `value` is what the executor threw.
+ * One attempt, the first and every retry: admitted, its key claimed, the first counted against the
+ * server's retry budget, sent, and a success settled. A failed attempt ends with no outcome: it is
+ * judged next (`judgeAndRetry`), its answer in `state.sent`.
  */
-export type Landing<T> = (
-  state: CallState,
-  execute: Executor<T>,
-  thrown: boolean,
-  value: unknown,
-  deadlineHit: boolean,
-) => MaybePromise<CallOutcome<T>>;
+export const ATTEMPT: readonly Step[] = [admit, claim, countFirst, stillSendable, send, landed];
 
-// `new Promise(grab)` hands its resolving functions over here: no closure per promise. They are
-// taken at once and the slots emptied (a resolving function holds its promise, and so its value).
-const unset = (): void => {};
-let grabbedResolve: (value: unknown) => void = unset;
-function grab(resolve: (value: unknown) => void): void {
-  grabbedResolve = resolve;
+/** Before `resumeWith` names the steps after `send`. */
+const NO_STEPS: readonly Step[] = [];
+
+/** A success's steps: learning told, the key settled `succeeded`, the breaker told, the value. */
+const SUCCEEDED: readonly Step[] = [learnSuccess, settleSuccess, breakerSuccess, ok];
+
+/**
+ * Before an attempt: the run's end, an abort and the deadline. Undefined lets the attempt go; its
+ * time left is kept on the call.
+ */
+function admit(state: CallState): StepAnswer {
+  const r = state.run;
+  // A parallel call may have stopped the run during this call's backoff: no more retries. (A
+  // first attempt admitted before the stop still runs: its budget was granted.)
+  if (r.ended && !r.observeOnly && state.attempts > 0) return endedOutcome(state);
+  if (isAborted(state)) return preflightStop(state, "aborted");
+  // The first attempt of a call that has awaited nothing yet takes preflight's clock reading.
+  keepClock(r, state);
+  const remainingMs = r.deadline - r.clockAt;
+  if (remainingMs <= 0 && !r.observeOnly) return preflightStop(state, "deadline_exceeded");
+  // An int32 is kept as a small integer, not a heap number per call.
+  state.remainingMs = (remainingMs | 0) === remainingMs ? remainingMs | 0 : remainingMs;
+  return undefined;
 }
 
 /**
- * What watches an executor's promise and stands for its attempt in the run's guard: a pair of
- * handlers and a cut, made once and reused by later attempts (of any run) once that promise has
- * settled, so an attempt makes no closure of its own.
+ * Sends an attempt the admission let go; what it comes to is kept in `state.sent`. The attempt in
+ * flight runs the steps after this one itself when it ends (flow.ts `Waiting`).
  */
-class Watch {
-  attempt: Attempt<unknown> | undefined = undefined;
-  // Called once per watch (the intrinsic `then`, see `run`); a watch idle again ignores a call.
-  readonly onValue = (value: unknown): void => {
-    const attempt = this.attempt;
-    if (attempt === undefined) return;
-    release(this);
-    attempt.settled(false, value, false);
-  };
-  readonly onThrown = (thrown: unknown): void => {
-    const attempt = this.attempt;
-    if (attempt === undefined) return;
-    release(this);
-    attempt.settled(true, thrown, false);
-  };
-  /** Cuts the attempt it watches (held by the run's guard and the call while the attempt runs). */
-  readonly cut: LiveAttempt = (reason, deadlineHit) => this.attempt?.cut(reason, deadlineHit);
+function send(state: CallState): Promise<undefined> | Waiting {
+  const r = state.run;
+  // The admission is over: its clock reading is done with.
+  dropClock(r);
+  // A verify answer speaks of the attempts before it: this new attempt may write again.
+  state.verified = undefined;
+  state.attempts += 1;
+  r.tally.attempt();
+  r.inFlight += 1;
+  const cutBy = abortReason(state);
+  if (cutBy !== undefined) {
+    state.sent = { thrown: true, value: cutBy.reason, deadlineHit: false };
+    return Promise.resolve(undefined);
+  }
+  return new Attempt(state, state.attempts, state.remainingMs).send(
+    state.execute as Executor<unknown>,
+  );
 }
 
-/** Watches no longer watching anything, for the next attempts. */
-const idle: Watch[] = [];
-const MAX_IDLE = 64;
-
-function watch(attempt: Attempt<unknown>): Watch {
-  const w = idle.pop() ?? new Watch();
-  w.attempt = attempt;
-  return w;
+/**
+ * What the attempt came to: cut before it was sent, a failure (judged next: no outcome), or a
+ * success, settled.
+ */
+function landed(state: CallState): MaybePromise<StepAnswer> {
+  const sent = state.sent as Sent;
+  state.run.inFlight -= 1;
+  if (state.cutUnsent) return cutUnsent(state, sent);
+  if (sent.thrown || isErrorResult(sent.value)) return undefined;
+  return runSteps(state, SUCCEEDED);
 }
 
-function release(w: Watch): void {
-  w.attempt = undefined;
-  if (idle.length < MAX_IDLE) idle.push(w);
+/**
+ * A failed attempt judged (failed-attempt.ts), and the retries its judgement asks for: p-retry
+ * runs `ATTEMPT` again after the decision's backoff. Plain `async`: only a call that failed pays.
+ */
+export async function judgeAndRetry(state: CallState): Promise<CallOutcome<unknown>> {
+  const verdict = await resolveFailure(state, state.sent as Sent);
+  if (verdict.retryInMs === undefined) return verdict.outcome;
+  return retries(state, verdict.retryInMs);
+}
+
+/** What p-retry is handed as an attempt's failure: the attempt, judged in `onFailedAttempt`. */
+class FailedAttempt extends Error {
+  constructor(readonly sent: Sent) {
+    super("the attempt failed");
+  }
+}
+
+/**
+ * The retries after a first attempt whose failure asked for one, `delayMs` from now. p-retry runs
+ * each attempt; a failed one reaches `onFailedAttempt`, which resolves it (a retry, or the call's
+ * outcome), and `shouldRetry` says which, after the decision's backoff. That backoff is the
+ * decision's own (it honours a server's Retry-After and the deadline, which p-retry's cannot), so
+ * p-retry adds none; its `retries` is the attempts the policy has left, its `signal` whatever cuts
+ * the call (the run's signal or end, the host's end, the call's signal).
+ */
+async function retries(state: CallState, delayMs: number): Promise<CallOutcome<unknown>> {
+  let retryInMs: number | undefined = delayMs;
+  /** The call's outcome, once an attempt or a judgement came to one. */
+  let outcome: CallOutcome<unknown> | undefined;
+  /** What the host must see thrown (a `HostError`), never taken for a cut. */
+  let escaped: { error: unknown } | undefined;
+  const cut = new AbortController();
+  const signals = wakers(state);
+  const onCut = (event: Event) => cut.abort((event.target as AbortSignal).reason);
+  for (const s of signals) {
+    if (s.aborted) cut.abort(s.reason);
+    else s.addEventListener("abort", onCut, { once: true });
+  }
+  const step = async <R>(run: () => MaybePromise<R>): Promise<R> => {
+    try {
+      return await run();
+    } catch (error) {
+      escaped = { error };
+      throw error;
+    }
+  };
+  try {
+    await sleep(delayMs, cut.signal);
+    await pRetry(
+      async () => {
+        const next = await step(() => runSteps(state, ATTEMPT));
+        if (next === undefined) throw new FailedAttempt(state.sent as Sent);
+        outcome = next;
+      },
+      {
+        retries: Math.max(0, state.tool.retry.attempts - 2),
+        minTimeout: 0,
+        signal: cut.signal,
+        onFailedAttempt: async ({ error }) => {
+          if (!(error instanceof FailedAttempt)) return;
+          const verdict = await step(() => resolveFailure(state, error.sent));
+          retryInMs = verdict.retryInMs;
+          if (verdict.retryInMs === undefined) outcome = verdict.outcome;
+        },
+        shouldRetry: async () => {
+          if (escaped !== undefined || retryInMs === undefined) return false;
+          await sleep(retryInMs, cut.signal);
+          return true;
+        },
+      },
+    );
+  } catch (error) {
+    if (escaped !== undefined) throw escaped.error;
+    // p-retry throws the last failure once `shouldRetry` said no: the judgement's outcome stands.
+    if (outcome === undefined) {
+      if (isAborted(state)) return preflightStop(state, "aborted");
+      const r = state.run;
+      if (r.ended && !r.observeOnly) return endedOutcome(state);
+      if (!(error instanceof FailedAttempt)) throw error;
+      return preflightStop(state, "retries_exhausted");
+    }
+  } finally {
+    for (const s of signals) s.removeEventListener("abort", onCut);
+  }
+  return outcome as CallOutcome<unknown>;
+}
+
+/**
+ * An attempt cut before anything was sent (it waited for a reconnect, `beforeSending`): nothing
+ * is judged. Its key is settled as not sent, and the call stops as the cut says; the stop ends
+ * the run, so later calls fail at once.
+ */
+async function cutUnsent(state: CallState, sent: Sent): Promise<CallOutcome<unknown>> {
+  state.cutUnsent = false;
+  if (state.key !== undefined) await settleUnsent(state);
+  return preflightStop(state, sent.deadlineHit ? "deadline_exceeded" : "aborted");
+}
+
+/** Learning is told of the success (only in a run that failed before). */
+function learnSuccess(state: CallState): MaybePromise<undefined> {
+  const { learning, observeOnly } = state.run;
+  if (learning === undefined || observeOnly) return undefined;
+  return learning.succeeded(state, state.tool, (op, fn) =>
+    storeOp(state, op, fn),
+  ) as MaybePromise<undefined>;
+}
+
+/**
+ * The key settled `succeeded`, with the value when the policy replays it. A store that fails here
+ * leaves the call's outcome as it is: the write happened and its answer is here, so the model gets
+ * it. The entry stays pending, so after its lease a repeat of this logical call is refused, never
+ * re-run.
+ */
+function settleSuccess(state: CallState): MaybePromise<undefined> {
+  if (state.key === undefined) return undefined;
+  return ask(state, settleSucceeded, nothing, afterEffect);
+}
+
+function afterEffect(state: CallState, error: unknown): undefined {
+  storeAfterEffect(state, error);
+  return undefined;
+}
+
+function settleSucceeded(state: CallState): MaybePromise<void> {
+  const kept = state.tool.idempotency.replay ? (state.sent as Sent).value : undefined;
+  return settle(state, ledgerMove(state, "answered"), kept);
+}
+
+const nothing = (): undefined => undefined;
+
+/** The breaker is told of the success (a store that fails here loses a count, nothing more). */
+function breakerSuccess(state: CallState): MaybePromise<undefined> {
+  return updateBreaker(state, "success") as MaybePromise<undefined>;
+}
+
+/** The value goes back. */
+function ok(state: CallState): CallOutcome<unknown> {
+  const { value } = state.sent as Sent;
+  state.sent = undefined;
+  noteResult(state, value);
+  noteSuccess(state);
+  emitCall(state, "ok");
+  return { kind: "ok", value, attempts: state.attempts, replayed: false };
+}
+
+/** What the attempt came to is a failure: the executor threw, or answered `isError: true`. */
+function isErrorResult(value: unknown): boolean {
+  return (
+    typeof value === "object" && value !== null && (value as { isError?: unknown }).isError === true
+  );
 }
 
 /** What a cut attempt keeps: its reason, its signal's controller and abort listeners. */
@@ -90,37 +245,49 @@ interface Aborting {
 /**
  * What an executor receives, and the attempt in flight. Its signal is made on first read: an
  * executor that never reads it (a plain function, or an adapter told through `onAbort`) costs no
- * AbortController. What the run keeps of the attempt is private: the executor sees only the
- * context. The key, the arguments and `_meta` are the call's, the same for each of its attempts.
+ * AbortController. The key, the arguments and `_meta` are the call's, the same for each attempt.
  */
-class Attempt<T> implements AttemptContext {
-  /** Made when the signal is read, a listener added or the attempt cut. */
+class Attempt implements AttemptContext, Sent, Waiting, LiveAttempt, WatchedAttempt {
   #abort: Aborting | undefined = undefined;
+  /** What the attempt came to, once it ended (`Sent`: read by the steps after it). */
+  #thrown = false;
+  #value: unknown = undefined;
+  #deadlineHit = false;
   readonly #state: CallState;
-  readonly #execute: Executor<T>;
-  /** Set: the attempt's promise resolves with the call's outcome, not with what it came to. */
-  readonly #land: Landing<T> | undefined;
-  /** Resolves the attempt's promise; undefined once the attempt ended (or before it ran). */
-  #resolve: ((value: unknown) => void) | undefined = undefined;
+  /**
+   * Settles the attempt's promise with what the steps after it come to; undefined once the
+   * attempt ended (or before it was sent).
+   */
+  #end: ((answer: MaybePromise<StepAnswer>) => void) | undefined = undefined;
+  #ended: Promise<StepAnswer> | undefined = undefined;
+  /** The steps after `send`, from `resumeWith`. */
+  #steps: readonly Step[] = NO_STEPS;
+  #next = 0;
   /** Waits before sending in progress (`beforeSending`): cut now, the attempt left nothing. */
   #unsent = 0;
-  /** Watches the executor's promise while the attempt runs. */
-  #watch: Watch | undefined = undefined;
 
   constructor(
     state: CallState,
-    execute: Executor<T>,
-    land: Landing<T> | undefined,
     readonly attempt: number,
     readonly remainingMs: number,
   ) {
     this.#state = state;
-    this.#execute = execute;
-    this.#land = land;
   }
 
   get idempotencyKey(): string | undefined {
     return this.#state.key;
+  }
+
+  get thrown(): boolean {
+    return this.#thrown;
+  }
+
+  get value(): unknown {
+    return this.#value;
+  }
+
+  get deadlineHit(): boolean {
+    return this.#deadlineHit;
   }
 
   get args(): Readonly<Record<string, unknown>> {
@@ -134,8 +301,9 @@ class Attempt<T> implements AttemptContext {
   onAbort(listener: (reason: unknown) => void): void {
     const a = this.#abort;
     if (a?.stopped) listener(a.stopped.reason);
-    else if (this.#resolve === undefined) listener(endedError("The attempt has ended"));
-    else if (a === undefined) this.#abort = aborting(undefined, [listener]);
+    else if (this.#end === undefined) listener(endedError("The attempt has ended"));
+    else if (a === undefined)
+      this.#abort = { controller: undefined, stopped: undefined, listeners: [listener] };
     else if (a.listeners === undefined) a.listeners = [listener];
     else a.listeners.push(listener);
   }
@@ -148,8 +316,8 @@ class Attempt<T> implements AttemptContext {
   }
 
   get signal(): AbortSignal {
-    if (this.#resolve === undefined) return AbortSignal.abort();
-    this.#abort ??= aborting(undefined, undefined);
+    if (this.#end === undefined) return AbortSignal.abort();
+    this.#abort ??= { controller: undefined, stopped: undefined, listeners: undefined };
     const a = this.#abort;
     if (a.stopped) return AbortSignal.abort(a.stopped.reason);
     a.controller ??= new AbortController();
@@ -157,405 +325,101 @@ class Attempt<T> implements AttemptContext {
   }
 
   /**
-   * Runs the executor, bounded by the run's guard and the call's cut. Resolves with what the
-   * attempt came to, or with the call's outcome when the attempt was made with a landing.
+   * Runs the executor, bounded by the run's guard (its signal, end and deadline) and the call's
+   * own signal even if the executor is not: the attempt ends at its answer or its cut, first.
    */
-  run(): Promise<unknown> {
-    const promise = new Promise(grab);
-    this.#resolve = grabbedResolve;
-    grabbedResolve = unset;
+  send(execute: Executor<unknown>): Waiting {
     const state = this.#state;
     const { guard } = state.run;
-    const w = watch(this as Attempt<unknown>);
-    this.#watch = w;
+    this.#ended = new Promise<StepAnswer>((resolve) => {
+      this.#end = resolve;
+    });
     // Only a call with its own signal cuts its attempt itself.
-    if (state.call.signal !== undefined) state.cut = w.cut;
-    guard.enter(w.cut);
-    let running: Promise<T>;
+    if (state.call.signal !== undefined) state.live = this;
+    guard.enter(this);
+    let running: Promise<unknown>;
     try {
-      running = Promise.resolve(this.#execute(this));
+      running = Promise.resolve(execute(this));
     } catch (thrown) {
-      Attempt.#finish(this, true, thrown, false, false);
-      release(w);
-      return promise;
+      this.#finish(true, thrown, false, false);
+      return this;
     }
-    // Promise.prototype's `then` (read now: a host may have wrapped it), not one set on the
-    // executor's promise itself: that one may call a handler twice, or keep it and call it later,
-    // and hand a late answer to the watch's next attempt.
-    Promise.prototype.then.call(running, w.onValue, w.onThrown);
-    // After the reactions above: an executor that answered at once is done before the check.
-    if (this.#resolve !== undefined) guard.started();
-    return promise;
+    guard.watch(this, running);
+    if (this.#end !== undefined) guard.started();
+    return this;
   }
 
-  /** The executor's promise settled (the watch's handlers, in a reaction of their own). */
-  settled(thrown: boolean, value: unknown, deadlineHit: boolean): void {
-    Attempt.#finish(this, thrown, value, deadlineHit, true);
+  /** The executor's promise settled (the guard's watch, in a reaction of its own). */
+  answered(thrown: boolean, value: unknown): void {
+    this.#finish(thrown, value, false, true);
+  }
+
+  resumeWith(steps: readonly Step[], next: number): Promise<StepAnswer> {
+    this.#steps = steps;
+    this.#next = next;
+    return this.#ended as Promise<StepAnswer>;
   }
 
   /** Cuts the attempt: its signal aborts with `reason`, its abort listeners are called. */
   cut(reason: unknown, deadlineHit: boolean): void {
-    if (this.#resolve === undefined) return;
+    if (this.#end === undefined) return;
     if (this.#unsent > 0) this.#state.cutUnsent = true;
-    Attempt.#stop(this, reason);
-    Attempt.#finish(this, true, reason, deadlineHit, false);
-  }
-
-  // Static: a private method would give every context a brand (a field more).
-  static #stop<U>(self: Attempt<U>, reason: unknown): void {
-    self.#abort ??= aborting(undefined, undefined);
-    const a = self.#abort;
+    this.#abort ??= { controller: undefined, stopped: undefined, listeners: undefined };
+    const a = this.#abort;
     a.stopped = { reason };
     a.controller?.abort(reason);
     const listeners = a.listeners;
     a.listeners = undefined;
-    if (listeners === undefined) return;
-    for (const listener of listeners) {
+    for (const listener of listeners ?? []) {
       try {
         listener(reason);
       } catch {
         // A listener's error must not keep the attempt from ending: dropped, as a hook's is.
       }
     }
+    this.#finish(true, reason, deadlineHit, false);
   }
 
   /**
-   * The attempt ended. `inReaction`: called from a promise reaction of its own, so the call's
-   * next steps may run now; else (a cut, inside whatever cut it, or a synchronous throw, inside
-   * `run.call`) they run a microtask later.
+   * The attempt ended, by its answer or its cut (whichever came first; the other is ignored): what
+   * it came to is kept in `state.sent`, and the steps after `send` run. `inReaction`: called from
+   * the executor's promise's reaction, so they run now; else (a cut, inside whatever cut it, or a
+   * synchronous throw, inside `run.call`) a microtask later.
    */
-  static #finish<U>(
-    self: Attempt<U>,
-    thrown: boolean,
-    value: unknown,
-    deadlineHit: boolean,
-    inReaction: boolean,
-  ): void {
-    const resolve = self.#resolve;
-    if (resolve === undefined) return;
+  #finish(thrown: boolean, value: unknown, deadlineHit: boolean, inReaction: boolean): void {
+    const end = this.#end;
+    if (end === undefined) return;
+    this.#end = undefined;
     // The attempt ended: its abort listeners are dropped, never called.
-    self.#resolve = undefined;
-    if (self.#abort !== undefined) self.#abort.listeners = undefined;
-    const state = self.#state;
-    const w = self.#watch;
-    if (w !== undefined) {
-      self.#watch = undefined;
-      state.run.guard.leave(w.cut);
-      if (state.cut === w.cut) state.cut = undefined;
+    if (this.#abort !== undefined) this.#abort.listeners = undefined;
+    const state = this.#state;
+    state.run.guard.leave(this);
+    if (state.live === this) state.live = undefined;
+    this.#thrown = thrown;
+    this.#value = value;
+    this.#deadlineHit = deadlineHit;
+    state.sent = this;
+    if (inReaction) this.#land(end);
+    else Attempt.#landSoon(this, end);
+  }
+
+  /**
+   * The steps after `send`, run: their outcome (or its promise, or their throw) settles the
+   * attempt's promise, which is the call's.
+   */
+  #land(end: (answer: MaybePromise<StepAnswer>) => void): void {
+    try {
+      end(runSteps(this.#state, this.#steps, this.#next));
+    } catch (error) {
+      end(Promise.reject(error));
     }
-    const land = self.#land;
-    if (land === undefined) {
-      resolve(thrown ? { thrown: value, deadlineHit } : { value });
-      return;
-    }
-    if (inReaction) landNow(land, state, self.#execute, thrown, value, deadlineHit, resolve);
-    else landLater(land, state, self.#execute, thrown, value, deadlineHit, resolve);
   }
-}
 
-/** `landNow` a microtask later (apart: its closure would make every `#finish` a context). */
-function landLater<T>(
-  land: Landing<T>,
-  state: CallState,
-  execute: Executor<T>,
-  thrown: boolean,
-  value: unknown,
-  deadlineHit: boolean,
-  resolve: (value: unknown) => void,
-): void {
-  queueMicrotask(() => landNow(land, state, execute, thrown, value, deadlineHit, resolve));
-}
-
-/** Resolves an attempt's promise with the call's outcome, or rejects it with what `land` threw. */
-function landNow<T>(
-  land: Landing<T>,
-  state: CallState,
-  execute: Executor<T>,
-  thrown: boolean,
-  value: unknown,
-  deadlineHit: boolean,
-  resolve: (value: unknown) => void,
-): void {
-  try {
-    resolve(land(state, execute, thrown, value, deadlineHit));
-  } catch (error) {
-    resolve(Promise.reject(error));
+  /**
+   * `#land` a microtask later (static, apart from `#finish`: a closure made there would make every
+   * call of it allocate its scope).
+   */
+  static #landSoon(attempt: Attempt, end: (answer: MaybePromise<StepAnswer>) => void): void {
+    queueMicrotask(() => attempt.#land(end));
   }
-}
-
-function aborting(
-  controller: AbortController | undefined,
-  listeners: ((reason: unknown) => void)[] | undefined,
-): Aborting {
-  return { controller, stopped: undefined, listeners };
-}
-
-function isErrorResult(value: unknown): boolean {
-  return (
-    typeof value === "object" && value !== null && (value as { isError?: unknown }).isError === true
-  );
-}
-
-/**
- * Performs one attempt, bounded by the run's signal, its end, the call's signal and the deadline
- * even if `execute` is not: the run's guard holds one timer and one listener for all attempts in
- * flight, and the attempt's own controller is made only if the executor reads `ctx.signal`.
- * Never rejects.
- */
-function perform<T>(state: CallState, execute: Executor<T>): Promise<Performed<T>> {
-  const cutBy = abortReason(state);
-  if (cutBy !== undefined) return Promise.resolve({ thrown: cutBy.reason, deadlineHit: false });
-  return new Attempt<T>(
-    state,
-    execute,
-    undefined,
-    state.attempts,
-    state.remainingMs,
-  ).run() as Promise<Performed<T>>;
-}
-
-/**
- * Before an attempt: the run's end, an abort and the deadline, then the ledger claim and the
- * retry-budget count. Undefined lets the attempt go; its time left is kept on the call.
- */
-export function beforeAttempt<T>(state: CallState): MaybePromise<CallOutcome<T> | undefined> {
-  const r = state.run;
-  // A parallel call may have stopped the run during this call's backoff: no more retries. (A
-  // first attempt admitted before the stop still runs: its budget was granted.)
-  if (r.ended && !r.observeOnly && state.attempts > 0) return endedOutcome(state);
-  if (isAborted(state)) return preflightStop(state, "aborted");
-  // The first attempt of a call that has awaited nothing yet takes preflight's reading (read here,
-  // not returned by a call: a number returned is a heap number unless the call is inlined).
-  keepClock(r, state);
-  const remainingMs = r.deadline - r.clockAt;
-  if (remainingMs <= 0 && !r.observeOnly) {
-    dropClock(r);
-    return preflightStop(state, "deadline_exceeded");
-  }
-  // An int32 is kept as a small integer, not a heap number per call (ms left fit unless the
-  // deadline is more than 24 days away).
-  state.remainingMs = (remainingMs | 0) === remainingMs ? remainingMs | 0 : remainingMs;
-  try {
-    return claimAndCount<T>(state);
-  } finally {
-    dropClock(r);
-  }
-}
-
-/** Sends an attempt the claim let go; never rejects. */
-export function send<T>(state: CallState, execute: Executor<T>): Promise<Performed<T>> {
-  const r = state.run;
-  // A verify answer speaks of the attempts before it: this new attempt may write again.
-  state.verified = undefined;
-  state.attempts += 1;
-  r.tally.attempt();
-  r.inFlight += 1;
-  return perform(state, execute);
-}
-
-/**
- * Sends an attempt the claim let go, and resolves with what `land` makes of it (the call's
- * outcome): with an executor that answers, `land` runs in the executor's own reaction, with no
- * promise in between.
- */
-export function sendAndLand<T>(
-  state: CallState,
-  execute: Executor<T>,
-  land: Landing<T>,
-): Promise<CallOutcome<T>> {
-  const r = state.run;
-  state.verified = undefined;
-  state.attempts += 1;
-  r.tally.attempt();
-  r.inFlight += 1;
-  const cutBy = abortReason(state);
-  if (cutBy !== undefined) {
-    return Promise.resolve().then(() => land(state, execute, true, cutBy.reason, false));
-  }
-  return new Attempt<T>(state, execute, land, state.attempts, state.remainingMs).run() as Promise<
-    CallOutcome<T>
-  >;
-}
-
-/** What an attempt came to: a value, a retry request or a terminal outcome. */
-export function landed<T>(
-  state: CallState,
-  outcome: Performed<T>,
-): MaybePromise<CallOutcome<T> | RetryRequest> {
-  state.run.inFlight -= 1;
-  if (state.cutUnsent) return cutUnsent(state, outcome);
-  return afterAttempt(state, outcome);
-}
-
-/**
- * An attempt cut before anything was sent (it waited for a reconnect, `beforeSending`): nothing
- * is judged. Its key is released as not sent (still `uncertain` when an earlier attempt may have
- * written: `unsentAs`), and the call stops as the cut says; the stop ends the run, so later calls
- * fail at once.
- */
-function cutUnsent<T>(state: CallState, outcome: Performed<T>): Promise<CallOutcome<T>> {
-  state.cutUnsent = false;
-  const reason = "thrown" in outcome && outcome.deadlineHit ? "deadline_exceeded" : "aborted";
-  const key = state.key;
-  const released =
-    key === undefined ? Promise.resolve() : guardedAsync(() => settle(state, key, unsentAs(state)));
-  return released.then(() => preflightStop<T>(state, reason));
-}
-
-/** `landed`, told what the attempt came to without a `Performed` (none is made for a success). */
-export function landedAs<T>(
-  state: CallState,
-  thrown: boolean,
-  value: unknown,
-  deadlineHit: boolean,
-): MaybePromise<CallOutcome<T> | RetryRequest> {
-  if (thrown || isErrorResult(value)) {
-    return landed(state, thrown ? { thrown: value, deadlineHit } : { value: value as T });
-  }
-  state.run.inFlight -= 1;
-  return succeeded(state, value as T);
-}
-
-/**
- * One attempt: the ledger claim and the retry-budget count, the executor, then a value, a
- * retry request or a terminal outcome.
- */
-export function attemptOnce<T>(
-  state: CallState,
-  execute: Executor<T>,
-): MaybePromise<CallOutcome<T> | RetryRequest> {
-  const admitted = beforeAttempt<T>(state);
-  if (isThenable(admitted)) {
-    return admitted.then(
-      (refused) => refused ?? send(state, execute).then((outcome) => landed(state, outcome)),
-    );
-  }
-  return admitted ?? send(state, execute).then((outcome) => landed(state, outcome));
-}
-
-/** What an attempt came to: a success, or a failure to judge. */
-function afterAttempt<T>(
-  state: CallState,
-  outcome: Performed<T>,
-): MaybePromise<CallOutcome<T> | RetryRequest> {
-  const { core } = state.run;
-  if ("value" in outcome) {
-    if (!isErrorResult(outcome.value)) return succeeded(state, outcome.value);
-    return judge(state, failureFromResult(outcome.value as object, core.now()), outcome);
-  }
-  return judge(state, toFailure(state, outcome.thrown, outcome.deadlineHit), outcome);
-}
-
-/** The outcome of a call that succeeded now (not replayed), noted for loops and events. */
-function ok<T>(state: CallState, value: T): CallOutcome<T> {
-  noteResult(state, value);
-  noteSuccess(state);
-  emitCall(state, "ok");
-  return { kind: "ok", value, attempts: state.attempts, replayed: false };
-}
-
-/** A success: the ledger and the breaker are told, then the value goes back. */
-function succeeded<T>(state: CallState, value: T): MaybePromise<CallOutcome<T>> {
-  // Learning touches a success only when the run has failed before (see outcome-tracker.ts).
-  const { learning } = state.run;
-  if (learning !== undefined && !state.run.observeOnly) return learned(state, learning, value);
-  return told(state, value);
-}
-
-// The closures of a step that may wait live in functions of their own: a function whose
-// parameters a closure captures makes a context on every call, even when it makes no closure.
-
-/** A success in a run that failed before: learning is told, then the ledger and the breaker. */
-function learned<T>(
-  state: CallState,
-  learning: NonNullable<CallState["run"]["learning"]>,
-  value: T,
-): MaybePromise<CallOutcome<T>> {
-  const written = learning.succeeded(state, state.tool, (op, fn) => storeOp(state, op, fn));
-  return isThenable(written) ? written.then(() => told(state, value)) : told(state, value);
-}
-
-/** The ledger and the breaker told of a success, then the value goes back. */
-function told<T>(state: CallState, value: T): MaybePromise<CallOutcome<T>> {
-  return state.key === undefined ? toldBreaker(state, value) : toldKeyed(state, state.key, value);
-}
-
-/** The breaker told of a success, then the value goes back. */
-function toldBreaker<T>(state: CallState, value: T): MaybePromise<CallOutcome<T>> {
-  const updated = updateBreaker(state, "success");
-  return isThenable(updated) ? okAfter(updated, state, value) : ok(state, value);
-}
-
-/** `ok` once a pending store step is done. */
-function okAfter<T>(
-  pending: Promise<unknown>,
-  state: CallState,
-  value: T,
-): Promise<CallOutcome<T>> {
-  return pending.then(() => ok(state, value));
-}
-
-/**
- * `told` for a keyed call: its key is settled first. A settle the store answers at once (the
- * memory store) makes no closure; a throw of the breaker step is not taken for the settle's.
- */
-function toldKeyed<T>(state: CallState, key: string, value: T): MaybePromise<CallOutcome<T>> {
-  let settled: MaybePromise<void>;
-  try {
-    settled = settle(state, key, "succeeded", state.tool.idempotency.replay ? value : undefined);
-  } catch (error) {
-    return settleFailed(state, value, error);
-  }
-  return isThenable(settled) ? settledLater(state, value, settled) : toldBreaker(state, value);
-}
-
-/** A settle the store answers later (the closures in a function of their own: see above). */
-function settledLater<T>(
-  state: CallState,
-  value: T,
-  pending: Promise<void>,
-): Promise<CallOutcome<T>> {
-  return pending.then(
-    () => toldBreaker(state, value),
-    (error: unknown) => settleFailed(state, value, error),
-  );
-}
-
-/**
- * The settle of a write that succeeded failed: the write happened and its answer is here, so the
- * model gets it. The entry stays pending, so after its lease a repeat of this logical call is
- * refused, never re-run.
- */
-function settleFailed<T>(state: CallState, value: T, error: unknown): MaybePromise<CallOutcome<T>> {
-  storeAfterEffect(state, error);
-  return toldBreaker(state, value);
-}
-
-/** The attempts after the first asked for a retry: p-retry orchestrates them. */
-export async function retryAfter<T>(
-  state: CallState,
-  execute: Executor<T>,
-  first: RetryRequest,
-): Promise<CallOutcome<T>> {
-  if (first.delayMs > 0) await sleep(first.delayMs, ...wakers(state));
-  return await pRetry(
-    async () => {
-      const outcome = await attemptOnce(state, execute);
-      if (outcome instanceof RetryRequest) throw outcome;
-      return outcome;
-    },
-    {
-      retries: 1000,
-      minTimeout: 0,
-      maxTimeout: 0,
-      factor: 1,
-      randomize: false,
-      shouldRetry: ({ error }) => error instanceof RetryRequest,
-      onFailedAttempt: async ({ error }) => {
-        if (error instanceof RetryRequest && error.delayMs > 0) {
-          await sleep(error.delayMs, ...wakers(state));
-        }
-      },
-    },
-  );
 }

@@ -6,9 +6,19 @@ import { resolveEffect } from "../judge/effect.ts";
 import type { ToolPolicy } from "../policy/policy.ts";
 import { argumentStrings, sensitiveValues } from "../policy/sensitive.ts";
 import type { Effect } from "../types.ts";
+import type { LiveAttempt } from "./attempt-guard.ts";
 import type { LearnedCounts } from "./outcome-tracker.ts";
 import { instance, type RunState } from "./run-state.ts";
-import { IDEMPOTENCY_META_KEY, type ToolCall } from "./types.ts";
+import { type Executor, IDEMPOTENCY_META_KEY, type ToolCall } from "./types.ts";
+
+/** What one attempt that was sent came to. */
+export interface Sent {
+  readonly thrown: boolean;
+  /** The executor's answer, or what it threw (or what cut it). */
+  readonly value: unknown;
+  /** The run's deadline cut it. */
+  readonly deadlineHit: boolean;
+}
 
 /** The `_meta` of a call without a key. */
 const NO_META: Readonly<Record<string, unknown>> = Object.freeze({});
@@ -17,6 +27,10 @@ export interface CallState {
   /** The run the call belongs to. */
   readonly run: RunState;
   readonly call: ToolCall;
+  /** What each attempt runs (the host's executor, wrapped by tracing when it traces). */
+  execute: Executor<unknown> | undefined;
+  /** What the last attempt sent came to, until its step used it. */
+  sent: Sent | undefined;
   readonly tool: ToolPolicy;
   readonly effect: Effect;
   /** Set once preflight let the call through (keys are minted only for calls that are made). */
@@ -31,8 +45,8 @@ export interface CallState {
   argsHash: string | undefined;
   key: string | undefined;
   readonly sensitive: readonly string[];
-  /** Cuts this call's attempt in flight (the call's own signal aborted); set while one runs. */
-  cut: ((reason: unknown, deadline: boolean) => void) | undefined;
+  /** The call's attempt in flight, which the call's own signal cuts; set while one runs. */
+  live: LiveAttempt | undefined;
   /** When the call started (only when something listens for events). */
   readonly started: number;
   attempts: number;
@@ -50,6 +64,8 @@ export interface CallState {
   retaken: boolean;
   /** The `now` of the ledger claim this call holds: a late settle cannot free a newer claim. */
   claimedAt: number | undefined;
+  /** The `now` of the ledger claim this call sent, until its answer (then `claimedAt`). */
+  claimingAt: number | undefined;
   /** The attempt was cut while not sent yet (`AttemptContext.beforeSending`): nothing left. */
   cutUnsent: boolean;
   /**
@@ -80,6 +96,7 @@ interface Rare {
   uncertain: boolean;
   retaken: boolean;
   claimedAt: number | undefined;
+  claimingAt: number | undefined;
   cutUnsent: boolean;
   doubtHeld: boolean;
   doubtClaimedAt: number | undefined;
@@ -88,7 +105,7 @@ interface Rare {
   learned: LearnedCounts | undefined;
   invalidArgs: string | undefined;
   meta: Readonly<Record<string, unknown>> | undefined;
-  cut: ((reason: unknown, deadline: boolean) => void) | undefined;
+  live: LiveAttempt | undefined;
   sensitive: readonly string[] | undefined;
   callKey: string | undefined;
   /** The loop key of a call whose text is too long to key by (its hash); else the canonical text. */
@@ -107,6 +124,8 @@ const MAX_KEY_TEXT = 256;
  */
 class Call implements CallState {
   args: Readonly<Record<string, unknown>>;
+  execute: Executor<unknown> | undefined = undefined;
+  sent: Sent | undefined = undefined;
   attempts = 0;
   remainingMs = 0;
   readonly seq: number;
@@ -154,6 +173,7 @@ class Call implements CallState {
       uncertain: false,
       retaken: false,
       claimedAt: undefined,
+      claimingAt: undefined,
       cutUnsent: false,
       doubtHeld: false,
       doubtClaimedAt: undefined,
@@ -162,7 +182,7 @@ class Call implements CallState {
       learned: undefined,
       invalidArgs: undefined,
       meta: undefined,
-      cut: undefined,
+      live: undefined,
       sensitive: undefined,
       callKey: undefined,
       longKey: undefined,
@@ -203,11 +223,11 @@ class Call implements CallState {
     if (value !== NO_META || this.rare !== undefined) this.more().meta = value;
   }
 
-  get cut(): Rare["cut"] {
-    return this.rare?.cut;
+  get live(): LiveAttempt | undefined {
+    return this.rare?.live;
   }
-  set cut(value: Rare["cut"]) {
-    if (value !== undefined || this.rare !== undefined) this.more().cut = value;
+  set live(value: LiveAttempt | undefined) {
+    if (value !== undefined || this.rare !== undefined) this.more().live = value;
   }
 
   get invalidArgs(): string | undefined {
@@ -247,6 +267,13 @@ class Call implements CallState {
   }
   set claimedAt(value: number | undefined) {
     if (value !== undefined || this.rare !== undefined) this.more().claimedAt = value;
+  }
+
+  get claimingAt(): number | undefined {
+    return this.rare?.claimingAt;
+  }
+  set claimingAt(value: number | undefined) {
+    if (value !== undefined || this.rare !== undefined) this.more().claimingAt = value;
   }
 
   get cutUnsent(): boolean {
@@ -377,7 +404,7 @@ function contentHash(state: CallState, server: string): string {
 }
 
 /** Whether the call's tool honours the key it would be sent (decide's `keyed`). */
-export function keyed(state: CallState): boolean {
+export function honoursKey(state: CallState): boolean {
   return state.run.observeOnly
     ? state.tool.idempotency.honorsKeys
     : state.key !== undefined && state.tool.idempotency.honorsKeys;

@@ -1,7 +1,7 @@
 // The run's state handed to the pure `decide`, and the budgets its decision spends.
 import type { Classification } from "../judge/classify.ts";
 import { type BudgetName, type DecideContext, type Decision, decide } from "../judge/decide.ts";
-import { type CallState, keyed } from "./call-state.ts";
+import { type CallState, honoursKey } from "./call-state.ts";
 import { countModelRepeat, modelRepeatsOf, type RunState } from "./run-state.ts";
 
 /** The budgets decide checks, in this order. */
@@ -37,7 +37,7 @@ export function decideNow(
     effect: state.effect,
     attempt: state.attempts,
     repeats: (modelRepeatsOf(r, print) ?? 0) + 1,
-    keyed: keyed(state),
+    keyed: honoursKey(state),
     remainingMs: r.deadline - r.core.now(),
     random: r.core.random,
   };

@@ -60,8 +60,17 @@ export function claimDoubt(state: CallState, retaken: boolean): MaybePromise<Dou
     s.run.core.store.claim(doubtKeyOf(argsHash), CONTENT_ARGS, options),
   );
   return isThenable(claim)
-    ? claim.then((answer) => afterDoubtClaim(state, answer, options.now))
+    ? doubtClaimLater(state, claim, options.now)
     : afterDoubtClaim(state, claim, options.now);
+}
+
+/** A pending answer to the content entry's claim (apart: a closure in `claimDoubt` costs every call). */
+function doubtClaimLater(
+  state: CallState,
+  claim: Promise<ClaimResult>,
+  now: number,
+): Promise<DoubtAnswer> {
+  return claim.then((answer) => afterDoubtClaim(state, answer, now));
 }
 
 function afterDoubtClaim(state: CallState, claim: ClaimResult, now: number): DoubtAnswer {
@@ -102,7 +111,12 @@ export function settleDoubt(
     s.run.core.store.settle(doubtKeyOf(argsHash), mirror, options),
   );
   if (mirror === "uncertain") return written;
-  return isThenable(written) ? written.then(() => freed(state)) : freed(state);
+  return isThenable(written) ? freedLater(state, written) : freed(state);
+}
+
+/** The content entry freed once its pending settle is written (apart: its closure). */
+function freedLater(state: CallState, written: Promise<void>): Promise<void> {
+  return written.then(() => freed(state));
 }
 
 function freed(state: CallState): void {

@@ -1,5 +1,6 @@
-// The ledger steps around an attempt: the claim of a keyed call (with the first attempt's count
-// against the server's retry budget) before it, and settling its key after it.
+// The ledger around an attempt (docs/architecture.md §1, "key and claim", "settle"): how a key
+// moves (one pure function, `ledgerMove`), the claim of a keyed call before its attempt (with the
+// first attempt's count against the server's retry budget), and a key's settle.
 import { fingerprint } from "../judge/fingerprint.ts";
 import {
   type ClaimOptions,
@@ -9,15 +10,63 @@ import {
 } from "../store/store.ts";
 import type { MaybePromise, Reason } from "../types.ts";
 import { type CallState, noteSuccess } from "./call-state.ts";
-import { isAborted } from "./cuts.ts";
 import { claimDoubt, type DoubtAnswer, settleDoubt } from "./doubt.ts";
 import { emitCall } from "./events.ts";
+import { ask, type StepAnswer } from "./flow.ts";
 import { endedOutcome, modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
-import { dropClock, shareClock } from "./run-state.ts";
+import { dropClock, isAborted, shareClock } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
 import { recordOp, storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
 import { guardedAsync } from "./waits.ts";
+
+/** A settled state of a key: `uncertain` is the ledger's word for "may have happened". */
+export type SettledAs = "succeeded" | "failed" | "uncertain";
+
+/**
+ * What the flow learned of a claimed key's write: `answered` (the attempt succeeded),
+ * `verified_present` / `verified_absent` (the verify step looked), `refused` (the server answered
+ * with a failure that comes before any effect), `unknown` (the write may have happened), `not_sent`
+ * (nothing left this side: cut before sending, refused by the index of writes in doubt, or the call
+ * aborted or its run ended after the claim).
+ */
+export type LedgerEvent =
+  | "answered"
+  | "verified_present"
+  | "verified_absent"
+  | "refused"
+  | "unknown"
+  | "not_sent";
+
+/**
+ * Where a claimed key moves (pure). Only an answer about the write itself makes it `succeeded` or
+ * frees it: once any attempt of the logical call may have written (`uncertain`: this call's, or
+ * `retaken`: another's whose write in doubt the claim took over), a later attempt that sent
+ * nothing, or was refused, leaves it `uncertain`; only the verify step or a success moves it out.
+ * A person moves any key by hand (`governor.settle`), and the run's end moves the keys it lists
+ * (`settleAtEnd`) to `failed`. The store refuses a settle from a claim older than the key's
+ * current one (`claimedAt`).
+ */
+export function ledgerMove(
+  doubt: { readonly uncertain: boolean; readonly retaken: boolean },
+  event: LedgerEvent,
+): SettledAs {
+  switch (event) {
+    case "answered":
+    case "verified_present":
+      return "succeeded";
+    case "verified_absent":
+      return "failed";
+    case "unknown":
+      return "uncertain";
+    case "refused":
+      // A refusal that comes before any effect frees the key, unless an earlier attempt of this
+      // call may have written (the flow then judges the failure `unknown`, failed-attempt.ts).
+      return doubt.uncertain ? "uncertain" : "failed";
+    case "not_sent":
+      return doubt.uncertain || doubt.retaken ? "uncertain" : "failed";
+  }
+}
 
 /**
  * Counts a first attempt against the server's retry budget window, at the reading of the clock kept
@@ -37,59 +86,78 @@ function countCall(state: CallState): MaybePromise<unknown> {
 }
 
 /**
- * Settles a key; a result the store cannot keep (not JSON) is dropped, the state is not. A store
- * that fails throws a `store_error`: the entry stays pending, and a pending entry whose lease has
- * passed counts as uncertain (fail closed). A store that answers synchronously is not waited for.
+ * Settles the call's key; a result the store cannot keep (not JSON) is dropped, the state is not.
+ * A store that fails throws a `store_error`: the entry stays pending, and a pending entry whose
+ * lease has passed counts as uncertain (fail closed). The write's entry in the index of writes in
+ * doubt is settled first (see doubt.ts).
  */
-export function settle(
-  state: CallState,
-  key: string,
-  to: "succeeded" | "failed" | "uncertain",
-  result?: unknown,
-): MaybePromise<void> {
-  // The write's entry in the index of writes in doubt first (see doubt.ts).
-  if (!state.doubtHeld) return settleKey(state, key, to, result);
-  const mirrored = settleDoubt(state, to);
-  return isThenable(mirrored)
-    ? mirrored.then(() => settleKey(state, key, to, result))
-    : settleKey(state, key, to, result);
+export function settle(state: CallState, to: SettledAs, result?: unknown): MaybePromise<void> {
+  if (state.doubtHeld) {
+    const mirrored = settleDoubt(state, to);
+    if (isThenable(mirrored)) return settleAfter(mirrored, state, to, result);
+  }
+  return writeSettle(state, to, result);
 }
 
-/** Settles the call's own key. */
-function settleKey(
+/** The key's own settle once its write's entry was settled (apart: its closure). */
+function settleAfter(
+  mirrored: Promise<void>,
   state: CallState,
-  key: string,
-  to: "succeeded" | "failed" | "uncertain",
+  to: SettledAs,
   result: unknown,
-): MaybePromise<void> {
+): Promise<void> {
+  return mirrored.then(() => writeSettle(state, to, result));
+}
+
+/**
+ * The key's own settle. JSON refuses a BigInt or a cycle with a TypeError, nesting deeper than its
+ * stack with a RangeError, and a `toJSON` may throw anything, which a store may wrap in its own
+ * error: so when the settle fails the result itself is tried (on this failure path only), not the
+ * error's class, and a result that is not JSON is dropped. Were the state not written, the key
+ * would stay pending and the same logical call be refused later, its write's success lost.
+ */
+function writeSettle(state: CallState, to: SettledAs, result: unknown): MaybePromise<void> {
+  if (result === undefined) return write(state, to, undefined);
   let written: MaybePromise<void>;
   try {
-    written = write(state, key, to, result);
+    written = write(state, to, result);
   } catch (error) {
-    return withoutResult(state, key, to, result, error);
+    return writeWithoutResult(state, to, result, error);
   }
-  if (result === undefined || !isThenable(written)) return written;
-  return writtenLater(state, key, to, result, written);
+  return isThenable(written) ? writtenOrWithout(written, state, to, result) : written;
 }
 
-/** A settle with a result that the store answers later (a closure of its own: see claimKey). */
-function writtenLater(
+/** A pending settle whose failure is tried again without its result (apart: its closure). */
+function writtenOrWithout(
+  written: Promise<void>,
   state: CallState,
-  key: string,
-  to: "succeeded" | "failed" | "uncertain",
+  to: SettledAs,
   result: unknown,
-  pending: Promise<void>,
 ): Promise<void> {
-  return pending.then(undefined, (error: unknown) => withoutResult(state, key, to, result, error));
+  return written.then(undefined, (error: unknown) => writeWithoutResult(state, to, result, error));
+}
+
+/** The settle failed: written again without a result that is not JSON, else its error stands. */
+function writeWithoutResult(
+  state: CallState,
+  to: SettledAs,
+  result: unknown,
+  error: unknown,
+): MaybePromise<void> {
+  if (writesAsJson(result)) throw error;
+  return write(state, to, undefined);
+}
+
+const nothing = (): undefined => undefined;
+
+/** The call's key settled as not sent (errors dropped: unrecorded, the entry stays pending, in doubt). */
+export function settleUnsent(state: CallState): Promise<unknown> {
+  return guardedAsync(() => settle(state, ledgerMove(state, "not_sent")));
 }
 
 /** One settle write: the claim this call holds, and the result when there is one. */
-function write(
-  state: CallState,
-  key: string,
-  to: "succeeded" | "failed" | "uncertain",
-  result: unknown,
-): MaybePromise<void> {
+function write(state: CallState, to: SettledAs, result: unknown): MaybePromise<void> {
+  const key = state.key as string;
   const now = state.run.core.now();
   const { claimedAt } = state;
   const options: SettleOptions =
@@ -100,27 +168,9 @@ function write(
       : claimedAt === undefined
         ? { now, result }
         : { now, result, claimedAt };
+  // A write in doubt is recorded even when the cut that made it so left no time (store-steps.ts).
   const op = to === "uncertain" ? recordOp : storeOp;
   return op(state, "a ledger settle", (s) => s.run.core.store.settle(key, to, options));
-}
-
-/**
- * A settle that failed: a result JSON cannot write is dropped and the state written alone; any
- * other failure stands. JSON refuses a BigInt or a cycle with a TypeError, nesting deeper than its
- * stack with a RangeError, and a `toJSON` may throw anything, which a store may wrap in its own
- * error: so the result itself is tried here (on this failure path only), not the error's class.
- * Were the state not written, the key would stay pending and the same logical call be refused
- * later, its write's success lost.
- */
-function withoutResult(
-  state: CallState,
-  key: string,
-  to: "succeeded" | "failed" | "uncertain",
-  result: unknown,
-  error: unknown,
-): MaybePromise<void> {
-  if (result === undefined || writesAsJson(result)) throw error;
-  return write(state, key, to, undefined);
 }
 
 /** Whether `JSON.stringify` writes the value without throwing. */
@@ -134,30 +184,30 @@ function writesAsJson(value: unknown): boolean {
 }
 
 /**
- * Before an attempt: the ledger claim (keyed calls) and the retry-budget count (first attempts).
- * Undefined lets the attempt go.
+ * The ledger claim of a keyed call, then its write's entry in the index of writes in doubt: a
+ * replay, a refusal, or undefined (claimed). Observe-only mints no key: it sends calls untouched.
  */
-export function claimAndCount<T>(state: CallState): MaybePromise<CallOutcome<T> | undefined> {
-  // Observe-only sends calls untouched, store or no store.
-  if (state.key === undefined || state.argsHash === undefined) return countFirst<T>(state);
-  return claimKey<T>(state, state.key, state.argsHash);
-}
-
-// Closures live apart from the steps most calls take: a function whose parameters a closure
-// captures makes a context on every call, even when it makes no closure.
-
-/** The ledger claim of a keyed call. */
-function claimKey<T>(
-  state: CallState,
-  key: string,
-  argsHash: string,
-): MaybePromise<CallOutcome<T> | undefined> {
-  const r = state.run;
-  const { core, policy } = r;
+export function claim(state: CallState): MaybePromise<StepAnswer> {
+  const { key, argsHash } = state;
+  if (key === undefined || argsHash === undefined) return undefined;
   // A first attempt admitted before a stop reaches this after the end only across an await (an
   // asynchronous preflight): it is not sent when the end closed its key. Otherwise (a store that
   // drops nothing early, e.g. Redis) it runs, as any attempt admitted before a stop.
-  if (closedByEnd(state, key)) return endedOutcome<T>(state);
+  if (closedByEnd(state, key)) return endedOutcome(state);
+  return ask(state, claimKey, claimAnswered, notSentTrouble);
+}
+
+/** The claim, through the store guard (store-steps.ts). */
+function claimKey(state: CallState): MaybePromise<ClaimResult> {
+  return storeOp(state, "a ledger claim", sendClaim);
+}
+
+/** The claim itself, sent to the store; its `now` is kept until the answer (`claimingAt`). */
+function sendClaim(state: CallState): MaybePromise<ClaimResult> {
+  const r = state.run;
+  const { core, policy } = r;
+  const key = state.key as string;
+  const argsHash = state.argsHash as string;
   // A key minted from the run instance (no callId, or no scope) is the run's own: the store may
   // drop it when the run ends (`Store.release`).
   const owner = ownKey(state) ? r.instanceId : undefined;
@@ -172,76 +222,100 @@ function claimKey<T>(
     leaseMs: Math.min(policy.budgets.wallTimeMs, 15 * 60_000),
     owner,
   };
-  let claim: MaybePromise<ClaimResult>;
-  try {
-    claim = storeOp(state, "a ledger claim", (s) => s.run.core.store.claim(key, argsHash, options));
-  } catch (error) {
-    return countTrouble<T>(state, error);
-  }
-  if (isThenable(claim)) {
-    return claim.then(
-      (answer) => afterClaim<T>(state, answer, options.now),
-      (error: unknown) => countTrouble<T>(state, error),
-    );
-  }
-  return afterClaim<T>(state, claim, options.now);
+  state.claimingAt = options.now;
+  return core.store.claim(key, argsHash, options);
 }
 
-/** The ledger's answer: a replay, a refusal, or the claim taken (then the retry-budget count). */
-function afterClaim<T>(
-  state: CallState,
-  claim: ClaimResult,
-  claimedAt: number,
-): MaybePromise<CallOutcome<T> | undefined> {
-  if (claim.status === "succeeded") {
+/** The ledger's answer to the claim: a replay, a refusal, or the key claimed. */
+function claimAnswered(state: CallState, answer: ClaimResult): MaybePromise<StepAnswer> {
+  if (answer.status === "succeeded") {
     noteSuccess(state);
     emitCall(state, "replayed");
-    return {
-      kind: "ok",
-      value: claim.entry.result as T,
-      attempts: state.attempts,
-      replayed: true,
-    };
+    return { kind: "ok", value: answer.entry.result, attempts: state.attempts, replayed: true };
   }
-  if (claim.status === "ledger_full") return storeTrouble<T>(state, ledgerFull(), "not_sent");
-  if (claim.status !== "claimed") return refusedClaim<T>(state, claim.status);
-  state.claimedAt = claimedAt;
+  if (answer.status === "ledger_full") return storeTrouble(state, ledgerFull(), "not_sent");
+  if (answer.status !== "claimed") return refusedClaim(state, answer.status);
+  state.claimedAt = state.claimingAt;
   // Each claim says anew: a key this call settled back to uncertain is taken over again.
-  state.retaken = claim.retaken === true;
-  let doubt: MaybePromise<DoubtAnswer>;
-  try {
-    doubt = claimDoubt(state, state.retaken);
-  } catch (error) {
-    return countTrouble<T>(state, error);
-  }
-  if (isThenable(doubt)) {
-    return doubt.then(
-      (answer) => afterDoubt<T>(state, answer),
-      (error: unknown) => countTrouble<T>(state, error),
-    );
-  }
-  return afterDoubt<T>(state, doubt);
+  state.retaken = answer.retaken === true;
+  return ask(state, claimDoubtOf, doubtAnswered, notSentTrouble);
+}
+
+function claimDoubtOf(state: CallState): MaybePromise<DoubtAnswer> {
+  return claimDoubt(state, state.retaken);
+}
+
+function doubtAnswered(state: CallState, doubt: DoubtAnswer): MaybePromise<StepAnswer> {
+  return doubt === "free" ? undefined : refusedByDoubt(state, doubt);
 }
 
 /**
- * The index of writes in doubt answered (doubt.ts): an identical write in flight or in doubt
- * refuses this one, whose key is released as not sent first.
+ * An identical write in flight or in doubt (doubt.ts) refuses this one: its key is settled as not
+ * sent first.
  */
-function afterDoubt<T>(
+async function refusedByDoubt(
   state: CallState,
-  answer: DoubtAnswer,
-): MaybePromise<CallOutcome<T> | undefined> {
-  if (answer === "free") return countFirst<T>(state);
-  const key = state.key as string;
-  if (answer === "ledger_full") {
-    return releasedAs<T>(state, key, (s) => storeTrouble<T>(s, ledgerFull(), "not_sent"));
-  }
-  if (answer === "in_flight") return releasedAs<T>(state, key, inFlight);
-  return releasedAs<T>(state, key, identicalInDoubt);
+  doubt: Exclude<DoubtAnswer, "free">,
+): Promise<CallOutcome<unknown>> {
+  await settleUnsent(state);
+  if (doubt === "ledger_full") return storeTrouble(state, ledgerFull(), "not_sent");
+  if (doubt === "in_flight") return refusedClaim(state, "in_flight");
+  return identicalInDoubt(state);
 }
 
-function inFlight<T>(state: CallState): CallOutcome<T> {
-  return refusedClaim<T>(state, "in_flight");
+/** The store failed before anything was sent: the call stops, nothing more is executed. */
+function notSentTrouble(state: CallState, error: unknown): Promise<CallOutcome<unknown>> {
+  return storeTrouble(state, error, "not_sent");
+}
+
+/** A first attempt counts against the server's retry budget window. */
+export function countFirst(state: CallState): MaybePromise<StepAnswer> {
+  if (state.attempts > 0) return undefined;
+  return ask(state, countOp, nothing, countTrouble);
+}
+
+function countOp(state: CallState): MaybePromise<unknown> {
+  return storeOp(state, "a retry-budget count", countCall);
+}
+
+function countTrouble(state: CallState, error: unknown): MaybePromise<StepAnswer> {
+  if (state.run.observeOnly && state.key === undefined) return undefined;
+  return storeTrouble(state, error, "not_sent");
+}
+
+/**
+ * The store steps may have seen the call aborted or the run end: nothing is sent then, and a key
+ * just claimed is settled as not sent.
+ */
+export function stillSendable(state: CallState): MaybePromise<StepAnswer> {
+  const { key } = state;
+  if (isAborted(state)) {
+    if (key === undefined) return preflightStop(state, "aborted");
+    return unsentThen(state, abortedStop);
+  }
+  // The run ended while this claim was pending, and its end closed the key: nothing is sent. Not
+  // to a server that deduplicates by key, which makes sending it safe even then (and answers for
+  // a write in doubt the claim may have taken over).
+  if (
+    state.claimedAt !== undefined &&
+    key !== undefined &&
+    !state.tool.idempotency.honorsKeys &&
+    closedByEnd(state, key)
+  ) {
+    return unsentThen(state, endedOutcome);
+  }
+  return undefined;
+}
+
+const abortedStop = (state: CallState) => preflightStop(state, "aborted");
+
+/** The key settled as not sent, then the call's outcome. */
+async function unsentThen(
+  state: CallState,
+  outcome: (state: CallState) => CallOutcome<unknown>,
+): Promise<CallOutcome<unknown>> {
+  await settleUnsent(state);
+  return outcome(state);
 }
 
 /**
@@ -262,97 +336,17 @@ function ownKey(state: CallState): boolean {
   return state.call.callId === undefined || state.run.scope === undefined;
 }
 
-/** A first attempt counts against the server's retry budget window. */
-function countFirst<T>(state: CallState): MaybePromise<CallOutcome<T> | undefined> {
-  if (state.attempts !== 0) return admitted<T>(state);
-  let counted: MaybePromise<unknown>;
-  try {
-    counted = storeOp(state, "a retry-budget count", countCall);
-  } catch (error) {
-    return countTrouble<T>(state, error);
-  }
-  return isThenable(counted) ? countedLater<T>(state, counted) : admitted<T>(state);
-}
-
-/** A retry-budget count the store answers later. */
-function countedLater<T>(
-  state: CallState,
-  pending: Promise<unknown>,
-): Promise<CallOutcome<T> | undefined> {
-  return pending.then(
-    () => admitted<T>(state),
-    (error: unknown) => countTrouble<T>(state, error),
-  );
-}
-
-/** The store failed before an attempt; observe-only sends calls untouched, store or no store. */
-function countTrouble<T>(state: CallState, error: unknown) {
-  return state.run.observeOnly && state.key === undefined
-    ? admitted<T>(state)
-    : storeTrouble<T>(state, error, "not_sent");
-}
-
-/**
- * After the store steps, which may have seen the run end or the call aborted: nothing is sent
- * then, and a key just claimed is released as not sent.
- */
-function admitted<T>(state: CallState): MaybePromise<CallOutcome<T> | undefined> {
-  if (!isAborted(state)) {
-    // The run ended while this claim was pending, and its end closed the key (see closedByEnd):
-    // nothing is sent. Not to a server that deduplicates by key, which makes sending it safe even
-    // then (and answers for a write in doubt the claim may have taken over).
-    const { key } = state;
-    if (
-      state.claimedAt === undefined ||
-      key === undefined ||
-      state.tool.idempotency.honorsKeys ||
-      !closedByEnd(state, key)
-    ) {
-      return undefined;
-    }
-    return releasedAs<T>(state, key, endedOutcome);
-  }
-  if (state.key === undefined) return preflightStop<T>(state, "aborted");
-  return releasedAs<T>(state, state.key, aborted);
-}
-
 /**
  * Whether the run's end closed the key to a claim, so that an identical write claiming it now may
  * write twice: the end lets a store with `release` drop the run's own keys (no `callId`: an
  * identical write that succeeded may be gone from the ledger), and it settled `failed`, whatever
- * the store, the keys of writes in doubt whose failure went to the model (run-state.ts `release`).
+ * the store, the keys of writes in doubt whose failure went to the model (run-state.ts `settleAtEnd`).
  */
 function closedByEnd(state: CallState, key: string): boolean {
   const r = state.run;
   if (r.ended === undefined) return false;
   const own = ownKey(state) && r.core.store.release !== undefined;
-  return own || r.releasable?.has(key) === true;
-}
-
-function aborted<T>(state: CallState): CallOutcome<T> {
-  return preflightStop<T>(state, "aborted");
-}
-
-/**
- * A key just claimed for a call aborted, or whose run ended, meanwhile: released as not sent, then
- * the stop. Still uncertain when an earlier attempt may have written: one of this call, or the one
- * whose write in doubt the claim took over (see {@link unsentAs}).
- */
-function releasedAs<T>(
-  state: CallState,
-  key: string,
-  stop: (state: CallState) => MaybePromise<CallOutcome<T>>,
-): Promise<CallOutcome<T> | undefined> {
-  return guardedAsync(() => settle(state, key, unsentAs(state))).then(() => stop(state));
-}
-
-/**
- * What the key of an attempt not sent is settled as: `failed` (nothing written) unless an earlier
- * attempt may have written, this call's (`uncertain`) or another's whose key in doubt the claim
- * took over (`retaken`): settled `failed`, the ledger would record that write as not made.
- */
-export function unsentAs(state: CallState): "failed" | "uncertain" {
-  return state.uncertain || state.retaken ? "uncertain" : "failed";
+  return own || r.settledAtEnd?.has(key) === true;
 }
 
 /**

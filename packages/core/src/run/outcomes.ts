@@ -53,12 +53,12 @@ export function stopOutcome<T>(
   // calls that only find the run already stopped do not count again.
   if (!extra.recorded && !r.ended && !r.observeOnly) r.tally.stopBeforeFailure();
   // A write that may have happened names its key (whatever stopped it), and a key a person is
-  // asked to settle is never released.
+  // asked to settle is never settled by the run's end.
   const uncertainKey =
     (decision.reason === "uncertain_mutation" && !extra.inherited) || state.uncertain
       ? state.key
       : undefined;
-  if (uncertainKey !== undefined) r.releasable?.delete(uncertainKey);
+  if (uncertainKey !== undefined) r.settledAtEnd?.delete(uncertainKey);
   emitCall(state, extra.emit ?? "stop");
   if (!r.observeOnly) stopRun(r, decision.reason, decision.budget, decision.personResolvable);
   const text =

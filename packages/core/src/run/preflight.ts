@@ -1,5 +1,5 @@
-// Before anything is sent: the run's state, the deadline, access and approval, the loop detector,
-// the breaker, and the calls budget. Synchronous when the store is.
+// Preflight (docs/architecture.md §1): before anything is sent, the run's state, the arguments,
+// the deadline, access and approval, the loop detector, the breaker, and the calls budget.
 import type { Classification } from "../judge/classify.ts";
 import type { BudgetName } from "../judge/decide.ts";
 import { fingerprint } from "../judge/fingerprint.ts";
@@ -7,13 +7,12 @@ import { composeMessage } from "../judge/message.ts";
 import type { MaybePromise, Reason } from "../types.ts";
 import { type BreakerState, breakerCheck } from "./breaker.ts";
 import { readBreaker } from "./breaker-steps.ts";
-import type { CallState } from "./call-state.ts";
-import { bounded, isAborted } from "./cuts.ts";
+import { type CallState, observe } from "./call-state.ts";
 import { commit } from "./decisions.ts";
 import { emitCall, record } from "./events.ts";
+import { ask, type Step, type StepAnswer } from "./flow.ts";
 import { endedOutcome, modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
-import { dropClock, modelRepeatsOf, shareClock } from "./run-state.ts";
-import { isThenable, step } from "./store-guard.ts";
+import { bounded, dropClock, isAborted, modelRepeatsOf, shareClock } from "./run-state.ts";
 import { storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
 
@@ -40,26 +39,148 @@ function localPrint(tool: string, reason: Reason): string {
   return print;
 }
 
-/** Budgets, access, loops and breakers, before anything is sent; synchronous when the store is. */
-export function preflight(state: CallState): MaybePromise<CallOutcome<unknown> | undefined> {
-  const { deadline, observeOnly } = state.run;
+/**
+ * Preflight's steps, before anything is sent (a refusal ends the call): the run's end, arguments
+ * that are not JSON, budgets, access, loops and the breaker.
+ */
+export const PREFLIGHT: readonly Step[] = [
+  refuseAtOnce,
+  askApproval,
+  refuseLoop,
+  checkBreaker,
+  takeCallBudget,
+];
+
+/** The run ended, arguments that are not JSON, an abort, the wall time, a tool denied. */
+function refuseAtOnce(state: CallState): StepAnswer {
+  const r = state.run;
+  const { deadline, observeOnly } = r;
+  if (r.ended && !observeOnly) return endedOutcome(state);
+  if (state.invalidArgs !== undefined) {
+    const refused = preflightModel(
+      state,
+      "correct_arguments",
+      "invalid_argument",
+      // What reading them threw (a toJSON, a getter, a proxy) is redacted like any failure text.
+      `the arguments are not valid JSON (${observe(state.invalidArgs, state)})`,
+      true,
+    );
+    if (refused) return refused;
+  }
   if (isAborted(state)) return refuse(state, "aborted");
-  if (shareClock(state.run, state) >= deadline)
-    return refuse(state, "budget_exhausted", "wallTime");
-  const { tool } = state;
-  if (tool.access === "deny") {
+  if (shareClock(r, state) >= deadline) return refuse(state, "budget_exhausted", "wallTime");
+  if (state.tool.access === "deny") {
     return preflightModel(state, "switch_tool", "denied_by_policy", "this tool is not allowed");
   }
-  if (tool.access === "confirm" && !observeOnly) return confirmed(state);
-  return loopsAndBreaker(state);
+  return undefined;
+}
+
+/** A tool marked `confirm`: the host approves the call, or it is refused. */
+function askApproval(state: CallState): MaybePromise<StepAnswer> {
+  const r = state.run;
+  if (state.tool.access !== "confirm" || r.observeOnly) return undefined;
+  if (r.core.options.onConfirm === undefined) return refuse(state, "not_approved");
+  return ask(state, askHost, approval);
+}
+
+function askHost(state: CallState): Promise<boolean> {
+  const r = state.run;
+  const { call } = state;
+  const confirm = r.core.options.onConfirm as NonNullable<typeof r.core.options.onConfirm>;
+  const request = {
+    runId: r.id,
+    tool: call.tool,
+    server: call.server,
+    args: call.args ?? {},
+    effect: state.effect,
+  };
+  return bounded(state, () => confirm(request), false);
+}
+
+function approval(state: CallState, approved: boolean): StepAnswer {
+  if (isAborted(state)) return refuse(state, "aborted");
+  return approved === true ? undefined : refuse(state, "not_approved");
+}
+
+/** The loop detector: too many identical calls. */
+function refuseLoop(state: CallState): StepAnswer {
+  const { tool, call } = state;
+  const seen = state.run.identical.count(state.loopKey, call.tool, call.server);
+  if (!tool.loop.exempt && seen > 0 && seen >= tool.loop.maxIdentical) {
+    return refuse(state, "loop_detected");
+  }
+  return undefined;
+}
+
+/**
+ * The breaker: closed, open, or one probe per cool-down when it is half-open (the store's atomic
+ * counter lets exactly one caller through, across parallel calls and workers). A store that fails
+ * here refuses the call (observe-only lets it go).
+ */
+function checkBreaker(state: CallState): MaybePromise<StepAnswer> {
+  return ask(state, readBreakerOf, breakerVerdict, breakerTrouble);
+}
+
+function readBreakerOf(state: CallState): MaybePromise<BreakerState | undefined> {
+  return storeOp(state, "a breaker read", readBreaker);
+}
+
+function breakerVerdict(
+  state: CallState,
+  breaker: BreakerState | undefined,
+): MaybePromise<StepAnswer> {
+  const r = state.run;
+  const { core } = r;
+  // A host's store answering at once may still have taken time (its own code ran): the attempt's
+  // admission reads the clock again rather than take preflight's reading.
+  if (core.ownStore !== true) dropClock(r);
+  // No state: closed, with no clock read.
+  if (breaker?.openedAt === undefined) return undefined;
+  const { tool } = state;
+  const check = breakerCheck(breaker, tool.breaker, core.now());
+  if (check.verdict !== "probe") return check.verdict === "open" ? circuitOpen(state) : undefined;
+  const { openedAt } = breaker;
+  const period = Math.floor((core.now() - openedAt) / Math.max(1, tool.breaker.cooldownMs));
+  const gate = `${core.breakerKey(tool.tool, tool.server)}:probe:${openedAt}:${period}`;
+  const ttl = Math.max(1, tool.breaker.cooldownMs);
+  const takeProbe = (s: CallState) =>
+    storeOp(s, "a breaker probe", () => core.store.increment(gate, 1, ttl));
+  return ask(state, takeProbe, probeVerdict, breakerTrouble);
+}
+
+/** The half-open breaker's probe: the first caller of the period takes it, the others are refused. */
+function probeVerdict(state: CallState, taken: number): StepAnswer {
+  return taken > 1 ? circuitOpen(state) : undefined;
+}
+
+function circuitOpen(state: CallState): StepAnswer {
+  return preflightModel(state, "switch_tool", "circuit_open", "the tool is failing and paused");
+}
+
+/** Observe-only sends calls untouched; otherwise fail closed. */
+function breakerTrouble(state: CallState, error: unknown): MaybePromise<StepAnswer> {
+  return state.run.observeOnly ? undefined : storeTrouble(state, error, "not_sent");
+}
+
+/**
+ * The last step, synchronous: a run that stopped meanwhile admits nothing, and the calls budget
+ * is taken by exactly the calls that go on to execute.
+ */
+function takeCallBudget(state: CallState): MaybePromise<StepAnswer> {
+  const r = state.run;
+  const { observeOnly } = r;
+  if (r.ended && !observeOnly) return endedOutcome(state);
+  if (isAborted(state)) return refuse(state, "aborted");
+  if (!r.budgets.take("calls")) return refuse(state, "budget_exhausted", "calls");
+  // A call the host approved claims its key a turn after its admission: the calls one answer of
+  // the host released all pass this step first, so a stop among them (a budget) ends the run
+  // before any claims, and a write admitted just before it claims nothing (ledger.ts closedByEnd).
+  if (state.tool.access === "confirm" && !observeOnly) return Promise.resolve(undefined);
+  return undefined;
 }
 
 /** A preflight refusal; observe-only reports what would have stopped the call, and lets it go. */
-function refuse(
-  state: CallState,
-  reason: Reason,
-  budget?: BudgetName,
-): CallOutcome<unknown> | undefined {
+function refuse(state: CallState, reason: Reason, budget?: BudgetName): StepAnswer {
   const { observeOnly } = state.run;
   if (!observeOnly) return preflightStop(state, reason, budget);
   // Observe-only: what would have stopped the call is reported, not enforced or counted.
@@ -67,112 +188,6 @@ function refuse(
   const c: Classification = { action: "stop", reason, certainty: "not_sent", source: "signal" };
   const print = localPrint(state.call.tool, reason);
   record(state, { channel: "local", origin: "local", text: reason }, c, d, print, false);
-  return undefined;
-}
-
-/** A tool marked `confirm`: the host approves the call, or it is refused. */
-async function confirmed(state: CallState): Promise<CallOutcome<unknown> | undefined> {
-  const { core, id } = state.run;
-  const confirm = core.options.onConfirm;
-  const approved = confirm
-    ? await bounded(
-        state,
-        () =>
-          confirm({
-            runId: id,
-            tool: state.call.tool,
-            server: state.call.server,
-            args: state.call.args ?? {},
-            effect: state.effect,
-          }),
-        false,
-      )
-    : false;
-  if (isAborted(state)) return refuse(state, "aborted");
-  if (approved !== true) return refuse(state, "not_approved");
-  return await loopsAndBreaker(state);
-}
-
-/** The loop detector, then the breaker (one probe per cool-down when it is half-open). */
-function loopsAndBreaker(state: CallState): MaybePromise<CallOutcome<unknown> | undefined> {
-  const { tool } = state;
-  const { call } = state;
-  const seen = state.run.identical.count(state.loopKey, call.tool, call.server);
-  if (!tool.loop.exempt && seen > 0 && seen >= tool.loop.maxIdentical) {
-    return refuse(state, "loop_detected");
-  }
-  let breaker: MaybePromise<BreakerState | undefined>;
-  try {
-    breaker = storeOp(state, "a breaker read", readBreaker);
-  } catch (error) {
-    return breakerTrouble(state, error);
-  }
-  // A host's store answering at once may still have taken time (its own code ran): the attempt's
-  // admission reads the clock again rather than take preflight's reading.
-  if (state.run.core.ownStore !== true) dropClock(state.run);
-  return isThenable(breaker) ? breakerLater(state, breaker) : afterBreakerRead(state, breaker);
-}
-
-// The closures of a step that may wait live in functions of their own: a function whose
-// parameters a closure captures makes a context on every call, even when it makes no closure.
-
-/** A breaker read the store answers later. */
-function breakerLater(
-  state: CallState,
-  pending: Promise<BreakerState | undefined>,
-): Promise<CallOutcome<unknown> | undefined> {
-  return pending.then(
-    (answer) => afterBreakerRead(state, answer),
-    (error: unknown) => breakerTrouble(state, error),
-  );
-}
-
-/** The store failed in a breaker step: observe-only sends calls untouched; otherwise fail closed. */
-function breakerTrouble(state: CallState, error: unknown) {
-  return state.run.observeOnly ? admit(state, false) : storeTrouble(state, error, "not_sent");
-}
-
-/** The breaker's verdict: closed or open, or one probe per cool-down, across parallel calls and workers. */
-function afterBreakerRead(
-  state: CallState,
-  breaker: BreakerState | undefined,
-): MaybePromise<CallOutcome<unknown> | undefined> {
-  // No state: closed, with no clock read.
-  if (breaker?.openedAt === undefined) return admit(state, false);
-  const check = breakerCheck(breaker, state.tool.breaker, state.run.core.now());
-  if (check.verdict !== "probe") return admit(state, check.verdict === "open");
-  return probe(state, breaker.openedAt);
-}
-
-/**
- * A half-open breaker: one probe per cool-down, across parallel calls and workers (the store's
- * atomic counter lets exactly one caller through).
- */
-function probe(state: CallState, openedAt: number): MaybePromise<CallOutcome<unknown> | undefined> {
-  const { core } = state.run;
-  const { tool } = state;
-  const period = Math.floor((core.now() - openedAt) / Math.max(1, tool.breaker.cooldownMs));
-  const gate = `${core.breakerKey(tool.tool, tool.server)}:probe:${openedAt}:${period}`;
-  const ttl = Math.max(1, tool.breaker.cooldownMs);
-  return step(
-    () => storeOp(state, "a breaker probe", () => core.store.increment(gate, 1, ttl)),
-    (taken) => admit(state, taken > 1),
-    (error) => breakerTrouble(state, error),
-  );
-}
-
-/**
- * The last preflight step, synchronous: a run that stopped meanwhile admits nothing, and the
- * calls budget is taken by exactly the calls that go on to execute.
- */
-function admit(state: CallState, open: boolean): CallOutcome<unknown> | undefined {
-  const r = state.run;
-  if (open) {
-    return preflightModel(state, "switch_tool", "circuit_open", "the tool is failing and paused");
-  }
-  if (r.ended && !r.observeOnly) return endedOutcome(state);
-  if (isAborted(state)) return refuse(state, "aborted");
-  if (!r.budgets.take("calls")) return refuse(state, "budget_exhausted", "calls");
   return undefined;
 }
 

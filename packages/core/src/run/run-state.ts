@@ -1,9 +1,10 @@
-// What a run holds while it lasts (budgets, counts, the loop detector, its end) and how it ends.
+// What a run holds while it lasts (budgets, counts, the loop detector, its end), how it ends, and
+// what cuts its calls short (its signal, the host's end, a call's own signal, its end and deadline).
 // Every step of a call reads and writes this one object; nothing else is shared between calls.
 import type { BudgetName } from "../judge/decide.ts";
 import type { Policy } from "../policy/policy.ts";
 import { EVENT_SCHEMA_VERSION, type RunSummary } from "../telemetry/events.ts";
-import type { Reason } from "../types.ts";
+import type { MaybePromise, Reason } from "../types.ts";
 import { type AttemptGuard, createAttemptGuard } from "./attempt-guard.ts";
 import { createRunBudgets, type RunBudgets } from "./budget.ts";
 import type { GovernorCore } from "./hooks.ts";
@@ -13,7 +14,7 @@ import { createLoopDetector, type LoopDetector } from "./repeats.ts";
 import { isThenable } from "./store-guard.ts";
 import { createRunTally, type RunTally } from "./tally.ts";
 import type { RunOptions } from "./types.ts";
-import { endedError, guarded, guardedAsync, MAX_TIMER_MS } from "./waits.ts";
+import { abortError, endedError, guarded, guardedAsync, MAX_TIMER_MS } from "./waits.ts";
 
 /** One run's state. */
 export interface RunState {
@@ -70,10 +71,11 @@ export interface RunState {
   clockAt: number;
   clockFor: object | undefined;
   /**
-   * Keys of this run instance left uncertain after a failure that went to the model. Kept after
-   * the end, which settles them `failed`: a claim of one after the end is refused (see ledger.ts).
+   * Keys of this run instance left uncertain after a failure that went to the model: the run's
+   * end settles them `failed` ({@link settleAtEnd}). Kept after the end: a claim of one after the
+   * end is refused (see ledger.ts `closedByEnd`).
    */
-  releasable: Set<string> | undefined;
+  settledAtEnd: Set<string> | undefined;
   callCount: number;
   ended: RunSummary | undefined;
   /**
@@ -116,7 +118,7 @@ export function createRunState(core: GovernorCore, options: RunOptions): RunStat
     inFlight: 0,
     clockAt: startedAt,
     clockFor: undefined,
-    releasable: undefined,
+    settledAtEnd: undefined,
     callCount: 0,
     ended: undefined,
     learning: undefined,
@@ -159,10 +161,10 @@ export function countModelRepeat(r: RunState, print: string): void {
   r.modelRepeats.add(print);
 }
 
-/** A key left uncertain that the run's end settles (the set is made at the first). */
-export function addReleasable(r: RunState, key: string): void {
-  r.releasable ??= new Set();
-  r.releasable.add(key);
+/** A key left uncertain that the run's end settles `failed` (the set is made at the first). */
+export function settleAtEnd(r: RunState, key: string): void {
+  r.settledAtEnd ??= new Set();
+  r.settledAtEnd.add(key);
 }
 
 /** This run instance's id, made on first use: a run of read-only calls never needs one. */
@@ -235,9 +237,9 @@ export function hostEndSignal(r: RunState): AbortSignal {
  * rather than left to fill the fail-closed ledger. Keys of `uncertain_mutation` stops stay for a
  * person to settle.
  */
-function release(r: RunState): void {
-  if (r.releasable === undefined) return;
-  for (const key of r.releasable) {
+function settleKeysAtEnd(r: RunState): void {
+  if (r.settledAtEnd === undefined) return;
+  for (const key of r.settledAtEnd) {
     void guardedAsync(() => r.core.store.settle(key, "failed", { now: r.core.now() }));
   }
 }
@@ -246,9 +248,9 @@ function release(r: RunState): void {
  * Once the run ends, the keys it minted from its instance for calls without `callId` can never be
  * claimed again (no other run can mint them, and this one claims none from now on): a store that
  * can may drop those settled now rather than keep them for the retention period (`Store.release`).
- * Pending and uncertain ones stay. Issued after `release`'s settles, so those go too.
+ * Pending and uncertain ones stay. Issued after `settleKeysAtEnd`'s settles, so those go too.
  */
-function releaseOwner(r: RunState): void {
+function dropOwnKeys(r: RunState): void {
   const owner = r.instanceId;
   const { store } = r.core;
   if (owner === undefined || store.release === undefined) return;
@@ -276,8 +278,8 @@ export function end(r: RunState): RunSummary {
   const s = summary(r);
   r.ended = s;
   r.identical.clear();
-  release(r);
-  releaseOwner(r);
+  settleKeysAtEnd(r);
+  dropOwnKeys(r);
   if (r.runEnded !== undefined) r.runEnded.abort(endedError("The run has ended"));
   if (r.core.listening) emitRunEnd(r, s);
   r.core.tracing?.runEnded(r, s);
@@ -318,4 +320,68 @@ export function endByHost(r: RunState): RunSummary {
     if (r.guard.size > 0) r.guard.cutAll(hostEndReason(r));
   }
   return end(r);
+}
+
+// What cuts a call short, and host hooks waited for within those bounds.
+
+/** What these read of a call (call-state.ts `CallState`, named here without importing it). */
+interface CallState {
+  readonly run: RunState;
+  readonly call: { readonly signal?: AbortSignal | undefined };
+}
+
+/** Whether the host aborted the run or this call, or ended the run. */
+export function isAborted(state: CallState): boolean {
+  const r = state.run;
+  return r.signal?.aborted === true || r.hostEnded || state.call.signal?.aborted === true;
+}
+
+/** Why the call is cut, when it is (the run's signal, the host's end, the call's signal). */
+export function abortReason(state: CallState): { reason: Error } | undefined {
+  const r = state.run;
+  if (r.signal?.aborted) return { reason: abortError(r.signal) };
+  if (r.hostEnded) return { reason: hostEndReason(r) };
+  const own = state.call.signal;
+  return own?.aborted ? { reason: abortError(own) } : undefined;
+}
+
+/** What cuts a pending store answer: the run's signal, the host's end, the call's signal. */
+export function cutters(state: CallState): AbortSignal[] {
+  const r = state.run;
+  return [r.signal, hostEndSignal(r), state.call.signal].filter(
+    (s): s is AbortSignal => s !== undefined,
+  );
+}
+
+/** What wakes a wait (a backoff, a hook, a verify step): a cut, or any end of the run. */
+export function wakers(state: CallState): AbortSignal[] {
+  return [...cutters(state), runEndedSignal(state.run)];
+}
+
+/**
+ * Waits for a host hook, but not past the run's signal, its end or its deadline: a hook nobody
+ * answers (an approval UI left open) must not hold the call. Then `fallback` is the answer.
+ */
+export async function bounded<R>(
+  state: CallState,
+  fn: () => MaybePromise<R>,
+  fallback: R,
+): Promise<R> {
+  const r = state.run;
+  const left = r.deadline - r.core.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort = () => {};
+  const cut = new Promise<R>((resolve) => {
+    onAbort = () => resolve(fallback);
+    if (left <= MAX_TIMER_MS) timer = setTimeout(onAbort, Math.max(0, left));
+    for (const s of wakers(state)) s.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    if (wakers(state).some((s) => s.aborted)) return fallback;
+    const answer = guardedAsync(fn).then((a) => (a === undefined ? fallback : a));
+    return await Promise.race([answer, cut]);
+  } finally {
+    clearTimeout(timer);
+    for (const s of wakers(state)) s.removeEventListener("abort", onAbort);
+  }
 }

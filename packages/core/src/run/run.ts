@@ -1,6 +1,6 @@
 // A run: one agent task's calls under one set of budgets, until it stops or the host ends it.
-// The steps of a call live in their own modules: call.ts (the flow), preflight.ts, attempts.ts
-// (the attempt loop), judge-failure.ts, ledger.ts, events.ts, outcomes.ts; the run's state in
+// One call's flow is call.ts (docs/architecture.md §1), its steps in preflight.ts, attempts.ts
+// (the attempt loop), failed-attempt.ts, ledger.ts, events.ts, outcomes.ts; the run's state in
 // run-state.ts and the call's in call-state.ts.
 
 import type { RunSummary } from "../telemetry/events.ts";

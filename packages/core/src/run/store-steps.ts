@@ -7,12 +7,10 @@ import { fingerprint } from "../judge/fingerprint.ts";
 import { StoreError } from "../store/store.ts";
 import type { Certainty, MaybePromise } from "../types.ts";
 import type { CallState } from "./call-state.ts";
-import { Escape } from "./control.ts";
-import { bounded, cutters, isAborted } from "./cuts.ts";
 import { emitCall, record } from "./events.ts";
 import type { HostContext } from "./hooks.ts";
 import { plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
-import { stopRun } from "./run-state.ts";
+import { bounded, cutters, isAborted, stopRun } from "./run-state.ts";
 import { guardStore, isStoreError, type StoreBound } from "./store-guard.ts";
 import type { CallOutcome } from "./types.ts";
 import { guardedAsync } from "./waits.ts";
@@ -92,7 +90,7 @@ export async function storeTrouble<T>(
   if (!hook) {
     emitCall(state, "host");
     stopRun(state.run, "store_unavailable", undefined, forPerson);
-    throw new Escape(hostError);
+    throw hostError;
   }
   await bounded(state, () => hook(hostError, hostContext(state, false)), undefined);
   return stopOutcome(
