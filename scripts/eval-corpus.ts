@@ -13,7 +13,10 @@
  * scored as aggregates only (accuracy, confusion matrix, dangerous decisions, fingerprint figures)
  * so that rule work can follow the figure without seeing a line of it (test/blind/README.md).
  *
- * Usage: pnpm eval [--json] [--blind=<dir>] [corpus-dir]   (defaults: test/corpus, test/blind)
+ * The second blind set (test/blind2) is scored the same way, key `blind2` of the JSON.
+ *
+ * Usage: pnpm eval [--json] [--blind=<dir>] [--blind2=<dir>] [corpus-dir]
+ *   (defaults: test/corpus, test/blind, test/blind2)
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
@@ -275,17 +278,6 @@ function blindToolPolicy(entry: BlindEntry): ToolPolicy {
   }
   return toolPolicy;
 }
-const blindRows: BlindScored[] = load<BlindEntry>(join(blindDir, "tool-errors.jsonl")).map(
-  (entry) => {
-    const c = classify(toFailure(entry.text), blindToolPolicy(entry));
-    return { ...entry, predicted: c.action, source: c.source };
-  },
-);
-// What the learned last stage decided on the blind set (issue 27): how many lines reached it, and
-// how many of those it got right, over the non-ambiguous lines.
-const blindByModel = blindRows.filter((r) => !r.ambiguous && r.source === "model");
-const blindPairs = load<Pair>(join(blindDir, "fingerprint-pairs.jsonl"));
-
 /**
  * Dangerous decisions, over every blind line (ambiguous ones included, as the person-only count
  * above): (1) a failure only a person can fix (label stop) predicted as a retry; (2) on a
@@ -327,60 +319,95 @@ function confusion(rows: readonly { label: Label; predicted: string }[]) {
   return cells as Record<Label, Record<Label | "other", number>>;
 }
 
-// A blind text quoted by the rule table or a rule test means rule work has seen it: counted (not
-// named), with the same test as the held-out servers, general phrasings of the corpus aside.
-const blindQuoted = blindRows.filter((entry) =>
-  telltales(entry).some(
-    (t) =>
-      !tuning.some((r) => r.text.toLowerCase().includes(t)) &&
-      !heldOutAll.some((r) => r.text.toLowerCase().includes(t)) &&
-      sources.some((src) => src.text.includes(t)),
-  ),
-);
+/**
+ * Scores a blind set (test/blind, test/blind2; README.md of each) as `governor classify` would, and
+ * returns aggregates only: no id, text, server or reason of a line leaves this function.
+ */
+function scoreBlindSet(setDir: string) {
+  const blindRows: BlindScored[] = load<BlindEntry>(join(setDir, "tool-errors.jsonl")).map(
+    (entry) => {
+      const c = classify(toFailure(entry.text), blindToolPolicy(entry));
+      return { ...entry, predicted: c.action, source: c.source };
+    },
+  );
+  // What the learned last stage decided on the blind set (issue 27): how many lines reached it, and
+  // how many of those it got right, over the non-ambiguous lines.
+  const blindByModel = blindRows.filter((r) => !r.ambiguous && r.source === "model");
+  const blindPairs = load<Pair>(join(setDir, "fingerprint-pairs.jsonl"));
 
-const clearBlind = blindRows.filter((r) => !r.ambiguous);
-const blindPrinted = blindPairs.map((p) => ({
-  same: p.same,
-  kind: p.kind,
-  merged: print(p.tool, p.a) === print(p.tool, p.b),
-}));
-const blindSame = blindPrinted.filter((p) => p.same);
-const blindDifferent = blindPrinted.filter((p) => !p.same);
-const blind = {
-  dir: relative(root, blindDir) || ".",
-  lines: blindRows.length,
-  servers: new Set(blindRows.map((r) => r.server)).size,
-  unambiguous: { ...score(clearBlind), confusion: confusion(clearBlind) },
-  all: { ...score(blindRows), confusion: confusion(blindRows) },
-  dangerous: {
-    total: blindRows.filter((r) => Object.values(DANGER).some((d) => d(r))).length,
-    personOnlyRetried: blindRows.filter(DANGER.personOnlyRetried).length,
-    mutatingStopAsArguments: blindRows.filter(DANGER.mutatingStopAsArguments).length,
-    mutatingWriteRetried: blindRows.filter(DANGER.mutatingWriteRetried).length,
-    legend: DANGER_LEGEND,
-  },
-  learnedStage: {
-    decided: blindByModel.length,
-    right: blindByModel.filter((r) => r.predicted === r.label).length,
-    /** What the blind default (`correct_arguments`) would have got right on the same lines. */
-    defaultRight: blindByModel.filter((r) => r.label === "correct_arguments").length,
-  },
-  quotedByRuleWork: {
-    lines: blindQuoted.length,
-    servers: new Set(blindQuoted.map((r) => r.server)).size,
-  },
-  fingerprints: {
-    samePairs: blindSame.length,
-    sameMerged: blindSame.filter((p) => p.merged).length,
-    recall: ratio(blindSame.filter((p) => p.merged).length, blindSame.length),
-    differentPairs: blindDifferent.length,
-    differentMerged: blindDifferent.filter((p) => p.merged).length,
-    mergeRate: ratio(blindDifferent.filter((p) => p.merged).length, blindDifferent.length),
-    perKind: [...groupBy(blindPrinted, (p) => `${p.same ? "same" : "different"}:${p.kind}`)].map(
-      ([kind, rows]) => ({ kind, pairs: rows.length, merged: rows.filter((p) => p.merged).length }),
+  // A blind text quoted by the rule table or a rule test means rule work has seen it: counted (not
+  // named), with the same test as the held-out servers, general phrasings of the corpus aside.
+  const blindQuoted = blindRows.filter((entry) =>
+    telltales(entry).some(
+      (t) =>
+        !tuning.some((r) => r.text.toLowerCase().includes(t)) &&
+        !heldOutAll.some((r) => r.text.toLowerCase().includes(t)) &&
+        sources.some((src) => src.text.includes(t)),
     ),
-  },
-};
+  );
+
+  const clearBlind = blindRows.filter((r) => !r.ambiguous);
+  const blindPrinted = blindPairs.map((p) => ({
+    same: p.same,
+    kind: p.kind,
+    merged: print(p.tool, p.a) === print(p.tool, p.b),
+  }));
+  const blindSame = blindPrinted.filter((p) => p.same);
+  const blindDifferent = blindPrinted.filter((p) => !p.same);
+  return {
+    dir: relative(root, setDir) || ".",
+    lines: blindRows.length,
+    servers: new Set(blindRows.map((r) => r.server)).size,
+    unambiguous: { ...score(clearBlind), confusion: confusion(clearBlind) },
+    all: { ...score(blindRows), confusion: confusion(blindRows) },
+    dangerous: {
+      total: blindRows.filter((r) => Object.values(DANGER).some((d) => d(r))).length,
+      personOnlyRetried: blindRows.filter(DANGER.personOnlyRetried).length,
+      mutatingStopAsArguments: blindRows.filter(DANGER.mutatingStopAsArguments).length,
+      mutatingWriteRetried: blindRows.filter(DANGER.mutatingWriteRetried).length,
+      legend: DANGER_LEGEND,
+    },
+    learnedStage: {
+      decided: blindByModel.length,
+      right: blindByModel.filter((r) => r.predicted === r.label).length,
+      /** What the blind default (`correct_arguments`) would have got right on the same lines. */
+      defaultRight: blindByModel.filter((r) => r.label === "correct_arguments").length,
+    },
+    quotedByRuleWork: {
+      lines: blindQuoted.length,
+      servers: new Set(blindQuoted.map((r) => r.server)).size,
+    },
+    fingerprints: {
+      samePairs: blindSame.length,
+      sameMerged: blindSame.filter((p) => p.merged).length,
+      recall: ratio(blindSame.filter((p) => p.merged).length, blindSame.length),
+      differentPairs: blindDifferent.length,
+      differentMerged: blindDifferent.filter((p) => p.merged).length,
+      mergeRate: ratio(blindDifferent.filter((p) => p.merged).length, blindDifferent.length),
+      perKind: [...groupBy(blindPrinted, (p) => `${p.same ? "same" : "different"}:${p.kind}`)].map(
+        ([kind, rows]) => ({
+          kind,
+          pairs: rows.length,
+          merged: rows.filter((p) => p.merged).length,
+        }),
+      ),
+    },
+  };
+}
+
+const blind = scoreBlindSet(blindDir);
+/** A scored part's figures without its confusion matrix (the headline's shape). */
+function withoutConfusion<T extends { confusion: unknown }>(part: T): Omit<T, "confusion"> {
+  const { confusion: _matrix, ...figures } = part;
+  return figures;
+}
+// The second blind set (test/blind2, issue 27): 25 further servers, collected apart from the first
+// set and from rule work, scored and reported exactly like the first.
+const blind2Dir = resolve(
+  args.find((a) => a.startsWith("--blind2="))?.slice("--blind2=".length) ??
+    join(root, "test/blind2"),
+);
+const blind2 = scoreBlindSet(blind2Dir);
 
 const METHOD =
   "leave-servers-out = accuracy on non-ambiguous texts of held-out servers " +
@@ -393,10 +420,11 @@ const report = {
     leaveServersOut: { ...score(clearHeldOut), servers: perServer.length, macroPerServer: macro },
     inSample: { ...score(clearTuning), servers: new Set(tuning.map((r) => r.server)).size },
     personOnlyRetried: personOnlyRetried.length,
-    blindUnambiguous: score(clearBlind),
+    blindUnambiguous: withoutConfusion(blind.unambiguous),
     blindDangerous: blind.dangerous.total,
   },
   blind,
+  blind2,
   folds: perFold,
   perServer,
   excludedServers: [...mentioned].map(([server, where]) => ({ server, where })),
@@ -429,6 +457,9 @@ if (json) {
     `BLIND SET (${blind.lines} lines, ${blind.servers} servers no rule writer has read): ${fmt(blind.unambiguous)} on unambiguous texts; ` +
       `dangerous decisions ${blind.dangerous.total}; fingerprint recall ${blind.fingerprints.recall.toFixed(3)}, ` +
       `false merges ${blind.fingerprints.mergeRate.toFixed(3)}`,
+    `BLIND SET 2 (${blind2.lines} lines, ${blind2.servers} further servers no rule writer has read): ${fmt(blind2.unambiguous)} on unambiguous texts; ` +
+      `dangerous decisions ${blind2.dangerous.total}; fingerprint recall ${blind2.fingerprints.recall.toFixed(3)}, ` +
+      `false merges ${blind2.fingerprints.mergeRate.toFixed(3)}`,
     `method: ${METHOD}`,
     "",
   );
@@ -439,7 +470,8 @@ if (json) {
       : `min ${Math.min(...spread).toFixed(3)}, max ${Math.max(...spread).toFixed(3)}`;
   out.push(`Folds of held-out servers (${range}):`);
   for (const f of perFold) out.push(`  fold ${f.fold}: ${fmt(f)} (${f.servers} servers)`);
-  out.push("", ...blindReport());
+  out.push("", ...blindReport(blind, "Blind set"));
+  out.push("", ...blindReport(blind2, "Blind set 2"));
   out.push("", "Held-out servers (non-ambiguous):");
   for (const p of perServer) out.push(`  ${fmt(p).padEnd(16)} fold ${p.fold}  ${p.server}`);
   if (mentioned.size > 0) {
@@ -483,8 +515,8 @@ if (json) {
   process.stdout.write(`${out.join("\n")}\n`);
 }
 
-/** The blind set's lines of the text report: aggregates only (test/blind/README.md). */
-function blindReport(): string[] {
+/** A blind set's lines of the text report: aggregates only (test/blind/README.md). */
+function blindReport(blind: ReturnType<typeof scoreBlindSet>, name: string): string[] {
   const width = Math.max(...LABELS.map((l) => l.length)) + 2;
   const pad = (v: string) => v.padStart(width);
   const table = (title: string, part: typeof blind.unambiguous) => [
@@ -501,7 +533,7 @@ function blindReport(): string[] {
   const d = blind.dangerous;
   const f = blind.fingerprints;
   return [
-    `Blind set (${blind.dir}: ${blind.lines} lines from ${blind.servers} servers; aggregates only, its lines are kept from rule work):`,
+    `${name} (${blind.dir}: ${blind.lines} lines from ${blind.servers} servers; aggregates only, its lines are kept from rule work):`,
     ...table("Blind, non-ambiguous", blind.unambiguous).map((l) => `  ${l}`),
     ...table("Blind, all (ambiguous scored against their label)", blind.all).map((l) => `  ${l}`),
     `  dangerous decisions: ${d.total} (stop retried ${d.personOnlyRetried}, mutating stop sent back as arguments ${d.mutatingStopAsArguments}, mutating write retried ${d.mutatingWriteRetried})`,

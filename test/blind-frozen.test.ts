@@ -1,38 +1,37 @@
-// The blind set (test/blind/README.md, issue 27) is frozen: its data files must match the hashes
-// recorded in test/blind/FROZEN, it must stay well-formed, and its servers must stay apart from
-// the corpus and from the issue's exclusion list. Failures name files, ids and servers, never a
+// The blind sets (test/blind and test/blind2, README.md of each, issue 27) are frozen: their data
+// files must match the hashes recorded in FROZEN, they must stay well-formed, and their servers must
+// stay apart from the corpus, from each other and from the issue's exclusion list. Failures name files, ids and servers, never a
 // text: rule writers may run this test, and must not read the blind lines.
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 
-const dir = new URL("./blind/", import.meta.url);
 const corpusDir = new URL("./corpus/", import.meta.url);
 
-/** Files of test/blind that are not data: this README and the hash list itself. */
+/** Files of a blind set that are not data: its README and the hash list itself. */
 const NOT_DATA = new Set(["README.md", "FROZEN"]);
 
-const FROZEN_MESSAGE =
-  "test/blind is frozen: it was scored once against the rules and is kept from rule work, so " +
-  "that `pnpm eval`'s blind figure stays a held-out figure (test/blind/README.md). Do not edit " +
+const frozenMessage = (set: string) =>
+  `${set} is frozen: it was scored once against the rules and is kept from rule work, so ` +
+  `that \`pnpm eval\`'s blind figure stays a held-out figure (${set}/README.md). Do not edit ` +
   "it to make a rule look right. A line changes only when its label is shown wrong, by someone " +
-  "who does not write rules and with the lead's agreement: then update test/blind/FROZEN " +
+  `who does not write rules and with the lead's agreement: then update ${set}/FROZEN ` +
   "(`sha256sum` of each data file) in the same commit and say why, without quoting the text.";
 
-const sha256 = (name: string) =>
+const sha256 = (dir: URL, name: string) =>
   createHash("sha256")
     .update(readFileSync(new URL(name, dir)))
     .digest("hex");
 
 /** `<sha256>  <file>` lines of FROZEN (comments and blank lines aside). */
-function frozen(): Map<string, string> {
+function frozen(dir: URL, set: string): Map<string, string> {
   const entries = readFileSync(new URL("FROZEN", dir), "utf8")
     .split("\n")
     .map((line) => line.trim())
     .filter((line) => line !== "" && !line.startsWith("#"))
     .map((line) => {
       const match = /^([0-9a-f]{64}) {2}(\S+)$/.exec(line);
-      if (!match) throw new Error(`test/blind/FROZEN: not a "<sha256>  <file>" line: ${line}`);
+      if (!match) throw new Error(`${set}/FROZEN: not a "<sha256>  <file>" line: ${line}`);
       return [match[2], match[1]] as [string, string];
     });
   return new Map(entries);
@@ -99,76 +98,97 @@ const LABELS = new Set(["correct_arguments", "retry_dependency", "switch_tool", 
 const EFFECTS = new Set(["read_only", "idempotent", "mutating"]);
 const nonEmpty = (v: unknown) => typeof v === "string" && v.trim() !== "";
 
-describe("the blind set is frozen", () => {
-  it("matches the hash of every data file recorded in test/blind/FROZEN", () => {
-    const recorded = frozen();
-    expect(recorded.size, "test/blind/FROZEN lists no file").toBeGreaterThan(0);
-    const present = readdirSync(dir).filter((name) => !NOT_DATA.has(name));
-    const problems = [
-      ...present.filter((name) => !recorded.has(name)).map((name) => `${name}: not in FROZEN`),
-      ...[...recorded.keys()]
-        .filter((name) => !present.includes(name))
-        .map((name) => `${name}: listed in FROZEN but missing`),
-      ...present
-        .filter((name) => recorded.has(name) && recorded.get(name) !== sha256(name))
-        .map((name) => `${name}: changed (sha256 ${sha256(name)})`),
-    ];
-    expect(problems, FROZEN_MESSAGE).toEqual([]);
-  });
-});
-
-describe("the blind set is well-formed and apart from the corpus", () => {
-  const lines = jsonl(dir, "tool-errors.jsonl");
-  const pairs = jsonl(dir, "fingerprint-pairs.jsonl");
-  const servers = new Set(lines.map((l) => String(l.server)));
-
-  it("has the lines, servers and pairs issue 27 asks for", () => {
-    expect(lines.length).toBeGreaterThanOrEqual(300);
-    expect(servers.size).toBeGreaterThanOrEqual(25);
-    expect(pairs.filter((p) => p.same === true).length).toBeGreaterThanOrEqual(150);
-    expect(pairs.filter((p) => p.same === false).length).toBeGreaterThanOrEqual(150);
+/**
+ * The freeze, the shape and the server exclusions of one blind set. `apartFrom` are the other blind
+ * sets, which may share no server with it; failures name files, ids and servers, never a text.
+ */
+function checkBlindSet(set: string, apartFrom: string[]) {
+  const dir = new URL(`./${set.replace(/^test\//, "")}/`, import.meta.url);
+  describe(`${set} is frozen`, () => {
+    it(`matches the hash of every data file recorded in ${set}/FROZEN`, () => {
+      const recorded = frozen(dir, set);
+      expect(recorded.size, `${set}/FROZEN lists no file`).toBeGreaterThan(0);
+      const present = readdirSync(dir).filter((name) => !NOT_DATA.has(name));
+      const problems = [
+        ...present.filter((name) => !recorded.has(name)).map((name) => `${name}: not in FROZEN`),
+        ...[...recorded.keys()]
+          .filter((name) => !present.includes(name))
+          .map((name) => `${name}: listed in FROZEN but missing`),
+        ...present
+          .filter((name) => recorded.has(name) && recorded.get(name) !== sha256(dir, name))
+          .map((name) => `${name}: changed (sha256 ${sha256(dir, name)})`),
+      ];
+      expect(problems, frozenMessage(set)).toEqual([]);
+    });
   });
 
-  it("has unique ids and the corpus's fields, labels and effects on every line", () => {
-    const bad = lines.filter(
-      (l) =>
-        !["id", "server", "source", "tool", "template", "text", "why"].every((f) =>
-          nonEmpty(l[f]),
-        ) ||
-        !LABELS.has(String(l.label)) ||
-        typeof l.ambiguous !== "boolean" ||
-        (l.effect !== undefined && !EFFECTS.has(String(l.effect))),
-    );
-    expect(bad.map((l) => l.id)).toEqual([]);
-    const ids = lines.map((l) => l.id);
-    expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
-  });
+  describe(`${set} is well-formed and apart from the corpus and the other blind sets`, () => {
+    const lines = jsonl(dir, "tool-errors.jsonl");
+    const pairs = jsonl(dir, "fingerprint-pairs.jsonl");
+    const servers = new Set(lines.map((l) => String(l.server)));
 
-  it("has well-formed pairs from the blind servers only", () => {
-    const bad = pairs.filter(
-      (p) =>
-        !["id", "server", "source", "tool", "a", "b", "kind"].every((f) => nonEmpty(p[f])) ||
-        typeof p.same !== "boolean" ||
-        p.a === p.b ||
-        !servers.has(String(p.server)),
-    );
-    expect(bad.map((p) => p.id)).toEqual([]);
-    const ids = pairs.map((p) => p.id);
-    expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
-  });
+    it("has the lines, servers and pairs issue 27 asks for", () => {
+      expect(lines.length).toBeGreaterThanOrEqual(300);
+      expect(servers.size).toBeGreaterThanOrEqual(25);
+      expect(pairs.filter((p) => p.same === true).length).toBeGreaterThanOrEqual(150);
+      expect(pairs.filter((p) => p.same === false).length).toBeGreaterThanOrEqual(150);
+    });
 
-  it("shares no server with test/corpus and takes none the issue excludes", () => {
-    const corpusServers = new Set(
-      readdirSync(corpusDir)
-        .filter((name) => name.endsWith(".jsonl"))
-        .flatMap((name) => jsonl(corpusDir, name))
-        .map((l) => l.server)
-        .filter((s): s is string => typeof s === "string")
-        .map((s) => s.toLowerCase()),
-    );
-    expect(corpusServers.size).toBeGreaterThan(0);
-    const blind = [...servers].map((s) => s.toLowerCase());
-    expect(blind.filter((s) => corpusServers.has(s))).toEqual([]);
-    expect(blind.filter((s) => EXCLUDED.includes(s))).toEqual([]);
+    it("has unique ids and the corpus's fields, labels and effects on every line", () => {
+      const bad = lines.filter(
+        (l) =>
+          !["id", "server", "source", "tool", "template", "text", "why"].every((f) =>
+            nonEmpty(l[f]),
+          ) ||
+          !LABELS.has(String(l.label)) ||
+          typeof l.ambiguous !== "boolean" ||
+          (l.effect !== undefined && !EFFECTS.has(String(l.effect))),
+      );
+      expect(bad.map((l) => l.id)).toEqual([]);
+      const ids = lines.map((l) => l.id);
+      expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
+    });
+
+    it("has well-formed pairs from the blind servers only", () => {
+      const bad = pairs.filter(
+        (p) =>
+          !["id", "server", "source", "tool", "a", "b", "kind"].every((f) => nonEmpty(p[f])) ||
+          typeof p.same !== "boolean" ||
+          p.a === p.b ||
+          !servers.has(String(p.server)),
+      );
+      expect(bad.map((p) => p.id)).toEqual([]);
+      const ids = pairs.map((p) => p.id);
+      expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
+    });
+
+    it("shares no server with test/corpus or another blind set and takes none the issue excludes", () => {
+      const corpusServers = new Set(
+        readdirSync(corpusDir)
+          .filter((name) => name.endsWith(".jsonl"))
+          .flatMap((name) => jsonl(corpusDir, name))
+          .map((l) => l.server)
+          .filter((s): s is string => typeof s === "string")
+          .map((s) => s.toLowerCase()),
+      );
+      expect(corpusServers.size).toBeGreaterThan(0);
+      const blind = [...servers].map((s) => s.toLowerCase());
+      expect(blind.filter((s) => corpusServers.has(s))).toEqual([]);
+      expect(blind.filter((s) => EXCLUDED.includes(s))).toEqual([]);
+      for (const other of apartFrom) {
+        const otherDir = new URL(`./${other.replace(/^test\//, "")}/`, import.meta.url);
+        const otherServers = new Set(
+          jsonl(otherDir, "tool-errors.jsonl").map((l) => String(l.server).toLowerCase()),
+        );
+        expect(otherServers.size, `${other} has no server`).toBeGreaterThan(0);
+        expect(
+          blind.filter((s) => otherServers.has(s)),
+          `servers in both ${set} and ${other}`,
+        ).toEqual([]);
+      }
+    });
   });
-});
+}
+
+checkBlindSet("test/blind", ["test/blind2"]);
+checkBlindSet("test/blind2", ["test/blind"]);

@@ -2,7 +2,7 @@
 // a blind directory of made-up lines and check that its figures are the ones the classifier and
 // the fingerprint give, line by line, and that no id, server or text of a line reaches the output.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { failureFromResult, loadPolicy } from "@governor/core";
@@ -115,6 +115,9 @@ const print = (tool: string, text: string) => {
 
 let dir: string;
 let textOut: string;
+/** `pnpm eval` with the made-up lines as the second blind set (test/blind2) instead. */
+let textOut2: string;
+let json2: { blind: unknown; blind2: unknown };
 type Counts = { correct: number; total: number; confusion: Record<Label, Record<Label, number>> };
 /** The part of `pnpm eval --json` this test reads. */
 let json: {
@@ -150,7 +153,9 @@ beforeAll(() => {
   );
   textOut = runEval(`--blind=${dir}`);
   json = JSON.parse(runEval("--json", `--blind=${dir}`));
-}, 120_000);
+  textOut2 = runEval(`--blind2=${dir}`);
+  json2 = JSON.parse(runEval("--json", `--blind2=${dir}`));
+}, 240_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -216,5 +221,33 @@ describe("pnpm eval on the blind set", () => {
     ];
     const both = `${textOut}\n${JSON.stringify(json)}`;
     expect(secrets.filter((s) => both.includes(s))).toEqual([]);
+  });
+});
+
+describe("pnpm eval on the second blind set (test/blind2)", () => {
+  it("scores it exactly like the first: the same figures for the same lines, key blind2", () => {
+    const { dir: dir1, ...first } = json.blind as Record<string, unknown>;
+    const { dir: dir2, ...second } = json2.blind2 as Record<string, unknown>;
+    expect(dir1).toBe(dir2);
+    expect(second).toEqual(first);
+    expect(textOut2).toMatch(
+      new RegExp(`Blind set 2 \\([^:]*: ${LINES.length} lines from 1 servers;`),
+    );
+  });
+
+  it("prints no id, server, tool or text of a line of either set, in either mode", () => {
+    const real = readFileSync(join(import.meta.dirname, "blind2", "tool-errors.jsonl"), "utf8")
+      .split("\n")
+      .filter((l) => l.trim() !== "")
+      .map((l) => JSON.parse(l) as Line);
+    expect(real.length).toBeGreaterThan(0);
+    const secrets = [
+      ...real.flatMap((l) => [l.id, l.text, l.server]),
+      ...LINES.flatMap((l) => [l.id, l.text]),
+      "fixture-blind-server",
+      "qzx",
+    ];
+    const all = [textOut, JSON.stringify(json), textOut2, JSON.stringify(json2)].join("\n");
+    expect(secrets.filter((s) => all.includes(s))).toEqual([]);
   });
 });
