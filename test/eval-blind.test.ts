@@ -118,6 +118,9 @@ let textOut: string;
 /** `pnpm eval` with the made-up lines as the second blind set (test/blind2) instead. */
 let textOut2: string;
 let json2: { blind: unknown; blind2: unknown };
+/** `pnpm eval` with the made-up lines as the third blind set (test/blind3) instead. */
+let textOut3: string;
+let json3: { blind: unknown; blind3: unknown };
 type Counts = { correct: number; total: number; confusion: Record<Label, Record<Label, number>> };
 /** The part of `pnpm eval --json` this test reads. */
 let json: {
@@ -155,7 +158,9 @@ beforeAll(() => {
   json = JSON.parse(runEval("--json", `--blind=${dir}`));
   textOut2 = runEval(`--blind2=${dir}`);
   json2 = JSON.parse(runEval("--json", `--blind2=${dir}`));
-}, 240_000);
+  textOut3 = runEval(`--blind3=${dir}`);
+  json3 = JSON.parse(runEval("--json", `--blind3=${dir}`));
+}, 360_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -248,6 +253,43 @@ describe("pnpm eval on the second blind set (test/blind2)", () => {
       "qzx",
     ];
     const all = [textOut, JSON.stringify(json), textOut2, JSON.stringify(json2)].join("\n");
+    expect(secrets.filter((s) => all.includes(s))).toEqual([]);
+  });
+});
+
+describe("pnpm eval on the third blind set (test/blind3)", () => {
+  it("scores it exactly like the first: the same figures for the same lines, key blind3", () => {
+    const { dir: dir1, ...first } = json.blind as Record<string, unknown>;
+    const { dir: dir3, ...third } = json3.blind3 as Record<string, unknown>;
+    expect(dir1).toBe(dir3);
+    expect(third).toEqual(first);
+    expect(textOut3).toMatch(
+      new RegExp(`Blind set 3 \\([^:]*: ${LINES.length} lines from 1 servers;`),
+    );
+  });
+
+  it("prints no id, server, tool or text of a line of any set, in either mode", () => {
+    const real = ["blind2", "blind3"].flatMap((set) =>
+      readFileSync(join(import.meta.dirname, set, "tool-errors.jsonl"), "utf8")
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+        .map((l) => JSON.parse(l) as Line),
+    );
+    expect(real.length).toBeGreaterThan(0);
+    const secrets = [
+      ...real.flatMap((l) => [l.id, l.text, l.server]),
+      ...LINES.flatMap((l) => [l.id, l.text]),
+      "fixture-blind-server",
+      "qzx",
+    ];
+    const all = [
+      textOut,
+      JSON.stringify(json),
+      textOut2,
+      JSON.stringify(json2),
+      textOut3,
+      JSON.stringify(json3),
+    ].join("\n");
     expect(secrets.filter((s) => all.includes(s))).toEqual([]);
   });
 });
