@@ -468,19 +468,20 @@ function fromModel(
   // an effect known only at run time).
   const stopOnWrite =
     action === "correct_arguments" && (unsure || writeStopOutweighs(reading)) ? true : undefined;
+  const modelFacts = {
+    probability: Math.round(reading.probability * 1000) / 1000,
+    unsure,
+    read: reading.action,
+    features: reading.features,
+    ...(stopOnWrite && { stopOnWrite: true as const }),
+  };
   if (mutating && stopOnWrite) {
     return {
       action: "stop",
       reason: "person_required",
       certainty,
       source: "model",
-      model: {
-        probability: Math.round(reading.probability * 1000) / 1000,
-        unsure,
-        read: reading.action,
-        features: reading.features,
-        stopOnWrite,
-      },
+      model: modelFacts,
     };
   }
   return {
@@ -488,13 +489,7 @@ function fromModel(
     reason: MODEL_REASON[action],
     certainty,
     source: "model",
-    model: {
-      probability: Math.round(reading.probability * 1000) / 1000,
-      unsure,
-      read: reading.action,
-      features: reading.features,
-      ...(stopOnWrite && { stopOnWrite }),
-    },
+    model: modelFacts,
   };
 }
 
