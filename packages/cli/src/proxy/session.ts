@@ -85,6 +85,11 @@ export function hostErrorToJsonRpc(error: HostError): JsonRpcError {
 
 const TEN_MINUTES = 600_000;
 
+/** What identifies an identical call for an answer kept after a late cancel: tool and arguments. */
+function unseenKey(call: ProxyCall): string {
+  return `${call.name}\u0000${canonicalJson(call.arguments ?? {})}`;
+}
+
 /** The most answers kept for calls the host cancelled after they went through. */
 const MAX_UNSEEN = 256;
 
@@ -168,10 +173,10 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
     async callTool(call) {
       const stop = stops.blocking(call.name, call.arguments);
       if (stop !== undefined) return blocked(stop, call.name);
-      const callKey = `${call.name}\u0000${canonicalJson(call.arguments ?? {})}`;
-      const kept = unseen.get(callKey);
+      // Almost always empty: the call's content is read only when an answer is kept.
+      const kept = unseen.size === 0 ? undefined : unseen.get(unseenKey(call));
       if (kept !== undefined) {
-        unseen.delete(callKey);
+        unseen.delete(unseenKey(call));
         if (kept.until > now()) {
           options.log?.({
             level: "info",
@@ -211,8 +216,9 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
         // The call went through; its answer will not reach the host (a cancelled request is not
         // answered). Sent again, a write would be made twice: the identical call gets this answer.
         // (A read is simply read again.)
-        unseen.delete(callKey);
-        unseen.set(callKey, { result: outcome.value, until: now() + stopTtlMs });
+        const key = unseenKey(call);
+        unseen.delete(key);
+        unseen.set(key, { result: outcome.value, until: now() + stopTtlMs });
         if (unseen.size > MAX_UNSEEN) unseen.delete(unseen.keys().next().value as string);
         options.log?.({
           level: "warning",
