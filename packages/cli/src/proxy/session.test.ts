@@ -299,7 +299,11 @@ describe("issue 26: a write in doubt behind the proxy is never sent again, whate
 });
 
 describe("a call the host cancelled while its answer was being recorded", () => {
-  it("is not made again: the next identical call gets its answer, once", async () => {
+  /**
+   * A session over a fault server whose write effects are counted, and a store whose settle of a
+   * succeeded write is where the host's cancel comes (a store's round trip).
+   */
+  async function cancelledWhileSettling(options: { stopTtlMs?: number; clock?: { now: number } }) {
     const dir = mkdtempSync(join(tmpdir(), "governor-proxy-session-"));
     closers.push(async () => rmSync(dir, { recursive: true, force: true }));
     const effectsFile = join(dir, "effects.jsonl");
@@ -307,25 +311,34 @@ describe("a call the host cancelled while its answer was being recorded", () => 
     const { client } = await connectInMemory(server);
     closers.push(() => client.close());
     const cancel = new AbortController();
-    // The host's cancel comes while the succeeded write is settled (a store's round trip).
     const inner = createMemoryStore();
     const store = forwardingStore(
       {
-        settle: async (key, state, options) => {
+        settle: async (key, state, settleOptions) => {
           if (state === "succeeded") cancel.abort();
-          return await inner.settle(key, state, options);
+          return await inner.settle(key, state, settleOptions);
         },
       },
       inner,
     );
-    const governor = createGovernor({}, { store, metrics: false });
+    const clock = options.clock;
+    const now = clock === undefined ? undefined : () => clock.now;
+    const governor = createGovernor({}, { store, metrics: false, ...(now && { now }) });
     const logs: ProxyLog[] = [];
     const session = createProxySession({
       governor,
       governed: governClient(client, { governor }),
       log: (entry) => logs.push(entry),
+      ...(options.stopTtlMs !== undefined && { stopTtlMs: options.stopTtlMs }),
+      ...(now && { now }),
     });
-    const create = { name: "create_note", arguments: { title: "t", body: "b" } };
+    return { session, cancel, logs, effects: () => readEffects(effectsFile) };
+  }
+
+  const create = { name: "create_note", arguments: { title: "t", body: "b" } };
+
+  it("is not made again: the next identical call gets its answer, once", async () => {
+    const { session, cancel, logs, effects } = await cancelledWhileSettling({});
     const first = await session.callTool({ ...create, signal: cancel.signal });
     expect(cancel.signal.aborted).toBe(true);
     expect(first.isError).not.toBe(true);
@@ -333,43 +346,20 @@ describe("a call the host cancelled while its answer was being recorded", () => 
     const again = await session.callTool(create);
     expect(again).toEqual(first);
     expect(logs.at(-1)?.data).toEqual({ event: "answered_after_cancel", tool: "create_note" });
-    expect(readEffects(effectsFile)).toHaveLength(1);
+    expect(effects()).toHaveLength(1);
     // Given once: a third identical call is a write of its own.
     await session.callTool(create);
-    expect(readEffects(effectsFile)).toHaveLength(2);
+    expect(effects()).toHaveLength(2);
   });
 
   it("keeps the answer for the stop TTL only", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "governor-proxy-session-"));
-    closers.push(async () => rmSync(dir, { recursive: true, force: true }));
-    const effectsFile = join(dir, "effects.jsonl");
-    const server = createFaultServer({ effectsFile });
-    const { client } = await connectInMemory(server);
-    closers.push(() => client.close());
-    const cancel = new AbortController();
-    const inner = createMemoryStore();
-    const store = forwardingStore(
-      {
-        settle: async (key, state, options) => {
-          if (state === "succeeded") cancel.abort();
-          return await inner.settle(key, state, options);
-        },
-      },
-      inner,
-    );
     const clock = { now: Date.now() };
-    const governor = createGovernor({}, { store, metrics: false, now: () => clock.now });
-    const session = createProxySession({
-      governor,
-      governed: governClient(client, { governor }),
-      stopTtlMs: 60_000,
-      now: () => clock.now,
-    });
-    const create = { name: "create_note", arguments: { title: "t", body: "b" } };
+    const { session, cancel, effects } = await cancelledWhileSettling({ stopTtlMs: 60_000, clock });
     await session.callTool({ ...create, signal: cancel.signal });
+    expect(cancel.signal.aborted).toBe(true);
     clock.now += 60_001;
     await session.callTool(create);
-    expect(readEffects(effectsFile)).toHaveLength(2);
+    expect(effects()).toHaveLength(2);
   });
 
   it("keeps no read: a read cancelled in the pause before its answer is read again", async () => {
