@@ -229,44 +229,22 @@ describe("pnpm eval on the blind set", () => {
   });
 });
 
-describe("pnpm eval on the second blind set (test/blind2)", () => {
-  it("scores it exactly like the first: the same figures for the same lines, key blind2", () => {
-    const { dir: dir1, ...first } = json.blind as Record<string, unknown>;
-    const { dir: dir2, ...second } = json2.blind2 as Record<string, unknown>;
-    expect(dir1).toBe(dir2);
-    expect(second).toEqual(first);
-    expect(textOut2).toMatch(
-      new RegExp(`Blind set 2 \\([^:]*: ${LINES.length} lines from 1 servers;`),
-    );
-  });
-
-  it("prints no id, server, tool or text of a line of either set, in either mode", () => {
-    const real = readFileSync(join(import.meta.dirname, "blind2", "tool-errors.jsonl"), "utf8")
-      .split("\n")
-      .filter((l) => l.trim() !== "")
-      .map((l) => JSON.parse(l) as Line);
-    expect(real.length).toBeGreaterThan(0);
-    const secrets = [
-      ...real.flatMap((l) => [l.id, l.text, l.server]),
-      ...LINES.flatMap((l) => [l.id, l.text]),
-      "fixture-blind-server",
-      "qzx",
-    ];
-    const all = [textOut, JSON.stringify(json), textOut2, JSON.stringify(json2)].join("\n");
-    expect(secrets.filter((s) => all.includes(s))).toEqual([]);
-  });
-});
-
-describe("pnpm eval on the third blind set (test/blind3)", () => {
-  it("scores it exactly like the first: the same figures for the same lines, key blind3", () => {
-    const { dir: dir1, ...first } = json.blind as Record<string, unknown>;
-    const { dir: dir3, ...third } = json3.blind3 as Record<string, unknown>;
-    expect(dir1).toBe(dir3);
-    expect(third).toEqual(first);
-    expect(textOut3).toMatch(
-      new RegExp(`Blind set 3 \\([^:]*: ${LINES.length} lines from 1 servers;`),
-    );
-  });
+describe("pnpm eval on the second and third blind sets (test/blind2, test/blind3)", () => {
+  it.each([
+    { n: 2, key: "blind2", out: () => textOut2, scored: () => json2.blind2 },
+    { n: 3, key: "blind3", out: () => textOut3, scored: () => json3.blind3 },
+  ])(
+    "scores set $n exactly like the first: the same figures for the same lines, key $key",
+    ({ n, out, scored }) => {
+      const { dir: dir1, ...first } = json.blind as Record<string, unknown>;
+      const { dir: dirN, ...other } = scored() as Record<string, unknown>;
+      expect(dir1).toBe(dirN);
+      expect(other).toEqual(first);
+      expect(out()).toMatch(
+        new RegExp(`Blind set ${n} \\([^:]*: ${LINES.length} lines from 1 servers;`),
+      );
+    },
+  );
 
   it("prints no id, server, tool or text of a line of any set, in either mode", () => {
     const real = ["blind2", "blind3"].flatMap((set) =>
