@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { type ClaimResult, StoreError } from "@governor/core";
+import type { StoreError } from "@governor/core";
 import { describeStoreContract } from "@governor/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rejection } from "../../../test/support/rejection.ts";
 import { layout, slotOf } from "./layout.ts";
 import { createRedisStore, type RedisStore, type RedisStoreOptions } from "./redis-store.ts";
 import { clusterTests, type LocalCluster, startLocalCluster } from "./testing-cluster.ts";
+import { errorCount, failoverLosses, runFailoverLoad } from "./testing-failover.ts";
 
 // A real Redis Cluster (3 primaries, 3 replicas) started by this file: with
 // GOVERNOR_REDIS_CLUSTER=1 (CI; a missing redis-server or redis-cli fails the file), or where the
@@ -303,14 +304,6 @@ describe.runIf(clusters.run)("RedisStore on Redis Cluster", { timeout: 120_000 }
           open({ prefix, waitForReplicas: 1, commandTimeoutMs: 1_000 }),
         ),
       );
-      const jobs = Array.from({ length: 400 }, (_, i) => `job-${i}`);
-      // Every job is delivered twice (a redelivery), and again after a store error.
-      const queue = [...jobs, ...jobs].map((key) => ({ key, tries: 0 }));
-      const runs = new Map<string, number>();
-      const claimed = new Set<string>();
-      const settled = new Set<string>();
-      const errors = new Map<string, number>();
-      let answered = 0;
       let killed: Promise<void> | undefined;
       const victim = (
         await cluster.primaryOf(slotOf(layout(prefix, 16).buckets[0]?.epoch as string))
@@ -318,37 +311,6 @@ describe.runIf(clusters.run)("RedisStore on Redis Cluster", { timeout: 120_000 }
       const before = await cluster.nodes();
       const victimId = before.find((n) => n.port === victim)?.id;
       const replica = before.find((n) => n.primaryId === victimId)?.port;
-
-      async function work(store: RedisStore): Promise<void> {
-        for (;;) {
-          const job = queue.shift();
-          if (job === undefined) return;
-          let result: ClaimResult;
-          try {
-            result = await store.claim(job.key, "h", claimAt());
-          } catch (error) {
-            const reason = StoreError.isInstance(error) ? (error as StoreError).reason : "other";
-            errors.set(reason, (errors.get(reason) ?? 0) + 1);
-            if (job.tries++ < 40) {
-              await new Promise((resolve) => setTimeout(resolve, 50));
-              queue.push(job);
-            }
-            continue;
-          }
-          if (result.status !== "claimed") continue;
-          claimed.add(job.key);
-          answered += 1;
-          if (answered === 150) killed ??= cluster.kill(victim);
-          runs.set(job.key, (runs.get(job.key) ?? 0) + 1);
-          try {
-            await store.settle(job.key, "succeeded", { now: Date.now(), result: job.key });
-            settled.add(job.key);
-          } catch (error) {
-            const reason = StoreError.isInstance(error) ? (error as StoreError).reason : "other";
-            errors.set(reason, (errors.get(reason) ?? 0) + 1);
-          }
-        }
-      }
       const restarted = (async () => {
         while (killed === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
         await killed;
@@ -356,26 +318,29 @@ describe.runIf(clusters.run)("RedisStore on Redis Cluster", { timeout: 120_000 }
         await cluster.restart(victim);
         await cluster.settled({ replica: victim });
       })();
-      await Promise.all(workers.map(work));
+      const load = await runFailoverLoad(workers, {
+        jobs: 400,
+        retries: 40,
+        claimAt,
+        onAnswered: (answered) => {
+          if (answered === 150) killed ??= cluster.kill(victim);
+        },
+      });
       await restarted;
       expect(replica).toBeDefined();
 
+      const { lost, twice } = await failoverLosses(
+        await open({ prefix, waitForReplicas: 0 }),
+        load,
+      );
       // No write ran twice.
-      const twice = [...runs].filter(([, n]) => n > 1);
       expect(twice).toEqual([]);
       // Every claim the store answered is still in the ledger, every answered settle with it.
-      const reader = await open({ prefix, waitForReplicas: 0 });
-      const lost: string[] = [];
-      for (const key of claimed) {
-        const entry = await reader.entry(key);
-        if (entry === undefined) lost.push(key);
-        else if (settled.has(key) && entry.state !== "succeeded") lost.push(key);
-      }
       expect(lost).toEqual([]);
-      expect(errors.get("ledger_lost") ?? 0).toBe(0);
+      expect(load.errors.get("ledger_lost") ?? 0).toBe(0);
       // The failover happened under load: some operations failed while it ran, and most jobs ran.
-      expect([...errors.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
-      expect(runs.size).toBeGreaterThan(300);
+      expect(errorCount(load)).toBeGreaterThan(0);
+      expect(load.runs.size).toBeGreaterThan(300);
     });
   });
 });

@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { type ClaimResult, StoreError } from "@governor/core";
+import type { StoreError } from "@governor/core";
 import { describeStoreContract } from "@governor/core/testing";
 import { createSentinel } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rejection } from "../../../test/support/rejection.ts";
 import { createRedisStore, type RedisStore, type RedisStoreOptions } from "./redis-store.ts";
 import { ConnectionChanged, sentinelTransport } from "./sentinel.ts";
+import { errorCount, failoverLosses, runFailoverLoad } from "./testing-failover.ts";
 import {
   type LocalSentinel,
   SENTINEL_NAME,
@@ -23,15 +25,6 @@ const claimAt = (now = Date.now(), allowUncertain = false) => ({
   allowUncertain,
   leaseMs: LEASE,
 });
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    (value) => {
-      throw new Error(`expected a rejection, got ${JSON.stringify(value)}`);
-    },
-    (error: unknown) => error,
-  );
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -324,53 +317,9 @@ describe.runIf(sentinels.run)("RedisStore through Redis Sentinel", { timeout: 12
           open({ prefix, waitForReplicas, commandTimeoutMs: 1_000 }, await local.client()),
         ),
       );
-      const jobs = Array.from({ length: 400 }, (_, i) => `job-${i}`);
-      const queue = [...jobs, ...jobs].map((key) => ({ key, tries: 0 }));
-      const runs = new Map<string, number>();
-      const claimed = new Set<string>();
-      const settled = new Set<string>();
-      const errors = new Map<string, number>();
-      let answered = 0;
       let isolated: Promise<() => Promise<void>> | undefined;
       let killed: Promise<void> | undefined;
       const victim = await local.primary();
-
-      async function work(store: RedisStore): Promise<void> {
-        for (;;) {
-          const job = queue.shift();
-          if (job === undefined) return;
-          let result: ClaimResult;
-          try {
-            result = await store.claim(job.key, "h", claimAt());
-          } catch (error) {
-            const reason = StoreError.isInstance(error) ? (error as StoreError).reason : "other";
-            errors.set(reason, (errors.get(reason) ?? 0) + 1);
-            if (reason !== "ledger_lost" && job.tries++ < 60) {
-              await sleep(50);
-              queue.push(job);
-            }
-            continue;
-          }
-          if (result.status !== "claimed") continue;
-          claimed.add(job.key);
-          answered += 1;
-          if (isolate && answered === 100) isolated ??= isolateReplica();
-          if (answered === 150) {
-            killed ??= (async () => {
-              await isolated;
-              await local.kill(victim);
-            })();
-          }
-          runs.set(job.key, (runs.get(job.key) ?? 0) + 1);
-          try {
-            await store.settle(job.key, "succeeded", { now: Date.now(), result: job.key });
-            settled.add(job.key);
-          } catch (error) {
-            const reason = StoreError.isInstance(error) ? (error as StoreError).reason : "other";
-            errors.set(reason, (errors.get(reason) ?? 0) + 1);
-          }
-        }
-      }
       const restarted = (async () => {
         while (killed === undefined) await sleep(20);
         await killed;
@@ -379,40 +328,48 @@ describe.runIf(sentinels.run)("RedisStore through Redis Sentinel", { timeout: 12
         await local.restart(victim, to);
         await local.settled();
       })();
-      await Promise.all(workers.map(work));
+      const load = await runFailoverLoad(workers, {
+        jobs: 400,
+        retries: 60,
+        claimAt,
+        // A claim refused as `ledger_lost` is not tried again: that needs a person.
+        requeue: (reason) => reason !== "ledger_lost",
+        onAnswered: (answered) => {
+          if (isolate && answered === 100) isolated ??= isolateReplica();
+          if (answered === 150) {
+            killed ??= (async () => {
+              await isolated;
+              await local.kill(victim);
+            })();
+          }
+        },
+      });
       await restarted;
       expect(await local.primary()).not.toBe(victim);
 
       // Every claim the store answered that the ledger no longer holds (or holds unsettled after
-      // an answered settle).
+      // an answered settle), and every job that ran twice.
       const reader = await open({ prefix, waitForReplicas: 0 });
-      const lost: string[] = [];
-      for (const key of claimed) {
-        const entry = await reader.entry(key).catch(() => undefined);
-        if (entry === undefined) lost.push(key);
-        else if (settled.has(key) && entry.state !== "succeeded") lost.push(key);
-      }
-      const twice = [...runs].filter(([, n]) => n > 1);
-      return { runs, errors, lost, twice };
+      return { load, ...(await failoverLosses(reader, load)) };
     }
 
     it("8 workers claim and settle while the primary is killed: no write twice, no answered claim lost (waitForReplicas 1)", async () => {
-      const { runs, errors, lost, twice } = await underLoad(1, false);
+      const { load, lost, twice } = await underLoad(1, false);
       expect(twice).toEqual([]);
       expect(lost).toEqual([]);
-      expect(errors.get("ledger_lost") ?? 0).toBe(0);
+      expect(load.errors.get("ledger_lost") ?? 0).toBe(0);
       // The failover happened under load: operations failed while it ran, and most jobs ran.
-      expect([...errors.values()].reduce((x, y) => x + y, 0)).toBeGreaterThan(0);
-      expect(runs.size).toBeGreaterThan(300);
+      expect(errorCount(load)).toBeGreaterThan(0);
+      expect(load.runs.size).toBeGreaterThan(300);
     });
 
     it("with waitForReplicas 0 and the replica cut off, a failover under load loses answered claims: the loss is detected and no write runs twice", async () => {
-      const { errors, lost, twice } = await underLoad(0, true);
+      const { load, lost, twice } = await underLoad(0, true);
       // The promoted replica never got the last claims and settles the workers were answered.
       expect(lost.length).toBeGreaterThan(0);
       // Every worker had written past what it holds: the first to use it marks the ledger lost,
       // and every worker is refused from then on instead of claiming those keys again.
-      expect(errors.get("ledger_lost") ?? 0).toBeGreaterThan(0);
+      expect(load.errors.get("ledger_lost") ?? 0).toBeGreaterThan(0);
       expect(twice).toEqual([]);
     });
   });

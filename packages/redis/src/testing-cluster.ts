@@ -4,13 +4,13 @@
  * `redis-cli --cluster create … --cluster-replicas 1`. The ports are free ones (each with its
  * cluster bus port, +10000, free too), or `GOVERNOR_REDIS_CLUSTER_PORT` + offset … + 5.
  */
-import { type ChildProcess, execFile, execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createCluster } from "redis";
-import { bindPort, sendOnce, sleep, spawnRedis } from "./testing-process.ts";
+import { bindPort, redisProcesses, serverArgs, sleep } from "./testing-process.ts";
 
 export { sendOnce } from "./testing-process.ts";
 
@@ -98,48 +98,28 @@ export async function startLocalCluster(offset = 0): Promise<LocalCluster> {
     );
   }
   const dir = mkdtempSync(join(tmpdir(), "governor-cluster-"));
-  const children = new Map<number, ChildProcess>();
+  const processes = redisProcesses();
+  const { alive, command } = processes;
   const clients: ReturnType<typeof createCluster>[] = [];
-  const alive = (port: number) => {
-    const child = children.get(port);
-    return child !== undefined && child.exitCode === null && child.signalCode === null;
-  };
-
-  const command = (port: number, args: string[]) => sendOnce(`redis://127.0.0.1:${port}`, args);
 
   async function start(port: number): Promise<void> {
     const nodeDir = join(dir, String(port));
     mkdirSync(nodeDir, { recursive: true });
-    await spawnRedis(
-      [
-        "--port",
-        String(port),
-        "--bind",
-        "127.0.0.1",
-        "--dir",
-        nodeDir,
-        "--cluster-enabled",
-        "yes",
-        "--cluster-config-file",
-        "nodes.conf",
-        // A primary is taken for failed after 2 s: a failover takes 3-5 s (1 s let a loaded
-        // machine's slow answers look like failures).
-        "--cluster-node-timeout",
-        "2000",
-        // A replica whose link broke a while ago may still be promoted (the failover tests
-        // break it on purpose, to lose writes).
-        "--cluster-replica-validity-factor",
-        "0",
-        "--save",
-        "",
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "everysec",
-      ],
-      () => command(port, ["PING"]),
-      (child) => children.set(port, child),
-    );
+    await processes.start(port, [
+      ...serverArgs(port, nodeDir),
+      "--cluster-enabled",
+      "yes",
+      "--cluster-config-file",
+      "nodes.conf",
+      // A primary is taken for failed after 2 s: a failover takes 3-5 s (1 s let a loaded
+      // machine's slow answers look like failures).
+      "--cluster-node-timeout",
+      "2000",
+      // A replica whose link broke a while ago may still be promoted (the failover tests
+      // break it on purpose, to lose writes).
+      "--cluster-replica-validity-factor",
+      "0",
+    ]);
   }
 
   async function nodes(port?: number): Promise<ClusterNode[]> {
@@ -220,14 +200,7 @@ export async function startLocalCluster(offset = 0): Promise<LocalCluster> {
       if (found === undefined) throw new Error(`no primary serves slot ${slot}`);
       return found;
     },
-    async kill(port) {
-      const child = children.get(port);
-      if (child === undefined || !alive(port)) return;
-      await new Promise<void>((resolve) => {
-        child.once("exit", () => resolve());
-        process.kill(child.pid as number, "SIGKILL");
-      });
-    },
+    kill: processes.kill,
     restart: start,
     settled,
     async client() {
@@ -239,16 +212,7 @@ export async function startLocalCluster(offset = 0): Promise<LocalCluster> {
     },
     async stop() {
       for (const cluster of clients.splice(0)) cluster.destroy();
-      await Promise.all(
-        [...children.values()].map(
-          (child) =>
-            new Promise<void>((resolve) => {
-              if (child.exitCode !== null || child.signalCode !== null) return resolve();
-              child.once("exit", () => resolve());
-              child.kill("SIGKILL");
-            }),
-        ),
-      );
+      await processes.killAll();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -69,3 +69,75 @@ export async function freePort(taken: readonly number[] = []): Promise<number> {
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** The arguments every local test server shares: loopback, its own `dir`, AOF as RedisStore checks at connect. */
+export function serverArgs(port: number, dir: string): string[] {
+  return [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    dir,
+    "--save",
+    "",
+    "--appendonly",
+    "yes",
+    "--appendfsync",
+    "everysec",
+  ];
+}
+
+/** The redis-server processes of one local setup (a cluster, a Sentinel group), by port. */
+export interface RedisProcesses {
+  /** Whether the process on `port` was started and has not exited. */
+  alive(port: number): boolean;
+  /** Sends one command to the server on `port`. */
+  command(port: number, args: string[]): Promise<unknown>;
+  /** Starts `redis-server argv` for `port` and waits until it answers PING. */
+  start(port: number, argv: string[]): Promise<void>;
+  /** Kills the process on `port` (SIGKILL, like a crash) and waits until it exited. */
+  kill(port: number): Promise<void>;
+  /** Sends `signal` to the process on `port` if it is alive. */
+  signal(port: number, signal: NodeJS.Signals): void;
+  /** Kills every process still alive and waits until each exited. */
+  killAll(): Promise<void>;
+}
+
+export function redisProcesses(): RedisProcesses {
+  const children = new Map<number, ChildProcess>();
+  const running = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
+  const alive = (port: number) => {
+    const child = children.get(port);
+    return child !== undefined && running(child);
+  };
+  const command = (port: number, args: string[]) => sendOnce(`redis://127.0.0.1:${port}`, args);
+  const killed = (child: ChildProcess) =>
+    new Promise<void>((resolve) => {
+      if (!running(child)) return resolve();
+      child.once("exit", () => resolve());
+      process.kill(child.pid as number, "SIGKILL");
+    });
+  return {
+    alive,
+    command,
+    async start(port, argv) {
+      await spawnRedis(
+        argv,
+        () => command(port, ["PING"]),
+        (child) => children.set(port, child),
+      );
+    },
+    async kill(port) {
+      const child = children.get(port);
+      if (child !== undefined) await killed(child);
+    },
+    signal(port, signal) {
+      const child = children.get(port);
+      if (child !== undefined && running(child)) process.kill(child.pid as number, signal);
+    },
+    async killAll() {
+      await Promise.all([...children.values()].map(killed));
+    },
+  };
+}

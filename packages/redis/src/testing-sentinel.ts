@@ -4,12 +4,12 @@
  * children of this process on loopback. The ports are free ones, or
  * `GOVERNOR_REDIS_SENTINEL_PORT` … + 4 (the two servers first, then the sentinels).
  */
-import { type ChildProcess, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSentinel } from "redis";
-import { freePort, sendOnce, sleep, spawnRedis } from "./testing-process.ts";
+import { freePort, redisProcesses, serverArgs, sleep } from "./testing-process.ts";
 
 /** The name the sentinels monitor the primary under. */
 export const SENTINEL_NAME = "governor-test";
@@ -80,38 +80,15 @@ export async function startLocalSentinel(): Promise<LocalSentinel> {
   const servers = ports.slice(0, 2);
   const sentinels = ports.slice(2);
   const dir = mkdtempSync(join(tmpdir(), "governor-sentinel-"));
-  const children = new Map<number, ChildProcess>();
+  const processes = redisProcesses();
+  const { alive, command, killAll } = processes;
   const clients: ReturnType<typeof createSentinel>[] = [];
-  const alive = (port: number) => {
-    const child = children.get(port);
-    return child !== undefined && child.exitCode === null && child.signalCode === null;
-  };
-  const command = (port: number, args: string[]) => sendOnce(`redis://127.0.0.1:${port}`, args);
-
-  async function spawnAndPing(port: number, argv: string[]): Promise<void> {
-    await spawnRedis(
-      argv,
-      () => command(port, ["PING"]),
-      (child) => children.set(port, child),
-    );
-  }
 
   async function startServer(port: number, replicaOf?: number): Promise<void> {
     const serverDir = join(dir, String(port));
     mkdirSync(serverDir, { recursive: true });
-    await spawnAndPing(port, [
-      "--port",
-      String(port),
-      "--bind",
-      "127.0.0.1",
-      "--dir",
-      serverDir,
-      "--save",
-      "",
-      "--appendonly",
-      "yes",
-      "--appendfsync",
-      "everysec",
+    await processes.start(port, [
+      ...serverArgs(port, serverDir),
       ...(replicaOf === undefined ? [] : ["--replicaof", "127.0.0.1", String(replicaOf)]),
     ]);
   }
@@ -135,7 +112,7 @@ export async function startLocalSentinel(): Promise<LocalSentinel> {
         "",
       ].join("\n"),
     );
-    await spawnAndPing(port, [conf, "--sentinel"]);
+    await processes.start(port, [conf, "--sentinel"]);
   }
 
   async function primary(): Promise<number> {
@@ -214,19 +191,6 @@ export async function startLocalSentinel(): Promise<LocalSentinel> {
     throw error;
   }
 
-  async function killAll(): Promise<void> {
-    await Promise.all(
-      [...children.values()].map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            child.once("exit", () => resolve());
-            child.kill("SIGKILL");
-          }),
-      ),
-    );
-  }
-
   return {
     servers,
     sentinels,
@@ -234,18 +198,8 @@ export async function startLocalSentinel(): Promise<LocalSentinel> {
     command,
     primary,
     replicaOf: (port) => servers.find((p) => p !== port) as number,
-    async kill(port) {
-      const child = children.get(port);
-      if (child === undefined || !alive(port)) return;
-      await new Promise<void>((resolve) => {
-        child.once("exit", () => resolve());
-        process.kill(child.pid as number, "SIGKILL");
-      });
-    },
-    signal(port, signal) {
-      const child = children.get(port);
-      if (child !== undefined && alive(port)) process.kill(child.pid as number, signal);
-    },
+    kill: processes.kill,
+    signal: processes.signal,
     restart: (port, replicaOf) => startServer(port, replicaOf),
     settled,
     async client() {

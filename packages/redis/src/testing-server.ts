@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "redis";
-import { freePort, spawnRedis } from "./testing-process.ts";
+import { freePort, sendOnce, spawnRedis } from "./testing-process.ts";
 
 /** A redis-server this test owns. */
 export interface PrivateRedis {
@@ -39,16 +39,7 @@ export async function startPrivateRedis(args: string[], password?: string): Prom
   let child: ChildProcess | undefined;
   const url = `redis://${password === undefined ? "" : `default:${password}@`}127.0.0.1:${port}`;
 
-  async function command(cmd: string[]): Promise<unknown> {
-    const client = createClient({ url, socket: { reconnectStrategy: false } });
-    client.on("error", () => {});
-    await client.connect();
-    try {
-      return await client.sendCommand(cmd);
-    } finally {
-      client.destroy();
-    }
-  }
+  const command = (cmd: string[]) => sendOnce(url, cmd);
 
   async function start(): Promise<void> {
     await spawnRedis(
