@@ -19,6 +19,8 @@ export interface ScaleRun {
   readonly clientCores: number;
   /** CPU the Redis servers used in the window, in cores, all of them together. */
   readonly serverCores: number;
+  /** The same, per server (each node of a cluster, replicas included). */
+  readonly serverCoresByNode: readonly number[];
 }
 
 /** The figures of {@link benchRedisScale}. */
@@ -46,7 +48,7 @@ async function runWorkers(
   lanes: number,
   durationMs: number,
   wait: string,
-  serverCpu: () => Promise<number>,
+  serverCpu: () => Promise<number[]>,
 ): Promise<ScaleRun> {
   const prefix = `governor-bench:${randomUUID()}:`;
   const children = Array.from({ length: workers }, () =>
@@ -112,6 +114,9 @@ async function runWorkers(
     lateMs = Math.max(lateMs, line.lateMs);
     for (const ms of line.claimMs) claims.push(ms);
   }
+  const [atStart, atEnd] = [await cpuAtStart, await cpuAtEnd];
+  const cores = (seconds: number) => Math.round((seconds / (durationMs / 1_000)) * 100) / 100;
+  const byNode = atEnd.map((end, i) => cores(end - (atStart[i] ?? 0)));
   return {
     pairsPerSec: Math.round((pairs / durationMs) * 1_000),
     claimP99Ms: Math.round(percentile(claims, 99) * 1_000) / 1_000,
@@ -119,21 +124,23 @@ async function runWorkers(
     samples: claims.length,
     lateMs,
     clientCores: Math.round((clientCpuMs / durationMs) * 100) / 100,
-    serverCores:
-      Math.round((((await cpuAtEnd) - (await cpuAtStart)) / (durationMs / 1_000)) * 100) / 100,
+    serverCores: cores(atEnd.reduce((a, b) => a + b, 0) - atStart.reduce((a, b) => a + b, 0)),
+    serverCoresByNode: byNode,
   };
 }
 
-/** CPU seconds the servers have used so far (`INFO cpu`), all together. */
-async function cpuSeconds(sends: ((args: string[]) => Promise<unknown>)[]): Promise<number> {
-  let total = 0;
+/** CPU seconds each server has used so far (`INFO cpu`). */
+async function cpuSeconds(sends: ((args: string[]) => Promise<unknown>)[]): Promise<number[]> {
+  const used: number[] = [];
   for (const send of sends) {
     const text = String(await send(["INFO", "cpu"]));
+    let seconds = 0;
     for (const field of ["used_cpu_sys", "used_cpu_user"]) {
-      total += Number(new RegExp(`${field}:([\\d.]+)`).exec(text)?.[1] ?? 0);
+      seconds += Number(new RegExp(`${field}:([\\d.]+)`).exec(text)?.[1] ?? 0);
     }
+    used.push(seconds);
   }
-  return total;
+  return used;
 }
 
 /**
@@ -215,6 +222,16 @@ export function scaleFigures(bench: RedisScaleBench): Record<string, Figure> {
       cluster.claimP99Ms,
       "ms (claim p99, WAIT 1 / no wait)",
       replicated.samples,
+    ),
+    // What the cluster would carry if the servers were the limit (a core each, as on a real
+    // deployment) rather than the clients sharing this machine's cores: one primary's Redis CPU
+    // per pair against the busiest cluster node's CPU per pair of the whole cluster's traffic.
+    // 3.0 is a perfect spread over 3 primaries; the busiest node's share is what bounds it.
+    redis_scale_server_bound_ratio: figure(
+      perPairUs(single.serverCores, single),
+      perPairUs(Math.max(...cluster.serverCoresByNode), cluster),
+      "us of Redis CPU per pair, 1 primary / the busiest cluster node (ratio: server-bound speed-up)",
+      cluster.samples,
     ),
     redis_scale_server_cpu_us_per_pair: figure(
       perPairUs(single.serverCores, single),
