@@ -42,6 +42,61 @@ describe.runIf(available)("issue 26.7: a write cut by the run's deadline, on Red
 });
 
 describe.runIf(available)(
+  "a failed attempt's one settle after the deadline passed, on RedisStore",
+  () => {
+    const store = available
+      ? createRedisStore({ url: redis.url as string, prefix: `governor-test:${randomUUID()}:` })
+      : undefined;
+    afterAll(async () => {
+      await store?.close();
+    });
+
+    it("a refusal the host's hook held past the deadline is recorded failed, not store trouble", async () => {
+      const hosts: string[] = [];
+      const inner = store as RedisStore;
+      // A store a few ms away: its settle answers after the deadline's time left (none).
+      const distant = new Proxy(inner, {
+        get(target, name) {
+          if (name === "settle") {
+            return async (...args: Parameters<RedisStore["settle"]>) => {
+              await new Promise((resolve) => setTimeout(resolve, 20));
+              return target.settle(...args);
+            };
+          }
+          const value: unknown = Reflect.get(target, name, target);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      const governor = createGovernor(
+        { tools: { charge: { effect: "mutating" } }, budgets: { wallTimeMs: 200 } },
+        {
+          store: distant,
+          metrics: false,
+          storeTimeoutMs: 2_000,
+          // The host looks into the failure until after the deadline.
+          onHostError: async (error) => {
+            hosts.push(error.reason);
+            if (hosts.length === 1) await new Promise((resolve) => setTimeout(resolve, 400));
+          },
+        },
+      );
+      let key: string | undefined;
+      const outcome = await governor
+        .startRun()
+        .call({ tool: "charge", args: { amount: 5 } }, async (ctx) => {
+          key = ctx.idempotencyKey;
+          // Refused before anything ran (JSON-RPC "method not found"): the host's to handle.
+          throw Object.assign(new Error("Method not found"), { code: -32601 });
+        })
+        .catch((error: unknown) => error);
+      expect(outcome).toMatchObject({ kind: "stop", reason: "protocol_error" });
+      expect(hosts).toEqual(["protocol_error"]);
+      expect((await store?.entry(key as string))?.state).toBe("failed");
+    });
+  },
+);
+
+describe.runIf(available)(
   "a failed write's key settled once, when its verify step answered, on RedisStore",
   () => {
     const store = available

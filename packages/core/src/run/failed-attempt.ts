@@ -80,7 +80,7 @@ export async function resolveFailure<T>(state: CallState, sent: Sent): Promise<V
     // uncertain: nothing is retried.
     if (!key.settled) {
       key.settled = true;
-      await guardedAsync(() => settle(state, ledgerMove(state, key.event)));
+      await guardedAsync(() => settle(state, ledgerMove(state, key.event), undefined, true));
     }
   }
 }
@@ -112,7 +112,7 @@ async function settleFailed<T>(
   if (key.settled) return undefined;
   key.settled = true;
   try {
-    await settle(state, ledgerMove(state, key.event));
+    await settle(state, ledgerMove(state, key.event), undefined, true);
     return undefined;
   } catch (error) {
     return (await storeTrouble<T>(state, error, certainty)) as CallOutcome<T>;
@@ -189,7 +189,7 @@ async function resolveClassified<T>(
         // The write is known done; if the store cannot record it, the entry stays pending
         // (uncertain after its lease): a repeat is refused, never re-run.
         await guardedAsync(() =>
-          settle(state, ledgerMove(state, "verified_present"), verdict.result),
+          settle(state, ledgerMove(state, "verified_present"), verdict.result, true),
         );
       }
       // The verified write is a success: the next identical call is a new logical call.
