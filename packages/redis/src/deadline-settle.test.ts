@@ -40,3 +40,149 @@ describe.runIf(available)("issue 26.7: a write cut by the run's deadline, on Red
     expect((await store?.entry(key as string))?.state).toBe("uncertain");
   });
 });
+
+describe.runIf(available)(
+  "a failed attempt's one settle after the deadline passed, on RedisStore",
+  () => {
+    const store = available
+      ? createRedisStore({ url: redis.url as string, prefix: `governor-test:${randomUUID()}:` })
+      : undefined;
+    afterAll(async () => {
+      await store?.close();
+    });
+
+    it("a refusal the host's hook held past the deadline is recorded failed, not store trouble", async () => {
+      const hosts: string[] = [];
+      const inner = store as RedisStore;
+      // A store a few ms away: its settle answers after the deadline's time left (none).
+      const distant = new Proxy(inner, {
+        get(target, name) {
+          if (name === "settle") {
+            return async (...args: Parameters<RedisStore["settle"]>) => {
+              await new Promise((resolve) => setTimeout(resolve, 20));
+              return target.settle(...args);
+            };
+          }
+          const value: unknown = Reflect.get(target, name, target);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      const governor = createGovernor(
+        { tools: { charge: { effect: "mutating" } }, budgets: { wallTimeMs: 200 } },
+        {
+          store: distant,
+          metrics: false,
+          storeTimeoutMs: 2_000,
+          // The host looks into the failure until after the deadline.
+          onHostError: async (error) => {
+            hosts.push(error.reason);
+            if (hosts.length === 1) await new Promise((resolve) => setTimeout(resolve, 400));
+          },
+        },
+      );
+      let key: string | undefined;
+      const outcome = await governor
+        .startRun()
+        .call({ tool: "charge", args: { amount: 5 } }, async (ctx) => {
+          key = ctx.idempotencyKey;
+          // Refused before anything ran (JSON-RPC "method not found"): the host's to handle.
+          throw Object.assign(new Error("Method not found"), { code: -32601 });
+        })
+        .catch((error: unknown) => error);
+      expect(outcome).toMatchObject({ kind: "stop", reason: "protocol_error" });
+      expect(hosts).toEqual(["protocol_error"]);
+      expect((await store?.entry(key as string))?.state).toBe("failed");
+    });
+  },
+);
+
+describe.runIf(available)(
+  "a failed write's key settled once, when its verify step answered, on RedisStore",
+  () => {
+    const store = available
+      ? createRedisStore({ url: redis.url as string, prefix: `governor-test:${randomUUID()}:` })
+      : undefined;
+    afterAll(async () => {
+      await store?.close();
+    });
+
+    /** The store, its settles listed (`gk_…`: a call's key; `gd_…`: its content's entry). */
+    function counted(inner: RedisStore) {
+      const settles: [key: string, to: string][] = [];
+      const wrapped = new Proxy(inner, {
+        get(target, name) {
+          if (name === "settle") {
+            return (...args: Parameters<RedisStore["settle"]>) => {
+              settles.push([args[0], args[1]]);
+              return target.settle(...args);
+            };
+          }
+          const value: unknown = Reflect.get(target, name, target);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      const byKey = () => {
+        const moves = new Map<string, string[]>();
+        for (const [k, to] of settles) moves.set(k, [...(moves.get(k) ?? []), to]);
+        return [...moves.entries()].map(([k, to]) => [k.slice(0, 3), to]);
+      };
+      return { wrapped, byKey };
+    }
+
+    const lost = () => Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+    const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
+
+    it.each([
+      ["absent: freed once, then the retry's success", "absent"],
+      ["present: succeeded once, with its result", "present"],
+    ] as const)(
+      "the verify step found the write %s (was: uncertain, then again)",
+      async (_name, effect) => {
+        const s = counted(store as RedisStore);
+        const governor = createGovernor(
+          {
+            tools: {
+              charge: {
+                effect: "mutating",
+                idempotency: { verify: true },
+                retry: { attempts: 2, baseDelayMs: 1 },
+              },
+            },
+          },
+          {
+            store: s.wrapped,
+            metrics: false,
+            verify: {
+              charge: () =>
+                effect === "absent" ? { effect } : { effect, result: ok("charged (verified)") },
+            },
+          },
+        );
+        const keys: (string | undefined)[] = [];
+        const outcome = await governor
+          .startRun()
+          .call({ tool: "charge", args: { amount: randomUUID() } }, async (ctx) => {
+            keys.push(ctx.idempotencyKey);
+            if (keys.length === 1) throw lost();
+            return ok("charged");
+          });
+        const key = keys[0] as string;
+        if (effect === "absent") {
+          expect(outcome).toMatchObject({ kind: "ok", attempts: 2, replayed: false });
+          expect(keys).toEqual([key, key]);
+          expect(s.byKey()).toEqual([
+            ["gd_", ["failed", "failed"]],
+            ["gk_", ["failed", "succeeded"]],
+          ]);
+        } else {
+          expect(outcome).toMatchObject({ kind: "ok", replayed: true });
+          expect(s.byKey()).toEqual([
+            ["gd_", ["failed"]],
+            ["gk_", ["succeeded"]],
+          ]);
+        }
+        expect((await store?.entry(key))?.state).toBe("succeeded");
+      },
+    );
+  },
+);

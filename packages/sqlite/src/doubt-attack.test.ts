@@ -65,3 +65,67 @@ describe.runIf(available)("writes in doubt on SQLite", () => {
     expect(sent).toBe(2);
   });
 });
+
+describe.runIf(available)(
+  "a failed write's key settled once, when its verify step answered, on SQLite",
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "governor-sqlite-settle-"));
+    const store = available ? createSqliteStore({ path: join(dir, "ledger.db") }) : undefined;
+    afterAll(() => {
+      store?.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("the verify step found no effect: freed once, then the retry's success (was: uncertain, then failed)", async () => {
+      const inner = store as SqliteStore;
+      const settles: [key: string, to: string][] = [];
+      const counted = new Proxy(inner, {
+        get(target, name) {
+          if (name === "settle") {
+            return (...args: Parameters<SqliteStore["settle"]>) => {
+              settles.push([args[0].slice(0, 3), args[1]]);
+              return target.settle(...args);
+            };
+          }
+          const value: unknown = Reflect.get(target, name, target);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      const governor = createGovernor(
+        {
+          tools: {
+            charge: {
+              effect: "mutating",
+              idempotency: { verify: true },
+              retry: { attempts: 2, baseDelayMs: 1 },
+            },
+          },
+        },
+        {
+          metrics: false,
+          random: () => 0,
+          store: counted,
+          verify: { charge: () => ({ effect: "absent" }) },
+        },
+      );
+      const keys: (string | undefined)[] = [];
+      const outcome = await governor
+        .startRun()
+        .call({ tool: "charge", args: { amount: 5 } }, async (ctx) => {
+          keys.push(ctx.idempotencyKey);
+          if (keys.length === 1) throw reset();
+          return ok("charged");
+        });
+      expect(outcome).toMatchObject({ kind: "ok", attempts: 2, replayed: false });
+      expect(keys[1]).toBe(keys[0]);
+      // Per attempt, its content's entry then its key: one settle each.
+      expect(settles).toEqual([
+        ["gd_", "failed"],
+        ["gk_", "failed"],
+        ["gd_", "failed"],
+        ["gk_", "succeeded"],
+      ]);
+      expect(inner.entry(keys[0] as string)?.state).toBe("succeeded");
+    });
+  },
+);

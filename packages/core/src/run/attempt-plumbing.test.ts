@@ -105,6 +105,53 @@ describe("the attempt's shared plumbing", () => {
     // Read after the attempt ended, the signal is already aborted.
     expect(a.signal.aborted).toBe(true);
   });
+  it("hands the executor only the public AttemptContext: no way to reach the attempt's internals", async () => {
+    /** Every property name reachable on `o`, its own and its prototypes' (Object's left out). */
+    const reachable = (o: object) => {
+      const names = new Set<string>();
+      for (
+        let p: object | null = o;
+        p !== null && p !== Object.prototype;
+        p = Object.getPrototypeOf(p)
+      ) {
+        for (const k of Reflect.ownKeys(p)) names.add(String(k));
+      }
+      return [...names].sort();
+    };
+    const contexts: AttemptContext[] = [];
+    const run = gov().startRun();
+    const answered = await run.call({ tool: "t", args: { n: 1 } }, async (ctx) => {
+      contexts.push(ctx);
+      // An executor that tries to answer for the attempt, or cut it, finds nothing to call.
+      const inside = ctx as unknown as Record<string, unknown>;
+      for (const name of ["answered", "cut", "resumeWith", "send", "thrown", "value"]) {
+        expect(inside[name]).toBeUndefined();
+      }
+      return ok("real");
+    });
+    expect(answered).toMatchObject({ kind: "ok", value: ok("real") });
+    const ctx = contexts[0] as AttemptContext;
+    expect(reachable(ctx)).toEqual(
+      [
+        "args",
+        "attempt",
+        "beforeSending",
+        "constructor",
+        "idempotencyKey",
+        "meta",
+        "onAbort",
+        "remainingMs",
+        "signal",
+      ].sort(),
+    );
+    // Nor through its class.
+    expect(Reflect.ownKeys(ctx.constructor).map(String).sort()).toEqual([
+      "length",
+      "name",
+      "prototype",
+    ]);
+  });
+
   it("a promise with a `then` of its own cannot answer twice, nor answer a later attempt through a reused watch", async () => {
     const g = gov();
     const run = g.startRun();

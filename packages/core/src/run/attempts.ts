@@ -66,9 +66,7 @@ function send(state: CallState): Promise<undefined> | Waiting {
     state.sent = { thrown: true, value: cutBy.reason, deadlineHit: false };
     return Promise.resolve(undefined);
   }
-  return new Attempt(state, state.attempts, state.remainingMs).send(
-    state.execute as Executor<unknown>,
-  );
+  return new Attempt(state).send(state.execute as Executor<unknown>);
 }
 
 /**
@@ -243,17 +241,60 @@ interface Aborting {
 }
 
 /**
- * What an executor receives, and the attempt in flight. Its signal is made on first read: an
- * executor that never reads it (a plain function, or an adapter told through `onAbort`) costs no
- * AbortController. The key, the arguments and `_meta` are the call's, the same for each attempt.
+ * What an executor receives: the public `AttemptContext` and nothing more. The attempt's own
+ * workings (its answer, its cut, the steps after it) stay on its `Attempt`, held in a private
+ * field: an executor can neither read them nor answer or cut the attempt itself. Its signal is
+ * made on first read: an executor that never reads it (a plain function, or an adapter told
+ * through `onAbort`) costs no AbortController. The key, the arguments and `_meta` are the call's,
+ * the same for each attempt.
  */
-class Attempt implements AttemptContext, Sent, Waiting, LiveAttempt, WatchedAttempt {
+class Context implements AttemptContext {
+  readonly #inner: Attempt;
+
+  constructor(
+    inner: Attempt,
+    readonly attempt: number,
+    readonly remainingMs: number,
+  ) {
+    this.#inner = inner;
+  }
+
+  get idempotencyKey(): string | undefined {
+    return this.#inner.state.key;
+  }
+
+  get args(): Readonly<Record<string, unknown>> {
+    return this.#inner.state.args;
+  }
+
+  get meta(): Readonly<Record<string, unknown>> {
+    return this.#inner.state.meta;
+  }
+
+  get signal(): AbortSignal {
+    return this.#inner.signal();
+  }
+
+  onAbort(listener: (reason: unknown) => void): void {
+    this.#inner.onAbort(listener);
+  }
+
+  beforeSending<R>(wait: Promise<R>): Promise<R> {
+    return this.#inner.beforeSending(wait);
+  }
+}
+
+/**
+ * The attempt in flight, as the flow, the run's guard and the call's own signal see it; its
+ * executor sees only its `Context`.
+ */
+class Attempt implements Sent, Waiting, LiveAttempt, WatchedAttempt {
   #abort: Aborting | undefined = undefined;
   /** What the attempt came to, once it ended (`Sent`: read by the steps after it). */
   #thrown = false;
   #value: unknown = undefined;
   #deadlineHit = false;
-  readonly #state: CallState;
+  readonly state: CallState;
   /**
    * Settles the attempt's promise with what the steps after it come to; undefined once the
    * attempt ended (or before it was sent).
@@ -266,16 +307,8 @@ class Attempt implements AttemptContext, Sent, Waiting, LiveAttempt, WatchedAtte
   /** Waits before sending in progress (`beforeSending`): cut now, the attempt left nothing. */
   #unsent = 0;
 
-  constructor(
-    state: CallState,
-    readonly attempt: number,
-    readonly remainingMs: number,
-  ) {
-    this.#state = state;
-  }
-
-  get idempotencyKey(): string | undefined {
-    return this.#state.key;
+  constructor(state: CallState) {
+    this.state = state;
   }
 
   get thrown(): boolean {
@@ -290,14 +323,7 @@ class Attempt implements AttemptContext, Sent, Waiting, LiveAttempt, WatchedAtte
     return this.#deadlineHit;
   }
 
-  get args(): Readonly<Record<string, unknown>> {
-    return this.#state.args;
-  }
-
-  get meta(): Readonly<Record<string, unknown>> {
-    return this.#state.meta;
-  }
-
+  /** `AttemptContext.onAbort`. */
   onAbort(listener: (reason: unknown) => void): void {
     const a = this.#abort;
     if (a?.stopped) listener(a.stopped.reason);
@@ -308,6 +334,7 @@ class Attempt implements AttemptContext, Sent, Waiting, LiveAttempt, WatchedAtte
     else a.listeners.push(listener);
   }
 
+  /** `AttemptContext.beforeSending`. */
   beforeSending<R>(wait: Promise<R>): Promise<R> {
     this.#unsent += 1;
     return Promise.resolve(wait).finally(() => {
@@ -315,7 +342,8 @@ class Attempt implements AttemptContext, Sent, Waiting, LiveAttempt, WatchedAtte
     });
   }
 
-  get signal(): AbortSignal {
+  /** `AttemptContext.signal`. */
+  signal(): AbortSignal {
     if (this.#end === undefined) return AbortSignal.abort();
     this.#abort ??= { controller: undefined, stopped: undefined, listeners: undefined };
     const a = this.#abort;
@@ -329,7 +357,7 @@ class Attempt implements AttemptContext, Sent, Waiting, LiveAttempt, WatchedAtte
    * own signal even if the executor is not: the attempt ends at its answer or its cut, first.
    */
   send(execute: Executor<unknown>): Waiting {
-    const state = this.#state;
+    const { state } = this;
     const { guard } = state.run;
     this.#ended = new Promise<StepAnswer>((resolve) => {
       this.#end = resolve;
@@ -339,7 +367,7 @@ class Attempt implements AttemptContext, Sent, Waiting, LiveAttempt, WatchedAtte
     guard.enter(this);
     let running: Promise<unknown>;
     try {
-      running = Promise.resolve(execute(this));
+      running = Promise.resolve(execute(new Context(this, state.attempts, state.remainingMs)));
     } catch (thrown) {
       this.#finish(true, thrown, false, false);
       return this;
@@ -363,7 +391,7 @@ class Attempt implements AttemptContext, Sent, Waiting, LiveAttempt, WatchedAtte
   /** Cuts the attempt: its signal aborts with `reason`, its abort listeners are called. */
   cut(reason: unknown, deadlineHit: boolean): void {
     if (this.#end === undefined) return;
-    if (this.#unsent > 0) this.#state.cutUnsent = true;
+    if (this.#unsent > 0) this.state.cutUnsent = true;
     this.#abort ??= { controller: undefined, stopped: undefined, listeners: undefined };
     const a = this.#abort;
     a.stopped = { reason };
@@ -392,7 +420,7 @@ class Attempt implements AttemptContext, Sent, Waiting, LiveAttempt, WatchedAtte
     this.#end = undefined;
     // The attempt ended: its abort listeners are dropped, never called.
     if (this.#abort !== undefined) this.#abort.listeners = undefined;
-    const state = this.#state;
+    const state = this.state;
     state.run.guard.leave(this);
     if (state.live === this) state.live = undefined;
     this.#thrown = thrown;
@@ -409,7 +437,7 @@ class Attempt implements AttemptContext, Sent, Waiting, LiveAttempt, WatchedAtte
    */
   #land(end: (answer: MaybePromise<StepAnswer>) => void): void {
     try {
-      end(runSteps(this.#state, this.#steps, this.#next));
+      end(runSteps(this.state, this.#steps, this.#next));
     } catch (error) {
       end(Promise.reject(error));
     }

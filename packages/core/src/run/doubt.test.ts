@@ -27,6 +27,11 @@ const gov = (options: GovernorOptions = {}, honorsKeys = false) =>
     },
     { metrics: false, random: () => 0, ...options },
   );
+/** Waits (real time, a few ms at a time) until `done()` holds. */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(done()).toBe(true);
+}
 const keyOf = (o: CallOutcome<unknown>) => (o.kind === "stop" ? o.idempotencyKey : undefined);
 
 describe("issue 26.1: the same write under a new tool-call id", () => {
@@ -120,6 +125,64 @@ describe("issue 26.1: the same write under a new tool-call id", () => {
     answer();
     expect(await first).toMatchObject({ kind: "ok" });
     expect(sent).toBe(1);
+  });
+
+  it("while a failed write is judged (its verify step looking), an identical write is refused as in progress; once the verify step found nothing, it is sent", async () => {
+    const store = createMemoryStore();
+    let looked = () => {};
+    let verifies = 0;
+    const governor = createGovernor(
+      {
+        tools: {
+          charge: { effect: "mutating", idempotency: { verify: true }, retry: { attempts: 1 } },
+        },
+      },
+      {
+        metrics: false,
+        random: () => 0,
+        store,
+        verify: {
+          charge: async () => {
+            verifies += 1;
+            await new Promise<void>((resolve) => {
+              looked = resolve;
+            });
+            return { effect: "absent" };
+          },
+        },
+      },
+    );
+    const run = governor.startRun({ idempotencyScope: "job" });
+    const sent: string[] = [];
+    const first = run.call({ tool: "charge", args: { amount: 5 }, callId: "x" }, async () => {
+      sent.push("x");
+      throw reset();
+    });
+    await until(() => verifies === 1);
+    // The first write's key and content entry are settled once, after its verify step: until
+    // then it is in flight, and an identical write is not sent.
+    const during = await run.call(
+      { tool: "charge", args: { amount: 5 }, callId: "y" },
+      async () => {
+        sent.push("y");
+        return ok("paid");
+      },
+    );
+    expect(during).toMatchObject({ kind: "model", reason: "conflict" });
+    looked();
+    // No effect found and no retry left: the call stops (its run with it), its entries freed, so
+    // the same write in the scope's next run is sent.
+    expect(await first).toMatchObject({ kind: "stop", reason: "retries_exhausted" });
+    const next = governor.startRun({ idempotencyScope: "job" });
+    const after = await next.call(
+      { tool: "charge", args: { amount: 5 }, callId: "z" },
+      async () => {
+        sent.push("z");
+        return ok("paid");
+      },
+    );
+    expect(after).toMatchObject({ kind: "ok", replayed: false });
+    expect(sent).toEqual(["x", "z"]);
   });
 
   it("a retry of the same logical call with its key is not refused by its own entry", async () => {

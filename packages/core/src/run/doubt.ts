@@ -94,11 +94,13 @@ function afterDoubtClaim(state: CallState, claim: ClaimResult, now: number): Dou
 /**
  * Mirrors a settle of the call's key onto its content entry, before the key's own settle: a store
  * that fails between the two leaves the key pending (in doubt after its lease), never the
- * content entry freed while its key is in doubt unless the write's outcome is known.
+ * content entry freed while its key is in doubt unless the write's outcome is known. `record`: as
+ * the key's settle (ledger.ts `settle`).
  */
 export function settleDoubt(
   state: CallState,
   to: "succeeded" | "failed" | "uncertain",
+  record = false,
 ): MaybePromise<void> {
   const argsHash = state.argsHash as string;
   const mirror = to === "uncertain" ? "uncertain" : "failed";
@@ -106,7 +108,7 @@ export function settleDoubt(
   const now = state.run.core.now();
   const options: SettleOptions =
     doubtClaimedAt === undefined ? { now } : { now, claimedAt: doubtClaimedAt };
-  const op = mirror === "uncertain" ? recordOp : storeOp;
+  const op = mirror === "uncertain" || record ? recordOp : storeOp;
   const written = op(state, "a ledger settle", (s) =>
     s.run.core.store.settle(doubtKeyOf(argsHash), mirror, options),
   );

@@ -1,6 +1,7 @@
 // A failed attempt resolved (docs/architecture.md §1, "judge" and "settle or retry"): its failure
-// judged, its key settled, the breaker, the host and the verify step told or asked, then the
-// decision taken and spent in one synchronous step, and what it comes to: a retry or an outcome.
+// judged, the breaker, the host and the verify step told or asked, the decision taken and spent in
+// one synchronous step, its key settled once (the verify step's answer folded in), and what it
+// comes to: a retry or an outcome.
 import { HostError } from "../errors.ts";
 import { type Classification, classify } from "../judge/classify.ts";
 import { type Decision, safeToRepeat } from "../judge/decide.ts";
@@ -14,7 +15,7 @@ import { fingerprintOf } from "../judge/fingerprint.ts";
 import { learningScopeOf } from "../judge/learned.ts";
 import { composeMessage } from "../judge/message.ts";
 import { breakerCounts } from "../reasons.ts";
-import type { Reason } from "../types.ts";
+import type { Certainty, Reason } from "../types.ts";
 import { updateBreaker } from "./breaker-steps.ts";
 import {
   type CallState,
@@ -28,7 +29,7 @@ import { commit, decideNow } from "./decisions.ts";
 import { doubtKeyOf } from "./doubt.ts";
 import { emitCall, record } from "./events.ts";
 import type { HostResolution, VerifyResult } from "./hooks.ts";
-import { ledgerMove, settle } from "./ledger.ts";
+import { type LedgerEvent, ledgerMove, settle } from "./ledger.ts";
 import { type LearnedCounts, OutcomeTracker, type StoreGuard } from "./outcome-tracker.ts";
 import { endedOutcome, modelResult, plainStop, stopOutcome } from "./outcomes.ts";
 import {
@@ -50,37 +51,88 @@ export type Verdict<T> =
   | { readonly retryInMs?: undefined; readonly outcome: CallOutcome<T> };
 
 /**
- * Resolves a failed attempt: judges it (classify, fingerprint), settles its key in the ledger,
- * tells the breaker, asks the host and the verify step when they have a say, reads what was
- * learned, then decides and spends the budgets in one synchronous step (parallel calls of the run
- * can never overshoot a budget or miss a repeat), and returns a retry or the call's outcome. A
- * failure only the host can handle, with no `onHostError` hook, is thrown as a `HostError`.
+ * Resolves a failed attempt: judges it (classify, fingerprint), tells the breaker, asks the host
+ * and the verify step when they have a say, reads what was learned, then decides and spends the
+ * budgets in one synchronous step (parallel calls of the run can never overshoot a budget or miss
+ * a repeat), settles its key once, and returns a retry or the call's outcome. A failure only the
+ * host can handle, with no `onHostError` hook, is thrown as a `HostError`, its key settled first.
  */
 export async function resolveFailure<T>(state: CallState, sent: Sent): Promise<Verdict<T>> {
   const failure = failureOf(state, sent);
   const classified = classify(failure, state.tool, state.call);
   // An earlier attempt may have written: so may the call, whatever this attempt came to.
-  let c: Classification =
+  const c: Classification =
     state.uncertain && classified.certainty !== "unknown"
       ? { ...classified, certainty: "unknown" as const }
       : classified;
   const print = fingerprintOf(state.call.tool, failure.channel, failure.code, failure.text);
-  const r = state.run;
 
-  // The ledger: what this attempt's failure says of the write (ledger.ts `ledgerMove`).
-  if (state.key !== undefined) {
-    if (c.certainty === "unknown") state.uncertain = true;
-    const to = ledgerMove(
-      state,
-      c.certainty === "unknown" ? "unknown" : c.certainty === "not_sent" ? "not_sent" : "refused",
-    );
-    try {
-      await settle(state, to);
-    } catch (error) {
-      // Unrecorded, the entry stays pending and then counts as uncertain: nothing is retried.
-      return { outcome: (await storeTrouble<T>(state, error, c.certainty)) as CallOutcome<T> };
+  // The ledger: what this attempt's failure says of the write (ledger.ts `ledgerMove`), settled
+  // once, when what the attempt comes to is known (`settleFailed`); the verify step's answer, if
+  // asked, replaces it. Until then the key stays claimed: a pending entry, never taken over.
+  const key: FailedKey = { event: failedEvent(c), settled: state.key === undefined };
+  if (state.key !== undefined && c.certainty === "unknown") state.uncertain = true;
+  try {
+    return await resolveClassified<T>(state, sent, failure, c, print, key);
+  } finally {
+    // However the judging ended (a throw included: the host's error, a hook's, a store's), the key
+    // is not left claimed. Unrecorded (the store failed), it stays pending and then counts as
+    // uncertain: nothing is retried.
+    if (!key.settled) {
+      key.settled = true;
+      await guardedAsync(() => settle(state, ledgerMove(state, key.event), undefined, true));
     }
   }
+}
+
+/** A failed attempt's key: the ledger event its one settle records, and whether it was made. */
+interface FailedKey {
+  event: LedgerEvent;
+  settled: boolean;
+}
+
+/** The ledger event a judged failure is, before any verify step. */
+function failedEvent(c: Classification): LedgerEvent {
+  return c.certainty === "unknown"
+    ? "unknown"
+    : c.certainty === "not_sent"
+      ? "not_sent"
+      : "refused";
+}
+
+/**
+ * The failed attempt's one settle, as `key.event` says. A store that fails comes to the call's
+ * outcome (store-steps.ts `storeTrouble`, `certainty` what the attempt came to): nothing is retried.
+ */
+async function settleFailed<T>(
+  state: CallState,
+  key: FailedKey,
+  certainty: Certainty,
+): Promise<CallOutcome<T> | undefined> {
+  if (key.settled) return undefined;
+  key.settled = true;
+  try {
+    await settle(state, ledgerMove(state, key.event), undefined, true);
+    return undefined;
+  } catch (error) {
+    return (await storeTrouble<T>(state, error, certainty)) as CallOutcome<T>;
+  }
+}
+
+/**
+ * The judging of a failed attempt after its classification: the breaker, the host, the verify
+ * step, the decision, and the key's one settle once the decision is known.
+ */
+async function resolveClassified<T>(
+  state: CallState,
+  sent: Sent,
+  failure: Failure,
+  classified: Classification,
+  print: string,
+  key: FailedKey,
+): Promise<Verdict<T>> {
+  let c = classified;
+  const r = state.run;
 
   // The breaker counts failures of the dependency.
   if (breakerCounts(c.action, c.reason)) {
@@ -104,6 +156,8 @@ export async function resolveFailure<T>(state: CallState, sent: Sent): Promise<V
     });
     const hook = r.core.options.onHostError;
     if (!hook) {
+      const trouble = await settleFailed<T>(state, key, c.certainty);
+      if (trouble !== undefined) return { outcome: trouble };
       r.budgets.take("failures");
       const d: Decision = { action: "host", reason: c.reason, certainty: c.certainty };
       record(state, failure, c, d, print);
@@ -130,11 +184,12 @@ export async function resolveFailure<T>(state: CallState, sent: Sent): Promise<V
   if (!r.observeOnly && state.verified === undefined && uncertainMutation(state, c, print)) {
     const verdict = (await runVerify(state)) as VerifyResult | undefined;
     if (verdict?.effect === "present") {
-      if (state.key !== undefined) {
+      if (!key.settled) {
+        key.settled = true;
         // The write is known done; if the store cannot record it, the entry stays pending
         // (uncertain after its lease): a repeat is refused, never re-run.
         await guardedAsync(() =>
-          settle(state, ledgerMove(state, "verified_present"), verdict.result),
+          settle(state, ledgerMove(state, "verified_present"), verdict.result, true),
         );
       }
       // The verified write is a success: the next identical call is a new logical call.
@@ -151,24 +206,22 @@ export async function resolveFailure<T>(state: CallState, sent: Sent): Promise<V
     }
     if (verdict) state.verified = verdict.effect;
     if (verdict?.effect === "absent") {
-      // No effect: no attempt so far wrote.
+      // No effect: no attempt so far wrote. The key's one settle frees it.
       state.uncertain = false;
-      if (state.key !== undefined) {
-        try {
-          await settle(state, ledgerMove(state, "verified_absent"));
-        } catch (error) {
-          // The verify step found no effect: the write did not happen, whatever this attempt said.
-          return { outcome: (await storeTrouble<T>(state, error, "failed")) as CallOutcome<T> };
-        }
-      }
+      key.event = "verified_absent";
     }
   }
+  // A store that fails on the settle after a verify step found no effect: the write did not
+  // happen, whatever this attempt said.
+  const certainty: Certainty = key.event === "verified_absent" ? "failed" : c.certainty;
 
   // A parallel call may have ended the run meanwhile: its reason stands.
   if (r.ended && !r.observeOnly) {
     const d = plainStop(
       summary(r).reason === "completed" ? "aborted" : (summary(r).reason as Reason),
     );
+    const trouble = await settleFailed<T>(state, key, certainty);
+    if (trouble !== undefined) return { outcome: trouble };
     record(state, failure, c, { ...d, certainty: c.certainty }, print);
     return { outcome: endedOutcome<T>(state) };
   }
@@ -189,8 +242,9 @@ export async function resolveFailure<T>(state: CallState, sent: Sent): Promise<V
   // The decision and the budgets it spends, in one synchronous step; a retry also asks the
   // server's shared retry budget (a store that cannot answer grants none).
   let d = commit(state, c, print);
+  /** The server's answer to a retry's take, when one was asked. */
+  let granted: boolean | undefined;
   if (d.action === "retry_dependency" && !r.observeOnly) {
-    let granted: boolean;
     try {
       granted = (await storeOp(state, "a retry-budget take", () =>
         r.core.takeRetry(state.call.server),
@@ -203,10 +257,15 @@ export async function resolveFailure<T>(state: CallState, sent: Sent): Promise<V
       r.budgets.refund("failures");
       d = commit(state, c, print, true);
     }
-    record(state, failure, c, d, print, true, true, !granted);
-  } else {
-    record(state, failure, c, d, print);
   }
+
+  // The decision is known: the key's one settle. A store that fails ends the call as store trouble
+  // (the run stops, so what the decision spent of its budgets no longer matters).
+  const trouble = await settleFailed<T>(state, key, certainty);
+  if (trouble !== undefined) return { outcome: trouble };
+
+  if (granted === undefined) record(state, failure, c, d, print);
+  else record(state, failure, c, d, print, true, true, !granted);
 
   // What followed earlier decisions, and what this one awaits (observe-only enforces nothing).
   if (!r.observeOnly && r.learning !== undefined) {

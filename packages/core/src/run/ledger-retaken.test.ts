@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createMemoryStore } from "../store/memory-store.ts";
+import { createMemoryStore, type MemoryStore } from "../store/memory-store.ts";
 import type { ClaimOptions, Store } from "../store/store.ts";
 import { createGovernor } from "./governor.ts";
 import { laterClaims, memoryStoreWith } from "./store-doubles.support.ts";
@@ -269,43 +269,49 @@ describe("a call not sent because another call's write ended the run", () => {
 });
 
 describe("a retry after a verify step found no effect", () => {
-  it("does not take over an identical call's write in doubt: its verify did not see that write", async () => {
-    const memory = createMemoryStore();
-    let startSecond = () => {};
-    // As the first call's key is freed (its verify found no effect), an identical second call
-    // starts: it claims the freed key, is sent, and its answer is lost too.
+  /**
+   * A first call's attempt is lost; its verify step finds no effect, and its key is freed when the
+   * retry is decided. As the key's own settle is made, `onFreed` runs (an identical call starts).
+   */
+  function freedKeyStore(memory: MemoryStore, onFreed: () => void): Store {
     const settle: Store["settle"] = (k, st, o) => {
       memory.settle(k, st, o);
       // The key's own settle (its content's entry, doubt.ts, is settled just before it).
-      if (st === "failed" && k.startsWith("gk_")) startSecond();
+      if (st === "failed" && k.startsWith("gk_")) onFreed();
     };
-    const store = memoryStoreWith({ settle }, memory, { release: true });
+    return memoryStoreWith({ settle }, memory, { release: true });
+  }
+
+  const payVerified = {
+    tools: {
+      pay: {
+        effect: "mutating" as const,
+        idempotency: { verify: true },
+        retry: { attempts: 2, baseDelayMs: 40 },
+      },
+    },
+  };
+
+  it("an identical call of the same run that claimed the freed key holds it until its own verify step answered: the retry is refused as in progress", async () => {
+    const memory = createMemoryStore();
+    let startSecond = () => {};
+    // The second call claims the freed key, is sent, and its answer is lost too.
+    const store = freedKeyStore(memory, () => startSecond());
     let verifies = 0;
-    const governor = createGovernor(
-      {
-        tools: {
-          pay: {
-            effect: "mutating",
-            idempotency: { verify: true },
-            retry: { attempts: 2, baseDelayMs: 40 },
-          },
+    const governor = createGovernor(payVerified, {
+      metrics: false,
+      random: () => 0.999,
+      store,
+      verify: {
+        pay: async () => {
+          verifies += 1;
+          if (verifies === 1) return { effect: "absent" };
+          // The second call's write is found later: it happened.
+          await new Promise((resolve) => setTimeout(resolve, 150));
+          return { effect: "present", result: ok("paid") };
         },
       },
-      {
-        metrics: false,
-        random: () => 0.999,
-        store,
-        verify: {
-          pay: async () => {
-            verifies += 1;
-            if (verifies === 1) return { effect: "absent" };
-            // The second call's write is found later: it happened.
-            await new Promise((resolve) => setTimeout(resolve, 150));
-            return { effect: "present", result: ok("paid") };
-          },
-        },
-      },
-    );
+    });
     const run = governor.startRun();
     const sent: string[] = [];
     let second: Promise<CallOutcome<unknown>> | undefined;
@@ -321,15 +327,59 @@ describe("a retry after a verify step found no effect", () => {
       if (sent.length === 1) throw timeout();
       return ok("paid");
     });
-    // The second call's write stays in doubt (the first call's stop ended the run, and with it
-    // the second's verify step), named for a person to check.
+    // The second call's key is settled once, when its verify step answered: until then it is in
+    // flight, and the first call's retry (40 ms later) is refused as such, never sent.
+    expect(first).toMatchObject({ kind: "model", reason: "conflict" });
+    expect(text(first)).toMatch(/identical call is still in progress/);
+    const found = await (second as Promise<CallOutcome<unknown>>);
+    expect(found).toMatchObject({ kind: "ok", replayed: true, value: ok("paid") });
+    // Was ["first", "second", "first"]: the first call's retry took over the second call's key
+    // in doubt and paid again, although the second call's payment had gone through.
+    expect(sent).toEqual(["first", "second"]);
+  });
+
+  it("does not take over an identical call's write in doubt: its verify did not see that write", async () => {
+    const memory = createMemoryStore();
+    let startSecond = () => {};
+    // The second call (another run of the scope, the same callId: the same key) claims the freed
+    // key, is sent, its answer is lost too and its verify step cannot tell: it stops, its key in
+    // doubt, before the first call's retry claims it.
+    const store = freedKeyStore(memory, () => startSecond());
+    let verifies = 0;
+    const governor = createGovernor(payVerified, {
+      metrics: false,
+      random: () => 0.999,
+      store,
+      verify: {
+        pay: async () => {
+          verifies += 1;
+          return { effect: verifies === 1 ? "absent" : "unknown" };
+        },
+      },
+    });
+    const sent: string[] = [];
+    let second: Promise<CallOutcome<unknown>> | undefined;
+    startSecond = () => {
+      startSecond = () => {};
+      const other = governor.startRun({ idempotencyScope: "job" });
+      second = other.call({ tool: "pay", args: { amount: 1 }, callId: "c1" }, async () => {
+        sent.push("second");
+        throw timeout();
+      });
+    };
+    const run = governor.startRun({ idempotencyScope: "job" });
+    const first = await run.call({ tool: "pay", args: { amount: 1 }, callId: "c1" }, async () => {
+      sent.push("first");
+      if (sent.length === 1) throw timeout();
+      return ok("paid");
+    });
     const doubt = await (second as Promise<CallOutcome<unknown>>);
     expect(doubt).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
     const key = doubt.kind === "stop" ? doubt.idempotencyKey : undefined;
     expect(key).toMatch(/./);
     expect(memory.entry(key as string)?.state).toBe("uncertain");
-    // Was ["first", "second", "first"]: the first call's retry took over the second call's key
-    // in doubt and paid again, although the second call's payment had gone through.
+    // Were the retry to take over the key in doubt, the first call would pay again although the
+    // second call's payment may have gone through.
     expect(sent).toEqual(["first", "second"]);
     expect(first).toMatchObject({
       kind: "stop",

@@ -89,14 +89,22 @@ function countCall(state: CallState): MaybePromise<unknown> {
  * Settles the call's key; a result the store cannot keep (not JSON) is dropped, the state is not.
  * A store that fails throws a `store_error`: the entry stays pending, and a pending entry whose
  * lease has passed counts as uncertain (fail closed). The write's entry in the index of writes in
- * doubt is settled first (see doubt.ts).
+ * doubt is settled first (see doubt.ts). `record`: the settle records an attempt already over
+ * (a failed attempt's, made after the waits that judged it), so it is bounded by the store
+ * timeout alone, as a settle to `uncertain` always is (store-steps.ts `recordOp`): a deadline or
+ * an abort that came meanwhile must not leave it unwritten.
  */
-export function settle(state: CallState, to: SettledAs, result?: unknown): MaybePromise<void> {
+export function settle(
+  state: CallState,
+  to: SettledAs,
+  result?: unknown,
+  record = false,
+): MaybePromise<void> {
   if (state.doubtHeld) {
-    const mirrored = settleDoubt(state, to);
-    if (isThenable(mirrored)) return settleAfter(mirrored, state, to, result);
+    const mirrored = settleDoubt(state, to, record);
+    if (isThenable(mirrored)) return settleAfter(mirrored, state, to, result, record);
   }
-  return writeSettle(state, to, result);
+  return writeSettle(state, to, result, record);
 }
 
 /** The key's own settle once its write's entry was settled (apart: its closure). */
@@ -105,8 +113,9 @@ function settleAfter(
   state: CallState,
   to: SettledAs,
   result: unknown,
+  record: boolean,
 ): Promise<void> {
-  return mirrored.then(() => writeSettle(state, to, result));
+  return mirrored.then(() => writeSettle(state, to, result, record));
 }
 
 /**
@@ -116,15 +125,20 @@ function settleAfter(
  * error's class, and a result that is not JSON is dropped. Were the state not written, the key
  * would stay pending and the same logical call be refused later, its write's success lost.
  */
-function writeSettle(state: CallState, to: SettledAs, result: unknown): MaybePromise<void> {
-  if (result === undefined) return write(state, to, undefined);
+function writeSettle(
+  state: CallState,
+  to: SettledAs,
+  result: unknown,
+  record: boolean,
+): MaybePromise<void> {
+  if (result === undefined) return write(state, to, undefined, record);
   let written: MaybePromise<void>;
   try {
-    written = write(state, to, result);
+    written = write(state, to, result, record);
   } catch (error) {
-    return writeWithoutResult(state, to, result, error);
+    return writeWithoutResult(state, to, result, error, record);
   }
-  return isThenable(written) ? writtenOrWithout(written, state, to, result) : written;
+  return isThenable(written) ? writtenOrWithout(written, state, to, result, record) : written;
 }
 
 /** A pending settle whose failure is tried again without its result (apart: its closure). */
@@ -133,8 +147,11 @@ function writtenOrWithout(
   state: CallState,
   to: SettledAs,
   result: unknown,
+  record: boolean,
 ): Promise<void> {
-  return written.then(undefined, (error: unknown) => writeWithoutResult(state, to, result, error));
+  return written.then(undefined, (error: unknown) =>
+    writeWithoutResult(state, to, result, error, record),
+  );
 }
 
 /** The settle failed: written again without a result that is not JSON, else its error stands. */
@@ -143,9 +160,10 @@ function writeWithoutResult(
   to: SettledAs,
   result: unknown,
   error: unknown,
+  record: boolean,
 ): MaybePromise<void> {
   if (writesAsJson(result)) throw error;
-  return write(state, to, undefined);
+  return write(state, to, undefined, record);
 }
 
 const nothing = (): undefined => undefined;
@@ -156,7 +174,12 @@ export function settleUnsent(state: CallState): Promise<unknown> {
 }
 
 /** One settle write: the claim this call holds, and the result when there is one. */
-function write(state: CallState, to: SettledAs, result: unknown): MaybePromise<void> {
+function write(
+  state: CallState,
+  to: SettledAs,
+  result: unknown,
+  record: boolean,
+): MaybePromise<void> {
   const key = state.key as string;
   const now = state.run.core.now();
   const { claimedAt } = state;
@@ -168,8 +191,9 @@ function write(state: CallState, to: SettledAs, result: unknown): MaybePromise<v
       : claimedAt === undefined
         ? { now, result }
         : { now, result, claimedAt };
-  // A write in doubt is recorded even when the cut that made it so left no time (store-steps.ts).
-  const op = to === "uncertain" ? recordOp : storeOp;
+  // A write in doubt, or an attempt already over, is recorded even when a cut left no time
+  // (store-steps.ts).
+  const op = to === "uncertain" || record ? recordOp : storeOp;
   return op(state, "a ledger settle", (s) => s.run.core.store.settle(key, to, options));
 }
 

@@ -308,16 +308,14 @@ describe("issue 8.3 (run): a ledger that lost its data stops the run for a perso
 describe("store trouble after the verify step found no effect", () => {
   it("tells the model and the host the write did not happen, and names no key", async () => {
     const memory = createMemoryStore();
-    let settles = 0;
+    const settled: string[] = [];
     const store = memoryStoreWith(
       {
-        // The first settle (uncertain, after the lost answer: the write's content entry, then its
-        // key) is kept; the one after verify fails.
-        settle: (k, st, o) => {
-          settles += 1;
-          if (settles > 2)
-            throw new StoreError({ reason: "unavailable", operation: "settle", message: "down" });
-          return memory.settle(k, st, o);
+        // The failed attempt's one settle, made once the verify step answered (`failed`: the
+        // write's content entry, then its key), fails.
+        settle: (_key, st) => {
+          settled.push(st);
+          throw new StoreError({ reason: "unavailable", operation: "settle", message: "down" });
         },
       },
       memory,
@@ -338,6 +336,7 @@ describe("store trouble after the verify step found no effect", () => {
     expect(outcome.kind === "stop" && outcome.idempotencyKey).toBeFalsy();
     expect(modelText(outcome)).not.toMatch(/may have happened/);
     expect(host[0]).toMatchObject({ certainty: "failed", idempotencyKey: undefined });
+    expect(settled).toEqual(["failed"]);
   });
 });
 
