@@ -112,7 +112,7 @@ describe("a SqliteStore locked by another connection, under governClient over st
     // The server's answer is in: the claim went through; the settle will meet the lock.
     let held: { release(): void } | undefined;
     const transport = client.transport as {
-      onmessage?: (message: unknown, extra?: unknown) => void;
+      onmessage?: ((message: unknown, extra?: unknown) => void) | undefined;
     };
     const deliver = transport.onmessage;
     transport.onmessage = (message, extra) => {
