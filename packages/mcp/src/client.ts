@@ -57,6 +57,7 @@ export interface GovernClientOptions {
    * while calls are in flight, a tool list cut short. Never shown to the model. The `message` is
    * redacted with the policy's redaction settings, and a report quoting a whole JSON-RPC message
    * (a late answer carries the tool's output) is reduced to the message id, without `cause`.
+   * It runs inside the SDK's own `onclose` and `onerror` handlers: what it throws is dropped.
    */
   readonly onTransportError?: (error: HostError) => void;
 }
@@ -185,6 +186,19 @@ export function governClient<C extends McpClient>(
     describe: (error) => redactText(error instanceof Error ? error.message : String(error)),
   });
 
+  /**
+   * Hands a report to the host's `onTransportError`. The hook runs inside the SDK's own handlers:
+   * what it throws is dropped, since thrown from `onclose` the SDK would never reject the calls it
+   * had out (they would wait for the run's deadline), and from a timer it would end the process.
+   */
+  const report = (error: HostError): void => {
+    try {
+      options.onTransportError?.(error);
+    } catch {
+      // A host hook must not break the client.
+    }
+  };
+
   const transportError = (reason: string, message: string, cause: unknown, code?: number) =>
     new HostError({
       tool: "",
@@ -202,7 +216,7 @@ export function governClient<C extends McpClient>(
     previousClose?.();
     const inFlight = session.inFlight();
     if (inFlight > 0) {
-      options.onTransportError?.(
+      report(
         transportError(
           "connection_closed",
           `Connection closed with ${inFlight} call(s) in flight`,
@@ -223,9 +237,7 @@ export function governClient<C extends McpClient>(
     setImmediate(() => {
       if (!unclaimed.delete(error)) return;
       const text = transportErrorText(String(error?.message), redactText);
-      options.onTransportError?.(
-        transportError("transport_error", text.message, text.keepCause ? error : undefined),
-      );
+      report(transportError("transport_error", text.message, text.keepCause ? error : undefined));
     });
   };
 
@@ -256,9 +268,7 @@ export function governClient<C extends McpClient>(
       around,
     });
     if (listing.cut !== undefined) {
-      options.onTransportError?.(
-        transportError("transport_error", CUT_TEXT[listing.cut], undefined),
-      );
+      report(transportError("transport_error", CUT_TEXT[listing.cut], undefined));
     }
     const tools = listing.tools;
     annotations.clear();

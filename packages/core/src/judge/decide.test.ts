@@ -141,6 +141,23 @@ describe("decide", () => {
     });
   });
 
+  it("hands the model no correction or switch once the run's deadline has passed: no call could follow it", () => {
+    const alts = { tools: { t: { alternatives: ["u"] } } };
+    const late = { remainingMs: 0 };
+    const deadline = { action: "stop", reason: "deadline_exceeded" };
+    // A retry that cannot wait gives up: with no time left, not to another tool.
+    expect(decide(base({}, late, alts))).toMatchObject(deadline);
+    expect(decide(base({}, { remainingMs: -5, attempt: 3 }, alts))).toMatchObject(deadline);
+    const correcting = { action: "correct_arguments" as const, reason: "not_found" as const };
+    expect(decide(base(correcting, late))).toMatchObject(deadline);
+    const switching = { action: "switch_tool" as const, reason: "not_supported" as const };
+    expect(decide(base(switching, late))).toMatchObject(deadline);
+    // With time left, the same failures go to the model as before.
+    expect(decide(base({}, { remainingMs: 1 }, alts)).action).toBe("switch_tool");
+    expect(decide(base(correcting, { remainingMs: 1 })).action).toBe("correct_arguments");
+    expect(decide(base(switching, { remainingMs: 1 })).action).toBe("switch_tool");
+  });
+
   it("stops on repeats and spent budgets", () => {
     const c = { action: "correct_arguments" as const, reason: "not_found" as const };
     expect(decide(base(c, { repeats: 3 }))).toMatchObject({

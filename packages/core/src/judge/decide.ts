@@ -126,6 +126,7 @@ function demotion(
 function demoted(ctx: DecideContext, learned: LearnedOverride): Decision {
   if (learned.to === "switch_tool") {
     if (ctx.repeats >= ctx.tool.maxRepeats) return stop(ctx, "repeated_failure");
+    if (outOfTime(ctx)) return stop(ctx, "deadline_exceeded");
     if (spent(ctx, "switches")) return stop(ctx, "budget_exhausted", "switches");
     const c = ctx.classification;
     return {
@@ -151,11 +152,20 @@ function unsureOnWrite(ctx: DecideContext): boolean {
   return c.source === "model" && c.model?.stopOnWrite === true && ctx.effect === "mutating";
 }
 
+/**
+ * The run's deadline has passed: a correction or a switch would give the model a turn whose call
+ * preflight refuses, and a loop whose run has not stopped goes on past its wall time.
+ */
+function outOfTime(ctx: DecideContext): boolean {
+  return ctx.remainingMs <= 0;
+}
+
 /** The model changes the call: it reaches the model, so the repeat rule and budgets apply. */
 function correct(ctx: DecideContext): Decision {
   const c = ctx.classification;
   if (unsureOnWrite(ctx)) return stop(ctx, "person_required");
   if (ctx.repeats >= ctx.tool.maxRepeats) return stop(ctx, "repeated_failure");
+  if (outOfTime(ctx)) return stop(ctx, "deadline_exceeded");
   if (spent(ctx, "failures")) return stop(ctx, "budget_exhausted", "failures");
   if (spent(ctx, "corrections")) return stop(ctx, "budget_exhausted", "corrections");
   const learned = demotion(ctx, "correct_arguments");
@@ -173,6 +183,7 @@ function giveUp(ctx: DecideContext, reason: Reason, budget?: BudgetName): Decisi
   const { alternatives } = ctx.tool;
   if (alternatives.length > 0 && !spent(ctx, "switches")) {
     if (ctx.repeats >= ctx.tool.maxRepeats) return stop(ctx, "repeated_failure");
+    if (outOfTime(ctx)) return stop(ctx, "deadline_exceeded");
     return {
       action: "switch_tool",
       reason: ctx.classification.reason,
@@ -218,6 +229,7 @@ export function decide(ctx: DecideContext): Decision {
       return correct(ctx);
     case "switch_tool": {
       if (ctx.repeats >= ctx.tool.maxRepeats) return stop(ctx, "repeated_failure");
+      if (outOfTime(ctx)) return stop(ctx, "deadline_exceeded");
       if (spent(ctx, "failures")) return stop(ctx, "budget_exhausted", "failures");
       if (spent(ctx, "switches")) return stop(ctx, "budget_exhausted", "switches");
       const learned = demotion(ctx, "switch_tool");

@@ -73,6 +73,42 @@ describe("failureFromResult", () => {
       failureFromResult({ content: "not an array" as unknown as [], isError: true }).text,
     ).toBe("");
   });
+
+  it("never throws on a hostile result (a getter or a proxy that throws): read as one without text", () => {
+    const secret = "sk-live-4f9aQ2xZ7bN1mK8pL3vR6tY0";
+    const boom = () => {
+      throw new Error(secret);
+    };
+    const trap = new Proxy([], { get: boom, has: boom, ownKeys: boom });
+    const hostile: unknown[] = [
+      {
+        isError: true,
+        content: [
+          {
+            type: "text",
+            get text() {
+              return boom();
+            },
+          },
+        ],
+      },
+      { isError: true, content: trap },
+      {
+        isError: true,
+        content: [],
+        get structuredContent() {
+          return boom();
+        },
+      },
+      { isError: true, content: [], _meta: trap },
+    ];
+    for (const result of hostile) {
+      const f = failureFromResult(result as Parameters<typeof failureFromResult>[0], 0);
+      expect(f).toMatchObject({ channel: "tool", origin: "peer", text: "" });
+      expect(f.raw).toBe(result);
+      expect(JSON.stringify({ ...f, raw: undefined })).not.toContain(secret);
+    }
+  });
 });
 
 describe("failureFromError", () => {

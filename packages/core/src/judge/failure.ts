@@ -154,9 +154,20 @@ function retryNotBeforeMs(value: string | number | undefined, now: number): numb
 
 /**
  * Normalizes an `isError` tool result: text of all text blocks, `structuredContent` (status and
- * retry hints read from it or from its `error` field), and the draft tool-failure `_meta`.
+ * retry hints read from it or from its `error` field), and the draft tool-failure `_meta`. A
+ * result that cannot be read (a getter or a proxy that throws: a local tool can return any
+ * object) is one without text, never a throw: what it threw may quote a secret, and a throw here
+ * would leave the call's idempotency key unsettled.
  */
 export function failureFromResult(result: ToolResultLike, now = Date.now()): Failure {
+  try {
+    return readResult(result, now);
+  } catch {
+    return { channel: "tool", origin: "peer", text: "", raw: result };
+  }
+}
+
+function readResult(result: ToolResultLike, now: number): Failure {
   const text = stripMcpPrefix(resultText(result));
   const structured = result.structuredContent;
   const errorPart =
