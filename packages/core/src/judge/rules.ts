@@ -577,7 +577,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:disabled|blocked|not (?:allowed|permitted|available)) (?:in|under|while in|during) (?!maintenance\b)(?:\w+[- ]){0,2}mode\b/,
       /\bmode (?:does not|doesn't|do not|don't) (?:allow|permit)\b/,
       /\b(?:restricted|prohibited|blocked|prevented|disabled) by (?:your |the |an? )?(?:\w+ ){0,2}(?:administrator|admin|organi[sz]ation|workspace|security|tenant|account)s?\b/,
-      /\b(?:organi[sz]ation|workspace|admin|administrator|security|tenant|account|team|company) (?:polic(?:y|ies)|settings?|rules?) (?:prevents?|prohibits?|blocks?|restricts?|forbids?|(?:does|do) ?n[o']t (?:allow|permit))\b/,
+      /\b(?:organi[sz]ation|workspace|admin|administrator|security|tenant|account|team|company|domain) (?:polic(?:y|ies)|settings?|rules?) (?:prevents?|prohibits?|blocks?|restricts?|forbids?|(?:does|do) ?n[o']t (?:allow|permit)|(?:has|have) (?:disabled|blocked|restricted|turned off))\b/,
       /\b(?:disabled|not (?:allowed|permitted)) (?:in|for|on) (?:this|the current|your) (?:environment|deployment|instance|workspace|organi[sz]ation|project|tenant)\b/,
     ),
   },
@@ -645,7 +645,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\brequires? (?:the |an? )?['"`]?[\w:.-]{1,40}(?: [\w:.-]{1,20})?['"`]? (?:role|entitlement|licen[cs]e|seat)\b/,
       /\bmust be an? (?:admin(?:istrator)?|owner|member|maintainer|manager|moderator|collaborator|org(?:ani[sz]ation)? (?:admin|owner|member))\b/,
       /\b(?:do|does) ?n[o']t have (?:the )?(?:required |necessary |sufficient |needed )?(?:oauth |api )?scopes?\b/,
-      /\baccess (?:to (?:this |the |your )?[\w .-]{1,40} )?(?:is |was |has been )?(?:blocked|restricted|revoked|suspended)\b/,
+      /\baccess (?:to (?:this |the |your )?[\w .-]{1,40} )?(?:is |was |has been )?(?:blocked|restricted|revoked|suspended|disabled)\b/,
       /\b(?:has|have) not (?:yet )?(?:been )?consented\b/,
       /\b(?:admin(?:istrator)?|user|tenant|organi[sz]ation) consent\b/,
       /\bscopes? (?:is |are )?(?:insufficient|not sufficient)\b/,
@@ -687,6 +687,56 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bauth(?:entication)? failure\b/,
       /\b(?:two[- ]factor|2fa|mfa|multi[- ]factor|second[- ]factor)\b[^.\n]{0,40}\b(?:required|needed|enabled|pending|set ?up)\b/,
       /\b(?:api[- ]?key|access token|auth(?:entication|ori[sz]ation)? token|bearer token|credentials|client secret|secret key|personal access token)\b[^.\n]{0,40}\b(?:rejected|refused|not accepted|not recogni[sz]ed|unrecogni[sz]ed|(?:is )?not valid|no longer valid|deactivated|disabled)\b/,
+    ),
+  },
+  // More person-only cues in words (issue 27.3): credentials the service does not know or a
+  // signature it does not accept (a wrong secret, whatever words stand between), credentials the
+  // server cannot load, a host clock too far off, a problem with the account, a wait for a person
+  // that ran out, a sign-in that must come first, recipients who opted out or were suppressed,
+  // and a limit that resets only the next day or later. They outrank the argument-like and
+  // transient wording they carry ("does not exist", "does not match", "too large", "timed out").
+  {
+    ...UNAUTHORIZED,
+    pattern: oneOf(
+      /\b(?:access key(?: id)?|key id|secret (?:access )?key|client id|client secret|api[- ]?key|credentials?)\b[^.\n]{0,40}\b(?:does ?n[o']t exist|not recogni[sz]ed|unrecogni[sz]ed|(?:is )?not valid)\b/,
+      /\bdoes ?n[o']t exist in our records\b/,
+      /\bsignature\b[^.\n]{0,40}\b(?:does ?n[o']t match|did ?n[o']t match|mismatch)\b/,
+      /\bsignature (?:has )?expired\b/,
+      /\b(?:could ?n[o']t|unable to|failed to|cannot|can't) (?:load|find|locate|obtain|resolve|read|get|retrieve|refresh) (?:any |the |valid |your )?(?:\w+ )?credentials\b/,
+      /\b(?:authenticate|authori[sz]e|log ?in|sign ?in|run (?:the )?(?:authentication|auth|login|sign[- ]in)(?: flow| process| command)?) first\b/,
+      /\bno authenticated (?:accounts?|users?|sessions?|clients?|connections?)\b/,
+    ),
+  },
+  {
+    ...MISCONFIGURED,
+    pattern: oneOf(
+      /\brequest ?time ?too ?skewed\b/,
+      /\bdifference between the request time and the (?:current|server) time\b/,
+      /\bclock (?:skew|is (?:out of sync|too far|not in sync))\b/,
+    ),
+  },
+  {
+    ...c("person_required", "stop", "failed"),
+    pattern: oneOf(
+      /\b(?:problem|issue) with (?:your|the|this) (?:\w+ )?(?:account|subscription|billing|organi[sz]ation)\b/,
+      /\b(?:timed out|time ?out|expired|gave up|no (?:response|answer)) (?:while |when )?waiting for (?:the |a )?(?:user|human|person|operator|owner|admin(?:istrator)?|approver|reviewer|approval|confirmation|consent|authori[sz]ation|sign[- ]?in|login|(?:user|human)(?:'s)? (?:input|response|reply|approval|confirmation))\b/,
+      /\b(?:approval|confirmation|consent|authori[sz]ation) (?:request|prompt|dialog)s? (?:has |have )?(?:timed out|expired)\b/,
+      /\bexpired before the (?:user|owner|approver|admin(?:istrator)?) (?:approved|confirmed|authori[sz]ed|responded|accepted)\b/,
+    ),
+  },
+  {
+    ...BUSINESS_RULE,
+    pattern: oneOf(
+      /\b(?:recipients?|address(?:es)?|e-?mails?|phone numbers?|numbers?|contacts?|subscribers?|members?)\b[^.\n]{0,60}\b(?:(?:has|have|had) (?:been )?)?(?:unsubscribed|opted[- ]out|suppressed|blocklisted|blacklisted|marked as (?:inactive|spam|bounced)|hard[- ]bounced)\b/,
+      /\b(?:unsubscribed|opted[- ]out|suppressed|inactive|blocklisted|blacklisted|bounced) (?:recipients?|address(?:es)?|e-?mails?|numbers?|contacts?|members?|subscribers?)\b/,
+    ),
+  },
+  {
+    ...QUOTA,
+    pattern: oneOf(
+      /\btry again (?:tomorrow|next (?:day|week|month|billing (?:period|cycle))|in \d+ (?:hours?|days?)|after (?:midnight|the (?:reset|next billing)))\b/,
+      /\b(?:limits?|quotas?|allowances?|credits?|budgets?) (?:will )?(?:resets?|renews?|refresh(?:es)?) (?:tomorrow|daily|monthly|(?:at|on) (?:midnight|the (?:first|start|beginning|1st))|next (?:day|week|month|billing)|in \d+ (?:hours?|days?))\b/,
+      /\b(?:limit|quota|allowance|cap)\b[^.\n]{0,40}\b(?:for|of) today\b|\btoday'?s (?:limit|quota|allowance)\b/,
     ),
   },
   // A state of a payment, an order or a subscription that no argument changes.
