@@ -1176,6 +1176,24 @@ describe("issue 27.3: person-only cues", () => {
     ]);
   });
 
+  it("a right named by who holds it or by what the key may do, and counts a plan allows, stop", () => {
+    expectCases([
+      ["Only the owner of this resource can delete it", "forbidden", "stop"],
+      ["Publishing is restricted to workspace admins", "forbidden", "stop"],
+      ["This API key is read-only", "forbidden", "stop"],
+      ["Your API token does not have write access", "forbidden", "stop"],
+      ["The resource is locked by an administrator", "forbidden", "stop"],
+      ["Your IP address is not on the allowlist", "forbidden", "stop"],
+      ["Organization has exceeded the number of allowed seats", "quota_exceeded", "stop"],
+      ["Project limit reached for your workspace", "quota_exceeded", "stop"],
+      [
+        "You have reached the maximum number of active projects allowed on your plan",
+        "quota_exceeded",
+        "stop",
+      ],
+    ]);
+  });
+
   it("argument and transient wording near those cues keeps its class", () => {
     expectCases([
       ["The specified key does not exist.", "not_found", "correct_arguments"],
@@ -1185,6 +1203,17 @@ describe("issue 27.3: person-only cues", () => {
       ['Timed out waiting for selector "#submit"', "not_found", "correct_arguments"],
       ["Timed out waiting for the database to respond", "timeout", "retry_dependency"],
       ["Please reduce your request rate.", "rate_limited", "retry_dependency"],
+      [
+        "Rate limit exceeded for your account, retry in 2 seconds",
+        "rate_limited",
+        "retry_dependency",
+      ],
+      ["Record is locked by another user", "unavailable", "retry_dependency"],
+      [
+        "Domain cdn.example.com is not in the allowed domains list",
+        "invalid_argument",
+        "correct_arguments",
+      ],
     ]);
   });
 });

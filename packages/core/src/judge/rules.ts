@@ -707,6 +707,29 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bno authenticated (?:accounts?|users?|sessions?|clients?|connections?)\b/,
     ),
   },
+  // A right the caller lacks, named by who holds it or what the caller's key may do: an action
+  // reserved to owners or admins, a read-only key or role, a lock an administrator set, an IP not
+  // on the allowlist.
+  {
+    ...FORBIDDEN,
+    pattern: oneOf(
+      /\bonly (?:an? |the |your )?(?:\w+ )?(?:admin(?:istrator)?s?|owners?|managers?|maintainers?|moderators?|creators?|authors?)\b(?: of [^.\n]{1,40}?)? (?:can|may|is allowed to|are allowed to|is permitted to|are permitted to)\b/,
+      /\b(?:restricted|limited|reserved) to (?:the |an? )?(?:\w+ ){0,2}(?:admin(?:istrator)?s?|owners?|managers?|maintainers?|moderators?)\b/,
+      /\b(?:api[- ]?key|access token|token|credentials?|role|seat)\b[^.\n]{0,30}\b(?:is |are )?(?:read[- ]?only|view[- ]?only)\b(?! (?:field|attribute|property|column|parameter)s?\b)/,
+      /\b(?:do|does) ?n[o']t have (?:write|read|edit|admin|push|delete|owner|manage|management) (?:access|permissions?|rights|privileges?)\b/,
+      /\blocked by (?:an? |the |your )?(?:admin(?:istrator)?|owner|organi[sz]ation|policy|compliance|legal hold)\b/,
+      /\b(?:ip|ip address|client ip|source ip)\b[^.\n]{0,40}\b(?:not (?:on|in) (?:the |an? |your )?(?:\w+ )?(?:allow ?list|whitelist|allowed list)|not (?:allowlisted|whitelisted))\b/,
+    ),
+  },
+  // A count the plan or the workspace allows, reached (projects, seats, members).
+  {
+    ...QUOTA,
+    pattern: oneOf(
+      /\b(?:reached|exceeded|hit) (?:the |your )?(?:maximum|max|limit)\b[^.\n]{0,60}\b(?:allowed|permitted|included|available) (?:on|in|for|with|by) (?:your|the|this) (?:current )?(?:\w+ )?(?:plan|tier|subscription|account|workspace|organi[sz]ation|team)\b/,
+      /(?<!rate[ _-]?)\blimit (?:has been |was )?(?:reached|exceeded|hit) (?:for|on|in) (?:your|this|the) (?:current )?(?:\w+ )?(?:plan|tier|subscription|account|workspace|organi[sz]ation|team)\b/,
+      /\b(?:number|maximum|max|limit) of (?:allowed |available |licen[cs]ed |paid )?seats\b/,
+    ),
+  },
   {
     ...MISCONFIGURED,
     pattern: oneOf(
