@@ -9,6 +9,7 @@ import {
   classifyHttpStatus,
   IN_PROGRESS,
   isInProgressText,
+  isNotRetryableText,
   matchBuiltinRules,
   RULE_TEXT_LIMIT,
   type TextRule,
@@ -530,7 +531,7 @@ function fromText(
     matched?.reason === "unknown_tool" && namesAnotherTool(failure.text, tool)
       ? NOT_FOUND_RULE
       : matched;
-  const verdict: Classification = rule
+  const read: Classification = rule
     ? {
         action: rule.action,
         reason: rule.reason,
@@ -538,6 +539,12 @@ function fromText(
         source: "rule",
       }
     : fromModel(failure, text, model, effect === "mutating");
+  // A server saying in words that the failure is not to be retried can only make a retry read
+  // from the text more conservative, as the draft metadata's `retryable: false` does.
+  const verdict: Classification =
+    read.action === "retry_dependency" && isNotRetryableText(text)
+      ? { ...read, action: "stop", reason: "retries_exhausted" }
+      : read;
   if (call === undefined) return verdict;
   const evidence = readCallEvidence(failure.text, call);
   const weighed = weighCallEvidence(verdict, evidence, failure.text);

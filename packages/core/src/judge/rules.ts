@@ -1314,3 +1314,22 @@ export function isInProgressText(text: string): boolean {
   const head = text.length > RULE_TEXT_LIMIT ? text.slice(0, RULE_TEXT_LIMIT) : text;
   return IN_PROGRESS_TEXT.test(head);
 }
+
+/**
+ * A text in which the server says the failure is not to be retried: `"retryable": false` in a
+ * JSON body, `non-retryable`, `do not retry`, `retrying will not help`. Like the draft metadata's
+ * `retryable: false`, it can only make a retry read from the text more conservative (classify.ts).
+ */
+const NOT_RETRYABLE_TEXT = oneOf(
+  /["'`]?(?:is_?)?retr(?:y|i)able["'`]?\s*[:=]\s*["'`]?false\b/,
+  /\bnon[- ]?retr(?:y|i)able\b/,
+  /\bnot retr(?:y|i)able\b/,
+  /\b(?:do not|don't|should not|must not|will not) (?:be )?retr(?:y|ied)\b/,
+  /\bretrying (?:will not|won't|does not|doesn't|cannot|can't) help\b/,
+);
+
+/** Whether a failure text says it is not to be retried. */
+export function isNotRetryableText(text: string): boolean {
+  const head = text.length > RULE_TEXT_LIMIT ? text.slice(0, RULE_TEXT_LIMIT) : text;
+  return NOT_RETRYABLE_TEXT.test(head);
+}

@@ -317,6 +317,10 @@ describe("the asymmetry of harm where nothing is sure (issue 27.2)", () => {
     expect(classify(textFailure("zzz qqq"), reads, undefined, toy).action).toBe(
       "correct_arguments",
     );
+    const stopped = classify(textFailure("zzz qqq"), writes, undefined, toy);
+    expect(explainClassification(textFailure("zzz qqq"), writes, stopped).detail).toMatch(
+      /the default applies \(a stop: the tool is mutating\)$/,
+    );
     const open = classify(textFailure("zzz qqq"), tool(), undefined, toy);
     expect(open).toMatchObject({ action: "correct_arguments", source: "default" });
     // decide stops it when the effect is known only at run time (trusted annotations).
