@@ -1194,6 +1194,32 @@ describe("issue 27.3: person-only cues", () => {
     ]);
   });
 
+  it("a step only the user can take that they did not finish, and more plan and session states, stop", () => {
+    expectCases([
+      ["Request timed out waiting for the OTP code", "person_required", "stop"],
+      ["Deadline exceeded while waiting for manager approval", "person_required", "stop"],
+      ["Timeout: the user did not complete the 3-D Secure challenge", "person_required", "stop"],
+      [
+        "Authentication timed out. The user did not respond to the push notification",
+        "person_required",
+        "stop",
+      ],
+      [
+        "Connection reset by peer. The session was revoked by an administrator",
+        "unauthorized",
+        "stop",
+      ],
+      ["Please retry after verifying your phone number", "unauthorized", "stop"],
+      ["503: The API is not available for free accounts", "quota_exceeded", "stop"],
+      [
+        "429 Too Many Requests: you have exceeded the number of requests allowed by your subscription",
+        "quota_exceeded",
+        "stop",
+      ],
+      ["Too many requests: daily cap reached, resets at 00:00 UTC", "quota_exceeded", "stop"],
+    ]);
+  });
+
   it("argument and transient wording near those cues keeps its class", () => {
     expectCases([
       ["The specified key does not exist.", "not_found", "correct_arguments"],
@@ -1202,6 +1228,7 @@ describe("issue 27.3: person-only cues", () => {
       ["Rate limit exceeded; the limit resets in 30 seconds", "rate_limited", "retry_dependency"],
       ['Timed out waiting for selector "#submit"', "not_found", "correct_arguments"],
       ["Timed out waiting for the database to respond", "timeout", "retry_dependency"],
+      ["Deadline exceeded while waiting for the database lock", "timeout", "retry_dependency"],
       ["Please reduce your request rate.", "rate_limited", "retry_dependency"],
       [
         "Rate limit exceeded for your account, retry in 2 seconds",

@@ -300,7 +300,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     ...UNAUTHORIZED,
     pattern: oneOf(
       // An account, organization, sender or domain to verify or activate first.
-      /\bverify (?:your|the|this) (?:\w+ )?(?:account|organi[sz]ation|email(?: address)?|identity|phone(?: number)?|domain|sender)\b/,
+      /\bverify(?:ing)? (?:your|the|this) (?:\w+ )?(?:account|organi[sz]ation|email(?: address)?|identity|phone(?: number)?|domain|sender)\b/,
       /\b(?:account|organi[sz]ation|email(?: address)?|identity|phone(?: number)?|domain|sender)s? (?:\w+ )?(?:must|needs? to|has to|have to) be verified\b/,
       /\b(?:account|organi[sz]ation|email(?: address)?|identity|domain|sender) (?:is |has )?(?:not|n[o']t|never) (?:yet )?(?:been )?verified\b/,
       /\b(?:unverified|a verified) (?:\w+ )?(?:account|organi[sz]ation|email|identity|sender|domain)\b/,
@@ -366,7 +366,9 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:free|trial|anonymous) (?:[\w-]+ ){0,3}(?:rate )?limit\b/,
       /\blimits?\b[^.\n]{0,40}\b(?:for|on|of) (?:the |your |a )?(?:free|trial|hobby|starter|basic|anonymous|unauthenticated) (?:tier|plan|account|key|users?|requests)\b/,
       /\b(?:for higher|without|increase your|raise your) (?:rate |usage )?limits\b/,
-      /\b(?:daily|monthly|yearly|annual) (?:\w+ )?(?:limit|quota|allowance)\b/,
+      /\b(?:daily|monthly|yearly|annual) (?:\w+ )?(?:limit|quota|allowance|cap)\b/,
+      // More than the subscription allows, whatever status carries it.
+      /\bexceeded\b[^.\n]{0,60}\b(?:allowed|included|permitted) (?:by|in|on|with|for) (?:your|the|this) (?:current )?(?:\w+ )?(?:subscription|plan|tier|licen[cs]e)\b/,
       // A limit counted per day, month or billing period, whatever it is called: waiting a few
       // seconds does not lift it (`your plan allows 100 requests per month`).
       /\b(?:requests|calls|queries|messages|emails|credits|searches|units|operations|tokens) (?:per|a|each|every) (?:day|month|year|billing (?:period|cycle))\b/,
@@ -705,6 +707,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:could ?n[o']t|unable to|failed to|cannot|can't) (?:load|find|locate|obtain|resolve|read|get|retrieve|refresh) (?:any |the |valid |your )?(?:\w+ )?credentials\b/,
       /\b(?:authenticate|authori[sz]e|log ?in|sign ?in|run (?:the )?(?:authentication|auth|login|sign[- ]in)(?: flow| process| command)?) first\b/,
       /\bno authenticated (?:accounts?|users?|sessions?|clients?|connections?)\b/,
+      /\b(?:session|token|access|credentials?|api[- ]?key|grant|consent|authori[sz]ation)s? (?:(?:was|were|has been|have been|is|are) )?(?:revoked|withdrawn)\b/,
     ),
   },
   // A right the caller lacks, named by who holds it or what the caller's key may do: an action
@@ -728,6 +731,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:reached|exceeded|hit) (?:the |your )?(?:maximum|max|limit)\b[^.\n]{0,60}\b(?:allowed|permitted|included|available) (?:on|in|for|with|by) (?:your|the|this) (?:current )?(?:\w+ )?(?:plan|tier|subscription|account|workspace|organi[sz]ation|team)\b/,
       /(?<!rate[ _-]?)\blimit (?:has been |was )?(?:reached|exceeded|hit) (?:for|on|in) (?:your|this|the) (?:current )?(?:\w+ )?(?:plan|tier|subscription|account|workspace|organi[sz]ation|team)\b/,
       /\b(?:number|maximum|max|limit) of (?:allowed |available |licen[cs]ed |paid )?seats\b/,
+      /\bnot (?:available|allowed|permitted|supported) (?:for|to|on|in) (?:the )?(?:free|trial|basic|starter|hobby|unpaid|unverified) (?:accounts?|plans?|tiers?|users?|subscriptions?)\b/,
     ),
   },
   {
@@ -742,7 +746,11 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     ...c("person_required", "stop", "failed"),
     pattern: oneOf(
       /\b(?:problem|issue) with (?:your|the|this) (?:\w+ )?(?:account|subscription|billing|organi[sz]ation)\b/,
-      /\b(?:timed out|time ?out|expired|gave up|no (?:response|answer)) (?:while |when )?waiting for (?:the |a )?(?:user|human|person|operator|owner|admin(?:istrator)?|approver|reviewer|approval|confirmation|consent|authori[sz]ation|sign[- ]?in|login|(?:user|human)(?:'s)? (?:input|response|reply|approval|confirmation))\b/,
+      /\b(?:timed out|time ?out|expired|gave up|deadline exceeded|no (?:response|answer))\b[^.\n]{0,20}?\bwaiting for (?:the |a |an )?(?:\w+ )?(?:user|human|person|operator|owner|admin(?:istrator)?|manager|approver|reviewer|approval|confirmation|consent|authori[sz]ation|sign[- ]?in|login|otp|one[- ]time (?:code|password)|verification(?: code)?|2fa|mfa|two[- ]factor (?:code|approval)|push (?:approval|notification)|(?:user|human)(?:'s)? (?:input|response|reply|approval|confirmation))\b/,
+      // The customer or the user did not finish a step only they can take (a 3-D Secure
+      // challenge, a push approval, a sign-in).
+      /\b(?:user|customer|payer|cardholder|account holder|approver|owner) (?:did not|didn't|has not|hasn't|failed to|never) (?:complete|respond|approve|confirm|authenticate|authori[sz]e|finish|answer|accept)\b/,
+      /\b3-?d ?secure\b|\b3ds\b[^.\n]{0,30}\b(?:required|failed|challenge|authentication)\b/,
       /\b(?:approval|confirmation|consent|authori[sz]ation) (?:request|prompt|dialog)s? (?:has |have )?(?:timed out|expired)\b/,
       /\bexpired before the (?:user|owner|approver|admin(?:istrator)?) (?:approved|confirmed|authori[sz]ed|responded|accepted)\b/,
     ),
@@ -758,7 +766,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     ...QUOTA,
     pattern: oneOf(
       /\btry again (?:tomorrow|next (?:day|week|month|billing (?:period|cycle))|in \d+ (?:hours?|days?)|after (?:midnight|the (?:reset|next billing)))\b/,
-      /\b(?:limits?|quotas?|allowances?|credits?|budgets?) (?:will )?(?:resets?|renews?|refresh(?:es)?) (?:tomorrow|daily|monthly|(?:at|on) (?:midnight|the (?:first|start|beginning|1st))|next (?:day|week|month|billing)|in \d+ (?:hours?|days?))\b/,
+      /\b(?:limits?|quotas?|allowances?|credits?|budgets?) (?:will )?(?:resets?|renews?|refresh(?:es)?) (?:tomorrow|daily|monthly|(?:at|on) (?:midnight|00:00|the (?:first|start|beginning|1st))|next (?:day|week|month|billing)|in \d+ (?:hours?|days?))\b/,
       /\b(?:limit|quota|allowance|cap)\b[^.\n]{0,40}\b(?:for|of) today\b|\btoday'?s (?:limit|quota|allowance)\b/,
     ),
   },
