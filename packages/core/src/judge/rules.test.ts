@@ -1241,6 +1241,11 @@ describe("issue 27.3: person-only cues", () => {
         "invalid_argument",
         "correct_arguments",
       ],
+      [
+        "Access denied: path traversal detected in '../../etc/passwd'",
+        "invalid_argument",
+        "correct_arguments",
+      ],
     ]);
   });
 });

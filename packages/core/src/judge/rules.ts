@@ -232,6 +232,8 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     pattern: oneOf(
       /\boutside (?:of )?(?:the )?(?:allowed|permitted|repository|repo|workspace|sandbox|root|project directory|working (?:tree|directory))\b/,
       /\bnot (?:in|within|under) (?:the |any )?(?:allowed|permitted) (?:\w+ )?(?:list|directories|directory|domains?|roots?|paths?|hosts?)\b/,
+      // A path that climbs out with `..`: the model passes a plain path instead.
+      /\b(?:path|directory) traversal\b/,
     ),
   },
   // A limit per second or minute is a rate limit, whatever it is called: waiting clears it.
