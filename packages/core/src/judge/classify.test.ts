@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { loadPolicy, resolveToolPolicy } from "../policy/policy.ts";
 import { classify } from "./classify.ts";
 import { decide } from "./decide.ts";
+import { explainClassification } from "./explain.ts";
 import { type Failure, failureFromError, failureFromResult, localFailure } from "./failure.ts";
 
 const tool = (policy = {}, name = "t", server?: string) =>
@@ -194,6 +195,36 @@ describe("classify", () => {
       reason: "not_found",
     });
     expect(classify(meta({ class: "rate_limited", retryable: false }), p).action).toBe("stop");
+  });
+
+  it("a text that says it is not to be retried only makes a retry read from it more conservative", () => {
+    const p = tool();
+    for (const text of [
+      '{"error":{"code":"UNAVAILABLE","message":"Backend busy","retryable":false}}',
+      "Upstream timeout (non-retryable): the order may already exist",
+      "503 Service Unavailable - do not retry, the account is being migrated",
+      "Gateway timeout. Retrying will not help until the ledger is repaired",
+    ]) {
+      expect(classify(textFailure(text), p), text).toMatchObject({
+        action: "stop",
+        reason: "retries_exhausted",
+        certainty: "unknown",
+        source: "rule",
+      });
+    }
+    // A retry it does not deny stays one; a correction or a stop is not changed by the words.
+    expect(classify(textFailure('{"message":"Backend busy","retryable":true}'), p).action).toBe(
+      "retry_dependency",
+    );
+    expect(classify(textFailure("Invalid email address (non-retryable)"), p)).toMatchObject({
+      action: "correct_arguments",
+      reason: "invalid_argument",
+    });
+    expect(classify(textFailure("Permission denied. Do not retry."), p).reason).toBe("forbidden");
+    const f = textFailure("Upstream timeout (non-retryable)");
+    expect(explainClassification(f, p, classify(f, p)).detail).toMatch(
+      /; the text says the failure is not to be retried, so it stops$/,
+    );
   });
 
   it("defaults to correct_arguments for text nothing matches", () => {

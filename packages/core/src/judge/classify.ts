@@ -9,6 +9,7 @@ import {
   classifyHttpStatus,
   IN_PROGRESS,
   isInProgressText,
+  isNotRetryableText,
   matchBuiltinRules,
   RULE_TEXT_LIMIT,
   type TextRule,
@@ -32,7 +33,8 @@ export interface Classification {
   /**
    * Which step decided: the policy, a structured signal, the built-in text rules, what the call's
    * arguments and schema show about the text (`evidence`), the learned text model (`model`, where
-   * nothing else spoke), or the default (the model knew no word of the text).
+   * nothing else spoke), or the default (the model knew no word of the text: a correction, or a
+   * stop, `person_required`, on a tool the policy declares `mutating`).
    */
   readonly source: "policy" | "signal" | "rule" | "evidence" | "model" | "default";
   /**
@@ -49,8 +51,9 @@ export interface Classification {
     readonly read: ModelClass;
     readonly features: readonly { readonly feature: string; readonly weight: number }[];
     /**
-     * A correction a `mutating` tool does not take: the reading is unsure, or a stop is not
-     * {@link WRITE_STOP_WEIGHT} times less likely than the correction.
+     * A correction a `mutating` tool does not take: the reading is unsure, of another class not
+     * taken (a retry below {@link MODEL_RETRY_AT}), or a stop is not {@link WRITE_STOP_WEIGHT}
+     * times less likely than the correction.
      */
     readonly stopOnWrite?: true;
   };
@@ -452,7 +455,11 @@ function fromModel(
   const reading = readText(text, model);
   const certainty = textCertainty(failure, "failed");
   if (reading === undefined) {
-    return { action: "correct_arguments", reason: "unclassified", certainty, source: "default" };
+    // Nothing read the text: a correction of a write would be a pure guess, so a `mutating` tool
+    // stops with a text a person can read (decide does the same for an effect known at run time).
+    return mutating
+      ? { action: "stop", reason: "person_required", certainty, source: "default" }
+      : { action: "correct_arguments", reason: "unclassified", certainty, source: "default" };
   }
   const unsure = reading.probability < MODEL_SURE_AT;
   // An unsure reading is not taken, except a stop the model finds likelier than every other
@@ -465,9 +472,14 @@ function fromModel(
       : reading.action;
   // The asymmetry of harm: a write the policy declares `mutating`, corrected on a guess, may be
   // sent again in another shape; a stop a person can read costs less (decide does the same for
-  // an effect known only at run time).
+  // an effect known only at run time). A guess is an unsure reading, a reading of another class
+  // not taken (a retry below MODEL_RETRY_AT), or a correction not WRITE_STOP_WEIGHT times
+  // likelier than a stop.
   const stopOnWrite =
-    action === "correct_arguments" && (unsure || writeStopOutweighs(reading)) ? true : undefined;
+    action === "correct_arguments" &&
+    (unsure || reading.action !== "correct_arguments" || writeStopOutweighs(reading))
+      ? true
+      : undefined;
   const modelFacts = {
     probability: Math.round(reading.probability * 1000) / 1000,
     unsure,
@@ -519,7 +531,7 @@ function fromText(
     matched?.reason === "unknown_tool" && namesAnotherTool(failure.text, tool)
       ? NOT_FOUND_RULE
       : matched;
-  const verdict: Classification = rule
+  const read: Classification = rule
     ? {
         action: rule.action,
         reason: rule.reason,
@@ -527,6 +539,12 @@ function fromText(
         source: "rule",
       }
     : fromModel(failure, text, model, effect === "mutating");
+  // A server saying in words that the failure is not to be retried can only make a retry read
+  // from the text more conservative, as the draft metadata's `retryable: false` does.
+  const verdict: Classification =
+    read.action === "retry_dependency" && isNotRetryableText(text)
+      ? { ...read, action: "stop", reason: "retries_exhausted" }
+      : read;
   if (call === undefined) return verdict;
   const evidence = readCallEvidence(failure.text, call);
   const weighed = weighCallEvidence(verdict, evidence, failure.text);

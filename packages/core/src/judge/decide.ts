@@ -141,15 +141,18 @@ function demoted(ctx: DecideContext, learned: LearnedOverride): Decision {
 }
 
 /**
- * Where the learned text model was unsure, or its correction not an order of magnitude likelier than
- * a stop (`stopOnWrite`), the asymmetry of harm decides: a write corrected on a guess may be sent
- * again in another shape, so a `mutating` tool stops with a text a person can read instead of
- * going back to the model.
+ * Where the learned text model was unsure, read another class than the correction it left, or
+ * read a correction not an order of magnitude likelier than a stop (`stopOnWrite`), or where
+ * nothing read the text at all (the `default`), the asymmetry of harm decides: a write corrected
+ * on a guess may be sent again in another shape, so a `mutating` tool stops with a text a person
+ * can read instead of going back to the model.
  */
 function unsureOnWrite(ctx: DecideContext): boolean {
   const c = ctx.classification;
-  // The model's reading only: a policy rule that decided (it keeps the reading) always wins.
-  return c.source === "model" && c.model?.stopOnWrite === true && ctx.effect === "mutating";
+  if (ctx.effect !== "mutating") return false;
+  // The model's reading or the default only: a policy rule that decided (it keeps the reading)
+  // always wins.
+  return (c.source === "model" && c.model?.stopOnWrite === true) || c.source === "default";
 }
 
 /**

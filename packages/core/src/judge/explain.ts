@@ -112,7 +112,11 @@ export function explainClassification(
     case "default":
       detail =
         "no policy rule, signal or built-in rule matched, and the learned text model knows no word of the text: the default applies";
+      if (classification.action === "stop") detail += " (a stop: the tool is mutating)";
       break;
+  }
+  if ((source === "rule" || source === "model") && classification.reason === "retries_exhausted") {
+    detail += "; the text says the failure is not to be retried, so it stops";
   }
   if (classification.onRetriesExhausted === "correct_arguments") {
     detail += "; the failing target is one the model chose: once retries run out, it may change it";

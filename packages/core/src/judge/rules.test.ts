@@ -1124,4 +1124,128 @@ describe("issue 27.3: person-only cues", () => {
       ["Retry with force: false is not a valid option", "invalid_argument", "correct_arguments"],
     ]);
   });
+
+  it("credentials the service does not know, a signature it refuses, credentials the server cannot load", () => {
+    expectCases([
+      ["The access key ID you provided does not exist in our records.", "unauthorized", "stop"],
+      ["Client ID is not recognized by the identity provider", "unauthorized", "stop"],
+      [
+        "The request signature we calculated does not match the signature you provided.",
+        "unauthorized",
+        "stop",
+      ],
+      ["Webhook signature mismatch", "unauthorized", "stop"],
+      ["Signature expired: the request is older than 15 minutes", "unauthorized", "stop"],
+      ["Unable to load credentials from any provider in the chain", "unauthorized", "stop"],
+      ["Failed to refresh OAuth credentials", "unauthorized", "stop"],
+      [
+        "No authenticated accounts available. Please run authentication first.",
+        "unauthorized",
+        "stop",
+      ],
+      ["Please log in first", "unauthorized", "stop"],
+    ]);
+  });
+
+  it("a host clock too far off, a problem with the account, a wait for a person that ran out", () => {
+    expectCases([
+      ["RequestTimeTooSkewed: the clock of the client is too far off", "misconfigured", "stop"],
+      [
+        "The difference between the request time and the server time is too large.",
+        "misconfigured",
+        "stop",
+      ],
+      ["There is a problem with your account. Contact support.", "person_required", "stop"],
+      ["Timed out waiting for the user to approve the transfer", "person_required", "stop"],
+      ["Gave up waiting for confirmation after 120 seconds", "not_approved", "stop"],
+      ["The approval request has expired", "person_required", "stop"],
+      ["Access to this bucket has been disabled", "forbidden", "stop"],
+      ["Domain policy has disabled sharing outside the company", "forbidden", "stop"],
+    ]);
+  });
+
+  it("recipients who opted out or were suppressed, and limits that reset tomorrow or later", () => {
+    expectCases([
+      ["Attempt to send to an unsubscribed recipient", "business_rule", "stop"],
+      ["The address has been suppressed after a hard bounce", "business_rule", "stop"],
+      ["Recipient opted out of SMS messages", "business_rule", "stop"],
+      ["Cannot message inactive recipients", "business_rule", "stop"],
+      ["Sending paused. Try again tomorrow.", "quota_exceeded", "stop"],
+      ["Your credits reset on the first of next month", "quota_exceeded", "stop"],
+      ["You have reached the export limit for today", "quota_exceeded", "stop"],
+    ]);
+  });
+
+  it("a right named by who holds it or by what the key may do, and counts a plan allows, stop", () => {
+    expectCases([
+      ["Only the owner of this resource can delete it", "forbidden", "stop"],
+      ["Publishing is restricted to workspace admins", "forbidden", "stop"],
+      ["This API key is read-only", "forbidden", "stop"],
+      ["Your API token does not have write access", "forbidden", "stop"],
+      ["The resource is locked by an administrator", "forbidden", "stop"],
+      ["Your IP address is not on the allowlist", "forbidden", "stop"],
+      ["Organization has exceeded the number of allowed seats", "quota_exceeded", "stop"],
+      ["Project limit reached for your workspace", "quota_exceeded", "stop"],
+      [
+        "You have reached the maximum number of active projects allowed on your plan",
+        "quota_exceeded",
+        "stop",
+      ],
+    ]);
+  });
+
+  it("a step only the user can take that they did not finish, and more plan and session states, stop", () => {
+    expectCases([
+      ["Request timed out waiting for the OTP code", "person_required", "stop"],
+      ["Deadline exceeded while waiting for manager approval", "person_required", "stop"],
+      ["Timeout: the user did not complete the 3-D Secure challenge", "person_required", "stop"],
+      [
+        "Authentication timed out. The user did not respond to the push notification",
+        "person_required",
+        "stop",
+      ],
+      [
+        "Connection reset by peer. The session was revoked by an administrator",
+        "unauthorized",
+        "stop",
+      ],
+      ["Please retry after verifying your phone number", "unauthorized", "stop"],
+      ["503: The API is not available for free accounts", "quota_exceeded", "stop"],
+      [
+        "429 Too Many Requests: you have exceeded the number of requests allowed by your subscription",
+        "quota_exceeded",
+        "stop",
+      ],
+      ["Too many requests: daily cap reached, resets at 00:00 UTC", "quota_exceeded", "stop"],
+    ]);
+  });
+
+  it("argument and transient wording near those cues keeps its class", () => {
+    expectCases([
+      ["The specified key does not exist.", "not_found", "correct_arguments"],
+      ["API key name must be unique", "invalid_argument", "correct_arguments"],
+      ["Checksum does not match the uploaded content", "conflict", "correct_arguments"],
+      ["Rate limit exceeded; the limit resets in 30 seconds", "rate_limited", "retry_dependency"],
+      ['Timed out waiting for selector "#submit"', "not_found", "correct_arguments"],
+      ["Timed out waiting for the database to respond", "timeout", "retry_dependency"],
+      ["Deadline exceeded while waiting for the database lock", "timeout", "retry_dependency"],
+      ["Please reduce your request rate.", "rate_limited", "retry_dependency"],
+      [
+        "Rate limit exceeded for your account, retry in 2 seconds",
+        "rate_limited",
+        "retry_dependency",
+      ],
+      ["Record is locked by another user", "unavailable", "retry_dependency"],
+      [
+        "Domain cdn.example.com is not in the allowed domains list",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      [
+        "Access denied: path traversal detected in '../../etc/passwd'",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+    ]);
+  });
 });

@@ -232,6 +232,8 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     pattern: oneOf(
       /\boutside (?:of )?(?:the )?(?:allowed|permitted|repository|repo|workspace|sandbox|root|project directory|working (?:tree|directory))\b/,
       /\bnot (?:in|within|under) (?:the |any )?(?:allowed|permitted) (?:\w+ )?(?:list|directories|directory|domains?|roots?|paths?|hosts?)\b/,
+      // A path that climbs out with `..`: the model passes a plain path instead.
+      /\b(?:path|directory) traversal\b/,
     ),
   },
   // A limit per second or minute is a rate limit, whatever it is called: waiting clears it.
@@ -300,7 +302,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     ...UNAUTHORIZED,
     pattern: oneOf(
       // An account, organization, sender or domain to verify or activate first.
-      /\bverify (?:your|the|this) (?:\w+ )?(?:account|organi[sz]ation|email(?: address)?|identity|phone(?: number)?|domain|sender)\b/,
+      /\bverify(?:ing)? (?:your|the|this) (?:\w+ )?(?:account|organi[sz]ation|email(?: address)?|identity|phone(?: number)?|domain|sender)\b/,
       /\b(?:account|organi[sz]ation|email(?: address)?|identity|phone(?: number)?|domain|sender)s? (?:\w+ )?(?:must|needs? to|has to|have to) be verified\b/,
       /\b(?:account|organi[sz]ation|email(?: address)?|identity|domain|sender) (?:is |has )?(?:not|n[o']t|never) (?:yet )?(?:been )?verified\b/,
       /\b(?:unverified|a verified) (?:\w+ )?(?:account|organi[sz]ation|email|identity|sender|domain)\b/,
@@ -366,7 +368,9 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:free|trial|anonymous) (?:[\w-]+ ){0,3}(?:rate )?limit\b/,
       /\blimits?\b[^.\n]{0,40}\b(?:for|on|of) (?:the |your |a )?(?:free|trial|hobby|starter|basic|anonymous|unauthenticated) (?:tier|plan|account|key|users?|requests)\b/,
       /\b(?:for higher|without|increase your|raise your) (?:rate |usage )?limits\b/,
-      /\b(?:daily|monthly|yearly|annual) (?:\w+ )?(?:limit|quota|allowance)\b/,
+      /\b(?:daily|monthly|yearly|annual) (?:\w+ )?(?:limit|quota|allowance|cap)\b/,
+      // More than the subscription allows, whatever status carries it.
+      /\bexceeded\b[^.\n]{0,60}\b(?:allowed|included|permitted) (?:by|in|on|with|for) (?:your|the|this) (?:current )?(?:\w+ )?(?:subscription|plan|tier|licen[cs]e)\b/,
       // A limit counted per day, month or billing period, whatever it is called: waiting a few
       // seconds does not lift it (`your plan allows 100 requests per month`).
       /\b(?:requests|calls|queries|messages|emails|credits|searches|units|operations|tokens) (?:per|a|each|every) (?:day|month|year|billing (?:period|cycle))\b/,
@@ -577,7 +581,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:disabled|blocked|not (?:allowed|permitted|available)) (?:in|under|while in|during) (?!maintenance\b)(?:\w+[- ]){0,2}mode\b/,
       /\bmode (?:does not|doesn't|do not|don't) (?:allow|permit)\b/,
       /\b(?:restricted|prohibited|blocked|prevented|disabled) by (?:your |the |an? )?(?:\w+ ){0,2}(?:administrator|admin|organi[sz]ation|workspace|security|tenant|account)s?\b/,
-      /\b(?:organi[sz]ation|workspace|admin|administrator|security|tenant|account|team|company) (?:polic(?:y|ies)|settings?|rules?) (?:prevents?|prohibits?|blocks?|restricts?|forbids?|(?:does|do) ?n[o']t (?:allow|permit))\b/,
+      /\b(?:organi[sz]ation|workspace|admin|administrator|security|tenant|account|team|company|domain) (?:polic(?:y|ies)|settings?|rules?) (?:prevents?|prohibits?|blocks?|restricts?|forbids?|(?:does|do) ?n[o']t (?:allow|permit)|(?:has|have) (?:disabled|blocked|restricted|turned off))\b/,
       /\b(?:disabled|not (?:allowed|permitted)) (?:in|for|on) (?:this|the current|your) (?:environment|deployment|instance|workspace|organi[sz]ation|project|tenant)\b/,
     ),
   },
@@ -645,7 +649,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\brequires? (?:the |an? )?['"`]?[\w:.-]{1,40}(?: [\w:.-]{1,20})?['"`]? (?:role|entitlement|licen[cs]e|seat)\b/,
       /\bmust be an? (?:admin(?:istrator)?|owner|member|maintainer|manager|moderator|collaborator|org(?:ani[sz]ation)? (?:admin|owner|member))\b/,
       /\b(?:do|does) ?n[o']t have (?:the )?(?:required |necessary |sufficient |needed )?(?:oauth |api )?scopes?\b/,
-      /\baccess (?:to (?:this |the |your )?[\w .-]{1,40} )?(?:is |was |has been )?(?:blocked|restricted|revoked|suspended)\b/,
+      /\baccess (?:to (?:this |the |your )?[\w .-]{1,40} )?(?:is |was |has been )?(?:blocked|restricted|revoked|suspended|disabled)\b/,
       /\b(?:has|have) not (?:yet )?(?:been )?consented\b/,
       /\b(?:admin(?:istrator)?|user|tenant|organi[sz]ation) consent\b/,
       /\bscopes? (?:is |are )?(?:insufficient|not sufficient)\b/,
@@ -687,6 +691,85 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bauth(?:entication)? failure\b/,
       /\b(?:two[- ]factor|2fa|mfa|multi[- ]factor|second[- ]factor)\b[^.\n]{0,40}\b(?:required|needed|enabled|pending|set ?up)\b/,
       /\b(?:api[- ]?key|access token|auth(?:entication|ori[sz]ation)? token|bearer token|credentials|client secret|secret key|personal access token)\b[^.\n]{0,40}\b(?:rejected|refused|not accepted|not recogni[sz]ed|unrecogni[sz]ed|(?:is )?not valid|no longer valid|deactivated|disabled)\b/,
+    ),
+  },
+  // More person-only cues in words (issue 27.3): credentials the service does not know or a
+  // signature it does not accept (a wrong secret, whatever words stand between), credentials the
+  // server cannot load, a host clock too far off, a problem with the account, a wait for a person
+  // that ran out, a sign-in that must come first, recipients who opted out or were suppressed,
+  // and a limit that resets only the next day or later. They outrank the argument-like and
+  // transient wording they carry ("does not exist", "does not match", "too large", "timed out").
+  {
+    ...UNAUTHORIZED,
+    pattern: oneOf(
+      /\b(?:access key(?: id)?|key id|secret (?:access )?key|client id|client secret|api[- ]?key|credentials?)\b[^.\n]{0,40}\b(?:does ?n[o']t exist|not recogni[sz]ed|unrecogni[sz]ed|(?:is )?not valid)\b/,
+      /\bdoes ?n[o']t exist in our records\b/,
+      /\bsignature\b[^.\n]{0,40}\b(?:does ?n[o']t match|did ?n[o']t match|mismatch)\b/,
+      /\bsignature (?:has )?expired\b/,
+      /\b(?:could ?n[o']t|unable to|failed to|cannot|can't) (?:load|find|locate|obtain|resolve|read|get|retrieve|refresh) (?:any |the |valid |your )?(?:\w+ )?credentials\b/,
+      /\b(?:authenticate|authori[sz]e|log ?in|sign ?in|run (?:the )?(?:authentication|auth|login|sign[- ]in)(?: flow| process| command)?) first\b/,
+      /\bno authenticated (?:accounts?|users?|sessions?|clients?|connections?)\b/,
+      /\b(?:session|token|access|credentials?|api[- ]?key|grant|consent|authori[sz]ation)s? (?:(?:was|were|has been|have been|is|are) )?(?:revoked|withdrawn)\b/,
+    ),
+  },
+  // A right the caller lacks, named by who holds it or what the caller's key may do: an action
+  // reserved to owners or admins, a read-only key or role, a lock an administrator set, an IP not
+  // on the allowlist.
+  {
+    ...FORBIDDEN,
+    pattern: oneOf(
+      /\bonly (?:an? |the |your )?(?:\w+ )?(?:admin(?:istrator)?s?|owners?|managers?|maintainers?|moderators?|creators?|authors?)\b(?: of [^.\n]{1,40}?)? (?:can|may|is allowed to|are allowed to|is permitted to|are permitted to)\b/,
+      /\b(?:restricted|limited|reserved) to (?:the |an? )?(?:\w+ ){0,2}(?:admin(?:istrator)?s?|owners?|managers?|maintainers?|moderators?)\b/,
+      /\b(?:api[- ]?key|access token|token|credentials?|role|seat)\b[^.\n]{0,30}\b(?:is |are )?(?:read[- ]?only|view[- ]?only)\b(?! (?:field|attribute|property|column|parameter)s?\b)/,
+      /\b(?:do|does) ?n[o']t have (?:write|read|edit|admin|push|delete|owner|manage|management) (?:access|permissions?|rights|privileges?)\b/,
+      /\blocked by (?:an? |the |your )?(?:admin(?:istrator)?|owner|organi[sz]ation|policy|compliance|legal hold)\b/,
+      /\b(?:ip|ip address|client ip|source ip)\b[^.\n]{0,40}\b(?:not (?:on|in) (?:the |an? |your )?(?:\w+ )?(?:allow ?list|whitelist|allowed list)|not (?:allowlisted|whitelisted))\b/,
+    ),
+  },
+  // A count the plan or the workspace allows, reached (projects, seats, members).
+  {
+    ...QUOTA,
+    pattern: oneOf(
+      /\b(?:reached|exceeded|hit) (?:the |your )?(?:maximum|max|limit)\b[^.\n]{0,60}\b(?:allowed|permitted|included|available) (?:on|in|for|with|by) (?:your|the|this) (?:current )?(?:\w+ )?(?:plan|tier|subscription|account|workspace|organi[sz]ation|team)\b/,
+      /(?<!rate[ _-]?)\blimit (?:has been |was )?(?:reached|exceeded|hit) (?:for|on|in) (?:your|this|the) (?:current )?(?:\w+ )?(?:plan|tier|subscription|account|workspace|organi[sz]ation|team)\b/,
+      /\b(?:number|maximum|max|limit) of (?:allowed |available |licen[cs]ed |paid )?seats\b/,
+      /\bnot (?:available|allowed|permitted|supported) (?:for|to|on|in) (?:the )?(?:free|trial|basic|starter|hobby|unpaid|unverified) (?:accounts?|plans?|tiers?|users?|subscriptions?)\b/,
+    ),
+  },
+  {
+    ...MISCONFIGURED,
+    pattern: oneOf(
+      /\brequest ?time ?too ?skewed\b/,
+      /\bdifference between the request time and the (?:current|server) time\b/,
+      /\bclock (?:skew|is (?:out of sync|too far|not in sync))\b/,
+    ),
+  },
+  {
+    ...c("person_required", "stop", "failed"),
+    pattern: oneOf(
+      /\b(?:problem|issue) with (?:your|the|this) (?:\w+ )?(?:account|subscription|billing|organi[sz]ation)\b/,
+      /\b(?:timed out|time ?out|expired|gave up|deadline exceeded|no (?:response|answer))\b[^.\n]{0,20}?\bwaiting for (?:the |a |an )?(?:\w+ )?(?:user|human|person|operator|owner|admin(?:istrator)?|manager|approver|reviewer|approval|confirmation|consent|authori[sz]ation|sign[- ]?in|login|otp|one[- ]time (?:code|password)|verification(?: code)?|2fa|mfa|two[- ]factor (?:code|approval)|push (?:approval|notification)|(?:user|human)(?:'s)? (?:input|response|reply|approval|confirmation))\b/,
+      // The customer or the user did not finish a step only they can take (a 3-D Secure
+      // challenge, a push approval, a sign-in).
+      /\b(?:user|customer|payer|cardholder|account holder|approver|owner) (?:did not|didn't|has not|hasn't|failed to|never) (?:complete|respond|approve|confirm|authenticate|authori[sz]e|finish|answer|accept)\b/,
+      /\b3-?d ?secure\b|\b3ds\b[^.\n]{0,30}\b(?:required|failed|challenge|authentication)\b/,
+      /\b(?:approval|confirmation|consent|authori[sz]ation) (?:request|prompt|dialog)s? (?:has |have )?(?:timed out|expired)\b/,
+      /\bexpired before the (?:user|owner|approver|admin(?:istrator)?) (?:approved|confirmed|authori[sz]ed|responded|accepted)\b/,
+    ),
+  },
+  {
+    ...BUSINESS_RULE,
+    pattern: oneOf(
+      /\b(?:recipients?|address(?:es)?|e-?mails?|phone numbers?|numbers?|contacts?|subscribers?|members?)\b[^.\n]{0,60}\b(?:(?:has|have|had) (?:been )?)?(?:unsubscribed|opted[- ]out|suppressed|blocklisted|blacklisted|marked as (?:inactive|spam|bounced)|hard[- ]bounced)\b/,
+      /\b(?:unsubscribed|opted[- ]out|suppressed|inactive|blocklisted|blacklisted|bounced) (?:recipients?|address(?:es)?|e-?mails?|numbers?|contacts?|members?|subscribers?)\b/,
+    ),
+  },
+  {
+    ...QUOTA,
+    pattern: oneOf(
+      /\btry again (?:tomorrow|next (?:day|week|month|billing (?:period|cycle))|in \d+ (?:hours?|days?)|after (?:midnight|the (?:reset|next billing)))\b/,
+      /\b(?:limits?|quotas?|allowances?|credits?|budgets?) (?:will )?(?:resets?|renews?|refresh(?:es)?) (?:tomorrow|daily|monthly|(?:at|on) (?:midnight|00:00|the (?:first|start|beginning|1st))|next (?:day|week|month|billing)|in \d+ (?:hours?|days?))\b/,
+      /\b(?:limit|quota|allowance|cap)\b[^.\n]{0,40}\b(?:for|of) today\b|\btoday'?s (?:limit|quota|allowance)\b/,
     ),
   },
   // A state of a payment, an order or a subscription that no argument changes.
@@ -1240,4 +1323,23 @@ const IN_PROGRESS_TEXT = oneOf(
 export function isInProgressText(text: string): boolean {
   const head = text.length > RULE_TEXT_LIMIT ? text.slice(0, RULE_TEXT_LIMIT) : text;
   return IN_PROGRESS_TEXT.test(head);
+}
+
+/**
+ * A text in which the server says the failure is not to be retried: `"retryable": false` in a
+ * JSON body, `non-retryable`, `do not retry`, `retrying will not help`. Like the draft metadata's
+ * `retryable: false`, it can only make a retry read from the text more conservative (classify.ts).
+ */
+const NOT_RETRYABLE_TEXT = oneOf(
+  /["'`]?(?:is_?)?retr(?:y|i)able["'`]?\s*[:=]\s*["'`]?false\b/,
+  /\bnon[- ]?retr(?:y|i)able\b/,
+  /\bnot retr(?:y|i)able\b/,
+  /\b(?:do not|don't|should not|must not|will not) (?:be )?retr(?:y|ied)\b/,
+  /\bretrying (?:will not|won't|does not|doesn't|cannot|can't) help\b/,
+);
+
+/** Whether a failure text says it is not to be retried. */
+export function isNotRetryableText(text: string): boolean {
+  const head = text.length > RULE_TEXT_LIMIT ? text.slice(0, RULE_TEXT_LIMIT) : text;
+  return NOT_RETRYABLE_TEXT.test(head);
 }

@@ -32,6 +32,7 @@ const toy: TextModel = {
     "w:hazy": [2, 0, 0, 0.5],
     "w:murk": [0.2, 0, 0, 0.6],
     "w:tie": [0.5, 0, 0, 0.55],
+    "w:shaky": [1.5, 3, 0, -2],
   },
 };
 
@@ -290,6 +291,70 @@ describe("the learned last stage in classify", () => {
     ).toMatchObject({
       confidence: "low",
     });
+  });
+});
+
+describe("the asymmetry of harm where nothing is sure (issue 27.2)", () => {
+  const writes = tool({ tools: { t: { effect: "mutating" } } });
+  const ctx = {
+    tool: tool(),
+    attempt: 1,
+    repeats: 1,
+    keyed: false,
+    remainingMs: Number.POSITIVE_INFINITY,
+    random: () => 0.5,
+  };
+
+  it("the default (no word of the text known) stops a declared mutating tool instead of correcting it", () => {
+    expect(classify(textFailure("zzz qqq"), writes, undefined, toy)).toMatchObject({
+      action: "stop",
+      reason: "person_required",
+      source: "default",
+      certainty: "unknown",
+    });
+    // A read-only tool, or one without a declared effect, keeps the correction.
+    const reads = tool({ tools: { t: { effect: "read_only" } } });
+    expect(classify(textFailure("zzz qqq"), reads, undefined, toy).action).toBe(
+      "correct_arguments",
+    );
+    const stopped = classify(textFailure("zzz qqq"), writes, undefined, toy);
+    expect(explainClassification(textFailure("zzz qqq"), writes, stopped).detail).toMatch(
+      /the default applies \(a stop: the tool is mutating\)$/,
+    );
+    const open = classify(textFailure("zzz qqq"), tool(), undefined, toy);
+    expect(open).toMatchObject({ action: "correct_arguments", source: "default" });
+    // decide stops it when the effect is known only at run time (trusted annotations).
+    expect(decide({ ...ctx, classification: open, effect: "mutating" })).toMatchObject({
+      action: "stop",
+      reason: "person_required",
+      cause: "unclassified",
+      personResolvable: true,
+    });
+    expect(decide({ ...ctx, classification: open, effect: "idempotent" }).action).toBe(
+      "correct_arguments",
+    );
+  });
+
+  it("a retry read below its bar is not turned into a correction of a write", () => {
+    // shaky: P(retry) ≈ 0.78 (sure, below MODEL_RETRY_AT), P(correct) ≈ 0.17, P(stop) ≈ 0.005:
+    // a correction more than ten times as likely as a stop, but not what the model read.
+    const reading = readText("shaky", toy);
+    expect(reading?.action).toBe("retry_dependency");
+    expect(reading?.probability).toBeGreaterThan(0.5);
+    expect(reading?.probability).toBeLessThan(0.85);
+    const c = classify(textFailure("shaky"), writes, undefined, toy);
+    expect(c).toMatchObject({ action: "stop", reason: "person_required", source: "model" });
+    expect(c.model).toMatchObject({ read: "retry_dependency", unsure: false, stopOnWrite: true });
+    // Elsewhere the correction stands, and decide stops it on a write known at run time.
+    const open = classify(textFailure("shaky"), tool(), undefined, toy);
+    expect(open.action).toBe("correct_arguments");
+    expect(decide({ ...ctx, classification: open, effect: "mutating" })).toMatchObject({
+      action: "stop",
+      reason: "person_required",
+    });
+    expect(decide({ ...ctx, classification: open, effect: "read_only" }).action).toBe(
+      "correct_arguments",
+    );
   });
 });
 
