@@ -88,6 +88,19 @@ describe("foldValues: one template, values of any shape", () => {
     apart("the user does not exist", "the project does not exist");
   });
 
+  it("a name after more nouns of its kind is a value; the noun and an adverb stay", () => {
+    same("Environment staging is paused", "Environment prod-eu-2 is paused");
+    same("Format xlsx is not supported", "Format parquet is not supported");
+    same("Workflow deploy failed on step build", "Workflow release failed on step lint");
+    same("Missing parameter cursor", "Missing parameter page_token");
+    // `the X environment variable` is read before `environment X`.
+    same("set the ALPHA environment variable", "set the beta environment variable");
+    apart("Environment staging is paused", "Workspace staging is paused");
+    apart("Service temporarily unavailable", "Service permanently unavailable");
+    // A state of the thing is no name.
+    apart("Cannot delete branch main: protected", "Cannot delete branch main: checked");
+  });
+
   it("a JSON error body wrapping the same text shares it too", () => {
     const wrap = (t: string, id: string) =>
       JSON.stringify({ error: { message: t, request_id: id } });
@@ -95,6 +108,21 @@ describe("foldValues: one template, values of any shape", () => {
       wrap("permission denied for table prod_logs", "req_1"),
       wrap("permission denied for table orders", "req_2"),
     );
+  });
+
+  it("a status in prose or in quotes, and a one-word upstream message, keep failures apart", () => {
+    apart("Request failed: 404", "Request failed: 500");
+    apart("API error (404): see docs", "API error (500): see docs");
+    apart("Server responded with 502", "Server responded with 503");
+    apart("The API responded with a 404 status", "The API responded with a 409 status");
+    apart('{"status": "404"}', '{"status": "500"}');
+    apart('{"error": {"code": "E1045"}}', '{"error": {"code": "E2002"}}');
+    apart('{"message": "TooManyRequests"}', '{"message": "NoSuchBucket"}');
+    apart('{"errorType": "ResourceExhausted"}', '{"errorType": "ValidationException"}');
+    // A count that happens to be 4xx is a value: it is followed by its noun, or has no lead.
+    same("Sync failed with 404 items pending", "Sync failed with 12 items pending");
+    same("accepts at most 500 terms", "accepts at most 450 terms");
+    same("got 503", "got 504");
   });
 
   it("error vocabulary and the words of a sentence are never values", () => {

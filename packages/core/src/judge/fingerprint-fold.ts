@@ -37,7 +37,7 @@ const ERROR_IN =
   /\b((?:error|failed|failure|exception|arguments?|provided) (?:in|running|calling|executing|processing|for) )([a-z][\w.<>-]{0,60})(?=:)/g;
 /** A name after the noun of its kind: `tool search disabled`, `owner of table orders`. */
 const KIND_NAME =
-  /\b(tools?|tables?|columns?|indexe?s?|indices|collections?|fields?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|projects?|models?|databases?|operations?|engines?|functions?|variables?|schemas?|views?|topics?|queues?|streams?|namespaces?|pods?|deployments?|clusters?|roles?) ([a-z][\w.<>-]{0,60})(?=[\s(:.,;!)"']|$)/g;
+  /\b(tools?|tables?|columns?|indexe?s?|indices|collections?|fields?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|projects?|models?|databases?|operations?|engines?|functions?|variables?|schemas?|views?|topics?|queues?|streams?|namespaces?|pods?|deployments?|clusters?|roles?|accounts?|environments?|regions?|workflows?|jobs?|steps?|labels?|tags?|formats?|languages?|actions?|modes?|methods?|providers?|plans?|scopes?|templates?|policies|policy|secrets?|services?|apps?|applications?|sites?|folders?|sheets?|boards?|issues?|tickets?|agents?|instances?|volumes?|images?|containers?|nodes?|tasks?|pipelines?|stages?|releases?|versions?|packages?|modules?|plugins?|integrations?|connectors?|destinations?|datasets?|dashboards?|metrics?|monitors?|alerts?|zones?|domains?|endpoints?|parameters?|arguments?|filters?|teams?|organi[sz]ations?|orgs?|subscriptions?) ([a-z][\w.<>-]{0,60})(?=[\s(:.,;!)"']|$)/g;
 /** A name before the noun of its kind: `the PutItem operation`, `the X environment variable`. */
 const NAME_KIND =
   /\b(the )([a-z][\w.<>-]{0,60})( (?:operation|tool|table|index|collection|environment variable|function|field|column|bucket|database|model|engine)s?)\b/g;
@@ -109,7 +109,8 @@ function valueIfPlain(_m: string, lead: string, tokens: string): string {
 
 /** A single word that may be a name: not error vocabulary, not a word of the sentence. */
 function nameLike(word: string): boolean {
-  return !FUNCTION_WORDS.has(word) && plain(word);
+  // An adverb (`service temporarily unavailable`) is a word of the sentence.
+  return !FUNCTION_WORDS.has(word) && !word.endsWith("ly") && plain(word);
 }
 
 /** The form of a normalized text that is hashed. */
@@ -138,12 +139,12 @@ export function foldValues(normalized: string): string {
         : name(m, kind, word),
     );
   }
-  s = s.replace(KIND_NAME, (m, kind: string, word: string) => name(m, `${kind} `, word));
   if (s.includes("the ")) {
     s = s.replace(NAME_KIND, (m, the: string, word: string, kind: string) =>
       name(m, the, word, kind),
     );
   }
+  s = s.replace(KIND_NAME, (m, kind: string, word: string) => name(m, `${kind} `, word));
   for (const word of seen) {
     s = s.replace(new RegExp(String.raw`(?<![\w<>.-])${word}(?![\w<>-])`, "g"), "<v>");
   }

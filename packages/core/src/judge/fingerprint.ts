@@ -32,6 +32,10 @@ const CONDITION_KEYS = new Set([
   "status",
   "category",
   "class",
+  "errortype",
+  "error_type",
+  "statuscode",
+  "status_code",
 ]);
 const CONDITION_VALUE = /^[a-z][a-z_.-]{0,39}$/;
 
@@ -77,7 +81,8 @@ const CONDITION_WORDS = new Set(
     "unverified unconfirmed exhausted overdue frozen banned unpaid terminated immutable readonly " +
     "gone stale outdated conflicting retired removed unsubscribed disallowed prohibited " +
     "mismatched misconfigured unset undefined null overflow deadlock deadlocked crashed panic " +
-    "fatal corrupt corrupted unsafe"
+    "fatal corrupt corrupted unsafe protected offline stopped incompatible ambiguous unrecognized " +
+    "unrecognised unauthorised untrusted insecure degraded maintenance uninitialized"
   ).split(" "),
 );
 
@@ -169,7 +174,7 @@ const STATUS_CONTEXT =
  * number names the condition, as an error code's identifier does.
  */
 const CODE_CONTEXT =
-  /\b(?:code|errno|err_?code|error_?code|errorcode|status|status_?code|statuscode|http_?status)["']?\s?[:=]\s?$/;
+  /\b(?:code|errno|err_?code|error_?code|errorcode|status|status_?code|statuscode|http_?status)["']?\s?[:=]\s?(?:["'][a-z]{0,12}[_-]?)?$/;
 
 /**
  * UUID and ISO_TIMESTAMP, sticky: read at one place (see replaceAtAnchor).
@@ -276,6 +281,12 @@ function replaceQuoted(
       return `${quote}${inner}${match.charAt(match.length - 1)}`;
     }
   }
+  // A code or status in quotes (`"status": "404"`, `"code": "E1045"`) names the condition as its
+  // number would.
+  if (QUOTED_CODE.test(content) && (before.endsWith("=") || before.trimEnd().endsWith(":"))) {
+    const keyName = keyAtEnd(before);
+    if (keyName !== undefined && (CODE_KEYS.has(keyName) || STATUS_KEYS.has(keyName))) return match;
+  }
   // Only a condition value after a key (`"code": "x"`, `code="x"`) stays.
   if (!isConditionValue(content) || !(before.endsWith("=") || before.trimEnd().endsWith(":"))) {
     return "<str>";
@@ -288,11 +299,14 @@ function replaceQuoted(
   return "<str>";
 }
 
+/** A code in quotes: 3 to 6 digits, or letters with digits (`E1045`, `ERR-1045`, `PGRST116`). */
+const QUOTED_CODE = /^(?:\d{3,6}|[a-z]{1,12}[_-]?\d{2,6})$/;
+
 /** Whether a one-word value is error vocabulary, or a compound of it (`not_found`, `notfound`, `ValidationError`). */
 function namesCondition(word: string): boolean {
   const lower = word.toLowerCase();
   for (const part of lower.split(/[_.-]/)) if (CONDITION_WORDS.has(part)) return true;
-  return /error|exception|fail|denied|forbidden|unauthori[sz]ed|invalid|notfound|timeout|exceeded|unavailable|conflict|expired|limit/.test(
+  return /error|exception|fail|denied|forbidden|unauthori[sz]ed|invalid|notfound|timeout|exceeded|unavailable|conflict|expired|limit|nosuch|toomany|exhausted|throttl|badrequest|required|unprocessable|slowdown|notallowed|unsupported|overload|suspended|revoked|missing|busy/.test(
     lower,
   );
 }
@@ -596,7 +610,33 @@ function replaceNumber(m: RegExpExecArray, whole: string): string {
   ) {
     return match;
   }
+  // A 4xx or 5xx status written in prose (`failed with 404`, `API error (500)`, `[503]`, `a 404
+  // status`, `: 403 forbidden`): the answer of the server, not a value of the call.
+  if (/^[45]\d\d$/.test(match) && statusInProse(whole, offset, offset + 3)) return match;
   return "<id>";
+}
+
+/** What stands before a status in prose: a word of failure or answer, or a bracket. */
+const STATUS_LEAD =
+  /(?:\b(?:failed|failure|fails|errored|error|errors|responded|returned|rejected)(?: with)?(?: an?)?(?: http)?(?: status)?(?: code)?[ :([]{0,3}|^[([]|(?:^|[\s:])[([])$/;
+/** What stands after a status in prose: `status`, a closing bracket, or the reason's words. */
+const STATUS_TAIL =
+  /^(?: ?(?:status|error|response)\b|[)\]]|:? (?:not found|forbidden|unauthori[sz]ed|bad request|conflict|gone|too many|internal|service unavailable|bad gateway|gateway timeout|unprocessable|payment required|precondition|request timeout|not acceptable|method not allowed|unavailable|timeout)\b)/;
+
+/** What may follow a status after its lead: the end, punctuation, or a word that ends the phrase. */
+const STATUS_END =
+  /^(?:$|[\s]*[^\sa-z<]|\s(?:from|when|for|while|on|at|in|after|with|by|calling|fetching|requesting)\b)/;
+
+/** Whether the number between `start` and `end` stands as an HTTP status in prose. */
+function statusInProse(whole: string, start: number, end: number): boolean {
+  const next = whole.charCodeAt(end);
+  // Part of a longer number or a decimal (`404.5`, `4040`) is no status.
+  if (next === 46 || (next >= 48 && next <= 57)) return false;
+  const after = whole.slice(end, end + 24);
+  if (STATUS_TAIL.test(after)) return true;
+  // After a lead, only where the number ends a phrase (`failed with 404 from x`, `(500)`), not
+  // where a noun follows it (`returned 404 rows`).
+  return STATUS_LEAD.test(whole.slice(Math.max(0, start - 40), start)) && STATUS_END.test(after);
 }
 
 function replaceDotted(m: RegExpExecArray): string {
@@ -629,7 +669,9 @@ function replaceDotted(m: RegExpExecArray): string {
  * messages in quotes after a message key (`"message": "…"`, `'reason': …`, `returned "…"`, with
  * their own values normalized) and quoted prose of error vocabulary after any key (`failed:
  * "Rate limit exceeded"`), a one-word message that names a condition (`"message": "Forbidden"`),
- * a number of 3 to 6 digits after a code or status key (`"code": 40301`, `errno=1045`), identifiers with error vocabulary or written in capitals
+ * a number of 3 to 6 digits after a code or status key (`"code": 40301`, `errno=1045`), in
+ * quotes too, letters before it or not (`"status": "404"`, `"code": "E1045"`), a 4xx or 5xx
+ * status in prose (`failed with 404`, `API error (500)`, `a 404 status`), identifiers with error vocabulary or written in capitals
  * (`index_not_found_exception`, `EAI_AGAIN`), HTTP-like statuses after `HTTP`/`status`, and short
  * digit runs inside words (`utf8`, `ipv4`). Whitespace is collapsed and the result is capped at
  * 500 characters. Work is bounded: only the first 4096 characters are read.
