@@ -101,6 +101,39 @@ describe("foldValues: one template, values of any shape", () => {
     apart("Cannot delete branch main: protected", "Cannot delete branch main: checked");
   });
 
+  it("a word in a value position: after invalid and its kind, after found for, in an error's verb", () => {
+    same("Invalid currency XYZ", "Invalid currency eur");
+    same("Unknown timezone Mars/Olympus", "Unknown timezone utc");
+    same("No results found for sales", "No results found for q3-report");
+    same("Access denied to sales", "Access denied to payroll");
+    same("Failed to fetch orders: connection reset", "Failed to fetch invoices: connection reset");
+    same("No workspace found with slug alpha", "No workspace found with slug beta-2");
+    same("Currency xyz is not supported", "Currency jpy is not supported");
+    // The error's subject at any place: the text before it may be longer in one occurrence.
+    same(
+      'Sync "a" and "b" failed; error running backfill: timed out',
+      'Sync "c" failed; error running ingest: timed out',
+    );
+    // Nouns of the template are no value; a kind alone is the subject, kept.
+    apart("Invalid api key", "Invalid api version");
+    apart("Invalid request body", "Invalid request header");
+    apart("Collection not found: orders", "Table not found: orders");
+    apart("No results found for sales", "No permission found for sales");
+  });
+
+  it("a capitalized word inside a sentence is a proper name, its case aside", () => {
+    same("Sheet Budget has no rows", "Sheet Forecast has no rows");
+    same("This tool needs a Firecrawl account.", "This tool needs a Tavily account.");
+    same("Enable the Drive API for your project", "Enable the Sheets API for your project");
+    // Error vocabulary, prose, months and words of a path are not names.
+    apart("Request failed: Not Found", "Request failed: Forbidden");
+    apart(
+      "stat /data/Quarterly Report.xlsx: no such file",
+      "stat /data/Quarterly Report.xlsx: permission denied",
+    );
+    expect(normalizeText("failed on Mon, 15 Jan 2024 10:30:00 GMT")).toBe("failed on <time>");
+  });
+
   it("a JSON error body wrapping the same text shares it too", () => {
     const wrap = (t: string, id: string) =>
       JSON.stringify({ error: { message: t, request_id: id } });

@@ -6,9 +6,12 @@
  * reads as one, and bare words are values where the text announces one: after a noun that names
  * a thing and a colon (`tool: cecil`, `candidate bindings: orders, invoices`), in a list of
  * choices (`not in a, b`, `must be one of: x, y`), after a network error code (`ECONNREFUSED
- * elasticsearch`), in `calling the X operation`, and between the noun of its kind and a phrase of
- * absence (`texture oak_floor not found`). Words of error vocabulary are never taken for
- * values: `failed: timeout` and `failed: refused` stay apart. Pure.
+ * elasticsearch`), in `calling the X operation`, between the noun of its kind and a phrase of
+ * absence (`texture oak_floor not found`), after `invalid`/`unknown` and the noun of its kind
+ * (`invalid currency xyz`), after `found for`/`denied to` (`no results found for x`) and in an
+ * error's verb (`failed to fetch x:`). Words of error vocabulary, nouns of a template (`invalid
+ * api key`) and a kind alone (`collection not found: x`) are never taken for values:
+ * `failed: timeout` and `failed: refused` stay apart. Pure.
  */
 
 /** Every placeholder `normalizeText` writes for a value. */
@@ -34,10 +37,34 @@ const AFTER_CONDITION = new RegExp(
 );
 /** The thing an error happened in: `error running x:`, `api error in x:`, `arguments for x:`. */
 const ERROR_IN =
-  /\b((?:error|failed|failure|exception|arguments?|provided) (?:in|running|calling|executing|processing|for) )([a-z][\w.<>-]{0,60})(?=:)/g;
+  /\b((?:(?:error|failed|failure|exception|arguments?|provided) (?:in|running|calling|executing|processing|for|fetching|getting|retrieving|loading|reading|creating|updating|deleting|listing)|failed to (?:fetch|get|retrieve|load|read|create|update|delete|list|find|open)) )([a-z][\w.<>-]{0,60})(?=:)/g;
 /** A name after the noun of its kind: `tool search disabled`, `owner of table orders`. */
-const KIND_NAME =
-  /\b(tools?|tables?|columns?|indexe?s?|indices|collections?|fields?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|projects?|models?|databases?|operations?|engines?|functions?|variables?|schemas?|views?|topics?|queues?|streams?|namespaces?|pods?|deployments?|clusters?|roles?|accounts?|environments?|regions?|workflows?|jobs?|steps?|labels?|tags?|formats?|languages?|actions?|modes?|methods?|providers?|plans?|scopes?|templates?|policies|policy|secrets?|services?|apps?|applications?|sites?|folders?|sheets?|boards?|issues?|tickets?|agents?|instances?|volumes?|images?|containers?|nodes?|tasks?|pipelines?|stages?|releases?|versions?|packages?|modules?|plugins?|integrations?|connectors?|destinations?|datasets?|dashboards?|metrics?|monitors?|alerts?|zones?|domains?|endpoints?|parameters?|arguments?|filters?|teams?|organi[sz]ations?|orgs?|subscriptions?) ([a-z][\w.<>-]{0,60})(?=[\s(:.,;!)"']|$)/g;
+const KINDS =
+  "tools?|tables?|columns?|indexe?s?|indices|collections?|fields?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|projects?|models?|databases?|operations?|engines?|functions?|variables?|schemas?|views?|topics?|queues?|streams?|namespaces?|pods?|deployments?|clusters?|roles?|accounts?|environments?|regions?|workflows?|jobs?|steps?|labels?|tags?|formats?|languages?|actions?|modes?|methods?|providers?|plans?|scopes?|templates?|policies|policy|secrets?|services?|apps?|applications?|sites?|folders?|sheets?|boards?|issues?|tickets?|agents?|instances?|volumes?|images?|containers?|nodes?|tasks?|pipelines?|stages?|releases?|versions?|packages?|modules?|plugins?|integrations?|connectors?|destinations?|datasets?|dashboards?|metrics?|monitors?|alerts?|zones?|domains?|endpoints?|parameters?|arguments?|filters?|teams?|organi[sz]ations?|orgs?|subscriptions?";
+const KIND_NAME = new RegExp(
+  String.raw`\b(${KINDS}) ([a-z][\w.<>-]{0,60})(?=[\s(:.,;!)"']|$)`,
+  "g",
+);
+/** A noun of a kind alone: the subject of `collection not found: x` is the kind, not a name. */
+const KIND_WORD = new RegExp(`^(?:${KINDS})$`);
+/**
+ * Nouns of a template a server writes after `invalid` (`invalid api key`, `invalid request body`):
+ * words of the message, not a name.
+ */
+const TEMPLATE_NOUNS = new Set(
+  (
+    "key keys token tokens secret secrets credential credentials password signature format value " +
+    "values input body header headers parameter parameters argument arguments request response " +
+    "payload json data syntax query url uri id ids name type range date time number string " +
+    "character characters state scope file path option options field fields"
+  ).split(" "),
+);
+/** The one word after `invalid`, `unknown`, `unsupported` and the noun of its kind: `invalid currency xyz`. */
+const AFTER_KIND_OF_CONDITION =
+  /\b((?:unknown|invalid|unsupported|unrecognized|unrecognised|unexpected) ([a-z]{3,30}) )([a-z][\w.<>/-]{0,60})(?=[.,;!)\n]|$)/g;
+/** The thing of an answer that found or allowed nothing: `no results found for x`, `access denied to x`. */
+const FOR_TARGET =
+  /\b((?:available|found|access|denied|results|matches|data|permissions?|allowed|enabled|supported) (?:for|to|on|in) (?:query |the )?)([a-z][\w.<>-]{0,60})(?=[.,;!)\n]|$)/g;
 /** A name before the noun of its kind: `the PutItem operation`, `the X environment variable`. */
 const NAME_KIND =
   /\b(the )([a-z][\w.<>-]{0,60})( (?:operation|tool|table|index|collection|environment variable|function|field|column|bucket|database|model|engine)s?)\b/g;
@@ -69,10 +96,10 @@ const SUBJECT_OF_CONDITION =
  * `collection orders does not exist`): the kind is any word of the sentence, the name one word.
  */
 const NAME_BEFORE_ABSENCE =
-  /\b([a-z]{3,30} )([a-z][\w.<>-]{0,60})(?= (?:not found|does not exist|do not exist|doesn't exist|is not defined|is undefined|is unknown|was not found|could not be found|cannot be found|is unavailable|is not available|already exists)\b)/g;
+  /\b([a-z]{3,30} )([a-z][\w.<>-]{0,60})(?= (?:not found|does not exist|do not exist|doesn't exist|is not defined|is undefined|is unknown|was not found|could not be found|cannot be found|is unavailable|is not available|already exists|is not supported|is not enabled|is disabled)\b)/g;
 /** Inside every match of NAME_BEFORE_ABSENCE: a cheap test before its pattern runs. */
 const ABSENCE_HINT =
-  /not found|not exist|n't exist|not defined|undefined|unknown|be found|unavailable|not available|already exists/;
+  /not found|not exist|n't exist|not defined|undefined|unknown|be found|unavailable|not available|already exists|not supported|not enabled|disabled/;
 /** One word after a colon that ends the text or its line (`unable to parse range: orders`). */
 const LAST_WORD = /(: )([a-z][\w.-]{0,60})(?=[.>)\]]?\s*(?:\n|$))/g;
 const NETWORK_TARGET =
@@ -129,8 +156,12 @@ export function foldValues(normalized: string): string {
     if (word.length >= 3 && !word.includes("<") && seen.length < 8) seen.push(word);
     return `${lead}<v>${tail}`;
   };
-  if (s.includes(":")) s = s.replace(ERROR_IN, name);
-  s = s.replace(SUBJECT_OF_CONDITION, (m, lead: string, word: string) => name(m, lead, word));
+  if (s.includes(":")) {
+    s = s.replace(ERROR_IN, (m, lead: string, word: string) => name(m, lead, word));
+  }
+  s = s.replace(SUBJECT_OF_CONDITION, (m, lead: string, word: string) =>
+    KIND_WORD.test(word) ? m : name(m, lead, word),
+  );
   if (colonSpace) s = s.replace(LAST_WORD, (m, lead: string, word: string) => name(m, lead, word));
   if (ABSENCE_HINT.test(s)) {
     s = s.replace(NAME_BEFORE_ABSENCE, (m, kind: string, word: string) =>
@@ -145,6 +176,15 @@ export function foldValues(normalized: string): string {
     );
   }
   s = s.replace(KIND_NAME, (m, kind: string, word: string) => name(m, `${kind} `, word));
+  s = s.replace(AFTER_KIND_OF_CONDITION, (m, lead: string, kind: string, word: string) =>
+    FUNCTION_WORDS.has(kind) ||
+    vocabulary.has(kind) ||
+    TEMPLATE_NOUNS.has(word) ||
+    TEMPLATE_NOUNS.has(kind)
+      ? m
+      : name(m, lead, word),
+  );
+  s = s.replace(FOR_TARGET, (m, lead: string, word: string) => name(m, lead, word));
   for (const word of seen) {
     s = s.replace(new RegExp(String.raw`(?<![\w<>.-])${word}(?![\w<>-])`, "g"), "<v>");
   }

@@ -112,7 +112,8 @@ const PATH_TAIL =
 /** A key of colons (`cache:user:42`, `read:clients`), its last part may be a path or a star. */
 const COLON_KEY = /(?<![\w:/<>.-])[a-z][\w.-]{0,40}(?::[\w.*/-]{1,60}){1,8}(?![\w:/])/g;
 /** The value after a naming phrase: `with name orderz`, `named x`, `by user ana`, `name: x`. */
-const NAMED = /\b(with name|named|by user|for user|name:|name =)( +)([^\s,;()[\]<>"'`]{1,80})/g;
+const NAMED =
+  /\b(with (?:name|slug|handle|alias|username|title|label)|named|by user|for user|name:|name =)( +)([^\s,;()[\]<>"'`]{1,80})/g;
 /** The subject of `: x is not defined`, `: x does not exist`, `: x is not a valid id`. */
 const SUBJECT =
   /(: )([^\s,;()[\]<>"'`]{1,60})(?= (?:is not defined|does not exist|is not a valid|not found\b))/g;
@@ -157,6 +158,9 @@ const DURATION =
 const LONG_TOKEN = /(?<![a-z0-9+/=])[a-z0-9+/]{16,}={0,2}(?![a-z0-9+/=])/g;
 const HEX_ID = /(?<![0-9a-z])(?:0x)?[0-9a-f]{7,}(?![0-9a-z])/g;
 const NUMBER = /(?<!\d)\d(?:[\d,]*\d)?(?:\.\d+)?/g;
+const HAS_UPPER = /[a-z,] [A-Z][a-z]/;
+/** A capitalized word inside a sentence, after a lowercase word: a proper name (`in Budget`). */
+const PROPER_NAME = /(?<=[a-z0-9,] )[A-Z][a-z]{1,40}(?=[\s.,;:!?)'"]|$)/g;
 // Cheap tests of what the changes of a pass need (see normalizeText).
 const HAS_DIGIT = /\d/;
 /** Inside every date with a month name. */
@@ -477,7 +481,8 @@ function wordValueReplacers(seen: string[]) {
 }
 
 /** Inside every match of NAMED, SUBJECT and NAMED_TAIL: cheap tests before their patterns run. */
-const NAMED_LEADS = /with name|named |name:|name =|by user|for user/;
+const NAMED_LEADS =
+  /with name|with slug|with handle|with alias|with username|with title|with label|named |name:|name =|by user|for user/;
 const SUBJECT_PHRASES = / is not defined| does not exist| is not a valid| not found/;
 /**
  * Words searched before NAMED_LEADS and SUBJECT_PHRASES: every alternative of each holds one of its
@@ -486,7 +491,7 @@ const SUBJECT_PHRASES = / is not defined| does not exist| is not a valid| not fo
  * @internal Exported for tests; not part of the public API.
  */
 export const WORD_VALUE_HINTS: readonly (readonly [RegExp, readonly string[]])[] = [
-  [NAMED_LEADS, ["name", "user"]],
+  [NAMED_LEADS, ["name", "user", "slug", "handle", "alias", "title", "label"]],
   [SUBJECT_PHRASES, ["not "]],
 ];
 const [NAMING_HINT, SUBJECT_HINT] = WORD_VALUE_HINTS as readonly [
@@ -616,6 +621,32 @@ function replaceNumber(m: RegExpExecArray, whole: string): string {
   return "<id>";
 }
 
+/** Proper names of `original` (same length as `lower`) become `<v>` in `lower`. */
+function replaceProperNames(original: string, lower: string): string {
+  let out = "";
+  let copied = 0;
+  for (const m of original.matchAll(PROPER_NAME)) {
+    const word = m[0].toLowerCase();
+    const stem = word.endsWith("s") ? word.slice(0, -1) : word;
+    if (CONDITION_WORDS.has(word) || CONDITION_WORDS.has(stem) || PROSE_WORDS.has(word)) continue;
+    // Months and days are read with their dates.
+    if (CALENDAR_WORD.test(word)) continue;
+    // A word of a path with a space in it (`/data/Quarterly Report.xlsx`) is the path's.
+    const tokenStart = original.lastIndexOf(" ", m.index - 2) + 1;
+    if (/[/\\]/.test(original.slice(tokenStart, m.index))) continue;
+    out += `${lower.slice(copied, m.index)}<v>`;
+    copied = m.index + m[0].length;
+  }
+  return copied === 0 ? lower : out + lower.slice(copied);
+}
+const CALENDAR_WORD = new RegExp(`^(?:${MONTHS}|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]{0,6})$`);
+/** Capitalized words of a message's own prose (`Please`, `Error`, `The`). */
+const PROSE_WORDS = new Set(
+  "the a an and or of to in on for with please error see try check make use your you this that it is are was not no".split(
+    " ",
+  ),
+);
+
 /** What stands before a status in prose: a word of failure or answer, or a bracket. */
 const STATUS_LEAD =
   /(?:\b(?:failed|failure|fails|errored|error|errors|responded|returned|rejected)(?: with)?(?: an?)?(?: http)?(?: status)?(?: code)?[ :([]{0,3}|^[([]|(?:^|[\s:])[([])$/;
@@ -658,7 +689,9 @@ function replaceDotted(m: RegExpExecArray): string {
  * values (the key stays), UUIDs, timestamps, dates and clock times, IPs, paths (a name with a
  * space included), host names, long tokens, hex ids, durations (Go's `1m30s` too), sizes and
  * numbers with placeholders (`<str>`, `<v>`, `<url>`, `<email>`, `<id>`, `<time>`, `<ip>`,
- * `<path>`, `<host>`, `<dur>`, `<size>`). Values that are words become `<v>`: snake_case and
+ * `<path>`, `<host>`, `<dur>`, `<size>`). Values that are words become `<v>`: a capitalized word
+ * after a lowercase word inside a sentence (a proper name: `needs a Firecrawl account`; not error
+ * vocabulary, a month, a day or a word of a path), snake_case and
  * kebab-case identifiers without error vocabulary (`customer_orders`, `orders-v2`), keys of
  * colons (`cache:user:42`), the value after `with name`, `named`, `by user`, `name =`, the
  * subject of `: x is not defined` / `does not exist` / `not found`, a short tail after
@@ -689,6 +722,7 @@ function normalize(head: string): string {
   while (MCP_PREFIX.test(s)) s = s.replace(MCP_PREFIX, "");
   const original = s;
   s = s.toLowerCase();
+  if (HAS_UPPER.test(original)) s = replaceProperNames(original, s);
   // Each pass below is skipped when the text lacks something every change it makes needs: the
   // same result, sooner. No pass adds a digit, `.`, `:` or `-` (placeholders are `<`, `>` and
   // letters), so what the text lacks now it lacks at every later pass; a flag is read again where
