@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { fingerprint, normalizeText } from "./fingerprint.ts";
-import { foldValues } from "./fingerprint-fold.ts";
+import { foldArgumentValues, foldValues } from "./fingerprint-fold.ts";
 
 const print = (text: string, tool = "t") => fingerprint({ tool, channel: "tool", text });
 const same = (a: string, b: string) => expect(print(a)).toBe(print(b));
@@ -176,5 +176,52 @@ describe("foldValues: one template, values of any shape", () => {
     expect(foldValues(n)).toBe(n);
     const v = normalizeText('No note with id "drafts" (took 31ms); tool: search');
     expect(foldValues(foldValues(v))).toBe(foldValues(v));
+  });
+});
+
+describe("fingerprint with the call's arguments", () => {
+  const withArgs = (text: string, args: Record<string, unknown>) =>
+    fingerprint({ tool: "t", channel: "tool", text, args });
+
+  it("a word of the text the call sent is its value", () => {
+    expect(withArgs("cannot plot orders against itself", { series: "orders" })).toBe(
+      withArgs("cannot plot invoices against itself", { series: "invoices" }),
+    );
+    expect(withArgs("Phase build depends on missing phase build", { phase: "build" })).toBe(
+      withArgs("Phase lint depends on missing phase lint", { phase: "lint" }),
+    );
+    // Values in arrays and nested objects, and lists of words, too.
+    expect(withArgs("cannot merge alpha", { refs: ["alpha"] })).toBe(
+      withArgs("cannot merge beta", { refs: ["beta"] }),
+    );
+    expect(withArgs("blocked: orders, invoices", { x: { names: "orders, invoices" } })).toBe(
+      withArgs("blocked: refunds", { x: { names: "refunds" } }),
+    );
+    // Without them, the same text as ever.
+    expect(
+      fingerprint({ tool: "t", channel: "tool", text: "cannot plot orders against itself" }),
+    ).not.toBe(
+      fingerprint({ tool: "t", channel: "tool", text: "cannot plot invoices against itself" }),
+    );
+  });
+
+  it("the condition stays: vocabulary, other templates, and a text that is only the value", () => {
+    // A value that is error vocabulary is not taken out (`{ state: "failed" }`).
+    expect(withArgs("job failed", { state: "failed" })).not.toBe(
+      withArgs("job cancelled", { state: "cancelled" }),
+    );
+    // Two templates with the same value stay two.
+    expect(withArgs("table orders not found", { table: "orders" })).not.toBe(
+      withArgs("column orders not found", { table: "orders" }),
+    );
+    // The answer is the value itself: nothing of the text would be left.
+    expect(foldArgumentValues("quarterly report", ["quarterly report"])).toBe("quarterly report");
+    expect(foldArgumentValues("no rows for quarterly report", ["quarterly report"])).toBe(
+      "no rows for <v>",
+    );
+    // Whole words only, numbers aside.
+    expect(foldArgumentValues("ordersync failed for 12345", ["orders", "12345"])).toBe(
+      "ordersync failed for 12345",
+    );
   });
 });

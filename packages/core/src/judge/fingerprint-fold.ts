@@ -136,8 +136,14 @@ function valueIfPlain(_m: string, lead: string, tokens: string): string {
 
 /** A single word that may be a name: not error vocabulary, not a word of the sentence. */
 function nameLike(word: string): boolean {
-  // An adverb (`service temporarily unavailable`) is a word of the sentence.
-  return !FUNCTION_WORDS.has(word) && !word.endsWith("ly") && plain(word);
+  // An adverb (`service temporarily unavailable`) or a participle (`job started`, `arguments
+  // detected`) is a word of the sentence.
+  return (
+    !FUNCTION_WORDS.has(word) &&
+    !word.endsWith("ly") &&
+    !(word.length >= 5 && word.endsWith("ed")) &&
+    plain(word)
+  );
 }
 
 /** The form of a normalized text that is hashed. */
@@ -205,4 +211,60 @@ export function foldValues(normalized: string): string {
     s = s.replace(UNIT, "<v>").replace(VALUE_LIST, "<v>");
   }
   return s;
+}
+
+/** A value the call sent, as it may stand in a normalized text: words, digits, `_ . , - '` and spaces. */
+const ARGUMENT_VALUE = /^[a-z0-9][\w .,'-]{1,118}[a-z0-9]$/;
+/** At most this many values of the arguments are looked for. */
+const MAX_ARGUMENT_VALUES = 32;
+/** What a text keeps of its own once the call's values are out: a word of two letters or more. */
+const OWN_WORD = /(?<![<\w])[a-z]{2,}(?![\w>])/;
+
+/**
+ * The normalized text with each word the call sent itself (a value of `values`, the call's
+ * arguments lower-cased) replaced by `<v>`: `table orders not found` for a call with
+ * `{ table: "orders" }` reads as `table <v> not found`, whatever the table. Whole words only, and
+ * only values the normalizer left as words (a path or a number is read by its shape already).
+ * Not replaced: numbers, a value made only of error vocabulary or of words of a sentence
+ * (`{ state: "failed" }` keeps `failed`), and every value when the text would be left with no
+ * word of its own (the answer is the value: `Unauthorized` for a search of "unauthorized"). Pure.
+ */
+export function foldArgumentValues(normalized: string, values: readonly string[]): string {
+  let out = normalized;
+  let looked = 0;
+  // Longest first: a value inside another is replaced with it.
+  const sorted = [...values].sort((a, b) => b.length - a.length);
+  for (const value of sorted) {
+    if (looked >= MAX_ARGUMENT_VALUES) break;
+    if (value.length < 3 || !ARGUMENT_VALUE.test(value) || /^[\d .'-]+$/.test(value)) continue;
+    if (!value.split(/[\s_.,'-]+/).some((w) => w.length > 0 && nameLike(w))) continue;
+    looked++;
+    out = replaceWholeValue(out, value);
+  }
+  return out === normalized || OWN_WORD.test(out.replace(/<[a-z]+>/g, " ")) ? out : normalized;
+}
+
+/** Every occurrence of `value` in `text` between non-word characters becomes `<v>`. */
+function replaceWholeValue(text: string, value: string): string {
+  let out = "";
+  let copied = 0;
+  for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + 1)) {
+    if (at < copied) continue;
+    const end = at + value.length;
+    if (isValueChar(text.charCodeAt(at - 1)) || isValueChar(text.charCodeAt(end))) continue;
+    out += `${text.slice(copied, at)}<v>`;
+    copied = end;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+/** `[a-z0-9_<>]`: a character that continues a word or a placeholder (NaN, past the end, is not). */
+function isValueChar(code: number): boolean {
+  return (
+    (code >= 97 && code <= 122) ||
+    (code >= 48 && code <= 57) ||
+    code === 95 ||
+    code === 60 ||
+    code === 62
+  );
 }

@@ -8,7 +8,8 @@
  */
 import type { Channel } from "../types.ts";
 import { sha256Hex } from "./canonical.ts";
-import { foldValues, useVocabulary } from "./fingerprint-fold.ts";
+import { argumentValues } from "./echoes.ts";
+import { foldArgumentValues, foldValues, useVocabulary } from "./fingerprint-fold.ts";
 import { hasHostHint, hasIpv6Hint, hasOpeningQuote } from "./normalize-hints.ts";
 import { colonFollows, endsInObjectSeparator, keyAtEnd } from "./quote-context.ts";
 import { charTable, collapseSpaces, hasRun, replaceAnchored } from "./redact.ts";
@@ -820,6 +821,13 @@ export interface FingerprintInput {
   readonly code?: number | string;
   /** The failure text, raw: {@link normalizeText} runs on it. */
   readonly text: string;
+  /**
+   * The arguments the model sent, when known: a word of the text that is one of their values is
+   * the model's own value, not part of the condition (`table orders not found` for
+   * `{ table: "orders" }` shares its fingerprint with `table invoices not found` for
+   * `{ table: "invoices" }`). Without them, only the text's shape says what a value is.
+   */
+  readonly args?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -836,7 +844,7 @@ export interface FingerprintInput {
  * // same as for 'no note with id "inbox"'
  */
 export function fingerprint(input: FingerprintInput): string {
-  return fingerprintOf(input.tool, input.channel, input.code, input.text);
+  return fingerprintOf(input.tool, input.channel, input.code, input.text, input.args);
 }
 
 /**
@@ -848,10 +856,10 @@ export function fingerprintOf(
   channel: Channel,
   inputCode: number | string | undefined,
   text: string,
+  args?: Readonly<Record<string, unknown>>,
 ): string {
   const code = inputCode ?? null;
-  return sha256Hex(JSON.stringify([tool, channel, code, foldValues(normalizeText(text))])).slice(
-    0,
-    16,
-  );
+  let normalized = normalizeText(text);
+  if (args !== undefined) normalized = foldArgumentValues(normalized, argumentValues(args));
+  return sha256Hex(JSON.stringify([tool, channel, code, foldValues(normalized)])).slice(0, 16);
 }

@@ -64,7 +64,13 @@ export async function resolveFailure<T>(state: CallState, sent: Sent): Promise<V
     state.uncertain && classified.certainty !== "unknown"
       ? { ...classified, certainty: "unknown" as const }
       : classified;
-  const print = fingerprintOf(state.call.tool, failure.channel, failure.code, failure.text);
+  const print = fingerprintOf(
+    state.call.tool,
+    failure.channel,
+    failure.code,
+    failure.text,
+    state.call.args,
+  );
   const r = state.run;
 
   // The ledger: what this attempt's failure says of the write (ledger.ts `ledgerMove`).
