@@ -158,6 +158,30 @@ describe("foldValues: one template, values of any shape", () => {
     same("got 503", "got 504");
   });
 
+  it("JSON encoded twice reads as JSON: its codes and messages stay, its values fold", () => {
+    const twice = (body: object) => `Upstream said: ${JSON.stringify(JSON.stringify(body))}`;
+    apart(
+      twice({ error: "invalid_grant", error_description: "Bad Request" }),
+      twice({ error: "invalid_client", error_description: "Bad Request" }),
+    );
+    // One body, encoded once or twice inside a wrapper, is one template with its values folded.
+    same(
+      twice({ errors: [{ message: "orders was not confirmed; no changes were made." }] }),
+      twice({ errors: [{ message: "invoices was not confirmed; no changes were made." }] }),
+    );
+    apart('{"statusMessage": "Bad Gateway"}', '{"statusMessage": "Gateway Timeout"}');
+    apart('{"errors": ["Name can\'t be blank"]}', '{"errors": ["Name must be unique"]}');
+    apart('{"errorCode": "E0000011"}', '{"errorCode": "E0000007"}');
+  });
+
+  it("a status after a failure's colon, a URL or a `status was`, or opening the text, stays", () => {
+    apart("Failed to fetch: 404", "Failed to fetch: 503");
+    apart("GET https://api.example.com/v1/x 502", "GET https://api.example.com/v1/x 504");
+    apart("the response status was 503", "the response status was 429");
+    apart('404: {"message": "x"}', '500: {"message": "x"}');
+    same("failed to process 3 items: 404 remaining", "failed to process 3 items: 12 remaining");
+  });
+
   it("error vocabulary and the words of a sentence are never values", () => {
     apart("Upload failed: timeout", "Upload failed: refused");
     apart("Tool search is disabled", "Tool search is deprecated");

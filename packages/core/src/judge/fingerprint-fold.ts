@@ -90,7 +90,7 @@ const CHOICES = new RegExp(
  * missing required argument`, `staging does not exist`): one word, then the condition's words.
  */
 const SUBJECT_OF_CONDITION =
-  /(^|: |\] )([a-z][\w.<>-]{0,60})(?= (?:is not|are not|was not|were not|does not|do not|did not|not in|not found|missing|is missing|already|must|cannot|can't|has no|have no|is required|is invalid|is unknown|requires|is disabled|is deprecated)\b)/g;
+  /(^|: |\] |(?<=[:[,] ?)")([a-z][\w.<>-]{0,60})(?= (?:is not|are not|was not|were not|does not|do not|did not|not in|not found|missing|is missing|already|must|cannot|can't|has no|have no|is required|is invalid|is unknown|requires|is disabled|is deprecated)\b)/g;
 /**
  * A name between the noun of its kind and a phrase of absence (`texture wood_04 not found`,
  * `collection orders does not exist`): the kind is any word of the sentence, the name one word.

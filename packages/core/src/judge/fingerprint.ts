@@ -58,6 +58,18 @@ const MESSAGE_KEYS = new Set([
   "title",
   "reason",
   "returned",
+  "statusmessage",
+  "status_message",
+  "statustext",
+  "usermessage",
+  "user_message",
+  "developermessage",
+  "errorsummary",
+  "error_summary",
+  "errordetail",
+  "error_detail",
+  "faultstring",
+  "hint",
 ]);
 
 /**
@@ -305,7 +317,7 @@ function replaceQuoted(
 }
 
 /** A code in quotes: 3 to 6 digits, or letters with digits (`E1045`, `ERR-1045`, `PGRST116`). */
-const QUOTED_CODE = /^(?:\d{3,6}|[a-z]{1,12}[_-]?\d{2,6})$/;
+const QUOTED_CODE = /^(?:\d{3,6}|[a-z]{1,12}[_-]?\d{2,8})$/;
 
 /** Whether a one-word value is error vocabulary, or a compound of it (`not_found`, `notfound`, `ValidationError`). */
 function namesCondition(word: string): boolean {
@@ -322,7 +334,7 @@ function namesCondition(word: string): boolean {
  * (`"Quarterly Report"`) holds none of these words.
  */
 const QUOTED_MESSAGE =
-  /\b(?:error|errors|failed|failure|denied|unauthori[sz]ed|forbidden|invalid|missing|not found|exceeded|timed out|timeout|unavailable|refused|required|unsupported|not supported|expired|insufficient|not allowed|rate limit|quota)\b/;
+  /\b(?:error|errors|failed|failure|denied|unauthori[sz]ed|forbidden|invalid|missing|not found|exceeded|timed out|timeout|unavailable|refused|required|unsupported|not supported|expired|insufficient|not allowed|rate limit|quota|can't|cannot|must|blank|does not|doesn't|no such|not a valid)\b/;
 
 /** replaceQuoted for {@link replaceEach}. */
 function quotedMatch(m: RegExpExecArray, whole: string): string {
@@ -589,10 +601,22 @@ function replaceLongToken(m: RegExpExecArray): string {
   return /\d/.test(match) && /[a-z]/.test(match) ? "<id>" : match;
 }
 
-function replaceHexId(m: RegExpExecArray): string {
+function replaceHexId(m: RegExpExecArray, whole: string): string {
   const match = m[0];
   const hex = match.startsWith("0x") ? match.slice(2) : match;
-  return /\d/.test(hex) && /[a-f]/.test(hex) ? "<id>" : match;
+  if (!(/\d/.test(hex) && /[a-f]/.test(hex))) return match;
+  // A code in quotes after its key (`"errorCode": "E0000011"`) is the condition's name.
+  return isQuotedCode(whole, m.index, match.length) ? match : "<id>";
+}
+
+/** Whether the `length` characters at `offset` are a whole quoted code after a code or status key. */
+function isQuotedCode(whole: string, offset: number, length: number): boolean {
+  const quote = whole.charAt(offset - 1);
+  return (
+    (quote === '"' || quote === "'") &&
+    whole.charAt(offset + length) === quote &&
+    CODE_CONTEXT.test(whole.slice(Math.max(0, offset - 24), offset))
+  );
 }
 
 function replaceNumber(m: RegExpExecArray, whole: string): string {
@@ -601,7 +625,7 @@ function replaceNumber(m: RegExpExecArray, whole: string): string {
   const before = whole.charAt(offset - 1);
   if (
     match.length >= 3 &&
-    match.length <= 6 &&
+    (match.length <= 6 || (match.length <= 8 && /[a-z_-]/.test(before))) &&
     /^\d+$/.test(match) &&
     CODE_CONTEXT.test(whole.slice(Math.max(0, offset - 24), offset))
   ) {
@@ -648,9 +672,17 @@ const PROSE_WORDS = new Set(
   ),
 );
 
+/** A JSON string's escapes read once: `\"` is `"`, `\\` is `\`, `\n`, `\r`, `\t` are spaces. */
+function unescapeJson(text: string): string {
+  return text.replace(JSON_ESCAPE, (_m, c: string) =>
+    c === "n" || c === "r" || c === "t" ? " " : c,
+  );
+}
+const JSON_ESCAPE = /\\(["\\/nrt])/g;
+
 /** What stands before a status in prose: a word of failure or answer, or a bracket. */
 const STATUS_LEAD =
-  /(?:\b(?:failed|failure|fails|errored|error|errors|responded|returned|rejected)(?: with)?(?: an?)?(?: http)?(?: status)?(?: code)?[ :([]{0,3}|^[([]|(?:^|[\s:])[([])$/;
+  /(?:\b(?:failed|failure|fails|errored|error|errors|responded|returned|rejected)(?: with)?(?: an?)?(?: http)?(?: status)?(?: code)?[ :([]{0,3}|\b(?:failed|failure|error|errors)\b[^.;\n]{0,40}[:([] ?|\b(?:status|code) (?:was|is|of) |<url> |^[([]|(?:^|[\s:])[([])$/;
 /** What stands after a status in prose: `status`, a closing bracket, or the reason's words. */
 const STATUS_TAIL =
   /^(?: ?(?:status|error|response)\b|[)\]]|:? (?:not found|forbidden|unauthori[sz]ed|bad request|conflict|gone|too many|internal|service unavailable|bad gateway|gateway timeout|unprocessable|payment required|precondition|request timeout|not acceptable|method not allowed|unavailable|timeout)\b)/;
@@ -666,6 +698,8 @@ function statusInProse(whole: string, start: number, end: number): boolean {
   if (next === 46 || (next >= 48 && next <= 57)) return false;
   const after = whole.slice(end, end + 24);
   if (STATUS_TAIL.test(after)) return true;
+  // A text that opens with its status: `404: {"message": …}`.
+  if (start === 0 && next === 58) return true;
   // After a lead, only where the number ends a phrase (`failed with 404 from x`, `(500)`), not
   // where a noun follows it (`returned 404 rows`).
   return STATUS_LEAD.test(whole.slice(Math.max(0, start - 40), start)) && STATUS_END.test(after);
@@ -685,7 +719,8 @@ function replaceDotted(m: RegExpExecArray): string {
 /**
  * Normalizes failure text: removes what varies between occurrences of the same failure.
  *
- * Strips `MCP error -32xxx: ` prefixes (repeated ones too) and lowercases, then replaces quoted
+ * Strips `MCP error -32xxx: ` prefixes (repeated ones too), reads JSON encoded in a JSON string
+ * as JSON (`\"` as `"`, `\n` as a space) and lowercases, then replaces quoted
  * values, one-token values in square brackets, URLs, emails, `key=value` and `key = value`
  * values (the key stays), UUIDs, timestamps, dates and clock times, IPs, paths (a name with a
  * space included), host names, long tokens, hex ids, durations (Go's `1m30s` too), sizes and
@@ -705,7 +740,8 @@ function replaceDotted(m: RegExpExecArray): string {
  * "Rate limit exceeded"`), a one-word message that names a condition (`"message": "Forbidden"`),
  * a number of 3 to 6 digits after a code or status key (`"code": 40301`, `errno=1045`), in
  * quotes too, letters before it or not (`"status": "404"`, `"code": "E1045"`), a 4xx or 5xx
- * status in prose (`failed with 404`, `API error (500)`, `a 404 status`), identifiers with error vocabulary or written in capitals
+ * status in prose (`failed with 404`, `API error (500)`, `a 404 status`, `failed to fetch: 404`,
+ * `GET <url> 502`, a text opening with `404:`), identifiers with error vocabulary or written in capitals
  * (`index_not_found_exception`, `EAI_AGAIN`), HTTP-like statuses after `HTTP`/`status`, and short
  * digit runs inside words (`utf8`, `ipv4`). Whitespace is collapsed and the result is capped at
  * 500 characters. Work is bounded: only the first 4096 characters are read.
@@ -721,6 +757,9 @@ export function normalizeText(text: string): string {
 function normalize(head: string): string {
   let s = head;
   while (MCP_PREFIX.test(s)) s = s.replace(MCP_PREFIX, "");
+  // JSON inside a JSON string (`"{\"error\": …}"`) reads as JSON, and its escaped line breaks
+  // as breaks: one body, encoded once or twice, normalizes the same.
+  if (s.includes('\\"')) s = unescapeJson(s);
   const original = s;
   s = s.toLowerCase();
   if (HAS_UPPER.test(original)) s = replaceProperNames(original, s);
