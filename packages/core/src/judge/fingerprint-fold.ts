@@ -86,11 +86,19 @@ const CHOICES = new RegExp(
   "g",
 );
 /**
- * The subject of a condition after a colon or at the start (`: orders not in <v>`, `: query
+ * The subject of a condition after a colon, at the start or opening a JSON string (`: orders not in <v>`, `: query
  * missing required argument`, `staging does not exist`): one word, then the condition's words.
  */
 const SUBJECT_OF_CONDITION =
-  /(^|: |\] |(?<=[:[,] ?)")([a-z][\w.<>-]{0,60})(?= (?:is not|are not|was not|were not|does not|do not|did not|not in|not found|missing|is missing|already|must|cannot|can't|has no|have no|is required|is invalid|is unknown|requires|is disabled|is deprecated)\b)/g;
+  /(^|: |\] |")([a-z][\w.<>-]{0,60})(?= (?:is not|are not|was not|were not|does not|do not|did not|not in|not found|missing|is missing|already|must|cannot|can't|has no|have no|is required|is invalid|is unknown|requires|is disabled|is deprecated)\b)/g;
+/** Whether the `"` at `at` opens a JSON value or list item (`: "`, `:"`, `["`, `, "`). */
+function opensValue(text: string, at: number): boolean {
+  let before = at - 1;
+  if (text.charCodeAt(before) === 32) before--;
+  const c = text.charCodeAt(before);
+  return c === 58 || c === 91 || c === 44;
+}
+
 /**
  * A name between the noun of its kind and a phrase of absence (`texture wood_04 not found`,
  * `collection orders does not exist`): the kind is any word of the sentence, the name one word.
@@ -146,6 +154,24 @@ function nameLike(word: string): boolean {
   );
 }
 
+/**
+ * Every occurrence of `word` not inside a longer token becomes `<v>`: as
+ * `/(?<![\w<>.-])word(?![\w<>-])/g` would, without compiling a pattern for each word.
+ */
+function replaceEcho(text: string, word: string): string {
+  let out = "";
+  let copied = 0;
+  for (let at = text.indexOf(word); at >= 0; at = text.indexOf(word, at + word.length)) {
+    const end = at + word.length;
+    const before = text.charCodeAt(at - 1);
+    if (isValueChar(before) || before === 46 || before === 45) continue;
+    if (isValueChar(text.charCodeAt(end)) || text.charCodeAt(end) === 45) continue;
+    out += `${text.slice(copied, at)}<v>`;
+    copied = end;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
 /** The form of a normalized text that is hashed. */
 export function foldValues(normalized: string): string {
   let s = normalized;
@@ -165,8 +191,12 @@ export function foldValues(normalized: string): string {
   if (s.includes(":")) {
     s = s.replace(ERROR_IN, (m, lead: string, word: string) => name(m, lead, word));
   }
-  s = s.replace(SUBJECT_OF_CONDITION, (m, lead: string, word: string) =>
-    KIND_WORD.test(word) ? m : name(m, lead, word),
+  s = s.replace(
+    SUBJECT_OF_CONDITION,
+    (m, lead: string, word: string, offset: number, whole: string) =>
+      KIND_WORD.test(word) || (lead === '"' && !opensValue(whole, offset))
+        ? m
+        : name(m, lead, word),
   );
   if (colonSpace) s = s.replace(LAST_WORD, (m, lead: string, word: string) => name(m, lead, word));
   if (ABSENCE_HINT.test(s)) {
@@ -191,9 +221,7 @@ export function foldValues(normalized: string): string {
       : name(m, lead, word),
   );
   s = s.replace(FOR_TARGET, (m, lead: string, word: string) => name(m, lead, word));
-  for (const word of seen) {
-    s = s.replace(new RegExp(String.raw`(?<![\w<>.-])${word}(?![\w<>-])`, "g"), "<v>");
-  }
+  for (const word of seen) s = replaceEcho(s, word);
   if (s.includes("_") || s.includes("-")) {
     s = s.replace(JOINED, (m) => (plain(m.replace(/<v>/g, "")) ? "<v>" : m));
   }
