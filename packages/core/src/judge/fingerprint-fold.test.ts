@@ -132,6 +132,21 @@ describe("foldValues: one template, values of any shape", () => {
       "stat /data/Quarterly Report.xlsx: permission denied",
     );
     expect(normalizeText("failed on Mon, 15 Jan 2024 10:30:00 GMT")).toBe("failed on <time>");
+    // In capitals too, an acronym, a system error code and the words of a query aside.
+    same("The amount must be at least INR 1.00", "The amount must be at least USD 0.50");
+    apart("connect ECONNREFUSED db", "connect ETIMEDOUT db");
+    apart("The API rejected it", "The SDK rejected it");
+    apart("syntax error in SELECT", "syntax error in DELETE");
+  });
+
+  it("a host and its port, a sheet and its range, a negative number and what a parser got are values", () => {
+    same("Could not connect to db.internal:5432", "Could not connect to localhost:5432");
+    same("Error reading sheet Q3_Budget!A1:C5", "Error reading sheet Summary!D4:E9");
+    same("Point exclusions (point(-122.4 37.7))", "Point exclusions (point(13.4 52.5))");
+    same("Expected one of [a, b], got c", "Expected one of [a, b], got dd");
+    same("syntax error at or near limt", "syntax error at or near grop");
+    // A type is no value: `received number` and `received string` stay apart.
+    apart("expected string, received number", "expected string, received object");
   });
 
   it("a JSON error body wrapping the same text shares it too", () => {

@@ -62,6 +62,20 @@ const TEMPLATE_NOUNS = new Set(
 /** The one word after `invalid`, `unknown`, `unsupported` and the noun of its kind: `invalid currency xyz`. */
 const AFTER_KIND_OF_CONDITION =
   /\b((?:unknown|invalid|unsupported|unrecognized|unrecognised|unexpected) ([a-z]{3,30}) )([a-z][\w.<>/-]{0,60})(?=[.,;!)\n]|$)/g;
+/** One token of values joined by `:`, `!`, `@` or `#` (`<v>:<v>` a host and port, `<v>!<v>` a range). */
+const JOINED_VALUES = /<v>(?:[:!@#]<v>)+/g;
+/** A negative number (`point(-122.4 37.7)`): its sign is part of the value. */
+const NEGATIVE_VALUE = /(?<![\w<>)\]-])-<v>/g;
+/** What came instead of what was expected, or where a parser stopped: `got c`, `near select`. */
+const GOT_OR_NEAR =
+  /\b((?:got|but got|received|but received|near|at or near) )([a-z][\w.<>-]{0,60})(?=[.,;!)\n]|$)/g;
+/** Names of types: `expected string, received number` names two types, not two values. */
+const TYPE_WORDS = new Set(
+  "string number boolean object array null undefined integer int float double bigint date function symbol nan".split(
+    " ",
+  ),
+);
+
 /** The thing of an answer that found or allowed nothing: `no results found for x`, `access denied to x`. */
 const FOR_TARGET =
   /\b((?:available|found|access|denied|results|matches|data|permissions?|allowed|enabled|supported) (?:for|to|on|in) (?:query |the )?)([a-z][\w.<>-]{0,60})(?=[.,;!)\n]|$)/g;
@@ -221,6 +235,9 @@ export function foldValues(normalized: string): string {
       : name(m, lead, word),
   );
   s = s.replace(FOR_TARGET, (m, lead: string, word: string) => name(m, lead, word));
+  s = s.replace(GOT_OR_NEAR, (m, lead: string, word: string) =>
+    TYPE_WORDS.has(word) ? m : name(m, lead, word),
+  );
   for (const word of seen) s = replaceEcho(s, word);
   if (s.includes("_") || s.includes("-")) {
     s = s.replace(JOINED, (m) => (plain(m.replace(/<v>/g, "")) ? "<v>" : m));
@@ -234,6 +251,7 @@ export function foldValues(normalized: string): string {
     );
   }
   if (s.includes("<v>")) {
+    s = s.replace(JOINED_VALUES, "<v>").replace(NEGATIVE_VALUE, "<v>");
     s = s.replace(QUALIFIED, (m) => (plain(m.replace(/<v>/g, "")) ? "<v>" : m));
     s = s.replace(SYSCALL_PATH, "$1 <v>:");
     s = s.replace(UNIT, "<v>").replace(VALUE_LIST, "<v>");

@@ -176,7 +176,8 @@ const NUMBER = /(?<!\d)\d(?:[\d,]*\d)?(?:\.\d+)?/g;
  * by hand in {@link properNames}, which answers as this pattern does (a test holds it).
  * @internal Exported for tests; not part of the public API.
  */
-export const PROPER_NAME = /(?<=[a-z0-9,] )[A-Z][a-z]{1,40}(?=[\s.,;:!?)'"]|$)/g;
+export const PROPER_NAME =
+  /(?<=[a-z0-9,] )(?:[A-Z][a-z]{1,40}|[A-Z][A-Z][A-Z0-9]{1,18})(?=[\s.,;:!?)'"]|$)/g;
 // Cheap tests of what the changes of a pass need (see normalizeText).
 const HAS_DIGIT = /\d/;
 /** Inside every date with a month name. */
@@ -659,6 +660,14 @@ function replaceProperNames(original: string, lower: string): string {
     if (CONDITION_WORDS.has(word) || CONDITION_WORDS.has(stem) || PROSE_WORDS.has(word)) continue;
     // Months and days are read with their dates.
     if (CALENDAR_WORD.test(word)) continue;
+    // In capitals: an acronym of the message (`API`, `JSON`), an HTTP method or a system error
+    // code (`ECONNREFUSED`) is the text's own.
+    if (
+      isUpperCode(original.charCodeAt(at + 1)) &&
+      (ACRONYMS.has(word) || /^e[a-z]{4,}$/.test(word))
+    ) {
+      continue;
+    }
     // A word of a path with a space in it (`/data/Quarterly Report.xlsx`) is the path's.
     const tokenStart = original.lastIndexOf(" ", at - 2) + 1;
     if (/[/\\]/.test(original.slice(tokenStart, at))) continue;
@@ -683,8 +692,15 @@ export function properNames(text: string): [number, number][] {
     const first = text.charCodeAt(space + 1);
     if (first < 65 || first > 90) continue;
     let end = space + 2;
-    while (end < text.length && end - space - 2 < 40 && isLowerCode(text.charCodeAt(end))) end++;
-    if (end === space + 2) continue;
+    if (isUpperCode(text.charCodeAt(end))) {
+      // A word in capitals (`SELECT`, `INR`): three to twenty capitals and digits.
+      while (end < text.length && end - space - 1 < 21 && isUpperOrDigit(text.charCodeAt(end)))
+        end++;
+      if (end - space - 1 < 3 || end - space - 1 > 20) continue;
+    } else {
+      while (end < text.length && end - space - 2 < 40 && isLowerCode(text.charCodeAt(end))) end++;
+      if (end === space + 2) continue;
+    }
     if (end < text.length && !PROPER_NAME_END.test(text.charAt(end))) continue;
     found.push([space + 1, end]);
   }
@@ -696,7 +712,30 @@ const PROPER_NAME_END = /[\s.,;:!?)'"]/;
 function isLowerCode(code: number): boolean {
   return code >= 97 && code <= 122;
 }
+
+/** Whether `code` is in `[A-Z]`. */
+function isUpperCode(code: number): boolean {
+  return code >= 65 && code <= 90;
+}
+
+/** Whether `code` is in `[A-Z0-9]`. */
+function isUpperOrDigit(code: number): boolean {
+  return isUpperCode(code) || (code >= 48 && code <= 57);
+}
 const CALENDAR_WORD = new RegExp(`^(?:${MONTHS}|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]{0,6})$`);
+/** Words in capitals that belong to a message or a query, not to a call. */
+const ACRONYMS = new Set(
+  (
+    "http https api apis url urls uri json xml yaml sql id ids uuid tls ssl dns tcp udp mcp oauth " +
+    "jwt csv pdf html css aws gcp cli sdk ssh ftp smtp imap get post put patch delete head options " +
+    "utf ascii rpc grpc rest llm ai gpu cpu ram os env gmt utc pst pdt est edt cst cdt mst mdt cet " +
+    "cest bst ist jst " +
+    // SQL's words: a query echoed in the text keeps its shape.
+    "select from where insert into update set values join inner outer left right and not null " +
+    "limit offset order group having union distinct count case when then else end like between " +
+    "exists create drop alter table index view returning with asc desc true false"
+  ).split(" "),
+);
 /** Capitalized words of a message's own prose (`Please`, `Error`, `The`). */
 const PROSE_WORDS = new Set(
   "the a an and or of to in on for with please error see try check make use your you this that it is are was not no".split(

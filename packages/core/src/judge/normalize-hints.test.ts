@@ -70,7 +70,19 @@ describe("properNames", () => {
     .array(
       fc.oneof(
         fc.string({ unit: fc.constantFrom(..."abzAZ09, .:;!?)'\"\t\n-/_"), maxLength: 8 }),
-        fc.constantFrom(" Budget", "a Cecil", ", Zed.", " Q", " Aa", `x A${"b".repeat(41)}`),
+        fc.constantFrom(
+          " Budget",
+          "a Cecil",
+          ", Zed.",
+          " Q",
+          " Aa",
+          `x A${"b".repeat(41)}`,
+          " INR",
+          "a SELECT",
+          " AB",
+          "x A1B2",
+          ` ${"Z".repeat(21)}`,
+        ),
       ),
       { maxLength: 12 },
     )
