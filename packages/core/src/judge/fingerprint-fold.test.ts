@@ -187,6 +187,19 @@ describe("foldValues: one template, values of any shape", () => {
     apart('{"statusMessage": "Bad Gateway"}', '{"statusMessage": "Gateway Timeout"}');
     apart('{"errors": ["Name can\'t be blank"]}', '{"errors": ["Name must be unique"]}');
     apart('{"errorCode": "E0000011"}', '{"errorCode": "E0000007"}');
+    apart('{"error": {"code": 7, "message": "x"}}', '{"error": {"code": 8, "message": "x"}}');
+    apart('{"__type": "ResourceNotFoundException"}', '{"__type": "ThrottlingException"}');
+    apart(
+      '{"name": "ValidationError", "message": "bad input"}',
+      '{"name": "AuthError", "message": "bad input"}',
+    );
+    same(
+      '{"name": "orders", "message": "bad input"}',
+      '{"name": "invoices", "message": "bad input"}',
+    );
+    apart('Upstream said: "Conflict"', 'Upstream said: "Forbidden"');
+    // A noun a condition is about is no name at the start of a text.
+    apart("user is not authorized", "token is not authorized");
   });
 
   it("a status after a failure's colon, a URL or a `status was`, or opening the text, stays", () => {

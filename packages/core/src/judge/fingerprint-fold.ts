@@ -105,6 +105,20 @@ const CHOICES = new RegExp(
  */
 const SUBJECT_OF_CONDITION =
   /(^|: |\] |")([a-z][\w.<>-]{0,60})(?= (?:is not|are not|was not|were not|does not|do not|did not|not in|not found|missing|is missing|already|must|cannot|can't|has no|have no|is required|is invalid|is unknown|requires|is disabled|is deprecated)\b)/g;
+/**
+ * Nouns a condition is often about that are no name (`user is not authorized`, `token is
+ * invalid`, `session already exists`): kept, so two such conditions stay two.
+ */
+const SUBJECT_NOUNS = new Set(
+  (
+    "user users token tokens key keys session sessions request requests account accounts input " +
+    "payload body header headers file files credential credentials password secret signature " +
+    "email phone address card payment amount price currency date time url path resource " +
+    "resources item items record records entry entries value values response result results " +
+    "data message content id name type format"
+  ).split(" "),
+);
+
 /** Whether the `"` at `at` opens a JSON value or list item (`: "`, `:"`, `["`, `, "`). */
 function opensValue(text: string, at: number): boolean {
   let before = at - 1;
@@ -208,7 +222,9 @@ export function foldValues(normalized: string): string {
   s = s.replace(
     SUBJECT_OF_CONDITION,
     (m, lead: string, word: string, offset: number, whole: string) =>
-      KIND_WORD.test(word) || (lead === '"' && !opensValue(whole, offset))
+      KIND_WORD.test(word) ||
+      SUBJECT_NOUNS.has(word) ||
+      (lead === '"' && !opensValue(whole, offset))
         ? m
         : name(m, lead, word),
   );

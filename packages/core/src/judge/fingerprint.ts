@@ -73,6 +73,20 @@ const MESSAGE_KEYS = new Set([
 ]);
 
 /**
+ * Keys whose value names an error class (`"name": "ValidationError"`, AWS's `"__type":
+ * "ResourceNotFoundException"`): kept when it names a condition, a value otherwise.
+ */
+const NAME_KEYS = new Set([
+  "name",
+  "__type",
+  "exception",
+  "exception_type",
+  "exceptiontype",
+  "error_name",
+  "errorname",
+]);
+
+/**
  * Words of error vocabulary: a snake_case or kebab-case identifier with one of them as a part
  * names a condition (`index_not_found_exception`, `rate_limit_exceeded`, `too_small`), one
  * without names a thing (`customer_orders`, `orders-v2`, `perplexity_ask`) and is a value.
@@ -195,7 +209,10 @@ const STATUS_CONTEXT =
  * number names the condition, as an error code's identifier does.
  */
 const CODE_CONTEXT =
-  /\b(?:code|errno|err_?code|error_?code|errorcode|status|status_?code|statuscode|http_?status)["']?\s?[:=]\s?(?:["'][a-z]{0,12}[_-]?)?$/;
+  /\b(?:code|errno|err_?code|error_?code|errorcode|status|status_?code|statuscode|http_?status|response_?code|http_?code)["']?\s?[:=]\s?(?:["'][a-z]{0,12}[_-]?)?$/;
+
+/** A JSON key of a code right before a number: `"code": `, `"error_code":`. */
+const JSON_CODE_CONTEXT = /["'](?:code|errno|err_?code|error_?code|errorcode)["']\s?:\s?$/;
 
 /**
  * UUID and ISO_TIMESTAMP, sticky: read at one place (see replaceAtAnchor).
@@ -312,11 +329,19 @@ function replaceQuoted(
   if (!isConditionValue(content) || !(before.endsWith("=") || before.trimEnd().endsWith(":"))) {
     return "<str>";
   }
+  // One word of a condition after a colon, whatever names it (`upstream said: "Forbidden"`).
+  if (namesCondition(content)) return match;
   const keyName = keyAtEnd(before);
   if (keyName !== undefined && CONDITION_KEYS.has(keyName)) return match;
   // A one-word upstream message that names a condition (`"message": "Forbidden"`) is the
   // condition: `Forbidden` and `Unauthorized` behind one wrapper are two failures.
-  if (keyName !== undefined && MESSAGE_KEYS.has(keyName) && namesCondition(content)) return match;
+  if (
+    keyName !== undefined &&
+    (MESSAGE_KEYS.has(keyName) || NAME_KEYS.has(keyName)) &&
+    namesCondition(content)
+  ) {
+    return match;
+  }
   return "<str>";
 }
 
@@ -580,7 +605,17 @@ function durationOrSize(m: RegExpExecArray): string {
 }
 
 /** Keys whose HTTP-like value names the condition (`status=503` is not `status=429`). */
-const STATUS_KEYS = new Set(["status", "status_code", "statuscode", "http_status", "httpstatus"]);
+const STATUS_KEYS = new Set([
+  "status",
+  "status_code",
+  "statuscode",
+  "http_status",
+  "httpstatus",
+  "response_code",
+  "responsecode",
+  "http_code",
+  "httpcode",
+]);
 
 /** Keys whose number names the condition (`errno=1045`, `code=40301`). */
 const CODE_KEYS = new Set(["code", "errno", "err_code", "errcode", "error_code", "errorcode"]);
@@ -632,6 +667,14 @@ function replaceNumber(m: RegExpExecArray, whole: string): string {
     (match.length <= 6 || (match.length <= 8 && /[a-z_-]/.test(before))) &&
     /^\d+$/.test(match) &&
     CODE_CONTEXT.test(whole.slice(Math.max(0, offset - 24), offset))
+  ) {
+    return match;
+  }
+  // A short code in JSON (`"code": 7`, gRPC's and many APIs'): the number names the condition.
+  if (
+    match.length <= 2 &&
+    /^\d+$/.test(match) &&
+    JSON_CODE_CONTEXT.test(whole.slice(Math.max(0, offset - 24), offset))
   ) {
     return match;
   }
