@@ -144,6 +144,8 @@ describe("foldValues: one template, values of any shape", () => {
     same("Error reading sheet Q3_Budget!A1:C5", "Error reading sheet Summary!D4:E9");
     same("Point exclusions (point(-122.4 37.7))", "Point exclusions (point(13.4 52.5))");
     same("Expected one of [a, b], got c", "Expected one of [a, b], got dd");
+    same("Unknown model gpt9. Did you mean gpt4?", "Unknown model claude. Did you mean claude-3?");
+    same("Invalid sort. Valid values are asc, desc.", "Invalid sort. Valid values are newest.");
     same("syntax error at or near limt", "syntax error at or near grop");
     // A type is no value: `received number` and `received string` stay apart.
     apart("expected string, received number", "expected string, received object");

@@ -9,7 +9,9 @@
  * elasticsearch`), in `calling the X operation`, between the noun of its kind and a phrase of
  * absence (`texture oak_floor not found`), after `invalid`/`unknown` and the noun of its kind
  * (`invalid currency xyz`), after `found for`/`denied to` (`no results found for x`) and in an
- * error's verb (`failed to fetch x:`). Words of error vocabulary, nouns of a template (`invalid
+ * error's verb (`failed to fetch x:`), after `got`/`near` (`syntax error near limt`), in a list
+ * after `did you mean` or `valid values are`; a host and its port (`<v>:<v>`) and a negative
+ * number are one value. Words of error vocabulary, nouns of a template (`invalid
  * api key`) and a kind alone (`collection not found: x`) are never taken for values:
  * `failed: timeout` and `failed: refused` stay apart. Pure.
  */
@@ -96,7 +98,7 @@ const FUNCTION_WORDS = new Set(
 );
 /** Leads of a list of choices. */
 const CHOICES = new RegExp(
-  String.raw`(\b(?:not in|one of(?: the following| these)?(?: [a-z]+)?:?|expected(?: one of)?:|allowed(?: values)?:|available(?: [a-z]+)?:|supported(?: [a-z]+)?:|valid(?: [a-z]+)?:|choose from:?) )(${TOKENS})(?=[.!;)\n"']|$)`,
+  String.raw`(\b(?:not in|one of(?: the following| these)?(?: [a-z]+)?:?|expected(?: one of)?:|allowed(?: values)?:|available(?: [a-z]+)?:|supported(?: [a-z]+)?:|valid(?: [a-z]+)?:|choose from:?|did you mean:?|(?:valid|allowed|supported|available|accepted) [a-z]+ (?:are|is|include):?) )(${TOKENS})(?=[.!?;)\n"']|$)`,
   "g",
 );
 /**
