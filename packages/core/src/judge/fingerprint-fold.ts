@@ -253,9 +253,12 @@ export function foldValues(normalized: string): string {
       : name(m, lead, word),
   );
   s = s.replace(FOR_TARGET, (m, lead: string, word: string) => name(m, lead, word));
-  s = s.replace(GOT_OR_NEAR, (m, lead: string, word: string) =>
-    TYPE_WORDS.has(word) ? m : name(m, lead, word),
-  );
+  // Each lead of GOT_OR_NEAR holds `got `, `received ` or `near `: most texts hold none.
+  if (s.includes("got ") || s.includes("received ") || s.includes("near ")) {
+    s = s.replace(GOT_OR_NEAR, (m, lead: string, word: string) =>
+      TYPE_WORDS.has(word) ? m : name(m, lead, word),
+    );
+  }
   for (const word of seen) s = replaceEcho(s, word);
   if (s.includes("_") || s.includes("-")) {
     s = s.replace(JOINED, (m) => (plain(m.replace(/<v>/g, "")) ? "<v>" : m));
