@@ -61,6 +61,10 @@ describe("foldValues: one template, values of any shape", () => {
   it("names read from their context: after a network code, in an operation, an error's subject", () => {
     same("connect ECONNREFUSED elasticsearch", "connect ECONNREFUSED opensearch-node-2");
     same(
+      "dial tcp: lookup postgres on 127.0.0.11:53: no such host",
+      "dial tcp: lookup db-primary.internal on 10.0.0.2:53: no such host",
+    );
+    same(
       "An error occurred (ThrottlingException) when calling the PutItem operation",
       "An error occurred (ThrottlingException) when calling the Query operation",
     );

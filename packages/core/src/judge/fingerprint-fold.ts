@@ -5,8 +5,8 @@
  * a number in the next), a unit after a value is part of it (`<v> seconds`), a list of values
  * reads as one, and bare words are values where the text announces one: after a noun that names
  * a thing and a colon (`tool: cecil`, `candidate bindings: orders, invoices`), in a list of
- * choices (`not in a, b`, `must be one of: x, y`), after a network error code (`ECONNREFUSED
- * elasticsearch`), in `calling the X operation`, between the noun of its kind and a phrase of
+ * choices (`not in a, b`, `must be one of: x, y`), after a network error code or Go's DNS
+ * `lookup` (`ECONNREFUSED elasticsearch`, `lookup postgres on …`), in `calling the X operation`, between the noun of its kind and a phrase of
  * absence (`texture oak_floor not found`), after `invalid`/`unknown` and the noun of its kind
  * (`invalid currency xyz`), after `found for`/`denied to` (`no results found for x`) and in an
  * error's verb (`failed to fetch x:`), after `got`/`near` (`syntax error near limt`), in a list
@@ -141,7 +141,7 @@ const ABSENCE_HINT =
 /** One word after a colon that ends the text or its line (`unable to parse range: orders`). */
 const LAST_WORD = /(: )([a-z][\w.-]{0,60})(?=[.>)\]]?\s*(?:\n|$))/g;
 const NETWORK_TARGET =
-  /\b(econnrefused|enotfound|eai_again|ehostunreach|enetunreach|econnreset|etimedout|err_[a-z_]+ at) ([a-z][\w.-]{0,252})/g;
+  /\b(econnrefused|enotfound|eai_again|ehostunreach|enetunreach|econnreset|etimedout|err_[a-z_]+ at|lookup) ([a-z][\w.-]{0,252})/g;
 const OPERATION = /\b(calling the )([\w-]{1,80})( operation)\b/g;
 /** The file of a system call's error, as Go and Node print it: `open x: permission denied`. */
 const SYSCALL_TARGET =
