@@ -74,6 +74,9 @@ interface Pair {
   readonly b: string;
   readonly same: boolean;
   readonly kind: string;
+  /** The arguments each call sent, where the pair has them (`hard-args` pairs). */
+  readonly argsA?: Readonly<Record<string, unknown>>;
+  readonly argsB?: Readonly<Record<string, unknown>>;
 }
 
 function load<T>(file: string): T[] {
@@ -232,16 +235,20 @@ const personOnlyRetried = [...tuning, ...heldOutAll].filter(
 );
 
 // Fingerprints: what `governor classify` prints for one text line.
-const print = (tool: string, text: string) => {
+const print = (tool: string, text: string, args?: Readonly<Record<string, unknown>>) => {
   const f = toFailure(text);
   return fingerprint({
     tool,
     channel: f.channel,
     text: f.text,
     ...(f.code !== undefined && { code: f.code }),
+    ...(args !== undefined && { args }),
   });
 };
-const judgedPairs = pairs.map((p) => ({ ...p, merged: print(p.tool, p.a) === print(p.tool, p.b) }));
+const judgedPairs = pairs.map((p) => ({
+  ...p,
+  merged: print(p.tool, p.a, p.argsA) === print(p.tool, p.b, p.argsB),
+}));
 const samePairs = judgedPairs.filter((p) => p.same);
 const diffPairs = judgedPairs.filter((p) => !p.same);
 const ratio = (n: number, d: number) => (d === 0 ? 0 : n / d);
@@ -351,7 +358,7 @@ function scoreBlindSet(setDir: string) {
   const blindPrinted = blindPairs.map((p) => ({
     same: p.same,
     kind: p.kind,
-    merged: print(p.tool, p.a) === print(p.tool, p.b),
+    merged: print(p.tool, p.a, p.argsA) === print(p.tool, p.b, p.argsB),
   }));
   const blindSame = blindPrinted.filter((p) => p.same);
   const blindDifferent = blindPrinted.filter((p) => !p.same);

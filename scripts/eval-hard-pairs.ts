@@ -16,6 +16,9 @@ interface Pair {
   readonly b: string;
   readonly same: boolean;
   readonly kind: string;
+  /** The arguments each call sent, where the pair has them (`hard-args` pairs). */
+  readonly argsA?: Readonly<Record<string, unknown>>;
+  readonly argsB?: Readonly<Record<string, unknown>>;
 }
 
 export interface HardPairsReport {
@@ -28,13 +31,14 @@ export interface HardPairsReport {
   readonly byKind: Record<string, { pairs: number; merged: number }>;
 }
 
-const print = (tool: string, text: string) => {
+const print = (tool: string, text: string, args?: Readonly<Record<string, unknown>>) => {
   const f = failureFromResult({ content: [{ type: "text", text }], isError: true });
   return fingerprint({
     tool,
     channel: f.channel,
     text: f.text,
     ...(f.code !== undefined && { code: f.code }),
+    ...(args !== undefined && { args }),
   });
 };
 
@@ -48,7 +52,7 @@ export function hardPairsReport(dir: string): HardPairsReport {
   let sameMerged = 0;
   let differentMerged = 0;
   for (const p of pairs) {
-    const merged = print(p.tool, p.a) === print(p.tool, p.b);
+    const merged = print(p.tool, p.a, p.argsA) === print(p.tool, p.b, p.argsB);
     const k = byKind[p.kind] ?? { pairs: 0, merged: 0 };
     byKind[p.kind] = k;
     k.pairs++;

@@ -4,7 +4,9 @@
  * placeholders filled twice with values of one kind — a word, a slug, a list, a duration — and
  * the whole text wrapped in a JSON error body with two words: the same template, which must share
  * a fingerprint. And different templates of one server filled with the same values, which must
- * not. Deterministic: values are picked by position, not at random.
+ * not. Each word, slug and list pair is written again with the arguments each call sent (`argsA`,
+ * `argsB`, one per placeholder, named after it: `hard-args`, `hard-different-args`), after the
+ * others. Deterministic: values are picked by position, not at random.
  *
  * Usage: node --import tsx scripts/fingerprint-hard-pairs.ts
  */
@@ -103,8 +105,29 @@ interface Pair {
   b: string;
   same: boolean;
   kind: string;
+  argsA?: Record<string, string>;
+  argsB?: Record<string, string>;
 }
 const pairs: Omit<Pair, "id">[] = [];
+/** Pairs with the arguments of each call, written after the others (the ids before stay). */
+const withArgs: Omit<Pair, "id">[] = [];
+
+/** The argument a placeholder stands for: its name (`${table}` → `table`), else its place. */
+function argName(placeholder: string, args: Record<string, string>): string {
+  const name = /[A-Za-z_]\w*/.exec(placeholder.replace(/^[%$]/, ""))?.[0];
+  return name !== undefined && !/^[sdvqw]$/.test(name)
+    ? name
+    : `arg${Object.keys(args).length + 1}`;
+}
+
+/** `pick`, writing each value it gives into `args` under the placeholder's name. */
+function recording(pick: (p: string) => string, args: Record<string, string>) {
+  return (p: string) => {
+    const value = pick(p);
+    args[argName(p, args)] = value;
+    return value;
+  };
+}
 let n = 0;
 const entries = [...templates.values()];
 for (const [i, line] of entries.entries()) {
@@ -138,11 +161,17 @@ for (const [i, line] of entries.entries()) {
           ? wa
           : wb;
   };
-  const a = fill(template, side(true));
-  const b = fill(template, side(false));
+  const argsA: Record<string, string> = {};
+  const argsB: Record<string, string> = {};
+  const a = fill(template, recording(side(true), argsA));
+  const b = fill(template, recording(side(false), argsB));
   if (a === undefined || b === undefined || a === b) continue;
   const base = { server: line.server, source: line.source, tool: line.tool };
   pairs.push({ ...base, a, b, same: true, kind: `hard-${kind}` });
+  // The same pair with the arguments the model sent: a word of them in the text is its value.
+  if (kind !== "duration") {
+    withArgs.push({ ...base, a, b, argsA, argsB, same: true, kind: "hard-args" });
+  }
   // The same text wrapped in a JSON error body, as APIs pass it through.
   if (n++ % 3 === 0) {
     const wrap = (t: string, id: number) =>
@@ -155,17 +184,31 @@ for (const [i, line] of entries.entries()) {
   const other = entries.find(
     (o, j) => j > i && o.server === line.server && o.template !== template,
   );
-  const c = other && fill(other.template as string, side(true));
-  if (c !== undefined && c !== a)
+  const argsC: Record<string, string> = {};
+  const c = other && fill(other.template as string, recording(side(true), argsC));
+  if (c !== undefined && c !== a) {
     pairs.push({ ...base, a, b: c, same: false, kind: "hard-different" });
+    // With their arguments, two templates must still stay apart.
+    if (kind !== "duration") {
+      withArgs.push({
+        ...base,
+        a,
+        b: c,
+        argsA,
+        argsB: argsC,
+        same: false,
+        kind: "hard-different-args",
+      });
+    }
+  }
 }
 
 const file = new URL("fingerprint-pairs.jsonl", DIR);
 const kept = readFileSync(file, "utf8")
   .split("\n")
   .filter((l) => l.trim() !== "" && !(JSON.parse(l) as Pair).id.startsWith("hard-"));
-const made = pairs.map((p, i) => JSON.stringify({ id: `hard-${i + 1}`, ...p }));
+const made = [...pairs, ...withArgs].map((p, i) => JSON.stringify({ id: `hard-${i + 1}`, ...p }));
 writeFileSync(file, `${[...kept, ...made].join("\n")}\n`);
 process.stdout.write(
-  `${made.length} hard pairs (${pairs.filter((p) => p.same).length} same, ${pairs.filter((p) => !p.same).length} different)\n`,
+  `${made.length} hard pairs (${pairs.filter((p) => p.same).length} same, ${pairs.filter((p) => !p.same).length} different, ${withArgs.length} of them again with arguments)\n`,
 );

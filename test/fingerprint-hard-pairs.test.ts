@@ -1,6 +1,7 @@
 // Issue 27.5: the hard pairs made from corpus templates (scripts/fingerprint-hard-pairs.ts) hold
 // the goal: the same template with word, slug, list or duration values, or wrapped in a JSON
-// error body, shares a fingerprint; another template of the same server does not.
+// error body, or with the arguments each call sent, shares a fingerprint; another template of the
+// same server does not, with its arguments or without.
 import { describe, expect, it } from "vitest";
 import { hardPairsReport } from "../scripts/eval-hard-pairs.ts";
 
@@ -15,6 +16,8 @@ describe("fingerprints on the hard pairs", () => {
       "hard-duration",
       "hard-json-wrapped",
       "hard-different",
+      "hard-args",
+      "hard-different-args",
     ]) {
       expect(r.byKind[kind]?.pairs ?? 0, kind).toBeGreaterThan(0);
     }

@@ -98,6 +98,7 @@ export function assessFailure(failure: Failure, options: AssessOptions): Assessm
     channel: failure.channel,
     text: failure.text,
     ...(failure.code !== undefined && { code: failure.code }),
+    ...(options.call?.args !== undefined && { args: options.call.args }),
   });
   const learned = options.learned?.(print);
   const base = {

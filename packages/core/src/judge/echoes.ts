@@ -99,3 +99,14 @@ export function maskArgumentEchoes(text: string, args: Readonly<Record<string, u
   // server's own answer: no sentence around it says the value is one the call sent.
   return out === text || SAYS_SOMETHING.test(out) ? out : text;
 }
+
+/**
+ * The values of the call's arguments worth looking for in its failure text, lower-cased: strings
+ * of two characters or more and integers of 100 or more, read depth-first within the same bounds
+ * as {@link maskArgumentEchoes}.
+ */
+export function argumentValues(args: Readonly<Record<string, unknown>>): readonly string[] {
+  const found = new Set<string>();
+  collect(found, args, -1, { left: MAX_READS });
+  return [...found];
+}

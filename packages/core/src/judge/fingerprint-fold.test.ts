@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { fingerprint, normalizeText } from "./fingerprint.ts";
-import { foldValues } from "./fingerprint-fold.ts";
+import { foldArgumentValues, foldValues } from "./fingerprint-fold.ts";
 
 const print = (text: string, tool = "t") => fingerprint({ tool, channel: "tool", text });
 const same = (a: string, b: string) => expect(print(a)).toBe(print(b));
@@ -61,6 +61,10 @@ describe("foldValues: one template, values of any shape", () => {
   it("names read from their context: after a network code, in an operation, an error's subject", () => {
     same("connect ECONNREFUSED elasticsearch", "connect ECONNREFUSED opensearch-node-2");
     same(
+      "dial tcp: lookup postgres on 127.0.0.11:53: no such host",
+      "dial tcp: lookup db-primary.internal on 10.0.0.2:53: no such host",
+    );
+    same(
       "An error occurred (ThrottlingException) when calling the PutItem operation",
       "An error occurred (ThrottlingException) when calling the Query operation",
     );
@@ -88,6 +92,69 @@ describe("foldValues: one template, values of any shape", () => {
     apart("the user does not exist", "the project does not exist");
   });
 
+  it("a name after more nouns of its kind is a value; the noun and an adverb stay", () => {
+    same("Environment staging is paused", "Environment prod-eu-2 is paused");
+    same("Format xlsx is not supported", "Format parquet is not supported");
+    same("Workflow deploy failed on step build", "Workflow release failed on step lint");
+    same("Missing parameter cursor", "Missing parameter page_token");
+    // `the X environment variable` is read before `environment X`.
+    same("set the ALPHA environment variable", "set the beta environment variable");
+    apart("Environment staging is paused", "Workspace staging is paused");
+    apart("Service temporarily unavailable", "Service permanently unavailable");
+    // A state of the thing is no name.
+    apart("Cannot delete branch main: protected", "Cannot delete branch main: checked");
+  });
+
+  it("a word in a value position: after invalid and its kind, after found for, in an error's verb", () => {
+    same("Invalid currency XYZ", "Invalid currency eur");
+    same("Unknown timezone Mars/Olympus", "Unknown timezone utc");
+    same("No results found for sales", "No results found for q3-report");
+    same("Access denied to sales", "Access denied to payroll");
+    same("Failed to fetch orders: connection reset", "Failed to fetch invoices: connection reset");
+    same("No workspace found with slug alpha", "No workspace found with slug beta-2");
+    same("Currency xyz is not supported", "Currency jpy is not supported");
+    // The error's subject at any place: the text before it may be longer in one occurrence.
+    same(
+      'Sync "a" and "b" failed; error running backfill: timed out',
+      'Sync "c" failed; error running ingest: timed out',
+    );
+    // Nouns of the template are no value; a kind alone is the subject, kept.
+    apart("Invalid api key", "Invalid api version");
+    apart("Invalid request body", "Invalid request header");
+    apart("Collection not found: orders", "Table not found: orders");
+    apart("No results found for sales", "No permission found for sales");
+  });
+
+  it("a capitalized word inside a sentence is a proper name, its case aside", () => {
+    same("Sheet Budget has no rows", "Sheet Forecast has no rows");
+    same("This tool needs a Firecrawl account.", "This tool needs a Tavily account.");
+    same("Enable the Drive API for your project", "Enable the Sheets API for your project");
+    // Error vocabulary, prose, months and words of a path are not names.
+    apart("Request failed: Not Found", "Request failed: Forbidden");
+    apart(
+      "stat /data/Quarterly Report.xlsx: no such file",
+      "stat /data/Quarterly Report.xlsx: permission denied",
+    );
+    expect(normalizeText("failed on Mon, 15 Jan 2024 10:30:00 GMT")).toBe("failed on <time>");
+    // In capitals too, an acronym, a system error code and the words of a query aside.
+    same("The amount must be at least INR 1.00", "The amount must be at least USD 0.50");
+    apart("connect ECONNREFUSED db", "connect ETIMEDOUT db");
+    apart("The API rejected it", "The SDK rejected it");
+    apart("syntax error in SELECT", "syntax error in DELETE");
+  });
+
+  it("a host and its port, a sheet and its range, a negative number and what a parser got are values", () => {
+    same("Could not connect to db.internal:5432", "Could not connect to localhost:5432");
+    same("Error reading sheet Q3_Budget!A1:C5", "Error reading sheet Summary!D4:E9");
+    same("Point exclusions (point(-122.4 37.7))", "Point exclusions (point(13.4 52.5))");
+    same("Expected one of [a, b], got c", "Expected one of [a, b], got dd");
+    same("Unknown model gpt9. Did you mean gpt4?", "Unknown model claude. Did you mean claude-3?");
+    same("Invalid sort. Valid values are asc, desc.", "Invalid sort. Valid values are newest.");
+    same("syntax error at or near limt", "syntax error at or near grop");
+    // A type is no value: `received number` and `received string` stay apart.
+    apart("expected string, received number", "expected string, received object");
+  });
+
   it("a JSON error body wrapping the same text shares it too", () => {
     const wrap = (t: string, id: string) =>
       JSON.stringify({ error: { message: t, request_id: id } });
@@ -95,6 +162,58 @@ describe("foldValues: one template, values of any shape", () => {
       wrap("permission denied for table prod_logs", "req_1"),
       wrap("permission denied for table orders", "req_2"),
     );
+  });
+
+  it("a status in prose or in quotes, and a one-word upstream message, keep failures apart", () => {
+    apart("Request failed: 404", "Request failed: 500");
+    apart("API error (404): see docs", "API error (500): see docs");
+    apart("Server responded with 502", "Server responded with 503");
+    apart("The API responded with a 404 status", "The API responded with a 409 status");
+    apart('{"status": "404"}', '{"status": "500"}');
+    apart('{"error": {"code": "E1045"}}', '{"error": {"code": "E2002"}}');
+    apart('{"message": "TooManyRequests"}', '{"message": "NoSuchBucket"}');
+    apart('{"errorType": "ResourceExhausted"}', '{"errorType": "ValidationException"}');
+    // A count that happens to be 4xx is a value: it is followed by its noun, or has no lead.
+    same("Sync failed with 404 items pending", "Sync failed with 12 items pending");
+    same("accepts at most 500 terms", "accepts at most 450 terms");
+    same("got 503", "got 504");
+  });
+
+  it("JSON encoded twice reads as JSON: its codes and messages stay, its values fold", () => {
+    const twice = (body: object) => `Upstream said: ${JSON.stringify(JSON.stringify(body))}`;
+    apart(
+      twice({ error: "invalid_grant", error_description: "Bad Request" }),
+      twice({ error: "invalid_client", error_description: "Bad Request" }),
+    );
+    // One body, encoded once or twice inside a wrapper, is one template with its values folded.
+    same(
+      twice({ errors: [{ message: "orders was not confirmed; no changes were made." }] }),
+      twice({ errors: [{ message: "invoices was not confirmed; no changes were made." }] }),
+    );
+    apart('{"statusMessage": "Bad Gateway"}', '{"statusMessage": "Gateway Timeout"}');
+    apart('{"errors": ["Name can\'t be blank"]}', '{"errors": ["Name must be unique"]}');
+    apart('{"errorCode": "E0000011"}', '{"errorCode": "E0000007"}');
+    apart('{"error": {"code": 7, "message": "x"}}', '{"error": {"code": 8, "message": "x"}}');
+    apart('{"__type": "ResourceNotFoundException"}', '{"__type": "ThrottlingException"}');
+    apart(
+      '{"name": "ValidationError", "message": "bad input"}',
+      '{"name": "AuthError", "message": "bad input"}',
+    );
+    same(
+      '{"name": "orders", "message": "bad input"}',
+      '{"name": "invoices", "message": "bad input"}',
+    );
+    apart('Upstream said: "Conflict"', 'Upstream said: "Forbidden"');
+    // A noun a condition is about is no name at the start of a text.
+    apart("user is not authorized", "token is not authorized");
+  });
+
+  it("a status after a failure's colon, a URL or a `status was`, or opening the text, stays", () => {
+    apart("Failed to fetch: 404", "Failed to fetch: 503");
+    apart("GET https://api.example.com/v1/x 502", "GET https://api.example.com/v1/x 504");
+    apart("the response status was 503", "the response status was 429");
+    apart('404: {"message": "x"}', '500: {"message": "x"}');
+    same("failed to process 3 items: 404 remaining", "failed to process 3 items: 12 remaining");
   });
 
   it("error vocabulary and the words of a sentence are never values", () => {
@@ -115,5 +234,52 @@ describe("foldValues: one template, values of any shape", () => {
     expect(foldValues(n)).toBe(n);
     const v = normalizeText('No note with id "drafts" (took 31ms); tool: search');
     expect(foldValues(foldValues(v))).toBe(foldValues(v));
+  });
+});
+
+describe("fingerprint with the call's arguments", () => {
+  const withArgs = (text: string, args: Record<string, unknown>) =>
+    fingerprint({ tool: "t", channel: "tool", text, args });
+
+  it("a word of the text the call sent is its value", () => {
+    expect(withArgs("cannot plot orders against itself", { series: "orders" })).toBe(
+      withArgs("cannot plot invoices against itself", { series: "invoices" }),
+    );
+    expect(withArgs("Phase build depends on missing phase build", { phase: "build" })).toBe(
+      withArgs("Phase lint depends on missing phase lint", { phase: "lint" }),
+    );
+    // Values in arrays and nested objects, and lists of words, too.
+    expect(withArgs("cannot merge alpha", { refs: ["alpha"] })).toBe(
+      withArgs("cannot merge beta", { refs: ["beta"] }),
+    );
+    expect(withArgs("blocked: orders, invoices", { x: { names: "orders, invoices" } })).toBe(
+      withArgs("blocked: refunds", { x: { names: "refunds" } }),
+    );
+    // Without them, the same text as ever.
+    expect(
+      fingerprint({ tool: "t", channel: "tool", text: "cannot plot orders against itself" }),
+    ).not.toBe(
+      fingerprint({ tool: "t", channel: "tool", text: "cannot plot invoices against itself" }),
+    );
+  });
+
+  it("the condition stays: vocabulary, other templates, and a text that is only the value", () => {
+    // A value that is error vocabulary is not taken out (`{ state: "failed" }`).
+    expect(withArgs("job failed", { state: "failed" })).not.toBe(
+      withArgs("job cancelled", { state: "cancelled" }),
+    );
+    // Two templates with the same value stay two.
+    expect(withArgs("table orders not found", { table: "orders" })).not.toBe(
+      withArgs("column orders not found", { table: "orders" }),
+    );
+    // The answer is the value itself: nothing of the text would be left.
+    expect(foldArgumentValues("quarterly report", ["quarterly report"])).toBe("quarterly report");
+    expect(foldArgumentValues("no rows for quarterly report", ["quarterly report"])).toBe(
+      "no rows for <v>",
+    );
+    // Whole words only, numbers aside.
+    expect(foldArgumentValues("ordersync failed for 12345", ["orders", "12345"])).toBe(
+      "ordersync failed for 12345",
+    );
   });
 });

@@ -5,10 +5,15 @@
  * a number in the next), a unit after a value is part of it (`<v> seconds`), a list of values
  * reads as one, and bare words are values where the text announces one: after a noun that names
  * a thing and a colon (`tool: cecil`, `candidate bindings: orders, invoices`), in a list of
- * choices (`not in a, b`, `must be one of: x, y`), after a network error code (`ECONNREFUSED
- * elasticsearch`), in `calling the X operation`, and between the noun of its kind and a phrase of
- * absence (`texture oak_floor not found`). Words of error vocabulary are never taken for
- * values: `failed: timeout` and `failed: refused` stay apart. Pure.
+ * choices (`not in a, b`, `must be one of: x, y`), after a network error code or Go's DNS
+ * `lookup` (`ECONNREFUSED elasticsearch`, `lookup postgres on …`), in `calling the X operation`, between the noun of its kind and a phrase of
+ * absence (`texture oak_floor not found`), after `invalid`/`unknown` and the noun of its kind
+ * (`invalid currency xyz`), after `found for`/`denied to` (`no results found for x`) and in an
+ * error's verb (`failed to fetch x:`), after `got`/`near` (`syntax error near limt`), in a list
+ * after `did you mean` or `valid values are`; a host and its port (`<v>:<v>`) and a negative
+ * number are one value. Words of error vocabulary, nouns of a template (`invalid
+ * api key`) and a kind alone (`collection not found: x`) are never taken for values:
+ * `failed: timeout` and `failed: refused` stay apart. Pure.
  */
 
 /** Every placeholder `normalizeText` writes for a value. */
@@ -34,10 +39,48 @@ const AFTER_CONDITION = new RegExp(
 );
 /** The thing an error happened in: `error running x:`, `api error in x:`, `arguments for x:`. */
 const ERROR_IN =
-  /\b((?:error|failed|failure|exception|arguments?|provided) (?:in|running|calling|executing|processing|for) )([a-z][\w.<>-]{0,60})(?=:)/g;
+  /\b((?:(?:error|failed|failure|exception|arguments?|provided) (?:in|running|calling|executing|processing|for|fetching|getting|retrieving|loading|reading|creating|updating|deleting|listing)|failed to (?:fetch|get|retrieve|load|read|create|update|delete|list|find|open)) )([a-z][\w.<>-]{0,60})(?=:)/g;
 /** A name after the noun of its kind: `tool search disabled`, `owner of table orders`. */
-const KIND_NAME =
-  /\b(tools?|tables?|columns?|indexe?s?|indices|collections?|fields?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|projects?|models?|databases?|operations?|engines?|functions?|variables?|schemas?|views?|topics?|queues?|streams?|namespaces?|pods?|deployments?|clusters?|roles?) ([a-z][\w.<>-]{0,60})(?=[\s(:.,;!)"']|$)/g;
+const KINDS =
+  "tools?|tables?|columns?|indexe?s?|indices|collections?|fields?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|projects?|models?|databases?|operations?|engines?|functions?|variables?|schemas?|views?|topics?|queues?|streams?|namespaces?|pods?|deployments?|clusters?|roles?|accounts?|environments?|regions?|workflows?|jobs?|steps?|labels?|tags?|formats?|languages?|actions?|modes?|methods?|providers?|plans?|scopes?|templates?|policies|policy|secrets?|services?|apps?|applications?|sites?|folders?|sheets?|boards?|issues?|tickets?|agents?|instances?|volumes?|images?|containers?|nodes?|tasks?|pipelines?|stages?|releases?|versions?|packages?|modules?|plugins?|integrations?|connectors?|destinations?|datasets?|dashboards?|metrics?|monitors?|alerts?|zones?|domains?|endpoints?|parameters?|arguments?|filters?|teams?|organi[sz]ations?|orgs?|subscriptions?";
+const KIND_NAME = new RegExp(
+  String.raw`\b(${KINDS}) ([a-z][\w.<>-]{0,60})(?=[\s(:.,;!)"']|$)`,
+  "g",
+);
+/** A noun of a kind alone: the subject of `collection not found: x` is the kind, not a name. */
+const KIND_WORD = new RegExp(`^(?:${KINDS})$`);
+/**
+ * Nouns of a template a server writes after `invalid` (`invalid api key`, `invalid request body`):
+ * words of the message, not a name.
+ */
+const TEMPLATE_NOUNS = new Set(
+  (
+    "key keys token tokens secret secrets credential credentials password signature format value " +
+    "values input body header headers parameter parameters argument arguments request response " +
+    "payload json data syntax query url uri id ids name type range date time number string " +
+    "character characters state scope file path option options field fields"
+  ).split(" "),
+);
+/** The one word after `invalid`, `unknown`, `unsupported` and the noun of its kind: `invalid currency xyz`. */
+const AFTER_KIND_OF_CONDITION =
+  /\b((?:unknown|invalid|unsupported|unrecognized|unrecognised|unexpected) ([a-z]{3,30}) )([a-z][\w.<>/-]{0,60})(?=[.,;!)\n]|$)/g;
+/** One token of values joined by `:`, `!`, `@` or `#` (`<v>:<v>` a host and port, `<v>!<v>` a range). */
+const JOINED_VALUES = /<v>(?:[:!@#]<v>)+/g;
+/** A negative number (`point(-122.4 37.7)`): its sign is part of the value. */
+const NEGATIVE_VALUE = /(?<![\w<>)\]-])-<v>/g;
+/** What came instead of what was expected, or where a parser stopped: `got c`, `near select`. */
+const GOT_OR_NEAR =
+  /\b((?:got|but got|received|but received|near|at or near) )([a-z][\w.<>-]{0,60})(?=[.,;!)\n]|$)/g;
+/** Names of types: `expected string, received number` names two types, not two values. */
+const TYPE_WORDS = new Set(
+  "string number boolean object array null undefined integer int float double bigint date function symbol nan".split(
+    " ",
+  ),
+);
+
+/** The thing of an answer that found or allowed nothing: `no results found for x`, `access denied to x`. */
+const FOR_TARGET =
+  /\b((?:available|found|access|denied|results|matches|data|permissions?|allowed|enabled|supported) (?:for|to|on|in) (?:query |the )?)([a-z][\w.<>-]{0,60})(?=[.,;!)\n]|$)/g;
 /** A name before the noun of its kind: `the PutItem operation`, `the X environment variable`. */
 const NAME_KIND =
   /\b(the )([a-z][\w.<>-]{0,60})( (?:operation|tool|table|index|collection|environment variable|function|field|column|bucket|database|model|engine)s?)\b/g;
@@ -55,28 +98,50 @@ const FUNCTION_WORDS = new Set(
 );
 /** Leads of a list of choices. */
 const CHOICES = new RegExp(
-  String.raw`(\b(?:not in|one of(?: the following| these)?(?: [a-z]+)?:?|expected(?: one of)?:|allowed(?: values)?:|available(?: [a-z]+)?:|supported(?: [a-z]+)?:|valid(?: [a-z]+)?:|choose from:?) )(${TOKENS})(?=[.!;)\n"']|$)`,
+  String.raw`(\b(?:not in|one of(?: the following| these)?(?: [a-z]+)?:?|expected(?: one of)?:|allowed(?: values)?:|available(?: [a-z]+)?:|supported(?: [a-z]+)?:|valid(?: [a-z]+)?:|choose from:?|did you mean:?|(?:valid|allowed|supported|available|accepted) [a-z]+ (?:are|is|include):?) )(${TOKENS})(?=[.!?;)\n"']|$)`,
   "g",
 );
 /**
- * The subject of a condition after a colon or at the start (`: orders not in <v>`, `: query
+ * The subject of a condition after a colon, at the start or opening a JSON string (`: orders not in <v>`, `: query
  * missing required argument`, `staging does not exist`): one word, then the condition's words.
  */
 const SUBJECT_OF_CONDITION =
-  /(^|: |\] )([a-z][\w.<>-]{0,60})(?= (?:is not|are not|was not|were not|does not|do not|did not|not in|not found|missing|is missing|already|must|cannot|can't|has no|have no|is required|is invalid|is unknown|requires|is disabled|is deprecated)\b)/g;
+  /(^|: |\] |")([a-z][\w.<>-]{0,60})(?= (?:is not|are not|was not|were not|does not|do not|did not|not in|not found|missing|is missing|already|must|cannot|can't|has no|have no|is required|is invalid|is unknown|requires|is disabled|is deprecated)\b)/g;
+/**
+ * Nouns a condition is often about that are no name (`user is not authorized`, `token is
+ * invalid`, `session already exists`): kept, so two such conditions stay two.
+ */
+const SUBJECT_NOUNS = new Set(
+  (
+    "user users token tokens key keys session sessions request requests account accounts input " +
+    "payload body header headers file files credential credentials password secret signature " +
+    "email phone address card payment amount price currency date time url path resource " +
+    "resources item items record records entry entries value values response result results " +
+    "data message content id name type format"
+  ).split(" "),
+);
+
+/** Whether the `"` at `at` opens a JSON value or list item (`: "`, `:"`, `["`, `, "`). */
+function opensValue(text: string, at: number): boolean {
+  let before = at - 1;
+  if (text.charCodeAt(before) === 32) before--;
+  const c = text.charCodeAt(before);
+  return c === 58 || c === 91 || c === 44;
+}
+
 /**
  * A name between the noun of its kind and a phrase of absence (`texture wood_04 not found`,
  * `collection orders does not exist`): the kind is any word of the sentence, the name one word.
  */
 const NAME_BEFORE_ABSENCE =
-  /\b([a-z]{3,30} )([a-z][\w.<>-]{0,60})(?= (?:not found|does not exist|do not exist|doesn't exist|is not defined|is undefined|is unknown|was not found|could not be found|cannot be found|is unavailable|is not available|already exists)\b)/g;
+  /\b([a-z]{3,30} )([a-z][\w.<>-]{0,60})(?= (?:not found|does not exist|do not exist|doesn't exist|is not defined|is undefined|is unknown|was not found|could not be found|cannot be found|is unavailable|is not available|already exists|is not supported|is not enabled|is disabled)\b)/g;
 /** Inside every match of NAME_BEFORE_ABSENCE: a cheap test before its pattern runs. */
 const ABSENCE_HINT =
-  /not found|not exist|n't exist|not defined|undefined|unknown|be found|unavailable|not available|already exists/;
+  /not found|not exist|n't exist|not defined|undefined|unknown|be found|unavailable|not available|already exists|not supported|not enabled|disabled/;
 /** One word after a colon that ends the text or its line (`unable to parse range: orders`). */
 const LAST_WORD = /(: )([a-z][\w.-]{0,60})(?=[.>)\]]?\s*(?:\n|$))/g;
 const NETWORK_TARGET =
-  /\b(econnrefused|enotfound|eai_again|ehostunreach|enetunreach|econnreset|etimedout|err_[a-z_]+ at) ([a-z][\w.-]{0,252})/g;
+  /\b(econnrefused|enotfound|eai_again|ehostunreach|enetunreach|econnreset|etimedout|err_[a-z_]+ at|lookup) ([a-z][\w.-]{0,252})/g;
 const OPERATION = /\b(calling the )([\w-]{1,80})( operation)\b/g;
 /** The file of a system call's error, as Go and Node print it: `open x: permission denied`. */
 const SYSCALL_TARGET =
@@ -109,7 +174,32 @@ function valueIfPlain(_m: string, lead: string, tokens: string): string {
 
 /** A single word that may be a name: not error vocabulary, not a word of the sentence. */
 function nameLike(word: string): boolean {
-  return !FUNCTION_WORDS.has(word) && plain(word);
+  // An adverb (`service temporarily unavailable`) or a participle (`job started`, `arguments
+  // detected`) is a word of the sentence.
+  return (
+    !FUNCTION_WORDS.has(word) &&
+    !word.endsWith("ly") &&
+    !(word.length >= 5 && word.endsWith("ed")) &&
+    plain(word)
+  );
+}
+
+/**
+ * Every occurrence of `word` not inside a longer token becomes `<v>`: as
+ * `/(?<![\w<>.-])word(?![\w<>-])/g` would, without compiling a pattern for each word.
+ */
+function replaceEcho(text: string, word: string): string {
+  let out = "";
+  let copied = 0;
+  for (let at = text.indexOf(word); at >= 0; at = text.indexOf(word, at + word.length)) {
+    const end = at + word.length;
+    const before = text.charCodeAt(at - 1);
+    if (isValueChar(before) || before === 46 || before === 45) continue;
+    if (isValueChar(text.charCodeAt(end)) || text.charCodeAt(end) === 45) continue;
+    out += `${text.slice(copied, at)}<v>`;
+    copied = end;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
 }
 
 /** The form of a normalized text that is hashed. */
@@ -128,8 +218,18 @@ export function foldValues(normalized: string): string {
     if (word.length >= 3 && !word.includes("<") && seen.length < 8) seen.push(word);
     return `${lead}<v>${tail}`;
   };
-  if (s.includes(":")) s = s.replace(ERROR_IN, name);
-  s = s.replace(SUBJECT_OF_CONDITION, (m, lead: string, word: string) => name(m, lead, word));
+  if (s.includes(":")) {
+    s = s.replace(ERROR_IN, (m, lead: string, word: string) => name(m, lead, word));
+  }
+  s = s.replace(
+    SUBJECT_OF_CONDITION,
+    (m, lead: string, word: string, offset: number, whole: string) =>
+      KIND_WORD.test(word) ||
+      SUBJECT_NOUNS.has(word) ||
+      (lead === '"' && !opensValue(whole, offset))
+        ? m
+        : name(m, lead, word),
+  );
   if (colonSpace) s = s.replace(LAST_WORD, (m, lead: string, word: string) => name(m, lead, word));
   if (ABSENCE_HINT.test(s)) {
     s = s.replace(NAME_BEFORE_ABSENCE, (m, kind: string, word: string) =>
@@ -138,15 +238,28 @@ export function foldValues(normalized: string): string {
         : name(m, kind, word),
     );
   }
-  s = s.replace(KIND_NAME, (m, kind: string, word: string) => name(m, `${kind} `, word));
   if (s.includes("the ")) {
     s = s.replace(NAME_KIND, (m, the: string, word: string, kind: string) =>
       name(m, the, word, kind),
     );
   }
-  for (const word of seen) {
-    s = s.replace(new RegExp(String.raw`(?<![\w<>.-])${word}(?![\w<>-])`, "g"), "<v>");
+  s = s.replace(KIND_NAME, (m, kind: string, word: string) => name(m, `${kind} `, word));
+  s = s.replace(AFTER_KIND_OF_CONDITION, (m, lead: string, kind: string, word: string) =>
+    FUNCTION_WORDS.has(kind) ||
+    vocabulary.has(kind) ||
+    TEMPLATE_NOUNS.has(word) ||
+    TEMPLATE_NOUNS.has(kind)
+      ? m
+      : name(m, lead, word),
+  );
+  s = s.replace(FOR_TARGET, (m, lead: string, word: string) => name(m, lead, word));
+  // Each lead of GOT_OR_NEAR holds `got `, `received ` or `near `: most texts hold none.
+  if (s.includes("got ") || s.includes("received ") || s.includes("near ")) {
+    s = s.replace(GOT_OR_NEAR, (m, lead: string, word: string) =>
+      TYPE_WORDS.has(word) ? m : name(m, lead, word),
+    );
   }
+  for (const word of seen) s = replaceEcho(s, word);
   if (s.includes("_") || s.includes("-")) {
     s = s.replace(JOINED, (m) => (plain(m.replace(/<v>/g, "")) ? "<v>" : m));
   }
@@ -159,9 +272,66 @@ export function foldValues(normalized: string): string {
     );
   }
   if (s.includes("<v>")) {
+    s = s.replace(JOINED_VALUES, "<v>").replace(NEGATIVE_VALUE, "<v>");
     s = s.replace(QUALIFIED, (m) => (plain(m.replace(/<v>/g, "")) ? "<v>" : m));
     s = s.replace(SYSCALL_PATH, "$1 <v>:");
     s = s.replace(UNIT, "<v>").replace(VALUE_LIST, "<v>");
   }
   return s;
+}
+
+/** A value the call sent, as it may stand in a normalized text: words, digits, `_ . , - '` and spaces. */
+const ARGUMENT_VALUE = /^[a-z0-9][\w .,'-]{1,118}[a-z0-9]$/;
+/** At most this many values of the arguments are looked for. */
+const MAX_ARGUMENT_VALUES = 32;
+/** What a text keeps of its own once the call's values are out: a word of two letters or more. */
+const OWN_WORD = /(?<![<\w])[a-z]{2,}(?![\w>])/;
+
+/**
+ * The normalized text with each word the call sent itself (a value of `values`, the call's
+ * arguments lower-cased) replaced by `<v>`: `table orders not found` for a call with
+ * `{ table: "orders" }` reads as `table <v> not found`, whatever the table. Whole words only, and
+ * only values the normalizer left as words (a path or a number is read by its shape already).
+ * Not replaced: numbers, a value made only of error vocabulary or of words of a sentence
+ * (`{ state: "failed" }` keeps `failed`), and every value when the text would be left with no
+ * word of its own (the answer is the value: `Unauthorized` for a search of "unauthorized"). Pure.
+ */
+export function foldArgumentValues(normalized: string, values: readonly string[]): string {
+  let out = normalized;
+  let looked = 0;
+  // Longest first: a value inside another is replaced with it.
+  const sorted = [...values].sort((a, b) => b.length - a.length);
+  for (const value of sorted) {
+    if (looked >= MAX_ARGUMENT_VALUES) break;
+    if (value.length < 3 || !ARGUMENT_VALUE.test(value) || /^[\d .'-]+$/.test(value)) continue;
+    if (!value.split(/[\s_.,'-]+/).some((w) => w.length > 0 && nameLike(w))) continue;
+    looked++;
+    out = replaceWholeValue(out, value);
+  }
+  return out === normalized || OWN_WORD.test(out.replace(/<[a-z]+>/g, " ")) ? out : normalized;
+}
+
+/** Every occurrence of `value` in `text` between non-word characters becomes `<v>`. */
+function replaceWholeValue(text: string, value: string): string {
+  let out = "";
+  let copied = 0;
+  for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + 1)) {
+    if (at < copied) continue;
+    const end = at + value.length;
+    if (isValueChar(text.charCodeAt(at - 1)) || isValueChar(text.charCodeAt(end))) continue;
+    out += `${text.slice(copied, at)}<v>`;
+    copied = end;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+/** `[a-z0-9_<>]`: a character that continues a word or a placeholder (NaN, past the end, is not). */
+function isValueChar(code: number): boolean {
+  return (
+    (code >= 97 && code <= 122) ||
+    (code >= 48 && code <= 57) ||
+    code === 95 ||
+    code === 60 ||
+    code === 62
+  );
 }

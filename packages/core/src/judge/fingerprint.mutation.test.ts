@@ -40,8 +40,11 @@ describe("normalizeText: rules", () => {
     // Quoted values; JSON keys and condition values after a key stay.
     ['{"a": 1, "b": "x"}', '{"a": <id>, "b": <str>}'],
     ['x "a": 1', "x <str>: <id>"],
-    ['"name": "not_found"', "<str>: <str>"],
+    ['"name": "orders"', "<str>: <str>"],
     ['{"code": "not_found"}', '{"code": "not_found"}'],
+    ['{"code": "card"}', '{"code": "card"}'],
+    // One word of a condition after a colon stays, whatever the key (issue 27.5).
+    ['"name": "not_found"', '<str>: "not_found"'],
     // A quoted phrase of error vocabulary is a message, whatever key it follows (issue 27.5).
     ['{"kind": "not found"}', '{"kind": "not found"}'],
     ['{"kind": "our orders"}', '{"kind": <str>}'],
@@ -52,7 +55,8 @@ describe("normalizeText: rules", () => {
     // A numeric code or status after its key names the condition.
     ['{"code": 40301, "status": 403}', '{"code": 40301, "status": 403}'],
     ["errno=1045 id=1045", "errno=1045 id=<v>"],
-    ['code: "not_found"', "code: <str>"],
+    ['code: "orders"', "code: <str>"],
+    ['code: "not_found"', 'code: "not_found"'],
     ["say ‘hi’ and “there” or `x`", "say <str> and <str> or <str>"],
     ["don't stop, won't go", "don't stop, won't go"],
     ['x"abc" y', 'x"abc" y'],

@@ -8,7 +8,8 @@
  */
 import type { Channel } from "../types.ts";
 import { sha256Hex } from "./canonical.ts";
-import { foldValues, useVocabulary } from "./fingerprint-fold.ts";
+import { argumentValues } from "./echoes.ts";
+import { foldArgumentValues, foldValues, useVocabulary } from "./fingerprint-fold.ts";
 import { hasHostHint, hasIpv6Hint, hasOpeningQuote } from "./normalize-hints.ts";
 import { colonFollows, endsInObjectSeparator, keyAtEnd } from "./quote-context.ts";
 import { charTable, collapseSpaces, hasRun, replaceAnchored } from "./redact.ts";
@@ -32,6 +33,10 @@ const CONDITION_KEYS = new Set([
   "status",
   "category",
   "class",
+  "errortype",
+  "error_type",
+  "statuscode",
+  "status_code",
 ]);
 const CONDITION_VALUE = /^[a-z][a-z_.-]{0,39}$/;
 
@@ -53,6 +58,32 @@ const MESSAGE_KEYS = new Set([
   "title",
   "reason",
   "returned",
+  "statusmessage",
+  "status_message",
+  "statustext",
+  "usermessage",
+  "user_message",
+  "developermessage",
+  "errorsummary",
+  "error_summary",
+  "errordetail",
+  "error_detail",
+  "faultstring",
+  "hint",
+]);
+
+/**
+ * Keys whose value names an error class (`"name": "ValidationError"`, AWS's `"__type":
+ * "ResourceNotFoundException"`): kept when it names a condition, a value otherwise.
+ */
+const NAME_KEYS = new Set([
+  "name",
+  "__type",
+  "exception",
+  "exception_type",
+  "exceptiontype",
+  "error_name",
+  "errorname",
 ]);
 
 /**
@@ -77,7 +108,8 @@ const CONDITION_WORDS = new Set(
     "unverified unconfirmed exhausted overdue frozen banned unpaid terminated immutable readonly " +
     "gone stale outdated conflicting retired removed unsubscribed disallowed prohibited " +
     "mismatched misconfigured unset undefined null overflow deadlock deadlocked crashed panic " +
-    "fatal corrupt corrupted unsafe"
+    "fatal corrupt corrupted unsafe protected offline stopped incompatible ambiguous unrecognized " +
+    "unrecognised unauthorised untrusted insecure degraded maintenance uninitialized"
   ).split(" "),
 );
 
@@ -107,7 +139,8 @@ const PATH_TAIL =
 /** A key of colons (`cache:user:42`, `read:clients`), its last part may be a path or a star. */
 const COLON_KEY = /(?<![\w:/<>.-])[a-z][\w.-]{0,40}(?::[\w.*/-]{1,60}){1,8}(?![\w:/])/g;
 /** The value after a naming phrase: `with name orderz`, `named x`, `by user ana`, `name: x`. */
-const NAMED = /\b(with name|named|by user|for user|name:|name =)( +)([^\s,;()[\]<>"'`]{1,80})/g;
+const NAMED =
+  /\b(with (?:name|slug|handle|alias|username|title|label)|named|by user|for user|name:|name =)( +)([^\s,;()[\]<>"'`]{1,80})/g;
 /** The subject of `: x is not defined`, `: x does not exist`, `: x is not a valid id`. */
 const SUBJECT =
   /(: )([^\s,;()[\]<>"'`]{1,60})(?= (?:is not defined|does not exist|is not a valid|not found\b))/g;
@@ -152,6 +185,13 @@ const DURATION =
 const LONG_TOKEN = /(?<![a-z0-9+/=])[a-z0-9+/]{16,}={0,2}(?![a-z0-9+/=])/g;
 const HEX_ID = /(?<![0-9a-z])(?:0x)?[0-9a-f]{7,}(?![0-9a-z])/g;
 const NUMBER = /(?<!\d)\d(?:[\d,]*\d)?(?:\.\d+)?/g;
+/**
+ * A capitalized word inside a sentence, after a lowercase word: a proper name (`in Budget`). Read
+ * by hand in {@link properNames}, which answers as this pattern does (a test holds it).
+ * @internal Exported for tests; not part of the public API.
+ */
+export const PROPER_NAME =
+  /(?<=[a-z0-9,] )(?:[A-Z][a-z]{1,40}|[A-Z][A-Z][A-Z0-9]{1,18})(?=[\s.,;:!?)'"]|$)/g;
 // Cheap tests of what the changes of a pass need (see normalizeText).
 const HAS_DIGIT = /\d/;
 /** Inside every date with a month name. */
@@ -169,7 +209,10 @@ const STATUS_CONTEXT =
  * number names the condition, as an error code's identifier does.
  */
 const CODE_CONTEXT =
-  /\b(?:code|errno|err_?code|error_?code|errorcode|status|status_?code|statuscode|http_?status)["']?\s?[:=]\s?$/;
+  /\b(?:code|errno|err_?code|error_?code|errorcode|status|status_?code|statuscode|http_?status|response_?code|http_?code)["']?\s?[:=]\s?(?:["'][a-z]{0,12}[_-]?)?$/;
+
+/** A JSON key of a code right before a number: `"code": `, `"error_code":`. */
+const JSON_CODE_CONTEXT = /["'](?:code|errno|err_?code|error_?code|errorcode)["']\s?:\s?$/;
 
 /**
  * UUID and ISO_TIMESTAMP, sticky: read at one place (see replaceAtAnchor).
@@ -276,23 +319,40 @@ function replaceQuoted(
       return `${quote}${inner}${match.charAt(match.length - 1)}`;
     }
   }
+  // A code or status in quotes (`"status": "404"`, `"code": "E1045"`) names the condition as its
+  // number would.
+  if (QUOTED_CODE.test(content) && (before.endsWith("=") || before.trimEnd().endsWith(":"))) {
+    const keyName = keyAtEnd(before);
+    if (keyName !== undefined && (CODE_KEYS.has(keyName) || STATUS_KEYS.has(keyName))) return match;
+  }
   // Only a condition value after a key (`"code": "x"`, `code="x"`) stays.
   if (!isConditionValue(content) || !(before.endsWith("=") || before.trimEnd().endsWith(":"))) {
     return "<str>";
   }
+  // One word of a condition after a colon, whatever names it (`upstream said: "Forbidden"`).
+  if (namesCondition(content)) return match;
   const keyName = keyAtEnd(before);
   if (keyName !== undefined && CONDITION_KEYS.has(keyName)) return match;
   // A one-word upstream message that names a condition (`"message": "Forbidden"`) is the
   // condition: `Forbidden` and `Unauthorized` behind one wrapper are two failures.
-  if (keyName !== undefined && MESSAGE_KEYS.has(keyName) && namesCondition(content)) return match;
+  if (
+    keyName !== undefined &&
+    (MESSAGE_KEYS.has(keyName) || NAME_KEYS.has(keyName)) &&
+    namesCondition(content)
+  ) {
+    return match;
+  }
   return "<str>";
 }
+
+/** A code in quotes: 3 to 6 digits, or letters with digits (`E1045`, `ERR-1045`, `PGRST116`). */
+const QUOTED_CODE = /^(?:\d{3,6}|[a-z]{1,12}[_-]?\d{2,8})$/;
 
 /** Whether a one-word value is error vocabulary, or a compound of it (`not_found`, `notfound`, `ValidationError`). */
 function namesCondition(word: string): boolean {
   const lower = word.toLowerCase();
   for (const part of lower.split(/[_.-]/)) if (CONDITION_WORDS.has(part)) return true;
-  return /error|exception|fail|denied|forbidden|unauthori[sz]ed|invalid|notfound|timeout|exceeded|unavailable|conflict|expired|limit/.test(
+  return /error|exception|fail|denied|forbidden|unauthori[sz]ed|invalid|notfound|timeout|exceeded|unavailable|conflict|expired|limit|nosuch|toomany|exhausted|throttl|badrequest|required|unprocessable|slowdown|notallowed|unsupported|overload|suspended|revoked|missing|busy/.test(
     lower,
   );
 }
@@ -303,7 +363,7 @@ function namesCondition(word: string): boolean {
  * (`"Quarterly Report"`) holds none of these words.
  */
 const QUOTED_MESSAGE =
-  /\b(?:error|errors|failed|failure|denied|unauthori[sz]ed|forbidden|invalid|missing|not found|exceeded|timed out|timeout|unavailable|refused|required|unsupported|not supported|expired|insufficient|not allowed|rate limit|quota)\b/;
+  /\b(?:error|errors|failed|failure|denied|unauthori[sz]ed|forbidden|invalid|missing|not found|exceeded|timed out|timeout|unavailable|refused|required|unsupported|not supported|expired|insufficient|not allowed|rate limit|quota|can't|cannot|must|blank|does not|doesn't|no such|not a valid)\b/;
 
 /** replaceQuoted for {@link replaceEach}. */
 function quotedMatch(m: RegExpExecArray, whole: string): string {
@@ -463,7 +523,8 @@ function wordValueReplacers(seen: string[]) {
 }
 
 /** Inside every match of NAMED, SUBJECT and NAMED_TAIL: cheap tests before their patterns run. */
-const NAMED_LEADS = /with name|named |name:|name =|by user|for user/;
+const NAMED_LEADS =
+  /with name|with slug|with handle|with alias|with username|with title|with label|named |name:|name =|by user|for user/;
 const SUBJECT_PHRASES = / is not defined| does not exist| is not a valid| not found/;
 /**
  * Words searched before NAMED_LEADS and SUBJECT_PHRASES: every alternative of each holds one of its
@@ -472,7 +533,7 @@ const SUBJECT_PHRASES = / is not defined| does not exist| is not a valid| not fo
  * @internal Exported for tests; not part of the public API.
  */
 export const WORD_VALUE_HINTS: readonly (readonly [RegExp, readonly string[]])[] = [
-  [NAMED_LEADS, ["name", "user"]],
+  [NAMED_LEADS, ["name", "user", "with "]],
   [SUBJECT_PHRASES, ["not "]],
 ];
 const [NAMING_HINT, SUBJECT_HINT] = WORD_VALUE_HINTS as readonly [
@@ -544,7 +605,17 @@ function durationOrSize(m: RegExpExecArray): string {
 }
 
 /** Keys whose HTTP-like value names the condition (`status=503` is not `status=429`). */
-const STATUS_KEYS = new Set(["status", "status_code", "statuscode", "http_status", "httpstatus"]);
+const STATUS_KEYS = new Set([
+  "status",
+  "status_code",
+  "statuscode",
+  "http_status",
+  "httpstatus",
+  "response_code",
+  "responsecode",
+  "http_code",
+  "httpcode",
+]);
 
 /** Keys whose number names the condition (`errno=1045`, `code=40301`). */
 const CODE_KEYS = new Set(["code", "errno", "err_code", "errcode", "error_code", "errorcode"]);
@@ -569,10 +640,22 @@ function replaceLongToken(m: RegExpExecArray): string {
   return /\d/.test(match) && /[a-z]/.test(match) ? "<id>" : match;
 }
 
-function replaceHexId(m: RegExpExecArray): string {
+function replaceHexId(m: RegExpExecArray, whole: string): string {
   const match = m[0];
   const hex = match.startsWith("0x") ? match.slice(2) : match;
-  return /\d/.test(hex) && /[a-f]/.test(hex) ? "<id>" : match;
+  if (!(/\d/.test(hex) && /[a-f]/.test(hex))) return match;
+  // A code in quotes after its key (`"errorCode": "E0000011"`) is the condition's name.
+  return isQuotedCode(whole, m.index, match.length) ? match : "<id>";
+}
+
+/** Whether the `length` characters at `offset` are a whole quoted code after a code or status key. */
+function isQuotedCode(whole: string, offset: number, length: number): boolean {
+  const quote = whole.charAt(offset - 1);
+  return (
+    (quote === '"' || quote === "'") &&
+    whole.charAt(offset + length) === quote &&
+    CODE_CONTEXT.test(whole.slice(Math.max(0, offset - 24), offset))
+  );
 }
 
 function replaceNumber(m: RegExpExecArray, whole: string): string {
@@ -581,9 +664,17 @@ function replaceNumber(m: RegExpExecArray, whole: string): string {
   const before = whole.charAt(offset - 1);
   if (
     match.length >= 3 &&
-    match.length <= 6 &&
+    (match.length <= 6 || (match.length <= 8 && /[a-z_-]/.test(before))) &&
     /^\d+$/.test(match) &&
     CODE_CONTEXT.test(whole.slice(Math.max(0, offset - 24), offset))
+  ) {
+    return match;
+  }
+  // A short code in JSON (`"code": 7`, gRPC's and many APIs'): the number names the condition.
+  if (
+    match.length <= 2 &&
+    /^\d+$/.test(match) &&
+    JSON_CODE_CONTEXT.test(whole.slice(Math.max(0, offset - 24), offset))
   ) {
     return match;
   }
@@ -596,7 +687,136 @@ function replaceNumber(m: RegExpExecArray, whole: string): string {
   ) {
     return match;
   }
+  // A 4xx or 5xx status written in prose (`failed with 404`, `API error (500)`, `[503]`, `a 404
+  // status`, `: 403 forbidden`): the answer of the server, not a value of the call.
+  if (/^[45]\d\d$/.test(match) && statusInProse(whole, offset, offset + 3)) return match;
   return "<id>";
+}
+
+/** Proper names of `original` (same length as `lower`) become `<v>` in `lower`. */
+function replaceProperNames(original: string, lower: string): string {
+  let out = "";
+  let copied = 0;
+  for (const [at, end] of properNames(original)) {
+    const word = lower.slice(at, end);
+    const stem = word.endsWith("s") ? word.slice(0, -1) : word;
+    if (CONDITION_WORDS.has(word) || CONDITION_WORDS.has(stem) || PROSE_WORDS.has(word)) continue;
+    // Months and days are read with their dates.
+    if (CALENDAR_WORD.test(word)) continue;
+    // In capitals: an acronym of the message (`API`, `JSON`), an HTTP method or a system error
+    // code (`ECONNREFUSED`) is the text's own.
+    if (
+      isUpperCode(original.charCodeAt(at + 1)) &&
+      (ACRONYMS.has(word) || /^e[a-z]{4,}$/.test(word))
+    ) {
+      continue;
+    }
+    // A word of a path with a space in it (`/data/Quarterly Report.xlsx`) is the path's.
+    const tokenStart = original.lastIndexOf(" ", at - 2) + 1;
+    if (/[/\\]/.test(original.slice(tokenStart, at))) continue;
+    out += `${lower.slice(copied, at)}<v>`;
+    copied = end;
+  }
+  return copied === 0 ? lower : out + lower.slice(copied);
+}
+
+/**
+ * Where PROPER_NAME matches in `text`, as [start, end] pairs: read from each space, since every
+ * match follows one (a search for a space costs less than the pattern tried at every place).
+ * @internal Exported for tests; not part of the public API.
+ */
+export function properNames(text: string): [number, number][] {
+  const found: [number, number][] = [];
+  for (let space = text.indexOf(" ", 1); space >= 0; space = text.indexOf(" ", space + 1)) {
+    const before = text.charCodeAt(space - 1);
+    if (!((before >= 97 && before <= 122) || (before >= 48 && before <= 57) || before === 44)) {
+      continue;
+    }
+    const first = text.charCodeAt(space + 1);
+    if (first < 65 || first > 90) continue;
+    let end = space + 2;
+    if (isUpperCode(text.charCodeAt(end))) {
+      // A word in capitals (`SELECT`, `INR`): three to twenty capitals and digits.
+      while (end < text.length && end - space - 1 < 21 && isUpperOrDigit(text.charCodeAt(end)))
+        end++;
+      if (end - space - 1 < 3 || end - space - 1 > 20) continue;
+    } else {
+      while (end < text.length && end - space - 2 < 40 && isLowerCode(text.charCodeAt(end))) end++;
+      if (end === space + 2) continue;
+    }
+    if (end < text.length && !PROPER_NAME_END.test(text.charAt(end))) continue;
+    found.push([space + 1, end]);
+  }
+  return found;
+}
+const PROPER_NAME_END = /[\s.,;:!?)'"]/;
+
+/** Whether `code` is in `[a-z]`. */
+function isLowerCode(code: number): boolean {
+  return code >= 97 && code <= 122;
+}
+
+/** Whether `code` is in `[A-Z]`. */
+function isUpperCode(code: number): boolean {
+  return code >= 65 && code <= 90;
+}
+
+/** Whether `code` is in `[A-Z0-9]`. */
+function isUpperOrDigit(code: number): boolean {
+  return isUpperCode(code) || (code >= 48 && code <= 57);
+}
+const CALENDAR_WORD = new RegExp(`^(?:${MONTHS}|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]{0,6})$`);
+/** Words in capitals that belong to a message or a query, not to a call. */
+const ACRONYMS = new Set(
+  (
+    "http https api apis url urls uri json xml yaml sql id ids uuid tls ssl dns tcp udp mcp oauth " +
+    "jwt csv pdf html css aws gcp cli sdk ssh ftp smtp imap get post put patch delete head options " +
+    "utf ascii rpc grpc rest llm ai gpu cpu ram os env gmt utc pst pdt est edt cst cdt mst mdt cet " +
+    "cest bst ist jst " +
+    // SQL's words: a query echoed in the text keeps its shape.
+    "select from where insert into update set values join inner outer left right and not null " +
+    "limit offset order group having union distinct count case when then else end like between " +
+    "exists create drop alter table index view returning with asc desc true false"
+  ).split(" "),
+);
+/** Capitalized words of a message's own prose (`Please`, `Error`, `The`). */
+const PROSE_WORDS = new Set(
+  "the a an and or of to in on for with please error see try check make use your you this that it is are was not no".split(
+    " ",
+  ),
+);
+
+/** A JSON string's escapes read once: `\"` is `"`, `\\` is `\`, `\n`, `\r`, `\t` are spaces. */
+function unescapeJson(text: string): string {
+  return text.replace(JSON_ESCAPE, (_m, c: string) =>
+    c === "n" || c === "r" || c === "t" ? " " : c,
+  );
+}
+const JSON_ESCAPE = /\\(["\\/nrt])/g;
+
+/** What stands before a status in prose: a word of failure or answer, or a bracket. */
+const STATUS_LEAD =
+  /(?:\b(?:failed|failure|fails|errored|error|errors|responded|returned|rejected)(?: with)?(?: an?)?(?: http)?(?: status)?(?: code)?[ :([]{0,3}|\b(?:failed|failure|error|errors)\b[^.;\n]{0,40}[:([] ?|\b(?:status|code) (?:was|is|of) |<url> |^[([]|(?:^|[\s:])[([])$/;
+/** What stands after a status in prose: `status`, a closing bracket, or the reason's words. */
+const STATUS_TAIL =
+  /^(?: ?(?:status|error|response)\b|[)\]]|:? (?:not found|forbidden|unauthori[sz]ed|bad request|conflict|gone|too many|internal|service unavailable|bad gateway|gateway timeout|unprocessable|payment required|precondition|request timeout|not acceptable|method not allowed|unavailable|timeout)\b)/;
+
+/** What may follow a status after its lead: the end, punctuation, or a word that ends the phrase. */
+const STATUS_END =
+  /^(?:$|[\s]*[^\sa-z<]|\s(?:from|when|for|while|on|at|in|after|with|by|calling|fetching|requesting)\b)/;
+
+/** Whether the number between `start` and `end` stands as an HTTP status in prose. */
+function statusInProse(whole: string, start: number, end: number): boolean {
+  const next = whole.charCodeAt(end);
+  // Part of a longer number or a decimal (`404.5`, `4040`) is no status.
+  if (next === 46 || (next >= 48 && next <= 57)) return false;
+  const after = whole.slice(end, end + 24);
+  if (STATUS_TAIL.test(after)) return true;
+  // A text that opens with its status: `404: {"message": …}`.
+  if (start === 0 && next === 58) return true;
+  // After a lead, only where the number ends a phrase (`failed with 404 from x`, `(500)`), not
+  // where a noun follows it (`returned 404 rows`).
+  return STATUS_LEAD.test(whole.slice(Math.max(0, start - 40), start)) && STATUS_END.test(after);
 }
 
 function replaceDotted(m: RegExpExecArray): string {
@@ -613,12 +833,15 @@ function replaceDotted(m: RegExpExecArray): string {
 /**
  * Normalizes failure text: removes what varies between occurrences of the same failure.
  *
- * Strips `MCP error -32xxx: ` prefixes (repeated ones too) and lowercases, then replaces quoted
+ * Strips `MCP error -32xxx: ` prefixes (repeated ones too), reads JSON encoded in a JSON string
+ * as JSON (`\"` as `"`, `\n` as a space) and lowercases, then replaces quoted
  * values, one-token values in square brackets, URLs, emails, `key=value` and `key = value`
  * values (the key stays), UUIDs, timestamps, dates and clock times, IPs, paths (a name with a
  * space included), host names, long tokens, hex ids, durations (Go's `1m30s` too), sizes and
  * numbers with placeholders (`<str>`, `<v>`, `<url>`, `<email>`, `<id>`, `<time>`, `<ip>`,
- * `<path>`, `<host>`, `<dur>`, `<size>`). Values that are words become `<v>`: snake_case and
+ * `<path>`, `<host>`, `<dur>`, `<size>`). Values that are words become `<v>`: a capitalized word
+ * after a lowercase word inside a sentence (a proper name: `needs a Firecrawl account`; not error
+ * vocabulary, a month, a day or a word of a path), snake_case and
  * kebab-case identifiers without error vocabulary (`customer_orders`, `orders-v2`), keys of
  * colons (`cache:user:42`), the value after `with name`, `named`, `by user`, `name =`, the
  * subject of `: x is not defined` / `does not exist` / `not found`, a short tail after
@@ -629,7 +852,10 @@ function replaceDotted(m: RegExpExecArray): string {
  * messages in quotes after a message key (`"message": "…"`, `'reason': …`, `returned "…"`, with
  * their own values normalized) and quoted prose of error vocabulary after any key (`failed:
  * "Rate limit exceeded"`), a one-word message that names a condition (`"message": "Forbidden"`),
- * a number of 3 to 6 digits after a code or status key (`"code": 40301`, `errno=1045`), identifiers with error vocabulary or written in capitals
+ * a number of 3 to 6 digits after a code or status key (`"code": 40301`, `errno=1045`), in
+ * quotes too, letters before it or not (`"status": "404"`, `"code": "E1045"`), a 4xx or 5xx
+ * status in prose (`failed with 404`, `API error (500)`, `a 404 status`, `failed to fetch: 404`,
+ * `GET <url> 502`, a text opening with `404:`), identifiers with error vocabulary or written in capitals
  * (`index_not_found_exception`, `EAI_AGAIN`), HTTP-like statuses after `HTTP`/`status`, and short
  * digit runs inside words (`utf8`, `ipv4`). Whitespace is collapsed and the result is capped at
  * 500 characters. Work is bounded: only the first 4096 characters are read.
@@ -645,8 +871,13 @@ export function normalizeText(text: string): string {
 function normalize(head: string): string {
   let s = head;
   while (MCP_PREFIX.test(s)) s = s.replace(MCP_PREFIX, "");
+  // JSON inside a JSON string (`"{\"error\": …}"`) reads as JSON, and its escaped line breaks
+  // as breaks: one body, encoded once or twice, normalizes the same.
+  if (s.includes('\\"')) s = unescapeJson(s);
   const original = s;
   s = s.toLowerCase();
+  // Offsets of the original are the lowercased text's where lowercasing kept its length.
+  if (s.length === original.length) s = replaceProperNames(original, s);
   // Each pass below is skipped when the text lacks something every change it makes needs: the
   // same result, sooner. No pass adds a digit, `.`, `:` or `-` (placeholders are `<`, `>` and
   // letters), so what the text lacks now it lacks at every later pass; a flag is read again where
@@ -744,6 +975,13 @@ export interface FingerprintInput {
   readonly code?: number | string;
   /** The failure text, raw: {@link normalizeText} runs on it. */
   readonly text: string;
+  /**
+   * The arguments the model sent, when known: a word of the text that is one of their values is
+   * the model's own value, not part of the condition (`table orders not found` for
+   * `{ table: "orders" }` shares its fingerprint with `table invoices not found` for
+   * `{ table: "invoices" }`). Without them, only the text's shape says what a value is.
+   */
+  readonly args?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -760,7 +998,7 @@ export interface FingerprintInput {
  * // same as for 'no note with id "inbox"'
  */
 export function fingerprint(input: FingerprintInput): string {
-  return fingerprintOf(input.tool, input.channel, input.code, input.text);
+  return fingerprintOf(input.tool, input.channel, input.code, input.text, input.args);
 }
 
 /**
@@ -772,10 +1010,10 @@ export function fingerprintOf(
   channel: Channel,
   inputCode: number | string | undefined,
   text: string,
+  args?: Readonly<Record<string, unknown>>,
 ): string {
   const code = inputCode ?? null;
-  return sha256Hex(JSON.stringify([tool, channel, code, foldValues(normalizeText(text))])).slice(
-    0,
-    16,
-  );
+  let normalized = normalizeText(text);
+  if (args !== undefined) normalized = foldArgumentValues(normalized, argumentValues(args));
+  return sha256Hex(JSON.stringify([tool, channel, code, foldValues(normalized)])).slice(0, 16);
 }

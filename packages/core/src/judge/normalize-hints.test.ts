@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { WORD_VALUE_HINTS } from "./fingerprint.ts";
+import { PROPER_NAME, properNames, WORD_VALUE_HINTS } from "./fingerprint.ts";
 import { hasHostHint, hasIpv6Hint, hasOpeningQuote } from "./normalize-hints.ts";
 
 /** What the normalizer tested with patterns before. */
@@ -63,4 +63,42 @@ describe("the words searched before the patterns of word values", () => {
       for (const w of words) expect(w.startsWith(" ")).toBe(false);
     },
   );
+});
+
+describe("properNames", () => {
+  const nameText = fc
+    .array(
+      fc.oneof(
+        fc.string({ unit: fc.constantFrom(..."abzAZ09, .:;!?)'\"\t\n-/_"), maxLength: 8 }),
+        fc.constantFrom(
+          " Budget",
+          "a Cecil",
+          ", Zed.",
+          " Q",
+          " Aa",
+          `x A${"b".repeat(41)}`,
+          " INR",
+          "a SELECT",
+          " AB",
+          "x A1B2",
+          ` ${"Z".repeat(21)}`,
+        ),
+      ),
+      { maxLength: 12 },
+    )
+    .map((parts) => parts.join(""));
+
+  it("finds what PROPER_NAME matches, at the same places", () => {
+    fc.assert(
+      fc.property(nameText, (text) => {
+        const expected = [...text.matchAll(PROPER_NAME)].map((m) => [
+          m.index,
+          m.index + m[0].length,
+        ]);
+        expect(properNames(text)).toEqual(expected);
+      }),
+      { numRuns: 2_000, seed: 27 },
+    );
+    expect(properNames("needs a Firecrawl account")).toEqual([[8, 17]]);
+  });
 });

@@ -65,7 +65,13 @@ export async function resolveFailure<T>(state: CallState, sent: Sent): Promise<V
     state.uncertain && classified.certainty !== "unknown"
       ? { ...classified, certainty: "unknown" as const }
       : classified;
-  const print = fingerprintOf(state.call.tool, failure.channel, failure.code, failure.text);
+  const print = fingerprintOf(
+    state.call.tool,
+    failure.channel,
+    failure.code,
+    failure.text,
+    state.call.args,
+  );
 
   // The ledger: what this attempt's failure says of the write (ledger.ts `ledgerMove`), settled
   // once, when what the attempt comes to is known (`settleFailed`); the verify step's answer, if

@@ -223,6 +223,20 @@ describe("run.call", () => {
     expect(prints).toEqual([3]);
   });
 
+  it("counts one template as one failure when the word that varies is the model's own argument", async () => {
+    // Issue 27.5: an unquoted word of the text that the call sent is its value, so three series
+    // refused the same way are one repeated failure, not three different ones.
+    const run = governor({ tools: { chart: { effect: "read_only" } } }).startRun();
+    const plot = (series: string) =>
+      run.call({ tool: "chart", args: { series } }, async () =>
+        text(`cannot plot ${series} against itself`),
+      );
+    expect(await plot("orders")).toMatchObject({ kind: "model" });
+    expect(await plot("invoices")).toMatchObject({ kind: "model" });
+    expect(await plot("refunds")).toMatchObject({ kind: "stop", reason: "repeated_failure" });
+    expect(Object.values(run.summary().fingerprints)).toEqual([3]);
+  });
+
   it("detects a loop of identical calls with an unchanged result", async () => {
     const run = governor({
       tools: { list: { effect: "read_only", loop: { maxIdentical: 2 } } },
