@@ -25,6 +25,16 @@ export type Checked =
   /** A notification or a response that is malformed: JSON-RPC answers neither. */
   | { readonly kind: "drop"; readonly message: string };
 
+/**
+ * An object as `JSON.parse` makes one, which a schema's copy would hand on equal: its prototype
+ * `Object.prototype`, and no own `__proto__` key (a copy would set the prototype instead).
+ */
+export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" &&
+  value !== null &&
+  Object.getPrototypeOf(value) === Object.prototype &&
+  !Object.hasOwn(value, "__proto__");
+
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 

@@ -95,6 +95,22 @@ describe("createStopMemory", () => {
     );
   });
 
+  it("reads a call's arguments only while it keeps a stop (every tool call asks it)", () => {
+    const memory = createStopMemory({ ttlMs: 1000, now: () => 0 });
+    let reads = 0;
+    const args = {
+      get amount() {
+        reads += 1;
+        return 9;
+      },
+    };
+    expect(memory.blocking("pay", args)).toBeUndefined();
+    expect(reads).toBe(0);
+    memory.remember("business_rule", "pay", { amount: 9 });
+    expect(memory.blocking("pay", args)).toMatchObject({ scope: "call" });
+    expect(reads).toBeGreaterThan(0);
+  });
+
   it("refuses a time to live that is not a positive number", () => {
     expect(() => createStopMemory({ ttlMs: 0 })).toThrow(/ttlMs must be a positive number/);
     expect(() => createStopMemory({ ttlMs: Number.NaN })).toThrow(/got NaN/);

@@ -141,6 +141,8 @@ export function createStopMemory(options: StopMemoryOptions): StopMemory {
       return stop;
     },
     blocking(tool, args) {
+      // Almost always empty: the call's arguments are read (canonicalJson) only when a stop is kept.
+      if (stops.size === 0) return undefined;
       return live(SERVER_KEY) ?? live(keyOf("tool", tool, args)) ?? live(keyOf("call", tool, args));
     },
     clear() {

@@ -23,6 +23,7 @@ import {
   RELATED_TASK_META_KEY,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
+import { isPlainObject } from "./jsonrpc-envelope.ts";
 
 /**
  * `work` after two microtasks, as the SDK's `Protocol` starts a request handler: what came before
@@ -31,12 +32,6 @@ import {
 function ticks<T>(work: () => Promise<T>): Promise<T> {
   return Promise.resolve().then(undefined).then(work);
 }
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" &&
-  value !== null &&
-  Object.getPrototypeOf(value) === Object.prototype &&
-  !Object.hasOwn(value, "__proto__");
 
 /**
  * Whether `params` are a tools/call's as hosts send them, which `CallToolRequestSchema` accepts

@@ -6,11 +6,37 @@ import {
   ListToolsResultSchema,
   type McpError,
 } from "@modelcontextprotocol/sdk/types.js";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { sendToolCallsDirectly } from "./upstream-tool-calls.ts";
+import { plainToolResult, sendToolCallsDirectly } from "./upstream-tool-calls.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: the fake server reads what it was sent
 type Wire = JSONRPCMessage & { id?: string | number; method?: string; params?: any };
+
+/** Results of other shapes, answered to the tool of their name (each a copy per answer). */
+const SHAPES: Record<string, object> = {
+  get reordered() {
+    return { isError: false, vendor: { x: [1] }, content: [{ text: "a", type: "text" }] };
+  },
+  get structured() {
+    return { content: [], structuredContent: { n: 1, list: [{ a: "b" }] } };
+  },
+  get extraBlockKey() {
+    return { content: [{ type: "text", text: "a", note: "stripped by the schema" }] };
+  },
+  get image() {
+    return { content: [{ type: "image", data: "aGk=", mimeType: "image/png" }] };
+  },
+  get meta() {
+    return { content: [], _meta: { "vendor/x": 1 } };
+  },
+  get noContent() {
+    return { isError: true };
+  },
+  get badIsError() {
+    return { content: [], isError: "yes" };
+  },
+};
 
 /**
  * A server on the other end of an in-memory pair that answers by tool name: `ok`, `fail` (an
@@ -41,6 +67,7 @@ async function connected(direct: boolean) {
       if (name === "ok") answer({ result: { content: [{ type: "text", text: "fine" }] } });
       if (name === "fail") answer({ error: { code: -32050, message: "nope", data: { x: 1 } } });
       if (name === "bad") answer({ result: { content: "not a list" } });
+      if (name in SHAPES) answer({ result: SHAPES[name] });
     }
   };
   await serverSide.start();
@@ -77,7 +104,7 @@ async function settled(promise: Promise<unknown>) {
 
 describe("sendToolCallsDirectly", () => {
   it("settles a tools/call as the SDK's own request does: a result, an error answer, a result the schema refuses", async () => {
-    for (const name of ["ok", "fail", "bad"]) {
+    for (const name of ["ok", "fail", "bad", ...Object.keys(SHAPES)]) {
       const sdk = await connected(false);
       const ours = await connected(true);
       const expected = await settled(sdk.call(name));
@@ -160,5 +187,65 @@ describe("sendToolCallsDirectly", () => {
     await ours.serverSide.send({ jsonrpc: "2.0", id: "governor-999", result: {} });
     expect(errors.join("\n")).toMatch(/unknown message ID/);
     await ours.client.close();
+  });
+});
+
+describe("plainToolResult", () => {
+  const text = fc.record({ type: fc.constant("text"), text: fc.string() });
+  const block = fc.oneof(
+    text,
+    fc.record({ type: fc.constant("text"), text: fc.string(), extra: fc.jsonValue() }),
+    fc.record({ type: fc.constant("image"), data: fc.string(), mimeType: fc.string() }),
+    fc.record({ type: fc.string(), text: fc.jsonValue() }),
+    fc.jsonValue(),
+  );
+  const result = fc.record(
+    {
+      content: fc.oneof({ arbitrary: fc.array(text), weight: 4 }, fc.array(block), fc.jsonValue()),
+      isError: fc.oneof({ arbitrary: fc.boolean(), weight: 4 }, fc.jsonValue()),
+      structuredContent: fc.oneof(
+        { arbitrary: fc.dictionary(fc.string(), fc.jsonValue()), weight: 4 },
+        fc.jsonValue(),
+      ),
+      _meta: fc.jsonValue(),
+      other: fc.jsonValue(),
+    },
+    { requiredKeys: [] },
+  );
+
+  it("takes as read only results the SDK's schema accepts and would hand on equal", () => {
+    let plain = 0;
+    fc.assert(
+      fc.property(result, (value) => {
+        // As read off the wire: JSON, so `__proto__` keys are the object's own.
+        const read = JSON.parse(JSON.stringify(value)) as unknown;
+        if (!plainToolResult(read)) return;
+        plain += 1;
+        const parsed = CallToolResultSchema.safeParse(JSON.parse(JSON.stringify(value)));
+        expect(parsed.success).toBe(true);
+        expect(parsed.data).toEqual(read);
+      }),
+      { numRuns: 2000 },
+    );
+    expect(plain).toBeGreaterThan(80);
+  });
+
+  it("leaves to the schema what it would change or refuse", () => {
+    for (const value of [
+      { isError: true },
+      { content: [{ type: "text", text: "a", annotations: { priority: 1 } }] },
+      { content: [{ type: "text", text: 1 }] },
+      { content: [], _meta: {} },
+      { content: [], isError: "true" },
+      { content: [], structuredContent: [] },
+      JSON.parse('{"content":[],"structuredContent":{"__proto__":{"p":1}}}'),
+      JSON.parse('{"content":[],"__proto__":{"p":1}}'),
+      JSON.parse('{"content":[{"type":"text","text":"a","__proto__":{}}]}'),
+      [],
+      null,
+    ]) {
+      expect(plainToolResult(value), JSON.stringify(value)).toBe(false);
+    }
+    expect(plainToolResult({ content: [], vendor: { x: 1 } })).toBe(true);
   });
 });
