@@ -14,10 +14,10 @@
  * so that rule work can follow the figure without seeing a line of it (test/blind/README.md).
  *
  * The second blind set (test/blind2) is scored the same way, key `blind2` of the JSON, and the
- * third (test/blind3) too, key `blind3`.
+ * third (test/blind3) too, key `blind3`, and the fourth (test/blind4), key `blind4`.
  *
- * Usage: pnpm eval [--json] [--blind=<dir>] [--blind2=<dir>] [--blind3=<dir>] [corpus-dir]
- *   (defaults: test/corpus, test/blind, test/blind2, test/blind3)
+ * Usage: pnpm eval [--json] [--blind=<dir>] [--blind2=<dir>] [--blind3=<dir>] [--blind4=<dir>] [corpus-dir]
+ *   (defaults: test/corpus, test/blind, test/blind2, test/blind3, test/blind4)
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
@@ -328,7 +328,7 @@ function confusion(rows: readonly { label: Label; predicted: string }[]) {
 }
 
 /**
- * Scores a blind set (test/blind, test/blind2, test/blind3; README.md of each) as `governor classify` would, and
+ * Scores a blind set (test/blind, test/blind2, test/blind3, test/blind4; README.md of each) as `governor classify` would, and
  * returns aggregates only: no id, text, server or reason of a line leaves this function.
  */
 function scoreBlindSet(setDir: string) {
@@ -423,6 +423,13 @@ const blind3Dir = resolve(
     join(root, "test/blind3"),
 );
 const blind3 = scoreBlindSet(blind3Dir);
+// The fourth blind set (test/blind4, issue 27): 29 more servers, collected apart from rule work after
+// the first three had been scored, scored and reported exactly like them.
+const blind4Dir = resolve(
+  args.find((a) => a.startsWith("--blind4="))?.slice("--blind4=".length) ??
+    join(root, "test/blind4"),
+);
+const blind4 = scoreBlindSet(blind4Dir);
 
 const METHOD =
   "leave-servers-out = accuracy on non-ambiguous texts of held-out servers " +
@@ -441,6 +448,7 @@ const report = {
   blind,
   blind2,
   blind3,
+  blind4,
   folds: perFold,
   perServer,
   excludedServers: [...mentioned].map(([server, where]) => ({ server, where })),
@@ -479,6 +487,9 @@ if (json) {
     `BLIND SET 3 (${blind3.lines} lines, ${blind3.servers} further servers no rule writer has read): ${fmt(blind3.unambiguous)} on unambiguous texts; ` +
       `dangerous decisions ${blind3.dangerous.total}; fingerprint recall ${blind3.fingerprints.recall.toFixed(3)}, ` +
       `false merges ${blind3.fingerprints.mergeRate.toFixed(3)}`,
+    `BLIND SET 4 (${blind4.lines} lines, ${blind4.servers} further servers no rule writer has read): ${fmt(blind4.unambiguous)} on unambiguous texts; ` +
+      `dangerous decisions ${blind4.dangerous.total}; fingerprint recall ${blind4.fingerprints.recall.toFixed(3)}, ` +
+      `false merges ${blind4.fingerprints.mergeRate.toFixed(3)}`,
     `method: ${METHOD}`,
     "",
   );
@@ -492,6 +503,7 @@ if (json) {
   out.push("", ...blindReport(blind, "Blind set"));
   out.push("", ...blindReport(blind2, "Blind set 2"));
   out.push("", ...blindReport(blind3, "Blind set 3"));
+  out.push("", ...blindReport(blind4, "Blind set 4"));
   out.push("", "Held-out servers (non-ambiguous):");
   for (const p of perServer) out.push(`  ${fmt(p).padEnd(16)} fold ${p.fold}  ${p.server}`);
   if (mentioned.size > 0) {

@@ -121,6 +121,9 @@ let json2: { blind: unknown; blind2: unknown };
 /** `pnpm eval` with the made-up lines as the third blind set (test/blind3) instead. */
 let textOut3: string;
 let json3: { blind: unknown; blind3: unknown };
+/** `pnpm eval` with the made-up lines as the fourth blind set (test/blind4) instead. */
+let textOut4: string;
+let json4: { blind: unknown; blind4: unknown };
 type Counts = { correct: number; total: number; confusion: Record<Label, Record<Label, number>> };
 /** The part of `pnpm eval --json` this test reads. */
 let json: {
@@ -160,6 +163,8 @@ beforeAll(() => {
   json2 = JSON.parse(runEval("--json", `--blind2=${dir}`));
   textOut3 = runEval(`--blind3=${dir}`);
   json3 = JSON.parse(runEval("--json", `--blind3=${dir}`));
+  textOut4 = runEval(`--blind4=${dir}`);
+  json4 = JSON.parse(runEval("--json", `--blind4=${dir}`));
 }, 360_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -229,10 +234,11 @@ describe("pnpm eval on the blind set", () => {
   });
 });
 
-describe("pnpm eval on the second and third blind sets (test/blind2, test/blind3)", () => {
+describe("pnpm eval on the second, third and fourth blind sets (test/blind2, test/blind3, test/blind4)", () => {
   it.each([
     { n: 2, key: "blind2", out: () => textOut2, scored: () => json2.blind2 },
     { n: 3, key: "blind3", out: () => textOut3, scored: () => json3.blind3 },
+    { n: 4, key: "blind4", out: () => textOut4, scored: () => json4.blind4 },
   ])(
     "scores set $n exactly like the first: the same figures for the same lines, key $key",
     ({ n, out, scored }) => {
@@ -247,7 +253,7 @@ describe("pnpm eval on the second and third blind sets (test/blind2, test/blind3
   );
 
   it("prints no id, server, tool or text of a line of any set, in either mode", () => {
-    const real = ["blind2", "blind3"].flatMap((set) =>
+    const real = ["blind2", "blind3", "blind4"].flatMap((set) =>
       readFileSync(join(import.meta.dirname, set, "tool-errors.jsonl"), "utf8")
         .split("\n")
         .filter((l) => l.trim() !== "")
@@ -267,6 +273,8 @@ describe("pnpm eval on the second and third blind sets (test/blind2, test/blind3
       JSON.stringify(json2),
       textOut3,
       JSON.stringify(json3),
+      textOut4,
+      JSON.stringify(json4),
     ].join("\n");
     expect(secrets.filter((s) => all.includes(s))).toEqual([]);
   });
