@@ -140,21 +140,27 @@ describe.skipIf(SDK_UNSUPPORTED)(`OpenAI Agents SDK: Runner (${SKIP_REASON})`, (
       const next = plan[v.turn - 1];
       return next === undefined ? { say: "done" } : { calls: [next] };
     });
-    // The write sent again stops the run: the SDK throws the stop out of run() with its text.
+    // A write that failed with nothing to read stops the run at once (for a mutating tool a
+    // guess is a stop a person reads, not a correction): the SDK throws the stop out of run()
+    // with its text, and the write is not sent a second time.
     const read = task.model.views.at(-1)?.results.map((r) => r.text) ?? [];
-    const texts = [...read, governorStopOf(task.error)?.modelText ?? ""];
-    expectJudged({ texts, everything: JSON.stringify(task.model.views), executions }, hostErrors);
+    const stop = governorStopOf(task.error);
+    expect(stop?.reason).toBe("person_required");
+    expect(read).toHaveLength(1);
+    expect(read[0]).toMatch(/^get_note: the call failed\. Change the arguments/);
+    expect(stop?.modelText).toMatch(/^save_note: the call failed\. A person must look at this/);
+    expect(JSON.stringify(task.model.views)).not.toContain(SECRET);
+    expect(JSON.stringify(task.model.views)).not.toContain("/srv/app");
+    expect(stop?.modelText).not.toContain(SECRET);
+    expect(executions).toBe(2);
+    expect(hostErrors).toEqual([]);
   });
 });
 
 describe("run.call (core)", () => {
-  // A hole in run/attempts.ts (isErrorResult reads `isError` unguarded), left to the run's owner:
-  // what the getter throws rejects run.call itself (its message may quote anything), against
-  // "always resolves with an outcome", and the write's key stays pending, so the same logical
-  // call in a later run is told "an identical call is still in progress" until the lease runs
-  // out. Expected: judged as a failure without text (as failureFromResult now reads one), the key
-  // settled. The adapters keep the message from the model (a fixed host text) either way.
-  it.fails("a result whose isError getter throws resolves with an outcome and settles its key", async () => {
+  // A result whose isError getter throws is judged as a failure without text (failure.ts reads
+  // it so), its key settled: run.call resolves with an outcome, never the getter's throw.
+  it("a result whose isError getter throws resolves with an outcome and settles its key", async () => {
     const governor = createGovernor(POLICY, { metrics: false });
     const hostile = {
       content: [],

@@ -7,12 +7,10 @@ import { createGovernor, createMemoryStore } from "@governor/core";
 import { describe, expect, it } from "vitest";
 
 describe("settling a key by hand", () => {
-  // A hole in run/governor.ts (settle), left to the run's owner: settle accepts a pending key
-  // whose holder's lease has not run out, so the same logical call (same scope and callId) is
-  // claimed afresh and executed a second time while the first attempt is still in flight.
-  // Expected: refused with a GovernorError saying the call is still in flight (or the settle
-  // kept from freeing the key until the lease ends).
-  it.fails("refuses a key whose call is still in flight: the same logical call does not run twice", async () => {
+  // Settling a pending key whose holder's lease has not run out would let the same logical call
+  // (same scope and callId) be claimed afresh and executed a second time while the first attempt
+  // is still in flight: the settle is refused instead (idempotency_conflict).
+  it("refuses a key whose call is still in flight: the same logical call does not run twice", async () => {
     const store = createMemoryStore();
     const governor = createGovernor(
       { tools: { pay: { effect: "mutating" } } },
@@ -33,7 +31,11 @@ describe("settling a key by hand", () => {
     await expect.poll(() => key).toBeDefined();
     expect((await store.entry(key as string))?.state).toBe("pending");
     // A person looks, sees no payment yet, and settles the key as failed.
-    await governor.settle(key as string, "failed").catch(() => undefined);
+    const refused = await governor.settle(key as string, "failed").then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(String(refused)).toMatch(/still in flight/);
     const again = await governor.startRun({ idempotencyScope: "job-1" }).call(call, async () => {
       executions += 1;
       return { content: [{ type: "text", text: "paid" }] };
@@ -42,5 +44,19 @@ describe("settling a key by hand", () => {
     await inFlight;
     expect(again.kind).not.toBe("ok");
     expect(executions).toBe(1);
+  });
+
+  it("settles a pending key whose holder's lease ran out (the holder died: a write in doubt)", async () => {
+    const store = createMemoryStore();
+    const governor = createGovernor({}, { metrics: false, store });
+    // Claimed a minute ago with a 1 s lease, never settled.
+    await store.claim("gk_dead", "h", {
+      now: Date.now() - 60_000,
+      allowUncertain: false,
+      leaseMs: 1_000,
+    });
+    expect((await store.entry("gk_dead"))?.leaseMs).toBe(1_000);
+    await governor.settle("gk_dead", "failed");
+    expect((await store.entry("gk_dead"))?.state).toBe("failed");
   });
 });

@@ -101,12 +101,9 @@ describe("a SqliteStore locked by another connection, under governClient over st
     store.close();
   });
 
-  // A hole in run/store-steps.ts (storeAfterEffect), left to the run's owner: when the settle of a
-  // write that succeeded fails, the host is told "(the call succeeded; its key stays pending)" but
-  // the HostError carries no idempotencyKey (it is set only for a write in doubt), so the host
-  // cannot settle the key it is told about; the same logical call is then answered "an identical
-  // call is still in progress" until the lease runs out, and "may have written" after it.
-  it.fails("a settle that fails after the write succeeded names the key the host must settle", async () => {
+  // When the settle of a write that succeeded fails, the host is told the key that stays pending,
+  // and settling it `succeeded` by hand makes the same logical call a replay.
+  it("a settle that fails after the write succeeded names the key the host must settle", async () => {
     const { path, store, governor, governed, hostErrors } = governedOver("settle");
     const run = governor.startRun({ idempotencyScope: "job-2" });
     // The server's answer is in: the claim went through; the settle will meet the lock.
@@ -133,7 +130,16 @@ describe("a SqliteStore locked by another connection, under governClient over st
     expect(outcome).toMatchObject({ kind: "ok" });
     expect(appended("settle-1")).toBe(1);
     expect(hostErrors).toHaveLength(1);
-    expect(hostErrors[0]?.idempotencyKey).toBeDefined();
+    const key = hostErrors[0]?.idempotencyKey;
+    expect(key).toBeDefined();
+    await governor.settle(key as string, "succeeded");
+    const replay = await governed.callTool(governor.startRun({ idempotencyScope: "job-2" }), {
+      name: "append_log",
+      arguments: { line: "settle-1" },
+      callId: "call-2",
+    });
+    expect(replay).toMatchObject({ kind: "ok" });
+    expect(appended("settle-1")).toBe(1);
     store.close();
   });
 });

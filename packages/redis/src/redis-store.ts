@@ -564,10 +564,10 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     entry(key: string): Promise<LedgerEntry | undefined> {
       return attempt("entry", async () => {
         const reply = await ledger("entry", ENTRY, key, [], false);
-        const [status, hash, state, updatedAt, result, unavailable] = reply;
+        const [status, hash, state, updatedAt, result, unavailable, leaseMs] = reply;
         if (status === "absent") return undefined;
         if (status !== "found") throw unexpected();
-        return toEntry(key, hash, state, updatedAt, result, unavailable);
+        return toEntry(key, hash, state, updatedAt, result, unavailable, leaseMs);
       });
     },
 
@@ -760,8 +760,10 @@ function toEntry(
   updatedAt: string | undefined,
   result: string | undefined,
   unavailable: string | undefined,
+  leaseMs?: string,
 ): LedgerEntry {
   if (state === undefined || !STATES.has(state)) throw unexpected();
+  const lease = Number(leaseMs);
   return {
     key,
     argsHash: argsHash ?? "",
@@ -769,6 +771,7 @@ function toEntry(
     updatedAt: Number(updatedAt),
     ...(result !== undefined && result !== "" && { result: JSON.parse(result) as unknown }),
     ...(unavailable === "1" && { resultUnavailable: true as const }),
+    ...(state === "pending" && Number.isSafeInteger(lease) && lease > 0 && { leaseMs: lease }),
   };
 }
 

@@ -269,7 +269,7 @@ local id, seq = guard(false)
 if not id then return {'ledger_lost', seq} end
 local e = read()
 if not e then return {'absent', id, seq, primary, replicated} end
-return {'found', id, seq, primary, replicated, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable}
+return {'found', id, seq, primary, replicated, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable, tostring(e.leaseMs)}
 `);
 
 /**

@@ -144,7 +144,12 @@ export function createLedger(db: Database, options: LedgerOptions) {
 
     entry(key: string): LedgerEntry | undefined {
       const found = lookup(key, "entry", clock());
-      return found === undefined ? undefined : toEntry(key, found);
+      if (found === undefined) return undefined;
+      const entry = toEntry(key, found);
+      // A pending entry names its holder's lease (read by `governor.settle`).
+      return found.state === "pending" && found.lease_ms > 0
+        ? { ...entry, leaseMs: found.lease_ms }
+        : entry;
     },
 
     release(owner: string): void {

@@ -228,9 +228,14 @@ function ok(state: CallState): CallOutcome<unknown> {
 
 /** What the attempt came to is a failure: the executor threw, or answered `isError: true`. */
 function isErrorResult(value: unknown): boolean {
-  return (
-    typeof value === "object" && value !== null && (value as { isError?: unknown }).isError === true
-  );
+  if (typeof value !== "object" || value === null) return false;
+  try {
+    return (value as { isError?: unknown }).isError === true;
+  } catch {
+    // A getter (or proxy) that throws: not a result anyone can trust, judged as a failure without
+    // text (failure.ts reads it so), never the throw itself out of run.call.
+    return true;
+  }
 }
 
 /** What a cut attempt keeps: its reason, its signal's controller and abort listeners. */

@@ -56,7 +56,9 @@ export interface Governor {
   /**
    * Settles an idempotency key by hand (a person checked): `succeeded` (the write happened) or
    * `failed` (it did not; a retry may run). A key that was in doubt also stops refusing writes
-   * identical to its own (docs/idempotency.md, "A write in doubt").
+   * identical to its own (docs/idempotency.md, "A write in doubt"). `failed` for a key whose call
+   * may still be in flight (pending, its holder's lease not run out) is refused with
+   * `idempotency_conflict`.
    */
   settle(key: string, outcome: "succeeded" | "failed"): Promise<void>;
   /**
@@ -292,6 +294,18 @@ export function createGovernor(
     },
     async settle(key, outcome) {
       const before = await store.entry(key);
+      // A key whose call may still be in flight is not a write in doubt yet: settled `failed` now,
+      // the same logical call could be claimed afresh and sent while the first may still commit.
+      // (`succeeded` sends nothing again: a host whose settle of a success failed records it so.)
+      if (outcome === "failed" && before?.state === "pending" && before.leaseMs !== undefined) {
+        const left = before.updatedAt + before.leaseMs - now();
+        if (left > 0) {
+          throw new GovernorError(
+            "idempotency_conflict",
+            `settle: key ${key} is still in flight (claimed ${Math.max(0, now() - before.updatedAt)} ms ago, its lease runs ${left} ms more); settle it once its call has ended or its lease has run out`,
+          );
+        }
+      }
       // The key's write no longer in doubt: identical writes may be sent again (doubt.ts). Its
       // content entry first: a store failing between the two leaves the key in doubt, so the
       // person's retried settle frees the entry again (the other way round, the key would read

@@ -106,11 +106,14 @@ export function storeAfterEffect(state: CallState, error: unknown): void {
   if (!isStoreError(error)) throw error;
   const hook = state.run.core.options.onHostError;
   if (!hook) return;
+  // The key is named: the host settles it `succeeded` (governor.settle), or identical calls are
+  // told it is still in progress until its lease runs out.
   const hostError = storeHostError(
     state,
     error,
     undefined,
     " (the call succeeded; its key stays pending)",
+    true,
   );
   void guardedAsync(() => hook(hostError, hostContext(state, false)));
 }
@@ -121,6 +124,7 @@ function storeHostError(
   error: GovernorError,
   certainty: Certainty | undefined,
   note = "",
+  nameKey = false,
 ): HostError {
   return new HostError({
     tool: state.call.tool,
@@ -129,7 +133,7 @@ function storeHostError(
     channel: "local",
     failureCode: StoreError.isInstance(error) ? error.reason : undefined,
     certainty,
-    idempotencyKey: state.uncertain ? state.key : undefined,
+    idempotencyKey: state.uncertain || nameKey ? state.key : undefined,
     message: `${state.call.tool}: ${error.message}${note}`,
     cause: error,
   });

@@ -296,6 +296,17 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   },
 );
 
+/**
+ * An entry as read, its holder's lease aside: the lease a pending entry names is pinned by the
+ * store contract; here, only that no settled entry names one.
+ */
+function withoutLease(entry: LedgerEntry | undefined): LedgerEntry | undefined {
+  if (entry?.leaseMs === undefined) return entry;
+  expect(entry.state).toBe("pending");
+  const { leaseMs: _lease, ...rest } = entry;
+  return rest;
+}
+
 describe("memory store ledger against a plain model", () => {
   it("answers every claim and reads every entry as the model does, over long runs", () => {
     let claimed = 0;
@@ -335,7 +346,9 @@ describe("memory store ledger against a plain model", () => {
               released += count.dropped;
               keptUnsettled += count.kept;
               for (let k = 0; k < KEYS; k++) {
-                expect(store.entry(`k${k}`), `entry k${k}`).toEqual(model.entry(`k${k}`, t));
+                expect(withoutLease(store.entry(`k${k}`)), `entry k${k}`).toEqual(
+                  model.entry(`k${k}`, t),
+                );
               }
               continue;
             }
@@ -370,7 +383,7 @@ describe("memory store ledger against a plain model", () => {
             // others' must go through the settle order.
             const expected = model.entry(key, t);
             if (expected === undefined) dropped++;
-            expect(store.entry(key), `entry ${key}`).toEqual(expected);
+            expect(withoutLease(store.entry(key)), `entry ${key}`).toEqual(expected);
           }
         },
       ),

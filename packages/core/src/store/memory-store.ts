@@ -355,7 +355,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
 
     entry(key: string): LedgerEntry | undefined {
       const record = ledger.lookup(key);
-      return record === undefined ? undefined : toEntry(key, record);
+      if (record === undefined) return undefined;
+      const entry = toEntry(key, record);
+      // A pending entry names its holder's lease (read by `governor.settle`).
+      return record.state === "pending" && record.leaseMs > 0
+        ? { ...entry, leaseMs: record.leaseMs }
+        : entry;
     },
 
     release(owner: string): void {

@@ -23,6 +23,12 @@ export interface LedgerEntry {
   readonly resultUnavailable?: true;
   /** Epoch ms of the last change. */
   readonly updatedAt: number;
+  /**
+   * A `pending` entry's lease as its holder asked for it (`ClaimOptions.leaseMs`), counted from
+   * `updatedAt`: until it runs out the call may still be in flight, so the key is not yet a write
+   * in doubt. Absent on settled entries (and on entries a store wrote before it kept leases).
+   */
+  readonly leaseMs?: number;
 }
 
 /** Options of {@link Store.claim}. */

@@ -163,11 +163,13 @@ export function describeStoreContract(
           status: "claimed",
           entry: { key: key("k"), argsHash: "h1", state: "pending", updatedAt: 1_000 },
         });
+        // A pending entry names its holder's lease: until it runs out the call may be in flight.
         expect(await store.entry(key("k"))).toEqual({
           key: key("k"),
           argsHash: "h1",
           state: "pending",
           updatedAt: 1_000,
+          leaseMs: LEASE_MS,
         });
         expect(await store.get(key("k"))).toBe("a value");
         expect(await store.entry(key("other"))).toBeUndefined();
@@ -378,6 +380,7 @@ export function describeStoreContract(
           argsHash: "h1",
           state: "pending",
           updatedAt: b,
+          leaseMs: BRIEF_LEASE_MS,
         });
         // (Held for a claimer with a 1 s lease, whether or not B's brief one has passed.)
         expect((await store.claim(key("k"), "h1", at(b + 200))).status).toBe("in_flight");
