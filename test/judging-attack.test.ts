@@ -1,0 +1,234 @@
+// Attacks on a failed attempt's one settle (docs/idempotency.md, "A write in doubt"), on every
+// real store: while the attempt is judged (the host's hook, the verify step) its key and content
+// entry stay claimed, other runs of the scope are told "still in progress", and the one settle
+// after it records what the judging found; a holder that judged past its lease does not free a
+// key another worker took over since.
+
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createGovernor, createMemoryStore, type Store } from "@governor/core";
+import { createRedisStore, type RedisStore } from "@governor/redis";
+import { createSqliteStore, type SqliteStore } from "@governor/sqlite";
+import { afterAll, describe, expect, it } from "vitest";
+import { sharedRedis } from "../packages/redis/src/testing-server.ts";
+import { sqliteModule } from "../packages/sqlite/src/sqlite-api.ts";
+
+const redis = await sharedRedis("a failed attempt's settle on Redis");
+const lost = () => Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
+const kindOf = (o: { kind: string; reason?: string }) => [o.kind, o.reason];
+const protocolError = () => Object.assign(new Error("Invalid Request"), { code: -32600 });
+
+/** A promise and the function that resolves it. */
+function gate<T = void>() {
+  let open = (_: T): void => undefined;
+  const shut = new Promise<T>((resolve) => {
+    open = resolve;
+  });
+  return { shut, open };
+}
+
+const dir = mkdtempSync(join(tmpdir(), "governor-judging-"));
+const sqlites: SqliteStore[] = [];
+const redises: RedisStore[] = [];
+afterAll(async () => {
+  for (const s of sqlites) s.close();
+  await Promise.all(redises.map((s) => s.close()));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const stores: [name: string, ready: boolean, make: () => Store][] = [
+  ["memory", true, () => createMemoryStore()],
+  [
+    "SQLite",
+    sqliteModule() !== undefined,
+    () => {
+      const s = createSqliteStore({ path: join(dir, `${randomUUID()}.db`) });
+      sqlites.push(s);
+      return s;
+    },
+  ],
+  [
+    "Redis",
+    redis.problem === undefined,
+    () => {
+      const s = createRedisStore({
+        url: redis.url as string,
+        prefix: `governor-test:${randomUUID()}:`,
+        requirePersistence: false,
+      });
+      redises.push(s);
+      return s;
+    },
+  ],
+];
+
+describe.each(stores)("a failed attempt's one settle on the %s store", (name, ready, make) => {
+  // Redis runs leases on its server's clock (scripts.ts CLAIM), which no test clock moves: a lease
+  // past the 15 min cap would take that long there.
+  it.runIf(ready && name !== "Redis")(
+    "judged past its lease, it does not free the key another worker took over and left in doubt (was: settled failed, the identical write sent)",
+    async () => {
+      const store = make();
+      let t = Date.now();
+      const now = () => t;
+      const policy = {
+        // A run longer than the lease's 15 min cap.
+        budgets: { wallTimeMs: 3_600_000 },
+        tools: {
+          pay: {
+            effect: "mutating" as const,
+            idempotency: { honorsKeys: true },
+            retry: { attempts: 1 },
+          },
+        },
+      };
+      const hook = gate();
+      let hooked = 0;
+      // Worker A: the server refuses its attempt with a protocol error (no effect), and its
+      // host's hook takes 16 minutes to answer.
+      const a = createGovernor(policy, {
+        metrics: false,
+        store,
+        now,
+        onHostError: async () => {
+          hooked += 1;
+          await hook.shut;
+          return undefined;
+        },
+      });
+      const b = createGovernor(policy, { metrics: false, store, now });
+      const call = { tool: "pay", args: { amount: 5 }, callId: "c1" };
+      const sent: string[] = [];
+      let key: string | undefined;
+      const first = a.startRun({ idempotencyScope: "job" }).call(call, async (ctx) => {
+        sent.push("A");
+        key = ctx.idempotencyKey;
+        throw protocolError();
+      });
+      await expect.poll(() => hooked).toBe(1);
+      expect((await store.entry(key as string))?.state).toBe("pending");
+      t += 16 * 60_000;
+      // Worker B (the job redelivered): A's lease ran out and the tool honours keys, so B takes
+      // the key over and sends; its answer is lost, its write in doubt.
+      const second = await b.startRun({ idempotencyScope: "job" }).call(call, async () => {
+        sent.push("B");
+        throw lost();
+      });
+      expect(kindOf(second)).toEqual(["stop", "uncertain_mutation"]);
+      expect((await store.entry(key as string))?.state).toBe("uncertain");
+      hook.open();
+      expect(kindOf(await first)).toEqual(["stop", "protocol_error"]);
+      // A's late settle leaves B's write in doubt.
+      expect((await store.entry(key as string))?.state).toBe("uncertain");
+      // The same charge again under a new tool-call id is refused, not sent.
+      const third = await b
+        .startRun({ idempotencyScope: "job" })
+        .call({ ...call, callId: "c2" }, async () => {
+          sent.push("C");
+          return ok("paid");
+        });
+      expect(kindOf(third)).toEqual(["stop", "uncertain_mutation"]);
+      expect(sent).toEqual(["A", "B"]);
+    },
+  );
+
+  it.runIf(ready)(
+    "while a lost answer is verified, other runs of the scope are told it is in progress; after, it is in doubt",
+    async () => {
+      const store = make();
+      const verify = gate<{ effect: "unknown" }>();
+      let verifying = 0;
+      const policy = {
+        tools: { pay: { effect: "mutating" as const, idempotency: { verify: true } } },
+      };
+      const g = createGovernor(policy, {
+        metrics: false,
+        store,
+        verify: {
+          pay: async () => {
+            verifying += 1;
+            return verify.shut;
+          },
+        },
+      });
+      const other = createGovernor(policy, { metrics: false, store });
+      const call = { tool: "pay", args: { amount: 7 }, callId: "c1" };
+      let sent = 0;
+      let key: string | undefined;
+      const first = g.startRun({ idempotencyScope: "s" }).call(call, async (ctx) => {
+        sent += 1;
+        key = ctx.idempotencyKey;
+        throw lost();
+      });
+      await expect.poll(() => verifying).toBe(1);
+      expect((await store.entry(key as string))?.state).toBe("pending");
+      const send = async () => {
+        sent += 1;
+        return ok("paid");
+      };
+      // The same logical call, and the same write under another tool-call id, in other runs.
+      for (const callId of ["c1", "c2"]) {
+        const meanwhile = await other
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, callId }, send);
+        expect(meanwhile.kind).toBe("model");
+        expect(JSON.stringify(meanwhile)).toMatch(/still in progress/);
+      }
+      verify.open({ effect: "unknown" });
+      expect(kindOf(await first)).toEqual(["stop", "uncertain_mutation"]);
+      expect((await store.entry(key as string))?.state).toBe("uncertain");
+      for (const callId of ["c1", "c2"]) {
+        const after = await other
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, callId }, send);
+        expect(kindOf(after)).toEqual(["stop", "uncertain_mutation"]);
+      }
+      expect(sent).toBe(1);
+    },
+  );
+
+  it.runIf(ready)(
+    "while the host's hook weighs a refusal, other runs are told it is in progress; after, the key is free and the call is sent",
+    async () => {
+      const store = make();
+      const hook = gate();
+      let hooked = 0;
+      const policy = { tools: { pay: { effect: "mutating" as const } } };
+      const g = createGovernor(policy, {
+        metrics: false,
+        store,
+        onHostError: async () => {
+          hooked += 1;
+          await hook.shut;
+          return undefined;
+        },
+      });
+      const other = createGovernor(policy, { metrics: false, store });
+      const call = { tool: "pay", args: { amount: 9 }, callId: "c1" };
+      let sent = 0;
+      let key: string | undefined;
+      const first = g.startRun({ idempotencyScope: "s" }).call(call, async (ctx) => {
+        sent += 1;
+        key = ctx.idempotencyKey;
+        throw protocolError();
+      });
+      await expect.poll(() => hooked).toBe(1);
+      const send = async () => {
+        sent += 1;
+        return ok("paid");
+      };
+      const meanwhile = await other.startRun({ idempotencyScope: "s" }).call(call, send);
+      expect(JSON.stringify(meanwhile)).toMatch(/still in progress/);
+      expect(sent).toBe(1);
+      hook.open();
+      expect(kindOf(await first)).toEqual(["stop", "protocol_error"]);
+      expect((await store.entry(key as string))?.state).toBe("failed");
+      const after = await other.startRun({ idempotencyScope: "s" }).call(call, send);
+      expect(after.kind).toBe("ok");
+      expect(sent).toBe(2);
+    },
+  );
+});
