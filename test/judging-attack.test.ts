@@ -232,3 +232,37 @@ describe.each(stores)("a failed attempt's one settle on the %s store", (name, re
     },
   );
 });
+
+describe("a person settling a key whose holder asked for a lease longer than any run's", () => {
+  // Every claim a run makes holds at most 15 min (its wall time, capped). A key claimed with a
+  // longer lease (another client of the store, a store written by hand) would leave a person
+  // unable to settle it `failed` for as long as that lease says: years, or for ever.
+  it.each([
+    ["a year", 365 * 24 * 3_600_000],
+    ["Infinity", Number.POSITIVE_INFINITY],
+  ])(
+    "is refused only for the 15 min any run's claim holds (%s asked; was: refused for that long)",
+    async (_what, leaseMs) => {
+      const store = createMemoryStore();
+      const governor = createGovernor({}, { metrics: false, store });
+      const at = Date.now();
+      await store.claim("gk_long", "h", { now: at - 60_000, allowUncertain: false, leaseMs });
+      // A minute in: the call may still be in flight, so the settle is refused, with what is left.
+      const refused = await governor.settle("gk_long", "failed").then(
+        () => undefined,
+        (error: unknown) => String(error),
+      );
+      expect(refused).toMatch(/still in flight .*its lease runs \d+ ms more/);
+      const left = Number(/runs (\d+) ms more/.exec(refused as string)?.[1]);
+      expect(left).toBeLessThanOrEqual(14 * 60_000);
+      // Past 15 min, it is settled.
+      await store.claim("gk_older", "h", {
+        now: at - 16 * 60_000,
+        allowUncertain: false,
+        leaseMs,
+      });
+      await governor.settle("gk_older", "failed");
+      expect((await store.entry("gk_older"))?.state).toBe("failed");
+    },
+  );
+});

@@ -28,6 +28,7 @@ import type {
 } from "./hooks.ts";
 import { createRun, type Run, type RunOptions } from "./run.ts";
 import { newRunId } from "./run-id.ts";
+import { MAX_LEASE_MS } from "./run-state.ts";
 
 export type {
   ConfirmContext,
@@ -297,8 +298,10 @@ export function createGovernor(
       // A key whose call may still be in flight is not a write in doubt yet: settled `failed` now,
       // the same logical call could be claimed afresh and sent while the first may still commit.
       // (`succeeded` sends nothing again: a host whose settle of a success failed records it so.)
+      // No run's claim holds longer than MAX_LEASE_MS: a longer lease on the entry (another
+      // client of the store) must not keep a person from settling the key for as long as it says.
       if (outcome === "failed" && before?.state === "pending" && before.leaseMs !== undefined) {
-        const left = before.updatedAt + before.leaseMs - now();
+        const left = before.updatedAt + Math.min(before.leaseMs, MAX_LEASE_MS) - now();
         if (left > 0) {
           throw new GovernorError(
             "idempotency_conflict",

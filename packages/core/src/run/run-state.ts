@@ -167,8 +167,11 @@ export function countModelRepeat(r: RunState, print: string): void {
  * a key another attempt still holds).
  */
 export function leaseMsOf(r: RunState): number {
-  return Math.min(r.policy.budgets.wallTimeMs, 15 * 60_000);
+  return Math.min(r.policy.budgets.wallTimeMs, MAX_LEASE_MS);
 }
+
+/** The longest lease any run's claim holds (see {@link leaseMsOf}). */
+export const MAX_LEASE_MS = 15 * 60_000;
 
 /** A key left uncertain that the run's end settles `failed` (the set is made at the first). */
 export function settleAtEnd(r: RunState, key: string): void {
