@@ -233,6 +233,69 @@ describe.each(stores)("a failed attempt's one settle on the %s store", (name, re
   );
 });
 
+describe.each(stores)("a judging cut on the %s store", (_name, ready, make) => {
+  // The run's end, an abort of the run or of the call, or the deadline, while the verify step (a
+  // lost answer) or the host's hook (a refusal) hangs: the key is settled once, as what the
+  // attempt came to, before run.call returns; the same logical call is then refused, or sent.
+  describe.each(["run.end()", "the run's abort", "the call's abort", "the deadline"] as const)(
+    "%s",
+    (ending) => {
+      it.runIf(ready).each(["lost", "refused"] as const)(
+        "an attempt %s: never left pending",
+        async (failure) => {
+          const store = make();
+          let judging = 0;
+          const hang = () => {
+            judging += 1;
+            return new Promise<never>(() => {});
+          };
+          const g = createGovernor(
+            {
+              budgets: { wallTimeMs: ending === "the deadline" ? 300 : 60_000 },
+              tools: { pay: { effect: "mutating", idempotency: { verify: true } } },
+            },
+            { metrics: false, store, verify: { pay: hang }, onHostError: hang },
+          );
+          const runAbort = new AbortController();
+          const callAbort = new AbortController();
+          const run = g.startRun({ idempotencyScope: "s", signal: runAbort.signal });
+          let key: string | undefined;
+          const call = { tool: "pay", args: { a: 1 }, callId: "c" };
+          const first = run
+            .call({ ...call, signal: callAbort.signal }, async (ctx) => {
+              key = ctx.idempotencyKey;
+              throw failure === "lost" ? lost() : protocolError();
+            })
+            .then(
+              () => "returned",
+              () => "threw",
+            );
+          await expect.poll(() => judging).toBe(1);
+          if (ending === "run.end()") run.end();
+          if (ending === "the run's abort") runAbort.abort();
+          if (ending === "the call's abort") callAbort.abort();
+          expect(await first).toBe("returned");
+          expect((await store.entry(key as string))?.state).toBe(
+            failure === "lost" ? "uncertain" : "failed",
+          );
+          let sent = 0;
+          const again = await g.startRun({ idempotencyScope: "s" }).call(call, async () => {
+            sent += 1;
+            return ok("paid");
+          });
+          if (failure === "lost") {
+            expect(kindOf(again)).toEqual(["stop", "uncertain_mutation"]);
+            expect(sent).toBe(0);
+          } else {
+            expect(again.kind).toBe("ok");
+            expect(sent).toBe(1);
+          }
+        },
+      );
+    },
+  );
+});
+
 describe("a person settling a key whose holder asked for a lease longer than any run's", () => {
   // Every claim a run makes holds at most 15 min (its wall time, capped). A key claimed with a
   // longer lease (another client of the store, a store written by hand) would leave a person
