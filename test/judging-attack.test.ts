@@ -296,6 +296,44 @@ describe.each(stores)("a judging cut on the %s store", (_name, ready, make) => {
   );
 });
 
+describe.each(stores)("a person's settle during the call on the %s store", (_name, ready, make) => {
+  // `governor.settle(key, "succeeded")` is taken while the call is in flight (it sends nothing
+  // again). The attempt's own settle, made later, must not undo it: the write is known done.
+  it.runIf(ready)(
+    "a key a person settled succeeded is not demoted by the attempt's later settle (was: uncertain, the same call refused instead of replayed)",
+    async () => {
+      const store = make();
+      const governor = createGovernor(
+        { tools: { pay: { effect: "mutating" } } },
+        { metrics: false, store },
+      );
+      const call = { tool: "pay", args: { amount: 5 }, callId: "c1" };
+      const answer = gate();
+      let key: string | undefined;
+      let sent = 0;
+      const first = governor.startRun({ idempotencyScope: "job" }).call(call, async (ctx) => {
+        sent += 1;
+        key = ctx.idempotencyKey;
+        await answer.shut;
+        // The tool answers with a failure: it ran, so its write may have happened.
+        return { isError: true, content: [{ type: "text", text: "upstream reset" }] };
+      });
+      await expect.poll(() => key).toBeDefined();
+      // A person found the payment made, and says so.
+      await governor.settle(key as string, "succeeded");
+      answer.open();
+      await first;
+      expect((await store.entry(key as string))?.state).toBe("succeeded");
+      const again = await governor.startRun({ idempotencyScope: "job" }).call(call, async () => {
+        sent += 1;
+        return ok("paid");
+      });
+      expect(again).toMatchObject({ kind: "ok", replayed: true });
+      expect(sent).toBe(1);
+    },
+  );
+});
+
 describe("a person settling a key whose holder asked for a lease longer than any run's", () => {
   // Every claim a run makes holds at most 15 min (its wall time, capped). A key claimed with a
   // longer lease (another client of the store, a store written by hand) would leave a person

@@ -234,8 +234,9 @@ local claimedAt = ARGV[12]
 local id, seq = guard(true)
 purge()
 local held = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt')
--- A late failed or uncertain settle must not free or mark a key another attempt has claimed since.
-if claimedAt ~= '' and state ~= 'succeeded' and held[2] == 'pending' and held[3] ~= claimedAt then
+-- A late failed or uncertain settle must not free or mark a key another attempt has claimed since,
+-- nor demote one settled succeeded meanwhile (by a person, or by that attempt).
+if claimedAt ~= '' and state ~= 'succeeded' and (held[2] == 'succeeded' or (held[2] == 'pending' and held[3] ~= claimedAt)) then
   if not id then return {'ledger_lost', seq} end
   return {'settled', id, seq, primary, replicated}
 end

@@ -305,7 +305,7 @@ export function createGovernor(
         if (left > 0) {
           throw new GovernorError(
             "idempotency_conflict",
-            `settle: key ${key} is still in flight (claimed ${Math.max(0, now() - before.updatedAt)} ms ago, its lease runs ${left} ms more); settle it once its call has ended or its lease has run out`,
+            `settle: key ${key} is still in flight (claimed ${Math.max(0, now() - before.updatedAt)} ms ago, its lease runs ${left} ms more). "failed" is taken once its lease has run out (a call that ends first settles the key itself; one whose store failed to record it leaves it pending until then); "succeeded" is taken now`,
           );
         }
       }

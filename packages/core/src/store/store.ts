@@ -69,7 +69,9 @@ export interface SettleOptions {
    * The `now` of the claim this attempt holds (its entry's `updatedAt` when claimed). When given
    * and the entry is `pending` under another claim (this attempt's lease expired and another
    * attempt took the key), a `failed` or `uncertain` settle is dropped: it must not free, or mark,
-   * a key another attempt may be running. A `succeeded` settle is always kept (the write happened).
+   * a key another attempt may be running; so is one that finds the entry `succeeded` (a person,
+   * or an attempt that took the key over, found the write made: it stays done). A `succeeded`
+   * settle is always kept (the write happened).
    * @default none: the settle applies whatever holds the key (a host settling by hand)
    */
   readonly claimedAt?: number;

@@ -392,6 +392,20 @@ export function describeStoreContract(
         expect((await store.claim(key("k"), "h1", at(b + 600))).status).toBe("succeeded");
       });
 
+      it("a late failed or uncertain settle does not demote a key settled succeeded since", async () => {
+        const store = await open();
+        // A claimed; a person (no claimedAt) found the write made while A was still judging.
+        await store.claim(key("k"), "h1", at(1_000));
+        await store.settle(key("k"), "succeeded", { now: 1_100 });
+        await store.settle(key("k"), "uncertain", { now: 1_200, claimedAt: 1_000 });
+        await store.settle(key("k"), "failed", { now: 1_300, claimedAt: 1_000 });
+        expect((await store.entry(key("k")))?.state).toBe("succeeded");
+        expect((await store.claim(key("k"), "h1", at(1_400))).status).toBe("succeeded");
+        // A person may still correct it by hand.
+        await store.settle(key("k"), "failed", { now: 1_500 });
+        expect((await store.entry(key("k")))?.state).toBe("failed");
+      });
+
       it("issue 8.6: keeps a settled entry through any amount of other traffic", async () => {
         const store = await open();
         await store.claim(key("charge"), "h1", at(1_000));
