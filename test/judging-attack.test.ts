@@ -296,6 +296,54 @@ describe.each(stores)("a judging cut on the %s store", (_name, ready, make) => {
   );
 });
 
+describe.each(stores)("a retry cut in flight on the %s store", (_name, ready, make) => {
+  // The first attempt is refused (503: no effect), the retry is sent and hangs, then the call is
+  // cut. p-retry runs no callback once its signal aborted, so the retry's failure was never
+  // judged and its key was left pending until its lease ran out (was: pending after run.call
+  // returned; the stop named no key).
+  describe.each(["the call's abort", "the run's abort", "run.end()"] as const)("%s", (ending) => {
+    it.runIf(ready)("settles the retry's key in doubt before run.call returns", async () => {
+      const store = make();
+      const g = createGovernor(
+        {
+          tools: {
+            pay: {
+              effect: "mutating",
+              retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
+            },
+          },
+        },
+        { metrics: false, store },
+      );
+      const callAbort = new AbortController();
+      const runAbort = new AbortController();
+      const run = g.startRun({ idempotencyScope: "s", signal: runAbort.signal });
+      const call = { tool: "pay", args: { a: 1 }, callId: "c" };
+      let key: string | undefined;
+      let sent = 0;
+      const first = run.call({ ...call, signal: callAbort.signal }, async (ctx) => {
+        key = ctx.idempotencyKey;
+        sent += 1;
+        if (sent === 1) throw Object.assign(new Error("503 Service Unavailable"), { status: 503 });
+        return new Promise(() => {});
+      });
+      await expect.poll(() => sent).toBe(2);
+      if (ending === "the call's abort") callAbort.abort();
+      if (ending === "the run's abort") runAbort.abort();
+      if (ending === "run.end()") run.end();
+      const outcome = await first;
+      expect((await store.entry(key as string))?.state).toBe("uncertain");
+      expect(outcome).toMatchObject({ kind: "stop", idempotencyKey: key });
+      const again = await g.startRun({ idempotencyScope: "s" }).call(call, async () => {
+        sent += 1;
+        return ok("paid");
+      });
+      expect(kindOf(again)).toEqual(["stop", "uncertain_mutation"]);
+      expect(sent).toBe(2);
+    });
+  });
+});
+
 describe.each(stores)("a person's settle during the call on the %s store", (_name, ready, make) => {
   // `governor.settle(key, "succeeded")` is taken while the call is in flight (it sends nothing
   // again). The attempt's own settle, made later, must not undo it: the write is known done.

@@ -93,6 +93,18 @@ export async function resolveFailure<T>(state: CallState, sent: Sent): Promise<V
   }
 }
 
+/**
+ * A failed attempt never judged: p-retry runs no callback once its signal aborted (the call or the
+ * run was cut, or the run ended, as the attempt's failure came in), so `resolveFailure` never ran
+ * for it. It was sent and nothing says what it came to: its write is in doubt, and its key is
+ * settled so (as a judging cut there would), before the call's outcome names it.
+ */
+export async function settleUnjudged(state: CallState): Promise<void> {
+  if (state.key === undefined) return;
+  state.uncertain = true;
+  await guardedAsync(() => settle(state, ledgerMove(state, "unknown"), undefined, true));
+}
+
 /** A failed attempt's key: the ledger event its one settle records, and whether it was made. */
 interface FailedKey {
   event: LedgerEvent;
