@@ -29,6 +29,13 @@ export interface LedgerEntry {
    * in doubt. Absent on settled entries (and on entries a store wrote before it kept leases).
    */
   readonly leaseMs?: number;
+  /**
+   * A `pending` entry's lease left, as the store's own clock counts it, from a store that runs
+   * leases on a clock of its own (Redis: its server's), so that a reader whose clock differs from
+   * the holder's (read by `governor.settle`) counts it as the store's claims do. Absent: the lease
+   * is `leaseMs` from `updatedAt`.
+   */
+  readonly leaseLeftMs?: number;
 }
 
 /** Options of {@link Store.claim}. */
