@@ -564,10 +564,10 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     entry(key: string): Promise<LedgerEntry | undefined> {
       return attempt("entry", async () => {
         const reply = await ledger("entry", ENTRY, key, [], false);
-        const [status, hash, state, updatedAt, result, unavailable, leaseMs] = reply;
+        const [status, hash, state, updatedAt, result, unavailable, leaseMs, leaseLeft] = reply;
         if (status === "absent") return undefined;
         if (status !== "found") throw unexpected();
-        return toEntry(key, hash, state, updatedAt, result, unavailable, leaseMs);
+        return toEntry(key, hash, state, updatedAt, result, unavailable, leaseMs, leaseLeft);
       });
     },
 
@@ -761,9 +761,11 @@ function toEntry(
   result: string | undefined,
   unavailable: string | undefined,
   leaseMs?: string,
+  leaseLeft?: string,
 ): LedgerEntry {
   if (state === undefined || !STATES.has(state)) throw unexpected();
   const lease = Number(leaseMs);
+  const left = leaseLeft === undefined || leaseLeft === "" ? Number.NaN : Number(leaseLeft);
   return {
     key,
     argsHash: argsHash ?? "",
@@ -772,6 +774,11 @@ function toEntry(
     ...(result !== undefined && result !== "" && { result: JSON.parse(result) as unknown }),
     ...(unavailable === "1" && { resultUnavailable: true as const }),
     ...(state === "pending" && Number.isSafeInteger(lease) && lease > 0 && { leaseMs: lease }),
+    // The lease left by the server's clock, which the claims count (not the claimer's).
+    ...(state === "pending" &&
+      Number.isSafeInteger(lease) &&
+      lease > 0 &&
+      Number.isSafeInteger(left) && { leaseLeftMs: left }),
   };
 }
 

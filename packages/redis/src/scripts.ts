@@ -234,8 +234,9 @@ local claimedAt = ARGV[12]
 local id, seq = guard(true)
 purge()
 local held = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt')
--- A late failed or uncertain settle must not free or mark a key another attempt has claimed since.
-if claimedAt ~= '' and state ~= 'succeeded' and held[2] == 'pending' and held[3] ~= claimedAt then
+-- A late failed or uncertain settle must not free or mark a key another attempt has claimed since,
+-- nor demote one settled succeeded meanwhile (by a person, or by that attempt).
+if claimedAt ~= '' and state ~= 'succeeded' and (held[2] == 'succeeded' or (held[2] == 'pending' and held[3] ~= claimedAt)) then
   if not id then return {'ledger_lost', seq} end
   return {'settled', id, seq, primary, replicated}
 end
@@ -261,7 +262,7 @@ return {'settled', id, seq, primary, replicated}
 
 /**
  * Reads an entry (checking the epoch without advancing it). Answers { "found", epochId, seq,
- * primary, replicated, argsHash, state, updatedAt, result, resultUnavailable }, { "absent",
+ * primary, replicated, argsHash, state, updatedAt, result, resultUnavailable, leaseMs, leaseLeft }, { "absent",
  * epochId, seq, primary, replicated } or { "ledger_lost", reason }.
  */
 export const ENTRY = script(`${PRELUDE}
@@ -269,7 +270,11 @@ local id, seq = guard(false)
 if not id then return {'ledger_lost', seq} end
 local e = read()
 if not e then return {'absent', id, seq, primary, replicated} end
-return {'found', id, seq, primary, replicated, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable, tostring(e.leaseMs)}
+-- A pending entry's lease left by the server's clock, as claims count it ('' for an entry an
+-- earlier version wrote, with no leaseFrom).
+local left = ''
+if e.state == 'pending' and e.leaseFrom then left = tostring(math.max(0, e.leaseMs - (serverNow - e.leaseFrom))) end
+return {'found', id, seq, primary, replicated, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable, tostring(e.leaseMs), left}
 `);
 
 /**

@@ -121,12 +121,13 @@ export function createLedger(db: Database, options: LedgerOptions) {
       transaction(db, () => {
         const time = clock();
         const found = lookup(key, "settle", time);
-        // A late failed or uncertain settle must not free, or mark, a key another attempt took.
+        // A late failed or uncertain settle must not free, or mark, a key another attempt took,
+        // nor demote one settled `succeeded` meanwhile (by a person, or by that attempt).
         if (
           claimedAt !== undefined &&
           state !== "succeeded" &&
-          found?.state === "pending" &&
-          found.updated_at !== claimedAt
+          (found?.state === "succeeded" ||
+            (found?.state === "pending" && found.updated_at !== claimedAt))
         ) {
           return;
         }

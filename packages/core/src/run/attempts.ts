@@ -7,7 +7,7 @@ import type { LiveAttempt, WatchedAttempt } from "./attempt-guard.ts";
 import { updateBreaker } from "./breaker-steps.ts";
 import { type CallState, noteResult, noteSuccess, type Sent } from "./call-state.ts";
 import { emitCall } from "./events.ts";
-import { resolveFailure } from "./failed-attempt.ts";
+import { resolveFailure, settleUnjudged } from "./failed-attempt.ts";
 import { ask, runSteps, type Step, type StepAnswer, type Waiting } from "./flow.ts";
 import { claim, countFirst, ledgerMove, settle, settleUnsent, stillSendable } from "./ledger.ts";
 import { endedOutcome, preflightStop } from "./outcomes.ts";
@@ -112,6 +112,9 @@ async function retries(state: CallState, delayMs: number): Promise<CallOutcome<u
   let outcome: CallOutcome<unknown> | undefined;
   /** What the host must see thrown (a `HostError`), never taken for a cut. */
   let escaped: { error: unknown } | undefined;
+  /** The last failed attempt, and the last handed to `onFailedAttempt` (none once p-retry is cut). */
+  let failed: FailedAttempt | undefined;
+  let judged: FailedAttempt | undefined;
   const cut = new AbortController();
   const signals = wakers(state);
   const onCut = (event: Event) => cut.abort((event.target as AbortSignal).reason);
@@ -132,7 +135,10 @@ async function retries(state: CallState, delayMs: number): Promise<CallOutcome<u
     await pRetry(
       async () => {
         const next = await step(() => runSteps(state, ATTEMPT));
-        if (next === undefined) throw new FailedAttempt(state.sent as Sent);
+        if (next === undefined) {
+          failed = new FailedAttempt(state.sent as Sent);
+          throw failed;
+        }
         outcome = next;
       },
       {
@@ -141,6 +147,7 @@ async function retries(state: CallState, delayMs: number): Promise<CallOutcome<u
         signal: cut.signal,
         onFailedAttempt: async ({ error }) => {
           if (!(error instanceof FailedAttempt)) return;
+          judged = error;
           const verdict = await step(() => resolveFailure(state, error.sent));
           retryInMs = verdict.retryInMs;
           if (verdict.retryInMs === undefined) outcome = verdict.outcome;
@@ -154,6 +161,8 @@ async function retries(state: CallState, delayMs: number): Promise<CallOutcome<u
     );
   } catch (error) {
     if (escaped !== undefined) throw escaped.error;
+    // Cut as an attempt's failure came in: p-retry judged nothing, so its key is settled here.
+    if (failed !== judged) await settleUnjudged(state);
     // p-retry throws the last failure once `shouldRetry` said no: the judgement's outcome stands.
     if (outcome === undefined) {
       if (isAborted(state)) return preflightStop(state, "aborted");

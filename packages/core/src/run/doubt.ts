@@ -25,7 +25,7 @@ import type {
 } from "../store/store.ts";
 import type { MaybePromise } from "../types.ts";
 import type { CallState } from "./call-state.ts";
-import { instance } from "./run-state.ts";
+import { instance, leaseMsOf } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
 import { recordOp, storeOp } from "./store-steps.ts";
 
@@ -52,7 +52,7 @@ export function claimDoubt(state: CallState, retaken: boolean): MaybePromise<Dou
   const options: ClaimOptions = {
     now: core.now(),
     allowUncertain: retaken || state.doubtHeld,
-    leaseMs: Math.min(r.policy.budgets.wallTimeMs, 15 * 60_000),
+    leaseMs: leaseMsOf(r),
     // Scoped by the run instance, the entry is the run's own (see ClaimOptions.owner).
     owner: r.scope === undefined ? instance(r) : undefined,
   };

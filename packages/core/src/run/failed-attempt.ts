@@ -58,27 +58,29 @@ export type Verdict<T> =
  * host can handle, with no `onHostError` hook, is thrown as a `HostError`, its key settled first.
  */
 export async function resolveFailure<T>(state: CallState, sent: Sent): Promise<Verdict<T>> {
-  const failure = failureOf(state, sent);
-  const classified = classify(failure, state.tool, state.call);
-  // An earlier attempt may have written: so may the call, whatever this attempt came to.
-  const c: Classification =
-    state.uncertain && classified.certainty !== "unknown"
-      ? { ...classified, certainty: "unknown" as const }
-      : classified;
-  const print = fingerprintOf(
-    state.call.tool,
-    failure.channel,
-    failure.code,
-    failure.text,
-    state.call.args,
-  );
-
   // The ledger: what this attempt's failure says of the write (ledger.ts `ledgerMove`), settled
   // once, when what the attempt comes to is known (`settleFailed`); the verify step's answer, if
-  // asked, replaces it. Until then the key stays claimed: a pending entry, never taken over.
-  const key: FailedKey = { event: failedEvent(c), settled: state.key === undefined };
-  if (state.key !== undefined && c.certainty === "unknown") state.uncertain = true;
+  // asked, replaces it. Until then the key stays claimed: a pending entry, never taken over. A
+  // judging that throws before the failure is read (a host's `toFailure` that returns no failure)
+  // knows nothing of the write: the attempt was sent, so it is settled as in doubt.
+  const key: FailedKey = { event: "unknown", settled: state.key === undefined };
   try {
+    const failure = failureOf(state, sent);
+    const classified = classify(failure, state.tool, state.call);
+    // An earlier attempt may have written: so may the call, whatever this attempt came to.
+    const c: Classification =
+      state.uncertain && classified.certainty !== "unknown"
+        ? { ...classified, certainty: "unknown" as const }
+        : classified;
+    const print = fingerprintOf(
+      state.call.tool,
+      failure.channel,
+      failure.code,
+      failure.text,
+      state.call.args,
+    );
+    key.event = failedEvent(c);
+    if (state.key !== undefined && c.certainty === "unknown") state.uncertain = true;
     return await resolveClassified<T>(state, sent, failure, c, print, key);
   } finally {
     // However the judging ended (a throw included: the host's error, a hook's, a store's), the key
@@ -89,6 +91,18 @@ export async function resolveFailure<T>(state: CallState, sent: Sent): Promise<V
       await guardedAsync(() => settle(state, ledgerMove(state, key.event), undefined, true));
     }
   }
+}
+
+/**
+ * A failed attempt never judged: p-retry runs no callback once its signal aborted (the call or the
+ * run was cut, or the run ended, as the attempt's failure came in), so `resolveFailure` never ran
+ * for it. It was sent and nothing says what it came to: its write is in doubt, and its key is
+ * settled so (as a judging cut there would), before the call's outcome names it.
+ */
+export async function settleUnjudged(state: CallState): Promise<void> {
+  if (state.key === undefined) return;
+  state.uncertain = true;
+  await guardedAsync(() => settle(state, ledgerMove(state, "unknown"), undefined, true));
 }
 
 /** A failed attempt's key: the ledger event its one settle records, and whether it was made. */

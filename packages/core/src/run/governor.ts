@@ -28,6 +28,7 @@ import type {
 } from "./hooks.ts";
 import { createRun, type Run, type RunOptions } from "./run.ts";
 import { newRunId } from "./run-id.ts";
+import { MAX_LEASE_MS } from "./run-state.ts";
 
 export type {
   ConfirmContext,
@@ -297,12 +298,20 @@ export function createGovernor(
       // A key whose call may still be in flight is not a write in doubt yet: settled `failed` now,
       // the same logical call could be claimed afresh and sent while the first may still commit.
       // (`succeeded` sends nothing again: a host whose settle of a success failed records it so.)
+      // No run's claim holds longer than MAX_LEASE_MS: a longer lease on the entry (another
+      // client of the store) must not keep a person from settling the key for as long as it says.
+      // A store that counts leases on its own clock (Redis) says what is left by it: the holder's
+      // clock and the person's may differ by minutes.
       if (outcome === "failed" && before?.state === "pending" && before.leaseMs !== undefined) {
-        const left = before.updatedAt + before.leaseMs - now();
+        const held =
+          before.leaseLeftMs === undefined
+            ? now() - before.updatedAt
+            : before.leaseMs - before.leaseLeftMs;
+        const left = Math.min(before.leaseMs, MAX_LEASE_MS) - held;
         if (left > 0) {
           throw new GovernorError(
             "idempotency_conflict",
-            `settle: key ${key} is still in flight (claimed ${Math.max(0, now() - before.updatedAt)} ms ago, its lease runs ${left} ms more); settle it once its call has ended or its lease has run out`,
+            `settle: key ${key} is still in flight (claimed ${Math.max(0, held)} ms ago, its lease runs ${left} ms more). "failed" is taken once its lease has run out (a call that ends first settles the key itself; one whose store failed to record it leaves it pending until then); "succeeded" is taken now`,
           );
         }
       }

@@ -14,7 +14,7 @@ import { claimDoubt, type DoubtAnswer, settleDoubt } from "./doubt.ts";
 import { emitCall } from "./events.ts";
 import { ask, type StepAnswer } from "./flow.ts";
 import { endedOutcome, modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
-import { dropClock, isAborted, shareClock } from "./run-state.ts";
+import { dropClock, isAborted, leaseMsOf, shareClock } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
 import { recordOp, storeOp, storeTrouble } from "./store-steps.ts";
 import type { CallOutcome } from "./types.ts";
@@ -100,11 +100,28 @@ export function settle(
   result?: unknown,
   record = false,
 ): MaybePromise<void> {
+  const move = heldMove(state, to);
   if (state.doubtHeld) {
-    const mirrored = settleDoubt(state, to, record);
-    if (isThenable(mirrored)) return settleAfter(mirrored, state, to, result, record);
+    const mirrored = settleDoubt(state, move, record);
+    if (isThenable(mirrored)) return settleAfter(mirrored, state, move, result, record);
   }
-  return writeSettle(state, to, result, record);
+  return writeSettle(state, move, result, record);
+}
+
+/**
+ * A move to `failed` by a holder whose lease ran out before its settle (it judged its attempt
+ * longer than the lease: a run whose wall time passes the lease's cap, a host hook or verify step
+ * that took that long) is recorded `uncertain`: another attempt may have taken the key over since,
+ * sent, and left it in doubt, and the store's `claimedAt` guard holds only while that attempt is
+ * pending. Within the lease (a lease that ends at or after the run's deadline, which cuts every
+ * wait of the judging) the move stands.
+ */
+function heldMove(state: CallState, to: SettledAs): SettledAs {
+  const { claimedAt } = state;
+  if (to !== "failed" || claimedAt === undefined) return to;
+  const r = state.run;
+  const leaseEnd = claimedAt + leaseMsOf(r);
+  return leaseEnd < r.deadline && r.core.now() > leaseEnd ? "uncertain" : to;
 }
 
 /** The key's own settle once its write's entry was settled (apart: its closure). */
@@ -229,7 +246,7 @@ function claimKey(state: CallState): MaybePromise<ClaimResult> {
 /** The claim itself, sent to the store; its `now` is kept until the answer (`claimingAt`). */
 function sendClaim(state: CallState): MaybePromise<ClaimResult> {
   const r = state.run;
-  const { core, policy } = r;
+  const { core } = r;
   const key = state.key as string;
   const argsHash = state.argsHash as string;
   // A key minted from the run instance (no callId, or no scope) is the run's own: the store may
@@ -241,9 +258,7 @@ function sendClaim(state: CallState): MaybePromise<ClaimResult> {
     // step's `absent`: it freed this call's key (settled `failed`), so a key found in doubt now
     // is another attempt's, sent after that verify looked, and sending again may write twice.
     allowUncertain: state.tool.idempotency.honorsKeys,
-    // The lease is the holder's longest attempt, not this claimer's remaining time: a claimer
-    // with a short deadline must not take a key another attempt still holds.
-    leaseMs: Math.min(policy.budgets.wallTimeMs, 15 * 60_000),
+    leaseMs: leaseMsOf(r),
     owner,
   };
   state.claimingAt = options.now;

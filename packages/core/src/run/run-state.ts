@@ -161,6 +161,18 @@ export function countModelRepeat(r: RunState, print: string): void {
   r.modelRepeats.add(print);
 }
 
+/**
+ * How long a claim of this run holds its key (`ClaimOptions.leaseMs`): the run's longest attempt,
+ * at most 15 min, not the claimer's remaining time (a claimer with a short deadline must not take
+ * a key another attempt still holds).
+ */
+export function leaseMsOf(r: RunState): number {
+  return Math.min(r.policy.budgets.wallTimeMs, MAX_LEASE_MS);
+}
+
+/** The longest lease any run's claim holds (see {@link leaseMsOf}). */
+export const MAX_LEASE_MS = 15 * 60_000;
+
 /** A key left uncertain that the run's end settles `failed` (the set is made at the first). */
 export function settleAtEnd(r: RunState, key: string): void {
   r.settledAtEnd ??= new Set();

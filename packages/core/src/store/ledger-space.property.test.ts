@@ -171,8 +171,7 @@ function createModel(
       if (
         claimedAt !== undefined &&
         state !== "succeeded" &&
-        e?.state === "pending" &&
-        e.updatedAt !== claimedAt
+        (e?.state === "succeeded" || (e?.state === "pending" && e.updatedAt !== claimedAt))
       ) {
         return;
       }

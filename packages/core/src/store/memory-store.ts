@@ -408,7 +408,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   return store;
 }
 
-/** Whether a late settle would free or mark a key that another attempt has claimed since. */
+/**
+ * Whether a late settle would free or mark a key that another attempt has claimed since, or demote
+ * a key someone else settled `succeeded` meanwhile (a person, or an attempt that took it over):
+ * the write is known done.
+ */
 function supersededBy(
   found: EntryRecord | undefined,
   state: Exclude<LedgerState, "pending">,
@@ -417,8 +421,8 @@ function supersededBy(
   return (
     settlement.claimedAt !== undefined &&
     state !== "succeeded" &&
-    found?.state === "pending" &&
-    found.updatedAt !== settlement.claimedAt
+    (found?.state === "succeeded" ||
+      (found?.state === "pending" && found.updatedAt !== settlement.claimedAt))
   );
 }
 

@@ -29,6 +29,13 @@ export interface LedgerEntry {
    * in doubt. Absent on settled entries (and on entries a store wrote before it kept leases).
    */
   readonly leaseMs?: number;
+  /**
+   * A `pending` entry's lease left, as the store's own clock counts it, from a store that runs
+   * leases on a clock of its own (Redis: its server's), so that a reader whose clock differs from
+   * the holder's (read by `governor.settle`) counts it as the store's claims do. Absent: the lease
+   * is `leaseMs` from `updatedAt`.
+   */
+  readonly leaseLeftMs?: number;
 }
 
 /** Options of {@link Store.claim}. */
@@ -69,7 +76,9 @@ export interface SettleOptions {
    * The `now` of the claim this attempt holds (its entry's `updatedAt` when claimed). When given
    * and the entry is `pending` under another claim (this attempt's lease expired and another
    * attempt took the key), a `failed` or `uncertain` settle is dropped: it must not free, or mark,
-   * a key another attempt may be running. A `succeeded` settle is always kept (the write happened).
+   * a key another attempt may be running; so is one that finds the entry `succeeded` (a person,
+   * or an attempt that took the key over, found the write made: it stays done). A `succeeded`
+   * settle is always kept (the write happened).
    * @default none: the settle applies whatever holds the key (a host settling by hand)
    */
   readonly claimedAt?: number;

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GovernorError } from "../errors.ts";
-import type { AddOutcomeOptions, ClaimOptions, Store } from "../store/store.ts";
+import type { AddOutcomeOptions, ClaimOptions, LedgerEntry, Store } from "../store/store.ts";
 
 /** What the contract asks of a store factory for one test. */
 export interface StoreFactoryOptions {
@@ -44,6 +44,18 @@ const LEASE_MS = 1_000;
  * make a lease pass.
  */
 const BRIEF_LEASE_MS = 40;
+
+/**
+ * An entry with the lease left (`leaseLeftMs`, from a store that counts leases on its own clock)
+ * checked to lie within the holder's lease, then set aside: the rest is compared whole.
+ */
+function leaseAside(entry: LedgerEntry | undefined): LedgerEntry | undefined {
+  if (entry?.leaseLeftMs === undefined) return entry;
+  const { leaseLeftMs, ...rest } = entry;
+  expect(leaseLeftMs).toBeGreaterThanOrEqual(0);
+  expect(leaseLeftMs).toBeLessThanOrEqual(entry.leaseMs ?? 0);
+  return rest;
+}
 
 /**
  * Registers the vitest suite every {@link Store} must pass: values with expiry, atomic counters,
@@ -164,7 +176,7 @@ export function describeStoreContract(
           entry: { key: key("k"), argsHash: "h1", state: "pending", updatedAt: 1_000 },
         });
         // A pending entry names its holder's lease: until it runs out the call may be in flight.
-        expect(await store.entry(key("k"))).toEqual({
+        expect(leaseAside(await store.entry(key("k")))).toEqual({
           key: key("k"),
           argsHash: "h1",
           state: "pending",
@@ -375,7 +387,7 @@ export function describeStoreContract(
         // A's answer arrives late: a failure. B may still be running, so the key stays B's.
         await store.settle(key("k"), "failed", { now: b + 100, claimedAt: a });
         await store.settle(key("k"), "uncertain", { now: b + 100, claimedAt: a });
-        expect(await store.entry(key("k"))).toEqual({
+        expect(leaseAside(await store.entry(key("k")))).toEqual({
           key: key("k"),
           argsHash: "h1",
           state: "pending",
@@ -390,6 +402,20 @@ export function describeStoreContract(
         expect((await store.claim(key("k"), "h1", at(b + 400))).status).toBe("claimed");
         await store.settle(key("k"), "succeeded", { now: b + 500, claimedAt: a, result: 1 });
         expect((await store.claim(key("k"), "h1", at(b + 600))).status).toBe("succeeded");
+      });
+
+      it("a late failed or uncertain settle does not demote a key settled succeeded since", async () => {
+        const store = await open();
+        // A claimed; a person (no claimedAt) found the write made while A was still judging.
+        await store.claim(key("k"), "h1", at(1_000));
+        await store.settle(key("k"), "succeeded", { now: 1_100 });
+        await store.settle(key("k"), "uncertain", { now: 1_200, claimedAt: 1_000 });
+        await store.settle(key("k"), "failed", { now: 1_300, claimedAt: 1_000 });
+        expect((await store.entry(key("k")))?.state).toBe("succeeded");
+        expect((await store.claim(key("k"), "h1", at(1_400))).status).toBe("succeeded");
+        // A person may still correct it by hand.
+        await store.settle(key("k"), "failed", { now: 1_500 });
+        expect((await store.entry(key("k")))?.state).toBe("failed");
       });
 
       it("issue 8.6: keeps a settled entry through any amount of other traffic", async () => {
