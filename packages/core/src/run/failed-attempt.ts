@@ -86,10 +86,7 @@ export async function resolveFailure<T>(state: CallState, sent: Sent): Promise<V
     // However the judging ended (a throw included: the host's error, a hook's, a store's), the key
     // is not left claimed. Unrecorded (the store failed), it stays pending and then counts as
     // uncertain: nothing is retried.
-    if (!key.settled) {
-      key.settled = true;
-      await guardedAsync(() => settle(state, ledgerMove(state, key.event), undefined, true));
-    }
+    await guardedAsync(() => settleOnce(state, key));
   }
 }
 
@@ -102,7 +99,7 @@ export async function resolveFailure<T>(state: CallState, sent: Sent): Promise<V
 export async function settleUnjudged(state: CallState): Promise<void> {
   if (state.key === undefined) return;
   state.uncertain = true;
-  await guardedAsync(() => settle(state, ledgerMove(state, "unknown"), undefined, true));
+  await guardedAsync(() => settleOnce(state, { event: "unknown", settled: false }));
 }
 
 /** A failed attempt's key: the ledger event its one settle records, and whether it was made. */
@@ -121,6 +118,21 @@ function failedEvent(c: Classification): LedgerEvent {
 }
 
 /**
+ * The failed attempt's one settle: the move `event` (by default `key.event`) makes, with the
+ * verified write's `result`; nothing once it was made. Throws what the store threw.
+ */
+async function settleOnce(
+  state: CallState,
+  key: FailedKey,
+  event: LedgerEvent = key.event,
+  result?: unknown,
+): Promise<void> {
+  if (key.settled) return;
+  key.settled = true;
+  await settle(state, ledgerMove(state, event), result, true);
+}
+
+/**
  * The failed attempt's one settle, as `key.event` says. A store that fails comes to the call's
  * outcome (store-steps.ts `storeTrouble`, `certainty` what the attempt came to): nothing is retried.
  */
@@ -129,10 +141,8 @@ async function settleFailed<T>(
   key: FailedKey,
   certainty: Certainty,
 ): Promise<CallOutcome<T> | undefined> {
-  if (key.settled) return undefined;
-  key.settled = true;
   try {
-    await settle(state, ledgerMove(state, key.event), undefined, true);
+    await settleOnce(state, key);
     return undefined;
   } catch (error) {
     return (await storeTrouble<T>(state, error, certainty)) as CallOutcome<T>;
@@ -204,14 +214,9 @@ async function resolveClassified<T>(
   if (!r.observeOnly && state.verified === undefined && uncertainMutation(state, c, print)) {
     const verdict = (await runVerify(state)) as VerifyResult | undefined;
     if (verdict?.effect === "present") {
-      if (!key.settled) {
-        key.settled = true;
-        // The write is known done; if the store cannot record it, the entry stays pending
-        // (uncertain after its lease): a repeat is refused, never re-run.
-        await guardedAsync(() =>
-          settle(state, ledgerMove(state, "verified_present"), verdict.result, true),
-        );
-      }
+      // The write is known done; if the store cannot record it, the entry stays pending
+      // (uncertain after its lease): a repeat is refused, never re-run.
+      await guardedAsync(() => settleOnce(state, key, "verified_present", verdict.result));
       // The verified write is a success: the next identical call is a new logical call.
       noteSuccess(state);
       emitCall(state, "replayed");
