@@ -9,11 +9,10 @@
  *     node --conditions=source --import tsx bench/doubt-redis-ab.ts
  */
 import { randomUUID } from "node:crypto";
-import { performance } from "node:perf_hooks";
 import * as core from "@governor/core";
 import { createRedisStore } from "@governor/redis";
 import { baseDir, importBase } from "./base-build.ts";
-import { median } from "./stats.ts";
+import { timeKeyedWrites } from "./keyed-write-ab.ts";
 
 const baseCore = await importBase<typeof core>(
   baseDir("bench/doubt-redis-ab.ts"),
@@ -21,8 +20,6 @@ const baseCore = await importBase<typeof core>(
 );
 const url = process.env.REDIS_URL;
 if (url === undefined || url === "") throw new Error("bench/doubt-redis-ab.ts: set REDIS_URL");
-const ok = { content: [{ type: "text", text: "paid" }] };
-
 const side = (c: typeof core) => {
   const store = createRedisStore({
     url,
@@ -33,30 +30,12 @@ const side = (c: typeof core) => {
     { tools: { pay: { effect: "mutating" } } },
     { store, metrics: false },
   );
-  return { store, governor, times: [] as number[], n: 0 };
+  return { store, governor };
 };
 
 const sides = [side(core), side(baseCore)] as const;
-for (let round = 0; round < 24; round++) {
-  for (const s of round % 2 === 1 ? [sides[1], sides[0]] : sides) {
-    for (let i = 0; i < 100; i++) {
-      const run = s.governor.startRun();
-      const started = performance.now();
-      await run.call({ tool: "pay", args: { amount: s.n++ } }, async () => ok);
-      // The first 4 rounds warm up.
-      if (round >= 4) s.times.push(performance.now() - started);
-      run.end();
-    }
-  }
+try {
+  console.log(JSON.stringify(await timeKeyedWrites(sides[0], sides[1])));
+} finally {
+  await Promise.all(sides.map((s) => s.store.close()));
 }
-const ours = median(sides[0].times) * 1000;
-const base = median(sides[1].times) * 1000;
-console.log(
-  JSON.stringify({
-    oursUsPerWrite: Math.round(ours),
-    baseUsPerWrite: Math.round(base),
-    ratio: Number((ours / base).toFixed(3)),
-    samples: sides[0].times.length,
-  }),
-);
-await Promise.all(sides.map((s) => s.store.close()));

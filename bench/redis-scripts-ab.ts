@@ -15,11 +15,10 @@
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
-import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import * as core from "@governor/core";
 import { createRedisStore } from "@governor/redis";
-import { median } from "./stats.ts";
+import { timeKeyedWrites } from "./keyed-write-ab.ts";
 
 const url = process.env.REDIS_URL;
 if (url === undefined || url === "") throw new Error("bench/redis-scripts-ab.ts: set REDIS_URL");
@@ -37,43 +36,20 @@ try {
   const base = (await import(pathToFileURL(`${dir}/src/index.ts`).href)) as {
     createRedisStore: typeof createRedisStore;
   };
-  const ok = { content: [{ type: "text", text: "paid" }] };
   const side = (create: typeof createRedisStore) => {
     const store = create({ url, prefix: `governor-bench:${randomUUID()}:`, retentionMs: 5_000 });
     const governor = core.createGovernor(
       { tools: { pay: { effect: "mutating" } } },
       { store, metrics: false },
     );
-    return { store, governor, times: [] as number[], n: 0 };
+    return { store, governor };
   };
   const sides = [side(createRedisStore), side(base.createRedisStore)] as const;
   try {
-    for (let round = 0; round < 24; round++) {
-      for (const s of round % 2 === 1 ? [sides[1], sides[0]] : sides) {
-        for (let i = 0; i < 100; i++) {
-          const run = s.governor.startRun();
-          const started = performance.now();
-          await run.call({ tool: "pay", args: { amount: s.n++ } }, async () => ok);
-          // The first 4 rounds warm up.
-          if (round >= 4) s.times.push(performance.now() - started);
-          run.end();
-        }
-      }
-    }
+    console.log(JSON.stringify({ base: rev, ...(await timeKeyedWrites(sides[0], sides[1])) }));
   } finally {
     await Promise.all(sides.map((s) => s.store.close()));
   }
-  const ours = median(sides[0].times) * 1000;
-  const baseUs = median(sides[1].times) * 1000;
-  console.log(
-    JSON.stringify({
-      base: rev,
-      oursUsPerWrite: Math.round(ours),
-      baseUsPerWrite: Math.round(baseUs),
-      ratio: Number((ours / baseUs).toFixed(3)),
-      samples: sides[0].times.length,
-    }),
-  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
