@@ -355,6 +355,7 @@ function scoreBlindSet(setDir: string) {
   );
 
   const clearBlind = blindRows.filter((r) => !r.ambiguous);
+  const consensus = consensusOf(setDir, blindRows);
   const blindPrinted = blindPairs.map((p) => ({
     same: p.same,
     kind: p.kind,
@@ -369,12 +370,13 @@ function scoreBlindSet(setDir: string) {
     unambiguous: { ...score(clearBlind), confusion: confusion(clearBlind) },
     all: { ...score(blindRows), confusion: confusion(blindRows) },
     dangerous: {
-      total: blindRows.filter((r) => Object.values(DANGER).some((d) => d(r))).length,
+      total: blindRows.filter(isDangerous).length,
       personOnlyRetried: blindRows.filter(DANGER.personOnlyRetried).length,
       mutatingStopAsArguments: blindRows.filter(DANGER.mutatingStopAsArguments).length,
       mutatingWriteRetried: blindRows.filter(DANGER.mutatingWriteRetried).length,
       legend: DANGER_LEGEND,
     },
+    consensus,
     learnedStage: {
       decided: blindByModel.length,
       right: blindByModel.filter((r) => r.predicted === r.label).length,
@@ -400,6 +402,31 @@ function scoreBlindSet(setDir: string) {
         }),
       ),
     },
+  };
+}
+
+/** The lines of a dangerous decision, by the set's (first) labels. */
+const isDangerous = (r: BlindScored) => Object.values(DANGER).some((d) => d(r));
+
+/**
+ * Where a second labeller labelled the set from its texts alone (`second-labels.jsonl`: id, label,
+ * ambiguous; scripts/label-agreement.ts), the figures on what both labellers agree on: accuracy on
+ * the lines both call unambiguous and label alike, and the dangerous decisions on the lines both
+ * label alike (ambiguous or not). A miss on a line the labellers disagree on tests the labelling of
+ * a hard case more than the classifier; these figures leave those lines out. `null` without one.
+ */
+function consensusOf(setDir: string, rows: readonly BlindScored[]) {
+  const file = join(setDir, "second-labels.jsonl");
+  if (!existsSync(file)) return null;
+  const second = new Map(
+    load<{ id: string; label: Label; ambiguous: boolean }>(file).map((l) => [l.id, l]),
+  );
+  const agreed = rows.filter((r) => second.get(r.id)?.label === r.label);
+  const clear = agreed.filter((r) => !r.ambiguous && second.get(r.id)?.ambiguous === false);
+  return {
+    agreedLines: agreed.length,
+    unambiguous: score(clear),
+    dangerous: agreed.filter(isDangerous).length,
   };
 }
 
@@ -570,6 +597,11 @@ function blindReport(blind: ReturnType<typeof scoreBlindSet>, name: string): str
     ...table("Blind, all (ambiguous scored against their label)", blind.all).map((l) => `  ${l}`),
     `  dangerous decisions: ${d.total} (stop retried ${d.personOnlyRetried}, mutating stop sent back as arguments ${d.mutatingStopAsArguments}, mutating write retried ${d.mutatingWriteRetried})`,
     `  legend: ${d.legend}`,
+    ...(blind.consensus === null
+      ? []
+      : [
+          `  where a second labeller agrees (${blind.consensus.agreedLines} lines labelled alike): ${fmt(blind.consensus.unambiguous)} on the lines both call unambiguous; dangerous decisions ${blind.consensus.dangerous}`,
+        ]),
     `  decided by the learned last stage (non-ambiguous): ${blind.learnedStage.decided}, right ${blind.learnedStage.right} (the old default, correct_arguments, ${blind.learnedStage.defaultRight})`,
     `  blind lines quoted by the rule table or a rule test: ${blind.quotedByRuleWork.lines} (${blind.quotedByRuleWork.servers} servers; must be 0)`,
     `  fingerprints on ${f.samePairs + f.differentPairs} blind pairs: same-template recall ${f.sameMerged}/${f.samePairs} = ${f.recall.toFixed(3)}, different-template merges ${f.differentMerged}/${f.differentPairs} = ${f.mergeRate.toFixed(3)}`,

@@ -162,6 +162,24 @@ function checkBlindSet(set: string, apartFrom: string[]) {
       expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
     });
 
+    // A second labeller's labels (scripts/label-agreement.ts; no text, no why), where one was made.
+    if (readdirSync(dir).includes("second-labels.jsonl"))
+      it("has one second label per line, and no text", () => {
+        const second = jsonl(dir, "second-labels.jsonl");
+        const ids = new Set(lines.map((l) => String(l.id)));
+        const bad = second.filter(
+          (l) =>
+            !ids.has(String(l.id)) ||
+            !LABELS.has(String(l.label)) ||
+            typeof l.ambiguous !== "boolean" ||
+            Object.keys(l).some((k) => !["id", "label", "ambiguous"].includes(k)),
+        );
+        expect(bad.map((l) => l.id)).toEqual([]);
+        const labelled = second.map((l) => String(l.id));
+        expect(labelled.filter((id, i) => labelled.indexOf(id) !== i)).toEqual([]);
+        expect([...ids].filter((id) => !labelled.includes(id))).toEqual([]);
+      });
+
     it("shares no server with test/corpus or another blind set and takes none the issue excludes", () => {
       const corpusServers = new Set(
         readdirSync(corpusDir)

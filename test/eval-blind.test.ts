@@ -92,6 +92,17 @@ const PAIRS = [
   ...p,
 }));
 
+/**
+ * A second labeller's labels of the made-up lines: it agrees on lines 1, 2, 4 and 6 (calling 4
+ * ambiguous) and disagrees on 3 and 5, so the consensus figures leave out 3 and 5, and 4 from the
+ * accuracy.
+ */
+const SECOND: { id: string; label: Label; ambiguous: boolean }[] = LINES.map((l, i) => ({
+  id: l.id,
+  label: i === 2 ? "retry_dependency" : i === 4 ? "correct_arguments" : l.label,
+  ambiguous: i === 3 ? true : l.ambiguous,
+}));
+
 const toFailure = (text: string) =>
   failureFromResult({ content: [{ type: "text", text }], isError: true });
 
@@ -137,6 +148,7 @@ let json: {
       number
     >;
     fingerprints: Record<"samePairs" | "differentPairs" | "sameMerged" | "differentMerged", number>;
+    consensus: { agreedLines: number; unambiguous: Counts; dangerous: number } | null;
   };
 };
 
@@ -156,6 +168,10 @@ beforeAll(() => {
   writeFileSync(
     join(dir, "fingerprint-pairs.jsonl"),
     `${PAIRS.map((p) => JSON.stringify(p)).join("\n")}\n`,
+  );
+  writeFileSync(
+    join(dir, "second-labels.jsonl"),
+    `${SECOND.map((l) => JSON.stringify(l)).join("\n")}\n`,
   );
   textOut = runEval(`--blind=${dir}`);
   json = JSON.parse(runEval("--json", `--blind=${dir}`));
@@ -211,6 +227,37 @@ describe("pnpm eval on the blind set", () => {
     ]);
     expect(d.total).toBe(new Set([...retried, ...asArguments, ...writeRetried]).size);
     expect(textOut).toContain(`dangerous decisions: ${d.total} `);
+  });
+
+  it("scores, beside a second labeller's labels, only what both labellers agree on", () => {
+    const rows = LINES.map((l, i) => ({ ...l, predicted: predicted(l), second: SECOND[i] }));
+    const agreed = rows.filter((r) => r.second?.label === r.label);
+    const clear = agreed.filter((r) => !r.ambiguous && r.second?.ambiguous === false);
+    expect(agreed.map((r) => r.id)).toEqual([
+      "fixture-blind-1",
+      "fixture-blind-2",
+      "fixture-blind-4",
+      "fixture-blind-6",
+    ]);
+    const c = json.blind.consensus;
+    expect(c).not.toBeNull();
+    expect(c?.agreedLines).toBe(4);
+    expect(c?.unambiguous.total).toBe(clear.length);
+    expect(c?.unambiguous.correct).toBe(clear.filter((r) => r.predicted === r.label).length);
+    // Lines 1 and 2 are dangerous if the classifier keeps them as the eval counts them above;
+    // line 3 (a disagreement) is left out whatever it is.
+    expect(c?.dangerous).toBe(
+      agreed.filter(
+        (r) =>
+          (r.label === "stop" && r.predicted === "retry_dependency") ||
+          (r.effect === "mutating" && r.label === "stop" && r.predicted === "correct_arguments") ||
+          (r.effect === "mutating" &&
+            r.predicted === "retry_dependency" &&
+            r.label !== "retry_dependency"),
+      ).length,
+    );
+    expect(c?.dangerous).toBeLessThan(json.blind.dangerous.total);
+    expect(textOut).toContain(`where a second labeller agrees (4 lines labelled alike)`);
   });
 
   it("reports fingerprint recall and merges on the blind pairs", () => {
