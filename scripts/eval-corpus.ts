@@ -14,10 +14,11 @@
  * so that rule work can follow the figure without seeing a line of it (test/blind/README.md).
  *
  * The second blind set (test/blind2) is scored the same way, key `blind2` of the JSON, and the
- * third (test/blind3) too, key `blind3`, and the fourth (test/blind4), key `blind4`.
+ * third (test/blind3) too, key `blind3`, the fourth (test/blind4), key `blind4`, and the fifth
+ * (test/blind5), key `blind5`.
  *
- * Usage: pnpm eval [--json] [--blind=<dir>] [--blind2=<dir>] [--blind3=<dir>] [--blind4=<dir>] [corpus-dir]
- *   (defaults: test/corpus, test/blind, test/blind2, test/blind3, test/blind4)
+ * Usage: pnpm eval [--json] [--blind=<dir>] [--blind2=<dir>] [--blind3=<dir>] [--blind4=<dir>] [--blind5=<dir>] [corpus-dir]
+ *   (defaults: test/corpus, test/blind, test/blind2, test/blind3, test/blind4, test/blind5)
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
@@ -328,7 +329,7 @@ function confusion(rows: readonly { label: Label; predicted: string }[]) {
 }
 
 /**
- * Scores a blind set (test/blind, test/blind2, test/blind3, test/blind4; README.md of each) as `governor classify` would, and
+ * Scores a blind set (test/blind, test/blind2, test/blind3, test/blind4, test/blind5; README.md of each) as `governor classify` would, and
  * returns aggregates only: no id, text, server or reason of a line leaves this function.
  */
 function scoreBlindSet(setDir: string) {
@@ -457,6 +458,13 @@ const blind4Dir = resolve(
     join(root, "test/blind4"),
 );
 const blind4 = scoreBlindSet(blind4Dir);
+// The fifth blind set (test/blind5, issue 27): 27 more servers, collected apart from rule work after
+// the first four had been scored, scored and reported exactly like them.
+const blind5Dir = resolve(
+  args.find((a) => a.startsWith("--blind5="))?.slice("--blind5=".length) ??
+    join(root, "test/blind5"),
+);
+const blind5 = scoreBlindSet(blind5Dir);
 
 const METHOD =
   "leave-servers-out = accuracy on non-ambiguous texts of held-out servers " +
@@ -476,6 +484,7 @@ const report = {
   blind2,
   blind3,
   blind4,
+  blind5,
   folds: perFold,
   perServer,
   excludedServers: [...mentioned].map(([server, where]) => ({ server, where })),
@@ -517,6 +526,9 @@ if (json) {
     `BLIND SET 4 (${blind4.lines} lines, ${blind4.servers} further servers no rule writer has read): ${fmt(blind4.unambiguous)} on unambiguous texts; ` +
       `dangerous decisions ${blind4.dangerous.total}; fingerprint recall ${blind4.fingerprints.recall.toFixed(3)}, ` +
       `false merges ${blind4.fingerprints.mergeRate.toFixed(3)}`,
+    `BLIND SET 5 (${blind5.lines} lines, ${blind5.servers} further servers no rule writer has read): ${fmt(blind5.unambiguous)} on unambiguous texts; ` +
+      `dangerous decisions ${blind5.dangerous.total}; fingerprint recall ${blind5.fingerprints.recall.toFixed(3)}, ` +
+      `false merges ${blind5.fingerprints.mergeRate.toFixed(3)}`,
     `method: ${METHOD}`,
     "",
   );
@@ -531,6 +543,7 @@ if (json) {
   out.push("", ...blindReport(blind2, "Blind set 2"));
   out.push("", ...blindReport(blind3, "Blind set 3"));
   out.push("", ...blindReport(blind4, "Blind set 4"));
+  out.push("", ...blindReport(blind5, "Blind set 5"));
   out.push("", "Held-out servers (non-ambiguous):");
   for (const p of perServer) out.push(`  ${fmt(p).padEnd(16)} fold ${p.fold}  ${p.server}`);
   if (mentioned.size > 0) {

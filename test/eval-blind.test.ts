@@ -135,6 +135,9 @@ let json3: { blind: unknown; blind3: unknown };
 /** `pnpm eval` with the made-up lines as the fourth blind set (test/blind4) instead. */
 let textOut4: string;
 let json4: { blind: unknown; blind4: unknown };
+/** `pnpm eval` with the made-up lines as the fifth blind set (test/blind5) instead. */
+let textOut5: string;
+let json5: { blind: unknown; blind5: unknown };
 type Counts = { correct: number; total: number; confusion: Record<Label, Record<Label, number>> };
 /** The part of `pnpm eval --json` this test reads. */
 let json: {
@@ -181,6 +184,8 @@ beforeAll(() => {
   json3 = JSON.parse(runEval("--json", `--blind3=${dir}`));
   textOut4 = runEval(`--blind4=${dir}`);
   json4 = JSON.parse(runEval("--json", `--blind4=${dir}`));
+  textOut5 = runEval(`--blind5=${dir}`);
+  json5 = JSON.parse(runEval("--json", `--blind5=${dir}`));
 }, 360_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -281,11 +286,12 @@ describe("pnpm eval on the blind set", () => {
   });
 });
 
-describe("pnpm eval on the second, third and fourth blind sets (test/blind2, test/blind3, test/blind4)", () => {
+describe("pnpm eval on the second to fifth blind sets (test/blind2, test/blind3, test/blind4, test/blind5)", () => {
   it.each([
     { n: 2, key: "blind2", out: () => textOut2, scored: () => json2.blind2 },
     { n: 3, key: "blind3", out: () => textOut3, scored: () => json3.blind3 },
     { n: 4, key: "blind4", out: () => textOut4, scored: () => json4.blind4 },
+    { n: 5, key: "blind5", out: () => textOut5, scored: () => json5.blind5 },
   ])(
     "scores set $n exactly like the first: the same figures for the same lines, key $key",
     ({ n, out, scored }) => {
@@ -300,7 +306,7 @@ describe("pnpm eval on the second, third and fourth blind sets (test/blind2, tes
   );
 
   it("prints no id, server, tool or text of a line of any set, in either mode", () => {
-    const real = ["blind2", "blind3", "blind4"].flatMap((set) =>
+    const real = ["blind2", "blind3", "blind4", "blind5"].flatMap((set) =>
       readFileSync(join(import.meta.dirname, set, "tool-errors.jsonl"), "utf8")
         .split("\n")
         .filter((l) => l.trim() !== "")
@@ -322,6 +328,8 @@ describe("pnpm eval on the second, third and fourth blind sets (test/blind2, tes
       JSON.stringify(json3),
       textOut4,
       JSON.stringify(json4),
+      textOut5,
+      JSON.stringify(json5),
     ].join("\n");
     expect(secrets.filter((s) => all.includes(s))).toEqual([]);
   });
