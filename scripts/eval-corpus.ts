@@ -432,39 +432,30 @@ function consensusOf(setDir: string, rows: readonly BlindScored[]) {
 }
 
 const blind = scoreBlindSet(blindDir);
+type Blind = typeof blind;
 /** A scored part's figures without its confusion matrix (the headline's shape). */
 function withoutConfusion<T extends { confusion: unknown }>(part: T): Omit<T, "confusion"> {
   const { confusion: _matrix, ...figures } = part;
   return figures;
 }
-// The second blind set (test/blind2, issue 27): 25 further servers, collected apart from the first
-// set and from rule work, scored and reported exactly like the first.
-const blind2Dir = resolve(
-  args.find((a) => a.startsWith("--blind2="))?.slice("--blind2=".length) ??
-    join(root, "test/blind2"),
-);
-const blind2 = scoreBlindSet(blind2Dir);
-// The third blind set (test/blind3, issue 27): 27 more servers, collected after the first two had
-// been used by rule work, so that the next round of rule work has a figure it cannot have tuned on.
-const blind3Dir = resolve(
-  args.find((a) => a.startsWith("--blind3="))?.slice("--blind3=".length) ??
-    join(root, "test/blind3"),
-);
-const blind3 = scoreBlindSet(blind3Dir);
-// The fourth blind set (test/blind4, issue 27): 29 more servers, collected apart from rule work after
-// the first three had been scored, scored and reported exactly like them.
-const blind4Dir = resolve(
-  args.find((a) => a.startsWith("--blind4="))?.slice("--blind4=".length) ??
-    join(root, "test/blind4"),
-);
-const blind4 = scoreBlindSet(blind4Dir);
-// The fifth blind set (test/blind5, issue 27): 27 more servers, collected apart from rule work after
-// the first four had been scored, scored and reported exactly like them.
-const blind5Dir = resolve(
-  args.find((a) => a.startsWith("--blind5="))?.slice("--blind5=".length) ??
-    join(root, "test/blind5"),
-);
-const blind5 = scoreBlindSet(blind5Dir);
+// The later blind sets (issue 27), each collected apart from rule work after the ones before it had
+// been scored (README.md of each: how many servers, which owners), scored and reported exactly like
+// the first. Keys blind2 to blind5 of the JSON; `--blindN=<dir>` scores another directory instead.
+const [blind2, blind3, blind4, blind5] = [2, 3, 4, 5].map((n) =>
+  scoreBlindSet(
+    resolve(
+      args.find((a) => a.startsWith(`--blind${n}=`))?.slice(`--blind${n}=`.length) ??
+        join(root, `test/blind${n}`),
+    ),
+  ),
+) as [Blind, Blind, Blind, Blind];
+const blindSets: [string, Blind][] = [
+  ["", blind],
+  [" 2", blind2],
+  [" 3", blind3],
+  [" 4", blind4],
+  [" 5", blind5],
+];
 
 const METHOD =
   "leave-servers-out = accuracy on non-ambiguous texts of held-out servers " +
@@ -514,21 +505,12 @@ if (json) {
       `macro per server ${macro.toFixed(3)}`,
     `in-sample (tuning servers):   ${fmt(h.inSample)} on ${h.inSample.servers} servers`,
     `person-only failures predicted as a retry (must be 0): ${h.personOnlyRetried}`,
-    `BLIND SET (${blind.lines} lines, ${blind.servers} servers no rule writer has read): ${fmt(blind.unambiguous)} on unambiguous texts; ` +
-      `dangerous decisions ${blind.dangerous.total}; fingerprint recall ${blind.fingerprints.recall.toFixed(3)}, ` +
-      `false merges ${blind.fingerprints.mergeRate.toFixed(3)}`,
-    `BLIND SET 2 (${blind2.lines} lines, ${blind2.servers} further servers no rule writer has read): ${fmt(blind2.unambiguous)} on unambiguous texts; ` +
-      `dangerous decisions ${blind2.dangerous.total}; fingerprint recall ${blind2.fingerprints.recall.toFixed(3)}, ` +
-      `false merges ${blind2.fingerprints.mergeRate.toFixed(3)}`,
-    `BLIND SET 3 (${blind3.lines} lines, ${blind3.servers} further servers no rule writer has read): ${fmt(blind3.unambiguous)} on unambiguous texts; ` +
-      `dangerous decisions ${blind3.dangerous.total}; fingerprint recall ${blind3.fingerprints.recall.toFixed(3)}, ` +
-      `false merges ${blind3.fingerprints.mergeRate.toFixed(3)}`,
-    `BLIND SET 4 (${blind4.lines} lines, ${blind4.servers} further servers no rule writer has read): ${fmt(blind4.unambiguous)} on unambiguous texts; ` +
-      `dangerous decisions ${blind4.dangerous.total}; fingerprint recall ${blind4.fingerprints.recall.toFixed(3)}, ` +
-      `false merges ${blind4.fingerprints.mergeRate.toFixed(3)}`,
-    `BLIND SET 5 (${blind5.lines} lines, ${blind5.servers} further servers no rule writer has read): ${fmt(blind5.unambiguous)} on unambiguous texts; ` +
-      `dangerous decisions ${blind5.dangerous.total}; fingerprint recall ${blind5.fingerprints.recall.toFixed(3)}, ` +
-      `false merges ${blind5.fingerprints.mergeRate.toFixed(3)}`,
+    ...blindSets.map(
+      ([n, set]) =>
+        `BLIND SET${n} (${set.lines} lines, ${set.servers} ${n === "" ? "" : "further "}servers no rule writer has read): ${fmt(set.unambiguous)} on unambiguous texts; ` +
+        `dangerous decisions ${set.dangerous.total}; fingerprint recall ${set.fingerprints.recall.toFixed(3)}, ` +
+        `false merges ${set.fingerprints.mergeRate.toFixed(3)}`,
+    ),
     `method: ${METHOD}`,
     "",
   );
@@ -539,11 +521,7 @@ if (json) {
       : `min ${Math.min(...spread).toFixed(3)}, max ${Math.max(...spread).toFixed(3)}`;
   out.push(`Folds of held-out servers (${range}):`);
   for (const f of perFold) out.push(`  fold ${f.fold}: ${fmt(f)} (${f.servers} servers)`);
-  out.push("", ...blindReport(blind, "Blind set"));
-  out.push("", ...blindReport(blind2, "Blind set 2"));
-  out.push("", ...blindReport(blind3, "Blind set 3"));
-  out.push("", ...blindReport(blind4, "Blind set 4"));
-  out.push("", ...blindReport(blind5, "Blind set 5"));
+  for (const [n, set] of blindSets) out.push("", ...blindReport(set, `Blind set${n}`));
   out.push("", "Held-out servers (non-ambiguous):");
   for (const p of perServer) out.push(`  ${fmt(p).padEnd(16)} fold ${p.fold}  ${p.server}`);
   if (mentioned.size > 0) {
@@ -588,7 +566,7 @@ if (json) {
 }
 
 /** A blind set's lines of the text report: aggregates only (test/blind/README.md). */
-function blindReport(blind: ReturnType<typeof scoreBlindSet>, name: string): string[] {
+function blindReport(blind: Blind, name: string): string[] {
   const width = Math.max(...LABELS.map((l) => l.length)) + 2;
   const pad = (v: string) => v.padStart(width);
   const table = (title: string, part: typeof blind.unambiguous) => [

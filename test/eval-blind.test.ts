@@ -125,19 +125,12 @@ const print = (tool: string, text: string) => {
 };
 
 let dir: string;
+/** `pnpm eval` with the made-up lines as every blind set (test/blind to test/blind5) at once. */
 let textOut: string;
-/** `pnpm eval` with the made-up lines as the second blind set (test/blind2) instead. */
-let textOut2: string;
-let json2: { blind: unknown; blind2: unknown };
-/** `pnpm eval` with the made-up lines as the third blind set (test/blind3) instead. */
-let textOut3: string;
-let json3: { blind: unknown; blind3: unknown };
-/** `pnpm eval` with the made-up lines as the fourth blind set (test/blind4) instead. */
-let textOut4: string;
-let json4: { blind: unknown; blind4: unknown };
-/** `pnpm eval` with the made-up lines as the fifth blind set (test/blind5) instead. */
-let textOut5: string;
-let json5: { blind: unknown; blind5: unknown };
+let jsonAll: Record<"blind" | "blind2" | "blind3" | "blind4" | "blind5", unknown>;
+/** `pnpm eval` on the real blind sets, for the check that none of their lines is printed. */
+let textReal: string;
+let jsonReal: string;
 type Counts = { correct: number; total: number; confusion: Record<Label, Record<Label, number>> };
 /** The part of `pnpm eval --json` this test reads. */
 let json: {
@@ -176,16 +169,12 @@ beforeAll(() => {
     join(dir, "second-labels.jsonl"),
     `${SECOND.map((l) => JSON.stringify(l)).join("\n")}\n`,
   );
-  textOut = runEval(`--blind=${dir}`);
-  json = JSON.parse(runEval("--json", `--blind=${dir}`));
-  textOut2 = runEval(`--blind2=${dir}`);
-  json2 = JSON.parse(runEval("--json", `--blind2=${dir}`));
-  textOut3 = runEval(`--blind3=${dir}`);
-  json3 = JSON.parse(runEval("--json", `--blind3=${dir}`));
-  textOut4 = runEval(`--blind4=${dir}`);
-  json4 = JSON.parse(runEval("--json", `--blind4=${dir}`));
-  textOut5 = runEval(`--blind5=${dir}`);
-  json5 = JSON.parse(runEval("--json", `--blind5=${dir}`));
+  const everySet = ["", "2", "3", "4", "5"].map((n) => `--blind${n}=${dir}`);
+  textOut = runEval(...everySet);
+  jsonAll = JSON.parse(runEval("--json", ...everySet));
+  json = jsonAll as unknown as typeof json;
+  textReal = runEval();
+  jsonReal = runEval("--json");
 }, 360_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -288,25 +277,25 @@ describe("pnpm eval on the blind set", () => {
 
 describe("pnpm eval on the second to fifth blind sets (test/blind2, test/blind3, test/blind4, test/blind5)", () => {
   it.each([
-    { n: 2, key: "blind2", out: () => textOut2, scored: () => json2.blind2 },
-    { n: 3, key: "blind3", out: () => textOut3, scored: () => json3.blind3 },
-    { n: 4, key: "blind4", out: () => textOut4, scored: () => json4.blind4 },
-    { n: 5, key: "blind5", out: () => textOut5, scored: () => json5.blind5 },
+    { n: 2, key: "blind2" as const },
+    { n: 3, key: "blind3" as const },
+    { n: 4, key: "blind4" as const },
+    { n: 5, key: "blind5" as const },
   ])(
     "scores set $n exactly like the first: the same figures for the same lines, key $key",
-    ({ n, out, scored }) => {
+    ({ n, key }) => {
       const { dir: dir1, ...first } = json.blind as Record<string, unknown>;
-      const { dir: dirN, ...other } = scored() as Record<string, unknown>;
+      const { dir: dirN, ...other } = jsonAll[key] as Record<string, unknown>;
       expect(dir1).toBe(dirN);
       expect(other).toEqual(first);
-      expect(out()).toMatch(
+      expect(textOut).toMatch(
         new RegExp(`Blind set ${n} \\([^:]*: ${LINES.length} lines from 1 servers;`),
       );
     },
   );
 
   it("prints no id, server, tool or text of a line of any set, in either mode", () => {
-    const real = ["blind2", "blind3", "blind4", "blind5"].flatMap((set) =>
+    const real = ["blind", "blind2", "blind3", "blind4", "blind5"].flatMap((set) =>
       readFileSync(join(import.meta.dirname, set, "tool-errors.jsonl"), "utf8")
         .split("\n")
         .filter((l) => l.trim() !== "")
@@ -319,18 +308,7 @@ describe("pnpm eval on the second to fifth blind sets (test/blind2, test/blind3,
       "fixture-blind-server",
       "qzx",
     ];
-    const all = [
-      textOut,
-      JSON.stringify(json),
-      textOut2,
-      JSON.stringify(json2),
-      textOut3,
-      JSON.stringify(json3),
-      textOut4,
-      JSON.stringify(json4),
-      textOut5,
-      JSON.stringify(json5),
-    ].join("\n");
+    const all = [textOut, JSON.stringify(jsonAll), textReal, jsonReal].join("\n");
     expect(secrets.filter((s) => all.includes(s))).toEqual([]);
   });
 });
