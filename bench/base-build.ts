@@ -1,7 +1,7 @@
 /**
  * The other build a side-by-side bench measures against: the directory in GOVERNOR_BASE, a copy
- * of a built checkout made by bench/snapshot-dist.sh. Used by bench/judge-ab.ts,
- * bench/judge-diff.ts, bench/ledger-ab.ts and bench/mcp-ab.ts.
+ * of a built checkout made by bench/snapshot-dist.sh. Used by bench/fingerprint-cost.ts,
+ * bench/judge-ab.ts, bench/judge-diff.ts, bench/ledger-ab.ts and bench/mcp-ab.ts.
  */
 import { pathToFileURL } from "node:url";
 

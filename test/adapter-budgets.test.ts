@@ -48,6 +48,8 @@ type Intent = "ok" | "missing" | "flaky" | "unsupported" | "hang";
 
 interface BudgetCase {
   readonly name: BudgetName | "wallTimeMs";
+  /** The case's name in titles and files. */
+  readonly label: string;
   readonly budgets: NonNullable<PolicyInput["budgets"]>;
   /** The policy names another tool for the plan's tools (a retry that gives up switches to it). */
   readonly alternative?: boolean;
@@ -61,6 +63,7 @@ interface BudgetCase {
 const CASES: readonly BudgetCase[] = [
   {
     name: "calls",
+    label: "calls",
     budgets: { calls: 2 },
     plan: ["ok", "ok", "ok"],
     executions: 2,
@@ -68,6 +71,7 @@ const CASES: readonly BudgetCase[] = [
   },
   {
     name: "retries",
+    label: "retries",
     budgets: { retries: 1 },
     plan: ["flaky"],
     executions: 2,
@@ -75,6 +79,7 @@ const CASES: readonly BudgetCase[] = [
   },
   {
     name: "corrections",
+    label: "corrections",
     budgets: { corrections: 1 },
     plan: ["missing", "missing"],
     executions: 2,
@@ -82,13 +87,26 @@ const CASES: readonly BudgetCase[] = [
   },
   {
     name: "switches",
+    label: "switches",
     budgets: { switches: 1 },
     plan: ["unsupported", "unsupported"],
     executions: 2,
     stopText: /switches budget is spent/,
   },
   {
+    name: "switches",
+    label: "switches after retries",
+    budgets: { switches: 0 },
+    // Retries that run out would switch to the named tool: the stop names the switches budget,
+    // not the retries.
+    alternative: true,
+    plan: ["flaky"],
+    executions: 5,
+    stopText: /switches budget is spent/,
+  },
+  {
     name: "wallTimeMs",
+    label: "wallTimeMs",
     budgets: { wallTimeMs: 400 },
     // A call cut by the deadline gives up its retries: with another tool named, it used to be a
     // switch handed to the model after the run's time was up, and the run went on.
@@ -155,7 +173,7 @@ const LOCAL_POLICY = (c: BudgetCase) => policyFor(c, ["lookup"], "lookup_archive
 const STOP_TEXT = /The run stops here/;
 
 describe.each(AI_SDKS)("$name: generateText", (entry) => {
-  it.each(CASES)("the $name budget", async (c) => {
+  it.each(CASES)("the $label budget", async (c) => {
     const sdk = await entry.load();
     const counter = { n: 0 };
     const run = createGovernor(LOCAL_POLICY(c), { metrics: false }).startRun();
@@ -188,7 +206,7 @@ describe.each(AI_SDKS)("$name: generateText", (entry) => {
 });
 
 describe("LangChain: createAgent", () => {
-  it.each(CASES)("the $name budget", async (c) => {
+  it.each(CASES)("the $label budget", async (c) => {
     const counter = { n: 0 };
     const run = createGovernor(LOCAL_POLICY(c), { metrics: false }).startRun();
     const lookup = lcTool(lookupBody(counter), {
@@ -224,7 +242,7 @@ describe("LangChain: createAgent", () => {
 const stopTurn = (c: BudgetCase) => c.plan.length;
 
 describe.skipIf(SDK_UNSUPPORTED)(`OpenAI Agents SDK: Runner (${SKIP_REASON})`, () => {
-  it.each(CASES)("a function tool: the $name budget", async (c) => {
+  it.each(CASES)("a function tool: the $label budget", async (c) => {
     const counter = { n: 0 };
     const run = createGovernor(LOCAL_POLICY(c), { metrics: false }).startRun();
     const lookup = governedTool(
@@ -292,8 +310,8 @@ describe("@governor/mcp: governClient over stdio", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it.each(CASES)("the $name budget", async (c) => {
-    const effectsFile = join(dir, `mcp-${c.name}.jsonl`);
+  it.each(CASES)("the $label budget", async (c) => {
+    const effectsFile = join(dir, `mcp-${c.label.replaceAll(" ", "-")}.jsonl`);
     const client = new Client({ name: "budgets", version: "1.0.0" });
     clients.push(client);
     await client.connect(
@@ -333,9 +351,9 @@ describe.skipIf(SDK_UNSUPPORTED)(`OpenAI Agents SDK: governMcpServer (${SKIP_REA
   });
 
   it.each(CASES)(
-    "the $name budget",
+    "the $label budget",
     async (c) => {
-      const effectsFile = join(dir, `agents-${c.name}.jsonl`);
+      const effectsFile = join(dir, `agents-${c.label.replaceAll(" ", "-")}.jsonl`);
       const server = await stdioFaultServer("notes", opened, { scenario: SCENARIO, effectsFile });
       const governor = createGovernor(MCP_POLICY(c), { metrics: false });
       const run = governor.startRun();

@@ -192,8 +192,8 @@ export interface GovernedOptions {
   readonly reconnect?:
     | boolean
     | ((connect: () => Promise<void>, signal: AbortSignal) => Promise<void>);
-  /** Capture HTTP Retry-After headers. @default true */
-  readonly captureRetryAfter?: boolean;
+  /** Capture HTTP Retry-After headers (with this capture, if one is given). @default true */
+  readonly captureRetryAfter?: boolean | RetryAfterFetch;
   /** The `onHostError` answer. @default undefined (stop) */
   readonly hostAnswer?: "retry";
 }
@@ -225,7 +225,12 @@ export async function governedWith(
     },
     ...options.governorOptions,
   });
-  const retryAfter = options.captureRetryAfter === false ? undefined : captureRetryAfter();
+  const retryAfter =
+    options.captureRetryAfter === false
+      ? undefined
+      : options.captureRetryAfter === true || options.captureRetryAfter === undefined
+        ? captureRetryAfter()
+        : options.captureRetryAfter;
   const client = newClient(sdk);
   await endpoint.connect(client, retryAfter);
   const governedClient = governClient(client, {

@@ -1,13 +1,12 @@
 // Attack on the proxy's writes in doubt (docs/proxy.md): the host cancels a write that went out
 // and sends the identical call in the same write to stdin. The proxy is a real process on raw
 // stdio (the two lines in one chunk), the server the testkit's fault server.
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readEffects, stdioServerParams } from "@governor/testkit";
 import { afterAll, describe, expect, it } from "vitest";
-import { proxyCommandLine, ROOT } from "./proxy-support.ts";
+import { startRawProxy } from "./proxy-support.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "governor-proxy-doubt-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -27,66 +26,28 @@ describe("proxy: cancel then the identical call in one stdin write", () => {
       effectsFile: effects,
       scenario: { create_note: [{ kind: "hang_after_commit", ms: 3000 }, { kind: "ok" }] },
     });
-    const line = proxyCommandLine(
+    const host = await startRawProxy(
       ["--policy", policy, "--server", "notes", "--events", join(dir, "events.jsonl")],
-      {
-        command: server.command,
-        args: server.args ?? [],
-      },
+      { command: server.command, args: server.args ?? [] },
     );
-    const child = spawn(line.command, line.args, { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => {
-      out += String(d);
-    });
-    child.stderr.on("data", (d) => {
-      err += String(d);
-    });
-    const answer = async (id: number) => {
-      for (let i = 0; i < 600; i++) {
-        const found = out
-          .split("\n")
-          .filter((l) => l.trim() !== "")
-          .map((l) => JSON.parse(l) as { id?: unknown })
-          .find((m) => m.id === id);
-        if (found !== undefined) return found;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error(`no answer to ${id}: ${out}\n${err}`);
-    };
-    const send = (...messages: unknown[]) =>
-      child.stdin.write(messages.map((m) => `${JSON.stringify(m)}\n`).join(""));
     try {
-      send({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-06-18",
-          capabilities: {},
-          clientInfo: { name: "h", version: "1" },
-        },
-      });
-      await answer(1);
-      send({ jsonrpc: "2.0", method: "notifications/initialized" });
       const call = (id: number) => ({
         jsonrpc: "2.0",
         id,
         method: "tools/call",
         params: { name: "create_note", arguments: { title: "t", body: "b" } },
       });
-      send(call(2));
+      host.send(call(2));
       // The note is committed; its answer hangs.
       for (let i = 0; i < 200 && readEffects(effects).length === 0; i++) {
         await new Promise((r) => setTimeout(r, 25));
       }
       expect(readEffects(effects)).toHaveLength(1);
-      send(
+      host.send(
         { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2 } },
         call(3),
       );
-      const third = (await answer(3)) as { result?: { content?: { text: string }[] } };
+      const third = (await host.answer(3)) as { result?: { content?: { text: string }[] } };
       await new Promise((r) => setTimeout(r, 500));
       const created = readEffects(effects).filter((e) => e.tool === "create_note");
       const text = JSON.stringify(third);
@@ -101,9 +62,9 @@ describe("proxy: cancel then the identical call in one stdin write", () => {
         `"idempotencyKey":"${key}"`,
       );
       // So does the host's log (notifications/message): the cancelled call's `stopped` entry.
-      expect(out).toContain(`"idempotencyKey":"${key}"`);
+      expect(host.stdout()).toContain(`"idempotencyKey":"${key}"`);
     } finally {
-      child.kill();
+      host.kill();
     }
   }, 60_000);
 });

@@ -5,14 +5,12 @@
  * or an internal error with a validation dump. And once the real server has exited, requests other
  * than tool calls reconnect as tool calls do, and `ping` does not answer for a dead server.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { stdioServerParams } from "@governor/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { proxyCommandLine, ROOT, startHttpProxy } from "./proxy-support.ts";
+import { type RawMessage, type RawProxy, startHttpProxy, startRawProxy } from "./proxy-support.ts";
 
 let dir: string;
 beforeAll(() => {
@@ -20,87 +18,22 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-type Message = Record<string, unknown> & {
-  id?: unknown;
-  error?: { code: number; message: string };
-};
-
 /** The proxy as a child process, driven line by line as a host would (or should not). */
-async function startRawHost(server = faultServer()) {
-  const line = proxyCommandLine([], server);
-  const child: ChildProcessWithoutNullStreams = spawn(line.command, line.args, {
-    cwd: ROOT,
-    stdio: "pipe",
-  });
-  let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const received: Message[] = [];
-  const waiters: (() => void)[] = [];
-  createInterface({ input: child.stdout }).on("line", (text) => {
-    received.push(JSON.parse(text) as Message);
-    for (const wake of waiters.splice(0)) wake();
-  });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const host = {
-    send(text: string): void {
-      child.stdin.write(`${text}\n`);
-    },
-    /** The next message that `match` accepts (the others stay for later). */
-    async next(match: (m: Message) => boolean, what: string): Promise<Message> {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const index = received.findIndex(match);
-        if (index !== -1) return received.splice(index, 1)[0] as Message;
-        if (Date.now() > deadline) {
-          throw new Error(`no ${what}; got ${JSON.stringify(received)}; stderr: ${stderr}`);
-        }
-        await new Promise<void>((resolve) => {
-          waiters.push(resolve);
-          setTimeout(resolve, 200);
-        });
-      }
-    },
-    reply(id: unknown): Promise<Message> {
-      return host.next((m) => m.id === id && ("result" in m || "error" in m), `reply to ${id}`);
-    },
-    stderr: () => stderr,
-    async close(): Promise<void> {
-      child.stdin.end();
-      await exited;
-    },
-  };
-  host.send(
-    JSON.stringify({
-      jsonrpc: "2.0",
-      id: "init",
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "raw-host", version: "1.0.0" },
-      },
-    }),
-  );
-  expect(await host.reply("init")).toHaveProperty("result.serverInfo");
-  host.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
-  return host;
-}
+const startRawHost = (server = faultServer()) => startRawProxy([], server);
 
 function faultServer() {
   const params = stdioServerParams({ effectsFile: join(dir, `effects-${Math.random()}.jsonl`) });
   return { command: params.command, args: params.args ?? [] };
 }
 
-const nullIdError = (code: number) => (m: Message) => m.id === null && m.error?.code === code;
+const nullIdError = (code: number) => (m: RawMessage) => m.id === null && m.error?.code === code;
 
 describe("governor proxy: JSON-RPC hygiene over stdio", { timeout: 120_000 }, () => {
   it("answers a line that is not JSON with -32700 and id null, and says so on stderr", async () => {
     const host = await startRawHost();
     try {
-      host.send('{"jsonrpc": "2.0", "id": 1, "method": "tools/list"');
-      const error = await host.next(nullIdError(-32700), "a parse error");
+      host.sendLine('{"jsonrpc": "2.0", "id": 1, "method": "tools/list"');
+      const error = await host.take(nullIdError(-32700), "a parse error");
       expect(error).toEqual({
         jsonrpc: "2.0",
         id: null,
@@ -111,8 +44,8 @@ describe("governor proxy: JSON-RPC hygiene over stdio", { timeout: 120_000 }, ()
         .poll(host.stderr, { timeout: 10_000 })
         .toMatch(/governor proxy: parse error: a line from the host is not JSON/);
       // The connection goes on.
-      host.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
-      expect(await host.reply(2)).toHaveProperty("result.tools");
+      host.sendLine(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
+      expect(await host.answer(2)).toHaveProperty("result.tools");
     } finally {
       await host.close();
     }
@@ -132,16 +65,16 @@ describe("governor proxy: JSON-RPC hygiene over stdio", { timeout: 120_000 }, ()
         [JSON.stringify({ jsonrpc: "1.0", id: 4, method: "ping" }), /jsonrpc.*"2\.0"/],
       ];
       for (const [line, message] of cases) {
-        host.send(line);
-        const error = await host.next((m) => m.error?.code === -32600, `-32600 for ${line}`);
+        host.sendLine(line);
+        const error = await host.take((m) => m.error?.code === -32600, `-32600 for ${line}`);
         expect(error.error?.message).toMatch(message);
         expect(error.id === null || error.id === 4).toBe(true);
       }
       await expect
         .poll(() => host.stderr().match(/governor proxy: invalid request/g), { timeout: 10_000 })
         .toHaveLength(cases.length);
-      host.send(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "ping" }));
-      expect(await host.reply(5)).toEqual({ jsonrpc: "2.0", id: 5, result: {} });
+      host.sendLine(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "ping" }));
+      expect(await host.answer(5)).toEqual({ jsonrpc: "2.0", id: 5, result: {} });
     } finally {
       await host.close();
     }
@@ -162,8 +95,8 @@ describe("governor proxy: JSON-RPC hygiene over stdio", { timeout: 120_000 }, ()
       let id = 10;
       for (const [params, message] of cases) {
         id += 1;
-        host.send(JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params }));
-        const reply = await host.reply(id);
+        host.sendLine(JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params }));
+        const reply = await host.answer(id);
         expect(reply.error?.code).toBe(-32602);
         expect(reply.error?.message).toMatch(message);
         // Short: one sentence, no validation dump.
@@ -232,28 +165,31 @@ describe("governor proxy: JSON-RPC hygiene over Streamable HTTP", { timeout: 120
   });
 });
 
+/** Makes the fault server exit (its `exit_now` tool), and waits for the proxy's answer. */
+async function exitServer(host: RawProxy): Promise<void> {
+  host.send({
+    jsonrpc: "2.0",
+    id: "exit",
+    method: "tools/call",
+    params: { name: "exit_now", arguments: {} },
+  });
+  await host.answer("exit");
+}
+
 describe("governor proxy: after the server exits", { timeout: 120_000 }, () => {
   it("reconnects for resources, prompts and ping as for tool calls", async () => {
     const host = await startRawHost();
     try {
-      host.send(
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id: "exit",
-          method: "tools/call",
-          params: { name: "exit_now", arguments: {} },
-        }),
-      );
-      await host.reply("exit");
+      await exitServer(host);
       // The fault server has no resources or prompts: its own -32601 says the request reached it
       // (a proxy that did not reconnect answers "Not connected").
       for (const method of ["resources/list", "prompts/list"]) {
-        host.send(JSON.stringify({ jsonrpc: "2.0", id: method, method, params: {} }));
-        const reply = await host.reply(method);
+        host.sendLine(JSON.stringify({ jsonrpc: "2.0", id: method, method, params: {} }));
+        const reply = await host.answer(method);
         expect(reply.error, JSON.stringify(reply)).toMatchObject({ code: -32601 });
       }
-      host.send(JSON.stringify({ jsonrpc: "2.0", id: "ping", method: "ping" }));
-      expect(await host.reply("ping")).toEqual({ jsonrpc: "2.0", id: "ping", result: {} });
+      host.sendLine(JSON.stringify({ jsonrpc: "2.0", id: "ping", method: "ping" }));
+      expect(await host.answer("ping")).toEqual({ jsonrpc: "2.0", id: "ping", result: {} });
     } finally {
       await host.close();
     }
@@ -269,23 +205,15 @@ describe("governor proxy: after the server exits", { timeout: 120_000 }, () => {
       args: ["-e", script, real.command, ...real.args],
     });
     try {
-      host.send(
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id: "exit",
-          method: "tools/call",
-          params: { name: "exit_now", arguments: {} },
-        }),
-      );
-      await host.reply("exit");
-      host.send(JSON.stringify({ jsonrpc: "2.0", id: "ping", method: "ping" }));
-      const ping = await host.reply("ping");
+      await exitServer(host);
+      host.sendLine(JSON.stringify({ jsonrpc: "2.0", id: "ping", method: "ping" }));
+      const ping = await host.answer("ping");
       expect(ping.error, JSON.stringify(ping)).toMatchObject({
         code: -32603,
         message: expect.stringMatching(/governor proxy: the server is not reachable/),
       });
-      host.send(JSON.stringify({ jsonrpc: "2.0", id: "res", method: "resources/list" }));
-      const resources = await host.reply("res");
+      host.sendLine(JSON.stringify({ jsonrpc: "2.0", id: "res", method: "resources/list" }));
+      const resources = await host.answer("res");
       expect(resources.error?.message).toMatch(/governor proxy: the server is not reachable/);
     } finally {
       await host.close();

@@ -5,6 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { PassThrough, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { stateFileFor } from "@governor/testkit";
@@ -40,6 +41,136 @@ export function proxyCommandLine(
       ...(server.args ?? []),
     ],
   };
+}
+
+/** A JSON-RPC message the proxy wrote to its stdout (a line that was not JSON: `{ notJson }`). */
+export type RawMessage = Record<string, unknown> & {
+  id?: unknown;
+  method?: string;
+  params?: Record<string, unknown>;
+  error?: { code: number; message: string };
+};
+
+/** `governor proxy` as a child process on its real stdio, driven line by line as a host would. */
+export interface RawProxy {
+  /** Writes each message as a JSON line, all in one write to stdin. */
+  send(...messages: unknown[]): void;
+  /** Writes `text` as one line, as it is (a line that is not JSON, a batch…). */
+  sendLine(text: string): void;
+  /** Everything the proxy wrote to stdout so far. */
+  stdout(): string;
+  /** Every message the proxy wrote to stdout so far, in order. */
+  received(): RawMessage[];
+  /** What the proxy wrote to stderr so far. */
+  stderr(): string;
+  /** The answer to the host's request `id` (waits up to 30 s). */
+  answer(id: unknown): Promise<RawMessage>;
+  /** The first message `match` accepts that no `take` took before; it is taken (waits up to 30 s). */
+  take(match: (m: RawMessage) => boolean, what: string): Promise<RawMessage>;
+  /** Ends stdin and waits for the proxy to exit. */
+  close(): Promise<void>;
+  /** Kills the proxy. */
+  kill(): void;
+}
+
+/**
+ * Starts `governor proxy ARGS -- SERVER` as a host would and, unless `initialize` is false, sends
+ * `initialize` (checking the answer names the server) and `notifications/initialized`.
+ */
+export async function startRawProxy(
+  proxyArgs: readonly string[],
+  server: { command: string; args?: readonly string[] },
+  options: { readonly env?: Record<string, string>; readonly initialize?: boolean } = {},
+): Promise<RawProxy> {
+  const line = proxyCommandLine(proxyArgs, server);
+  const child = spawn(line.command, line.args, {
+    cwd: ROOT,
+    stdio: "pipe",
+    ...(options.env !== undefined && { env: { ...process.env, ...options.env } }),
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const received: RawMessage[] = [];
+  const taken = new Set<RawMessage>();
+  const waiters: (() => void)[] = [];
+  createInterface({ input: child.stdout }).on("line", (text) => {
+    if (text.trim() === "") return;
+    let message: RawMessage;
+    try {
+      message = JSON.parse(text) as RawMessage;
+    } catch {
+      message = { notJson: text };
+    }
+    received.push(message);
+    for (const wake of waiters.splice(0)) wake();
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const waitFor = async (find: () => RawMessage | undefined, what: string) => {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const found = find();
+      if (found !== undefined) return found;
+      if (Date.now() > deadline) throw new Error(`no ${what}: ${stdout}\n${stderr}`);
+      await new Promise<void>((resolve) => {
+        waiters.push(resolve);
+        setTimeout(resolve, 200);
+      });
+    }
+  };
+  const proxy: RawProxy = {
+    send: (...messages) =>
+      child.stdin.write(messages.map((m) => `${JSON.stringify(m)}\n`).join("")),
+    sendLine: (text) => child.stdin.write(`${text}\n`),
+    stdout: () => stdout,
+    received: () => [...received],
+    stderr: () => stderr,
+    answer: (id) =>
+      waitFor(() => received.find((m) => m.id === id && !("method" in m)), `answer to ${id}`),
+    take: (match, what) =>
+      waitFor(() => {
+        const found = received.find((m) => !taken.has(m) && match(m));
+        if (found !== undefined) taken.add(found);
+        return found;
+      }, what),
+    async close() {
+      child.stdin.end();
+      await exited;
+    },
+    kill: () => child.kill(),
+  };
+  if (options.initialize === false) return proxy;
+  try {
+    await initialize(proxy);
+  } catch (error) {
+    proxy.kill();
+    throw error;
+  }
+  return proxy;
+}
+
+/** `initialize` (its answer must name the server), then `notifications/initialized`. */
+async function initialize(proxy: RawProxy): Promise<void> {
+  proxy.send({
+    jsonrpc: "2.0",
+    id: "init",
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "raw-host", version: "1.0.0" },
+    },
+  });
+  const init = await proxy.answer("init");
+  if (typeof (init.result as { serverInfo?: unknown } | undefined)?.serverInfo !== "object") {
+    throw new Error(`initialize was not answered with a serverInfo: ${JSON.stringify(init)}`);
+  }
+  proxy.send({ jsonrpc: "2.0", method: "notifications/initialized" });
 }
 
 export interface Host {

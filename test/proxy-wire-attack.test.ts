@@ -2,35 +2,24 @@
 // upstream-tool-calls.ts, server.ts): a real proxy process on raw stdio, lines written by hand as a
 // misbehaving host would write them, in front of a scripted server on raw stdio
 // (fixtures/raw-mcp-server.mjs) that logs every message it reads.
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { sharedRedis } from "../packages/redis/src/testing-server.ts";
-import { proxyCommandLine, ROOT } from "./proxy-support.ts";
+import { type RawMessage, type RawProxy, ROOT, startRawProxy } from "./proxy-support.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "governor-proxy-wire-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const SERVER = join(ROOT, "test/fixtures/raw-mcp-server.mjs");
 const redis = await sharedRedis("governor proxy --store redis:// on a misbehaving wire");
 
-type Message = { id?: unknown; method?: string; params?: Record<string, unknown> } & Record<
-  string,
-  unknown
->;
-
-interface RawHost {
-  send(...messages: unknown[]): void;
-  /** The proxy's answer to the host's request `id` (waits for it). */
-  answer(id: number | string): Promise<Message>;
-  /** Everything the proxy wrote to the host so far. */
-  received(): Message[];
+/** The proxy in front of the raw server, and what the server read. */
+type RawHost = RawProxy & {
   /** The messages the server read so far. */
-  serverRead(): Message[];
-  close(): Promise<void>;
-}
+  serverRead(): RawMessage[];
+};
 
 let hosts = 0;
 
@@ -41,65 +30,19 @@ async function rawHost(
   initialize = true,
 ): Promise<RawHost> {
   const serverLog = join(dir, `server-${++hosts}.jsonl`);
-  const line = proxyCommandLine(proxyArgs, { command: process.execPath, args: [SERVER] });
-  const child: ChildProcessWithoutNullStreams = spawn(line.command, line.args, {
-    cwd: ROOT,
-    env: { ...process.env, RAW_MODE: mode, RAW_LOG: serverLog },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (d) => {
-    out += String(d);
-  });
-  child.stderr.on("data", (d) => {
-    err += String(d);
-  });
-  const received = () =>
-    out
-      .split("\n")
-      .filter((l) => l.trim() !== "")
-      .map((l) => JSON.parse(l) as Message);
-  const host: RawHost = {
-    send: (...messages) =>
-      child.stdin.write(messages.map((m) => `${JSON.stringify(m)}\n`).join("")),
-    async answer(id) {
-      for (let i = 0; i < 600; i++) {
-        const found = received().find((m) => m.id === id && !("method" in m));
-        if (found !== undefined) return found;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error(`no answer to ${id}: ${out}\n${err}`);
-    },
-    received,
-    serverRead: () =>
-      existsSync(serverLog)
-        ? readFileSync(serverLog, "utf8")
-            .split("\n")
-            .filter((l) => l.trim() !== "")
-            .map((l) => JSON.parse(l) as Message)
-        : [],
-    close: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.stdin.end();
-      }),
-  };
-  if (!initialize) return host;
-  host.send({
-    jsonrpc: "2.0",
-    id: "init",
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "raw-host", version: "1" },
-    },
-  });
-  await host.answer("init");
-  host.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-  return host;
+  const proxy = await startRawProxy(
+    proxyArgs,
+    { command: process.execPath, args: [SERVER] },
+    { env: { RAW_MODE: mode, RAW_LOG: serverLog }, initialize },
+  );
+  const serverRead = () =>
+    existsSync(serverLog)
+      ? readFileSync(serverLog, "utf8")
+          .split("\n")
+          .filter((l) => l.trim() !== "")
+          .map((l) => JSON.parse(l) as RawMessage)
+      : [];
+  return { ...proxy, serverRead };
 }
 
 const call = (id: number | undefined, t: string, progressToken?: string) => ({

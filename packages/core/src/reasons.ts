@@ -237,7 +237,7 @@ const DEFINITIONS = {
   },
   retries_exhausted: {
     action: "stop",
-    doc: "retries ran out (attempt cap, server retry budget, or a hint past the cap)",
+    doc: "retries ran out (attempt cap, server retry budget, or a hint past the cap) and the policy names no other tool",
     adviceFor: (c) =>
       c.attempts === 1
         ? "The service is failing and cannot be retried now."

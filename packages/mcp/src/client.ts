@@ -317,7 +317,13 @@ export function governClient<C extends McpClient>(
     signal.entry = session.enter(transport);
     let sent: Promise<unknown>;
     try {
-      sent = wire.callTool(request, bounds, definitions.get(params.name));
+      const { retryAfter } = options;
+      const def = definitions.get(params.name);
+      // The pass keeps the Retry-After of its own requests' responses (retry-after.ts).
+      sent =
+        retryAfter === undefined
+          ? wire.callTool(request, bounds, def)
+          : retryAfter.within(signal, () => wire.callTool(request, bounds, def));
     } catch (error) {
       sent = Promise.reject(error);
     }
@@ -362,6 +368,8 @@ export function governClient<C extends McpClient>(
     connectionClosed = false;
     /** The server refused the pass for a gone session: nothing ran. */
     gone = false;
+    /** The `Retry-After` of the pass's failed HTTP response, with a `retryAfter` capture. */
+    retryAfterMs: number | undefined = undefined;
     constructor(
       /** The tool called (its result is checked as the SDK's `Client.callTool` would). */
       readonly name: string,
@@ -446,7 +454,7 @@ export function governClient<C extends McpClient>(
     const call: CallState = { params, pass: undefined, deadlineAt: Number.POSITIVE_INFINITY };
     const request: MutableToolCall = {
       tool: params.name,
-      toFailure: (thrown) => mapSdkError(thrown, factsOf(call.pass, options.retryAfter?.take())),
+      toFailure: (thrown) => mapSdkError(thrown, factsOf(call.pass)),
     };
     if (server !== undefined) request.server = server;
     if (params.arguments !== undefined) request.args = params.arguments;
@@ -539,18 +547,16 @@ type MutableToolCall = { -readonly [K in keyof ToolCall]: ToolCall[K] };
 interface CallState {
   readonly params: GovernedCallParams;
   /** The last pass on the wire (none before the first, or while reconnecting), for `toFailure`. */
-  pass: { facts(): CallSiteFacts } | undefined;
+  pass: { facts(): CallSiteFacts; readonly retryAfterMs: number | undefined } | undefined;
   /** The run's deadline as the last attempt saw it (bounds the listing after an unknown tool). */
   deadlineAt: number;
 }
 
-/** What `toFailure` knows of a call: its last pass's facts and a captured `Retry-After`. */
-function factsOf(
-  pass: { facts(): CallSiteFacts } | undefined,
-  retryAfterMs: number | undefined,
-): CallSiteFacts {
-  const facts: MutableFacts = pass === undefined ? {} : pass.facts();
-  facts.retryAfterMs = retryAfterMs;
+/** What `toFailure` knows of a call: its last pass's facts and the `Retry-After` it captured. */
+function factsOf(pass: CallState["pass"]): CallSiteFacts {
+  if (pass === undefined) return {};
+  const facts: MutableFacts = pass.facts();
+  facts.retryAfterMs = pass.retryAfterMs;
   return facts;
 }
 

@@ -7,5 +7,5 @@ export {
   toModelResult,
 } from "./client.ts";
 export { type CallSiteFacts, mapSdkError } from "./map-error.ts";
-export { captureRetryAfter, type RetryAfterFetch } from "./retry-after.ts";
+export { captureRetryAfter, type RetryAfterFetch, type RetryAfterSlot } from "./retry-after.ts";
 export type { McpClient } from "./sdk.ts";

@@ -8,13 +8,39 @@ import { sharedRedis } from "./testing-server.ts";
 const redis = await sharedRedis("RedisStore deadline settle");
 const available = redis.problem === undefined;
 
-describe.runIf(available)("issue 26.7: a write cut by the run's deadline, on RedisStore", () => {
-  const store = available
-    ? createRedisStore({ url: redis.url as string, prefix: `governor-test:${randomUUID()}:` })
-    : undefined;
-  afterAll(async () => {
-    await store?.close();
+/**
+ * A store under a prefix of its own for the suite it is made in, closed after it (none when the
+ * suite is skipped: vitest still collects it). Each suite its own prefix: a write one leaves in
+ * doubt must not refuse another's identical write.
+ */
+function suiteStore(): RedisStore | undefined {
+  if (!available) return undefined;
+  const store = createRedisStore({
+    url: redis.url as string,
+    prefix: `governor-test:${randomUUID()}:`,
   });
+  afterAll(async () => {
+    await store.close();
+  });
+  return store;
+}
+
+/** `inner` with its `settle` replaced by `settle` (which may call the real one); the rest as is. */
+function withSettle(
+  inner: RedisStore,
+  settle: (...args: Parameters<RedisStore["settle"]>) => ReturnType<RedisStore["settle"]>,
+): RedisStore {
+  return new Proxy(inner, {
+    get(target, name) {
+      if (name === "settle") return settle;
+      const value: unknown = Reflect.get(target, name, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+describe.runIf(available)("issue 26.7: a write cut by the run's deadline, on RedisStore", () => {
+  const store = suiteStore();
 
   it("records its key uncertain and stops uncertain_mutation (was: HostError 'no answer within 0 ms')", async () => {
     const governor = createGovernor(
@@ -44,28 +70,15 @@ describe.runIf(available)("issue 26.7: a write cut by the run's deadline, on Red
 describe.runIf(available)(
   "a failed attempt's one settle after the deadline passed, on RedisStore",
   () => {
-    const store = available
-      ? createRedisStore({ url: redis.url as string, prefix: `governor-test:${randomUUID()}:` })
-      : undefined;
-    afterAll(async () => {
-      await store?.close();
-    });
+    const store = suiteStore();
 
     it("a refusal the host's hook held past the deadline is recorded failed, not store trouble", async () => {
       const hosts: string[] = [];
       const inner = store as RedisStore;
       // A store a few ms away: its settle answers after the deadline's time left (none).
-      const distant = new Proxy(inner, {
-        get(target, name) {
-          if (name === "settle") {
-            return async (...args: Parameters<RedisStore["settle"]>) => {
-              await new Promise((resolve) => setTimeout(resolve, 20));
-              return target.settle(...args);
-            };
-          }
-          const value: unknown = Reflect.get(target, name, target);
-          return typeof value === "function" ? value.bind(target) : value;
-        },
+      const distant = withSettle(inner, async (...args) => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return inner.settle(...args);
       });
       const governor = createGovernor(
         { tools: { charge: { effect: "mutating" } }, budgets: { wallTimeMs: 200 } },
@@ -99,27 +112,14 @@ describe.runIf(available)(
 describe.runIf(available)(
   "a failed write's key settled once, when its verify step answered, on RedisStore",
   () => {
-    const store = available
-      ? createRedisStore({ url: redis.url as string, prefix: `governor-test:${randomUUID()}:` })
-      : undefined;
-    afterAll(async () => {
-      await store?.close();
-    });
+    const store = suiteStore();
 
     /** The store, its settles listed (`gk_…`: a call's key; `gd_…`: its content's entry). */
     function counted(inner: RedisStore) {
       const settles: [key: string, to: string][] = [];
-      const wrapped = new Proxy(inner, {
-        get(target, name) {
-          if (name === "settle") {
-            return (...args: Parameters<RedisStore["settle"]>) => {
-              settles.push([args[0], args[1]]);
-              return target.settle(...args);
-            };
-          }
-          const value: unknown = Reflect.get(target, name, target);
-          return typeof value === "function" ? value.bind(target) : value;
-        },
+      const wrapped = withSettle(inner, (...args) => {
+        settles.push([args[0], args[1]]);
+        return inner.settle(...args);
       });
       const byKey = () => {
         const moves = new Map<string, string[]>();

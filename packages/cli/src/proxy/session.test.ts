@@ -60,6 +60,29 @@ describe("createProxySession", () => {
     expect((await session.callTool(read)).isError).toBeFalsy();
   });
 
+  it("a retry that would switch tools, refused by the switches budget, pauses every tool and names the budget", async () => {
+    const clock = { now: Date.now() };
+    const flaky = { effect: "read_only", retry: { attempts: 2 }, alternatives: ["search_notes"] };
+    const { session, logs } = await sessionWith(
+      { budgets: { switches: 0 }, tools: { flaky_fetch: flaky } },
+      clock,
+    );
+    const spent = await session.callTool({
+      name: "flaky_fetch",
+      arguments: { url: "https://example.com" },
+    });
+    expect(spent.isError).toBe(true);
+    expect(JSON.stringify(spent.content)).toMatch(/switches budget is spent/);
+    expect(logs.at(-1)?.data).toMatchObject({
+      event: "stopped",
+      reason: "budget_exhausted",
+      budget: "switches",
+      scope: "window",
+    });
+    const paused = await session.callTool({ name: "search_notes", arguments: { query: "x" } });
+    expect(JSON.stringify(paused.content)).toMatch(/paused until the current budget window ends/);
+  });
+
   it("a call still out when the next window starts keeps its run until it is answered (it was cut: aborted)", async () => {
     const clock = { now: Date.now() };
     const { session, logs } = await sessionWith(

@@ -241,6 +241,9 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
           reason: outcome.reason,
           scope: remembered?.scope ?? (key !== undefined ? "call" : "none"),
           personResolvable: outcome.personResolvable,
+          // Which budget, as the run's summary and metrics name it.
+          ...(outcome.reason === "budget_exhausted" &&
+            outcome.summary.budget !== undefined && { budget: outcome.summary.budget }),
           ...(outcome.idempotencyKey !== undefined && { idempotencyKey: outcome.idempotencyKey }),
         },
       });

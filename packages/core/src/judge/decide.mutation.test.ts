@@ -129,10 +129,27 @@ describe("decide: retries", () => {
     });
   });
 
-  it("issue 8 (mutation): no switch when the switches budget is spent; the stop says retries ran out", () => {
+  it("issue 8 (mutation): no switch when the switches budget is spent; the stop names that budget", () => {
     const d = decide(ctx({}, { attempt: 3, spent: "switches" }, withAlternatives));
-    expect(d).toMatchObject({ action: "stop", reason: "retries_exhausted" });
-    expect(d).not.toHaveProperty("budget");
+    expect(d).toMatchObject({ action: "stop", reason: "budget_exhausted", budget: "switches" });
+    // Without alternatives the attempts cap ended it: no budget is named.
+    const capped = decide(ctx({}, { attempt: 3, spent: "switches" }));
+    expect(capped).toMatchObject({ action: "stop", reason: "retries_exhausted" });
+    expect(capped).not.toHaveProperty("budget");
+  });
+
+  it("a switch the retries would have made meets the repeat rule and the deadline before its budget, as a switch_tool class does", () => {
+    const spent = { attempt: 3, spent: "switches" as const };
+    expect(decide(ctx({}, { ...spent, repeats: 3 }, withAlternatives))).toMatchObject({
+      reason: "repeated_failure",
+    });
+    expect(decide(ctx({}, { ...spent, remainingMs: 0 }, withAlternatives))).toMatchObject({
+      reason: "deadline_exceeded",
+    });
+    const switching = { action: "switch_tool" as const, reason: "not_supported" as const };
+    expect(decide(ctx(switching, { ...spent, repeats: 3 }))).toMatchObject({
+      reason: "repeated_failure",
+    });
   });
 
   it("budgets other than retries and failures do not stop a retry", () => {

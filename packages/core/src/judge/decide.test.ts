@@ -95,13 +95,25 @@ describe("decide", () => {
 
   it("switches budget: a retry that gives up does not switch when switches are spent", () => {
     const alts = { tools: { t: { alternatives: ["u"] } } };
+    // The stop names the budget that refused the switch, not the retries that led to it.
     expect(decide(base({}, { attempt: 3, exhausted: ["switches"] }, alts))).toMatchObject({
       action: "stop",
-      reason: "retries_exhausted",
+      reason: "budget_exhausted",
+      budget: "switches",
     });
     expect(
       decide(base({}, { attempt: 1, exhausted: ["retries", "switches"] }, alts)),
-    ).toMatchObject({ action: "stop", reason: "budget_exhausted", budget: "retries" });
+    ).toMatchObject({ action: "stop", reason: "budget_exhausted", budget: "switches" });
+    // Without alternatives no switch was refused: the retries' own reason stands.
+    expect(decide(base({}, { attempt: 3, exhausted: ["switches"] }))).toMatchObject({
+      action: "stop",
+      reason: "retries_exhausted",
+    });
+    expect(decide(base({}, { attempt: 1, exhausted: ["retries", "switches"] }))).toMatchObject({
+      action: "stop",
+      reason: "budget_exhausted",
+      budget: "retries",
+    });
     // Other spent budgets do not stop the switch.
     expect(decide(base({}, { attempt: 3, exhausted: ["corrections"] }, alts)).action).toBe(
       "switch_tool",

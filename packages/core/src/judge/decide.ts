@@ -177,16 +177,19 @@ function correct(ctx: DecideContext): Decision {
 }
 
 /**
- * Retrying is over: another tool when the policy names one and the run may still switch (the
- * switch reaches the model, so the repeat rule and the `switches` budget apply), else a stop.
+ * Retrying is over: another tool when the policy names one (the switch reaches the model, so the
+ * repeat rule and the `switches` budget apply, as for a `switch_tool` class), else a stop with
+ * what ended the retries.
  */
 function giveUp(ctx: DecideContext, reason: Reason, budget?: BudgetName): Decision {
   // The target that keeps failing is one the model chose (a URL, a host): it may choose another.
   if (ctx.classification.onRetriesExhausted === "correct_arguments") return correct(ctx);
   const { alternatives } = ctx.tool;
-  if (alternatives.length > 0 && !spent(ctx, "switches")) {
+  if (alternatives.length > 0) {
     if (ctx.repeats >= ctx.tool.maxRepeats) return stop(ctx, "repeated_failure");
     if (outOfTime(ctx)) return stop(ctx, "deadline_exceeded");
+    // The retries alone would have ended in a switch: the stop names the budget that refused it.
+    if (spent(ctx, "switches")) return stop(ctx, "budget_exhausted", "switches");
     return {
       action: "switch_tool",
       reason: ctx.classification.reason,

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createMemoryStore, type MemoryStore } from "../store/memory-store.ts";
 import type { ClaimOptions, Store } from "../store/store.ts";
 import { createGovernor } from "./governor.ts";
+import type { VerifyResult } from "./hooks.ts";
 import { laterClaims, memoryStoreWith } from "./store-doubles.support.ts";
 import type { CallOutcome } from "./types.ts";
 
@@ -292,10 +293,19 @@ describe("a retry after a verify step found no effect", () => {
     },
   };
 
-  it("an identical call of the same run that claimed the freed key holds it until its own verify step answered: the retry is refused as in progress", async () => {
+  /**
+   * Two identical payments meet on one key. The first call's attempt is lost, its verify step
+   * finds no effect and its key is freed; as it is, the second call starts (in the same run, or in
+   * another run of the scope with the same callId: the same key), claims it, is sent, and its
+   * answer is lost too. The first call retries 40 ms later. `verifyAgain` answers every verify
+   * step after the first call's.
+   */
+  async function freedKeyRace(
+    secondIn: "the same run" | "another run",
+    verifyAgain: () => Promise<VerifyResult>,
+  ) {
     const memory = createMemoryStore();
     let startSecond = () => {};
-    // The second call claims the freed key, is sent, and its answer is lost too.
     const store = freedKeyStore(memory, () => startSecond());
     let verifies = 0;
     const governor = createGovernor(payVerified, {
@@ -305,33 +315,42 @@ describe("a retry after a verify step found no effect", () => {
       verify: {
         pay: async () => {
           verifies += 1;
-          if (verifies === 1) return { effect: "absent" };
-          // The second call's write is found later: it happened.
-          await new Promise((resolve) => setTimeout(resolve, 150));
-          return { effect: "present", result: ok("paid") };
+          return verifies === 1 ? { effect: "absent" } : verifyAgain();
         },
       },
     });
-    const run = governor.startRun();
+    const sameRun = secondIn === "the same run";
+    const scope = sameRun ? {} : { idempotencyScope: "job" };
+    const call = () => ({ tool: "pay", args: { amount: 1 }, ...(!sameRun && { callId: "c1" }) });
+    const run = governor.startRun(scope);
     const sent: string[] = [];
     let second: Promise<CallOutcome<unknown>> | undefined;
     startSecond = () => {
       startSecond = () => {};
-      second = run.call({ tool: "pay", args: { amount: 1 } }, async () => {
+      second = (sameRun ? run : governor.startRun(scope)).call(call(), async () => {
         sent.push("second");
         throw timeout();
       });
     };
-    const first = await run.call({ tool: "pay", args: { amount: 1 } }, async () => {
+    const first = await run.call(call(), async () => {
       sent.push("first");
       if (sent.length === 1) throw timeout();
       return ok("paid");
+    });
+    return { first, second: second as Promise<CallOutcome<unknown>>, sent, memory };
+  }
+
+  it("an identical call of the same run that claimed the freed key holds it until its own verify step answered: the retry is refused as in progress", async () => {
+    const { first, second, sent } = await freedKeyRace("the same run", async () => {
+      // The second call's write is found later: it happened.
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      return { effect: "present", result: ok("paid") };
     });
     // The second call's key is settled once, when its verify step answered: until then it is in
     // flight, and the first call's retry (40 ms later) is refused as such, never sent.
     expect(first).toMatchObject({ kind: "model", reason: "conflict" });
     expect(text(first)).toMatch(/identical call is still in progress/);
-    const found = await (second as Promise<CallOutcome<unknown>>);
+    const found = await second;
     expect(found).toMatchObject({ kind: "ok", replayed: true, value: ok("paid") });
     // Was ["first", "second", "first"]: the first call's retry took over the second call's key
     // in doubt and paid again, although the second call's payment had gone through.
@@ -339,41 +358,12 @@ describe("a retry after a verify step found no effect", () => {
   });
 
   it("does not take over an identical call's write in doubt: its verify did not see that write", async () => {
-    const memory = createMemoryStore();
-    let startSecond = () => {};
-    // The second call (another run of the scope, the same callId: the same key) claims the freed
-    // key, is sent, its answer is lost too and its verify step cannot tell: it stops, its key in
-    // doubt, before the first call's retry claims it.
-    const store = freedKeyStore(memory, () => startSecond());
-    let verifies = 0;
-    const governor = createGovernor(payVerified, {
-      metrics: false,
-      random: () => 0.999,
-      store,
-      verify: {
-        pay: async () => {
-          verifies += 1;
-          return { effect: verifies === 1 ? "absent" : "unknown" };
-        },
-      },
-    });
-    const sent: string[] = [];
-    let second: Promise<CallOutcome<unknown>> | undefined;
-    startSecond = () => {
-      startSecond = () => {};
-      const other = governor.startRun({ idempotencyScope: "job" });
-      second = other.call({ tool: "pay", args: { amount: 1 }, callId: "c1" }, async () => {
-        sent.push("second");
-        throw timeout();
-      });
-    };
-    const run = governor.startRun({ idempotencyScope: "job" });
-    const first = await run.call({ tool: "pay", args: { amount: 1 }, callId: "c1" }, async () => {
-      sent.push("first");
-      if (sent.length === 1) throw timeout();
-      return ok("paid");
-    });
-    const doubt = await (second as Promise<CallOutcome<unknown>>);
+    // The second call's verify step cannot tell: it stops, its key in doubt, before the first
+    // call's retry claims it.
+    const { first, second, sent, memory } = await freedKeyRace("another run", async () => ({
+      effect: "unknown",
+    }));
+    const doubt = await second;
     expect(doubt).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
     const key = doubt.kind === "stop" ? doubt.idempotencyKey : undefined;
     expect(key).toMatch(/./);

@@ -163,7 +163,7 @@ describe("issue 8.15: tool and server names that are Object.prototype members", 
 });
 
 describe("switches budget: a retry that gives up spends switches", () => {
-  it("with budgets.switches 0 the run stops instead of switching tools", async () => {
+  it("with budgets.switches 0 the run stops instead of switching tools, and names the budget", async () => {
     const policy: PolicyInput = {
       budgets: { switches: 0 },
       tools: { fetch: { effect: "read_only", alternatives: ["fetch_backup"] } },
@@ -172,7 +172,9 @@ describe("switches budget: a retry that gives up spends switches", () => {
     const outcome = await drive(
       run.call({ tool: "fetch" }, async () => text("503 Service Unavailable")),
     );
-    expect(outcome).toMatchObject({ kind: "stop", reason: "retries_exhausted" });
+    expect(outcome).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+    expect(run.summary()).toMatchObject({ reason: "budget_exhausted", budget: "switches" });
+    expect(modelText(outcome)).toContain("switches budget is spent");
     expect(modelText(outcome)).not.toContain("fetch_backup");
   });
 
@@ -189,8 +191,21 @@ describe("switches budget: a retry that gives up spends switches", () => {
     });
     expect(await drive(run.call({ tool: "fetch", args: { n: 2 } }, failing))).toMatchObject({
       kind: "stop",
-      reason: "retries_exhausted",
+      reason: "budget_exhausted",
     });
+    expect(run.summary()).toMatchObject({ reason: "budget_exhausted", budget: "switches" });
+  });
+
+  it("without alternatives the same retries stop with retries_exhausted, no budget named", async () => {
+    const run = governor({
+      budgets: { switches: 0 },
+      tools: { fetch: { effect: "read_only" } },
+    }).startRun();
+    const outcome = await drive(
+      run.call({ tool: "fetch" }, async () => text("503 Service Unavailable")),
+    );
+    expect(outcome).toMatchObject({ kind: "stop", reason: "retries_exhausted" });
+    expect(run.summary()).not.toHaveProperty("budget");
   });
 });
 
