@@ -24,6 +24,7 @@ import { join, relative, resolve } from "node:path";
 import { failureFromResult, loadPolicy, type ToolPolicy } from "@governor/core";
 import { classify, fingerprint, resolveToolPolicy } from "@governor/core/judge";
 import type { TextModel } from "../packages/core/src/judge/text-model.ts";
+import { decidedAction } from "./eval-decided.ts";
 import { formatHardPairs, hardPairsReport } from "./eval-hard-pairs.ts";
 import { formatLearnedStage, learnedStageReport } from "./eval-learned-stage.ts";
 
@@ -94,13 +95,15 @@ function toFailure(text: string) {
 function predict(entry: Entry): Scored {
   // The whole classifier, as `governor classify` runs it on a text line (no policy rules), for
   // the tool that answered: a text naming another tool as unknown is not about the one called.
+  // Scored as the run decides it: a guessed correction of a mutating tool stops (eval-decided.ts).
   const c = classify(
     toFailure(entry.text),
     resolveToolPolicy(POLICY, entry.tool),
     undefined,
     RULES_ONLY,
   );
-  return { ...entry, predicted: c.action, reason: c.reason };
+  const predicted = decidedAction(c, (entry as BlindEntry).effect);
+  return { ...entry, predicted, reason: predicted === c.action ? c.reason : "person_required" };
 }
 
 interface Score {
@@ -234,6 +237,24 @@ const personOnlyRetried = [...tuning, ...heldOutAll].filter(
   (r) => r.label === "stop" && r.predicted === "retry_dependency",
 );
 
+// Of the correction-labelled texts of a mutating tool (both files, ambiguous ones included), how
+// many the run stops on a first failure with the shipped text model: the cost of the asymmetry of
+// harm in corrections a person must look at (eval-decided.ts).
+const mutatingCorrectionLines = [...tuning, ...heldOutAll].filter(
+  (r) => r.label === "correct_arguments" && (r as BlindEntry).effect === "mutating",
+);
+const mutatingCorrections = (() => {
+  let stops = 0;
+  let byAsymmetry = 0;
+  for (const r of mutatingCorrectionLines) {
+    const c = classify(toFailure(r.text), resolveToolPolicy(POLICY, r.tool));
+    const action = decidedAction(c, "mutating");
+    if (action === "stop") stops++;
+    if (action !== c.action) byAsymmetry++;
+  }
+  return { texts: mutatingCorrectionLines.length, stops, byAsymmetry };
+})();
+
 // Fingerprints: what `governor classify` prints for one text line.
 const print = (tool: string, text: string, args?: Readonly<Record<string, unknown>>) => {
   const f = toFailure(text);
@@ -335,7 +356,7 @@ function scoreBlindSet(setDir: string) {
   const blindRows: BlindScored[] = load<BlindEntry>(join(setDir, "tool-errors.jsonl")).map(
     (entry) => {
       const c = classify(toFailure(entry.text), blindToolPolicy(entry));
-      return { ...entry, predicted: c.action, source: c.source };
+      return { ...entry, predicted: decidedAction(c, entry.effect), source: c.source };
     },
   );
   // What the learned last stage decided on the blind set (issue 27): how many lines reached it, and
@@ -464,6 +485,7 @@ const report = {
   fingerprints,
   learnedStage: learnedStageReport(dir, new Set(mentioned.keys())),
   hardFingerprintPairs: hardPairsReport(dir),
+  mutatingCorrections,
 };
 
 if (json) {
@@ -478,6 +500,7 @@ if (json) {
       `macro per server ${macro.toFixed(3)}`,
     `in-sample (tuning servers):   ${fmt(h.inSample)} on ${h.inSample.servers} servers`,
     `person-only failures predicted as a retry (must be 0): ${h.personOnlyRetried}`,
+    `correction-labelled texts of mutating tools the run stops (shipped model): ${mutatingCorrections.stops} of ${mutatingCorrections.texts} (${mutatingCorrections.byAsymmetry} by the asymmetry of harm)`,
     `BLIND SET (${blind.lines} lines, ${blind.servers} servers no rule writer has read): ${fmt(blind.unambiguous)} on unambiguous texts; ` +
       `dangerous decisions ${blind.dangerous.total}; fingerprint recall ${blind.fingerprints.recall.toFixed(3)}, ` +
       `false merges ${blind.fingerprints.mergeRate.toFixed(3)}`,

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { failureFromResult, loadPolicy } from "@governor/core";
 import { classify, resolveToolPolicy } from "@governor/core/judge";
 import { readText, type TextModel } from "../packages/core/src/judge/text-model.ts";
+import { decidedAction } from "./eval-decided.ts";
 import { type CorpusLine, readCorpusLines, trainingTexts } from "./text-model-corpus.ts";
 import { trainTextModel } from "./text-model-training.ts";
 
@@ -55,13 +56,15 @@ function judge(line: CorpusLine, model: TextModel) {
     content: [{ type: "text", text: line.text }],
     isError: true,
   });
-  // As `governor classify` judges a text line: no call facts, the failure alone.
-  return classify(
+  // As `governor classify` judges a text line: no call facts, the failure alone; scored as the
+  // run decides it (a guessed correction of a mutating tool stops: eval-decided.ts).
+  const c = classify(
     failure,
     resolveToolPolicy(POLICY, (line as { tool?: string }).tool ?? "tool"),
     undefined,
     model,
   );
+  return { ...c, action: decidedAction(c, line.effect) };
 }
 
 const ratio = (c: number, t: number) => ({ correct: c, total: t, accuracy: t === 0 ? 0 : c / t });
