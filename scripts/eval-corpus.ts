@@ -401,6 +401,10 @@ function scoreBlindSet(setDir: string) {
       right: blindByModel.filter((r) => r.predicted === r.label).length,
       /** What the blind default (`correct_arguments`) would have got right on the same lines. */
       defaultRight: blindByModel.filter((r) => r.label === "correct_arguments").length,
+      /** What the run's default would have got right: a correction, a stop on a mutating tool. */
+      runDefaultRight: blindByModel.filter(
+        (r) => r.label === (r.effect === "mutating" ? "stop" : "correct_arguments"),
+      ).length,
     },
     quotedByRuleWork: {
       lines: blindQuoted.length,
@@ -593,7 +597,7 @@ function blindReport(blind: ReturnType<typeof scoreBlindSet>, name: string): str
     ...table("Blind, all (ambiguous scored against their label)", blind.all).map((l) => `  ${l}`),
     `  dangerous decisions: ${d.total} (stop retried ${d.personOnlyRetried}, mutating stop sent back as arguments ${d.mutatingStopAsArguments}, mutating write retried ${d.mutatingWriteRetried})`,
     `  legend: ${d.legend}`,
-    `  decided by the learned last stage (non-ambiguous): ${blind.learnedStage.decided}, right ${blind.learnedStage.right} (the old default, correct_arguments, ${blind.learnedStage.defaultRight})`,
+    `  decided by the learned last stage (non-ambiguous): ${blind.learnedStage.decided}, right ${blind.learnedStage.right} (the old default, correct_arguments, ${blind.learnedStage.defaultRight}; the run's default, a stop on a mutating tool, ${blind.learnedStage.runDefaultRight})`,
     `  blind lines quoted by the rule table or a rule test: ${blind.quotedByRuleWork.lines} (${blind.quotedByRuleWork.servers} servers; must be 0)`,
     `  fingerprints on ${f.samePairs + f.differentPairs} blind pairs: same-template recall ${f.sameMerged}/${f.samePairs} = ${f.recall.toFixed(3)}, different-template merges ${f.differentMerged}/${f.differentPairs} = ${f.mergeRate.toFixed(3)}`,
     ...f.perKind.map((k) => `    ${k.kind}: ${k.merged}/${k.pairs} merged`),

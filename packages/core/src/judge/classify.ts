@@ -419,23 +419,66 @@ export const MODEL_RETRY_AT = 0.85;
  */
 export const WRITE_STOP_WEIGHT = 10;
 
-/** Whether, on a write, the model's odds of a stop outweigh those of a correction at that cost. */
-function writeStopOutweighs(reading: ModelReading): boolean {
-  const correct = reading.probabilities[MODEL_CLASSES.indexOf("correct_arguments")] ?? 0;
-  const stop = reading.probabilities[MODEL_CLASSES.indexOf("stop")] ?? 0;
-  return stop * WRITE_STOP_WEIGHT >= correct;
-}
-
 /**
  * How much likelier than a correction an unsure reading of stop must be to be taken: a near tie
  * (a text of function words the model barely knows) leaves the correction.
  */
 export const MODEL_UNSURE_STOP_OVER = 1.25;
 
-function stopOutweighsCorrection(reading: ModelReading): boolean {
+/** The bars a reading of the learned text model must pass; the shipped ones are {@link MODEL_BARS}. */
+export interface ModelBars {
+  /** {@link MODEL_SURE_AT} */
+  readonly sureAt: number;
+  /** {@link MODEL_RETRY_AT} */
+  readonly retryAt: number;
+  /** {@link MODEL_UNSURE_STOP_OVER} */
+  readonly unsureStopOver: number;
+  /** {@link WRITE_STOP_WEIGHT} */
+  readonly writeStopWeight: number;
+}
+
+/** The bars the run uses. `pnpm eval` measures others against them per fold (scripts/learned-stage-bars.ts). */
+export const MODEL_BARS: ModelBars = {
+  sureAt: MODEL_SURE_AT,
+  retryAt: MODEL_RETRY_AT,
+  unsureStopOver: MODEL_UNSURE_STOP_OVER,
+  writeStopWeight: WRITE_STOP_WEIGHT,
+};
+
+/** What is taken of a reading of the learned text model. */
+export interface TakenReading {
+  readonly action: ModelClass;
+  /** The reading's probability is below the bar. */
+  readonly unsure: boolean;
+  /** The action is a correction that is a guess: `decide` stops it on a `mutating` tool. */
+  readonly stopOnWrite: boolean;
+}
+
+/**
+ * What the run takes of a reading of the learned text model, under `bars`. Pure: the one place the
+ * bars apply (classify, and the per-fold measure of other bars in scripts/learned-stage-bars.ts).
+ */
+export function takeReading(reading: ModelReading, bars: ModelBars = MODEL_BARS): TakenReading {
   const correct = reading.probabilities[MODEL_CLASSES.indexOf("correct_arguments")] ?? 0;
   const stop = reading.probabilities[MODEL_CLASSES.indexOf("stop")] ?? 0;
-  return stop >= MODEL_UNSURE_STOP_OVER * correct;
+  const unsure = reading.probability < bars.sureAt;
+  // An unsure reading is not taken, except a stop the model finds likelier than every other
+  // class and clearly likelier than a correction: a correction of a failure only a person can fix
+  // costs calls until the repeat rule stops it, a stop a person reads costs a look.
+  const action: ModelClass =
+    (unsure && !(reading.action === "stop" && stop >= bars.unsureStopOver * correct)) ||
+    (reading.action === "retry_dependency" && reading.probability < bars.retryAt)
+      ? "correct_arguments"
+      : reading.action;
+  // The asymmetry of harm: a write corrected on a guess may be sent again in another shape; a
+  // stop a person can read costs less. A guess is an unsure reading, a reading of another class
+  // not taken (a retry below the retry bar), or a correction not `writeStopWeight` times likelier
+  // than a stop. Classify marks it; `decide`, which knows the call's effect, stops it
+  // (stopsGuessedWrite in decide.ts).
+  const stopOnWrite =
+    action === "correct_arguments" &&
+    (unsure || reading.action !== "correct_arguments" || stop * bars.writeStopWeight >= correct);
+  return { action, unsure, stopOnWrite };
 }
 
 /** The reason a reading of the learned text model carries, per action. */
@@ -455,25 +498,7 @@ function fromModel(failure: Failure, text: string, model: TextModel): Classifica
     // which `decide` stops: stopsGuessedWrite).
     return { action: "correct_arguments", reason: "unclassified", certainty, source: "default" };
   }
-  const unsure = reading.probability < MODEL_SURE_AT;
-  // An unsure reading is not taken, except a stop the model finds likelier than every other
-  // class and clearly likelier than a correction: a correction of a failure only a person can fix
-  // costs calls until the repeat rule stops it, a stop a person reads costs a look.
-  const action: ModelClass =
-    (unsure && !(reading.action === "stop" && stopOutweighsCorrection(reading))) ||
-    (reading.action === "retry_dependency" && reading.probability < MODEL_RETRY_AT)
-      ? "correct_arguments"
-      : reading.action;
-  // The asymmetry of harm: a write corrected on a guess may be sent again in another shape; a
-  // stop a person can read costs less. Classify marks the guess; `decide`, which knows the
-  // call's effect, stops it (stopsGuessedWrite). A guess is an unsure reading, a reading of
-  // another class not taken (a retry below MODEL_RETRY_AT), or a correction not
-  // WRITE_STOP_WEIGHT times likelier than a stop.
-  const stopOnWrite =
-    action === "correct_arguments" &&
-    (unsure || reading.action !== "correct_arguments" || writeStopOutweighs(reading))
-      ? true
-      : undefined;
+  const { action, unsure, stopOnWrite } = takeReading(reading);
   const modelFacts = {
     probability: Math.round(reading.probability * 1000) / 1000,
     unsure,

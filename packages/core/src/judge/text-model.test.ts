@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { loadPolicy, resolveToolPolicy } from "../policy/policy.ts";
 import type { Effect } from "../types.ts";
-import { type Classification, classify } from "./classify.ts";
+import { type Classification, classify, MODEL_BARS, takeReading } from "./classify.ts";
 import { decide, stopsGuessedWrite } from "./decide.ts";
 import { explainClassification } from "./explain.ts";
 import { failureFromResult } from "./failure.ts";
@@ -298,6 +298,31 @@ describe("the learned last stage in classify", () => {
     ).toMatchObject({
       confidence: "low",
     });
+  });
+});
+
+describe("the bars a reading must pass (takeReading)", () => {
+  it("applies the bars it is given, the shipped ones by default", () => {
+    // hazy: P(correct) ≈ 0.67 (sure), P(stop) ≈ 0.15.
+    const reading = readText("hazy", toy);
+    if (reading === undefined) throw new Error("toy model reads hazy");
+    expect(takeReading(reading)).toEqual(takeReading(reading, MODEL_BARS));
+    expect(takeReading(reading)).toEqual({
+      action: "correct_arguments",
+      unsure: false,
+      stopOnWrite: true,
+    });
+    // A correction four times likelier than a stop is no guess at a write weight of 3 …
+    expect(takeReading(reading, { ...MODEL_BARS, writeStopWeight: 3 }).stopOnWrite).toBe(false);
+    // … and an unsure one under a bar of 0.9.
+    expect(takeReading(reading, { ...MODEL_BARS, sureAt: 0.9 })).toMatchObject({
+      unsure: true,
+      stopOnWrite: true,
+    });
+    // What classify takes is what takeReading takes.
+    const c = classify(textFailure("hazy"), tool(), undefined, toy);
+    expect(c.model?.unsure).toBe(false);
+    expect(c.model?.stopOnWrite).toBe(true);
   });
 });
 
