@@ -25,6 +25,7 @@ import { join, relative, resolve } from "node:path";
 import { failureFromResult, loadPolicy, type ToolPolicy } from "@governor/core";
 import { classify, fingerprint, resolveToolPolicy } from "@governor/core/judge";
 import type { TextModel } from "../packages/core/src/judge/text-model.ts";
+import { decidedAction } from "./eval-decided.ts";
 import { formatHardPairs, hardPairsReport } from "./eval-hard-pairs.ts";
 import { formatLearnedStage, learnedStageReport } from "./eval-learned-stage.ts";
 
@@ -95,13 +96,15 @@ function toFailure(text: string) {
 function predict(entry: Entry): Scored {
   // The whole classifier, as `governor classify` runs it on a text line (no policy rules), for
   // the tool that answered: a text naming another tool as unknown is not about the one called.
+  // Scored as the run decides it: a guessed correction of a mutating tool stops (eval-decided.ts).
   const c = classify(
     toFailure(entry.text),
     resolveToolPolicy(POLICY, entry.tool),
     undefined,
     RULES_ONLY,
   );
-  return { ...entry, predicted: c.action, reason: c.reason };
+  const predicted = decidedAction(c, (entry as BlindEntry).effect);
+  return { ...entry, predicted, reason: predicted === c.action ? c.reason : "person_required" };
 }
 
 interface Score {
@@ -235,6 +238,24 @@ const personOnlyRetried = [...tuning, ...heldOutAll].filter(
   (r) => r.label === "stop" && r.predicted === "retry_dependency",
 );
 
+// Of the correction-labelled texts of a mutating tool (both files, ambiguous ones included), how
+// many the run stops on a first failure with the shipped text model: the cost of the asymmetry of
+// harm in corrections a person must look at (eval-decided.ts).
+const mutatingCorrectionLines = [...tuning, ...heldOutAll].filter(
+  (r) => r.label === "correct_arguments" && (r as BlindEntry).effect === "mutating",
+);
+const mutatingCorrections = (() => {
+  let stops = 0;
+  let byAsymmetry = 0;
+  for (const r of mutatingCorrectionLines) {
+    const c = classify(toFailure(r.text), resolveToolPolicy(POLICY, r.tool));
+    const action = decidedAction(c, "mutating");
+    if (action === "stop") stops++;
+    if (action !== c.action) byAsymmetry++;
+  }
+  return { texts: mutatingCorrectionLines.length, stops, byAsymmetry };
+})();
+
 // Fingerprints: what `governor classify` prints for one text line.
 const print = (tool: string, text: string, args?: Readonly<Record<string, unknown>>) => {
   const f = toFailure(text);
@@ -336,7 +357,7 @@ function scoreBlindSet(setDir: string) {
   const blindRows: BlindScored[] = load<BlindEntry>(join(setDir, "tool-errors.jsonl")).map(
     (entry) => {
       const c = classify(toFailure(entry.text), blindToolPolicy(entry));
-      return { ...entry, predicted: c.action, source: c.source };
+      return { ...entry, predicted: decidedAction(c, entry.effect), source: c.source };
     },
   );
   // What the learned last stage decided on the blind set (issue 27): how many lines reached it, and
@@ -383,6 +404,10 @@ function scoreBlindSet(setDir: string) {
       right: blindByModel.filter((r) => r.predicted === r.label).length,
       /** What the blind default (`correct_arguments`) would have got right on the same lines. */
       defaultRight: blindByModel.filter((r) => r.label === "correct_arguments").length,
+      /** What the run's default would have got right: a correction, a stop on a mutating tool. */
+      runDefaultRight: blindByModel.filter(
+        (r) => r.label === (r.effect === "mutating" ? "stop" : "correct_arguments"),
+      ).length,
     },
     quotedByRuleWork: {
       lines: blindQuoted.length,
@@ -491,6 +516,7 @@ const report = {
   fingerprints,
   learnedStage: learnedStageReport(dir, new Set(mentioned.keys())),
   hardFingerprintPairs: hardPairsReport(dir),
+  mutatingCorrections,
 };
 
 if (json) {
@@ -505,6 +531,7 @@ if (json) {
       `macro per server ${macro.toFixed(3)}`,
     `in-sample (tuning servers):   ${fmt(h.inSample)} on ${h.inSample.servers} servers`,
     `person-only failures predicted as a retry (must be 0): ${h.personOnlyRetried}`,
+    `correction-labelled texts of mutating tools the run stops (shipped model): ${mutatingCorrections.stops} of ${mutatingCorrections.texts} (${mutatingCorrections.byAsymmetry} by the asymmetry of harm)`,
     ...blindSets.map(
       ([n, set]) =>
         `BLIND SET${n} (${set.lines} lines, ${set.servers} ${n === "" ? "" : "further "}servers no rule writer has read): ${fmt(set.unambiguous)} on unambiguous texts; ` +
@@ -593,7 +620,7 @@ function blindReport(blind: Blind, name: string): string[] {
       : [
           `  where a second labeller agrees (${blind.consensus.agreedLines} lines labelled alike): ${fmt(blind.consensus.unambiguous)} on the lines both call unambiguous; dangerous decisions ${blind.consensus.dangerous}`,
         ]),
-    `  decided by the learned last stage (non-ambiguous): ${blind.learnedStage.decided}, right ${blind.learnedStage.right} (the old default, correct_arguments, ${blind.learnedStage.defaultRight})`,
+    `  decided by the learned last stage (non-ambiguous): ${blind.learnedStage.decided}, right ${blind.learnedStage.right} (the old default, correct_arguments, ${blind.learnedStage.defaultRight}; the run's default, a stop on a mutating tool, ${blind.learnedStage.runDefaultRight})`,
     `  blind lines quoted by the rule table or a rule test: ${blind.quotedByRuleWork.lines} (${blind.quotedByRuleWork.servers} servers; must be 0)`,
     `  fingerprints on ${f.samePairs + f.differentPairs} blind pairs: same-template recall ${f.sameMerged}/${f.samePairs} = ${f.recall.toFixed(3)}, different-template merges ${f.differentMerged}/${f.differentPairs} = ${f.mergeRate.toFixed(3)}`,
     ...f.perKind.map((k) => `    ${k.kind}: ${k.merged}/${k.pairs} merged`),

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { failureFromResult, loadPolicy } from "@governor/core";
 import { classify, resolveToolPolicy } from "@governor/core/judge";
 import { readText, type TextModel } from "../packages/core/src/judge/text-model.ts";
+import { decidedAction } from "./eval-decided.ts";
 import { type CorpusLine, readCorpusLines, trainingTexts } from "./text-model-corpus.ts";
 import { trainTextModel } from "./text-model-training.ts";
 
@@ -24,6 +25,11 @@ interface FoldFigure {
   readonly fromModelRight: number;
   /** Of the decisions from the model, how many the old default (a correction) had right. */
   readonly defaultWouldBeRight: number;
+  /**
+   * Of the decisions from the model, how many the run's default had right: a correction, which
+   * the run stops on a `mutating` tool (the figure the model must beat).
+   */
+  readonly runDefaultWouldBeRight: number;
   readonly modelAloneCorrect: number;
   readonly personOnlyRetried: number;
 }
@@ -35,6 +41,7 @@ export interface LearnedStageReport {
   readonly fromModel: number;
   readonly fromModelRight: number;
   readonly defaultWouldBeRight: number;
+  readonly runDefaultWouldBeRight: number;
   readonly modelAlone: { correct: number; total: number; accuracy: number };
   readonly personOnlyRetried: number;
   readonly misclassified: readonly {
@@ -55,13 +62,15 @@ function judge(line: CorpusLine, model: TextModel) {
     content: [{ type: "text", text: line.text }],
     isError: true,
   });
-  // As `governor classify` judges a text line: no call facts, the failure alone.
-  return classify(
+  // As `governor classify` judges a text line: no call facts, the failure alone; scored as the
+  // run decides it (a guessed correction of a mutating tool stops: eval-decided.ts).
+  const c = classify(
     failure,
     resolveToolPolicy(POLICY, (line as { tool?: string }).tool ?? "tool"),
     undefined,
     model,
   );
+  return { ...c, action: decidedAction(c, line.effect) };
 }
 
 const ratio = (c: number, t: number) => ({ correct: c, total: t, accuracy: t === 0 ? 0 : c / t });
@@ -91,6 +100,7 @@ export function learnedStageReport(
     let fromModel = 0;
     let fromModelRight = 0;
     let defaultWouldBeRight = 0;
+    let runDefaultWouldBeRight = 0;
     let alone = 0;
     for (const line of clear) {
       const c = judge(line, model);
@@ -107,6 +117,8 @@ export function learnedStageReport(
         fromModel++;
         if (right) fromModelRight++;
         if (line.label === "correct_arguments") defaultWouldBeRight++;
+        if (line.label === (line.effect === "mutating" ? "stop" : "correct_arguments"))
+          runDefaultWouldBeRight++;
       }
       if (readText(line.text, model)?.action === line.label) alone++;
     }
@@ -124,6 +136,7 @@ export function learnedStageReport(
       fromModel,
       fromModelRight,
       defaultWouldBeRight,
+      runDefaultWouldBeRight,
       modelAloneCorrect: alone,
       personOnlyRetried,
     });
@@ -136,6 +149,7 @@ export function learnedStageReport(
     fromModel: sum("fromModel"),
     fromModelRight: sum("fromModelRight"),
     defaultWouldBeRight: sum("defaultWouldBeRight"),
+    runDefaultWouldBeRight: sum("runDefaultWouldBeRight"),
     modelAlone: ratio(sum("modelAloneCorrect"), sum("total")),
     personOnlyRetried: sum("personOnlyRetried"),
     misclassified,
@@ -147,12 +161,12 @@ export function formatLearnedStage(r: LearnedStageReport): string[] {
   const f = (c: number, t: number) => `${c}/${t} = ${(t === 0 ? 0 : c / t).toFixed(3)}`;
   const out = [
     `LEARNED STAGE, leave-servers-out per fold (rules + a model trained without the fold's servers): ${f(r.pooled.correct, r.pooled.total)}`,
-    `  decisions from the model: ${r.fromModel}, right: ${r.fromModelRight} (the old default had ${r.defaultWouldBeRight} of them right); model alone (no rules): ${f(r.modelAlone.correct, r.modelAlone.total)}; person-only predicted as a retry: ${r.personOnlyRetried}`,
+    `  decisions from the model: ${r.fromModel}, right: ${r.fromModelRight} (the old default had ${r.defaultWouldBeRight} of them right, the run's default ${r.runDefaultWouldBeRight}); model alone (no rules): ${f(r.modelAlone.correct, r.modelAlone.total)}; person-only predicted as a retry: ${r.personOnlyRetried}`,
     `  method: ${r.method}`,
   ];
   for (const x of r.folds) {
     out.push(
-      `  fold ${x.fold}: ${f(x.correct, x.total)} (${x.servers} servers; from the model ${x.fromModelRight}/${x.fromModel} right; model alone ${f(x.modelAloneCorrect, x.total)})`,
+      `  fold ${x.fold}: ${f(x.correct, x.total)} (${x.servers} servers; from the model ${x.fromModelRight}/${x.fromModel} right, the run's default ${x.runDefaultWouldBeRight}; model alone ${f(x.modelAloneCorrect, x.total)})`,
     );
   }
   for (const m of r.misclassified) {

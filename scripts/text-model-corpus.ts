@@ -12,6 +12,8 @@ export interface CorpusLine {
   readonly label: ModelClass;
   readonly ambiguous: boolean;
   readonly fold?: number;
+  /** The tool's effect where the line names it. */
+  readonly effect?: "read_only" | "idempotent" | "mutating";
 }
 
 export function readCorpusLines(file: string): CorpusLine[] {

@@ -71,6 +71,7 @@ describe("the public API", () => {
         "resolveEffect",
         "resolveToolPolicy",
         "safeToRepeat",
+        "stopsGuessedWrite",
         "stripMcpPrefix",
       ]
     `);

@@ -33,17 +33,18 @@ export interface Classification {
   /**
    * Which step decided: the policy, a structured signal, the built-in text rules, what the call's
    * arguments and schema show about the text (`evidence`), the learned text model (`model`, where
-   * nothing else spoke), or the default (the model knew no word of the text: a correction, or a
-   * stop, `person_required`, on a tool the policy declares `mutating`).
+   * nothing else spoke), or the default (the model knew no word of the text: a correction, which
+   * `decide` turns into a stop, `person_required`, on a `mutating` tool: see
+   * `stopsGuessedWrite` (decide.ts)).
    */
   readonly source: "policy" | "signal" | "rule" | "evidence" | "model" | "default";
   /**
    * What the learned text model read, when it decided: how sure it was and the features that
    * weighed most (`read` is its class; `action` may differ where it was not taken). `unsure` below
    * {@link MODEL_SURE_AT}: then the correction stands (a stop read as the likeliest class and
-   * {@link MODEL_UNSURE_STOP_OVER} times likelier than a correction is still taken), except on a tool the policy declares
-   * `mutating` (see `stopOnWrite`), which is classified a stop (`person_required`); `decide` does
-   * the same for an effect known only at run time (trusted annotations).
+   * {@link MODEL_UNSURE_STOP_OVER} times likelier than a correction is still taken). A correction
+   * that is a guess carries `stopOnWrite`: on a `mutating` tool `decide` stops it instead
+   * (`person_required`, see `stopsGuessedWrite` (decide.ts)); classify itself does not read the effect.
    */
   readonly model?: {
     readonly probability: number;
@@ -51,9 +52,9 @@ export interface Classification {
     readonly read: ModelClass;
     readonly features: readonly { readonly feature: string; readonly weight: number }[];
     /**
-     * A correction a `mutating` tool does not take: the reading is unsure, of another class not
-     * taken (a retry below {@link MODEL_RETRY_AT}), or a stop is not {@link WRITE_STOP_WEIGHT}
-     * times less likely than the correction.
+     * A correction a `mutating` tool does not take (`decide` stops it): the reading is unsure, of
+     * another class not taken (a retry below {@link MODEL_RETRY_AT}), or a stop is not
+     * {@link WRITE_STOP_WEIGHT} times less likely than the correction.
      */
     readonly stopOnWrite?: true;
   };
@@ -418,23 +419,66 @@ export const MODEL_RETRY_AT = 0.85;
  */
 export const WRITE_STOP_WEIGHT = 10;
 
-/** Whether, on a write, the model's odds of a stop outweigh those of a correction at that cost. */
-function writeStopOutweighs(reading: ModelReading): boolean {
-  const correct = reading.probabilities[MODEL_CLASSES.indexOf("correct_arguments")] ?? 0;
-  const stop = reading.probabilities[MODEL_CLASSES.indexOf("stop")] ?? 0;
-  return stop * WRITE_STOP_WEIGHT >= correct;
-}
-
 /**
  * How much likelier than a correction an unsure reading of stop must be to be taken: a near tie
  * (a text of function words the model barely knows) leaves the correction.
  */
 export const MODEL_UNSURE_STOP_OVER = 1.25;
 
-function stopOutweighsCorrection(reading: ModelReading): boolean {
+/** The bars a reading of the learned text model must pass; the shipped ones are {@link MODEL_BARS}. */
+export interface ModelBars {
+  /** {@link MODEL_SURE_AT} */
+  readonly sureAt: number;
+  /** {@link MODEL_RETRY_AT} */
+  readonly retryAt: number;
+  /** {@link MODEL_UNSURE_STOP_OVER} */
+  readonly unsureStopOver: number;
+  /** {@link WRITE_STOP_WEIGHT} */
+  readonly writeStopWeight: number;
+}
+
+/** The bars the run uses. `pnpm eval` measures others against them per fold (scripts/learned-stage-bars.ts). */
+export const MODEL_BARS: ModelBars = {
+  sureAt: MODEL_SURE_AT,
+  retryAt: MODEL_RETRY_AT,
+  unsureStopOver: MODEL_UNSURE_STOP_OVER,
+  writeStopWeight: WRITE_STOP_WEIGHT,
+};
+
+/** What is taken of a reading of the learned text model. */
+export interface TakenReading {
+  readonly action: ModelClass;
+  /** The reading's probability is below the bar. */
+  readonly unsure: boolean;
+  /** The action is a correction that is a guess: `decide` stops it on a `mutating` tool. */
+  readonly stopOnWrite: boolean;
+}
+
+/**
+ * What the run takes of a reading of the learned text model, under `bars`. Pure: the one place the
+ * bars apply (classify, and the per-fold measure of other bars in scripts/learned-stage-bars.ts).
+ */
+export function takeReading(reading: ModelReading, bars: ModelBars = MODEL_BARS): TakenReading {
   const correct = reading.probabilities[MODEL_CLASSES.indexOf("correct_arguments")] ?? 0;
   const stop = reading.probabilities[MODEL_CLASSES.indexOf("stop")] ?? 0;
-  return stop >= MODEL_UNSURE_STOP_OVER * correct;
+  const unsure = reading.probability < bars.sureAt;
+  // An unsure reading is not taken, except a stop the model finds likelier than every other
+  // class and clearly likelier than a correction: a correction of a failure only a person can fix
+  // costs calls until the repeat rule stops it, a stop a person reads costs a look.
+  const action: ModelClass =
+    (unsure && !(reading.action === "stop" && stop >= bars.unsureStopOver * correct)) ||
+    (reading.action === "retry_dependency" && reading.probability < bars.retryAt)
+      ? "correct_arguments"
+      : reading.action;
+  // The asymmetry of harm: a write corrected on a guess may be sent again in another shape; a
+  // stop a person can read costs less. A guess is an unsure reading, a reading of another class
+  // not taken (a retry below the retry bar), or a correction not `writeStopWeight` times likelier
+  // than a stop. Classify marks it; `decide`, which knows the call's effect, stops it
+  // (stopsGuessedWrite in decide.ts).
+  const stopOnWrite =
+    action === "correct_arguments" &&
+    (unsure || reading.action !== "correct_arguments" || stop * bars.writeStopWeight >= correct);
+  return { action, unsure, stopOnWrite };
 }
 
 /** The reason a reading of the learned text model carries, per action. */
@@ -446,40 +490,15 @@ const MODEL_REASON: Record<ModelClass, Reason> = {
 };
 
 /** Step 4: the learned text model, or the default when it knows no word of the text. */
-function fromModel(
-  failure: Failure,
-  text: string,
-  model: TextModel,
-  mutating: boolean,
-): Classification {
+function fromModel(failure: Failure, text: string, model: TextModel): Classification {
   const reading = readText(text, model);
   const certainty = textCertainty(failure, "failed");
   if (reading === undefined) {
-    // Nothing read the text: a correction of a write would be a pure guess, so a `mutating` tool
-    // stops with a text a person can read (decide does the same for an effect known at run time).
-    return mutating
-      ? { action: "stop", reason: "person_required", certainty, source: "default" }
-      : { action: "correct_arguments", reason: "unclassified", certainty, source: "default" };
+    // Nothing read the text: the old default, a correction (on a `mutating` tool a pure guess,
+    // which `decide` stops: stopsGuessedWrite).
+    return { action: "correct_arguments", reason: "unclassified", certainty, source: "default" };
   }
-  const unsure = reading.probability < MODEL_SURE_AT;
-  // An unsure reading is not taken, except a stop the model finds likelier than every other
-  // class and clearly likelier than a correction: a correction of a failure only a person can fix
-  // costs calls until the repeat rule stops it, a stop a person reads costs a look.
-  const action: ModelClass =
-    (unsure && !(reading.action === "stop" && stopOutweighsCorrection(reading))) ||
-    (reading.action === "retry_dependency" && reading.probability < MODEL_RETRY_AT)
-      ? "correct_arguments"
-      : reading.action;
-  // The asymmetry of harm: a write the policy declares `mutating`, corrected on a guess, may be
-  // sent again in another shape; a stop a person can read costs less (decide does the same for
-  // an effect known only at run time). A guess is an unsure reading, a reading of another class
-  // not taken (a retry below MODEL_RETRY_AT), or a correction not WRITE_STOP_WEIGHT times
-  // likelier than a stop.
-  const stopOnWrite =
-    action === "correct_arguments" &&
-    (unsure || reading.action !== "correct_arguments" || writeStopOutweighs(reading))
-      ? true
-      : undefined;
+  const { action, unsure, stopOnWrite } = takeReading(reading);
   const modelFacts = {
     probability: Math.round(reading.probability * 1000) / 1000,
     unsure,
@@ -487,15 +506,6 @@ function fromModel(
     features: reading.features,
     ...(stopOnWrite && { stopOnWrite: true as const }),
   };
-  if (mutating && stopOnWrite) {
-    return {
-      action: "stop",
-      reason: "person_required",
-      certainty,
-      source: "model",
-      model: modelFacts,
-    };
-  }
   return {
     action,
     reason: MODEL_REASON[action],
@@ -523,7 +533,6 @@ function fromText(
   tool: string,
   call: CallFacts | undefined,
   model: TextModel,
-  effect: ToolPolicy["effect"],
 ): Classification {
   const text = textForRules(failure, call);
   const matched = matchBuiltinRules(text);
@@ -538,7 +547,7 @@ function fromText(
         certainty: textCertainty(failure, rule.certainty),
         source: "rule",
       }
-    : fromModel(failure, text, model, effect === "mutating");
+    : fromModel(failure, text, model);
   // A server saying in words that the failure is not to be retried can only make a retry read
   // from the text more conservative, as the draft metadata's `retryable: false` does.
   const verdict: Classification =
@@ -578,7 +587,7 @@ export function classify(
     progress ??
     (signal
       ? (internalErrorOfTheTool(failure, signal, call) ?? { ...signal, source: "signal" })
-      : fromText(failure, tool.tool, call, model, tool.effect));
+      : fromText(failure, tool.tool, call, model));
   const withHint =
     failure.retryAfterMs === undefined
       ? detected

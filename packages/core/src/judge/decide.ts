@@ -141,15 +141,15 @@ function demoted(ctx: DecideContext, learned: LearnedOverride): Decision {
 }
 
 /**
- * Where the learned text model was unsure, read another class than the correction it left, or
- * read a correction not an order of magnitude likelier than a stop (`stopOnWrite`), or where
- * nothing read the text at all (the `default`), the asymmetry of harm decides: a write corrected
- * on a guess may be sent again in another shape, so a `mutating` tool stops with a text a person
- * can read instead of going back to the model.
+ * The asymmetry of harm, decided here and only here: where the learned text model was unsure,
+ * read another class than the correction it left, or read a correction not an order of magnitude
+ * likelier than a stop (`stopOnWrite`), or where nothing read the text at all (the `default`), a
+ * correction of a `mutating` tool is a guess that may send a write again in another shape, so
+ * the run stops with a text a person can read (`person_required`) instead of going back to the
+ * model. `decide` applies it to every correction; `pnpm eval` scores its figures through it.
  */
-function unsureOnWrite(ctx: DecideContext): boolean {
-  const c = ctx.classification;
-  if (ctx.effect !== "mutating") return false;
+export function stopsGuessedWrite(c: Classification, effect: Effect): boolean {
+  if (effect !== "mutating") return false;
   // The model's reading or the default only: a policy rule that decided (it keeps the reading)
   // always wins.
   return (c.source === "model" && c.model?.stopOnWrite === true) || c.source === "default";
@@ -166,7 +166,7 @@ function outOfTime(ctx: DecideContext): boolean {
 /** The model changes the call: it reaches the model, so the repeat rule and budgets apply. */
 function correct(ctx: DecideContext): Decision {
   const c = ctx.classification;
-  if (unsureOnWrite(ctx)) return stop(ctx, "person_required");
+  if (stopsGuessedWrite(c, ctx.effect)) return stop(ctx, "person_required");
   if (ctx.repeats >= ctx.tool.maxRepeats) return stop(ctx, "repeated_failure");
   if (outOfTime(ctx)) return stop(ctx, "deadline_exceeded");
   if (spent(ctx, "failures")) return stop(ctx, "budget_exhausted", "failures");

@@ -112,7 +112,7 @@ export function explainClassification(
     case "default":
       detail =
         "no policy rule, signal or built-in rule matched, and the learned text model knows no word of the text: the default applies";
-      if (classification.action === "stop") detail += " (a stop: the tool is mutating)";
+      if (tool.effect === "mutating") detail += " (a guess on a mutating tool: the run stops it)";
       break;
   }
   if ((source === "rule" || source === "model") && classification.reason === "retries_exhausted") {

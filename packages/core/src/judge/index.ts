@@ -15,6 +15,7 @@ export {
   type Decision,
   decide,
   safeToRepeat,
+  stopsGuessedWrite,
 } from "./decide.ts";
 export { effectFromAnnotations, resolveEffect, type ToolAnnotations } from "./effect.ts";
 export { type Explanation, explainClassification } from "./explain.ts";

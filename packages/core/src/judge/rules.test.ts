@@ -1249,3 +1249,41 @@ describe("issue 27.3: person-only cues", () => {
     ]);
   });
 });
+
+// The labelling guideline's decisions (test/blind/README.md, "decided here"), in phrasings written
+// for these tests: a limit the database or API names, and a rate window longer than a minute.
+describe("issue 27: the guideline's limits and windows", () => {
+  it("a time limit the database names is corrected (a narrower query), a bare timeout retried", () => {
+    expectCases([
+      [
+        "ERROR: canceling statement due to statement timeout",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      ["query aborted: statement_timeout reached", "invalid_argument", "correct_arguments"],
+      [
+        "Query was interrupted: maximum execution time exceeded",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      [
+        "Error 3024: query exceeded the maximum execution time of 30000 ms",
+        "invalid_argument",
+        "correct_arguments",
+      ],
+      ["Timeout while waiting for the database", "timeout", "retry_dependency"],
+      ["The request timed out", "timeout", "retry_dependency"],
+    ]);
+  });
+
+  it("a rate window longer than a minute stops, one of a minute or less is waited out", () => {
+    expectCases([
+      ["Rate limit exceeded: 500 requests per hour", "quota_exceeded", "stop"],
+      ["You reached the hourly limit of 60 exports", "quota_exceeded", "stop"],
+      ["Too many requests: the limit is 20 per week for this key", "quota_exceeded", "stop"],
+      ["Rate limit exceeded: 50 requests per minute", "rate_limited", "retry_dependency"],
+      ["Too many requests, limit of 5 per second", "rate_limited", "retry_dependency"],
+      ["Rate limit exceeded, try again in an hour", "rate_limited", "retry_dependency"],
+    ]);
+  });
+});

@@ -236,6 +236,17 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:path|directory) traversal\b/,
     ),
   },
+  // A time or size limit the database or API sets, named in the text (a statement timeout, a
+  // maximum execution time): the same query fails again however long the run waits, a narrower
+  // one does not (test/blind/README.md, "decided here"). A bare "timed out" names no limit.
+  {
+    ...INVALID,
+    pattern: oneOf(
+      /\bstatement[ _]timeout\b/,
+      /\bmax(?:imum)?[ _](?:statement[ _])?execution[ _]time\b/,
+      /\b(?:query|statement|request)\b[^.\n]{0,20}\b(?:exceeded|exceeds|over) (?:the )?(?:maximum|max|configured|allowed) (?:\w+ ){0,2}(?:execution time|run ?time|duration)\b/,
+    ),
+  },
   // A limit per second or minute is a rate limit, whatever it is called: waiting clears it.
   {
     ...RATE_LIMITED,
@@ -368,13 +379,14 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:free|trial|anonymous) (?:[\w-]+ ){0,3}(?:rate )?limit\b/,
       /\blimits?\b[^.\n]{0,40}\b(?:for|on|of) (?:the |your |a )?(?:free|trial|hobby|starter|basic|anonymous|unauthenticated) (?:tier|plan|account|key|users?|requests)\b/,
       /\b(?:for higher|without|increase your|raise your) (?:rate |usage )?limits\b/,
-      /\b(?:daily|monthly|yearly|annual) (?:\w+ )?(?:limit|quota|allowance|cap)\b/,
+      /\b(?:hourly|daily|weekly|monthly|yearly|annual) (?:\w+ )?(?:limit|quota|allowance|cap)\b/,
       // More than the subscription allows, whatever status carries it.
       /\bexceeded\b[^.\n]{0,60}\b(?:allowed|included|permitted) (?:by|in|on|with|for) (?:your|the|this) (?:current )?(?:\w+ )?(?:subscription|plan|tier|licen[cs]e)\b/,
-      // A limit counted per day, month or billing period, whatever it is called: waiting a few
-      // seconds does not lift it (`your plan allows 100 requests per month`).
-      /\b(?:requests|calls|queries|messages|emails|credits|searches|units|operations|tokens) (?:per|a|each|every) (?:day|month|year|billing (?:period|cycle))\b/,
-      /\b(?:limit|quota|allowance)\b[^.\n]{0,60}\b(?:per|each|every) (?:day|month|year|billing (?:period|cycle))\b/,
+      // A limit counted per hour, day, month or billing period, whatever it is called (a rate
+      // limit too): a window longer than a minute outlasts any backoff of a run
+      // (`your plan allows 100 requests per month`, `rate limit: 1000 requests per hour`).
+      /\b(?:requests|calls|queries|messages|emails|credits|searches|units|operations|tokens) (?:per|a|an|each|every) (?:hour|day|week|month|year|billing (?:period|cycle))\b/,
+      /\b(?:limit|quota|allowance)\b[^.\n]{0,60}\b(?:per|each|every) (?:hour|day|week|month|year|billing (?:period|cycle))\b/,
     ),
   },
   // Rate limiting and throttling: waiting clears it.

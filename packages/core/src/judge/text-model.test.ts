@@ -1,8 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { loadPolicy, resolveToolPolicy } from "../policy/policy.ts";
-import { classify } from "./classify.ts";
-import { decide } from "./decide.ts";
+import type { Effect } from "../types.ts";
+import { type Classification, classify, MODEL_BARS, takeReading } from "./classify.ts";
+import { decide, stopsGuessedWrite } from "./decide.ts";
 import { explainClassification } from "./explain.ts";
 import { failureFromResult } from "./failure.ts";
 import {
@@ -219,30 +220,36 @@ describe("the learned last stage in classify", () => {
     expect(classify(textFailure("flaky"), tool(), undefined, toy).action).toBe("correct_arguments");
   });
 
-  it("on a tool the policy declares mutating, an unsure reading is classified a stop, not a correction", () => {
+  it("on a tool the policy declares mutating, an unsure reading is decided a stop, not a correction", () => {
     const writes = tool({ tools: { t: { effect: "mutating" } } });
+    // Classify marks the guess and leaves the correction; it does not read the effect.
     const c = classify(textFailure("gloom"), writes, undefined, toy);
-    expect(c).toMatchObject({ action: "stop", reason: "person_required", source: "model" });
-    expect(c.model).toMatchObject({ read: "correct_arguments", unsure: true });
-    // A sure reading, a read-only tool, or no declared effect keep the model's reading.
-    expect(classify(textFailure("frobnicated"), writes, undefined, toy).action).toBe(
-      "correct_arguments",
-    );
-    const reads = tool({ tools: { t: { effect: "read_only" } } });
-    expect(classify(textFailure("gloom"), reads, undefined, toy).action).toBe("correct_arguments");
-    expect(classify(textFailure("gloom"), tool(), undefined, toy).action).toBe("correct_arguments");
-    // decide keeps it a stop a person can act on.
-    const d = decide({
-      classification: c,
-      tool: writes,
-      effect: "mutating",
-      attempt: 1,
-      repeats: 1,
-      keyed: false,
-      remainingMs: Number.POSITIVE_INFINITY,
-      random: () => 0.5,
+    expect(c).toMatchObject({ action: "correct_arguments", source: "model" });
+    expect(c.model).toMatchObject({ read: "correct_arguments", unsure: true, stopOnWrite: true });
+    expect(classify(textFailure("gloom"), tool(), undefined, toy)).toEqual(c);
+    const first = (classification: Classification, effect: Effect) =>
+      decide({
+        classification,
+        tool: writes,
+        effect,
+        attempt: 1,
+        repeats: 1,
+        keyed: false,
+        remainingMs: Number.POSITIVE_INFINITY,
+        random: () => 0.5,
+      });
+    // decide makes it a stop a person can act on, on a write only.
+    expect(first(c, "mutating")).toMatchObject({
+      action: "stop",
+      reason: "person_required",
+      personResolvable: true,
     });
-    expect(d).toMatchObject({ action: "stop", reason: "person_required", personResolvable: true });
+    expect(stopsGuessedWrite(c, "mutating")).toBe(true);
+    expect(first(c, "read_only").action).toBe("correct_arguments");
+    expect(first(c, "idempotent").action).toBe("correct_arguments");
+    // A sure reading keeps the model's correction on a write.
+    const sure = classify(textFailure("frobnicated"), writes, undefined, toy);
+    expect(first(sure, "mutating").action).toBe("correct_arguments");
   });
 
   it("on a write, a sure correction not ten times likelier than a stop is not taken either", () => {
@@ -251,12 +258,12 @@ describe("the learned last stage in classify", () => {
     expect(reading?.probabilities.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9);
     const writes = tool({ tools: { t: { effect: "mutating" } } });
     const c = classify(textFailure("hazy"), writes, undefined, toy);
-    expect(c).toMatchObject({ action: "stop", reason: "person_required" });
+    expect(c).toMatchObject({ action: "correct_arguments", source: "model" });
     expect(c.model).toMatchObject({ read: "correct_arguments", unsure: false, stopOnWrite: true });
-    // Without a declared effect the correction stands; decide stops it when the effect it knows
-    // at run time (trusted annotations) is mutating.
+    // The same classification with or without a declared effect; decide stops it when the
+    // effect of the call (policy or trusted annotations) is mutating.
     const open = classify(textFailure("hazy"), tool(), undefined, toy);
-    expect(open.action).toBe("correct_arguments");
+    expect(open).toEqual(c);
     const ctx = {
       classification: open,
       tool: tool(),
@@ -294,6 +301,31 @@ describe("the learned last stage in classify", () => {
   });
 });
 
+describe("the bars a reading must pass (takeReading)", () => {
+  it("applies the bars it is given, the shipped ones by default", () => {
+    // hazy: P(correct) ≈ 0.67 (sure), P(stop) ≈ 0.15.
+    const reading = readText("hazy", toy);
+    if (reading === undefined) throw new Error("toy model reads hazy");
+    expect(takeReading(reading)).toEqual(takeReading(reading, MODEL_BARS));
+    expect(takeReading(reading)).toEqual({
+      action: "correct_arguments",
+      unsure: false,
+      stopOnWrite: true,
+    });
+    // A correction four times likelier than a stop is no guess at a write weight of 3 …
+    expect(takeReading(reading, { ...MODEL_BARS, writeStopWeight: 3 }).stopOnWrite).toBe(false);
+    // … and an unsure one under a bar of 0.9.
+    expect(takeReading(reading, { ...MODEL_BARS, sureAt: 0.9 })).toMatchObject({
+      unsure: true,
+      stopOnWrite: true,
+    });
+    // What classify takes is what takeReading takes.
+    const c = classify(textFailure("hazy"), tool(), undefined, toy);
+    expect(c.model?.unsure).toBe(false);
+    expect(c.model?.stopOnWrite).toBe(true);
+  });
+});
+
 describe("the asymmetry of harm where nothing is sure (issue 27.2)", () => {
   const writes = tool({ tools: { t: { effect: "mutating" } } });
   const ctx = {
@@ -306,24 +338,32 @@ describe("the asymmetry of harm where nothing is sure (issue 27.2)", () => {
   };
 
   it("the default (no word of the text known) stops a declared mutating tool instead of correcting it", () => {
-    expect(classify(textFailure("zzz qqq"), writes, undefined, toy)).toMatchObject({
-      action: "stop",
-      reason: "person_required",
+    // Classify leaves the old default, a correction, whatever the effect.
+    const guessed = classify(textFailure("zzz qqq"), writes, undefined, toy);
+    expect(guessed).toMatchObject({
+      action: "correct_arguments",
+      reason: "unclassified",
       source: "default",
       certainty: "unknown",
     });
-    // A read-only tool, or one without a declared effect, keeps the correction.
-    const reads = tool({ tools: { t: { effect: "read_only" } } });
-    expect(classify(textFailure("zzz qqq"), reads, undefined, toy).action).toBe(
-      "correct_arguments",
-    );
-    const stopped = classify(textFailure("zzz qqq"), writes, undefined, toy);
-    expect(explainClassification(textFailure("zzz qqq"), writes, stopped).detail).toMatch(
-      /the default applies \(a stop: the tool is mutating\)$/,
+    expect(explainClassification(textFailure("zzz qqq"), writes, guessed).detail).toMatch(
+      /the default applies \(a guess on a mutating tool: the run stops it\)$/,
     );
     const open = classify(textFailure("zzz qqq"), tool(), undefined, toy);
-    expect(open).toMatchObject({ action: "correct_arguments", source: "default" });
-    // decide stops it when the effect is known only at run time (trusted annotations).
+    expect(open).toEqual(guessed);
+    expect(explainClassification(textFailure("zzz qqq"), tool(), open).detail).toMatch(
+      /the default applies$/,
+    );
+    // decide stops it on a write, whether the policy declared the effect or trusted annotations
+    // gave it at run time.
+    expect(
+      decide({ ...ctx, tool: writes, classification: guessed, effect: "mutating" }),
+    ).toMatchObject({
+      action: "stop",
+      reason: "person_required",
+      cause: "unclassified",
+      personResolvable: true,
+    });
     expect(decide({ ...ctx, classification: open, effect: "mutating" })).toMatchObject({
       action: "stop",
       reason: "person_required",
@@ -343,11 +383,15 @@ describe("the asymmetry of harm where nothing is sure (issue 27.2)", () => {
     expect(reading?.probability).toBeGreaterThan(0.5);
     expect(reading?.probability).toBeLessThan(0.85);
     const c = classify(textFailure("shaky"), writes, undefined, toy);
-    expect(c).toMatchObject({ action: "stop", reason: "person_required", source: "model" });
+    expect(c).toMatchObject({ action: "correct_arguments", source: "model" });
     expect(c.model).toMatchObject({ read: "retry_dependency", unsure: false, stopOnWrite: true });
-    // Elsewhere the correction stands, and decide stops it on a write known at run time.
+    // decide stops it on a write, and leaves the correction elsewhere.
+    expect(decide({ ...ctx, tool: writes, classification: c, effect: "mutating" })).toMatchObject({
+      action: "stop",
+      reason: "person_required",
+    });
     const open = classify(textFailure("shaky"), tool(), undefined, toy);
-    expect(open.action).toBe("correct_arguments");
+    expect(open).toEqual(c);
     expect(decide({ ...ctx, classification: open, effect: "mutating" })).toMatchObject({
       action: "stop",
       reason: "person_required",
