@@ -396,6 +396,16 @@ function scoreBlindSet(setDir: string) {
       personOnlyRetried: blindRows.filter(DANGER.personOnlyRetried).length,
       mutatingStopAsArguments: blindRows.filter(DANGER.mutatingStopAsArguments).length,
       mutatingWriteRetried: blindRows.filter(DANGER.mutatingWriteRetried).length,
+      /**
+       * Which stage of `classify` the dangerous decisions came from (policy, signal, rule,
+       * evidence, model, default): a count per stage, no line, so rule work may read it.
+       */
+      bySource: Object.fromEntries(
+        [...groupBy(blindRows.filter(isDangerous), (r) => r.source)].map(([source, rows]) => [
+          source,
+          rows.length,
+        ]),
+      ),
       legend: DANGER_LEGEND,
     },
     consensus,
@@ -614,6 +624,11 @@ function blindReport(blind: Blind, name: string): string[] {
     ...table("Blind, non-ambiguous", blind.unambiguous).map((l) => `  ${l}`),
     ...table("Blind, all (ambiguous scored against their label)", blind.all).map((l) => `  ${l}`),
     `  dangerous decisions: ${d.total} (stop retried ${d.personOnlyRetried}, mutating stop sent back as arguments ${d.mutatingStopAsArguments}, mutating write retried ${d.mutatingWriteRetried})`,
+    `  dangerous decisions by the stage that made them: ${
+      Object.entries(d.bySource)
+        .map(([source, n]) => `${source} ${n}`)
+        .join(", ") || "none"
+    }`,
     `  legend: ${d.legend}`,
     ...(blind.consensus === null
       ? []

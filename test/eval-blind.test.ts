@@ -106,13 +106,17 @@ const SECOND: { id: string; label: Label; ambiguous: boolean }[] = LINES.map((l,
 const toFailure = (text: string) =>
   failureFromResult({ content: [{ type: "text", text }], isError: true });
 
-/** What the classifier decides for a line, for a host that declared its effect. */
-function predicted(l: Line): string {
+/** The classification of a line, for a host that declared its effect. */
+function classified(l: Line) {
   const policy = l.effect
     ? loadPolicy({ tools: { [l.tool]: { effect: l.effect } } })
     : loadPolicy({});
-  return classify(toFailure(l.text), resolveToolPolicy(policy, l.tool)).action;
+  return classify(toFailure(l.text), resolveToolPolicy(policy, l.tool));
 }
+/** What the classifier decides for a line, for a host that declared its effect. */
+const predicted = (l: Line): string => classified(l).action;
+/** Which stage of the classifier decided it. */
+const stageOf = (l: Line): string => classified(l).source;
 
 const print = (tool: string, text: string) => {
   const f = toFailure(text);
@@ -142,7 +146,7 @@ let json: {
     dangerous: Record<
       "total" | "personOnlyRetried" | "mutatingStopAsArguments" | "mutatingWriteRetried",
       number
-    >;
+    > & { bySource: Record<string, number> };
     fingerprints: Record<"samePairs" | "differentPairs" | "sameMerged" | "differentMerged", number>;
     consensus: { agreedLines: number; unambiguous: Counts; dangerous: number } | null;
   };
@@ -219,8 +223,14 @@ describe("pnpm eval on the blind set", () => {
       asArguments.length,
       writeRetried.length,
     ]);
-    expect(d.total).toBe(new Set([...retried, ...asArguments, ...writeRetried]).size);
+    const dangerous = new Set([...retried, ...asArguments, ...writeRetried]);
+    expect(d.total).toBe(dangerous.size);
     expect(textOut).toContain(`dangerous decisions: ${d.total} `);
+    // Counted per stage of classify that made them, and only them.
+    const bySource: Record<string, number> = {};
+    for (const r of dangerous) bySource[stageOf(r)] = (bySource[stageOf(r)] ?? 0) + 1;
+    expect(d.bySource).toEqual(bySource);
+    expect(textOut).toContain("dangerous decisions by the stage that made them: ");
   });
 
   it("scores, beside a second labeller's labels, only what both labellers agree on", () => {
