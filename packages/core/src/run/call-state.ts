@@ -62,7 +62,10 @@ export interface CallState {
    * key back to `uncertain`, never `failed`.
    */
   retaken: boolean;
-  /** The `now` of the ledger claim this call holds: a late settle cannot free a newer claim. */
+  /**
+   * The ledger claim this call holds, as the store marked it (`ClaimResult.claimedAt`, else the
+   * claim's `now`): the store refuses this call's late settle once another claim took the key.
+   */
   claimedAt: number | undefined;
   /** The `now` of the ledger claim this call sent, until its answer (then `claimedAt`). */
   claimingAt: number | undefined;
@@ -73,7 +76,7 @@ export interface CallState {
    * attempt, or left `uncertain` by one. Its settles are mirrored there until one frees it.
    */
   doubtHeld: boolean;
-  /** The `now` of that entry's claim, while it is this call's pending claim. */
+  /** That entry's claim, as the store marked it (as `claimedAt`), while this call holds it. */
   doubtClaimedAt: number | undefined;
   /** The call's hash in events, made on first use. */
   callHash: string | undefined;

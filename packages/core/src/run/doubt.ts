@@ -77,7 +77,7 @@ function afterDoubtClaim(state: CallState, claim: ClaimResult, now: number): Dou
   switch (claim.status) {
     case "claimed":
       state.doubtHeld = true;
-      state.doubtClaimedAt = now;
+      state.doubtClaimedAt = claim.claimedAt ?? now;
       return "free";
     case "in_flight":
     case "ledger_full":
@@ -129,14 +129,20 @@ function freed(state: CallState): void {
 /**
  * A person settled a key by hand: when it was in doubt, its write's content entry is freed too
  * (identical writes may be sent again). A key that was settled already frees nothing: another
- * identical write may hold the entry since.
+ * identical write may hold the entry since. A person who found the write made (`succeeded`) ends
+ * the entry's claim first (a `succeeded` settle does, in every store), so the late settle of an
+ * attempt still holding it cannot mark it `uncertain` again: the key it mirrors stays done, and
+ * nobody would free the entry.
  */
 export async function settleByHand(
   store: Store,
   before: LedgerEntry | undefined,
+  outcome: "succeeded" | "failed",
   now: number,
 ): Promise<void> {
   if (before === undefined || before.argsHash === "") return;
   if (before.state !== "pending" && before.state !== "uncertain") return;
-  await store.settle(doubtKeyOf(before.argsHash), "failed", { now });
+  const key = doubtKeyOf(before.argsHash);
+  if (outcome === "succeeded") await store.settle(key, "succeeded", { now });
+  await store.settle(key, "failed", { now });
 }

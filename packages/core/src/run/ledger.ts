@@ -44,8 +44,9 @@ export type LedgerEvent =
  * `retaken`: another's whose write in doubt the claim took over), a later attempt that sent
  * nothing, or was refused, leaves it `uncertain`; only the verify step or a success moves it out.
  * A person moves any key by hand (`governor.settle`), and the run's end moves the keys it lists
- * (`settleAtEnd`) to `failed`. The store refuses a settle from a claim older than the key's
- * current one (`claimedAt`).
+ * (`settleAtEnd`) to `failed`. The store refuses a `failed` or `uncertain` settle from a claim that
+ * is not the key's latest (`SettleOptions.claimedAt`): an attempt whose lease ran out cannot free,
+ * or mark, a key another attempt took over since, whatever that attempt came to.
  */
 export function ledgerMove(
   doubt: { readonly uncertain: boolean; readonly retaken: boolean },
@@ -100,28 +101,11 @@ export function settle(
   result?: unknown,
   record = false,
 ): MaybePromise<void> {
-  const move = heldMove(state, to);
   if (state.doubtHeld) {
-    const mirrored = settleDoubt(state, move, record);
-    if (isThenable(mirrored)) return settleAfter(mirrored, state, move, result, record);
+    const mirrored = settleDoubt(state, to, record);
+    if (isThenable(mirrored)) return settleAfter(mirrored, state, to, result, record);
   }
-  return writeSettle(state, move, result, record);
-}
-
-/**
- * A move to `failed` by a holder whose lease ran out before its settle (it judged its attempt
- * longer than the lease: a run whose wall time passes the lease's cap, a host hook or verify step
- * that took that long) is recorded `uncertain`: another attempt may have taken the key over since,
- * sent, and left it in doubt, and the store's `claimedAt` guard holds only while that attempt is
- * pending. Within the lease (a lease that ends at or after the run's deadline, which cuts every
- * wait of the judging) the move stands.
- */
-function heldMove(state: CallState, to: SettledAs): SettledAs {
-  const { claimedAt } = state;
-  if (to !== "failed" || claimedAt === undefined) return to;
-  const r = state.run;
-  const leaseEnd = claimedAt + leaseMsOf(r);
-  return leaseEnd < r.deadline && r.core.now() > leaseEnd ? "uncertain" : to;
+  return writeSettle(state, to, result, record);
 }
 
 /** The key's own settle once its write's entry was settled (apart: its closure). */
@@ -274,7 +258,8 @@ function claimAnswered(state: CallState, answer: ClaimResult): MaybePromise<Step
   }
   if (answer.status === "ledger_full") return storeTrouble(state, ledgerFull(), "not_sent");
   if (answer.status !== "claimed") return refusedClaim(state, answer.status);
-  state.claimedAt = state.claimingAt;
+  // The store's mark of this claim; a store that gives none is named by the claim's `now`.
+  state.claimedAt = answer.claimedAt ?? state.claimingAt;
   // Each claim says anew: a key this call settled back to uncertain is taken over again.
   state.retaken = answer.retaken === true;
   return ask(state, claimDoubtOf, doubtAnswered, notSentTrouble);
