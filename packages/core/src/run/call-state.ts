@@ -399,11 +399,18 @@ export function mintKey(state: CallState): void {
  * index of writes in doubt (doubt.ts).
  */
 function contentHash(state: CallState, server: string): string {
-  const r = state.run;
+  return contentHashOf(state.run, server, state.call.tool, state.canonical);
+}
+
+/** {@link contentHash} from its parts: the run, the server, the tool and the canonical arguments. */
+export function contentHashOf(
+  r: RunState,
+  server: string,
+  tool: string,
+  canonical: string | undefined,
+): string {
   const scope = r.scope === undefined ? `i:${instance(r)}` : `s:${r.scope}`;
-  return hashCanonical(
-    `${scope}\u0000${server}\u0000${state.call.tool}\u0000${state.canonical ?? "null"}`,
-  );
+  return hashCanonical(`${scope}\u0000${server}\u0000${tool}\u0000${canonical ?? "null"}`);
 }
 
 /** Whether the call's tool honours the key it would be sent (decide's `keyed`). */

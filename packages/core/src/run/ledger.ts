@@ -10,7 +10,7 @@ import {
 } from "../store/store.ts";
 import type { MaybePromise, Reason } from "../types.ts";
 import { type CallState, noteSuccess } from "./call-state.ts";
-import { claimDoubt, type DoubtAnswer, settleDoubt } from "./doubt.ts";
+import { claimDoubt, type DoubtAnswer, type KeptAnswer, settleDoubt, spendKept } from "./doubt.ts";
 import { emitCall } from "./events.ts";
 import { ask, type StepAnswer } from "./flow.ts";
 import { endedOutcome, modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
@@ -270,7 +270,27 @@ function claimDoubtOf(state: CallState): MaybePromise<DoubtAnswer> {
 }
 
 function doubtAnswered(state: CallState, doubt: DoubtAnswer): MaybePromise<StepAnswer> {
-  return doubt === "free" ? undefined : refusedByDoubt(state, doubt);
+  if (doubt === "free") return undefined;
+  return typeof doubt === "object" ? replayKept(state, doubt) : refusedByDoubt(state, doubt);
+}
+
+/**
+ * An identical write went through and its answer never reached the model (kept-answer.ts): that
+ * answer is this call's, and nothing is sent. Its key is settled `succeeded` with it (the same
+ * logical call replays it again), then the kept answer is spent (an identical call after this one
+ * is a new write); a store that fails on the spend leaves it to be given once more, never a write
+ * made twice.
+ */
+async function replayKept(state: CallState, kept: KeptAnswer): Promise<CallOutcome<unknown>> {
+  try {
+    await settle(state, "succeeded", kept.answer);
+  } catch (error) {
+    return storeTrouble(state, error, "not_sent");
+  }
+  await guardedAsync(() => spendKept(state, state.run.core.now()));
+  noteSuccess(state);
+  emitCall(state, "replayed");
+  return { kind: "ok", value: kept.answer, attempts: state.attempts, replayed: true };
 }
 
 /**
@@ -279,7 +299,7 @@ function doubtAnswered(state: CallState, doubt: DoubtAnswer): MaybePromise<StepA
  */
 async function refusedByDoubt(
   state: CallState,
-  doubt: Exclude<DoubtAnswer, "free">,
+  doubt: Exclude<DoubtAnswer, "free" | KeptAnswer>,
 ): Promise<CallOutcome<unknown>> {
   await settleUnsent(state);
   if (doubt === "ledger_full") return storeTrouble(state, ledgerFull(), "not_sent");
