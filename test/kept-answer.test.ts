@@ -173,6 +173,16 @@ describe("keepAnswer's arguments", () => {
     }
   });
 
+  it("keeps nothing for a run without a scope once it ended (no identical call of it can come)", async () => {
+    const governor = createGovernor(policy, { metrics: false });
+    const run = governor.startRun();
+    const call = { tool: "create", args: { title: "own" } };
+    expect(await run.keepAnswer(call, ok("x"))).toBe(true);
+    const ended = governor.startRun();
+    ended.end();
+    expect(await ended.keepAnswer(call, ok("x"))).toBe(false);
+  });
+
   it("keeps nothing for arguments that are not JSON (such a call was never sent)", async () => {
     const run = createGovernor(policy, { metrics: false }).startRun();
     const cyclic: Record<string, unknown> = {};

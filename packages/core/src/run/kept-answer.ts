@@ -26,7 +26,9 @@ export async function keepAnswer(
   ttlMs: number,
 ): Promise<boolean> {
   const { core } = r;
-  if (r.observeOnly) return false;
+  // Observe-only keeps no ledger; a run without a scope that ended has no identical call to come
+  // (its content entries are its instance's).
+  if (r.observeOnly || (r.scope === undefined && r.ended !== undefined)) return false;
   const server = request.server ?? "";
   const tool = core.toolPolicy(request.tool, request.server);
   if (resolveEffect(tool.effect, tool.trustAnnotations, request.annotations) !== "mutating") {

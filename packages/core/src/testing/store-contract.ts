@@ -74,7 +74,8 @@ function markOf(result: ClaimResult): number {
 /**
  * Registers the vitest suite every {@link Store} must pass: values with expiry, atomic counters,
  * and the idempotency ledger (claim, args mismatch, replay, re-claim after failure, uncertain
- * refusal, `retaken` on a claim that took over a write in doubt, expired leases, concurrent
+ * refusal, `retaken` on a claim that took over a write in doubt, expired leases, each claim's
+ * mark (`claimedAt`) and late settles from a claim that is no longer the key's, concurrent
  * claims, settling by hand, retention, the fail-closed cap, values JSON cannot write refused with
  * JSON's own error),
  * and the learned outcome records (decayed additions, atomicity, expiry, listing, reset, the cap).
