@@ -380,6 +380,45 @@ describe.each(stores)("a person's settle during the call on the %s store", (_nam
       expect(sent).toBe(1);
     },
   );
+
+  // The person's settle also freed the write's content entry (the index of writes in doubt): the
+  // attempt's later settle, mirrored there, must not mark it in doubt again, where nobody would
+  // free it (the key it mirrors is done, so a person settling that key frees nothing more).
+  it.runIf(ready)(
+    "an identical write under a new tool-call id is sent after a person settled the key succeeded (was: refused for good, the content entry marked in doubt again)",
+    async () => {
+      const store = make();
+      const governor = createGovernor(
+        { tools: { pay: { effect: "mutating" } } },
+        { metrics: false, store },
+      );
+      const call = { tool: "pay", args: { amount: 6 }, callId: "c1" };
+      const answer = gate();
+      let key: string | undefined;
+      let sent = 0;
+      const first = governor.startRun({ idempotencyScope: "job" }).call(call, async (ctx) => {
+        sent += 1;
+        key = ctx.idempotencyKey;
+        await answer.shut;
+        throw lost();
+      });
+      await expect.poll(() => key).toBeDefined();
+      await governor.settle(key as string, "succeeded");
+      answer.open();
+      expect(kindOf(await first)).toEqual(["stop", "uncertain_mutation"]);
+      expect((await store.entry(key as string))?.state).toBe("succeeded");
+      // The person said the first payment is made: a second one asked under a new id is a new
+      // write, sent once.
+      const next = await governor
+        .startRun({ idempotencyScope: "job" })
+        .call({ ...call, callId: "c2" }, async () => {
+          sent += 1;
+          return ok("paid again");
+        });
+      expect(next).toMatchObject({ kind: "ok", replayed: false });
+      expect(sent).toBe(2);
+    },
+  );
 });
 
 describe("a person settling a key whose holder asked for a lease longer than any run's", () => {

@@ -3,11 +3,12 @@
 // misbehaving host would write them, in front of a scripted server on raw stdio
 // (fixtures/raw-mcp-server.mjs) that logs every message it reads.
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { sharedRedis } from "../packages/redis/src/testing-server.ts";
+import { sqliteModule } from "../packages/sqlite/src/sqlite-api.ts";
 import { type RawMessage, type RawProxy, ROOT, startRawProxy } from "./proxy-support.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "governor-proxy-wire-"));
@@ -28,8 +29,8 @@ async function rawHost(
   mode: string,
   proxyArgs: readonly string[] = [],
   initialize = true,
+  serverLog = join(dir, `server-${++hosts}.jsonl`),
 ): Promise<RawHost> {
-  const serverLog = join(dir, `server-${++hosts}.jsonl`);
   const proxy = await startRawProxy(
     proxyArgs,
     { command: process.execPath, args: [SERVER] },
@@ -246,6 +247,82 @@ describe.runIf(redis.url !== undefined)(
         await raceCancels(host, 60);
       } finally {
         await host.close();
+      }
+    });
+  },
+);
+
+// A late cancel (the host's cancel reaches the proxy after the server's answer, while the proxy
+// records it) leaves the answer unsent: the ledger keeps it for the identical call, so that with a
+// store that keeps its data a repeat after a restart of the proxy is answered, not sent again.
+describe.runIf(sqliteModule() !== undefined)(
+  "governor proxy --store sqlite: a write the host cancelled late, then the proxy restarted",
+  { timeout: 60_000 },
+  () => {
+    it("the identical call after the restart is answered with the kept answer; the tool ran once (was: sent again)", async () => {
+      const db = join(dir, `${randomUUID()}.db`);
+      const store = ["--store", `sqlite:${db}`];
+      const firstLog = join(dir, `server-${++hosts}.jsonl`);
+      const first = await rawHost("gated", store, true, firstLog);
+      const { DatabaseSync } = (await import("node:sqlite" as string)) as {
+        DatabaseSync: new (p: string) => { exec(s: string): void; close(): void };
+      };
+      const lock = new DatabaseSync(db);
+      const events = (host: RawHost) =>
+        host
+          .received()
+          .filter((m) => m.method === "notifications/message")
+          .map((m) => (m.params?.data as { event?: string } | undefined)?.event);
+      const wait = async (what: string, done: () => boolean) => {
+        for (let i = 0; i < 400 && !done(); i++) await new Promise((r) => setTimeout(r, 25));
+        expect(done(), what).toBe(true);
+      };
+      try {
+        first.send(call(2, "kept", "p2"));
+        // The call went out and its progress came back: the proxy waits a moment before it
+        // answers a call whose progress it forwarded.
+        await wait("progress forwarded", () =>
+          first.received().some((m) => m.method === "notifications/progress"),
+        );
+        // The store's write lock held by another connection: the proxy's settle of the success
+        // waits for it (busy timeout), so the host's cancel comes after the server's answer.
+        lock.exec("BEGIN IMMEDIATE");
+        writeFileSync(`${firstLog}.gate`, "");
+        await wait("answered", () => existsSync(`${firstLog}.answered`));
+        await new Promise((r) => setTimeout(r, 400));
+        first.send({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: 2 },
+        });
+        await new Promise((r) => setTimeout(r, 200));
+        lock.exec("ROLLBACK");
+        await wait("the answer kept", () => events(first).includes("completed_after_cancel"));
+        // A cancelled request gets no answer.
+        expect(first.received().filter((m) => m.id === 2)).toEqual([]);
+      } finally {
+        lock.close();
+        await first.close();
+      }
+      expect(toolCallsRead(first)).toHaveLength(1);
+
+      // The proxy restarted on the same file, before a server that would answer anew.
+      const second = await rawHost("ok", store);
+      try {
+        second.send(call(3, "kept"));
+        const again = await second.answer(3);
+        // Not sent: the first server's answer, kept in the file.
+        expect(toolCallsRead(second)).toEqual([]);
+        expect(again).toMatchObject({ result: { content: [{ type: "text", text: "done 1" }] } });
+        expect(events(second)).toContain("answered_after_cancel");
+        // Given once: the identical call after it is a write of its own.
+        second.send(call(4, "kept"));
+        expect(await second.answer(4)).toMatchObject({
+          result: { content: [{ type: "text", text: "done 1" }] },
+        });
+        expect(toolCallsRead(second)).toHaveLength(1);
+      } finally {
+        await second.close();
       }
     });
   },

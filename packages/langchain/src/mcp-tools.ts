@@ -86,6 +86,7 @@ function watched(run: Run, threw: { error?: unknown }): Run {
           throw error;
         }
       }),
+    keepAnswer: (call, answer, ttlMs) => run.keepAnswer(call, answer, ttlMs),
     end: () => run.end(),
     summary: () => run.summary(),
   };

@@ -104,6 +104,19 @@ export interface GovernedClient<C extends McpClient = McpClient> {
    */
   callTool(run: Run, params: GovernedCallParams): Promise<CallOutcome<CallToolResult>>;
   /**
+   * Keeps the result of a call that went through but never reached the host (it cancelled the
+   * request as it was answered), in the store's ledger, for the next identical call of the run's
+   * scope, once, within `ttlMs` (see `Run.keepAnswer`): with a store that keeps its data, a repeat
+   * after a restart is answered with it rather than made again. `params` as passed to `callTool`.
+   * Answers whether it was kept (only a `mutating` tool's is).
+   */
+  keepAnswer(
+    run: Run,
+    params: GovernedCallParams,
+    result: CallToolResult,
+    ttlMs?: number,
+  ): Promise<boolean>;
+  /**
    * Lists tools, hiding those whose breaker is open and those the policy denies. Reads at most
    * 100 pages, never the same cursor twice, all within `requestTimeoutMs` and `options.signal`.
    */
@@ -497,7 +510,22 @@ export function governClient<C extends McpClient>(
     return governedCall(run, params);
   };
 
-  return { client, callTool, listTools };
+  const keepAnswer = (
+    run: Run,
+    params: GovernedCallParams,
+    result: CallToolResult,
+    ttlMs?: number,
+  ): Promise<boolean> => {
+    // The write as `governedCall` names it to the run: its tool, server, arguments, annotations.
+    const request: MutableToolCall = { tool: params.name };
+    if (server !== undefined) request.server = server;
+    if (params.arguments !== undefined) request.args = params.arguments;
+    const annotated = annotations.get(params.name);
+    if (annotated !== undefined) request.annotations = annotated;
+    return run.keepAnswer(request, result, ttlMs);
+  };
+
+  return { client, callTool, keepAnswer, listTools };
 }
 
 /** Node fires a longer timer after 1 ms: a longer limit is taken as this. */

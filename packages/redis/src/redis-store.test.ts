@@ -70,6 +70,8 @@ describe.runIf(available)(available ? "RedisStore" : `RedisStore (skipped: ${pro
           leaseMs: "1000",
           // The lease runs from the server's time at the claim, not from the claimer's `now`.
           leaseFrom: expect.stringMatching(/^\d{13}$/) as unknown as string,
+          // The claim's mark, by the server's clock too (what a settle of this claim names).
+          claimedAt: expect.stringMatching(/^\d{13}$/) as unknown as string,
         });
         expect(await shared.pTTL(`${prefix}l:k`)).toBe(-1);
         expect(await shared.sMembers(`${prefix}unsettled`)).toEqual(["k"]);
@@ -328,6 +330,7 @@ describe("createRedisStore without a server", () => {
             "",
             "",
             "",
+            "1700000000000",
           ];
         }
         if (name === "WAIT") return waitReply;

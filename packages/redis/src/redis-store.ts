@@ -519,12 +519,17 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
           ],
           true,
         );
-        const [status, hash, state, updatedAt, result, unavailable, retaken] = reply;
+        const [status, hash, state, updatedAt, result, unavailable, retaken, claimedAt] = reply;
         if (status === "ledger_full") return { status };
         if (status === undefined || !STATUSES.has(status)) throw unexpected();
         const entry = toEntry(key, hash, state, updatedAt, result, unavailable);
-        if (status === "claimed" && retaken === "1") return { status, entry, retaken: true };
-        return { status, entry } as ClaimResult;
+        if (status !== "claimed") return { status, entry } as ClaimResult;
+        const mark = Number(claimedAt);
+        if (claimedAt === undefined || claimedAt === "" || !Number.isSafeInteger(mark)) {
+          throw unexpected();
+        }
+        if (retaken === "1") return { status, entry, claimedAt: mark, retaken: true };
+        return { status, entry, claimedAt: mark };
       });
     },
 

@@ -159,14 +159,18 @@ end
  * Claims an idempotency key atomically (Redis runs a script alone: no other command interleaves).
  * ARGV after the prelude's: argsHash, now, allowUncertain ("1"/"0"), leaseMs, maxUnsettled (this
  * bucket's share of the cap), the key as a set member. Answers { status, epochId, seq, primary,
- * replicated, argsHash, state, updatedAt, result, resultUnavailable, retaken } (retaken "1" when a
- * claim took over a write in doubt, else "") or { "ledger_full", epochId, seq, primary, replicated }
- * or { "ledger_lost", reason }.
+ * replicated, argsHash, state, updatedAt, result, resultUnavailable, retaken, claimedAt } (retaken
+ * "1" when a claim took over a write in doubt, else ""; claimedAt the claim's mark on a `claimed`
+ * answer, else "") or { "ledger_full", epochId, seq, primary, replicated } or { "ledger_lost",
+ * reason }.
  *
  * A lease runs on the server's clock: the entry keeps `leaseFrom` (server time at the claim) and
  * a later claim compares it with server time, so workers whose clocks disagree by minutes cannot
- * take over a key still in flight. `updatedAt` stays the claimer's `now`, what the core passes
- * back as `claimedAt` when it settles.
+ * take over a key still in flight. `updatedAt` stays the claimer's `now`. Each claim that takes
+ * the key marks it (`claimedAt`) by the server's clock too, past the key's claim before (ms, one
+ * more when the clock has not moved on or went back), and answers the mark: only a settle naming
+ * it frees or marks the key (SETTLE), so which attempt holds a key never depends on a worker's
+ * clock.
  */
 export const CLAIM = script(`${PRELUDE}
 local argsHash, now, allowUncertain = ARGV[7], ARGV[8], ARGV[9] == '1'
@@ -176,16 +180,20 @@ if not id then return {'ledger_lost', seq} end
 purge()
 local found = read()
 
-local function answer(status, e, retaken)
-  return {status, id, seq, primary, replicated, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable, retaken or ''}
+local function answer(status, e, retaken, claimedAt)
+  return {status, id, seq, primary, replicated, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable, retaken or '', claimedAt or ''}
 end
 -- retaken: the key was a write in doubt (uncertain, or pending past its lease).
 local function take(retaken)
+  local before = tonumber(redis.call('HGET', entry, 'claimedAt') or '')
+  local mark = serverNow
+  if before and before >= mark then mark = before + 1 end
+  local claimedAt = string.format('%.0f', mark)
   redis.call('DEL', entry, blob)
   redis.call('ZREM', settled, member)
-  redis.call('HSET', entry, 'argsHash', argsHash, 'state', 'pending', 'updatedAt', now, 'leaseMs', leaseMs, 'leaseFrom', serverNow)
+  redis.call('HSET', entry, 'argsHash', argsHash, 'state', 'pending', 'updatedAt', now, 'leaseMs', leaseMs, 'leaseFrom', serverNow, 'claimedAt', claimedAt)
   redis.call('SADD', unsettled, member)
-  return answer('claimed', { argsHash = argsHash, state = 'pending', updatedAt = now, result = '', unavailable = '' }, retaken)
+  return answer('claimed', { argsHash = argsHash, state = 'pending', updatedAt = now, result = '', unavailable = '' }, retaken, claimedAt)
 end
 local function full()
   return redis.call('SCARD', unsettled) >= maxUnsettled
@@ -221,8 +229,12 @@ return answer('uncertain', found)
 
 /**
  * Settles a key atomically. ARGV after the prelude's: state, now, result JSON ("" for none),
- * retentionMs, the key as a set member, claimedAt ("" for none: see `SettleOptions`). Settled
- * entries get an `expiresAt` (server time) and join
+ * retentionMs, the key as a set member, claimedAt ("" for none: see `SettleOptions`). A `failed`
+ * or `uncertain` settle naming a claim is dropped when the entry's latest claim (its `claimedAt`,
+ * marked by CLAIM; an entry an earlier version wrote has none, and a pending one is named by its
+ * `updatedAt` as that version's settles named it) is another, or when it is `succeeded`; a
+ * `succeeded` settle ends the claim (moves the mark past it). Settled entries get an `expiresAt`
+ * (server time) and join
  * the settled set, but no Redis expiry: under a `volatile-*` policy only their result blob, which
  * has one, can be evicted. Uncertain entries join the unsettled set. The entry is written even
  * when the ledger is taken for lost (what is known is kept); the answer then says so.
@@ -233,16 +245,22 @@ local state, now, result, retentionMs, member = ARGV[7], ARGV[8], ARGV[9], tonum
 local claimedAt = ARGV[12]
 local id, seq = guard(true)
 purge()
-local held = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt')
--- A late failed or uncertain settle must not free or mark a key another attempt has claimed since,
--- nor demote one settled succeeded meanwhile (by a person, or by that attempt).
-if claimedAt ~= '' and state ~= 'succeeded' and (held[2] == 'succeeded' or (held[2] == 'pending' and held[3] ~= claimedAt)) then
+local held = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt', 'claimedAt')
+local holder = held[4]
+if not holder and held[2] == 'pending' then holder = held[3] end
+-- A late failed or uncertain settle must not free or mark a key whose latest claim is not the
+-- settler's (another attempt took it, or a success ended the claim), nor demote one settled
+-- succeeded meanwhile (by a person, or by that attempt).
+if claimedAt ~= '' and state ~= 'succeeded' and held[2] and (held[2] == 'succeeded' or not holder or tonumber(holder) ~= tonumber(claimedAt)) then
   if not id then return {'ledger_lost', seq} end
   return {'settled', id, seq, primary, replicated}
 end
 local argsHash = held[1] or ''
+-- The write is done: no claim may free or mark the key any more.
+if holder and state == 'succeeded' then holder = string.format('%.0f', tonumber(holder) + 1) end
 redis.call('DEL', entry, blob)
 redis.call('HSET', entry, 'argsHash', argsHash, 'state', state, 'updatedAt', now)
+if holder then redis.call('HSET', entry, 'claimedAt', holder) end
 if state == 'uncertain' then
   redis.call('ZREM', settled, member)
   redis.call('SADD', unsettled, member)

@@ -22,6 +22,8 @@ interface Row {
   readonly lease_ms: number;
   readonly result: string | null;
   readonly result_unavailable: number;
+  /** The key's latest claim (`ClaimResult.claimedAt`); null for none, or one a success ended. */
+  readonly claimed_at: number | null;
 }
 
 const STATES = new Set<string>(["pending", "succeeded", "failed", "uncertain"]);
@@ -29,22 +31,22 @@ const STATES = new Set<string>(["pending", "succeeded", "failed", "uncertain"]);
 export function createLedger(db: Database, options: LedgerOptions) {
   const { retentionMs, maxUnsettled, clock } = options;
   const select = db.prepare(
-    "SELECT args_hash, state, updated_at, lease_ms, result, result_unavailable FROM governor_ledger WHERE key = ? AND (expires_at IS NULL OR expires_at >= ?)",
+    "SELECT args_hash, state, updated_at, lease_ms, result, result_unavailable, claimed_at FROM governor_ledger WHERE key = ? AND (expires_at IS NULL OR expires_at >= ?)",
   );
   const purge = db.prepare("DELETE FROM governor_ledger WHERE expires_at < ?");
   const unsettled = db.prepare(
     "SELECT count(*) AS n FROM governor_ledger WHERE state IN ('pending', 'uncertain')",
   );
   const insert = db.prepare(
-    "INSERT INTO governor_ledger (key, args_hash, state, updated_at, lease_ms, result, expires_at, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO governor_ledger (key, args_hash, state, updated_at, lease_ms, result, expires_at, owner, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
-  // A key claimed again (pending, for the claimer's arguments) or found stale (uncertain): the
-  // result goes, the owner stays.
+  // A key claimed again (pending, for the claimer's arguments, under a new claim) or found stale
+  // (uncertain, its claim kept): the result goes, the owner stays.
   const reopen = db.prepare(
-    "UPDATE governor_ledger SET args_hash = ?, state = ?, updated_at = ?, lease_ms = ?, result = NULL, result_unavailable = 0, expires_at = NULL WHERE key = ?",
+    "UPDATE governor_ledger SET args_hash = ?, state = ?, updated_at = ?, lease_ms = ?, result = NULL, result_unavailable = 0, expires_at = NULL, claimed_at = ? WHERE key = ?",
   );
   const record = db.prepare(
-    "UPDATE governor_ledger SET state = ?, updated_at = ?, lease_ms = 0, result = ?, result_unavailable = 0, expires_at = ? WHERE key = ?",
+    "UPDATE governor_ledger SET state = ?, updated_at = ?, lease_ms = 0, result = ?, result_unavailable = 0, expires_at = ?, claimed_at = ? WHERE key = ?",
   );
   const dropOwned = db.prepare(
     "DELETE FROM governor_ledger WHERE owner = ? AND state IN ('succeeded', 'failed')",
@@ -61,6 +63,19 @@ export function createLedger(db: Database, options: LedgerOptions) {
   const expiry = (state: LedgerState, time: number): number | null =>
     state === "succeeded" || state === "failed" ? time + retentionMs : null;
 
+  /** A held key taken by a new claim, marked past the one before (`nextClaim`). */
+  const take = (
+    key: string,
+    argsHash: string,
+    at: number,
+    leaseMs: number,
+    found: Row,
+  ): ClaimResult => {
+    const claimedAt = nextClaim(found.claimed_at, at);
+    reopen.run(argsHash, "pending", at, leaseMs, claimedAt, key);
+    return claimed(key, argsHash, at, claimedAt);
+  };
+
   return {
     claim(key: string, argsHash: string, claim: ClaimOptions): ClaimResult {
       const { now: at, allowUncertain, leaseMs } = claim;
@@ -71,8 +86,8 @@ export function createLedger(db: Database, options: LedgerOptions) {
         if (found === undefined) {
           if (!hasRoom()) return { status: "ledger_full" };
           const owner = typeof claim.owner === "string" ? claim.owner : null;
-          insert.run(key, argsHash, "pending", at, leaseMs, null, null, owner);
-          return claimed(key, argsHash, at);
+          insert.run(key, argsHash, "pending", at, leaseMs, null, null, owner, at);
+          return claimed(key, argsHash, at, at);
         }
         // An empty hash is a key a host settled by hand without the arguments: it matches any.
         if (found.args_hash !== "" && found.args_hash !== argsHash) {
@@ -85,27 +100,23 @@ export function createLedger(db: Database, options: LedgerOptions) {
             // The server answered with a failure: no effect, so the key may run again, but it
             // becomes unsettled and so counts against the cap.
             if (!hasRoom()) return { status: "ledger_full" };
-            reopen.run(argsHash, "pending", at, leaseMs, key);
-            return claimed(key, argsHash, at);
+            return take(key, argsHash, at, leaseMs, found);
           case "pending":
             // The holder's lease counts, however short this claimer's is.
             if (at - found.updated_at < Math.max(leaseMs, found.lease_ms)) {
               return { status: "in_flight", entry: toEntry(key, found) };
             }
             // The lease expired: the attempt that held it died, perhaps after sending.
-            if (allowUncertain) {
-              reopen.run(argsHash, "pending", at, leaseMs, key);
-              return { ...claimed(key, argsHash, at), retaken: true };
-            }
-            reopen.run(found.args_hash, "uncertain", at, 0, key);
+            if (allowUncertain)
+              return { ...take(key, argsHash, at, leaseMs, found), retaken: true };
+            reopen.run(found.args_hash, "uncertain", at, 0, found.claimed_at, key);
             return {
               status: "uncertain",
               entry: { key, argsHash: found.args_hash, state: "uncertain", updatedAt: at },
             };
           case "uncertain":
             if (!allowUncertain) return { status: "uncertain", entry: toEntry(key, found) };
-            reopen.run(argsHash, "pending", at, leaseMs, key);
-            return { ...claimed(key, argsHash, at), retaken: true };
+            return { ...take(key, argsHash, at, leaseMs, found), retaken: true };
         }
       });
     },
@@ -121,13 +132,14 @@ export function createLedger(db: Database, options: LedgerOptions) {
       transaction(db, () => {
         const time = clock();
         const found = lookup(key, "settle", time);
-        // A late failed or uncertain settle must not free, or mark, a key another attempt took,
-        // nor demote one settled `succeeded` meanwhile (by a person, or by that attempt).
+        // A late failed or uncertain settle must not free, or mark, a key whose latest claim is
+        // not the settler's (another attempt took it, or a success ended the claim), nor demote
+        // one settled `succeeded` meanwhile (by a person, or by that attempt).
         if (
           claimedAt !== undefined &&
           state !== "succeeded" &&
-          (found?.state === "succeeded" ||
-            (found?.state === "pending" && found.updated_at !== claimedAt))
+          found !== undefined &&
+          (found.state === "succeeded" || found.claimed_at !== claimedAt)
         ) {
           return;
         }
@@ -136,9 +148,14 @@ export function createLedger(db: Database, options: LedgerOptions) {
           // A host settling a key it never claimed (by hand) does not know the arguments. A row
           // past its retention may still be there: it goes first.
           purge.run(time);
-          insert.run(key, "", state, now, 0, text, expiry(state, time), null);
+          insert.run(key, "", state, now, 0, text, expiry(state, time), null, null);
         } else {
-          record.run(state, now, text, expiry(state, time), key);
+          // The write is done: no claim may free or mark the key any more.
+          const claim =
+            state === "succeeded" && found.claimed_at !== null
+              ? found.claimed_at + 1
+              : found.claimed_at;
+          record.run(state, now, text, expiry(state, time), claim, key);
         }
       });
     },
@@ -162,8 +179,20 @@ export function createLedger(db: Database, options: LedgerOptions) {
   };
 }
 
-function claimed(key: string, argsHash: string, at: number): ClaimResult {
-  return { status: "claimed", entry: { key, argsHash, state: "pending", updatedAt: at } };
+/**
+ * A new claim's mark: its `now`, or just past the key's claim before when that is not earlier (a
+ * claimer whose clock is behind), so that no two claims of a key share one (as the memory store).
+ */
+function nextClaim(before: number | null, at: number): number {
+  return before === null || at > before ? at : before + 1;
+}
+
+function claimed(key: string, argsHash: string, at: number, claimedAt: number): ClaimResult {
+  return {
+    status: "claimed",
+    entry: { key, argsHash, state: "pending", updatedAt: at },
+    claimedAt,
+  };
 }
 
 function toEntry(key: string, row: Row): LedgerEntry {

@@ -4,8 +4,23 @@ import { StoreError } from "@governor/core";
 import { type Database, openDatabase } from "./sqlite-api.ts";
 import { invalid } from "./store-errors.ts";
 
-/** The layout this version writes (`PRAGMA user_version`); another one is refused at open. */
-export const SCHEMA_VERSION = 1;
+/**
+ * The layout this version writes (`PRAGMA user_version`). A file of layout 1 is brought to it at
+ * open ({@link UPGRADE_FROM_1}); another one is refused.
+ */
+export const SCHEMA_VERSION = 2;
+
+/**
+ * Layout 1 to 2: the ledger keeps each key's latest claim (`claimed_at`, see `ClaimResult.claimedAt`).
+ * A pending row's claim is its `updated_at`, the `now` its claimer named it by (as layout 1's
+ * settles compared); a row of any other state has none, so a late settle naming a claim made
+ * before the upgrade leaves it as it is. Every process on the file must be upgraded together: one
+ * still on layout 1 would claim without marking its claims.
+ */
+const UPGRADE_FROM_1 = `
+ALTER TABLE governor_ledger ADD COLUMN claimed_at REAL;
+UPDATE governor_ledger SET claimed_at = updated_at WHERE state = 'pending';
+`;
 
 const TABLES = `
 CREATE TABLE IF NOT EXISTS governor_values (
@@ -24,7 +39,8 @@ CREATE TABLE IF NOT EXISTS governor_ledger (
   result TEXT,
   result_unavailable INTEGER NOT NULL DEFAULT 0,
   expires_at REAL,
-  owner TEXT
+  owner TEXT,
+  claimed_at REAL
 );
 CREATE INDEX IF NOT EXISTS governor_ledger_unsettled ON governor_ledger (state)
   WHERE state IN ('pending', 'uncertain');
@@ -71,13 +87,14 @@ export function openConnections(path: string, busyTimeoutMs: number): Connection
     ledger.exec("BEGIN IMMEDIATE");
     try {
       const version = Number(ledger.prepare("PRAGMA user_version").get()?.user_version ?? 0);
-      if (version !== 0 && version !== SCHEMA_VERSION) {
+      if (version !== 0 && version !== 1 && version !== SCHEMA_VERSION) {
         throw new StoreError({
           reason: "misconfigured",
           operation: "open",
-          message: `SqliteStore: open failed: the database holds layout version ${version}, this version of @governor/sqlite reads ${SCHEMA_VERSION}; use the version that wrote it, or another file.`,
+          message: `SqliteStore: open failed: the database holds layout version ${version}, this version of @governor/sqlite reads 1 (upgraded at open) and ${SCHEMA_VERSION}; use the version that wrote it, or another file.`,
         });
       }
+      if (version === 1) ledger.exec(UPGRADE_FROM_1);
       ledger.exec(TABLES);
       ledger.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
       ledger.exec("COMMIT");

@@ -68,7 +68,47 @@ describe.runIf(available)(title, () => {
     const db = new DatabaseSync(path);
     try {
       expect(db.prepare("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
-      expect(db.prepare("PRAGMA user_version").get()).toEqual({ user_version: 1 });
+      expect(db.prepare("PRAGMA user_version").get()).toEqual({ user_version: 2 });
+    } finally {
+      db.close();
+    }
+  });
+
+  it("upgrades a layout 1 file at open: a pending row's claim is the now its holder names it by", async () => {
+    const path = freshPath();
+    const { DatabaseSync } = (await import("node:sqlite" as string)) as {
+      DatabaseSync: new (p: string) => { exec(s: string): void; close(): void };
+    };
+    // The ledger table as layout 1 wrote it: a claim in flight (claimed at 1 000 by a worker of
+    // that version), and a key its holder left in doubt.
+    const old = new DatabaseSync(path);
+    old.exec(`CREATE TABLE governor_ledger (key TEXT PRIMARY KEY, args_hash TEXT NOT NULL,
+      state TEXT NOT NULL, updated_at REAL NOT NULL, lease_ms REAL NOT NULL, result TEXT,
+      result_unavailable INTEGER NOT NULL DEFAULT 0, expires_at REAL, owner TEXT);
+      INSERT INTO governor_ledger (key, args_hash, state, updated_at, lease_ms)
+        VALUES ('held', 'h1', 'pending', 1000, 60000), ('doubt', 'h1', 'uncertain', 1000, 0);
+      PRAGMA user_version = 1;`);
+    old.close();
+    const store = createSqliteStore({ path });
+    try {
+      // The holder's settle names its claim by its now, as layout 1's settles compared: it applies.
+      store.settle("held", "failed", { now: 1_500, claimedAt: 1_000 });
+      expect(store.entry("held")?.state).toBe("failed");
+      // A key in doubt keeps no claim: a late settle naming one changes nothing.
+      store.settle("doubt", "failed", { now: 1_500, claimedAt: 1_000 });
+      expect(store.entry("doubt")?.state).toBe("uncertain");
+      // Claims after the upgrade are marked.
+      const claimed = store.claim("held", "h1", at(2_000));
+      expect(claimed).toMatchObject({ status: "claimed", claimedAt: 2_000 });
+    } finally {
+      store.close();
+    }
+    const { DatabaseSync: Reader } = (await import("node:sqlite" as string)) as {
+      DatabaseSync: new (p: string) => { prepare(s: string): { get(): unknown }; close(): void };
+    };
+    const db = new Reader(path);
+    try {
+      expect(db.prepare("PRAGMA user_version").get()).toEqual({ user_version: 2 });
     } finally {
       db.close();
     }

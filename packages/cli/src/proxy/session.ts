@@ -6,7 +6,6 @@
  * errors for the host, never tool text.
  */
 import { type Governor, GovernorError, type HostError, type Run } from "@governor/core";
-import { canonicalJson } from "@governor/core/judge";
 import { type GovernedClient, toModelResult } from "@governor/mcp";
 import { type CallToolResult, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { blockedText, createStopMemory, type RememberedStop, type StopMemory } from "./stops.ts";
@@ -45,7 +44,7 @@ export interface ProxyCall {
   /**
    * Awaited once the call's outcome is in, before it is answered (the proxy's pause after
    * forwarded progress): a host cancel that comes meanwhile leaves the answer unsent, so the
-   * answer is kept for the identical call (see `callTool`).
+   * answer is kept in the ledger for the identical call (see `callTool`).
    */
   readonly beforeAnswer?: () => Promise<void>;
 }
@@ -85,14 +84,6 @@ export function hostErrorToJsonRpc(error: HostError): JsonRpcError {
 
 const TEN_MINUTES = 600_000;
 
-/** What identifies an identical call for an answer kept after a late cancel: tool and arguments. */
-function unseenKey(call: ProxyCall): string {
-  return `${call.name}\u0000${canonicalJson(call.arguments ?? {})}`;
-}
-
-/** The most answers kept for calls the host cancelled after they went through. */
-const MAX_UNSEEN = 256;
-
 export function createProxySession(options: ProxySessionOptions): ProxySession {
   const now = options.now ?? Date.now;
   const windowMs = options.windowMs ?? options.governor.policy.budgets.wallTimeMs;
@@ -105,12 +96,6 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
   /** Calls out per run; a run the window left behind ends when its last call is answered. */
   const out = new Map<Run, number>();
   const retiring = new Set<Run>();
-  /**
-   * Results of calls that went through although the host cancelled them (its cancel came while
-   * the answer was being recorded): the host gets no answer to a cancelled request, so the next
-   * identical call, within the stop TTL, gets this one instead of making the write a second time.
-   */
-  const unseen = new Map<string, { readonly result: CallToolResult; readonly until: number }>();
   const stopTtlMs = options.stopTtlMs ?? TEN_MINUTES;
 
   const currentRun = (): Run => {
@@ -173,31 +158,20 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
     async callTool(call) {
       const stop = stops.blocking(call.name, call.arguments);
       if (stop !== undefined) return blocked(stop, call.name);
-      // Almost always empty: the call's content is read only when an answer is kept.
-      const kept = unseen.size === 0 ? undefined : unseen.get(unseenKey(call));
-      if (kept !== undefined) {
-        unseen.delete(unseenKey(call));
-        if (kept.until > now()) {
-          options.log?.({
-            level: "info",
-            data: { event: "answered_after_cancel", tool: call.name },
-          });
-          return kept.result;
-        }
-      }
       const current = currentRun();
       // The window of this call's run (a later call may start the next one meanwhile).
       const windowEnd = startedAt + windowMs;
       let outcome: Awaited<ReturnType<GovernedClient["callTool"]>>;
+      const params = {
+        name: call.name,
+        ...(call.arguments !== undefined && { arguments: call.arguments }),
+        ...(call.meta !== undefined && { meta: call.meta }),
+        ...(call.signal !== undefined && { signal: call.signal }),
+        ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+      };
       enter(current);
       try {
-        outcome = await options.governed.callTool(current, {
-          name: call.name,
-          ...(call.arguments !== undefined && { arguments: call.arguments }),
-          ...(call.meta !== undefined && { meta: call.meta }),
-          ...(call.signal !== undefined && { signal: call.signal }),
-          ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
-        });
+        outcome = await options.governed.callTool(current, params);
       } catch (error) {
         if (GovernorError.isInstance(error) && error.code === "host_error") {
           throw hostFailure(error as HostError, call);
@@ -208,22 +182,30 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
         await call.beforeAnswer?.();
       }
       if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
-      if (
-        outcome.kind === "ok" &&
-        call.signal?.aborted === true &&
-        options.governor.toolPolicy(call.name, options.server).effect !== "read_only"
-      ) {
+      if (outcome.kind === "ok" && call.signal?.aborted === true) {
         // The call went through; its answer will not reach the host (a cancelled request is not
-        // answered). Sent again, a write would be made twice: the identical call gets this answer.
-        // (A read is simply read again.)
-        const key = unseenKey(call);
-        unseen.delete(key);
-        unseen.set(key, { result: outcome.value, until: now() + stopTtlMs });
-        if (unseen.size > MAX_UNSEEN) unseen.delete(unseen.keys().next().value as string);
-        options.log?.({
-          level: "warning",
-          data: { event: "completed_after_cancel", tool: call.name },
-        });
+        // answered). Sent again, a write would be made twice: the ledger keeps this answer for the
+        // identical call, in any window, and after a restart with a store that keeps its data
+        // (`Run.keepAnswer`; a read, or an idempotent write, is simply made again).
+        const kept = await options.governed
+          .keepAnswer(current, params, outcome.value, stopTtlMs)
+          .catch(() => undefined);
+        if (kept === true) {
+          options.log?.({
+            level: "warning",
+            data: { event: "completed_after_cancel", tool: call.name },
+          });
+        } else if (kept === undefined) {
+          // The store could not keep it: the identical call would be made again.
+          options.log?.({
+            level: "error",
+            data: { event: "completed_after_cancel", tool: call.name, kept: false },
+          });
+        }
+      } else if (outcome.kind === "ok" && outcome.replayed) {
+        // A proxy's calls carry no host id, and a write that succeeded gets a new key for its next
+        // identical call: an answer replayed here is one the ledger kept after a late cancel.
+        options.log?.({ level: "info", data: { event: "answered_after_cancel", tool: call.name } });
       }
       if (outcome.kind !== "stop") return toModelResult(outcome);
       if (outcome.hostError !== undefined) throw hostFailure(outcome.hostError, call);

@@ -62,7 +62,10 @@ export interface CallState {
    * key back to `uncertain`, never `failed`.
    */
   retaken: boolean;
-  /** The `now` of the ledger claim this call holds: a late settle cannot free a newer claim. */
+  /**
+   * The ledger claim this call holds, as the store marked it (`ClaimResult.claimedAt`, else the
+   * claim's `now`): the store refuses this call's late settle once another claim took the key.
+   */
   claimedAt: number | undefined;
   /** The `now` of the ledger claim this call sent, until its answer (then `claimedAt`). */
   claimingAt: number | undefined;
@@ -73,7 +76,7 @@ export interface CallState {
    * attempt, or left `uncertain` by one. Its settles are mirrored there until one frees it.
    */
   doubtHeld: boolean;
-  /** The `now` of that entry's claim, while it is this call's pending claim. */
+  /** That entry's claim, as the store marked it (as `claimedAt`), while this call holds it. */
   doubtClaimedAt: number | undefined;
   /** The call's hash in events, made on first use. */
   callHash: string | undefined;
@@ -396,11 +399,18 @@ export function mintKey(state: CallState): void {
  * index of writes in doubt (doubt.ts).
  */
 function contentHash(state: CallState, server: string): string {
-  const r = state.run;
+  return contentHashOf(state.run, server, state.call.tool, state.canonical);
+}
+
+/** {@link contentHash} from its parts: the run, the server, the tool and the canonical arguments. */
+export function contentHashOf(
+  r: RunState,
+  server: string,
+  tool: string,
+  canonical: string | undefined,
+): string {
   const scope = r.scope === undefined ? `i:${instance(r)}` : `s:${r.scope}`;
-  return hashCanonical(
-    `${scope}\u0000${server}\u0000${state.call.tool}\u0000${state.canonical ?? "null"}`,
-  );
+  return hashCanonical(`${scope}\u0000${server}\u0000${tool}\u0000${canonical ?? "null"}`);
 }
 
 /** Whether the call's tool honours the key it would be sent (decide's `keyed`). */

@@ -30,15 +30,50 @@ import { isThenable } from "./store-guard.ts";
 import { recordOp, storeOp } from "./store-steps.ts";
 
 /** The `argsHash` every claim of a content entry gives: the entry is about content, not a call. */
-const CONTENT_ARGS = "doubt";
+export const CONTENT_ARGS = "doubt";
 
 /** The ledger key of a write's content entry, from its key's `argsHash`. */
 export function doubtKeyOf(argsHash: string): string {
   return flatPrefix32("gd_", argsHash);
 }
 
-/** What the index of writes in doubt says of this write. */
-export type DoubtAnswer = "free" | "in_flight" | "uncertain" | "ledger_full";
+/**
+ * What the index of writes in doubt says of this write: free (its entry claimed for it), refused,
+ * or an answer kept for it (an identical write went through and its answer never reached the
+ * model: kept-answer.ts), to give instead of sending.
+ */
+export type DoubtAnswer = "free" | "in_flight" | "uncertain" | "ledger_full" | KeptAnswer;
+
+/** An answer kept for an identical write (see {@link DoubtAnswer}). */
+export interface KeptAnswer {
+  readonly answer: unknown;
+}
+
+/** The field of a content entry's result that marks a kept answer. */
+const KEPT = "io.governor/kept-answer";
+
+/** A content entry's result when it holds a kept answer (plain JSON). */
+interface KeptRecord {
+  readonly [KEPT]: true;
+  readonly answer: unknown;
+  /** Epoch ms (the keeper's clock) after which the answer is no longer given. */
+  readonly until: number;
+}
+
+/** What a content entry keeps for an answer given until `until` (kept-answer.ts). */
+export function keptRecord(answer: unknown, until: number): KeptRecord {
+  return { [KEPT]: true, answer, until };
+}
+
+/** The answer a `succeeded` content entry keeps, while it lasts; undefined for none. */
+export function keptAnswerOf(result: unknown, now: number): KeptAnswer | undefined {
+  if (typeof result !== "object" || result === null) return undefined;
+  const record = result as Partial<KeptRecord>;
+  if (record[KEPT] !== true || typeof record.until !== "number" || !(now < record.until)) {
+    return undefined;
+  }
+  return { answer: record.answer };
+}
 
 /**
  * Claims the write's content entry for an attempt, once its own key was claimed. `retaken`: that
@@ -48,7 +83,6 @@ export type DoubtAnswer = "free" | "in_flight" | "uncertain" | "ledger_full";
 export function claimDoubt(state: CallState, retaken: boolean): MaybePromise<DoubtAnswer> {
   const r = state.run;
   const { core } = r;
-  const argsHash = state.argsHash as string;
   const options: ClaimOptions = {
     now: core.now(),
     allowUncertain: retaken || state.doubtHeld,
@@ -56,39 +90,69 @@ export function claimDoubt(state: CallState, retaken: boolean): MaybePromise<Dou
     // Scoped by the run instance, the entry is the run's own (see ClaimOptions.owner).
     owner: r.scope === undefined ? instance(r) : undefined,
   };
-  const claim = storeOp(state, "a ledger claim", (s) =>
-    s.run.core.store.claim(doubtKeyOf(argsHash), CONTENT_ARGS, options),
-  );
+  const claim = claimContent(state, options);
   return isThenable(claim)
-    ? doubtClaimLater(state, claim, options.now)
-    : afterDoubtClaim(state, claim, options.now);
+    ? doubtClaimLater(state, claim, options)
+    : afterDoubtClaim(state, claim, options, false);
+}
+
+function claimContent(state: CallState, options: ClaimOptions): MaybePromise<ClaimResult> {
+  const key = doubtKeyOf(state.argsHash as string);
+  return storeOp(state, "a ledger claim", (s) =>
+    s.run.core.store.claim(key, CONTENT_ARGS, options),
+  );
 }
 
 /** A pending answer to the content entry's claim (apart: a closure in `claimDoubt` costs every call). */
 function doubtClaimLater(
   state: CallState,
   claim: Promise<ClaimResult>,
-  now: number,
+  options: ClaimOptions,
 ): Promise<DoubtAnswer> {
-  return claim.then((answer) => afterDoubtClaim(state, answer, now));
+  return claim.then((answer) => afterDoubtClaim(state, answer, options, false));
 }
 
-function afterDoubtClaim(state: CallState, claim: ClaimResult, now: number): DoubtAnswer {
+/** `again`: the claim made after a spent `succeeded` entry was freed (see `reclaim`). */
+function afterDoubtClaim(
+  state: CallState,
+  claim: ClaimResult,
+  options: ClaimOptions,
+  again: boolean,
+): MaybePromise<DoubtAnswer> {
   switch (claim.status) {
     case "claimed":
       state.doubtHeld = true;
-      state.doubtClaimedAt = now;
+      state.doubtClaimedAt = claim.claimedAt ?? options.now;
       return "free";
     case "in_flight":
     case "ledger_full":
       return claim.status;
-    // Only a host settling the content key by hand makes it `succeeded`: nothing is in doubt.
+    // Nothing is in doubt: an answer kept for this write, else a person's settle or a kept
+    // answer spent or past its time, which is freed and claimed as any, so that this write holds
+    // the entry while it is out.
     case "succeeded":
-      return "free";
+      return (
+        keptAnswerOf(claim.entry.result, options.now) ?? (again ? "free" : reclaim(state, options))
+      );
     // `args_mismatch` cannot come from claims made here: read as in doubt (fail closed).
     default:
       return "uncertain";
   }
+}
+
+/** A `succeeded` entry that keeps no live answer, freed and claimed again (once). */
+async function reclaim(state: CallState, options: ClaimOptions): Promise<DoubtAnswer> {
+  await spendKept(state, options.now);
+  return afterDoubtClaim(state, await claimContent(state, options), options, true);
+}
+
+/**
+ * Frees the write's content entry that kept an answer (given now, or spent): the next identical
+ * write is a new one. Settled by hand: a `succeeded` settle ended every claim of it.
+ */
+export function spendKept(state: CallState, now: number): MaybePromise<void> {
+  const key = doubtKeyOf(state.argsHash as string);
+  return storeOp(state, "a ledger settle", (s) => s.run.core.store.settle(key, "failed", { now }));
 }
 
 /**
@@ -129,14 +193,20 @@ function freed(state: CallState): void {
 /**
  * A person settled a key by hand: when it was in doubt, its write's content entry is freed too
  * (identical writes may be sent again). A key that was settled already frees nothing: another
- * identical write may hold the entry since.
+ * identical write may hold the entry since. A person who found the write made (`succeeded`) ends
+ * the entry's claim first (a `succeeded` settle does, in every store), so the late settle of an
+ * attempt still holding it cannot mark it `uncertain` again: the key it mirrors stays done, and
+ * nobody would free the entry.
  */
 export async function settleByHand(
   store: Store,
   before: LedgerEntry | undefined,
+  outcome: "succeeded" | "failed",
   now: number,
 ): Promise<void> {
   if (before === undefined || before.argsHash === "") return;
   if (before.state !== "pending" && before.state !== "uncertain") return;
-  await store.settle(doubtKeyOf(before.argsHash), "failed", { now });
+  const key = doubtKeyOf(before.argsHash);
+  if (outcome === "succeeded") await store.settle(key, "succeeded", { now });
+  await store.settle(key, "failed", { now });
 }

@@ -319,7 +319,7 @@ export function createGovernor(
       // content entry first: a store failing between the two leaves the key in doubt, so the
       // person's retried settle frees the entry again (the other way round, the key would read
       // as settled and the retry would free nothing, refusing the identical write for good).
-      await settleByHand(store, before, now());
+      await settleByHand(store, before, outcome, now());
       await store.settle(key, outcome, { now: now() });
     },
     async learned(options = {}) {

@@ -10,7 +10,7 @@ import {
 } from "../store/store.ts";
 import type { MaybePromise, Reason } from "../types.ts";
 import { type CallState, noteSuccess } from "./call-state.ts";
-import { claimDoubt, type DoubtAnswer, settleDoubt } from "./doubt.ts";
+import { claimDoubt, type DoubtAnswer, type KeptAnswer, settleDoubt, spendKept } from "./doubt.ts";
 import { emitCall } from "./events.ts";
 import { ask, type StepAnswer } from "./flow.ts";
 import { endedOutcome, modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
@@ -44,8 +44,9 @@ export type LedgerEvent =
  * `retaken`: another's whose write in doubt the claim took over), a later attempt that sent
  * nothing, or was refused, leaves it `uncertain`; only the verify step or a success moves it out.
  * A person moves any key by hand (`governor.settle`), and the run's end moves the keys it lists
- * (`settleAtEnd`) to `failed`. The store refuses a settle from a claim older than the key's
- * current one (`claimedAt`).
+ * (`settleAtEnd`) to `failed`. The store refuses a `failed` or `uncertain` settle from a claim that
+ * is not the key's latest (`SettleOptions.claimedAt`): an attempt whose lease ran out cannot free,
+ * or mark, a key another attempt took over since, whatever that attempt came to.
  */
 export function ledgerMove(
   doubt: { readonly uncertain: boolean; readonly retaken: boolean },
@@ -100,28 +101,11 @@ export function settle(
   result?: unknown,
   record = false,
 ): MaybePromise<void> {
-  const move = heldMove(state, to);
   if (state.doubtHeld) {
-    const mirrored = settleDoubt(state, move, record);
-    if (isThenable(mirrored)) return settleAfter(mirrored, state, move, result, record);
+    const mirrored = settleDoubt(state, to, record);
+    if (isThenable(mirrored)) return settleAfter(mirrored, state, to, result, record);
   }
-  return writeSettle(state, move, result, record);
-}
-
-/**
- * A move to `failed` by a holder whose lease ran out before its settle (it judged its attempt
- * longer than the lease: a run whose wall time passes the lease's cap, a host hook or verify step
- * that took that long) is recorded `uncertain`: another attempt may have taken the key over since,
- * sent, and left it in doubt, and the store's `claimedAt` guard holds only while that attempt is
- * pending. Within the lease (a lease that ends at or after the run's deadline, which cuts every
- * wait of the judging) the move stands.
- */
-function heldMove(state: CallState, to: SettledAs): SettledAs {
-  const { claimedAt } = state;
-  if (to !== "failed" || claimedAt === undefined) return to;
-  const r = state.run;
-  const leaseEnd = claimedAt + leaseMsOf(r);
-  return leaseEnd < r.deadline && r.core.now() > leaseEnd ? "uncertain" : to;
+  return writeSettle(state, to, result, record);
 }
 
 /** The key's own settle once its write's entry was settled (apart: its closure). */
@@ -274,7 +258,8 @@ function claimAnswered(state: CallState, answer: ClaimResult): MaybePromise<Step
   }
   if (answer.status === "ledger_full") return storeTrouble(state, ledgerFull(), "not_sent");
   if (answer.status !== "claimed") return refusedClaim(state, answer.status);
-  state.claimedAt = state.claimingAt;
+  // The store's mark of this claim; a store that gives none is named by the claim's `now`.
+  state.claimedAt = answer.claimedAt ?? state.claimingAt;
   // Each claim says anew: a key this call settled back to uncertain is taken over again.
   state.retaken = answer.retaken === true;
   return ask(state, claimDoubtOf, doubtAnswered, notSentTrouble);
@@ -285,7 +270,27 @@ function claimDoubtOf(state: CallState): MaybePromise<DoubtAnswer> {
 }
 
 function doubtAnswered(state: CallState, doubt: DoubtAnswer): MaybePromise<StepAnswer> {
-  return doubt === "free" ? undefined : refusedByDoubt(state, doubt);
+  if (doubt === "free") return undefined;
+  return typeof doubt === "object" ? replayKept(state, doubt) : refusedByDoubt(state, doubt);
+}
+
+/**
+ * An identical write went through and its answer never reached the model (kept-answer.ts): that
+ * answer is this call's, and nothing is sent. Its key is settled `succeeded` with it (the same
+ * logical call replays it again), then the kept answer is spent (an identical call after this one
+ * is a new write); a store that fails on the spend leaves it to be given once more, never a write
+ * made twice.
+ */
+async function replayKept(state: CallState, kept: KeptAnswer): Promise<CallOutcome<unknown>> {
+  try {
+    await settle(state, "succeeded", kept.answer);
+  } catch (error) {
+    return storeTrouble(state, error, "not_sent");
+  }
+  await guardedAsync(() => spendKept(state, state.run.core.now()));
+  noteSuccess(state);
+  emitCall(state, "replayed");
+  return { kind: "ok", value: kept.answer, attempts: state.attempts, replayed: true };
 }
 
 /**
@@ -294,7 +299,7 @@ function doubtAnswered(state: CallState, doubt: DoubtAnswer): MaybePromise<StepA
  */
 async function refusedByDoubt(
   state: CallState,
-  doubt: Exclude<DoubtAnswer, "free">,
+  doubt: Exclude<DoubtAnswer, "free" | KeptAnswer>,
 ): Promise<CallOutcome<unknown>> {
   await settleUnsent(state);
   if (doubt === "ledger_full") return storeTrouble(state, ledgerFull(), "not_sent");

@@ -3,9 +3,11 @@
 // (the attempt loop), failed-attempt.ts, ledger.ts, events.ts, outcomes.ts; the run's state in
 // run-state.ts and the call's in call-state.ts.
 
+import { GovernorError } from "../errors.ts";
 import type { RunSummary } from "../telemetry/events.ts";
 import { runCall } from "./call.ts";
 import type { GovernorCore } from "./hooks.ts";
+import { keepAnswer } from "./kept-answer.ts";
 import { createRunState, endByHost, type RunState, runOverSignal, summary } from "./run-state.ts";
 import type { CallOutcome, Executor, Run, RunOptions, ToolCall } from "./types.ts";
 
@@ -19,6 +21,9 @@ export {
   type RunOptions,
   type ToolCall,
 } from "./types.ts";
+
+/** How long `keepAnswer` gives an answer by default. */
+const TEN_MINUTES = 600_000;
 
 /** Creates a run. Internal: use `governor.startRun()`. */
 export function createRun(core: GovernorCore, options: RunOptions): Run {
@@ -51,6 +56,18 @@ class GovernedRun implements Run {
 
   call<T>(request: ToolCall, execute: Executor<T>): Promise<CallOutcome<T>> {
     return runCall(this.#r, request, execute);
+  }
+
+  keepAnswer(request: ToolCall, answer: unknown, ttlMs = TEN_MINUTES): Promise<boolean> {
+    if (typeof ttlMs !== "number" || !(ttlMs > 0) || !Number.isFinite(ttlMs)) {
+      return Promise.reject(
+        new GovernorError(
+          "invalid_options",
+          `keepAnswer: ttlMs must be a positive finite number of ms, got ${String(ttlMs)}.`,
+        ),
+      );
+    }
+    return keepAnswer(this.#r, request, answer, ttlMs);
   }
 
   end(): RunSummary {

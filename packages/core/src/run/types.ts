@@ -151,6 +151,24 @@ export interface Run {
    * Call it on the run: the methods of a run are not bound.
    */
   call<T>(call: ToolCall, execute: Executor<T>): Promise<CallOutcome<T>>;
+  /**
+   * Keeps the answer of a call that went through but never reached the model (the host cancelled
+   * the request as it was answered, a connection to the host that dropped), in the store's ledger:
+   * the next identical call of the run's idempotency scope (same server, tool and canonical
+   * arguments; this run instance's without a scope), in this run or another, in this process or
+   * another sharing the store (also after a restart, with a store that keeps its data), is answered
+   * with it (`replayed: true`) instead of making the write again, once, within `ttlMs`. Only a
+   * `mutating` call's answer is kept (a read or an idempotent write is simply made again), and
+   * none while an identical write is in flight or in doubt (that write is the repeat). Answers
+   * whether it was kept; a store that fails rejects with its `StoreError`. Pass `call` as it was
+   * passed to {@link Run.call}: its tool, server, arguments and annotations find the write. An
+   * adapter offers its own (`GovernedClient.keepAnswer` in `@governor/mcp`). Not bound, like `call`.
+   * @param ttlMs how long the answer is given, in ms, a positive number @default 600000 (10 min)
+   * @example
+   * const outcome = await run.call(call, execute);
+   * if (outcome.kind === "ok" && cancelledMeanwhile) await run.keepAnswer(call, outcome.value);
+   */
+  keepAnswer(call: ToolCall, answer: unknown, ttlMs?: number): Promise<boolean>;
   /** Ends the run (`completed` unless it stopped before) and returns its summary. Idempotent. */
   end(): RunSummary;
   /** A snapshot of the summary so far. */

@@ -23,6 +23,8 @@ interface ModelEntry {
   /** Settle order of a settled entry (at its cap, the oldest settled go first). */
   settledSeq: number;
   owner: string | undefined;
+  /** The key's latest claim's mark; a success moves it past (ends the claim). */
+  claimedAt: number | undefined;
 }
 
 function createModel(
@@ -125,9 +127,10 @@ function createModel(
           keptAt: 0,
           settledSeq: 0,
           owner,
+          claimedAt: now,
         };
         entries.set(key, fresh);
-        return { status: "claimed", entry: view(key, fresh) };
+        return { status: "claimed", entry: view(key, fresh), claimedAt: now };
       }
       if (e.argsHash !== "" && e.argsHash !== argsHash) {
         return { status: "args_mismatch", entry: view(key, e) };
@@ -137,9 +140,14 @@ function createModel(
         e.argsHash = argsHash;
         e.updatedAt = now;
         e.leaseMs = lease;
+        // A new claim's mark: past every earlier claim of the key.
+        e.claimedAt = e.claimedAt === undefined || now > e.claimedAt ? now : e.claimedAt + 1;
         move(e, "pending", at);
         const entry = view(key, e);
-        return retaken ? { status: "claimed", entry, retaken: true } : { status: "claimed", entry };
+        const claimedAt = e.claimedAt;
+        return retaken
+          ? { status: "claimed", entry, claimedAt, retaken: true }
+          : { status: "claimed", entry, claimedAt };
       };
       switch (e.state) {
         case "succeeded":
@@ -168,10 +176,12 @@ function createModel(
       claimedAt?: number,
     ) {
       let e = lookup(key, at);
+      // Only the key's latest claim frees or marks it, and nothing demotes a success.
       if (
         claimedAt !== undefined &&
         state !== "succeeded" &&
-        (e?.state === "succeeded" || (e?.state === "pending" && e.updatedAt !== claimedAt))
+        e !== undefined &&
+        (e.state === "succeeded" || e.claimedAt !== claimedAt)
       ) {
         return;
       }
@@ -187,8 +197,11 @@ function createModel(
           keptAt: 0,
           settledSeq: 0,
           owner: undefined,
+          claimedAt: undefined,
         };
         entries.set(key, e);
+      } else if (state === "succeeded" && e.claimedAt !== undefined) {
+        e.claimedAt += 1;
       }
       e.updatedAt = now;
       e.leaseMs = 0;
@@ -332,7 +345,7 @@ describe("memory store ledger against a plain model", () => {
             now: () => t,
           });
           const model = createModel(retentionMs, maxUnsettled, maxEntries, budget);
-          // Each key's last claim time (a late settle names an older one).
+          // Each key's last claim's mark (a late settle names an older one).
           const claims = new Map<string, number>();
           for (const o of ops) {
             if (o.kind === "tick") {
@@ -366,7 +379,7 @@ describe("memory store ledger against a plain model", () => {
               if (got.status === "ledger_full") full++;
               if (got.status === "claimed") {
                 claimed++;
-                claims.set(key, t);
+                claims.set(key, got.claimedAt as number);
               }
             } else if (o.kind === "settle") {
               const claimedAt = o.late ? (claims.get(key) ?? t) - 1 : claims.get(key);

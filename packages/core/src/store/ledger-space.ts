@@ -21,6 +21,12 @@ export interface EntryRecord {
   resultUnavailable: boolean;
   /** A pending entry's lease as its holder asked for it (`ClaimOptions.leaseMs`); 0 otherwise. */
   leaseMs: number;
+  /**
+   * The key's latest claim (`ClaimResult.claimedAt`), kept until the next: only a settle naming it
+   * may free or mark the key. Ended (moved past every claim given) by a `succeeded` settle;
+   * undefined for a key no claim has taken.
+   */
+  claimedAt: number | undefined;
   /** A settled entry: when (by the store's clock) its retention ends; 0 while unsettled. */
   expiresAt: number;
   /** The settle order's slot that stands for this settled record; 0 for none. */
@@ -252,6 +258,7 @@ export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) 
       owner: string | undefined,
     ): EntryRecord {
       const record = newRecord(key, argsHash, "pending", at, leaseMs);
+      record.claimedAt = at;
       entries.set(key, record);
       unsettled += 1;
       if (owner !== undefined) {
@@ -283,8 +290,9 @@ export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) 
     },
 
     /**
-     * A held key claimed again (`pending`, for the claimer's arguments) or, without arguments,
-     * found uncertain (its arguments kept): its record, changed in place.
+     * A held key claimed again (`pending`, for the claimer's arguments: a new claim, marked past
+     * the one before) or, without arguments, found uncertain (its arguments and claim kept): its
+     * record, changed in place.
      */
     reopen(
       record: EntryRecord,
@@ -293,7 +301,10 @@ export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) 
       leaseMs: number,
     ): EntryRecord {
       const wasSettled = isSettled(record.state);
-      if (argsHash !== undefined) record.argsHash = argsHash;
+      if (argsHash !== undefined) {
+        record.argsHash = argsHash;
+        record.claimedAt = nextClaim(record.claimedAt, at);
+      }
       record.state = argsHash === undefined ? "uncertain" : "pending";
       record.updatedAt = at;
       release(record, false);
@@ -327,10 +338,20 @@ export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) 
         record.resultUnavailable = false;
         record.leaseMs = 0;
       }
+      // The write is done: no claim may free or mark the key any more.
+      if (state === "succeeded" && record.claimedAt !== undefined) record.claimedAt += 1;
       place(record, wasSettled);
       if (result !== undefined) keep(record, result);
     },
   };
+}
+
+/**
+ * A new claim's mark: its `now`, or just past the key's claim before when that is not earlier
+ * (a claimer whose clock is behind), so that no two claims of a key share one.
+ */
+function nextClaim(before: number | undefined, at: number): number {
+  return before === undefined || at > before ? at : before + 1;
 }
 
 function isSettled(state: LedgerState): boolean {
@@ -352,6 +373,7 @@ function newRecord(
     result: undefined,
     resultUnavailable: false,
     leaseMs,
+    claimedAt: undefined,
     expiresAt: 0,
     expirySlot: 0,
     keptSlot: 0,

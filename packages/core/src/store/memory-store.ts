@@ -409,9 +409,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
 }
 
 /**
- * Whether a late settle would free or mark a key that another attempt has claimed since, or demote
- * a key someone else settled `succeeded` meanwhile (a person, or an attempt that took it over):
- * the write is known done.
+ * Whether a late settle would free or mark a key whose latest claim is not the settler's (another
+ * attempt has claimed it since, or a success ended the claim), or demote a key someone else
+ * settled `succeeded` meanwhile (a person, or an attempt that took it over): the write is known
+ * done.
  */
 function supersededBy(
   found: EntryRecord | undefined,
@@ -421,8 +422,8 @@ function supersededBy(
   return (
     settlement.claimedAt !== undefined &&
     state !== "succeeded" &&
-    (found?.state === "succeeded" ||
-      (found?.state === "pending" && found.updatedAt !== settlement.claimedAt))
+    found !== undefined &&
+    (found.state === "succeeded" || found.claimedAt !== settlement.claimedAt)
   );
 }
 
@@ -435,6 +436,7 @@ function claimed(key: string, record: EntryRecord): ClaimResult {
   return {
     status: "claimed",
     entry: { key, argsHash: record.argsHash, state: record.state, updatedAt: record.updatedAt },
+    claimedAt: record.claimedAt as number,
   };
 }
 
@@ -443,6 +445,7 @@ function retaken(key: string, record: EntryRecord): ClaimResult {
   return {
     status: "claimed",
     entry: { key, argsHash: record.argsHash, state: record.state, updatedAt: record.updatedAt },
+    claimedAt: record.claimedAt as number,
     retaken: true,
   };
 }

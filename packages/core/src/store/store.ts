@@ -73,12 +73,14 @@ export interface SettleOptions {
   /** The result of a `succeeded` call, to replay (JSON). */
   readonly result?: unknown;
   /**
-   * The `now` of the claim this attempt holds (its entry's `updatedAt` when claimed). When given
-   * and the entry is `pending` under another claim (this attempt's lease expired and another
-   * attempt took the key), a `failed` or `uncertain` settle is dropped: it must not free, or mark,
-   * a key another attempt may be running; so is one that finds the entry `succeeded` (a person,
-   * or an attempt that took the key over, found the write made: it stays done). A `succeeded`
-   * settle is always kept (the write happened).
+   * The claim this attempt holds: the `claimedAt` its `claimed` answer carried (see
+   * {@link ClaimResult}). A `failed` or `uncertain` settle is dropped when the entry's current
+   * claim is another one (this attempt's lease ran out and another attempt took the key: it may
+   * have sent, and it may be running still or have left the key in doubt), or when the entry is
+   * `succeeded` (a person, or another attempt, found the write made: it stays done), or when a
+   * `succeeded` settle has ended the claim since. A `succeeded` settle is always kept (the write
+   * happened). So only the holder of a key's latest claim frees or marks it; the store decides, by
+   * its own records, not by any worker's clock.
    * @default none: the settle applies whatever holds the key (a host settling by hand)
    */
   readonly claimedAt?: number;
@@ -102,6 +104,16 @@ export type ClaimResult =
   | {
       readonly status: "claimed";
       readonly entry: LedgerEntry;
+      /**
+       * This claim, as the store marks it: a number the store gives each claim that takes the key,
+       * greater than the one it gave the key's claim before, kept with the entry until the next
+       * claim (a settle by this attempt names it as {@link SettleOptions.claimedAt}). A store that
+       * runs leases on a clock of its own takes it from that clock (Redis: its server's `TIME`),
+       * the others from the claim's `now`, so it reads as the claim's epoch ms; callers compare it
+       * only for equality. Optional so that a store written before it still compiles (the core then
+       * names the claim by the `now` it passed); the contract suite asks for it.
+       */
+      readonly claimedAt?: number;
       /**
        * Set when the claim took over a write in doubt (`uncertain`, or `pending` past its lease).
        * Optional so that a store written before it still compiles; the contract suite asks for it.
@@ -217,7 +229,8 @@ export interface Store {
    * failure; no effect assumed) or `uncertain` (sent, no answer). Settled entries are kept for the
    * retention period; `uncertain` ones until a host settles them. Settling a key nobody claimed
    * creates it (a host that checked by hand). With `claimedAt`, a `failed` or `uncertain` settle of
-   * a key that another attempt has claimed since is dropped (see {@link SettleOptions}).
+   * a key that another attempt has claimed since, or that is `succeeded`, or whose claim a
+   * `succeeded` settle ended, is dropped (see {@link SettleOptions}).
    */
   settle(
     key: string,

@@ -1,7 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GovernorError } from "../errors.ts";
-import type { AddOutcomeOptions, ClaimOptions, LedgerEntry, Store } from "../store/store.ts";
+import type {
+  AddOutcomeOptions,
+  ClaimOptions,
+  ClaimResult,
+  LedgerEntry,
+  Store,
+} from "../store/store.ts";
 
 /** What the contract asks of a store factory for one test. */
 export interface StoreFactoryOptions {
@@ -57,10 +63,19 @@ function leaseAside(entry: LedgerEntry | undefined): LedgerEntry | undefined {
   return rest;
 }
 
+/** The store's mark of a `claimed` answer (`ClaimResult.claimedAt`), checked to be a number. */
+function markOf(result: ClaimResult): number {
+  expect(result.status).toBe("claimed");
+  const mark = result.status === "claimed" ? result.claimedAt : undefined;
+  expect(typeof mark).toBe("number");
+  return mark as number;
+}
+
 /**
  * Registers the vitest suite every {@link Store} must pass: values with expiry, atomic counters,
  * and the idempotency ledger (claim, args mismatch, replay, re-claim after failure, uncertain
- * refusal, `retaken` on a claim that took over a write in doubt, expired leases, concurrent
+ * refusal, `retaken` on a claim that took over a write in doubt, expired leases, each claim's
+ * mark (`claimedAt`) and late settles from a claim that is no longer the key's, concurrent
  * claims, settling by hand, retention, the fail-closed cap, values JSON cannot write refused with
  * JSON's own error),
  * and the learned outcome records (decayed additions, atomicity, expiry, listing, reset, the cap).
@@ -174,6 +189,7 @@ export function describeStoreContract(
         expect(result).toEqual({
           status: "claimed",
           entry: { key: key("k"), argsHash: "h1", state: "pending", updatedAt: 1_000 },
+          claimedAt: markOf(result),
         });
         // A pending entry names its holder's lease: until it runs out the call may be in flight.
         expect(leaseAside(await store.entry(key("k")))).toEqual({
@@ -252,9 +268,11 @@ export function describeStoreContract(
         await store.settle(key("k"), "failed", { now: 1_100, result: { error: "card declined" } });
         expect((await store.entry(key("k")))?.state).toBe("failed");
         expect((await store.claim(key("k"), "h2", at(1_200))).status).toBe("args_mismatch");
-        expect(await store.claim(key("k"), "h1", at(1_200))).toEqual({
+        const again = await store.claim(key("k"), "h1", at(1_200));
+        expect(again).toEqual({
           status: "claimed",
           entry: { key: key("k"), argsHash: "h1", state: "pending", updatedAt: 1_200 },
+          claimedAt: markOf(again),
         });
         expect((await store.claim(key("k"), "h1", at(1_300))).status).toBe("in_flight");
       });
@@ -268,9 +286,11 @@ export function describeStoreContract(
           entry: { key: key("k"), argsHash: "h1", state: "uncertain", updatedAt: 1_100 },
         });
         expect((await store.claim(key("k"), "h2", at(5_000, true))).status).toBe("args_mismatch");
-        expect(await store.claim(key("k"), "h1", at(5_001, true))).toEqual({
+        const taken = await store.claim(key("k"), "h1", at(5_001, true));
+        expect(taken).toEqual({
           status: "claimed",
           entry: { key: key("k"), argsHash: "h1", state: "pending", updatedAt: 5_001 },
+          claimedAt: markOf(taken),
           retaken: true,
         });
         expect((await store.claim(key("k"), "h1", at(5_002, true))).status).toBe("in_flight");
@@ -287,12 +307,10 @@ export function describeStoreContract(
         expect(again).not.toHaveProperty("retaken");
         // Settled uncertain, then taken over: the attempt that left it may have written.
         await store.settle(key("new"), "uncertain", { now: 1_300 });
-        expect(await store.claim(key("new"), "h1", at(1_400, true))).toMatchObject({
-          status: "claimed",
-          retaken: true,
-        });
+        const over = await store.claim(key("new"), "h1", at(1_400, true));
+        expect(over).toMatchObject({ status: "claimed", retaken: true });
         // The same key settled failed by its new holder is free again, not in doubt.
-        await store.settle(key("new"), "failed", { now: 1_500, claimedAt: 1_400 });
+        await store.settle(key("new"), "failed", { now: 1_500, claimedAt: markOf(over) });
         const freed = await store.claim(key("new"), "h1", at(1_600, true));
         expect(freed).not.toHaveProperty("retaken");
         // A pending entry past its lease, taken over at once or after a refusal marked it uncertain.
@@ -335,6 +353,7 @@ export function describeStoreContract(
         expect(taken).toEqual({
           status: "claimed",
           entry: { key: key("k2"), argsHash: "h1", state: "pending", updatedAt: later },
+          claimedAt: markOf(taken),
           retaken: true,
         });
       });
@@ -379,11 +398,11 @@ export function describeStoreContract(
       it("issue 8.5: a late settle from an expired holder does not free another holder's claim", async () => {
         const store = await open();
         // A claimed, its lease expired, and B (allowed to repeat: the server honors keys) took it.
-        const a = Date.now();
-        await store.claim(key("k"), "h1", brief(a));
+        const a = markOf(await store.claim(key("k"), "h1", brief(Date.now())));
         await sleep(2 * BRIEF_LEASE_MS);
         const b = Date.now() + 1;
-        expect((await store.claim(key("k"), "h1", brief(b, true))).status).toBe("claimed");
+        const claimB = markOf(await store.claim(key("k"), "h1", brief(b, true)));
+        expect(claimB).not.toBe(a);
         // A's answer arrives late: a failure. B may still be running, so the key stays B's.
         await store.settle(key("k"), "failed", { now: b + 100, claimedAt: a });
         await store.settle(key("k"), "uncertain", { now: b + 100, claimedAt: a });
@@ -397,25 +416,76 @@ export function describeStoreContract(
         // (Held for a claimer with a 1 s lease, whether or not B's brief one has passed.)
         expect((await store.claim(key("k"), "h1", at(b + 200))).status).toBe("in_flight");
         // B's own settle applies; so would a success from A (the write happened).
-        await store.settle(key("k"), "failed", { now: b + 300, claimedAt: b });
+        await store.settle(key("k"), "failed", { now: b + 300, claimedAt: claimB });
         expect((await store.entry(key("k")))?.state).toBe("failed");
         expect((await store.claim(key("k"), "h1", at(b + 400))).status).toBe("claimed");
         await store.settle(key("k"), "succeeded", { now: b + 500, claimedAt: a, result: 1 });
         expect((await store.claim(key("k"), "h1", at(b + 600))).status).toBe("succeeded");
       });
 
+      it("a settle from an old claim after a takeover is dropped, whatever the new holder settled", async () => {
+        const store = await open();
+        // A claimed, its lease ran out, and B took the key over, sent, and settled it: in doubt
+        // (its answer lost), or failed (refused before any effect).
+        for (const [name, settledB] of [
+          ["doubt", "uncertain"],
+          ["refused", "failed"],
+        ] as const) {
+          const a = markOf(await store.claim(key(name), "h1", brief(Date.now())));
+          await sleep(2 * BRIEF_LEASE_MS);
+          const b = markOf(await store.claim(key(name), "h1", brief(Date.now(), true)));
+          await store.settle(key(name), settledB, { now: Date.now(), claimedAt: b });
+          // A's late settles (its judging outlived its lease) change nothing B left.
+          await store.settle(key(name), "failed", { now: Date.now(), claimedAt: a });
+          await store.settle(key(name), "uncertain", { now: Date.now(), claimedAt: a });
+          expect((await store.entry(key(name)))?.state).toBe(settledB);
+        }
+        // B's write stays in doubt: the same key is refused, not sent again.
+        expect((await store.claim(key("doubt"), "h1", at(Date.now()))).status).toBe("uncertain");
+        // A claim refused (it found the lease run out and marked the key uncertain) takes nothing:
+        // the holder's own late settle still applies.
+        const held = markOf(await store.claim(key("held"), "h1", brief(Date.now())));
+        await sleep(2 * BRIEF_LEASE_MS);
+        expect((await store.claim(key("held"), "h1", brief(Date.now()))).status).toBe("uncertain");
+        await store.settle(key("held"), "failed", { now: Date.now(), claimedAt: held });
+        expect((await store.entry(key("held")))?.state).toBe("failed");
+        // A claim after that is a new claim: the old holder's settle no longer applies.
+        const next = markOf(await store.claim(key("held"), "h1", at(Date.now())));
+        expect(next).not.toBe(held);
+        await store.settle(key("held"), "uncertain", { now: Date.now(), claimedAt: held });
+        expect((await store.entry(key("held")))?.state).toBe("pending");
+      });
+
       it("a late failed or uncertain settle does not demote a key settled succeeded since", async () => {
         const store = await open();
         // A claimed; a person (no claimedAt) found the write made while A was still judging.
-        await store.claim(key("k"), "h1", at(1_000));
+        const a = markOf(await store.claim(key("k"), "h1", at(1_000)));
         await store.settle(key("k"), "succeeded", { now: 1_100 });
-        await store.settle(key("k"), "uncertain", { now: 1_200, claimedAt: 1_000 });
-        await store.settle(key("k"), "failed", { now: 1_300, claimedAt: 1_000 });
+        await store.settle(key("k"), "uncertain", { now: 1_200, claimedAt: a });
+        await store.settle(key("k"), "failed", { now: 1_300, claimedAt: a });
         expect((await store.entry(key("k")))?.state).toBe("succeeded");
         expect((await store.claim(key("k"), "h1", at(1_400))).status).toBe("succeeded");
-        // A person may still correct it by hand.
+        // A person may still correct it by hand; the success ended A's claim, so A's late
+        // settle does not mark the key again.
         await store.settle(key("k"), "failed", { now: 1_500 });
         expect((await store.entry(key("k")))?.state).toBe("failed");
+        await store.settle(key("k"), "uncertain", { now: 1_600, claimedAt: a });
+        expect((await store.entry(key("k")))?.state).toBe("failed");
+        // A claim after it is a new one, its settles apply.
+        const c = markOf(await store.claim(key("k"), "h1", at(1_700)));
+        expect(c).not.toBe(a);
+        await store.settle(key("k"), "uncertain", { now: 1_800, claimedAt: c });
+        expect((await store.entry(key("k")))?.state).toBe("uncertain");
+      });
+
+      it("a person's failed does not end a claim: the holder's late settle still records what it found", async () => {
+        const store = await open();
+        const a = markOf(await store.claim(key("k"), "h1", brief(Date.now())));
+        await sleep(2 * BRIEF_LEASE_MS);
+        // Past the lease a person found nothing written; the attempt then answers: in doubt.
+        await store.settle(key("k"), "failed", { now: Date.now() });
+        await store.settle(key("k"), "uncertain", { now: Date.now(), claimedAt: a });
+        expect((await store.entry(key("k")))?.state).toBe("uncertain");
       });
 
       it("issue 8.6: keeps a settled entry through any amount of other traffic", async () => {
@@ -471,9 +541,11 @@ export function describeStoreContract(
         await store.settle(key("unsure"), "uncertain", { now: 1_000 });
         expect((await store.claim(key("unsure"), "h1", at(2_000))).status).toBe("uncertain");
         await store.settle(key("unsure"), "failed", { now: 2_100 });
-        expect(await store.claim(key("unsure"), "h1", at(2_200))).toEqual({
+        const claimed = await store.claim(key("unsure"), "h1", at(2_200));
+        expect(claimed).toEqual({
           status: "claimed",
           entry: { key: key("unsure"), argsHash: "h1", state: "pending", updatedAt: 2_200 },
+          claimedAt: markOf(claimed),
         });
       });
 
@@ -516,14 +588,16 @@ export function describeStoreContract(
           owner,
         });
         const states = ["succeeded", "failed", "uncertain", "pending"] as const;
+        let pendingMark = 0;
         for (const owner of ["o1", "o2", undefined]) {
           for (const name of states) {
             const k = key(`${owner ?? "none"}:${name}`);
-            expect((await store.claim(k, "h1", owned(1_000, owner))).status).toBe("claimed");
+            const mark = markOf(await store.claim(k, "h1", owned(1_000, owner)));
+            if (name === "pending" && owner === "o1") pendingMark = mark;
             if (name !== "pending") {
               await store.settle(k, name, {
                 now: 1_100,
-                claimedAt: 1_000,
+                claimedAt: mark,
                 ...(name === "succeeded" && { result: { ok: name } }),
               });
             }
@@ -555,7 +629,7 @@ export function describeStoreContract(
         }
         expect((await store.entry(key("o1:by-hand")))?.state).toBe("succeeded");
         // A write of the released owner that was in flight settles as any other, and stays.
-        await store.settle(key("o1:pending"), "succeeded", { now: 1_400, claimedAt: 1_000 });
+        await store.settle(key("o1:pending"), "succeeded", { now: 1_400, claimedAt: pendingMark });
         expect((await store.entry(key("o1:pending")))?.state).toBe("succeeded");
       });
 
