@@ -7,7 +7,7 @@
  */
 import { type Governor, GovernorError, type HostError, type Run } from "@governor/core";
 import { canonicalJson } from "@governor/core/judge";
-import { type GovernedClient, toModelResult } from "@governor/mcp";
+import { type GovernedCallParams, type GovernedClient, toModelResult } from "@governor/mcp";
 import { type CallToolResult, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { blockedText, createStopMemory, type RememberedStop, type StopMemory } from "./stops.ts";
 
@@ -84,6 +84,8 @@ export function hostErrorToJsonRpc(error: HostError): JsonRpcError {
 }
 
 const TEN_MINUTES = 600_000;
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** What identifies an identical call for an answer kept after a late cancel: tool and arguments. */
 function unseenKey(call: ProxyCall): string {
@@ -189,15 +191,15 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
       // The window of this call's run (a later call may start the next one meanwhile).
       const windowEnd = startedAt + windowMs;
       let outcome: Awaited<ReturnType<GovernedClient["callTool"]>>;
+      // Built field by field: a conditional spread makes an object per field per call.
+      const params: Mutable<GovernedCallParams> = { name: call.name };
+      if (call.arguments !== undefined) params.arguments = call.arguments;
+      if (call.meta !== undefined) params.meta = call.meta;
+      if (call.signal !== undefined) params.signal = call.signal;
+      if (options.timeoutMs !== undefined) params.timeoutMs = options.timeoutMs;
       enter(current);
       try {
-        outcome = await options.governed.callTool(current, {
-          name: call.name,
-          ...(call.arguments !== undefined && { arguments: call.arguments }),
-          ...(call.meta !== undefined && { meta: call.meta }),
-          ...(call.signal !== undefined && { signal: call.signal }),
-          ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
-        });
+        outcome = await options.governed.callTool(current, params);
       } catch (error) {
         if (GovernorError.isInstance(error) && error.code === "host_error") {
           throw hostFailure(error as HostError, call);

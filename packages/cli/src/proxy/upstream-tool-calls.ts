@@ -101,6 +101,83 @@ export function plainToolResult(result: unknown): boolean {
 }
 
 /**
+ * One request out: settles its caller's promise once, from the answer, the connection's close,
+ * the caller's abort, the timeout or a failed send. An object of its own, not closures per call.
+ */
+class OutRequest implements Pending {
+  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+
+  constructor(
+    readonly client: Client,
+    readonly transport: Transport,
+    readonly pending: Map<string, Pending>,
+    readonly id: string,
+    readonly schema: AnySchema,
+    readonly signal: AbortSignal | undefined,
+    readonly resolve: (value: unknown) => void,
+    readonly reject: (reason: unknown) => void,
+  ) {}
+
+  answer(message: Record<string, unknown>): void {
+    this.pending.delete(this.id);
+    clearTimeout(this.timer);
+    if (this.signal?.aborted) return;
+    if ("error" in message) {
+      const error = message.error as { code: number; message: string; data?: unknown };
+      this.reject(McpError.fromError(error.code, error.message, error.data));
+      return;
+    }
+    if (this.schema === CallToolResultSchema && plainToolResult(message.result)) {
+      this.resolve(message.result);
+      return;
+    }
+    try {
+      // The SDK's own parse: its errors are the SDK's (`$ZodError`).
+      const parsed = safeParse(this.schema, message.result);
+      if (parsed.success) this.resolve(parsed.data);
+      else this.reject(parsed.error);
+    } catch (error) {
+      this.reject(error);
+    }
+  }
+
+  close(error: Error): void {
+    clearTimeout(this.timer);
+    this.reject(error);
+  }
+
+  /** The caller's abort or the timeout: the server is told, the caller gets an `McpError`. */
+  cancel(reason: unknown): void {
+    if (!this.pending.delete(this.id)) return;
+    clearTimeout(this.timer);
+    const { client } = this;
+    this.transport
+      .send({
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: this.id, reason: String(reason) },
+      })
+      .catch((error: unknown) =>
+        client.onerror?.(new Error(`Failed to send cancellation: ${error}`)),
+      );
+    this.reject(
+      reason instanceof McpError ? reason : new McpError(ErrorCode.RequestTimeout, String(reason)),
+    );
+  }
+
+  sendFailed(error: unknown): void {
+    if (!this.pending.delete(this.id)) return;
+    clearTimeout(this.timer);
+    this.reject(error);
+  }
+}
+
+/** A request's timeout ran out (a module function: the timer holds no closure). */
+function timedOut(out: OutRequest, timeout: number): void {
+  out.cancel(McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout }));
+}
+
+/**
  * Sends `client`'s tools/call requests itself on each transport given to `attach` (call it right
  * after `client.connect(transport)`); the rest go through the SDK.
  */
@@ -124,66 +201,18 @@ export function sendToolCallsDirectly(client: Client): { attach(transport: Trans
       }
       const id = `governor-${++next}`;
       const timeout = options.timeout ?? DEFAULT_TIMEOUT_MS;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const cancel = (reason: unknown): void => {
-        if (!pending.delete(id)) return;
-        clearTimeout(timer);
-        transport
-          .send({
-            jsonrpc: "2.0",
-            method: "notifications/cancelled",
-            params: { requestId: id, reason: String(reason) },
-          })
-          .catch((error: unknown) =>
-            client.onerror?.(new Error(`Failed to send cancellation: ${error}`)),
-          );
-        reject(
-          reason instanceof McpError
-            ? reason
-            : new McpError(ErrorCode.RequestTimeout, String(reason)),
-        );
-      };
-      pending.set(id, {
-        answer(message) {
-          pending.delete(id);
-          clearTimeout(timer);
-          if (signal?.aborted) return;
-          if ("error" in message) {
-            const error = message.error as { code: number; message: string; data?: unknown };
-            reject(McpError.fromError(error.code, error.message, error.data));
-            return;
-          }
-          if (schema === CallToolResultSchema && plainToolResult(message.result)) {
-            resolve(message.result);
-            return;
-          }
-          try {
-            // The SDK's own parse: its errors are the SDK's (`$ZodError`).
-            const parsed = safeParse(schema, message.result);
-            if (parsed.success) resolve(parsed.data);
-            else reject(parsed.error);
-          } catch (error) {
-            reject(error);
-          }
-        },
-        close(error) {
-          clearTimeout(timer);
-          reject(error);
-        },
-      });
-      signal?.addEventListener("abort", () => cancel(signal.reason));
-      timer = setTimeout(
-        () =>
-          cancel(McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout })),
-        timeout,
-      );
-      transport
-        .send({ ...request, jsonrpc: "2.0", id } as JSONRPCMessage)
-        .catch((error: unknown) => {
-          if (!pending.delete(id)) return;
-          clearTimeout(timer);
-          reject(error);
-        });
+      const out = new OutRequest(client, transport, pending, id, schema, signal, resolve, reject);
+      pending.set(id, out);
+      signal?.addEventListener("abort", () => out.cancel(signal.reason));
+      out.timer = setTimeout(timedOut, timeout, out, timeout);
+      const message = { method: request.method, params: request.params, jsonrpc: "2.0", id };
+      let sent: Promise<void>;
+      try {
+        sent = transport.send(message as JSONRPCMessage);
+      } catch (error) {
+        sent = Promise.reject(error);
+      }
+      sent.catch((error: unknown) => out.sendFailed(error));
     });
 
   (client as unknown as { request: RequestFn }).request = (request, schema, options) =>
