@@ -105,22 +105,22 @@ export function plainToolResult(result: unknown): boolean {
  * the caller's abort, the timeout or a failed send. An object of its own, not closures per call.
  */
 class OutRequest implements Pending {
-  timer: ReturnType<typeof setTimeout> | undefined = undefined;
-
   constructor(
     readonly client: Client,
     readonly transport: Transport,
-    readonly pending: Map<string, Pending>,
+    readonly pending: Map<string, OutRequest>,
     readonly id: string,
     readonly schema: AnySchema,
     readonly signal: AbortSignal | undefined,
     readonly resolve: (value: unknown) => void,
     readonly reject: (reason: unknown) => void,
+    /** Its timeout, in ms, and when it runs out (`Date.now()` time). */
+    readonly timeout: number,
+    readonly deadline: number,
   ) {}
 
   answer(message: Record<string, unknown>): void {
     this.pending.delete(this.id);
-    clearTimeout(this.timer);
     if (this.signal?.aborted) return;
     if ("error" in message) {
       const error = message.error as { code: number; message: string; data?: unknown };
@@ -142,14 +142,12 @@ class OutRequest implements Pending {
   }
 
   close(error: Error): void {
-    clearTimeout(this.timer);
     this.reject(error);
   }
 
   /** The caller's abort or the timeout: the server is told, the caller gets an `McpError`. */
   cancel(reason: unknown): void {
     if (!this.pending.delete(this.id)) return;
-    clearTimeout(this.timer);
     const { client } = this;
     this.transport
       .send({
@@ -167,14 +165,68 @@ class OutRequest implements Pending {
 
   sendFailed(error: unknown): void {
     if (!this.pending.delete(this.id)) return;
-    clearTimeout(this.timer);
     this.reject(error);
+  }
+
+  timedOut(): void {
+    const { timeout } = this;
+    this.cancel(McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout }));
   }
 }
 
-/** A request's timeout ran out (a module function: the timer holds no closure). */
-function timedOut(out: OutRequest, timeout: number): void {
-  out.cancel(McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout }));
+/** The longest timer Node keeps (2^31 - 1 ms). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * The requests out on one transport, by id, with one timer for all their timeouts instead of one
+ * per request: armed for the earliest deadline, it times out every request past its deadline and
+ * is armed again for the next. A request that settles leaves the timer as it is (an early fire
+ * finds nothing to do), so a call whose deadline is not the earliest (the usual case: calls one
+ * after another with the same timeout) arms and clears none. The timer is unref'd: a request out
+ * is always on a transport that keeps the process alive.
+ */
+class RequestsOut extends Map<string, OutRequest> {
+  #timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  #armedFor = Number.POSITIVE_INFINITY;
+
+  /** Adds a request out, and arms the timer for its deadline when it is the earliest. */
+  hold(out: OutRequest): void {
+    this.set(out.id, out);
+    this.#arm(out.deadline);
+  }
+
+  #arm(at: number): void {
+    if (this.#timer !== undefined && this.#armedFor <= at) return;
+    clearTimeout(this.#timer);
+    this.#armedFor = at;
+    this.#timer = setTimeout(expire, Math.min(Math.max(1, at - Date.now()), MAX_TIMER_MS), this);
+    this.#timer.unref();
+  }
+
+  /** The timer fired: every request past its deadline times out; the timer waits for the next. */
+  expire(): void {
+    this.#timer = undefined;
+    this.#armedFor = Number.POSITIVE_INFINITY;
+    const now = Date.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const out of [...this.values()]) {
+      if (out.deadline <= now) out.timedOut();
+      else if (out.deadline < next) next = out.deadline;
+    }
+    if (next !== Number.POSITIVE_INFINITY && this.size > 0) this.#arm(next);
+  }
+
+  /** The transport closed: no request is left to time out. */
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#armedFor = Number.POSITIVE_INFINITY;
+  }
+}
+
+/** The timer of a {@link RequestsOut} (a module function: the timer holds no closure). */
+function expire(requests: RequestsOut): void {
+  requests.expire();
 }
 
 /**
@@ -182,7 +234,7 @@ function timedOut(out: OutRequest, timeout: number): void {
  * after `client.connect(transport)`); the rest go through the SDK.
  */
 export function sendToolCallsDirectly(client: Client): { attach(transport: Transport): void } {
-  const routes = new WeakMap<Transport, Map<string, Pending>>();
+  const routes = new WeakMap<Transport, RequestsOut>();
   let next = 0;
   const sdkRequest = client.request.bind(client) as RequestFn;
 
@@ -201,10 +253,20 @@ export function sendToolCallsDirectly(client: Client): { attach(transport: Trans
       }
       const id = `governor-${++next}`;
       const timeout = options.timeout ?? DEFAULT_TIMEOUT_MS;
-      const out = new OutRequest(client, transport, pending, id, schema, signal, resolve, reject);
-      pending.set(id, out);
+      const out = new OutRequest(
+        client,
+        transport,
+        pending,
+        id,
+        schema,
+        signal,
+        resolve,
+        reject,
+        timeout,
+        Date.now() + timeout,
+      );
+      pending.hold(out);
       signal?.addEventListener("abort", () => out.cancel(signal.reason));
-      out.timer = setTimeout(timedOut, timeout, out, timeout);
       const message = { method: request.method, params: request.params, jsonrpc: "2.0", id };
       let sent: Promise<void>;
       try {
@@ -222,7 +284,7 @@ export function sendToolCallsDirectly(client: Client): { attach(transport: Trans
 
   return {
     attach(transport) {
-      const pending = new Map<string, Pending>();
+      const pending = new RequestsOut();
       routes.set(transport, pending);
       const inner = transport.onmessage;
       transport.onmessage = (message, extra) => {
@@ -240,6 +302,7 @@ export function sendToolCallsDirectly(client: Client): { attach(transport: Trans
         const error = McpError.fromError(ErrorCode.ConnectionClosed, "Connection closed");
         const left = [...pending.values()];
         pending.clear();
+        pending.stop();
         for (const waiting of left) waiting.close(error);
       };
     },
