@@ -207,7 +207,7 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
         throw error;
       } finally {
         leave(current);
-        await call.beforeAnswer?.();
+        if (call.beforeAnswer !== undefined) await call.beforeAnswer();
       }
       if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
       if (

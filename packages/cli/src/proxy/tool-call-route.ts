@@ -27,11 +27,12 @@ import { CallSignal } from "./call-signal.ts";
 import { isPlainObject } from "./jsonrpc-envelope.ts";
 
 /**
- * `work` after two microtasks, as the SDK's `Protocol` starts a request handler: what came before
+ * `work` two microtasks later, as the SDK's `Protocol` starts a request handler: what came before
  * it in the same read (a host's cancel of the identical call, say) is handled first, as it was.
+ * (Not a chain of promises: the handler's own promise would be adopted by it, two more ticks.)
  */
-function ticks<T>(work: () => Promise<T>): Promise<T> {
-  return Promise.resolve().then(undefined).then(work);
+function ticks(work: () => void): void {
+  queueMicrotask(() => queueMicrotask(work));
 }
 
 /**
@@ -148,10 +149,18 @@ export function routeToolCalls(transport: Transport, handler: ToolCallHandler): 
   const answer = (request: CallToolRequest & { id: RequestId }, signal: CallSignal): void => {
     const id = request.id;
     // Started two microtasks later, as the SDK starts a handler (see `ticks`).
-    ticks(() => handler.call(request, id, signal.asSignal())).then(
-      (result) => finish(id, signal, { result, jsonrpc: "2.0", id } as JSONRPCMessage),
-      (error: unknown) => finish(id, signal, errorAnswer(id, error)),
-    );
+    ticks(() => {
+      let answered: Promise<CallToolResult>;
+      try {
+        answered = handler.call(request, id, signal.asSignal());
+      } catch (error) {
+        answered = Promise.reject(error);
+      }
+      answered.then(
+        (result) => finish(id, signal, { result, jsonrpc: "2.0", id } as JSONRPCMessage),
+        (error: unknown) => finish(id, signal, errorAnswer(id, error)),
+      );
+    });
   };
 
   /** Takes the request if the proxy runs it; false leaves it to the SDK. */
