@@ -29,11 +29,14 @@ import { isPlainObject } from "./jsonrpc-envelope.ts";
 /**
  * `work` two microtasks later, as the SDK's `Protocol` starts a request handler: what came before
  * it in the same read (a host's cancel of the identical call, say) is handled first, as it was.
- * (Not a chain of promises: the handler's own promise would be adopted by it, two more ticks.)
+ * `work` returns nothing, so no promise of its own is adopted (two more ticks); and not through
+ * `queueMicrotask`, which makes an AsyncResource per call in Node.
  */
 function ticks(work: () => void): void {
-  queueMicrotask(() => queueMicrotask(work));
+  RESOLVED.then(undefined).then(work);
 }
+
+const RESOLVED = Promise.resolve();
 
 /**
  * Whether `params` are a tools/call's as hosts send them, which `CallToolRequestSchema` accepts
