@@ -6,6 +6,11 @@
  *
  *   node --import tsx bench/proxy-overhead.ts   # the built packages (pnpm build first)
  *   node --conditions=source --import tsx bench/proxy-overhead.ts   # the sources
+ *   GOVERNOR_BASE=/tmp/governor-base node --import tsx bench/proxy-overhead.ts
+ *
+ * With GOVERNOR_BASE (a copy made by bench/snapshot-dist.sh), the proxy run is that build's: run
+ * it in turn with the plain command for a before and after under the same load
+ * (bench/proxy-cpu.ts runs both in one process).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -42,7 +47,12 @@ async function connect(command: string, args: readonly string[]): Promise<Client
  * settings, except a calls budget big enough for the whole measurement (the tool is undeclared,
  * so each call is keyed as a write would be).
  */
-export async function benchProxyOverhead(samples = 300, warmup = 50): Promise<ProxyOverheadFigure> {
+export async function benchProxyOverhead(
+  samples = 300,
+  warmup = 50,
+  /** The checkout whose built proxy runs (a base build's copy for a before and after). */
+  build = ROOT,
+): Promise<ProxyOverheadFigure> {
   const server = stdioServerParams();
   const serverArgs = server.args ?? [];
   // The proxy runs as the bench does: the built packages (`pnpm bench` builds them first), or the
@@ -50,7 +60,7 @@ export async function benchProxyOverhead(samples = 300, warmup = 50): Promise<Pr
   const fromSource = import.meta.resolve("@governor/core").includes("/src/");
   const bin = fromSource
     ? ["--conditions=source", "--import", import.meta.resolve("tsx"), "packages/cli/src/bin.ts"]
-    : ["packages/cli/dist/bin.js"];
+    : [join(build, "packages/cli/dist/bin.js")];
   const dir = mkdtempSync(join(tmpdir(), "governor-bench-proxy-"));
   const policy = join(dir, "policy.json");
   writeFileSync(policy, JSON.stringify({ budgets: { calls: 1_000_000 } }));
@@ -105,5 +115,7 @@ export async function benchProxyOverhead(samples = 300, warmup = 50): Promise<Pr
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  process.stdout.write(`${JSON.stringify(await benchProxyOverhead(), null, 2)}\n`);
+  const base = process.env.GOVERNOR_BASE;
+  const build = base === undefined || base === "" ? ROOT : base;
+  process.stdout.write(`${JSON.stringify(await benchProxyOverhead(300, 50, build), null, 2)}\n`);
 }

@@ -19,6 +19,9 @@ import {
 /** The longest line kept while waiting for its end, in UTF-16 code units (as the SDK's 10 MiB). */
 const MAX_LINE = 10 * 1024 * 1024;
 
+/** The answer of a `send` whose line the pipe took at once (one promise for all of them). */
+const SENT: Promise<void> = Promise.resolve();
+
 /** What the host sent that the proxy answered or dropped (for stderr). */
 export type HostProblem = (message: string) => void;
 
@@ -45,10 +48,17 @@ export class HostStdioTransport implements Transport {
     this.stdin.on("error", this.#onerror);
   }
 
+  /** Writes one line; settled at once unless the pipe is full (then at its `drain`). */
   send(message: JSONRPCMessage): Promise<void> {
+    let written: boolean;
+    try {
+      written = this.stdout.write(`${JSON.stringify(message)}\n`);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (written) return SENT;
     return new Promise((resolve) => {
-      if (this.stdout.write(`${JSON.stringify(message)}\n`)) resolve();
-      else this.stdout.once("drain", resolve);
+      this.stdout.once("drain", resolve);
     });
   }
 

@@ -117,4 +117,32 @@ describe("HostStdioTransport", () => {
     expect(received).toEqual([{ jsonrpc: "2.0", id: 2, method: "ping" }]);
     await transport.close();
   });
+
+  it("settles a send at once when the pipe takes the line, at its drain when it is full, and rejects one it cannot write", async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough({ highWaterMark: 64 });
+    const transport = new HostStdioTransport(stdin, stdout);
+    await transport.start();
+    let first = false;
+    await transport.send({ jsonrpc: "2.0", id: 1, result: {} }).then(() => {
+      first = true;
+    });
+    expect(first).toBe(true);
+    // Over the high-water mark: settled only once the reader drains the pipe.
+    let second = false;
+    const full = transport
+      .send({ jsonrpc: "2.0", id: 2, result: { text: "x".repeat(200) } })
+      .then(() => {
+        second = true;
+      });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(second).toBe(false);
+    stdout.resume();
+    await full;
+    expect(second).toBe(true);
+    await expect(
+      transport.send({ jsonrpc: "2.0", id: 3, result: { n: 1n } } as never),
+    ).rejects.toThrow(/BigInt/);
+    await transport.close();
+  });
 });

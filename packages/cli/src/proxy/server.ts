@@ -14,6 +14,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type CallToolRequest,
   CallToolRequestSchema,
+  type CallToolResult,
   type ClientCapabilities,
   ErrorCode,
   type Implementation,
@@ -33,7 +34,13 @@ import {
   SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { dispatchChecked, useLineReadBuffer } from "./fast-path.ts";
-import { createProxySession, JsonRpcError, type ProxyLog, type ProxySession } from "./session.ts";
+import {
+  createProxySession,
+  JsonRpcError,
+  type ProxyCall,
+  type ProxyLog,
+  type ProxySession,
+} from "./session.ts";
 import { routeToolCalls } from "./tool-call-route.ts";
 import { sendToolCallsDirectly } from "./upstream-tool-calls.ts";
 
@@ -340,9 +347,12 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     };
   });
 
+  const notInitialized = () =>
+    new JsonRpcError(ErrorCode.InvalidRequest, "governor proxy: not initialized");
+
   const ready = (): { client: Client; governed: GovernedClient; session: ProxySession } => {
     if (client === undefined || governed === undefined || session === undefined) {
-      throw new JsonRpcError(ErrorCode.InvalidRequest, "governor proxy: not initialized");
+      throw notInitialized();
     }
     return { client, governed, session };
   };
@@ -371,25 +381,33 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     }),
   );
 
-  /** One tools/call of the host (taken off the transport by tool-call-route.ts, or the SDK's). */
-  const callTool = (request: CallToolRequest, requestId: RequestId, signal: AbortSignal) =>
-    tracked(requestId, async () => {
-      const { session } = ready();
-      const { name, arguments: args, _meta } = request.params;
-      const progress = forwardProgress(_meta?.progressToken, requestId);
-      try {
-        return await session.callTool({
-          name,
-          ...(args !== undefined && { arguments: args }),
-          ...(_meta !== undefined && { meta: _meta }),
-          signal,
-          // The gap before the answer, inside the session: a cancel in it is seen there.
-          ...(progress !== undefined && { beforeAnswer: progress.done }),
-        });
-      } finally {
-        await progress?.done();
-      }
-    });
+  /**
+   * One tools/call of the host (taken off the transport by tool-call-route.ts, or the SDK's),
+   * tracked while it is out as `tracked` does, without its async frames: the proxy's hot path.
+   */
+  const callTool = (
+    request: CallToolRequest,
+    requestId: RequestId,
+    signal: AbortSignal,
+  ): Promise<CallToolResult> => {
+    if (session === undefined) return Promise.reject(notInitialized());
+    const { name, arguments: args, _meta } = request.params;
+    inFlight.add(requestId);
+    const progress = forwardProgress(_meta?.progressToken, requestId);
+    // Built field by field: a conditional spread makes an object per field per call.
+    const call: { -readonly [K in keyof ProxyCall]: ProxyCall[K] } = { name, signal };
+    if (args !== undefined) call.arguments = args;
+    if (_meta !== undefined) call.meta = _meta;
+    // The gap before the answer, inside the session: a cancel in it is seen there.
+    if (progress !== undefined) call.beforeAnswer = progress.done;
+    const answered = session.callTool(call);
+    if (progress === undefined) {
+      return answered.finally(() => {
+        inFlight.delete(requestId);
+      });
+    }
+    return answered.finally(() => progress.done().finally(() => inFlight.delete(requestId)));
+  };
 
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
     callTool(request, extra.requestId, extra.signal),

@@ -6,7 +6,7 @@
  * errors for the host, never tool text.
  */
 import { type Governor, GovernorError, type HostError, type Run } from "@governor/core";
-import { type GovernedClient, toModelResult } from "@governor/mcp";
+import { type GovernedCallParams, type GovernedClient, toModelResult } from "@governor/mcp";
 import { type CallToolResult, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { blockedText, createStopMemory, type RememberedStop, type StopMemory } from "./stops.ts";
 
@@ -83,6 +83,8 @@ export function hostErrorToJsonRpc(error: HostError): JsonRpcError {
 }
 
 const TEN_MINUTES = 600_000;
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 export function createProxySession(options: ProxySessionOptions): ProxySession {
   const now = options.now ?? Date.now;
@@ -162,13 +164,12 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
       // The window of this call's run (a later call may start the next one meanwhile).
       const windowEnd = startedAt + windowMs;
       let outcome: Awaited<ReturnType<GovernedClient["callTool"]>>;
-      const params = {
-        name: call.name,
-        ...(call.arguments !== undefined && { arguments: call.arguments }),
-        ...(call.meta !== undefined && { meta: call.meta }),
-        ...(call.signal !== undefined && { signal: call.signal }),
-        ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
-      };
+      // Built field by field: a conditional spread makes an object per field per call.
+      const params: Mutable<GovernedCallParams> = { name: call.name };
+      if (call.arguments !== undefined) params.arguments = call.arguments;
+      if (call.meta !== undefined) params.meta = call.meta;
+      if (call.signal !== undefined) params.signal = call.signal;
+      if (options.timeoutMs !== undefined) params.timeoutMs = options.timeoutMs;
       enter(current);
       try {
         outcome = await options.governed.callTool(current, params);
@@ -179,7 +180,7 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
         throw error;
       } finally {
         leave(current);
-        await call.beforeAnswer?.();
+        if (call.beforeAnswer !== undefined) await call.beforeAnswer();
       }
       if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
       if (outcome.kind === "ok" && call.signal?.aborted === true) {

@@ -85,6 +85,19 @@ describe("routeToolCalls", () => {
     }
   });
 
+  it("answers a call that rejects with no error object (null, undefined) with -32603, where the SDK's Server sends no answer", async () => {
+    for (const thrown of [null, undefined]) {
+      const ours = await serve(() => Promise.reject(thrown), true);
+      await ours.send(call(8, { name: "t" }));
+      expect(await ours.answered(8)).toEqual({
+        jsonrpc: "2.0",
+        id: 8,
+        error: { code: -32603, message: "Internal error" },
+      });
+      expect(ours.errors).toEqual([]);
+    }
+  });
+
   it("leaves to the SDK what it would not run: before initialize, a task, params its schema refuses", async () => {
     const answer: Answer = async () => ({ content: [] });
     const waiting = await serve(answer, true, false);

@@ -23,15 +23,20 @@ import {
   RELATED_TASK_META_KEY,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
+import { CallSignal } from "./call-signal.ts";
 import { isPlainObject } from "./jsonrpc-envelope.ts";
 
 /**
- * `work` after two microtasks, as the SDK's `Protocol` starts a request handler: what came before
+ * `work` two microtasks later, as the SDK's `Protocol` starts a request handler: what came before
  * it in the same read (a host's cancel of the identical call, say) is handled first, as it was.
+ * `work` returns nothing, so no promise of its own is adopted (two more ticks); and not through
+ * `queueMicrotask`, which makes an AsyncResource per call in Node.
  */
-function ticks<T>(work: () => Promise<T>): Promise<T> {
-  return Promise.resolve().then(undefined).then(work);
+function ticks(work: () => void): void {
+  RESOLVED.then(undefined).then(work);
 }
+
+const RESOLVED = Promise.resolve();
 
 /**
  * Whether `params` are a tools/call's as hosts send them, which `CallToolRequestSchema` accepts
@@ -78,6 +83,24 @@ export interface ToolCallHandler {
   onerror(error: Error): void;
 }
 
+/** The answer the SDK's `Server` writes for a handler's throw: its code, message and data. */
+function errorAnswer(id: RequestId, thrown: unknown): JSONRPCMessage {
+  const error = (typeof thrown === "object" && thrown !== null ? thrown : {}) as {
+    code?: unknown;
+    message?: string;
+    data?: unknown;
+  };
+  return {
+    jsonrpc: "2.0",
+    id,
+    error: {
+      code: Number.isSafeInteger(error.code) ? (error.code as number) : ErrorCode.InternalError,
+      message: error.message ?? "Internal error",
+      ...(error.data !== undefined && { data: error.data }),
+    },
+  };
+}
+
 /**
  * Wraps `transport.onmessage` and `onclose` as the SDK's `Server.connect` set them: call it right
  * after connecting.
@@ -86,45 +109,61 @@ export function routeToolCalls(transport: Transport, handler: ToolCallHandler): 
   const inner = transport.onmessage;
   const innerClose = transport.onclose;
   /**
-   * Taken requests out, by id. A host that reuses an id while its request is out has them all
-   * here (the SDK keeps the later one only): its cancel of that id, and the transport closing,
-   * abort each, so none outlives them.
+   * Taken requests out, by id: the signal of each (a set of them while a host reuses an id with its
+   * request out; the SDK keeps the later one only). Its cancel of that id, and the transport
+   * closing, abort each, so none outlives them.
    */
-  const out = new Map<RequestId, Set<AbortController>>();
+  const out = new Map<RequestId, CallSignal | Set<CallSignal>>();
 
-  const answer = (
-    request: CallToolRequest & { id: RequestId },
-    controller: AbortController,
-  ): void => {
+  const hold = (id: RequestId, signal: CallSignal): void => {
+    const held = out.get(id);
+    if (held === undefined) out.set(id, signal);
+    else if (held instanceof Set) held.add(signal);
+    else out.set(id, new Set([held, signal]));
+  };
+
+  const release = (id: RequestId, signal: CallSignal): void => {
+    const held = out.get(id);
+    if (held === signal) out.delete(id);
+    else if (held instanceof Set) {
+      held.delete(signal);
+      if (held.size === 0) out.delete(id);
+    }
+  };
+
+  const abortAll = (held: CallSignal | Set<CallSignal> | undefined, reason?: unknown): void => {
+    if (held instanceof Set) for (const signal of held) signal.abort(reason);
+    else held?.abort(reason);
+  };
+
+  /** Sends the answer of a request still out (none once the host cancelled it). */
+  const finish = (id: RequestId, signal: CallSignal, message: JSONRPCMessage): void => {
+    release(id, signal);
+    if (signal.aborted) return;
+    let sent: Promise<void>;
+    try {
+      sent = transport.send(message);
+    } catch (error) {
+      sent = Promise.reject(error);
+    }
+    sent.catch((error: unknown) => handler.onerror(new Error(`Failed to send response: ${error}`)));
+  };
+
+  const answer = (request: CallToolRequest & { id: RequestId }, signal: CallSignal): void => {
     const id = request.id;
     // Started two microtasks later, as the SDK starts a handler (see `ticks`).
-    ticks(() => handler.call(request, id, controller.signal))
-      .then(
-        (result) => {
-          if (controller.signal.aborted) return;
-          return transport.send({ result, jsonrpc: "2.0", id } as JSONRPCMessage);
-        },
-        (error: { code?: unknown; message?: string; data?: unknown }) => {
-          if (controller.signal.aborted) return;
-          return transport.send({
-            jsonrpc: "2.0",
-            id,
-            error: {
-              code: Number.isSafeInteger(error.code)
-                ? (error.code as number)
-                : ErrorCode.InternalError,
-              message: error.message ?? "Internal error",
-              ...(error.data !== undefined && { data: error.data }),
-            },
-          });
-        },
-      )
-      .catch((error: unknown) => handler.onerror(new Error(`Failed to send response: ${error}`)))
-      .finally(() => {
-        const same = out.get(id);
-        same?.delete(controller);
-        if (same?.size === 0) out.delete(id);
-      });
+    ticks(() => {
+      let answered: Promise<CallToolResult>;
+      try {
+        answered = handler.call(request, id, signal.asSignal());
+      } catch (error) {
+        answered = Promise.reject(error);
+      }
+      answered.then(
+        (result) => finish(id, signal, { result, jsonrpc: "2.0", id } as JSONRPCMessage),
+        (error: unknown) => finish(id, signal, errorAnswer(id, error)),
+      );
+    });
   };
 
   /** Takes the request if the proxy runs it; false leaves it to the SDK. */
@@ -142,11 +181,9 @@ export function routeToolCalls(transport: Transport, handler: ToolCallHandler): 
       }
       request = { ...parsed.data, id: message.id };
     }
-    const controller = new AbortController();
-    const same = out.get(message.id);
-    if (same === undefined) out.set(message.id, new Set([controller]));
-    else same.add(controller);
-    answer(request, controller);
+    const signal = new CallSignal();
+    hold(message.id, signal);
+    answer(request, signal);
     return true;
   };
 
@@ -158,8 +195,7 @@ export function routeToolCalls(transport: Transport, handler: ToolCallHandler): 
         const parsed = CancelledNotificationSchema.safeParse(message);
         const id = parsed.success ? parsed.data.params.requestId : undefined;
         // The SDK still gets it, for a request of its own.
-        const reason = parsed.data?.params.reason;
-        if (id !== undefined) for (const controller of out.get(id) ?? []) controller.abort(reason);
+        if (id !== undefined) abortAll(out.get(id), parsed.data?.params.reason);
       }
     }
     inner?.(message, extra);
@@ -167,7 +203,8 @@ export function routeToolCalls(transport: Transport, handler: ToolCallHandler): 
 
   transport.onclose = () => {
     innerClose?.();
-    for (const same of out.values()) for (const controller of same) controller.abort();
+    const held = [...out.values()];
     out.clear();
+    for (const signals of held) abortAll(signals);
   };
 }

@@ -128,6 +128,40 @@ describe("sendToolCallsDirectly", () => {
     await ours.client.close();
   });
 
+  it("times out each request at its own deadline with one timer for all: the earliest first, a later one re-armed for, one answered in time never", async () => {
+    const ours = await connected(true);
+    const started = Date.now();
+    const ended: Record<string, number> = {};
+    const order: string[] = [];
+    const timed = (label: string, name: string, timeout: number) =>
+      settled(ours.call(name, { timeout })).then((result) => {
+        ended[label] = Date.now() - started;
+        order.push(label);
+        return result;
+      });
+    // The longest first: the timer is armed for it, then again for each earlier deadline.
+    const slow = timed("slow", "hang", 500);
+    const fast = timed("fast", "hang", 30);
+    const answered = timed("answered", "ok", 40);
+    const middle = timed("middle", "hang", 250);
+    const results = await Promise.all([slow, fast, answered, middle]);
+    expect(results.map((r) => r.error?.data ?? r.value)).toEqual([
+      { timeout: 500 },
+      { timeout: 30 },
+      { content: [{ type: "text", text: "fine" }] },
+      { timeout: 250 },
+    ]);
+    // Each at its own deadline, not all at the first deadline armed for.
+    expect(order).toEqual(["answered", "fast", "middle", "slow"]);
+    expect(ended.fast).toBeGreaterThanOrEqual(29);
+    expect(ended.middle).toBeGreaterThanOrEqual(249);
+    expect(ended.slow).toBeGreaterThanOrEqual(499);
+    // Each was told to the server once, and the answered call was not.
+    const cancels = ours.seen.filter((m) => m.method === "notifications/cancelled");
+    expect(cancels).toHaveLength(3);
+    await ours.client.close();
+  });
+
   it("times out and is cancelled as the SDK's request is, telling the server", async () => {
     const sdk = await connected(false);
     const ours = await connected(true);

@@ -101,11 +101,140 @@ export function plainToolResult(result: unknown): boolean {
 }
 
 /**
+ * One request out: settles its caller's promise once, from the answer, the connection's close,
+ * the caller's abort, the timeout or a failed send. An object of its own, not closures per call.
+ */
+class OutRequest implements Pending {
+  constructor(
+    readonly client: Client,
+    readonly transport: Transport,
+    readonly pending: Map<string, OutRequest>,
+    readonly id: string,
+    readonly schema: AnySchema,
+    readonly signal: AbortSignal | undefined,
+    readonly resolve: (value: unknown) => void,
+    readonly reject: (reason: unknown) => void,
+    /** Its timeout, in ms, and when it runs out (`Date.now()` time). */
+    readonly timeout: number,
+    readonly deadline: number,
+  ) {}
+
+  answer(message: Record<string, unknown>): void {
+    this.pending.delete(this.id);
+    if (this.signal?.aborted) return;
+    if ("error" in message) {
+      const error = message.error as { code: number; message: string; data?: unknown };
+      this.reject(McpError.fromError(error.code, error.message, error.data));
+      return;
+    }
+    if (this.schema === CallToolResultSchema && plainToolResult(message.result)) {
+      this.resolve(message.result);
+      return;
+    }
+    try {
+      // The SDK's own parse: its errors are the SDK's (`$ZodError`).
+      const parsed = safeParse(this.schema, message.result);
+      if (parsed.success) this.resolve(parsed.data);
+      else this.reject(parsed.error);
+    } catch (error) {
+      this.reject(error);
+    }
+  }
+
+  close(error: Error): void {
+    this.reject(error);
+  }
+
+  /** The caller's abort or the timeout: the server is told, the caller gets an `McpError`. */
+  cancel(reason: unknown): void {
+    if (!this.pending.delete(this.id)) return;
+    const { client } = this;
+    this.transport
+      .send({
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: this.id, reason: String(reason) },
+      })
+      .catch((error: unknown) =>
+        client.onerror?.(new Error(`Failed to send cancellation: ${error}`)),
+      );
+    this.reject(
+      reason instanceof McpError ? reason : new McpError(ErrorCode.RequestTimeout, String(reason)),
+    );
+  }
+
+  sendFailed(error: unknown): void {
+    if (!this.pending.delete(this.id)) return;
+    this.reject(error);
+  }
+
+  timedOut(): void {
+    const { timeout } = this;
+    this.cancel(McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout }));
+  }
+}
+
+/** The longest timer Node keeps (2^31 - 1 ms). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * The requests out on one transport, by id, with one timer for all their timeouts instead of one
+ * per request: armed for the earliest deadline, it times out every request past its deadline and
+ * is armed again for the next. A request that settles leaves the timer as it is (an early fire
+ * finds nothing to do), so a call whose deadline is not the earliest (the usual case: calls one
+ * after another with the same timeout) arms and clears none. The timer is unref'd: a request out
+ * is always on a transport that keeps the process alive.
+ */
+class RequestsOut extends Map<string, OutRequest> {
+  #timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  #armedFor = Number.POSITIVE_INFINITY;
+
+  /** Adds a request out, and arms the timer for its deadline when it is the earliest. */
+  hold(out: OutRequest): void {
+    this.set(out.id, out);
+    this.#arm(out.deadline);
+  }
+
+  #arm(at: number): void {
+    if (this.#timer !== undefined && this.#armedFor <= at) return;
+    clearTimeout(this.#timer);
+    this.#armedFor = at;
+    this.#timer = setTimeout(expire, Math.min(Math.max(1, at - Date.now()), MAX_TIMER_MS), this);
+    this.#timer.unref();
+  }
+
+  /** The timer fired: every request past its deadline times out; the timer waits for the next. */
+  expire(): void {
+    this.#timer = undefined;
+    this.#armedFor = Number.POSITIVE_INFINITY;
+    const now = Date.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const out of [...this.values()]) {
+      if (out.deadline <= now) out.timedOut();
+      else if (out.deadline < next) next = out.deadline;
+    }
+    if (next !== Number.POSITIVE_INFINITY && this.size > 0) this.#arm(next);
+  }
+
+  /** The transport closed: no request is left to time out. */
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#armedFor = Number.POSITIVE_INFINITY;
+  }
+}
+
+/** The timer of a {@link RequestsOut} (a module function: the timer holds no closure). */
+function expire(requests: RequestsOut): void {
+  requests.expire();
+}
+
+/**
  * Sends `client`'s tools/call requests itself on each transport given to `attach` (call it right
  * after `client.connect(transport)`); the rest go through the SDK.
  */
 export function sendToolCallsDirectly(client: Client): { attach(transport: Transport): void } {
-  const routes = new WeakMap<Transport, Map<string, Pending>>();
+  const routes = new WeakMap<Transport, RequestsOut>();
   let next = 0;
   const sdkRequest = client.request.bind(client) as RequestFn;
 
@@ -124,66 +253,28 @@ export function sendToolCallsDirectly(client: Client): { attach(transport: Trans
       }
       const id = `governor-${++next}`;
       const timeout = options.timeout ?? DEFAULT_TIMEOUT_MS;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const cancel = (reason: unknown): void => {
-        if (!pending.delete(id)) return;
-        clearTimeout(timer);
-        transport
-          .send({
-            jsonrpc: "2.0",
-            method: "notifications/cancelled",
-            params: { requestId: id, reason: String(reason) },
-          })
-          .catch((error: unknown) =>
-            client.onerror?.(new Error(`Failed to send cancellation: ${error}`)),
-          );
-        reject(
-          reason instanceof McpError
-            ? reason
-            : new McpError(ErrorCode.RequestTimeout, String(reason)),
-        );
-      };
-      pending.set(id, {
-        answer(message) {
-          pending.delete(id);
-          clearTimeout(timer);
-          if (signal?.aborted) return;
-          if ("error" in message) {
-            const error = message.error as { code: number; message: string; data?: unknown };
-            reject(McpError.fromError(error.code, error.message, error.data));
-            return;
-          }
-          if (schema === CallToolResultSchema && plainToolResult(message.result)) {
-            resolve(message.result);
-            return;
-          }
-          try {
-            // The SDK's own parse: its errors are the SDK's (`$ZodError`).
-            const parsed = safeParse(schema, message.result);
-            if (parsed.success) resolve(parsed.data);
-            else reject(parsed.error);
-          } catch (error) {
-            reject(error);
-          }
-        },
-        close(error) {
-          clearTimeout(timer);
-          reject(error);
-        },
-      });
-      signal?.addEventListener("abort", () => cancel(signal.reason));
-      timer = setTimeout(
-        () =>
-          cancel(McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout })),
+      const out = new OutRequest(
+        client,
+        transport,
+        pending,
+        id,
+        schema,
+        signal,
+        resolve,
+        reject,
         timeout,
+        Date.now() + timeout,
       );
-      transport
-        .send({ ...request, jsonrpc: "2.0", id } as JSONRPCMessage)
-        .catch((error: unknown) => {
-          if (!pending.delete(id)) return;
-          clearTimeout(timer);
-          reject(error);
-        });
+      pending.hold(out);
+      signal?.addEventListener("abort", () => out.cancel(signal.reason));
+      const message = { method: request.method, params: request.params, jsonrpc: "2.0", id };
+      let sent: Promise<void>;
+      try {
+        sent = transport.send(message as JSONRPCMessage);
+      } catch (error) {
+        sent = Promise.reject(error);
+      }
+      sent.catch((error: unknown) => out.sendFailed(error));
     });
 
   (client as unknown as { request: RequestFn }).request = (request, schema, options) =>
@@ -193,7 +284,7 @@ export function sendToolCallsDirectly(client: Client): { attach(transport: Trans
 
   return {
     attach(transport) {
-      const pending = new Map<string, Pending>();
+      const pending = new RequestsOut();
       routes.set(transport, pending);
       const inner = transport.onmessage;
       transport.onmessage = (message, extra) => {
@@ -211,6 +302,7 @@ export function sendToolCallsDirectly(client: Client): { attach(transport: Trans
         const error = McpError.fromError(ErrorCode.ConnectionClosed, "Connection closed");
         const left = [...pending.values()];
         pending.clear();
+        pending.stop();
         for (const waiting of left) waiting.close(error);
       };
     },
