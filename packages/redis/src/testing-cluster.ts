@@ -5,12 +5,12 @@
  * cluster bus port, +10000, free too), or `GOVERNOR_REDIS_CLUSTER_PORT` + offset … + 5.
  */
 import { execFile, execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createCluster } from "redis";
-import { bindPort, redisProcesses, serverArgs, sleep } from "./testing-process.ts";
+import { bindPort, redisProcesses, removeDir, serverArgs, sleep } from "./testing-process.ts";
 
 export { sendOnce } from "./testing-process.ts";
 
@@ -213,7 +213,7 @@ export async function startLocalCluster(offset = 0): Promise<LocalCluster> {
     async stop() {
       for (const cluster of clients.splice(0)) cluster.destroy();
       await processes.killAll();
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     },
   };
 }

@@ -2,6 +2,7 @@
 // testing-sentinel.ts): a loopback port, a one-command client, and a redis-server process started
 // and waited for until it answers PING.
 import { type ChildProcess, spawn } from "node:child_process";
+import { rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { createClient } from "redis";
 
@@ -64,6 +65,15 @@ export async function freePort(taken: readonly number[] = []): Promise<number> {
     const port = await bindPort(0);
     if (!taken.includes(port)) return port;
   }
+}
+
+/**
+ * Removes a killed server's directory. A server killed during an AOF rewrite leaves its forked
+ * child writing there for a moment, so a plain remove can meet a file created after it listed the
+ * directory (ENOTEMPTY): retried for up to two seconds.
+ */
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 }
 
 export function sleep(ms: number): Promise<void> {

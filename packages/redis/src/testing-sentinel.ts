@@ -5,11 +5,11 @@
  * `GOVERNOR_REDIS_SENTINEL_PORT` … + 4 (the two servers first, then the sentinels).
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSentinel } from "redis";
-import { freePort, redisProcesses, serverArgs, sleep } from "./testing-process.ts";
+import { freePort, redisProcesses, removeDir, serverArgs, sleep } from "./testing-process.ts";
 
 /** The name the sentinels monitor the primary under. */
 export const SENTINEL_NAME = "governor-test";
@@ -187,7 +187,7 @@ export async function startLocalSentinel(): Promise<LocalSentinel> {
     }
   } catch (error) {
     await killAll();
-    rmSync(dir, { recursive: true, force: true });
+    removeDir(dir);
     throw error;
   }
 
@@ -217,7 +217,7 @@ export async function startLocalSentinel(): Promise<LocalSentinel> {
     async stop() {
       await Promise.all(clients.splice(0).map((c) => c.destroy().catch(() => {})));
       await killAll();
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     },
   };
 }

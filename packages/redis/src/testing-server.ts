@@ -3,11 +3,11 @@
  * port, for tests that restart, pause or reconfigure a server and so must not share one.
  */
 import { type ChildProcess, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "redis";
-import { freePort, sendOnce, spawnRedis } from "./testing-process.ts";
+import { freePort, removeDir, sendOnce, spawnRedis } from "./testing-process.ts";
 
 /** A redis-server this test owns. */
 export interface PrivateRedis {
@@ -72,7 +72,7 @@ export async function startPrivateRedis(args: string[], password?: string): Prom
     },
     async stop() {
       await stop();
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     },
   };
 }
