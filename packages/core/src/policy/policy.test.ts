@@ -60,6 +60,30 @@ describe("loadPolicy", () => {
     );
   });
 
+  it("says which object a setting in the wrong shape takes, and names a map of tools as one", () => {
+    expect(() =>
+      loadPolicy({
+        tools: { get_note: "read_only", pay: { retry: null } },
+        servers: [{ name: "github" }],
+        budgets: 50,
+      }),
+    ).toThrow(
+      [
+        "Invalid policy (4 issues):",
+        "  - budgets: Invalid input: expected an object (keys: calls, failures, retries, corrections, switches, wallTimeMs), received number",
+        "  - servers: Invalid input: expected an object mapping server names to their settings, received array",
+        "  - tools.get_note: Invalid input: expected an object (keys: effect, access, rules, alternatives, retry, idempotency, breaker, loop, maxRepeats, learn, sensitiveArgs), received string",
+        "  - tools.pay.retry: Invalid input: expected an object (keys: attempts, baseDelayMs, maxDelayMs, maxHintMs), received null",
+      ].join("\n"),
+    );
+    expect(() => loadPolicy({ servers: { gh: { tools: ["get_*"] } } })).toThrow(
+      "servers.gh.tools: Invalid input: expected an object mapping tool names or globs to their settings, received array",
+    );
+    expect(() => loadPolicy("[]")).toThrow(
+      /\(root\): Invalid input: expected an object \(keys: version, /,
+    );
+  });
+
   it("refuses a rule with neither match nor code", () => {
     expect(() => loadPolicy({ defaults: { rules: [{ action: "stop" }] } })).toThrow(
       /needs `match`/,
