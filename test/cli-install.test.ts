@@ -46,6 +46,14 @@ describe("governor --version", () => {
     CLI_MS,
   );
 
+  it("without a command says none was given (not 'unknown command \"\"'), with the usage, exit 2", async () => {
+    const ran = await governor([]);
+    expect(ran.stderr).toMatch(/^governor: no command given\n\nUsage: governor <command>/);
+    expect(ran.stdout).toBe("");
+    expect(ran.status).toBe(2);
+    expect((await governor(["dmeo"])).stderr).toMatch(/^governor: unknown command "dmeo"\n/);
+  });
+
   it("-v is the same, and help lists it", async () => {
     expect((await governor(["-v"])).stdout).toBe(`${cliPackage.version}\n`);
     expect((await governor(["help"])).stdout).toMatch(/--version, -v\s+print the CLI's version/);
@@ -53,7 +61,7 @@ describe("governor --version", () => {
 });
 
 describe("@governor/redis is an optional peer of the CLI", () => {
-  it("is not a dependency: the README's tarball line (core, mcp, testkit, cli) installs without it", () => {
+  it("is not a dependency: the README's tarball lines install the CLI without it", () => {
     expect(cliPackage.dependencies).not.toHaveProperty("@governor/redis");
     expect(cliPackage.peerDependencies).toHaveProperty("@governor/redis");
     expect(cliPackage.peerDependenciesMeta?.["@governor/redis"]?.optional).toBe(true);

@@ -149,8 +149,11 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       case "-h":
         io.stdout.write(USAGE);
         return 0;
+      case undefined:
+        io.stderr.write(`governor: no command given\n\n${USAGE}`);
+        return 2;
       default:
-        io.stderr.write(`governor: unknown command ${JSON.stringify(command ?? "")}\n\n${USAGE}`);
+        io.stderr.write(`governor: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
         return 2;
     }
   } catch (err) {
