@@ -55,7 +55,7 @@ describe("loadPolicy", () => {
       [
         "Invalid policy (2 issues):",
         '  - tools.pay.retry: Unrecognized keys: "maxAttempts", "backoff" (accepted: attempts, baseDelayMs, maxDelayMs, maxHintMs)',
-        '  - (root): Unrecognized key: "budget" (accepted: version, observeOnly, defaults, budgets, retryBudget, redaction, learning, servers, tools)',
+        '  - (root): Unrecognized key: "budget" (accepted: version, observeOnly, defaults, budgets, retryBudget, redaction, learning, servers, tools, $schema)',
       ].join("\n"),
     );
   });
@@ -82,6 +82,21 @@ describe("loadPolicy", () => {
     expect(() => loadPolicy("[]")).toThrow(
       /\(root\): Invalid input: expected an object \(keys: version, /,
     );
+  });
+
+  it("accepts the $schema key an editor reads the policy's JSON Schema from, and only a string", () => {
+    const file = JSON.stringify({
+      $schema: "./node_modules/@governor/core/policy.schema.json",
+      tools: { "get_*": { effect: "read_only" } },
+    });
+    expect(loadPolicy(file).tools["get_*"]?.effect).toBe("read_only");
+    expect(() => loadPolicy({ $schema: 1 })).toThrow(
+      "$schema: Invalid input: expected string, received number",
+    );
+    const schema = JSON.parse(
+      readFileSync(new URL("../../policy.schema.json", import.meta.url), "utf8"),
+    ) as { properties: Record<string, unknown>; additionalProperties?: unknown };
+    expect(schema.properties).toHaveProperty("$schema");
   });
 
   it("refuses a rule with neither match nor code", () => {

@@ -276,6 +276,12 @@ export const policySchema = settings({
     .describe("Learning from outcomes (docs/learning.md)."),
   servers: named("server names", serverSchema).default({}),
   tools: named("tool names or globs", toolSettingsSchema).default({}),
+  $schema: z
+    .string()
+    .optional()
+    .describe(
+      "The JSON Schema this file follows, for editors (./node_modules/@governor/core/policy.schema.json); not read otherwise.",
+    ),
 });
 
 /** A policy as written (every field optional). */
