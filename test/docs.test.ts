@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
-import { REASONS } from "@governor/core";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { loadPolicy, REASONS } from "@governor/core";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type DemoReport, runDemo } from "../packages/cli/src/demo.ts";
 import { formatDemo } from "../packages/cli/src/demo-format.ts";
@@ -77,5 +77,77 @@ describe("docs/demo.md matches what governor demo prints", () => {
         `${naive.toolCalls} and ${naive.modelCalls} (naive) or ${blindRetry.toolCalls} and ` +
         `${blindRetry.modelCalls} (blind retry)`,
     );
+  });
+});
+
+/**
+ * The blocks of README.md, docs/*.md and packages/*\/README.md opened with ```json policy or
+ * ```jsonc policy (a policy file as a reader would write it), with the document line each opens on.
+ */
+function policyBlocks(): { where: string; text: string }[] {
+  const root = new URL("..", import.meta.url);
+  const docs = [
+    "README.md",
+    ...readdirSync(new URL("docs/", root))
+      .filter((f) => f.endsWith(".md"))
+      .map((f) => `docs/${f}`),
+    ...readdirSync(new URL("packages/", root))
+      .map((p) => `packages/${p}/README.md`)
+      .filter((f) => existsSync(new URL(f, root))),
+  ];
+  return docs.flatMap((doc) => {
+    const lines = readFileSync(new URL(doc, root), "utf8").split("\n");
+    const found: { where: string; text: string }[] = [];
+    for (let i = 0; i < lines.length; i++) {
+      if (!/^```jsonc? policy$/.test(lines[i] as string)) continue;
+      const end = lines.findIndex((l, j) => j > i && l.startsWith("```"));
+      found.push({ where: `${doc}:${i + 1}`, text: lines.slice(i + 1, end).join("\n") });
+      i = end;
+    }
+    return found;
+  });
+}
+
+/** JSON with comments as JSON: `// …` and `/* … *\/` outside strings removed. */
+function stripComments(jsonc: string): string {
+  let out = "";
+  for (let i = 0; i < jsonc.length; i++) {
+    const c = jsonc[i] as string;
+    if (c === '"') {
+      const close = /"(?:[^"\\]|\\.)*"/y;
+      close.lastIndex = i;
+      const literal = close.exec(jsonc)?.[0] ?? c;
+      out += literal;
+      i += literal.length - 1;
+    } else if (jsonc.startsWith("//", i)) {
+      i = jsonc.indexOf("\n", i) - 1;
+      if (i < 0) break;
+    } else if (jsonc.startsWith("/*", i)) {
+      i = jsonc.indexOf("*/", i) + 1;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+describe("every policy the docs show as a file loads", () => {
+  const blocks = policyBlocks();
+
+  it("finds them: docs/policy.md's shape and $schema blocks, docs/learning.md's settings", () => {
+    expect(blocks.map((b) => b.where.replace(/:\d+$/, ""))).toEqual(
+      expect.arrayContaining(["docs/policy.md", "docs/policy.md", "docs/learning.md"]),
+    );
+    expect(blocks.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it.each(blocks.map((b) => [b.where, b.text] as const))("%s", (_where, text) => {
+    expect(() => loadPolicy(stripComments(text))).not.toThrow();
+  });
+
+  it("reads comments as the docs write them, and not inside strings", () => {
+    expect(
+      JSON.parse(stripComments('{ "a": "x//y", /* b */ "c": 1 // d\n, "e": "/*f*/" }')),
+    ).toEqual({ a: "x//y", c: 1, e: "/*f*/" });
   });
 });
