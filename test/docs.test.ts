@@ -151,3 +151,80 @@ describe("every policy the docs show as a file loads", () => {
     ).toEqual({ a: "x//y", c: 1, e: "/*f*/" });
   });
 });
+
+/** The packages a document's TypeScript blocks import, and those its sh lines `npm i`. */
+function importsAndInstalls(markdown: string): { imported: Set<string>; installed: Set<string> } {
+  const imported = new Set<string>();
+  const installed = new Set<string>();
+  const lines = markdown.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const info = /^```(\S.*)?$/.exec(lines[i] as string)?.[1];
+    if (info === undefined) continue;
+    const end = lines.findIndex((l, j) => j > i && l.startsWith("```"));
+    const body = lines.slice(i + 1, end);
+    if (/^ts\b/.test(info)) {
+      for (const [, spec] of body.join("\n").matchAll(/\bfrom "([^".][^"]*)"/g)) {
+        if (spec === undefined || spec.startsWith("node:")) continue;
+        const parts = spec.split("/");
+        imported.add(spec.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] as string));
+      }
+    } else if (/^(sh|bash)\b/.test(info)) {
+      for (const line of body.filter((l) => /^\s*npm (i|install)\s/.test(l))) {
+        // A token up to its comment, without its version: `@modelcontextprotocol/sdk@~1.32.2`.
+        for (const token of (line.split(" #")[0] as string).trim().split(/\s+/)) {
+          installed.add(token.replace(/(.)@[^/]*$/, "$1"));
+        }
+      }
+    }
+    i = end;
+  }
+  return { imported, installed };
+}
+
+describe("a reader can install what the code of a page imports", () => {
+  const root = new URL("..", import.meta.url);
+  const readmes = readdirSync(new URL("packages/", root))
+    .map((p) => `packages/${p}/README.md`)
+    .filter((f) => existsSync(new URL(f, root)));
+  const guides = readdirSync(new URL("docs/", root))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`);
+
+  it.each(readmes)("%s installs its package and every package its code imports", (readme) => {
+    const { imported, installed } = importsAndInstalls(readFileSync(new URL(readme, root), "utf8"));
+    const own = (
+      JSON.parse(
+        readFileSync(new URL(readme.replace("README.md", "package.json"), root), "utf8"),
+      ) as {
+        name: string;
+      }
+    ).name;
+    expect([own, ...imported].filter((name) => !installed.has(name))).toEqual([]);
+  });
+
+  // A guide builds on getting-started.md, whose first line installs @governor/core.
+  it.each(["README.md", ...guides])("%s installs every package its code imports", (doc) => {
+    const { imported, installed } = importsAndInstalls(readFileSync(new URL(doc, root), "utf8"));
+    const missing = [...imported].filter(
+      (name) => !installed.has(name) && !(doc.startsWith("docs/") && name === "@governor/core"),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it("reads imports and install lines as written", () => {
+    const md = [
+      "```ts",
+      'import { a } from "@scope/pkg/sub";',
+      'import b from "plain/x.js";',
+      'import { c } from "node:fs";',
+      'import { d } from "./local.ts";',
+      "```",
+      "```sh",
+      "npm i @scope/pkg@~1.2.3 other zod   # plain is not here",
+      "```",
+    ].join("\n");
+    const { imported, installed } = importsAndInstalls(md);
+    expect([...imported]).toEqual(["@scope/pkg", "plain"]);
+    expect([...installed]).toEqual(["npm", "i", "@scope/pkg", "other", "zod"]);
+  });
+});
