@@ -19,9 +19,10 @@ const cliPackage = JSON.parse(
 };
 
 /**
- * A Node flag that makes `@governor/redis` not installed for the child: a resolve hook sends the
- * specifier to a package name that does not exist, so Node itself fails the import with its own
- * ERR_MODULE_NOT_FOUND, as it does in a project where only the README's CLI line was installed.
+ * A Node flag that makes `@governor/redis` not installed for the child: a resolve hook looks the
+ * specifier up from the file system's root, where no package is installed, so Node itself fails the
+ * import with its own ERR_MODULE_NOT_FOUND naming `@governor/redis`, as it does in a project where
+ * only the README's CLI line was installed.
  */
 const WITHOUT_REDIS = [
   "--import",
@@ -29,7 +30,7 @@ const WITHOUT_REDIS = [
     import { register } from "node:module";
     register("data:text/javascript," + encodeURIComponent(
       "export async function resolve(specifier, context, next) {" +
-      "  return next(specifier === '@governor/redis' ? '@governor/redis-not-installed' : specifier, context);" +
+      "  return next(specifier, specifier === '@governor/redis' ? { ...context, parentURL: 'file:///' } : context);" +
       "}"));
   `)}`,
 ];
@@ -81,6 +82,23 @@ describe("@governor/redis is an optional peer of the CLI", () => {
           "`governor learned list --json`\n",
       );
       expect(ran.stdout).toBe("");
+      expect(ran.status).toBe(1);
+    },
+    CLI_MS,
+  );
+
+  it(
+    "without it, governor proxy --store redis:// says what to install once, local or global, exit 1",
+    async () => {
+      const ran = await governorProcess(
+        ["proxy", "--store", "redis://127.0.0.1:1", "--", "node", "server.js"],
+        undefined,
+        WITHOUT_REDIS,
+      );
+      expect(ran.stderr).toBe(
+        "governor proxy: --store: @governor/redis is not installed: install it next to the CLI " +
+          "(npm i @governor/redis; npm i -g @governor/redis beside a global governor)\n",
+      );
       expect(ran.status).toBe(1);
     },
     CLI_MS,
