@@ -134,6 +134,14 @@ $(tail -40 "$WORK/line.log")"
 done
 grep -q "scripted agent" "$WORK/line.log" || fail "npx governor demo printed no demo: $(tail -20 "$WORK/line.log")"
 [ ! -e "$MY_APP/node_modules/@governor/redis" ] || fail "the CLI line installed @governor/redis (an optional peer)"
+# The CLI line is a dev install next to the first line's: it must leave core and mcp the app's
+# dependencies (npm moves a package named again with -D to devDependencies).
+(cd "$MY_APP" && node -e '
+  const { dependencies = {}, devDependencies = {} } = require("./package.json");
+  for (const name of ["@governor/core", "@governor/mcp"])
+    if (!(name in dependencies) || name in devDependencies) throw new Error(`${name} is not a dependency`);
+  if (!("@governor/cli" in devDependencies)) throw new Error("@governor/cli is not a dev dependency");
+') || fail "README.md's lines left the app's package.json: $(cat "$MY_APP/package.json")"
 mapfile -t proxy_lines < <(docs_lines "$ROOT/docs/proxy.md")
 [ "${#proxy_lines[@]}" -eq 1 ] || fail "docs/proxy.md: expected one global install line, found ${#proxy_lines[@]}"
 echo "docs/proxy.md: ${proxy_lines[0]}"

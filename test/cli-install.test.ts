@@ -19,9 +19,10 @@ const cliPackage = JSON.parse(
 };
 
 /**
- * A Node flag that makes `@governor/redis` not installed for the child: a resolve hook sends the
- * specifier to a package name that does not exist, so Node itself fails the import with its own
- * ERR_MODULE_NOT_FOUND, as it does in a project where only the README's CLI line was installed.
+ * A Node flag that makes `@governor/redis` not installed for the child: a resolve hook looks the
+ * specifier up from the file system's root, where no package is installed, so Node itself fails the
+ * import with its own ERR_MODULE_NOT_FOUND naming `@governor/redis`, as it does in a project where
+ * only the README's CLI line was installed.
  */
 const WITHOUT_REDIS = [
   "--import",
@@ -29,7 +30,7 @@ const WITHOUT_REDIS = [
     import { register } from "node:module";
     register("data:text/javascript," + encodeURIComponent(
       "export async function resolve(specifier, context, next) {" +
-      "  return next(specifier === '@governor/redis' ? '@governor/redis-not-installed' : specifier, context);" +
+      "  return next(specifier, specifier === '@governor/redis' ? { ...context, parentURL: 'file:///' } : context);" +
       "}"));
   `)}`,
 ];
@@ -46,6 +47,14 @@ describe("governor --version", () => {
     CLI_MS,
   );
 
+  it("without a command says none was given (not 'unknown command \"\"'), with the usage, exit 2", async () => {
+    const ran = await governor([]);
+    expect(ran.stderr).toMatch(/^governor: no command given\n\nUsage: governor <command>/);
+    expect(ran.stdout).toBe("");
+    expect(ran.status).toBe(2);
+    expect((await governor(["dmeo"])).stderr).toMatch(/^governor: unknown command "dmeo"\n/);
+  });
+
   it("-v is the same, and help lists it", async () => {
     expect((await governor(["-v"])).stdout).toBe(`${cliPackage.version}\n`);
     expect((await governor(["help"])).stdout).toMatch(/--version, -v\s+print the CLI's version/);
@@ -53,7 +62,7 @@ describe("governor --version", () => {
 });
 
 describe("@governor/redis is an optional peer of the CLI", () => {
-  it("is not a dependency: the README's tarball line (core, mcp, testkit, cli) installs without it", () => {
+  it("is not a dependency: the README's tarball lines install the CLI without it", () => {
     expect(cliPackage.dependencies).not.toHaveProperty("@governor/redis");
     expect(cliPackage.peerDependencies).toHaveProperty("@governor/redis");
     expect(cliPackage.peerDependenciesMeta?.["@governor/redis"]?.optional).toBe(true);
@@ -73,6 +82,23 @@ describe("@governor/redis is an optional peer of the CLI", () => {
           "`governor learned list --json`\n",
       );
       expect(ran.stdout).toBe("");
+      expect(ran.status).toBe(1);
+    },
+    CLI_MS,
+  );
+
+  it(
+    "without it, governor proxy --store redis:// says what to install once, local or global, exit 1",
+    async () => {
+      const ran = await governorProcess(
+        ["proxy", "--store", "redis://127.0.0.1:1", "--", "node", "server.js"],
+        undefined,
+        WITHOUT_REDIS,
+      );
+      expect(ran.stderr).toBe(
+        "governor proxy: --store: @governor/redis is not installed: install it next to the CLI " +
+          "(npm i @governor/redis; npm i -g @governor/redis beside a global governor)\n",
+      );
       expect(ran.status).toBe(1);
     },
     CLI_MS,

@@ -2,7 +2,6 @@ import { createWriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { createJsonlSink, type GovernorEvent, type RunSummary } from "@governor/core";
 import {
   type AgentRuntime,
@@ -30,6 +29,7 @@ import {
   STRATEGIES,
   type Strategy,
 } from "./demo-types.ts";
+import { parseOptions } from "./options.ts";
 
 export type { DemoCounts, DemoReport, DemoTaskResult, DemoTurn, GovernorMetrics, Strategy };
 export { STRATEGIES };
@@ -265,7 +265,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
  * and `governor replay`.
  */
 export async function demoCommand(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseOptions({
     args,
     options: {
       json: { type: "boolean" },

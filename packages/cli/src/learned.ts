@@ -1,7 +1,6 @@
 // `governor learned list|reset`, and the learned state `governor classify --learned` reads:
 // what runs learned from outcomes (docs/learning.md), from a shared Redis store or a snapshot.
 import { readFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
 import {
   GovernorError,
   type LearnedEntry,
@@ -19,6 +18,7 @@ import {
 } from "@governor/core/judge";
 import type { RedisStore } from "@governor/redis";
 import type { CliIo } from "./io.ts";
+import { parseOptions } from "./options.ts";
 
 /** Learned counts of a failure by server, tool and fingerprint, decayed to now. */
 export type LearnedLookup = (
@@ -147,7 +147,7 @@ function line(e: LearnedEntry): string {
  */
 export async function learnedCommand(args: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
-  const { values } = parseArgs({
+  const { values } = parseOptions({
     args: rest,
     options: {
       store: { type: "string" },

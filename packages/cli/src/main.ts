@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
-import { parseArgs } from "node:util";
 import { GovernorError, loadPolicy, type Policy } from "@governor/core";
 import { classifyLine } from "./classify-lines.ts";
 import { type CliIo, processIo } from "./io.ts";
+import { parseOptions } from "./options.ts";
 import { replayCommand } from "./replay.ts";
 import { reportCommand } from "./report.ts";
 
@@ -56,7 +56,7 @@ async function readPolicy(file: string | undefined): Promise<Policy> {
 }
 
 async function classifyCommand(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseOptions({
     args,
     options: {
       policy: { type: "string" },
@@ -94,7 +94,7 @@ async function classifyCommand(args: string[], io: CliIo): Promise<number> {
 }
 
 async function checkCommand(args: string[], io: CliIo): Promise<number> {
-  const { positionals } = parseArgs({ args, allowPositionals: true, strict: true });
+  const { positionals } = parseOptions({ args, allowPositionals: true, strict: true });
   const file = positionals[0];
   if (file === undefined || positionals.length > 1) {
     io.stderr.write("governor check: expected exactly one policy file\n");
@@ -149,8 +149,11 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       case "-h":
         io.stdout.write(USAGE);
         return 0;
+      case undefined:
+        io.stderr.write(`governor: no command given\n\n${USAGE}`);
+        return 2;
       default:
-        io.stderr.write(`governor: unknown command ${JSON.stringify(command ?? "")}\n\n${USAGE}`);
+        io.stderr.write(`governor: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
         return 2;
     }
   } catch (err) {

@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import type { Readable } from "node:stream";
-import { parseArgs } from "node:util";
 import { loadPolicy, type Policy } from "@governor/core";
 import type { CliIo } from "./io.ts";
 import { openLog, readLogs, withoutLineNumber } from "./lines.ts";
+import { parseOptions } from "./options.ts";
 import { type ReplayReport, replayEventLines } from "./replay-log.ts";
 
 /**
@@ -82,7 +82,7 @@ export function formatReplay(report: ReplayReport): string {
  * 2 for bad usage.
  */
 export async function replayCommand(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseOptions({
     args,
     allowPositionals: true,
     strict: true,

@@ -1,11 +1,11 @@
 import { readFile, writeFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
 import { loadPolicy, type Report, summarizeEventLines } from "@governor/core";
 import { parseEventLine } from "@governor/core/judge";
 import { HtmlTally } from "./html-aggregate.ts";
 import { renderHtmlReport } from "./html-page.ts";
 import type { CliIo } from "./io.ts";
 import { openLog, readLogs, withoutLineNumber } from "./lines.ts";
+import { parseOptions } from "./options.ts";
 import { ReplayTally } from "./replay-log.ts";
 
 type Cell = string | number;
@@ -142,7 +142,7 @@ export function formatReport(report: Report): string {
  * summarized.
  */
 export async function reportCommand(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseOptions({
     args,
     allowPositionals: true,
     strict: true,

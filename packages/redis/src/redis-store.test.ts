@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { createGovernor, GovernorError, type Store, StoreError } from "@governor/core";
 import { describeStoreContract } from "@governor/core/testing";
@@ -205,6 +206,33 @@ describe.runIf(available)(available ? "RedisStore" : `RedisStore (skipped: ${pro
       expect(await shared.ping()).toBe("PONG");
       expect(await borrowed.get("missing")).toBeUndefined();
     });
+
+    it("closed at once, leaves no connection holding the process open", async () => {
+      // node-redis lost a destroy() made while its socket was connecting: a script that created a
+      // store and closed it before its first command (the package README's first example) never
+      // exited.
+      const code = [
+        `const { createRedisStore } = await import(${JSON.stringify(new URL("./redis-store.ts", import.meta.url).href)});`,
+        `const store = createRedisStore({ url: ${JSON.stringify(serverUrl)} });`,
+        "await store.close();",
+      ].join("\n");
+      const child = spawn(
+        process.execPath,
+        ["--conditions=source", "--import", "tsx", "--input-type=module", "-e", code],
+        { stdio: ["ignore", "ignore", "pipe"] },
+      );
+      let stderr = "";
+      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = await new Promise<number | null | "running">((resolve) => {
+        const timer = setTimeout(() => resolve("running"), 10_000);
+        child.on("exit", (status) => {
+          clearTimeout(timer);
+          resolve(status);
+        });
+      });
+      child.kill();
+      expect(exited, stderr).toBe(0);
+    }, 20_000);
 
     it("fails with a store_error that says what failed", async () => {
       const prefix = freshPrefix();

@@ -676,7 +676,10 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     let closed = false;
     let waiting: Promise<void> | undefined;
     // Connecting is retried by the client itself; commands wait for it (see whenReady).
-    client.connect().catch(() => {});
+    const connecting = client.connect().then(
+      () => {},
+      () => {},
+    );
     return {
       client,
       onReady(listener: () => void): void {
@@ -712,8 +715,17 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         if (closed) return;
         closed = true;
         if (!client.isReady) {
-          client.destroy();
-          return;
+          // node-redis 5 loses a destroy() made while the socket is still connecting: the socket
+          // connects all the same and holds the process open (a store created and closed at once,
+          // as in a short script). Wait for that first attempt (an error ends it too), within the
+          // connect timeout, then close what it left.
+          await within(Promise.race([connecting, once(client, "error")]), connectTimeoutMs).catch(
+            () => {},
+          );
+          if (!client.isReady) {
+            destroyQuietly(client);
+            return;
+          }
         }
         // QUIT waits for the server's answer: a stalled server (CLIENT PAUSE, a long script) or
         // one gone before the socket noticed would keep close() waiting, for ever when nothing
@@ -739,6 +751,11 @@ async function within<T>(work: Promise<T>, ms: number): Promise<T> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The next `event` of `emitter` (its listener removed once it fired). */
+function once(emitter: { once(event: string, listener: () => void): unknown }, event: string) {
+  return new Promise<void>((resolve) => emitter.once(event, () => resolve()));
 }
 
 /** Drops the socket of a client whose QUIT got no answer (it may be closing already). */

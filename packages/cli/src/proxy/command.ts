@@ -5,13 +5,13 @@
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { parseArgs } from "node:util";
 import { createGovernor, createJsonlSink, type JsonlSink } from "@governor/core";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CliIo } from "../io.ts";
+import { parseOptions } from "../options.ts";
 import { HostStdioTransport } from "./host-stdio.ts";
 import { isPreset, loadProxyPolicy, PRESETS, type Preset } from "./policy-source.ts";
 import { createProxyServer, type ProxyServer, type ProxyServerOptions } from "./server.ts";
@@ -69,7 +69,7 @@ export function parseProxyArgs(argv: readonly string[]): ProxyArgs {
   let values: Record<string, string | boolean | undefined>;
   let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({
+    ({ values, positionals } = parseOptions({
       args: own,
       options: {
         policy: { type: "string" },

@@ -65,6 +65,8 @@ async function loadStorePackage<T>(name: string): Promise<T> {
       (error as { code?: unknown }).code === "ERR_MODULE_NOT_FOUND" &&
       String((error as Error).message).includes(`'${name}'`);
     if (!missing) throw error;
-    throw new Error(`--store needs ${name}, which is not installed: npm i ${name}`);
+    throw new Error(
+      `${name} is not installed: install it next to the CLI (npm i ${name}; npm i -g ${name} beside a global governor)`,
+    );
   }
 }

@@ -55,9 +55,48 @@ describe("loadPolicy", () => {
       [
         "Invalid policy (2 issues):",
         '  - tools.pay.retry: Unrecognized keys: "maxAttempts", "backoff" (accepted: attempts, baseDelayMs, maxDelayMs, maxHintMs)',
-        '  - (root): Unrecognized key: "budget" (accepted: version, observeOnly, defaults, budgets, retryBudget, redaction, learning, servers, tools)',
+        '  - (root): Unrecognized key: "budget" (accepted: version, observeOnly, defaults, budgets, retryBudget, redaction, learning, servers, tools, $schema)',
       ].join("\n"),
     );
+  });
+
+  it("says which object a setting in the wrong shape takes, and names a map of tools as one", () => {
+    expect(() =>
+      loadPolicy({
+        tools: { get_note: "read_only", pay: { retry: null } },
+        servers: [{ name: "github" }],
+        budgets: 50,
+      }),
+    ).toThrow(
+      [
+        "Invalid policy (4 issues):",
+        "  - budgets: Invalid input: expected an object (keys: calls, failures, retries, corrections, switches, wallTimeMs), received number",
+        "  - servers: Invalid input: expected an object mapping server names to their settings, received array",
+        "  - tools.get_note: Invalid input: expected an object (keys: effect, access, rules, alternatives, retry, idempotency, breaker, loop, maxRepeats, learn, sensitiveArgs), received string",
+        "  - tools.pay.retry: Invalid input: expected an object (keys: attempts, baseDelayMs, maxDelayMs, maxHintMs), received null",
+      ].join("\n"),
+    );
+    expect(() => loadPolicy({ servers: { gh: { tools: ["get_*"] } } })).toThrow(
+      "servers.gh.tools: Invalid input: expected an object mapping tool names or globs to their settings, received array",
+    );
+    expect(() => loadPolicy("[]")).toThrow(
+      /\(root\): Invalid input: expected an object \(keys: version, /,
+    );
+  });
+
+  it("accepts the $schema key an editor reads the policy's JSON Schema from, and only a string", () => {
+    const file = JSON.stringify({
+      $schema: "./node_modules/@governor/core/policy.schema.json",
+      tools: { "get_*": { effect: "read_only" } },
+    });
+    expect(loadPolicy(file).tools["get_*"]?.effect).toBe("read_only");
+    expect(() => loadPolicy({ $schema: 1 })).toThrow(
+      "$schema: Invalid input: expected string, received number",
+    );
+    const schema = JSON.parse(
+      readFileSync(new URL("../../policy.schema.json", import.meta.url), "utf8"),
+    ) as { properties: Record<string, unknown>; additionalProperties?: unknown };
+    expect(schema.properties).toHaveProperty("$schema");
   });
 
   it("refuses a rule with neither match nor code", () => {

@@ -32,11 +32,36 @@ const rulePattern = z
 function settings<const Shape extends z.core.$ZodShape>(shape: Shape) {
   const accepted = Object.keys(shape).join(", ");
   return z.strictObject(shape, {
+    error: (issue) => {
+      if (issue.code === "unrecognized_keys") {
+        return `Unrecognized key${issue.keys.length === 1 ? "" : "s"}: ${issue.keys.map((k) => JSON.stringify(k)).join(", ")} (accepted: ${accepted})`;
+      }
+      // zod's own says "expected object": a tool written as `"get_note": "read_only"` left the
+      // reader to guess which object.
+      return issue.code === "invalid_type"
+        ? `Invalid input: expected an object (keys: ${accepted}), received ${kindOf(issue.input)}`
+        : undefined;
+    },
+  });
+}
+
+/**
+ * Names (of tools, globs or servers) to their settings. zod's own message for a list in its place
+ * says "expected record", a word the policy's docs never use.
+ */
+function named<T extends z.core.$ZodType>(what: string, value: T) {
+  return z.record(z.string().min(1), value, {
     error: (issue) =>
-      issue.code === "unrecognized_keys"
-        ? `Unrecognized key${issue.keys.length === 1 ? "" : "s"}: ${issue.keys.map((k) => JSON.stringify(k)).join(", ")} (accepted: ${accepted})`
+      issue.code === "invalid_type"
+        ? `Invalid input: expected an object mapping ${what} to their settings, received ${kindOf(issue.input)}`
         : undefined,
   });
+}
+
+/** What a JSON value is, in the words of zod's messages. */
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  return Array.isArray(value) ? "array" : typeof value;
 }
 
 /** A policy rule: a failure whose text matches `match` (or whose code is `code`) gets `action`. */
@@ -232,7 +257,7 @@ const serverSchema = settings({
     .boolean()
     .default(false)
     .describe("Treat JSON-RPC -32602 from this server as bad arguments the model can correct."),
-  tools: z.record(z.string().min(1), toolSettingsSchema).default({}),
+  tools: named("tool names or globs", toolSettingsSchema).default({}),
 });
 
 /** The policy schema (docs/architecture.md §6). Parse with {@link loadPolicy}. */
@@ -249,8 +274,14 @@ export const policySchema = settings({
   learning: learningSchema
     .default(learningSchema.parse({}))
     .describe("Learning from outcomes (docs/learning.md)."),
-  servers: z.record(z.string().min(1), serverSchema).default({}),
-  tools: z.record(z.string().min(1), toolSettingsSchema).default({}),
+  servers: named("server names", serverSchema).default({}),
+  tools: named("tool names or globs", toolSettingsSchema).default({}),
+  $schema: z
+    .string()
+    .optional()
+    .describe(
+      "The JSON Schema this file follows, for editors (./node_modules/@governor/core/policy.schema.json); not read otherwise.",
+    ),
 });
 
 /** A policy as written (every field optional). */
