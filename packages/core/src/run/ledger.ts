@@ -287,7 +287,7 @@ async function replayKept(state: CallState, kept: KeptAnswer): Promise<CallOutco
   } catch (error) {
     return storeTrouble(state, error, "not_sent");
   }
-  await guardedAsync(() => spendKept(state, state.run.core.now()));
+  await guardedAsync(() => spendKept(state, state.run.core.now(), kept.token));
   noteSuccess(state);
   emitCall(state, "replayed");
   return { kind: "ok", value: kept.answer, attempts: state.attempts, replayed: true };
