@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createGovernor, createMemoryStore, type Store } from "@governor/core";
+import { createGovernor, createMemoryStore, GovernorError, type Store } from "@governor/core";
 import { createRedisStore, type RedisStore } from "@governor/redis";
 import { createSqliteStore, type SqliteStore } from "@governor/sqlite";
 import { afterAll, describe, expect, it } from "vitest";
@@ -133,6 +133,61 @@ describe.each(stores)(
         const outcomes = await Promise.all([a, b]);
         expect(sent).toBe(1);
         expect(outcomes.filter((o) => o.kind === "ok")).toHaveLength(1);
+      },
+    );
+
+    it.runIf(ready)(
+      "a call that took the kept answer and could not record it leaves it to the next identical call",
+      async () => {
+        // The real store, but the settles of a call's own key (gk_) `succeeded` fail, until `down` ends.
+        const real = make();
+        let down = true;
+        let failed = false;
+        const store = new Proxy(real, {
+          get(target, property) {
+            const value = Reflect.get(target, property, target) as unknown;
+            if (property !== "settle" || typeof value !== "function") {
+              return typeof value === "function" ? value.bind(target) : value;
+            }
+            return async (...args: Parameters<Store["settle"]>) => {
+              const [key, state] = args;
+              if (down && state === "succeeded" && !/^g[dt]_/.test(key)) {
+                failed = true;
+                throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), {
+                  code: "ECONNREFUSED",
+                });
+              }
+              return target.settle(...args);
+            };
+          },
+        });
+        const governor = createGovernor(policy, { metrics: false, store });
+        const call = { tool: "create", args: { title: "trouble" } };
+        expect(
+          await governor.startRun({ idempotencyScope: "s" }).keepAnswer(call, ok("kept")),
+        ).toBe(true);
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok("made");
+        };
+        // The store's failure goes to the host, not the model.
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, callId: "a" }, send)
+          .then(
+            () => undefined,
+            (error: unknown) => error,
+          );
+        expect(GovernorError.isInstance(first) && first.code).toBe("host_error");
+        expect(failed).toBe(true);
+        down = false;
+        // The next identical call gets the answer now, not told for a lease that a write is out.
+        const next = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, callId: "b" }, send);
+        expect(next).toMatchObject({ kind: "ok", value: ok("kept"), replayed: true });
+        expect(sent).toBe(0);
       },
     );
   },

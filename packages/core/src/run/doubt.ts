@@ -174,7 +174,7 @@ async function takeSucceeded(
 ): Promise<DoubtAnswer> {
   const record = keptRecordOf(entry.result);
   const name = typeof record?.id === "string" ? record.id : String(entry.updatedAt);
-  const key = `${flatPrefix32("gk_", state.argsHash as string)}_${name}`;
+  const key = `${flatPrefix32("gt_", state.argsHash as string)}_${name}`;
   const claim = await storeOp(state, "a ledger claim", (s) =>
     s.run.core.store.claim(key, CONTENT_ARGS, { ...options, allowUncertain: true }),
   );
@@ -185,6 +185,14 @@ async function takeSucceeded(
   if (live !== undefined) return { answer: live[0], token };
   await spendKept(state, options.now, token);
   return afterDoubtClaim(state, await claimContent(state, options), options, true);
+}
+
+/** Frees a token this call took, for the next identical call to take (its answer not given). */
+export function freeToken(state: CallState, token: TokenClaim): MaybePromise<void> {
+  const options = { now: state.run.core.now(), claimedAt: token.claimedAt };
+  return storeOp(state, "a ledger settle", (s) =>
+    s.run.core.store.settle(token.key, "failed", options),
+  );
 }
 
 /**
