@@ -155,3 +155,53 @@ describe.runIf(sqliteModule() !== undefined)(
     });
   },
 );
+
+describe.runIf(sqliteModule() !== undefined)(
+  "a layout 1 writer still open on the file after the upgrade",
+  () => {
+    // HOLE (left, documented in @governor/sqlite's README: every process on a file must be upgraded
+    // together): a process of the earlier version that had the file open before another one upgraded
+    // it goes on claiming without marking its claims. Its takeover of a key leaves the previous
+    // holder's mark on the row, so that holder's late settle still names the row's latest claim and
+    // frees the key while the layout 1 process's write is out: an identical claim then takes it. A
+    // fix needs the earlier version's writes to be told apart (layout 1 cannot be changed now).
+    it.fails("a takeover by the layout 1 writer is not undone by the earlier holder's late settle", async () => {
+      const path = join(dir, `${randomUUID()}.db`);
+      const { DatabaseSync } = (await import("node:sqlite" as string)) as {
+        DatabaseSync: new (
+          p: string,
+        ) => {
+          exec(s: string): void;
+          prepare(s: string): { run(...a: unknown[]): unknown };
+          close(): void;
+        };
+      };
+      // The layout 1 process: its connection open on a layout 1 file.
+      const v1 = new DatabaseSync(path);
+      v1.exec(`PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000;
+      CREATE TABLE governor_ledger (key TEXT PRIMARY KEY, args_hash TEXT NOT NULL,
+      state TEXT NOT NULL, updated_at REAL NOT NULL, lease_ms REAL NOT NULL, result TEXT,
+      result_unavailable INTEGER NOT NULL DEFAULT 0, expires_at REAL, owner TEXT);
+      PRAGMA user_version = 1;`);
+      try {
+        // An upgraded process opens the file (layout 2) and claims a key, with a brief lease.
+        const store = createSqliteStore({ path });
+        sqlites.push(store);
+        const t = Date.now();
+        const a = markOf(store.claim("k", "h", opts(t, false, 50)));
+        // The lease ran out: the layout 1 process takes the key over, with layout 1's statement
+        // (it names no claim).
+        v1.exec("BEGIN IMMEDIATE");
+        v1.prepare(
+          "UPDATE governor_ledger SET args_hash = ?, state = ?, updated_at = ?, lease_ms = ?, result = NULL, result_unavailable = 0, expires_at = NULL WHERE key = ?",
+        ).run("h", "pending", t + 100, 60_000, "k");
+        v1.exec("COMMIT");
+        // The first holder's late settle (its attempt failed) must leave the taken key alone.
+        store.settle("k", "failed", { now: t + 200, claimedAt: a });
+        expect(store.entry("k")?.state).toBe("pending");
+      } finally {
+        v1.close();
+      }
+    });
+  },
+);
