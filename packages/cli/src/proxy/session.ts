@@ -6,6 +6,7 @@
  * errors for the host, never tool text.
  */
 import { type Governor, GovernorError, type HostError, type Run } from "@governor/core";
+import { canonicalJson } from "@governor/core/judge";
 import { type GovernedCallParams, type GovernedClient, toModelResult } from "@governor/mcp";
 import { type CallToolResult, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { blockedText, createStopMemory, type RememberedStop, type StopMemory } from "./stops.ts";
@@ -155,87 +156,125 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
     return hostErrorToJsonRpc(hostError);
   };
 
+  /**
+   * The calls out, each with what settles once it is answered (or its answer kept after a late
+   * cancel). Their tool and canonical arguments are worked out only when one was cancelled.
+   */
+  const callsOut = new Set<{ readonly call: ProxyCall; readonly answered: Promise<unknown> }>();
+
+  /**
+   * A host that cancels a call and sends the identical call at once: the first call's success has
+   * freed its content entry in the ledger before the proxy learns that its answer will not reach
+   * the host and keeps it (`keepAnswer`), so the identical call, claiming meanwhile, would be sent:
+   * the write made twice. It waits for each identical call out that the host cancelled, and then
+   * meets the kept answer (or the write in doubt). A call nobody cancelled is not waited for: the
+   * ledger refuses an identical write while it is out.
+   */
+  const afterCancelled = async (call: ProxyCall): Promise<CallToolResult> => {
+    let content: string | undefined;
+    for (const earlier of callsOut) {
+      if (earlier.call.signal?.aborted !== true || earlier.call.name !== call.name) continue;
+      try {
+        content ??= canonicalJson(call.arguments ?? {});
+        if (canonicalJson(earlier.call.arguments ?? {}) !== content) continue;
+      } catch {
+        continue; // arguments that have no canonical form are sent as they are, never matched
+      }
+      await earlier.answered.catch(() => undefined);
+    }
+    const answered = callOnce(call);
+    const entry = { call, answered };
+    callsOut.add(entry);
+    try {
+      return await answered;
+    } finally {
+      callsOut.delete(entry);
+    }
+  };
+
+  const callOnce = async (call: ProxyCall): Promise<CallToolResult> => {
+    const stop = stops.blocking(call.name, call.arguments);
+    if (stop !== undefined) return blocked(stop, call.name);
+    const current = currentRun();
+    // The window of this call's run (a later call may start the next one meanwhile).
+    const windowEnd = startedAt + windowMs;
+    let outcome: Awaited<ReturnType<GovernedClient["callTool"]>>;
+    // Built field by field: a conditional spread makes an object per field per call.
+    const params: Mutable<GovernedCallParams> = { name: call.name };
+    if (call.arguments !== undefined) params.arguments = call.arguments;
+    if (call.meta !== undefined) params.meta = call.meta;
+    if (call.signal !== undefined) params.signal = call.signal;
+    if (options.timeoutMs !== undefined) params.timeoutMs = options.timeoutMs;
+    enter(current);
+    try {
+      outcome = await options.governed.callTool(current, params);
+    } catch (error) {
+      if (GovernorError.isInstance(error) && error.code === "host_error") {
+        throw hostFailure(error as HostError, call);
+      }
+      throw error;
+    } finally {
+      leave(current);
+      if (call.beforeAnswer !== undefined) await call.beforeAnswer();
+    }
+    if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
+    if (outcome.kind === "ok" && call.signal?.aborted === true) {
+      // The call went through; its answer will not reach the host (a cancelled request is not
+      // answered). Sent again, a write would be made twice: the ledger keeps this answer for the
+      // identical call, in any window, and after a restart with a store that keeps its data
+      // (`Run.keepAnswer`; a read, or an idempotent write, is simply made again).
+      const kept = await options.governed
+        .keepAnswer(current, params, outcome.value, stopTtlMs)
+        .catch(() => undefined);
+      if (kept === true) {
+        options.log?.({
+          level: "warning",
+          data: { event: "completed_after_cancel", tool: call.name },
+        });
+      } else if (kept === undefined) {
+        // The store could not keep it: the identical call would be made again.
+        options.log?.({
+          level: "error",
+          data: { event: "completed_after_cancel", tool: call.name, kept: false },
+        });
+      }
+    } else if (outcome.kind === "ok" && outcome.replayed) {
+      // A proxy's calls carry no host id, and a write that succeeded gets a new key for its next
+      // identical call: an answer replayed here is one the ledger kept after a late cancel.
+      options.log?.({ level: "info", data: { event: "answered_after_cancel", tool: call.name } });
+    }
+    if (outcome.kind !== "stop") return toModelResult(outcome);
+    if (outcome.hostError !== undefined) throw hostFailure(outcome.hostError, call);
+    // The stop memory keeps no write in doubt (stops.ts): the ledger refuses an identical write
+    // while one is in doubt, whatever window or time to live. An `uncertain_mutation` stop that
+    // names no key is a call not made (the run's reason, borrowed from another write in doubt,
+    // or an identical write in doubt refused it): the ledger answers for it too.
+    const key = outcome.idempotencyKey;
+    const remembered = stops.remember(outcome.reason, call.name, call.arguments, { windowEnd });
+    options.log?.({
+      level: "warning",
+      data: {
+        event: "stopped",
+        tool: call.name,
+        reason: outcome.reason,
+        scope: remembered?.scope ?? (key !== undefined ? "call" : "none"),
+        personResolvable: outcome.personResolvable,
+        // Which budget, as the run's summary and metrics name it.
+        ...(outcome.reason === "budget_exhausted" &&
+          outcome.summary.budget !== undefined && { budget: outcome.summary.budget }),
+        ...(outcome.idempotencyKey !== undefined && { idempotencyKey: outcome.idempotencyKey }),
+      },
+    });
+    const [block] = outcome.result.content;
+    const tail = remembered
+      ? " Calls that would fail the same way will not be sent; tell the user what happened."
+      : "";
+    return { content: [{ type: "text", text: `${block.text}${tail}` }], isError: true };
+  };
+
   return {
     stops,
-    async callTool(call) {
-      const stop = stops.blocking(call.name, call.arguments);
-      if (stop !== undefined) return blocked(stop, call.name);
-      const current = currentRun();
-      // The window of this call's run (a later call may start the next one meanwhile).
-      const windowEnd = startedAt + windowMs;
-      let outcome: Awaited<ReturnType<GovernedClient["callTool"]>>;
-      // Built field by field: a conditional spread makes an object per field per call.
-      const params: Mutable<GovernedCallParams> = { name: call.name };
-      if (call.arguments !== undefined) params.arguments = call.arguments;
-      if (call.meta !== undefined) params.meta = call.meta;
-      if (call.signal !== undefined) params.signal = call.signal;
-      if (options.timeoutMs !== undefined) params.timeoutMs = options.timeoutMs;
-      enter(current);
-      try {
-        outcome = await options.governed.callTool(current, params);
-      } catch (error) {
-        if (GovernorError.isInstance(error) && error.code === "host_error") {
-          throw hostFailure(error as HostError, call);
-        }
-        throw error;
-      } finally {
-        leave(current);
-        if (call.beforeAnswer !== undefined) await call.beforeAnswer();
-      }
-      if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
-      if (outcome.kind === "ok" && call.signal?.aborted === true) {
-        // The call went through; its answer will not reach the host (a cancelled request is not
-        // answered). Sent again, a write would be made twice: the ledger keeps this answer for the
-        // identical call, in any window, and after a restart with a store that keeps its data
-        // (`Run.keepAnswer`; a read, or an idempotent write, is simply made again).
-        const kept = await options.governed
-          .keepAnswer(current, params, outcome.value, stopTtlMs)
-          .catch(() => undefined);
-        if (kept === true) {
-          options.log?.({
-            level: "warning",
-            data: { event: "completed_after_cancel", tool: call.name },
-          });
-        } else if (kept === undefined) {
-          // The store could not keep it: the identical call would be made again.
-          options.log?.({
-            level: "error",
-            data: { event: "completed_after_cancel", tool: call.name, kept: false },
-          });
-        }
-      } else if (outcome.kind === "ok" && outcome.replayed) {
-        // A proxy's calls carry no host id, and a write that succeeded gets a new key for its next
-        // identical call: an answer replayed here is one the ledger kept after a late cancel.
-        options.log?.({ level: "info", data: { event: "answered_after_cancel", tool: call.name } });
-      }
-      if (outcome.kind !== "stop") return toModelResult(outcome);
-      if (outcome.hostError !== undefined) throw hostFailure(outcome.hostError, call);
-      // The stop memory keeps no write in doubt (stops.ts): the ledger refuses an identical write
-      // while one is in doubt, whatever window or time to live. An `uncertain_mutation` stop that
-      // names no key is a call not made (the run's reason, borrowed from another write in doubt,
-      // or an identical write in doubt refused it): the ledger answers for it too.
-      const key = outcome.idempotencyKey;
-      const remembered = stops.remember(outcome.reason, call.name, call.arguments, { windowEnd });
-      options.log?.({
-        level: "warning",
-        data: {
-          event: "stopped",
-          tool: call.name,
-          reason: outcome.reason,
-          scope: remembered?.scope ?? (key !== undefined ? "call" : "none"),
-          personResolvable: outcome.personResolvable,
-          // Which budget, as the run's summary and metrics name it.
-          ...(outcome.reason === "budget_exhausted" &&
-            outcome.summary.budget !== undefined && { budget: outcome.summary.budget }),
-          ...(outcome.idempotencyKey !== undefined && { idempotencyKey: outcome.idempotencyKey }),
-        },
-      });
-      const [block] = outcome.result.content;
-      const tail = remembered
-        ? " Calls that would fail the same way will not be sent; tell the user what happened."
-        : "";
-      return { content: [{ type: "text", text: `${block.text}${tail}` }], isError: true };
-    },
+    callTool: afterCancelled,
     close() {
       run?.end();
       run = undefined;

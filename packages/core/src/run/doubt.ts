@@ -28,6 +28,7 @@ import type { CallState } from "./call-state.ts";
 import { instance, leaseMsOf } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
 import { recordOp, storeOp } from "./store-steps.ts";
+import { guardedAsync } from "./waits.ts";
 
 /** The `argsHash` every claim of a content entry gives: the entry is about content, not a call. */
 export const CONTENT_ARGS = "doubt";
@@ -47,6 +48,17 @@ export type DoubtAnswer = "free" | "in_flight" | "uncertain" | "ledger_full" | K
 /** An answer kept for an identical write (see {@link DoubtAnswer}). */
 export interface KeptAnswer {
   readonly answer: unknown;
+  /** The claim of the answer's token this call took (see `takeSucceeded`), ended by `spendKept`. */
+  readonly token: TokenClaim;
+}
+
+/**
+ * The claim of a `succeeded` content entry's token: only the call holding it may give that entry's
+ * kept answer, or free the entry (see `takeSucceeded`).
+ */
+export interface TokenClaim {
+  readonly key: string;
+  readonly claimedAt: number;
 }
 
 /** The field of a content entry's result that marks a kept answer. */
@@ -58,21 +70,28 @@ interface KeptRecord {
   readonly answer: unknown;
   /** Epoch ms (the keeper's clock) after which the answer is no longer given. */
   readonly until: number;
+  /** This keep's own name (a random id): its token's key (see `takeSucceeded`). */
+  readonly id: string;
 }
 
 /** What a content entry keeps for an answer given until `until` (kept-answer.ts). */
-export function keptRecord(answer: unknown, until: number): KeptRecord {
-  return { [KEPT]: true, answer, until };
+export function keptRecord(answer: unknown, until: number, id: string): KeptRecord {
+  return { [KEPT]: true, answer, until, id };
+}
+
+/** The kept record a `succeeded` content entry's result is, if any. */
+function keptRecordOf(result: unknown): Partial<KeptRecord> | undefined {
+  if (typeof result !== "object" || result === null) return undefined;
+  const record = result as Partial<KeptRecord>;
+  return record[KEPT] === true ? record : undefined;
 }
 
 /** The answer a `succeeded` content entry keeps, while it lasts; undefined for none. */
-export function keptAnswerOf(result: unknown, now: number): KeptAnswer | undefined {
-  if (typeof result !== "object" || result === null) return undefined;
-  const record = result as Partial<KeptRecord>;
-  if (record[KEPT] !== true || typeof record.until !== "number" || !(now < record.until)) {
+function liveAnswerOf(record: Partial<KeptRecord> | undefined, now: number): unknown[] | undefined {
+  if (record === undefined || typeof record.until !== "number" || !(now < record.until)) {
     return undefined;
   }
-  return { answer: record.answer };
+  return [record.answer];
 }
 
 /**
@@ -129,30 +148,74 @@ function afterDoubtClaim(
       return claim.status;
     // Nothing is in doubt: an answer kept for this write, else a person's settle or a kept
     // answer spent or past its time, which is freed and claimed as any, so that this write holds
-    // the entry while it is out.
+    // the entry while it is out; either only by the call that takes the entry's token. Met again
+    // once this call freed it: another keeper's answer, left to the next call.
     case "succeeded":
-      return (
-        keptAnswerOf(claim.entry.result, options.now) ?? (again ? "free" : reclaim(state, options))
-      );
+      return again ? "in_flight" : takeSucceeded(state, claim.entry, options);
     // `args_mismatch` cannot come from claims made here: read as in doubt (fail closed).
     default:
       return "uncertain";
   }
 }
 
-/** A `succeeded` entry that keeps no live answer, freed and claimed again (once). */
-async function reclaim(state: CallState, options: ClaimOptions): Promise<DoubtAnswer> {
-  await spendKept(state, options.now);
+/**
+ * A `succeeded` content entry is the business of one call only: identical calls that meet it at
+ * once would each be given its kept answer (a write not made, told made), or each free it, one
+ * freeing the entry another one had claimed since (both writes sent). Each claims the entry's
+ * token, a ledger key named by the kept answer's id (by the entry's settle time when it keeps
+ * none); the one that gets it gives the answer, or frees the entry and claims it, and the others
+ * are told an identical write is in progress. A token left pending by a call that died is taken
+ * over after its lease (the answer given once more at worst, never a write made twice).
+ */
+async function takeSucceeded(
+  state: CallState,
+  entry: LedgerEntry,
+  options: ClaimOptions,
+): Promise<DoubtAnswer> {
+  const record = keptRecordOf(entry.result);
+  const name = typeof record?.id === "string" ? record.id : String(entry.updatedAt);
+  const key = `${flatPrefix32("gt_", state.argsHash as string)}_${name}`;
+  const claim = await storeOp(state, "a ledger claim", (s) =>
+    s.run.core.store.claim(key, CONTENT_ARGS, { ...options, allowUncertain: true }),
+  );
+  if (claim.status === "ledger_full") return "ledger_full";
+  if (claim.status !== "claimed") return "in_flight";
+  const token: TokenClaim = { key, claimedAt: claim.claimedAt ?? options.now };
+  const live = liveAnswerOf(record, options.now);
+  if (live !== undefined) return { answer: live[0], token };
+  await spendKept(state, options.now, token);
   return afterDoubtClaim(state, await claimContent(state, options), options, true);
+}
+
+/** Frees a token this call took, for the next identical call to take (its answer not given). */
+export function freeToken(state: CallState, token: TokenClaim): MaybePromise<void> {
+  const options = { now: state.run.core.now(), claimedAt: token.claimedAt };
+  return storeOp(state, "a ledger settle", (s) =>
+    s.run.core.store.settle(token.key, "failed", options),
+  );
 }
 
 /**
  * Frees the write's content entry that kept an answer (given now, or spent): the next identical
- * write is a new one. Settled by hand: a `succeeded` settle ended every claim of it.
+ * write is a new one. Settled by hand: a `succeeded` settle ended every claim of it. Then ends the
+ * token's claim: taken for good once the entry is freed, else freed for the next call to take.
  */
-export function spendKept(state: CallState, now: number): MaybePromise<void> {
+export async function spendKept(state: CallState, now: number, token: TokenClaim): Promise<void> {
   const key = doubtKeyOf(state.argsHash as string);
-  return storeOp(state, "a ledger settle", (s) => s.run.core.store.settle(key, "failed", { now }));
+  let spent = false;
+  try {
+    await storeOp(state, "a ledger settle", (s) => s.run.core.store.settle(key, "failed", { now }));
+    spent = true;
+  } finally {
+    await guardedAsync(() =>
+      storeOp(state, "a ledger settle", (s) =>
+        s.run.core.store.settle(token.key, spent ? "succeeded" : "failed", {
+          now,
+          claimedAt: token.claimedAt,
+        }),
+      ),
+    );
+  }
 }
 
 /**

@@ -2,8 +2,8 @@
 // host never got"), kept in the ledger rather than beside it: the write's content entry in the
 // index of writes in doubt (doubt.ts) is settled `succeeded` with the answer, so the next identical
 // call of the scope, in any run or process that shares the store, is answered with it once instead
-// of making the write again. doubt.ts reads it when it claims the entry (`keptAnswerOf`); ledger.ts
-// replays it.
+// of making the write again. doubt.ts reads it when it claims the entry (`takeSucceeded`: one call takes
+// it); ledger.ts replays it.
 import { GovernorError } from "../errors.ts";
 import { canonicalJson } from "../judge/canonical.ts";
 import { resolveEffect } from "../judge/effect.ts";
@@ -56,7 +56,7 @@ export async function keepAnswer(
   try {
     await core.store.settle(key, "succeeded", {
       now,
-      result: keptRecord(answer, now + ttlMs),
+      result: keptRecord(answer, now + ttlMs, core.newRunId()),
       ...(claimedAt !== undefined && { claimedAt }),
     });
     return true;

@@ -10,7 +10,14 @@ import {
 } from "../store/store.ts";
 import type { MaybePromise, Reason } from "../types.ts";
 import { type CallState, noteSuccess } from "./call-state.ts";
-import { claimDoubt, type DoubtAnswer, type KeptAnswer, settleDoubt, spendKept } from "./doubt.ts";
+import {
+  claimDoubt,
+  type DoubtAnswer,
+  freeToken,
+  type KeptAnswer,
+  settleDoubt,
+  spendKept,
+} from "./doubt.ts";
 import { emitCall } from "./events.ts";
 import { ask, type StepAnswer } from "./flow.ts";
 import { endedOutcome, modelResult, plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
@@ -285,9 +292,11 @@ async function replayKept(state: CallState, kept: KeptAnswer): Promise<CallOutco
   try {
     await settle(state, "succeeded", kept.answer);
   } catch (error) {
+    // Not given: the next identical call takes it, not told for a lease that a write is out.
+    await guardedAsync(() => freeToken(state, kept.token));
     return storeTrouble(state, error, "not_sent");
   }
-  await guardedAsync(() => spendKept(state, state.run.core.now()));
+  await guardedAsync(() => spendKept(state, state.run.core.now(), kept.token));
   noteSuccess(state);
   emitCall(state, "replayed");
   return { kind: "ok", value: kept.answer, attempts: state.attempts, replayed: true };

@@ -1,0 +1,194 @@
+// Attacks on the answer kept in the ledger (`Run.keepAnswer`, docs/idempotency.md "An answer the
+// host never got"), on every real store: identical calls that meet the kept entry at once.
+
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createGovernor, createMemoryStore, GovernorError, type Store } from "@governor/core";
+import { createRedisStore, type RedisStore } from "@governor/redis";
+import { createSqliteStore, type SqliteStore } from "@governor/sqlite";
+import { afterAll, describe, expect, it } from "vitest";
+import { sharedRedis } from "../packages/redis/src/testing-server.ts";
+import { sqliteModule } from "../packages/sqlite/src/sqlite-api.ts";
+
+const redis = await sharedRedis("kept-answer attacks on Redis");
+const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
+
+const dir = mkdtempSync(join(tmpdir(), "governor-kept-attack-"));
+const sqlites: SqliteStore[] = [];
+const redises: RedisStore[] = [];
+afterAll(async () => {
+  for (const s of sqlites) s.close();
+  await Promise.all(redises.map((s) => s.close()));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const stores: [name: string, ready: boolean, make: () => Store][] = [
+  ["memory", true, () => createMemoryStore()],
+  [
+    "SQLite",
+    sqliteModule() !== undefined,
+    () => {
+      const s = createSqliteStore({ path: join(dir, `${randomUUID()}.db`) });
+      sqlites.push(s);
+      return s;
+    },
+  ],
+  [
+    "Redis",
+    redis.problem === undefined,
+    () => {
+      const s = createRedisStore({
+        url: redis.url as string,
+        prefix: `governor-test:${randomUUID()}:`,
+        requirePersistence: false,
+      });
+      redises.push(s);
+      return s;
+    },
+  ],
+];
+
+const policy = { tools: { create: { effect: "mutating" as const } } };
+
+/** `store`, whose second unconditional `failed` settle of a content entry is 150 ms late. */
+function slowSecondFree(store: Store): Store {
+  let frees = 0;
+  return new Proxy(store, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target) as unknown;
+      if (property !== "settle" || typeof value !== "function") {
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      return async (...args: Parameters<Store["settle"]>) => {
+        const [key, state, options] = args;
+        if (key.startsWith("gd_") && state === "failed" && options.claimedAt === undefined) {
+          frees += 1;
+          if (frees === 2) await new Promise((resolve) => setTimeout(resolve, 150));
+        }
+        return target.settle(...args);
+      };
+    },
+  });
+}
+
+describe.each(stores)(
+  "the kept answer met by identical calls at once on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "two identical calls at once: the kept answer is given once, the other call is not answered with it without being made",
+      async () => {
+        const store = make();
+        const governor = createGovernor(policy, { metrics: false, store });
+        const call = { tool: "create", args: { title: "twice" } };
+        expect(
+          await governor.startRun({ idempotencyScope: "s" }).keepAnswer(call, ok("made 0")),
+        ).toBe(true);
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`made ${sent}`);
+        };
+        const [a, b] = await Promise.all([
+          governor.startRun({ idempotencyScope: "s" }).call({ ...call, callId: "a" }, send),
+          governor.startRun({ idempotencyScope: "s" }).call({ ...call, callId: "b" }, send),
+        ]);
+        const replayed = [a, b].filter((o) => o.kind === "ok" && o.replayed);
+        // Given once: the other call is a new write (made, or refused as in progress), never told
+        // the kept answer is its own.
+        expect(replayed).toHaveLength(1);
+        expect(sent).toBeLessThanOrEqual(1);
+      },
+    );
+
+    it.runIf(ready)(
+      "two identical calls at once meet a kept answer past its time: the write is made once, the other refused while it is out",
+      async () => {
+        // The real store; the second call's freeing of the stale entry is slow (it lands once the
+        // first call freed the entry and claimed it for its write).
+        const store = slowSecondFree(make());
+        let t = Date.now();
+        const governor = createGovernor(policy, { metrics: false, store, now: () => t });
+        const call = { tool: "create", args: { title: "stale" } };
+        expect(
+          await governor.startRun({ idempotencyScope: "s" }).keepAnswer(call, ok("kept"), 1_000),
+        ).toBe(true);
+        t += 1_001;
+        let sent = 0;
+        let release: () => void = () => undefined;
+        const out = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        const send = async () => {
+          sent += 1;
+          await out;
+          return ok(`made ${sent}`);
+        };
+        const a = governor.startRun({ idempotencyScope: "s" }).call({ ...call, callId: "a" }, send);
+        const b = governor.startRun({ idempotencyScope: "s" }).call({ ...call, callId: "b" }, send);
+        // Both are past the ledger (sent, or answered) before either write is answered.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        release();
+        const outcomes = await Promise.all([a, b]);
+        expect(sent).toBe(1);
+        expect(outcomes.filter((o) => o.kind === "ok")).toHaveLength(1);
+      },
+    );
+
+    it.runIf(ready)(
+      "a call that took the kept answer and could not record it leaves it to the next identical call",
+      async () => {
+        // The real store, but the settles of a call's own key (gk_) `succeeded` fail, until `down` ends.
+        const real = make();
+        let down = true;
+        let failed = false;
+        const store = new Proxy(real, {
+          get(target, property) {
+            const value = Reflect.get(target, property, target) as unknown;
+            if (property !== "settle" || typeof value !== "function") {
+              return typeof value === "function" ? value.bind(target) : value;
+            }
+            return async (...args: Parameters<Store["settle"]>) => {
+              const [key, state] = args;
+              if (down && state === "succeeded" && !/^g[dt]_/.test(key)) {
+                failed = true;
+                throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), {
+                  code: "ECONNREFUSED",
+                });
+              }
+              return target.settle(...args);
+            };
+          },
+        });
+        const governor = createGovernor(policy, { metrics: false, store });
+        const call = { tool: "create", args: { title: "trouble" } };
+        expect(
+          await governor.startRun({ idempotencyScope: "s" }).keepAnswer(call, ok("kept")),
+        ).toBe(true);
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok("made");
+        };
+        // The store's failure goes to the host, not the model.
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, callId: "a" }, send)
+          .then(
+            () => undefined,
+            (error: unknown) => error,
+          );
+        expect(GovernorError.isInstance(first) && first.code).toBe("host_error");
+        expect(failed).toBe(true);
+        down = false;
+        // The next identical call gets the answer now, not told for a lease that a write is out.
+        const next = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, callId: "b" }, send);
+        expect(next).toMatchObject({ kind: "ok", value: ok("kept"), replayed: true });
+        expect(sent).toBe(0);
+      },
+    );
+  },
+);
