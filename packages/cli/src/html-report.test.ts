@@ -12,11 +12,16 @@ import { MAX_STOPPED_RUNS, StopTally } from "./html-stops.ts";
 import { ReplayTally } from "./replay-log.ts";
 
 /** Real events: a governor's runs with corrections, retries, stops and successes. */
+/** Half past a second: the events of governedEvents all carry it. */
+const AT = Date.UTC(2026, 0, 1, 9, 0, 0, 500);
+
 async function governedEvents(tool = "get_note"): Promise<GovernorEvent[]> {
   const events: GovernorEvent[] = [];
   const governor = createGovernor(
     { defaults: { effect: "read_only", retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 } } },
-    { random: () => 0.5, metrics: false, onEvent: (e) => events.push(e) },
+    // A clock that stands still: the page puts run ends in columns of a second on the clock, and
+    // runs that straddle a second (a slow machine) would split the one column the test expects.
+    { now: () => AT, random: () => 0.5, metrics: false, onEvent: (e) => events.push(e) },
   );
   const fail = (text: string) => async () => ({ isError: true, content: [{ type: "text", text }] });
   for (let i = 0; i < 3; i += 1) {
