@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createMemoryStore } from "../store/memory-store.ts";
+import { doubtKeyOf } from "./doubt.ts";
 import { createGovernor, type GovernorOptions } from "./governor.ts";
 import type { AttemptContext, CallOutcome } from "./types.ts";
 
@@ -33,6 +34,17 @@ async function until(done: () => boolean): Promise<void> {
   expect(done()).toBe(true);
 }
 const keyOf = (o: CallOutcome<unknown>) => (o.kind === "stop" ? o.idempotencyKey : undefined);
+
+describe("doubtKeyOf", () => {
+  it("gives each content hash its own key, whatever was asked before (the last one is kept)", () => {
+    const a = "0123456789abcdef0123456789abcdef";
+    const b = "fedcba9876543210fedcba9876543210";
+    expect(doubtKeyOf(a)).toBe(`gd_${a}`);
+    expect(doubtKeyOf(a)).toBe(`gd_${a}`);
+    expect(doubtKeyOf(b)).toBe(`gd_${b}`);
+    expect(doubtKeyOf(a)).toBe(`gd_${a}`);
+  });
+});
 
 describe("issue 26.1: the same write under a new tool-call id", () => {
   it("is refused in the run while the first is in doubt (was: sent under a new key)", async () => {

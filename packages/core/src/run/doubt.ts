@@ -33,9 +33,17 @@ import { guardedAsync } from "./waits.ts";
 /** The `argsHash` every claim of a content entry gives: the entry is about content, not a call. */
 export const CONTENT_ARGS = "doubt";
 
+/** The content hash last made a key of, and that key: a write's claim and settle ask for one. */
+let lastArgsHash: string | undefined;
+let lastDoubtKey = "";
+
 /** The ledger key of a write's content entry, from its key's `argsHash`. */
 export function doubtKeyOf(argsHash: string): string {
-  return flatPrefix32("gd_", argsHash);
+  if (argsHash !== lastArgsHash) {
+    lastDoubtKey = flatPrefix32("gd_", argsHash);
+    lastArgsHash = argsHash;
+  }
+  return lastDoubtKey;
 }
 
 /**

@@ -154,6 +154,13 @@ class Loops implements LoopDetector {
   #oneText: string | undefined = undefined;
   #oneSig = 0;
   #oneCount = 0;
+  /**
+   * The key hashed last, its group's id and its hash: a call's key is hashed by preflight's count,
+   * then again to note its result (looked up, then added): hashed once for all three.
+   */
+  #hashedKey: string | undefined = undefined;
+  #hashedGroup = 0;
+  #hashed = 0;
 
   constructor(max: number) {
     this.#max = max;
@@ -169,7 +176,17 @@ class Loops implements LoopDetector {
     const t = this.#table;
     if (t === undefined) return -1;
     const group = findGroup(t, server, tool);
-    return group === undefined ? -1 : find(t, key, group, hashOf(key, group.id));
+    return group === undefined ? -1 : find(t, key, group, this.#hashOf(key, group.id));
+  }
+
+  /** {@link hashOf}, answered from the last key hashed when it is the same key in the same group. */
+  #hashOf(key: string, groupId: number): number {
+    if (this.#hashedKey === key && this.#hashedGroup === groupId) return this.#hashed;
+    const h = hashOf(key, groupId);
+    this.#hashedKey = key;
+    this.#hashedGroup = groupId;
+    this.#hashed = h;
+    return h;
   }
 
   get(key: string, tool = "", server = ""): Seen | undefined {
@@ -215,6 +232,7 @@ class Loops implements LoopDetector {
     this.#table = undefined;
     if (t !== undefined) giveBack(t);
     this.#forgetOne();
+    this.#hashedKey = undefined;
   }
 
   #forgetOne(): void {
@@ -257,7 +275,8 @@ class Loops implements LoopDetector {
     }
     const t = this.#table;
     const seenGroup = findGroup(t, server, tool);
-    const seen = seenGroup === undefined ? -1 : find(t, key, seenGroup, hashOf(key, seenGroup.id));
+    const seen =
+      seenGroup === undefined ? -1 : find(t, key, seenGroup, this.#hashOf(key, seenGroup.id));
     const okBit = ok ? 1 : 0;
     if (seen !== -1) {
       const same =
@@ -296,7 +315,7 @@ class Loops implements LoopDetector {
     }
     const group = groupOf(t, server, tool);
     group.size += 1;
-    const h = hashOf(key, group.id);
+    const h = this.#hashOf(key, group.id);
     t.keys[s] = key;
     t.groups[s] = group;
     t.texts[s] = text;
