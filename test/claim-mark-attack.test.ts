@@ -4,52 +4,17 @@
 
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { type ClaimResult, createMemoryStore, type Store } from "@governor/core";
-import { createRedisStore, type RedisStore } from "@governor/redis";
-import { createSqliteStore, type SqliteStore } from "@governor/sqlite";
-import { afterAll, describe, expect, it } from "vitest";
+import type { ClaimResult } from "@governor/core";
+import { createSqliteStore } from "@governor/sqlite";
+import { describe, expect, it } from "vitest";
 import { sharedRedis } from "../packages/redis/src/testing-server.ts";
 import { sqliteModule } from "../packages/sqlite/src/sqlite-api.ts";
+import { everyStore } from "./every-store.ts";
 
 const redis = await sharedRedis("claim-mark attacks on Redis");
-const dir = mkdtempSync(join(tmpdir(), "governor-marks-"));
-const sqlites: SqliteStore[] = [];
-const redises: RedisStore[] = [];
-afterAll(async () => {
-  for (const s of sqlites) s.close();
-  await Promise.all(redises.map((s) => s.close()));
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const stores: [name: string, ready: boolean, make: () => Store][] = [
-  ["memory", true, () => createMemoryStore()],
-  [
-    "SQLite",
-    sqliteModule() !== undefined,
-    () => {
-      const s = createSqliteStore({ path: join(dir, `${randomUUID()}.db`) });
-      sqlites.push(s);
-      return s;
-    },
-  ],
-  [
-    "Redis",
-    redis.problem === undefined,
-    () => {
-      const s = createRedisStore({
-        url: redis.url as string,
-        prefix: `governor-test:${randomUUID()}:`,
-        requirePersistence: false,
-      });
-      redises.push(s);
-      return s;
-    },
-  ],
-];
+const { dir, stores, sqlites } = everyStore(redis, "governor-marks-");
 
 const markOf = (claim: ClaimResult): number => {
   expect(claim.status).toBe("claimed");

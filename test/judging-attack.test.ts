@@ -5,15 +5,11 @@
 // key another worker took over since.
 
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createGovernor, createMemoryStore, type Store } from "@governor/core";
-import { createRedisStore, type RedisStore } from "@governor/redis";
-import { createSqliteStore, type SqliteStore } from "@governor/sqlite";
-import { afterAll, describe, expect, it } from "vitest";
+import { createGovernor, createMemoryStore } from "@governor/core";
+import { createRedisStore } from "@governor/redis";
+import { describe, expect, it } from "vitest";
 import { sharedRedis } from "../packages/redis/src/testing-server.ts";
-import { sqliteModule } from "../packages/sqlite/src/sqlite-api.ts";
+import { everyStore } from "./every-store.ts";
 
 const redis = await sharedRedis("a failed attempt's settle on Redis");
 const lost = () => Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
@@ -30,40 +26,7 @@ function gate<T = void>() {
   return { shut, open };
 }
 
-const dir = mkdtempSync(join(tmpdir(), "governor-judging-"));
-const sqlites: SqliteStore[] = [];
-const redises: RedisStore[] = [];
-afterAll(async () => {
-  for (const s of sqlites) s.close();
-  await Promise.all(redises.map((s) => s.close()));
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const stores: [name: string, ready: boolean, make: () => Store][] = [
-  ["memory", true, () => createMemoryStore()],
-  [
-    "SQLite",
-    sqliteModule() !== undefined,
-    () => {
-      const s = createSqliteStore({ path: join(dir, `${randomUUID()}.db`) });
-      sqlites.push(s);
-      return s;
-    },
-  ],
-  [
-    "Redis",
-    redis.problem === undefined,
-    () => {
-      const s = createRedisStore({
-        url: redis.url as string,
-        prefix: `governor-test:${randomUUID()}:`,
-        requirePersistence: false,
-      });
-      redises.push(s);
-      return s;
-    },
-  ],
-];
+const { stores, redises } = everyStore(redis, "governor-judging-");
 
 describe.each(stores)("a failed attempt's one settle on the %s store", (name, ready, make) => {
   // Redis runs leases on its server's clock (scripts.ts CLAIM), which no test clock moves: a lease

@@ -2,55 +2,16 @@
 // answer the host never got"), on every real store: the write is not made again by a run of the
 // scope, in another governor sharing the store (a restarted process), once, within its time.
 
-import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createGovernor, createMemoryStore, GovernorError, type Store } from "@governor/core";
-import { createRedisStore, type RedisStore } from "@governor/redis";
-import { createSqliteStore, type SqliteStore } from "@governor/sqlite";
-import { afterAll, describe, expect, it } from "vitest";
+import { createGovernor, createMemoryStore, GovernorError } from "@governor/core";
+import { describe, expect, it } from "vitest";
 import { sharedRedis } from "../packages/redis/src/testing-server.ts";
-import { sqliteModule } from "../packages/sqlite/src/sqlite-api.ts";
+import { everyStore } from "./every-store.ts";
 
 const redis = await sharedRedis("kept answers on Redis");
 const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
 const lost = () => Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
 
-const dir = mkdtempSync(join(tmpdir(), "governor-kept-"));
-const sqlites: SqliteStore[] = [];
-const redises: RedisStore[] = [];
-afterAll(async () => {
-  for (const s of sqlites) s.close();
-  await Promise.all(redises.map((s) => s.close()));
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const stores: [name: string, ready: boolean, make: () => Store][] = [
-  ["memory", true, () => createMemoryStore()],
-  [
-    "SQLite",
-    sqliteModule() !== undefined,
-    () => {
-      const s = createSqliteStore({ path: join(dir, `${randomUUID()}.db`) });
-      sqlites.push(s);
-      return s;
-    },
-  ],
-  [
-    "Redis",
-    redis.problem === undefined,
-    () => {
-      const s = createRedisStore({
-        url: redis.url as string,
-        prefix: `governor-test:${randomUUID()}:`,
-        requirePersistence: false,
-      });
-      redises.push(s);
-      return s;
-    },
-  ],
-];
+const { stores } = everyStore(redis, "governor-kept-");
 
 const policy = {
   tools: {
