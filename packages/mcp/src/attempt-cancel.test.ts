@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { governClient } from "./client.ts";
 
 /**
- * Each pass on the wire gets an AttemptSignal the run aborts through `ctx.onAbort`, not an
+ * Each pass on the wire gets a PlainAbortSignal the run aborts through `ctx.onAbort`, not an
  * AbortSignal: whatever cuts the attempt (the run's signal, its deadline, its end, the call's own
  * signal) cancels the request on the wire, and nothing cancels a request that already finished.
  */

@@ -10,10 +10,10 @@ import {
 } from "@governor/core";
 import { redact, replayedText } from "@governor/core/judge";
 import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { AttemptSignal } from "./attempt-signal.ts";
 import { transportErrorText } from "./host-text.ts";
 import { listAllTools, MAX_TOOL_PAGES, type ToolListing } from "./list-tools.ts";
 import { type CallSiteFacts, isSessionGone, mapSdkError } from "./map-error.ts";
+import { PlainAbortSignal } from "./plain-signal.ts";
 import type { RetryAfterFetch } from "./retry-after.ts";
 import { type CallOptions, type McpClient, toolWire, type WireParams } from "./sdk.ts";
 import { createSession, type SessionEntry } from "./session.ts";
@@ -153,7 +153,7 @@ const MAX_TOOL_NAME_LENGTH = 128;
 /**
  * Wraps an `@modelcontextprotocol/sdk` client so that tool calls go through a Governor run.
  * Each attempt gives the SDK a signal of its own that the run aborts through `ctx.onAbort` (an
- * {@link AttemptSignal}: no AbortSignal made on the success path, and the abort listener SDK 1.32
+ * {@link PlainAbortSignal}: no AbortSignal made on the success path, and the abort listener SDK 1.32
  * never removes dies with the attempt), a timeout from the run's remaining time, and the
  * idempotency key in `_meta`. Failures are tagged `local` or
  * `peer` where they happen, from what the adapter saw of the attempt.
@@ -373,10 +373,10 @@ export function governClient<C extends McpClient>(
 
   /**
    * One attempt's pass on the wire, and what the adapter saw of it. It is the signal the SDK gets
-   * (an {@link AttemptSignal}), its count on the session, and the facts `toFailure` reads: one
+   * (a {@link PlainAbortSignal}), its count on the session, and the facts `toFailure` reads: one
    * object per pass, and the two settle handlers it is watched with.
    */
-  class Pass extends AttemptSignal {
+  class Pass extends PlainAbortSignal {
     entry: SessionEntry | undefined;
     connectionClosed = false;
     /** The server refused the pass for a gone session: nothing ran. */

@@ -7,5 +7,6 @@ export {
   toModelResult,
 } from "./client.ts";
 export { type CallSiteFacts, mapSdkError } from "./map-error.ts";
+export { PlainAbortSignal } from "./plain-signal.ts";
 export { captureRetryAfter, type RetryAfterFetch, type RetryAfterSlot } from "./retry-after.ts";
 export type { McpClient } from "./sdk.ts";

@@ -1,6 +1,6 @@
 import { createGovernor } from "@governor/core";
+import { PlainAbortSignal as CallSignal } from "@governor/mcp";
 import { describe, expect, it } from "vitest";
-import { CallSignal } from "./call-signal.ts";
 
 describe("CallSignal", () => {
   it("aborts once, with the reason given or an AbortError, calling onabort then each listener once in order", () => {

@@ -12,6 +12,8 @@
  * A host's `notifications/cancelled` aborts a taken request as the SDK aborts its own (the same
  * schema, the reason given), and no answer is sent for it; the transport closing aborts them all.
  */
+
+import { PlainAbortSignal } from "@governor/mcp";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type CallToolRequest,
@@ -23,7 +25,6 @@ import {
   RELATED_TASK_META_KEY,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
-import { CallSignal } from "./call-signal.ts";
 import { isPlainObject } from "./jsonrpc-envelope.ts";
 
 /**
@@ -113,16 +114,16 @@ export function routeToolCalls(transport: Transport, handler: ToolCallHandler): 
    * request out; the SDK keeps the later one only). Its cancel of that id, and the transport
    * closing, abort each, so none outlives them.
    */
-  const out = new Map<RequestId, CallSignal | Set<CallSignal>>();
+  const out = new Map<RequestId, PlainAbortSignal | Set<PlainAbortSignal>>();
 
-  const hold = (id: RequestId, signal: CallSignal): void => {
+  const hold = (id: RequestId, signal: PlainAbortSignal): void => {
     const held = out.get(id);
     if (held === undefined) out.set(id, signal);
     else if (held instanceof Set) held.add(signal);
     else out.set(id, new Set([held, signal]));
   };
 
-  const release = (id: RequestId, signal: CallSignal): void => {
+  const release = (id: RequestId, signal: PlainAbortSignal): void => {
     const held = out.get(id);
     if (held === signal) out.delete(id);
     else if (held instanceof Set) {
@@ -131,13 +132,16 @@ export function routeToolCalls(transport: Transport, handler: ToolCallHandler): 
     }
   };
 
-  const abortAll = (held: CallSignal | Set<CallSignal> | undefined, reason?: unknown): void => {
+  const abortAll = (
+    held: PlainAbortSignal | Set<PlainAbortSignal> | undefined,
+    reason?: unknown,
+  ): void => {
     if (held instanceof Set) for (const signal of held) signal.abort(reason);
     else held?.abort(reason);
   };
 
   /** Sends the answer of a request still out (none once the host cancelled it). */
-  const finish = (id: RequestId, signal: CallSignal, message: JSONRPCMessage): void => {
+  const finish = (id: RequestId, signal: PlainAbortSignal, message: JSONRPCMessage): void => {
     release(id, signal);
     if (signal.aborted) return;
     let sent: Promise<void>;
@@ -149,7 +153,7 @@ export function routeToolCalls(transport: Transport, handler: ToolCallHandler): 
     sent.catch((error: unknown) => handler.onerror(new Error(`Failed to send response: ${error}`)));
   };
 
-  const answer = (request: CallToolRequest & { id: RequestId }, signal: CallSignal): void => {
+  const answer = (request: CallToolRequest & { id: RequestId }, signal: PlainAbortSignal): void => {
     const id = request.id;
     // Started two microtasks later, as the SDK starts a handler (see `ticks`).
     ticks(() => {
@@ -181,7 +185,7 @@ export function routeToolCalls(transport: Transport, handler: ToolCallHandler): 
       }
       request = { ...parsed.data, id: message.id };
     }
-    const signal = new CallSignal();
+    const signal = new PlainAbortSignal();
     hold(message.id, signal);
     answer(request, signal);
     return true;

@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from "vitest";
-import { AttemptSignal } from "./attempt-signal.ts";
+import { PlainAbortSignal } from "./plain-signal.ts";
 
-describe("AttemptSignal", () => {
+describe("PlainAbortSignal", () => {
   it("aborts once with the reason: listeners and onabort called in order, each once", () => {
-    const signal = new AttemptSignal();
+    const signal = new PlainAbortSignal();
     const calls: string[] = [];
     signal.onabort = () => calls.push("onabort");
     const first = vi.fn(() => calls.push("first"));
@@ -20,14 +20,14 @@ describe("AttemptSignal", () => {
   });
 
   it("throwIfAborted throws the reason once aborted, not before; no reason is an AbortError", () => {
-    const signal = new AttemptSignal();
+    const signal = new PlainAbortSignal();
     expect(() => signal.throwIfAborted()).not.toThrow();
     signal.abort();
     expect(() => signal.throwIfAborted()).toThrow(expect.objectContaining({ name: "AbortError" }));
   });
 
   it("a removed listener is not called; one added after the abort is not either", () => {
-    const signal = new AttemptSignal();
+    const signal = new PlainAbortSignal();
     const removed = vi.fn();
     signal.addEventListener("abort", removed);
     signal.removeEventListener("abort", removed);
@@ -40,7 +40,7 @@ describe("AttemptSignal", () => {
   });
 
   it("a listener that throws does not keep the others from running (its error is rethrown later, as EventTarget does)", async () => {
-    const signal = new AttemptSignal();
+    const signal = new PlainAbortSignal();
     const after = vi.fn();
     signal.addEventListener("abort", () => {
       throw new Error("listener broke");

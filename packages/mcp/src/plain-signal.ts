@@ -1,28 +1,30 @@
-/** An `abort` listener of a {@link CallSignal}: a function, or an object with `handleEvent`. */
+/** An `abort` listener of a {@link PlainAbortSignal}: a function, or an object with `handleEvent`. */
 type AbortListener =
   | ((this: unknown, event: AbortEvent) => void)
   | { handleEvent(event: AbortEvent): void };
 
-/** The event a {@link CallSignal} hands its listeners: `type` and `target` as an `Event`'s. */
+/** The event a {@link PlainAbortSignal} hands its listeners: `type` and `target` as an `Event`'s. */
 interface AbortEvent {
   readonly type: "abort";
-  readonly target: CallSignal;
-  readonly currentTarget: CallSignal;
+  readonly target: PlainAbortSignal;
+  readonly currentTarget: PlainAbortSignal;
 }
 
 /**
- * The signal of one host tools/call (tool-call-route.ts), as a plain object: the part of
- * `AbortSignal` that the session, Governor's core and its MCP adapter read of a call's signal
- * (`aborted`, `reason`, `throwIfAborted`, `onabort`, `addEventListener` and `removeEventListener`
- * of `abort`, with `once`; the event's `target` is the signal, as the adapter's tool listing reads
- * it). It goes to no other code: the adapter gives the SDK a signal of its own per attempt.
+ * The part of `AbortSignal` that Governor's core, both MCP SDKs' `request` and the proxy read of a
+ * signal (`aborted`, `reason`, `throwIfAborted`, `onabort`, `addEventListener` and
+ * `removeEventListener` of `abort`, with `once`; the event's `target` is the signal), as a plain
+ * object. Two uses: the signal the adapter gives the SDK for one attempt (it aborts when the run
+ * cuts the attempt: core's `ctx.onAbort`), and the signal of one host tools/call in
+ * `governor proxy` (aborted by the host's cancel or the transport's close).
  *
  * Why not an `AbortController`'s: on Node 20 making an `AbortSignal` (an `EventTarget` whose
- * prototype is set after) costs about 2 to 3 µs and 1.5 KB a call, the listener the core adds and
- * removes per call about 1 µs more, and a call the host does not cancel, nearly every one, needs
- * none of it.
+ * prototype is set after) costs about 2 to 5 µs and 1.5 KB a call, the listener the core adds and
+ * removes per call about 1 µs more, and a call that is not cut, nearly every one, needs none of
+ * it. SDK 1.32 adds an abort listener it never removes: this object, and the listener with it,
+ * dies with its attempt.
  */
-export class CallSignal {
+export class PlainAbortSignal {
   aborted = false;
   reason: unknown = undefined;
   onabort: ((this: unknown, event: AbortEvent) => void) | null = null;
@@ -70,7 +72,7 @@ export class CallSignal {
     else listeners.splice(at, 1);
   }
 
-  /** Typed as what `ToolCall.signal` asks for. */
+  /** Typed as what an `AbortSignal` parameter asks for (`ToolCall.signal`, the SDKs' `RequestOptions.signal`). */
   asSignal(): AbortSignal {
     return this as unknown as AbortSignal;
   }
