@@ -22,10 +22,10 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import { failureFromResult, loadPolicy, type ToolPolicy } from "@governor/core";
+import { failureFromResult, loadPolicy } from "@governor/core";
 import { classify, fingerprint, resolveToolPolicy } from "@governor/core/judge";
 import type { TextModel } from "../packages/core/src/judge/text-model.ts";
-import { decidedAction } from "./eval-decided.ts";
+import { decidedAction, lineToolPolicy } from "./eval-decided.ts";
 import { formatHardPairs, hardPairsReport } from "./eval-hard-pairs.ts";
 import { formatLearnedStage, learnedStageReport } from "./eval-learned-stage.ts";
 
@@ -293,21 +293,6 @@ const fingerprints = {
 const blindDir = resolve(
   args.find((a) => a.startsWith("--blind="))?.slice("--blind=".length) ?? join(root, "test/blind"),
 );
-const blindPolicies = new Map<string, ToolPolicy>();
-/** The tool's policy as a host that declared the line's effect would have it. */
-function blindToolPolicy(entry: BlindEntry): ToolPolicy {
-  const key = `${entry.effect ?? ""}\u0000${entry.tool}`;
-  let toolPolicy = blindPolicies.get(key);
-  if (toolPolicy === undefined) {
-    const policy =
-      entry.effect === undefined
-        ? POLICY
-        : loadPolicy({ tools: { [entry.tool]: { effect: entry.effect } } });
-    toolPolicy = resolveToolPolicy(policy, entry.tool);
-    blindPolicies.set(key, toolPolicy);
-  }
-  return toolPolicy;
-}
 /**
  * Dangerous decisions, over every blind line (ambiguous ones included, as the person-only count
  * above): (1) a failure only a person can fix (label stop) predicted as a retry; (2) on a
@@ -356,7 +341,7 @@ function confusion(rows: readonly { label: Label; predicted: string }[]) {
 function scoreBlindSet(setDir: string) {
   const blindRows: BlindScored[] = load<BlindEntry>(join(setDir, "tool-errors.jsonl")).map(
     (entry) => {
-      const c = classify(toFailure(entry.text), blindToolPolicy(entry));
+      const c = classify(toFailure(entry.text), lineToolPolicy(entry));
       return { ...entry, predicted: decidedAction(c, entry.effect), source: c.source };
     },
   );

@@ -7,7 +7,8 @@
  * Retry safety (a write that may have happened is not repeated without its key) is left out: it
  * depends on the call's idempotency key, which a corpus line does not have.
  */
-import { type Classification, stopsGuessedWrite } from "@governor/core/judge";
+import { loadPolicy, type ToolPolicy } from "@governor/core";
+import { type Classification, resolveToolPolicy, stopsGuessedWrite } from "@governor/core/judge";
 
 type Effect = Parameters<typeof stopsGuessedWrite>[1];
 
@@ -15,4 +16,29 @@ export function decidedAction(c: Classification, effect: Effect | undefined): st
   return c.action === "correct_arguments" && effect !== undefined && stopsGuessedWrite(c, effect)
     ? "stop"
     : c.action;
+}
+
+const NO_POLICY = loadPolicy({});
+const policies = new Map<string, ToolPolicy>();
+
+/**
+ * The tool's policy as a host that declared the line's `effect` would have it (no policy where
+ * the line names none), made once per effect and tool.
+ */
+export function lineToolPolicy(line: {
+  readonly tool?: string;
+  readonly effect?: Effect;
+}): ToolPolicy {
+  const tool = line.tool ?? "tool";
+  const key = `${line.effect ?? ""}\u0000${tool}`;
+  let toolPolicy = policies.get(key);
+  if (toolPolicy === undefined) {
+    const policy =
+      line.effect === undefined
+        ? NO_POLICY
+        : loadPolicy({ tools: { [tool]: { effect: line.effect } } });
+    toolPolicy = resolveToolPolicy(policy, tool);
+    policies.set(key, toolPolicy);
+  }
+  return toolPolicy;
 }

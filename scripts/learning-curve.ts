@@ -35,8 +35,8 @@
 
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { failureFromResult, loadPolicy, type ToolPolicy } from "@governor/core";
-import { type Classification, classify, resolveToolPolicy } from "@governor/core/judge";
+import { failureFromResult } from "@governor/core";
+import { type Classification, classify } from "@governor/core/judge";
 import { takeReading } from "../packages/core/src/judge/classify.ts";
 import { isNotRetryableText } from "../packages/core/src/judge/rules.ts";
 import {
@@ -45,7 +45,7 @@ import {
   SHIPPED_TEXT_MODEL,
   type TextModel,
 } from "../packages/core/src/judge/text-model.ts";
-import { decidedAction } from "./eval-decided.ts";
+import { decidedAction, lineToolPolicy } from "./eval-decided.ts";
 import { type CorpusLine, readCorpusLines, trainingTexts } from "./text-model-corpus.ts";
 import { type TrainingText, trainTextModel } from "./text-model-training.ts";
 
@@ -103,25 +103,6 @@ export interface SetFigures {
     readonly modelRightRuleWrong: number;
     readonly modelWrongRuleRight: number;
   };
-}
-
-const POLICY = loadPolicy({});
-const policies = new Map<string, ToolPolicy>();
-
-/** The tool's policy as a host that declared the line's effect would have it (as `pnpm eval`). */
-function toolPolicy(line: Line): ToolPolicy {
-  const tool = line.tool ?? "tool";
-  const key = `${line.effect ?? ""}\u0000${tool}`;
-  let p = policies.get(key);
-  if (p === undefined) {
-    const policy =
-      line.effect === undefined
-        ? POLICY
-        : loadPolicy({ tools: { [tool]: { effect: line.effect } } });
-    p = resolveToolPolicy(policy, tool);
-    policies.set(key, p);
-  }
-  return p;
 }
 
 const MODEL_REASON = {
@@ -188,7 +169,7 @@ export function scoreSet(
       content: [{ type: "text", text: line.text }],
       isError: true,
     });
-    const first = classify(failure, toolPolicy(line), undefined, model);
+    const first = classify(failure, lineToolPolicy(line), undefined, model);
     const c = override === undefined ? first : overridden(first, failure.text, model, override);
     const predicted = decidedAction(c, line.effect);
     const mutating = line.effect === "mutating";

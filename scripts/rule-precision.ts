@@ -21,8 +21,8 @@
 
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { failureFromResult, loadPolicy, type ToolPolicy } from "@governor/core";
-import { type Classification, classify, resolveToolPolicy } from "@governor/core/judge";
+import { failureFromResult } from "@governor/core";
+import { type Classification, classify } from "@governor/core/judge";
 import {
   BUILTIN_RULES,
   explainBuiltinMatch,
@@ -33,7 +33,7 @@ import {
   readText,
   SHIPPED_TEXT_MODEL,
 } from "../packages/core/src/judge/text-model.ts";
-import { decidedAction } from "./eval-decided.ts";
+import { decidedAction, lineToolPolicy } from "./eval-decided.ts";
 import { type CorpusLine, readCorpusLines } from "./text-model-corpus.ts";
 
 /** A labelled line, as far as this script reads it. */
@@ -63,24 +63,6 @@ export interface RuleFigures {
   wrongMutating: number;
 }
 
-const POLICY = loadPolicy({});
-const policies = new Map<string, ToolPolicy>();
-
-function toolPolicy(line: Line): ToolPolicy {
-  const tool = line.tool ?? "tool";
-  const key = `${line.effect ?? ""}\u0000${tool}`;
-  let p = policies.get(key);
-  if (p === undefined) {
-    const policy =
-      line.effect === undefined
-        ? POLICY
-        : loadPolicy({ tools: { [tool]: { effect: line.effect } } });
-    p = resolveToolPolicy(policy, tool);
-    policies.set(key, p);
-  }
-  return p;
-}
-
 /** Classifies every line of the sets as `pnpm eval` does a blind line. */
 export function decideAll(sets: readonly LabelledSet[]): Decided[] {
   return sets.flatMap((s) =>
@@ -89,7 +71,7 @@ export function decideAll(sets: readonly LabelledSet[]): Decided[] {
         content: [{ type: "text", text: line.text }],
         isError: true,
       });
-      const c = classify(failure, toolPolicy(line));
+      const c = classify(failure, lineToolPolicy(line));
       return { line, set: s.name, c, predicted: decidedAction(c, line.effect) };
     }),
   );
