@@ -25,7 +25,7 @@ import { join, relative, resolve } from "node:path";
 import { failureFromResult, loadPolicy } from "@governor/core";
 import { classify, fingerprint, resolveToolPolicy } from "@governor/core/judge";
 import type { TextModel } from "../packages/core/src/judge/text-model.ts";
-import { decidedAction, lineToolPolicy } from "./eval-decided.ts";
+import { decidedAction, decidedActionUnkeyed, lineToolPolicy } from "./eval-decided.ts";
 import { formatHardPairs, hardPairsReport } from "./eval-hard-pairs.ts";
 import { formatLearnedStage, learnedStageReport } from "./eval-learned-stage.ts";
 
@@ -65,6 +65,8 @@ interface BlindEntry extends Entry {
 
 interface BlindScored extends BlindEntry {
   readonly predicted: string;
+  /** What the run of a host that keys no write does (`decidedActionUnkeyed`). */
+  readonly unkeyed: string;
   /** Which stage of `classify` decided (`model` is the learned last stage). */
   readonly source: string;
 }
@@ -342,7 +344,12 @@ function scoreBlindSet(setDir: string) {
   const blindRows: BlindScored[] = load<BlindEntry>(join(setDir, "tool-errors.jsonl")).map(
     (entry) => {
       const c = classify(toFailure(entry.text), lineToolPolicy(entry));
-      return { ...entry, predicted: decidedAction(c, entry.effect), source: c.source };
+      return {
+        ...entry,
+        predicted: decidedAction(c, entry.effect),
+        unkeyed: decidedActionUnkeyed(c, entry.effect),
+        source: c.source,
+      };
     },
   );
   // What the learned last stage decided on the blind set (issue 27): how many lines reached it, and
@@ -391,6 +398,11 @@ function scoreBlindSet(setDir: string) {
           rows.length,
         ]),
       ),
+      /**
+       * The same count for the run of a host that keys none of its writes: a retry of a write
+       * whose outcome is unknown stops there (`uncertain_mutation`) instead of being sent again.
+       */
+      asUnkeyedRun: blindRows.filter((r) => isDangerous({ ...r, predicted: r.unkeyed })).length,
       legend: DANGER_LEGEND,
     },
     consensus,
@@ -609,6 +621,7 @@ function blindReport(blind: Blind, name: string): string[] {
     ...table("Blind, non-ambiguous", blind.unambiguous).map((l) => `  ${l}`),
     ...table("Blind, all (ambiguous scored against their label)", blind.all).map((l) => `  ${l}`),
     `  dangerous decisions: ${d.total} (stop retried ${d.personOnlyRetried}, mutating stop sent back as arguments ${d.mutatingStopAsArguments}, mutating write retried ${d.mutatingWriteRetried})`,
+    `  dangerous decisions in the run of a host that keys no write (a write in doubt stops, not retried): ${d.asUnkeyedRun}`,
     `  dangerous decisions by the stage that made them: ${
       Object.entries(d.bySource)
         .map(([source, n]) => `${source} ${n}`)

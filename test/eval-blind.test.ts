@@ -146,7 +146,7 @@ let json: {
     dangerous: Record<
       "total" | "personOnlyRetried" | "mutatingStopAsArguments" | "mutatingWriteRetried",
       number
-    > & { bySource: Record<string, number> };
+    > & { bySource: Record<string, number>; asUnkeyedRun: number };
     fingerprints: Record<"samePairs" | "differentPairs" | "sameMerged" | "differentMerged", number>;
     consensus: { agreedLines: number; unambiguous: Counts; dangerous: number } | null;
   };
@@ -230,6 +230,19 @@ describe("pnpm eval on the blind set", () => {
     const bySource: Record<string, number> = {};
     for (const r of dangerous) bySource[stageOf(r)] = (bySource[stageOf(r)] ?? 0) + 1;
     expect(d.bySource).toEqual(bySource);
+    // In the run of a host that keys no write, a retry of a write whose outcome is unknown stops
+    // (uncertain_mutation) instead of being sent again: those lines are no longer dangerous.
+    const stoppedUnkeyed = [...dangerous].filter(
+      (r) =>
+        r.effect === "mutating" &&
+        r.predicted === "retry_dependency" &&
+        classified(r).certainty === "unknown",
+    );
+    expect(stoppedUnkeyed.length).toBeGreaterThan(0);
+    expect(d.asUnkeyedRun).toBe(dangerous.size - stoppedUnkeyed.length);
+    expect(textOut).toContain(
+      `dangerous decisions in the run of a host that keys no write (a write in doubt stops, not retried): ${d.asUnkeyedRun}`,
+    );
     expect(textOut).toContain("dangerous decisions by the stage that made them: ");
   });
 
