@@ -5,7 +5,7 @@
 // key another worker took over since.
 
 import { randomUUID } from "node:crypto";
-import { createGovernor, createMemoryStore } from "@governor/core";
+import { createGovernor, createMemoryStore, type Store } from "@governor/core";
 import { createRedisStore } from "@governor/redis";
 import { describe, expect, it } from "vitest";
 import { sharedRedis } from "../packages/redis/src/testing-server.ts";
@@ -307,40 +307,59 @@ describe.each(stores)("a retry cut in flight on the %s store", (_name, ready, ma
   });
 });
 
+/**
+ * A mutating `pay` of `amount` whose tool, once started, waits until a person settled its key
+ * `succeeded` (`governor.settle`, taken while the call is in flight), then ends as `ending` says.
+ * Returns the call's outcome, the key, and how many times the tool ran so far (`sent`).
+ */
+async function settledDuringCall(
+  make: () => Store,
+  amount: number,
+  ending: () => Promise<unknown>,
+) {
+  const store = make();
+  const governor = createGovernor(
+    { tools: { pay: { effect: "mutating" } } },
+    { metrics: false, store },
+  );
+  const call = { tool: "pay", args: { amount }, callId: "c1" };
+  const answer = gate();
+  let key: string | undefined;
+  let sent = 0;
+  const first = governor.startRun({ idempotencyScope: "job" }).call(call, async (ctx) => {
+    sent += 1;
+    key = ctx.idempotencyKey;
+    await answer.shut;
+    return ending();
+  });
+  await expect.poll(() => key).toBeDefined();
+  await governor.settle(key as string, "succeeded");
+  answer.open();
+  const outcome = await first;
+  // A later call in the same scope; its tool counts into `sent`.
+  const callAgain = (callId: string, text: string) =>
+    governor.startRun({ idempotencyScope: "job" }).call({ ...call, callId }, async () => {
+      sent += 1;
+      return ok(text);
+    });
+  return { store, key: key as string, outcome, callAgain, sent: () => sent };
+}
+
 describe.each(stores)("a person's settle during the call on the %s store", (_name, ready, make) => {
   // `governor.settle(key, "succeeded")` is taken while the call is in flight (it sends nothing
   // again). The attempt's own settle, made later, must not undo it: the write is known done.
   it.runIf(ready)(
     "a key a person settled succeeded is not demoted by the attempt's later settle (was: uncertain, the same call refused instead of replayed)",
     async () => {
-      const store = make();
-      const governor = createGovernor(
-        { tools: { pay: { effect: "mutating" } } },
-        { metrics: false, store },
-      );
-      const call = { tool: "pay", args: { amount: 5 }, callId: "c1" };
-      const answer = gate();
-      let key: string | undefined;
-      let sent = 0;
-      const first = governor.startRun({ idempotencyScope: "job" }).call(call, async (ctx) => {
-        sent += 1;
-        key = ctx.idempotencyKey;
-        await answer.shut;
-        // The tool answers with a failure: it ran, so its write may have happened.
-        return { isError: true, content: [{ type: "text", text: "upstream reset" }] };
-      });
-      await expect.poll(() => key).toBeDefined();
-      // A person found the payment made, and says so.
-      await governor.settle(key as string, "succeeded");
-      answer.open();
-      await first;
-      expect((await store.entry(key as string))?.state).toBe("succeeded");
-      const again = await governor.startRun({ idempotencyScope: "job" }).call(call, async () => {
-        sent += 1;
-        return ok("paid");
-      });
+      // The tool answers with a failure: it ran, so its write may have happened.
+      const { store, key, callAgain, sent } = await settledDuringCall(make, 5, async () => ({
+        isError: true,
+        content: [{ type: "text", text: "upstream reset" }],
+      }));
+      expect((await store.entry(key))?.state).toBe("succeeded");
+      const again = await callAgain("c1", "paid");
       expect(again).toMatchObject({ kind: "ok", replayed: true });
-      expect(sent).toBe(1);
+      expect(sent()).toBe(1);
     },
   );
 
@@ -350,36 +369,16 @@ describe.each(stores)("a person's settle during the call on the %s store", (_nam
   it.runIf(ready)(
     "an identical write under a new tool-call id is sent after a person settled the key succeeded (was: refused for good, the content entry marked in doubt again)",
     async () => {
-      const store = make();
-      const governor = createGovernor(
-        { tools: { pay: { effect: "mutating" } } },
-        { metrics: false, store },
-      );
-      const call = { tool: "pay", args: { amount: 6 }, callId: "c1" };
-      const answer = gate();
-      let key: string | undefined;
-      let sent = 0;
-      const first = governor.startRun({ idempotencyScope: "job" }).call(call, async (ctx) => {
-        sent += 1;
-        key = ctx.idempotencyKey;
-        await answer.shut;
+      const { store, key, outcome, callAgain, sent } = await settledDuringCall(make, 6, () => {
         throw lost();
       });
-      await expect.poll(() => key).toBeDefined();
-      await governor.settle(key as string, "succeeded");
-      answer.open();
-      expect(kindOf(await first)).toEqual(["stop", "uncertain_mutation"]);
-      expect((await store.entry(key as string))?.state).toBe("succeeded");
+      expect(kindOf(outcome)).toEqual(["stop", "uncertain_mutation"]);
+      expect((await store.entry(key))?.state).toBe("succeeded");
       // The person said the first payment is made: a second one asked under a new id is a new
       // write, sent once.
-      const next = await governor
-        .startRun({ idempotencyScope: "job" })
-        .call({ ...call, callId: "c2" }, async () => {
-          sent += 1;
-          return ok("paid again");
-        });
+      const next = await callAgain("c2", "paid again");
       expect(next).toMatchObject({ kind: "ok", replayed: false });
-      expect(sent).toBe(2);
+      expect(sent()).toBe(2);
     },
   );
 });
