@@ -25,7 +25,7 @@ import type {
 } from "../store/store.ts";
 import type { MaybePromise } from "../types.ts";
 import type { CallState } from "./call-state.ts";
-import { instance, leaseMsOf } from "./run-state.ts";
+import { instance, leaseMsOf, type RunState } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
 import { recordOp, storeOp } from "./store-steps.ts";
 import { guardedAsync } from "./waits.ts";
@@ -109,18 +109,26 @@ function liveAnswerOf(record: Partial<KeptRecord> | undefined, now: number): unk
  */
 export function claimDoubt(state: CallState, retaken: boolean): MaybePromise<DoubtAnswer> {
   const r = state.run;
-  const { core } = r;
-  const options: ClaimOptions = {
-    now: core.now(),
-    allowUncertain: retaken || state.doubtHeld,
-    leaseMs: leaseMsOf(r),
-    // Scoped by the run instance, the entry is the run's own (see ClaimOptions.owner).
-    owner: r.scope === undefined ? instance(r) : undefined,
-  };
+  const options = contentClaimOptions(r, r.core.now(), retaken || state.doubtHeld);
   const claim = claimContent(state, options);
   return isThenable(claim)
     ? doubtClaimLater(state, claim, options)
     : afterDoubtClaim(state, claim, options, false);
+}
+
+/** The options of every claim of a write's content entry: an attempt's, or a keeper's (kept-answer.ts). */
+export function contentClaimOptions(
+  r: RunState,
+  now: number,
+  allowUncertain: boolean,
+): ClaimOptions {
+  return {
+    now,
+    allowUncertain,
+    leaseMs: leaseMsOf(r),
+    // Scoped by the run instance, the entry is the run's own (see ClaimOptions.owner).
+    owner: r.scope === undefined ? instance(r) : undefined,
+  };
 }
 
 function claimContent(state: CallState, options: ClaimOptions): MaybePromise<ClaimResult> {

@@ -9,8 +9,8 @@ import { canonicalJson } from "../judge/canonical.ts";
 import { resolveEffect } from "../judge/effect.ts";
 import type { ClaimResult } from "../store/store.ts";
 import { contentHashOf } from "./call-state.ts";
-import { CONTENT_ARGS, doubtKeyOf, keptRecord } from "./doubt.ts";
-import { instance, leaseMsOf, type RunState } from "./run-state.ts";
+import { CONTENT_ARGS, contentClaimOptions, doubtKeyOf, keptRecord } from "./doubt.ts";
+import type { RunState } from "./run-state.ts";
 import type { ToolCall } from "./types.ts";
 
 /**
@@ -43,13 +43,12 @@ export async function keepAnswer(
   }
   const key = doubtKeyOf(contentHashOf(r, server, request.tool, canonical));
   const now = core.now();
-  const claim: ClaimResult = await core.store.claim(key, CONTENT_ARGS, {
-    now,
-    allowUncertain: false,
-    leaseMs: leaseMsOf(r),
-    // As the write's own claim of it (doubt.ts): the run instance's when the run has no scope.
-    owner: r.scope === undefined ? instance(r) : undefined,
-  });
+  // As the write's own claim of it (doubt.ts): the run instance's when the run has no scope.
+  const claim: ClaimResult = await core.store.claim(
+    key,
+    CONTENT_ARGS,
+    contentClaimOptions(r, now, false),
+  );
   // An older answer kept there is replaced by this one; a person's settle ended any claim.
   if (claim.status !== "claimed" && claim.status !== "succeeded") return false;
   const claimedAt = claim.status === "claimed" ? (claim.claimedAt ?? now) : undefined;
