@@ -17,13 +17,13 @@
  * `node bench/cpu-profile-summary.mjs DIR/*.cpuprofile`); PROXY_NODE_ARGS adds node options to
  * that process (e.g. `--perf-basic-prof` for `perf record -p PID`, the pids printed on stderr).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stdioServerParams } from "@governor/testkit";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { proxyBehind } from "./proxy-overhead.ts";
 import { median } from "./stats.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -117,19 +117,9 @@ async function batch(side: Side, record: boolean): Promise<void> {
 
 const server = stdioServerParams();
 const serverArgs = server.args ?? [];
-const dir = mkdtempSync(join(tmpdir(), "governor-bench-proxy-cpu-"));
-const policy = join(dir, "policy.json");
 // As bench/proxy-overhead.ts: the proxy's defaults, with a calls budget for the whole measurement.
-writeFileSync(policy, JSON.stringify({ budgets: { calls: 1_000_000 } }));
-const proxyArgs = (root: string) => [
-  join(root, "packages/cli/dist/bin.js"),
-  "proxy",
-  "--policy",
-  policy,
-  "--",
-  server.command,
-  ...serverArgs,
-];
+const { dir, args } = proxyBehind(server);
+const proxyArgs = (root: string) => [join(root, "packages/cli/dist/bin.js"), ...args];
 const profile = process.env.PROFILE;
 const nodeArgs = (process.env.PROXY_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "");
 const base = process.env.GOVERNOR_BASE;

@@ -43,6 +43,24 @@ async function connect(command: string, args: readonly string[]): Promise<Client
 }
 
 /**
+ * The `governor proxy` arguments (after its bin) that run `server` behind the proxy with its
+ * default settings, except a calls budget big enough for a whole measurement, written to a policy
+ * file in `dir` (the caller removes it).
+ */
+export function proxyBehind(server: ReturnType<typeof stdioServerParams>): {
+  readonly dir: string;
+  readonly args: string[];
+} {
+  const dir = mkdtempSync(join(tmpdir(), "governor-bench-proxy-"));
+  const policy = join(dir, "policy.json");
+  writeFileSync(policy, JSON.stringify({ budgets: { calls: 1_000_000 } }));
+  return {
+    dir,
+    args: ["proxy", "--policy", policy, "--", server.command, ...(server.args ?? [])],
+  };
+}
+
+/**
  * Measures `samples` calls per side of a read-only tool (`search_notes`) with the proxy's default
  * settings, except a calls budget big enough for the whole measurement (the tool is undeclared,
  * so each call is keyed as a write would be).
@@ -61,19 +79,9 @@ export async function benchProxyOverhead(
   const bin = fromSource
     ? ["--conditions=source", "--import", import.meta.resolve("tsx"), "packages/cli/src/bin.ts"]
     : [join(build, "packages/cli/dist/bin.js")];
-  const dir = mkdtempSync(join(tmpdir(), "governor-bench-proxy-"));
-  const policy = join(dir, "policy.json");
-  writeFileSync(policy, JSON.stringify({ budgets: { calls: 1_000_000 } }));
+  const { dir, args } = proxyBehind(server);
   const direct = await connect(server.command, serverArgs);
-  const proxied = await connect(process.execPath, [
-    ...bin,
-    "proxy",
-    "--policy",
-    policy,
-    "--",
-    server.command,
-    ...serverArgs,
-  ]);
+  const proxied = await connect(process.execPath, [...bin, ...args]);
   const times = { direct: [] as number[], proxied: [] as number[] };
   let n = 0;
   const batch = async (side: "direct" | "proxied", record: boolean) => {
