@@ -14,6 +14,7 @@ import { failureFromResult, loadPolicy } from "@governor/core";
 import { classify, resolveToolPolicy } from "@governor/core/judge";
 import { MODEL_BARS, type ModelBars, takeReading } from "../packages/core/src/judge/classify.ts";
 import { readText } from "../packages/core/src/judge/text-model.ts";
+import { decidedAction } from "./eval-decided.ts";
 import { readCorpusLines, trainingTexts } from "./text-model-corpus.ts";
 import { trainTextModel } from "./text-model-training.ts";
 
@@ -47,14 +48,24 @@ for (const [f, fold] of folds.entries()) {
       isError: true,
     });
     const tool = resolveToolPolicy(POLICY, (line as { tool?: string }).tool ?? "tool");
-    if (classify(failure, tool, undefined, model).source !== "model") continue;
+    const c = classify(failure, tool, undefined, model);
+    if (c.source !== "model" || c.model === undefined) continue;
     const reading = readText(line.text, model);
     if (reading === undefined) continue;
-    const mutating = line.effect === "mutating";
-    const runDefault = mutating ? "stop" : "correct_arguments";
+    const runDefault = line.effect === "mutating" ? "stop" : "correct_arguments";
     for (const bars of grid) {
       const t = takeReading(reading, bars);
-      const decided = mutating && t.stopOnWrite ? "stop" : t.action;
+      // What the run does with the reading taken under these bars: the asymmetry of harm is
+      // decidedAction's (stopsGuessedWrite in decide.ts), not decided again here.
+      const { stopOnWrite: _shipped, ...facts } = c.model;
+      const decided = decidedAction(
+        {
+          ...c,
+          action: t.action,
+          model: { ...facts, ...(t.stopOnWrite && { stopOnWrite: true as const }) },
+        },
+        line.effect,
+      );
       const rows = tally.get(key(bars)) ?? folds.map(() => [0, 0, 0]);
       const row = rows[f] as number[];
       row[0] = (row[0] as number) + 1;
