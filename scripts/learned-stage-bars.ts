@@ -15,14 +15,14 @@ import { classify, resolveToolPolicy } from "@governor/core/judge";
 import { MODEL_BARS, type ModelBars, takeReading } from "../packages/core/src/judge/classify.ts";
 import { readText } from "../packages/core/src/judge/text-model.ts";
 import { decidedAction } from "./eval-decided.ts";
-import { readCorpusLines, trainingTexts } from "./text-model-corpus.ts";
-import { trainTextModel } from "./text-model-training.ts";
+import { leaveFoldOut } from "./eval-learned-stage.ts";
+import { readCorpusLines } from "./text-model-corpus.ts";
 
 const POLICY = loadPolicy({});
 const dir = resolve(process.argv[2] ?? "test/corpus");
 const tuning = readCorpusLines(join(dir, "tool-errors.jsonl"));
 const heldOut = readCorpusLines(join(dir, "unseen-tool-errors.jsonl"));
-const folds = [...new Set(heldOut.map((l) => l.fold ?? 0))].sort((a, b) => a - b);
+const folds = leaveFoldOut(tuning, heldOut);
 
 const grid: ModelBars[] = [];
 for (const sureAt of [0.4, 0.5, 0.6, 0.7, 0.8])
@@ -36,12 +36,7 @@ function key(b: ModelBars): string {
 }
 /** Per setting, per fold: [decided, right, runDefaultRight]. */
 const tally = new Map<string, number[][]>();
-for (const [f, fold] of folds.entries()) {
-  const inFold = heldOut.filter((l) => (l.fold ?? 0) === fold);
-  const servers = new Set(inFold.map((l) => l.server));
-  const model = trainTextModel(
-    trainingTexts([...tuning, ...heldOut.filter((l) => !servers.has(l.server))]),
-  );
+for (const [f, { inFold, model }] of folds.entries()) {
   for (const line of inFold.filter((l) => !l.ambiguous)) {
     const failure = failureFromResult({
       content: [{ type: "text", text: line.text }],
