@@ -16,6 +16,33 @@ import { trainTextModel } from "./text-model-training.ts";
 
 const POLICY = loadPolicy({});
 
+/** One fold of held-out servers: its lines and a model trained without its servers. */
+export interface FoldModel {
+  readonly fold: number;
+  readonly inFold: readonly CorpusLine[];
+  readonly model: TextModel;
+}
+
+/**
+ * Per fold of held-out servers, in fold order: the fold's lines and a text model trained without
+ * the fold's servers (the tuning servers and the other folds). The one split of the learned
+ * stage's figures (this report and scripts/learned-stage-bars.ts).
+ */
+export function leaveFoldOut(
+  tuning: readonly CorpusLine[],
+  heldOut: readonly CorpusLine[],
+): FoldModel[] {
+  const folds = [...new Set(heldOut.map((l) => l.fold ?? 0))].sort((a, b) => a - b);
+  return folds.map((fold) => {
+    const inFold = heldOut.filter((l) => (l.fold ?? 0) === fold);
+    const servers = new Set(inFold.map((l) => l.server));
+    const model = trainTextModel(
+      trainingTexts([...tuning, ...heldOut.filter((l) => !servers.has(l.server))]),
+    );
+    return { fold, inFold, model };
+  });
+}
+
 interface FoldFigure {
   readonly fold: number;
   readonly servers: number;
@@ -86,15 +113,9 @@ export function learnedStageReport(
 ): LearnedStageReport {
   const tuning = readCorpusLines(join(dir, "tool-errors.jsonl"));
   const heldOut = readCorpusLines(join(dir, "unseen-tool-errors.jsonl"));
-  const folds = [...new Set(heldOut.map((l) => l.fold ?? 0))].sort((a, b) => a - b);
   const figures: FoldFigure[] = [];
   const misclassified: LearnedStageReport["misclassified"][number][] = [];
-  for (const fold of folds) {
-    const inFold = heldOut.filter((l) => (l.fold ?? 0) === fold);
-    const servers = new Set(inFold.map((l) => l.server));
-    const model = trainTextModel(
-      trainingTexts([...tuning, ...heldOut.filter((l) => !servers.has(l.server))]),
-    );
+  for (const { fold, inFold, model } of leaveFoldOut(tuning, heldOut)) {
     const clear = inFold.filter((l) => !l.ambiguous && !excluded.has(l.server));
     let correct = 0;
     let fromModel = 0;

@@ -14,14 +14,15 @@ import { failureFromResult, loadPolicy } from "@governor/core";
 import { classify, resolveToolPolicy } from "@governor/core/judge";
 import { MODEL_BARS, type ModelBars, takeReading } from "../packages/core/src/judge/classify.ts";
 import { readText } from "../packages/core/src/judge/text-model.ts";
-import { readCorpusLines, trainingTexts } from "./text-model-corpus.ts";
-import { trainTextModel } from "./text-model-training.ts";
+import { decidedAction } from "./eval-decided.ts";
+import { leaveFoldOut } from "./eval-learned-stage.ts";
+import { readCorpusLines } from "./text-model-corpus.ts";
 
 const POLICY = loadPolicy({});
 const dir = resolve(process.argv[2] ?? "test/corpus");
 const tuning = readCorpusLines(join(dir, "tool-errors.jsonl"));
 const heldOut = readCorpusLines(join(dir, "unseen-tool-errors.jsonl"));
-const folds = [...new Set(heldOut.map((l) => l.fold ?? 0))].sort((a, b) => a - b);
+const folds = leaveFoldOut(tuning, heldOut);
 
 const grid: ModelBars[] = [];
 for (const sureAt of [0.4, 0.5, 0.6, 0.7, 0.8])
@@ -35,26 +36,31 @@ function key(b: ModelBars): string {
 }
 /** Per setting, per fold: [decided, right, runDefaultRight]. */
 const tally = new Map<string, number[][]>();
-for (const [f, fold] of folds.entries()) {
-  const inFold = heldOut.filter((l) => (l.fold ?? 0) === fold);
-  const servers = new Set(inFold.map((l) => l.server));
-  const model = trainTextModel(
-    trainingTexts([...tuning, ...heldOut.filter((l) => !servers.has(l.server))]),
-  );
+for (const [f, { inFold, model }] of folds.entries()) {
   for (const line of inFold.filter((l) => !l.ambiguous)) {
     const failure = failureFromResult({
       content: [{ type: "text", text: line.text }],
       isError: true,
     });
     const tool = resolveToolPolicy(POLICY, (line as { tool?: string }).tool ?? "tool");
-    if (classify(failure, tool, undefined, model).source !== "model") continue;
+    const c = classify(failure, tool, undefined, model);
+    if (c.source !== "model" || c.model === undefined) continue;
     const reading = readText(line.text, model);
     if (reading === undefined) continue;
-    const mutating = line.effect === "mutating";
-    const runDefault = mutating ? "stop" : "correct_arguments";
+    const runDefault = line.effect === "mutating" ? "stop" : "correct_arguments";
     for (const bars of grid) {
       const t = takeReading(reading, bars);
-      const decided = mutating && t.stopOnWrite ? "stop" : t.action;
+      // What the run does with the reading taken under these bars: the asymmetry of harm is
+      // decidedAction's (stopsGuessedWrite in decide.ts), not decided again here.
+      const { stopOnWrite: _shipped, ...facts } = c.model;
+      const decided = decidedAction(
+        {
+          ...c,
+          action: t.action,
+          model: { ...facts, ...(t.stopOnWrite && { stopOnWrite: true as const }) },
+        },
+        line.effect,
+      );
       const rows = tally.get(key(bars)) ?? folds.map(() => [0, 0, 0]);
       const row = rows[f] as number[];
       row[0] = (row[0] as number) + 1;

@@ -37,7 +37,7 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { failureFromResult } from "@governor/core";
 import { type Classification, classify } from "@governor/core/judge";
-import { takeReading } from "../packages/core/src/judge/classify.ts";
+import { MODEL_REASON, takeReading } from "../packages/core/src/judge/classify.ts";
 import { isNotRetryableText } from "../packages/core/src/judge/rules.ts";
 import {
   type ModelClass,
@@ -104,13 +104,6 @@ export interface SetFigures {
     readonly modelWrongRuleRight: number;
   };
 }
-
-const MODEL_REASON = {
-  correct_arguments: "unclassified",
-  retry_dependency: "unavailable",
-  switch_tool: "not_supported",
-  stop: "person_required",
-} as const satisfies Record<ModelClass, Classification["reason"]>;
 
 /**
  * Variant 3: where a built-in text rule decided and the model reads another class at or above the

@@ -482,7 +482,7 @@ export function takeReading(reading: ModelReading, bars: ModelBars = MODEL_BARS)
 }
 
 /** The reason a reading of the learned text model carries, per action. */
-const MODEL_REASON: Record<ModelClass, Reason> = {
+export const MODEL_REASON: Readonly<Record<ModelClass, Reason>> = {
   correct_arguments: "unclassified",
   retry_dependency: "unavailable",
   switch_tool: "not_supported",

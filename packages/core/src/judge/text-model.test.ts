@@ -18,6 +18,22 @@ import {
 const textFailure = (text: string) =>
   failureFromResult({ content: [{ type: "text", text }], isError: true });
 const tool = (policy = {}) => resolveToolPolicy(loadPolicy(policy), "t");
+/** What `decide` makes of a classification on a call's first attempt: no key, no deadline. */
+const firstAttempt = (
+  classification: Classification,
+  effect: Effect,
+  policy: ReturnType<typeof tool> = tool(),
+) =>
+  decide({
+    classification,
+    tool: policy,
+    effect,
+    attempt: 1,
+    repeats: 1,
+    keyed: false,
+    remainingMs: Number.POSITIVE_INFINITY,
+    random: () => 0.5,
+  });
 
 /** A model of a few hand-set weights: what each test expects follows from them. */
 const toy: TextModel = {
@@ -183,27 +199,16 @@ describe("the learned last stage in classify", () => {
 
   it("where it is unsure, a mutating tool stops with a text a person can read; a read-only one is corrected", () => {
     const c = classify(textFailure("gloom"), tool(), undefined, toy);
-    const ctx = {
-      classification: c,
-      tool: tool(),
-      attempt: 1,
-      repeats: 1,
-      keyed: false,
-      remainingMs: Number.POSITIVE_INFINITY,
-      random: () => 0.5,
-    };
-    expect(decide({ ...ctx, effect: "mutating" })).toMatchObject({
+    expect(firstAttempt(c, "mutating")).toMatchObject({
       action: "stop",
       reason: "person_required",
       cause: "unclassified",
       personResolvable: true,
     });
-    expect(decide({ ...ctx, effect: "read_only" })).toMatchObject({ action: "correct_arguments" });
+    expect(firstAttempt(c, "read_only")).toMatchObject({ action: "correct_arguments" });
     // A sure correction of a mutating tool goes to the model as before.
     const sure = classify(textFailure("frobnicated"), tool(), undefined, toy);
-    expect(decide({ ...ctx, classification: sure, effect: "mutating" }).action).toBe(
-      "correct_arguments",
-    );
+    expect(firstAttempt(sure, "mutating").action).toBe("correct_arguments");
   });
 
   it("an unsure reading of stop as the likeliest class is taken: a stop costs a person a look", () => {
@@ -228,16 +233,7 @@ describe("the learned last stage in classify", () => {
     expect(c.model).toMatchObject({ read: "correct_arguments", unsure: true, stopOnWrite: true });
     expect(classify(textFailure("gloom"), tool(), undefined, toy)).toEqual(c);
     const first = (classification: Classification, effect: Effect) =>
-      decide({
-        classification,
-        tool: writes,
-        effect,
-        attempt: 1,
-        repeats: 1,
-        keyed: false,
-        remainingMs: Number.POSITIVE_INFINITY,
-        random: () => 0.5,
-      });
+      firstAttempt(classification, effect, writes);
     // decide makes it a stop a person can act on, on a write only.
     expect(first(c, "mutating")).toMatchObject({
       action: "stop",
@@ -264,20 +260,11 @@ describe("the learned last stage in classify", () => {
     // effect of the call (policy or trusted annotations) is mutating.
     const open = classify(textFailure("hazy"), tool(), undefined, toy);
     expect(open).toEqual(c);
-    const ctx = {
-      classification: open,
-      tool: tool(),
-      attempt: 1,
-      repeats: 1,
-      keyed: false,
-      remainingMs: Number.POSITIVE_INFINITY,
-      random: () => 0.5,
-    };
-    expect(decide({ ...ctx, effect: "mutating" })).toMatchObject({
+    expect(firstAttempt(open, "mutating")).toMatchObject({
       action: "stop",
       reason: "person_required",
     });
-    expect(decide({ ...ctx, effect: "idempotent" }).action).toBe("correct_arguments");
+    expect(firstAttempt(open, "idempotent").action).toBe("correct_arguments");
     // frobnicated: P(correct) ≈ 0.87, P(stop) ≈ 0.04: taken on a write.
     expect(classify(textFailure("frobnicated"), writes, undefined, toy).model).not.toHaveProperty(
       "stopOnWrite",
@@ -328,14 +315,6 @@ describe("the bars a reading must pass (takeReading)", () => {
 
 describe("the asymmetry of harm where nothing is sure (issue 27.2)", () => {
   const writes = tool({ tools: { t: { effect: "mutating" } } });
-  const ctx = {
-    tool: tool(),
-    attempt: 1,
-    repeats: 1,
-    keyed: false,
-    remainingMs: Number.POSITIVE_INFINITY,
-    random: () => 0.5,
-  };
 
   it("the default (no word of the text known) stops a declared mutating tool instead of correcting it", () => {
     // Classify leaves the old default, a correction, whatever the effect.
@@ -356,23 +335,19 @@ describe("the asymmetry of harm where nothing is sure (issue 27.2)", () => {
     );
     // decide stops it on a write, whether the policy declared the effect or trusted annotations
     // gave it at run time.
-    expect(
-      decide({ ...ctx, tool: writes, classification: guessed, effect: "mutating" }),
-    ).toMatchObject({
+    expect(firstAttempt(guessed, "mutating", writes)).toMatchObject({
       action: "stop",
       reason: "person_required",
       cause: "unclassified",
       personResolvable: true,
     });
-    expect(decide({ ...ctx, classification: open, effect: "mutating" })).toMatchObject({
+    expect(firstAttempt(open, "mutating")).toMatchObject({
       action: "stop",
       reason: "person_required",
       cause: "unclassified",
       personResolvable: true,
     });
-    expect(decide({ ...ctx, classification: open, effect: "idempotent" }).action).toBe(
-      "correct_arguments",
-    );
+    expect(firstAttempt(open, "idempotent").action).toBe("correct_arguments");
   });
 
   it("a retry read below its bar is not turned into a correction of a write", () => {
@@ -386,19 +361,17 @@ describe("the asymmetry of harm where nothing is sure (issue 27.2)", () => {
     expect(c).toMatchObject({ action: "correct_arguments", source: "model" });
     expect(c.model).toMatchObject({ read: "retry_dependency", unsure: false, stopOnWrite: true });
     // decide stops it on a write, and leaves the correction elsewhere.
-    expect(decide({ ...ctx, tool: writes, classification: c, effect: "mutating" })).toMatchObject({
+    expect(firstAttempt(c, "mutating", writes)).toMatchObject({
       action: "stop",
       reason: "person_required",
     });
     const open = classify(textFailure("shaky"), tool(), undefined, toy);
     expect(open).toEqual(c);
-    expect(decide({ ...ctx, classification: open, effect: "mutating" })).toMatchObject({
+    expect(firstAttempt(open, "mutating")).toMatchObject({
       action: "stop",
       reason: "person_required",
     });
-    expect(decide({ ...ctx, classification: open, effect: "read_only" }).action).toBe(
-      "correct_arguments",
-    );
+    expect(firstAttempt(open, "read_only").action).toBe("correct_arguments");
   });
 });
 
@@ -407,16 +380,7 @@ describe("the policy wins over the learned stage's asymmetry", () => {
     const p = tool({ tools: { t: { rules: [{ match: "gloom", action: "correct_arguments" }] } } });
     const c = classify(textFailure("gloom"), p, undefined, toy);
     expect(c.source).toBe("policy");
-    const d = decide({
-      classification: c,
-      tool: p,
-      effect: "mutating",
-      attempt: 1,
-      repeats: 1,
-      keyed: false,
-      remainingMs: Number.POSITIVE_INFINITY,
-      random: () => 0.5,
-    });
+    const d = firstAttempt(c, "mutating", p);
     expect(d.action).toBe("correct_arguments");
   });
 });
