@@ -82,6 +82,27 @@ export function trainTextModel(
   texts: readonly TrainingText[],
   options: TrainingOptions = {},
 ): TextModel {
+  return trainOnFeatures(
+    texts.map((t) => ({ server: t.server, features: textFeatures(t.text), label: t.label })),
+    options,
+  );
+}
+
+/** One labelled row of features (the text model's, or another reader's: scripts/eval-stack.ts). */
+export interface FeatureRow {
+  readonly server: string;
+  readonly features: readonly string[];
+  readonly label: ModelClass;
+}
+
+/**
+ * Trains a model on rows of features, as {@link trainTextModel} trains on a text's: features of
+ * at least `minServers` servers, each server weighing the same in total, the `keep` strongest kept.
+ */
+export function trainOnFeatures(
+  texts: readonly FeatureRow[],
+  options: TrainingOptions = {},
+): TextModel {
   const o: Required<TrainingOptions> = {
     minServers: 2,
     keep: 500,
@@ -91,12 +112,12 @@ export function trainTextModel(
     trainedOn: "",
     ...options,
   };
-  const featuresOf = texts.map((t) => textFeatures(t.text));
+  const featuresOf = texts.map((t) => t.features);
   const servers = new Map<string, Set<string>>();
   featuresOf.forEach((fs, i) => {
     for (const f of fs) {
       const set = servers.get(f) ?? new Set<string>();
-      set.add((texts[i] as TrainingText).server);
+      set.add((texts[i] as FeatureRow).server);
       servers.set(f, set);
     }
   });
@@ -105,7 +126,9 @@ export function trainTextModel(
   const train = (vocabulary: readonly string[]) => {
     const index = new Map(vocabulary.map((f, i) => [f, i]));
     const rows = texts.map((t, i) => ({
-      x: (featuresOf[i] as string[]).flatMap((f) => (index.has(f) ? [index.get(f) as number] : [])),
+      x: (featuresOf[i] as readonly string[]).flatMap((f) =>
+        index.has(f) ? [index.get(f) as number] : [],
+      ),
       y: MODEL_CLASSES.indexOf(t.label),
       weight: 1 / Math.sqrt(perServer.get(t.server) as number),
     }));

@@ -1,0 +1,216 @@
+// scripts/eval-stack.ts: the experiment of a learned decision over the rule firings (issue 27).
+// What it reads of a text, how it decides, what it counts and the pre-registered criterion are
+// pinned on hand-made texts and models: no training, no blind line.
+import { describe, expect, it } from "vitest";
+import {
+  readText,
+  SHIPPED_TEXT_MODEL,
+  type TextModel,
+  textFeatures,
+} from "../packages/core/src/judge/text-model.ts";
+import { decidedAction } from "../scripts/eval-decided.ts";
+import {
+  type FoldReport,
+  firstPass,
+  type Line,
+  meetsCriterion,
+  readFeatures,
+  scoreFold,
+  stackClassify,
+} from "../scripts/eval-stack.ts";
+
+const line = (over: Partial<Line> & Pick<Line, "text" | "label">): Line => ({
+  id: "x",
+  server: "s",
+  ambiguous: false,
+  tool: "t",
+  ...over,
+});
+
+const model = (weights: Record<string, number[]>, bias = [0, 0, 0, 0]): TextModel => ({
+  v: 1,
+  trainedOn: "test",
+  bias,
+  weights,
+});
+
+describe("the stack's features", () => {
+  it("name the rule that fired, its action and reason, the effect and their cross", () => {
+    const p = firstPass(
+      line({
+        text: "Invalid value for 'limit': must be at most 100",
+        label: "correct_arguments",
+        effect: "mutating",
+      }),
+    );
+    expect(p.hard).toBe(false);
+    expect(p.ruleIndex).toBeTypeOf("number");
+    expect(p.features).toEqual(
+      expect.arrayContaining([
+        "e:mutating",
+        `r:#${p.ruleIndex}`,
+        "ra:correct_arguments",
+        "rr:invalid_argument",
+        "x:correct_arguments|mutating",
+        "w:invalid",
+      ]),
+    );
+  });
+
+  it("say no rule fired, and an undeclared effect is unknown", () => {
+    const p = firstPass(line({ text: "the frobnicator glitched", label: "stop" }));
+    expect(p.rulesOnly.source).toBe("default");
+    expect(p.features).toEqual(
+      expect.arrayContaining(["e:unknown", "r:none", "x:none|unknown", "w:frobnicator"]),
+    );
+  });
+
+  it("are not read for a request still in progress: that stays hard", () => {
+    const p = firstPass(
+      line({
+        text: "A request with this idempotency key is already in progress",
+        label: "retry_dependency",
+      }),
+    );
+    expect(p.hard).toBe(true);
+    expect(p.features).toEqual([]);
+    // Even a model sure of a correction leaves it as classify read it.
+    const sure = model({ "e:unknown": [9, 0, 0, 0] });
+    expect(stackClassify(p, { name: "s", verdictRules: new Set(), model: sure })).toBe(p.rulesOnly);
+  });
+
+  it("are read as the text model reads a text, when they are a text's features", () => {
+    for (const text of [
+      "Rate limit exceeded (429). Retry after 30 seconds.",
+      "Your plan does not include access to this feature; ask your admin.",
+      "no such file /srv/data/x.json",
+    ]) {
+      expect(readFeatures(textFeatures(text), SHIPPED_TEXT_MODEL)).toEqual(readText(text));
+    }
+  });
+});
+
+describe("the stack's decision", () => {
+  const corrected = line({
+    text: "Invalid value for 'limit': must be at most 100",
+    label: "stop",
+    effect: "mutating",
+  });
+
+  it("takes a sure reading over the rule, through the run's asymmetry of harm", () => {
+    const p = firstPass(corrected);
+    const stop = model({ "x:correct_arguments|mutating": [0, 0, 0, 8] });
+    const c = stackClassify(p, { name: "s", verdictRules: new Set(), model: stop });
+    expect(c).toMatchObject({ action: "stop", source: "model" });
+    // A rule kept as a verdict is not read.
+    const kept = stackClassify(p, {
+      name: "n",
+      verdictRules: new Set([p.ruleIndex as number]),
+      model: stop,
+    });
+    expect(kept).toBe(p.rulesOnly);
+  });
+
+  it("marks an unsure correction, which the run stops on a mutating tool only", () => {
+    const p = firstPass(corrected);
+    // Correction barely ahead of a stop: a guess.
+    const unsure = model({ "ra:correct_arguments": [0.2, 0, -9, 0] });
+    const c = stackClassify(p, { name: "s", verdictRules: new Set(), model: unsure });
+    expect(c.action).toBe("correct_arguments");
+    expect(c.model?.stopOnWrite).toBe(true);
+    expect(decidedAction(c, "mutating")).toBe("stop");
+    expect(decidedAction(c, "read_only")).toBe("correct_arguments");
+  });
+
+  it("counts right lines on the unambiguous lines and dangerous ones on all", () => {
+    const retry = model({ "r:none": [0, 9, 0, 0] });
+    const lines = [
+      line({ text: "the frobnicator glitched", label: "stop" }),
+      line({ text: "the frobnicator glitched again", label: "stop", ambiguous: true }),
+      line({ text: "the frobnicator is down", label: "retry_dependency" }),
+    ];
+    const f = scoreFold(lines, (l) =>
+      stackClassify(firstPass(l), { name: "s", verdictRules: new Set(), model: retry }),
+    );
+    expect(f).toEqual({ right: 1, unambiguous: 2, dangerous: 2, byModel: 2 });
+  });
+});
+
+describe("the pre-registered criterion", () => {
+  const fig = (right: number, dangerous: number) => ({
+    right,
+    unambiguous: 1000,
+    dangerous,
+    byModel: 0,
+  });
+  const rows = (stack: [number, number][], current: [number, number][]): FoldReport[] =>
+    ["corpus fold 1", "blind5"].map((fold, i) => ({
+      fold,
+      current: fig(...(current[i] as [number, number])),
+      shipped: fig(0, 0),
+      stack: fig(...(stack[i] as [number, number])),
+      narrow: fig(0, 0),
+      narrowVerdictRules: 0,
+    }));
+
+  it("is met at +1 % of the unambiguous lines, no more dangerous, blind5 not worse", () => {
+    // 2,000 unambiguous lines: +20 right needed.
+    const met = rows(
+      [
+        [920, 5],
+        [900, 3],
+      ],
+      [
+        [900, 5],
+        [900, 3],
+      ],
+    );
+    expect(meetsCriterion(met, "stack")).toEqual({
+      more: true,
+      safer: true,
+      blind5: true,
+      met: true,
+    });
+  });
+
+  it("is not met one line short, with one more dangerous, or worse on blind5", () => {
+    const short = rows(
+      [
+        [919, 5],
+        [900, 3],
+      ],
+      [
+        [900, 5],
+        [900, 3],
+      ],
+    );
+    expect(meetsCriterion(short, "stack").met).toBe(false);
+    const riskier = rows(
+      [
+        [930, 6],
+        [900, 3],
+      ],
+      [
+        [900, 5],
+        [900, 3],
+      ],
+    );
+    expect(meetsCriterion(riskier, "stack")).toMatchObject({ safer: false, met: false });
+    const blind5Worse = rows(
+      [
+        [940, 2],
+        [899, 3],
+      ],
+      [
+        [900, 5],
+        [900, 3],
+      ],
+    );
+    expect(meetsCriterion(blind5Worse, "stack")).toMatchObject({
+      more: true,
+      safer: true,
+      blind5: false,
+      met: false,
+    });
+  });
+});
