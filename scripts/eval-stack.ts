@@ -40,6 +40,21 @@
  * variants meet it, the one with more right lines ships (then fewer dangerous). "Current" is the
  * current pipeline with its text model trained on the same lines.
  *
+ * Result (session of 2026-12-06): not met by either variant. Summed over the held-out folds the
+ * stack had 45 fewer right lines (1544 against 1589 of 1730) and 32 fewer dangerous decisions (25
+ * against 57), fewer dangerous on every blind fold; `narrow` 1559 and 32.
+ *
+ * Second pre-registered comparison, written on 2026-12-06 before test/blind6 was in the
+ * repository or scored: whether that trade carries over to servers nobody here has read. On
+ * test/blind6, scored once with both arms (the stack, variant `stack`, shipped bars, trained on
+ * the corpus and blind … blind5; the current pipeline with its text model trained on the same
+ * lines; the shipped weights printed beside), the stack replaces the current structure only if
+ * its dangerous decisions on blind6 are at most half the current's AND it loses at most 2
+ * right-on-unambiguous lines for each dangerous decision it avoids (a dangerous decision can
+ * repeat a write or loop on what only a person can fix; a lost right decision mostly ends a run
+ * early or costs a call). Nothing about either arm changes between this paragraph and that
+ * scoring.
+ *
  * test/blind5 is read to be scored and only AGGREGATES leave: per fold totals, never a line, id
  * or server (test/blind/README.md).
  *
