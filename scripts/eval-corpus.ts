@@ -14,17 +14,18 @@
  * so that rule work can follow the figure without seeing a line of it (test/blind/README.md).
  *
  * The second blind set (test/blind2) is scored the same way, key `blind2` of the JSON, and the
- * third (test/blind3) too, key `blind3`, the fourth (test/blind4), key `blind4`, and the fifth
- * (test/blind5), key `blind5`.
+ * third (test/blind3) too, key `blind3`, and so on to the sixth (test/blind6), key `blind6`
+ * (scripts/blind-sets.ts lists them).
  *
- * Usage: pnpm eval [--json] [--blind=<dir>] [--blind2=<dir>] [--blind3=<dir>] [--blind4=<dir>] [--blind5=<dir>] [corpus-dir]
- *   (defaults: test/corpus, test/blind, test/blind2, test/blind3, test/blind4, test/blind5)
+ * Usage: pnpm eval [--json] [--blind=<dir>] [--blind2=<dir>] … [--blind6=<dir>] [corpus-dir]
+ *   (defaults: test/corpus, test/blind, test/blind2, … test/blind6)
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { failureFromResult, loadPolicy } from "@governor/core";
 import { classify, fingerprint, resolveToolPolicy } from "@governor/core/judge";
 import type { TextModel } from "../packages/core/src/judge/text-model.ts";
+import { BLIND_SETS, type BlindSetName } from "./blind-sets.ts";
 import { decidedAction, decidedActionUnkeyed, lineToolPolicy } from "./eval-decided.ts";
 import { formatHardPairs, hardPairsReport } from "./eval-hard-pairs.ts";
 import { formatLearnedStage, learnedStageReport } from "./eval-learned-stage.ts";
@@ -292,9 +293,12 @@ const fingerprints = {
 
 // The blind set: texts of servers no rule writer has read (test/blind/README.md). Only aggregates
 // leave this block: no id, text, server or reason of a blind line is printed or put in the JSON.
-const blindDir = resolve(
-  args.find((a) => a.startsWith("--blind="))?.slice("--blind=".length) ?? join(root, "test/blind"),
-);
+/** The directory of a blind set: `--<name>=DIR` of the command line, or test/<name>. */
+const blindDirOf = (name: BlindSetName) =>
+  resolve(
+    args.find((a) => a.startsWith(`--${name}=`))?.slice(`--${name}=`.length) ??
+      join(root, "test", name),
+  );
 /**
  * Dangerous decisions, over every blind line (ambiguous ones included, as the person-only count
  * above): (1) a failure only a person can fix (label stop) predicted as a retry; (2) on a
@@ -337,7 +341,7 @@ function confusion(rows: readonly { label: Label; predicted: string }[]) {
 }
 
 /**
- * Scores a blind set (test/blind, test/blind2, test/blind3, test/blind4, test/blind5; README.md of each) as `governor classify` would, and
+ * Scores a blind set (test/blind … test/blind6, scripts/blind-sets.ts; README.md of each) as `governor classify` would, and
  * returns aggregates only: no id, text, server or reason of a line leaves this function.
  */
 function scoreBlindSet(setDir: string) {
@@ -463,31 +467,25 @@ function consensusOf(setDir: string, rows: readonly BlindScored[]) {
   };
 }
 
-const blind = scoreBlindSet(blindDir);
+// Every blind set (issue 27), each collected apart from rule work after the ones before it had
+// been scored (README.md of each: how many servers, which owners), scored and reported alike under
+// its name (scripts/blind-sets.ts).
+const blind = scoreBlindSet(blindDirOf("blind"));
 type Blind = typeof blind;
+const scoredSets: (readonly [BlindSetName, Blind])[] = BLIND_SETS.map((name) => [
+  name,
+  name === "blind" ? blind : scoreBlindSet(blindDirOf(name)),
+]);
 /** A scored part's figures without its confusion matrix (the headline's shape). */
 function withoutConfusion<T extends { confusion: unknown }>(part: T): Omit<T, "confusion"> {
   const { confusion: _matrix, ...figures } = part;
   return figures;
 }
-// The later blind sets (issue 27), each collected apart from rule work after the ones before it had
-// been scored (README.md of each: how many servers, which owners), scored and reported exactly like
-// the first. Keys blind2 to blind5 of the JSON; `--blindN=<dir>` scores another directory instead.
-const [blind2, blind3, blind4, blind5] = [2, 3, 4, 5].map((n) =>
-  scoreBlindSet(
-    resolve(
-      args.find((a) => a.startsWith(`--blind${n}=`))?.slice(`--blind${n}=`.length) ??
-        join(root, `test/blind${n}`),
-    ),
-  ),
-) as [Blind, Blind, Blind, Blind];
-const blindSets: [string, Blind][] = [
-  ["", blind],
-  [" 2", blind2],
-  [" 3", blind3],
-  [" 4", blind4],
-  [" 5", blind5],
-];
+/** The sets' number as the text report names them: "" for the first, " 2" for the second, … */
+const blindSets: [string, Blind][] = scoredSets.map(([name, set]) => [
+  name === "blind" ? "" : ` ${name.slice("blind".length)}`,
+  set,
+]);
 
 const METHOD =
   "leave-servers-out = accuracy on non-ambiguous texts of held-out servers " +
@@ -503,11 +501,7 @@ const report = {
     blindUnambiguous: withoutConfusion(blind.unambiguous),
     blindDangerous: blind.dangerous.total,
   },
-  blind,
-  blind2,
-  blind3,
-  blind4,
-  blind5,
+  ...Object.fromEntries(scoredSets),
   folds: perFold,
   perServer,
   excludedServers: [...mentioned].map(([server, where]) => ({ server, where })),

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { failureFromResult, loadPolicy } from "@governor/core";
 import { classify, fingerprint, resolveToolPolicy } from "@governor/core/judge";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BLIND_SETS, type BlindSetName } from "../scripts/blind-sets.ts";
 
 const LABELS = ["correct_arguments", "retry_dependency", "switch_tool", "stop"] as const;
 type Label = (typeof LABELS)[number];
@@ -129,9 +130,9 @@ const print = (tool: string, text: string) => {
 };
 
 let dir: string;
-/** `pnpm eval` with the made-up lines as every blind set (test/blind to test/blind5) at once. */
+/** `pnpm eval` with the made-up lines as every blind set (test/blind to test/blind6) at once. */
 let textOut: string;
-let jsonAll: Record<"blind" | "blind2" | "blind3" | "blind4" | "blind5", unknown>;
+let jsonAll: Record<BlindSetName, unknown>;
 /** `pnpm eval` on the real blind sets, for the check that none of their lines is printed. */
 let textReal: string;
 let jsonReal: string;
@@ -173,7 +174,7 @@ beforeAll(() => {
     join(dir, "second-labels.jsonl"),
     `${SECOND.map((l) => JSON.stringify(l)).join("\n")}\n`,
   );
-  const everySet = ["", "2", "3", "4", "5"].map((n) => `--blind${n}=${dir}`);
+  const everySet = BLIND_SETS.map((name) => `--${name}=${dir}`);
   textOut = runEval(...everySet);
   jsonAll = JSON.parse(runEval("--json", ...everySet));
   json = jsonAll as unknown as typeof json;
@@ -298,13 +299,8 @@ describe("pnpm eval on the blind set", () => {
   });
 });
 
-describe("pnpm eval on the second to fifth blind sets (test/blind2, test/blind3, test/blind4, test/blind5)", () => {
-  it.each([
-    { n: 2, key: "blind2" as const },
-    { n: 3, key: "blind3" as const },
-    { n: 4, key: "blind4" as const },
-    { n: 5, key: "blind5" as const },
-  ])(
+describe("pnpm eval on the later blind sets (test/blind2 … test/blind6)", () => {
+  it.each(BLIND_SETS.slice(1).map((key) => ({ n: Number(key.slice("blind".length)), key })))(
     "scores set $n exactly like the first: the same figures for the same lines, key $key",
     ({ n, key }) => {
       const { dir: dir1, ...first } = json.blind as Record<string, unknown>;
@@ -318,7 +314,7 @@ describe("pnpm eval on the second to fifth blind sets (test/blind2, test/blind3,
   );
 
   it("prints no id, server, tool or text of a line of any set, in either mode", () => {
-    const real = ["blind", "blind2", "blind3", "blind4", "blind5"].flatMap((set) =>
+    const real = BLIND_SETS.flatMap((set) =>
       readFileSync(join(import.meta.dirname, set, "tool-errors.jsonl"), "utf8")
         .split("\n")
         .filter((l) => l.trim() !== "")
