@@ -58,7 +58,11 @@
  * test/blind5 is read to be scored and only AGGREGATES leave: per fold totals, never a line, id
  * or server (test/blind/README.md).
  *
+ * `--final=blind6` holds out that set alone (every arm trained on everything else) and prints its
+ * aggregates and the second comparison's verdict as JSON.
+ *
  * Usage: node --conditions=source --import tsx scripts/eval-stack.ts [--json | --grid | --time |
+ *   --final=<blind set> |
  *   --explain "<text>" [--effect=mutating|read_only|idempotent]]
  */
 
@@ -341,7 +345,11 @@ export function scoreFold(lines: readonly Line[], judge: (line: Line) => Classif
 }
 
 /** The sources: the corpus's tuning lines (always training) and the held-out folds. */
-export function readSources(root: string, withBlind5 = true): { tuning: Line[]; folds: Fold[] } {
+export function readSources(
+  root: string,
+  withBlind5 = true,
+  extra: readonly string[] = [],
+): { tuning: Line[]; folds: Fold[] } {
   const tuning = readCorpusLines(join(root, "test/corpus/tool-errors.jsonl")) as Line[];
   const heldOut = readCorpusLines(join(root, "test/corpus/unseen-tool-errors.jsonl")) as Line[];
   const corpusFolds = [...new Set(heldOut.map((l) => l.fold ?? 0))].sort((a, b) => a - b);
@@ -349,7 +357,14 @@ export function readSources(root: string, withBlind5 = true): { tuning: Line[]; 
     name: `corpus fold ${k}`,
     lines: heldOut.filter((l) => (l.fold ?? 0) === k),
   }));
-  for (const n of ["blind", "blind2", "blind3", "blind4", ...(withBlind5 ? ["blind5"] : [])]) {
+  for (const n of [
+    "blind",
+    "blind2",
+    "blind3",
+    "blind4",
+    ...(withBlind5 ? ["blind5"] : []),
+    ...extra,
+  ]) {
     folds.push({
       name: n,
       lines: readCorpusLines(join(root, "test", n, "tool-errors.jsonl")) as Line[],
@@ -367,15 +382,20 @@ export interface FoldReport {
   readonly narrowVerdictRules: number;
 }
 
-/** Every fold, held out in turn: the current pipeline and both variants trained without it. */
-export function leaveOneSourceOut(root: string): FoldReport[] {
-  const { tuning, folds } = readSources(root);
+/**
+ * Every fold, held out in turn: the current pipeline and both variants trained without it. With
+ * `final` (a blind set's name, e.g. `blind6`), that set is added as a source and only it is held
+ * out: every arm trains on all the others.
+ */
+export function leaveOneSourceOut(root: string, final?: string): FoldReport[] {
+  const { tuning, folds } = readSources(root, true, final === undefined ? [] : [final]);
   const passes = new Map<Line, FirstPass>();
   for (const line of [...tuning, ...folds.flatMap((f) => f.lines)])
     passes.set(line, firstPass(line));
   const shippedJudge = (line: Line) =>
     classify((passes.get(line) as FirstPass).failure, lineToolPolicy(line));
-  return folds.map((fold) => {
+  const heldOut = final === undefined ? folds : folds.filter((f) => f.name === final);
+  return heldOut.map((fold) => {
     const train = [...tuning, ...folds.filter((f) => f !== fold).flatMap((f) => f.lines)];
     const textModel = trainTextModel(trainingTexts(train));
     const current = scoreFold(fold.lines, (line) =>
@@ -433,6 +453,19 @@ export function meetsCriterion(rows: readonly FoldReport[], arm: "stack" | "narr
     b5[arm].right >= b5.current.right &&
     b5[arm].dangerous <= b5.current.dangerous;
   return { more, safer, blind5, met: more && safer && blind5 };
+}
+
+/**
+ * The second pre-registered comparison (see the header), on the one fresh set: the stack at most
+ * halves the current pipeline's dangerous decisions and loses at most 2 right lines for each
+ * dangerous decision it avoids.
+ */
+export function meetsFreshCriterion(row: FoldReport) {
+  const avoided = row.current.dangerous - row.stack.dangerous;
+  const lost = row.current.right - row.stack.right;
+  const halves = 2 * row.stack.dangerous <= row.current.dangerous;
+  const worth = lost <= 2 * avoided;
+  return { avoided, lost, halves, worth, met: halves && worth };
 }
 
 /** A setting of the stack tried on the development folds (`--grid`). */
@@ -632,6 +665,15 @@ function main(): void {
   }
   if (process.argv.includes("--grid")) {
     process.stdout.write(`${grid(resolve(".")).join("\n")}\n`);
+    return;
+  }
+  const final = process.argv.find((a) => a.startsWith("--final="))?.slice("--final=".length);
+  if (final !== undefined) {
+    const [row] = leaveOneSourceOut(resolve("."), final);
+    if (row === undefined) throw new Error(`--final=${final}: no such blind set under test/`);
+    process.stdout.write(
+      `${JSON.stringify({ fold: row, criterion: meetsFreshCriterion(row) }, null, 2)}\n`,
+    );
     return;
   }
   const rows = leaveOneSourceOut(resolve("."));

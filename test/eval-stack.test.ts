@@ -14,6 +14,7 @@ import {
   firstPass,
   type Line,
   meetsCriterion,
+  meetsFreshCriterion,
   readFeatures,
   scoreFold,
   stackClassify,
@@ -212,5 +213,62 @@ describe("the pre-registered criterion", () => {
       blind5: false,
       met: false,
     });
+  });
+
+  it("second comparison, on the fresh set: at most half the dangerous, at most 2 right lost per one avoided", () => {
+    const [at] = rows(
+      [
+        [180, 9],
+        [0, 0],
+      ],
+      [
+        [198, 18],
+        [0, 0],
+      ],
+    );
+    // 9 avoided, 18 lost: exactly at both bounds.
+    expect(meetsFreshCriterion(at as FoldReport)).toEqual({
+      avoided: 9,
+      lost: 18,
+      halves: true,
+      worth: true,
+      met: true,
+    });
+    const [oneMoreLost] = rows(
+      [
+        [179, 9],
+        [0, 0],
+      ],
+      [
+        [198, 18],
+        [0, 0],
+      ],
+    );
+    expect(meetsFreshCriterion(oneMoreLost as FoldReport)).toMatchObject({
+      worth: false,
+      met: false,
+    });
+    const [notHalf] = rows(
+      [
+        [198, 10],
+        [0, 0],
+      ],
+      [
+        [198, 18],
+        [0, 0],
+      ],
+    );
+    expect(meetsFreshCriterion(notHalf as FoldReport)).toMatchObject({ halves: false, met: false });
+    const [noneEither] = rows(
+      [
+        [200, 0],
+        [0, 0],
+      ],
+      [
+        [198, 0],
+        [0, 0],
+      ],
+    );
+    expect(meetsFreshCriterion(noneEither as FoldReport).met).toBe(true);
   });
 });
