@@ -55,6 +55,20 @@
  * early or costs a call). Nothing about either arm changes between this paragraph and that
  * scoring.
  *
+ * Its result (`--final=blind6`, scored once on 2026-12-06): current 195/223 right and 11 dangerous,
+ * the stack 194/223 and 6 (shipped weights 193 and 11; `narrow` 194 and 9). The stack avoided 5
+ * dangerous decisions for 1 right one, but 6 is not at most half of 11: NOT MET, the current
+ * structure stays. Across the sets it has been scored on it trades the same way (blind5: 6 right
+ * for 9 dangerous; blind6: 1 for 5; the development folds: 45 for 32).
+ *
+ * Third pre-registered comparison, written on 2026-12-06 before any test/blind7 exists, for the
+ * next fresh set, scored once the same way (`--final=blind7`): the stack replaces the current
+ * structure if it has fewer dangerous decisions than the current pipeline AND loses at most 2
+ * right-on-unambiguous lines for each dangerous decision it avoids. The halving bar of the second
+ * comparison is dropped: it asked for a size of effect that one set of ~10 dangerous lines cannot
+ * show reliably; the exchange rate is what the product's promise is about. The arms do not change
+ * before that scoring.
+ *
  * test/blind5 is read to be scored and only AGGREGATES leave: per fold totals, never a line, id
  * or server (test/blind/README.md).
  *
@@ -456,16 +470,19 @@ export function meetsCriterion(rows: readonly FoldReport[], arm: "stack" | "narr
 }
 
 /**
- * The second pre-registered comparison (see the header), on the one fresh set: the stack at most
- * halves the current pipeline's dangerous decisions and loses at most 2 right lines for each
- * dangerous decision it avoids.
+ * The pre-registered comparison on one fresh set (see the header). On blind6 (the second): the
+ * stack at most halves the current pipeline's dangerous decisions and loses at most 2 right lines
+ * for each dangerous decision it avoids. On a later set (the third): fewer dangerous decisions,
+ * and at most 2 right lines lost for each one avoided.
  */
 export function meetsFreshCriterion(row: FoldReport) {
   const avoided = row.current.dangerous - row.stack.dangerous;
   const lost = row.current.right - row.stack.right;
   const halves = 2 * row.stack.dangerous <= row.current.dangerous;
   const worth = lost <= 2 * avoided;
-  return { avoided, lost, halves, worth, met: halves && worth };
+  // blind6 was judged by the second comparison, any later set by the third (see the header).
+  const met = row.fold === "blind6" ? halves && worth : avoided > 0 && worth;
+  return { avoided, lost, halves, worth, met };
 }
 
 /** A setting of the stack tried on the development folds (`--grid`). */

@@ -215,60 +215,31 @@ describe("the pre-registered criterion", () => {
     });
   });
 
-  it("second comparison, on the fresh set: at most half the dangerous, at most 2 right lost per one avoided", () => {
-    const [at] = rows(
-      [
-        [180, 9],
-        [0, 0],
-      ],
-      [
-        [198, 18],
-        [0, 0],
-      ],
-    );
+  /** One fresh set's row: the stack's and the current pipeline's [right, dangerous]. */
+  const fresh = (fold: string, stack: [number, number], current: [number, number]) =>
+    meetsFreshCriterion({ ...(rows([stack, [0, 0]], [current, [0, 0]])[0] as FoldReport), fold });
+
+  it("second comparison, on blind6: at most half the dangerous, at most 2 right lost per one avoided", () => {
     // 9 avoided, 18 lost: exactly at both bounds.
-    expect(meetsFreshCriterion(at as FoldReport)).toEqual({
+    expect(fresh("blind6", [180, 9], [198, 18])).toEqual({
       avoided: 9,
       lost: 18,
       halves: true,
       worth: true,
       met: true,
     });
-    const [oneMoreLost] = rows(
-      [
-        [179, 9],
-        [0, 0],
-      ],
-      [
-        [198, 18],
-        [0, 0],
-      ],
-    );
-    expect(meetsFreshCriterion(oneMoreLost as FoldReport)).toMatchObject({
-      worth: false,
-      met: false,
-    });
-    const [notHalf] = rows(
-      [
-        [198, 10],
-        [0, 0],
-      ],
-      [
-        [198, 18],
-        [0, 0],
-      ],
-    );
-    expect(meetsFreshCriterion(notHalf as FoldReport)).toMatchObject({ halves: false, met: false });
-    const [noneEither] = rows(
-      [
-        [200, 0],
-        [0, 0],
-      ],
-      [
-        [198, 0],
-        [0, 0],
-      ],
-    );
-    expect(meetsFreshCriterion(noneEither as FoldReport).met).toBe(true);
+    expect(fresh("blind6", [179, 9], [198, 18])).toMatchObject({ worth: false, met: false });
+    expect(fresh("blind6", [198, 10], [198, 18])).toMatchObject({ halves: false, met: false });
+    // What blind6 gave: 5 avoided for 1 lost, but 6 is more than half of 11.
+    expect(fresh("blind6", [194, 6], [195, 11])).toMatchObject({ worth: true, met: false });
+    expect(fresh("blind6", [200, 0], [198, 0]).met).toBe(true);
+  });
+
+  it("third comparison, on a later set: fewer dangerous, at most 2 right lost per one avoided", () => {
+    expect(fresh("blind7", [194, 6], [195, 11]).met).toBe(true);
+    // 8 avoided: 16 lost is the bound.
+    expect(fresh("blind7", [182, 10], [198, 18]).met).toBe(true);
+    expect(fresh("blind7", [181, 10], [198, 18]).met).toBe(false);
+    expect(fresh("blind7", [200, 18], [198, 18]).met).toBe(false);
   });
 });
