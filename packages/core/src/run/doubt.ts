@@ -67,6 +67,8 @@ export interface KeptAnswer {
 export interface TokenClaim {
   readonly key: string;
   readonly claimedAt: number;
+  /** The `succeeded` entry's result as the claim read it: only that entry is spent (`spendKept`). */
+  readonly result: unknown;
 }
 
 /** The field of a content entry's result that marks a kept answer. */
@@ -196,7 +198,11 @@ async function takeSucceeded(
   );
   if (claim.status === "ledger_full") return "ledger_full";
   if (claim.status !== "claimed") return "in_flight";
-  const token: TokenClaim = { key, claimedAt: claim.claimedAt ?? options.now };
+  const token: TokenClaim = {
+    key,
+    claimedAt: claim.claimedAt ?? options.now,
+    result: entry.result,
+  };
   const live = liveAnswerOf(record, options.now);
   if (live !== undefined) return { answer: live[0], token };
   await spendKept(state, options.now, token);
@@ -213,14 +219,18 @@ export function freeToken(state: CallState, token: TokenClaim): MaybePromise<voi
 
 /**
  * Frees the write's content entry that kept an answer (given now, or spent): the next identical
- * write is a new one. Settled by hand: a `succeeded` settle ended every claim of it. Then ends the
- * token's claim: taken for good once the entry is freed, else freed for the next call to take.
+ * write is a new one. Settled by hand (a `succeeded` settle ended every claim of it), but only
+ * while the entry is the one the token was taken for (`SettleOptions.ifSucceeded`): an answer a
+ * keeper kept there since is another write's, left for the next identical call, not freed for it to
+ * make that write again. Then ends the token's claim: taken for good once the entry is freed, else
+ * freed for the next call to take.
  */
 export async function spendKept(state: CallState, now: number, token: TokenClaim): Promise<void> {
   const key = doubtKeyOf(state.argsHash as string);
+  const options: SettleOptions = { now, ifSucceeded: { result: token.result } };
   let spent = false;
   try {
-    await storeOp(state, "a ledger settle", (s) => s.run.core.store.settle(key, "failed", { now }));
+    await storeOp(state, "a ledger settle", (s) => s.run.core.store.settle(key, "failed", options));
     spent = true;
   } finally {
     await guardedAsync(() =>
