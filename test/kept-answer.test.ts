@@ -114,6 +114,58 @@ describe.each(stores)(
   },
 );
 
+describe.each(stores)(
+  "a call given up on while its write's entry is freed, on the %s store",
+  (_name, ready, make) => {
+    it.runIf(ready)(
+      "the identical call sent right after gets the answer kept after the free, not a second write",
+      async () => {
+        const real = make();
+        const cancel = new AbortController();
+        let meanwhile: Promise<unknown> | undefined;
+        let governor: ReturnType<typeof createGovernor> | undefined;
+        const call = { tool: "create", args: { title: "freed" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        // The free of the write's entry is made at once, its answer comes 50 ms later (a round trip):
+        // the host gives up and sends the identical call in that moment.
+        const store = new Proxy(real, {
+          get(target, property) {
+            const value = Reflect.get(target, property, target) as unknown;
+            if (property !== "settle" || typeof value !== "function") {
+              return typeof value === "function" ? value.bind(target) : value;
+            }
+            return async (...args: Parameters<Store["settle"]>) => {
+              const [key, state, options] = args;
+              await target.settle(...args);
+              if (meanwhile === undefined && key.startsWith("gd_") && state === "failed") {
+                if (options.claimedAt === undefined) return;
+                cancel.abort();
+                meanwhile = governor?.startRun({ idempotencyScope: "s" }).call(call, send);
+                await new Promise((resolve) => setTimeout(resolve, 50));
+              }
+            };
+          },
+        });
+        governor = createGovernor(policy, { metrics: false, store });
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal }, send);
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        expect(await meanwhile).toMatchObject({
+          kind: "ok",
+          value: ok("created 1"),
+          replayed: true,
+        });
+        expect(sent).toBe(1);
+      },
+    );
+  },
+);
+
 describe.each(stores)("an answer kept in the ledger on the %s store", (_name, ready, make) => {
   it.runIf(ready)(
     "answers the next identical call of the scope, in another governor on the store, once; the write made once",

@@ -112,6 +112,10 @@ function liveAnswerOf(record: Partial<KeptRecord> | undefined, now: number): unk
 export function claimDoubt(state: CallState, retaken: boolean): MaybePromise<DoubtAnswer> {
   const r = state.run;
   const options = contentClaimOptions(r, r.core.now(), retaken || state.doubtHeld);
+  // An identical call of this process given up on is keeping its answer: waited for first, so that
+  // this claim cannot land between the free of its entry and the keep (see `handingOverOf`).
+  const holder = handingOverOf(state);
+  if (holder !== undefined) return claimAfter(state, holder, options);
   const claim = claimContent(state, options);
   return isThenable(claim)
     ? doubtClaimLater(state, claim, options)
