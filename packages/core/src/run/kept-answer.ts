@@ -8,9 +8,11 @@ import { GovernorError } from "../errors.ts";
 import { canonicalJson } from "../judge/canonical.ts";
 import { resolveEffect } from "../judge/effect.ts";
 import type { ClaimResult } from "../store/store.ts";
+import type { MaybePromise } from "../types.ts";
 import { type CallState, contentHashOf } from "./call-state.ts";
 import { CONTENT_ARGS, contentClaimOptions, doubtKeyOf, freed, keptRecord } from "./doubt.ts";
 import type { RunState } from "./run-state.ts";
+import { isThenable } from "./store-guard.ts";
 import { recordOp, storeOp } from "./store-steps.ts";
 import type { ToolCall } from "./types.ts";
 import { guardedAsync } from "./waits.ts";
@@ -114,9 +116,14 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
     state.keptAnswer = true;
     return;
   }
-  const freeing = Promise.resolve().then(() =>
-    r.core.store.settle(key, "failed", { now: r.core.now(), ...claim }),
-  );
+  let freeing: MaybePromise<void>;
+  try {
+    freeing = r.core.store.settle(key, "failed", { now: r.core.now(), ...claim });
+  } catch (error) {
+    freeing = Promise.reject(error);
+  }
+  // A store that answers at once freed it: nothing could abort the call meanwhile.
+  if (!isThenable(freeing)) return;
   const kept = freeing.then(() =>
     givenUp(state) ? keepAnswer(r, state.call, answer, ttlMs) : false,
   );
