@@ -124,20 +124,19 @@ describe.runIf(sqliteModule() !== undefined)(
 describe.runIf(sqliteModule() !== undefined)(
   "a layout 1 writer still open on the file after the upgrade",
   () => {
-    // HOLE (left, documented in @governor/sqlite's README: every process on a file must be upgraded
-    // together): a process of the earlier version that had the file open before another one upgraded
-    // it goes on claiming without marking its claims. Its takeover of a key leaves the previous
-    // holder's mark on the row, so that holder's late settle still names the row's latest claim and
-    // frees the key while the layout 1 process's write is out: an identical claim then takes it. A
-    // fix needs the earlier version's writes to be told apart (layout 1 cannot be changed now).
-    it.fails("a takeover by the layout 1 writer is not undone by the earlier holder's late settle", async () => {
+    // A process of the earlier version that had the file open before another one upgraded it goes
+    // on claiming without marking its claims. Its takeover of a key left the previous holder's mark
+    // on the row, so that holder's late settle named the row's latest claim and freed the key while
+    // the layout 1 process's write was out (an identical claim then took it). The file's own
+    // triggers (schema.ts `MARK_UNMARKED_CLAIMS`) now mark such a claim in its transaction.
+    it("a takeover by the layout 1 writer is not undone by the earlier holder's late settle", async () => {
       const path = join(dir, `${randomUUID()}.db`);
       const { DatabaseSync } = (await import("node:sqlite" as string)) as {
         DatabaseSync: new (
           p: string,
         ) => {
           exec(s: string): void;
-          prepare(s: string): { run(...a: unknown[]): unknown };
+          prepare(s: string): { run(...a: unknown[]): unknown; get(...a: unknown[]): unknown };
           close(): void;
         };
       };
@@ -164,6 +163,33 @@ describe.runIf(sqliteModule() !== undefined)(
         // The first holder's late settle (its attempt failed) must leave the taken key alone.
         store.settle("k", "failed", { now: t + 200, claimedAt: a });
         expect(store.entry("k")?.state).toBe("pending");
+        // The layout 1 process's clock is behind the mark: its takeover is still a later claim.
+        const b = markOf(store.claim("k2", "h", opts(t + 1_000, false, 50)));
+        store.settle("k2", "failed", { now: t + 1_000, claimedAt: b });
+        v1.prepare(
+          "UPDATE governor_ledger SET args_hash = ?, state = ?, updated_at = ?, lease_ms = ?, result = NULL, result_unavailable = 0, expires_at = NULL WHERE key = ?",
+        ).run("h", "pending", t + 500, 60_000, "k2");
+        store.settle("k2", "uncertain", { now: t + 1_100, claimedAt: b });
+        expect(store.entry("k2")?.state).toBe("pending");
+        // Its claims of new keys are marked too, and a layout 2 claim is left as it marked it.
+        v1.prepare(
+          "INSERT INTO governor_ledger (key, args_hash, state, updated_at, lease_ms) VALUES (?, ?, ?, ?, ?)",
+        ).run("k3", "h", "pending", t + 600, 60_000);
+        const marks = new DatabaseSync(path);
+        try {
+          const mark = (key: string) =>
+            (
+              marks.prepare("SELECT claimed_at FROM governor_ledger WHERE key = ?").get(key) as {
+                claimed_at: number;
+              }
+            ).claimed_at;
+          expect(mark("k3")).toBe(t + 600);
+          expect(mark("k2")).toBe(b + 1);
+          const c = markOf(store.claim("k4", "h", opts(t + 700)));
+          expect(mark("k4")).toBe(c);
+        } finally {
+          marks.close();
+        }
       } finally {
         v1.close();
       }

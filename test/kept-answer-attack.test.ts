@@ -148,5 +148,55 @@ describe.each(stores)(
         expect(sent).toBe(0);
       },
     );
+
+    it.runIf(ready)(
+      "an answer kept while a call is giving the one before is given next, not freed with it",
+      async () => {
+        // The real store; while a call that took the first kept answer records it on its own key
+        // (before it spends the answer), a keeper keeps a second answer for an identical write.
+        const real = make();
+        const governor = createGovernor(policy, { metrics: false, store: real });
+        const call = { tool: "create", args: { title: "kept twice" } };
+        let keptSecond: Promise<boolean> | undefined;
+        const store = new Proxy(real, {
+          get(target, property) {
+            const value = Reflect.get(target, property, target) as unknown;
+            if (property !== "settle" || typeof value !== "function") {
+              return typeof value === "function" ? value.bind(target) : value;
+            }
+            return async (...args: Parameters<Store["settle"]>) => {
+              const [key, state] = args;
+              if (keptSecond === undefined && state === "succeeded" && !/^g[dt]_/.test(key)) {
+                keptSecond = governor
+                  .startRun({ idempotencyScope: "s" })
+                  .keepAnswer(call, ok("kept 2"));
+                await keptSecond;
+              }
+              return target.settle(...args);
+            };
+          },
+        });
+        const giving = createGovernor(policy, { metrics: false, store });
+        expect(
+          await governor.startRun({ idempotencyScope: "s" }).keepAnswer(call, ok("kept 1")),
+        ).toBe(true);
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok("made");
+        };
+        const first = await giving
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, callId: "a" }, send);
+        expect(first).toMatchObject({ kind: "ok", value: ok("kept 1"), replayed: true });
+        expect(await keptSecond).toBe(true);
+        // The second answer is the next identical call's: its write is not made again.
+        const next = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, callId: "b" }, send);
+        expect(next).toMatchObject({ kind: "ok", value: ok("kept 2"), replayed: true });
+        expect(sent).toBe(0);
+      },
+    );
   },
 );

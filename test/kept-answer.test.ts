@@ -2,7 +2,7 @@
 // answer the host never got"), on every real store: the write is not made again by a run of the
 // scope, in another governor sharing the store (a restarted process), once, within its time.
 
-import { createGovernor, createMemoryStore, GovernorError } from "@governor/core";
+import { createGovernor, createMemoryStore, GovernorError, type Store } from "@governor/core";
 import { describe, expect, it } from "vitest";
 import { sharedRedis } from "../packages/redis/src/testing-server.ts";
 import { everyStore } from "./every-store.ts";
@@ -19,6 +19,152 @@ const policy = {
     lookup: { effect: "read_only" as const },
   },
 };
+
+describe.each(stores)(
+  "a call given up on as its write succeeded, on the %s store (the run keeps its answer)",
+  (_name, ready, make) => {
+    it.runIf(ready)(
+      "its signal aborted in the host's moment before the answer: the answer is kept before the write's entry is freed, and the identical call sent in that moment gets it",
+      async () => {
+        const store = make();
+        const governor = createGovernor(policy, { metrics: false, store });
+        const call = { tool: "create", args: { title: "given up" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        const cancel = new AbortController();
+        let meanwhile: Promise<unknown> | undefined;
+        const first = await governor.startRun({ idempotencyScope: "s" }).call(
+          {
+            ...call,
+            signal: cancel.signal,
+            // The host gives up as the answer comes, and sends the identical call at once.
+            beforeAnswer: async () => {
+              cancel.abort();
+              meanwhile = governor.startRun({ idempotencyScope: "s" }).call(call, send);
+              await new Promise((resolve) => setTimeout(resolve, 20));
+            },
+          },
+          send,
+        );
+        expect(first).toEqual({
+          kind: "ok",
+          value: ok("created 1"),
+          attempts: 1,
+          replayed: false,
+          kept: true,
+        });
+        expect(await meanwhile).toMatchObject({
+          kind: "ok",
+          value: ok("created 1"),
+          replayed: true,
+        });
+        expect(sent).toBe(1);
+        // Given once: the identical call after it is a new write.
+        const third = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(third).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
+      },
+    );
+
+    it.runIf(ready)(
+      "its signal aborted while the success was recorded: kept; a call nobody gave up on frees the entry",
+      async () => {
+        const real = make();
+        const cancel = new AbortController();
+        // The abort comes as the call's own key is settled `succeeded` (a round trip to the store).
+        const store = new Proxy(real, {
+          get(target, property) {
+            const value = Reflect.get(target, property, target) as unknown;
+            if (property !== "settle" || typeof value !== "function") {
+              return typeof value === "function" ? value.bind(target) : value;
+            }
+            return async (...args: Parameters<Store["settle"]>) => {
+              if (args[1] === "succeeded" && !/^g[dt]_/.test(args[0])) cancel.abort();
+              return target.settle(...args);
+            };
+          },
+        });
+        const governor = createGovernor(policy, { metrics: false, store });
+        const call = { tool: "create", args: { title: "recorded" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal }, send);
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1"), kept: true });
+        const again = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
+        expect(sent).toBe(1);
+        // A call with a signal nobody aborted: nothing kept, the identical call is a new write.
+        const live = new AbortController();
+        const other = { tool: "create", args: { title: "live" } };
+        const made = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...other, signal: live.signal }, send);
+        expect(made).toEqual({ kind: "ok", value: ok("created 2"), attempts: 1, replayed: false });
+        const next = await governor.startRun({ idempotencyScope: "s" }).call(other, send);
+        expect(next).toMatchObject({ kind: "ok", value: ok("created 3"), replayed: false });
+      },
+    );
+  },
+);
+
+describe.each(stores)(
+  "a call given up on while its write's entry is freed, on the %s store",
+  (_name, ready, make) => {
+    it.runIf(ready)(
+      "the identical call sent right after gets the answer kept after the free, not a second write",
+      async () => {
+        const real = make();
+        const cancel = new AbortController();
+        let meanwhile: Promise<unknown> | undefined;
+        let governor: ReturnType<typeof createGovernor> | undefined;
+        const call = { tool: "create", args: { title: "freed" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        // The free of the write's entry is made at once, its answer comes 50 ms later (a round trip):
+        // the host gives up and sends the identical call in that moment.
+        const store = new Proxy(real, {
+          get(target, property) {
+            const value = Reflect.get(target, property, target) as unknown;
+            if (property !== "settle" || typeof value !== "function") {
+              return typeof value === "function" ? value.bind(target) : value;
+            }
+            return async (...args: Parameters<Store["settle"]>) => {
+              const [key, state, options] = args;
+              await target.settle(...args);
+              if (meanwhile === undefined && key.startsWith("gd_") && state === "failed") {
+                if (options.claimedAt === undefined) return;
+                cancel.abort();
+                meanwhile = governor?.startRun({ idempotencyScope: "s" }).call(call, send);
+                await new Promise((resolve) => setTimeout(resolve, 50));
+              }
+            };
+          },
+        });
+        governor = createGovernor(policy, { metrics: false, store });
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal }, send);
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        expect(await meanwhile).toMatchObject({
+          kind: "ok",
+          value: ok("created 1"),
+          replayed: true,
+        });
+        expect(sent).toBe(1);
+      },
+    );
+  },
+);
 
 describe.each(stores)("an answer kept in the ledger on the %s store", (_name, ready, make) => {
   it.runIf(ready)(

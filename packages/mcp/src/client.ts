@@ -88,6 +88,12 @@ export interface GovernedCallParams {
   readonly meta?: Readonly<Record<string, unknown>>;
   /** Receives the server's progress notifications for this call (the SDK sets the token). */
   readonly onprogress?: (progress: Progress) => void;
+  /**
+   * Awaited once the call succeeded, before its answer is handed over (`ToolCall.beforeAnswer`):
+   * an abort of `signal` until its end keeps the answer for the next identical call (the
+   * outcome says `kept: true`).
+   */
+  readonly beforeAnswer?: () => Promise<void>;
 }
 
 /**
@@ -473,6 +479,7 @@ export function governClient<C extends McpClient>(
     if (params.arguments !== undefined) request.args = params.arguments;
     if (params.callId !== undefined) request.callId = params.callId;
     if (params.signal !== undefined) request.signal = params.signal;
+    if (params.beforeAnswer !== undefined) request.beforeAnswer = params.beforeAnswer;
     const annotated = annotations.get(params.name);
     if (annotated !== undefined) request.annotations = annotated;
     const inputSchema = definitions.get(params.name)?.inputSchema;

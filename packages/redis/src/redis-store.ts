@@ -539,11 +539,15 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       settlement: SettleOptions,
     ): Promise<void> {
       let result: string;
+      let expected = "";
       try {
-        result =
-          settlement.result === undefined
-            ? ""
-            : ((JSON.stringify(settlement.result) as string | undefined) ?? "");
+        result = blobText(settlement.result);
+        // The result a conditional settle expects (`SettleOptions.ifSucceeded`, see SETTLE).
+        const { ifSucceeded } = settlement;
+        if (ifSucceeded !== undefined) {
+          const text = blobText(ifSucceeded.result);
+          expected = text === "" ? "-" : `=${text}`;
+        }
       } catch (error) {
         // As in `set`: a result JSON cannot write is the caller's (the core settles without it).
         return Promise.reject(error);
@@ -560,6 +564,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
             String(retentionMs),
             key,
             settlement.claimedAt === undefined ? "" : String(settlement.claimedAt),
+            expected,
           ],
           true,
         );
@@ -854,4 +859,9 @@ function positive(name: string, value: number): number {
     throw invalid(`${name} must be a positive finite number of ms, got ${String(value)}`);
   }
   return value;
+}
+
+/** A result as SETTLE writes its blob: JSON text, or "" for none. */
+function blobText(value: unknown): string {
+  return value === undefined ? "" : ((JSON.stringify(value) as string | undefined) ?? "");
 }

@@ -229,7 +229,10 @@ return answer('uncertain', found)
 
 /**
  * Settles a key atomically. ARGV after the prelude's: state, now, result JSON ("" for none),
- * retentionMs, the key as a set member, claimedAt ("" for none: see `SettleOptions`). A `failed`
+ * retentionMs, the key as a set member, claimedAt ("" for none: see `SettleOptions`), the result
+ * a conditional settle expects (`SettleOptions.ifSucceeded`: "" for no condition, "-" for no
+ * result, else "=" and its JSON; the settle is dropped unless the entry is `succeeded` with that
+ * result blob, or with none for "-"). A `failed`
  * or `uncertain` settle naming a claim is dropped when the entry's latest claim (its `claimedAt`,
  * marked by CLAIM; an entry an earlier version wrote has none, and a pending one is named by its
  * `updatedAt` as that version's settles named it) is another, or when it is `succeeded`; a
@@ -242,7 +245,7 @@ return answer('uncertain', found)
  */
 export const SETTLE = script(`${PRELUDE}
 local state, now, result, retentionMs, member = ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10]), ARGV[11]
-local claimedAt = ARGV[12]
+local claimedAt, expected = ARGV[12], ARGV[13]
 local id, seq = guard(true)
 purge()
 local held = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt', 'claimedAt')
@@ -251,7 +254,17 @@ if not holder and held[2] == 'pending' then holder = held[3] end
 -- A late failed or uncertain settle must not free or mark a key whose latest claim is not the
 -- settler's (another attempt took it, or a success ended the claim), nor demote one settled
 -- succeeded meanwhile (by a person, or by that attempt).
-if claimedAt ~= '' and state ~= 'succeeded' and held[2] and (held[2] == 'succeeded' or not holder or tonumber(holder) ~= tonumber(claimedAt)) then
+local dropped = claimedAt ~= '' and state ~= 'succeeded' and held[2] and (held[2] == 'succeeded' or not holder or tonumber(holder) ~= tonumber(claimedAt))
+-- A settle of the succeeded entry the settler read only: not one a newer success wrote since.
+if not dropped and expected ~= '' then
+  if held[2] ~= 'succeeded' then
+    dropped = true
+  else
+    local stored = redis.call('GET', blob)
+    if expected == '-' then dropped = stored ~= false else dropped = stored ~= string.sub(expected, 2) end
+  end
+end
+if dropped then
   if not id then return {'ledger_lost', seq} end
   return {'settled', id, seq, primary, replicated}
 end

@@ -121,13 +121,17 @@ export function createLedger(db: Database, options: LedgerOptions) {
       });
     },
 
-    /** `result` is the JSON text of the settled result, made by the caller (undefined: none). */
+    /**
+     * `result` is the JSON text of the settled result, made by the caller (undefined: none);
+     * `expected`, the result text a conditional settle expects (`SettleOptions.ifSucceeded`).
+     */
     settle(
       key: string,
       state: Exclude<LedgerState, "pending">,
       now: number,
       result: string | undefined,
       claimedAt: number | undefined,
+      expected?: { readonly text: string | undefined },
     ): void {
       transaction(db, () => {
         const time = clock();
@@ -140,6 +144,13 @@ export function createLedger(db: Database, options: LedgerOptions) {
           state !== "succeeded" &&
           found !== undefined &&
           (found.state === "succeeded" || found.claimed_at !== claimedAt)
+        ) {
+          return;
+        }
+        // Only the succeeded entry the settler read: not one a newer success has written since.
+        if (
+          expected !== undefined &&
+          (found?.state !== "succeeded" || (found.result ?? undefined) !== expected.text)
         ) {
           return;
         }

@@ -22,6 +22,33 @@ ALTER TABLE governor_ledger ADD COLUMN claimed_at REAL;
 UPDATE governor_ledger SET claimed_at = updated_at WHERE state = 'pending';
 `;
 
+/**
+ * A claim that did not mark itself is marked by the file: a process still on layout 1 (its
+ * connection open since before another process upgraded the file) claims with statements that
+ * know no `claimed_at`, so its takeover of a key (a row made `pending` again, its mark left as the
+ * previous holder's) would let that holder's late settle, naming the mark, free the key while the
+ * layout 1 process's write is out. These triggers are part of the file's schema, so they run in
+ * every writer's transaction, whatever its version: the claim gets a mark as layout 2 gives one
+ * (its `now`, or one past the mark before when that is not earlier: `nextClaim`). A layout 2 claim
+ * always writes a new mark, so they leave its claims alone; SQLite does not run a trigger from its
+ * own update (recursive triggers are off).
+ */
+const MARK_UNMARKED_CLAIMS = `
+CREATE TRIGGER IF NOT EXISTS governor_ledger_mark_update AFTER UPDATE ON governor_ledger
+  WHEN NEW.state = 'pending' AND NEW.claimed_at IS OLD.claimed_at
+BEGIN
+  UPDATE governor_ledger SET claimed_at = CASE
+    WHEN OLD.claimed_at IS NULL OR NEW.updated_at > OLD.claimed_at THEN NEW.updated_at
+    ELSE OLD.claimed_at + 1 END
+  WHERE key = NEW.key;
+END;
+CREATE TRIGGER IF NOT EXISTS governor_ledger_mark_insert AFTER INSERT ON governor_ledger
+  WHEN NEW.state = 'pending' AND NEW.claimed_at IS NULL
+BEGIN
+  UPDATE governor_ledger SET claimed_at = NEW.updated_at WHERE key = NEW.key;
+END;
+`;
+
 const TABLES = `
 CREATE TABLE IF NOT EXISTS governor_values (
   key TEXT PRIMARY KEY,
@@ -48,6 +75,7 @@ CREATE INDEX IF NOT EXISTS governor_ledger_expiry ON governor_ledger (expires_at
   WHERE expires_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS governor_ledger_owner ON governor_ledger (owner)
   WHERE owner IS NOT NULL;
+${MARK_UNMARKED_CLAIMS}
 CREATE TABLE IF NOT EXISTS governor_outcomes (
   key TEXT PRIMARY KEY,
   counts TEXT NOT NULL,

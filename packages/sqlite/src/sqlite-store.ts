@@ -142,12 +142,13 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     settle(key: string, state: Exclude<LedgerState, "pending">, settlement: SettleOptions): void {
       // Serialised before the transaction: a result JSON cannot write is the caller's error, and
       // the entry stays as it was.
-      const result =
-        settlement.result === undefined
-          ? undefined
-          : (JSON.stringify(settlement.result) as string | undefined);
+      const result = jsonText(settlement.result);
+      // The result a conditional settle expects (`SettleOptions.ifSucceeded`), as JSON text too.
+      const { ifSucceeded } = settlement;
+      const expected =
+        ifSucceeded === undefined ? undefined : { text: jsonText(ifSucceeded.result) };
       attempt("settle", () =>
-        ledger.settle(key, state, settlement.now, result, settlement.claimedAt),
+        ledger.settle(key, state, settlement.now, result, settlement.claimedAt, expected),
       );
     },
 
@@ -202,4 +203,9 @@ function count(name: string, value: number, method?: string): number {
     throw invalid(`${where}${name} must be a positive integer, got ${String(value)}`);
   }
   return value;
+}
+
+/** A value as the ledger keeps it: JSON text, or undefined for none. */
+function jsonText(value: unknown): string | undefined {
+  return value === undefined ? undefined : (JSON.stringify(value) as string | undefined);
 }

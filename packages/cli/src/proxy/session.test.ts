@@ -385,6 +385,30 @@ describe("a call the host cancelled while its answer was being recorded", () => 
     expect(effects()).toHaveLength(2);
   });
 
+  it("the identical call the host sends right after a cancel in the pause before the answer gets the answer, not a second write", async () => {
+    const { session, logs, effects } = await cancelledWhileSettling({});
+    const cancel = new AbortController();
+    let again: Promise<unknown> | undefined;
+    const first = await session.callTool({
+      ...create,
+      signal: cancel.signal,
+      // The cancel comes in the pause before the answer, and the identical call right after it
+      // (the pause is waited once, however often it is asked for, as the proxy's own).
+      beforeAnswer: async () => {
+        if (again !== undefined) return;
+        cancel.abort();
+        again = session.callTool(create);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      },
+    });
+    expect(logs.map((entry) => entry.data.event)).toContain("completed_after_cancel");
+    expect(await again).toEqual(first);
+    expect(effects()).toHaveLength(1);
+    // Given once: a third identical call is a write of its own.
+    await session.callTool(create);
+    expect(effects()).toHaveLength(2);
+  });
+
   it("keeps no read: a read cancelled in the pause before its answer is read again", async () => {
     const { session, logs } = await sessionWith(
       { tools: { get_note: { effect: "read_only" } } },

@@ -6,7 +6,6 @@
  * errors for the host, never tool text.
  */
 import { type Governor, GovernorError, type HostError, type Run } from "@governor/core";
-import { canonicalJson } from "@governor/core/judge";
 import { type GovernedCallParams, type GovernedClient, toModelResult } from "@governor/mcp";
 import { type CallToolResult, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { blockedText, createStopMemory, type RememberedStop, type StopMemory } from "./stops.ts";
@@ -44,8 +43,9 @@ export interface ProxyCall {
   readonly signal?: AbortSignal;
   /**
    * Awaited once the call's outcome is in, before it is answered (the proxy's pause after
-   * forwarded progress): a host cancel that comes meanwhile leaves the answer unsent, so the
-   * answer is kept in the ledger for the identical call (see `callTool`).
+   * forwarded progress): a host cancel that comes meanwhile leaves the answer unsent, so the run
+   * keeps a write's answer in the ledger for the identical call (`ToolCall.beforeAnswer`). Asked
+   * for by the run after a success and by the session after any outcome: it waits once.
    */
   readonly beforeAnswer?: () => Promise<void>;
 }
@@ -112,7 +112,12 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
     startedAt = now();
     // One scope for every window: a write in doubt in one run refuses an identical write in the
     // next (the core's index of writes in doubt, docs/idempotency.md), whatever ended its run.
-    run = options.governor.startRun({ deadline: startedAt + windowMs + graceMs, idempotencyScope });
+    // An answer the host cancelled as it came is kept for the identical call for the stop TTL.
+    run = options.governor.startRun({
+      deadline: startedAt + windowMs + graceMs,
+      idempotencyScope,
+      keptAnswerMs: stopTtlMs,
+    });
     return run;
   };
 
@@ -156,43 +161,7 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
     return hostErrorToJsonRpc(hostError);
   };
 
-  /**
-   * The calls out, each with what settles once it is answered (or its answer kept after a late
-   * cancel). Their tool and canonical arguments are worked out only when one was cancelled.
-   */
-  const callsOut = new Set<{ readonly call: ProxyCall; readonly answered: Promise<unknown> }>();
-
-  /**
-   * A host that cancels a call and sends the identical call at once: the first call's success has
-   * freed its content entry in the ledger before the proxy learns that its answer will not reach
-   * the host and keeps it (`keepAnswer`), so the identical call, claiming meanwhile, would be sent:
-   * the write made twice. It waits for each identical call out that the host cancelled, and then
-   * meets the kept answer (or the write in doubt). A call nobody cancelled is not waited for: the
-   * ledger refuses an identical write while it is out.
-   */
-  const afterCancelled = async (call: ProxyCall): Promise<CallToolResult> => {
-    let content: string | undefined;
-    for (const earlier of callsOut) {
-      if (earlier.call.signal?.aborted !== true || earlier.call.name !== call.name) continue;
-      try {
-        content ??= canonicalJson(call.arguments ?? {});
-        if (canonicalJson(earlier.call.arguments ?? {}) !== content) continue;
-      } catch {
-        continue; // arguments that have no canonical form are sent as they are, never matched
-      }
-      await earlier.answered.catch(() => undefined);
-    }
-    const answered = callOnce(call);
-    const entry = { call, answered };
-    callsOut.add(entry);
-    try {
-      return await answered;
-    } finally {
-      callsOut.delete(entry);
-    }
-  };
-
-  const callOnce = async (call: ProxyCall): Promise<CallToolResult> => {
+  const callTool = async (call: ProxyCall): Promise<CallToolResult> => {
     const stop = stops.blocking(call.name, call.arguments);
     if (stop !== undefined) return blocked(stop, call.name);
     const current = currentRun();
@@ -205,6 +174,8 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
     if (call.meta !== undefined) params.meta = call.meta;
     if (call.signal !== undefined) params.signal = call.signal;
     if (options.timeoutMs !== undefined) params.timeoutMs = options.timeoutMs;
+    // A cancel in the pause before a success's answer keeps that answer (`ToolCall.beforeAnswer`).
+    if (call.beforeAnswer !== undefined) params.beforeAnswer = call.beforeAnswer;
     enter(current);
     try {
       outcome = await options.governed.callTool(current, params);
@@ -218,26 +189,16 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
       if (call.beforeAnswer !== undefined) await call.beforeAnswer();
     }
     if (outcome.kind !== "ok") options.onToolsMaybeChanged?.(call.name);
-    if (outcome.kind === "ok" && call.signal?.aborted === true) {
+    if (outcome.kind === "ok" && outcome.kept === true) {
       // The call went through; its answer will not reach the host (a cancelled request is not
-      // answered). Sent again, a write would be made twice: the ledger keeps this answer for the
-      // identical call, in any window, and after a restart with a store that keeps its data
-      // (`Run.keepAnswer`; a read, or an idempotent write, is simply made again).
-      const kept = await options.governed
-        .keepAnswer(current, params, outcome.value, stopTtlMs)
-        .catch(() => undefined);
-      if (kept === true) {
-        options.log?.({
-          level: "warning",
-          data: { event: "completed_after_cancel", tool: call.name },
-        });
-      } else if (kept === undefined) {
-        // The store could not keep it: the identical call would be made again.
-        options.log?.({
-          level: "error",
-          data: { event: "completed_after_cancel", tool: call.name, kept: false },
-        });
-      }
+      // answered). Sent again, a write would be made twice: the run kept this answer in the
+      // ledger for the identical call, in any window, and after a restart with a store that keeps
+      // its data, before it freed the write (`ToolCall.signal`; a read, or an idempotent write, is
+      // simply made again).
+      options.log?.({
+        level: "warning",
+        data: { event: "completed_after_cancel", tool: call.name },
+      });
     } else if (outcome.kind === "ok" && outcome.replayed) {
       // A proxy's calls carry no host id, and a write that succeeded gets a new key for its next
       // identical call: an answer replayed here is one the ledger kept after a late cancel.
@@ -274,7 +235,7 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
 
   return {
     stops,
-    callTool: afterCancelled,
+    callTool,
     close() {
       run?.end();
       run = undefined;

@@ -6,10 +6,20 @@ import type { MaybePromise } from "../types.ts";
 import type { LiveAttempt, WatchedAttempt } from "./attempt-guard.ts";
 import { updateBreaker } from "./breaker-steps.ts";
 import { type CallState, noteResult, noteSuccess, type Sent } from "./call-state.ts";
+import { holdHandOver } from "./doubt.ts";
 import { emitCall } from "./events.ts";
 import { resolveFailure, settleUnjudged } from "./failed-attempt.ts";
 import { ask, runSteps, type Step, type StepAnswer, type Waiting } from "./flow.ts";
-import { claim, countFirst, ledgerMove, settle, settleUnsent, stillSendable } from "./ledger.ts";
+import { handOver, handOverWrites, handsOverLater } from "./kept-answer.ts";
+import {
+  claim,
+  countFirst,
+  ledgerMove,
+  settle,
+  settleKey,
+  settleUnsent,
+  stillSendable,
+} from "./ledger.ts";
 import { endedOutcome, preflightStop } from "./outcomes.ts";
 import { abortReason, dropClock, isAborted, keepClock, wakers } from "./run-state.ts";
 import { storeAfterEffect, storeOp } from "./store-steps.ts";
@@ -26,8 +36,20 @@ export const ATTEMPT: readonly Step[] = [admit, claim, countFirst, stillSendable
 /** Before `resumeWith` names the steps after `send`. */
 const NO_STEPS: readonly Step[] = [];
 
-/** A success's steps: learning told, the key settled `succeeded`, the breaker told, the value. */
-const SUCCEEDED: readonly Step[] = [learnSuccess, settleSuccess, breakerSuccess, ok];
+/**
+ * A success's steps: learning told, the key settled `succeeded`, the breaker told, the answer
+ * handed over (its write's entry freed, or its answer kept), the value.
+ */
+const SUCCEEDED: readonly Step[] = [learnSuccess, settleSuccess, breakerSuccess, answerOut, ok];
+
+/** A success handed over later (`handingOver`): counted already. */
+const HANDED_OVER: readonly Step[] = [
+  learnSuccess,
+  settleSuccess,
+  breakerSuccess,
+  answerOut,
+  handedOk,
+];
 
 /**
  * Before an attempt: the run's end, an abort and the deadline. Undefined lets the attempt go; its
@@ -78,7 +100,27 @@ function landed(state: CallState): MaybePromise<StepAnswer> {
   state.run.inFlight -= 1;
   if (state.cutUnsent) return cutUnsent(state, sent);
   if (sent.thrown || isErrorResult(sent.value)) return undefined;
+  if (handsOverLater(state)) return handingOver(state);
   return runSteps(state, SUCCEEDED);
+}
+
+/**
+ * A success handed over later (kept-answer.ts `handOver`): marked as such until its steps end, so
+ * that an identical call of this process that meets its entry waits for its answer to be kept.
+ */
+async function handingOver(state: CallState): Promise<StepAnswer> {
+  const release = holdHandOver(state);
+  // Counted at once: an identical call without `callId` sent meanwhile is a new logical call, not
+  // this one's replay (its key is another), and it meets this call's entry in the index.
+  noteSuccess(state);
+  try {
+    return await runSteps(state, HANDED_OVER);
+  } finally {
+    // Writes the hand-over left going on past a cut: identical calls wait for them too.
+    const writes = handOverWrites(state);
+    if (writes === undefined) release();
+    else void writes.then(release);
+  }
 }
 
 /**
@@ -215,7 +257,23 @@ function afterEffect(state: CallState, error: unknown): undefined {
 
 function settleSucceeded(state: CallState): MaybePromise<void> {
   const kept = state.tool.idempotency.replay ? (state.sent as Sent).value : undefined;
+  // A call that can still be given up on frees its write's entry last (`answerOut`).
+  if (handsOverLater(state)) return settleKey(state, ledgerMove(state, "answered"), kept);
   return settle(state, ledgerMove(state, "answered"), kept);
+}
+
+/**
+ * The answer handed over: the host's moment before it (`ToolCall.beforeAnswer`), then the write's
+ * entry freed, or the answer kept for the next identical call when the call's signal aborted
+ * (doubt.ts `handOver`). A store that fails here leaves the outcome as it is (as `settleSuccess`).
+ */
+function answerOut(state: CallState): MaybePromise<undefined> {
+  if (state.call.beforeAnswer === undefined && !handsOverLater(state)) return undefined;
+  return ask(state, handOverOf, nothing, afterEffect);
+}
+
+function handOverOf(state: CallState): Promise<void> {
+  return handOver(state, (state.sent as Sent).value, handsOverLater(state));
 }
 
 const nothing = (): undefined => undefined;
@@ -227,11 +285,18 @@ function breakerSuccess(state: CallState): MaybePromise<undefined> {
 
 /** The value goes back. */
 function ok(state: CallState): CallOutcome<unknown> {
+  noteSuccess(state);
+  return handedOk(state);
+}
+
+/** The value goes back, its success counted already. */
+function handedOk(state: CallState): CallOutcome<unknown> {
   const { value } = state.sent as Sent;
   state.sent = undefined;
   noteResult(state, value);
-  noteSuccess(state);
   emitCall(state, "ok");
+  if (state.keptAnswer)
+    return { kind: "ok", value, attempts: state.attempts, replayed: false, kept: true };
   return { kind: "ok", value, attempts: state.attempts, replayed: false };
 }
 

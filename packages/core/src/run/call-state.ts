@@ -78,6 +78,8 @@ export interface CallState {
   doubtHeld: boolean;
   /** That entry's claim, as the store marked it (as `claimedAt`), while this call holds it. */
   doubtClaimedAt: number | undefined;
+  /** The call's signal aborted before its success was handed over: its answer was kept (doubt.ts `handOver`). */
+  keptAnswer: boolean;
   /** The call's hash in events, made on first use. */
   callHash: string | undefined;
   /** The last failure text redacted for the model, and its redaction: a text is redacted once. */
@@ -103,6 +105,7 @@ interface Rare {
   cutUnsent: boolean;
   doubtHeld: boolean;
   doubtClaimedAt: number | undefined;
+  keptAnswer: boolean;
   callHash: string | undefined;
   observed: { readonly text: string; readonly redacted: string } | undefined;
   learned: LearnedCounts | undefined;
@@ -180,6 +183,7 @@ class Call implements CallState {
       cutUnsent: false,
       doubtHeld: false,
       doubtClaimedAt: undefined,
+      keptAnswer: false,
       callHash: undefined,
       observed: undefined,
       learned: undefined,
@@ -298,6 +302,13 @@ class Call implements CallState {
   }
   set doubtClaimedAt(value: number | undefined) {
     if (value !== undefined || this.rare !== undefined) this.more().doubtClaimedAt = value;
+  }
+
+  get keptAnswer(): boolean {
+    return this.rare?.keptAnswer === true;
+  }
+  set keptAnswer(value: boolean) {
+    if (value || this.rare !== undefined) this.more().keptAnswer = value;
   }
 
   get callHash(): string | undefined {

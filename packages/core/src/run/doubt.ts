@@ -67,6 +67,8 @@ export interface KeptAnswer {
 export interface TokenClaim {
   readonly key: string;
   readonly claimedAt: number;
+  /** The `succeeded` entry's result as the claim read it: only that entry is spent (`spendKept`). */
+  readonly result: unknown;
 }
 
 /** The field of a content entry's result that marks a kept answer. */
@@ -110,6 +112,10 @@ function liveAnswerOf(record: Partial<KeptRecord> | undefined, now: number): unk
 export function claimDoubt(state: CallState, retaken: boolean): MaybePromise<DoubtAnswer> {
   const r = state.run;
   const options = contentClaimOptions(r, r.core.now(), retaken || state.doubtHeld);
+  // An identical call of this process given up on is keeping its answer: waited for first, so that
+  // this claim cannot land between the free of its entry and the keep (see `handingOverOf`).
+  const holder = handingOverOf(state);
+  if (holder !== undefined) return claimAfter(state, holder, options);
   const claim = claimContent(state, options);
   return isThenable(claim)
     ? doubtClaimLater(state, claim, options)
@@ -147,19 +153,30 @@ function doubtClaimLater(
   return claim.then((answer) => afterDoubtClaim(state, answer, options, false));
 }
 
-/** `again`: the claim made after a spent `succeeded` entry was freed (see `reclaim`). */
+/**
+ * `again`: the claim made after a spent `succeeded` entry was freed (see `reclaim`). `waited`: the
+ * claim made after an identical call's hand-over (`handingOverOf`), which is not waited for twice.
+ */
 function afterDoubtClaim(
   state: CallState,
   claim: ClaimResult,
   options: ClaimOptions,
   again: boolean,
+  waited = false,
 ): MaybePromise<DoubtAnswer> {
   switch (claim.status) {
     case "claimed":
       state.doubtHeld = true;
       state.doubtClaimedAt = claim.claimedAt ?? options.now;
       return "free";
-    case "in_flight":
+    case "in_flight": {
+      // An identical call of this process succeeded and was given up on as its answer came: it
+      // keeps that answer before it lets the entry go (kept-answer.ts `handOver`), so this call
+      // waits for it, and meets the answer, rather than being refused while it is kept.
+      const holder = waited ? undefined : handingOverOf(state);
+      if (holder === undefined) return "in_flight";
+      return claimAfter(state, holder, options);
+    }
     case "ledger_full":
       return claim.status;
     // Nothing is in doubt: an answer kept for this write, else a person's settle or a kept
@@ -172,6 +189,62 @@ function afterDoubtClaim(
     default:
       return "uncertain";
   }
+}
+
+/**
+ * The identical calls of this process whose success is being handed over (kept-answer.ts
+ * `handOver`): per store, by their write's entry. An entry is there from the success until the
+ * entry is freed or its answer kept.
+ */
+const handingOver = new WeakMap<Store, Map<string, HandOver>>();
+
+/** A success being handed over: the call's own signal, and the end of its hand-over. */
+interface HandOver {
+  readonly signal: AbortSignal | undefined;
+  readonly done: Promise<void>;
+}
+
+/**
+ * Marks this call's success as being handed over until the function it answers is called (see
+ * `handingOver`). Only a call that holds its write's entry and hands it over later.
+ */
+export function holdHandOver(state: CallState): () => void {
+  const store = state.run.core.store;
+  const key = doubtKeyOf(state.argsHash as string);
+  let byKey = handingOver.get(store);
+  if (byKey === undefined) {
+    byKey = new Map();
+    handingOver.set(store, byKey);
+  }
+  let end: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => {
+    end = resolve;
+  });
+  const entry: HandOver = { signal: state.call.signal, done };
+  byKey.set(key, entry);
+  const map = byKey;
+  return () => {
+    if (map.get(key) === entry) map.delete(key);
+    end();
+  };
+}
+
+/** The hand-over of an identical call given up on (its signal aborted), if one is under way. */
+function handingOverOf(state: CallState): HandOver | undefined {
+  const holder = handingOver.get(state.run.core.store)?.get(doubtKeyOf(state.argsHash as string));
+  return holder?.signal?.aborted === true ? holder : undefined;
+}
+
+/** The entry claimed again once an identical call's hand-over ended (its answer kept, or freed). */
+async function claimAfter(
+  state: CallState,
+  holder: HandOver,
+  options: ClaimOptions,
+): Promise<DoubtAnswer> {
+  // Bounded as a store step of this call: its abort, its run's end and deadline, the store timeout.
+  await storeOp(state, "a ledger claim", () => holder.done);
+  const again = { ...options, now: state.run.core.now() };
+  return afterDoubtClaim(state, await claimContent(state, again), again, false, true);
 }
 
 /**
@@ -196,7 +269,11 @@ async function takeSucceeded(
   );
   if (claim.status === "ledger_full") return "ledger_full";
   if (claim.status !== "claimed") return "in_flight";
-  const token: TokenClaim = { key, claimedAt: claim.claimedAt ?? options.now };
+  const token: TokenClaim = {
+    key,
+    claimedAt: claim.claimedAt ?? options.now,
+    result: entry.result,
+  };
   const live = liveAnswerOf(record, options.now);
   if (live !== undefined) return { answer: live[0], token };
   await spendKept(state, options.now, token);
@@ -213,14 +290,18 @@ export function freeToken(state: CallState, token: TokenClaim): MaybePromise<voi
 
 /**
  * Frees the write's content entry that kept an answer (given now, or spent): the next identical
- * write is a new one. Settled by hand: a `succeeded` settle ended every claim of it. Then ends the
- * token's claim: taken for good once the entry is freed, else freed for the next call to take.
+ * write is a new one. Settled by hand (a `succeeded` settle ended every claim of it), but only
+ * while the entry is the one the token was taken for (`SettleOptions.ifSucceeded`): an answer a
+ * keeper kept there since is another write's, left for the next identical call, not freed for it to
+ * make that write again. Then ends the token's claim: taken for good once the entry is freed, else
+ * freed for the next call to take.
  */
 export async function spendKept(state: CallState, now: number, token: TokenClaim): Promise<void> {
   const key = doubtKeyOf(state.argsHash as string);
+  const options: SettleOptions = { now, ifSucceeded: { result: token.result } };
   let spent = false;
   try {
-    await storeOp(state, "a ledger settle", (s) => s.run.core.store.settle(key, "failed", { now }));
+    await storeOp(state, "a ledger settle", (s) => s.run.core.store.settle(key, "failed", options));
     spent = true;
   } finally {
     await guardedAsync(() =>
@@ -264,7 +345,8 @@ function freedLater(state: CallState, written: Promise<void>): Promise<void> {
   return written.then(() => freed(state));
 }
 
-function freed(state: CallState): void {
+/** The call no longer holds its write's entry. */
+export function freed(state: CallState): void {
   state.doubtHeld = false;
   state.doubtClaimedAt = undefined;
 }

@@ -373,5 +373,12 @@ function checkRunOptions(options: RunOptions): RunOptions {
       }`,
     );
   }
+  const kept = options.keptAnswerMs;
+  if (kept !== undefined && (typeof kept !== "number" || !Number.isFinite(kept) || kept <= 0)) {
+    throw new GovernorError(
+      "invalid_options",
+      `startRun: keptAnswerMs must be a positive finite number of ms, got ${String(kept)}`,
+    );
+  }
   return options;
 }

@@ -8,10 +8,14 @@ import { GovernorError } from "../errors.ts";
 import { canonicalJson } from "../judge/canonical.ts";
 import { resolveEffect } from "../judge/effect.ts";
 import type { ClaimResult } from "../store/store.ts";
-import { contentHashOf } from "./call-state.ts";
-import { CONTENT_ARGS, contentClaimOptions, doubtKeyOf, keptRecord } from "./doubt.ts";
+import type { MaybePromise } from "../types.ts";
+import { type CallState, contentHashOf } from "./call-state.ts";
+import { CONTENT_ARGS, contentClaimOptions, doubtKeyOf, freed, keptRecord } from "./doubt.ts";
 import type { RunState } from "./run-state.ts";
+import { isThenable } from "./store-guard.ts";
+import { recordOp, storeOp } from "./store-steps.ts";
 import type { ToolCall } from "./types.ts";
+import { guardedAsync } from "./waits.ts";
 
 /**
  * Keeps `answer` for the next identical call (see `Run.keepAnswer`): claims the write's content
@@ -67,5 +71,119 @@ export async function keepAnswer(
     }
     if (GovernorError.isInstance(error)) throw error;
     return false;
+  }
+}
+
+/**
+ * Whether a success of this call frees its write's entry only once its answer is handed over
+ * (`handOver`): the call holds the entry and can still be given up on (its own signal, or a
+ * moment of the host's before the answer goes on).
+ */
+export function handsOverLater(state: CallState): boolean {
+  return (
+    state.doubtHeld && (state.call.signal !== undefined || state.call.beforeAnswer !== undefined)
+  );
+}
+
+/**
+ * A write's success handed over (its key already settled `succeeded`): the host's moment before the
+ * answer goes on (`ToolCall.beforeAnswer`), then, when `held` (`handsOverLater`), its entry in the
+ * index of writes in doubt is freed, unless the call's signal aborted by then: its answer will not
+ * reach the model, and the identical call the host sends next would make the write again. The
+ * entry is then settled `succeeded` with the answer under this call's own claim, in the one settle
+ * that would have freed it, so no identical call can claim it in between (`keptAnswer`). A signal
+ * that aborts while the entry is being freed (a store that answers later, such as Redis) keeps it
+ * right after, as `Run.keepAnswer` does: an identical call that claimed the entry in that moment
+ * is the repeat, and nothing is kept. The call waits for the free and that keep as for any store
+ * step, never past its cut (cut, they go on), and not for the keep of a call given up on first;
+ * identical calls of this process wait for all of them (`handOverWrites`, doubt.ts `holdHandOver`).
+ */
+export async function handOver(state: CallState, answer: unknown, held: boolean): Promise<void> {
+  const { beforeAnswer } = state.call;
+  if (beforeAnswer !== undefined) await guardedAsync(beforeAnswer);
+  if (!held || !state.doubtHeld) return;
+  const r = state.run;
+  const ttlMs = r.options.keptAnswerMs ?? KEPT_MS;
+  const key = doubtKeyOf(state.argsHash as string);
+  const { doubtClaimedAt } = state;
+  const claim = doubtClaimedAt === undefined ? {} : { claimedAt: doubtClaimedAt };
+  // The call lets go of the entry: it is settled below, whatever the call comes to.
+  freed(state);
+  if (givenUp(state)) {
+    // Under this call's own claim nobody else can take the entry: a store that fails to record
+    // it leaves the entry held (identical writes refused, in doubt after its lease), never free.
+    keptLater.set(state, keepHeld(state, key, claim, answer, ttlMs));
+    state.keptAnswer = true;
+    return;
+  }
+  let freeing: MaybePromise<void>;
+  try {
+    freeing = r.core.store.settle(key, "failed", { now: r.core.now(), ...claim });
+  } catch (error) {
+    freeing = Promise.reject(error);
+  }
+  // A store that answers at once freed it: nothing could abort the call meanwhile.
+  if (!isThenable(freeing)) return;
+  const kept = freeing.then(() =>
+    givenUp(state) ? keepAnswer(r, state.call, answer, ttlMs) : false,
+  );
+  keptLater.set(
+    state,
+    kept.then(
+      () => undefined,
+      () => undefined,
+    ),
+  );
+  try {
+    state.keptAnswer = await storeOp(state, "a ledger settle", () => kept);
+  } catch (error) {
+    // Cut by the call's abort: the writes go on, and nobody waits for them but identical calls.
+    if (!givenUp(state)) throw error;
+  }
+}
+
+/** The host gave up on the call: its own signal aborted. */
+function givenUp(state: CallState): boolean {
+  return state.call.signal?.aborted === true;
+}
+
+/** The writes of a hand-over that outlive its call's cut (see `handOver`), by call. */
+const keptLater = new WeakMap<CallState, Promise<void>>();
+
+/** The end of the writes a call's hand-over left going on, if any (see `handOver`). */
+export function handOverWrites(state: CallState): Promise<void> | undefined {
+  return keptLater.get(state);
+}
+
+/** How long a kept answer is given by default (as `Run.keepAnswer`). */
+const KEPT_MS = 600_000;
+
+/**
+ * The answer kept in the write's entry the call held: settled `succeeded` with it under the call's
+ * claim, bounded by the store timeout alone (store-steps.ts `recordOp`). An answer JSON cannot
+ * write frees the entry, as a success does. Never rejects: a store that fails leaves the entry
+ * held, in doubt after its lease.
+ */
+async function keepHeld(
+  state: CallState,
+  key: string,
+  claim: { readonly claimedAt?: number },
+  answer: unknown,
+  ttlMs: number,
+): Promise<void> {
+  const r = state.run;
+  const now = r.core.now();
+  const record = keptRecord(answer, now + ttlMs, r.core.newRunId());
+  try {
+    await recordOp(state, "a ledger settle", (s) =>
+      s.run.core.store.settle(key, "succeeded", { now, result: record, ...claim }),
+    );
+  } catch (error) {
+    if (GovernorError.isInstance(error)) return;
+    await guardedAsync(() =>
+      recordOp(state, "a ledger settle", (s) =>
+        s.run.core.store.settle(key, "failed", { now: s.run.core.now(), ...claim }),
+      ),
+    );
   }
 }

@@ -115,6 +115,14 @@ export function settle(
   return writeSettle(state, to, result, record);
 }
 
+/**
+ * The key's own settle alone: a success that hands its answer over later settles its write's entry
+ * itself then (doubt.ts `handOver`).
+ */
+export function settleKey(state: CallState, to: SettledAs, result?: unknown): MaybePromise<void> {
+  return writeSettle(state, to, result, false);
+}
+
 /** The key's own settle once its write's entry was settled (apart: its closure). */
 function settleAfter(
   mirrored: Promise<void>,

@@ -35,6 +35,13 @@ export interface RunOptions {
    * @default the tenant prefix of `idempotencyScope` (before its first `:`), else none: shared
    */
   readonly learning?: { readonly scope?: string };
+  /**
+   * How long an answer the run keeps for a write whose call was given up on as it succeeded (its
+   * `ToolCall.signal` aborted before the answer was handed over) is given to the next identical
+   * call, in ms: a positive finite number (`startRun` throws `invalid_options` on anything else).
+   * @default 600000 (10 minutes, as `Run.keepAnswer`)
+   */
+  readonly keptAnswerMs?: number;
 }
 
 /** One tool call as the agent asked for it. */
@@ -52,9 +59,20 @@ export interface ToolCall {
   readonly toFailure?: (thrown: unknown) => Failure;
   /**
    * This call's own signal (e.g. the agent SDK's abort signal). Aborting it aborts the attempt in
-   * flight, wakes a backoff at once and ends the run with `aborted`.
+   * flight, wakes a backoff at once and ends the run with `aborted`. Aborted once a write's
+   * attempt succeeded, before the answer is handed over (while the success is recorded, or in
+   * `beforeAnswer`): the answer will not reach the model, so the run keeps it in the ledger for
+   * the next identical call, as `Run.keepAnswer` does, before it frees the write's entry (the
+   * outcome says `kept: true`), and that call is answered with it instead of making the write again.
    */
   readonly signal?: AbortSignal;
+  /**
+   * Awaited once an attempt succeeded, before the answer is handed over: the host's own moment
+   * between a success and giving its answer on (e.g. a proxy's pause after forwarding progress),
+   * in which an abort of `signal` still counts as the answer not reaching the model (see `signal`).
+   * It should be short: nothing bounds it. What it throws is ignored.
+   */
+  readonly beforeAnswer?: () => Promise<void>;
 }
 
 /** What one attempt's executor receives. */
@@ -108,6 +126,11 @@ export type CallOutcome<T> =
       readonly attempts: number;
       /** A recorded result was replayed (keyed call) or a verify step found the write done. */
       readonly replayed: boolean;
+      /**
+       * The call's signal aborted after the write succeeded, before its answer was handed over:
+       * the answer is kept in the ledger for the next identical call (see `ToolCall.signal`).
+       */
+      readonly kept?: true;
       /** In observe-only mode, what Governor would have decided (the value passed through). */
       readonly observed?: Decision;
     }

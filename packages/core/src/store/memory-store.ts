@@ -350,6 +350,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
           : (JSON.stringify(settlement.result) as string | undefined);
       const found = ledger.lookup(key);
       if (supersededBy(found, state, settlement)) return;
+      if (settlement.ifSucceeded !== undefined && !succeededWith(found, settlement.ifSucceeded)) {
+        return;
+      }
       ledger.record(key, found, state, settlement.now, result);
     },
 
@@ -425,6 +428,19 @@ function supersededBy(
     found !== undefined &&
     (found.state === "succeeded" || found.claimedAt !== settlement.claimedAt)
   );
+}
+
+/** Whether the key is `succeeded` with the result a caller read (`SettleOptions.ifSucceeded`). */
+function succeededWith(
+  found: EntryRecord | undefined,
+  expected: { readonly result?: unknown },
+): boolean {
+  if (found?.state !== "succeeded") return false;
+  const text =
+    expected.result === undefined
+      ? undefined
+      : (JSON.stringify(expected.result) as string | undefined);
+  return found.result === text;
 }
 
 function copyRecord(record: OutcomeRecord): OutcomeRecord {

@@ -84,6 +84,16 @@ export interface SettleOptions {
    * @default none: the settle applies whatever holds the key (a host settling by hand)
    */
   readonly claimedAt?: number;
+  /**
+   * Settle only the `succeeded` entry the caller read: the settle (to any state) is dropped
+   * unless the key is `succeeded` now with this same recorded result (the same JSON text; `result` absent: it
+   * records none, or its result is gone). For a caller that frees a `succeeded` entry it was
+   * answered by a claim (the core spending a kept answer): a `succeeded` settle written since,
+   * with another result to give, is not freed with it. Checked with the settle, atomically, as
+   * `claimedAt` is; both may be given, and the settle applies only when both hold.
+   * @default none: the settle applies whatever the key holds
+   */
+  readonly ifSucceeded?: { readonly result?: unknown };
 }
 
 /**
@@ -230,7 +240,8 @@ export interface Store {
    * retention period; `uncertain` ones until a host settles them. Settling a key nobody claimed
    * creates it (a host that checked by hand). With `claimedAt`, a `failed` or `uncertain` settle of
    * a key that another attempt has claimed since, or that is `succeeded`, or whose claim a
-   * `succeeded` settle ended, is dropped (see {@link SettleOptions}).
+   * `succeeded` settle ended, is dropped (see {@link SettleOptions}). With `ifSucceeded`, a settle
+   * of a key that is not `succeeded` with that result is dropped.
    */
   settle(
     key: string,

@@ -488,6 +488,44 @@ export function describeStoreContract(
         expect((await store.entry(key("k")))?.state).toBe("uncertain");
       });
 
+      it("a settle ifSucceeded applies only to the succeeded entry with that result", async () => {
+        const store = await open();
+        const first = { answer: "one", id: 1 };
+        const second = { answer: "two", id: 2 };
+        await store.settle(key("k"), "succeeded", { now: 1_000, result: first });
+        const read = await store.claim(key("k"), "h1", at(1_100));
+        expect(read).toMatchObject({ status: "succeeded", entry: { result: first } });
+        const seen = read.status === "succeeded" ? read.entry.result : undefined;
+        // Another success was settled since: freeing what the caller read must not free it.
+        await store.settle(key("k"), "succeeded", { now: 1_200, result: second });
+        await store.settle(key("k"), "failed", { now: 1_300, ifSucceeded: { result: seen } });
+        expect(await store.entry(key("k"))).toMatchObject({ state: "succeeded", result: second });
+        // The entry the caller read is freed.
+        await store.settle(key("k"), "failed", { now: 1_400, ifSucceeded: { result: second } });
+        expect((await store.entry(key("k")))?.state).toBe("failed");
+        // Not succeeded (failed, pending, uncertain, absent): dropped.
+        await store.settle(key("k"), "uncertain", { now: 1_500, ifSucceeded: { result: second } });
+        expect((await store.entry(key("k")))?.state).toBe("failed");
+        const c = markOf(await store.claim(key("k"), "h1", at(1_600)));
+        await store.settle(key("k"), "failed", { now: 1_700, ifSucceeded: {} });
+        expect((await store.entry(key("k")))?.state).toBe("pending");
+        await store.settle(key("k"), "uncertain", { now: 1_800, claimedAt: c });
+        await store.settle(key("k"), "failed", { now: 1_900, ifSucceeded: {} });
+        expect((await store.entry(key("k")))?.state).toBe("uncertain");
+        await store.settle(key("none"), "failed", { now: 2_000, ifSucceeded: {} });
+        expect(await store.entry(key("none"))).toBeUndefined();
+        // A success that recorded no result is met by a condition that names none, not by one
+        // that names a result; and one with a result is not met by a condition that names none.
+        await store.settle(key("bare"), "succeeded", { now: 2_100 });
+        await store.settle(key("bare"), "failed", { now: 2_200, ifSucceeded: { result: first } });
+        expect((await store.entry(key("bare")))?.state).toBe("succeeded");
+        await store.settle(key("bare"), "failed", { now: 2_300, ifSucceeded: {} });
+        expect((await store.entry(key("bare")))?.state).toBe("failed");
+        await store.settle(key("kept"), "succeeded", { now: 2_400, result: first });
+        await store.settle(key("kept"), "failed", { now: 2_500, ifSucceeded: {} });
+        expect((await store.entry(key("kept")))?.state).toBe("succeeded");
+      });
+
       it("issue 8.6: keeps a settled entry through any amount of other traffic", async () => {
         const store = await open();
         await store.claim(key("charge"), "h1", at(1_000));
