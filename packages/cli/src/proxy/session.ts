@@ -170,17 +170,7 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
    * meets the kept answer (or the write in doubt). A call nobody cancelled is not waited for: the
    * ledger refuses an identical write while it is out.
    */
-  const afterCancelled = (call: ProxyCall): Promise<CallToolResult> => {
-    // Nearly always none was cancelled: the call goes out with no async frame of its own.
-    for (const earlier of callsOut) {
-      if (earlier.call.signal?.aborted === true && earlier.call.name === call.name) {
-        return afterIdenticalCancelled(call);
-      }
-    }
-    return tracked(call);
-  };
-
-  const afterIdenticalCancelled = async (call: ProxyCall): Promise<CallToolResult> => {
+  const afterCancelled = async (call: ProxyCall): Promise<CallToolResult> => {
     let content: string | undefined;
     for (const earlier of callsOut) {
       if (earlier.call.signal?.aborted !== true || earlier.call.name !== call.name) continue;
@@ -192,23 +182,14 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
       }
       await earlier.answered.catch(() => undefined);
     }
-    return tracked(call);
-  };
-
-  /**
-   * The call made, in `callsOut` while it is out. Its own promise goes back, not one chained after
-   * it (a reaction more per call): the entry leaves in a reaction added first, so it is gone
-   * before whatever the caller chains runs.
-   */
-  const tracked = (call: ProxyCall): Promise<CallToolResult> => {
     const answered = callOnce(call);
     const entry = { call, answered };
     callsOut.add(entry);
-    const leave = () => {
+    try {
+      return await answered;
+    } finally {
       callsOut.delete(entry);
-    };
-    answered.then(leave, leave);
-    return answered;
+    }
   };
 
   const callOnce = async (call: ProxyCall): Promise<CallToolResult> => {

@@ -76,39 +76,20 @@ function call<T>(state: CallState): Promise<CallOutcome<T>> {
 
 /**
  * A call with its own signal: aborting it ends the run (the host gave up on this call and its
- * loop) and cuts its attempt in flight. The call's own promise goes back (no async frame, no
- * reaction chained before the caller's): the listener leaves in a reaction added first, so it is
- * gone before whatever the caller chains runs.
+ * loop) and cuts its attempt in flight.
  */
-function withCallSignal<T>(state: CallState, own: AbortSignal): Promise<CallOutcome<T>> {
+async function withCallSignal<T>(state: CallState, own: AbortSignal): Promise<CallOutcome<T>> {
   const r = state.run;
-  let done: Promise<CallOutcome<T>>;
+  if (r.ended && !r.observeOnly) return endedOutcome(state);
+  const onCallAbort = () => {
+    if (!r.ended) stopRun(r, "aborted");
+    state.live?.cut(own.reason, false);
+  };
+  own.addEventListener("abort", onCallAbort, { once: true });
   try {
-    if (r.ended && !r.observeOnly) return Promise.resolve(endedOutcome<T>(state));
-    if (own.aborted) return Promise.resolve(preflightStop<T>(state, "aborted"));
-    const listener = new CallAbort(state, own);
-    own.addEventListener("abort", listener, ONCE);
-    done = call<T>(state);
-    const leave = () => own.removeEventListener("abort", listener);
-    done.then(leave, leave);
-  } catch (error) {
-    return Promise.reject(error);
-  }
-  return done;
-}
-
-const ONCE = { once: true } as const;
-
-/** The abort listener of a call's own signal (an object with `handleEvent`: no closure). */
-class CallAbort {
-  constructor(
-    readonly state: CallState,
-    readonly own: AbortSignal,
-  ) {}
-
-  handleEvent(): void {
-    const { state } = this;
-    if (!state.run.ended) stopRun(state.run, "aborted");
-    state.live?.cut(this.own.reason, false);
+    if (own.aborted) return preflightStop(state, "aborted");
+    return await call<T>(state);
+  } finally {
+    own.removeEventListener("abort", onCallAbort);
   }
 }
