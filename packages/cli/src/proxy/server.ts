@@ -402,9 +402,18 @@ export function createProxyServer(options: ProxyServerOptions): ProxyServer {
     if (progress !== undefined) call.beforeAnswer = progress.done;
     const answered = session.callTool(call);
     if (progress === undefined) {
-      return answered.finally(() => {
-        inFlight.delete(requestId);
-      });
+      // Not `finally`, which adopts the promise of its callback's result: two reactions more
+      // between the server's answer and the host's, per call.
+      return answered.then(
+        (result) => {
+          inFlight.delete(requestId);
+          return result;
+        },
+        (error: unknown) => {
+          inFlight.delete(requestId);
+          throw error;
+        },
+      );
     }
     return answered.finally(() => progress.done().finally(() => inFlight.delete(requestId)));
   };

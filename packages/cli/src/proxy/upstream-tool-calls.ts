@@ -145,6 +145,14 @@ class OutRequest implements Pending {
     this.reject(error);
   }
 
+  /**
+   * The caller's signal aborted: this request is its `abort` listener (an object with
+   * `handleEvent`, as an `EventTarget` takes one), not a closure made per request.
+   */
+  handleEvent(): void {
+    this.cancel(this.signal?.reason);
+  }
+
   /** The caller's abort or the timeout: the server is told, the caller gets an `McpError`. */
   cancel(reason: unknown): void {
     if (!this.pending.delete(this.id)) return;
@@ -266,7 +274,7 @@ export function sendToolCallsDirectly(client: Client): { attach(transport: Trans
         Date.now() + timeout,
       );
       pending.hold(out);
-      signal?.addEventListener("abort", () => out.cancel(signal.reason));
+      signal?.addEventListener("abort", out);
       const message = { method: request.method, params: request.params, jsonrpc: "2.0", id };
       let sent: Promise<void>;
       try {

@@ -214,17 +214,21 @@ class Guard implements AttemptGuard {
     if (this.#live.length === 0 || this.#timer !== undefined) return;
     const { deadline, now } = this.#options;
     const left = deadline - now();
-    if (left <= MAX_TIMER_MS) {
-      this.#timer = setTimeout(
-        () => {
-          this.#timer = undefined;
-          this.#cut(
-            Object.assign(new Error("The run's deadline passed"), { name: "TimeoutError" }),
-            true,
-          );
-        },
-        Math.max(0, left),
-      );
-    }
+    // A module function and this guard as its argument: no closure made per timer armed.
+    if (left <= MAX_TIMER_MS) this.#timer = setTimeout(deadlinePassed, Math.max(0, left), this);
   }
+
+  /** The deadline timer fired: every attempt in flight is cut. */
+  deadlinePassed(): void {
+    this.#timer = undefined;
+    this.#cut(
+      Object.assign(new Error("The run's deadline passed"), { name: "TimeoutError" }),
+      true,
+    );
+  }
+}
+
+/** The deadline timer's callback. */
+function deadlinePassed(guard: Guard): void {
+  guard.deadlinePassed();
 }
