@@ -73,7 +73,10 @@
  * or server (test/blind/README.md).
  *
  * `--final=blind6` holds out that set alone (every arm trained on everything else) and prints its
- * aggregates and the second comparison's verdict as JSON.
+ * aggregates and the second comparison's verdict as JSON. "Everything else" includes every blind
+ * set collected before the one scored (`finalSources`): `--final=blind7` trains on blind6 too.
+ * (Until 2026-12-06, before test/blind7 existed, the script added only the scored set, so a later
+ * set would have been scored with blind6 left out of training; mended then, before any blind7.)
  *
  * Usage: node --conditions=source --import tsx scripts/eval-stack.ts [--json | --grid | --time |
  *   --final=<blind set> |
@@ -102,6 +105,7 @@ import {
   type TextModel,
   textFeatures,
 } from "../packages/core/src/judge/text-model.ts";
+import { BLIND_SETS } from "./blind-sets.ts";
 import { decidedAction, lineToolPolicy } from "./eval-decided.ts";
 import { type CorpusLine, readCorpusLines, trainingTexts } from "./text-model-corpus.ts";
 import {
@@ -397,12 +401,24 @@ export interface FoldReport {
 }
 
 /**
+ * The sets added to the default folds when `final` is scored: every blind set collected after
+ * blind5 up to and including `final`, so the arms train on every other set (for blind6 that is
+ * blind6 alone; for blind7, blind6 trains and blind7 is held out). A name that is not a blind set
+ * is passed through, and reported missing when read.
+ */
+export function finalSources(final: string): string[] {
+  const at = (BLIND_SETS as readonly string[]).indexOf(final);
+  if (at < 0) return [final];
+  return BLIND_SETS.slice(BLIND_SETS.indexOf("blind5") + 1, at + 1);
+}
+
+/**
  * Every fold, held out in turn: the current pipeline and both variants trained without it. With
  * `final` (a blind set's name, e.g. `blind6`), that set is added as a source and only it is held
  * out: every arm trains on all the others.
  */
 export function leaveOneSourceOut(root: string, final?: string): FoldReport[] {
-  const { tuning, folds } = readSources(root, true, final === undefined ? [] : [final]);
+  const { tuning, folds } = readSources(root, true, final === undefined ? [] : finalSources(final));
   const passes = new Map<Line, FirstPass>();
   for (const line of [...tuning, ...folds.flatMap((f) => f.lines)])
     passes.set(line, firstPass(line));

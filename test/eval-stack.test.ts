@@ -11,6 +11,7 @@ import {
 import { decidedAction } from "../scripts/eval-decided.ts";
 import {
   type FoldReport,
+  finalSources,
   firstPass,
   type Line,
   meetsCriterion,
@@ -241,5 +242,12 @@ describe("the pre-registered criterion", () => {
     expect(fresh("blind7", [182, 10], [198, 18]).met).toBe(true);
     expect(fresh("blind7", [181, 10], [198, 18]).met).toBe(false);
     expect(fresh("blind7", [200, 18], [198, 18]).met).toBe(false);
+  });
+
+  it("a fresh set is scored with every earlier blind set in training", () => {
+    expect(finalSources("blind6")).toEqual(["blind6"]);
+    // A set not yet in BLIND_SETS is added alone; once listed, the sets between blind5 and it train.
+    expect(finalSources("blind9")).toEqual(["blind9"]);
+    expect(finalSources("blind3")).toEqual([]);
   });
 });
