@@ -11,7 +11,7 @@ import {
   isInProgressText,
   isNotRetryableText,
   matchBuiltinRules,
-  RULE_TEXT_LIMIT,
+  ruleHead,
   type TextRule,
 } from "./rules.ts";
 import {
@@ -197,7 +197,7 @@ const UNKNOWN_TOOL_NAMED_IN_TEXT =
  * could make it twice; the text is then read as a missing thing, like any `not found`.
  */
 function namesAnotherTool(text: string, tool: string): boolean {
-  const hit = UNKNOWN_TOOL_NAMED_IN_TEXT.exec(text.slice(0, RULE_TEXT_LIMIT));
+  const hit = UNKNOWN_TOOL_NAMED_IN_TEXT.exec(ruleHead(text));
   const named = hit?.[1] ?? hit?.[2] ?? hit?.[3];
   return named !== undefined && !sameTool(named.replace(/[.:]+$/, ""), tool);
 }
@@ -524,7 +524,7 @@ function fromModel(failure: Failure, text: string, model: TextModel): Classifica
 export function textForRules(failure: Failure, call: CallFacts | undefined): string {
   return call?.args === undefined
     ? failure.text
-    : maskArgumentEchoes(failure.text.slice(0, RULE_TEXT_LIMIT), call.args);
+    : maskArgumentEchoes(ruleHead(failure.text), call.args);
 }
 
 /** Steps 3 and 4: the built-in text rules or the learned model, weighed by what the call shows. */

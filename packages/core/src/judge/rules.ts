@@ -30,6 +30,11 @@ export interface TextRule {
  */
 export const RULE_TEXT_LIMIT = 4000;
 
+/** The part of a text the rules read: its first RULE_TEXT_LIMIT characters. */
+export function ruleHead(text: string): string {
+  return text.length > RULE_TEXT_LIMIT ? text.slice(0, RULE_TEXT_LIMIT) : text;
+}
+
 type Classification = Omit<TextRule, "pattern">;
 
 const c = (
@@ -1275,7 +1280,7 @@ export function explainBuiltinMatch(
 }
 
 function matchBuiltinAlternative(text: string): Alternative<TextRule> | undefined {
-  const head = text.length > RULE_TEXT_LIMIT ? text.slice(0, RULE_TEXT_LIMIT) : text;
+  const head = ruleHead(text);
   return scanRules(head);
 }
 
@@ -1333,7 +1338,7 @@ const IN_PROGRESS_TEXT = oneOf(
 
 /** Whether a failure text says a request with this key is still in progress. */
 export function isInProgressText(text: string): boolean {
-  const head = text.length > RULE_TEXT_LIMIT ? text.slice(0, RULE_TEXT_LIMIT) : text;
+  const head = ruleHead(text);
   return IN_PROGRESS_TEXT.test(head);
 }
 
@@ -1352,6 +1357,6 @@ const NOT_RETRYABLE_TEXT = oneOf(
 
 /** Whether a failure text says it is not to be retried. */
 export function isNotRetryableText(text: string): boolean {
-  const head = text.length > RULE_TEXT_LIMIT ? text.slice(0, RULE_TEXT_LIMIT) : text;
+  const head = ruleHead(text);
   return NOT_RETRYABLE_TEXT.test(head);
 }
