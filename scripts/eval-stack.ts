@@ -69,6 +69,13 @@
  * show reliably; the exchange rate is what the product's promise is about. The arms do not change
  * before that scoring.
  *
+ * Its result (`--final=blind7`, scored once on 2026-12-06, trained on the corpus and blind …
+ * blind6): current 236/247 right and 8 dangerous, the stack 225/247 and 3 (shipped weights 235
+ * and 8; `narrow` 230 and 2). The stack avoided 5 dangerous decisions for 11 right ones, more than
+ * 2 each: NOT MET, the current structure stays. (`narrow`, 6 for 6, was not the arm registered.)
+ * The trade across the three fresh sets: blind5 6 right for 9 dangerous, blind6 1 for 5, blind7 11
+ * for 5.
+ *
  * test/blind5 is read to be scored and only AGGREGATES leave: per fold totals, never a line, id
  * or server (test/blind/README.md).
  *
