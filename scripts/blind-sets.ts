@@ -5,6 +5,15 @@
  * scores another directory in its place), and test/blind-frozen.test.ts keeps each frozen and its
  * servers apart from every other set's.
  */
-export const BLIND_SETS = ["blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8"] as const;
+export const BLIND_SETS = [
+  "blind",
+  "blind2",
+  "blind3",
+  "blind4",
+  "blind5",
+  "blind6",
+  "blind7",
+  "blind8",
+] as const;
 
 export type BlindSetName = (typeof BLIND_SETS)[number];
