@@ -7,10 +7,11 @@
 import { GovernorError } from "../errors.ts";
 import { canonicalJson } from "../judge/canonical.ts";
 import { resolveEffect } from "../judge/effect.ts";
-import type { ClaimResult } from "../store/store.ts";
+import { type ClaimResult, StoreError } from "../store/store.ts";
 import type { MaybePromise } from "../types.ts";
 import { type CallState, contentHashOf } from "./call-state.ts";
 import { CONTENT_ARGS, contentClaimOptions, doubtKeyOf, freed, keptRecord } from "./doubt.ts";
+import { writesAsJson } from "./ledger.ts";
 import type { RunState } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
 import { recordOp, storeOp } from "./store-steps.ts";
@@ -118,7 +119,7 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
   }
   let freeing: MaybePromise<void>;
   try {
-    freeing = r.core.store.settle(key, "failed", { now: r.core.now(), ...claim });
+    freeing = settleHeld(() => r.core.store.settle(key, "failed", { now: r.core.now(), ...claim }));
   } catch (error) {
     freeing = Promise.reject(error);
   }
@@ -161,8 +162,9 @@ const KEPT_MS = 600_000;
 /**
  * The answer kept in the write's entry the call held: settled `succeeded` with it under the call's
  * claim, bounded by the store timeout alone (store-steps.ts `recordOp`). An answer JSON cannot
- * write frees the entry, as a success does. Never rejects: a store that fails leaves the entry
- * held, in doubt after its lease.
+ * write frees the entry, as a success does. A store that fails with a `StoreError` other than a
+ * timeout is asked once more, if the entry is still held (`keepAgain`). Never rejects: a store
+ * that fails still leaves the entry held, in doubt after its lease.
  */
 async function keepHeld(
   state: CallState,
@@ -174,16 +176,63 @@ async function keepHeld(
   const r = state.run;
   const now = r.core.now();
   const record = keptRecord(answer, now + ttlMs, r.core.newRunId());
-  try {
-    await recordOp(state, "a ledger settle", (s) =>
+  const keep = () =>
+    recordOp(state, "a ledger settle", (s) =>
       s.run.core.store.settle(key, "succeeded", { now, result: record, ...claim }),
     );
+  try {
+    await keep();
   } catch (error) {
-    if (GovernorError.isInstance(error)) return;
+    if (writesAsJson(record)) {
+      if (settlesAgain(error)) await guardedAsync(() => keepAgain(state, key, keep));
+      return;
+    }
     await guardedAsync(() =>
       recordOp(state, "a ledger settle", (s) =>
         s.run.core.store.settle(key, "failed", { now: s.run.core.now(), ...claim }),
       ),
     );
   }
+}
+
+/**
+ * The keep made again, if the entry is still held: `pending` (nobody but this call can hold it
+ * within its lease). A failure other than a timeout may still have landed (a connection that broke
+ * during the command): the entry is then `succeeded` with this answer, or already spent and
+ * claimed by the next write, which a `succeeded` settle (always kept) would overwrite.
+ */
+async function keepAgain(
+  state: CallState,
+  key: string,
+  keep: () => MaybePromise<void>,
+): Promise<void> {
+  const found = await recordOp(state, "a ledger read", (s) => s.run.core.store.entry(key));
+  if (found?.state === "pending") await keep();
+}
+
+/**
+ * The last settle of a held entry (its free), made once more when the store failed with a
+ * `StoreError` other than a timeout: unsettled, the entry would stay held, every identical write
+ * refused until a person settles it. It names the call's claim, so a free that landed the first
+ * time and was claimed since is dropped by the store. A timeout is not asked again: its first
+ * settle may still land, after the second.
+ */
+export function settleHeld(settle: () => MaybePromise<void>): MaybePromise<void> {
+  let first: MaybePromise<void>;
+  try {
+    first = settle();
+  } catch (error) {
+    return settleAgain(error, settle);
+  }
+  return isThenable(first) ? first.then(undefined, (error) => settleAgain(error, settle)) : first;
+}
+
+function settleAgain(error: unknown, settle: () => MaybePromise<void>): MaybePromise<void> {
+  if (!settlesAgain(error)) throw error;
+  return settle();
+}
+
+/** Whether a failed settle of a held entry is asked once more (see `settleHeld`). */
+function settlesAgain(error: unknown): boolean {
+  return StoreError.isInstance(error) && error.reason !== "timeout";
 }

@@ -214,7 +214,7 @@ function write(
 }
 
 /** Whether `JSON.stringify` writes the value without throwing. */
-function writesAsJson(value: unknown): boolean {
+export function writesAsJson(value: unknown): boolean {
   try {
     JSON.stringify(value);
     return true;

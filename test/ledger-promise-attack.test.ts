@@ -1,0 +1,148 @@
+// Attacks on the ledger's promise, "a write never happens twice, or silently not at all", at the
+// end of a held write's life: the settle that lets go of its entry in the index of writes in doubt
+// (freed, or its answer kept there), on every store (memory, SQLite, Redis).
+import { createGovernor, type Store, StoreError } from "@governor/core";
+import { describe, expect, it } from "vitest";
+import { sharedRedis } from "../packages/redis/src/testing-server.ts";
+import { everyStore } from "./every-store.ts";
+
+const redis = await sharedRedis("ledger promise attacks on Redis");
+const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
+
+const { stores } = everyStore(redis, "governor-ledger-promise-");
+
+const policy = { tools: { create: { effect: "mutating" as const } } };
+
+type Settle = Parameters<Store["settle"]>;
+
+/** `store`, its `settle` replaced by `settle(target, ...args)`. */
+function onSettle(store: Store, settle: (target: Store, ...args: Settle) => Promise<void>): Store {
+  return new Proxy(store, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target) as unknown;
+      if (property === "settle") return (...args: Settle) => settle(target, ...args);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** The settle that ends a held write's claim of its content entry (`gd_`, naming the claim). */
+const heldSettle = ([key, _state, options]: Settle) =>
+  key.startsWith("gd_") && options.claimedAt !== undefined;
+
+const unavailable = () =>
+  new StoreError({
+    reason: "unavailable",
+    operation: "settle",
+    message: "TestStore: settle failed: the connection to the store is down.",
+  });
+
+describe.each(stores)("the last settle of a held write, on the %s store", (_n, ready, make) => {
+  it.runIf(ready)(
+    "a keep that fails once (the store unavailable) is made again: the identical call gets the answer, the write is made once",
+    async () => {
+      let failures = 0;
+      const store = onSettle(make(), async (target, ...args) => {
+        const [, state] = args;
+        if (failures === 0 && heldSettle(args) && state === "succeeded") {
+          failures += 1;
+          throw unavailable();
+        }
+        return target.settle(...args);
+      });
+      const governor = createGovernor(policy, { metrics: false, store });
+      const call = { tool: "create", args: { title: "keep once more" } };
+      let sent = 0;
+      const send = async () => {
+        sent += 1;
+        return ok(`created ${sent}`);
+      };
+      const cancel = new AbortController();
+      const first = await governor
+        .startRun({ idempotencyScope: "s" })
+        .call({ ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() }, send);
+      expect(first).toMatchObject({ kind: "ok", value: ok("created 1"), kept: true });
+      expect(failures).toBe(1);
+      // The answer the host gave up on reaches the identical call it sends next.
+      const again = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+      expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
+      expect(sent).toBe(1);
+    },
+  );
+
+  it.runIf(ready)(
+    "a free that fails once (the store unavailable) is made again: the identical call after the answer is a new write, not refused",
+    async () => {
+      let failures = 0;
+      const store = onSettle(make(), async (target, ...args) => {
+        const [, state] = args;
+        if (failures === 0 && heldSettle(args) && state === "failed") {
+          failures += 1;
+          throw unavailable();
+        }
+        return target.settle(...args);
+      });
+      const errors: unknown[] = [];
+      const governor = createGovernor(policy, {
+        metrics: false,
+        store,
+        onHostError: (error) => {
+          errors.push(error);
+        },
+      });
+      const call = { tool: "create", args: { title: "free once more" } };
+      let sent = 0;
+      const send = async () => {
+        sent += 1;
+        return ok(`created ${sent}`);
+      };
+      const live = new AbortController();
+      const first = await governor
+        .startRun({ idempotencyScope: "s" })
+        .call({ ...call, signal: live.signal }, send);
+      expect(first).toEqual({ kind: "ok", value: ok("created 1"), attempts: 1, replayed: false });
+      expect(failures).toBe(1);
+      expect(errors).toEqual([]);
+      // The answer reached the model: the identical call after it is a new write.
+      const next = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+      expect(next).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
+      expect(sent).toBe(2);
+    },
+  );
+
+  it.runIf(ready)(
+    "a keep that timed out is not made again (it may have landed): the entry stays held, the identical write refused",
+    async () => {
+      let keeps = 0;
+      const store = onSettle(make(), async (target, ...args) => {
+        const [, state] = args;
+        if (heldSettle(args) && state === "succeeded") {
+          keeps += 1;
+          // Written, and its answer lost past the store timeout.
+          await target.settle(...args);
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          return;
+        }
+        return target.settle(...args);
+      });
+      const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs: 100 });
+      const call = { tool: "create", args: { title: "kept late" } };
+      let sent = 0;
+      const send = async () => {
+        sent += 1;
+        return ok(`created ${sent}`);
+      };
+      const cancel = new AbortController();
+      const first = await governor
+        .startRun({ idempotencyScope: "s" })
+        .call({ ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() }, send);
+      expect(first).toMatchObject({ kind: "ok", kept: true });
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(keeps).toBe(1);
+      // It landed: the identical call gets the answer.
+      const again = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+      expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
+      expect(sent).toBe(1);
+    },
+  );
+});
