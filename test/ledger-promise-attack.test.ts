@@ -146,3 +146,34 @@ describe.each(stores)("the last settle of a held write, on the %s store", (_n, r
     },
   );
 });
+
+describe.each(stores)(
+  "an answer kept by a run that can meet no identical call, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "a run without scope that ended as its write was given up on keeps nothing: the outcome does not say kept",
+      async () => {
+        const store = make();
+        const governor = createGovernor(policy, { metrics: false, store });
+        const call = { tool: "create", args: { title: "nobody to give it to" } };
+        const cancel = new AbortController();
+        const run = governor.startRun();
+        const first = await run.call(
+          {
+            ...call,
+            signal: cancel.signal,
+            beforeAnswer: async () => {
+              cancel.abort();
+              run.end();
+            },
+          },
+          async () => ok("created"),
+        );
+        // No identical call can meet the answer (content entries without a scope are the run's own).
+        expect(first).not.toMatchObject({ kept: true });
+        // `keepAnswer` says the same of such a run.
+        expect(await run.keepAnswer(call, ok("created"))).toBe(false);
+      },
+    );
+  },
+);

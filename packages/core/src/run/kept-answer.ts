@@ -31,9 +31,7 @@ export async function keepAnswer(
   ttlMs: number,
 ): Promise<boolean> {
   const { core } = r;
-  // Observe-only keeps no ledger; a run without a scope that ended has no identical call to come
-  // (its content entries are its instance's).
-  if (r.observeOnly || (r.scope === undefined && r.ended !== undefined)) return false;
+  if (!keepsFor(r)) return false;
   const server = request.server ?? "";
   const tool = core.toolPolicy(request.tool, request.server);
   if (resolveEffect(tool.effect, tool.trustAnnotations, request.annotations) !== "mutating") {
@@ -76,6 +74,15 @@ export async function keepAnswer(
 }
 
 /**
+ * Whether an answer kept now can reach an identical call of the run's scope: not in observe-only
+ * (it keeps no ledger), nor once a run without a scope ended (its content entries are its
+ * instance's, and no call of it is to come). The one check of `keepAnswer` and `handOver`.
+ */
+export function keepsFor(r: RunState): boolean {
+  return !r.observeOnly && (r.scope !== undefined || r.ended === undefined);
+}
+
+/**
  * Whether a success of this call frees its write's entry only once its answer is handed over
  * (`handOver`): the call holds the entry and can still be given up on (its own signal, or a
  * moment of the host's before the answer goes on).
@@ -110,7 +117,7 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
   const claim = doubtClaimedAt === undefined ? {} : { claimedAt: doubtClaimedAt };
   // The call lets go of the entry: it is settled below, whatever the call comes to.
   freed(state);
-  if (givenUp(state)) {
+  if (givenUp(state) && keepsFor(r)) {
     // Under this call's own claim nobody else can take the entry: a store that fails to record
     // it leaves the entry held (identical writes refused, in doubt after its lease), never free.
     keptLater.set(state, keepHeld(state, key, claim, answer, ttlMs));

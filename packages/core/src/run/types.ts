@@ -182,7 +182,8 @@ export interface Run {
    * another sharing the store (also after a restart, with a store that keeps its data), is answered
    * with it (`replayed: true`) instead of making the write again, once, within `ttlMs`. Only a
    * `mutating` call's answer is kept (a read or an idempotent write is simply made again), and
-   * none while an identical write is in flight or in doubt (that write is the repeat). Answers
+   * none while an identical write is in flight or in doubt (that write is the repeat), nor by a
+   * run without a scope once it ended, nor in observe-only (no identical call can meet it). Answers
    * whether it was kept; a store that fails rejects with its `StoreError`. Pass `call` as it was
    * passed to {@link Run.call}: its tool, server, arguments and annotations find the write. An
    * adapter offers its own (`GovernedClient.keepAnswer` in `@governor/mcp`). Not bound, like `call`.
