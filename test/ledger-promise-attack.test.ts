@@ -177,3 +177,31 @@ describe.each(stores)(
     );
   },
 );
+
+describe.each(stores)("the host's moment before the answer, on the %s store", (_n, ready, make) => {
+  it.runIf(ready)(
+    "a beforeAnswer that never settles is cut at the run's deadline: the call answers, and its write's entry is freed",
+    async () => {
+      const store = make();
+      const governor = createGovernor(policy, { metrics: false, store });
+      const call = { tool: "create", args: { title: "hung hook" } };
+      let sent = 0;
+      const send = async () => {
+        sent += 1;
+        return ok(`created ${sent}`);
+      };
+      const run = governor.startRun({ idempotencyScope: "s", deadline: Date.now() + 300 });
+      const outcome = run.call({ ...call, beforeAnswer: () => new Promise<void>(() => {}) }, send);
+      const hung = Symbol("hung");
+      const first = await Promise.race([
+        outcome,
+        new Promise((resolve) => setTimeout(() => resolve(hung), 3_000)),
+      ]);
+      expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // The answer went to the model: the identical call after it is a new write.
+      const next = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+      expect(next).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
+    },
+  );
+});

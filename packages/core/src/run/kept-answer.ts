@@ -12,7 +12,7 @@ import type { MaybePromise } from "../types.ts";
 import { type CallState, contentHashOf } from "./call-state.ts";
 import { CONTENT_ARGS, contentClaimOptions, doubtKeyOf, freed, keptRecord } from "./doubt.ts";
 import { writesAsJson } from "./ledger.ts";
-import type { RunState } from "./run-state.ts";
+import { bounded, type RunState } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
 import { recordOp, storeOp } from "./store-steps.ts";
 import type { ToolCall } from "./types.ts";
@@ -108,7 +108,8 @@ export function handsOverLater(state: CallState): boolean {
  */
 export async function handOver(state: CallState, answer: unknown, held: boolean): Promise<void> {
   const { beforeAnswer } = state.call;
-  if (beforeAnswer !== undefined) await guardedAsync(beforeAnswer);
+  // Bounded as every host hook is: the run's deadline, its signal and end, the call's signal.
+  if (beforeAnswer !== undefined) await bounded(state, beforeAnswer, undefined);
   if (!held || !state.doubtHeld) return;
   const r = state.run;
   const ttlMs = r.options.keptAnswerMs ?? KEPT_MS;

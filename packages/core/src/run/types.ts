@@ -70,7 +70,8 @@ export interface ToolCall {
    * Awaited once an attempt succeeded, before the answer is handed over: the host's own moment
    * between a success and giving its answer on (e.g. a proxy's pause after forwarding progress),
    * in which an abort of `signal` still counts as the answer not reaching the model (see `signal`).
-   * It should be short: nothing bounds it. What it throws is ignored.
+   * Bounded as the other host hooks are (the run's deadline, its signal and end, this call's
+   * signal): one that outlasts them is no longer waited for. What it throws is ignored.
    */
   readonly beforeAnswer?: () => Promise<void>;
 }
