@@ -205,3 +205,47 @@ describe.each(stores)("the host's moment before the answer, on the %s store", (_
     },
   );
 });
+
+describe.each(stores)(
+  "a call given up on while its write's entry is freed, and another process, on the %s store",
+  (_n, ready, make) => {
+    // What is left (docs/idempotency.md, "An answer the host never got"): the free is on its way
+    // when the host gives up, so the answer is kept right after it lands; an identical call of
+    // another process that claims the entry in that moment is sent. Closing it takes the free to
+    // wait for a word that the host did not give up, which is another round trip per write, or a
+    // mark on the freed entry that refuses identical writes for a while after every success.
+    it.runIf(ready).fails(
+      "the identical call of another process sent in that moment gets the answer kept after the free, not a second write",
+      async () => {
+        const real = make();
+        const cancel = new AbortController();
+        let other: Promise<unknown> | undefined;
+        // The other process: its own governor on its own handle of the store.
+        const elsewhere = createGovernor(policy, { metrics: false, store: real });
+        const call = { tool: "create", args: { title: "freed elsewhere" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        // The free lands at once; its answer takes 50 ms (a round trip), in which the host gives up
+        // and the other process sends the identical call.
+        const store = onSettle(real, async (target, ...args) => {
+          await target.settle(...args);
+          if (other === undefined && heldSettle(args) && args[1] === "failed") {
+            cancel.abort();
+            other = elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+        });
+        const governor = createGovernor(policy, { metrics: false, store });
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal }, send);
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        expect(await other).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
+        expect(sent).toBe(1);
+      },
+    );
+  },
+);
