@@ -249,3 +249,81 @@ describe.each(stores)(
     );
   },
 );
+
+describe.each(stores)(
+  "a call given up on while its write's entry is freed, and a call of the same process, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "the identical call that claimed the freed entry before the host gave up waits for the hand-over, and gets the kept answer",
+      async () => {
+        const real = make();
+        const cancel = new AbortController();
+        let meanwhile: Promise<unknown> | undefined;
+        let governor: ReturnType<typeof createGovernor> | undefined;
+        const call = { tool: "create", args: { title: "claimed, then given up" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        // The free lands at once and its answer takes 50 ms: the identical call (a proxy's next
+        // window) is sent in that moment and claims the entry; then the host gives up on the first.
+        const store = onSettle(real, async (target, ...args) => {
+          await target.settle(...args);
+          if (meanwhile === undefined && heldSettle(args) && args[1] === "failed") {
+            meanwhile = governor?.startRun({ idempotencyScope: "s" }).call(call, send);
+            await new Promise((resolve) => setTimeout(resolve, 10));
+            cancel.abort();
+            await new Promise((resolve) => setTimeout(resolve, 40));
+          }
+        });
+        governor = createGovernor(policy, { metrics: false, store });
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal }, send);
+        // Cut by its abort before the keep landed, the call does not wait to say it was kept.
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        expect(await meanwhile).toMatchObject({
+          kind: "ok",
+          value: ok("created 1"),
+          replayed: true,
+        });
+        expect(sent).toBe(1);
+      },
+    );
+
+    it.runIf(ready)(
+      "an identical call sent while the entry of a call nobody gave up on is freed is a new write, made once the free is done",
+      async () => {
+        const real = make();
+        const live = new AbortController();
+        let meanwhile: Promise<unknown> | undefined;
+        let governor: ReturnType<typeof createGovernor> | undefined;
+        const call = { tool: "create", args: { title: "claimed, not given up" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        const store = onSettle(real, async (target, ...args) => {
+          await target.settle(...args);
+          if (meanwhile === undefined && heldSettle(args) && args[1] === "failed") {
+            meanwhile = governor?.startRun({ idempotencyScope: "s" }).call(call, send);
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+        });
+        governor = createGovernor(policy, { metrics: false, store });
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: live.signal }, send);
+        expect(first).toEqual({ kind: "ok", value: ok("created 1"), attempts: 1, replayed: false });
+        expect(await meanwhile).toMatchObject({
+          kind: "ok",
+          value: ok("created 2"),
+          replayed: false,
+        });
+        expect(sent).toBe(2);
+      },
+    );
+  },
+);

@@ -10,7 +10,14 @@ import { resolveEffect } from "../judge/effect.ts";
 import { type ClaimResult, StoreError } from "../store/store.ts";
 import type { MaybePromise } from "../types.ts";
 import { type CallState, contentHashOf } from "./call-state.ts";
-import { CONTENT_ARGS, contentClaimOptions, doubtKeyOf, freed, keptRecord } from "./doubt.ts";
+import {
+  CONTENT_ARGS,
+  contentClaimOptions,
+  doubtKeyOf,
+  freed,
+  keptRecord,
+  markFreeing,
+} from "./doubt.ts";
 import { writesAsJson } from "./ledger.ts";
 import { bounded, type RunState } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
@@ -125,6 +132,9 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
     state.keptAnswer = true;
     return;
   }
+  // Identical calls of this process wait for the hand-over from now on: the free may land before
+  // the call's signal aborts.
+  if (state.call.signal !== undefined) markFreeing(state);
   let freeing: MaybePromise<void>;
   try {
     freeing = settleHeld(() => r.core.store.settle(key, "failed", { now: r.core.now(), ...claim }));
