@@ -327,3 +327,45 @@ describe.each(stores)(
     );
   },
 );
+
+describe.each(stores)(
+  "a kept answer of a tool whose results are not kept, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "idempotency.replay false: the answer given up on is not written to the store; the identical call is told the write was made, and it is not made again",
+      async () => {
+        const written: string[] = [];
+        const store = onSettle(make(), async (target, ...args) => {
+          written.push(JSON.stringify(args[2].result ?? null));
+          return target.settle(...args);
+        });
+        const governor = createGovernor(
+          { tools: { create: { effect: "mutating", idempotency: { replay: false } } } },
+          { metrics: false, store },
+        );
+        const call = { tool: "create", args: { title: "sensitive" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`secret token ${sent}`);
+        };
+        const cancel = new AbortController();
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() }, send);
+        expect(first).toMatchObject({ kind: "ok", value: ok("secret token 1"), kept: true });
+        const again = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(again).toMatchObject({ kind: "ok", value: undefined, replayed: true });
+        expect(sent).toBe(1);
+        // The host's own keep (`Run.keepAnswer`) follows the same policy.
+        const other = { tool: "create", args: { title: "sensitive too" } };
+        const keeper = governor.startRun({ idempotencyScope: "s" });
+        expect(await keeper.keepAnswer(other, ok("secret token 9"))).toBe(true);
+        const next = await governor.startRun({ idempotencyScope: "s" }).call(other, send);
+        expect(next).toMatchObject({ kind: "ok", value: undefined, replayed: true });
+        expect(sent).toBe(1);
+        expect(written.filter((w) => w.includes("secret"))).toEqual([]);
+      },
+    );
+  },
+);

@@ -44,6 +44,9 @@ export async function keepAnswer(
   if (resolveEffect(tool.effect, tool.trustAnnotations, request.annotations) !== "mutating") {
     return false;
   }
+  // A tool whose results are not kept (`idempotency.replay: false`): the identical call is told the
+  // write was made, with no answer to show, as a replay of its key would be.
+  const kept = tool.idempotency.replay ? answer : undefined;
   // Arguments that are not JSON were never sent: there is no answer to keep.
   let canonical: string;
   try {
@@ -65,7 +68,7 @@ export async function keepAnswer(
   try {
     await core.store.settle(key, "succeeded", {
       now,
-      result: keptRecord(answer, now + ttlMs, core.newRunId()),
+      result: keptRecord(kept, now + ttlMs, core.newRunId()),
       ...(claimedAt !== undefined && { claimedAt }),
     });
     return true;
@@ -125,10 +128,12 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
   const claim = doubtClaimedAt === undefined ? {} : { claimedAt: doubtClaimedAt };
   // The call lets go of the entry: it is settled below, whatever the call comes to.
   freed(state);
+  // What may be kept of the answer: nothing of a tool whose results are not (as `keepAnswer`).
+  const keptValue = state.tool.idempotency.replay ? answer : undefined;
   if (givenUp(state) && keepsFor(r)) {
     // Under this call's own claim nobody else can take the entry: a store that fails to record
     // it leaves the entry held (identical writes refused, in doubt after its lease), never free.
-    keptLater.set(state, keepHeld(state, key, claim, answer, ttlMs));
+    keptLater.set(state, keepHeld(state, key, claim, keptValue, ttlMs));
     state.keptAnswer = true;
     return;
   }

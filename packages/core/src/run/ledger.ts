@@ -298,7 +298,8 @@ function doubtAnswered(state: CallState, doubt: DoubtAnswer): MaybePromise<StepA
  */
 async function replayKept(state: CallState, kept: KeptAnswer): Promise<CallOutcome<unknown>> {
   try {
-    await settle(state, "succeeded", kept.answer);
+    // Recorded as this call's own success would be: without it for a tool whose results are not kept.
+    await settle(state, "succeeded", state.tool.idempotency.replay ? kept.answer : undefined);
   } catch (error) {
     // Not given: the next identical call takes it, not told for a lease that a write is out.
     await guardedAsync(() => freeToken(state, kept.token));

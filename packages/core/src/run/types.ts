@@ -184,7 +184,9 @@ export interface Run {
    * with it (`replayed: true`) instead of making the write again, once, within `ttlMs`. Only a
    * `mutating` call's answer is kept (a read or an idempotent write is simply made again), and
    * none while an identical write is in flight or in doubt (that write is the repeat), nor by a
-   * run without a scope once it ended, nor in observe-only (no identical call can meet it). Answers
+   * run without a scope once it ended, nor in observe-only (no identical call can meet it); for a
+   * tool with `idempotency.replay: false` the write is kept from being made again but no answer is
+   * written (the identical call is answered with `value` undefined, as its key's replay). Answers
    * whether it was kept; a store that fails rejects with its `StoreError`. Pass `call` as it was
    * passed to {@link Run.call}: its tool, server, arguments and annotations find the write. An
    * adapter offers its own (`GovernedClient.keepAnswer` in `@governor/mcp`). Not bound, like `call`.
