@@ -369,3 +369,32 @@ describe.each(stores)(
     );
   },
 );
+
+describe.each(stores)(
+  "an answer JSON cannot write, given up on, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "is not said kept, and its entry is freed: the identical call is a new write, not refused",
+      async () => {
+        const store = make();
+        const governor = createGovernor(policy, { metrics: false, store });
+        const call = { tool: "create", args: { title: "bigint" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return { content: [{ type: "text", text: `created ${sent}` }], count: BigInt(sent) };
+        };
+        const cancel = new AbortController();
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() }, send);
+        expect(first).toMatchObject({ kind: "ok", replayed: false });
+        expect(first).not.toMatchObject({ kept: true });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const next = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(next).toMatchObject({ kind: "ok", replayed: false });
+        expect(sent).toBe(2);
+      },
+    );
+  },
+);

@@ -47,6 +47,8 @@ export async function keepAnswer(
   // A tool whose results are not kept (`idempotency.replay: false`): the identical call is told the
   // write was made, with no answer to show, as a replay of its key would be.
   const kept = tool.idempotency.replay ? answer : undefined;
+  // An answer JSON cannot write (a BigInt, a cycle) cannot be kept: nothing is claimed for it.
+  if (!writesAsJson(kept)) return false;
   // Arguments that are not JSON were never sent: there is no answer to keep.
   let canonical: string;
   try {
@@ -130,7 +132,8 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
   freed(state);
   // What may be kept of the answer: nothing of a tool whose results are not (as `keepAnswer`).
   const keptValue = state.tool.idempotency.replay ? answer : undefined;
-  if (givenUp(state) && keepsFor(r)) {
+  // An answer JSON cannot write cannot be kept: the entry is freed, and the outcome says nothing kept.
+  if (givenUp(state) && keepsFor(r) && writesAsJson(keptValue)) {
     // Under this call's own claim nobody else can take the entry: a store that fails to record
     // it leaves the entry held (identical writes refused, in doubt after its lease), never free.
     keptLater.set(state, keepHeld(state, key, claim, keptValue, ttlMs));
