@@ -398,3 +398,89 @@ describe.each(stores)(
     );
   },
 );
+
+describe.each(stores)(
+  "a last settle that landed and was answered with an error, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "a keep that landed and was spent before its error came is not made again: the next identical call is a new write",
+      async () => {
+        const real = make();
+        const elsewhere = createGovernor(policy, { metrics: false, store: real });
+        const call = { tool: "create", args: { title: "kept, spent, then the error" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        let spent: unknown;
+        const store = onSettle(real, async (target, ...args) => {
+          await target.settle(...args);
+          if (spent === undefined && heldSettle(args) && args[1] === "succeeded") {
+            // Landed; another process's identical call takes the answer before the error comes.
+            spent = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+            throw unavailable();
+          }
+        });
+        const governor = createGovernor(policy, { metrics: false, store });
+        const cancel = new AbortController();
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() }, send);
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1"), kept: true });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(spent).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
+        // Given once: the identical call after it is a new write, neither given it again nor refused.
+        const next = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(next).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
+        expect(sent).toBe(2);
+      },
+    );
+
+    it.runIf(ready)(
+      "a free that landed and was claimed before its error came is not made again over the new claim: the identical call stays refused while that write is out",
+      async () => {
+        const real = make();
+        const elsewhere = createGovernor(policy, { metrics: false, store: real });
+        const call = { tool: "create", args: { title: "freed, claimed, then the error" } };
+        let sent = 0;
+        let release: () => void = () => undefined;
+        const out = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        const slow = async () => {
+          sent += 1;
+          await out;
+          return ok(`created ${sent}`);
+        };
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        let second: Promise<unknown> | undefined;
+        const store = onSettle(real, async (target, ...args) => {
+          await target.settle(...args);
+          if (second === undefined && heldSettle(args) && args[1] === "failed") {
+            // Landed; another process's identical write claims the entry and is out, then the error.
+            second = elsewhere.startRun({ idempotencyScope: "s" }).call(call, slow);
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            throw unavailable();
+          }
+        });
+        const governor = createGovernor(policy, { metrics: false, store });
+        const live = new AbortController();
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: live.signal }, send);
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        expect(sent).toBe(2);
+        // The second write is out: an identical call is refused, not sent.
+        const third = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(third.kind).not.toBe("ok");
+        expect(sent).toBe(2);
+        release();
+        expect(await second).toMatchObject({ kind: "ok", value: ok("created 2") });
+      },
+    );
+  },
+);
