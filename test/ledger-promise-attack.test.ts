@@ -484,3 +484,38 @@ describe.each(stores)(
     );
   },
 );
+
+describe.each(stores)("Run.keepAnswer when the store fails, on the %s store", (_n, ready, make) => {
+  it.runIf(ready)(
+    "a keep that fails, and whose free of the entry fails once, leaves the entry free: it rejects, and the identical call is a new write",
+    async () => {
+      let failures = 0;
+      const store = onSettle(make(), async (target, ...args) => {
+        const [key] = args;
+        if (key.startsWith("gd_") && failures < 2) {
+          failures += 1;
+          throw unavailable();
+        }
+        return target.settle(...args);
+      });
+      const governor = createGovernor(policy, { metrics: false, store });
+      const call = { tool: "create", args: { title: "not kept" } };
+      const kept = await governor
+        .startRun({ idempotencyScope: "s" })
+        .keepAnswer(call, ok("lost"))
+        .then(
+          () => "kept",
+          (error: unknown) => error,
+        );
+      expect(StoreError.isInstance(kept)).toBe(true);
+      expect(failures).toBe(2);
+      let sent = 0;
+      const next = await governor.startRun({ idempotencyScope: "s" }).call(call, async () => {
+        sent += 1;
+        return ok("made");
+      });
+      expect(next).toMatchObject({ kind: "ok", value: ok("made"), replayed: false });
+      expect(sent).toBe(1);
+    },
+  );
+});

@@ -77,8 +77,10 @@ export async function keepAnswer(
   } catch (error) {
     // The entry must not stay claimed: once its lease passed it would refuse every identical
     // write for good, with nobody to settle it.
+    // Asked once more when the store fails (`settleHeld`): it names the claim, so it is dropped
+    // if the keep landed after all.
     if (claimedAt !== undefined) {
-      await core.store.settle(key, "failed", { now: core.now(), claimedAt });
+      await settleHeld(() => core.store.settle(key, "failed", { now: core.now(), claimedAt }));
     }
     if (GovernorError.isInstance(error)) throw error;
     return false;
