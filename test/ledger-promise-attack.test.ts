@@ -519,3 +519,44 @@ describe.each(stores)("Run.keepAnswer when the store fails, on the %s store", (_
     },
   );
 });
+
+describe.each(stores)(
+  "a kept answer given, whose spend fails once, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "the spend is asked once more: the answer is given once, and the identical call after it is a new write",
+      async () => {
+        let failures = 0;
+        const store = onSettle(make(), async (target, ...args) => {
+          const [key, state, options] = args;
+          if (
+            failures === 0 &&
+            key.startsWith("gd_") &&
+            state === "failed" &&
+            options.ifSucceeded !== undefined
+          ) {
+            failures += 1;
+            throw unavailable();
+          }
+          return target.settle(...args);
+        });
+        const governor = createGovernor(policy, { metrics: false, store });
+        const call = { tool: "create", args: { title: "spent" } };
+        expect(
+          await governor.startRun({ idempotencyScope: "s" }).keepAnswer(call, ok("kept")),
+        ).toBe(true);
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok("made");
+        };
+        const given = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(given).toMatchObject({ kind: "ok", value: ok("kept"), replayed: true });
+        expect(failures).toBe(1);
+        const next = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(next).toMatchObject({ kind: "ok", value: ok("made"), replayed: false });
+        expect(sent).toBe(1);
+      },
+    );
+  },
+);

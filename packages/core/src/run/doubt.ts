@@ -27,7 +27,7 @@ import type { MaybePromise } from "../types.ts";
 import type { CallState } from "./call-state.ts";
 import { instance, leaseMsOf, type RunState } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
-import { recordOp, storeOp } from "./store-steps.ts";
+import { recordOp, settleHeld, storeOp } from "./store-steps.ts";
 import { guardedAsync } from "./waits.ts";
 
 /** The `argsHash` every claim of a content entry gives: the entry is about content, not a call. */
@@ -320,7 +320,10 @@ export async function spendKept(state: CallState, now: number, token: TokenClaim
   const options: SettleOptions = { now, ifSucceeded: { result: token.result } };
   let spent = false;
   try {
-    await storeOp(state, "a ledger settle", (s) => s.run.core.store.settle(key, "failed", options));
+    // Asked once more when the store fails (`settleHeld`): else the answer is given once more.
+    await storeOp(state, "a ledger settle", (s) =>
+      settleHeld(() => s.run.core.store.settle(key, "failed", options)),
+    );
     spent = true;
   } finally {
     await guardedAsync(() =>

@@ -7,7 +7,7 @@
 import { GovernorError } from "../errors.ts";
 import { canonicalJson } from "../judge/canonical.ts";
 import { resolveEffect } from "../judge/effect.ts";
-import { type ClaimResult, StoreError } from "../store/store.ts";
+import type { ClaimResult } from "../store/store.ts";
 import type { MaybePromise } from "../types.ts";
 import { type CallState, contentHashOf } from "./call-state.ts";
 import {
@@ -21,7 +21,7 @@ import {
 import { writesAsJson } from "./ledger.ts";
 import { bounded, type RunState } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
-import { recordOp, storeOp } from "./store-steps.ts";
+import { recordOp, settleHeld, settlesAgain, storeOp } from "./store-steps.ts";
 import type { ToolCall } from "./types.ts";
 import { guardedAsync } from "./waits.ts";
 
@@ -236,31 +236,4 @@ async function keepAgain(
 ): Promise<void> {
   const found = await recordOp(state, "a ledger read", (s) => s.run.core.store.entry(key));
   if (found?.state === "pending") await keep();
-}
-
-/**
- * The last settle of a held entry (its free), made once more when the store failed with a
- * `StoreError` other than a timeout: unsettled, the entry would stay held, every identical write
- * refused until a person settles it. It names the call's claim, so a free that landed the first
- * time and was claimed since is dropped by the store. A timeout is not asked again: its first
- * settle may still land, after the second.
- */
-export function settleHeld(settle: () => MaybePromise<void>): MaybePromise<void> {
-  let first: MaybePromise<void>;
-  try {
-    first = settle();
-  } catch (error) {
-    return settleAgain(error, settle);
-  }
-  return isThenable(first) ? first.then(undefined, (error) => settleAgain(error, settle)) : first;
-}
-
-function settleAgain(error: unknown, settle: () => MaybePromise<void>): MaybePromise<void> {
-  if (!settlesAgain(error)) throw error;
-  return settle();
-}
-
-/** Whether a failed settle of a held entry is asked once more (see `settleHeld`). */
-function settlesAgain(error: unknown): boolean {
-  return StoreError.isInstance(error) && error.reason !== "timeout";
 }
