@@ -294,8 +294,7 @@ function doubtAnswered(state: CallState, doubt: DoubtAnswer): MaybePromise<StepA
  * answer is this call's, and nothing is sent. Its key is settled `succeeded` with it (the same
  * logical call replays it again), then the kept answer is spent (an identical call after this one
  * is a new write); a store that fails on the spend (twice: doubt.ts `spendKept`) leaves it to be
- * given once more, never a write
- * made twice.
+ * given once more, never a write made twice.
  */
 async function replayKept(state: CallState, kept: KeptAnswer): Promise<CallOutcome<unknown>> {
   try {
