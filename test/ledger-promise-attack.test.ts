@@ -560,3 +560,50 @@ describe.each(stores)(
     );
   },
 );
+
+describe.each(stores)(
+  "the breaker's bookkeeping after a success, on the %s store",
+  (_n, ready, make) => {
+    // The breaker is told of a success while the write's entry is still held, before it is freed:
+    // a host that gives up during that round trip still has the answer kept under the call's claim.
+    // Told after the free, that abort would come once the entry is free, where another process's
+    // identical call may claim it first.
+    it.runIf(ready)(
+      "an abort during the breaker's read after the success keeps the answer under the call's claim",
+      async () => {
+        const cancel = new AbortController();
+        let recorded = false;
+        const store = new Proxy(make(), {
+          get(target, property) {
+            const value = Reflect.get(target, property, target) as unknown;
+            if (typeof value !== "function") return value;
+            return async (...args: unknown[]) => {
+              if (property === "get" && recorded) cancel.abort();
+              const answer = await (value as (...a: unknown[]) => unknown).apply(target, args);
+              const [key, state] = args as [string, string];
+              if (property === "settle" && state === "succeeded" && key.startsWith("gk_")) {
+                recorded = true;
+              }
+              return answer;
+            };
+          },
+        });
+        const governor = createGovernor(policy, { metrics: false, store });
+        const call = { tool: "create", args: { title: "breaker" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal }, send);
+        expect(cancel.signal.aborted).toBe(true);
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1"), kept: true });
+        const again = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
+        expect(sent).toBe(1);
+      },
+    );
+  },
+);
