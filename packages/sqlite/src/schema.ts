@@ -34,7 +34,7 @@ UPDATE governor_ledger SET claimed_at = updated_at WHERE state = 'pending';
  * own update (recursive triggers are off). Only an update that sets `updated_at` is a claim: one
  * that does not (`release` dropping a pending row's owner) must leave the mark as it is, or the
  * holder's settle, naming it, would be dropped and the row held for good. A file whose trigger
- * fired on every update is given this one at open ({@link OLD_MARK_TRIGGER}).
+ * fired on every update is given this one at open (`dropOldMarkTrigger`).
  */
 const MARK_UNMARKED_CLAIMS = `
 CREATE TRIGGER IF NOT EXISTS governor_ledger_mark_update AFTER UPDATE OF updated_at ON governor_ledger
@@ -52,18 +52,18 @@ BEGIN
 END;
 `;
 
-/** Drops the mark trigger of a file that fired it on every update of a pending row. */
+/** Drops the mark trigger of a file whose trigger ran on every update of a pending row. */
 function dropOldMarkTrigger(db: Database): void {
   const found = db
     .prepare("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?")
-    .get(OLD_MARK_TRIGGER)?.sql;
+    .get(MARK_TRIGGER)?.sql;
   if (typeof found === "string" && !/UPDATE OF updated_at/i.test(found)) {
-    db.exec(`DROP TRIGGER ${OLD_MARK_TRIGGER}`);
+    db.exec(`DROP TRIGGER ${MARK_TRIGGER}`);
   }
 }
 
-/** The trigger that marks a layout 1 writer's takeovers (see {@link MARK_UNMARKED_CLAIMS}). */
-const OLD_MARK_TRIGGER = "governor_ledger_mark_update";
+/** The name of the trigger that marks a layout 1 writer's takeovers ({@link MARK_UNMARKED_CLAIMS}). */
+const MARK_TRIGGER = "governor_ledger_mark_update";
 
 const TABLES = `
 CREATE TABLE IF NOT EXISTS governor_values (

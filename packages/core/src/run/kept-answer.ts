@@ -76,9 +76,8 @@ export async function keepAnswer(
     return true;
   } catch (error) {
     // The entry must not stay claimed: once its lease passed it would refuse every identical
-    // write for good, with nobody to settle it.
-    // Asked once more when the store fails (`settleHeld`): it names the claim, so it is dropped
-    // if the keep landed after all.
+    // write for good, with nobody to settle it. Asked once more when the store fails
+    // (`settleHeld`); it names the claim, so the store drops it if the keep landed after all.
     if (claimedAt !== undefined) {
       await settleHeld(() => core.store.settle(key, "failed", { now: core.now(), claimedAt }));
     }
@@ -137,7 +136,8 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
   // An answer JSON cannot write cannot be kept: the entry is freed, and the outcome says nothing kept.
   if (givenUp(state) && keepsFor(r) && writesAsJson(keptValue)) {
     // Under this call's own claim nobody else can take the entry: a store that fails to record
-    // it leaves the entry held (identical writes refused, in doubt after its lease), never free.
+    // it (twice, `keepHeld`) leaves the entry held (identical writes refused, in doubt after its
+    // lease), never free.
     keptLater.set(state, keepHeld(state, key, claim, keptValue, ttlMs));
     state.keptAnswer = true;
     return;

@@ -157,8 +157,7 @@ export function hostContext(state: CallState, repeatable: boolean): HostContext 
  * refused until a person settles it (kept-answer.ts), or a kept answer given once more (doubt.ts
  * `spendKept`). Each such settle is conditional (it names the caller's claim, or the answer it
  * spends), so one that landed the first time and was claimed or kept over since is dropped by the
- * store. A timeout is not asked again: its first
- * settle may still land, after the second.
+ * store. A timeout is not asked again: its first settle may still land, after the second.
  */
 export function settleHeld(settle: () => MaybePromise<void>): MaybePromise<void> {
   let first: MaybePromise<void>;
