@@ -30,6 +30,12 @@ function onSettle(store: Store, settle: (target: Store, ...args: Settle) => Prom
 const heldSettle = ([key, _state, options]: Settle) =>
   key.startsWith("gd_") && options.claimedAt !== undefined;
 
+/** Resolves once `done()` holds (polled every 5 ms), or after `ms`. */
+async function until(done: () => boolean, ms = 3_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!done() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
 const unavailable = () =>
   new StoreError({
     reason: "unavailable",
@@ -111,21 +117,25 @@ describe.each(stores)("the last settle of a held write, on the %s store", (_n, r
   );
 
   it.runIf(ready)(
-    "a keep that timed out is not made again (it may have landed): the entry stays held, the identical write refused",
+    "a keep that timed out is not made again (it may still land): here it landed, and the identical call gets the answer once",
     async () => {
       let keeps = 0;
+      let answer: () => void = () => undefined;
+      const answered = new Promise<void>((resolve) => {
+        answer = resolve;
+      });
       const store = onSettle(make(), async (target, ...args) => {
         const [, state] = args;
         if (heldSettle(args) && state === "succeeded") {
           keeps += 1;
-          // Written, and its answer lost past the store timeout.
+          // Written, and its answer held back past the store timeout.
           await target.settle(...args);
-          await new Promise((resolve) => setTimeout(resolve, 300));
+          await answered;
           return;
         }
         return target.settle(...args);
       });
-      const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs: 100 });
+      const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs: 1_000 });
       const call = { tool: "create", args: { title: "kept late" } };
       let sent = 0;
       const send = async () => {
@@ -137,9 +147,10 @@ describe.each(stores)("the last settle of a held write, on the %s store", (_n, r
         .startRun({ idempotencyScope: "s" })
         .call({ ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() }, send);
       expect(first).toMatchObject({ kind: "ok", kept: true });
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      // Past the store timeout of the keep: it is not asked again.
+      await new Promise((resolve) => setTimeout(resolve, 1_300));
       expect(keeps).toBe(1);
-      // It landed: the identical call gets the answer.
+      answer();
       const again = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
       expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
       expect(sent).toBe(1);
@@ -190,12 +201,12 @@ describe.each(stores)("the host's moment before the answer, on the %s store", (_
         sent += 1;
         return ok(`created ${sent}`);
       };
-      const run = governor.startRun({ idempotencyScope: "s", deadline: Date.now() + 300 });
+      const run = governor.startRun({ idempotencyScope: "s", deadline: Date.now() + 1_000 });
       const outcome = run.call({ ...call, beforeAnswer: () => new Promise<void>(() => {}) }, send);
       const hung = Symbol("hung");
       const first = await Promise.race([
         outcome,
-        new Promise((resolve) => setTimeout(() => resolve(hung), 3_000)),
+        new Promise((resolve) => setTimeout(() => resolve(hung), 5_000)),
       ]);
       expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -228,14 +239,14 @@ describe.each(stores)(
           sent += 1;
           return ok(`created ${sent}`);
         };
-        // The free lands at once; its answer takes 50 ms (a round trip), in which the host gives up
-        // and the other process sends the identical call.
+        // The free lands at once; its answer comes once the other process, in that moment, sent
+        // the identical call (the host gave up first).
         const store = onSettle(real, async (target, ...args) => {
           await target.settle(...args);
           if (other === undefined && heldSettle(args) && args[1] === "failed") {
             cancel.abort();
             other = elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
-            await new Promise((resolve) => setTimeout(resolve, 50));
+            await until(() => sent > 1);
           }
         });
         const governor = createGovernor(policy, { metrics: false, store });
@@ -428,7 +439,7 @@ describe.each(stores)(
           .startRun({ idempotencyScope: "s" })
           .call({ ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() }, send);
         expect(first).toMatchObject({ kind: "ok", value: ok("created 1"), kept: true });
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await until(() => spent !== undefined);
         expect(spent).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
         // Given once: the identical call after it is a new write, neither given it again nor refused.
         const next = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
@@ -463,7 +474,7 @@ describe.each(stores)(
           if (second === undefined && heldSettle(args) && args[1] === "failed") {
             // Landed; another process's identical write claims the entry and is out, then the error.
             second = elsewhere.startRun({ idempotencyScope: "s" }).call(call, slow);
-            await new Promise((resolve) => setTimeout(resolve, 50));
+            await until(() => sent > 1);
             throw unavailable();
           }
         });
