@@ -28,6 +28,23 @@ const opts = (now: number, allowUncertain = false, leaseMs = 60_000) => ({
 
 describe.each(stores)("claim marks on the %s store", (_name, ready, make) => {
   it.runIf(ready)(
+    "a run's own entry released while its write is out keeps its mark: the holder's late settle still lands",
+    async () => {
+      // SQLite's trigger that marks a layout 1 writer's claims ran on every update of a pending
+      // row, `release`'s too (it drops the row's owner): the row was marked anew, the holder's
+      // settle naming its claim dropped, and the entry held for good.
+      const store = make();
+      const t = Date.now();
+      const k = `released-${randomUUID()}`;
+      const a = markOf(await store.claim(k, "h", { ...opts(t), owner: "run-1" }));
+      await store.release?.("run-1");
+      expect((await store.entry(k))?.state).toBe("pending");
+      await store.settle(k, "failed", { now: t + 10, claimedAt: a });
+      expect((await store.entry(k))?.state).toBe("failed");
+    },
+  );
+
+  it.runIf(ready)(
     "claims in one millisecond, and a claimer whose clock went back, never share a mark: a stale settle cannot free the new claim",
     async () => {
       const store = make();
@@ -124,6 +141,33 @@ describe.runIf(sqliteModule() !== undefined)(
 describe.runIf(sqliteModule() !== undefined)(
   "a layout 1 writer still open on the file after the upgrade",
   () => {
+    it("a file whose mark trigger fired on every update gets the one that fires on claims at open", async () => {
+      const path = join(dir, `${randomUUID()}.db`);
+      createSqliteStore({ path }).close();
+      const { DatabaseSync } = (await import("node:sqlite" as string)) as {
+        DatabaseSync: new (p: string) => { exec(s: string): void; close(): void };
+      };
+      // The trigger as the release before this one wrote it into the file.
+      const db = new DatabaseSync(path);
+      db.exec(`DROP TRIGGER governor_ledger_mark_update;
+      CREATE TRIGGER governor_ledger_mark_update AFTER UPDATE ON governor_ledger
+        WHEN NEW.state = 'pending' AND NEW.claimed_at IS OLD.claimed_at
+      BEGIN
+        UPDATE governor_ledger SET claimed_at = CASE
+          WHEN OLD.claimed_at IS NULL OR NEW.updated_at > OLD.claimed_at THEN NEW.updated_at
+          ELSE OLD.claimed_at + 1 END
+        WHERE key = NEW.key;
+      END;`);
+      db.close();
+      const store = createSqliteStore({ path });
+      sqlites.push(store);
+      const t = Date.now();
+      const a = markOf(store.claim("k", "h", { ...opts(t), owner: "run-1" }));
+      store.release("run-1");
+      store.settle("k", "failed", { now: t + 10, claimedAt: a });
+      expect(store.entry("k")?.state).toBe("failed");
+    });
+
     // A process of the earlier version that had the file open before another one upgraded it goes
     // on claiming without marking its claims. Its takeover of a key left the previous holder's mark
     // on the row, so that holder's late settle named the row's latest claim and freed the key while

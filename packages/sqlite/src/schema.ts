@@ -31,10 +31,13 @@ UPDATE governor_ledger SET claimed_at = updated_at WHERE state = 'pending';
  * every writer's transaction, whatever its version: the claim gets a mark as layout 2 gives one
  * (its `now`, or one past the mark before when that is not earlier: `nextClaim`). A layout 2 claim
  * always writes a new mark, so they leave its claims alone; SQLite does not run a trigger from its
- * own update (recursive triggers are off).
+ * own update (recursive triggers are off). Only an update that sets `updated_at` is a claim: one
+ * that does not (`release` dropping a pending row's owner) must leave the mark as it is, or the
+ * holder's settle, naming it, would be dropped and the row held for good. A file whose trigger
+ * fired on every update is given this one at open (`dropOldMarkTrigger`).
  */
 const MARK_UNMARKED_CLAIMS = `
-CREATE TRIGGER IF NOT EXISTS governor_ledger_mark_update AFTER UPDATE ON governor_ledger
+CREATE TRIGGER IF NOT EXISTS governor_ledger_mark_update AFTER UPDATE OF updated_at ON governor_ledger
   WHEN NEW.state = 'pending' AND NEW.claimed_at IS OLD.claimed_at
 BEGIN
   UPDATE governor_ledger SET claimed_at = CASE
@@ -48,6 +51,19 @@ BEGIN
   UPDATE governor_ledger SET claimed_at = NEW.updated_at WHERE key = NEW.key;
 END;
 `;
+
+/** Drops the mark trigger of a file whose trigger ran on every update of a pending row. */
+function dropOldMarkTrigger(db: Database): void {
+  const found = db
+    .prepare("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?")
+    .get(MARK_TRIGGER)?.sql;
+  if (typeof found === "string" && !/UPDATE OF updated_at/i.test(found)) {
+    db.exec(`DROP TRIGGER ${MARK_TRIGGER}`);
+  }
+}
+
+/** The name of the trigger that marks a layout 1 writer's takeovers ({@link MARK_UNMARKED_CLAIMS}). */
+const MARK_TRIGGER = "governor_ledger_mark_update";
 
 const TABLES = `
 CREATE TABLE IF NOT EXISTS governor_values (
@@ -123,6 +139,7 @@ export function openConnections(path: string, busyTimeoutMs: number): Connection
         });
       }
       if (version === 1) ledger.exec(UPGRADE_FROM_1);
+      dropOldMarkTrigger(ledger);
       ledger.exec(TABLES);
       ledger.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
       ledger.exec("COMMIT");

@@ -27,7 +27,7 @@ import type { MaybePromise } from "../types.ts";
 import type { CallState } from "./call-state.ts";
 import { instance, leaseMsOf, type RunState } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
-import { recordOp, storeOp } from "./store-steps.ts";
+import { recordOp, settleHeld, storeOp } from "./store-steps.ts";
 import { guardedAsync } from "./waits.ts";
 
 /** The `argsHash` every claim of a content entry gives: the entry is about content, not a call. */
@@ -198,10 +198,15 @@ function afterDoubtClaim(
  */
 const handingOver = new WeakMap<Store, Map<string, HandOver>>();
 
-/** A success being handed over: the call's own signal, and the end of its hand-over. */
+/**
+ * A success being handed over: the call, its own signal, the end of its hand-over, and whether its
+ * entry's free is on the way (`markFreeing`).
+ */
 interface HandOver {
+  readonly owner: CallState;
   readonly signal: AbortSignal | undefined;
   readonly done: Promise<void>;
+  freeing: boolean;
 }
 
 /**
@@ -220,7 +225,7 @@ export function holdHandOver(state: CallState): () => void {
   const done = new Promise<void>((resolve) => {
     end = resolve;
   });
-  const entry: HandOver = { signal: state.call.signal, done };
+  const entry: HandOver = { owner: state, signal: state.call.signal, done, freeing: false };
   byKey.set(key, entry);
   const map = byKey;
   return () => {
@@ -229,10 +234,24 @@ export function holdHandOver(state: CallState): () => void {
   };
 }
 
-/** The hand-over of an identical call given up on (its signal aborted), if one is under way. */
+/**
+ * This call's entry is being freed while its signal may still abort (kept-answer.ts `handOver`):
+ * the answer is then kept right after the free, and an identical call of this process that claims
+ * the entry meanwhile would be sent. Such a call waits for the hand-over instead (`handingOverOf`).
+ */
+export function markFreeing(state: CallState): void {
+  const holder = handingOver.get(state.run.core.store)?.get(doubtKeyOf(state.argsHash as string));
+  if (holder?.owner === state) holder.freeing = true;
+}
+
+/**
+ * The hand-over of an identical call that a claim of its entry waits for, if one is under way: one
+ * given up on (its signal aborted), or one whose entry's free is on the way (`markFreeing`).
+ */
 function handingOverOf(state: CallState): HandOver | undefined {
   const holder = handingOver.get(state.run.core.store)?.get(doubtKeyOf(state.argsHash as string));
-  return holder?.signal?.aborted === true ? holder : undefined;
+  if (holder === undefined || holder.owner === state) return undefined;
+  return holder.freeing || holder.signal?.aborted === true ? holder : undefined;
 }
 
 /** The entry claimed again once an identical call's hand-over ended (its answer kept, or freed). */
@@ -301,7 +320,10 @@ export async function spendKept(state: CallState, now: number, token: TokenClaim
   const options: SettleOptions = { now, ifSucceeded: { result: token.result } };
   let spent = false;
   try {
-    await storeOp(state, "a ledger settle", (s) => s.run.core.store.settle(key, "failed", options));
+    // Asked once more when the store fails (`settleHeld`): else the answer is given once more.
+    await storeOp(state, "a ledger settle", (s) =>
+      settleHeld(() => s.run.core.store.settle(key, "failed", options)),
+    );
     spent = true;
   } finally {
     await guardedAsync(() =>

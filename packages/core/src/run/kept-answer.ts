@@ -10,10 +10,18 @@ import { resolveEffect } from "../judge/effect.ts";
 import type { ClaimResult } from "../store/store.ts";
 import type { MaybePromise } from "../types.ts";
 import { type CallState, contentHashOf } from "./call-state.ts";
-import { CONTENT_ARGS, contentClaimOptions, doubtKeyOf, freed, keptRecord } from "./doubt.ts";
-import type { RunState } from "./run-state.ts";
+import {
+  CONTENT_ARGS,
+  contentClaimOptions,
+  doubtKeyOf,
+  freed,
+  keptRecord,
+  markFreeing,
+} from "./doubt.ts";
+import { writesAsJson } from "./ledger.ts";
+import { bounded, type RunState } from "./run-state.ts";
 import { isThenable } from "./store-guard.ts";
-import { recordOp, storeOp } from "./store-steps.ts";
+import { recordOp, settleHeld, settlesAgain, storeOp } from "./store-steps.ts";
 import type { ToolCall } from "./types.ts";
 import { guardedAsync } from "./waits.ts";
 
@@ -30,14 +38,17 @@ export async function keepAnswer(
   ttlMs: number,
 ): Promise<boolean> {
   const { core } = r;
-  // Observe-only keeps no ledger; a run without a scope that ended has no identical call to come
-  // (its content entries are its instance's).
-  if (r.observeOnly || (r.scope === undefined && r.ended !== undefined)) return false;
+  if (!keepsFor(r)) return false;
   const server = request.server ?? "";
   const tool = core.toolPolicy(request.tool, request.server);
   if (resolveEffect(tool.effect, tool.trustAnnotations, request.annotations) !== "mutating") {
     return false;
   }
+  // A tool whose results are not kept (`idempotency.replay: false`): the identical call is told the
+  // write was made, with no answer to show, as a replay of its key would be.
+  const kept = tool.idempotency.replay ? answer : undefined;
+  // An answer JSON cannot write (a BigInt, a cycle) cannot be kept: nothing is claimed for it.
+  if (!writesAsJson(kept)) return false;
   // Arguments that are not JSON were never sent: there is no answer to keep.
   let canonical: string;
   try {
@@ -59,19 +70,29 @@ export async function keepAnswer(
   try {
     await core.store.settle(key, "succeeded", {
       now,
-      result: keptRecord(answer, now + ttlMs, core.newRunId()),
+      result: keptRecord(kept, now + ttlMs, core.newRunId()),
       ...(claimedAt !== undefined && { claimedAt }),
     });
     return true;
   } catch (error) {
     // The entry must not stay claimed: once its lease passed it would refuse every identical
-    // write for good, with nobody to settle it.
+    // write for good, with nobody to settle it. Asked once more when the store fails
+    // (`settleHeld`); it names the claim, so the store drops it if the keep landed after all.
     if (claimedAt !== undefined) {
-      await core.store.settle(key, "failed", { now: core.now(), claimedAt });
+      await settleHeld(() => core.store.settle(key, "failed", { now: core.now(), claimedAt }));
     }
     if (GovernorError.isInstance(error)) throw error;
     return false;
   }
+}
+
+/**
+ * Whether an answer kept now can reach an identical call of the run's scope: not in observe-only
+ * (it keeps no ledger), nor once a run without a scope ended (its content entries are its
+ * instance's, and no call of it is to come). The one check of `keepAnswer` and `handOver`.
+ */
+export function keepsFor(r: RunState): boolean {
+  return !r.observeOnly && (r.scope !== undefined || r.ended === undefined);
 }
 
 /**
@@ -100,7 +121,8 @@ export function handsOverLater(state: CallState): boolean {
  */
 export async function handOver(state: CallState, answer: unknown, held: boolean): Promise<void> {
   const { beforeAnswer } = state.call;
-  if (beforeAnswer !== undefined) await guardedAsync(beforeAnswer);
+  // Bounded as every host hook is: the run's deadline, its signal and end, the call's signal.
+  if (beforeAnswer !== undefined) await bounded(state, beforeAnswer, undefined);
   if (!held || !state.doubtHeld) return;
   const r = state.run;
   const ttlMs = r.options.keptAnswerMs ?? KEPT_MS;
@@ -109,16 +131,23 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
   const claim = doubtClaimedAt === undefined ? {} : { claimedAt: doubtClaimedAt };
   // The call lets go of the entry: it is settled below, whatever the call comes to.
   freed(state);
-  if (givenUp(state)) {
+  // What may be kept of the answer: nothing of a tool whose results are not (as `keepAnswer`).
+  const keptValue = state.tool.idempotency.replay ? answer : undefined;
+  // An answer JSON cannot write cannot be kept: the entry is freed, and the outcome says nothing kept.
+  if (givenUp(state) && keepsFor(r) && writesAsJson(keptValue)) {
     // Under this call's own claim nobody else can take the entry: a store that fails to record
-    // it leaves the entry held (identical writes refused, in doubt after its lease), never free.
-    keptLater.set(state, keepHeld(state, key, claim, answer, ttlMs));
+    // it (twice, `keepHeld`) leaves the entry held (identical writes refused, in doubt after its
+    // lease), never free.
+    keptLater.set(state, keepHeld(state, key, claim, keptValue, ttlMs));
     state.keptAnswer = true;
     return;
   }
+  // Identical calls of this process wait for the hand-over from now on: the free may land before
+  // the call's signal aborts.
+  if (state.call.signal !== undefined) markFreeing(state);
   let freeing: MaybePromise<void>;
   try {
-    freeing = r.core.store.settle(key, "failed", { now: r.core.now(), ...claim });
+    freeing = settleHeld(() => r.core.store.settle(key, "failed", { now: r.core.now(), ...claim }));
   } catch (error) {
     freeing = Promise.reject(error);
   }
@@ -161,8 +190,9 @@ const KEPT_MS = 600_000;
 /**
  * The answer kept in the write's entry the call held: settled `succeeded` with it under the call's
  * claim, bounded by the store timeout alone (store-steps.ts `recordOp`). An answer JSON cannot
- * write frees the entry, as a success does. Never rejects: a store that fails leaves the entry
- * held, in doubt after its lease.
+ * write frees the entry, as a success does. A store that fails with a `StoreError` other than a
+ * timeout is asked once more, if the entry is still held (`keepAgain`). Never rejects: a store
+ * that fails still leaves the entry held, in doubt after its lease.
  */
 async function keepHeld(
   state: CallState,
@@ -174,16 +204,36 @@ async function keepHeld(
   const r = state.run;
   const now = r.core.now();
   const record = keptRecord(answer, now + ttlMs, r.core.newRunId());
-  try {
-    await recordOp(state, "a ledger settle", (s) =>
+  const keep = () =>
+    recordOp(state, "a ledger settle", (s) =>
       s.run.core.store.settle(key, "succeeded", { now, result: record, ...claim }),
     );
+  try {
+    await keep();
   } catch (error) {
-    if (GovernorError.isInstance(error)) return;
+    if (writesAsJson(record)) {
+      if (settlesAgain(error)) await guardedAsync(() => keepAgain(state, key, keep));
+      return;
+    }
     await guardedAsync(() =>
       recordOp(state, "a ledger settle", (s) =>
         s.run.core.store.settle(key, "failed", { now: s.run.core.now(), ...claim }),
       ),
     );
   }
+}
+
+/**
+ * The keep made again, if the entry is still held: `pending` (nobody but this call can hold it
+ * within its lease). A failure other than a timeout may still have landed (a connection that broke
+ * during the command): the entry is then `succeeded` with this answer, or already spent and
+ * claimed by the next write, which a `succeeded` settle (always kept) would overwrite.
+ */
+async function keepAgain(
+  state: CallState,
+  key: string,
+  keep: () => MaybePromise<void>,
+): Promise<void> {
+  const found = await recordOp(state, "a ledger read", (s) => s.run.core.store.entry(key));
+  if (found?.state === "pending") await keep();
 }

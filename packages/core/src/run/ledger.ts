@@ -214,7 +214,7 @@ function write(
 }
 
 /** Whether `JSON.stringify` writes the value without throwing. */
-function writesAsJson(value: unknown): boolean {
+export function writesAsJson(value: unknown): boolean {
   try {
     JSON.stringify(value);
     return true;
@@ -293,12 +293,13 @@ function doubtAnswered(state: CallState, doubt: DoubtAnswer): MaybePromise<StepA
  * An identical write went through and its answer never reached the model (kept-answer.ts): that
  * answer is this call's, and nothing is sent. Its key is settled `succeeded` with it (the same
  * logical call replays it again), then the kept answer is spent (an identical call after this one
- * is a new write); a store that fails on the spend leaves it to be given once more, never a write
- * made twice.
+ * is a new write); a store that fails on the spend (twice: doubt.ts `spendKept`) leaves it to be
+ * given once more, never a write made twice.
  */
 async function replayKept(state: CallState, kept: KeptAnswer): Promise<CallOutcome<unknown>> {
   try {
-    await settle(state, "succeeded", kept.answer);
+    // Recorded as this call's own success would be: without it for a tool whose results are not kept.
+    await settle(state, "succeeded", state.tool.idempotency.replay ? kept.answer : undefined);
   } catch (error) {
     // Not given: the next identical call takes it, not told for a lease that a write is out.
     await guardedAsync(() => freeToken(state, kept.token));

@@ -11,7 +11,7 @@ import { emitCall, record } from "./events.ts";
 import type { HostContext } from "./hooks.ts";
 import { plainStop, preflightStop, stopOutcome } from "./outcomes.ts";
 import { bounded, cutters, isAborted, stopRun } from "./run-state.ts";
-import { guardStore, isStoreError, type StoreBound } from "./store-guard.ts";
+import { guardStore, isStoreError, isThenable, type StoreBound } from "./store-guard.ts";
 import type { CallOutcome } from "./types.ts";
 import { guardedAsync } from "./waits.ts";
 
@@ -149,4 +149,32 @@ export function hostContext(state: CallState, repeatable: boolean): HostContext 
     effect: state.effect,
     safeToRepeat: repeatable,
   };
+}
+
+/**
+ * The last settle of a held entry (a free), made once more when the store failed with a
+ * `StoreError` other than a timeout: unsettled, the entry would stay held, every identical write
+ * refused until a person settles it (kept-answer.ts), or a kept answer given once more (doubt.ts
+ * `spendKept`). Each such settle is conditional (it names the caller's claim, or the answer it
+ * spends), so one that landed the first time and was claimed or kept over since is dropped by the
+ * store. A timeout is not asked again: its first settle may still land, after the second.
+ */
+export function settleHeld(settle: () => MaybePromise<void>): MaybePromise<void> {
+  let first: MaybePromise<void>;
+  try {
+    first = settle();
+  } catch (error) {
+    return settleAgain(error, settle);
+  }
+  return isThenable(first) ? first.then(undefined, (error) => settleAgain(error, settle)) : first;
+}
+
+function settleAgain(error: unknown, settle: () => MaybePromise<void>): MaybePromise<void> {
+  if (!settlesAgain(error)) throw error;
+  return settle();
+}
+
+/** Whether a failed settle of a held entry is asked once more (see `settleHeld`). */
+export function settlesAgain(error: unknown): boolean {
+  return StoreError.isInstance(error) && error.reason !== "timeout";
 }

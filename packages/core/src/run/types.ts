@@ -70,7 +70,8 @@ export interface ToolCall {
    * Awaited once an attempt succeeded, before the answer is handed over: the host's own moment
    * between a success and giving its answer on (e.g. a proxy's pause after forwarding progress),
    * in which an abort of `signal` still counts as the answer not reaching the model (see `signal`).
-   * It should be short: nothing bounds it. What it throws is ignored.
+   * Bounded as the other host hooks are (the run's deadline, its signal and end, this call's
+   * signal): one that outlasts them is no longer waited for. What it throws is ignored.
    */
   readonly beforeAnswer?: () => Promise<void>;
 }
@@ -182,7 +183,10 @@ export interface Run {
    * another sharing the store (also after a restart, with a store that keeps its data), is answered
    * with it (`replayed: true`) instead of making the write again, once, within `ttlMs`. Only a
    * `mutating` call's answer is kept (a read or an idempotent write is simply made again), and
-   * none while an identical write is in flight or in doubt (that write is the repeat). Answers
+   * none while an identical write is in flight or in doubt (that write is the repeat), nor by a
+   * run without a scope once it ended, nor in observe-only (no identical call can meet it); for a
+   * tool with `idempotency.replay: false` the write is kept from being made again but no answer is
+   * written (the identical call is answered with `value` undefined, as its key's replay). Answers
    * whether it was kept; a store that fails rejects with its `StoreError`. Pass `call` as it was
    * passed to {@link Run.call}: its tool, server, arguments and annotations find the write. An
    * adapter offers its own (`GovernedClient.keepAnswer` in `@governor/mcp`). Not bound, like `call`.

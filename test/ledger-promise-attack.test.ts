@@ -1,0 +1,620 @@
+// Attacks on the ledger's promise, "a write never happens twice, or silently not at all", at the
+// end of a held write's life: the settle that lets go of its entry in the index of writes in doubt
+// (freed, or its answer kept there), on every store (memory, SQLite, Redis).
+import { createGovernor, type Store, StoreError } from "@governor/core";
+import { describe, expect, it } from "vitest";
+import { sharedRedis } from "../packages/redis/src/testing-server.ts";
+import { everyStore } from "./every-store.ts";
+
+const redis = await sharedRedis("ledger promise attacks on Redis");
+const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
+
+const { stores } = everyStore(redis, "governor-ledger-promise-");
+
+const policy = { tools: { create: { effect: "mutating" as const } } };
+
+type Settle = Parameters<Store["settle"]>;
+
+/** `store`, its `settle` replaced by `settle(target, ...args)`. */
+function onSettle(store: Store, settle: (target: Store, ...args: Settle) => Promise<void>): Store {
+  return new Proxy(store, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target) as unknown;
+      if (property === "settle") return (...args: Settle) => settle(target, ...args);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** The settle that ends a held write's claim of its content entry (`gd_`, naming the claim). */
+const heldSettle = ([key, _state, options]: Settle) =>
+  key.startsWith("gd_") && options.claimedAt !== undefined;
+
+/** Resolves once `done()` holds (polled every 5 ms), or after `ms`. */
+async function until(done: () => boolean, ms = 3_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!done() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+const unavailable = () =>
+  new StoreError({
+    reason: "unavailable",
+    operation: "settle",
+    message: "TestStore: settle failed: the connection to the store is down.",
+  });
+
+describe.each(stores)("the last settle of a held write, on the %s store", (_n, ready, make) => {
+  it.runIf(ready)(
+    "a keep that fails once (the store unavailable) is made again: the identical call gets the answer, the write is made once",
+    async () => {
+      let failures = 0;
+      const store = onSettle(make(), async (target, ...args) => {
+        const [, state] = args;
+        if (failures === 0 && heldSettle(args) && state === "succeeded") {
+          failures += 1;
+          throw unavailable();
+        }
+        return target.settle(...args);
+      });
+      const governor = createGovernor(policy, { metrics: false, store });
+      const call = { tool: "create", args: { title: "keep once more" } };
+      let sent = 0;
+      const send = async () => {
+        sent += 1;
+        return ok(`created ${sent}`);
+      };
+      const cancel = new AbortController();
+      const first = await governor
+        .startRun({ idempotencyScope: "s" })
+        .call({ ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() }, send);
+      expect(first).toMatchObject({ kind: "ok", value: ok("created 1"), kept: true });
+      expect(failures).toBe(1);
+      // The answer the host gave up on reaches the identical call it sends next.
+      const again = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+      expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
+      expect(sent).toBe(1);
+    },
+  );
+
+  it.runIf(ready)(
+    "a free that fails once (the store unavailable) is made again: the identical call after the answer is a new write, not refused",
+    async () => {
+      let failures = 0;
+      const store = onSettle(make(), async (target, ...args) => {
+        const [, state] = args;
+        if (failures === 0 && heldSettle(args) && state === "failed") {
+          failures += 1;
+          throw unavailable();
+        }
+        return target.settle(...args);
+      });
+      const errors: unknown[] = [];
+      const governor = createGovernor(policy, {
+        metrics: false,
+        store,
+        onHostError: (error) => {
+          errors.push(error);
+        },
+      });
+      const call = { tool: "create", args: { title: "free once more" } };
+      let sent = 0;
+      const send = async () => {
+        sent += 1;
+        return ok(`created ${sent}`);
+      };
+      const live = new AbortController();
+      const first = await governor
+        .startRun({ idempotencyScope: "s" })
+        .call({ ...call, signal: live.signal }, send);
+      expect(first).toEqual({ kind: "ok", value: ok("created 1"), attempts: 1, replayed: false });
+      expect(failures).toBe(1);
+      expect(errors).toEqual([]);
+      // The answer reached the model: the identical call after it is a new write.
+      const next = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+      expect(next).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
+      expect(sent).toBe(2);
+    },
+  );
+
+  it.runIf(ready)(
+    "a keep that timed out is not made again (it may still land): here it landed, and the identical call gets the answer once",
+    async () => {
+      let keeps = 0;
+      let answer: () => void = () => undefined;
+      const answered = new Promise<void>((resolve) => {
+        answer = resolve;
+      });
+      const store = onSettle(make(), async (target, ...args) => {
+        const [, state] = args;
+        if (heldSettle(args) && state === "succeeded") {
+          keeps += 1;
+          // Written, and its answer held back past the store timeout.
+          await target.settle(...args);
+          await answered;
+          return;
+        }
+        return target.settle(...args);
+      });
+      const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs: 1_000 });
+      const call = { tool: "create", args: { title: "kept late" } };
+      let sent = 0;
+      const send = async () => {
+        sent += 1;
+        return ok(`created ${sent}`);
+      };
+      const cancel = new AbortController();
+      const first = await governor
+        .startRun({ idempotencyScope: "s" })
+        .call({ ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() }, send);
+      expect(first).toMatchObject({ kind: "ok", kept: true });
+      // Past the store timeout of the keep: it is not asked again.
+      await new Promise((resolve) => setTimeout(resolve, 1_300));
+      expect(keeps).toBe(1);
+      answer();
+      const again = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+      expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
+      expect(sent).toBe(1);
+    },
+  );
+});
+
+describe.each(stores)(
+  "an answer kept by a run that can meet no identical call, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "a run without scope that ended as its write was given up on keeps nothing: the outcome does not say kept",
+      async () => {
+        const store = make();
+        const governor = createGovernor(policy, { metrics: false, store });
+        const call = { tool: "create", args: { title: "nobody to give it to" } };
+        const cancel = new AbortController();
+        const run = governor.startRun();
+        const first = await run.call(
+          {
+            ...call,
+            signal: cancel.signal,
+            beforeAnswer: async () => {
+              cancel.abort();
+              run.end();
+            },
+          },
+          async () => ok("created"),
+        );
+        // No identical call can meet the answer (content entries without a scope are the run's own).
+        expect(first).not.toMatchObject({ kept: true });
+        // `keepAnswer` says the same of such a run.
+        expect(await run.keepAnswer(call, ok("created"))).toBe(false);
+      },
+    );
+  },
+);
+
+describe.each(stores)("the host's moment before the answer, on the %s store", (_n, ready, make) => {
+  it.runIf(ready)(
+    "a beforeAnswer that never settles is cut at the run's deadline: the call answers, and its write's entry is freed",
+    async () => {
+      const store = make();
+      const governor = createGovernor(policy, { metrics: false, store });
+      const call = { tool: "create", args: { title: "hung hook" } };
+      let sent = 0;
+      const send = async () => {
+        sent += 1;
+        return ok(`created ${sent}`);
+      };
+      const run = governor.startRun({ idempotencyScope: "s", deadline: Date.now() + 1_000 });
+      const outcome = run.call({ ...call, beforeAnswer: () => new Promise<void>(() => {}) }, send);
+      const hung = Symbol("hung");
+      const first = await Promise.race([
+        outcome,
+        new Promise((resolve) => setTimeout(() => resolve(hung), 5_000)),
+      ]);
+      expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // The answer went to the model: the identical call after it is a new write.
+      const next = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+      expect(next).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
+    },
+  );
+});
+
+describe.each(stores)(
+  "a call given up on while its write's entry is freed, and another process, on the %s store",
+  (_n, ready, make) => {
+    // What is left (docs/idempotency.md, "An answer the host never got"): the free is on its way
+    // when the host gives up, so the answer is kept right after it lands; an identical call of
+    // another process that claims the entry in that moment is sent. Closing it takes the free to
+    // wait for a word that the host did not give up, which is another round trip per write, or a
+    // mark on the freed entry that refuses identical writes for a while after every success.
+    it.runIf(ready).fails(
+      "the identical call of another process sent in that moment gets the answer kept after the free, not a second write",
+      async () => {
+        const real = make();
+        const cancel = new AbortController();
+        let other: Promise<unknown> | undefined;
+        // The other process: its own governor on its own handle of the store.
+        const elsewhere = createGovernor(policy, { metrics: false, store: real });
+        const call = { tool: "create", args: { title: "freed elsewhere" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        // The free lands at once; its answer comes once the other process, in that moment, sent
+        // the identical call (the host gave up first).
+        const store = onSettle(real, async (target, ...args) => {
+          await target.settle(...args);
+          if (other === undefined && heldSettle(args) && args[1] === "failed") {
+            cancel.abort();
+            other = elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+            await until(() => sent > 1);
+          }
+        });
+        const governor = createGovernor(policy, { metrics: false, store });
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal }, send);
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        expect(await other).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
+        expect(sent).toBe(1);
+      },
+    );
+  },
+);
+
+describe.each(stores)(
+  "a call given up on while its write's entry is freed, and a call of the same process, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "the identical call that claimed the freed entry before the host gave up waits for the hand-over, and gets the kept answer",
+      async () => {
+        const real = make();
+        const cancel = new AbortController();
+        let meanwhile: Promise<unknown> | undefined;
+        let governor: ReturnType<typeof createGovernor> | undefined;
+        const call = { tool: "create", args: { title: "claimed, then given up" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        // The free lands at once and its answer takes 50 ms: the identical call (a proxy's next
+        // window) is sent in that moment and claims the entry; then the host gives up on the first.
+        const store = onSettle(real, async (target, ...args) => {
+          await target.settle(...args);
+          if (meanwhile === undefined && heldSettle(args) && args[1] === "failed") {
+            meanwhile = governor?.startRun({ idempotencyScope: "s" }).call(call, send);
+            await new Promise((resolve) => setTimeout(resolve, 10));
+            cancel.abort();
+            await new Promise((resolve) => setTimeout(resolve, 40));
+          }
+        });
+        governor = createGovernor(policy, { metrics: false, store });
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal }, send);
+        // Cut by its abort before the keep landed, the call does not wait to say it was kept.
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        expect(await meanwhile).toMatchObject({
+          kind: "ok",
+          value: ok("created 1"),
+          replayed: true,
+        });
+        expect(sent).toBe(1);
+      },
+    );
+
+    it.runIf(ready)(
+      "an identical call sent while the entry of a call nobody gave up on is freed is a new write, made once the free is done",
+      async () => {
+        const real = make();
+        const live = new AbortController();
+        let meanwhile: Promise<unknown> | undefined;
+        let governor: ReturnType<typeof createGovernor> | undefined;
+        const call = { tool: "create", args: { title: "claimed, not given up" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        const store = onSettle(real, async (target, ...args) => {
+          await target.settle(...args);
+          if (meanwhile === undefined && heldSettle(args) && args[1] === "failed") {
+            meanwhile = governor?.startRun({ idempotencyScope: "s" }).call(call, send);
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+        });
+        governor = createGovernor(policy, { metrics: false, store });
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: live.signal }, send);
+        expect(first).toEqual({ kind: "ok", value: ok("created 1"), attempts: 1, replayed: false });
+        expect(await meanwhile).toMatchObject({
+          kind: "ok",
+          value: ok("created 2"),
+          replayed: false,
+        });
+        expect(sent).toBe(2);
+      },
+    );
+  },
+);
+
+describe.each(stores)(
+  "a kept answer of a tool whose results are not kept, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "idempotency.replay false: the answer given up on is not written to the store; the identical call is told the write was made, and it is not made again",
+      async () => {
+        const written: string[] = [];
+        const store = onSettle(make(), async (target, ...args) => {
+          written.push(JSON.stringify(args[2].result ?? null));
+          return target.settle(...args);
+        });
+        const governor = createGovernor(
+          { tools: { create: { effect: "mutating", idempotency: { replay: false } } } },
+          { metrics: false, store },
+        );
+        const call = { tool: "create", args: { title: "sensitive" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`secret token ${sent}`);
+        };
+        const cancel = new AbortController();
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() }, send);
+        expect(first).toMatchObject({ kind: "ok", value: ok("secret token 1"), kept: true });
+        const again = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(again).toMatchObject({ kind: "ok", value: undefined, replayed: true });
+        expect(sent).toBe(1);
+        // The host's own keep (`Run.keepAnswer`) follows the same policy.
+        const other = { tool: "create", args: { title: "sensitive too" } };
+        const keeper = governor.startRun({ idempotencyScope: "s" });
+        expect(await keeper.keepAnswer(other, ok("secret token 9"))).toBe(true);
+        const next = await governor.startRun({ idempotencyScope: "s" }).call(other, send);
+        expect(next).toMatchObject({ kind: "ok", value: undefined, replayed: true });
+        expect(sent).toBe(1);
+        expect(written.filter((w) => w.includes("secret"))).toEqual([]);
+      },
+    );
+  },
+);
+
+describe.each(stores)(
+  "an answer JSON cannot write, given up on, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "is not said kept, and its entry is freed: the identical call is a new write, not refused",
+      async () => {
+        const store = make();
+        const governor = createGovernor(policy, { metrics: false, store });
+        const call = { tool: "create", args: { title: "bigint" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return { content: [{ type: "text", text: `created ${sent}` }], count: BigInt(sent) };
+        };
+        const cancel = new AbortController();
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() }, send);
+        expect(first).toMatchObject({ kind: "ok", replayed: false });
+        expect(first).not.toMatchObject({ kept: true });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const next = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(next).toMatchObject({ kind: "ok", replayed: false });
+        expect(sent).toBe(2);
+      },
+    );
+  },
+);
+
+describe.each(stores)(
+  "a last settle that landed and was answered with an error, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "a keep that landed and was spent before its error came is not made again: the next identical call is a new write",
+      async () => {
+        const real = make();
+        const elsewhere = createGovernor(policy, { metrics: false, store: real });
+        const call = { tool: "create", args: { title: "kept, spent, then the error" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        let spent: unknown;
+        const store = onSettle(real, async (target, ...args) => {
+          await target.settle(...args);
+          if (spent === undefined && heldSettle(args) && args[1] === "succeeded") {
+            // Landed; another process's identical call takes the answer before the error comes.
+            spent = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+            throw unavailable();
+          }
+        });
+        const governor = createGovernor(policy, { metrics: false, store });
+        const cancel = new AbortController();
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() }, send);
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1"), kept: true });
+        await until(() => spent !== undefined);
+        expect(spent).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
+        // Given once: the identical call after it is a new write, neither given it again nor refused.
+        const next = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(next).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
+        expect(sent).toBe(2);
+      },
+    );
+
+    it.runIf(ready)(
+      "a free that landed and was claimed before its error came is not made again over the new claim: the identical call stays refused while that write is out",
+      async () => {
+        const real = make();
+        const elsewhere = createGovernor(policy, { metrics: false, store: real });
+        const call = { tool: "create", args: { title: "freed, claimed, then the error" } };
+        let sent = 0;
+        let release: () => void = () => undefined;
+        const out = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        const slow = async () => {
+          sent += 1;
+          await out;
+          return ok(`created ${sent}`);
+        };
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        let second: Promise<unknown> | undefined;
+        const store = onSettle(real, async (target, ...args) => {
+          await target.settle(...args);
+          if (second === undefined && heldSettle(args) && args[1] === "failed") {
+            // Landed; another process's identical write claims the entry and is out, then the error.
+            second = elsewhere.startRun({ idempotencyScope: "s" }).call(call, slow);
+            await until(() => sent > 1);
+            throw unavailable();
+          }
+        });
+        const governor = createGovernor(policy, { metrics: false, store });
+        const live = new AbortController();
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: live.signal }, send);
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        expect(sent).toBe(2);
+        // The second write is out: an identical call is refused, not sent.
+        const third = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(third.kind).not.toBe("ok");
+        expect(sent).toBe(2);
+        release();
+        expect(await second).toMatchObject({ kind: "ok", value: ok("created 2") });
+      },
+    );
+  },
+);
+
+describe.each(stores)("Run.keepAnswer when the store fails, on the %s store", (_n, ready, make) => {
+  it.runIf(ready)(
+    "a keep that fails, and whose free of the entry fails once, leaves the entry free: it rejects, and the identical call is a new write",
+    async () => {
+      let failures = 0;
+      const store = onSettle(make(), async (target, ...args) => {
+        const [key] = args;
+        if (key.startsWith("gd_") && failures < 2) {
+          failures += 1;
+          throw unavailable();
+        }
+        return target.settle(...args);
+      });
+      const governor = createGovernor(policy, { metrics: false, store });
+      const call = { tool: "create", args: { title: "not kept" } };
+      const kept = await governor
+        .startRun({ idempotencyScope: "s" })
+        .keepAnswer(call, ok("lost"))
+        .then(
+          () => "kept",
+          (error: unknown) => error,
+        );
+      expect(StoreError.isInstance(kept)).toBe(true);
+      expect(failures).toBe(2);
+      let sent = 0;
+      const next = await governor.startRun({ idempotencyScope: "s" }).call(call, async () => {
+        sent += 1;
+        return ok("made");
+      });
+      expect(next).toMatchObject({ kind: "ok", value: ok("made"), replayed: false });
+      expect(sent).toBe(1);
+    },
+  );
+});
+
+describe.each(stores)(
+  "a kept answer given, whose spend fails once, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "the spend is asked once more: the answer is given once, and the identical call after it is a new write",
+      async () => {
+        let failures = 0;
+        const store = onSettle(make(), async (target, ...args) => {
+          const [key, state, options] = args;
+          if (
+            failures === 0 &&
+            key.startsWith("gd_") &&
+            state === "failed" &&
+            options.ifSucceeded !== undefined
+          ) {
+            failures += 1;
+            throw unavailable();
+          }
+          return target.settle(...args);
+        });
+        const governor = createGovernor(policy, { metrics: false, store });
+        const call = { tool: "create", args: { title: "spent" } };
+        expect(
+          await governor.startRun({ idempotencyScope: "s" }).keepAnswer(call, ok("kept")),
+        ).toBe(true);
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok("made");
+        };
+        const given = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(given).toMatchObject({ kind: "ok", value: ok("kept"), replayed: true });
+        expect(failures).toBe(1);
+        const next = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(next).toMatchObject({ kind: "ok", value: ok("made"), replayed: false });
+        expect(sent).toBe(1);
+      },
+    );
+  },
+);
+
+describe.each(stores)(
+  "the breaker's bookkeeping after a success, on the %s store",
+  (_n, ready, make) => {
+    // The breaker is told of a success while the write's entry is still held, before it is freed:
+    // a host that gives up during that round trip still has the answer kept under the call's claim.
+    // Told after the free, that abort would come once the entry is free, where another process's
+    // identical call may claim it first.
+    it.runIf(ready)(
+      "an abort during the breaker's read after the success keeps the answer under the call's claim",
+      async () => {
+        const cancel = new AbortController();
+        let recorded = false;
+        const store = new Proxy(make(), {
+          get(target, property) {
+            const value = Reflect.get(target, property, target) as unknown;
+            if (typeof value !== "function") return value;
+            return async (...args: unknown[]) => {
+              if (property === "get" && recorded) cancel.abort();
+              const answer = await (value as (...a: unknown[]) => unknown).apply(target, args);
+              const [key, state] = args as [string, string];
+              if (property === "settle" && state === "succeeded" && key.startsWith("gk_")) {
+                recorded = true;
+              }
+              return answer;
+            };
+          },
+        });
+        const governor = createGovernor(policy, { metrics: false, store });
+        const call = { tool: "create", args: { title: "breaker" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal }, send);
+        expect(cancel.signal.aborted).toBe(true);
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1"), kept: true });
+        const again = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
+        expect(sent).toBe(1);
+      },
+    );
+  },
+);
