@@ -153,10 +153,22 @@ describe("classify with what the call knows (issue 12.3)", () => {
 
   it("a retry-like text that names an argument and what is wrong with it is the model's", () => {
     const call = { inputSchema: schema("timeout", "region") };
-    // (`Value for 'timeout' must be at most 60` is read as an argument by the rules themselves.)
+    // (`Value for 'timeout' must be at most 60` is read as an argument by the rules themselves, and
+    // so are these now: "timed out" and "timeout" are generic words that yield to the phrasing of
+    // the argument, rules.ts `weak`.)
     for (const text of [
       "Upstream timed out; region must be one of eu, us",
       "timeout: expected a number of seconds",
+    ]) {
+      expect(classify(textFailure(text), tool, call), text).toMatchObject({
+        action: "correct_arguments",
+        reason: "invalid_argument",
+      });
+    }
+    // A retry no rule reads otherwise, whose text names an argument and what is wrong with it.
+    for (const text of [
+      "Service unavailable; region should be eu or us",
+      "Upstream timed out; region should be eu or us",
     ]) {
       expect(classify(textFailure(text), tool, call), text).toMatchObject({
         action: "correct_arguments",

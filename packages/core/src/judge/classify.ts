@@ -59,6 +59,13 @@ export interface Classification {
     readonly stopOnWrite?: true;
   };
   /**
+   * A retry read from a generic word of the text (a bare 500, "internal error", "timed out",
+   * "fetch failed", "is locked": TextRule.weak in rules.ts) or by the learned text model, not from
+   * a structured signal or a named transient condition. On a `mutating` tool `decide` does not
+   * repeat the write on it (`stopsGuessedWrite`, decide.ts).
+   */
+  readonly weakRetry?: true;
+  /**
    * What a retry that runs out becomes instead of giving up: `correct_arguments` when the failing
    * target (a URL, a host) is one the model chose, so the model may change it.
    */
@@ -536,7 +543,7 @@ function fromText(
 ): Classification {
   const text = textForRules(failure, call);
   const matched = matchBuiltinRules(text);
-  const rule: Pick<TextRule, "action" | "reason" | "certainty"> | undefined =
+  const rule: Pick<TextRule, "action" | "reason" | "certainty" | "weak"> | undefined =
     matched?.reason === "unknown_tool" && namesAnotherTool(failure.text, tool)
       ? NOT_FOUND_RULE
       : matched;
@@ -546,6 +553,8 @@ function fromText(
         reason: rule.reason,
         certainty: textCertainty(failure, rule.certainty),
         source: "rule",
+        ...(rule.weak === true &&
+          rule.action === "retry_dependency" && { weakRetry: true as const }),
       }
     : fromModel(failure, text, model);
   // A server saying in words that the failure is not to be retried can only make a retry read
