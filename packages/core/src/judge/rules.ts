@@ -222,6 +222,16 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     ...c("misconfigured", "stop", "unknown"),
     pattern: oneOf(/\boutput validation error\b/, /\bdoes not match the tool'?s output schema\b/),
   },
+  // A confirmation flag the schema requires to be true (`confirm: true`, `confirmDelete`): setting
+  // it is the user's consent to a destructive action, not a fix the model makes on its own.
+  {
+    ...c("not_approved", "stop", "failed"),
+    pattern: oneOf(
+      /\bconfirm(?:ation|ed)?[ _-]?\w*\b[^\n]{0,80}\bexpected\b[^\n]{0,20}\btrue\b/,
+      /\bexpected["'`]?\s*[:=]?\s*true\b[^\]}]{0,80}\bconfirm/,
+      /\b(?:set|pass) ['"`]?confirm(?:ation|ed)?[\w-]*['"`]?\s*(?:[:=]|to)\s*['"`]?true\b/,
+    ),
+  },
   // Schema checks of the arguments (MCP SDKs, zod, pydantic): the model fixes the call.
   {
     ...INVALID,
@@ -931,6 +941,44 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\balready (?:been )?(?:signed|applied|approved|merged|published|finali[sz]ed|submitted|closed|completed|resolved|paid|settled|archived)\b[^.\n]{0,40}\b(?:cannot|can't|can ?not|may not|must not)\b/,
       /\b(?:cannot|can't|can ?not) (?:remove|delete|demote|downgrade) the (?:last|only|sole) (?:remaining )?(?:[\w-]+ )?(?:admin(?:istrator)?|owner)s?\b/,
       /\bonly (?:\w+ ){0,2}(?:or \w+ )?[\w-]+s? can be (?:deleted|modified|edited|changed|cancell?ed|updated|removed|withdrawn)\b/,
+    ),
+  },
+  // More of the same classes: a scope the token lacks, something to set up on the account, a
+  // store that is read-only, a TLS certificate nobody in the loop can make trusted, a balance the
+  // amount exceeds, a record managed elsewhere or locked by a person, a delete that would take
+  // its contents with it, nothing left to do.
+  {
+    ...FORBIDDEN,
+    pattern: oneOf(
+      /\brequires? (?:the )?(?:oauth |api |token )?scope(?:\(s\)|s)?\b(?! (?:parameter|argument|field|property|option)\b)/,
+      /\b(?:bucket|database|db|repository|repo|project|account|workspace|store|volume|file ?system|table|cluster|instance|site|space|vault|namespace)\b[^.\n]{0,40}\b(?:is|are) (?:now |currently )?read[- ]?only\b/,
+    ),
+  },
+  {
+    ...c("person_required", "stop", "failed"),
+    pattern: oneOf(
+      /\b(?:is|are) not (?:a |an )(?:verified |confirmed )?(?:[\w-]+ ){1,4}(?:on|in|of|for) your (?:account|organi[sz]ation|workspace)\b/,
+      /\bunless (?:you|the user) (?:enters?|provides?|supplies|supply) (?:the |a |your )?(?:[\w-]+ )?(?:password|passphrase|passcode|pin)\b/,
+      /\b(?:is|was) locked\b[^.\n]{0,30}\bunlock (?:it|them|the)\b/,
+    ),
+  },
+  {
+    ...MISCONFIGURED,
+    pattern: oneOf(
+      /\bERR_CERT_[A-Z_]+\b/,
+      /\bcertificate (?:has expired|is not trusted|verify failed|verification failed)\b/,
+      /\bself[- ]signed certificate\b/,
+      /\bunable to verify the first certificate\b/,
+    ),
+  },
+  { ...QUOTA, pattern: /\bexceeds? (?:the |your |its |account |wallet |available )?balance\b/i },
+  {
+    ...BUSINESS_RULE,
+    pattern: oneOf(
+      /\b(?:cannot|can't|can not) be (?:changed|modified|edited|deleted|removed|updated)\b[^.\n]{0,60}\bmanaged by\b/,
+      /\b(?:cannot|can't|can not|unable to) delete (?:a |an |the )?(?:non[- ]?empty\b|[\w -]{1,40}?\b(?:that|which) (?:has|have|contains?|still has|is (?:published|in use|referenced)))/,
+      /\bno changes to (?:commit|apply|deploy|push|save|publish)\b/,
+      /\bnothing to (?:commit|deploy|publish|apply)\b/,
     ),
   },
   // A write whose outcome the server says is unknown: only a look at the target tells whether
