@@ -176,6 +176,13 @@ describe("classify with what the call knows (issue 12.3)", () => {
         source: "evidence",
       });
     }
+    // An argument cue that is only the model's own value (`must-have`) is no cue.
+    expect(
+      classify(textFailure("Service unavailable for tag 'must-have', region eu"), tool, {
+        ...call,
+        args: { tag: "must-have" },
+      }).action,
+    ).toBe("retry_dependency");
     // No argument cue: a timeout stays a timeout, even when an argument is named.
     expect(
       classify(textFailure("Request timed out after 30000 ms"), tool, {
@@ -336,6 +343,14 @@ describe("a JSON-RPC -32603 that is the tool's own failure (low-level servers)",
         source: "evidence",
       });
     }
+  });
+
+  it("reads the text with the call's own values masked: an echoed id is not a status", () => {
+    expect(
+      classify(internal('No note with id "unauthorized-export"'), tool, {
+        args: { id: "unauthorized-export" },
+      }),
+    ).toMatchObject({ action: "correct_arguments", reason: "not_found", source: "evidence" });
   });
 
   it("stays the host's without the call, without an echoed argument, or when only a person can fix it", () => {

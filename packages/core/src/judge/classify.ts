@@ -350,7 +350,9 @@ function internalErrorOfTheTool(
 ): Classification | undefined {
   if (call === undefined || failure.channel !== "protocol" || failure.code !== -32603) return;
   if (signal.action !== "host") return undefined;
-  const rule = matchBuiltinRules(failure.text);
+  // Read with the call's own values masked, as every text rule reads (textForRules): an id the
+  // model sent that holds a status word says nothing of what failed.
+  const rule = matchBuiltinRules(textForRules(failure, call));
   if (rule === undefined || rule.action !== "correct_arguments") return undefined;
   const evidence = readCallEvidence(failure.text, call);
   if (evidence.argument === undefined) return undefined;
@@ -565,7 +567,8 @@ function fromText(
       : read;
   if (call === undefined) return verdict;
   const evidence = readCallEvidence(failure.text, call);
-  const weighed = weighCallEvidence(verdict, evidence, failure.text);
+  // The argument cue is read with the call's own values masked too (`text`).
+  const weighed = weighCallEvidence(verdict, evidence, text);
   return evidence.targets === "none" && evidence.argument === undefined
     ? weighed
     : { ...weighed, evidence };
