@@ -521,6 +521,8 @@ function fromModel(failure: Failure, text: string, model: TextModel): Classifica
     certainty,
     source: "model",
     model: modelFacts,
+    // A retry the model reads is read from words, never from a named condition.
+    ...(action === "retry_dependency" && { weakRetry: true as const }),
   };
 }
 
