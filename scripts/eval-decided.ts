@@ -1,6 +1,6 @@
 /**
  * What the run does with a classification on a first failure, as far as `pnpm eval` scores it:
- * the classification's action, except a correction `decide` stops on a `mutating` tool (the
+ * the classification's action, except a correction or a retry `decide` stops on a `mutating` tool (the
  * asymmetry of harm, `stopsGuessedWrite` in packages/core/src/judge/decide.ts: the one place it is
  * decided). The eval knows the tool's effect only where a line names it (`effect`); without it the
  * line is scored as a host that declared no effect and trusted read-only annotations would see it.
@@ -19,7 +19,9 @@ import {
 type Effect = Parameters<typeof stopsGuessedWrite>[1];
 
 export function decidedAction(c: Classification, effect: Effect | undefined): string {
-  return c.action === "correct_arguments" && effect !== undefined && stopsGuessedWrite(c, effect)
+  return (c.action === "correct_arguments" || c.action === "retry_dependency") &&
+    effect !== undefined &&
+    stopsGuessedWrite(c, effect)
     ? "stop"
     : c.action;
 }

@@ -255,7 +255,7 @@ const argsInput = [
   {
     tool: "query",
     // Read as a timeout on its own; the schema shows `region` is an argument of the call.
-    text: "Upstream timed out; region must be one of eu, us",
+    text: "Upstream timed out; region should be eu or us",
     inputSchema: { type: "object", properties: { region: { type: "string" } } },
   },
   {

@@ -570,8 +570,9 @@ describe("issue 12.3: the tool's input schema from tools/list weighs the failure
         calls += 1;
         return {
           // Read as a timeout on its own; the schema shows `region` is an argument of the call.
-          // (`Value for 'timeout' must be at most 60` is read as an argument by the rules alone.)
-          content: [{ type: "text", text: "Upstream timed out; region must be one of eu, us" }],
+          // (`Value for 'timeout' must be at most 60` and `region must be one of eu, us` are read
+          // as arguments by the rules alone.)
+          content: [{ type: "text", text: "Upstream timed out; region should be eu or us" }],
           isError: true,
         };
       },

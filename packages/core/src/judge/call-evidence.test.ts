@@ -153,7 +153,9 @@ describe("classify with what the call knows (issue 12.3)", () => {
 
   it("a retry-like text that names an argument and what is wrong with it is the model's", () => {
     const call = { inputSchema: schema("timeout", "region") };
-    // (`Value for 'timeout' must be at most 60` is read as an argument by the rules themselves.)
+    // (`Value for 'timeout' must be at most 60` is read as an argument by the rules themselves, and
+    // so are these now: "timed out" and "timeout" are generic words that yield to the phrasing of
+    // the argument, rules.ts `weak`.)
     for (const text of [
       "Upstream timed out; region must be one of eu, us",
       "timeout: expected a number of seconds",
@@ -161,9 +163,26 @@ describe("classify with what the call knows (issue 12.3)", () => {
       expect(classify(textFailure(text), tool, call), text).toMatchObject({
         action: "correct_arguments",
         reason: "invalid_argument",
+      });
+    }
+    // A retry no rule reads otherwise, whose text names an argument and what is wrong with it.
+    for (const text of [
+      "Service unavailable; region should be eu or us",
+      "Upstream timed out; region should be eu or us",
+    ]) {
+      expect(classify(textFailure(text), tool, call), text).toMatchObject({
+        action: "correct_arguments",
+        reason: "invalid_argument",
         source: "evidence",
       });
     }
+    // An argument cue that is only the model's own value (`must-have`) is no cue.
+    expect(
+      classify(textFailure("Service unavailable for tag 'must-have', region eu"), tool, {
+        ...call,
+        args: { tag: "must-have" },
+      }).action,
+    ).toBe("retry_dependency");
     // No argument cue: a timeout stays a timeout, even when an argument is named.
     expect(
       classify(textFailure("Request timed out after 30000 ms"), tool, {
@@ -324,6 +343,14 @@ describe("a JSON-RPC -32603 that is the tool's own failure (low-level servers)",
         source: "evidence",
       });
     }
+  });
+
+  it("reads the text with the call's own values masked: an echoed id is not a status", () => {
+    expect(
+      classify(internal('No note with id "unauthorized-export"'), tool, {
+        args: { id: "unauthorized-export" },
+      }),
+    ).toMatchObject({ action: "correct_arguments", reason: "not_found", source: "evidence" });
   });
 
   it("stays the host's without the call, without an echoed argument, or when only a person can fix it", () => {

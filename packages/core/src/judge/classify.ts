@@ -59,6 +59,13 @@ export interface Classification {
     readonly stopOnWrite?: true;
   };
   /**
+   * A retry read from a generic word of the text (a bare 500, "internal error", "timed out",
+   * "fetch failed", "is locked": TextRule.weak in rules.ts) or by the learned text model, not from
+   * a structured signal or a named transient condition. On a `mutating` tool `decide` does not
+   * repeat the write on it (`stopsGuessedWrite`, decide.ts).
+   */
+  readonly weakRetry?: true;
+  /**
    * What a retry that runs out becomes instead of giving up: `correct_arguments` when the failing
    * target (a URL, a host) is one the model chose, so the model may change it.
    */
@@ -343,7 +350,9 @@ function internalErrorOfTheTool(
 ): Classification | undefined {
   if (call === undefined || failure.channel !== "protocol" || failure.code !== -32603) return;
   if (signal.action !== "host") return undefined;
-  const rule = matchBuiltinRules(failure.text);
+  // Read with the call's own values masked, as every text rule reads (textForRules): an id the
+  // model sent that holds a status word says nothing of what failed.
+  const rule = matchBuiltinRules(textForRules(failure, call));
   if (rule === undefined || rule.action !== "correct_arguments") return undefined;
   const evidence = readCallEvidence(failure.text, call);
   if (evidence.argument === undefined) return undefined;
@@ -512,6 +521,8 @@ function fromModel(failure: Failure, text: string, model: TextModel): Classifica
     certainty,
     source: "model",
     model: modelFacts,
+    // A retry the model reads is read from words, never from a named condition.
+    ...(action === "retry_dependency" && { weakRetry: true as const }),
   };
 }
 
@@ -536,7 +547,7 @@ function fromText(
 ): Classification {
   const text = textForRules(failure, call);
   const matched = matchBuiltinRules(text);
-  const rule: Pick<TextRule, "action" | "reason" | "certainty"> | undefined =
+  const rule: Pick<TextRule, "action" | "reason" | "certainty" | "weak"> | undefined =
     matched?.reason === "unknown_tool" && namesAnotherTool(failure.text, tool)
       ? NOT_FOUND_RULE
       : matched;
@@ -546,6 +557,8 @@ function fromText(
         reason: rule.reason,
         certainty: textCertainty(failure, rule.certainty),
         source: "rule",
+        ...(rule.weak === true &&
+          rule.action === "retry_dependency" && { weakRetry: true as const }),
       }
     : fromModel(failure, text, model);
   // A server saying in words that the failure is not to be retried can only make a retry read
@@ -556,7 +569,8 @@ function fromText(
       : read;
   if (call === undefined) return verdict;
   const evidence = readCallEvidence(failure.text, call);
-  const weighed = weighCallEvidence(verdict, evidence, failure.text);
+  // The argument cue is read with the call's own values masked too (`text`).
+  const weighed = weighCallEvidence(verdict, evidence, text);
   return evidence.targets === "none" && evidence.argument === undefined
     ? weighed
     : { ...weighed, evidence };

@@ -141,17 +141,24 @@ function demoted(ctx: DecideContext, learned: LearnedOverride): Decision {
 }
 
 /**
- * The asymmetry of harm, decided here and only here: where the learned text model was unsure,
- * read another class than the correction it left, or read a correction not an order of magnitude
- * likelier than a stop (`stopOnWrite`), or where nothing read the text at all (the `default`), a
- * correction of a `mutating` tool is a guess that may send a write again in another shape, so
- * the run stops with a text a person can read (`person_required`) instead of going back to the
- * model. `decide` applies it to every correction; `pnpm eval` scores its figures through it.
+ * The asymmetry of harm, decided here and only here, for a `mutating` tool:
+ * - a correction that is a guess: where the learned text model was unsure, read another class
+ *   than the correction it left, or read a correction not an order of magnitude likelier than a
+ *   stop (`stopOnWrite`), or where nothing read the text at all (the `default`). It may send a
+ *   write again in another shape, so the run stops with a text a person can read
+ *   (`person_required`) instead of going back to the model;
+ * - a retry on weak evidence (`weakRetry`: a generic word of the text such as a bare 500,
+ *   "internal error", "timed out", "fetch failed", or the learned model's reading), not a
+ *   structured signal or a named transient condition. The words wrap failures a retry cannot
+ *   clear, and the write may have happened: the run stops (`uncertain_mutation`) instead of
+ *   sending it again.
+ * `decide` applies it to every correction and retry; `pnpm eval` scores its figures through it.
  */
 export function stopsGuessedWrite(c: Classification, effect: Effect): boolean {
   if (effect !== "mutating") return false;
-  // The model's reading or the default only: a policy rule that decided (it keeps the reading)
-  // always wins.
+  // A policy rule that decided (it keeps the reading) always wins.
+  if (c.source === "policy") return false;
+  if (c.action === "retry_dependency") return c.weakRetry === true;
   return (c.source === "model" && c.model?.stopOnWrite === true) || c.source === "default";
 }
 
@@ -166,7 +173,10 @@ function outOfTime(ctx: DecideContext): boolean {
 /** The model changes the call: it reaches the model, so the repeat rule and budgets apply. */
 function correct(ctx: DecideContext): Decision {
   const c = ctx.classification;
-  if (stopsGuessedWrite(c, ctx.effect)) return stop(ctx, "person_required");
+  // A retry handed back to the model after its retries (`onRetriesExhausted`) is no guess.
+  if (c.action === "correct_arguments" && stopsGuessedWrite(c, ctx.effect)) {
+    return stop(ctx, "person_required");
+  }
   if (ctx.repeats >= ctx.tool.maxRepeats) return stop(ctx, "repeated_failure");
   if (outOfTime(ctx)) return stop(ctx, "deadline_exceeded");
   if (spent(ctx, "failures")) return stop(ctx, "budget_exhausted", "failures");
@@ -213,6 +223,7 @@ export function decide(ctx: DecideContext): Decision {
     case "stop":
       return stop(ctx, c.reason);
     case "retry_dependency": {
+      if (stopsGuessedWrite(c, ctx.effect)) return stop(ctx, "uncertain_mutation");
       if (!safeToRepeat(certainty, ctx.effect, ctx.keyed, ctx.verified)) {
         return stop(ctx, "uncertain_mutation");
       }

@@ -68,9 +68,11 @@ function matchEveryPattern(text: string): TextRule | undefined {
     .replace(/_/g, " ")
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
     .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2");
-  return BUILTIN_RULES.find(
+  const matches = BUILTIN_RULES.filter(
     (rule) => rule.pattern.test(head) || (split !== head && rule.pattern.test(split)),
   );
+  // A generic word (`weak`) yields to any specific phrasing that matches too.
+  return matches.find((rule) => rule.weak !== true) ?? matches[0];
 }
 
 const capital = (w: string) => (w[0]?.toUpperCase() ?? "") + w.slice(1);

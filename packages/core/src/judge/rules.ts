@@ -22,6 +22,15 @@ export interface TextRule {
   readonly certainty: Certainty;
   /** No `g`/`y` flags: they make `test` stateful. */
   readonly pattern: RegExp;
+  /**
+   * A retry read from a generic word for a failed dependency (a bare 500 or 5xx, "internal
+   * error", "unknown error", "timed out", "deadline exceeded", "fetch failed", "is locked"), not
+   * from a named transient condition (429, 502, 503, 504, a refused or reset connection,
+   * `ETIMEDOUT`, a lock held or a busy pool). Such a word also wraps failures a retry cannot
+   * clear, and a write that failed with it may have happened: `decide` does not repeat a
+   * `mutating` tool on it (stopsGuessedWrite in decide.ts).
+   */
+  readonly weak?: true;
 }
 
 /**
@@ -125,8 +134,13 @@ function statusRegExp(code: string, phrase?: string): RegExp {
 function statusRule(code: number, phrase?: string): TextRule {
   const known = classifyHttpStatus(code);
   if (!known) throw new Error(`not an HTTP error status: ${code}`);
-  return { ...known, pattern: statusPattern(String(code), phrase) };
+  const rule: TextRule = { ...known, pattern: statusPattern(String(code), phrase) };
+  // A bare 500 names no transient condition (WEAK_STATUS).
+  return WEAK_STATUS.has(code) ? { ...rule, weak: true } : rule;
 }
+
+/** Statuses that say only that the server failed: a retry on them is a guess (TextRule.weak). */
+const WEAK_STATUS: ReadonlySet<number> = new Set([500]);
 
 /** One case-insensitive pattern from alternatives, so each phrasing of a family reads on its own line. */
 function oneOf(...alternatives: RegExp[]): RegExp {
@@ -207,6 +221,16 @@ export const BUILTIN_RULES: readonly TextRule[] = [
   {
     ...c("misconfigured", "stop", "unknown"),
     pattern: oneOf(/\boutput validation error\b/, /\bdoes not match the tool'?s output schema\b/),
+  },
+  // A confirmation flag the schema requires to be true (`confirm: true`, `confirmDelete`): setting
+  // it is the user's consent to a destructive action, not a fix the model makes on its own.
+  {
+    ...c("not_approved", "stop", "failed"),
+    pattern: oneOf(
+      /\bconfirm(?:ation|ed)?[ _-]?\w*\b[^\n]{0,80}\bexpected\b[^\n]{0,20}\btrue\b/,
+      /\bexpected["'`]?\s*[:=]?\s*true\b[^\]}]{0,80}\bconfirm/,
+      /\b(?:set|pass) ['"`]?confirm(?:ation|ed)?[\w-]*['"`]?\s*(?:[:=]|to)\s*['"`]?true\b/,
+    ),
   },
   // Schema checks of the arguments (MCP SDKs, zod, pydantic): the model fixes the call.
   {
@@ -392,6 +416,8 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       // (`your plan allows 100 requests per month`, `rate limit: 1000 requests per hour`).
       /\b(?:requests|calls|queries|messages|emails|credits|searches|units|operations|tokens) (?:per|a|an|each|every) (?:hour|day|week|month|year|billing (?:period|cycle))\b/,
       /\b(?:limit|quota|allowance)\b[^.\n]{0,60}\b(?:per|each|every) (?:hour|day|week|month|year|billing (?:period|cycle))\b/,
+      // The same window as a fraction: `limit exceeded: 100/1h`, `5000/day`.
+      /\b(?:limit|quota)\b[^.\n]{0,40}\b\d+ ?\/ ?(?:1 ?)?(?:h|hr|hours?|d|days?|mo|months?)\b/,
     ),
   },
   // Rate limiting and throttling: waiting clears it.
@@ -860,6 +886,110 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\b(?:maximum|max) (?:number of )?(?:calls|requests|tool calls|turns|steps|messages|queries|searches|runs) (?:per|for) (?:this |the |a |each )?(?:session|conversation|run|thread|day|month)\b[^.\n]{0,20}\b(?:reached|exceeded|hit)\b/,
     ),
   },
+  // Failures only a person can fix, in the words of their class rather than a status (issue 27.3).
+  // They outrank the status, argument and transient wording they arrive with (`400`, `409`,
+  // `503`, "invalid", "not found"). Credentials: a login to run, a username or password or a key
+  // the service rejects, a key it does not know, a secret store that is sealed or locked.
+  {
+    ...UNAUTHORIZED,
+    pattern: oneOf(
+      /\b(?:run|use|try) ['"`]?[\w.-]+(?: auth)? (?:login|log ?in|auth)['"`]?/,
+      /\bplease (?:log ?in|sign ?in|authenticate)\b/,
+      /\b(?:incorrect|invalid|wrong|bad) (?:username|user ?name|user|login|e-?mail) (?:or|and|\/) password\b/,
+      /\b(?:api[- ]?key|access[- ]?key(?: id)?|secret[- ]?key|auth(?:entication)? token|access token|credentials?)\b[^.\n]{0,20}\b(?:looks|appears|seems) (?:to be )?(?:malformed|invalid|wrong|incorrect)\b/,
+      /\b(?:invalid|expired|revoked) or (?:invalid|expired|revoked) (?:[\w-]+ ){0,2}(?:token|api[- ]?key|credentials?)\b/,
+      /\b(?:specified|provided|given|configured|supplied|your) (?:access[- ]?key(?: id)?|api[- ]?key|secret[- ]?key|key id) (?:is |was )?not found\b/,
+      /\b(?:vault|keystore|key store|keychain|secret store|wallet) is (?:sealed|locked)\b/,
+    ),
+  },
+  // Something of the account or the deployment only a person sets up: a wallet, an account or an
+  // integration to connect, a service to enable in a console, a limit of the plan, space the
+  // account has run out of.
+  {
+    ...c("person_required", "stop", "failed"),
+    pattern: oneOf(
+      /\b(?:ensure|make sure|check) (?:that )?(?:your|the) (?:[\w-]+ ){0,2}(?:wallet|account|device|integration|app|workspace) is (?:connected|linked|configured|installed|set up|enabled)\b/,
+      /\b(?:enable|activate|turn on|configure) (?:it |this |them |the [\w -]{1,30}?)?(?:from|in|via|on|through) (?:the |your )?(?:[\w-]+ )?(?:console|dashboard|admin (?:panel|portal|console|ui)|settings page|control panel)\b/,
+      /\bno [\w -]{0,30}\bintegrations? (?:is |are )?(?:configured|set up|connected|installed)\b/,
+      /\b(?:requested |this )?(?:service|feature|integration|plugin|module|api) (?:is|has been) disabled\b[^\n]{0,80}\b(?:enable|console|dashboard|settings|admin)/,
+    ),
+  },
+  {
+    ...QUOTA,
+    pattern: oneOf(
+      /\bplan limit\b/,
+      /\blimit (?:of|for|on) (?:your|this|the) (?:[\w'-]+ ){0,3}plan\b/,
+      /\binsufficient (?:storage|space|disk space|storage space)\b/,
+      /\b(?:storage|disk|space|drive) quota\b/,
+      /\bquota limit (?:reached|exceeded|hit)\b/,
+      /\bnumber of [\w -]{1,30} cannot exceed \d+\b[^.\n]{0,30}\balready (?:have|has|contains?)\b/,
+    ),
+  },
+  // The agent is told to ask the user (not "contact support if it persists", which transient
+  // failures say too).
+  {
+    ...c("person_required", "stop", "failed"),
+    pattern: oneOf(
+      /\b(?:ask|prompt|inform|tell|notify|check with|confirm with|consult) (?:the )?(?:end[- ])?user\b/,
+    ),
+  },
+  // A state of the record that no argument changes: already signed, applied or closed, the last
+  // admin, only drafts may go.
+  {
+    ...BUSINESS_RULE,
+    pattern: oneOf(
+      /\balready (?:been )?(?:signed|applied|approved|merged|published|finali[sz]ed|submitted|closed|completed|resolved|paid|settled|archived)\b[^.\n]{0,40}\b(?:cannot|can't|can ?not|may not|must not)\b/,
+      /\b(?:cannot|can't|can ?not) (?:remove|delete|demote|downgrade) the (?:last|only|sole) (?:remaining )?(?:[\w-]+ )?(?:admin(?:istrator)?|owner)s?\b/,
+      /\bonly (?:\w+ ){0,2}(?:or \w+ )?[\w-]+s? can be (?:deleted|modified|edited|changed|cancell?ed|updated|removed|withdrawn)\b/,
+    ),
+  },
+  // More of the same classes: a scope the token lacks, something to set up on the account, a
+  // store that is read-only, a TLS certificate nobody in the loop can make trusted, a balance the
+  // amount exceeds, a record managed elsewhere or locked by a person, a delete that would take
+  // its contents with it, nothing left to do.
+  {
+    ...FORBIDDEN,
+    pattern: oneOf(
+      /\brequires? (?:the )?(?:oauth |api |token )?scope(?:\(s\)|s)?\b(?! (?:parameter|argument|field|property|option)\b)/,
+      /\b(?:bucket|database|db|repository|repo|project|account|workspace|store|volume|file ?system|table|cluster|instance|site|space|vault|namespace)\b[^.\n]{0,40}\b(?:is|are) (?:now |currently )?read[- ]?only\b/,
+    ),
+  },
+  {
+    ...c("person_required", "stop", "failed"),
+    pattern: oneOf(
+      /\b(?:is|are) not (?:a |an )(?:verified |confirmed )?(?:[\w-]+ ){1,4}(?:on|in|of|for) your (?:account|organi[sz]ation|workspace)\b/,
+      /\bunless (?:you|the user) (?:enters?|provides?|supplies|supply) (?:the |a |your )?(?:[\w-]+ )?(?:password|passphrase|passcode|pin)\b/,
+      /\b(?:is|was) locked\b[^.\n]{0,30}\bunlock (?:it|them|the)\b/,
+    ),
+  },
+  {
+    ...MISCONFIGURED,
+    pattern: oneOf(
+      /\bERR_CERT_[A-Z_]+\b/,
+      /\bcertificate (?:has expired|is not trusted|verify failed|verification failed)\b/,
+      /\bself[- ]signed certificate\b/,
+      /\bunable to verify the first certificate\b/,
+    ),
+  },
+  { ...QUOTA, pattern: /\bexceeds? (?:the |your |its |account |wallet |available )?balance\b/i },
+  {
+    ...BUSINESS_RULE,
+    pattern: oneOf(
+      /\b(?:cannot|can't|can not) be (?:changed|modified|edited|deleted|removed|updated)\b[^.\n]{0,60}\bmanaged by\b/,
+      /\b(?:cannot|can't|can not|unable to) delete (?:a |an |the )?(?:non[- ]?empty\b|[\w -]{1,40}?\b(?:that|which) (?:has|have|contains?|still has|is (?:published|in use|referenced)))/,
+      /\bno changes to (?:commit|apply|deploy|push|save|publish)\b/,
+      /\bnothing to (?:commit|deploy|publish|apply)\b/,
+    ),
+  },
+  // A write whose outcome the server says is unknown: only a look at the target tells whether
+  // it happened, so nobody in the loop sends it again.
+  {
+    ...c("partial_success", "stop", "unknown"),
+    pattern: oneOf(
+      /\b(?:may|might|could) (?:already )?have (?:been )?(?:carried out|applied|completed|succeeded|created|processed|taken effect|gone through|been sent)\b/,
+      /\bcheck (?:whether|if) it (?:took|has taken) effect\b/,
+    ),
+  },
   // A value the model chose that is taken or gone (a slot, a seat, a name, a quantity), not a
   // feature of the service: it picks another value. Neither an outage nor another tool.
   {
@@ -913,8 +1043,8 @@ export const BUILTIN_RULES: readonly TextRule[] = [
   statusRule(502, "Bad Gateway"),
   statusRule(503, "Service Unavailable"),
   statusRule(504, "Gateway Time-?out"),
-  { ...INVALID, pattern: statusPattern("4\\d\\d") },
-  { ...UPSTREAM, pattern: statusPattern("5\\d\\d") },
+  { ...INVALID, weak: true, pattern: statusPattern("4\\d\\d") },
+  { ...UPSTREAM, weak: true, pattern: statusPattern("5\\d\\d") },
   // A host name that does not resolve is most often a wrong host in the arguments.
   {
     ...NOT_FOUND,
@@ -933,7 +1063,10 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     ...UNAVAILABLE,
     pattern: oneOf(
       /\bdeadlock/,
-      /\b(?:is|was) locked\b/,
+      // A store's own lock, named: another writer holds it.
+      /\b(?:database|db|table|row|record|file|index|journal)s? (?:is|are|was|were) (?:currently )?locked\b/,
+      /\blocked (?:the )?(?:table|row|record)s?\b/,
+      /\block (?:has|have) not (?:yet )?been released\b/,
       /\block (?:wait )?timeout\b/,
       /\bunable to (?:create|acquire|obtain)\b[^\n]{0,60}\block\b/,
       /\b(?:resource|server|service|device|database|system|host|backend|instance|worker)s? (?:is |are )?(?:currently |too )?busy\b/,
@@ -943,6 +1076,9 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bconcurrent (?:update|modification|write)s?\b/,
     ),
   },
+  // Something is locked, no lock named as held by another party: a state as often as contention
+  // (a published version, a sealed store).
+  { ...UNAVAILABLE, weak: true, pattern: /\b(?:is|was) locked\b/i },
   // `timeout` named as an argument (`timeout must be between 1 and 300`), or a query that ran out
   // of time because it asks too much, with the way to narrow it: the same call times out again.
   {
@@ -1013,12 +1149,14 @@ export const BUILTIN_RULES: readonly TextRule[] = [
   // Timeouts: the call may have taken effect, the answer did not arrive.
   {
     ...TIMEOUT,
-    pattern: oneOf(
-      /\btim(?:ed|e)[- ]?out\b/,
-      /\btimeout\b/,
-      /\bdeadline exceeded\b/,
-      /\bETIMEDOUT\b/,
-    ),
+    pattern: /\bETIMEDOUT\b/i,
+  },
+  // A timeout in words: the call may have taken effect, and the words also name limits of the
+  // work itself.
+  {
+    ...TIMEOUT,
+    weak: true,
+    pattern: oneOf(/\btim(?:ed|e)[- ]?out\b/, /\btimeout\b/, /\bdeadline exceeded\b/),
   },
   // The connection dropped mid-call: the call may have taken effect.
   {
@@ -1035,24 +1173,28 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bpremature(?:ly)? close\b|\bclosed prematurely\b|\bother side closed\b/,
     ),
   },
+  { ...c("network_error", "retry_dependency", "unknown"), pattern: /\bupstream connect error\b/i },
+  // A network failure in words, not which: it may have come after the request was sent.
   {
     ...c("network_error", "retry_dependency", "unknown"),
+    weak: true,
     pattern: oneOf(
       /\bfetch failed\b/,
       /\b(?:read|write|remote protocol) error\b/,
       /\bnetwork (?:error|failure)\b/,
       /\bconnection (?:issue|problem|error)\b/,
-      /\bupstream connect error\b/,
     ),
   },
-  // Server-side failures without detail: the dependency broke, the call may have run.
+  // A gateway's failure, named: the upstream did not answer in time or at all.
+  { ...UPSTREAM, pattern: oneOf(/\bbad gateway\b/, /\bgateway time-?out\b/) },
+  // Server-side failures without detail: the dependency broke, the call may have run, and the
+  // words wrap failures of every kind.
   {
     ...UPSTREAM,
+    weak: true,
     pattern: oneOf(
       /\binternal (?:server )?(?:error|failure)\b/,
       /\bserver error\b/,
-      /\bbad gateway\b/,
-      /\bgateway time-?out\b/,
       /\bunknown error\b/,
       /\bupstream (?:error|failure)\b/,
     ),
@@ -1117,12 +1259,12 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bonly (?:\w+ ){0,3}characters? (?:are |is )?allowed\b/,
     ),
   },
+  // A bare "invalid" or "malformed": a generic word, as a bare status is (TextRule.weak).
+  { ...INVALID, weak: true, pattern: oneOf(/\binvalid\b/, /\bmalformed\b/) },
   // Other malformed or missing arguments.
   {
     ...INVALID,
     pattern: oneOf(
-      /\binvalid\b/,
-      /\bmalformed\b/,
       /\b(?:path|value|type|id|name|parameter|argument|format)s? mismatch\b/,
       /(?<!(?:token|signature|jwt|certificate) )\bvalidation (?:error|failed|exception)\b/,
       /\bfailed to satisfy\b/,
@@ -1290,6 +1432,7 @@ function scanRules(head: string): Alternative<TextRule> | undefined {
   const mark = scan(prefilter, head.toLowerCase());
   let status: boolean | undefined;
   let split: string | undefined;
+  let weak: Alternative<TextRule> | undefined;
   // Candidates in the order of the rules: the first one that matches names the first rule.
   for (let w = 0; w < candidates.length; w++) {
     let bits = candidates[w] as number;
@@ -1301,14 +1444,22 @@ function scanRules(head: string): Alternative<TextRule> | undefined {
         status ??= mayHoldStatus(head);
         if (!status) continue;
       }
+      if (alternative.rule.weak === true && weak !== undefined) continue;
       if (!holds(seen, alternative.conditions, mark)) continue;
       const { pattern } = alternative;
-      if (pattern.test(head)) return alternative;
-      split ??= splitIdentifiers(head);
-      if (split !== head && pattern.test(split)) return alternative;
+      let hit = pattern.test(head);
+      if (!hit) {
+        split ??= splitIdentifiers(head);
+        hit = split !== head && pattern.test(split);
+      }
+      if (!hit) continue;
+      if (alternative.rule.weak !== true) return alternative;
+      // A generic word (TextRule.weak) yields to any specific phrasing the text also holds:
+      // `unknown error: … exceeds the maximum allowed` is about the value, not the server.
+      weak = alternative;
     }
   }
-  return undefined;
+  return weak;
 }
 
 // ---------------------------------------------------------------------------------------------

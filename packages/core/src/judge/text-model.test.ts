@@ -189,6 +189,26 @@ describe("the learned last stage in classify", () => {
       reason: "unavailable",
       certainty: "unknown",
     });
+    // A retry the model reads is read from words: a write is not sent again on it.
+    const writes = tool({ tools: { t: { effect: "mutating" } } });
+    const jitter = classify(textFailure("jitter"), writes, undefined, toy);
+    expect(jitter).toMatchObject({ action: "retry_dependency", weakRetry: true });
+    // Even with an idempotency key the tool honours.
+    const keyed = {
+      classification: jitter,
+      tool: writes,
+      attempt: 1,
+      repeats: 1,
+      keyed: true,
+      remainingMs: Number.POSITIVE_INFINITY,
+      random: () => 0.5,
+    };
+    expect(decide({ ...keyed, effect: "mutating" })).toMatchObject({
+      action: "stop",
+      reason: "uncertain_mutation",
+    });
+    expect(decide({ ...keyed, effect: "idempotent" }).action).toBe("retry_dependency");
+    expect(firstAttempt(jitter, "read_only", writes).action).toBe("retry_dependency");
     // flaky: e / (e + 3) ≈ 0.48, below both bars.
     const flaky = classify(textFailure("flaky"), tool(), undefined, toy);
     expect(flaky).toMatchObject({ action: "correct_arguments", source: "model" });
