@@ -283,3 +283,31 @@ describe("fingerprint with the call's arguments", () => {
     );
   });
 });
+
+// Phrasings written for these tests (issue 27.5, second pass), not taken from a set.
+describe("values the first pass left apart", () => {
+  it('a quoted double quote (`near """`) is one quoted value', () => {
+    expect(normalizeText('syntax error at or near """')).toBe("syntax error at or near <str>");
+    same('syntax error at or near """', 'syntax error at or near "LIMT"');
+    // An empty string stays an empty string next to a value.
+    expect(normalizeText('expected "" or "x"')).toBe("expected <str> or <str>");
+    apart('syntax error at or near """', "syntax error at end of input");
+  });
+
+  it("an attribute's value in quotes is the value, one word or many", () => {
+    same(
+      'element resolved to <div class="form-row">…</div>',
+      'element resolved to <div class="field field--text">…</div>',
+    );
+    expect(normalizeText('x <div class="a b">…</div> y')).toBe("x <div class=<v>>…<<path>> y");
+    // Kept in its quotes as a condition's name, read as an identifier after: still the value.
+    expect(foldValues('<div class="form-row">')).toBe("<div class=<v>>");
+    expect(foldValues("<div class='form-row'>")).toBe("<div class=<v>>");
+    // The tag is another template, and a status after `=` names the condition as ever.
+    apart(
+      'element resolved to <div class="form-row">…</div>',
+      'element resolved to <input class="form-row">',
+    );
+    apart("request failed: status=503 <html>", "request failed: status=429 <html>");
+  });
+});

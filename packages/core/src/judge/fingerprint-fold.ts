@@ -18,6 +18,8 @@
 
 /** Every placeholder `normalizeText` writes for a value. */
 const PLACEHOLDER = /<(?:str|v|id|path|host|url|email|ip|dur|size|time)>/g;
+/** A value alone in quotes. */
+const QUOTED_VALUE = /(["'])<v>\1/g;
 /** A unit written after a value: the value and its unit are one. */
 const UNIT =
   /<v>\s?(?:milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|bytes?|[kmgt]i?b|%)(?![a-z])/g;
@@ -276,6 +278,9 @@ export function foldValues(normalized: string): string {
     s = s.replace(QUALIFIED, (m) => (plain(m.replace(/<v>/g, "")) ? "<v>" : m));
     s = s.replace(SYSCALL_PATH, "$1 <v>:");
     s = s.replace(UNIT, "<v>").replace(VALUE_LIST, "<v>");
+    // A value left in its quotes (`class="form-row"`, kept as a condition's name until its
+    // identifier was read) is the value.
+    if (s.includes('"<v>"') || s.includes("'<v>'")) s = s.replace(QUOTED_VALUE, "<v>");
   }
   return s;
 }

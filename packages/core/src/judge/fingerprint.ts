@@ -126,9 +126,14 @@ function isConditionPair(key: string, value: string): boolean {
 
 const URL_LIKE = /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}:\/\/[^\s"'`<>()[\]{}|\\^,;]*/g;
 const EMAIL = /(?<![\w.+%-])[\w.+%-]+@[a-z0-9-]+\.[a-z0-9.-]*[a-z0-9]/g;
-const KEY_VALUE = /(?<![\w.-])([a-z_][\w.-]{0,63})=("[^"\n]*"|'[^'\n]*'|[^\s"',;&)\]}]+)/g;
+/**
+ * `key=value`; a placeholder after `=` is the value, and an unquoted value ends at `<` or `>`
+ * (`class=<str>>…</div>`: the tag goes on).
+ */
+const KEY_VALUE =
+  /(?<![\w.-])([a-z_][\w.-]{0,63})=("[^"\n]*"|'[^'\n]*'|<[a-z]{1,5}>|[^\s"',;&)\]}<>]+)/g;
 const QUOTED =
-  /(?<!\w)(?:"([^"\n]{0,200})"|'([^'\n]{0,200})'|`([^`\n]{0,200})`|“([^”\n]{0,200})”|‘([^’\n]{0,200})’)(?!\w)/g;
+  /(?<!\w)(?:"("|[^"\n]{0,200})"|'([^'\n]{0,200})'|`([^`\n]{0,200})`|“([^”\n]{0,200})”|‘([^’\n]{0,200})’)(?!\w)/g;
 /** A value in square brackets, one token long (`[logs-app]`, `[read,all]`); not an index `a[0]`. */
 const BRACKETED = /(?<![\w\]])\[([^\s[\]{}]{1,120})\]/g;
 /** `name = value` with spaces around `=` (`name = es-data-2/search`). */
