@@ -311,3 +311,95 @@ describe("values the first pass left apart", () => {
     apart("request failed: status=503 <html>", "request failed: status=429 <html>");
   });
 });
+
+// Phrasings written for these tests (issue 27.5, second pass): each class of value, then the
+// nearest other template, which must keep its own fingerprint.
+describe("values by their place in a template", () => {
+  it("the command a server refused or could not run is a value", () => {
+    same(
+      "Error: SELECT command denied to user 'a'@'h' for table 't'",
+      "Error: DELETE command denied to user 'b'@'h' for table 'u'",
+    );
+    same("deploy command is not allowed here", "rollback command is not allowed here");
+    apart("deploy command is not allowed here", "deploy command timed out here");
+    same(
+      "cannot execute UPDATE in a read-only transaction",
+      "cannot execute INSERT in a read-only transaction",
+    );
+    same(
+      "cannot run backups in a read-only transaction",
+      "cannot run exports in a read-only transaction",
+    );
+    apart(
+      "cannot execute UPDATE in a read-only transaction",
+      "cannot execute UPDATE during recovery",
+    );
+  });
+
+  it("the names after a noun and its participle, or a verb and its kind, are values", () => {
+    same(
+      "Dangerous arguments detected: alpha, beta, gamma. Set allow: true to override.",
+      "Dangerous arguments detected: delta. Set allow: true to override.",
+    );
+    same("Unknown parameters: limit, offset.", "Unknown parameters: cursor.");
+    apart("Unknown arguments detected: orders.", "Unknown arguments rejected: orders.");
+    same(
+      "Error processing file notes: unsupported protocol",
+      "Error processing file drafts: unsupported protocol",
+    );
+    same("Failed to execute backup.", "Failed to execute restore.");
+    // A noun of a template at the end is no name, and another verb is another template.
+    apart("Failed to fetch data.", "Failed to fetch token.");
+    apart("Failed to execute backup.", "Failed to schedule backup.");
+  });
+
+  it("in an echoed query, tables and selected columns are values, SQL's words are not", () => {
+    same(
+      "relation missing: SELECT * FROM customers LIMIT 10",
+      "relation missing: SELECT * FROM invoices LIMIT 10",
+    );
+    same("column missing: SELECT nme FROM users", "column missing: SELECT emal, phne FROM users");
+    expect(foldValues("delete from orders where id = <v>")).toBe("delete from <v> where id = <v>");
+    // Without a query's shape, `from` is a word of the sentence.
+    expect(foldValues("failed to read from disk")).toBe("failed to read from disk");
+    apart(
+      "permission denied [sql: select * from salaries]",
+      "relation does not exist [sql: select * from salaries]",
+    );
+  });
+
+  it("a system call's two names, an id after `with id`, a duration glued to a unit", () => {
+    same("rename alpha beta: file exists", "rename gamma delta: file exists");
+    apart("rename alpha beta: file exists", "rename alpha beta: permission denied");
+    same("Issue with id alpha not found", "Issue with id beta not found");
+    apart("Issue with id alpha not found", "Issue with id alpha is archived");
+    same("did not respond within 30sms.", "did not respond within 2m15sms.");
+    apart("did not respond within 30sms.", "did not respond within 30 attempts.");
+  });
+
+  it("a list the call sent is its value, words of error vocabulary or not", () => {
+    const withArgs = (text: string, args: Record<string, unknown>) =>
+      fingerprint({ tool: "t", channel: "tool", text, args });
+    expect(withArgs("cmdline: git add -- read, write failed", { files: "read, write" })).toBe(
+      withArgs("cmdline: git add -- admin failed", { files: "admin" }),
+    );
+    expect(withArgs("denied for read, write", { modes: "read, write" })).not.toBe(
+      withArgs("expired for read, write", { modes: "read, write" }),
+    );
+  });
+
+  it("a status that ends a sentence, an error class and a quoted message stay the condition", () => {
+    apart("The status code is 401.", "The status code is 429.");
+    apart("Request failed with 503.", "Request failed with 404.");
+    same("took 404.5 units", "took 12.5 units");
+    apart("Error in get_run: KeyError", "Error in get_run: ValueError");
+    same(
+      "Error in get_stack: \"No stack found with name 'a'.\"",
+      "Error in get_stack: \"No stack found with name 'b'.\"",
+    );
+    apart("Error in get_stack: \"No stack found with name 'a'.\"", "Error in get_stack: KeyError");
+    // A quoted message (`no … found`, `could not`, `unable to`) is not a quoted name.
+    apart("Error in get_stack: \"No stack found with name 'a'.\"", 'Error in get_stack: "Q3 Plan"');
+    apart('Export failed: "Unable to open the sheet"', 'Export failed: "Quarterly Report"');
+  });
+});

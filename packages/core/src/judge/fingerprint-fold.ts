@@ -11,9 +11,13 @@
  * (`invalid currency xyz`), after `found for`/`denied to` (`no results found for x`) and in an
  * error's verb (`failed to fetch x:`), after `got`/`near` (`syntax error near limt`), in a list
  * after `did you mean` or `valid values are`; a host and its port (`<v>:<v>`) and a negative
- * number are one value. Words of error vocabulary, nouns of a template (`invalid
- * api key`) and a kind alone (`collection not found: x`) are never taken for values:
- * `failed: timeout` and `failed: refused` stay apart. Pure.
+ * number are one value. So are the command a server refused (`SELECT command denied`) or cannot
+ * run (`cannot execute UPDATE in …`), the names after a noun and its participle (`arguments
+ * detected: a, b`), the thing an error verb names before a full stop (`failed to execute x.`),
+ * the tables and selected columns of an echoed query, the two names of Go's `rename a b:`, a
+ * duration glued to a unit (`30sms`) and a value left in its quotes (`class="<v>"`). Words of error vocabulary, nouns of a template (`invalid
+ * api key`), a kind alone (`collection not found: x`) and an error class (`KeyError`) are never
+ * taken for values: `failed: timeout` and `failed: refused` stay apart. Pure.
  */
 
 /** Every placeholder `normalizeText` writes for a value. */
@@ -31,9 +35,12 @@ const TOKEN = String.raw`[a-z0-9<>][\w.<>-]{0,60}`;
 const TOKENS = String.raw`${TOKEN}(?:,\s?${TOKEN}){0,11}`;
 /** Nouns that name a thing whose name may follow a colon. */
 const THING =
-  "(?:tools?|director(?:y|ies)|tables?|columns?|bindings|indexe?s?|indices|files?|users?|projects?|models?|databases?|collections?|fields?|keys?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|organi[sz]ations?|teams?|operations?|commands?|engines?|options|choices|candidates|values|names?|ids?|resources?|services?|regions?|hosts?|servers?|paths?)";
+  "(?:arguments?|parameters?|params|properties|attributes?|flags?|tools?|director(?:y|ies)|tables?|columns?|bindings|indexe?s?|indices|files?|users?|projects?|models?|databases?|collections?|fields?|keys?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|organi[sz]ations?|teams?|operations?|commands?|engines?|options|choices|candidates|values|names?|ids?|resources?|services?|regions?|hosts?|servers?|paths?)";
 const END = String.raw`(?=[.!;)\n"']|$)`;
-const AFTER_THING = new RegExp(String.raw`(\b${THING}: )(${TOKENS})${END}`, "g");
+/** A participle between the noun and its colon: `arguments detected: a, b`, `fields given: x`. */
+const THING_PARTICIPLE =
+  "(?: (?:detected|found|given|provided|missing|required|rejected|received|ignored|requested|specified))?";
+const AFTER_THING = new RegExp(String.raw`(\b${THING}${THING_PARTICIPLE}: )(${TOKENS})${END}`, "g");
 /** A tail after a phrase of absence or refusal: `does not exist: x`, `no such index: x`. */
 const AFTER_CONDITION = new RegExp(
   String.raw`(\b(?:does not exist|do not exist|not found|no such [a-z]+|not supported|not allowed|disabled|unknown [a-z]+|invalid (?:[a-z]+ ){0,3}[a-z]+): )(${TOKENS})${END}`,
@@ -41,7 +48,7 @@ const AFTER_CONDITION = new RegExp(
 );
 /** The thing an error happened in: `error running x:`, `api error in x:`, `arguments for x:`. */
 const ERROR_IN =
-  /\b((?:(?:error|failed|failure|exception|arguments?|provided) (?:in|running|calling|executing|processing|for|fetching|getting|retrieving|loading|reading|creating|updating|deleting|listing)|failed to (?:fetch|get|retrieve|load|read|create|update|delete|list|find|open)) )([a-z][\w.<>-]{0,60})(?=:)/g;
+  /\b((?:(?:error|failed|failure|exception|arguments?|provided) (?:in|running|calling|executing|processing|for|fetching|getting|retrieving|loading|reading|creating|updating|deleting|listing)|failed to (?:fetch|get|retrieve|load|read|create|update|delete|list|find|open|execute|run|call|invoke|start|stop))(?: (?:file|tool|table|collection|index|document|record|item|page|directory|folder|command|function|script|job|task))? )([a-z][\w.<>-]{0,60})(?=:|[.!]?$)/g;
 /** A name after the noun of its kind: `tool search disabled`, `owner of table orders`. */
 const KINDS =
   "tools?|tables?|columns?|indexe?s?|indices|collections?|fields?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|projects?|models?|databases?|operations?|engines?|functions?|variables?|schemas?|views?|topics?|queues?|streams?|namespaces?|pods?|deployments?|clusters?|roles?|accounts?|environments?|regions?|workflows?|jobs?|steps?|labels?|tags?|formats?|languages?|actions?|modes?|methods?|providers?|plans?|scopes?|templates?|policies|policy|secrets?|services?|apps?|applications?|sites?|folders?|sheets?|boards?|issues?|tickets?|agents?|instances?|volumes?|images?|containers?|nodes?|tasks?|pipelines?|stages?|releases?|versions?|packages?|modules?|plugins?|integrations?|connectors?|destinations?|datasets?|dashboards?|metrics?|monitors?|alerts?|zones?|domains?|endpoints?|parameters?|arguments?|filters?|teams?|organi[sz]ations?|orgs?|subscriptions?";
@@ -154,6 +161,35 @@ const QUALIFIED = /<v>(?:[._-][a-z0-9_<>-]{1,60})+|(?<![\w<>.-])[a-z][\w-]{0,60}
 const SYSCALL_PATH =
   /\b(open|mkdir|stat|lstat|readdir|unlink|remove|chmod|chown|scandir|rmdir|opendir|readlink) <v>(?!:)/g;
 
+/** What a command was refused: `SELECT command denied`, `deploy command is not allowed`. */
+const COMMAND_REFUSED =
+  /\b([a-z][\w-]{0,30})( command (?:denied|not allowed|is not allowed|not permitted|is not permitted|is disabled|not supported|is not supported|is forbidden))\b/g;
+/** What cannot run where it was asked: `cannot execute UPDATE in a read-only transaction`. */
+const CANNOT_EXECUTE =
+  /\b(cannot (?:execute|run|perform) )([a-z][\w.<>-]{0,60})(?= (?:in|on|during|while|inside|within|against) )/g;
+/** A system call of two names, as Go prints it: `rename a b: file exists`, `link a b: …`. */
+const SYSCALL_TWO = /\b(rename|link|symlink) ([^\s:]{1,200}) ([^\s:]{1,200}):/g;
+/**
+ * A duration glued to the unit a template writes after its number (`within 30sms` for
+ * `within ${n}ms` given `30s`, `2m15sms`): the value with its units is one.
+ */
+const GLUED_UNITS =
+  /<v>(?:\d{1,9}(?:\.\d{1,9})?(?:ms|us|ns|h|m|s))*(?:ms|us|ns|h|m|s){1,3}(?![a-z0-9])/g;
+/** Where a text echoes SQL: a query's `select … from`, `insert into`, `delete from`, `update … set`. */
+const SQL_SHAPE =
+  /\bselect\b[^;]{0,200}?\bfrom\b|\binsert into\b|\bdelete from\b|\bupdate [\w.<>]{1,60} set\b/;
+/** A table after its SQL word, or the columns a query selects: names of the call, not the query's. */
+const SQL_TABLE = /\b(from|join|into|update) ([a-z_][\w.<>]{0,60})(?=[\s;)\]]|$)/g;
+const SQL_COLUMNS = new RegExp(String.raw`\b(select (?:distinct )?)(${TOKENS})(?= from\b)`, "g");
+/** SQL's own words, never a table's name. */
+const SQL_WORDS = new Set(
+  (
+    "select from where insert into update set values join inner outer left right full cross " +
+    "and or not null limit offset order group by having union all distinct as on in is like " +
+    "between exists case when then else end returning with lateral only"
+  ).split(" "),
+);
+
 /** Words of error vocabulary a value never is (the normalizer's, and a few of its own). */
 let vocabulary: ReadonlySet<string> = new Set();
 
@@ -164,10 +200,15 @@ export function useVocabulary(words: ReadonlySet<string>): void {
 
 function plain(tokens: string): boolean {
   for (const token of tokens.split(/,\s?/)) {
-    for (const part of token.split(/[_.-]/)) if (vocabulary.has(part)) return false;
+    for (const part of token.split(/[_.-]/)) {
+      if (vocabulary.has(part) || ERROR_CLASS.test(part)) return false;
+    }
   }
   return true;
 }
+
+/** A word that names an error class (`KeyError`, `TimeoutException`, lowercased): never a value. */
+const ERROR_CLASS = /[a-z](?:error|exception)s?$/;
 
 function valueIfPlain(_m: string, lead: string, tokens: string): string {
   // A list of two or more is values, whatever words it holds (`not in read, write`).
@@ -220,8 +261,16 @@ export function foldValues(normalized: string): string {
     if (word.length >= 3 && !word.includes("<") && seen.length < 8) seen.push(word);
     return `${lead}<v>${tail}`;
   };
-  if (s.includes(":")) {
-    s = s.replace(ERROR_IN, (m, lead: string, word: string) => name(m, lead, word));
+  if (s.includes(":") || s.includes("failed to ")) {
+    s = s.replace(ERROR_IN, (m, lead: string, word: string, offset: number, whole: string) => {
+      if (whole.charCodeAt(offset + m.length) === 58) return name(m, lead, word);
+      // At the end of the text, its full stop is not the name's, and a noun of a template
+      // (`failed to fetch data.`) is no name.
+      const bare = word.replace(/\.+$/, "");
+      return TEMPLATE_NOUNS.has(bare) || SUBJECT_NOUNS.has(bare)
+        ? m
+        : name(m, lead, bare, word.slice(bare.length));
+    });
   }
   s = s.replace(
     SUBJECT_OF_CONDITION,
@@ -261,6 +310,20 @@ export function foldValues(normalized: string): string {
       TYPE_WORDS.has(word) ? m : name(m, lead, word),
     );
   }
+  if (s.includes(" command ")) {
+    s = s.replace(COMMAND_REFUSED, (m, word: string, tail: string) => name(m, "", word, tail));
+  }
+  if (s.includes("cannot ")) {
+    s = s.replace(CANNOT_EXECUTE, (m, lead: string, word: string) => name(m, lead, word));
+  }
+  if (SQL_SHAPE.test(s)) {
+    s = s.replace(SQL_TABLE, (m, keyword: string, table: string) =>
+      SQL_WORDS.has(table) ? m : name(m, `${keyword} `, table),
+    );
+    s = s.replace(SQL_COLUMNS, (m, lead: string, columns: string) =>
+      columns.split(/,\s?/).some((c) => SQL_WORDS.has(c)) ? m : `${lead}<v>`,
+    );
+  }
   for (const word of seen) s = replaceEcho(s, word);
   if (s.includes("_") || s.includes("-")) {
     s = s.replace(JOINED, (m) => (plain(m.replace(/<v>/g, "")) ? "<v>" : m));
@@ -272,12 +335,15 @@ export function foldValues(normalized: string): string {
     s = s.replace(SYSCALL_TARGET, (m, call: string, target: string) =>
       plain(target) ? `${call} <v>:` : m,
     );
+    s = s.replace(SYSCALL_TWO, (m, call: string, from: string, to: string) =>
+      plain(from) && plain(to) ? `${call} <v> <v>:` : m,
+    );
   }
   if (s.includes("<v>")) {
     s = s.replace(JOINED_VALUES, "<v>").replace(NEGATIVE_VALUE, "<v>");
     s = s.replace(QUALIFIED, (m) => (plain(m.replace(/<v>/g, "")) ? "<v>" : m));
     s = s.replace(SYSCALL_PATH, "$1 <v>:");
-    s = s.replace(UNIT, "<v>").replace(VALUE_LIST, "<v>");
+    s = s.replace(UNIT, "<v>").replace(GLUED_UNITS, "<v>").replace(VALUE_LIST, "<v>");
     // A value left in its quotes (`class="form-row"`, kept as a condition's name until its
     // identifier was read) is the value.
     if (s.includes('"<v>"') || s.includes("'<v>'")) s = s.replace(QUOTED_VALUE, "<v>");
@@ -309,7 +375,9 @@ export function foldArgumentValues(normalized: string, values: readonly string[]
   for (const value of sorted) {
     if (looked >= MAX_ARGUMENT_VALUES) break;
     if (value.length < 3 || !ARGUMENT_VALUE.test(value) || /^[\d .'-]+$/.test(value)) continue;
-    if (!value.split(/[\s_.,'-]+/).some((w) => w.length > 0 && nameLike(w))) continue;
+    // A list the call sent is its values whatever words it holds (`read, write`), as in the text.
+    const list = /,\s?\S/.test(value);
+    if (!list && !value.split(/[\s_.,'-]+/).some((w) => w.length > 0 && nameLike(w))) continue;
     looked++;
     out = replaceWholeValue(out, value);
   }

@@ -145,7 +145,7 @@ const PATH_TAIL =
 const COLON_KEY = /(?<![\w:/<>.-])[a-z][\w.-]{0,40}(?::[\w.*/-]{1,60}){1,8}(?![\w:/])/g;
 /** The value after a naming phrase: `with name orderz`, `named x`, `by user ana`, `name: x`. */
 const NAMED =
-  /\b(with (?:name|slug|handle|alias|username|title|label)|named|by user|for user|name:|name =)( +)([^\s,;()[\]<>"'`]{1,80})/g;
+  /\b(with (?:name|slug|handle|alias|username|title|label|id|key|identifier|ref)|named|by user|for user|name:|name =)( +)([^\s,;()[\]<>"'`]{1,80})/g;
 /** The subject of `: x is not defined`, `: x does not exist`, `: x is not a valid id`. */
 const SUBJECT =
   /(: )([^\s,;()[\]<>"'`]{1,60})(?= (?:is not defined|does not exist|is not a valid|not found\b))/g;
@@ -368,7 +368,7 @@ function namesCondition(word: string): boolean {
  * (`"Quarterly Report"`) holds none of these words.
  */
 const QUOTED_MESSAGE =
-  /\b(?:error|errors|failed|failure|denied|unauthori[sz]ed|forbidden|invalid|missing|not found|exceeded|timed out|timeout|unavailable|refused|required|unsupported|not supported|expired|insufficient|not allowed|rate limit|quota|can't|cannot|must|blank|does not|doesn't|no such|not a valid)\b/;
+  /\b(?:error|errors|failed|failure|denied|unauthori[sz]ed|forbidden|invalid|missing|not found|exceeded|timed out|timeout|unavailable|refused|required|unsupported|not supported|expired|insufficient|not allowed|rate limit|quota|can't|cannot|could not|couldn't|unable to|must|blank|does not|doesn't|no such|not a valid|no [a-z]{1,30} found|already exists)\b/;
 
 /** replaceQuoted for {@link replaceEach}. */
 function quotedMatch(m: RegExpExecArray, whole: string): string {
@@ -529,7 +529,7 @@ function wordValueReplacers(seen: string[]) {
 
 /** Inside every match of NAMED, SUBJECT and NAMED_TAIL: cheap tests before their patterns run. */
 const NAMED_LEADS =
-  /with name|with slug|with handle|with alias|with username|with title|with label|named |name:|name =|by user|for user/;
+  /with name|with slug|with handle|with alias|with username|with title|with label|with id|with key|with identifier|with ref|named |name:|name =|by user|for user/;
 const SUBJECT_PHRASES = / is not defined| does not exist| is not a valid| not found/;
 /**
  * Words searched before NAMED_LEADS and SUBJECT_PHRASES: every alternative of each holds one of its
@@ -813,8 +813,10 @@ const STATUS_END =
 /** Whether the number between `start` and `end` stands as an HTTP status in prose. */
 function statusInProse(whole: string, start: number, end: number): boolean {
   const next = whole.charCodeAt(end);
-  // Part of a longer number or a decimal (`404.5`, `4040`) is no status.
-  if (next === 46 || (next >= 48 && next <= 57)) return false;
+  // Part of a longer number or a decimal (`404.5`, `4040`) is no status; a full stop after it
+  // (`the status code is 401.`) ends its sentence.
+  const afterDot = whole.charCodeAt(end + 1);
+  if ((next === 46 && afterDot >= 48 && afterDot <= 57) || (next >= 48 && next <= 57)) return false;
   const after = whole.slice(end, end + 24);
   if (STATUS_TAIL.test(after)) return true;
   // A text that opens with its status: `404: {"message": …}`.
