@@ -201,14 +201,22 @@ export function useVocabulary(words: ReadonlySet<string>): void {
 function plain(tokens: string): boolean {
   for (const token of tokens.split(/,\s?/)) {
     for (const part of token.split(/[_.-]/)) {
-      if (vocabulary.has(part) || ERROR_CLASS.test(part)) return false;
+      if (vocabulary.has(part) || isErrorClass(part)) return false;
     }
   }
   return true;
 }
 
-/** A word that names an error class (`KeyError`, `TimeoutException`, lowercased): never a value. */
-const ERROR_CLASS = /[a-z](?:error|exception)s?$/;
+/**
+ * Whether a word names an error class (`KeyError`, `TimeoutException`, lowercased): a word that
+ * ends in `error(s)` or `exception(s)` after another letter. Never a value.
+ */
+function isErrorClass(word: string): boolean {
+  const bare = word.endsWith("s") ? word.slice(0, -1) : word;
+  return (
+    (bare.length > 5 && bare.endsWith("error")) || (bare.length > 9 && bare.endsWith("exception"))
+  );
+}
 
 function valueIfPlain(_m: string, lead: string, tokens: string): string {
   // A list of two or more is values, whatever words it holds (`not in read, write`).
@@ -316,7 +324,8 @@ export function foldValues(normalized: string): string {
   if (s.includes("cannot ")) {
     s = s.replace(CANNOT_EXECUTE, (m, lead: string, word: string) => name(m, lead, word));
   }
-  if (SQL_SHAPE.test(s)) {
+  // Every shape of SQL_SHAPE holds `from `, `into ` or ` set`: most texts hold none.
+  if ((s.includes("from ") || s.includes("into ") || s.includes(" set")) && SQL_SHAPE.test(s)) {
     s = s.replace(SQL_TABLE, (m, keyword: string, table: string) =>
       SQL_WORDS.has(table) ? m : name(m, `${keyword} `, table),
     );
@@ -335,9 +344,11 @@ export function foldValues(normalized: string): string {
     s = s.replace(SYSCALL_TARGET, (m, call: string, target: string) =>
       plain(target) ? `${call} <v>:` : m,
     );
-    s = s.replace(SYSCALL_TWO, (m, call: string, from: string, to: string) =>
-      plain(from) && plain(to) ? `${call} <v> <v>:` : m,
-    );
+    if (s.includes("link ") || s.includes("rename ")) {
+      s = s.replace(SYSCALL_TWO, (m, call: string, from: string, to: string) =>
+        plain(from) && plain(to) ? `${call} <v> <v>:` : m,
+      );
+    }
   }
   if (s.includes("<v>")) {
     s = s.replace(JOINED_VALUES, "<v>").replace(NEGATIVE_VALUE, "<v>");
