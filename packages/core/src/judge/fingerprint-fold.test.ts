@@ -403,3 +403,18 @@ describe("values by their place in a template", () => {
     apart('Export failed: "Unable to open the sheet"', 'Export failed: "Quarterly Report"');
   });
 });
+
+describe("a quoted word after a colon", () => {
+  it("is a name where the word is as often a field's (`limit`, `type`, `status`)", () => {
+    same("Error: 'limit' must be positive", "Error: 'offset' must be positive");
+    same('unknown field: "type"', 'unknown field: "title"');
+    same("column: 'status' is ambiguous", "column: 'owner' is ambiguous");
+  });
+
+  it("names the condition where the word is one (`Forbidden`, `timeout`), and after a code key", () => {
+    apart('upstream said: "Forbidden"', 'upstream said: "Unauthorized"');
+    apart("request failed: 'timeout'", "request failed: 'limit'");
+    apart('{"error": {"type": "rate_limit"}}', '{"error": {"type": "not_found"}}');
+    apart('{"code": "type"}', '{"code": "size"}');
+  });
+});

@@ -334,10 +334,12 @@ function replaceQuoted(
   if (!isConditionValue(content) || !(before.endsWith("=") || before.trimEnd().endsWith(":"))) {
     return "<str>";
   }
-  // One word of a condition after a colon, whatever names it (`upstream said: "Forbidden"`).
-  if (namesCondition(content)) return match;
   const keyName = keyAtEnd(before);
   if (keyName !== undefined && CONDITION_KEYS.has(keyName)) return match;
+  // One word of a condition after a colon, whatever names it (`upstream said: "Forbidden"`); a
+  // word that is as often the name of a field or an argument (`Error: 'limit' must be …`,
+  // `unknown field: "type"`) is that name there.
+  if (namesCondition(content) && !FIELD_LIKE_WORDS.has(content)) return match;
   // A one-word upstream message that names a condition (`"message": "Forbidden"`) is the
   // condition: `Forbidden` and `Unauthorized` behind one wrapper are two failures.
   if (
@@ -349,6 +351,18 @@ function replaceQuoted(
   }
   return "<str>";
 }
+
+/**
+ * Words of error vocabulary that are as often the name of a field, an argument or a column
+ * (`limit`, `type`, `status`): alone in quotes after a colon, a name, not a condition.
+ */
+const FIELD_LIKE_WORDS = new Set(
+  (
+    "type status code value values limit limits format length range max min size enum argument " +
+    "request connection service socket network gateway read write syntax constraint certificate " +
+    "state mode scope"
+  ).split(" "),
+);
 
 /** A code in quotes: 3 to 6 digits, or letters with digits (`E1045`, `ERR-1045`, `PGRST116`). */
 const QUOTED_CODE = /^(?:\d{3,6}|[a-z]{1,12}[_-]?\d{2,8})$/;
