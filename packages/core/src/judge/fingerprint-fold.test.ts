@@ -418,3 +418,25 @@ describe("a quoted word after a colon", () => {
     apart('{"code": "type"}', '{"code": "size"}');
   });
 });
+
+describe("names of several words", () => {
+  it("values side by side are one value", () => {
+    same("This tool needs a Firecrawl Team account.", "This tool needs a Firecrawl account.");
+    expect(foldValues("sheet <v> <v> is protected")).toBe("sheet <v> is protected");
+    apart(
+      "This tool needs a Firecrawl Team account.",
+      "This tool needs a Firecrawl account token.",
+    );
+  });
+
+  it("the capitalized first word of a name that opens a clause is the name's", () => {
+    same(
+      "allowed directories: Marketing Site not in /srv",
+      "allowed directories: Sales Team not in /srv",
+    );
+    same("project (Marketing Site) is archived", "project (Sales Team) is archived");
+    // The noun of a kind, prose or error vocabulary opens no name.
+    apart("error: Table Orders not found", "error: Column Orders not found");
+    apart("error: Invalid Token", "error: Expired Token");
+  });
+});

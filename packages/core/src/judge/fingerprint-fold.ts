@@ -22,6 +22,8 @@
 
 /** Every placeholder `normalizeText` writes for a value. */
 const PLACEHOLDER = /<(?:str|v|id|path|host|url|email|ip|dur|size|time)>/g;
+/** Values separated by single spaces. */
+const SPACED_VALUES = /<v>(?: <v>)+/g;
 /** A value alone in quotes. */
 const QUOTED_VALUE = /(["'])<v>\1/g;
 /** A unit written after a value: the value and its unit are one. */
@@ -129,6 +131,21 @@ const SUBJECT_NOUNS = new Set(
     "data message content id name type format"
   ).split(" "),
 );
+
+/**
+ * Whether `word` is a noun a template writes (`table`, `key`, `user`): the noun of a kind, of a
+ * template or of a subject, or a word of a sentence. Never the start of a name.
+ * @internal For the normalizer.
+ */
+export function isTemplateNoun(word: string): boolean {
+  return (
+    KIND_WORD.test(word) ||
+    TEMPLATE_NOUNS.has(word) ||
+    SUBJECT_NOUNS.has(word) ||
+    FUNCTION_WORDS.has(word) ||
+    TYPE_WORDS.has(word)
+  );
+}
 
 /** Whether the `"` at `at` opens a JSON value or list item (`: "`, `:"`, `["`, `, "`). */
 function opensValue(text: string, at: number): boolean {
@@ -355,6 +372,8 @@ export function foldValues(normalized: string): string {
     s = s.replace(QUALIFIED, (m) => (plain(m.replace(/<v>/g, "")) ? "<v>" : m));
     s = s.replace(SYSCALL_PATH, "$1 <v>:");
     s = s.replace(UNIT, "<v>").replace(GLUED_UNITS, "<v>").replace(VALUE_LIST, "<v>");
+    // Values side by side are one value of words (`Marketing Site`, `Sheet 1`).
+    if (s.includes("<v> <v>")) s = s.replace(SPACED_VALUES, "<v>");
     // A value left in its quotes (`class="form-row"`, kept as a condition's name until its
     // identifier was read) is the value.
     if (s.includes('"<v>"') || s.includes("'<v>'")) s = s.replace(QUOTED_VALUE, "<v>");

@@ -9,7 +9,12 @@
 import type { Channel } from "../types.ts";
 import { sha256Hex } from "./canonical.ts";
 import { argumentValues } from "./echoes.ts";
-import { foldArgumentValues, foldValues, useVocabulary } from "./fingerprint-fold.ts";
+import {
+  foldArgumentValues,
+  foldValues,
+  isTemplateNoun,
+  useVocabulary,
+} from "./fingerprint-fold.ts";
 import { hasHostHint, hasIpv6Hint, hasOpeningQuote } from "./normalize-hints.ts";
 import { colonFollows, endsInObjectSeparator, keyAtEnd } from "./quote-context.ts";
 import { charTable, collapseSpaces, hasRun, replaceAnchored } from "./redact.ts";
@@ -733,10 +738,39 @@ function replaceProperNames(original: string, lower: string): string {
     // A word of a path with a space in it (`/data/Quarterly Report.xlsx`) is the path's.
     const tokenStart = original.lastIndexOf(" ", at - 2) + 1;
     if (/[/\\]/.test(original.slice(tokenStart, at))) continue;
-    out += `${lower.slice(copied, at)}<v>`;
+    // The first word of a name of words that opens a clause (`: Marketing Site`, `(Sales Team`)
+    // is the name's too.
+    const first = nameStartBefore(original, lower, at, copied);
+    out += `${lower.slice(copied, first)}<v>`;
     copied = end;
   }
   return copied === 0 ? lower : out + lower.slice(copied);
+}
+
+/**
+ * Where the name at `at` starts: at the capitalized word before it (`Marketing` of `: Marketing
+ * Site`) when that word opens a clause (after `: `, `- `, `(` or a quote) and is no word of a
+ * message (prose, error vocabulary, the noun of a kind: `: Table Orders` keeps `table`); else `at`.
+ */
+function nameStartBefore(original: string, lower: string, at: number, from: number): number {
+  if (original.charCodeAt(at - 1) !== 32) return at;
+  let start = at - 1;
+  while (start > from && start > at - 42 && isLowerCode(original.charCodeAt(start - 1))) start--;
+  // `start` is on the word's second letter; its capital is before it.
+  if (start === at - 1 || start - 1 < from || !isUpperCode(original.charCodeAt(start - 1)))
+    return at;
+  start--;
+  const before = original.charCodeAt(start - 1);
+  const opens =
+    before === 40 ||
+    before === 34 ||
+    before === 39 ||
+    (before === 32 &&
+      (original.charCodeAt(start - 2) === 58 || original.charCodeAt(start - 2) === 45));
+  if (!opens) return at;
+  const word = lower.slice(start, at - 1);
+  if (CONDITION_WORDS.has(word) || PROSE_WORDS.has(word) || isTemplateNoun(word)) return at;
+  return start;
 }
 
 /**
