@@ -440,3 +440,41 @@ describe("names of several words", () => {
     apart("error: Invalid Token", "error: Expired Token");
   });
 });
+
+describe("the thing a failure could not reach, and nouns of kinds", () => {
+  it("what a server could not find, reach or act on is a value", () => {
+    same("Could not find orders in this workspace", "Could not find invoices in this workspace");
+    same("Unable to locate alpha.", "Unable to locate beta.");
+    same("failed to connect to alpha", "failed to connect to beta");
+    same("cannot merge alpha into main", "cannot merge beta into main");
+    // Another verb is another template, and a noun of a template is no name.
+    apart("Could not find orders in this workspace", "Could not load orders in this workspace");
+    apart("could not find credentials", "could not find settings");
+    same("expected alpha to be a number", "expected beta to be a number");
+    apart("expected alpha to be a number", "expected alpha to be a string");
+  });
+
+  it("the target of access, a value or a wait is a value", () => {
+    same("Access to orders denied", "Access to invoices denied");
+    apart("Access to orders denied", "Access to orders expired");
+    same("Invalid value for alpha", "Invalid value for beta");
+    same("Timed out waiting for alpha", "Timed out waiting for beta");
+    apart("Timed out waiting for alpha", "Timed out connecting to alpha");
+  });
+
+  it("a name beside the noun of its kind is a value, the noun stays", () => {
+    same("The orders channel does not exist", "The invoices channel does not exist");
+    apart("The orders channel does not exist", "The orders channel is archived");
+    same("Calendar alpha not accessible", "Calendar beta not accessible");
+    same("host alpha refused the connection", "host beta refused the connection");
+    same("Property alpha is not allowed", "Property beta is not allowed");
+    apart("Property alpha is not allowed", "Property alpha is required");
+  });
+
+  it("a name that starts like a month or a day is a name; a month or a day is not", () => {
+    same("This tool needs a Marketing account.", "This tool needs a Finance account.");
+    same("This tool needs a Monitor account.", "This tool needs a Finance account.");
+    expect(normalizeText("closed on Monday")).toBe("closed on monday");
+    expect(normalizeText("due in March")).toBe("due in march");
+  });
+});

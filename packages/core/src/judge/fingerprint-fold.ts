@@ -53,7 +53,7 @@ const ERROR_IN =
   /\b((?:(?:error|failed|failure|exception|arguments?|provided) (?:in|running|calling|executing|processing|for|fetching|getting|retrieving|loading|reading|creating|updating|deleting|listing)|failed to (?:fetch|get|retrieve|load|read|create|update|delete|list|find|open|execute|run|call|invoke|start|stop))(?: (?:file|tool|table|collection|index|document|record|item|page|directory|folder|command|function|script|job|task))? )([a-z][\w.<>-]{0,60})(?=:|[.!]?$)/g;
 /** A name after the noun of its kind: `tool search disabled`, `owner of table orders`. */
 const KINDS =
-  "tools?|tables?|columns?|indexe?s?|indices|collections?|fields?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|projects?|models?|databases?|operations?|engines?|functions?|variables?|schemas?|views?|topics?|queues?|streams?|namespaces?|pods?|deployments?|clusters?|roles?|accounts?|environments?|regions?|workflows?|jobs?|steps?|labels?|tags?|formats?|languages?|actions?|modes?|methods?|providers?|plans?|scopes?|templates?|policies|policy|secrets?|services?|apps?|applications?|sites?|folders?|sheets?|boards?|issues?|tickets?|agents?|instances?|volumes?|images?|containers?|nodes?|tasks?|pipelines?|stages?|releases?|versions?|packages?|modules?|plugins?|integrations?|connectors?|destinations?|datasets?|dashboards?|metrics?|monitors?|alerts?|zones?|domains?|endpoints?|parameters?|arguments?|filters?|teams?|organi[sz]ations?|orgs?|subscriptions?";
+  "tools?|tables?|columns?|spaces?|calendars?|propert(?:y|ies)|hosts?|indexe?s?|indices|collections?|fields?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|projects?|models?|databases?|operations?|engines?|functions?|variables?|schemas?|views?|topics?|queues?|streams?|namespaces?|pods?|deployments?|clusters?|roles?|accounts?|environments?|regions?|workflows?|jobs?|steps?|labels?|tags?|formats?|languages?|actions?|modes?|methods?|providers?|plans?|scopes?|templates?|policies|policy|secrets?|services?|apps?|applications?|sites?|folders?|sheets?|boards?|issues?|tickets?|agents?|instances?|volumes?|images?|containers?|nodes?|tasks?|pipelines?|stages?|releases?|versions?|packages?|modules?|plugins?|integrations?|connectors?|destinations?|datasets?|dashboards?|metrics?|monitors?|alerts?|zones?|domains?|endpoints?|parameters?|arguments?|filters?|teams?|organi[sz]ations?|orgs?|subscriptions?";
 const KIND_NAME = new RegExp(
   String.raw`\b(${KINDS}) ([a-z][\w.<>-]{0,60})(?=[\s(:.,;!)"']|$)`,
   "g",
@@ -91,10 +91,10 @@ const TYPE_WORDS = new Set(
 
 /** The thing of an answer that found or allowed nothing: `no results found for x`, `access denied to x`. */
 const FOR_TARGET =
-  /\b((?:available|found|access|denied|results|matches|data|permissions?|allowed|enabled|supported) (?:for|to|on|in) (?:query |the )?)([a-z][\w.<>-]{0,60})(?=[.,;!)\n]|$)/g;
+  /\b((?:available|found|access|denied|results|matches|data|permissions?|allowed|enabled|supported|value|values|waiting) (?:for|to|on|in) (?:query |the )?)([a-z][\w.<>-]{0,60})(?=[.,;!)\n]|$| (?:is |was |are )?(?:denied|not allowed|forbidden|refused|not permitted)\b)/g;
 /** A name before the noun of its kind: `the PutItem operation`, `the X environment variable`. */
 const NAME_KIND =
-  /\b(the )([a-z][\w.<>-]{0,60})( (?:operation|tool|table|index|collection|environment variable|function|field|column|bucket|database|model|engine)s?)\b/g;
+  /\b(the )([a-z][\w.<>-]{0,60})( (?:operation|tool|table|index|collection|environment variable|function|field|column|bucket|database|model|engine|channel|integration|workspace|project|repository|branch|space|calendar|folder|queue|topic|service|cluster|environment|workflow|pipeline|app|site|team|organization|account)s?)\b/g;
 /** Identifiers of joined words (`prod_logs`, `my-bucket-<v>`) anywhere, keys of JSON apart. */
 const JOINED = /(?<![\w<>.-])[a-z][a-z0-9<>]*(?:[_-][a-z0-9<>]+)+(?![\w<>-]|":|':)/g;
 /** Words of a sentence that are never a name. */
@@ -178,6 +178,15 @@ const QUALIFIED = /<v>(?:[._-][a-z0-9_<>-]{1,60})+|(?<![\w<>.-])[a-z][\w-]{0,60}
 const SYSCALL_PATH =
   /\b(open|mkdir|stat|lstat|readdir|unlink|remove|chmod|chown|scandir|rmdir|opendir|readlink) <v>(?!:)/g;
 
+/**
+ * What a server could not find, reach or act on: `could not find orders in …`, `unable to locate
+ * x.`, `failed to connect to x`, `cannot merge x into main`. Ends the text or meets a preposition.
+ */
+const INABILITY =
+  /\b((?:could not|couldn't|cannot|can't|unable to|failed to|not able to) (?:find|locate|resolve|load|open|access|reach|delete|remove|merge|connect to|fetch|retrieve|import|start|stop) (?:host )?)([a-z](?:[\w<>-]|\.(?=[\w<])){0,60})(?=[.,;!)\n]|$| (?:in|into|on|at|from|for|because|since|due|with|to)\b)/g;
+/** The thing an expectation is about: `expected x to be a number`. */
+const EXPECTED_TO =
+  /\b(expected )([a-z][\w.<>-]{0,60})(?= to (?:be|have|contain|equal|match|include)\b)/g;
 /** What a command was refused: `SELECT command denied`, `deploy command is not allowed`. */
 const COMMAND_REFUSED =
   /\b([a-z][\w-]{0,30})( command (?:denied|not allowed|is not allowed|not permitted|is not permitted|is disabled|not supported|is not supported|is forbidden))\b/g;
@@ -308,8 +317,9 @@ export function foldValues(normalized: string): string {
   );
   if (colonSpace) s = s.replace(LAST_WORD, (m, lead: string, word: string) => name(m, lead, word));
   if (ABSENCE_HINT.test(s)) {
+    // A noun of a kind is no name (`the orders channel does not exist`: `orders` is).
     s = s.replace(NAME_BEFORE_ABSENCE, (m, kind: string, word: string) =>
-      FUNCTION_WORDS.has(kind.trimEnd()) || vocabulary.has(kind.trimEnd())
+      FUNCTION_WORDS.has(kind.trimEnd()) || vocabulary.has(kind.trimEnd()) || KIND_WORD.test(word)
         ? m
         : name(m, kind, word),
     );
@@ -333,6 +343,16 @@ export function foldValues(normalized: string): string {
   if (s.includes("got ") || s.includes("received ") || s.includes("near ")) {
     s = s.replace(GOT_OR_NEAR, (m, lead: string, word: string) =>
       TYPE_WORDS.has(word) ? m : name(m, lead, word),
+    );
+  }
+  if (s.includes("find ") || s.includes("to ") || s.includes("cannot ") || s.includes("can't ")) {
+    s = s.replace(INABILITY, (m, lead: string, word: string) =>
+      isTemplateNoun(word) ? m : name(m, lead, word),
+    );
+  }
+  if (s.includes("expected ")) {
+    s = s.replace(EXPECTED_TO, (m, lead: string, word: string) =>
+      isTemplateNoun(word) ? m : name(m, lead, word),
     );
   }
   if (s.includes(" command ")) {

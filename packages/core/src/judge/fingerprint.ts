@@ -818,7 +818,12 @@ function isUpperCode(code: number): boolean {
 function isUpperOrDigit(code: number): boolean {
   return isUpperCode(code) || (code >= 48 && code <= 57);
 }
-const CALENDAR_WORD = new RegExp(`^(?:${MONTHS}|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]{0,6})$`);
+/**
+ * The name of a month or a day, whole or cut short (`Mar`, `March`, `Tues`): not a word that
+ * starts like one (`Marketing`, `Monitor`, `Sunset` are names).
+ */
+const CALENDAR_WORD =
+  /^(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:r|rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)$/;
 /** Words in capitals that belong to a message or a query, not to a call. */
 const ACRONYMS = new Set(
   (
