@@ -478,3 +478,33 @@ describe("the thing a failure could not reach, and nouns of kinds", () => {
     expect(normalizeText("due in March")).toBe("due in march");
   });
 });
+
+describe("error classes and error tuples", () => {
+  it("a driver's error tuple keeps its code and its message", () => {
+    apart(
+      "Error: (1062, \"Duplicate entry 'ana' for key 'users.email'\")",
+      "Error: (1054, \"Unknown column 'nme' in 'field list'\")",
+    );
+    same(
+      "Error: (1062, \"Duplicate entry 'ana' for key 'users.email'\")",
+      "Error: (1062, \"Duplicate entry 'SKU-1' for key 'products.sku'\")",
+    );
+    expect(normalizeText("(1062, \"Duplicate entry 'x' for key 'k'\")")).toBe(
+      '(1062, "duplicate entry <str> for key <str>")',
+    );
+  });
+
+  it("a qualified error class is no host name", () => {
+    apart(
+      "pymysql.err.IntegrityError: constraint failed",
+      "pymysql.err.OperationalError: constraint failed",
+    );
+    apart(
+      "(psycopg2.errors.UndefinedTable) relation x",
+      "(psycopg2.errors.UndefinedColumn) relation x",
+    );
+    apart("botocore.ClientError: denied", "botocore.ParamValidationError: denied");
+    // A host is still a host.
+    same("connect to api.example.com failed", "connect to db.internal.net failed");
+  });
+});

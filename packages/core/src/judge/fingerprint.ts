@@ -323,7 +323,11 @@ function replaceQuoted(
   // read by the passes that follow.
   if (content.includes(" ")) {
     const keyName = keyBefore(before);
-    if ((keyName !== undefined && MESSAGE_KEYS.has(keyName)) || QUOTED_MESSAGE.test(content)) {
+    if (
+      (keyName !== undefined && MESSAGE_KEYS.has(keyName)) ||
+      QUOTED_MESSAGE.test(content) ||
+      ERROR_TUPLE_OPEN.test(before)
+    ) {
       const quote = match.charAt(0);
       const inner = content.replace(INNER_QUOTED, replaceQuoted);
       return `${quote}${inner}${match.charAt(match.length - 1)}`;
@@ -368,6 +372,12 @@ const FIELD_LIKE_WORDS = new Set(
     "state mode scope"
   ).split(" "),
 );
+
+/**
+ * The opening of an error tuple, as Python drivers print one: `(1062, "Duplicate entry …")`. Its
+ * number is the error's code, its string the message.
+ */
+const ERROR_TUPLE_OPEN = /\((?:\d{3,5}|<id>), ?$/;
 
 /** A code in quotes: 3 to 6 digits, or letters with digits (`E1045`, `ERR-1045`, `PGRST116`). */
 const QUOTED_CODE = /^(?:\d{3,6}|[a-z]{1,12}[_-]?\d{2,8})$/;
@@ -702,6 +712,15 @@ function replaceNumber(m: RegExpExecArray, whole: string): string {
   ) {
     return match;
   }
+  // The code that opens an error tuple: `(1062, "Duplicate entry …")`.
+  if (
+    before === "(" &&
+    match.length >= 3 &&
+    match.length <= 5 &&
+    /^, ?["'<]/.test(whole.slice(offset + match.length, offset + match.length + 3))
+  ) {
+    return match;
+  }
   // Short digit runs glued to a word are part of a name: utf8, ipv4, base64, http2, s3.
   if (/[a-z]/.test(before) && /^\d{1,2}$/.test(match)) return match;
   // An HTTP-like status names the condition: "HTTP 503" and "HTTP 429" are different failures.
@@ -879,6 +898,11 @@ function statusInProse(whole: string, start: number, end: number): boolean {
   return STATUS_LEAD.test(whole.slice(Math.max(0, start - 40), start)) && STATUS_END.test(after);
 }
 
+/** Modules that hold error classes. */
+const ERROR_MODULES = new Set(["err", "errors", "error", "exc", "exceptions", "exception"]);
+/** The end of the name of an error class. */
+const ERROR_CLASS_END = /(?:error|exception|violation|warning|fault)s?$/;
+
 function replaceDotted(m: RegExpExecArray): string {
   const match = m[0];
   let end = match.length;
@@ -887,6 +911,9 @@ function replaceDotted(m: RegExpExecArray): string {
   const labels = name.split(".");
   const last = labels[labels.length - 1] ?? "";
   if (labels.length < 2 || labels.some((l) => l === "") || !/^[a-z]{2,}$/.test(last)) return match;
+  // A qualified error class (`pymysql.err.IntegrityError`, `botocore.exceptions.ClientError`,
+  // `psycopg2.errors.UndefinedTable`) names the condition: no host.
+  if (labels.some((l) => ERROR_MODULES.has(l)) || ERROR_CLASS_END.test(last)) return match;
   return `<host>${match.slice(end)}`;
 }
 
