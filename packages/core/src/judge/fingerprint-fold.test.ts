@@ -508,3 +508,38 @@ describe("error classes and error tuples", () => {
     same("connect to api.example.com failed", "connect to db.internal.net failed");
   });
 });
+
+describe("a word that ends a JSON string, an existing name, a dialled host", () => {
+  it("one word after a colon at the end of a JSON string is a value", () => {
+    same(
+      '{ "errorMessage": "Error: path must be absolute. received: main" }',
+      '{ "errorMessage": "Error: path must be absolute. received: develop" }',
+    );
+    apart(
+      '{ "errorMessage": "Error: request failed: timeout" }',
+      '{ "errorMessage": "Error: request failed: refused" }',
+    );
+  });
+
+  it("the name after `already exists:` is a value", () => {
+    same(
+      "skill x already exists: alpha. Choose another",
+      "skill x already exists: beta. Choose another",
+    );
+    apart(
+      "skill x already exists: alpha. Choose another",
+      "skill x not found: alpha. Choose another",
+    );
+  });
+
+  it("the host Go dials is a value", () => {
+    same(
+      "dial tcp postgres:5432: connect: connection refused",
+      "dial tcp redis:6379: connect: connection refused",
+    );
+    apart(
+      "dial tcp postgres:5432: connect: connection refused",
+      "dial tcp postgres:5432: i/o timeout",
+    );
+  });
+});

@@ -45,7 +45,7 @@ const THING_PARTICIPLE =
 const AFTER_THING = new RegExp(String.raw`(\b${THING}${THING_PARTICIPLE}: )(${TOKENS})${END}`, "g");
 /** A tail after a phrase of absence or refusal: `does not exist: x`, `no such index: x`. */
 const AFTER_CONDITION = new RegExp(
-  String.raw`(\b(?:does not exist|do not exist|not found|no such [a-z]+|not supported|not allowed|disabled|unknown [a-z]+|invalid (?:[a-z]+ ){0,3}[a-z]+): )(${TOKENS})${END}`,
+  String.raw`(\b(?:does not exist|do not exist|already exists?|not found|no such [a-z]+|not supported|not allowed|disabled|unknown [a-z]+|invalid (?:[a-z]+ ){0,3}[a-z]+): )(${TOKENS})${END}`,
   "g",
 );
 /** The thing an error happened in: `error running x:`, `api error in x:`, `arguments for x:`. */
@@ -165,9 +165,13 @@ const NAME_BEFORE_ABSENCE =
 const ABSENCE_HINT =
   /not found|not exist|n't exist|not defined|undefined|unknown|be found|unavailable|not available|already exists|not supported|not enabled|disabled/;
 /** One word after a colon that ends the text or its line (`unable to parse range: orders`). */
-const LAST_WORD = /(: )([a-z][\w.-]{0,60})(?=[.>)\]]?\s*(?:\n|$))/g;
+/**
+ * One word after a colon that ends the text, its line or a JSON string (`unable to parse range:
+ * orders`, `{"error": "path must be absolute. received: main"}`).
+ */
+const LAST_WORD = /(: )([a-z][\w.-]{0,60})(?=[.>)\]]?(?:\s*(?:\n|$)|"\s*[,}\]]))/g;
 const NETWORK_TARGET =
-  /\b(econnrefused|enotfound|eai_again|ehostunreach|enetunreach|econnreset|etimedout|err_[a-z_]+ at|lookup) ([a-z][\w.-]{0,252})/g;
+  /\b(econnrefused|enotfound|eai_again|ehostunreach|enetunreach|econnreset|etimedout|err_[a-z_]+ at|lookup|dial (?:tcp|udp)[46]?) ([a-z][\w.-]{0,252})/g;
 const OPERATION = /\b(calling the )([\w-]{1,80})( operation)\b/g;
 /** The file of a system call's error, as Go and Node print it: `open x: permission denied`. */
 const SYSCALL_TARGET =
