@@ -225,43 +225,11 @@ const CODE_CONTEXT =
 const JSON_CODE_CONTEXT = /["'](?:code|errno|err_?code|error_?code|errorcode)["']\s?:\s?$/;
 
 /**
- * UUID and ISO_TIMESTAMP, sticky: read at one place (see replaceAtAnchor).
+ * UUID and ISO_TIMESTAMP, sticky: tried only where their `-` is (see replaceAnchored).
  * @internal Exported for tests; not part of the public API.
  */
 export const UUID_AT = new RegExp(UUID.source, "y");
 export const ISO_TIMESTAMP_AT = new RegExp(ISO_TIMESTAMP.source, "y");
-
-/**
- * `text.replace(pattern, replacement)` for a pattern every match of which holds `anchor` exactly
- * `offset` characters after its start, given as `sticky` (its source with the `y` flag): the same
- * result, but the pattern is only tried where an anchor is, each place once, left to right.
- * @internal Exported for tests; not part of the public API.
- */
-export function replaceAtAnchor(
-  text: string,
-  sticky: RegExp,
-  anchor: string,
-  offset: number,
-  replacement: string,
-): string {
-  let out = "";
-  let copied = 0;
-  let at = text.indexOf(anchor, offset);
-  while (at >= 0) {
-    const start = at - offset;
-    sticky.lastIndex = start;
-    const match = sticky.exec(text);
-    if (match === null) {
-      at = text.indexOf(anchor, at + 1);
-      continue;
-    }
-    out += text.slice(copied, start) + replacement;
-    copied = start + match[0].length;
-    at = text.indexOf(anchor, copied + offset);
-  }
-  sticky.lastIndex = 0;
-  return copied === 0 ? text : out + text.slice(copied);
-}
 
 /**
  * Every pattern of {@link normalizeText}, for the linear-time checks in the tests.
@@ -625,6 +593,14 @@ function mixesDigitsAndLetters(text: string, start: number, end: number): boolea
   return digit && letter;
 }
 
+function idPlaceholder(): string {
+  return "<id>";
+}
+
+function timePlaceholder(): string {
+  return "<time>";
+}
+
 function urlPlaceholder(): string {
   return "<url>";
 }
@@ -986,10 +962,10 @@ function normalize(head: string): string {
       s = replaceAnchored(s, SPACED_KEY_VALUE, " = ", 64, replaceSpacedKeyValue);
   }
   // A UUID has a `-` 8 characters after its start, a date 4: only the places where a `-` is are read.
-  if (hyphens) s = replaceAtAnchor(s, UUID_AT, "-", 8, "<id>");
+  if (hyphens) s = replaceAnchored(s, UUID_AT, "-", 8, idPlaceholder);
   digits &&= HAS_DIGIT.test(s);
   if (digits) {
-    if (hyphens) s = replaceAtAnchor(s, ISO_TIMESTAMP_AT, "-", 4, "<time>");
+    if (hyphens) s = replaceAnchored(s, ISO_TIMESTAMP_AT, "-", 4, timePlaceholder);
     if (MONTH_HINT.test(s)) {
       if (DAY_MONTH_HINT.test(s)) s = s.replace(DAY_MONTH_YEAR, "<time>");
       if (MONTH_DAY_HINT.test(s)) s = s.replace(MONTH_DAY_YEAR, "<time>");
