@@ -543,3 +543,15 @@ describe("a word that ends a JSON string, an existing name, a dialled host", () 
     );
   });
 });
+
+describe("identifiers written in capitals", () => {
+  it("stay wherever the text also writes them in capitals; others are values", () => {
+    expect(normalizeText("QUEUE_FULL: the queue_full limit")).toBe(
+      "queue_full: the queue_full limit",
+    );
+    expect(normalizeText("QUEUE_FULL-2 hit, my_queue waits")).toBe(
+      "queue_full-<id> hit, <v> waits",
+    );
+    expect(normalizeText("XQUEUE_FULL hit, queue_full waits")).toBe("xqueue_full hit, <v> waits");
+  });
+});

@@ -429,6 +429,7 @@ function isIn(set: Uint8Array, code: number): boolean {
 function replaceIdentifiers(s: string, original: string): string {
   let out = "";
   let copied = 0;
+  let capitals: ReadonlySet<string> | undefined;
   for (let at = nextJoint(s, 0); at >= 0; at = nextJoint(s, at + 1)) {
     if (at < copied) continue;
     let start = at;
@@ -440,15 +441,46 @@ function replaceIdentifiers(s: string, original: string): string {
     if (
       isIn(NOT_BEFORE_IDENTIFIER, s.charCodeAt(start - 1)) ||
       isIn(NOT_AFTER_IDENTIFIER, s.charCodeAt(end)) ||
-      !isPlainIdentifier(token) ||
-      original.includes(token.toUpperCase())
+      !isPlainIdentifier(token)
     ) {
       continue;
     }
+    capitals ??= identifiersInCapitals(original);
+    if (capitals.has(token)) continue;
     out += `${s.slice(copied, start)}<v>`;
     copied = end;
   }
   return copied === 0 ? s : out + s.slice(copied);
+}
+
+/**
+ * The identifiers the text writes in capitals (`EAI_AGAIN`, `ERR-42`), lowercased: each maximal
+ * run of capitals, digits, `_` and `-` around a `_` or `-` that holds a capital. Read from each
+ * joint outwards, each run once (a search of the whole text for each identifier costs the square
+ * of its length).
+ */
+function identifiersInCapitals(original: string): ReadonlySet<string> {
+  const found = new Set<string>();
+  let done = 0;
+  for (const joint of ["_", "-"]) {
+    done = 0;
+    for (let at = original.indexOf(joint); at >= 0; at = original.indexOf(joint, at + 1)) {
+      if (at < done) continue;
+      let start = at;
+      while (start > 0 && isCapitalsRun(original.charCodeAt(start - 1))) start--;
+      let end = at + 1;
+      while (end < original.length && isCapitalsRun(original.charCodeAt(end))) end++;
+      done = end;
+      const run = original.slice(start, end);
+      if (/[A-Z]/.test(run)) found.add(run.toLowerCase());
+    }
+  }
+  return found;
+}
+
+/** `[A-Z0-9_-]`: a character of an identifier written in capitals. */
+function isCapitalsRun(code: number): boolean {
+  return isUpperOrDigit(code) || code === 95 || code === 45;
 }
 
 /** The next `_` or `-` from `from` with a letter or digit on each side, or -1. */
