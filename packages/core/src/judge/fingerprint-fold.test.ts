@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { hasNestedUnboundedQuantifier } from "../../../../test/support/regex-safety.ts";
 import { fingerprint, normalizeText } from "./fingerprint.ts";
-import { foldArgumentValues, foldValues } from "./fingerprint-fold.ts";
+import { FOLD_PATTERNS, foldArgumentValues, foldValues } from "./fingerprint-fold.ts";
 
 const print = (text: string, tool = "t") => fingerprint({ tool, channel: "tool", text });
 const same = (a: string, b: string) => expect(print(a)).toBe(print(b));
@@ -554,4 +555,13 @@ describe("identifiers written in capitals", () => {
     );
     expect(normalizeText("XQUEUE_FULL hit, queue_full waits")).toBe("xqueue_full hit, <v> waits");
   });
+});
+
+describe("the fold's patterns", () => {
+  it.each(FOLD_PATTERNS.map((p) => [p.source.slice(0, 60), p] as const))(
+    "no nested unbounded quantifier in %s",
+    (_name, pattern) => {
+      expect(hasNestedUnboundedQuantifier(pattern.source)).toBe(false);
+    },
+  );
 });

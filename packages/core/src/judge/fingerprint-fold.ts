@@ -30,7 +30,7 @@ const QUOTED_VALUE = /(["'])<v>\1/g;
 const UNIT =
   /<v>\s?(?:milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|bytes?|[kmgt]i?b|%)(?![a-z])/g;
 /** A run of values separated by commas, slashes, `and`, `or`. */
-const VALUE_LIST = /<v>(?:\s*(?:,|\/|\||\band\b|\bor\b)\s*<v>)+/g;
+const VALUE_LIST = /<v>(?:\s{0,4}(?:,|\/|\||\band\b|\bor\b)\s{0,4}<v>){1,100}/g;
 
 /** A token that may be a value: letters, digits, `_ . -` and placeholders. */
 const TOKEN = String.raw`[a-z0-9<>][\w.<>-]{0,60}`;
@@ -96,7 +96,7 @@ const FOR_TARGET =
 const NAME_KIND =
   /\b(the )([a-z][\w.<>-]{0,60})( (?:operation|tool|table|index|collection|environment variable|function|field|column|bucket|database|model|engine|channel|integration|workspace|project|repository|branch|space|calendar|folder|queue|topic|service|cluster|environment|workflow|pipeline|app|site|team|organization|account)s?)\b/g;
 /** Identifiers of joined words (`prod_logs`, `my-bucket-<v>`) anywhere, keys of JSON apart. */
-const JOINED = /(?<![\w<>.-])[a-z][a-z0-9<>]*(?:[_-][a-z0-9<>]+)+(?![\w<>-]|":|':)/g;
+const JOINED = /(?<![\w<>.-])[a-z][a-z0-9<>]{0,80}(?:[_-][a-z0-9<>]{1,80}){1,20}(?![\w<>-]|":|':)/g;
 /** Words of a sentence that are never a name. */
 const FUNCTION_WORDS = new Set(
   (
@@ -462,3 +462,48 @@ function isValueChar(code: number): boolean {
     code === 62
   );
 }
+
+/**
+ * Every pattern of the fold, for the linear-time checks in the tests.
+ * @internal Exported for tests; not part of the public API.
+ */
+export const FOLD_PATTERNS: readonly RegExp[] = [
+  PLACEHOLDER,
+  SPACED_VALUES,
+  QUOTED_VALUE,
+  UNIT,
+  VALUE_LIST,
+  AFTER_THING,
+  AFTER_CONDITION,
+  ERROR_IN,
+  KIND_NAME,
+  KIND_WORD,
+  AFTER_KIND_OF_CONDITION,
+  JOINED_VALUES,
+  NEGATIVE_VALUE,
+  GOT_OR_NEAR,
+  FOR_TARGET,
+  NAME_KIND,
+  JOINED,
+  CHOICES,
+  SUBJECT_OF_CONDITION,
+  NAME_BEFORE_ABSENCE,
+  ABSENCE_HINT,
+  LAST_WORD,
+  NETWORK_TARGET,
+  OPERATION,
+  SYSCALL_TARGET,
+  QUALIFIED,
+  SYSCALL_PATH,
+  INABILITY,
+  EXPECTED_TO,
+  COMMAND_REFUSED,
+  CANNOT_EXECUTE,
+  SYSCALL_TWO,
+  GLUED_UNITS,
+  SQL_SHAPE,
+  SQL_TABLE,
+  SQL_COLUMNS,
+  ARGUMENT_VALUE,
+  OWN_WORD,
+];
