@@ -455,14 +455,6 @@ describe("the thing a failure could not reach, and nouns of kinds", () => {
     apart("expected alpha to be a number", "expected alpha to be a string");
   });
 
-  it("the target of access, a value or a wait is a value", () => {
-    same("Access to orders denied", "Access to invoices denied");
-    apart("Access to orders denied", "Access to orders expired");
-    same("Invalid value for alpha", "Invalid value for beta");
-    same("Timed out waiting for alpha", "Timed out waiting for beta");
-    apart("Timed out waiting for alpha", "Timed out connecting to alpha");
-  });
-
   it("a name beside the noun of its kind is a value, the noun stays", () => {
     same("The orders channel does not exist", "The invoices channel does not exist");
     apart("The orders channel does not exist", "The orders channel is archived");

@@ -91,12 +91,12 @@ const TYPE_WORDS = new Set(
 
 /** The thing of an answer that found or allowed nothing: `no results found for x`, `access denied to x`. */
 const FOR_TARGET =
-  /\b((?:available|found|access|denied|results|matches|data|permissions?|allowed|enabled|supported|value|values|waiting) (?:for|to|on|in) (?:query |the )?)([a-z][\w.<>-]{0,60})(?=[.,;!)\n]|$| (?:is |was |are )?(?:denied|not allowed|forbidden|refused|not permitted)\b)/g;
+  /\b((?:available|found|access|denied|results|matches|data|permissions?|allowed|enabled|supported) (?:for|to|on|in) (?:query |the )?)([a-z][\w.<>-]{0,60})(?=[.,;!)\n]|$)/g;
 /** A name before the noun of its kind: `the PutItem operation`, `the X environment variable`. */
 const NAME_KIND =
   /\b(the )([a-z][\w.<>-]{0,60})( (?:operation|tool|table|index|collection|environment variable|function|field|column|bucket|database|model|engine|channel|integration|workspace|project|repository|branch|space|calendar|folder|queue|topic|service|cluster|environment|workflow|pipeline|app|site|team|organization|account)s?)\b/g;
 /** Identifiers of joined words (`prod_logs`, `my-bucket-<v>`) anywhere, keys of JSON apart. */
-const JOINED = /(?<![\w<>.-])[a-z][a-z0-9<>]{0,80}(?:[_-][a-z0-9<>]{1,80}){1,20}(?![\w<>-]|":|':)/g;
+const JOINED = /(?<![\w<>.-])[a-z][a-z0-9<>]*(?:[_-][a-z0-9<>]{1,80})+(?![\w<>-]|":|':)/g;
 /** Words of a sentence that are never a name. */
 const FUNCTION_WORDS = new Set(
   (
@@ -349,7 +349,14 @@ export function foldValues(normalized: string): string {
       TYPE_WORDS.has(word) ? m : name(m, lead, word),
     );
   }
-  if (s.includes("find ") || s.includes("to ") || s.includes("cannot ") || s.includes("can't ")) {
+  // Each lead of INABILITY holds `could`, `can`, `unable`, `failed to` or `not able`.
+  if (
+    s.includes("could") ||
+    s.includes("can") ||
+    s.includes("unable") ||
+    s.includes("failed to") ||
+    s.includes("not able")
+  ) {
     s = s.replace(INABILITY, (m, lead: string, word: string) =>
       isTemplateNoun(word) ? m : name(m, lead, word),
     );
@@ -365,8 +372,15 @@ export function foldValues(normalized: string): string {
   if (s.includes("cannot ")) {
     s = s.replace(CANNOT_EXECUTE, (m, lead: string, word: string) => name(m, lead, word));
   }
-  // Every shape of SQL_SHAPE holds `from `, `into ` or ` set`: most texts hold none.
-  if ((s.includes("from ") || s.includes("into ") || s.includes(" set")) && SQL_SHAPE.test(s)) {
+  // Every shape of SQL_SHAPE holds `select`, `insert into`, `delete from` or `update `: most
+  // texts hold none.
+  if (
+    (s.includes("select") ||
+      s.includes("insert into") ||
+      s.includes("delete from") ||
+      s.includes("update ")) &&
+    SQL_SHAPE.test(s)
+  ) {
     s = s.replace(SQL_TABLE, (m, keyword: string, table: string) =>
       SQL_WORDS.has(table) ? m : name(m, `${keyword} `, table),
     );
