@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { hasNestedUnboundedQuantifier } from "../../../../test/support/regex-safety.ts";
 import { fingerprint, normalizeText } from "./fingerprint.ts";
-import { foldArgumentValues, foldValues } from "./fingerprint-fold.ts";
+import { FOLD_PATTERNS, foldArgumentValues, foldValues } from "./fingerprint-fold.ts";
 
 const print = (text: string, tool = "t") => fingerprint({ tool, channel: "tool", text });
 const same = (a: string, b: string) => expect(print(a)).toBe(print(b));
@@ -282,4 +283,277 @@ describe("fingerprint with the call's arguments", () => {
       "ordersync failed for 12345",
     );
   });
+});
+
+// Phrasings written for these tests (issue 27.5, second pass), not taken from a set.
+describe("values the first pass left apart", () => {
+  it('a quoted double quote (`near """`) is one quoted value', () => {
+    expect(normalizeText('syntax error at or near """')).toBe("syntax error at or near <str>");
+    same('syntax error at or near """', 'syntax error at or near "LIMT"');
+    // An empty string stays an empty string next to a value.
+    expect(normalizeText('expected "" or "x"')).toBe("expected <str> or <str>");
+    apart('syntax error at or near """', "syntax error at end of input");
+  });
+
+  it("an attribute's value in quotes is the value, one word or many", () => {
+    same(
+      'element resolved to <div class="form-row">…</div>',
+      'element resolved to <div class="field field--text">…</div>',
+    );
+    expect(normalizeText('x <div class="a b">…</div> y')).toBe("x <div class=<v>>…<<path>> y");
+    // Kept in its quotes as a condition's name, read as an identifier after: still the value.
+    expect(foldValues('<div class="form-row">')).toBe("<div class=<v>>");
+    expect(foldValues("<div class='form-row'>")).toBe("<div class=<v>>");
+    // The tag is another template, and a status after `=` names the condition as ever.
+    apart(
+      'element resolved to <div class="form-row">…</div>',
+      'element resolved to <input class="form-row">',
+    );
+    apart("request failed: status=503 <html>", "request failed: status=429 <html>");
+  });
+});
+
+// Phrasings written for these tests (issue 27.5, second pass): each class of value, then the
+// nearest other template, which must keep its own fingerprint.
+describe("values by their place in a template", () => {
+  it("the command a server refused or could not run is a value", () => {
+    same(
+      "Error: SELECT command denied to user 'a'@'h' for table 't'",
+      "Error: DELETE command denied to user 'b'@'h' for table 'u'",
+    );
+    same("deploy command is not allowed here", "rollback command is not allowed here");
+    apart("deploy command is not allowed here", "deploy command timed out here");
+    same(
+      "cannot execute UPDATE in a read-only transaction",
+      "cannot execute INSERT in a read-only transaction",
+    );
+    same(
+      "cannot run backups in a read-only transaction",
+      "cannot run exports in a read-only transaction",
+    );
+    apart(
+      "cannot execute UPDATE in a read-only transaction",
+      "cannot execute UPDATE during recovery",
+    );
+  });
+
+  it("the names after a noun and its participle, or a verb and its kind, are values", () => {
+    same(
+      "Dangerous arguments detected: alpha, beta, gamma. Set allow: true to override.",
+      "Dangerous arguments detected: delta. Set allow: true to override.",
+    );
+    same("Unknown parameters: limit, offset.", "Unknown parameters: cursor.");
+    apart("Unknown arguments detected: orders.", "Unknown arguments rejected: orders.");
+    same(
+      "Error processing file notes: unsupported protocol",
+      "Error processing file drafts: unsupported protocol",
+    );
+    same("Failed to execute backup.", "Failed to execute restore.");
+    // A noun of a template at the end is no name, and another verb is another template.
+    apart("Failed to fetch data.", "Failed to fetch token.");
+    apart("Failed to execute backup.", "Failed to schedule backup.");
+  });
+
+  it("in an echoed query, tables and selected columns are values, SQL's words are not", () => {
+    same(
+      "relation missing: SELECT * FROM customers LIMIT 10",
+      "relation missing: SELECT * FROM invoices LIMIT 10",
+    );
+    same("column missing: SELECT nme FROM users", "column missing: SELECT emal, phne FROM users");
+    expect(foldValues("delete from orders where id = <v>")).toBe("delete from <v> where id = <v>");
+    // Without a query's shape, `from` is a word of the sentence.
+    expect(foldValues("failed to read from disk")).toBe("failed to read from disk");
+    apart(
+      "permission denied [sql: select * from salaries]",
+      "relation does not exist [sql: select * from salaries]",
+    );
+  });
+
+  it("a system call's two names, an id after `with id`, a duration glued to a unit", () => {
+    same("rename alpha beta: file exists", "rename gamma delta: file exists");
+    apart("rename alpha beta: file exists", "rename alpha beta: permission denied");
+    same("Issue with id alpha not found", "Issue with id beta not found");
+    apart("Issue with id alpha not found", "Issue with id alpha is archived");
+    same("did not respond within 30sms.", "did not respond within 2m15sms.");
+    apart("did not respond within 30sms.", "did not respond within 30 attempts.");
+  });
+
+  it("a list the call sent is its value, words of error vocabulary or not", () => {
+    const withArgs = (text: string, args: Record<string, unknown>) =>
+      fingerprint({ tool: "t", channel: "tool", text, args });
+    expect(withArgs("cmdline: git add -- read, write failed", { files: "read, write" })).toBe(
+      withArgs("cmdline: git add -- admin failed", { files: "admin" }),
+    );
+    expect(withArgs("denied for read, write", { modes: "read, write" })).not.toBe(
+      withArgs("expired for read, write", { modes: "read, write" }),
+    );
+  });
+
+  it("a status that ends a sentence, an error class and a quoted message stay the condition", () => {
+    apart("The status code is 401.", "The status code is 429.");
+    apart("Request failed with 503.", "Request failed with 404.");
+    same("took 404.5 units", "took 12.5 units");
+    apart("Error in get_run: KeyError", "Error in get_run: ValueError");
+    same(
+      "Error in get_stack: \"No stack found with name 'a'.\"",
+      "Error in get_stack: \"No stack found with name 'b'.\"",
+    );
+    apart("Error in get_stack: \"No stack found with name 'a'.\"", "Error in get_stack: KeyError");
+    // A quoted message (`no … found`, `could not`, `unable to`) is not a quoted name.
+    apart("Error in get_stack: \"No stack found with name 'a'.\"", 'Error in get_stack: "Q3 Plan"');
+    apart('Export failed: "Unable to open the sheet"', 'Export failed: "Quarterly Report"');
+  });
+});
+
+describe("a quoted word after a colon", () => {
+  it("is a name where the word is as often a field's (`limit`, `type`, `status`)", () => {
+    same("Error: 'limit' must be positive", "Error: 'offset' must be positive");
+    same('unknown field: "type"', 'unknown field: "title"');
+    same("column: 'status' is ambiguous", "column: 'owner' is ambiguous");
+  });
+
+  it("names the condition where the word is one (`Forbidden`, `timeout`), and after a code key", () => {
+    apart('upstream said: "Forbidden"', 'upstream said: "Unauthorized"');
+    apart("request failed: 'timeout'", "request failed: 'limit'");
+    apart('{"error": {"type": "rate_limit"}}', '{"error": {"type": "not_found"}}');
+    apart('{"code": "type"}', '{"code": "size"}');
+  });
+});
+
+describe("names of several words", () => {
+  it("values side by side are one value", () => {
+    same("This tool needs a Firecrawl Team account.", "This tool needs a Firecrawl account.");
+    expect(foldValues("sheet <v> <v> is protected")).toBe("sheet <v> is protected");
+    apart(
+      "This tool needs a Firecrawl Team account.",
+      "This tool needs a Firecrawl account token.",
+    );
+  });
+
+  it("the capitalized first word of a name that opens a clause is the name's", () => {
+    same(
+      "allowed directories: Marketing Site not in /srv",
+      "allowed directories: Sales Team not in /srv",
+    );
+    same("project (Marketing Site) is archived", "project (Sales Team) is archived");
+    // The noun of a kind, prose or error vocabulary opens no name.
+    apart("error: Table Orders not found", "error: Column Orders not found");
+    apart("error: Invalid Token", "error: Expired Token");
+  });
+});
+
+describe("the thing a failure could not reach, and nouns of kinds", () => {
+  it("what a server could not find, reach or act on is a value", () => {
+    same("Could not find orders in this workspace", "Could not find invoices in this workspace");
+    same("Unable to locate alpha.", "Unable to locate beta.");
+    same("failed to connect to alpha", "failed to connect to beta");
+    same("cannot merge alpha into main", "cannot merge beta into main");
+    // Another verb is another template, and a noun of a template is no name.
+    apart("Could not find orders in this workspace", "Could not load orders in this workspace");
+    apart("could not find credentials", "could not find settings");
+    same("expected alpha to be a number", "expected beta to be a number");
+    apart("expected alpha to be a number", "expected alpha to be a string");
+  });
+
+  it("a name beside the noun of its kind is a value, the noun stays", () => {
+    same("The orders channel does not exist", "The invoices channel does not exist");
+    apart("The orders channel does not exist", "The orders channel is archived");
+    same("Calendar alpha not accessible", "Calendar beta not accessible");
+    same("host alpha refused the connection", "host beta refused the connection");
+    same("Property alpha is not allowed", "Property beta is not allowed");
+    apart("Property alpha is not allowed", "Property alpha is required");
+  });
+
+  it("a name that starts like a month or a day is a name; a month or a day is not", () => {
+    same("This tool needs a Marketing account.", "This tool needs a Finance account.");
+    same("This tool needs a Monitor account.", "This tool needs a Finance account.");
+    expect(normalizeText("closed on Monday")).toBe("closed on monday");
+    expect(normalizeText("due in March")).toBe("due in march");
+  });
+});
+
+describe("error classes and error tuples", () => {
+  it("a driver's error tuple keeps its code and its message", () => {
+    apart(
+      "Error: (1062, \"Duplicate entry 'ana' for key 'users.email'\")",
+      "Error: (1054, \"Unknown column 'nme' in 'field list'\")",
+    );
+    same(
+      "Error: (1062, \"Duplicate entry 'ana' for key 'users.email'\")",
+      "Error: (1062, \"Duplicate entry 'SKU-1' for key 'products.sku'\")",
+    );
+    expect(normalizeText("(1062, \"Duplicate entry 'x' for key 'k'\")")).toBe(
+      '(1062, "duplicate entry <str> for key <str>")',
+    );
+  });
+
+  it("a qualified error class is no host name", () => {
+    apart(
+      "pymysql.err.IntegrityError: constraint failed",
+      "pymysql.err.OperationalError: constraint failed",
+    );
+    apart(
+      "(psycopg2.errors.UndefinedTable) relation x",
+      "(psycopg2.errors.UndefinedColumn) relation x",
+    );
+    apart("botocore.ClientError: denied", "botocore.ParamValidationError: denied");
+    // A host is still a host.
+    same("connect to api.example.com failed", "connect to db.internal.net failed");
+  });
+});
+
+describe("a word that ends a JSON string, an existing name, a dialled host", () => {
+  it("one word after a colon at the end of a JSON string is a value", () => {
+    same(
+      '{ "errorMessage": "Error: path must be absolute. received: main" }',
+      '{ "errorMessage": "Error: path must be absolute. received: develop" }',
+    );
+    apart(
+      '{ "errorMessage": "Error: request failed: timeout" }',
+      '{ "errorMessage": "Error: request failed: refused" }',
+    );
+  });
+
+  it("the name after `already exists:` is a value", () => {
+    same(
+      "skill x already exists: alpha. Choose another",
+      "skill x already exists: beta. Choose another",
+    );
+    apart(
+      "skill x already exists: alpha. Choose another",
+      "skill x not found: alpha. Choose another",
+    );
+  });
+
+  it("the host Go dials is a value", () => {
+    same(
+      "dial tcp postgres:5432: connect: connection refused",
+      "dial tcp redis:6379: connect: connection refused",
+    );
+    apart(
+      "dial tcp postgres:5432: connect: connection refused",
+      "dial tcp postgres:5432: i/o timeout",
+    );
+  });
+});
+
+describe("identifiers written in capitals", () => {
+  it("stay wherever the text also writes them in capitals; others are values", () => {
+    expect(normalizeText("QUEUE_FULL: the queue_full limit")).toBe(
+      "queue_full: the queue_full limit",
+    );
+    expect(normalizeText("QUEUE_FULL-2 hit, my_queue waits")).toBe(
+      "queue_full-<id> hit, <v> waits",
+    );
+    expect(normalizeText("XQUEUE_FULL hit, queue_full waits")).toBe("xqueue_full hit, <v> waits");
+  });
+});
+
+describe("the fold's patterns", () => {
+  it.each(FOLD_PATTERNS.map((p) => [p.source.slice(0, 60), p] as const))(
+    "no nested unbounded quantifier in %s",
+    (_name, pattern) => {
+      expect(hasNestedUnboundedQuantifier(pattern.source)).toBe(false);
+    },
+  );
 });

@@ -9,7 +9,12 @@
 import type { Channel } from "../types.ts";
 import { sha256Hex } from "./canonical.ts";
 import { argumentValues } from "./echoes.ts";
-import { foldArgumentValues, foldValues, useVocabulary } from "./fingerprint-fold.ts";
+import {
+  foldArgumentValues,
+  foldValues,
+  isTemplateNoun,
+  useVocabulary,
+} from "./fingerprint-fold.ts";
 import { hasHostHint, hasIpv6Hint, hasOpeningQuote } from "./normalize-hints.ts";
 import { colonFollows, endsInObjectSeparator, keyAtEnd } from "./quote-context.ts";
 import { charTable, collapseSpaces, hasRun, replaceAnchored } from "./redact.ts";
@@ -126,9 +131,14 @@ function isConditionPair(key: string, value: string): boolean {
 
 const URL_LIKE = /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}:\/\/[^\s"'`<>()[\]{}|\\^,;]*/g;
 const EMAIL = /(?<![\w.+%-])[\w.+%-]+@[a-z0-9-]+\.[a-z0-9.-]*[a-z0-9]/g;
-const KEY_VALUE = /(?<![\w.-])([a-z_][\w.-]{0,63})=("[^"\n]*"|'[^'\n]*'|[^\s"',;&)\]}]+)/g;
+/**
+ * `key=value`; a placeholder after `=` is the value, and an unquoted value ends at `<` or `>`
+ * (`class=<str>>…</div>`: the tag goes on).
+ */
+const KEY_VALUE =
+  /(?<![\w.-])([a-z_][\w.-]{0,63})=("[^"\n]*"|'[^'\n]*'|<[a-z]{1,5}>|[^\s"',;&)\]}<>]+)/g;
 const QUOTED =
-  /(?<!\w)(?:"([^"\n]{0,200})"|'([^'\n]{0,200})'|`([^`\n]{0,200})`|“([^”\n]{0,200})”|‘([^’\n]{0,200})’)(?!\w)/g;
+  /(?<!\w)(?:"("|[^"\n]{0,200})"|'([^'\n]{0,200})'|`([^`\n]{0,200})`|“([^”\n]{0,200})”|‘([^’\n]{0,200})’)(?!\w)/g;
 /** A value in square brackets, one token long (`[logs-app]`, `[read,all]`); not an index `a[0]`. */
 const BRACKETED = /(?<![\w\]])\[([^\s[\]{}]{1,120})\]/g;
 /** `name = value` with spaces around `=` (`name = es-data-2/search`). */
@@ -140,7 +150,7 @@ const PATH_TAIL =
 const COLON_KEY = /(?<![\w:/<>.-])[a-z][\w.-]{0,40}(?::[\w.*/-]{1,60}){1,8}(?![\w:/])/g;
 /** The value after a naming phrase: `with name orderz`, `named x`, `by user ana`, `name: x`. */
 const NAMED =
-  /\b(with (?:name|slug|handle|alias|username|title|label)|named|by user|for user|name:|name =)( +)([^\s,;()[\]<>"'`]{1,80})/g;
+  /\b(with (?:name|slug|handle|alias|username|title|label|id|key|identifier|ref)|named|by user|for user|name:|name =)( +)([^\s,;()[\]<>"'`]{1,80})/g;
 /** The subject of `: x is not defined`, `: x does not exist`, `: x is not a valid id`. */
 const SUBJECT =
   /(: )([^\s,;()[\]<>"'`]{1,60})(?= (?:is not defined|does not exist|is not a valid|not found\b))/g;
@@ -215,43 +225,11 @@ const CODE_CONTEXT =
 const JSON_CODE_CONTEXT = /["'](?:code|errno|err_?code|error_?code|errorcode)["']\s?:\s?$/;
 
 /**
- * UUID and ISO_TIMESTAMP, sticky: read at one place (see replaceAtAnchor).
+ * UUID and ISO_TIMESTAMP, sticky: tried only where their `-` is (see replaceAnchored).
  * @internal Exported for tests; not part of the public API.
  */
 export const UUID_AT = new RegExp(UUID.source, "y");
 export const ISO_TIMESTAMP_AT = new RegExp(ISO_TIMESTAMP.source, "y");
-
-/**
- * `text.replace(pattern, replacement)` for a pattern every match of which holds `anchor` exactly
- * `offset` characters after its start, given as `sticky` (its source with the `y` flag): the same
- * result, but the pattern is only tried where an anchor is, each place once, left to right.
- * @internal Exported for tests; not part of the public API.
- */
-export function replaceAtAnchor(
-  text: string,
-  sticky: RegExp,
-  anchor: string,
-  offset: number,
-  replacement: string,
-): string {
-  let out = "";
-  let copied = 0;
-  let at = text.indexOf(anchor, offset);
-  while (at >= 0) {
-    const start = at - offset;
-    sticky.lastIndex = start;
-    const match = sticky.exec(text);
-    if (match === null) {
-      at = text.indexOf(anchor, at + 1);
-      continue;
-    }
-    out += text.slice(copied, start) + replacement;
-    copied = start + match[0].length;
-    at = text.indexOf(anchor, copied + offset);
-  }
-  sticky.lastIndex = 0;
-  return copied === 0 ? text : out + text.slice(copied);
-}
 
 /**
  * Every pattern of {@link normalizeText}, for the linear-time checks in the tests.
@@ -313,7 +291,11 @@ function replaceQuoted(
   // read by the passes that follow.
   if (content.includes(" ")) {
     const keyName = keyBefore(before);
-    if ((keyName !== undefined && MESSAGE_KEYS.has(keyName)) || QUOTED_MESSAGE.test(content)) {
+    if (
+      (keyName !== undefined && MESSAGE_KEYS.has(keyName)) ||
+      QUOTED_MESSAGE.test(content) ||
+      ERROR_TUPLE_OPEN.test(before)
+    ) {
       const quote = match.charAt(0);
       const inner = content.replace(INNER_QUOTED, replaceQuoted);
       return `${quote}${inner}${match.charAt(match.length - 1)}`;
@@ -329,10 +311,12 @@ function replaceQuoted(
   if (!isConditionValue(content) || !(before.endsWith("=") || before.trimEnd().endsWith(":"))) {
     return "<str>";
   }
-  // One word of a condition after a colon, whatever names it (`upstream said: "Forbidden"`).
-  if (namesCondition(content)) return match;
   const keyName = keyAtEnd(before);
   if (keyName !== undefined && CONDITION_KEYS.has(keyName)) return match;
+  // One word of a condition after a colon, whatever names it (`upstream said: "Forbidden"`); a
+  // word that is as often the name of a field or an argument (`Error: 'limit' must be …`,
+  // `unknown field: "type"`) is that name there.
+  if (namesCondition(content) && !FIELD_LIKE_WORDS.has(content)) return match;
   // A one-word upstream message that names a condition (`"message": "Forbidden"`) is the
   // condition: `Forbidden` and `Unauthorized` behind one wrapper are two failures.
   if (
@@ -344,6 +328,24 @@ function replaceQuoted(
   }
   return "<str>";
 }
+
+/**
+ * Words of error vocabulary that are as often the name of a field, an argument or a column
+ * (`limit`, `type`, `status`): alone in quotes after a colon, a name, not a condition.
+ */
+const FIELD_LIKE_WORDS = new Set(
+  (
+    "type status code value values limit limits format length range max min size enum argument " +
+    "request connection service socket network gateway read write syntax constraint certificate " +
+    "state mode scope"
+  ).split(" "),
+);
+
+/**
+ * The opening of an error tuple, as Python drivers print one: `(1062, "Duplicate entry …")`. Its
+ * number is the error's code, its string the message.
+ */
+const ERROR_TUPLE_OPEN = /\((?:\d{3,5}|<id>), ?$/;
 
 /** A code in quotes: 3 to 6 digits, or letters with digits (`E1045`, `ERR-1045`, `PGRST116`). */
 const QUOTED_CODE = /^(?:\d{3,6}|[a-z]{1,12}[_-]?\d{2,8})$/;
@@ -363,7 +365,7 @@ function namesCondition(word: string): boolean {
  * (`"Quarterly Report"`) holds none of these words.
  */
 const QUOTED_MESSAGE =
-  /\b(?:error|errors|failed|failure|denied|unauthori[sz]ed|forbidden|invalid|missing|not found|exceeded|timed out|timeout|unavailable|refused|required|unsupported|not supported|expired|insufficient|not allowed|rate limit|quota|can't|cannot|must|blank|does not|doesn't|no such|not a valid)\b/;
+  /\b(?:error|errors|failed|failure|denied|unauthori[sz]ed|forbidden|invalid|missing|not found|exceeded|timed out|timeout|unavailable|refused|required|unsupported|not supported|expired|insufficient|not allowed|rate limit|quota|can't|cannot|could not|couldn't|unable to|must|blank|does not|doesn't|no such|not a valid|no [a-z]{1,30} found|already exists)\b/;
 
 /** replaceQuoted for {@link replaceEach}. */
 function quotedMatch(m: RegExpExecArray, whole: string): string {
@@ -427,6 +429,7 @@ function isIn(set: Uint8Array, code: number): boolean {
 function replaceIdentifiers(s: string, original: string): string {
   let out = "";
   let copied = 0;
+  let capitals: ReadonlySet<string> | undefined;
   for (let at = nextJoint(s, 0); at >= 0; at = nextJoint(s, at + 1)) {
     if (at < copied) continue;
     let start = at;
@@ -438,15 +441,46 @@ function replaceIdentifiers(s: string, original: string): string {
     if (
       isIn(NOT_BEFORE_IDENTIFIER, s.charCodeAt(start - 1)) ||
       isIn(NOT_AFTER_IDENTIFIER, s.charCodeAt(end)) ||
-      !isPlainIdentifier(token) ||
-      original.includes(token.toUpperCase())
+      !isPlainIdentifier(token)
     ) {
       continue;
     }
+    capitals ??= identifiersInCapitals(original);
+    if (capitals.has(token)) continue;
     out += `${s.slice(copied, start)}<v>`;
     copied = end;
   }
   return copied === 0 ? s : out + s.slice(copied);
+}
+
+/**
+ * The identifiers the text writes in capitals (`EAI_AGAIN`, `ERR-42`), lowercased: each maximal
+ * run of capitals, digits, `_` and `-` around a `_` or `-` that holds a capital. Read from each
+ * joint outwards, each run once (a search of the whole text for each identifier costs the square
+ * of its length).
+ */
+function identifiersInCapitals(original: string): ReadonlySet<string> {
+  const found = new Set<string>();
+  let done = 0;
+  for (const joint of ["_", "-"]) {
+    done = 0;
+    for (let at = original.indexOf(joint); at >= 0; at = original.indexOf(joint, at + 1)) {
+      if (at < done) continue;
+      let start = at;
+      while (start > 0 && isCapitalsRun(original.charCodeAt(start - 1))) start--;
+      let end = at + 1;
+      while (end < original.length && isCapitalsRun(original.charCodeAt(end))) end++;
+      done = end;
+      const run = original.slice(start, end);
+      if (/[A-Z]/.test(run)) found.add(run.toLowerCase());
+    }
+  }
+  return found;
+}
+
+/** `[A-Z0-9_-]`: a character of an identifier written in capitals. */
+function isCapitalsRun(code: number): boolean {
+  return isUpperOrDigit(code) || code === 95 || code === 45;
 }
 
 /** The next `_` or `-` from `from` with a letter or digit on each side, or -1. */
@@ -524,7 +558,7 @@ function wordValueReplacers(seen: string[]) {
 
 /** Inside every match of NAMED, SUBJECT and NAMED_TAIL: cheap tests before their patterns run. */
 const NAMED_LEADS =
-  /with name|with slug|with handle|with alias|with username|with title|with label|named |name:|name =|by user|for user/;
+  /with name|with slug|with handle|with alias|with username|with title|with label|with id|with key|with identifier|with ref|named |name:|name =|by user|for user/;
 const SUBJECT_PHRASES = / is not defined| does not exist| is not a valid| not found/;
 /**
  * Words searched before NAMED_LEADS and SUBJECT_PHRASES: every alternative of each holds one of its
@@ -589,6 +623,14 @@ function mixesDigitsAndLetters(text: string, start: number, end: number): boolea
     else if (code >= 97 && code <= 122) letter = true;
   }
   return digit && letter;
+}
+
+function idPlaceholder(): string {
+  return "<id>";
+}
+
+function timePlaceholder(): string {
+  return "<time>";
 }
 
 function urlPlaceholder(): string {
@@ -678,6 +720,15 @@ function replaceNumber(m: RegExpExecArray, whole: string): string {
   ) {
     return match;
   }
+  // The code that opens an error tuple: `(1062, "Duplicate entry …")`.
+  if (
+    before === "(" &&
+    match.length >= 3 &&
+    match.length <= 5 &&
+    /^, ?["'<]/.test(whole.slice(offset + match.length, offset + match.length + 3))
+  ) {
+    return match;
+  }
   // Short digit runs glued to a word are part of a name: utf8, ipv4, base64, http2, s3.
   if (/[a-z]/.test(before) && /^\d{1,2}$/.test(match)) return match;
   // An HTTP-like status names the condition: "HTTP 503" and "HTTP 429" are different failures.
@@ -714,10 +765,39 @@ function replaceProperNames(original: string, lower: string): string {
     // A word of a path with a space in it (`/data/Quarterly Report.xlsx`) is the path's.
     const tokenStart = original.lastIndexOf(" ", at - 2) + 1;
     if (/[/\\]/.test(original.slice(tokenStart, at))) continue;
-    out += `${lower.slice(copied, at)}<v>`;
+    // The first word of a name of words that opens a clause (`: Marketing Site`, `(Sales Team`)
+    // is the name's too.
+    const first = nameStartBefore(original, lower, at, copied);
+    out += `${lower.slice(copied, first)}<v>`;
     copied = end;
   }
   return copied === 0 ? lower : out + lower.slice(copied);
+}
+
+/**
+ * Where the name at `at` starts: at the capitalized word before it (`Marketing` of `: Marketing
+ * Site`) when that word opens a clause (after `: `, `- `, `(` or a quote) and is no word of a
+ * message (prose, error vocabulary, the noun of a kind: `: Table Orders` keeps `table`); else `at`.
+ */
+function nameStartBefore(original: string, lower: string, at: number, from: number): number {
+  if (original.charCodeAt(at - 1) !== 32) return at;
+  let start = at - 1;
+  while (start > from && start > at - 42 && isLowerCode(original.charCodeAt(start - 1))) start--;
+  // `start` is on the word's second letter; its capital is before it.
+  if (start === at - 1 || start - 1 < from || !isUpperCode(original.charCodeAt(start - 1)))
+    return at;
+  start--;
+  const before = original.charCodeAt(start - 1);
+  const opens =
+    before === 40 ||
+    before === 34 ||
+    before === 39 ||
+    (before === 32 &&
+      (original.charCodeAt(start - 2) === 58 || original.charCodeAt(start - 2) === 45));
+  if (!opens) return at;
+  const word = lower.slice(start, at - 1);
+  if (CONDITION_WORDS.has(word) || PROSE_WORDS.has(word) || isTemplateNoun(word)) return at;
+  return start;
 }
 
 /**
@@ -765,7 +845,12 @@ function isUpperCode(code: number): boolean {
 function isUpperOrDigit(code: number): boolean {
   return isUpperCode(code) || (code >= 48 && code <= 57);
 }
-const CALENDAR_WORD = new RegExp(`^(?:${MONTHS}|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]{0,6})$`);
+/**
+ * The name of a month or a day, whole or cut short (`Mar`, `March`, `Tues`): not a word that
+ * starts like one (`Marketing`, `Monitor`, `Sunset` are names).
+ */
+const CALENDAR_WORD =
+  /^(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:r|rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)$/;
 /** Words in capitals that belong to a message or a query, not to a call. */
 const ACRONYMS = new Set(
   (
@@ -808,8 +893,10 @@ const STATUS_END =
 /** Whether the number between `start` and `end` stands as an HTTP status in prose. */
 function statusInProse(whole: string, start: number, end: number): boolean {
   const next = whole.charCodeAt(end);
-  // Part of a longer number or a decimal (`404.5`, `4040`) is no status.
-  if (next === 46 || (next >= 48 && next <= 57)) return false;
+  // Part of a longer number or a decimal (`404.5`, `4040`) is no status; a full stop after it
+  // (`the status code is 401.`) ends its sentence.
+  const afterDot = whole.charCodeAt(end + 1);
+  if ((next === 46 && afterDot >= 48 && afterDot <= 57) || (next >= 48 && next <= 57)) return false;
   const after = whole.slice(end, end + 24);
   if (STATUS_TAIL.test(after)) return true;
   // A text that opens with its status: `404: {"message": …}`.
@@ -819,6 +906,11 @@ function statusInProse(whole: string, start: number, end: number): boolean {
   return STATUS_LEAD.test(whole.slice(Math.max(0, start - 40), start)) && STATUS_END.test(after);
 }
 
+/** Modules that hold error classes. */
+const ERROR_MODULES = new Set(["err", "errors", "error", "exc", "exceptions", "exception"]);
+/** The end of the name of an error class. */
+const ERROR_CLASS_END = /(?:error|exception|violation|warning|fault)s?$/;
+
 function replaceDotted(m: RegExpExecArray): string {
   const match = m[0];
   let end = match.length;
@@ -827,6 +919,9 @@ function replaceDotted(m: RegExpExecArray): string {
   const labels = name.split(".");
   const last = labels[labels.length - 1] ?? "";
   if (labels.length < 2 || labels.some((l) => l === "") || !/^[a-z]{2,}$/.test(last)) return match;
+  // A qualified error class (`pymysql.err.IntegrityError`, `botocore.exceptions.ClientError`,
+  // `psycopg2.errors.UndefinedTable`) names the condition: no host.
+  if (labels.some((l) => ERROR_MODULES.has(l)) || ERROR_CLASS_END.test(last)) return match;
   return `<host>${match.slice(end)}`;
 }
 
@@ -899,10 +994,10 @@ function normalize(head: string): string {
       s = replaceAnchored(s, SPACED_KEY_VALUE, " = ", 64, replaceSpacedKeyValue);
   }
   // A UUID has a `-` 8 characters after its start, a date 4: only the places where a `-` is are read.
-  if (hyphens) s = replaceAtAnchor(s, UUID_AT, "-", 8, "<id>");
+  if (hyphens) s = replaceAnchored(s, UUID_AT, "-", 8, idPlaceholder);
   digits &&= HAS_DIGIT.test(s);
   if (digits) {
-    if (hyphens) s = replaceAtAnchor(s, ISO_TIMESTAMP_AT, "-", 4, "<time>");
+    if (hyphens) s = replaceAnchored(s, ISO_TIMESTAMP_AT, "-", 4, timePlaceholder);
     if (MONTH_HINT.test(s)) {
       if (DAY_MONTH_HINT.test(s)) s = s.replace(DAY_MONTH_YEAR, "<time>");
       if (MONTH_DAY_HINT.test(s)) s = s.replace(MONTH_DAY_YEAR, "<time>");

@@ -97,7 +97,9 @@ export function splitTrailing(match: string): [string, string] {
 /**
  * The leftmost match at `from` or after of a global pattern every match of which holds `anchor`
  * at most `reach` characters after its start: the search starts near the first anchor, not at
- * `from` (a pattern that reads every position of a long text is slow even when it fails).
+ * `from` (a pattern that reads every position of a long text is slow even when it fails). A
+ * sticky pattern (`y`) holds its anchor exactly `reach` characters after its start, and is tried
+ * only there, at each anchor in turn.
  */
 export function nextAnchored(
   text: string,
@@ -106,6 +108,18 @@ export function nextAnchored(
   reach: number,
   from: number,
 ): RegExpExecArray | null {
+  if (pattern.sticky) {
+    for (let at = text.indexOf(anchor, from + reach); at >= 0; at = text.indexOf(anchor, at + 1)) {
+      pattern.lastIndex = at - reach;
+      const match = pattern.exec(text);
+      if (match !== null) {
+        pattern.lastIndex = 0;
+        return match;
+      }
+    }
+    pattern.lastIndex = 0;
+    return null;
+  }
   const at = text.indexOf(anchor, from);
   if (at < 0) return null;
   pattern.lastIndex = Math.max(from, at - reach);
@@ -117,7 +131,9 @@ export function nextAnchored(
 /**
  * `text.replace(pattern, replace)` for a global pattern without named groups every match of which
  * holds `anchor` at most `reach` characters after its start: the same result, but each search
- * starts near the next anchor instead of reading every position before it.
+ * starts near the next anchor instead of reading every position before it. Given the pattern as
+ * sticky (its source with the `y` flag) where every match holds the anchor exactly `reach`
+ * characters after its start, it is tried only there (see nextAnchored).
  * @internal Exported for the normalizer; not part of the public API.
  */
 export function replaceAnchored<A extends unknown[]>(
