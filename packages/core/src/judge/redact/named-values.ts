@@ -1,7 +1,8 @@
 /**
  * Values named as credentials: `password: …`, `"client_secret": "…"`, `DB_PASS=…`,
- * `AccountKey=…`, `STRIPE_WEBHOOK=<token>`, and on command lines `--password …`, `curl -u user:pw`,
- * `mysql -pS3cret`. The name stays; the value becomes `[redacted]`.
+ * `AccountKey=…`, `STRIPE_WEBHOOK=<token>`, on command lines `--password …`, `curl -u user:pw`,
+ * `mysql -pS3cret`, in XML `<password>…</password>`, and in prose "the password is hunter2". The
+ * name stays; the value becomes `[redacted]`.
  */
 import { isInert, REDACTED } from "./placeholders.ts";
 import type { SecretGroup } from "./rule.ts";
@@ -348,7 +349,71 @@ function redactGluedPasswords(text: string): string {
   );
 }
 
-/** Credentials named by a key, a flag or a variable, in this order. */
+/**
+ * `<password>hunter2</password>`, `<SecretAccessKey>…</SecretAccessKey>`, `<ns:token a="b">…</ns:token>`:
+ * an XML element named as a credential (see {@link credentialName}; a prefix `ns:` aside), whose
+ * text, up to 1024 characters with no `<`, is the value.
+ */
+const XML_ELEMENT = /<([A-Za-z][\w.:-]{0,63})((?:\s[^<>]{0,200})?)>([^<]{1,1024})<\/\1\s*>/g;
+
+function redactXmlElement(
+  match: string,
+  name: unknown,
+  attributes: unknown,
+  value: unknown,
+): string {
+  if (typeof name !== "string" || typeof value !== "string" || isInert(value)) return match;
+  const kind = credentialName(name.slice(name.lastIndexOf(":") + 1));
+  if (kind === undefined) return match;
+  const trimmed = value.trim();
+  if (kind === "tokenish" && !looksLikeToken(trimmed, 0, WEAK_TOKEN_LENGTH)) return match;
+  if (STATUS_WORDS.test(trimmed)) return match;
+  return `<${name}${String(attributes)}>${REDACTED}</${name}>`;
+}
+
+/**
+ * Credentials told in prose: "the password is hunter2", "your API key is 9f8e7d6c5b4a", "the
+ * password for alice was 'correct horse'", "token set to abc123", "the PIN is 4829". A quoted
+ * value goes unless it starts with a status word; a bare one only when {@link toldValue} says it
+ * is one, so "the password is incorrect" and "the token is expired" stay.
+ */
+const PROSE_CREDENTIAL =
+  /(?<![\w-])((?:pass(?:word|phrase|wd|code)|secret(?:[ _-]?key)?|(?:api|access|auth|session|bearer|refresh|private|secret|signing)[ _-]?(?:key|token)|token|credentials?|pin)(?:\s+for\s+[^\s"'<>]{1,64})?\s+(?:is(?:\s+now)?|was|are|were|(?:has\s+been\s+|was\s+)?set\s+to|will\s+be|reads)\s+)("[^"\r\n]{1,200}"|'[^'\r\n]{1,200}'|\x60[^\x60\r\n]{1,200}\x60|[^\s"'<>\x60]{1,200})/gi;
+
+/** The length of a prose value without the sentence punctuation after it. */
+const TRAILING_PUNCTUATION = /[.,;:!?)]+$/;
+const PROSE_TOKEN_LENGTH = 6;
+
+function redactProseCredential(match: string, told: unknown, value: unknown): string {
+  if (typeof told !== "string" || typeof value !== "string" || isInert(value)) return match;
+  const quote = value.charAt(0);
+  if (quote === '"' || quote === "'" || quote === "\x60") {
+    const inner = value.slice(1, -1).trim();
+    if (inner === "" || STATUS_WORDS.test(inner.split(/\s/)[0] ?? "")) return match;
+    return `${told}${quote}${REDACTED}${quote}`;
+  }
+  const trailing = TRAILING_PUNCTUATION.exec(value)?.[0] ?? "";
+  const bare = value.slice(0, value.length - trailing.length);
+  if (!toldValue(bare)) return match;
+  return `${told}${REDACTED}${trailing}`;
+}
+
+/**
+ * A bare value told as a credential: 6 characters or more with a letter and a digit
+ * (`hunter2xyz`, `admin:admin123`), or 4 digits or more alone (a PIN), not a word or a count.
+ */
+function toldValue(value: string): boolean {
+  if (/^\d{4,}$/.test(value)) return true;
+  return value.length >= PROSE_TOKEN_LENGTH && /[A-Za-z]/.test(value) && /\d/.test(value);
+}
+
+/** Whether a credential may be told in prose: one of its verbs after a space. */
+function mayTellCredential(text: string): boolean {
+  return PROSE_VERB.test(text);
+}
+const PROSE_VERB = /\s(?:is|was|are|were|set|will|reads)\s/i;
+
+/** Credentials named by a key, a flag, a variable, an XML element or a sentence, in this order. */
 export const NAMED_VALUE_RULES: SecretGroup = {
   may: () => true,
   rules: [
@@ -380,5 +445,9 @@ export const NAMED_VALUE_RULES: SecretGroup = {
       { rewrite: redactNamedValues },
       (text) => text.includes("=") || text.includes(":"),
     ],
+    // `<password>…</password>`, `<AccessKey>…</AccessKey>`.
+    [XML_ELEMENT, redactXmlElement, (text) => text.includes("</")],
+    // "the password is hunter2".
+    [PROSE_CREDENTIAL, redactProseCredential, mayTellCredential],
   ],
 };
