@@ -78,74 +78,86 @@ function clean(char: string): string {
   return INVISIBLE_CHARS.test(char) ? "" : char;
 }
 
+/** The next `\\` or `%` at `from` or after, or the text's length. */
+function nextEscapeChar(text: string, from: number): number {
+  let at = text.indexOf("\\", from);
+  const percent = text.indexOf("%", from);
+  if (percent >= 0 && (at < 0 || percent < at)) at = percent;
+  return at < 0 ? text.length : at;
+}
+
 /**
  * One layer of escapes decoded: `\"` `\'` `\/` `\\` as the character, `\n` `\r` `\t` `\b` `\f`
  * as a space, `\uXXXX` (a surrogate only in a pair) and `\xNN` as their character, `%NN` of an
  * ASCII character as it. A decoded control character becomes a space and an invisible mark
- * nothing, as sanitizing the text does.
+ * nothing, as sanitizing the text does. The text between escapes is copied a run at a time.
  */
 function decodeLayer(text: string): Decoded | undefined {
-  const starts: number[] = [];
+  // The decoded text is never longer than the text.
+  const starts = new Int32Array(text.length + 1);
   let out = "";
+  let written = 0;
   // Where the next character written starts: an escape that decodes to nothing joins it.
   let pending = -1;
   let changed = false;
-  const write = (char: string, start: number) => {
-    const at = pending >= 0 ? pending : start;
-    pending = -1;
-    for (let i = 0; i < char.length; i++) {
-      out += char.charAt(i);
-      starts.push(at);
-    }
-    if (char === "") pending = at;
-  };
   let i = 0;
   while (i < text.length) {
-    const code = text.charCodeAt(i);
-    if (code === 37 && escapeAt(text, i)) {
-      write(clean(String.fromCharCode(hexAt(text, i + 1, 2))), i);
-      changed = true;
-      i += 3;
-      continue;
+    const next = nextEscapeChar(text, i);
+    if (next > i) {
+      out += text.slice(i, next);
+      starts[written++] = pending >= 0 ? pending : i;
+      pending = -1;
+      for (let k = i + 1; k < next; k++) starts[written++] = k;
+      i = next;
+      if (i >= text.length) break;
     }
-    if (code !== 92 || i + 1 >= text.length) {
-      write(text.charAt(i), i);
+    const [char, length] =
+      escapeAt(text, i) || text.charCodeAt(i) === 92 ? decodeAt(text, i) : ["", 0];
+    if (length === 0) {
+      // Not an escape: the character itself.
+      out += text.charAt(i);
+      starts[written++] = pending >= 0 ? pending : i;
+      pending = -1;
       i++;
       continue;
     }
-    const next = text.charAt(i + 1);
-    let char: string | undefined;
-    let length = 2;
-    if (next === '"' || next === "'" || next === "/" || next === "\\") char = next;
-    else if (next === "n" || next === "r" || next === "t" || next === "b" || next === "f") {
-      char = " ";
-    } else if (next === "x") {
-      const value = hexAt(text, i + 2, 2);
-      if (value >= 0) [char, length] = [clean(String.fromCharCode(value)), 4];
-    } else if (next === "u") {
-      const value = hexAt(text, i + 2, 4);
-      if (value >= 0 && (value < 0xd800 || value > 0xdfff)) {
-        [char, length] = [clean(String.fromCharCode(value)), 6];
-      } else if (value >= 0xd800 && value <= 0xdbff && text.startsWith("\\u", i + 6)) {
-        const low = hexAt(text, i + 8, 4);
-        if (low >= 0xdc00 && low <= 0xdfff) {
-          [char, length] = [clean(String.fromCharCode(value, low)), 12];
-        }
-      }
-    }
-    if (char === undefined) {
-      write("\\", i);
-      i++;
-      continue;
-    }
-    // Each character of a pair decoded together starts where the pair does.
-    write(char, i);
     changed = true;
+    const at = pending >= 0 ? pending : i;
+    pending = -1;
+    if (char === "") pending = at;
+    // Each character of a pair decoded together starts where the pair does.
+    for (let k = 0; k < char.length; k++) starts[written++] = at;
+    out += char;
     i += length;
   }
   if (!changed) return undefined;
-  starts.push(text.length);
-  return { text: out, starts: Int32Array.from(starts) };
+  starts[written] = text.length;
+  return { text: out, starts: starts.subarray(0, written + 1) };
+}
+
+/**
+ * The escape at `at` (a `\\` or a `%`) decoded, and its length; a length of 0 when it is not one
+ * this decodes.
+ */
+function decodeAt(text: string, at: number): [string, number] {
+  if (text.charCodeAt(at) === 37) return [clean(String.fromCharCode(hexAt(text, at + 1, 2))), 3];
+  const next = text.charAt(at + 1);
+  if (next === '"' || next === "'" || next === "/" || next === "\\") return [next, 2];
+  if (next === "n" || next === "r" || next === "t" || next === "b" || next === "f") return [" ", 2];
+  if (next === "x") {
+    const value = hexAt(text, at + 2, 2);
+    return value >= 0 ? [clean(String.fromCharCode(value)), 4] : ["", 0];
+  }
+  if (next !== "u") return ["", 0];
+  const value = hexAt(text, at + 2, 4);
+  if (value >= 0 && (value < 0xd800 || value > 0xdfff)) {
+    return [clean(String.fromCharCode(value)), 6];
+  }
+  if (value >= 0xd800 && value <= 0xdbff && text.startsWith("\\u", at + 6)) {
+    const low = hexAt(text, at + 8, 4);
+    if (low >= 0xdc00 && low <= 0xdfff) return [clean(String.fromCharCode(value, low)), 12];
+  }
+  return ["", 0];
 }
 
 /** How many layers are decoded: JSON in JSON, a value percent-encoded twice, both. */

@@ -407,11 +407,76 @@ function toldValue(value: string): boolean {
   return value.length >= PROSE_TOKEN_LENGTH && /[A-Za-z]/.test(value) && /\d/.test(value);
 }
 
-/** Whether a credential may be told in prose: one of its verbs after a space. */
-function mayTellCredential(text: string): boolean {
-  return PROSE_VERB.test(text);
+/** A verb of {@link PROSE_CREDENTIAL}'s sentences, whitespace on each side. */
+const PROSE_VERB = /\s(?:is|was|are|were|set|will|reads|has)\s/gi;
+/** The nouns it reads, lowercase, as the word before the verb (or before `for <name>`) ends. */
+const PROSE_NOUNS = [
+  "word",
+  "phrase",
+  "passwd",
+  "code",
+  "secret",
+  "key",
+  "token",
+  "credential",
+  "credentials",
+  "pin",
+];
+
+/**
+ * Whether a credential may be told in prose: a verb of {@link PROSE_CREDENTIAL} after a word that
+ * ends in one of its nouns, or after `<noun> for <name>`. Most texts have no verb after such a
+ * word: one search for the verbs, a look at the word before each, and the rule's pattern is not run.
+ * @internal Exported for tests; not part of the public API.
+ */
+export function mayTellCredential(text: string): boolean {
+  PROSE_VERB.lastIndex = 0;
+  for (let m = PROSE_VERB.exec(text); m !== null; m = PROSE_VERB.exec(text)) {
+    PROSE_VERB.lastIndex = m.index + 1;
+    const word = wordBefore(text, m.index + 1);
+    if (endsInNoun(text, word)) {
+      PROSE_VERB.lastIndex = 0;
+      return true;
+    }
+    // "<noun> for <name> is": the word before `for`.
+    const forWord = wordBefore(text, word);
+    if (forWord >= 0 && word - forWord >= 4 && /^for\s$/i.test(text.slice(forWord, forWord + 4))) {
+      if (endsInNoun(text, wordBefore(text, forWord))) {
+        PROSE_VERB.lastIndex = 0;
+        return true;
+      }
+    }
+  }
+  PROSE_VERB.lastIndex = 0;
+  return false;
 }
-const PROSE_VERB = /\s(?:is|was|are|were|set|will|reads)\s/i;
+
+/**
+ * Where the word before `end` starts (whitespace before `end` skipped; a word is what is not
+ * whitespace, its last 65 characters at most); -1 when there is none.
+ */
+function wordBefore(text: string, end: number): number {
+  let stop = end;
+  while (stop > 0 && isWhitespace(text.charCodeAt(stop - 1))) stop--;
+  let start = stop;
+  while (start > 0 && !isWhitespace(text.charCodeAt(start - 1)) && stop - start <= 64) start--;
+  return start === stop ? -1 : start;
+}
+
+/** Whether the word at `start` (to the next whitespace) ends in a noun of {@link PROSE_NOUNS}. */
+function endsInNoun(text: string, start: number): boolean {
+  if (start < 0) return false;
+  let end = start;
+  while (end < text.length && !isWhitespace(text.charCodeAt(end))) end++;
+  for (const noun of PROSE_NOUNS) {
+    const from = end - noun.length;
+    if (from < start) continue;
+    let i = 0;
+    while (i < noun.length && (text.charCodeAt(from + i) | 0x20) === noun.charCodeAt(i)) i++;
+    if (i === noun.length) return true;
+  }
+  return false;
+}
 
 /** Credentials named by a key, a flag, a variable, an XML element or a sentence, in this order. */
 export const NAMED_VALUE_RULES: SecretGroup = {
