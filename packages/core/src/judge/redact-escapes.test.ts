@@ -39,6 +39,17 @@ describe("redact: secrets and paths behind escapes", () => {
       "hunter2",
       String.raw`{\\\"password\\\":\\\"[redacted]\\\"}`,
     ],
+    // Quotes alone: the rules that read quotes run again.
+    [
+      String.raw`{\"headers\":{\"Authorization\":\"Bearer abc123def456ghi789\"}}`,
+      "abc123",
+      String.raw`{\"headers\":{\"Authorization\":\"Bearer [token]\"}}`,
+    ],
+    [
+      String.raw`said \"the password is hunter2xyz\"`,
+      "hunter2",
+      String.raw`said \"the password is [redacted]\"`,
+    ],
     // An escaped invisible mark splitting the name, as a raw one would.
     [
       String.raw`pass\u200bword\u003dhunter2xyz`,

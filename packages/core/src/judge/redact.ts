@@ -123,6 +123,9 @@ export const SECRET_GROUPS: readonly SecretGroup[] = [
 
 const SECRET_RULES: readonly SecretRule[] = SECRET_GROUPS.flatMap((group) => group.rules);
 
+/** The secret rules whose reading a quote changes (see {@link redactQuoted}). */
+const QUOTED_GROUPS: readonly SecretGroup[] = [HEADER_RULES, NAMED_VALUE_RULES];
+
 /**
  * Every built-in pattern, for the linear-time checks in the tests.
  * @internal Exported for tests; not part of the public API.
@@ -217,8 +220,10 @@ export function redact(text: string, options: RedactOptions = {}): string {
   out = redactLocationsKeeping(out, emails, keepable(keep, sensitive), sensitive);
   // What still holds escapes is read decoded too (redact/escapes.ts): what the same steps replace
   // there is replaced where it is written.
-  out = redactEscaped(out, (decoded) =>
-    redactValues(decoded, sensitive, options.patterns, emails, keep),
+  out = redactEscaped(out, (decoded, quotesOnly) =>
+    quotesOnly
+      ? redactQuoted(decoded, sensitive, options.patterns)
+      : redactValues(decoded, sensitive, options.patterns, emails, keep),
   );
   out = collapseSpaces(out);
   out = out.trim();
@@ -226,6 +231,25 @@ export function redact(text: string, options: RedactOptions = {}): string {
 }
 
 const NO_VALUES: readonly string[] = [];
+
+/**
+ * What {@link redactValues} would add to a text read again with its `\"` and `\'` decoded and no
+ * other escape: the rules that read quotes (headers and named values: `{\"password\":\"x\"}`),
+ * and the caller's values and patterns. Paths, URLs, addresses and keys by their shape read the
+ * same either way.
+ */
+function redactQuoted(
+  text: string,
+  sensitive: readonly string[],
+  patterns: RedactOptions["patterns"],
+): string {
+  let out = applyPatterns(removeValues(text, sensitive), patterns);
+  for (const group of QUOTED_GROUPS) {
+    if (!group.may(out)) continue;
+    for (const rule of group.rules) if (rule[2](out)) out = applySecretRule(rule, out);
+  }
+  return out;
+}
 
 /**
  * What {@link redact} replaces with placeholders, read again in a decoded text (redact/escapes.ts):

@@ -50,13 +50,29 @@ function escapeAt(text: string, at: number): boolean {
  * @internal Exported for tests; not part of the public API.
  */
 export function mayHoldEscape(text: string): boolean {
+  return escapesIn(text) !== NO_ESCAPE;
+}
+
+const NO_ESCAPE = 0;
+/** Only `\"` and `\'`: the decoded text differs from the text in its quoting alone. */
+const QUOTES_ONLY = 1;
+const OTHER_ESCAPES = 2;
+
+/** Which escapes the text holds: none, quotes only, or others. */
+function escapesIn(text: string): number {
+  let found = NO_ESCAPE;
   for (let at = text.indexOf("\\"); at >= 0; at = text.indexOf("\\", at + 1)) {
-    if (escapeAt(text, at)) return true;
+    if (!escapeAt(text, at)) continue;
+    const next = text.charCodeAt(at + 1);
+    if (next !== 34 && next !== 39) return OTHER_ESCAPES;
+    found = QUOTES_ONLY;
   }
-  for (let at = text.indexOf("%"); at >= 0; at = text.indexOf("%", at + 1)) {
-    if (escapeAt(text, at)) return true;
+  const percent = text.indexOf("%");
+  if (percent < 0) return found;
+  for (let at = percent; at >= 0; at = text.indexOf("%", at + 1)) {
+    if (escapeAt(text, at)) return OTHER_ESCAPES;
   }
-  return false;
+  return found;
 }
 
 /**
@@ -237,15 +253,20 @@ function replacedSpans(decoded: string, redacted: string): [number, number, stri
 
 /**
  * Reads the text decoded (see the file's comment) with `redactDecoded`, which must only replace
- * spans with placeholders, and replaces in the text as written what it replaced in the decoded
+ * spans with placeholders (and is told when the text's only escapes were `\"` and `\'`, so only
+ * the rules that read quotes need to run again), and replaces in the text as written what it replaced in the decoded
  * text, each span widened to the whole escapes it came from. A text without escapes comes back as
  * it is.
  */
-export function redactEscaped(text: string, redactDecoded: (decoded: string) => string): string {
-  if (!mayHoldEscape(text)) return text;
+export function redactEscaped(
+  text: string,
+  redactDecoded: (decoded: string, quotesOnly: boolean) => string,
+): string {
+  const escapes = escapesIn(text);
+  if (escapes === NO_ESCAPE) return text;
   const decoded = decode(text);
   if (decoded === undefined) return text;
-  const redacted = redactDecoded(decoded.text);
+  const redacted = redactDecoded(decoded.text, escapes === QUOTES_ONLY);
   if (redacted === decoded.text) return text;
   const { starts } = decoded;
   let out = "";
