@@ -4,10 +4,12 @@
  * serializer writes (`JSON.stringify` throws a `RangeError`). Every surface hands the model an
  * `isError` text saying the call was made and succeeded instead (`deliverableResult`, one
  * mechanism), over real stdio and Streamable HTTP: the governed client, `governor proxy` (which
- * otherwise never answered the host) and the OpenAI Agents `governMcpServer`.
+ * otherwise never answered the host), the OpenAI Agents `governMcpServer`, and the AI SDK's
+ * `generateText` with a local tool and an `@ai-sdk/mcp` tool.
  */
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
+import { governTools } from "@governor/ai-sdk";
 import { createGovernor } from "@governor/core";
 import { MAX_RESULT_DEPTH } from "@governor/core/judge";
 import { deliverableResult, governClient, toModelResult } from "@governor/mcp";
@@ -18,6 +20,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { MCPServerStdio } from "@openai/agents";
 import { afterAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { SDKS as AI_SDKS, callTool, say } from "../packages/ai-sdk/src/test-support/sdks.ts";
 import { SDK_UNSUPPORTED, SKIP_REASON } from "./openai-agents-support.ts";
 import { ROOT, startRawProxy } from "./proxy-support.ts";
 
@@ -214,4 +218,71 @@ describe("a success nested deeper than a host can write", () => {
     60_000,
   );
   if (SDK_UNSUPPORTED) it.skip(SKIP_REASON, () => {});
+});
+
+/** A value nested `depth` arrays deep, made without recursion. */
+function deepValue(depth: number): unknown {
+  let value: unknown[] = [];
+  for (let i = 0; i < depth; i++) value = [value];
+  return { rows: value };
+}
+
+describe.each(AI_SDKS)("$name: generateText with a success nested too deep", (entry) => {
+  /** The model's input for the tool result: what it read, as the SDK wrote it. */
+  const toolTexts = (prompts: unknown[]) =>
+    JSON.stringify(prompts.at(-1)).match(/write_note: this call was made and succeeded/g) ?? [];
+
+  it("a local tool's value reaches the model as the text saying the call was made", async () => {
+    const sdk = await entry.load();
+    const governor = createGovernor({ tools: { write_note: { effect: "mutating" } } });
+    const run = governor.startRun();
+    let executions = 0;
+    const model = sdk.scripted([callTool("write_note", { t: "a" }, "c1"), say("done")]);
+    const result = await sdk.generateText({
+      model: model.model,
+      tools: governTools(
+        {
+          write_note: sdk.tool({
+            inputSchema: z.object({ t: z.string() }),
+            execute: async () => {
+              executions += 1;
+              return deepValue(DEPTH) as { rows: unknown[] };
+            },
+          }),
+        },
+        { run },
+      ),
+      stopWhen: sdk.stepCountIs(4),
+      prompt: "Write a",
+    });
+    expect(result.text).toBe("done");
+    expect(executions).toBe(1);
+    expect(toolTexts(model.prompts())).toHaveLength(1);
+  }, 30_000);
+
+  it("an @ai-sdk/mcp tool over stdio does the same", async () => {
+    const sdk = await entry.load();
+    const client = await sdk.mcp.createMCPClient({
+      transport: new sdk.mcpStdio.Experimental_StdioMCPTransport({
+        command: process.execPath,
+        args: [RAW_SERVER],
+        env: { RAW_MODE: "deep", RAW_DEPTH: String(DEPTH) },
+        stderr: "ignore",
+      }),
+      onUncaughtError: () => {},
+    });
+    closers.push(() => client.close());
+    const governor = createGovernor({ tools: { write_note: { effect: "mutating" } } });
+    const model = sdk.scripted([callTool("write_note", { t: "a" }, "c1"), say("done")]);
+    const result = await sdk.generateText({
+      model: model.model,
+      tools: governTools((await client.tools()) as Parameters<typeof governTools>[0], {
+        run: governor.startRun(),
+      }),
+      stopWhen: sdk.stepCountIs(4),
+      prompt: "Write a",
+    });
+    expect(result.text).toBe("done");
+    expect(toolTexts(model.prompts())).toHaveLength(1);
+  }, 30_000);
 });
