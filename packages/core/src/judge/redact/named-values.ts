@@ -386,6 +386,8 @@ const PROSE_TOKEN_LENGTH = 6;
 
 function redactProseCredential(match: string, told: unknown, value: unknown): string {
   if (typeof told !== "string" || typeof value !== "string" || isInert(value)) return match;
+  // The verb as {@link mayTellCredential} finds it (the name before it holds no space).
+  if (!HAS_PROSE_VERB.test(told)) return match;
   const quote = value.charAt(0);
   if (quote === '"' || quote === "'" || quote === "\x60") {
     const inner = value.slice(1, -1).trim();
@@ -407,8 +409,13 @@ function toldValue(value: string): boolean {
   return value.length >= PROSE_TOKEN_LENGTH && /[A-Za-z]/.test(value) && /\d/.test(value);
 }
 
-/** A verb of {@link PROSE_CREDENTIAL}'s sentences, whitespace on each side. */
-const PROSE_VERB = /\s(?:is|was|are|were|set|will|reads|has)\s/gi;
+/**
+ * A verb of {@link PROSE_CREDENTIAL}'s sentences as the rule takes it: in lower case, one space
+ * before it, whitespace after (the rule leaves "PASSWORD IS x" and "password\tis x" alone).
+ */
+const PROSE_VERB_SRC = " (?:is|was|are|were|set|will|reads|has)\\s";
+const PROSE_VERB = new RegExp(PROSE_VERB_SRC, "g");
+const HAS_PROSE_VERB = new RegExp(PROSE_VERB_SRC);
 /** The nouns it reads, lowercase, as the word before the verb (or before `for <name>`) ends. */
 const PROSE_NOUNS = [
   "word",
@@ -430,25 +437,29 @@ const PROSE_NOUNS = [
  * @internal Exported for tests; not part of the public API.
  */
 export function mayTellCredential(text: string): boolean {
+  if (!HAS_PROSE_VERB.test(text)) return false;
   PROSE_VERB.lastIndex = 0;
-  for (let m = PROSE_VERB.exec(text); m !== null; m = PROSE_VERB.exec(text)) {
-    PROSE_VERB.lastIndex = m.index + 1;
-    const word = wordBefore(text, m.index + 1);
-    if (endsInNoun(text, word)) {
-      PROSE_VERB.lastIndex = 0;
-      return true;
-    }
+  let found = false;
+  // `test`, not `exec`: no match array per verb. A match ends after the whitespace that follows
+  // its verb; the space before the verb is found back over the verb's letters.
+  while (!found && PROSE_VERB.test(text)) {
+    let space = PROSE_VERB.lastIndex - 2;
+    while (text.charCodeAt(space) !== 32) space--;
+    PROSE_VERB.lastIndex = space + 1;
+    const word = wordBefore(text, space);
+    if (endsInNoun(text, word)) found = true;
     // "<noun> for <name> is": the word before `for`.
-    const forWord = wordBefore(text, word);
-    if (forWord >= 0 && word - forWord >= 4 && /^for\s$/i.test(text.slice(forWord, forWord + 4))) {
-      if (endsInNoun(text, wordBefore(text, forWord))) {
-        PROSE_VERB.lastIndex = 0;
-        return true;
-      }
+    else {
+      const forWord = wordBefore(text, word);
+      found =
+        forWord >= 0 &&
+        word - forWord >= 4 &&
+        /^for\s$/i.test(text.slice(forWord, forWord + 4)) &&
+        endsInNoun(text, wordBefore(text, forWord));
     }
   }
   PROSE_VERB.lastIndex = 0;
-  return false;
+  return found;
 }
 
 /**
