@@ -3,8 +3,10 @@
  * named as a credential, Win32 device and extended-length paths, and credentials told in a
  * sentence. Each with the near misses that must stay as written.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { redact } from "./redact.ts";
+import { mayTellCredential } from "./redact/named-values.ts";
+import { applySecretRule, redact, SECRET_GROUPS } from "./redact.ts";
 
 describe("redact: XML elements named as credentials", () => {
   it.each([
@@ -70,5 +72,57 @@ describe("redact: credentials told in a sentence", () => {
     "the token is 3 days old",
   ])("keeps %s", (text) => {
     expect(redact(text)).toBe(text);
+  });
+});
+
+describe("the test of the told-credential rule", () => {
+  const rule = SECRET_GROUPS.flatMap((group) => group.rules).find(
+    ([, , may]) => may === mayTellCredential,
+  );
+  const piece = fc.constantFrom(
+    "the",
+    "Password",
+    "password",
+    "API key",
+    "secret",
+    "TOKEN",
+    "pin",
+    "passcode",
+    "for",
+    "alice",
+    "is",
+    "IS",
+    "was",
+    "are",
+    "set",
+    "to",
+    "will",
+    "be",
+    "reads",
+    "has",
+    "been",
+    "now",
+    "hunter2xyz",
+    "'a b'",
+    '"x1"',
+    "4829",
+    "admin:admin123",
+    "expired",
+    ".",
+    ",",
+  );
+  const space = fc.constantFrom(" ", "  ", "\t", "\n", "");
+  const sentence = fc
+    .array(fc.tuple(piece, space), { maxLength: 10 })
+    .map((parts) => parts.map(([p, s]) => p + s).join(""));
+
+  it("a failed test means the rule would change nothing (property)", () => {
+    expect(rule).toBeDefined();
+    fc.assert(
+      fc.property(sentence, (text) => {
+        if (!mayTellCredential(text)) expect(applySecretRule(rule as never, text)).toBe(text);
+      }),
+      { numRuns: 5000 },
+    );
   });
 });

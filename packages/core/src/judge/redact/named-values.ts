@@ -430,6 +430,9 @@ const PROSE_NOUNS = [
   "pin",
 ];
 
+/** The last letters of {@link PROSE_NOUNS}, lowercase. */
+const NOUN_ENDS = charTable("detylns");
+
 /**
  * Whether a credential may be told in prose: a verb of {@link PROSE_CREDENTIAL} after a word that
  * ends in one of its nouns, or after `<noun> for <name>`. Most texts have no verb after such a
@@ -437,7 +440,6 @@ const PROSE_NOUNS = [
  * @internal Exported for tests; not part of the public API.
  */
 export function mayTellCredential(text: string): boolean {
-  if (!HAS_PROSE_VERB.test(text)) return false;
   PROSE_VERB.lastIndex = 0;
   let found = false;
   // `test`, not `exec`: no match array per verb. A match ends after the whitespace that follows
@@ -479,6 +481,8 @@ function endsInNoun(text: string, start: number): boolean {
   if (start < 0) return false;
   let end = start;
   while (end < text.length && !isWhitespace(text.charCodeAt(end))) end++;
+  // Every noun ends in one of these letters: most words are told apart by their last.
+  if (NOUN_ENDS[text.charCodeAt(end - 1) | 0x20] !== 1) return false;
   for (const noun of PROSE_NOUNS) {
     const from = end - noun.length;
     if (from < start) continue;
