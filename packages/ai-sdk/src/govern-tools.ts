@@ -10,7 +10,12 @@ import {
   type Run,
   type ToolCall,
 } from "@governor/core";
-import { hostErrorText, replayedText } from "@governor/core/judge";
+import {
+  hostErrorText,
+  isDeliverable,
+  replayedText,
+  undeliverableText,
+} from "@governor/core/judge";
 import type { JSONValue, Tool, ToolSet } from "ai";
 import { mapMcpClientError, mcpAnnotations } from "./mcp-error.ts";
 
@@ -370,6 +375,13 @@ export function governTools<TOOLS extends ToolSet>(
         return text;
       }
       if (outcome.kind === "ok") {
+        // A success nested too deep for the AI SDK to write into the prompt (JSON.stringify
+        // throws out of generateText): the model reads that the call was made (deliverable.ts).
+        if (!isDeliverable(outcome.value)) {
+          const text = undeliverableText(name);
+          remember(execOptions.toolCallId, "failure", text);
+          return text;
+        }
         if (!outcome.replayed) return outcome.value;
         // A write done before, with no result to replay: an MCP tool's own shape (undefined
         // would throw in an `@ai-sdk/mcp` tool's toModelOutput), the text alone to any tool

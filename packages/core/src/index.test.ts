@@ -40,6 +40,7 @@ describe("the public API", () => {
       [
         "BUILTIN_RULES",
         "LEARNING_DEFAULTS",
+        "MAX_RESULT_DEPTH",
         "OUTCOME_FIELDS",
         "addToCounts",
         "assessFailure",
@@ -56,6 +57,7 @@ describe("the public API", () => {
         "fingerprint",
         "hashArgs",
         "hostErrorText",
+        "isDeliverable",
         "learnedDemotion",
         "learnedKey",
         "learnedPrefix",
@@ -73,6 +75,7 @@ describe("the public API", () => {
         "safeToRepeat",
         "stopsGuessedWrite",
         "stripMcpPrefix",
+        "undeliverableText",
       ]
     `);
   });

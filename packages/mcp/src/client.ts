@@ -10,6 +10,7 @@ import {
 } from "@governor/core";
 import { redact, replayedText } from "@governor/core/judge";
 import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { deliverableResult } from "./deliverable.ts";
 import { transportErrorText } from "./host-text.ts";
 import { listAllTools, MAX_TOOL_PAGES, type ToolListing } from "./list-tools.ts";
 import { type CallSiteFacts, isSessionGone, mapSdkError } from "./map-error.ts";
@@ -492,8 +493,12 @@ export function governClient<C extends McpClient>(
       const limit = Math.max(1, Math.min(callLimit ?? maxTimeout, left));
       return options.reconnect ? reconnecting(call, ctx, limit) : pass(call, ctx, limit);
     });
-    if (outcome.kind === "ok")
-      return outcome.replayed ? asToolResult(outcome, params.name) : outcome;
+    if (outcome.kind === "ok") {
+      const ok = outcome.replayed ? asToolResult(outcome, params.name) : outcome;
+      // A success nested too deep for the host to write down (deliverable.ts).
+      const value = deliverableResult(ok.value, params.name);
+      return value === ok.value ? ok : { ...ok, value };
+    }
     if (outcome.kind !== "model" || outcome.reason !== "unknown_tool") return outcome;
     // Bounded by the run too: its deadline, its end and its signal.
     const timeoutMs = Math.min(maxTimeout, call.deadlineAt - Date.now());
@@ -560,10 +565,7 @@ function timeoutOption(field: string, value: unknown): number | undefined {
  * something else) a fixed text saying the call was done before, so neither the host nor the
  * model is handed `undefined` or a value that is not a `CallToolResult`.
  */
-function asToolResult(
-  outcome: Extract<CallOutcome<CallToolResult>, { kind: "ok" }>,
-  tool: string,
-): CallOutcome<CallToolResult> {
+function asToolResult(outcome: OkOutcome, tool: string): OkOutcome {
   const value: unknown = outcome.value;
   if (
     typeof value === "object" &&
@@ -574,6 +576,8 @@ function asToolResult(
   }
   return { ...outcome, value: { content: [{ type: "text", text: replayedText(tool) }] } };
 }
+
+type OkOutcome = Extract<CallOutcome<CallToolResult>, { kind: "ok" }>;
 
 /** The call `run.call` gets, built field by field (no spread objects per call). */
 type MutableToolCall = { -readonly [K in keyof ToolCall]: ToolCall[K] };

@@ -6,6 +6,7 @@ export {
   governClient,
   toModelResult,
 } from "./client.ts";
+export { deliverableResult, MAX_RESULT_DEPTH } from "./deliverable.ts";
 export { type CallSiteFacts, mapSdkError } from "./map-error.ts";
 export { PlainAbortSignal } from "./plain-signal.ts";
 export { captureRetryAfter, type RetryAfterFetch, type RetryAfterSlot } from "./retry-after.ts";

@@ -11,6 +11,7 @@ import {
   type ToolCall,
 } from "@governor/core";
 import { canonicalJson, redact } from "@governor/core/judge";
+import { deliverableResult } from "@governor/mcp";
 import type {
   CallToolResult,
   CallToolResultContent,
@@ -213,7 +214,9 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
           throw error;
         }),
       );
-      return toolResult(settle(outcome, name, policyServer), name) as CallToolResult;
+      const result = toolResult(settle(outcome, name, policyServer), name) as CallToolResult;
+      // A success nested too deep for the SDK to write down: @governor/mcp's one check.
+      return result.isError === true ? result : (deliverableResult(result as never, name) as never);
     } catch (err) {
       // Observe-only: the model reads what the SDK's default error function gives it, as
       // without Governor, and run() goes on. Enforcing, run.call never rejects with it.

@@ -1,4 +1,6 @@
 import type { Channel, Origin } from "../types.ts";
+import { isWhitespace } from "./redact/scan.ts";
+import { redact } from "./redact.ts";
 import { retryHintInText } from "./text-hint.ts";
 
 /**
@@ -91,7 +93,43 @@ export function resultText(result: ToolResultLike): string {
       }
     }
   }
-  return parts !== undefined ? parts.join("\n") : (only ?? "");
+  return parts !== undefined ? joinBlocks(parts) : (only ?? "");
+}
+
+/**
+ * The text blocks of a result, one a line; but where a block ends and the next starts inside one
+ * word (no whitespace on either side) and that word, whole, is something redaction replaces (a
+ * token, a key, a path cut in two), the two are joined as one word: each half alone reads as
+ * nothing, and the model would read both.
+ */
+function joinBlocks(parts: readonly string[]): string {
+  let out = parts[0] as string;
+  for (let i = 1; i < parts.length; i++) {
+    const next = parts[i] as string;
+    out += splitsSecret(out, next) ? next : `\n${next}`;
+  }
+  return out;
+}
+
+/** The longest word {@link splitsSecret} reads on each side of a joint. */
+const MAX_JOINT_WORD = 512;
+
+function splitsSecret(before: string, after: string): boolean {
+  if (before === "" || after === "") return false;
+  if (isWhitespace(before.charCodeAt(before.length - 1)) || isWhitespace(after.charCodeAt(0))) {
+    return false;
+  }
+  let start = before.length;
+  while (start > 0 && before.length - start < MAX_JOINT_WORD) {
+    if (isWhitespace(before.charCodeAt(start - 1))) break;
+    start--;
+  }
+  let end = 0;
+  while (end < after.length && end < MAX_JOINT_WORD && !isWhitespace(after.charCodeAt(end))) end++;
+  const word = before.slice(start) + after.slice(0, end);
+  const whole = redact(word, { maxLength: word.length * 2 });
+  // A half that redaction already replaces alone stays on its own line.
+  return whole !== word && redact(before.slice(start)) === before.slice(start);
 }
 
 /** Parses a Retry-After value (seconds or an HTTP date) into ms from `now`. */

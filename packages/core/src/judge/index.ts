@@ -17,6 +17,7 @@ export {
   safeToRepeat,
   stopsGuessedWrite,
 } from "./decide.ts";
+export { isDeliverable, MAX_RESULT_DEPTH, undeliverableText } from "./deliverable.ts";
 export { effectFromAnnotations, resolveEffect, type ToolAnnotations } from "./effect.ts";
 export { type Explanation, explainClassification } from "./explain.ts";
 export { parseRetryAfter, stripMcpPrefix } from "./failure.ts";

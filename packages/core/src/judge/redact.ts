@@ -10,7 +10,8 @@
  * (vendor-keys.ts), values named as credentials (named-values.ts), keys known by their shape
  * (key-shapes.ts), and locations: addresses and hosts (addresses-hosts.ts) and paths (paths.ts),
  * read in one pass (locations.ts). {@link redact} applies them in that order (PEM blocks, a key
- * shape, before the frames), then collapses whitespace and caps the output.
+ * shape, before the frames), reads what still holds escapes again decoded (escapes.ts), then
+ * collapses whitespace and caps the output.
  *
  * Work is bounded: the input is cut to the cap plus a margin, redacted, then the output is capped.
  * Every built-in pattern runs in linear time: each unbounded quantifier is a single character
@@ -19,6 +20,7 @@
  * per position.
  */
 import { IN_URL_PATH_WITH_EMAILS } from "./redact/addresses-hosts.ts";
+import { redactEscaped } from "./redact/escapes.ts";
 import {
   ANSI_ESCAPE,
   CONTROL_CHARS,
@@ -121,6 +123,9 @@ export const SECRET_GROUPS: readonly SecretGroup[] = [
 
 const SECRET_RULES: readonly SecretRule[] = SECRET_GROUPS.flatMap((group) => group.rules);
 
+/** The secret rules whose reading a quote changes (see {@link redactQuoted}). */
+const QUOTED_GROUPS: readonly SecretGroup[] = [HEADER_RULES, NAMED_VALUE_RULES];
+
 /**
  * Every built-in pattern, for the linear-time checks in the tests.
  * @internal Exported for tests; not part of the public API.
@@ -213,12 +218,57 @@ export function redact(text: string, options: RedactOptions = {}): string {
   out = dropStackFrames(out);
   out = redactSecrets(out);
   out = redactLocationsKeeping(out, emails, keepable(keep, sensitive), sensitive);
+  // What still holds escapes is read decoded too (redact/escapes.ts): what the same steps replace
+  // there is replaced where it is written.
+  out = redactEscaped(out, (decoded, quotesOnly) =>
+    quotesOnly
+      ? redactQuoted(decoded, sensitive, options.patterns)
+      : redactValues(decoded, sensitive, options.patterns, emails, keep),
+  );
   out = collapseSpaces(out);
   out = out.trim();
   return capOutput(out, maxLength);
 }
 
 const NO_VALUES: readonly string[] = [];
+
+/**
+ * What {@link redactValues} would add to a text read again with its `\"` and `\'` decoded and no
+ * other escape: the rules that read quotes (headers and named values: `{\"password\":\"x\"}`),
+ * and the caller's values and patterns. Paths, URLs, addresses and keys by their shape read the
+ * same either way.
+ */
+function redactQuoted(
+  text: string,
+  sensitive: readonly string[],
+  patterns: RedactOptions["patterns"],
+): string {
+  let out = applyPatterns(removeValues(text, sensitive), patterns);
+  for (const group of QUOTED_GROUPS) {
+    if (!group.may(out)) continue;
+    for (const rule of group.rules) if (rule[2](out)) out = applySecretRule(rule, out);
+  }
+  return out;
+}
+
+/**
+ * What {@link redact} replaces with placeholders, read again in a decoded text (redact/escapes.ts):
+ * its steps but the frames (dropped from the text as written, `\n` or not), the ones that only
+ * replace spans.
+ */
+function redactValues(
+  text: string,
+  sensitive: readonly string[],
+  patterns: RedactOptions["patterns"],
+  emails: boolean,
+  keep: readonly string[],
+): string {
+  let out = removeValues(text, sensitive);
+  out = applyPatterns(out, patterns);
+  if (out.includes("-----BEGIN ")) out = out.replace(PEM_BLOCK, REDACTED);
+  out = redactSecrets(out);
+  return redactLocationsKeeping(out, emails, keepable(keep, sensitive), sensitive);
+}
 
 /**
  * {@link redactLocations}, leaving as written the kept values and the directories the text lists

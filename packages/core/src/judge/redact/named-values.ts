@@ -1,7 +1,8 @@
 /**
  * Values named as credentials: `password: …`, `"client_secret": "…"`, `DB_PASS=…`,
- * `AccountKey=…`, `STRIPE_WEBHOOK=<token>`, and on command lines `--password …`, `curl -u user:pw`,
- * `mysql -pS3cret`. The name stays; the value becomes `[redacted]`.
+ * `AccountKey=…`, `STRIPE_WEBHOOK=<token>`, on command lines `--password …`, `curl -u user:pw`,
+ * `mysql -pS3cret`, in XML `<password>…</password>`, and in prose "the password is hunter2". The
+ * name stays; the value becomes `[redacted]`.
  */
 import { isInert, REDACTED } from "./placeholders.ts";
 import type { SecretGroup } from "./rule.ts";
@@ -348,7 +349,151 @@ function redactGluedPasswords(text: string): string {
   );
 }
 
-/** Credentials named by a key, a flag or a variable, in this order. */
+/**
+ * `<password>hunter2</password>`, `<SecretAccessKey>…</SecretAccessKey>`, `<ns:token a="b">…</ns:token>`:
+ * an XML element named as a credential (see {@link credentialName}; a prefix `ns:` aside), whose
+ * text, up to 1024 characters with no `<`, is the value.
+ */
+const XML_ELEMENT = /<([A-Za-z][\w.:-]{0,63})((?:\s[^<>]{0,200})?)>([^<]{1,1024})<\/\1\s*>/g;
+
+function redactXmlElement(
+  match: string,
+  name: unknown,
+  attributes: unknown,
+  value: unknown,
+): string {
+  if (typeof name !== "string" || typeof value !== "string" || isInert(value)) return match;
+  const kind = credentialName(name.slice(name.lastIndexOf(":") + 1));
+  if (kind === undefined) return match;
+  const trimmed = value.trim();
+  if (kind === "tokenish" && !looksLikeToken(trimmed, 0, WEAK_TOKEN_LENGTH)) return match;
+  if (STATUS_WORDS.test(trimmed)) return match;
+  return `<${name}${String(attributes)}>${REDACTED}</${name}>`;
+}
+
+/**
+ * Credentials told in prose: "the password is hunter2", "your API key is 9f8e7d6c5b4a", "the
+ * password for alice was 'correct horse'", "token set to abc123", "the PIN is 4829". A quoted
+ * value goes unless it starts with a status word; a bare one only when {@link toldValue} says it
+ * is one, so "the password is incorrect" and "the token is expired" stay.
+ */
+const PROSE_CREDENTIAL =
+  /(?<![\w-])((?:pass(?:word|phrase|wd|code)|secret(?:[ _-]?key)?|(?:api|access|auth|session|bearer|refresh|private|secret|signing)[ _-]?(?:key|token)|token|credentials?|pin)(?:\s+for\s+[^\s"'<>]{1,64})?\s+(?:is(?:\s+now)?|was|are|were|(?:has\s+been\s+|was\s+)?set\s+to|will\s+be|reads)\s+)("[^"\r\n]{1,200}"|'[^'\r\n]{1,200}'|\x60[^\x60\r\n]{1,200}\x60|[^\s"'<>\x60\\]{1,200})/gi;
+
+/** The length of a prose value without the sentence punctuation after it. */
+const TRAILING_PUNCTUATION = /[.,;:!?)]+$/;
+const PROSE_TOKEN_LENGTH = 6;
+
+function redactProseCredential(match: string, told: unknown, value: unknown): string {
+  if (typeof told !== "string" || typeof value !== "string" || isInert(value)) return match;
+  // The verb as {@link mayTellCredential} finds it (the name before it holds no space).
+  if (!HAS_PROSE_VERB.test(told)) return match;
+  const quote = value.charAt(0);
+  if (quote === '"' || quote === "'" || quote === "\x60") {
+    const inner = value.slice(1, -1).trim();
+    if (inner === "" || STATUS_WORDS.test(inner.split(/\s/)[0] ?? "")) return match;
+    return `${told}${quote}${REDACTED}${quote}`;
+  }
+  const trailing = TRAILING_PUNCTUATION.exec(value)?.[0] ?? "";
+  const bare = value.slice(0, value.length - trailing.length);
+  if (!toldValue(bare)) return match;
+  return `${told}${REDACTED}${trailing}`;
+}
+
+/**
+ * A bare value told as a credential: 6 characters or more with a letter and a digit
+ * (`hunter2xyz`, `admin:admin123`), or 4 digits or more alone (a PIN), not a word or a count.
+ */
+function toldValue(value: string): boolean {
+  if (/^\d{4,}$/.test(value)) return true;
+  return value.length >= PROSE_TOKEN_LENGTH && /[A-Za-z]/.test(value) && /\d/.test(value);
+}
+
+/**
+ * A verb of {@link PROSE_CREDENTIAL}'s sentences as the rule takes it: in lower case, one space
+ * before it, whitespace after (the rule leaves "PASSWORD IS x" and "password\tis x" alone).
+ */
+const PROSE_VERB_SRC = " (?:is|was|are|were|set|will|reads|has)\\s";
+const PROSE_VERB = new RegExp(PROSE_VERB_SRC, "g");
+const HAS_PROSE_VERB = new RegExp(PROSE_VERB_SRC);
+/** The nouns it reads, lowercase, as the word before the verb (or before `for <name>`) ends. */
+const PROSE_NOUNS = [
+  "word",
+  "phrase",
+  "passwd",
+  "code",
+  "secret",
+  "key",
+  "token",
+  "credential",
+  "credentials",
+  "pin",
+];
+
+/** The last letters of {@link PROSE_NOUNS}, lowercase. */
+const NOUN_ENDS = charTable("detylns");
+
+/**
+ * Whether a credential may be told in prose: a verb of {@link PROSE_CREDENTIAL} after a word that
+ * ends in one of its nouns, or after `<noun> for <name>`. Most texts have no verb after such a
+ * word: one search for the verbs, a look at the word before each, and the rule's pattern is not run.
+ * @internal Exported for tests; not part of the public API.
+ */
+export function mayTellCredential(text: string): boolean {
+  PROSE_VERB.lastIndex = 0;
+  let found = false;
+  // `test`, not `exec`: no match array per verb. A match ends after the whitespace that follows
+  // its verb; the space before the verb is found back over the verb's letters.
+  while (!found && PROSE_VERB.test(text)) {
+    let space = PROSE_VERB.lastIndex - 2;
+    while (text.charCodeAt(space) !== 32) space--;
+    PROSE_VERB.lastIndex = space + 1;
+    const word = wordBefore(text, space);
+    if (endsInNoun(text, word)) found = true;
+    // "<noun> for <name> is": the word before `for`.
+    else {
+      const forWord = wordBefore(text, word);
+      found =
+        forWord >= 0 &&
+        word - forWord >= 4 &&
+        /^for\s$/i.test(text.slice(forWord, forWord + 4)) &&
+        endsInNoun(text, wordBefore(text, forWord));
+    }
+  }
+  PROSE_VERB.lastIndex = 0;
+  return found;
+}
+
+/**
+ * Where the word before `end` starts (whitespace before `end` skipped; a word is what is not
+ * whitespace, its last 65 characters at most); -1 when there is none.
+ */
+function wordBefore(text: string, end: number): number {
+  let stop = end;
+  while (stop > 0 && isWhitespace(text.charCodeAt(stop - 1))) stop--;
+  let start = stop;
+  while (start > 0 && !isWhitespace(text.charCodeAt(start - 1)) && stop - start <= 64) start--;
+  return start === stop ? -1 : start;
+}
+
+/** Whether the word at `start` (to the next whitespace) ends in a noun of {@link PROSE_NOUNS}. */
+function endsInNoun(text: string, start: number): boolean {
+  if (start < 0) return false;
+  let end = start;
+  while (end < text.length && !isWhitespace(text.charCodeAt(end))) end++;
+  // Every noun ends in one of these letters: most words are told apart by their last.
+  if (NOUN_ENDS[text.charCodeAt(end - 1) | 0x20] !== 1) return false;
+  for (const noun of PROSE_NOUNS) {
+    const from = end - noun.length;
+    if (from < start) continue;
+    let i = 0;
+    while (i < noun.length && (text.charCodeAt(from + i) | 0x20) === noun.charCodeAt(i)) i++;
+    if (i === noun.length) return true;
+  }
+  return false;
+}
+
+/** Credentials named by a key, a flag, a variable, an XML element or a sentence, in this order. */
 export const NAMED_VALUE_RULES: SecretGroup = {
   may: () => true,
   rules: [
@@ -380,5 +525,9 @@ export const NAMED_VALUE_RULES: SecretGroup = {
       { rewrite: redactNamedValues },
       (text) => text.includes("=") || text.includes(":"),
     ],
+    // `<password>…</password>`, `<AccessKey>…</AccessKey>`.
+    [XML_ELEMENT, redactXmlElement, (text) => text.includes("</")],
+    // "the password is hunter2".
+    [PROSE_CREDENTIAL, redactProseCredential, mayTellCredential],
   ],
 };

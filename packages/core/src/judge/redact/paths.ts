@@ -7,6 +7,8 @@ import { PATH } from "./placeholders.ts";
 import type { LocationKind } from "./rule.ts";
 import { splitTrailing } from "./scan.ts";
 
+/** A Win32 device or extended-length path: `\\?\C:\…`, `\\.\pipe\…`, `\\?\UNC\…`, `\??\C:\…`. */
+const DEVICE_PATH_SRC = String.raw`(?<![\w\\])\\(?:\\[?.]|\?\?)\\[^\s"'\x60<>|*()\[\]{},;]+`;
 const UNC_SRC = String.raw`(?<![\w\\])\\{2,4}[^\s\\"'\x60<>|?*()\[\]{},;]+\\[^\s"'\x60<>|?*()\[\]{},;]*`;
 const WINDOWS_PATH_SRC = String.raw`(?<![\w\\/])[A-Za-z]:[\\/][^\s"'\x60<>|?*()\[\]{},;]*`;
 const POSIX_PATH_SRC = String.raw`(?<![\w.~:/\\-])~?\/[^\s/"'\x60<>()\[\]{}|,;]+\/[^\s"'\x60<>()\[\]{}|,;]*`;
@@ -18,6 +20,11 @@ function redactPath(match: string): string {
 
 /** The kinds of paths, in the order the location pattern reads them. */
 export const PATH_KINDS: readonly LocationKind[] = [
+  {
+    source: DEVICE_PATH_SRC,
+    may: (text) => text.includes("?\\") || text.includes("\\.\\"),
+    replace: redactPath,
+  },
   { source: UNC_SRC, may: (text) => text.includes("\\\\"), replace: redactPath },
   {
     source: WINDOWS_PATH_SRC,

@@ -1,0 +1,115 @@
+/**
+ * Secrets and paths written with escapes (redact/escapes.ts): JSON string escapes, `\uXXXX`,
+ * `\xNN` and percent-encoding hide them from every pattern unless the text is also read decoded.
+ * What is replaced is the span as written, so the rest of the text keeps its form.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { redact } from "./redact.ts";
+
+describe("redact: secrets and paths behind escapes", () => {
+  const cases: [string, string, string][] = [
+    // [escaped text, what must not survive, the redacted text]
+    [
+      String.raw`{\"password\":\"hunter2xyz\"}`,
+      "hunter2",
+      String.raw`{\"password\":\"[redacted]\"}`,
+    ],
+    [
+      String.raw`failed: {\"path\":\"\/home\/alice\/.ssh\/id_rsa\"}`,
+      "alice",
+      String.raw`failed: {\"path\":\"[path]\"}`,
+    ],
+    [String.raw`open \/etc\/shadow failed`, "shadow", "open [path] failed"],
+    [String.raw`\u0070assword=hunter2xyz`, "hunter2", String.raw`\u0070assword=[redacted]`],
+    [String.raw`path \u002fhome\u002falice\u002fsecret.txt`, "alice", "path [path]"],
+    [String.raw`password\u003dhunter2xyz`, "hunter2", String.raw`password\u003d[redacted]`],
+    [String.raw`password\x3dhunter2xyz`, "hunter2", String.raw`password\x3d[redacted]`],
+    [String.raw`path \x2fhome\x2falice\x2fkeys`, "alice", "path [path]"],
+    [
+      "GET /api?q=password%3Dhunter2xyz failed",
+      "hunter2",
+      "GET /api?q=password%3D[redacted] failed",
+    ],
+    ["file %2Fhome%2Falice%2F.aws%2Fcredentials not found", "alice", "file [path] not found"],
+    // Two layers: a value percent-encoded twice, JSON inside JSON.
+    ["file %252Fhome%252Falice%252Fid_rsa", "alice", "file [path]"],
+    [
+      String.raw`{\\\"password\\\":\\\"hunter2xyz\\\"}`,
+      "hunter2",
+      String.raw`{\\\"password\\\":\\\"[redacted]\\\"}`,
+    ],
+    // Quotes alone: the rules that read quotes run again.
+    [
+      String.raw`{\"headers\":{\"Authorization\":\"Bearer abc123def456ghi789\"}}`,
+      "abc123",
+      String.raw`{\"headers\":{\"Authorization\":\"Bearer [token]\"}}`,
+    ],
+    [
+      String.raw`said \"the password is hunter2xyz\"`,
+      "hunter2",
+      String.raw`said \"the password is [redacted]\"`,
+    ],
+    // An escaped invisible mark splitting the name, as a raw one would.
+    [
+      String.raw`pass\u200bword\u003dhunter2xyz`,
+      "hunter2",
+      String.raw`pass\u200bword\u003d[redacted]`,
+    ],
+  ];
+
+  it.each(cases)("redacts %s", (text, secret, expected) => {
+    const out = redact(text);
+    expect(out).not.toContain(secret);
+    expect(out).toBe(expected);
+  });
+
+  it("keeps what no rule reads, and the placeholders already there", () => {
+    expect(redact("disk at 95% full, 100%25 sure")).toBe("disk at 95% full, 100%25 sure");
+    expect(redact(String.raw`bad \"name\": expected a string`)).toBe(
+      String.raw`bad \"name\": expected a string`,
+    );
+    expect(redact(String.raw`[path] and \u002fetc\u002fpasswd, then [redacted]`)).toBe(
+      "[path] and [path], then [redacted]",
+    );
+    // A pair of surrogates decodes as one character; the text around it is read as ever.
+    expect(redact(String.raw`emoji \ud83d\ude00 password\u003dhunter2xyz`)).toBe(
+      String.raw`emoji \ud83d\ude00 password\u003d[redacted]`,
+    );
+  });
+
+  it("reads a sensitive value and a policy pattern through escapes", () => {
+    expect(
+      redact(String.raw`no user \u0061lice.smith here`, { sensitiveValues: ["alice.smith"] }),
+    ).toBe("no user [redacted] here");
+    expect(redact("order ORD%2D12345 refused", { patterns: ["ORD-\\d+"] })).toBe(
+      "order [redacted] refused",
+    );
+  });
+
+  it("redacts a credential however each of its characters is escaped (property)", () => {
+    const forms = (char: string) => {
+      const code = char.charCodeAt(0).toString(16).padStart(2, "0");
+      return fc.constantFrom(char, `\\u00${code}`, `\\x${code}`, `%${code.toUpperCase()}`);
+    };
+    const escaped = (text: string) =>
+      fc.tuple(...[...text].map(forms)).map((parts) => parts.join(""));
+    fc.assert(
+      fc.property(escaped("password="), escaped("hunter2xyz9"), (key, value) => {
+        const out = redact(`login failed: ${key}${value}`);
+        expect(out.startsWith("login failed: ")).toBe(true);
+        expect(out.endsWith("[redacted]")).toBe(true);
+      }),
+    );
+  });
+
+  it("never leaves a value percent-encoded after password= in any text around it (property)", () => {
+    const word = fc.stringMatching(/^[a-z ]{0,12}$/);
+    fc.assert(
+      fc.property(word, word, (before, after) => {
+        const out = redact(`${before} password%3Dhunter2xyz9 ${after}`);
+        expect(out).not.toContain("hunter2");
+      }),
+    );
+  });
+});

@@ -1,0 +1,128 @@
+/**
+ * Credentials and paths that no key=value, flag or shape rule read: the text of an XML element
+ * named as a credential, Win32 device and extended-length paths, and credentials told in a
+ * sentence. Each with the near misses that must stay as written.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { mayTellCredential } from "./redact/named-values.ts";
+import { applySecretRule, redact, SECRET_GROUPS } from "./redact.ts";
+
+describe("redact: XML elements named as credentials", () => {
+  it.each([
+    ["<password>hunter2xyz</password>", "<password>[redacted]</password>"],
+    ["<token>abc123def456</token>", "<token>[redacted]</token>"],
+    [
+      "<SecretAccessKey>wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY</SecretAccessKey>",
+      "<SecretAccessKey>[redacted]</SecretAccessKey>",
+    ],
+    [
+      '<ns:Token xmlns:ns="urn:x">abcdef123456</ns:Token>',
+      '<ns:Token xmlns:ns="urn:x">[redacted]</ns:Token>',
+    ],
+    ["<AccessKey>q8Zr2mPw0xYk</AccessKey>", "<AccessKey>[redacted]</AccessKey>"],
+  ])("redacts %s", (text, expected) => {
+    expect(redact(text)).toBe(expected);
+  });
+
+  it.each([
+    "<Code>InvalidAccessKeyId</Code><Message>The key you gave does not exist</Message>",
+    "<password>expired</password>",
+    "<key>name</key>",
+    "<sort_key>created_at</sort_key>",
+  ])("keeps %s", (text) => {
+    expect(redact(text)).toBe(text);
+  });
+});
+
+describe("redact: Win32 device and extended-length paths", () => {
+  it.each([
+    [String.raw`cannot open \\?\C:\Users\alice\secrets.txt`, "cannot open [path]"],
+    [String.raw`pipe \\.\pipe\docker_engine unavailable`, "pipe [path] unavailable"],
+    [String.raw`share \\?\UNC\fileserver\alice\notes.txt gone`, "share [path] gone"],
+    [String.raw`object \??\C:\Windows\System32\config\SAM locked`, "object [path] locked"],
+  ])("redacts %s", (text, expected) => {
+    expect(redact(text)).toBe(expected);
+  });
+});
+
+describe("redact: credentials told in a sentence", () => {
+  it.each([
+    ["the password is hunter2xyz", "the password is [redacted]"],
+    ["the password for alice is hunter2xyz.", "the password for alice is [redacted]."],
+    ['Your password is "correct horse battery staple"', 'Your password is "[redacted]"'],
+    ["the secret was s3cr3tv4lue", "the secret was [redacted]"],
+    ["your API key is 9f8e7d6c5b4a, keep it safe", "your API key is [redacted], keep it safe"],
+    ["secret key is 'wJalrXUt'", "secret key is '[redacted]'"],
+    ["token set to abc123def", "token set to [redacted]"],
+    ["the PIN is 482913", "the PIN is [redacted]"],
+    ["credentials are admin:admin123", "credentials are [redacted]"],
+  ])("redacts %s", (text, expected) => {
+    expect(redact(text)).toBe(expected);
+  });
+
+  it.each([
+    "the password is incorrect",
+    "the token is expired",
+    "the API key is missing or invalid",
+    "The password is too short.",
+    "your password was changed",
+    'password is "not valid"',
+    "the key is a string",
+    "the token is 3 days old",
+  ])("keeps %s", (text) => {
+    expect(redact(text)).toBe(text);
+  });
+});
+
+describe("the test of the told-credential rule", () => {
+  const rule = SECRET_GROUPS.flatMap((group) => group.rules).find(
+    ([, , may]) => may === mayTellCredential,
+  );
+  const piece = fc.constantFrom(
+    "the",
+    "Password",
+    "password",
+    "API key",
+    "secret",
+    "TOKEN",
+    "pin",
+    "passcode",
+    "for",
+    "alice",
+    "is",
+    "IS",
+    "was",
+    "are",
+    "set",
+    "to",
+    "will",
+    "be",
+    "reads",
+    "has",
+    "been",
+    "now",
+    "hunter2xyz",
+    "'a b'",
+    '"x1"',
+    "4829",
+    "admin:admin123",
+    "expired",
+    ".",
+    ",",
+  );
+  const space = fc.constantFrom(" ", "  ", "\t", "\n", "");
+  const sentence = fc
+    .array(fc.tuple(piece, space), { maxLength: 10 })
+    .map((parts) => parts.map(([p, s]) => p + s).join(""));
+
+  it("a failed test means the rule would change nothing (property)", () => {
+    expect(rule).toBeDefined();
+    fc.assert(
+      fc.property(sentence, (text) => {
+        if (!mayTellCredential(text)) expect(applySecretRule(rule as never, text)).toBe(text);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});

@@ -1,0 +1,282 @@
+/**
+ * Secrets and paths written with escapes: JSON string escapes (`\"`, `\/`, `\u0070`), `\x3d`, and
+ * percent-encoding (`%2F`, `password%3Dhunter2`), up to three layers deep (JSON inside JSON, a
+ * value encoded twice). No pattern reads `password\u003dhunter2` or `%2Fhome%2Falice` as what it
+ * is, so a text that holds an escape is also read decoded: what redaction replaces in the decoded
+ * text is replaced in the text as written, over the whole escapes it came from. The text keeps its
+ * form (a UNC path's `\\`, a JSON string's quoting) and the model gets the same placeholders.
+ *
+ * Only a text that holds an escape pays: {@link mayHoldEscape} is two searches for `\` and `%`.
+ */
+import { INVISIBLE_CHARS } from "./hygiene.ts";
+
+/** `0`-`9`, `a`-`f`, `A`-`F`: the value of a hex digit, or -1. */
+function hexValue(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48;
+  const lower = code | 0x20;
+  return lower >= 97 && lower <= 102 ? lower - 87 : -1;
+}
+
+/** The value of `count` hex digits at `at`, or -1. */
+function hexAt(text: string, at: number, count: number): number {
+  if (at + count > text.length) return -1;
+  let value = 0;
+  for (let i = 0; i < count; i++) {
+    const digit = hexValue(text.charCodeAt(at + i));
+    if (digit < 0) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
+/**
+ * Whether an escape that can hide what redaction looks for starts at `at` (a `\` or a `%`): `\"`,
+ * `\'`, `\/`, `\uXXXX`, `\xNN`, or `%NN` of an ASCII character. `\n` and `\\` alone hide nothing
+ * (stack frames are read through `\n` already; a Windows path is read with its `\\`).
+ */
+function escapeAt(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  const next = text.charCodeAt(at + 1);
+  if (code === 37) return hexAt(text, at + 1, 2) >= 0 && hexValue(next) < 8; // "%"
+  if (next === 34 || next === 39 || next === 47) return true; // \" \' \/
+  if (next === 117) return hexAt(text, at + 2, 4) >= 0; // \u
+  if (next === 120) return hexAt(text, at + 2, 2) >= 0; // \x
+  return false;
+}
+
+/**
+ * Whether the text holds an escape {@link redactEscaped} decodes (a text without one comes back
+ * from it unchanged). Most texts hold neither `\` nor `%`: two searches.
+ * @internal Exported for tests; not part of the public API.
+ */
+export function mayHoldEscape(text: string): boolean {
+  return escapesIn(text) !== NO_ESCAPE;
+}
+
+const NO_ESCAPE = 0;
+/** Only `\"` and `\'`: the decoded text differs from the text in its quoting alone. */
+const QUOTES_ONLY = 1;
+const OTHER_ESCAPES = 2;
+
+/** Which escapes the text holds: none, quotes only, or others. */
+function escapesIn(text: string): number {
+  let found = NO_ESCAPE;
+  for (let at = text.indexOf("\\"); at >= 0; at = text.indexOf("\\", at + 1)) {
+    if (!escapeAt(text, at)) continue;
+    const next = text.charCodeAt(at + 1);
+    if (next !== 34 && next !== 39) return OTHER_ESCAPES;
+    found = QUOTES_ONLY;
+  }
+  const percent = text.indexOf("%");
+  if (percent < 0) return found;
+  for (let at = percent; at >= 0; at = text.indexOf("%", at + 1)) {
+    if (escapeAt(text, at)) return OTHER_ESCAPES;
+  }
+  return found;
+}
+
+/**
+ * A decoded text and, for each of its characters, where it starts in the text it was decoded from
+ * (`starts[decoded.length]` is that text's length): decoded characters `a` to `b` come from
+ * `from.slice(starts[a], starts[b])`.
+ */
+interface Decoded {
+  readonly text: string;
+  readonly starts: Int32Array;
+}
+
+/** What a decoded character becomes: itself, a space (a control character) or nothing. */
+function clean(char: string): string {
+  const code = char.charCodeAt(0);
+  if (code < 32 || code === 127) return " ";
+  if (code < 0x80) return char;
+  INVISIBLE_CHARS.lastIndex = 0;
+  return INVISIBLE_CHARS.test(char) ? "" : char;
+}
+
+/** The next `\\` or `%` at `from` or after, or the text's length. */
+function nextEscapeChar(text: string, from: number): number {
+  let at = text.indexOf("\\", from);
+  const percent = text.indexOf("%", from);
+  if (percent >= 0 && (at < 0 || percent < at)) at = percent;
+  return at < 0 ? text.length : at;
+}
+
+/**
+ * One layer of escapes decoded: `\"` `\'` `\/` `\\` as the character, `\n` `\r` `\t` `\b` `\f`
+ * as a space, `\uXXXX` (a surrogate only in a pair) and `\xNN` as their character, `%NN` of an
+ * ASCII character as it. A decoded control character becomes a space and an invisible mark
+ * nothing, as sanitizing the text does. The text between escapes is copied a run at a time.
+ */
+function decodeLayer(text: string): Decoded | undefined {
+  // The decoded text is never longer than the text.
+  const starts = new Int32Array(text.length + 1);
+  let out = "";
+  let written = 0;
+  // Where the next character written starts: an escape that decodes to nothing joins it.
+  let pending = -1;
+  let changed = false;
+  let i = 0;
+  while (i < text.length) {
+    const next = nextEscapeChar(text, i);
+    if (next > i) {
+      out += text.slice(i, next);
+      starts[written++] = pending >= 0 ? pending : i;
+      pending = -1;
+      for (let k = i + 1; k < next; k++) starts[written++] = k;
+      i = next;
+      if (i >= text.length) break;
+    }
+    const [char, length] =
+      escapeAt(text, i) || text.charCodeAt(i) === 92 ? decodeAt(text, i) : ["", 0];
+    if (length === 0) {
+      // Not an escape: the character itself.
+      out += text.charAt(i);
+      starts[written++] = pending >= 0 ? pending : i;
+      pending = -1;
+      i++;
+      continue;
+    }
+    changed = true;
+    const at = pending >= 0 ? pending : i;
+    pending = -1;
+    if (char === "") pending = at;
+    // Each character of a pair decoded together starts where the pair does.
+    for (let k = 0; k < char.length; k++) starts[written++] = at;
+    out += char;
+    i += length;
+  }
+  if (!changed) return undefined;
+  starts[written] = text.length;
+  return { text: out, starts: starts.subarray(0, written + 1) };
+}
+
+/**
+ * The escape at `at` (a `\\` or a `%`) decoded, and its length; a length of 0 when it is not one
+ * this decodes.
+ */
+function decodeAt(text: string, at: number): [string, number] {
+  if (text.charCodeAt(at) === 37) return [clean(String.fromCharCode(hexAt(text, at + 1, 2))), 3];
+  const next = text.charAt(at + 1);
+  if (next === '"' || next === "'" || next === "/" || next === "\\") return [next, 2];
+  if (next === "n" || next === "r" || next === "t" || next === "b" || next === "f") return [" ", 2];
+  if (next === "x") {
+    const value = hexAt(text, at + 2, 2);
+    return value >= 0 ? [clean(String.fromCharCode(value)), 4] : ["", 0];
+  }
+  if (next !== "u") return ["", 0];
+  const value = hexAt(text, at + 2, 4);
+  if (value >= 0 && (value < 0xd800 || value > 0xdfff)) {
+    return [clean(String.fromCharCode(value)), 6];
+  }
+  if (value >= 0xd800 && value <= 0xdbff && text.startsWith("\\u", at + 6)) {
+    const low = hexAt(text, at + 8, 4);
+    if (low >= 0xdc00 && low <= 0xdfff) return [clean(String.fromCharCode(value, low)), 12];
+  }
+  return ["", 0];
+}
+
+/** How many layers are decoded: JSON in JSON, a value percent-encoded twice, both. */
+const MAX_LAYERS = 3;
+
+/** The text decoded, layer after layer, with where each character starts in the text. */
+function decode(text: string): Decoded | undefined {
+  let decoded: Decoded | undefined;
+  for (let layer = 0; layer < MAX_LAYERS; layer++) {
+    const from = decoded?.text ?? text;
+    if (layer > 0 && !mayHoldEscape(from)) break;
+    const next = decodeLayer(from);
+    if (next === undefined) break;
+    if (decoded !== undefined) {
+      const outer = decoded.starts;
+      const starts = next.starts.map((start) => outer[start] as number);
+      decoded = { text: next.text, starts };
+    } else {
+      decoded = next;
+    }
+  }
+  return decoded;
+}
+
+/** The placeholders redaction writes (placeholders.ts), as {@link redactEscaped} reads them back. */
+const PLACEHOLDER = /\[(?:redacted|token|path|url|ip|host|email)\]/g;
+
+/**
+ * Where the decoded text and what redaction made of it differ: each placeholder of `redacted` with
+ * the span of `decoded` it replaced. Redaction only replaces spans with placeholders, so the
+ * literal text between two placeholders is found again in `decoded`: the span a placeholder
+ * replaced ends where the next literal text is first found (the last one, at the end). A literal
+ * that is not found fails closed: the placeholder replaces everything to the end.
+ */
+function replacedSpans(decoded: string, redacted: string): [number, number, string][] {
+  const spans: [number, number, string][] = [];
+  const pieces: { literal: string; placeholder: string }[] = [];
+  let copied = 0;
+  PLACEHOLDER.lastIndex = 0;
+  for (let m = PLACEHOLDER.exec(redacted); m !== null; m = PLACEHOLDER.exec(redacted)) {
+    pieces.push({ literal: redacted.slice(copied, m.index), placeholder: m[0] });
+    copied = m.index + m[0].length;
+  }
+  const tail = redacted.slice(copied);
+  let at = 0;
+  for (let k = 0; k < pieces.length; k++) {
+    const { literal, placeholder } = pieces[k] as { literal: string; placeholder: string };
+    if (!decoded.startsWith(literal, at)) {
+      spans.push([at, decoded.length, placeholder]);
+      return spans;
+    }
+    at += literal.length;
+    const after = pieces[k + 1]?.literal ?? tail;
+    const last = k === pieces.length - 1;
+    // The placeholder was in the text already.
+    if (
+      decoded.startsWith(placeholder, at) &&
+      (last
+        ? decoded.length === at + placeholder.length + after.length && decoded.endsWith(after)
+        : decoded.startsWith(after, at + placeholder.length))
+    ) {
+      at += placeholder.length;
+      continue;
+    }
+    let end: number;
+    if (last) end = decoded.endsWith(after) ? decoded.length - after.length : -1;
+    else end = after === "" ? at + 1 : decoded.indexOf(after, at + 1);
+    if (end <= at) {
+      spans.push([at, decoded.length, placeholder]);
+      return spans;
+    }
+    spans.push([at, end, placeholder]);
+    at = end;
+  }
+  return spans;
+}
+
+/**
+ * Reads the text decoded (see the file's comment) with `redactDecoded`, which must only replace
+ * spans with placeholders (and is told when the text's only escapes were `\"` and `\'`, so only
+ * the rules that read quotes need to run again), and replaces in the text as written what it replaced in the decoded
+ * text, each span widened to the whole escapes it came from. A text without escapes comes back as
+ * it is.
+ */
+export function redactEscaped(
+  text: string,
+  redactDecoded: (decoded: string, quotesOnly: boolean) => string,
+): string {
+  const escapes = escapesIn(text);
+  if (escapes === NO_ESCAPE) return text;
+  const decoded = decode(text);
+  if (decoded === undefined) return text;
+  const redacted = redactDecoded(decoded.text, escapes === QUOTES_ONLY);
+  if (redacted === decoded.text) return text;
+  const { starts } = decoded;
+  let out = "";
+  let copied = 0;
+  for (const [from, to, placeholder] of replacedSpans(decoded.text, redacted)) {
+    const start = starts[from] as number;
+    const end = starts[to] as number;
+    if (start < copied) continue;
+    out += text.slice(copied, start) + placeholder;
+    copied = end;
+  }
+  return out + text.slice(copied);
+}
