@@ -14,6 +14,7 @@ export const BLIND_SETS = [
   "blind6",
   "blind7",
   "blind8",
+  "blind9",
 ] as const;
 
 export type BlindSetName = (typeof BLIND_SETS)[number];
