@@ -479,6 +479,13 @@ describe("run.call", () => {
 });
 
 describe("retry budget per server", () => {
+  // Budget windows are fixed slices of the clock (floor(now / windowMs)), and fake timers start at
+  // the real time: start each test at a window's start, so that none straddles a boundary the real
+  // clock happened to be near (the refill test then saw its second run refilled).
+  beforeEach(() => {
+    vi.setSystemTime(Date.UTC(2026, 0, 1));
+  });
+
   it("keeps 100 concurrent runs against a failing server within calls x (1 + ratio) + reserve", async () => {
     const ratio = 0.2;
     const reserve = 10;
