@@ -113,3 +113,18 @@ describe("redact: secrets and paths behind escapes", () => {
     );
   });
 });
+
+describe("redact: an escape inside a secret the text as written shows only in part", () => {
+  // As written, the URL's pattern stops at the `\`: a first pass over the text as written
+  // replaced its head, and what followed the escape no longer read as part of a URL.
+  it.each([
+    [String.raw`connect postgres://user:pa\u0073sword@db.internal:5432/x failed`, "sword"],
+    [String.raw`connect postgres://admin:S3cr3t\u0021Pw@10.0.0.5/db failed`, "Pw@"],
+    [String.raw`connect postgres://user:p%40ss\u0077ord@db.internal/x failed`, "ord@"],
+    [String.raw`connect postgres://user:pa\/ssw0rd@db.internal/x failed`, "ssw0rd"],
+  ])("%s keeps nothing of the password", (text, tail) => {
+    const out = redact(text);
+    expect(out).not.toContain(tail);
+    expect(out).toBe("connect [url] failed");
+  });
+});
