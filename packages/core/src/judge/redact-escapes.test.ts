@@ -128,3 +128,19 @@ describe("redact: an escape inside a secret the text as written shows only in pa
     expect(out).toBe("connect [url] failed");
   });
 });
+
+describe("redact: an escape inside a key, a token or a query", () => {
+  // As written, each pattern stops at the escape: a placeholder over one part left the other.
+  it.each([
+    [String.raw`found ghp_ABCD\u0045FGHIJKLMNOPQRSTUVWXYZabcdefghij in repo`, "ABCD"],
+    [String.raw`found ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefg\u0068ij in repo`, "0068ij"],
+    [String.raw`key sk-proj-ABCDEFGHIJKLMNOP\u0051RSTUVWXYZ0123456789abcd denied`, "RSTUVW"],
+    [String.raw`bot xoxb-123456789012-1234567890123-AbCdEfGh\u0049jKlMnOpQrStUvWx denied`, "jKlMn"],
+    [String.raw`jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc\u0031def456ghi failed`, "def456"],
+    [String.raw`GET https://api.example.com/v1?token=abc\u0031234567890def failed`, "234567890"],
+  ])("%s keeps none of it", (text, part) => {
+    const out = redact(text);
+    expect(out).not.toContain(part);
+    expect(out).toMatch(/\[(?:token|redacted|url)\]|example\.com\/v1 failed/);
+  });
+});
