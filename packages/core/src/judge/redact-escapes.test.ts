@@ -144,3 +144,14 @@ describe("redact: an escape inside a key, a token or a query", () => {
     expect(out).toMatch(/\[(?:token|redacted|url)\]|example\.com\/v1 failed/);
   });
 });
+
+describe("redact: a quoted credential holding an escaped quote", () => {
+  // Ended at the escaped quote, the value's tail stayed.
+  it.each([
+    [String.raw`password: "hunter\"2xyzzy" rejected`, String.raw`password: "[redacted]" rejected`],
+    [String.raw`password='it\'s-a-secret' rejected`, "password='[redacted]' rejected"],
+  ])("%s keeps none of it", (text, redacted) => {
+    expect(redact(text)).toBe(redacted);
+  });
+});
+
