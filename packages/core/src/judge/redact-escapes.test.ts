@@ -148,10 +148,9 @@ describe("redact: an escape inside a key, a token or a query", () => {
 describe("redact: a quoted credential holding an escaped quote", () => {
   // Ended at the escaped quote, the value's tail stayed.
   it.each([
-    [String.raw`password: "hunter\"2xyzzy" rejected`, String.raw`password: "[redacted]" rejected`],
+    [String.raw`password: "hunter\"2xyzzy" rejected`, `password: "[redacted]" rejected`],
     [String.raw`password='it\'s-a-secret' rejected`, "password='[redacted]' rejected"],
   ])("%s keeps none of it", (text, redacted) => {
     expect(redact(text)).toBe(redacted);
   });
 });
-
