@@ -618,3 +618,81 @@ describe.each(stores)(
     );
   },
 );
+
+describe.each(stores)(
+  "a keep that landed though the store failed, its answer spent and the entry claimed by another process since, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "the keep asked once more leaves the newer claim alone: the answer is given once, and the other write's success is its own",
+      async () => {
+        let other: ReturnType<typeof createGovernor> | undefined;
+        let heldKey: string | undefined;
+        let releaseC: () => void = () => {};
+        let cStarted = false;
+        let cDone: Promise<unknown> | undefined;
+        let failures = 0;
+        let keeps = 0;
+        let sent = 0;
+        const call = { tool: "create", args: { title: "kept, spent, claimed" } };
+        const store = onSettle(make(), async (target, ...args) => {
+          const [key, state] = args;
+          if (heldSettle(args) && state === "succeeded") keeps += 1;
+          if (failures === 0 && heldSettle(args) && state === "succeeded") {
+            failures += 1;
+            heldKey = key;
+            // The keep lands, but its answer is lost (a connection that broke after the command).
+            await target.settle(...args);
+            other = createGovernor(policy, { metrics: false, store: target });
+            // Another process: its identical call gets the kept answer (and spends it)…
+            const b = await other.startRun({ idempotencyScope: "s" }).call(call, async () => {
+              sent += 1;
+              return ok(`created ${sent}`);
+            });
+            expect(b).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
+            // …and its next identical call claims the entry and is making the write.
+            cDone = other.startRun({ idempotencyScope: "s" }).call(call, async () => {
+              cStarted = true;
+              await new Promise<void>((resolve) => {
+                releaseC = resolve;
+              });
+              sent += 1;
+              return ok(`created ${sent}`);
+            });
+            await until(() => cStarted);
+            throw unavailable();
+          }
+          return target.settle(...args);
+        });
+        const governor = createGovernor(policy, { metrics: false, store });
+        const cancel = new AbortController();
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call(
+            { ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() },
+            async () => {
+              sent += 1;
+              return ok(`created ${sent}`);
+            },
+          );
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        // The keep's second asking, if any, has had its time.
+        await until(() => keeps >= 2, 500);
+        // The entry is still the other process's claim, its write in flight: no kept answer.
+        expect(heldKey).toBeDefined();
+        expect((await store.entry(heldKey as string))?.state).toBe("pending");
+        releaseC();
+        const c = await cDone;
+        expect(c).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
+        // The next identical call is a new write: the first answer is not given a second time.
+        const d = await (other as ReturnType<typeof createGovernor>)
+          .startRun({ idempotencyScope: "s" })
+          .call(call, async () => {
+            sent += 1;
+            return ok(`created ${sent}`);
+          });
+        expect(d).toMatchObject({ kind: "ok", value: ok("created 3"), replayed: false });
+        expect(sent).toBe(3);
+      },
+    );
+  },
+);

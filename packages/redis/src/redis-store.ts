@@ -574,10 +574,16 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     entry(key: string): Promise<LedgerEntry | undefined> {
       return attempt("entry", async () => {
         const reply = await ledger("entry", ENTRY, key, [], false);
-        const [status, hash, state, updatedAt, result, unavailable, leaseMs, leaseLeft] = reply;
+        const [status, hash, state, updatedAt, result, unavailable, leaseMs, leaseLeft, claim] =
+          reply;
         if (status === "absent") return undefined;
         if (status !== "found") throw unexpected();
-        return toEntry(key, hash, state, updatedAt, result, unavailable, leaseMs, leaseLeft);
+        const found = toEntry(key, hash, state, updatedAt, result, unavailable, leaseMs, leaseLeft);
+        const claimedAt = claim === undefined || claim === "" ? Number.NaN : Number(claim);
+        // A pending entry names its latest claim (its mark, by the server's clock).
+        return found.state === "pending" && Number.isSafeInteger(claimedAt)
+          ? { ...found, claimedAt }
+          : found;
       });
     },
 

@@ -136,7 +136,7 @@ end
 
 -- The entry's fields, or nil when absent or past its retention (then deleted).
 local function read()
-  local found = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt', 'hasResult', 'leaseMs', 'expiresAt', 'leaseFrom')
+  local found = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt', 'hasResult', 'leaseMs', 'expiresAt', 'leaseFrom', 'claimedAt')
   local state = found[2]
   if not state then return nil end
   local expiresAt = tonumber(found[6])
@@ -151,7 +151,7 @@ local function read()
   end
   return { argsHash = found[1] or '', state = state, updatedAt = found[3] or '0',
     leaseMs = tonumber(found[5]) or 0, leaseFrom = tonumber(found[7]), result = result,
-    unavailable = unavailable }
+    unavailable = unavailable, claimedAt = found[8] or '' }
 end
 `;
 
@@ -293,7 +293,8 @@ return {'settled', id, seq, primary, replicated}
 
 /**
  * Reads an entry (checking the epoch without advancing it). Answers { "found", epochId, seq,
- * primary, replicated, argsHash, state, updatedAt, result, resultUnavailable, leaseMs, leaseLeft }, { "absent",
+ * primary, replicated, argsHash, state, updatedAt, result, resultUnavailable, leaseMs, leaseLeft,
+ * claimedAt } (claimedAt: a pending entry's latest claim, "" for none), { "absent",
  * epochId, seq, primary, replicated } or { "ledger_lost", reason }.
  */
 export const ENTRY = script(`${PRELUDE}
@@ -305,7 +306,9 @@ if not e then return {'absent', id, seq, primary, replicated} end
 -- earlier version wrote, with no leaseFrom).
 local left = ''
 if e.state == 'pending' and e.leaseFrom then left = tostring(math.max(0, e.leaseMs - (serverNow - e.leaseFrom))) end
-return {'found', id, seq, primary, replicated, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable, tostring(e.leaseMs), left}
+local claim = ''
+if e.state == 'pending' then claim = e.claimedAt end
+return {'found', id, seq, primary, replicated, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable, tostring(e.leaseMs), left, claim}
 `);
 
 /**

@@ -175,10 +175,13 @@ export function createLedger(db: Database, options: LedgerOptions) {
       const found = lookup(key, "entry", clock());
       if (found === undefined) return undefined;
       const entry = toEntry(key, found);
-      // A pending entry names its holder's lease (read by `governor.settle`).
-      return found.state === "pending" && found.lease_ms > 0
-        ? { ...entry, leaseMs: found.lease_ms }
-        : entry;
+      if (found.state !== "pending") return entry;
+      // A pending entry names its holder's lease (read by `governor.settle`) and claim.
+      return {
+        ...entry,
+        ...(found.lease_ms > 0 && { leaseMs: found.lease_ms }),
+        ...(found.claimed_at !== null && { claimedAt: found.claimed_at }),
+      };
     },
 
     release(owner: string): void {

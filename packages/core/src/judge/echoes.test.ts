@@ -79,6 +79,27 @@ describe("maskArgumentEchoes", () => {
   });
 });
 
+describe("a text whose letters lower-case to more than one character (`İ`)", () => {
+  // `İ` lower-cases to two UTF-16 units: a search on a lower-cased copy finds the echo at an
+  // index that is not its index in the text.
+  const text =
+    "Şube İSTANBUL-İZMİR-İNEGÖL-İSKİLİP (İİİ): project abcdefghi forbidden: upstream timed out";
+
+  it("masks the echo itself, not the word as many characters after it", () => {
+    expect(maskArgumentEchoes(text, { project: "abcdefghi" })).toBe(
+      "Şube İSTANBUL-İZMİR-İNEGÖL-İSKİLİP (İİİ): project … forbidden: upstream timed out",
+    );
+    expect(maskArgumentEchoes("İSTANBUL: 'İzmir-2' not found", { city: "İZMİR-2" })).toBe(
+      "İSTANBUL: '…' not found",
+    );
+  });
+
+  it("a person-only failure around the echo stays a stop, not a retry", () => {
+    const c = classify(textFailure(text), tool, { args: { project: "abcdefghi" } });
+    expect(c).toMatchObject({ action: "stop", reason: "forbidden" });
+  });
+});
+
 describe("issue 27.3: values the model sent do not trigger a rule", () => {
   it("a search pattern holding a status word is not that status", () => {
     const f = textFailure("Search for 'unauthorized' returned no results in repository acme/api");

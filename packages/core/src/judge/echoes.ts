@@ -17,14 +17,41 @@ const MASK = "…";
 /** How many values (strings, numbers, arrays, objects) are read at most, shared ones each time. */
 const MAX_READS = 1_000;
 
+/** How a value or a text is lower-cased before one is looked for in the other. */
+type Lower = (s: string) => string;
+
+const toLower: Lower = (s) => s.toLowerCase();
+
+/**
+ * `s` lower-cased character by character into as many UTF-16 units as it has, so that an index
+ * found in it is the same index in `s`. `toLowerCase` writes `İ` as two (`i` and a combining dot):
+ * here it is `i`, the first of them.
+ */
+function lowerSameLength(s: string): string {
+  const lower = s.toLowerCase();
+  if (lower.length === s.length) return lower;
+  let out = "";
+  for (const ch of s) {
+    const l = ch.toLowerCase();
+    out += l.length === ch.length ? l : l.slice(0, ch.length);
+  }
+  return out;
+}
+
 /** The values of `value` worth looking for, read depth-first until a bound is reached. */
-function collect(out: Set<string>, value: unknown, depth: number, reads: { left: number }): void {
+function collect(
+  out: Set<string>,
+  value: unknown,
+  depth: number,
+  reads: { left: number },
+  lower: Lower,
+): void {
   if (out.size >= MAX_VALUES || depth > MAX_DEPTH || reads.left <= 0) return;
   reads.left--;
   if (typeof value === "string") {
     const v = value.trim();
     // Lower-cased, once: a value the call sends many times is looked for once.
-    if (v.length >= 2 && v.length <= 500) out.add(v.toLowerCase());
+    if (v.length >= 2 && v.length <= 500) out.add(lower(v));
   } else if (typeof value === "number" && Number.isInteger(value) && value >= 100) {
     out.add(String(value));
   } else if (depth >= MAX_DEPTH) {
@@ -32,13 +59,13 @@ function collect(out: Set<string>, value: unknown, depth: number, reads: { left:
   } else if (Array.isArray(value)) {
     for (const item of value) {
       if (out.size >= MAX_VALUES || reads.left <= 0) return;
-      collect(out, item, depth + 1, reads);
+      collect(out, item, depth + 1, reads, lower);
     }
   } else if (typeof value === "object" && value !== null) {
     for (const key in value) {
       if (out.size >= MAX_VALUES || reads.left <= 0) return;
       if (Object.hasOwn(value, key))
-        collect(out, (value as Record<string, unknown>)[key], depth + 1, reads);
+        collect(out, (value as Record<string, unknown>)[key], depth + 1, reads, lower);
     }
   }
 }
@@ -66,13 +93,14 @@ const CLOSING: Record<string, string> = { "'": "'", '"': '"', "`": "`", "[": "]"
  */
 export function maskArgumentEchoes(text: string, args: Readonly<Record<string, unknown>>): string {
   const found = new Set<string>();
-  collect(found, args, -1, { left: MAX_READS });
+  // Both lower-cased unit for unit: an index found in the lower-cased text is the text's own.
+  collect(found, args, -1, { left: MAX_READS }, lowerSameLength);
   if (found.size === 0) return text;
   // Longest first: a value inside another is masked with it.
   const values = [...found].sort((a, b) => b.length - a.length);
   let out = text;
   for (const value of values) {
-    const lower = out.toLowerCase();
+    const lower = lowerSameLength(out);
     const needle = value;
     let from = 0;
     let masked = "";
@@ -107,6 +135,6 @@ export function maskArgumentEchoes(text: string, args: Readonly<Record<string, u
  */
 export function argumentValues(args: Readonly<Record<string, unknown>>): readonly string[] {
   const found = new Set<string>();
-  collect(found, args, -1, { left: MAX_READS });
+  collect(found, args, -1, { left: MAX_READS }, toLower);
   return [...found];
 }

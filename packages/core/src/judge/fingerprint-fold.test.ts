@@ -549,6 +549,49 @@ describe("identifiers written in capitals", () => {
   });
 });
 
+describe("a code written in capitals, with no error word, is the condition", () => {
+  it("two texts that differ only by such a code keep apart fingerprints", () => {
+    apart("QUEUE_FULL", "CONTENT_FILTERED");
+    apart("request rejected: QUEUE_FULL", "request rejected: CONTENT_FILTERED");
+    apart("Error: QUEUE_FULL", "Error: CONTENT_FILTERED");
+    apart("code=QUEUE_FULL", "code=CONTENT_FILTERED");
+    apart("upstream returned QUEUE_FULL", "upstream returned CONTENT_FILTERED");
+    apart("The request was blocked (QUEUE_FULL).", "The request was blocked (CONTENT_FILTERED).");
+    apart('{"error":"QUEUE_FULL"}', '{"error":"CONTENT_FILTERED"}');
+    apart(
+      "upstream said QUEUE_FULL: the queue is busy",
+      "upstream said CONTENT_FILTERED: the queue is busy",
+    );
+    apart("job QUEUE_FULL for tenant acme", "job CONTENT_FILTERED for tenant acme");
+  });
+
+  it("the same code still shares its fingerprint, and lower-case identifiers are still values", () => {
+    same("request rejected: QUEUE_FULL (took 31ms)", "request rejected: QUEUE_FULL (took 5ms)");
+    same("Table orders_2024 is locked", "Table customer_events is locked");
+    // Where the text itself says a value stands, a value in capitals is still a value: after the
+    // noun of its kind, after `invalid … kind:`, or as the name of a setting (`NAME=value`).
+    same("Warehouse table SALES_EU is read-only", "Warehouse table HR_RECORDS is read-only");
+    same("Invalid report kind: MONTHLY_SUMMARY", "Invalid report kind: DAILY_DIGEST");
+    same("cannot apply CACHE_TTL=5 now, retry later", "cannot apply POOL_SIZE=9 now, retry later");
+    // The call's own value in capitals is the call's, whatever its shape.
+    expect(
+      fingerprint({
+        tool: "t",
+        channel: "tool",
+        text: "unknown region EU_WEST",
+        args: { region: "EU_WEST" },
+      }),
+    ).toBe(
+      fingerprint({
+        tool: "t",
+        channel: "tool",
+        text: "unknown region US_EAST",
+        args: { region: "US_EAST" },
+      }),
+    );
+  });
+});
+
 describe("the fold's patterns", () => {
   it.each(FOLD_PATTERNS.map((p) => [p.source.slice(0, 60), p] as const))(
     "no nested unbounded quantifier in %s",

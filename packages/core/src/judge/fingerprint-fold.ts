@@ -283,8 +283,15 @@ function replaceEcho(text: string, word: string): string {
   return copied === 0 ? text : out + text.slice(copied);
 }
 
-/** The form of a normalized text that is hashed. */
-export function foldValues(normalized: string): string {
+/**
+ * The form of a normalized text that is hashed. `codes` are the identifiers the original text
+ * wrote in capitals (`QUEUE_FULL`), lower-cased as the normalizer leaves them: each is the
+ * condition's code where only its shape or its place at the end would make it a value
+ * (`request rejected: QUEUE_FULL` and `request rejected: CONTENT_FILTERED` are two conditions);
+ * where the text says a value stands (after the noun of its kind, `invalid … type:`, or as the
+ * name of a setting, `LOG_LEVEL=debug`) it is still a value.
+ */
+export function foldValues(normalized: string, codes?: ReadonlySet<string>): string {
   let s = normalized;
   if (s.includes("<")) s = s.replace(PLACEHOLDER, "<v>");
   const colonSpace = s.includes(": ");
@@ -319,7 +326,11 @@ export function foldValues(normalized: string): string {
         ? m
         : name(m, lead, word),
   );
-  if (colonSpace) s = s.replace(LAST_WORD, (m, lead: string, word: string) => name(m, lead, word));
+  if (colonSpace) {
+    s = s.replace(LAST_WORD, (m, lead: string, word: string) =>
+      codes?.has(word) ? m : name(m, lead, word),
+    );
+  }
   if (ABSENCE_HINT.test(s)) {
     // A noun of a kind is no name (`the orders channel does not exist`: `orders` is).
     s = s.replace(NAME_BEFORE_ABSENCE, (m, kind: string, word: string) =>
@@ -390,7 +401,11 @@ export function foldValues(normalized: string): string {
   }
   for (const word of seen) s = replaceEcho(s, word);
   if (s.includes("_") || s.includes("-")) {
-    s = s.replace(JOINED, (m) => (plain(m.replace(/<v>/g, "")) ? "<v>" : m));
+    s = s.replace(JOINED, (m, at: number, whole: string) =>
+      (codes?.has(m) && whole.charCodeAt(at + m.length) !== 61) || !plain(m.replace(/<v>/g, ""))
+        ? m
+        : "<v>",
+    );
   }
   s = s.replace(NETWORK_TARGET, (m, code: string, target: string) =>
     vocabulary.has(target) ? m : `${code} <v>`,

@@ -1108,7 +1108,11 @@ export function fingerprintOf(
   args?: Readonly<Record<string, unknown>>,
 ): string {
   const code = inputCode ?? null;
-  let normalized = normalizeText(text);
+  const head = text.length > INPUT_CAP ? text.slice(0, INPUT_CAP) : text;
+  let normalized = normalize(head);
   if (args !== undefined) normalized = foldArgumentValues(normalized, argumentValues(args));
-  return sha256Hex(JSON.stringify([tool, channel, code, foldValues(normalized)])).slice(0, 16);
+  // A code the text writes in capitals (`QUEUE_FULL`) is the condition, not a value to fold.
+  const codes = identifiersInCapitals(head);
+  const folded = foldValues(normalized, codes.size > 0 ? codes : undefined);
+  return sha256Hex(JSON.stringify([tool, channel, code, folded])).slice(0, 16);
 }

@@ -113,3 +113,44 @@ describe("redact: secrets and paths behind escapes", () => {
     );
   });
 });
+
+describe("redact: an escape inside a secret the text as written shows only in part", () => {
+  // As written, the URL's pattern stops at the `\`: a first pass over the text as written
+  // replaced its head, and what followed the escape no longer read as part of a URL.
+  it.each([
+    [String.raw`connect postgres://user:pa\u0073sword@db.internal:5432/x failed`, "sword"],
+    [String.raw`connect postgres://admin:S3cr3t\u0021Pw@10.0.0.5/db failed`, "Pw@"],
+    [String.raw`connect postgres://user:p%40ss\u0077ord@db.internal/x failed`, "ord@"],
+    [String.raw`connect postgres://user:pa\/ssw0rd@db.internal/x failed`, "ssw0rd"],
+  ])("%s keeps nothing of the password", (text, tail) => {
+    const out = redact(text);
+    expect(out).not.toContain(tail);
+    expect(out).toBe("connect [url] failed");
+  });
+});
+
+describe("redact: an escape inside a key, a token or a query", () => {
+  // As written, each pattern stops at the escape: a placeholder over one part left the other.
+  it.each([
+    [String.raw`found ghp_ABCD\u0045FGHIJKLMNOPQRSTUVWXYZabcdefghij in repo`, "ABCD"],
+    [String.raw`found ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefg\u0068ij in repo`, "0068ij"],
+    [String.raw`key sk-proj-ABCDEFGHIJKLMNOP\u0051RSTUVWXYZ0123456789abcd denied`, "RSTUVW"],
+    [String.raw`bot xoxb-123456789012-1234567890123-AbCdEfGh\u0049jKlMnOpQrStUvWx denied`, "jKlMn"],
+    [String.raw`jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc\u0031def456ghi failed`, "def456"],
+    [String.raw`GET https://api.example.com/v1?token=abc\u0031234567890def failed`, "234567890"],
+  ])("%s keeps none of it", (text, part) => {
+    const out = redact(text);
+    expect(out).not.toContain(part);
+    expect(out).toMatch(/\[(?:token|redacted|url)\]|example\.com\/v1 failed/);
+  });
+});
+
+describe("redact: a quoted credential holding an escaped quote", () => {
+  // Ended at the escaped quote, the value's tail stayed.
+  it.each([
+    [String.raw`password: "hunter\"2xyzzy" rejected`, `password: "[redacted]" rejected`],
+    [String.raw`password='it\'s-a-secret' rejected`, "password='[redacted]' rejected"],
+  ])("%s keeps none of it", (text, redacted) => {
+    expect(redact(text)).toBe(redacted);
+  });
+});

@@ -20,7 +20,7 @@
  * per position.
  */
 import { IN_URL_PATH_WITH_EMAILS } from "./redact/addresses-hosts.ts";
-import { redactEscaped } from "./redact/escapes.ts";
+import { holdsCharEscape, redactEscaped } from "./redact/escapes.ts";
 import {
   ANSI_ESCAPE,
   CONTROL_CHARS,
@@ -212,19 +212,24 @@ export function redact(text: string, options: RedactOptions = {}): string {
     out = sanitize(text);
   }
 
+  // What holds escapes is read decoded too (redact/escapes.ts): what the same steps replace there
+  // is replaced where it is written. First, before the text as written is read, when an escape
+  // may sit inside a secret (`sk-proj-ABC\u0044EF…`): as written the secret shows only up to or
+  // from the escape, and a placeholder over that part would leave the rest, which decoded no
+  // longer reads as a secret.
+  const readDecoded = (decoded: string, quotesOnly: boolean) =>
+    quotesOnly
+      ? redactQuoted(decoded, sensitive, options.patterns)
+      : redactValues(decoded, sensitive, options.patterns, emails, keep);
+  if (holdsCharEscape(out)) out = redactEscaped(out, readDecoded);
   out = removeValues(out, sensitive);
   out = applyPatterns(out, options.patterns);
   if (out.includes("-----BEGIN ")) out = out.replace(PEM_BLOCK, REDACTED);
   out = dropStackFrames(out);
   out = redactSecrets(out);
   out = redactLocationsKeeping(out, emails, keepable(keep, sensitive), sensitive);
-  // What still holds escapes is read decoded too (redact/escapes.ts): what the same steps replace
-  // there is replaced where it is written.
-  out = redactEscaped(out, (decoded, quotesOnly) =>
-    quotesOnly
-      ? redactQuoted(decoded, sensitive, options.patterns)
-      : redactValues(decoded, sensitive, options.patterns, emails, keep),
-  );
+  // Then again, for what the steps as written left holding escapes.
+  out = redactEscaped(out, readDecoded);
   out = collapseSpaces(out);
   out = out.trim();
   return capOutput(out, maxLength);

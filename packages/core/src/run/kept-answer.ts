@@ -212,7 +212,7 @@ async function keepHeld(
     await keep();
   } catch (error) {
     if (writesAsJson(record)) {
-      if (settlesAgain(error)) await guardedAsync(() => keepAgain(state, key, keep));
+      if (settlesAgain(error)) await guardedAsync(() => keepAgain(state, key, claim, keep));
       return;
     }
     await guardedAsync(() =>
@@ -224,16 +224,21 @@ async function keepHeld(
 }
 
 /**
- * The keep made again, if the entry is still held: `pending` (nobody but this call can hold it
- * within its lease). A failure other than a timeout may still have landed (a connection that broke
- * during the command): the entry is then `succeeded` with this answer, or already spent and
- * claimed by the next write, which a `succeeded` settle (always kept) would overwrite.
+ * The keep made again, if the entry is still held by this call: `pending` under its claim. A
+ * failure other than a timeout may still have landed (a connection that broke during the
+ * command): the entry is then `succeeded` with this answer, or already spent and claimed by the
+ * next write, pending under that write's claim, which a `succeeded` settle (always kept) would
+ * overwrite with an answer already given. A store that names no claim of a pending entry
+ * (`LedgerEntry.claimedAt`) is taken at its word that the entry is held.
  */
 async function keepAgain(
   state: CallState,
   key: string,
+  claim: { readonly claimedAt?: number },
   keep: () => MaybePromise<void>,
 ): Promise<void> {
   const found = await recordOp(state, "a ledger read", (s) => s.run.core.store.entry(key));
-  if (found?.state === "pending") await keep();
+  if (found?.state !== "pending") return;
+  if (found.claimedAt !== undefined && found.claimedAt !== claim.claimedAt) return;
+  await keep();
 }

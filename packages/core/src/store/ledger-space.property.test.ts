@@ -313,9 +313,9 @@ const op: fc.Arbitrary<Op> = fc.oneof(
  * store contract; here, only that no settled entry names one.
  */
 function withoutLease(entry: LedgerEntry | undefined): LedgerEntry | undefined {
-  if (entry?.leaseMs === undefined) return entry;
+  if (entry?.leaseMs === undefined && entry?.claimedAt === undefined) return entry;
   expect(entry.state).toBe("pending");
-  const { leaseMs: _lease, ...rest } = entry;
+  const { leaseMs: _lease, claimedAt: _claim, ...rest } = entry;
   return rest;
 }
 

@@ -360,10 +360,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       const record = ledger.lookup(key);
       if (record === undefined) return undefined;
       const entry = toEntry(key, record);
-      // A pending entry names its holder's lease (read by `governor.settle`).
-      return record.state === "pending" && record.leaseMs > 0
-        ? { ...entry, leaseMs: record.leaseMs }
-        : entry;
+      if (record.state !== "pending") return entry;
+      // A pending entry names its holder's lease (read by `governor.settle`) and claim.
+      return {
+        ...entry,
+        ...(record.leaseMs > 0 && { leaseMs: record.leaseMs }),
+        ...(record.claimedAt !== undefined && { claimedAt: record.claimedAt }),
+      };
     },
 
     release(owner: string): void {

@@ -36,6 +36,12 @@ export interface LedgerEntry {
    * is `leaseMs` from `updatedAt`.
    */
   readonly leaseLeftMs?: number;
+  /**
+   * A `pending` entry's latest claim, as its `claimed` answer carried it
+   * (`ClaimResult.claimedAt`): a holder that reads the entry back can tell its own claim from a
+   * newer one. Absent on settled entries, and from stores that keep no claim marks.
+   */
+  readonly claimedAt?: number;
 }
 
 /** Options of {@link Store.claim}. */

@@ -53,6 +53,19 @@ export function mayHoldEscape(text: string): boolean {
   return escapesIn(text) !== NO_ESCAPE;
 }
 
+/**
+ * Whether the text holds a `\uXXXX`, `\xNN` or `\/` escape: one that can sit inside a key or a
+ * password as written (`sk-proj-ABC\u0044EF…`), cutting it in two for the patterns that read the
+ * text as written. `\"` and `\'` end a value as its quotes do; `%NN` is read inside URLs already.
+ */
+export function holdsCharEscape(text: string): boolean {
+  for (let at = text.indexOf("\\"); at >= 0; at = text.indexOf("\\", at + 1)) {
+    const next = text.charCodeAt(at + 1);
+    if ((next === 117 || next === 120 || next === 47) && escapeAt(text, at)) return true;
+  }
+  return false;
+}
+
 const NO_ESCAPE = 0;
 /** Only `\"` and `\'`: the decoded text differs from the text in its quoting alone. */
 const QUOTES_ONLY = 1;

@@ -85,8 +85,12 @@ function redactBearer(match: string, word: unknown, space: unknown, value: unkno
 export const URL_RULES: SecretGroup = {
   may: hasScheme,
   rules: [
+    // A `\uXXXX`, `\xNN` or `\/` escape is part of the URL as written (`user:pa\u0073sword@host`,
+    // `?token=abc\u0031def`): stopped at its `\`, the placeholder or the query dropped would leave
+    // the password's or the token's tail, which read decoded (redact/escapes.ts) is no longer part
+    // of a URL.
     [
-      /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,30}:\/\/[^\s"'`<>()[\]{}|\\^,;?#]*)([?#][^\s"'`<>()[\]{}|\\^,;]*)?/g,
+      /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,30}:\/\/(?:[^\s"'`<>()[\]{}|\\^,;?#]|\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}|\\\/)*)([?#](?:[^\s"'`<>()[\]{}|\\^,;]|\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}|\\\/)*)?/g,
       screenUrl,
       hasScheme,
       ["://", SCHEME_REACH],
