@@ -211,3 +211,23 @@ describe("classes of person-only failures without a status (issue 27.3, second r
     expect(read(text).action).toBe(action);
   });
 });
+
+describe("a named busy condition or a per-minute rate is retried, on a write too", () => {
+  it.each([
+    "Operation not allowed: another update is currently in progress on this stack",
+    "write refused: blocked by another pending operation on this item",
+    "you may send at most 30 calls per minute, please upgrade for more",
+    "status 400: exhausted the concurrent queries quota for this warehouse",
+  ])("%s", (text) => {
+    const c = read(text);
+    expect(c.action).toBe("retry_dependency");
+    expect(c.weakRetry).toBeUndefined();
+    expect(run(text, "mutating").action).toBe("retry_dependency");
+  });
+
+  it("sessions a person holds open are no rate", () => {
+    expect(read("Concurrent session limit reached; end one of your sessions").action).not.toBe(
+      "retry_dependency",
+    );
+  });
+});

@@ -282,6 +282,9 @@ export const BUILTIN_RULES: readonly TextRule[] = [
     pattern: oneOf(
       /\b(?:quota|limit)\b[^.\n]{0,80}\bper (?:second|minute)\b/,
       /\bper[- ](?:second|minute) (?:\w+ )?(?:limit|quota)\b/,
+      /\b(?:requests|calls|queries|messages|operations) per (?:second|minute)\b/,
+      // A limit on requests running at once: it clears as they finish (not sessions a person holds).
+      /\bconcurrent (?:\w+ )?(?:requests?|operations?|queries|jobs|calls) (?:quota|limit)\b/,
     ),
   },
   // "Does not exist or you have no access": most often a wrong name, so the model looks it up.
@@ -299,6 +302,10 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\block (?:is )?(?:not available|unavailable|currently held|already (?:held|taken|acquired))\b/,
       /\bconflicting lock\b/,
       /\blocked by another (?:process|transaction|session|operation|request|query|job|writer|connection)\b/,
+      // Another operation on the same resource still running: a named busy condition, whatever
+      // the text says of what is not allowed meanwhile.
+      /\bblocked by (?:an)?other (?:ongoing |running |pending |in-progress )?(?:operation|request|job|update)\b/,
+      /\banother (?:operation|update|deployment|job) (?:\([^)]{0,30}\) )?(?:is )?(?:still |already |currently )?(?:in progress|ongoing|running)\b/,
       // Windows' sharing violation: another program has the file open until it closes it.
       /\bbeing used by another process\b/,
     ),
