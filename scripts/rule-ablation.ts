@@ -15,7 +15,8 @@
  * The held-out sets (test/blind8 and later) are never read.
  *
  * Usage: node --conditions=source --import tsx scripts/rule-ablation.ts
- *   (--off=A,P4 prints one configuration's per-set figures as JSON)
+ *   (--off=A,P4 prints one configuration's per-set figures as JSON; --always-off=C1,C2 measures
+ *   everything as if those parts were never written: the figures before them)
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -208,7 +209,13 @@ function figures(off: ReadonlySet<string>): Figures {
 }
 
 const self = fileURLToPath(import.meta.url);
-function run(off: readonly string[]): Figures {
+/** Parts off in every configuration (`--always-off`): the build before them. */
+const alwaysOff = (process.argv.find((a) => a.startsWith("--always-off=")) ?? "=")
+  .split("=")[1]
+  ?.split(",")
+  .filter(Boolean) as string[];
+function run(offParts: readonly string[]): Figures {
+  const off = [...offParts, ...alwaysOff];
   const json = execFileSync(
     process.execPath,
     ["--conditions=source", "--import", "tsx", self, `--off=${off.join(",")}`],
@@ -227,7 +234,8 @@ if (offArg !== undefined) {
   console.log(`full: ${SETS.map((s) => `${s} ${cell(s, full)}`).join(", ")}`);
   console.log("what each component adds (right lines / dangerous decisions), per set:");
   const adds: Record<string, Record<string, [number, number]>> = {};
-  for (const c of COMPONENTS) {
+  const measured = COMPONENTS.filter((c) => !alwaysOff.includes(c));
+  for (const c of measured) {
     const without = run([c]);
     adds[c] = Object.fromEntries(
       SETS.map((s) => [
@@ -248,7 +256,7 @@ if (offArg !== undefined) {
   let unambiguous = 0;
   let danger = 0;
   for (const held of DEV_SETS) {
-    const drop = COMPONENTS.filter(
+    const drop = measured.filter(
       (c) =>
         SETS.filter((s) => s !== held).reduce(
           (sum, s) => sum + (adds[c]?.[s]?.[0] ?? 0) - 2 * (adds[c]?.[s]?.[1] ?? 0),
