@@ -58,11 +58,12 @@ const FAMILIES: Record<string, string> = {
 /**
  * Parts that are alternatives of a rule's pattern, not whole rules: each edit finds the top-level
  * alternative holding its phrase and removes it (`null`) or replaces the phrase in it.
- * `P7` the limit-per-window alternative of the quota rule (`limit 100/1h`); `C1` … `C5` the
+ * `P7` the limit-per-window alternative of the quota rule (`limit 100/1h`); `C1` … `C7` the
  * second round of issue 27.3: a secret named by what it is said to be wrong, a host that lacks a
  * program, config file or base URL, a plan's count or a total of requests (not a rate), a change
  * a policy or an admission webhook refused; `C5` a named busy condition (another operation still
- * running) or a rate per second or minute, or of requests at once, retried.
+ * running) or a rate per second or minute, or of requests at once, retried; `C6` a runtime error
+ * of the server's own code stops; `C7` "not found or not accessible" is a wrong name.
  */
 const EDITS: Record<string, [phrase: string, replacement: string | null][]> = {
   P7: [["(?:1 ?)?(?:h|hr|hours?", null]],
@@ -98,6 +99,11 @@ const EDITS: Record<string, [phrase: string, replacement: string | null][]> = {
     ["blocked by (?:an)?other", null],
     ["another (?:operation|update|deployment|job)", null],
   ],
+  C6: [
+    ["cannot read propert", null],
+    ["(?:undefined|null) is not an object", null],
+  ],
+  C7: [["(?:is |are )?(?:not accessible|inaccessible)", "(?!)"]],
 };
 const COMPONENTS = ["A", "B", ...Object.keys(FAMILIES), ...Object.keys(EDITS)];
 

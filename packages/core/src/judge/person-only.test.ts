@@ -231,3 +231,23 @@ describe("a named busy condition or a per-minute rate is retried, on a write too
     );
   });
 });
+
+describe("a runtime error of the server's own code is a bug, whatever words stand around it", () => {
+  it.each([
+    "Failed to check usage limits: TypeError: Cannot read properties of undefined (reading 'remaining')",
+    "timeout handler crashed: Cannot read property 'ms' of null",
+    "sync step failed: undefined is not an object (evaluating 'res.items')",
+  ])("%s: stops, never retried", (text) => {
+    expect(read(text)).toMatchObject({ action: "stop", reason: "misconfigured" });
+    expect(run(text, "read_only").action).toBe("stop");
+  });
+});
+
+describe("not found or not accessible is most often a wrong name", () => {
+  it.each([
+    'Board "b-91x" not found or not accessible',
+    "Dashboard 'ops' not found or is not accessible with this token",
+  ])("%s: the model looks it up", (text) => {
+    expect(read(text)).toMatchObject({ action: "correct_arguments", reason: "not_found" });
+  });
+});

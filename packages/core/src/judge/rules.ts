@@ -220,7 +220,14 @@ export const BUILTIN_RULES: readonly TextRule[] = [
   // The tool ran but its result broke its own output schema: a server bug nobody in the loop fixes.
   {
     ...c("misconfigured", "stop", "unknown"),
-    pattern: oneOf(/\boutput validation error\b/, /\bdoes not match the tool'?s output schema\b/),
+    pattern: oneOf(
+      /\boutput validation error\b/,
+      /\bdoes not match the tool'?s output schema\b/,
+      // A JavaScript runtime error of the server's own code: a bug, whatever words of the
+      // failing step (`rate limits`, `timeout`) stand around it. No argument or wait mends it.
+      /\bcannot read propert(?:y|ies) (?:'[^'\n]{1,40}' )?of (?:undefined|null)\b/,
+      /\b(?:undefined|null) is not an object\b/,
+    ),
   },
   // A confirmation flag the schema requires to be true (`confirm: true`, `confirmDelete`): setting
   // it is the user's consent to a destructive action, not a fix the model makes on its own.
@@ -291,7 +298,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
   {
     ...NOT_FOUND,
     pattern:
-      /\b(?:not found|does ?n[o']t exist)\b[^.\n]{0,20}\bor (?:you )?(?:do ?n[o']t|does ?n[o']t) have (?:access|permission)\b/i,
+      /\b(?:not found|does ?n[o']t exist)\b[^.\n]{0,20}\bor (?:(?:you )?(?:do ?n[o']t|does ?n[o']t) have (?:access|permission)|(?:is |are )?(?:not accessible|inaccessible))\b/i,
   },
   // A lock another party holds, in a lock's own words: it clears when they are done, whatever
   // else the text says of access (`Resource Access Blocked. Failed to acquire the edit lock`).
