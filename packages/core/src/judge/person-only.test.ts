@@ -245,7 +245,7 @@ describe("a runtime error of the server's own code is a bug, whatever words stan
 
 describe("not found or not accessible is most often a wrong name", () => {
   it.each([
-    'Board "b-91x" not found or not accessible',
+    "Board b-91x was not found, or is not accessible",
     "Dashboard 'ops' not found or is not accessible with this token",
   ])("%s: the model looks it up", (text) => {
     expect(read(text)).toMatchObject({ action: "correct_arguments", reason: "not_found" });
