@@ -157,3 +157,97 @@ describe("person-only cues win over the status and wording they arrive with", ()
     expect(read(text).action).toBe(action);
   });
 });
+
+describe("classes of person-only failures without a status (issue 27.3, second round)", () => {
+  it.each([
+    // a secret named by what it is, said to be wrong, whatever words stand between
+    "Error: incorrect vault passphrase",
+    "Invalid Acme OAuth bearer token",
+    "Invalid CrmSessionToken",
+    "the configured warehouse password is incorrect",
+    "error code: authentication_missing",
+    "request rejected: missing required authentication credential",
+    "access token refresh failed, the identity provider answered 400",
+  ])("%s: credentials only their holder changes", (text) => {
+    expect(read(text)).toMatchObject({ action: "stop", reason: "unauthorized" });
+  });
+
+  it.each([
+    'exec: "kubectl": executable file not found in $PATH',
+    "provisioning failed: /bin/sh: 1: terraform: not found",
+    "unable to read the config file at ~/.acme/config",
+    "fetch failed: Failed to parse URL from undefined/api/items",
+    'Get "/v2/items": unsupported protocol scheme ""',
+    "Missing required warehouse configuration",
+  ])("%s: the server's host is not set up", (text) => {
+    expect(read(text)).toMatchObject({ action: "stop", reason: "misconfigured" });
+    expect(run(text, "mutating").action).toBe("stop");
+  });
+
+  it.each([
+    "Rate limit exceeded. Tell the user to upgrade their tier for more lookups.",
+    "resource exhausted: the sandbox plan allows at most 3 apps per account",
+    "org usage: TotalCalls limit exceeded",
+  ])("%s: a plan's count, not a rate: never retried", (text) => {
+    expect(read(text)).toMatchObject({ action: "stop", reason: "quota_exceeded" });
+    expect(run(text, "read_only").action).toBe("stop");
+  });
+
+  it.each([
+    'admission webhook "policy.acme.dev" denied the request: the label owner is required',
+    "change denied by the org-wide tagging policy: a cost-center tag is required",
+  ])("%s: a policy of the cluster or the org refused it", (text) => {
+    expect(read(text)).toMatchObject({ action: "stop", reason: "forbidden" });
+    expect(run(text, "mutating").action).toBe("stop");
+  });
+
+  it.each([
+    ["Invalid page token: start the listing again", "correct_arguments"],
+    ["invalid password: it must be at least 12 characters long", "correct_arguments"],
+    ["Error: the command `frobnicate` was not found in the allowed list", "correct_arguments"],
+    ["rate limit exceeded: at most 10 requests per second", "retry_dependency"],
+    ["the label owner is required", "correct_arguments"],
+  ])("%s: no such class", (text, action) => {
+    expect(read(text).action).toBe(action);
+  });
+});
+
+describe("a named busy condition or a per-minute rate is retried, on a write too", () => {
+  it.each([
+    "Operation not allowed: another update is currently in progress on this stack",
+    "write refused: blocked by another pending operation on this item",
+    "you may send at most 30 calls per minute, please upgrade for more",
+    "status 400: exhausted the concurrent queries quota for this warehouse",
+  ])("%s", (text) => {
+    const c = read(text);
+    expect(c.action).toBe("retry_dependency");
+    expect(c.weakRetry).toBeUndefined();
+    expect(run(text, "mutating").action).toBe("retry_dependency");
+  });
+
+  it("sessions a person holds open are no rate", () => {
+    expect(read("Concurrent session limit reached; end one of your sessions").action).not.toBe(
+      "retry_dependency",
+    );
+  });
+});
+
+describe("a runtime error of the server's own code is a bug, whatever words stand around it", () => {
+  it.each([
+    "Failed to check usage limits: TypeError: Cannot read properties of undefined (reading 'remaining')",
+    "timeout handler crashed: Cannot read property 'ms' of null",
+    "sync step failed: undefined is not an object (evaluating 'res.items')",
+  ])("%s: stops, never retried", (text) => {
+    expect(read(text)).toMatchObject({ action: "stop", reason: "misconfigured" });
+    expect(run(text, "read_only").action).toBe("stop");
+  });
+});
+
+describe("not found or not accessible is most often a wrong name", () => {
+  it.each([
+    "Board b-91x was not found, or is not accessible",
+    "Dashboard 'ops' not found or is not accessible with this token",
+  ])("%s: the model looks it up", (text) => {
+    expect(read(text)).toMatchObject({ action: "correct_arguments", reason: "not_found" });
+  });
+});
