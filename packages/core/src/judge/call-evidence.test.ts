@@ -379,25 +379,3 @@ describe("a JSON-RPC -32603 that is the tool's own failure (low-level servers)",
     expect(e.detail).not.toContain("drafts");
   });
 });
-
-describe("credentials the call itself sent", () => {
-  it.each([
-    ["Wrong password for this account", { user: "kim", password: "pa55" }],
-    ["incorrect passphrase, the vault stays sealed", { passphrase: "correct horse" }],
-    ["Invalid API key supplied in the request", { query: "x", apiKey: "k-123" }],
-  ])("%s: the model corrects its own secret", (text, args) => {
-    const c = classify(textFailure(text), tool, { args });
-    expect(c).toMatchObject({ action: "correct_arguments", source: "evidence" });
-    expect(c.evidence?.argument?.by).toBe("property");
-    // Without the call, the same text is a secret of the server's: a person fixes it.
-    expect(classify(textFailure(text), tool).action).toBe("stop");
-  });
-
-  it.each([
-    ["Invalid API key supplied in the request", { key: "user:42" }],
-    ["Invalid API key supplied in the request", { password: "" }],
-    ["the configured access token has expired", { query: "select 1" }],
-  ])("%s: no secret of the call's, the server's credentials stop", (text, args) => {
-    expect(classify(textFailure(text), tool, { args }).action).toBe("stop");
-  });
-});

@@ -123,27 +123,6 @@ function distinctive(value: string): boolean {
   return v.length >= 3 && v.length <= 500 && !COMMON.has(v.toLowerCase());
 }
 
-/** The noun that makes an argument's name a secret's (`password`, `apiKey`, `access_token`). */
-export const SECRET_ARGUMENT =
-  /(password|passphrase|passwd|secret|token|(?:api|secret|access|private)[-_]?(key)|credentials?)$/i;
-
-/**
- * An argument of the call that is a secret by its name and holds a value, when the text names what
- * it is (`Invalid password` for a `password` argument): the credentials the text speaks of may be
- * the call's own. Only its name is kept.
- */
-function secretNamed(args: Readonly<Record<string, unknown>>, head: string): string | undefined {
-  const lower = head.toLowerCase();
-  for (const name of Object.keys(args)) {
-    const value = args[name];
-    if (typeof value !== "string" || value.trim() === "" || !nameable(name)) continue;
-    const m = SECRET_ARGUMENT.exec(name);
-    const noun = (m?.[2] ?? m?.[1])?.toLowerCase();
-    if (noun !== undefined && namesWord(lower, noun)) return name;
-  }
-  return undefined;
-}
-
 /** A name a schema author gives a property, as the text would name it: a word of 3+ characters. */
 function nameable(name: string): boolean {
   return name.length >= 3 && name.length <= 80 && /^[\w.-]+$/.test(name);
@@ -193,10 +172,8 @@ export function readCallEvidence(text: string, call: CallFacts | undefined): Cal
   const head = text.length > TEXT_LIMIT ? text.slice(0, TEXT_LIMIT) : text;
   const values = args === undefined ? [] : leaves(args);
 
-  const secret = args === undefined ? undefined : secretNamed(args, head);
-  let argument: CallEvidence["argument"] =
-    secret === undefined ? undefined : { name: secret, by: "property" };
-  for (const leaf of argument === undefined ? values : []) {
+  let argument: CallEvidence["argument"];
+  for (const leaf of values) {
     if (distinctive(leaf.value) && head.includes(leaf.value.trim())) {
       argument = { name: leaf.name, by: "value" };
       break;

@@ -2,12 +2,7 @@ import type { PolicyRule, ToolPolicy } from "../policy/policy.ts";
 import { testPolicyPattern } from "../policy/policy-pattern.ts";
 import { REASON_INFO } from "../reasons.ts";
 import { type Action, type Certainty, REASONS, type Reason } from "../types.ts";
-import {
-  type CallEvidence,
-  type CallFacts,
-  readCallEvidence,
-  SECRET_ARGUMENT,
-} from "./call-evidence.ts";
+import { type CallEvidence, type CallFacts, readCallEvidence } from "./call-evidence.ts";
 import { maskArgumentEchoes } from "./echoes.ts";
 import type { Failure, LocalKind } from "./failure.ts";
 import {
@@ -301,25 +296,8 @@ const ARGUMENT_CUE =
   /\b(?:invalid|must|expected|required|unsupported|not (?:allowed|supported|valid|a valid)|out of range|too (?:long|large|short|small|big|many)|exceeds?|at (?:most|least)|should be)\b/i;
 
 /**
- * Credentials the text says are wrong, and the text is about a secret the call itself sent (an
- * argument that is one by its name, holding a value: readCallEvidence): a sign-in tool's own
- * input, which the model corrects, not a secret of the server's configuration only a person
- * changes. The only person-only stop the call's evidence changes.
- */
-function ownCredential(verdict: Classification, evidence: CallEvidence): boolean {
-  return (
-    verdict.action === "stop" &&
-    verdict.reason === "unauthorized" &&
-    verdict.source === "rule" &&
-    evidence.argument?.by === "property" &&
-    SECRET_ARGUMENT.test(evidence.argument.name)
-  );
-}
-
-/**
  * Step 3b: what the call shows about a verdict read from the text (issue 12.3). Person-only stops
- * are never changed (they win over anything the arguments suggest), but for credentials the call
- * itself sent ({@link ownCredential}).
+ * are never changed: they win over anything the arguments suggest.
  * - a correction whose text names a path or host that appears nowhere in the arguments, and no
  *   argument: the server's own side failed (its storage, its database host), `misconfigured`;
  * - a retry or a "not supported" whose text names an argument and says what is wrong with it:
@@ -332,14 +310,6 @@ function weighCallEvidence(
   evidence: CallEvidence,
   text: string,
 ): Classification {
-  if (ownCredential(verdict, evidence)) {
-    return {
-      ...verdict,
-      action: "correct_arguments",
-      reason: "invalid_argument",
-      source: "evidence",
-    };
-  }
   if (verdict.action === "stop") return verdict;
   if (
     verdict.action === "correct_arguments" &&
