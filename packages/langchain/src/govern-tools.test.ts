@@ -304,6 +304,73 @@ describe("governTools with createAgent (langchain 1.x)", () => {
   });
 });
 
+describe("a local tool's success nested too deep to hand over", () => {
+  /** An object nesting `levels` objects. */
+  function nested(levels: number): unknown {
+    let value: unknown = { id: "r-1" };
+    for (let i = 0; i < levels; i += 1) value = { child: value };
+    return value;
+  }
+
+  // 150 levels: past MAX_RESULT_DEPTH (the other adapters hand over no such result); 6000: past
+  // what JSON.stringify reads, where LangChain's own formatting falls back to String(value).
+  it.each([150, 6_000])(
+    "a write nesting %i levels: the model reads that it was made, not its text, and it is made once",
+    async (levels) => {
+      let calls = 0;
+      const createRecord = tool(
+        async () => {
+          calls += 1;
+          return nested(levels);
+        },
+        {
+          name: "create_record",
+          description: "Creates a record",
+          schema: z.object({ title: z.string() }),
+        },
+      );
+      const run = governor({ tools: { create_record: { effect: "mutating" } } }).startRun();
+      const ended = await runAgent(
+        [createRecord],
+        [call("create_record", { title: "a" }, "c1"), say("done")],
+        run,
+      );
+      expect(ended.error).toBeUndefined();
+      const [message] = shown(ended.model);
+      expect(message?.tool_call_id).toBe("c1");
+      expect(String(message?.content)).not.toContain("[object Object]");
+      expect(String(message?.content)).toMatch(
+        /^create_record: this call was made and succeeded, but its result nests deeper than 100 levels/,
+      );
+      expect(calls).toBe(1);
+
+      // Invoked without a tool call, the governed tool answers the same text.
+      const direct = await governTool(createRecord, {
+        run: governor({ tools: { create_record: { effect: "read_only" } } }).startRun(),
+      }).invoke({ title: "b" });
+      expect(String(direct)).toMatch(/^create_record: this call was made and succeeded/);
+    },
+  );
+
+  it("a result as deep as MAX_RESULT_DEPTH still reaches the model as the tool's text", async () => {
+    const getRecord = tool(async () => nested(99), {
+      name: "get_record",
+      description: "Reads a record",
+      schema: z.object({ id: z.string() }),
+    });
+    const run = governor({ tools: { get_record: { effect: "read_only" } } }).startRun();
+    const ended = await runAgent(
+      [getRecord],
+      [call("get_record", { id: "r" }, "c1"), say("ok")],
+      run,
+    );
+    expect(ended.error).toBeUndefined();
+    const [message] = shown(ended.model);
+    expect(message?.status).toBe("success");
+    expect(JSON.parse(String(message?.content))).toEqual(nested(99));
+  });
+});
+
 describe("seed checks: nothing the model reads carries a stack, a path or a secret", () => {
   const PATH = "/home/app/src/notes/store.ts";
   const throwers: [string, () => unknown][] = [
