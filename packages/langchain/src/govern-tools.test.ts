@@ -6,7 +6,7 @@ import {
   type Run,
 } from "@governor/core";
 import { ToolMessage } from "@langchain/core/messages";
-import { type StructuredToolInterface, tool } from "@langchain/core/tools";
+import { StructuredTool, type StructuredToolInterface, tool } from "@langchain/core/tools";
 import { createAgent, toolRetryMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -351,6 +351,47 @@ describe("a local tool's success nested too deep to hand over", () => {
       expect(String(direct)).toMatch(/^create_record: this call was made and succeeded/);
     },
   );
+
+  it("reads the content of a content_and_artifact pair, and a tool class's own private state", async () => {
+    const pair = tool(async () => ["made r-1", nested(150)] as [string, unknown], {
+      name: "create_record",
+      description: "Creates a record",
+      schema: z.object({ title: z.string() }),
+      responseFormat: "content_and_artifact",
+    });
+    const run = governor({ tools: { create_record: { effect: "mutating" } } }).startRun();
+    const [governedPair] = governTools([pair], { run });
+    const message = (await governedPair?.invoke({
+      type: "tool_call",
+      id: "c1",
+      name: "create_record",
+      args: { title: "a" },
+    })) as ToolMessage;
+    // The artifact is not shown to the model: the content is handed over as it came.
+    expect(message).toMatchObject({ status: "success", content: "made r-1" });
+
+    class Counter extends StructuredTool {
+      name = "count";
+      description = "Counts";
+      schema = z.object({ by: z.number() });
+      #total = 0;
+      protected async _call({ by }: { by: number }): Promise<string> {
+        this.#total += by;
+        return `total ${this.#total}`;
+      }
+    }
+    const counter = new Counter();
+    const [governedCounter] = governTools([counter], {
+      run: governor({ tools: { count: { effect: "mutating" } } }).startRun(),
+    });
+    const counted = (await governedCounter?.invoke({
+      type: "tool_call",
+      id: "c2",
+      name: "count",
+      args: { by: 2 },
+    })) as ToolMessage;
+    expect(counted).toMatchObject({ status: "success", content: "total 2" });
+  });
 
   it("a result as deep as MAX_RESULT_DEPTH still reaches the model as the tool's text", async () => {
     const getRecord = tool(async () => nested(99), {
