@@ -6,7 +6,7 @@ import {
   type Run,
 } from "@governor/core";
 import { ToolMessage } from "@langchain/core/messages";
-import { type StructuredToolInterface, tool } from "@langchain/core/tools";
+import { StructuredTool, type StructuredToolInterface, tool } from "@langchain/core/tools";
 import { createAgent, toolRetryMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -301,6 +301,114 @@ describe("governTools with createAgent (langchain 1.x)", () => {
     });
     await expect(agent.invoke(USER)).rejects.toMatchObject({ reason: "uncertain_mutation" });
     expect(calls).toBe(1);
+  });
+});
+
+describe("a local tool's success nested too deep to hand over", () => {
+  /** An object nesting `levels` objects. */
+  function nested(levels: number): unknown {
+    let value: unknown = { id: "r-1" };
+    for (let i = 0; i < levels; i += 1) value = { child: value };
+    return value;
+  }
+
+  // 150 levels: past MAX_RESULT_DEPTH (the other adapters hand over no such result); 6000: past
+  // what JSON.stringify reads, where LangChain's own formatting falls back to String(value).
+  it.each([150, 6_000])(
+    "a write nesting %i levels: the model reads that it was made, not its text, and it is made once",
+    async (levels) => {
+      let calls = 0;
+      const createRecord = tool(
+        async () => {
+          calls += 1;
+          return nested(levels);
+        },
+        {
+          name: "create_record",
+          description: "Creates a record",
+          schema: z.object({ title: z.string() }),
+        },
+      );
+      const run = governor({ tools: { create_record: { effect: "mutating" } } }).startRun();
+      const ended = await runAgent(
+        [createRecord],
+        [call("create_record", { title: "a" }, "c1"), say("done")],
+        run,
+      );
+      expect(ended.error).toBeUndefined();
+      const [message] = shown(ended.model);
+      expect(message?.tool_call_id).toBe("c1");
+      expect(String(message?.content)).not.toContain("[object Object]");
+      expect(String(message?.content)).toMatch(
+        /^create_record: this call was made and succeeded, but its result nests deeper than 100 levels/,
+      );
+      expect(calls).toBe(1);
+
+      // Invoked without a tool call, the governed tool answers the same text.
+      const direct = await governTool(createRecord, {
+        run: governor({ tools: { create_record: { effect: "read_only" } } }).startRun(),
+      }).invoke({ title: "b" });
+      expect(String(direct)).toMatch(/^create_record: this call was made and succeeded/);
+    },
+  );
+
+  it("reads the content of a content_and_artifact pair, and a tool class's own private state", async () => {
+    const pair = tool(async () => ["made r-1", nested(150)] as [string, unknown], {
+      name: "create_record",
+      description: "Creates a record",
+      schema: z.object({ title: z.string() }),
+      responseFormat: "content_and_artifact",
+    });
+    const run = governor({ tools: { create_record: { effect: "mutating" } } }).startRun();
+    const [governedPair] = governTools([pair], { run });
+    const message = (await governedPair?.invoke({
+      type: "tool_call",
+      id: "c1",
+      name: "create_record",
+      args: { title: "a" },
+    })) as ToolMessage;
+    // The artifact is not shown to the model: the content is handed over as it came.
+    expect(message).toMatchObject({ status: "success", content: "made r-1" });
+
+    class Counter extends StructuredTool {
+      name = "count";
+      description = "Counts";
+      schema = z.object({ by: z.number() });
+      #total = 0;
+      protected async _call({ by }: { by: number }): Promise<string> {
+        this.#total += by;
+        return `total ${this.#total}`;
+      }
+    }
+    const counter = new Counter();
+    const [governedCounter] = governTools([counter], {
+      run: governor({ tools: { count: { effect: "mutating" } } }).startRun(),
+    });
+    const counted = (await governedCounter?.invoke({
+      type: "tool_call",
+      id: "c2",
+      name: "count",
+      args: { by: 2 },
+    })) as ToolMessage;
+    expect(counted).toMatchObject({ status: "success", content: "total 2" });
+  });
+
+  it("a result as deep as MAX_RESULT_DEPTH still reaches the model as the tool's text", async () => {
+    const getRecord = tool(async () => nested(99), {
+      name: "get_record",
+      description: "Reads a record",
+      schema: z.object({ id: z.string() }),
+    });
+    const run = governor({ tools: { get_record: { effect: "read_only" } } }).startRun();
+    const ended = await runAgent(
+      [getRecord],
+      [call("get_record", { id: "r" }, "c1"), say("ok")],
+      run,
+    );
+    expect(ended.error).toBeUndefined();
+    const [message] = shown(ended.model);
+    expect(message?.status).toBe("success");
+    expect(JSON.parse(String(message?.content))).toEqual(nested(99));
   });
 });
 

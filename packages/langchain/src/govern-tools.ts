@@ -1,4 +1,5 @@
 import { type CallOutcome, GovernorError, type ToolCall } from "@governor/core";
+import { isDeliverable, undeliverableText } from "@governor/core/judge";
 import { ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface, ToolSchemaBase } from "@langchain/core/tools";
 import {
@@ -20,6 +21,44 @@ function messageText(message: ToolMessage): string {
   return content
     .map((block) => (block.type === "text" && typeof block.text === "string" ? block.text : ""))
     .join("\n");
+}
+
+/** A tool's own output before LangChain formats it: what its `_call` returned. */
+type Seen = { value: unknown } | undefined;
+
+/**
+ * The tool to invoke for one attempt, and what its `_call` returned once it ran. LangChain turns a
+ * tool's output into the tool call's `ToolMessage` inside the tool (`JSON.stringify`, or
+ * `String(value)`, "[object Object]", when that throws), so the output itself is read here: the
+ * tool is invoked through an object that inherits everything from it but `_call`, which calls the
+ * tool's own `_call` on the tool and notes what it returned. A tool with no `_call` of its own to
+ * read (a runnable made a tool, a tool overriding `call`) is invoked as it is, and nothing is seen.
+ */
+function watched(tool: StructuredToolInterface): {
+  readonly tool: StructuredToolInterface;
+  readonly seen: () => Seen;
+} {
+  const own = (tool as { _call?: unknown })._call;
+  if (typeof own !== "function") return { tool, seen: () => undefined };
+  let seen: Seen;
+  const probe = Object.create(tool) as StructuredToolInterface & { _call: unknown };
+  probe._call = async (...args: unknown[]): Promise<unknown> => {
+    const value: unknown = await own.apply(tool, args);
+    // A streamed result (an async generator) is LangChain's to consume: not read here.
+    const streamed =
+      typeof value === "object" &&
+      value !== null &&
+      typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function";
+    if (!streamed) seen = { value };
+    return value;
+  };
+  return { tool: probe, seen: () => seen };
+}
+
+/** What of a tool's output the model reads: the content of a `content_and_artifact` pair. */
+function shownPart(tool: StructuredToolInterface, value: unknown): unknown {
+  const pair = (tool as { responseFormat?: unknown }).responseFormat === "content_and_artifact";
+  return pair && Array.isArray(value) && value.length === 2 ? value[0] : value;
 }
 
 /**
@@ -69,9 +108,10 @@ export function governTool(tool: StructuredToolInterface, options: GovernOptions
         const attemptArgs = object ? ctx.args : args;
         const input = toolCall ? { ...toolCall, args: attemptArgs } : attemptArgs;
         let output: unknown;
+        const attempt = watched(tool);
         try {
           // The attempt's signal aborts with the run, its deadline and the graph's own signal.
-          output = await tool.invoke(input as never, { ...config, signal: ctx.signal });
+          output = await attempt.tool.invoke(input as never, { ...config, signal: ctx.signal });
         } catch (error) {
           threw = { error };
           throw error;
@@ -80,6 +120,20 @@ export function governTool(tool: StructuredToolInterface, options: GovernOptions
           const error = new Error(messageText(output));
           threw = { error, returned: output };
           throw error;
+        }
+        // A success nested too deep to hand over (as every surface judges it, deliverable.ts):
+        // the model reads that the call was made, never "[object Object]" or a text it cannot
+        // read, and this is the success the run keeps. It is no failure: nothing is retried.
+        const seen = attempt.seen();
+        if (seen !== undefined && !isDeliverable(shownPart(tool, seen.value))) {
+          const text = undeliverableText(tool.name);
+          if (toolCall?.id === undefined) return text;
+          return new ToolMessage({
+            status: "error",
+            content: text,
+            name: tool.name,
+            tool_call_id: toolCall.id,
+          });
         }
         return output;
       })

@@ -1,6 +1,6 @@
 import type { CallOutcome, ModelResult } from "@governor/core";
 import { GovernorStopError } from "@governor/core";
-import { replayedText } from "@governor/core/judge";
+import { isDeliverable, replayedText, undeliverableText } from "@governor/core/judge";
 
 /** What a governed call hands back to the Agents SDK: the tool's value, or Governor's text. */
 export type Settled<T> =
@@ -37,11 +37,14 @@ export function settle<T>(
  * A function tool's answer: its value, or, for a write the ledger answered as done before without
  * a result to replay (`idempotency.replay: false`, a result the store let go, a key a host settled
  * by hand), a text saying so rather than `undefined`, which the SDK would hand the model as no
- * output at all.
+ * output at all. A value nested too deep to hand over (deliverable.ts), which the SDK would write
+ * as its JSON text or, past what `JSON.stringify` reads, as "[object with circular references]",
+ * is `undeliverableText`: the call was made, the model must not make it again blindly.
  */
 export function toolValue(settled: Settled<unknown>, tool: string): unknown {
   if (settled.kind !== "ok") return settled.result.content[0].text;
-  return settled.replayed && settled.value === undefined ? replayedText(tool) : settled.value;
+  if (settled.replayed && settled.value === undefined) return replayedText(tool);
+  return isDeliverable(settled.value) ? settled.value : undeliverableText(tool);
 }
 
 /**

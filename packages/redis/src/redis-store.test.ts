@@ -108,6 +108,41 @@ describe.runIf(available)(available ? "RedisStore" : `RedisStore (skipped: ${pro
       }
     });
 
+    it("names the claim of a pending entry an earlier version's claim wrote as its settles name it", async () => {
+      const prefix = freshPrefix();
+      const store = createRedisStore({ client: shared, prefix, retentionMs: 60_000 });
+      try {
+        const mine = await store.claim("k", "h1", { now: 1_000, allowUncertain: true, leaseMs: 1 });
+        const ours = mine.status === "claimed" ? mine.claimedAt : undefined;
+        expect(ours).toEqual(expect.any(Number));
+        // A process still on the version before claim marks takes the key over (its lease
+        // passed): that CLAIM deleted the entry and wrote it again with no claimedAt field.
+        await shared.del(`${prefix}l:k`);
+        await shared.hSet(`${prefix}l:k`, {
+          argsHash: "h1",
+          state: "pending",
+          updatedAt: "5000",
+          leaseMs: "60000",
+          leaseFrom: String(Date.now()),
+        });
+        // Read back, the entry is held under that process's claim, not under none (a holder
+        // that found no claim named would take the entry for its own and overwrite it).
+        const found = await store.entry("k");
+        expect(found).toMatchObject({ state: "pending", claimedAt: 5_000 });
+        expect(found?.claimedAt).not.toBe(ours);
+        // As SETTLE reads it: a settle naming our claim is dropped, one naming that claim lands.
+        await store.settle("k", "failed", {
+          now: 6_000,
+          ...(ours !== undefined && { claimedAt: ours }),
+        });
+        expect((await store.entry("k"))?.state).toBe("pending");
+        await store.settle("k", "failed", { now: 6_000, claimedAt: 5_000 });
+        expect((await store.entry("k"))?.state).toBe("failed");
+      } finally {
+        await deleteUnder(prefix);
+      }
+    });
+
     it("issue 12.5: keeps a learned record as a hash with a Redis expiry, indexed by its time", async () => {
       const prefix = freshPrefix();
       const store = createRedisStore({ client: shared, prefix });

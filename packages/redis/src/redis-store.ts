@@ -580,8 +580,9 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         if (status !== "found") throw unexpected();
         const found = toEntry(key, hash, state, updatedAt, result, unavailable, leaseMs, leaseLeft);
         const claimedAt = claim === undefined || claim === "" ? Number.NaN : Number(claim);
-        // A pending entry names its latest claim (its mark, by the server's clock).
-        return found.state === "pending" && Number.isSafeInteger(claimedAt)
+        // A pending entry names its latest claim: its mark by the server's clock, or the claimer's
+        // `now` when an earlier version claimed it (as SETTLE names that claim).
+        return found.state === "pending" && Number.isFinite(claimedAt)
           ? { ...found, claimedAt }
           : found;
       });

@@ -294,7 +294,8 @@ return {'settled', id, seq, primary, replicated}
 /**
  * Reads an entry (checking the epoch without advancing it). Answers { "found", epochId, seq,
  * primary, replicated, argsHash, state, updatedAt, result, resultUnavailable, leaseMs, leaseLeft,
- * claimedAt } (claimedAt: a pending entry's latest claim, "" for none), { "absent",
+ * claimedAt } (claimedAt: a pending entry's latest claim, its updatedAt when an earlier version
+ * claimed it, "" on other states), { "absent",
  * epochId, seq, primary, replicated } or { "ledger_lost", reason }.
  */
 export const ENTRY = script(`${PRELUDE}
@@ -306,8 +307,11 @@ if not e then return {'absent', id, seq, primary, replicated} end
 -- earlier version wrote, with no leaseFrom).
 local left = ''
 if e.state == 'pending' and e.leaseFrom then left = tostring(math.max(0, e.leaseMs - (serverNow - e.leaseFrom))) end
+-- A pending entry an earlier version claimed has no mark: its claim is its updatedAt, as SETTLE
+-- names it (never none, which a holder reading it back would take for its own).
 local claim = ''
 if e.state == 'pending' then claim = e.claimedAt end
+if e.state == 'pending' and claim == '' then claim = e.updatedAt end
 return {'found', id, seq, primary, replicated, e.argsHash, e.state, e.updatedAt, e.result, e.unavailable, tostring(e.leaseMs), left, claim}
 `);
 
