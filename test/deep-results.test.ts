@@ -22,7 +22,7 @@ import { MCPServerStdio } from "@openai/agents";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { SDKS as AI_SDKS, callTool, say } from "../packages/ai-sdk/src/test-support/sdks.ts";
-import { SDK_UNSUPPORTED, SKIP_REASON } from "./openai-agents-support.ts";
+import { SDK_UNSUPPORTED } from "./openai-agents-support.ts";
 import { ROOT, startRawProxy } from "./proxy-support.ts";
 
 const RAW_SERVER = join(ROOT, "test/fixtures/raw-mcp-server.mjs");
@@ -217,7 +217,6 @@ describe("a success nested deeper than a host can write", () => {
     },
     60_000,
   );
-  if (SDK_UNSUPPORTED) it.skip(SKIP_REASON, () => {});
 });
 
 /** A value nested `depth` arrays deep, made without recursion. */

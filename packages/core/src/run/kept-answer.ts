@@ -7,6 +7,7 @@
 import { GovernorError } from "../errors.ts";
 import { canonicalJson } from "../judge/canonical.ts";
 import { resolveEffect } from "../judge/effect.ts";
+import type { ToolPolicy } from "../policy/policy.ts";
 import type { ClaimResult } from "../store/store.ts";
 import type { MaybePromise } from "../types.ts";
 import { type CallState, contentHashOf } from "./call-state.ts";
@@ -44,11 +45,10 @@ export async function keepAnswer(
   if (resolveEffect(tool.effect, tool.trustAnnotations, request.annotations) !== "mutating") {
     return false;
   }
-  // A tool whose results are not kept (`idempotency.replay: false`): the identical call is told the
-  // write was made, with no answer to show, as a replay of its key would be.
-  const kept = tool.idempotency.replay ? answer : undefined;
-  // An answer JSON cannot write (a BigInt, a cycle) cannot be kept: nothing is claimed for it.
-  if (!writesAsJson(kept)) return false;
+  // An answer JSON cannot write cannot be kept: nothing is claimed for it.
+  const keepable = keepableAnswer(tool, answer);
+  if (keepable === undefined) return false;
+  const kept = keepable.value;
   // Arguments that are not JSON were never sent: there is no answer to keep.
   let canonical: string;
   try {
@@ -96,6 +96,20 @@ export function keepsFor(r: RunState): boolean {
 }
 
 /**
+ * What may be kept of a write's answer, the one rule of `keepAnswer` and `handOver`: nothing of a
+ * tool whose results are not kept (`idempotency.replay: false`; the identical call is told the write
+ * was made, with no answer to show, as a replay of its key would be), and undefined when the answer
+ * cannot be kept at all (JSON cannot write it: a BigInt, a cycle).
+ */
+function keepableAnswer(
+  tool: ToolPolicy,
+  answer: unknown,
+): { readonly value: unknown } | undefined {
+  const value = tool.idempotency.replay ? answer : undefined;
+  return writesAsJson(value) ? { value } : undefined;
+}
+
+/**
  * Whether a success of this call frees its write's entry only once its answer is handed over
  * (`handOver`): the call holds the entry and can still be given up on (its own signal, or a
  * moment of the host's before the answer goes on).
@@ -131,14 +145,13 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
   const claim = doubtClaimedAt === undefined ? {} : { claimedAt: doubtClaimedAt };
   // The call lets go of the entry: it is settled below, whatever the call comes to.
   freed(state);
-  // What may be kept of the answer: nothing of a tool whose results are not (as `keepAnswer`).
-  const keptValue = state.tool.idempotency.replay ? answer : undefined;
   // An answer JSON cannot write cannot be kept: the entry is freed, and the outcome says nothing kept.
-  if (givenUp(state) && keepsFor(r) && writesAsJson(keptValue)) {
+  const keepable = givenUp(state) && keepsFor(r) ? keepableAnswer(state.tool, answer) : undefined;
+  if (keepable !== undefined) {
     // Under this call's own claim nobody else can take the entry: a store that fails to record
     // it (twice, `keepHeld`) leaves the entry held (identical writes refused, in doubt after its
     // lease), never free.
-    keptLater.set(state, keepHeld(state, key, claim, keptValue, ttlMs));
+    keptLater.set(state, keepHeld(state, key, claim, keepable.value, ttlMs));
     state.keptAnswer = true;
     return;
   }
