@@ -222,12 +222,7 @@ export function redact(text: string, options: RedactOptions = {}): string {
       ? redactQuoted(decoded, sensitive, options.patterns)
       : redactValues(decoded, sensitive, options.patterns, emails, keep);
   if (holdsCharEscape(out)) out = redactEscaped(out, readDecoded);
-  out = removeValues(out, sensitive);
-  out = applyPatterns(out, options.patterns);
-  if (out.includes("-----BEGIN ")) out = out.replace(PEM_BLOCK, REDACTED);
-  out = dropStackFrames(out);
-  out = redactSecrets(out);
-  out = redactLocationsKeeping(out, emails, keepable(keep, sensitive), sensitive);
+  out = redactValues(out, sensitive, options.patterns, emails, keep, true);
   // Then again, for what the steps as written left holding escapes.
   out = redactEscaped(out, readDecoded);
   out = collapseSpaces(out);
@@ -257,9 +252,9 @@ function redactQuoted(
 }
 
 /**
- * What {@link redact} replaces with placeholders, read again in a decoded text (redact/escapes.ts):
- * its steps but the frames (dropped from the text as written, `\n` or not), the ones that only
- * replace spans.
+ * The steps of {@link redact} that replace spans with placeholders, in their order: the caller's
+ * values and patterns, PEM blocks, stack frames (`frames`: dropped from the text as written only,
+ * not when a decoded text is read again, redact/escapes.ts), secrets, then locations.
  */
 function redactValues(
   text: string,
@@ -267,10 +262,12 @@ function redactValues(
   patterns: RedactOptions["patterns"],
   emails: boolean,
   keep: readonly string[],
+  frames = false,
 ): string {
   let out = removeValues(text, sensitive);
   out = applyPatterns(out, patterns);
   if (out.includes("-----BEGIN ")) out = out.replace(PEM_BLOCK, REDACTED);
+  if (frames) out = dropStackFrames(out);
   out = redactSecrets(out);
   return redactLocationsKeeping(out, emails, keepable(keep, sensitive), sensitive);
 }
