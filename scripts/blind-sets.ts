@@ -15,6 +15,7 @@ export const BLIND_SETS = [
   "blind7",
   "blind8",
   "blind9",
+  "blind10",
 ] as const;
 
 export type BlindSetName = (typeof BLIND_SETS)[number];

@@ -249,8 +249,9 @@ describe("the pre-registered criterion", () => {
     expect(finalSources("blind7")).toEqual(["blind6", "blind7"]);
     expect(finalSources("blind8")).toEqual(["blind6", "blind7", "blind8"]);
     expect(finalSources("blind9")).toEqual(["blind6", "blind7", "blind8", "blind9"]);
+    expect(finalSources("blind10")).toEqual(["blind6", "blind7", "blind8", "blind9", "blind10"]);
     // A set not yet in BLIND_SETS is added alone; once listed, the sets between blind5 and it train.
-    expect(finalSources("blind10")).toEqual(["blind10"]);
+    expect(finalSources("blind11")).toEqual(["blind11"]);
     expect(finalSources("blind3")).toEqual([]);
   });
 });
