@@ -536,9 +536,10 @@ const GRID_SETTINGS: readonly GridSetting[] = [
   },
 ];
 
-const GRID_BARS: readonly ModelBars[] = [0.5, 0.7, 0.85].flatMap((retryAt) =>
-  [1, 3, 10].map((writeStopWeight) => ({ ...MODEL_BARS, retryAt, writeStopWeight })),
-);
+const GRID_BARS: readonly ModelBars[] = [0.5, 0.7, 0.85].map((retryAt) => ({
+  ...MODEL_BARS,
+  retryAt,
+}));
 
 /**
  * `--grid`: other bars of the stack's reading and other training settings, leave one source out
@@ -584,7 +585,7 @@ function grid(root: string): string[] {
         const model = trainStack(train, passes, rules, "", setting.options, setting.keepFeature);
         for (const bars of GRID_BARS) {
           add(
-            `${name}, ${setting.name}, retryAt ${bars.retryAt}, writeStopWeight ${bars.writeStopWeight}`,
+            `${name}, ${setting.name}, retryAt ${bars.retryAt}`,
             scoreFold(fold.lines, (line) => {
               const p = passes.get(line) as FirstPass;
               return stackClassify(

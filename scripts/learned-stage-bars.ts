@@ -26,13 +26,11 @@ const folds = leaveFoldOut(tuning, heldOut);
 
 const grid: ModelBars[] = [];
 for (const sureAt of [0.4, 0.5, 0.6, 0.7, 0.8])
-  for (const retryAt of [0.7, 0.85, 0.95])
-    for (const writeStopWeight of [1, 3, 10, 30])
-      grid.push({ ...MODEL_BARS, sureAt, retryAt, writeStopWeight });
+  for (const retryAt of [0.7, 0.85, 0.95]) grid.push({ ...MODEL_BARS, sureAt, retryAt });
 
 if (!grid.some((b) => key(b) === key(MODEL_BARS))) grid.push(MODEL_BARS);
 function key(b: ModelBars): string {
-  return `sureAt ${b.sureAt} retryAt ${b.retryAt} unsureStopOver ${b.unsureStopOver} writeStopWeight ${b.writeStopWeight}`;
+  return `sureAt ${b.sureAt} retryAt ${b.retryAt} unsureStopOver ${b.unsureStopOver}`;
 }
 /** Per setting, per fold: [decided, right, runDefaultRight]. */
 const tally = new Map<string, number[][]>();

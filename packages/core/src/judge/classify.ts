@@ -42,8 +42,8 @@ export interface Classification {
    * What the learned text model read, when it decided: how sure it was and the features that
    * weighed most (`read` is its class; `action` may differ where it was not taken). `unsure` below
    * {@link MODEL_SURE_AT}: then the correction stands (a stop read as the likeliest class and
-   * {@link MODEL_UNSURE_STOP_OVER} times likelier than a correction is still taken). A correction
-   * that is a guess carries `stopOnWrite`: on a `mutating` tool `decide` stops it instead
+   * {@link MODEL_UNSURE_STOP_OVER} times likelier than a correction is still taken). Every
+   * correction it leaves carries `stopOnWrite`: on a `mutating` tool `decide` stops it instead
    * (`person_required`, see `stopsGuessedWrite` (decide.ts)); classify itself does not read the effect.
    */
   readonly model?: {
@@ -52,9 +52,10 @@ export interface Classification {
     readonly read: ModelClass;
     readonly features: readonly { readonly feature: string; readonly weight: number }[];
     /**
-     * A correction a `mutating` tool does not take (`decide` stops it): the reading is unsure, of
-     * another class not taken (a retry below {@link MODEL_RETRY_AT}), or a stop is not
-     * {@link WRITE_STOP_WEIGHT} times less likely than the correction.
+     * A correction a `mutating` tool does not take (`decide` stops it): every correction the
+     * learned model leaves, sure or not, read or left where a reading of another class was not
+     * taken (a retry below {@link MODEL_RETRY_AT}). The model speaks only where no rule, signal or
+     * argument evidence did, so what it reads names nothing the model could change in a write.
      */
     readonly stopOnWrite?: true;
   };
@@ -65,6 +66,14 @@ export interface Classification {
    * repeat the write on it (`stopsGuessedWrite`, decide.ts).
    */
   readonly weakRetry?: true;
+  /**
+   * A conflict read from a bare status (409, 412) or the bare word ("Conflict", "Precondition
+   * Failed": TextRule.weak in rules.ts), no specific phrasing beside it: the target's state refused
+   * the call, and the text names neither what conflicts nor what the model could change. On a
+   * `mutating` tool `decide` stops instead of asking the model to rewrite the write
+   * (`person_required`, `stopsGuessedWrite` in decide.ts).
+   */
+  readonly bareConflict?: true;
   /**
    * What a retry that runs out becomes instead of giving up: `correct_arguments` when the failing
    * target (a URL, a host) is one the model chose, so the model may change it.
@@ -420,15 +429,6 @@ export const MODEL_SURE_AT = 0.5;
 export const MODEL_RETRY_AT = 0.85;
 
 /**
- * How much more a correction of a write that only a person could unblock costs than a stop of a
- * write the model could have corrected: the first sends a write again in another shape, the second
- * costs a person a look. On a `mutating` tool the model's correction is taken only when it reads
- * it at least this many times as likely as a stop (an order of magnitude; the blind set's
- * aggregate moved little between 5 and 20).
- */
-export const WRITE_STOP_WEIGHT = 10;
-
-/**
  * How much likelier than a correction an unsure reading of stop must be to be taken: a near tie
  * (a text of function words the model barely knows) leaves the correction.
  */
@@ -442,8 +442,6 @@ export interface ModelBars {
   readonly retryAt: number;
   /** {@link MODEL_UNSURE_STOP_OVER} */
   readonly unsureStopOver: number;
-  /** {@link WRITE_STOP_WEIGHT} */
-  readonly writeStopWeight: number;
 }
 
 /** The bars the run uses. `pnpm eval` measures others against them per fold (scripts/learned-stage-bars.ts). */
@@ -451,7 +449,6 @@ export const MODEL_BARS: ModelBars = {
   sureAt: MODEL_SURE_AT,
   retryAt: MODEL_RETRY_AT,
   unsureStopOver: MODEL_UNSURE_STOP_OVER,
-  writeStopWeight: WRITE_STOP_WEIGHT,
 };
 
 /** What is taken of a reading of the learned text model. */
@@ -480,13 +477,11 @@ export function takeReading(reading: ModelReading, bars: ModelBars = MODEL_BARS)
       ? "correct_arguments"
       : reading.action;
   // The asymmetry of harm: a write corrected on a guess may be sent again in another shape; a
-  // stop a person can read costs less. A guess is an unsure reading, a reading of another class
-  // not taken (a retry below the retry bar), or a correction not `writeStopWeight` times likelier
-  // than a stop. Classify marks it; `decide`, which knows the call's effect, stops it
-  // (stopsGuessedWrite in decide.ts).
-  const stopOnWrite =
-    action === "correct_arguments" &&
-    (unsure || reading.action !== "correct_arguments" || stop * bars.writeStopWeight >= correct);
+  // stop a person can read costs less. Every correction the model leaves is a guess about a write,
+  // however sure it reads: the model speaks only where no rule, signal or argument evidence did,
+  // so it names nothing the model could change (as a retry it reads is weak, `weakRetry`). Classify
+  // marks it; `decide`, which knows the call's effect, stops it (stopsGuessedWrite in decide.ts).
+  const stopOnWrite = action === "correct_arguments";
   return { action, unsure, stopOnWrite };
 }
 
@@ -559,6 +554,7 @@ function fromText(
         source: "rule",
         ...(rule.weak === true &&
           rule.action === "retry_dependency" && { weakRetry: true as const }),
+        ...(rule.weak === true && rule.reason === "conflict" && { bareConflict: true as const }),
       }
     : fromModel(failure, text, model);
   // A server saying in words that the failure is not to be retried can only make a retry read

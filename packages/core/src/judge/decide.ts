@@ -142,11 +142,15 @@ function demoted(ctx: DecideContext, learned: LearnedOverride): Decision {
 
 /**
  * The asymmetry of harm, decided here and only here, for a `mutating` tool:
- * - a correction that is a guess: where the learned text model was unsure, read another class
- *   than the correction it left, or read a correction not an order of magnitude likelier than a
- *   stop (`stopOnWrite`), or where nothing read the text at all (the `default`). It may send a
- *   write again in another shape, so the run stops with a text a person can read
- *   (`person_required`) instead of going back to the model;
+ * - a correction that is a guess: one the learned text model read or left (`stopOnWrite`: it
+ *   speaks only where no rule, signal or argument evidence did), one where nothing read the text
+ *   at all (the `default`), or a conflict read from a bare status or word (`bareConflict`: a 409,
+ *   a 412, "Conflict", with no phrasing that says what conflicts). It names nothing the model
+ *   could change and may send a write again in another shape, so the run stops with a text a
+ *   person can read (`person_required`) instead of going back to the model. A correction read from
+ *   specific words (a field named, a value quoted, a schema's or an SDK's validation text, `already
+ *   exists`, `not found`) still goes to the model, and so does a bare 400, 422 or "invalid": those
+ *   say the call's own input was refused, which the model can read again;
  * - a retry on weak evidence (`weakRetry`: a generic word of the text such as a bare 500,
  *   "internal error", "timed out", "fetch failed", or the learned model's reading), not a
  *   structured signal or a named transient condition. The words wrap failures a retry cannot
@@ -159,7 +163,12 @@ export function stopsGuessedWrite(c: Classification, effect: Effect): boolean {
   // A policy rule that decided (it keeps the reading) always wins.
   if (c.source === "policy") return false;
   if (c.action === "retry_dependency") return c.weakRetry === true;
-  return (c.source === "model" && c.model?.stopOnWrite === true) || c.source === "default";
+  if (c.action !== "correct_arguments") return false;
+  return (
+    (c.source === "model" && c.model?.stopOnWrite === true) ||
+    c.source === "default" ||
+    c.bareConflict === true
+  );
 }
 
 /**

@@ -29,6 +29,14 @@ export interface TextRule {
    * `ETIMEDOUT`, a lock held or a busy pool). Such a word also wraps failures a retry cannot
    * clear, and a write that failed with it may have happened: `decide` does not repeat a
    * `mutating` tool on it (stopsGuessedWrite in decide.ts).
+   *
+   * A correction read from a generic word (another 4xx, a bare "invalid" or "malformed") says the
+   * call's own input was refused, and the model can read its arguments again. A conflict read
+   * from a bare status (409, 412) or the bare word ("Conflict", "Precondition Failed") says only
+   * that the target's state refused the write, and names neither what conflicts nor what to
+   * change: `decide` stops a `mutating` tool on it (`bareConflict`, classify.ts). Either yields to
+   * any specific phrasing the text also holds (`already exists`, `duplicate`, `modified since`,
+   * `has conflicts`).
    */
   readonly weak?: true;
 }
@@ -135,12 +143,16 @@ function statusRule(code: number, phrase?: string): TextRule {
   const known = classifyHttpStatus(code);
   if (!known) throw new Error(`not an HTTP error status: ${code}`);
   const rule: TextRule = { ...known, pattern: statusPattern(String(code), phrase) };
-  // A bare 500 names no transient condition (WEAK_STATUS).
+  // A bare 500 names no transient condition, a bare 409 or 412 no conflict (WEAK_STATUS).
   return WEAK_STATUS.has(code) ? { ...rule, weak: true } : rule;
 }
 
-/** Statuses that say only that the server failed: a retry on them is a guess (TextRule.weak). */
-const WEAK_STATUS: ReadonlySet<number> = new Set([500]);
+/**
+ * Statuses that name a class and nothing of its cause (TextRule.weak): a 500 says only that the
+ * server failed (a retry on it is a guess), a 409 or a 412 only that the target's state conflicts
+ * with the write (a correction on it is a guess).
+ */
+const WEAK_STATUS: ReadonlySet<number> = new Set([409, 412, 500]);
 
 /** One case-insensitive pattern from alternatives, so each phrasing of a family reads on its own line. */
 function oneOf(...alternatives: RegExp[]): RegExp {
@@ -1241,14 +1253,19 @@ export const BUILTIN_RULES: readonly TextRule[] = [
       /\bduplicate\b/,
       /\bunique constraint\b/,
       /\bviolates [^.\n]{0,30}\bconstraint\b/,
-      /\bconflicts?\b/,
+      // What conflicts, named: `the branch has conflicts`, `name conflicts with an existing route`.
+      /\bconflicts\b/,
+      /\bconflict with\b/,
       /\bdoes not match\b/,
       /\bE11000\b/,
       /\bout of date\b/,
       /\bmodified since\b/,
-      /\bprecondition failed\b/,
     ),
   },
+  // The bare word of a conflict, as a 409's or a 412's reason phrase or an error code says it
+  // (`409 Conflict`, `"code": "conflict"`, `Precondition Failed`): the class, not what conflicts
+  // (TextRule.weak).
+  { ...CONFLICT, weak: true, pattern: oneOf(/\bconflict\b/, /\bprecondition failed\b/) },
   // A value the tool does not accept (format, protocol, type): the model picks another value.
   {
     ...INVALID,

@@ -226,9 +226,10 @@ describe("the learned last stage in classify", () => {
       personResolvable: true,
     });
     expect(firstAttempt(c, "read_only")).toMatchObject({ action: "correct_arguments" });
-    // A sure correction of a mutating tool goes to the model as before.
+    // A sure correction of a mutating tool stops too; a read-only one goes to the model.
     const sure = classify(textFailure("frobnicated"), tool(), undefined, toy);
-    expect(firstAttempt(sure, "mutating").action).toBe("correct_arguments");
+    expect(firstAttempt(sure, "mutating").action).toBe("stop");
+    expect(firstAttempt(sure, "read_only").action).toBe("correct_arguments");
   });
 
   it("an unsure reading of stop as the likeliest class is taken: a stop costs a person a look", () => {
@@ -263,12 +264,14 @@ describe("the learned last stage in classify", () => {
     expect(stopsGuessedWrite(c, "mutating")).toBe(true);
     expect(first(c, "read_only").action).toBe("correct_arguments");
     expect(first(c, "idempotent").action).toBe("correct_arguments");
-    // A sure reading keeps the model's correction on a write.
+    // A sure reading is a guess about a write too: the model spoke because nothing else did.
     const sure = classify(textFailure("frobnicated"), writes, undefined, toy);
-    expect(first(sure, "mutating").action).toBe("correct_arguments");
+    expect(sure.model).toMatchObject({ unsure: false, stopOnWrite: true });
+    expect(first(sure, "mutating")).toMatchObject({ action: "stop", reason: "person_required" });
+    expect(first(sure, "read_only").action).toBe("correct_arguments");
   });
 
-  it("on a write, a sure correction not ten times likelier than a stop is not taken either", () => {
+  it("on a write, a sure correction is not taken either, however much likelier than a stop", () => {
     // hazy: P(correct) ≈ 0.67 (sure), P(stop) ≈ 0.15: 10 × 0.15 > 0.67.
     const reading = readText("hazy", toy);
     expect(reading?.probabilities.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9);
@@ -285,10 +288,19 @@ describe("the learned last stage in classify", () => {
       reason: "person_required",
     });
     expect(firstAttempt(open, "idempotent").action).toBe("correct_arguments");
-    // frobnicated: P(correct) ≈ 0.87, P(stop) ≈ 0.04: taken on a write.
-    expect(classify(textFailure("frobnicated"), writes, undefined, toy).model).not.toHaveProperty(
-      "stopOnWrite",
-    );
+    // frobnicated: P(correct) ≈ 0.87, P(stop) ≈ 0.04, twenty times a stop: still a guess about a
+    // write (the model read it where no rule, signal or argument spoke), taken elsewhere.
+    const frob = classify(textFailure("frobnicated"), writes, undefined, toy);
+    expect(frob.model).toMatchObject({
+      read: "correct_arguments",
+      unsure: false,
+      stopOnWrite: true,
+    });
+    expect(firstAttempt(frob, "mutating")).toMatchObject({
+      action: "stop",
+      reason: "person_required",
+    });
+    expect(firstAttempt(frob, "read_only").action).toBe("correct_arguments");
   });
 
   it("is explained: the features that weighed most and the confidence", () => {
@@ -319,9 +331,7 @@ describe("the bars a reading must pass (takeReading)", () => {
       unsure: false,
       stopOnWrite: true,
     });
-    // A correction four times likelier than a stop is no guess at a write weight of 3 …
-    expect(takeReading(reading, { ...MODEL_BARS, writeStopWeight: 3 }).stopOnWrite).toBe(false);
-    // … and an unsure one under a bar of 0.9.
+    // Every correction taken is a guess about a write, sure or not: under a bar of 0.9 too.
     expect(takeReading(reading, { ...MODEL_BARS, sureAt: 0.9 })).toMatchObject({
       unsure: true,
       stopOnWrite: true,

@@ -1,0 +1,96 @@
+import { describe, expect, it } from "vitest";
+import { loadPolicy, resolveToolPolicy } from "../policy/policy.ts";
+import type { Effect } from "../types.ts";
+import { classify } from "./classify.ts";
+import { decide, stopsGuessedWrite } from "./decide.ts";
+import { type Failure, failureFromResult } from "./failure.ts";
+
+// A correction on a write that names nothing the model could change stops with a text a person
+// can read (docs/decisions.md, the asymmetry of harm). Every text here is written for the test.
+
+const tool = resolveToolPolicy(loadPolicy({}), "t");
+const textFailure = (text: string): Failure =>
+  failureFromResult({ content: [{ type: "text", text }], isError: true });
+const read = (text: string) => classify(textFailure(text), tool);
+
+/** What the run does on the first failure of a call to a tool of `effect`. */
+const run = (text: string, effect: Effect) =>
+  decide({
+    classification: read(text),
+    tool,
+    effect,
+    attempt: 1,
+    repeats: 1,
+    keyed: false,
+    remainingMs: Number.POSITIVE_INFINITY,
+    random: () => 0.5,
+  });
+
+describe("a conflict read from a bare status or word is no correction of a write", () => {
+  it.each([
+    "Request failed with status code 409",
+    "API error (409): Conflict",
+    "HTTP 412 Precondition Failed",
+    "status 409: a run of this pipeline is already underway",
+    '{"error": {"code": "conflict", "status": 409}}',
+  ])("%s: corrected on a read, stopped on a write", (text) => {
+    const c = read(text);
+    expect(c).toMatchObject({
+      action: "correct_arguments",
+      reason: "conflict",
+      source: "rule",
+      bareConflict: true,
+    });
+    expect(stopsGuessedWrite(c, "mutating")).toBe(true);
+    expect(run(text, "read_only").action).toBe("correct_arguments");
+    expect(run(text, "idempotent").action).toBe("correct_arguments");
+    expect(run(text, "mutating")).toMatchObject({
+      action: "stop",
+      reason: "person_required",
+      cause: "conflict",
+      personResolvable: true,
+    });
+  });
+
+  it.each([
+    ["409 Conflict: a project named 'billing' already exists", "conflict"],
+    ["status 409: duplicate value for the email field", "conflict"],
+    ["412 Precondition Failed: the page was modified since you read it", "conflict"],
+    ["Cannot merge because the branch has conflicts", "conflict"],
+    ["Conflict: the slug spring-sale conflicts with an existing page", "conflict"],
+    ["409 Conflict: value of 'version' must be the latest revision number", "invalid_argument"],
+  ])("%s: what conflicts is named, the write goes back to the model", (text, reason) => {
+    const c = read(text);
+    expect(c).toMatchObject({ action: "correct_arguments", reason });
+    expect(c.bareConflict).toBeUndefined();
+    expect(stopsGuessedWrite(c, "mutating")).toBe(false);
+    expect(run(text, "mutating").action).toBe("correct_arguments");
+  });
+
+  it.each(["Request failed with status code 400", "422 Unprocessable Entity", "Invalid request"])(
+    "%s: a bare refusal of the call's input still goes back to the model on a write",
+    (text) => {
+      const c = read(text);
+      expect(c).toMatchObject({ action: "correct_arguments", reason: "invalid_argument" });
+      expect(c.bareConflict).toBeUndefined();
+      expect(run(text, "mutating").action).toBe("correct_arguments");
+    },
+  );
+
+  it("a 409 beside a named transient or person-only condition reads as that condition", () => {
+    expect(read("409: the account is suspended").action).toBe("stop");
+    expect(read("status 409 - service temporarily unavailable").action).toBe("retry_dependency");
+  });
+
+  it("a policy rule's correction stays a correction on a write", () => {
+    const policy = loadPolicy({
+      tools: { t: { rules: [{ code: 409, action: "correct_arguments" }] } },
+    });
+    const c = classify(
+      { ...textFailure("Request failed with status code 409"), httpStatus: 409 },
+      resolveToolPolicy(policy, "t"),
+    );
+    expect(c.source).toBe("policy");
+    expect(stopsGuessedWrite(c, "mutating")).toBe(false);
+  });
+});
