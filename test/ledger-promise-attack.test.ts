@@ -31,9 +31,11 @@ const heldSettle = ([key, _state, options]: Settle) =>
   key.startsWith("gd_") && options.claimedAt !== undefined;
 
 /** Resolves once `done()` holds (polled every 5 ms), or after `ms`. */
-async function until(done: () => boolean, ms = 3_000): Promise<void> {
+async function until(done: () => boolean | Promise<boolean>, ms = 3_000): Promise<void> {
   const end = Date.now() + ms;
-  while (!done() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 5));
+  while (!(await done()) && Date.now() < end) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 const unavailable = () =>
@@ -220,17 +222,17 @@ describe.each(stores)("the host's moment before the answer, on the %s store", (_
 describe.each(stores)(
   "a call given up on while its write's entry is freed, and another process, on the %s store",
   (_n, ready, make) => {
-    // What is left (docs/idempotency.md, "An answer the host never got"): the free is on its way
-    // when the host gives up, so the answer is kept right after it lands; an identical call of
-    // another process that claims the entry in that moment is sent. Closing it takes the free to
-    // wait for a word that the host did not give up, which is another round trip per write, or a
-    // mark on the freed entry that refuses identical writes for a while after every success.
-    it.runIf(ready).fails(
-      "the identical call of another process sent in that moment gets the answer kept after the free, not a second write",
+    // The free is on its way when the host gives up, so the answer is kept right after it lands.
+    // The free holds the entry for the call (`SettleOptions.holdMs`) until then: an identical call
+    // of another process in that moment is refused as in progress, not sent, and the one after the
+    // keep gets the answer.
+    it.runIf(ready)(
+      "the identical call of another process sent in that moment is refused as in progress; the next one gets the answer kept after the free, not a second write",
       async () => {
         const real = make();
         const cancel = new AbortController();
         let other: Promise<unknown> | undefined;
+        let heldKey: string | undefined;
         // The other process: its own governor on its own handle of the store.
         const elsewhere = createGovernor(policy, { metrics: false, store: real });
         const call = { tool: "create", args: { title: "freed elsewhere" } };
@@ -244,9 +246,10 @@ describe.each(stores)(
         const store = onSettle(real, async (target, ...args) => {
           await target.settle(...args);
           if (other === undefined && heldSettle(args) && args[1] === "failed") {
+            heldKey = args[0];
             cancel.abort();
             other = elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
-            await until(() => sent > 1);
+            await other;
           }
         });
         const governor = createGovernor(policy, { metrics: false, store });
@@ -254,7 +257,13 @@ describe.each(stores)(
           .startRun({ idempotencyScope: "s" })
           .call({ ...call, signal: cancel.signal }, send);
         expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
-        expect(await other).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
+        expect(await other).toMatchObject({ kind: "model", reason: "conflict" });
+        expect(sent).toBe(1);
+        // The keep goes on past the call's cut: once it landed, the answer is there.
+        await until(async () => (await real.entry(heldKey as string))?.state === "succeeded");
+        expect((await real.entry(heldKey as string))?.state).toBe("succeeded");
+        const again = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
         expect(sent).toBe(1);
       },
     );
@@ -469,21 +478,30 @@ describe.each(stores)(
           return ok(`created ${sent}`);
         };
         let second: Promise<unknown> | undefined;
+        let failed = false;
+        // The store timeout of the first process: its free holds the entry for twice that.
+        const storeTimeoutMs = 150;
         const store = onSettle(real, async (target, ...args) => {
           await target.settle(...args);
           if (second === undefined && heldSettle(args) && args[1] === "failed") {
-            // Landed; another process's identical write claims the entry and is out, then the error.
+            // Landed, and its answer comes after its hold ran out: another process's identical
+            // write claims the entry and is out, then the error.
+            await new Promise((resolve) => setTimeout(resolve, 2 * storeTimeoutMs + 50));
             second = elsewhere.startRun({ idempotencyScope: "s" }).call(call, slow);
             await until(() => sent > 1);
+            failed = true;
             throw unavailable();
           }
         });
-        const governor = createGovernor(policy, { metrics: false, store });
+        const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs });
         const live = new AbortController();
         const first = await governor
           .startRun({ idempotencyScope: "s" })
           .call({ ...call, signal: live.signal }, send);
         expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        await until(() => failed);
+        // The free asked once more has had its time.
+        await new Promise((resolve) => setTimeout(resolve, 100));
         expect(sent).toBe(2);
         // The second write is out: an identical call is refused, not sent.
         const third = await governor.startRun({ idempotencyScope: "s" }).call(call, send);

@@ -8,7 +8,7 @@ import { GovernorError } from "../errors.ts";
 import { canonicalJson } from "../judge/canonical.ts";
 import { resolveEffect } from "../judge/effect.ts";
 import type { ToolPolicy } from "../policy/policy.ts";
-import type { ClaimResult } from "../store/store.ts";
+import type { ClaimResult, SettleOptions } from "../store/store.ts";
 import type { MaybePromise } from "../types.ts";
 import { type CallState, contentHashOf } from "./call-state.ts";
 import {
@@ -16,8 +16,11 @@ import {
   contentClaimOptions,
   doubtKeyOf,
   freed,
+  handedOverOf,
   keptRecord,
   markFreeing,
+  noteHandedOver,
+  settlesLater,
 } from "./doubt.ts";
 import { writesAsJson } from "./ledger.ts";
 import { bounded, type RunState } from "./run-state.ts";
@@ -59,10 +62,13 @@ export async function keepAnswer(
   const key = doubtKeyOf(contentHashOf(r, server, request.tool, canonical));
   const now = core.now();
   // As the write's own claim of it (doubt.ts): the run instance's when the run has no scope.
+  // A hold this process handed over (doubt.ts `handedOverOf`) does not keep this keep out.
+  const over = handedOverOf(core.store, key, now);
+  const options = contentClaimOptions(r, now, false);
   const claim: ClaimResult = await core.store.claim(
     key,
     CONTENT_ARGS,
-    contentClaimOptions(r, now, false),
+    over === undefined ? options : { ...options, handedOver: over },
   );
   // An older answer kept there is replaced by this one; a person's settle ended any claim.
   if (claim.status !== "claimed" && claim.status !== "succeeded") return false;
@@ -158,17 +164,29 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
   // Identical calls of this process wait for the hand-over from now on: the free may land before
   // the call's signal aborts.
   if (state.call.signal !== undefined) markFreeing(state);
+  const holdMs = freeHold(state, claim.claimedAt);
+  const hold = holdMs === undefined ? {} : { holdMs };
   let freeing: MaybePromise<void>;
   try {
-    freeing = settleHeld(() => r.core.store.settle(key, "failed", { now: r.core.now(), ...claim }));
+    freeing = settleHeld(() =>
+      r.core.store.settle(key, "failed", { now: r.core.now(), ...claim, ...hold }),
+    );
   } catch (error) {
     freeing = Promise.reject(error);
   }
   // A store that answers at once freed it: nothing could abort the call meanwhile.
-  if (!isThenable(freeing)) return;
-  const kept = freeing.then(() =>
-    givenUp(state) ? keepAnswer(r, state.call, answer, ttlMs) : false,
-  );
+  if (!isThenable(freeing)) {
+    handedOverHere(state, key, claim.claimedAt, holdMs);
+    return;
+  }
+  const kept = freeing.then(() => {
+    if (!givenUp(state)) {
+      handedOverHere(state, key, claim.claimedAt, holdMs);
+      return false;
+    }
+    if (holdMs === undefined) return keepAnswer(r, state.call, answer, ttlMs);
+    return keepUnderHold(state, key, claim.claimedAt as number, answer, ttlMs);
+  });
   keptLater.set(
     state,
     kept.then(
@@ -182,6 +200,73 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
     // Cut by the call's abort: the writes go on, and nobody waits for them but identical calls.
     if (!givenUp(state)) throw error;
   }
+}
+
+/**
+ * How long the free of a call's content entry holds it for the call (`SettleOptions.holdMs`), or
+ * undefined to free it at once. Held only where the host can give up while the free is on its way:
+ * the call has its own signal, and its store answered the key's settle later (a store that answers
+ * at once, as the memory and SQLite stores, lands the free before any abort can run). The free
+ * lands, and only then does its answer tell the call whether the host gave up meanwhile: were the
+ * entry free in between, an identical call of another process could claim it and make the write a
+ * second time, the answer kept then reaching nobody. Held, such a call is refused as in progress
+ * until the call keeps its answer there (`keepUnderHold`) or the hold runs out. The hold covers
+ * the free's answer and the keep, each bounded by the store timeout: twice that.
+ */
+function freeHold(state: CallState, claimedAt: number | undefined): number | undefined {
+  if (state.call.signal === undefined || claimedAt === undefined) return undefined;
+  const { core } = state.run;
+  return settlesLater(core.store) ? 2 * core.storeTimeoutMs : undefined;
+}
+
+/**
+ * The answer was handed over (the host did not give up): identical calls of this process are not
+ * kept out by the entry's hold, if it has one (doubt.ts `handedOverOf`).
+ */
+function handedOverHere(
+  state: CallState,
+  key: string,
+  claimedAt: number | undefined,
+  holdMs: number | undefined,
+): void {
+  if (holdMs === undefined || claimedAt === undefined) return;
+  const { core } = state.run;
+  noteHandedOver(core.store, key, claimedAt, core.now(), holdMs);
+}
+
+/**
+ * The host gave up while the entry was being freed under a hold: the answer is kept there, under
+ * the call's claim and only while that claim is still the entry's (`SettleOptions.ifClaimed`), so
+ * a keep that comes after the hold ran out and another write claimed the entry leaves that write
+ * alone. Asked once more when the store fails (the condition makes a second keep that comes late
+ * harmless). An answer that cannot be kept (JSON cannot write it, a run that can meet no identical
+ * call) ends the hold instead: the identical call is then a new write, as it would have been.
+ */
+async function keepUnderHold(
+  state: CallState,
+  key: string,
+  claimedAt: number,
+  answer: unknown,
+  ttlMs: number,
+): Promise<boolean> {
+  const r = state.run;
+  const now = r.core.now();
+  const keepable = keepsFor(r) ? keepableAnswer(state.tool, answer) : undefined;
+  const options: SettleOptions =
+    keepable === undefined
+      ? { now, claimedAt }
+      : {
+          now,
+          claimedAt,
+          ifClaimed: true,
+          result: keptRecord(keepable.value, now + ttlMs, r.core.newRunId()),
+        };
+  await recordOp(state, "a ledger settle", (s) =>
+    settleHeld(() =>
+      s.run.core.store.settle(key, keepable === undefined ? "failed" : "succeeded", options),
+    ),
+  );
+  return keepable !== undefined;
 }
 
 /** The host gave up on the call: its own signal aborted. */
