@@ -271,6 +271,120 @@ describe.each(stores)(
 );
 
 describe.each(stores)(
+  "the hold on a write's entry freed while its host could still give up, on the %s store",
+  (_n, ready, make) => {
+    /**
+     * A governor whose store's settles answer later (as a remote store's do) and whose process
+     * dies as the free of a held write's entry lands (`crash`: its answer never comes), with the
+     * store timeout that sets the hold (twice it).
+     */
+    function dyingProcess(real: Store, storeTimeoutMs: number) {
+      let freedKey: string | undefined;
+      const store = onSettle(real, async (target, ...args) => {
+        await target.settle(...args);
+        if (freedKey === undefined && heldSettle(args) && args[1] === "failed") {
+          freedKey = args[0];
+          // The process is gone: nothing after the free is ever written.
+          await new Promise<void>(() => {});
+        }
+      });
+      const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs });
+      return { governor, freed: () => freedKey };
+    }
+
+    it.runIf(ready)(
+      "a process that dies as the free lands leaves the entry held until the hold runs out: another process's identical call is refused meanwhile, then is a new write",
+      async () => {
+        const real = make();
+        // Connected (and checked) first: the timeouts below are for commands, not for a connect.
+        await real.get("warm");
+        const storeTimeoutMs = 200;
+        const dying = dyingProcess(real, storeTimeoutMs);
+        const elsewhere = createGovernor(policy, { metrics: false, store: real });
+        const call = { tool: "create", args: { title: "died as freed" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        const live = new AbortController();
+        // Cut by its store timeout: the free's answer never comes.
+        void dying.governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: live.signal }, send)
+          .catch(() => undefined);
+        await until(() => dying.freed() !== undefined);
+        const freedAt = Date.now();
+        expect(sent).toBe(1);
+        // The answer may not have reached the host: the identical write is not sent while the
+        // hold lasts (twice the dead process's store timeout).
+        const meanwhile = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(meanwhile).toMatchObject({ kind: "model", reason: "conflict" });
+        expect(sent).toBe(1);
+        // Past the hold, nobody can keep an answer there any more: the identical call is a new
+        // write, never refused for good.
+        await new Promise((resolve) =>
+          setTimeout(resolve, Math.max(0, freedAt + 2 * storeTimeoutMs + 100 - Date.now())),
+        );
+        const after = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(after).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
+        expect(sent).toBe(2);
+      },
+    );
+
+    it.runIf(ready)(
+      "the hold is the holder's: a keep that comes after it ran out and another process claimed the entry is dropped, and leaves that write alone",
+      async () => {
+        const real = make();
+        await real.get("warm");
+        const storeTimeoutMs = 100;
+        const cancel = new AbortController();
+        const elsewhere = createGovernor(policy, { metrics: false, store: real });
+        const call = { tool: "create", args: { title: "kept too late" } };
+        let sent = 0;
+        let release: () => void = () => undefined;
+        const out = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        let second: Promise<unknown> | undefined;
+        let heldKey: string | undefined;
+        const store = onSettle(real, async (target, ...args) => {
+          await target.settle(...args);
+          if (second === undefined && heldSettle(args) && args[1] === "failed") {
+            heldKey = args[0];
+            cancel.abort();
+            // The free's answer comes after its hold: another process's identical write claimed
+            // the entry meanwhile, and is out.
+            await new Promise((resolve) => setTimeout(resolve, 2 * storeTimeoutMs + 50));
+            second = elsewhere.startRun({ idempotencyScope: "s" }).call(call, async () => {
+              sent += 1;
+              await out;
+              return ok(`created ${sent}`);
+            });
+            await until(() => sent > 1);
+          }
+        });
+        const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs });
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal }, async () => {
+            sent += 1;
+            return ok(`created ${sent}`);
+          });
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        expect(first).not.toMatchObject({ kept: true });
+        await until(() => sent > 1);
+        // The late keep has had its time: the entry is still the other write's claim.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect((await real.entry(heldKey as string))?.state).toBe("pending");
+        release();
+        expect(await second).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
+      },
+    );
+  },
+);
+
+describe.each(stores)(
   "a call given up on while its write's entry is freed, and a call of the same process, on the %s store",
   (_n, ready, make) => {
     it.runIf(ready)(
@@ -481,6 +595,7 @@ describe.each(stores)(
         let failed = false;
         // The store timeout of the first process: its free holds the entry for twice that.
         const storeTimeoutMs = 150;
+        await real.get("warm");
         const store = onSettle(real, async (target, ...args) => {
           await target.settle(...args);
           if (second === undefined && heldSettle(args) && args[1] === "failed") {
