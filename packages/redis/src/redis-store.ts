@@ -567,7 +567,6 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
             settlement.claimedAt === undefined ? "" : String(settlement.claimedAt),
             expected,
             holdText(settlement.holdMs),
-            settlement.ifClaimed === true ? "1" : "",
           ],
           true,
         );

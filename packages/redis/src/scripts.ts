@@ -241,8 +241,7 @@ return answer('uncertain', found)
  * result, else "=" and its JSON; the settle is dropped unless the entry is `succeeded` with that
  * result blob, or with none for "-"), holdMs ("" for none: a `failed` settle naming its claim
  * keeps the entry held for that claim until server time passes `heldUntil`, which any later
- * settle or claim that takes the key removes) and ifClaimed ("1": dropped unless the entry's
- * latest claim is still claimedAt, for a `succeeded` settle too). A `failed`
+ * settle or claim that takes the key removes). A `failed`
  * or `uncertain` settle naming a claim is dropped when the entry's latest claim (its `claimedAt`,
  * marked by CLAIM; an entry an earlier version wrote has none, and a pending one is named by its
  * `updatedAt` as that version's settles named it) is another, or when it is `succeeded`; a
@@ -256,7 +255,7 @@ return answer('uncertain', found)
 export const SETTLE = script(`${PRELUDE}
 local state, now, result, retentionMs, member = ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10]), ARGV[11]
 local claimedAt, expected = ARGV[12], ARGV[13]
-local holdMs, ifClaimed = tonumber(ARGV[14] or ''), ARGV[15] == '1'
+local holdMs = tonumber(ARGV[14] or '')
 local id, seq = guard(true)
 purge()
 local held = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt', 'claimedAt')
@@ -274,10 +273,6 @@ if not dropped and expected ~= '' then
     local stored = redis.call('GET', blob)
     if expected == '-' then dropped = stored ~= false else dropped = stored ~= string.sub(expected, 2) end
   end
-end
--- Only while the settler's claim is the key's latest (a keep under a hold, SettleOptions.ifClaimed).
-if not dropped and ifClaimed then
-  dropped = claimedAt == '' or not held[2] or held[2] == 'succeeded' or not holder or tonumber(holder) ~= tonumber(claimedAt)
 end
 if dropped then
   if not id then return {'ledger_lost', seq} end

@@ -143,10 +143,7 @@ export function createLedger(db: Database, options: LedgerOptions) {
       result: string | undefined,
       claimedAt: number | undefined,
       expected?: { readonly text: string | undefined },
-      hold: {
-        readonly holdMs?: number | undefined;
-        readonly ifClaimed?: boolean | undefined;
-      } = {},
+      holdMs?: number,
     ): void {
       transaction(db, () => {
         const time = clock();
@@ -169,16 +166,6 @@ export function createLedger(db: Database, options: LedgerOptions) {
         ) {
           return;
         }
-        // Only while the settler's claim is the key's latest (`SettleOptions.ifClaimed`).
-        if (
-          hold.ifClaimed === true &&
-          (found === undefined ||
-            claimedAt === undefined ||
-            found.state === "succeeded" ||
-            found.claimed_at !== claimedAt)
-        ) {
-          return;
-        }
         const text: SqlValue = result ?? null;
         if (found === undefined) {
           // A host settling a key it never claimed (by hand) does not know the arguments. A row
@@ -192,8 +179,8 @@ export function createLedger(db: Database, options: LedgerOptions) {
               ? found.claimed_at + 1
               : found.claimed_at;
           const held =
-            state === "failed" && claimedAt !== undefined && validHold(hold.holdMs)
-              ? (hold.holdMs as number)
+            state === "failed" && claimedAt !== undefined && validHold(holdMs)
+              ? (holdMs as number)
               : 0;
           record.run(state, now, held, text, expiry(state, time), claim, key);
         }

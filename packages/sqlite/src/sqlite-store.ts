@@ -148,10 +148,15 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       const expected =
         ifSucceeded === undefined ? undefined : { text: jsonText(ifSucceeded.result) };
       attempt("settle", () =>
-        ledger.settle(key, state, settlement.now, result, settlement.claimedAt, expected, {
-          holdMs: settlement.holdMs,
-          ifClaimed: settlement.ifClaimed,
-        }),
+        ledger.settle(
+          key,
+          state,
+          settlement.now,
+          result,
+          settlement.claimedAt,
+          expected,
+          settlement.holdMs,
+        ),
       );
     },
 

@@ -8,7 +8,7 @@ import { GovernorError } from "../errors.ts";
 import { canonicalJson } from "../judge/canonical.ts";
 import { resolveEffect } from "../judge/effect.ts";
 import type { ToolPolicy } from "../policy/policy.ts";
-import type { ClaimResult, SettleOptions } from "../store/store.ts";
+import type { ClaimResult } from "../store/store.ts";
 import type { MaybePromise } from "../types.ts";
 import { type CallState, contentHashOf } from "./call-state.ts";
 import {
@@ -40,6 +40,7 @@ export async function keepAnswer(
   request: ToolCall,
   answer: unknown,
   ttlMs: number,
+  ownHold?: number,
 ): Promise<boolean> {
   const { core } = r;
   if (!keepsFor(r)) return false;
@@ -62,8 +63,9 @@ export async function keepAnswer(
   const key = doubtKeyOf(contentHashOf(r, server, request.tool, canonical));
   const now = core.now();
   // As the write's own claim of it (doubt.ts): the run instance's when the run has no scope.
-  // A hold this process handed over (doubt.ts `handedOverOf`) does not keep this keep out.
-  const over = handedOverOf(core.store, key, now);
+  // The hold of the call keeping its answer (`ownHold`: see `keepUnderHold`), or one this process
+  // handed over (doubt.ts `handedOverOf`), does not keep this keep out.
+  const over = ownHold ?? handedOverOf(core.store, key, now);
   const options = contentClaimOptions(r, now, false);
   const claim: ClaimResult = await core.store.claim(
     key,
@@ -235,12 +237,13 @@ function handedOverHere(
 }
 
 /**
- * The host gave up while the entry was being freed under a hold: the answer is kept there, under
- * the call's claim and only while that claim is still the entry's (`SettleOptions.ifClaimed`), so
- * a keep that comes after the hold ran out and another write claimed the entry leaves that write
- * alone. Asked once more when the store fails (the condition makes a second keep that comes late
- * harmless). An answer that cannot be kept (JSON cannot write it, a run that can meet no identical
- * call) ends the hold instead: the identical call is then a new write, as it would have been.
+ * The host gave up while the entry was being freed under a hold: the answer is kept there as
+ * `Run.keepAnswer` keeps one, its claim passing the call's own hold (`ClaimOptions.handedOver`),
+ * so an identical call of another process cannot claim the entry in between. A keep that comes
+ * after the hold ran out and another write claimed the entry meets that write in flight and keeps
+ * nothing, as any keep would. A keep that cannot be made (an answer JSON cannot write, a run that
+ * can meet no identical call, that other write) ends the hold, naming the call's claim (dropped
+ * when the entry was claimed since): the identical call is then a new write, as it would have been.
  */
 async function keepUnderHold(
   state: CallState,
@@ -250,23 +253,11 @@ async function keepUnderHold(
   ttlMs: number,
 ): Promise<boolean> {
   const r = state.run;
-  const now = r.core.now();
-  const keepable = keepsFor(r) ? keepableAnswer(state.tool, answer) : undefined;
-  const options: SettleOptions =
-    keepable === undefined
-      ? { now, claimedAt }
-      : {
-          now,
-          claimedAt,
-          ifClaimed: true,
-          result: keptRecord(keepable.value, now + ttlMs, r.core.newRunId()),
-        };
+  if (await keepAnswer(r, state.call, answer, ttlMs, claimedAt)) return true;
   await recordOp(state, "a ledger settle", (s) =>
-    settleHeld(() =>
-      s.run.core.store.settle(key, keepable === undefined ? "failed" : "succeeded", options),
-    ),
+    settleHeld(() => s.run.core.store.settle(key, "failed", { now: s.run.core.now(), claimedAt })),
   );
-  return keepable !== undefined;
+  return false;
 }
 
 /** The host gave up on the call: its own signal aborted. */

@@ -358,7 +358,6 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       if (settlement.ifSucceeded !== undefined && !succeededWith(found, settlement.ifSucceeded)) {
         return;
       }
-      if (settlement.ifClaimed === true && !claimedBy(found, settlement.claimedAt)) return;
       ledger.record(key, found, state, settlement.now, result);
       // A failed record has no lease: its `leaseMs` holds the hold, counted from `updatedAt`.
       if (
@@ -461,16 +460,6 @@ function heldFor(found: EntryRecord, at: number, handedOver: number | undefined)
 /** A hold worth keeping: a positive finite number of ms. */
 function validHold(holdMs: number | undefined): boolean {
   return typeof holdMs === "number" && Number.isFinite(holdMs) && holdMs > 0;
-}
-
-/** Whether the key's latest claim is still `claimedAt` (`SettleOptions.ifClaimed`). */
-function claimedBy(found: EntryRecord | undefined, claimedAt: number | undefined): boolean {
-  return (
-    found !== undefined &&
-    claimedAt !== undefined &&
-    found.state !== "succeeded" &&
-    found.claimedAt === claimedAt
-  );
 }
 
 /** Whether the key is `succeeded` with the result a caller read (`SettleOptions.ifSucceeded`). */

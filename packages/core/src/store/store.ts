@@ -71,9 +71,10 @@ export interface ClaimOptions {
    */
   readonly owner?: string | undefined;
   /**
-   * A claim (`claimedAt`) whose hold (`SettleOptions.holdMs`) this claimer knows has ended: its
-   * holder, in this process, handed the answer over. The key freed under that hold is claimed as
-   * any `failed` one; a hold of another claim still answers `in_flight`.
+   * A claim (`claimedAt`) whose hold (`SettleOptions.holdMs`) this claimer may pass: its own (the
+   * holder keeping its answer there), or one whose holder, in this process, handed its answer
+   * over. The key freed under that hold is claimed as any `failed` one; a hold of another claim
+   * still answers `in_flight`.
    * @default none: every hold that has not run out answers `in_flight`
    */
   readonly handedOver?: number | undefined;
@@ -110,20 +111,12 @@ export interface SettleOptions {
   /**
    * On a `failed` settle naming its claim (`claimedAt`): the key is freed, but held for this claim
    * for `holdMs` more, counted by the store's own clock from the settle (Redis: its server's):
-   * until then a claim answers `in_flight` (not one naming this claim as
-   * {@link ClaimOptions.handedOver}), and the holder may still settle it `succeeded` with
-   * `ifClaimed`. For a holder that frees a write's entry before it knows whether its answer was
+   * until then a claim answers `in_flight`, but one naming this claim as
+   * {@link ClaimOptions.handedOver} claims it as any `failed` key. For a holder that frees a write's entry before it knows whether its answer was
    * given (the core's content entries, docs/idempotency.md). A later settle ends the hold.
    * @default none: the key is free at once
    */
   readonly holdMs?: number;
-  /**
-   * With `claimedAt`: the settle, a `succeeded` one too, is dropped unless the key's latest claim
-   * is still that one (nobody has claimed it since, and no success ended the claim). Checked with
-   * the settle, atomically, as `claimedAt` is.
-   * @default false: a `succeeded` settle is always kept
-   */
-  readonly ifClaimed?: boolean;
 }
 
 /**
