@@ -1,15 +1,20 @@
 // Attacks on the ledger's promise, "a write never happens twice, or silently not at all", at the
 // end of a held write's life: the settle that lets go of its entry in the index of writes in doubt
 // (freed, or its answer kept there), on every store (memory, SQLite, Redis).
+
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import { createGovernor, type Store, StoreError } from "@governor/core";
+import { createSqliteStore } from "@governor/sqlite";
 import { describe, expect, it } from "vitest";
 import { sharedRedis } from "../packages/redis/src/testing-server.ts";
+import { sqliteModule } from "../packages/sqlite/src/sqlite-api.ts";
 import { everyStore } from "./every-store.ts";
 
 const redis = await sharedRedis("ledger promise attacks on Redis");
 const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
 
-const { stores } = everyStore(redis, "governor-ledger-promise-");
+const { stores, dir, sqlites } = everyStore(redis, "governor-ledger-promise-");
 
 const policy = { tools: { create: { effect: "mutating" as const } } };
 
@@ -383,6 +388,35 @@ describe.each(stores)(
     );
   },
 );
+
+describe("a store whose settles answer at once, two processes on one SQLite file", () => {
+  // No abort can come between such a free and its answer: the free holds nothing, and another
+  // process's identical write right after the success is a new write, not refused.
+  it.runIf(sqliteModule() !== undefined)(
+    "the free of a call with its own signal holds nothing: the other process's identical call after it is a new write",
+    async () => {
+      const path = join(dir, `${randomUUID()}.db`);
+      const here = createSqliteStore({ path });
+      const there = createSqliteStore({ path });
+      sqlites.push(here, there);
+      const call = { tool: "create", args: { title: "at once" } };
+      let sent = 0;
+      const send = async () => {
+        sent += 1;
+        return ok(`created ${sent}`);
+      };
+      const live = new AbortController();
+      const first = await createGovernor(policy, { metrics: false, store: here })
+        .startRun({ idempotencyScope: "s" })
+        .call({ ...call, signal: live.signal }, send);
+      expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+      const next = await createGovernor(policy, { metrics: false, store: there })
+        .startRun({ idempotencyScope: "s" })
+        .call(call, send);
+      expect(next).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
+    },
+  );
+});
 
 describe.each(stores)(
   "a call given up on while its write's entry is freed, and a call of the same process, on the %s store",
