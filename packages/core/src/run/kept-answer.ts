@@ -137,9 +137,10 @@ export function handsOverLater(state: CallState): boolean {
  * that would have freed it, so no identical call can claim it in between (`keptAnswer`). A signal
  * that aborts while the entry is being freed (a store that answers later, such as Redis) keeps it
  * right after, as `Run.keepAnswer` does; that free holds the entry for the call meanwhile
- * (`freeHold`), so an identical call of another process is refused as in progress, not sent. The call waits for the free and that keep as for any store
- * step, never past its cut (cut, they go on), and not for the keep of a call given up on first;
- * identical calls of this process wait for all of them (`handOverWrites`, doubt.ts `holdHandOver`).
+ * (`freeHold`), so an identical call of another process is refused as in progress, not sent. The
+ * call waits for the free and that keep as for any store step, never past its cut (cut, they go
+ * on), and not for the keep of a call given up on first; identical calls of this process wait for
+ * all of them (`handOverWrites`, doubt.ts `holdHandOver`).
  */
 export async function handOver(state: CallState, answer: unknown, held: boolean): Promise<void> {
   const { beforeAnswer } = state.call;
