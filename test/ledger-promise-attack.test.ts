@@ -1,15 +1,20 @@
 // Attacks on the ledger's promise, "a write never happens twice, or silently not at all", at the
 // end of a held write's life: the settle that lets go of its entry in the index of writes in doubt
 // (freed, or its answer kept there), on every store (memory, SQLite, Redis).
+
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import { createGovernor, type Store, StoreError } from "@governor/core";
+import { createSqliteStore } from "@governor/sqlite";
 import { describe, expect, it } from "vitest";
 import { sharedRedis } from "../packages/redis/src/testing-server.ts";
+import { sqliteModule } from "../packages/sqlite/src/sqlite-api.ts";
 import { everyStore } from "./every-store.ts";
 
 const redis = await sharedRedis("ledger promise attacks on Redis");
 const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
 
-const { stores } = everyStore(redis, "governor-ledger-promise-");
+const { stores, dir, sqlites } = everyStore(redis, "governor-ledger-promise-");
 
 const policy = { tools: { create: { effect: "mutating" as const } } };
 
@@ -31,9 +36,11 @@ const heldSettle = ([key, _state, options]: Settle) =>
   key.startsWith("gd_") && options.claimedAt !== undefined;
 
 /** Resolves once `done()` holds (polled every 5 ms), or after `ms`. */
-async function until(done: () => boolean, ms = 3_000): Promise<void> {
+async function until(done: () => boolean | Promise<boolean>, ms = 3_000): Promise<void> {
   const end = Date.now() + ms;
-  while (!done() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 5));
+  while (!(await done()) && Date.now() < end) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 const unavailable = () =>
@@ -220,17 +227,17 @@ describe.each(stores)("the host's moment before the answer, on the %s store", (_
 describe.each(stores)(
   "a call given up on while its write's entry is freed, and another process, on the %s store",
   (_n, ready, make) => {
-    // What is left (docs/idempotency.md, "An answer the host never got"): the free is on its way
-    // when the host gives up, so the answer is kept right after it lands; an identical call of
-    // another process that claims the entry in that moment is sent. Closing it takes the free to
-    // wait for a word that the host did not give up, which is another round trip per write, or a
-    // mark on the freed entry that refuses identical writes for a while after every success.
-    it.runIf(ready).fails(
-      "the identical call of another process sent in that moment gets the answer kept after the free, not a second write",
+    // The free is on its way when the host gives up, so the answer is kept right after it lands.
+    // The free holds the entry for the call (`SettleOptions.holdMs`) until then: an identical call
+    // of another process in that moment is refused as in progress, not sent, and the one after the
+    // keep gets the answer.
+    it.runIf(ready)(
+      "the identical call of another process sent in that moment is refused as in progress; the next one gets the answer kept after the free, not a second write",
       async () => {
         const real = make();
         const cancel = new AbortController();
         let other: Promise<unknown> | undefined;
+        let heldKey: string | undefined;
         // The other process: its own governor on its own handle of the store.
         const elsewhere = createGovernor(policy, { metrics: false, store: real });
         const call = { tool: "create", args: { title: "freed elsewhere" } };
@@ -244,9 +251,10 @@ describe.each(stores)(
         const store = onSettle(real, async (target, ...args) => {
           await target.settle(...args);
           if (other === undefined && heldSettle(args) && args[1] === "failed") {
+            heldKey = args[0];
             cancel.abort();
             other = elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
-            await until(() => sent > 1);
+            await other;
           }
         });
         const governor = createGovernor(policy, { metrics: false, store });
@@ -254,12 +262,161 @@ describe.each(stores)(
           .startRun({ idempotencyScope: "s" })
           .call({ ...call, signal: cancel.signal }, send);
         expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
-        expect(await other).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
+        expect(await other).toMatchObject({ kind: "model", reason: "conflict" });
+        expect(sent).toBe(1);
+        // The keep goes on past the call's cut: once it landed, the answer is there.
+        await until(async () => (await real.entry(heldKey as string))?.state === "succeeded");
+        expect((await real.entry(heldKey as string))?.state).toBe("succeeded");
+        const again = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
         expect(sent).toBe(1);
       },
     );
   },
 );
+
+describe.each(stores)(
+  "the hold on a write's entry freed while its host could still give up, on the %s store",
+  (_n, ready, make) => {
+    /**
+     * A governor whose store's settles answer later (as a remote store's do) and whose process
+     * dies as the free of a held write's entry lands (`crash`: its answer never comes), with the
+     * store timeout that sets the hold (twice it).
+     */
+    function dyingProcess(real: Store, storeTimeoutMs: number) {
+      let freedKey: string | undefined;
+      const store = onSettle(real, async (target, ...args) => {
+        await target.settle(...args);
+        if (freedKey === undefined && heldSettle(args) && args[1] === "failed") {
+          freedKey = args[0];
+          // The process is gone: nothing after the free is ever written.
+          await new Promise<void>(() => {});
+        }
+      });
+      const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs });
+      return { governor, freed: () => freedKey };
+    }
+
+    it.runIf(ready)(
+      "a process that dies as the free lands leaves the entry held until the hold runs out: another process's identical call is refused meanwhile, then is a new write",
+      async () => {
+        const real = make();
+        // Connected (and checked) first: the timeouts below are for commands, not for a connect.
+        await real.get("warm");
+        const storeTimeoutMs = 200;
+        const dying = dyingProcess(real, storeTimeoutMs);
+        const elsewhere = createGovernor(policy, { metrics: false, store: real });
+        const call = { tool: "create", args: { title: "died as freed" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        const live = new AbortController();
+        // Cut by its store timeout: the free's answer never comes.
+        void dying.governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: live.signal }, send)
+          .catch(() => undefined);
+        await until(() => dying.freed() !== undefined);
+        const freedAt = Date.now();
+        expect(sent).toBe(1);
+        // The answer may not have reached the host: the identical write is not sent while the
+        // hold lasts (twice the dead process's store timeout).
+        const meanwhile = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(meanwhile).toMatchObject({ kind: "model", reason: "conflict" });
+        expect(sent).toBe(1);
+        // Past the hold, nobody can keep an answer there any more: the identical call is a new
+        // write, never refused for good.
+        await new Promise((resolve) =>
+          setTimeout(resolve, Math.max(0, freedAt + 2 * storeTimeoutMs + 100 - Date.now())),
+        );
+        const after = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(after).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
+        expect(sent).toBe(2);
+      },
+    );
+
+    it.runIf(ready)(
+      "the hold is the holder's: a keep that comes after it ran out and another process claimed the entry is dropped, and leaves that write alone",
+      async () => {
+        const real = make();
+        await real.get("warm");
+        const storeTimeoutMs = 100;
+        const cancel = new AbortController();
+        const elsewhere = createGovernor(policy, { metrics: false, store: real });
+        const call = { tool: "create", args: { title: "kept too late" } };
+        let sent = 0;
+        let release: () => void = () => undefined;
+        const out = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        let second: Promise<unknown> | undefined;
+        let heldKey: string | undefined;
+        const store = onSettle(real, async (target, ...args) => {
+          await target.settle(...args);
+          if (second === undefined && heldSettle(args) && args[1] === "failed") {
+            heldKey = args[0];
+            cancel.abort();
+            // The free's answer comes after its hold: another process's identical write claimed
+            // the entry meanwhile, and is out.
+            await new Promise((resolve) => setTimeout(resolve, 2 * storeTimeoutMs + 50));
+            second = elsewhere.startRun({ idempotencyScope: "s" }).call(call, async () => {
+              sent += 1;
+              await out;
+              return ok(`created ${sent}`);
+            });
+            await until(() => sent > 1);
+          }
+        });
+        const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs });
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal }, async () => {
+            sent += 1;
+            return ok(`created ${sent}`);
+          });
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        expect(first).not.toMatchObject({ kept: true });
+        await until(() => sent > 1);
+        // The late keep has had its time: the entry is still the other write's claim.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect((await real.entry(heldKey as string))?.state).toBe("pending");
+        release();
+        expect(await second).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
+      },
+    );
+  },
+);
+
+describe("a store whose settles answer at once, two processes on one SQLite file", () => {
+  // No abort can come between such a free and its answer: the free holds nothing, and another
+  // process's identical write right after the success is a new write, not refused.
+  it.runIf(sqliteModule() !== undefined)(
+    "the free of a call with its own signal holds nothing: the other process's identical call after it is a new write",
+    async () => {
+      const path = join(dir, `${randomUUID()}.db`);
+      const here = createSqliteStore({ path });
+      const there = createSqliteStore({ path });
+      sqlites.push(here, there);
+      const call = { tool: "create", args: { title: "at once" } };
+      let sent = 0;
+      const send = async () => {
+        sent += 1;
+        return ok(`created ${sent}`);
+      };
+      const live = new AbortController();
+      const first = await createGovernor(policy, { metrics: false, store: here })
+        .startRun({ idempotencyScope: "s" })
+        .call({ ...call, signal: live.signal }, send);
+      expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+      const next = await createGovernor(policy, { metrics: false, store: there })
+        .startRun({ idempotencyScope: "s" })
+        .call(call, send);
+      expect(next).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
+    },
+  );
+});
 
 describe.each(stores)(
   "a call given up on while its write's entry is freed, and a call of the same process, on the %s store",
@@ -469,21 +626,31 @@ describe.each(stores)(
           return ok(`created ${sent}`);
         };
         let second: Promise<unknown> | undefined;
+        let failed = false;
+        // The store timeout of the first process: its free holds the entry for twice that.
+        const storeTimeoutMs = 150;
+        await real.get("warm");
         const store = onSettle(real, async (target, ...args) => {
           await target.settle(...args);
           if (second === undefined && heldSettle(args) && args[1] === "failed") {
-            // Landed; another process's identical write claims the entry and is out, then the error.
+            // Landed, and its answer comes after its hold ran out: another process's identical
+            // write claims the entry and is out, then the error.
+            await new Promise((resolve) => setTimeout(resolve, 2 * storeTimeoutMs + 50));
             second = elsewhere.startRun({ idempotencyScope: "s" }).call(call, slow);
             await until(() => sent > 1);
+            failed = true;
             throw unavailable();
           }
         });
-        const governor = createGovernor(policy, { metrics: false, store });
+        const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs });
         const live = new AbortController();
         const first = await governor
           .startRun({ idempotencyScope: "s" })
           .call({ ...call, signal: live.signal }, send);
         expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        await until(() => failed);
+        // The free asked once more has had its time.
+        await new Promise((resolve) => setTimeout(resolve, 100));
         expect(sent).toBe(2);
         // The second write is out: an identical call is refused, not sent.
         const third = await governor.startRun({ idempotencyScope: "s" }).call(call, send);

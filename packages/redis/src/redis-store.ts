@@ -516,6 +516,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
             String(claim.leaseMs),
             String(unsettledShare),
             key,
+            claim.handedOver === undefined ? "" : String(claim.handedOver),
           ],
           true,
         );
@@ -565,6 +566,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
             key,
             settlement.claimedAt === undefined ? "" : String(settlement.claimedAt),
             expected,
+            holdText(settlement.holdMs),
           ],
           true,
         );
@@ -871,4 +873,10 @@ function positive(name: string, value: number): number {
 /** A result as SETTLE writes its blob: JSON text, or "" for none. */
 function blobText(value: unknown): string {
   return value === undefined ? "" : ((JSON.stringify(value) as string | undefined) ?? "");
+}
+
+/** A hold for SETTLE (`SettleOptions.holdMs`): whole ms, "" for none. */
+function holdText(holdMs: number | undefined): string {
+  if (typeof holdMs !== "number" || !Number.isFinite(holdMs) || holdMs <= 0) return "";
+  return String(Math.ceil(holdMs));
 }

@@ -136,7 +136,7 @@ end
 
 -- The entry's fields, or nil when absent or past its retention (then deleted).
 local function read()
-  local found = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt', 'hasResult', 'leaseMs', 'expiresAt', 'leaseFrom', 'claimedAt')
+  local found = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt', 'hasResult', 'leaseMs', 'expiresAt', 'leaseFrom', 'claimedAt', 'heldUntil')
   local state = found[2]
   if not state then return nil end
   local expiresAt = tonumber(found[6])
@@ -151,14 +151,15 @@ local function read()
   end
   return { argsHash = found[1] or '', state = state, updatedAt = found[3] or '0',
     leaseMs = tonumber(found[5]) or 0, leaseFrom = tonumber(found[7]), result = result,
-    unavailable = unavailable, claimedAt = found[8] or '' }
+    unavailable = unavailable, claimedAt = found[8] or '', heldUntil = tonumber(found[9]) }
 end
 `;
 
 /**
  * Claims an idempotency key atomically (Redis runs a script alone: no other command interleaves).
  * ARGV after the prelude's: argsHash, now, allowUncertain ("1"/"0"), leaseMs, maxUnsettled (this
- * bucket's share of the cap), the key as a set member. Answers { status, epochId, seq, primary,
+ * bucket's share of the cap), the key as a set member, the claim whose hold this claimer knows
+ * ended ("" for none: `ClaimOptions.handedOver`). Answers { status, epochId, seq, primary,
  * replicated, argsHash, state, updatedAt, result, resultUnavailable, retaken, claimedAt } (retaken
  * "1" when a claim took over a write in doubt, else ""; claimedAt the claim's mark on a `claimed`
  * answer, else "") or { "ledger_full", epochId, seq, primary, replicated } or { "ledger_lost",
@@ -175,6 +176,7 @@ end
 export const CLAIM = script(`${PRELUDE}
 local argsHash, now, allowUncertain = ARGV[7], ARGV[8], ARGV[9] == '1'
 local leaseMs, maxUnsettled, member = tonumber(ARGV[10]), tonumber(ARGV[11]), ARGV[12]
+local handedOver = tonumber(ARGV[13] or '')
 local id, seq = guard(true)
 if not id then return {'ledger_lost', seq} end
 purge()
@@ -206,6 +208,11 @@ end
 if found.argsHash ~= '' and found.argsHash ~= argsHash then return answer('args_mismatch', found) end
 if found.state == 'succeeded' then return answer('succeeded', found) end
 if found.state == 'failed' then
+  -- Freed under a hold (SETTLE's holdMs, by the server's clock) that has not run out: its holder
+  -- may still keep an answer there, unless it handed it over (handedOver names its claim).
+  if found.heldUntil and serverNow < found.heldUntil and (not handedOver or tonumber(found.claimedAt) ~= handedOver) then
+    return answer('in_flight', found)
+  end
   if full() then return {'ledger_full', id, seq, primary, replicated} end
   return take()
 end
@@ -232,7 +239,9 @@ return answer('uncertain', found)
  * retentionMs, the key as a set member, claimedAt ("" for none: see `SettleOptions`), the result
  * a conditional settle expects (`SettleOptions.ifSucceeded`: "" for no condition, "-" for no
  * result, else "=" and its JSON; the settle is dropped unless the entry is `succeeded` with that
- * result blob, or with none for "-"). A `failed`
+ * result blob, or with none for "-"), holdMs ("" for none: a `failed` settle naming its claim
+ * keeps the entry held for that claim until server time passes `heldUntil`, which any later
+ * settle or claim that takes the key removes). A `failed`
  * or `uncertain` settle naming a claim is dropped when the entry's latest claim (its `claimedAt`,
  * marked by CLAIM; an entry an earlier version wrote has none, and a pending one is named by its
  * `updatedAt` as that version's settles named it) is another, or when it is `succeeded`; a
@@ -246,6 +255,7 @@ return answer('uncertain', found)
 export const SETTLE = script(`${PRELUDE}
 local state, now, result, retentionMs, member = ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10]), ARGV[11]
 local claimedAt, expected = ARGV[12], ARGV[13]
+local holdMs = tonumber(ARGV[14] or '')
 local id, seq = guard(true)
 purge()
 local held = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt', 'claimedAt')
@@ -280,6 +290,9 @@ if state == 'uncertain' then
 else
   local expiresAt = serverNow + retentionMs
   redis.call('HSET', entry, 'expiresAt', expiresAt)
+  if state == 'failed' and claimedAt ~= '' and holdMs and holdMs > 0 then
+    redis.call('HSET', entry, 'heldUntil', string.format('%.0f', serverNow + holdMs))
+  end
   if result ~= '' then
     redis.call('SET', blob, result, 'PX', retentionMs)
     redis.call('HSET', entry, 'hasResult', '1')

@@ -45,8 +45,10 @@ export function createLedger(db: Database, options: LedgerOptions) {
   const reopen = db.prepare(
     "UPDATE governor_ledger SET args_hash = ?, state = ?, updated_at = ?, lease_ms = ?, result = NULL, result_unavailable = 0, expires_at = NULL, claimed_at = ? WHERE key = ?",
   );
+  // A settled row has no lease: a `failed` one freed under a hold (`SettleOptions.holdMs`) keeps
+  // the hold in `lease_ms`, counted from its `updated_at` (a version that knows no holds writes 0).
   const record = db.prepare(
-    "UPDATE governor_ledger SET state = ?, updated_at = ?, lease_ms = 0, result = ?, result_unavailable = 0, expires_at = ?, claimed_at = ? WHERE key = ?",
+    "UPDATE governor_ledger SET state = ?, updated_at = ?, lease_ms = ?, result = ?, result_unavailable = 0, expires_at = ?, claimed_at = ? WHERE key = ?",
   );
   const dropOwned = db.prepare(
     "DELETE FROM governor_ledger WHERE owner = ? AND state IN ('succeeded', 'failed')",
@@ -97,6 +99,15 @@ export function createLedger(db: Database, options: LedgerOptions) {
           case "succeeded":
             return { status: "succeeded", entry: toEntry(key, found) };
           case "failed":
+            // Freed under a hold that has not run out: its holder may still keep an answer
+            // there, unless it handed it over (`ClaimOptions.handedOver`).
+            if (
+              found.lease_ms > 0 &&
+              at - found.updated_at < found.lease_ms &&
+              found.claimed_at !== (claim.handedOver ?? null)
+            ) {
+              return { status: "in_flight", entry: toEntry(key, found) };
+            }
             // The server answered with a failure: no effect, so the key may run again, but it
             // becomes unsettled and so counts against the cap.
             if (!hasRoom()) return { status: "ledger_full" };
@@ -132,6 +143,7 @@ export function createLedger(db: Database, options: LedgerOptions) {
       result: string | undefined,
       claimedAt: number | undefined,
       expected?: { readonly text: string | undefined },
+      holdMs?: number,
     ): void {
       transaction(db, () => {
         const time = clock();
@@ -166,7 +178,11 @@ export function createLedger(db: Database, options: LedgerOptions) {
             state === "succeeded" && found.claimed_at !== null
               ? found.claimed_at + 1
               : found.claimed_at;
-          record.run(state, now, text, expiry(state, time), claim, key);
+          const held =
+            state === "failed" && claimedAt !== undefined && validHold(holdMs)
+              ? (holdMs as number)
+              : 0;
+          record.run(state, now, held, text, expiry(state, time), claim, key);
         }
       });
     },
@@ -191,6 +207,11 @@ export function createLedger(db: Database, options: LedgerOptions) {
       });
     },
   };
+}
+
+/** A hold worth keeping: a positive finite number of ms. */
+function validHold(holdMs: number | undefined): boolean {
+  return typeof holdMs === "number" && Number.isFinite(holdMs) && holdMs > 0;
 }
 
 /**

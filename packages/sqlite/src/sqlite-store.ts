@@ -148,7 +148,15 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
       const expected =
         ifSucceeded === undefined ? undefined : { text: jsonText(ifSucceeded.result) };
       attempt("settle", () =>
-        ledger.settle(key, state, settlement.now, result, settlement.claimedAt, expected),
+        ledger.settle(
+          key,
+          state,
+          settlement.now,
+          result,
+          settlement.claimedAt,
+          expected,
+          settlement.holdMs,
+        ),
       );
     },
 

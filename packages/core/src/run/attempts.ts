@@ -6,7 +6,7 @@ import type { MaybePromise } from "../types.ts";
 import type { LiveAttempt, WatchedAttempt } from "./attempt-guard.ts";
 import { updateBreaker } from "./breaker-steps.ts";
 import { type CallState, noteResult, noteSuccess, type Sent } from "./call-state.ts";
-import { holdHandOver } from "./doubt.ts";
+import { holdHandOver, noteSettleAnswer } from "./doubt.ts";
 import { emitCall } from "./events.ts";
 import { resolveFailure, settleUnjudged } from "./failed-attempt.ts";
 import { ask, runSteps, type Step, type StepAnswer, type Waiting } from "./flow.ts";
@@ -258,7 +258,12 @@ function afterEffect(state: CallState, error: unknown): undefined {
 function settleSucceeded(state: CallState): MaybePromise<void> {
   const kept = state.tool.idempotency.replay ? (state.sent as Sent).value : undefined;
   // A call that can still be given up on frees its write's entry last (`answerOut`).
-  if (handsOverLater(state)) return settleKey(state, ledgerMove(state, "answered"), kept);
+  if (handsOverLater(state)) {
+    const written = settleKey(state, ledgerMove(state, "answered"), kept);
+    // Whether its entry's free may land while the call's signal can still abort (doubt.ts).
+    noteSettleAnswer(state.run.core.store, written);
+    return written;
+  }
   return settle(state, ledgerMove(state, "answered"), kept);
 }
 

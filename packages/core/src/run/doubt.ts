@@ -139,9 +139,66 @@ export function contentClaimOptions(
 
 function claimContent(state: CallState, options: ClaimOptions): MaybePromise<ClaimResult> {
   const key = doubtKeyOf(state.argsHash as string);
-  return storeOp(state, "a ledger claim", (s) =>
-    s.run.core.store.claim(key, CONTENT_ARGS, options),
-  );
+  const store = state.run.core.store;
+  // An identical call of this process handed its answer over: its hold does not refuse this one.
+  const over = handedOverOf(store, key, options.now);
+  const asked = over === undefined ? options : { ...options, handedOver: over };
+  return storeOp(state, "a ledger claim", (s) => s.run.core.store.claim(key, CONTENT_ARGS, asked));
+}
+
+/**
+ * The content entries this process freed under a hold (`SettleOptions.holdMs`) whose answer was
+ * handed over (the host did not give up): per store, by entry, the claim and when the hold ends by
+ * this process's clock. A claim of this process names that claim (`ClaimOptions.handedOver`), so
+ * the hold, which keeps identical writes of other processes out while the answer may still be
+ * kept, never delays this process's own next write.
+ */
+const handedOverHolds = new WeakMap<Store, Map<string, { claimedAt: number; until: number }>>();
+
+/** Notes that the hold of `claimedAt` on `key` ended here: its answer was handed over. */
+export function noteHandedOver(
+  store: Store,
+  key: string,
+  claimedAt: number,
+  now: number,
+  holdMs: number,
+): void {
+  let byKey = handedOverHolds.get(store);
+  if (byKey === undefined) {
+    byKey = new Map();
+    handedOverHolds.set(store, byKey);
+  }
+  // Oldest first (insertion order): the holds that ran out go from the front.
+  for (const [k, hold] of byKey) {
+    if (hold.until > now) break;
+    byKey.delete(k);
+  }
+  byKey.delete(key);
+  byKey.set(key, { claimedAt, until: now + holdMs });
+}
+
+/** The claim whose hold on `key` this process handed over, while that hold may last. */
+export function handedOverOf(store: Store, key: string, now: number): number | undefined {
+  const hold = handedOverHolds.get(store)?.get(key);
+  return hold !== undefined && hold.until > now ? hold.claimedAt : undefined;
+}
+
+/**
+ * The stores whose last settle of a key handed over later answered with a promise: on them the
+ * free of its content entry may land while the call's signal can still abort (a store that answers
+ * at once leaves no such moment), so it is made under a hold (kept-answer.ts `handOver`).
+ */
+const settlingLater = new WeakSet<Store>();
+
+/** Notes how the store answered a settle: at once, or later (see `settlingLater`). */
+export function noteSettleAnswer(store: Store, answer: MaybePromise<void>): void {
+  if (isThenable(answer)) settlingLater.add(store);
+  else settlingLater.delete(store);
+}
+
+/** Whether the store's settles answer later (see `settlingLater`). */
+export function settlesLater(store: Store): boolean {
+  return settlingLater.has(store);
 }
 
 /** A pending answer to the content entry's claim (apart: a closure in `claimDoubt` costs every call). */

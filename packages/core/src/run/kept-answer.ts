@@ -16,8 +16,11 @@ import {
   contentClaimOptions,
   doubtKeyOf,
   freed,
+  handedOverOf,
   keptRecord,
   markFreeing,
+  noteHandedOver,
+  settlesLater,
 } from "./doubt.ts";
 import { writesAsJson } from "./ledger.ts";
 import { bounded, type RunState } from "./run-state.ts";
@@ -37,6 +40,7 @@ export async function keepAnswer(
   request: ToolCall,
   answer: unknown,
   ttlMs: number,
+  ownHold?: number,
 ): Promise<boolean> {
   const { core } = r;
   if (!keepsFor(r)) return false;
@@ -59,10 +63,14 @@ export async function keepAnswer(
   const key = doubtKeyOf(contentHashOf(r, server, request.tool, canonical));
   const now = core.now();
   // As the write's own claim of it (doubt.ts): the run instance's when the run has no scope.
+  // The hold of the call keeping its answer (`ownHold`: see `keepUnderHold`), or one this process
+  // handed over (doubt.ts `handedOverOf`), does not keep this keep out.
+  const over = ownHold ?? handedOverOf(core.store, key, now);
+  const options = contentClaimOptions(r, now, false);
   const claim: ClaimResult = await core.store.claim(
     key,
     CONTENT_ARGS,
-    contentClaimOptions(r, now, false),
+    over === undefined ? options : { ...options, handedOver: over },
   );
   // An older answer kept there is replaced by this one; a person's settle ended any claim.
   if (claim.status !== "claimed" && claim.status !== "succeeded") return false;
@@ -128,10 +136,11 @@ export function handsOverLater(state: CallState): boolean {
  * entry is then settled `succeeded` with the answer under this call's own claim, in the one settle
  * that would have freed it, so no identical call can claim it in between (`keptAnswer`). A signal
  * that aborts while the entry is being freed (a store that answers later, such as Redis) keeps it
- * right after, as `Run.keepAnswer` does: an identical call that claimed the entry in that moment
- * is the repeat, and nothing is kept. The call waits for the free and that keep as for any store
- * step, never past its cut (cut, they go on), and not for the keep of a call given up on first;
- * identical calls of this process wait for all of them (`handOverWrites`, doubt.ts `holdHandOver`).
+ * right after, as `Run.keepAnswer` does; that free holds the entry for the call meanwhile
+ * (`freeHold`), so an identical call of another process is refused as in progress, not sent. The
+ * call waits for the free and that keep as for any store step, never past its cut (cut, they go
+ * on), and not for the keep of a call given up on first; identical calls of this process wait for
+ * all of them (`handOverWrites`, doubt.ts `holdHandOver`).
  */
 export async function handOver(state: CallState, answer: unknown, held: boolean): Promise<void> {
   const { beforeAnswer } = state.call;
@@ -158,17 +167,29 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
   // Identical calls of this process wait for the hand-over from now on: the free may land before
   // the call's signal aborts.
   if (state.call.signal !== undefined) markFreeing(state);
+  const holdMs = freeHold(state, claim.claimedAt);
+  const hold = holdMs === undefined ? {} : { holdMs };
   let freeing: MaybePromise<void>;
   try {
-    freeing = settleHeld(() => r.core.store.settle(key, "failed", { now: r.core.now(), ...claim }));
+    freeing = settleHeld(() =>
+      r.core.store.settle(key, "failed", { now: r.core.now(), ...claim, ...hold }),
+    );
   } catch (error) {
     freeing = Promise.reject(error);
   }
   // A store that answers at once freed it: nothing could abort the call meanwhile.
-  if (!isThenable(freeing)) return;
-  const kept = freeing.then(() =>
-    givenUp(state) ? keepAnswer(r, state.call, answer, ttlMs) : false,
-  );
+  if (!isThenable(freeing)) {
+    handedOverHere(state, key, claim.claimedAt, holdMs);
+    return;
+  }
+  const kept = freeing.then(() => {
+    if (!givenUp(state)) {
+      handedOverHere(state, key, claim.claimedAt, holdMs);
+      return false;
+    }
+    if (holdMs === undefined) return keepAnswer(r, state.call, answer, ttlMs);
+    return keepUnderHold(state, key, claim.claimedAt as number, answer, ttlMs);
+  });
   keptLater.set(
     state,
     kept.then(
@@ -182,6 +203,62 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
     // Cut by the call's abort: the writes go on, and nobody waits for them but identical calls.
     if (!givenUp(state)) throw error;
   }
+}
+
+/**
+ * How long the free of a call's content entry holds it for the call (`SettleOptions.holdMs`), or
+ * undefined to free it at once. Held only where the host can give up while the free is on its way:
+ * the call has its own signal, and its store answered the key's settle later (a store that answers
+ * at once, as the memory and SQLite stores, lands the free before any abort can run). The free
+ * lands, and only then does its answer tell the call whether the host gave up meanwhile: were the
+ * entry free in between, an identical call of another process could claim it and make the write a
+ * second time, the answer kept then reaching nobody. Held, such a call is refused as in progress
+ * until the call keeps its answer there (`keepUnderHold`) or the hold runs out. The hold covers
+ * the free's answer and the keep, each bounded by the store timeout: twice that.
+ */
+function freeHold(state: CallState, claimedAt: number | undefined): number | undefined {
+  if (state.call.signal === undefined || claimedAt === undefined) return undefined;
+  const { core } = state.run;
+  return settlesLater(core.store) ? 2 * core.storeTimeoutMs : undefined;
+}
+
+/**
+ * The answer was handed over (the host did not give up): identical calls of this process are not
+ * kept out by the entry's hold, if it has one (doubt.ts `handedOverOf`).
+ */
+function handedOverHere(
+  state: CallState,
+  key: string,
+  claimedAt: number | undefined,
+  holdMs: number | undefined,
+): void {
+  if (holdMs === undefined || claimedAt === undefined) return;
+  const { core } = state.run;
+  noteHandedOver(core.store, key, claimedAt, core.now(), holdMs);
+}
+
+/**
+ * The host gave up while the entry was being freed under a hold: the answer is kept there as
+ * `Run.keepAnswer` keeps one, its claim passing the call's own hold (`ClaimOptions.handedOver`),
+ * so an identical call of another process cannot claim the entry in between. A keep that comes
+ * after the hold ran out and another write claimed the entry meets that write in flight and keeps
+ * nothing, as any keep would. A keep that cannot be made (an answer JSON cannot write, a run that
+ * can meet no identical call, that other write) ends the hold, naming the call's claim (dropped
+ * when the entry was claimed since): the identical call is then a new write, as it would have been.
+ */
+async function keepUnderHold(
+  state: CallState,
+  key: string,
+  claimedAt: number,
+  answer: unknown,
+  ttlMs: number,
+): Promise<boolean> {
+  const r = state.run;
+  if (await keepAnswer(r, state.call, answer, ttlMs, claimedAt)) return true;
+  await recordOp(state, "a ledger settle", (s) =>
+    settleHeld(() => s.run.core.store.settle(key, "failed", { now: s.run.core.now(), claimedAt })),
+  );
+  return false;
 }
 
 /** The host gave up on the call: its own signal aborted. */

@@ -319,6 +319,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         case "succeeded":
           return { status: "succeeded", entry: toEntry(key, found) };
         case "failed":
+          // Freed under a hold (`SettleOptions.holdMs`) that has not run out: its holder may
+          // still keep an answer there, unless it handed it over (`ClaimOptions.handedOver`).
+          if (heldFor(found, at, claim.handedOver)) {
+            return { status: "in_flight", entry: toEntry(key, found) };
+          }
           // The server answered with a failure: no effect, so the key may run again, but it
           // becomes unsettled and so counts against the cap.
           if (!ledger.hasRoomFor("unsettled")) return { status: "ledger_full" };
@@ -354,6 +359,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         return;
       }
       ledger.record(key, found, state, settlement.now, result);
+      // A failed record has no lease: its `leaseMs` holds the hold, counted from `updatedAt`.
+      if (
+        found !== undefined &&
+        state === "failed" &&
+        settlement.claimedAt !== undefined &&
+        validHold(settlement.holdMs)
+      ) {
+        found.leaseMs = settlement.holdMs as number;
+      }
     },
 
     entry(key: string): LedgerEntry | undefined {
@@ -431,6 +445,21 @@ function supersededBy(
     found !== undefined &&
     (found.state === "succeeded" || found.claimedAt !== settlement.claimedAt)
   );
+}
+
+/**
+ * Whether a `failed` record is still held for the claim that freed it (`SettleOptions.holdMs`,
+ * kept in its `leaseMs`) at `at`, for a claimer that does not name that claim as handed over.
+ */
+function heldFor(found: EntryRecord, at: number, handedOver: number | undefined): boolean {
+  return (
+    found.leaseMs > 0 && at - found.updatedAt < found.leaseMs && found.claimedAt !== handedOver
+  );
+}
+
+/** A hold worth keeping: a positive finite number of ms. */
+function validHold(holdMs: number | undefined): boolean {
+  return typeof holdMs === "number" && Number.isFinite(holdMs) && holdMs > 0;
 }
 
 /** Whether the key is `succeeded` with the result a caller read (`SettleOptions.ifSucceeded`). */

@@ -70,6 +70,14 @@ export interface ClaimOptions {
    * @default none: the entry is kept for the retention period
    */
   readonly owner?: string | undefined;
+  /**
+   * A claim (`claimedAt`) whose hold (`SettleOptions.holdMs`) this claimer may pass: its own (the
+   * holder keeping its answer there), or one whose holder, in this process, handed its answer
+   * over. The key freed under that hold is claimed as any `failed` one; a hold of another claim
+   * still answers `in_flight`.
+   * @default none: every hold that has not run out answers `in_flight`
+   */
+  readonly handedOver?: number | undefined;
 }
 
 /** Options of {@link Store.settle}. */
@@ -100,6 +108,15 @@ export interface SettleOptions {
    * @default none: the settle applies whatever the key holds
    */
   readonly ifSucceeded?: { readonly result?: unknown };
+  /**
+   * On a `failed` settle naming its claim (`claimedAt`): the key is freed, but held for this claim
+   * for `holdMs` more, counted by the store's own clock from the settle (Redis: its server's):
+   * until then a claim answers `in_flight`, but one naming this claim as
+   * {@link ClaimOptions.handedOver} claims it as any `failed` key. For a holder that frees a write's entry before it knows whether its answer was
+   * given (the core's content entries, docs/idempotency.md). A later settle ends the hold.
+   * @default none: the key is free at once
+   */
+  readonly holdMs?: number;
 }
 
 /**

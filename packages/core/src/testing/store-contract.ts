@@ -50,6 +50,8 @@ const LEASE_MS = 1_000;
  * make a lease pass.
  */
 const BRIEF_LEASE_MS = 40;
+/** A hold (`SettleOptions.holdMs`) short enough to wait out: counted by the store's own clock. */
+const HOLD_MS = 300;
 
 /**
  * An entry with the lease left (`leaseLeftMs`, from a store that counts leases on its own clock)
@@ -536,6 +538,37 @@ export function describeStoreContract(
         await store.settle(key("kept"), "succeeded", { now: 2_400, result: first });
         await store.settle(key("kept"), "failed", { now: 2_500, ifSucceeded: {} });
         expect((await store.entry(key("kept")))?.state).toBe("succeeded");
+      });
+
+      it("a failed settle with holdMs holds the key for its claim: in_flight until it runs out, or for a claimer naming that claim handed over", async () => {
+        const store = await open();
+        const a = markOf(await store.claim(key("k"), "h1", at(Date.now())));
+        await store.settle(key("k"), "failed", { now: Date.now(), claimedAt: a, holdMs: HOLD_MS });
+        expect((await store.entry(key("k")))?.state).toBe("failed");
+        // Its holder may still keep an answer there: nobody else claims it meanwhile.
+        expect((await store.claim(key("k"), "h1", at(Date.now()))).status).toBe("in_flight");
+        expect(
+          (await store.claim(key("k"), "h1", { ...at(Date.now()), handedOver: a + 1 })).status,
+        ).toBe("in_flight");
+        // The holder itself, or its process once the answer was handed over, claims it as free.
+        const b = markOf(await store.claim(key("k"), "h1", { ...at(Date.now()), handedOver: a }));
+        expect(b).not.toBe(a);
+        // A hold is its claim's: naming another claim passes nothing.
+        await store.settle(key("k"), "failed", { now: Date.now(), claimedAt: b, holdMs: HOLD_MS });
+        expect(
+          (await store.claim(key("k"), "h1", { ...at(Date.now()), handedOver: a })).status,
+        ).toBe("in_flight");
+        // Any later settle ends it (here a person's).
+        await store.settle(key("k"), "failed", { now: Date.now() });
+        const c = markOf(await store.claim(key("k"), "h1", at(Date.now())));
+        // It runs out by itself, never holding the key for good.
+        await store.settle(key("k"), "failed", { now: Date.now(), claimedAt: c, holdMs: HOLD_MS });
+        expect((await store.claim(key("k"), "h1", at(Date.now()))).status).toBe("in_flight");
+        await sleep(HOLD_MS + 50);
+        expect((await store.claim(key("k"), "h1", at(Date.now()))).status).toBe("claimed");
+        // A settle that names no claim holds nothing.
+        await store.settle(key("n"), "failed", { now: Date.now(), holdMs: HOLD_MS });
+        expect((await store.claim(key("n"), "h1", at(Date.now()))).status).toBe("claimed");
       });
 
       it("issue 8.6: keeps a settled entry through any amount of other traffic", async () => {
