@@ -5,6 +5,8 @@
  * call.
  *
  *   node bench/cpu-profile-summary.mjs FILE.cpuprofile [TOP]
+ *   FROM=callTool node bench/cpu-profile-summary.mjs FILE.cpuprofile   # from the first call on
+ *   FROM_US=T node bench/cpu-profile-summary.mjs FILE.cpuprofile   # from time T (proxy-cold-profile.ts)
  */
 import { readFileSync } from "node:fs";
 
@@ -35,7 +37,27 @@ const { samples, timeDeltas } = profile;
 const self = new Map();
 const total = new Map();
 let sampled = 0;
-for (let i = 0; i < samples.length; i++) {
+// FROM=NAME: only the samples from the first whose stack has a function named NAME (e.g.
+// `callTool`, to leave out the process's start).
+const from = process.env.FROM;
+const hasFrame = (id) => {
+  for (let at = id; at !== undefined; at = parent.get(at))
+    if (nodes.get(at).callFrame.functionName === from) return true;
+  return false;
+};
+let first = 0;
+if (from !== undefined) while (first < samples.length && !hasFrame(samples[first])) first++;
+// FROM_US=T: only the samples taken at T or later (µs on the profile's clock, the monotonic one:
+// `process.hrtime.bigint() / 1000n` in a process of the same machine).
+const fromUs = process.env.FROM_US === undefined ? undefined : Number(process.env.FROM_US);
+if (fromUs !== undefined) {
+  let at = profile.startTime;
+  for (first = 0; first < samples.length; first++) {
+    at += timeDeltas[first] ?? 0;
+    if (at >= fromUs) break;
+  }
+}
+for (let i = first; i < samples.length; i++) {
   const dt = (timeDeltas[i + 1] ?? (profile.endTime - profile.startTime) / samples.length) / 1000;
   sampled += dt;
   const leaf = nodes.get(samples[i]);
