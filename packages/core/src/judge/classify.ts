@@ -75,6 +75,15 @@ export interface Classification {
    */
   readonly bareConflict?: true;
   /**
+   * A correction a built-in rule read from one phrasing, where the learned text model, reading the
+   * whole text, finds a stop clearly likelier ({@link MODEL_DISPUTE_STOP_OVER} times a correction
+   * and likelier than every other class), and the call names no argument the text is about. The
+   * phrasing is often a person-only refusal's wrapper (`validation error` inside an admission
+   * policy's denial). On a `mutating` tool `decide` stops instead of asking the model to rewrite the
+   * write (`person_required`, `stopsGuessedWrite` in decide.ts); elsewhere the correction stands.
+   */
+  readonly disputedByModel?: true;
+  /**
    * What a retry that runs out becomes instead of giving up: `correct_arguments` when the failing
    * target (a URL, a host) is one the model chose, so the model may change it.
    */
@@ -434,6 +443,25 @@ export const MODEL_RETRY_AT = 0.85;
  */
 export const MODEL_UNSURE_STOP_OVER = 1.25;
 
+/**
+ * How much likelier than a correction the learned model's reading of stop must be to dispute a
+ * correction a built-in rule read (`disputedByModel`): far above a near tie, since where a rule
+ * spoke the model is a second reader, and on the development sets its readings of stop below
+ * three times a correction were mostly wrong where a rule read a correction.
+ */
+export const MODEL_DISPUTE_STOP_OVER = 3;
+
+/**
+ * Whether the learned model, reading a text a built-in rule read as a correction, disputes it: it
+ * reads a stop, at least {@link MODEL_DISPUTE_STOP_OVER} times likelier than a correction.
+ */
+export function modelDisputesCorrection(reading: ModelReading | undefined): boolean {
+  if (reading === undefined || reading.action !== "stop") return false;
+  const correct = reading.probabilities[MODEL_CLASSES.indexOf("correct_arguments")] ?? 0;
+  const stop = reading.probabilities[MODEL_CLASSES.indexOf("stop")] ?? 0;
+  return stop >= MODEL_DISPUTE_STOP_OVER * correct;
+}
+
 /** The bars a reading of the learned text model must pass; the shipped ones are {@link MODEL_BARS}. */
 export interface ModelBars {
   /** {@link MODEL_SURE_AT} */
@@ -555,6 +583,9 @@ function fromText(
         ...(rule.weak === true &&
           rule.action === "retry_dependency" && { weakRetry: true as const }),
         ...(rule.weak === true && rule.reason === "conflict" && { bareConflict: true as const }),
+        // The model reads a rule's correction too, as a second reader: see `disputedByModel`.
+        ...(rule.action === "correct_arguments" &&
+          modelDisputesCorrection(readText(text, model)) && { disputedByModel: true as const }),
       }
     : fromModel(failure, text, model);
   // A server saying in words that the failure is not to be retried can only make a retry read
@@ -567,9 +598,14 @@ function fromText(
   const evidence = readCallEvidence(failure.text, call);
   // The argument cue is read with the call's own values masked too (`text`).
   const weighed = weighCallEvidence(verdict, evidence, text);
+  // A correction the call backs (the text names one of its arguments) is no longer the model's
+  // word against one phrasing: the dispute is dropped.
+  const { disputedByModel: _, ...backed } = weighed;
+  const kept =
+    evidence.argument === undefined && weighed.action === "correct_arguments" ? weighed : backed;
   return evidence.targets === "none" && evidence.argument === undefined
-    ? weighed
-    : { ...weighed, evidence };
+    ? kept
+    : { ...kept, evidence };
 }
 
 /**

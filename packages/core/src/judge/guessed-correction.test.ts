@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { loadPolicy, resolveToolPolicy } from "../policy/policy.ts";
 import type { Effect } from "../types.ts";
-import { classify } from "./classify.ts";
+import { classify, MODEL_DISPUTE_STOP_OVER, modelDisputesCorrection } from "./classify.ts";
 import { decide, stopsGuessedWrite } from "./decide.ts";
+import { explainClassification } from "./explain.ts";
 import { type Failure, failureFromResult } from "./failure.ts";
+import { MODEL_CLASSES } from "./text-model.ts";
 
 // A correction on a write that names nothing the model could change stops with a text a person
 // can read (docs/decisions.md, the asymmetry of harm). Every text here is written for the test.
@@ -88,6 +90,103 @@ describe("a conflict read from a bare status or word is no correction of a write
     });
     const c = classify(
       { ...textFailure("Request failed with status code 409"), httpStatus: 409 },
+      resolveToolPolicy(policy, "t"),
+    );
+    expect(c.source).toBe("policy");
+    expect(stopsGuessedWrite(c, "mutating")).toBe(false);
+  });
+});
+
+describe("a rule's correction the learned model reads as a stop is no correction of a write", () => {
+  // Texts where a built-in rule reads a correction from one phrasing ("invalid …") and the learned
+  // model, reading the whole text, finds a stop at least MODEL_DISPUTE_STOP_OVER times likelier.
+  it.each([
+    "Invalid TenantAccessToken for this workspace",
+    "Invalid signing secret. Make sure you are using the secret of the right workspace",
+  ])("%s: corrected on a read, stopped on a write", (text) => {
+    const c = read(text);
+    expect(c).toMatchObject({
+      action: "correct_arguments",
+      reason: "invalid_argument",
+      source: "rule",
+      disputedByModel: true,
+    });
+    expect(stopsGuessedWrite(c, "mutating")).toBe(true);
+    expect(stopsGuessedWrite(c, "idempotent")).toBe(false);
+    expect(run(text, "read_only").action).toBe("correct_arguments");
+    expect(run(text, "idempotent").action).toBe("correct_arguments");
+    expect(run(text, "mutating")).toMatchObject({
+      action: "stop",
+      reason: "person_required",
+      cause: "invalid_argument",
+      personResolvable: true,
+    });
+  });
+
+  it.each([
+    // The model reads a stop, but under three times a correction: a near call stays the rule's.
+    "Invalid ServiceAccountToken",
+    "Invalid license key",
+    // The model agrees with the rule.
+    "The bucket name must be lowercase",
+    "Error: the field 'name' is required",
+  ])("%s: the model does not dispute the correction, the write goes back to the model", (text) => {
+    const c = read(text);
+    expect(c).toMatchObject({ action: "correct_arguments", source: "rule" });
+    expect(c.disputedByModel).toBeUndefined();
+    expect(run(text, "mutating").action).toBe("correct_arguments");
+  });
+
+  it("modelDisputesCorrection needs a reading of stop at least three times a correction", () => {
+    const reading = (stop: number, correct: number) => ({
+      action: "stop" as const,
+      probability: stop,
+      probabilities: MODEL_CLASSES.map((k) =>
+        k === "stop" ? stop : k === "correct_arguments" ? correct : (1 - stop - correct) / 2,
+      ),
+      features: [],
+    });
+    expect(MODEL_DISPUTE_STOP_OVER).toBe(3);
+    expect(modelDisputesCorrection(reading(0.61, 0.2))).toBe(true);
+    expect(modelDisputesCorrection(reading(0.59, 0.2))).toBe(false);
+    expect(modelDisputesCorrection({ ...reading(0.6, 0.1), action: "retry_dependency" })).toBe(
+      false,
+    );
+    expect(modelDisputesCorrection(undefined)).toBe(false);
+  });
+
+  it("--explain says the model disputed the rule's correction", () => {
+    const f = textFailure("Invalid TenantAccessToken for this workspace");
+    const explained = explainClassification(f, tool, classify(f, tool));
+    expect(explained.decidedBy).toBe("rule");
+    expect(explained.detail).toMatch(/built-in rule #\d+ \(invalid_argument\)/);
+    expect(explained.detail).toMatch(/reads the whole text as a stop[^;]*: a mutating tool stops$/);
+    const agreed = textFailure("The bucket name must be lowercase");
+    expect(explainClassification(agreed, tool, classify(agreed, tool)).detail).not.toMatch(
+      /reads the whole text as a stop/,
+    );
+  });
+
+  it("a text that names an argument of the call keeps the correction on a write", () => {
+    const text =
+      "Invalid signing secret. Make sure you are using the secret of the right workspace";
+    const c = classify(textFailure(text), tool, {
+      args: { secret: "whsec_0000" },
+      inputSchema: { type: "object", properties: { secret: { type: "string" } } },
+    });
+    expect(c.evidence?.argument).toEqual({ name: "secret", by: "property" });
+    expect(c.disputedByModel).toBeUndefined();
+    expect(stopsGuessedWrite(c, "mutating")).toBe(false);
+  });
+
+  it("a policy rule's correction is not disputed on a write", () => {
+    const policy = loadPolicy({
+      tools: { t: { rules: [{ match: "signing secret", action: "correct_arguments" }] } },
+    });
+    const c = classify(
+      textFailure(
+        "Invalid signing secret. Make sure you are using the secret of the right workspace",
+      ),
       resolveToolPolicy(policy, "t"),
     );
     expect(c.source).toBe("policy");
