@@ -16,6 +16,7 @@ export const BLIND_SETS = [
   "blind8",
   "blind9",
   "blind10",
+  "blind11",
 ] as const;
 
 export type BlindSetName = (typeof BLIND_SETS)[number];

@@ -250,8 +250,16 @@ describe("the pre-registered criterion", () => {
     expect(finalSources("blind8")).toEqual(["blind6", "blind7", "blind8"]);
     expect(finalSources("blind9")).toEqual(["blind6", "blind7", "blind8", "blind9"]);
     expect(finalSources("blind10")).toEqual(["blind6", "blind7", "blind8", "blind9", "blind10"]);
+    expect(finalSources("blind11")).toEqual([
+      "blind6",
+      "blind7",
+      "blind8",
+      "blind9",
+      "blind10",
+      "blind11",
+    ]);
     // A set not yet in BLIND_SETS is added alone; once listed, the sets between blind5 and it train.
-    expect(finalSources("blind11")).toEqual(["blind11"]);
+    expect(finalSources("blind12")).toEqual(["blind12"]);
     expect(finalSources("blind3")).toEqual([]);
   });
 });
