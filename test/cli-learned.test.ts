@@ -33,6 +33,17 @@ describe.runIf(problem === undefined)("learning shared through Redis, seen from 
     return createGovernor(POLICY, { store, metrics: false, onEvent: (e) => events.push(e) });
   };
 
+  /** `governor learned <command>` on this file's Redis prefix, then `more`. */
+  const learnedArgs = (command: string, ...more: string[]) => [
+    "learned",
+    command,
+    "--store",
+    url as string,
+    "--prefix",
+    prefix,
+    ...more,
+  ];
+
   /** One run in which the model corrects `save` twice and the same failure comes back. */
   async function futile(gov: ReturnType<typeof createGovernor>) {
     const run = gov.startRun();
@@ -110,14 +121,7 @@ describe.runIf(problem === undefined)("learning shared through Redis, seen from 
     "learned list shows it; classify --explain --learned shows the override from the store or a snapshot",
     async () => {
       // A real process: the command as a shell runs it, its exit status and stdout.
-      const listed = await governorProcess([
-        "learned",
-        "list",
-        "--store",
-        url as string,
-        "--prefix",
-        prefix,
-      ]);
+      const listed = await governorProcess(learnedArgs("list"));
       expect(listed.status).toBe(0);
       expect(listed.stdout).toMatch(
         /crm\tsave\t[0-9a-f]{16}\tcorrect_futile=4\tdemotes correct_arguments -> stop/,
@@ -134,15 +138,7 @@ describe.runIf(problem === undefined)("learning shared through Redis, seen from 
       expect(fromStore).toMatchObject({ action: "stop", reason: "learned_futile" });
       expect(fromStore.explain.learned).toMatchObject({ from: "correct_arguments", to: "stop" });
 
-      const json = await cli([
-        "learned",
-        "list",
-        "--store",
-        url as string,
-        "--prefix",
-        prefix,
-        "--json",
-      ]);
+      const json = await cli(learnedArgs("list", "--json"));
       const file = join(mkdtempSync(join(tmpdir(), "governor-learned-")), "learned.json");
       writeFileSync(file, json.stdout);
       const fromFile = JSON.parse(
@@ -180,34 +176,12 @@ describe.runIf(problem === undefined)("learning shared through Redis, seen from 
   it(
     "learned reset forgets a tool's records, and the next run decides as before",
     async () => {
-      const kept = await cli([
-        "learned",
-        "reset",
-        "--store",
-        url as string,
-        "--prefix",
-        prefix,
-        "--server",
-        "other",
-      ]);
+      const kept = await cli(learnedArgs("reset", "--server", "other"));
       expect(kept.stdout).toBe("removed 0 learned records\n");
-      const reset = await cli([
-        "learned",
-        "reset",
-        "--store",
-        url as string,
-        "--prefix",
-        prefix,
-        "--server",
-        "crm",
-        "--tool",
-        "save",
-      ]);
+      const reset = await cli(learnedArgs("reset", "--server", "crm", "--tool", "save"));
       expect(reset.status).toBe(0);
       expect(reset.stdout).toBe("removed 1 learned records\n");
-      expect(
-        (await cli(["learned", "list", "--store", url as string, "--prefix", prefix])).stdout,
-      ).toBe("nothing learned\n");
+      expect((await cli(learnedArgs("list"))).stdout).toBe("nothing learned\n");
       const outcomes = await futile(worker());
       expect(outcomes[0]?.kind).toBe("model");
     },

@@ -7,7 +7,6 @@
  * otherwise never answered the host), the OpenAI Agents `governMcpServer`, and the AI SDK's
  * `generateText` with a local tool and an `@ai-sdk/mcp` tool.
  */
-import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { governTools } from "@governor/ai-sdk";
 import { createGovernor } from "@governor/core";
@@ -24,6 +23,7 @@ import { z } from "zod";
 import { SDKS as AI_SDKS, callTool, say } from "../packages/ai-sdk/src/test-support/sdks.ts";
 import { SDK_UNSUPPORTED } from "./openai-agents-support.ts";
 import { ROOT, startRawProxy } from "./proxy-support.ts";
+import { startRawHttpMcp } from "./support/raw-http-mcp.ts";
 
 const RAW_SERVER = join(ROOT, "test/fixtures/raw-mcp-server.mjs");
 const DEPTH = 10_000;
@@ -46,59 +46,23 @@ function deepAnswer(id: unknown, depth: number): string {
 }
 
 /**
- * A Streamable HTTP server written by hand (JSON answers, no session): the SDK's own server cannot
- * write a result this deep either.
+ * A Streamable HTTP server written by hand (JSON answers): the SDK's own server cannot write a
+ * result this deep either.
  */
 async function rawHttpServer(
   depth: number,
-): Promise<{ url: string; calls: () => number; server: Server }> {
+): Promise<{ url: URL; calls: () => number; close: () => Promise<void> }> {
   let calls = 0;
-  const server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (chunk: Buffer) => {
-      body += chunk.toString("utf8");
-    });
-    req.on("end", () => {
-      if (req.method !== "POST") {
-        res.writeHead(405).end();
-        return;
-      }
-      const message = JSON.parse(body) as {
-        id?: unknown;
-        method: string;
-        params?: { protocolVersion?: string };
-      };
-      if (message.id === undefined) {
-        res.writeHead(202).end();
-        return;
-      }
-      let answer: string;
-      if (message.method === "initialize") {
-        answer = JSON.stringify({
-          jsonrpc: "2.0",
-          id: message.id,
-          result: {
-            protocolVersion: message.params?.protocolVersion,
-            capabilities: { tools: {} },
-            serverInfo: { name: "raw-http", version: "1" },
-          },
-        });
-      } else if (message.method === "tools/list") {
-        answer = JSON.stringify({
-          jsonrpc: "2.0",
-          id: message.id,
-          result: { tools: [{ name: "write_note", inputSchema: { type: "object" } }] },
-        });
-      } else {
-        calls++;
-        answer = deepAnswer(message.id, depth);
-      }
-      res.writeHead(200, { "content-type": "application/json" }).end(answer);
-    });
+  const server = await startRawHttpMcp({
+    name: "raw-http",
+    tool: "write_note",
+    answers: "json",
+    onRequest: (message, _res, reply) => {
+      calls++;
+      reply(deepAnswer(message.id, depth));
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${address.port}/mcp`, calls: () => calls, server };
+  return { url: server.url, calls: () => calls, close: server.close };
 }
 
 const closers: (() => Promise<unknown>)[] = [];
@@ -154,9 +118,9 @@ describe("a success nested deeper than a host can write", () => {
 
   it("governClient over Streamable HTTP does the same, the call made once", async () => {
     const http = await rawHttpServer(DEPTH);
-    closers.push(() => new Promise((resolve) => http.server.close(resolve)));
+    closers.push(http.close);
     const client = new Client({ name: "deep-test", version: "1" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(http.url)));
+    await client.connect(new StreamableHTTPClientTransport(http.url));
     closers.push(() => client.close());
     const governor = createGovernor({ tools: { write_note: { effect: "mutating" } } });
     const governed = governClient(client, { governor, server: "raw" });

@@ -2,9 +2,9 @@ import { createGovernor, GovernorError, type Store } from "@governor/core";
 import { describe, expect, it } from "vitest";
 import { sharedRedis } from "../packages/redis/src/testing-server.ts";
 import { everyStore } from "./every-store.ts";
+import { ok, onSettle, scoped, writeTool } from "./support/ledger-calls.ts";
 
 const redis = await sharedRedis("kept-answer attacks on Redis");
-const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
 
 const { stores } = everyStore(redis, "governor-kept-attack-");
 
@@ -13,21 +13,13 @@ const policy = { tools: { create: { effect: "mutating" as const } } };
 /** `store`, whose second unconditional `failed` settle of a content entry is 150 ms late. */
 function slowSecondFree(store: Store): Store {
   let frees = 0;
-  return new Proxy(store, {
-    get(target, property) {
-      const value = Reflect.get(target, property, target) as unknown;
-      if (property !== "settle" || typeof value !== "function") {
-        return typeof value === "function" ? value.bind(target) : value;
-      }
-      return async (...args: Parameters<Store["settle"]>) => {
-        const [key, state, options] = args;
-        if (key.startsWith("gd_") && state === "failed" && options.claimedAt === undefined) {
-          frees += 1;
-          if (frees === 2) await new Promise((resolve) => setTimeout(resolve, 150));
-        }
-        return target.settle(...args);
-      };
-    },
+  return onSettle(store, async (target, ...args) => {
+    const [key, state, options] = args;
+    if (key.startsWith("gd_") && state === "failed" && options.claimedAt === undefined) {
+      frees += 1;
+      if (frees === 2) await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    return target.settle(...args);
   });
 }
 
@@ -40,23 +32,17 @@ describe.each(stores)(
         const store = make();
         const governor = createGovernor(policy, { metrics: false, store });
         const call = { tool: "create", args: { title: "twice" } };
-        expect(
-          await governor.startRun({ idempotencyScope: "s" }).keepAnswer(call, ok("made 0")),
-        ).toBe(true);
-        let sent = 0;
-        const send = async () => {
-          sent += 1;
-          return ok(`made ${sent}`);
-        };
+        expect(await scoped(governor).keepAnswer(call, ok("made 0"))).toBe(true);
+        const writes = writeTool("made");
         const [a, b] = await Promise.all([
-          governor.startRun({ idempotencyScope: "s" }).call({ ...call, callId: "a" }, send),
-          governor.startRun({ idempotencyScope: "s" }).call({ ...call, callId: "b" }, send),
+          scoped(governor).call({ ...call, callId: "a" }, writes.send),
+          scoped(governor).call({ ...call, callId: "b" }, writes.send),
         ]);
         const replayed = [a, b].filter((o) => o.kind === "ok" && o.replayed);
         // Given once: the other call is a new write (made, or refused as in progress), never told
         // the kept answer is its own.
         expect(replayed).toHaveLength(1);
-        expect(sent).toBeLessThanOrEqual(1);
+        expect(writes.sent).toBeLessThanOrEqual(1);
       },
     );
 
@@ -69,9 +55,7 @@ describe.each(stores)(
         let t = Date.now();
         const governor = createGovernor(policy, { metrics: false, store, now: () => t });
         const call = { tool: "create", args: { title: "stale" } };
-        expect(
-          await governor.startRun({ idempotencyScope: "s" }).keepAnswer(call, ok("kept"), 1_000),
-        ).toBe(true);
+        expect(await scoped(governor).keepAnswer(call, ok("kept"), 1_000)).toBe(true);
         t += 1_001;
         let sent = 0;
         let release: () => void = () => undefined;
@@ -83,8 +67,8 @@ describe.each(stores)(
           await out;
           return ok(`made ${sent}`);
         };
-        const a = governor.startRun({ idempotencyScope: "s" }).call({ ...call, callId: "a" }, send);
-        const b = governor.startRun({ idempotencyScope: "s" }).call({ ...call, callId: "b" }, send);
+        const a = scoped(governor).call({ ...call, callId: "a" }, send);
+        const b = scoped(governor).call({ ...call, callId: "b" }, send);
         // Both are past the ledger (sent, or answered) before either write is answered.
         await new Promise((resolve) => setTimeout(resolve, 300));
         release();
@@ -101,37 +85,26 @@ describe.each(stores)(
         const real = make();
         let down = true;
         let failed = false;
-        const store = new Proxy(real, {
-          get(target, property) {
-            const value = Reflect.get(target, property, target) as unknown;
-            if (property !== "settle" || typeof value !== "function") {
-              return typeof value === "function" ? value.bind(target) : value;
-            }
-            return async (...args: Parameters<Store["settle"]>) => {
-              const [key, state] = args;
-              if (down && state === "succeeded" && !/^g[dt]_/.test(key)) {
-                failed = true;
-                throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), {
-                  code: "ECONNREFUSED",
-                });
-              }
-              return target.settle(...args);
-            };
-          },
+        const store = onSettle(real, async (target, ...args) => {
+          const [key, state] = args;
+          if (down && state === "succeeded" && !/^g[dt]_/.test(key)) {
+            failed = true;
+            throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), {
+              code: "ECONNREFUSED",
+            });
+          }
+          return target.settle(...args);
         });
         const governor = createGovernor(policy, { metrics: false, store });
         const call = { tool: "create", args: { title: "trouble" } };
-        expect(
-          await governor.startRun({ idempotencyScope: "s" }).keepAnswer(call, ok("kept")),
-        ).toBe(true);
+        expect(await scoped(governor).keepAnswer(call, ok("kept"))).toBe(true);
         let sent = 0;
         const send = async () => {
           sent += 1;
           return ok("made");
         };
         // The store's failure goes to the host, not the model.
-        const first = await governor
-          .startRun({ idempotencyScope: "s" })
+        const first = await scoped(governor)
           .call({ ...call, callId: "a" }, send)
           .then(
             () => undefined,
@@ -141,9 +114,7 @@ describe.each(stores)(
         expect(failed).toBe(true);
         down = false;
         // The next identical call gets the answer now, not told for a lease that a write is out.
-        const next = await governor
-          .startRun({ idempotencyScope: "s" })
-          .call({ ...call, callId: "b" }, send);
+        const next = await scoped(governor).call({ ...call, callId: "b" }, send);
         expect(next).toMatchObject({ kind: "ok", value: ok("kept"), replayed: true });
         expect(sent).toBe(0);
       },
@@ -158,42 +129,26 @@ describe.each(stores)(
         const governor = createGovernor(policy, { metrics: false, store: real });
         const call = { tool: "create", args: { title: "kept twice" } };
         let keptSecond: Promise<boolean> | undefined;
-        const store = new Proxy(real, {
-          get(target, property) {
-            const value = Reflect.get(target, property, target) as unknown;
-            if (property !== "settle" || typeof value !== "function") {
-              return typeof value === "function" ? value.bind(target) : value;
-            }
-            return async (...args: Parameters<Store["settle"]>) => {
-              const [key, state] = args;
-              if (keptSecond === undefined && state === "succeeded" && !/^g[dt]_/.test(key)) {
-                keptSecond = governor
-                  .startRun({ idempotencyScope: "s" })
-                  .keepAnswer(call, ok("kept 2"));
-                await keptSecond;
-              }
-              return target.settle(...args);
-            };
-          },
+        const store = onSettle(real, async (target, ...args) => {
+          const [key, state] = args;
+          if (keptSecond === undefined && state === "succeeded" && !/^g[dt]_/.test(key)) {
+            keptSecond = scoped(governor).keepAnswer(call, ok("kept 2"));
+            await keptSecond;
+          }
+          return target.settle(...args);
         });
         const giving = createGovernor(policy, { metrics: false, store });
-        expect(
-          await governor.startRun({ idempotencyScope: "s" }).keepAnswer(call, ok("kept 1")),
-        ).toBe(true);
+        expect(await scoped(governor).keepAnswer(call, ok("kept 1"))).toBe(true);
         let sent = 0;
         const send = async () => {
           sent += 1;
           return ok("made");
         };
-        const first = await giving
-          .startRun({ idempotencyScope: "s" })
-          .call({ ...call, callId: "a" }, send);
+        const first = await scoped(giving).call({ ...call, callId: "a" }, send);
         expect(first).toMatchObject({ kind: "ok", value: ok("kept 1"), replayed: true });
         expect(await keptSecond).toBe(true);
         // The second answer is the next identical call's: its write is not made again.
-        const next = await governor
-          .startRun({ idempotencyScope: "s" })
-          .call({ ...call, callId: "b" }, send);
+        const next = await scoped(governor).call({ ...call, callId: "b" }, send);
         expect(next).toMatchObject({ kind: "ok", value: ok("kept 2"), replayed: true });
         expect(sent).toBe(0);
       },

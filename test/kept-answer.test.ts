@@ -2,13 +2,13 @@
 // answer the host never got"), on every real store: the write is not made again by a run of the
 // scope, in another governor sharing the store (a restarted process), once, within its time.
 
-import { createGovernor, createMemoryStore, GovernorError, type Store } from "@governor/core";
+import { createGovernor, createMemoryStore, GovernorError } from "@governor/core";
 import { describe, expect, it } from "vitest";
 import { sharedRedis } from "../packages/redis/src/testing-server.ts";
 import { everyStore } from "./every-store.ts";
+import { ok, onSettle, scoped, writeTool } from "./support/ledger-calls.ts";
 
 const redis = await sharedRedis("kept answers on Redis");
-const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
 const lost = () => Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
 
 const { stores } = everyStore(redis, "governor-kept-");
@@ -29,25 +29,21 @@ describe.each(stores)(
         const store = make();
         const governor = createGovernor(policy, { metrics: false, store });
         const call = { tool: "create", args: { title: "given up" } };
-        let sent = 0;
-        const send = async () => {
-          sent += 1;
-          return ok(`created ${sent}`);
-        };
+        const writes = writeTool();
         const cancel = new AbortController();
         let meanwhile: Promise<unknown> | undefined;
-        const first = await governor.startRun({ idempotencyScope: "s" }).call(
+        const first = await scoped(governor).call(
           {
             ...call,
             signal: cancel.signal,
             // The host gives up as the answer comes, and sends the identical call at once.
             beforeAnswer: async () => {
               cancel.abort();
-              meanwhile = governor.startRun({ idempotencyScope: "s" }).call(call, send);
+              meanwhile = scoped(governor).call(call, writes.send);
               await new Promise((resolve) => setTimeout(resolve, 20));
             },
           },
-          send,
+          writes.send,
         );
         expect(first).toEqual({
           kind: "ok",
@@ -61,9 +57,9 @@ describe.each(stores)(
           value: ok("created 1"),
           replayed: true,
         });
-        expect(sent).toBe(1);
+        expect(writes.sent).toBe(1);
         // Given once: the identical call after it is a new write.
-        const third = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        const third = await scoped(governor).call(call, writes.send);
         expect(third).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
       },
     );
@@ -74,40 +70,24 @@ describe.each(stores)(
         const real = make();
         const cancel = new AbortController();
         // The abort comes as the call's own key is settled `succeeded` (a round trip to the store).
-        const store = new Proxy(real, {
-          get(target, property) {
-            const value = Reflect.get(target, property, target) as unknown;
-            if (property !== "settle" || typeof value !== "function") {
-              return typeof value === "function" ? value.bind(target) : value;
-            }
-            return async (...args: Parameters<Store["settle"]>) => {
-              if (args[1] === "succeeded" && !/^g[dt]_/.test(args[0])) cancel.abort();
-              return target.settle(...args);
-            };
-          },
+        const store = onSettle(real, async (target, ...args) => {
+          if (args[1] === "succeeded" && !/^g[dt]_/.test(args[0])) cancel.abort();
+          return target.settle(...args);
         });
         const governor = createGovernor(policy, { metrics: false, store });
         const call = { tool: "create", args: { title: "recorded" } };
-        let sent = 0;
-        const send = async () => {
-          sent += 1;
-          return ok(`created ${sent}`);
-        };
-        const first = await governor
-          .startRun({ idempotencyScope: "s" })
-          .call({ ...call, signal: cancel.signal }, send);
+        const writes = writeTool();
+        const first = await scoped(governor).call({ ...call, signal: cancel.signal }, writes.send);
         expect(first).toMatchObject({ kind: "ok", value: ok("created 1"), kept: true });
-        const again = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        const again = await scoped(governor).call(call, writes.send);
         expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
-        expect(sent).toBe(1);
+        expect(writes.sent).toBe(1);
         // A call with a signal nobody aborted: nothing kept, the identical call is a new write.
         const live = new AbortController();
         const other = { tool: "create", args: { title: "live" } };
-        const made = await governor
-          .startRun({ idempotencyScope: "s" })
-          .call({ ...other, signal: live.signal }, send);
+        const made = await scoped(governor).call({ ...other, signal: live.signal }, writes.send);
         expect(made).toEqual({ kind: "ok", value: ok("created 2"), attempts: 1, replayed: false });
-        const next = await governor.startRun({ idempotencyScope: "s" }).call(other, send);
+        const next = await scoped(governor).call(other, writes.send);
         expect(next).toMatchObject({ kind: "ok", value: ok("created 3"), replayed: false });
       },
     );
@@ -125,42 +105,28 @@ describe.each(stores)(
         let meanwhile: Promise<unknown> | undefined;
         let governor: ReturnType<typeof createGovernor> | undefined;
         const call = { tool: "create", args: { title: "freed" } };
-        let sent = 0;
-        const send = async () => {
-          sent += 1;
-          return ok(`created ${sent}`);
-        };
+        const writes = writeTool();
         // The free of the write's entry is made at once, its answer comes 50 ms later (a round trip):
         // the host gives up and sends the identical call in that moment.
-        const store = new Proxy(real, {
-          get(target, property) {
-            const value = Reflect.get(target, property, target) as unknown;
-            if (property !== "settle" || typeof value !== "function") {
-              return typeof value === "function" ? value.bind(target) : value;
-            }
-            return async (...args: Parameters<Store["settle"]>) => {
-              const [key, state, options] = args;
-              await target.settle(...args);
-              if (meanwhile === undefined && key.startsWith("gd_") && state === "failed") {
-                if (options.claimedAt === undefined) return;
-                cancel.abort();
-                meanwhile = governor?.startRun({ idempotencyScope: "s" }).call(call, send);
-                await new Promise((resolve) => setTimeout(resolve, 50));
-              }
-            };
-          },
+        const store = onSettle(real, async (target, ...args) => {
+          const [key, state, options] = args;
+          await target.settle(...args);
+          if (meanwhile === undefined && key.startsWith("gd_") && state === "failed") {
+            if (options.claimedAt === undefined) return;
+            cancel.abort();
+            meanwhile = governor && scoped(governor).call(call, writes.send);
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
         });
         governor = createGovernor(policy, { metrics: false, store });
-        const first = await governor
-          .startRun({ idempotencyScope: "s" })
-          .call({ ...call, signal: cancel.signal }, send);
+        const first = await scoped(governor).call({ ...call, signal: cancel.signal }, writes.send);
         expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
         expect(await meanwhile).toMatchObject({
           kind: "ok",
           value: ok("created 1"),
           replayed: true,
         });
-        expect(sent).toBe(1);
+        expect(writes.sent).toBe(1);
       },
     );
   },
@@ -175,13 +141,9 @@ describe.each(stores)("an answer kept in the ledger on the %s store", (_name, re
       const now = () => t;
       const first = createGovernor(policy, { metrics: false, store, now });
       const call = { tool: "create", args: { title: "t" } };
-      let sent = 0;
-      const send = async () => {
-        sent += 1;
-        return ok(`created ${sent}`);
-      };
+      const writes = writeTool();
       const run = first.startRun({ idempotencyScope: "session" });
-      const outcome = await run.call(call, send);
+      const outcome = await run.call(call, writes.send);
       expect(outcome).toMatchObject({ kind: "ok", replayed: false });
       // The host cancelled as it was answered: the answer is kept.
       expect(await run.keepAnswer(call, (outcome as { value: unknown }).value)).toBe(true);
@@ -189,17 +151,17 @@ describe.each(stores)("an answer kept in the ledger on the %s store", (_name, re
       // Another process on the same store (the first one restarted).
       const second = createGovernor(policy, { metrics: false, store, now });
       t += 1_000;
-      const again = await second.startRun({ idempotencyScope: "session" }).call(call, send);
+      const again = await second.startRun({ idempotencyScope: "session" }).call(call, writes.send);
       expect(again).toEqual({ kind: "ok", value: ok("created 1"), attempts: 0, replayed: true });
-      expect(sent).toBe(1);
+      expect(writes.sent).toBe(1);
       // Given once: the identical call after it is a new write.
-      const third = await second.startRun({ idempotencyScope: "session" }).call(call, send);
+      const third = await second.startRun({ idempotencyScope: "session" }).call(call, writes.send);
       expect(third).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
-      expect(sent).toBe(2);
+      expect(writes.sent).toBe(2);
       // Another scope never gets it.
       const kept = first.startRun({ idempotencyScope: "session" });
       expect(await kept.keepAnswer(call, ok("created 2"))).toBe(true);
-      const elsewhere = await first.startRun({ idempotencyScope: "other" }).call(call, send);
+      const elsewhere = await first.startRun({ idempotencyScope: "other" }).call(call, writes.send);
       expect(elsewhere).toMatchObject({ kind: "ok", value: ok("created 3"), replayed: false });
     },
   );
@@ -211,7 +173,7 @@ describe.each(stores)("an answer kept in the ledger on the %s store", (_name, re
       let t = Date.now();
       const governor = createGovernor(policy, { metrics: false, store, now: () => t });
       const call = { tool: "create", args: { title: "late" } };
-      const run = governor.startRun({ idempotencyScope: "s" });
+      const run = scoped(governor);
       expect(await run.keepAnswer(call, ok("kept"), 60_000)).toBe(true);
       t += 60_001;
       // Past its time: the write is sent, and while it is out an identical write under another
@@ -221,18 +183,16 @@ describe.each(stores)("an answer kept in the ledger on the %s store", (_name, re
         release = resolve;
       });
       let sent = 0;
-      const slow = governor.startRun({ idempotencyScope: "s" }).call(call, async () => {
+      const slow = scoped(governor).call(call, async () => {
         sent += 1;
         await out;
         return ok("made");
       });
       await expect.poll(() => sent).toBe(1);
-      const meanwhile = await governor
-        .startRun({ idempotencyScope: "s" })
-        .call({ ...call, callId: "other" }, async () => {
-          sent += 1;
-          return ok("made twice");
-        });
+      const meanwhile = await scoped(governor).call({ ...call, callId: "other" }, async () => {
+        sent += 1;
+        return ok("made twice");
+      });
       expect(meanwhile.kind).toBe("model");
       expect(JSON.stringify(meanwhile)).toMatch(/still in progress/);
       release();
@@ -246,14 +206,14 @@ describe.each(stores)("an answer kept in the ledger on the %s store", (_name, re
     async () => {
       const store = make();
       const governor = createGovernor(policy, { metrics: false, store });
-      const run = governor.startRun({ idempotencyScope: "s" });
+      const run = scoped(governor);
       expect(await run.keepAnswer({ tool: "lookup", args: { id: 1 } }, ok("read"))).toBe(false);
       const call = { tool: "create", args: { title: "doubt" } };
       const lostCall = await run.call(call, async () => {
         throw lost();
       });
       expect(lostCall).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
-      const next = governor.startRun({ idempotencyScope: "s" });
+      const next = scoped(governor);
       expect(await next.keepAnswer(call, ok("a guess"))).toBe(false);
       let sent = 0;
       const again = await next.call(call, async () => {
@@ -301,10 +261,10 @@ describe("keepAnswer's arguments", () => {
     const store = createMemoryStore();
     const governor = createGovernor(policy, { metrics: false, store });
     const call = { tool: "create", args: { title: "big" } };
-    const run = governor.startRun({ idempotencyScope: "s" });
+    const run = scoped(governor);
     expect(await run.keepAnswer(call, { amount: 10n })).toBe(false);
     let sent = 0;
-    const made = await governor.startRun({ idempotencyScope: "s" }).call(call, async () => {
+    const made = await scoped(governor).call(call, async () => {
       sent += 1;
       return ok("made");
     });

@@ -4,32 +4,19 @@
 
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { createGovernor, type Store, StoreError } from "@governor/core";
+import { createGovernor, type Governor, type Store, StoreError } from "@governor/core";
 import { createSqliteStore } from "@governor/sqlite";
 import { describe, expect, it } from "vitest";
 import { sharedRedis } from "../packages/redis/src/testing-server.ts";
 import { sqliteModule } from "../packages/sqlite/src/sqlite-api.ts";
 import { everyStore } from "./every-store.ts";
+import { givenUp, ok, onSettle, type Settle, scoped, writeTool } from "./support/ledger-calls.ts";
 
 const redis = await sharedRedis("ledger promise attacks on Redis");
-const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
 
 const { stores, dir, sqlites } = everyStore(redis, "governor-ledger-promise-");
 
 const policy = { tools: { create: { effect: "mutating" as const } } };
-
-type Settle = Parameters<Store["settle"]>;
-
-/** `store`, its `settle` replaced by `settle(target, ...args)`. */
-function onSettle(store: Store, settle: (target: Store, ...args: Settle) => Promise<void>): Store {
-  return new Proxy(store, {
-    get(target, property) {
-      const value = Reflect.get(target, property, target) as unknown;
-      if (property === "settle") return (...args: Settle) => settle(target, ...args);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-}
 
 /** The settle that ends a held write's claim of its content entry (`gd_`, naming the claim). */
 const heldSettle = ([key, _state, options]: Settle) =>
@@ -65,21 +52,14 @@ describe.each(stores)("the last settle of a held write, on the %s store", (_n, r
       });
       const governor = createGovernor(policy, { metrics: false, store });
       const call = { tool: "create", args: { title: "keep once more" } };
-      let sent = 0;
-      const send = async () => {
-        sent += 1;
-        return ok(`created ${sent}`);
-      };
-      const cancel = new AbortController();
-      const first = await governor
-        .startRun({ idempotencyScope: "s" })
-        .call({ ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() }, send);
+      const writes = writeTool();
+      const first = await scoped(governor).call(givenUp(call), writes.send);
       expect(first).toMatchObject({ kind: "ok", value: ok("created 1"), kept: true });
       expect(failures).toBe(1);
       // The answer the host gave up on reaches the identical call it sends next.
-      const again = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+      const again = await scoped(governor).call(call, writes.send);
       expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
-      expect(sent).toBe(1);
+      expect(writes.sent).toBe(1);
     },
   );
 
@@ -104,22 +84,16 @@ describe.each(stores)("the last settle of a held write, on the %s store", (_n, r
         },
       });
       const call = { tool: "create", args: { title: "free once more" } };
-      let sent = 0;
-      const send = async () => {
-        sent += 1;
-        return ok(`created ${sent}`);
-      };
+      const writes = writeTool();
       const live = new AbortController();
-      const first = await governor
-        .startRun({ idempotencyScope: "s" })
-        .call({ ...call, signal: live.signal }, send);
+      const first = await scoped(governor).call({ ...call, signal: live.signal }, writes.send);
       expect(first).toEqual({ kind: "ok", value: ok("created 1"), attempts: 1, replayed: false });
       expect(failures).toBe(1);
       expect(errors).toEqual([]);
       // The answer reached the model: the identical call after it is a new write.
-      const next = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+      const next = await scoped(governor).call(call, writes.send);
       expect(next).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
-      expect(sent).toBe(2);
+      expect(writes.sent).toBe(2);
     },
   );
 
@@ -144,23 +118,16 @@ describe.each(stores)("the last settle of a held write, on the %s store", (_n, r
       });
       const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs: 1_000 });
       const call = { tool: "create", args: { title: "kept late" } };
-      let sent = 0;
-      const send = async () => {
-        sent += 1;
-        return ok(`created ${sent}`);
-      };
-      const cancel = new AbortController();
-      const first = await governor
-        .startRun({ idempotencyScope: "s" })
-        .call({ ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() }, send);
+      const writes = writeTool();
+      const first = await scoped(governor).call(givenUp(call), writes.send);
       expect(first).toMatchObject({ kind: "ok", kept: true });
       // Past the store timeout of the keep: it is not asked again.
       await new Promise((resolve) => setTimeout(resolve, 1_300));
       expect(keeps).toBe(1);
       answer();
-      const again = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+      const again = await scoped(governor).call(call, writes.send);
       expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
-      expect(sent).toBe(1);
+      expect(writes.sent).toBe(1);
     },
   );
 });
@@ -203,13 +170,12 @@ describe.each(stores)("the host's moment before the answer, on the %s store", (_
       const store = make();
       const governor = createGovernor(policy, { metrics: false, store });
       const call = { tool: "create", args: { title: "hung hook" } };
-      let sent = 0;
-      const send = async () => {
-        sent += 1;
-        return ok(`created ${sent}`);
-      };
+      const writes = writeTool();
       const run = governor.startRun({ idempotencyScope: "s", deadline: Date.now() + 1_000 });
-      const outcome = run.call({ ...call, beforeAnswer: () => new Promise<void>(() => {}) }, send);
+      const outcome = run.call(
+        { ...call, beforeAnswer: () => new Promise<void>(() => {}) },
+        writes.send,
+      );
       const hung = Symbol("hung");
       const first = await Promise.race([
         outcome,
@@ -218,7 +184,7 @@ describe.each(stores)("the host's moment before the answer, on the %s store", (_
       expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
       await new Promise((resolve) => setTimeout(resolve, 100));
       // The answer went to the model: the identical call after it is a new write.
-      const next = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+      const next = await scoped(governor).call(call, writes.send);
       expect(next).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
     },
   );
@@ -241,11 +207,7 @@ describe.each(stores)(
         // The other process: its own governor on its own handle of the store.
         const elsewhere = createGovernor(policy, { metrics: false, store: real });
         const call = { tool: "create", args: { title: "freed elsewhere" } };
-        let sent = 0;
-        const send = async () => {
-          sent += 1;
-          return ok(`created ${sent}`);
-        };
+        const writes = writeTool();
         // The free lands at once; its answer comes once the other process, in that moment, sent
         // the identical call (the host gave up first).
         const store = onSettle(real, async (target, ...args) => {
@@ -253,23 +215,21 @@ describe.each(stores)(
           if (other === undefined && heldSettle(args) && args[1] === "failed") {
             heldKey = args[0];
             cancel.abort();
-            other = elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+            other = scoped(elsewhere).call(call, writes.send);
             await other;
           }
         });
         const governor = createGovernor(policy, { metrics: false, store });
-        const first = await governor
-          .startRun({ idempotencyScope: "s" })
-          .call({ ...call, signal: cancel.signal }, send);
+        const first = await scoped(governor).call({ ...call, signal: cancel.signal }, writes.send);
         expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
         expect(await other).toMatchObject({ kind: "model", reason: "conflict" });
-        expect(sent).toBe(1);
+        expect(writes.sent).toBe(1);
         // The keep goes on past the call's cut: once it landed, the answer is there.
         await until(async () => (await real.entry(heldKey as string))?.state === "succeeded");
         expect((await real.entry(heldKey as string))?.state).toBe("succeeded");
-        const again = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+        const again = await scoped(elsewhere).call(call, writes.send);
         expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
-        expect(sent).toBe(1);
+        expect(writes.sent).toBe(1);
       },
     );
   },
@@ -307,33 +267,28 @@ describe.each(stores)(
         const dying = dyingProcess(real, storeTimeoutMs);
         const elsewhere = createGovernor(policy, { metrics: false, store: real });
         const call = { tool: "create", args: { title: "died as freed" } };
-        let sent = 0;
-        const send = async () => {
-          sent += 1;
-          return ok(`created ${sent}`);
-        };
+        const writes = writeTool();
         const live = new AbortController();
         // Cut by its store timeout: the free's answer never comes.
-        void dying.governor
-          .startRun({ idempotencyScope: "s" })
-          .call({ ...call, signal: live.signal }, send)
+        void scoped(dying.governor)
+          .call({ ...call, signal: live.signal }, writes.send)
           .catch(() => undefined);
         await until(() => dying.freed() !== undefined);
         const freedAt = Date.now();
-        expect(sent).toBe(1);
+        expect(writes.sent).toBe(1);
         // The answer may not have reached the host: the identical write is not sent while the
         // hold lasts (twice the dead process's store timeout).
-        const meanwhile = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+        const meanwhile = await scoped(elsewhere).call(call, writes.send);
         expect(meanwhile).toMatchObject({ kind: "model", reason: "conflict" });
-        expect(sent).toBe(1);
+        expect(writes.sent).toBe(1);
         // Past the hold, nobody can keep an answer there any more: the identical call is a new
         // write, never refused for good.
         await new Promise((resolve) =>
           setTimeout(resolve, Math.max(0, freedAt + 2 * storeTimeoutMs + 100 - Date.now())),
         );
-        const after = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+        const after = await scoped(elsewhere).call(call, writes.send);
         expect(after).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
-        expect(sent).toBe(2);
+        expect(writes.sent).toBe(2);
       },
     );
 
@@ -346,7 +301,7 @@ describe.each(stores)(
         const cancel = new AbortController();
         const elsewhere = createGovernor(policy, { metrics: false, store: real });
         const call = { tool: "create", args: { title: "kept too late" } };
-        let sent = 0;
+        const writes = writeTool();
         let release: () => void = () => undefined;
         const out = new Promise<void>((resolve) => {
           release = resolve;
@@ -361,24 +316,20 @@ describe.each(stores)(
             // The free's answer comes after its hold: another process's identical write claimed
             // the entry meanwhile, and is out.
             await new Promise((resolve) => setTimeout(resolve, 2 * storeTimeoutMs + 50));
-            second = elsewhere.startRun({ idempotencyScope: "s" }).call(call, async () => {
-              sent += 1;
+            // Sent, and answered once released.
+            second = scoped(elsewhere).call(call, async () => {
+              const answer = writes.send();
               await out;
-              return ok(`created ${sent}`);
+              return answer;
             });
-            await until(() => sent > 1);
+            await until(() => writes.sent > 1);
           }
         });
         const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs });
-        const first = await governor
-          .startRun({ idempotencyScope: "s" })
-          .call({ ...call, signal: cancel.signal }, async () => {
-            sent += 1;
-            return ok(`created ${sent}`);
-          });
+        const first = await scoped(governor).call({ ...call, signal: cancel.signal }, writes.send);
         expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
         expect(first).not.toMatchObject({ kept: true });
-        await until(() => sent > 1);
+        await until(() => writes.sent > 1);
         // The late keep has had its time: the entry is still the other write's claim.
         await new Promise((resolve) => setTimeout(resolve, 100));
         expect((await real.entry(heldKey as string))?.state).toBe("pending");
@@ -400,19 +351,15 @@ describe("a store whose settles answer at once, two processes on one SQLite file
       const there = createSqliteStore({ path });
       sqlites.push(here, there);
       const call = { tool: "create", args: { title: "at once" } };
-      let sent = 0;
-      const send = async () => {
-        sent += 1;
-        return ok(`created ${sent}`);
-      };
+      const writes = writeTool();
       const live = new AbortController();
       const first = await createGovernor(policy, { metrics: false, store: here })
         .startRun({ idempotencyScope: "s" })
-        .call({ ...call, signal: live.signal }, send);
+        .call({ ...call, signal: live.signal }, writes.send);
       expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
       const next = await createGovernor(policy, { metrics: false, store: there })
         .startRun({ idempotencyScope: "s" })
-        .call(call, send);
+        .call(call, writes.send);
       expect(next).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
     },
   );
@@ -427,28 +374,22 @@ describe.each(stores)(
         const real = make();
         const cancel = new AbortController();
         let meanwhile: Promise<unknown> | undefined;
-        let governor: ReturnType<typeof createGovernor> | undefined;
+        let governor: Governor | undefined;
         const call = { tool: "create", args: { title: "claimed, then given up" } };
-        let sent = 0;
-        const send = async () => {
-          sent += 1;
-          return ok(`created ${sent}`);
-        };
+        const writes = writeTool();
         // The free lands at once and its answer takes 50 ms: the identical call (a proxy's next
         // window) is sent in that moment and claims the entry; then the host gives up on the first.
         const store = onSettle(real, async (target, ...args) => {
           await target.settle(...args);
           if (meanwhile === undefined && heldSettle(args) && args[1] === "failed") {
-            meanwhile = governor?.startRun({ idempotencyScope: "s" }).call(call, send);
+            meanwhile = governor && scoped(governor).call(call, writes.send);
             await new Promise((resolve) => setTimeout(resolve, 10));
             cancel.abort();
             await new Promise((resolve) => setTimeout(resolve, 40));
           }
         });
         governor = createGovernor(policy, { metrics: false, store });
-        const first = await governor
-          .startRun({ idempotencyScope: "s" })
-          .call({ ...call, signal: cancel.signal }, send);
+        const first = await scoped(governor).call({ ...call, signal: cancel.signal }, writes.send);
         // Cut by its abort before the keep landed, the call does not wait to say it was kept.
         expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
         expect(await meanwhile).toMatchObject({
@@ -456,7 +397,7 @@ describe.each(stores)(
           value: ok("created 1"),
           replayed: true,
         });
-        expect(sent).toBe(1);
+        expect(writes.sent).toBe(1);
       },
     );
 
@@ -466,31 +407,25 @@ describe.each(stores)(
         const real = make();
         const live = new AbortController();
         let meanwhile: Promise<unknown> | undefined;
-        let governor: ReturnType<typeof createGovernor> | undefined;
+        let governor: Governor | undefined;
         const call = { tool: "create", args: { title: "claimed, not given up" } };
-        let sent = 0;
-        const send = async () => {
-          sent += 1;
-          return ok(`created ${sent}`);
-        };
+        const writes = writeTool();
         const store = onSettle(real, async (target, ...args) => {
           await target.settle(...args);
           if (meanwhile === undefined && heldSettle(args) && args[1] === "failed") {
-            meanwhile = governor?.startRun({ idempotencyScope: "s" }).call(call, send);
+            meanwhile = governor && scoped(governor).call(call, writes.send);
             await new Promise((resolve) => setTimeout(resolve, 50));
           }
         });
         governor = createGovernor(policy, { metrics: false, store });
-        const first = await governor
-          .startRun({ idempotencyScope: "s" })
-          .call({ ...call, signal: live.signal }, send);
+        const first = await scoped(governor).call({ ...call, signal: live.signal }, writes.send);
         expect(first).toEqual({ kind: "ok", value: ok("created 1"), attempts: 1, replayed: false });
         expect(await meanwhile).toMatchObject({
           kind: "ok",
           value: ok("created 2"),
           replayed: false,
         });
-        expect(sent).toBe(2);
+        expect(writes.sent).toBe(2);
       },
     );
   },
@@ -512,26 +447,19 @@ describe.each(stores)(
           { metrics: false, store },
         );
         const call = { tool: "create", args: { title: "sensitive" } };
-        let sent = 0;
-        const send = async () => {
-          sent += 1;
-          return ok(`secret token ${sent}`);
-        };
-        const cancel = new AbortController();
-        const first = await governor
-          .startRun({ idempotencyScope: "s" })
-          .call({ ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() }, send);
+        const writes = writeTool("secret token");
+        const first = await scoped(governor).call(givenUp(call), writes.send);
         expect(first).toMatchObject({ kind: "ok", value: ok("secret token 1"), kept: true });
-        const again = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        const again = await scoped(governor).call(call, writes.send);
         expect(again).toMatchObject({ kind: "ok", value: undefined, replayed: true });
-        expect(sent).toBe(1);
+        expect(writes.sent).toBe(1);
         // The host's own keep (`Run.keepAnswer`) follows the same policy.
         const other = { tool: "create", args: { title: "sensitive too" } };
-        const keeper = governor.startRun({ idempotencyScope: "s" });
+        const keeper = scoped(governor);
         expect(await keeper.keepAnswer(other, ok("secret token 9"))).toBe(true);
-        const next = await governor.startRun({ idempotencyScope: "s" }).call(other, send);
+        const next = await scoped(governor).call(other, writes.send);
         expect(next).toMatchObject({ kind: "ok", value: undefined, replayed: true });
-        expect(sent).toBe(1);
+        expect(writes.sent).toBe(1);
         expect(written.filter((w) => w.includes("secret"))).toEqual([]);
       },
     );
@@ -552,14 +480,11 @@ describe.each(stores)(
           sent += 1;
           return { content: [{ type: "text", text: `created ${sent}` }], count: BigInt(sent) };
         };
-        const cancel = new AbortController();
-        const first = await governor
-          .startRun({ idempotencyScope: "s" })
-          .call({ ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() }, send);
+        const first = await scoped(governor).call(givenUp(call), send);
         expect(first).toMatchObject({ kind: "ok", replayed: false });
         expect(first).not.toMatchObject({ kept: true });
         await new Promise((resolve) => setTimeout(resolve, 50));
-        const next = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        const next = await scoped(governor).call(call, send);
         expect(next).toMatchObject({ kind: "ok", replayed: false });
         expect(sent).toBe(2);
       },
@@ -576,32 +501,25 @@ describe.each(stores)(
         const real = make();
         const elsewhere = createGovernor(policy, { metrics: false, store: real });
         const call = { tool: "create", args: { title: "kept, spent, then the error" } };
-        let sent = 0;
-        const send = async () => {
-          sent += 1;
-          return ok(`created ${sent}`);
-        };
+        const writes = writeTool();
         let spent: unknown;
         const store = onSettle(real, async (target, ...args) => {
           await target.settle(...args);
           if (spent === undefined && heldSettle(args) && args[1] === "succeeded") {
             // Landed; another process's identical call takes the answer before the error comes.
-            spent = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+            spent = await scoped(elsewhere).call(call, writes.send);
             throw unavailable();
           }
         });
         const governor = createGovernor(policy, { metrics: false, store });
-        const cancel = new AbortController();
-        const first = await governor
-          .startRun({ idempotencyScope: "s" })
-          .call({ ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() }, send);
+        const first = await scoped(governor).call(givenUp(call), writes.send);
         expect(first).toMatchObject({ kind: "ok", value: ok("created 1"), kept: true });
         await until(() => spent !== undefined);
         expect(spent).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
         // Given once: the identical call after it is a new write, neither given it again nor refused.
-        const next = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        const next = await scoped(governor).call(call, writes.send);
         expect(next).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
-        expect(sent).toBe(2);
+        expect(writes.sent).toBe(2);
       },
     );
 
@@ -611,19 +529,16 @@ describe.each(stores)(
         const real = make();
         const elsewhere = createGovernor(policy, { metrics: false, store: real });
         const call = { tool: "create", args: { title: "freed, claimed, then the error" } };
-        let sent = 0;
+        const writes = writeTool();
         let release: () => void = () => undefined;
         const out = new Promise<void>((resolve) => {
           release = resolve;
         });
+        // Sent, and answered once released.
         const slow = async () => {
-          sent += 1;
+          const answer = writes.send();
           await out;
-          return ok(`created ${sent}`);
-        };
-        const send = async () => {
-          sent += 1;
-          return ok(`created ${sent}`);
+          return answer;
         };
         let second: Promise<unknown> | undefined;
         let failed = false;
@@ -636,26 +551,24 @@ describe.each(stores)(
             // Landed, and its answer comes after its hold ran out: another process's identical
             // write claims the entry and is out, then the error.
             await new Promise((resolve) => setTimeout(resolve, 2 * storeTimeoutMs + 50));
-            second = elsewhere.startRun({ idempotencyScope: "s" }).call(call, slow);
-            await until(() => sent > 1);
+            second = scoped(elsewhere).call(call, slow);
+            await until(() => writes.sent > 1);
             failed = true;
             throw unavailable();
           }
         });
         const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs });
         const live = new AbortController();
-        const first = await governor
-          .startRun({ idempotencyScope: "s" })
-          .call({ ...call, signal: live.signal }, send);
+        const first = await scoped(governor).call({ ...call, signal: live.signal }, writes.send);
         expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
         await until(() => failed);
         // The free asked once more has had its time.
         await new Promise((resolve) => setTimeout(resolve, 100));
-        expect(sent).toBe(2);
+        expect(writes.sent).toBe(2);
         // The second write is out: an identical call is refused, not sent.
-        const third = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        const third = await scoped(governor).call(call, writes.send);
         expect(third.kind).not.toBe("ok");
-        expect(sent).toBe(2);
+        expect(writes.sent).toBe(2);
         release();
         expect(await second).toMatchObject({ kind: "ok", value: ok("created 2") });
       },
@@ -678,8 +591,7 @@ describe.each(stores)("Run.keepAnswer when the store fails, on the %s store", (_
       });
       const governor = createGovernor(policy, { metrics: false, store });
       const call = { tool: "create", args: { title: "not kept" } };
-      const kept = await governor
-        .startRun({ idempotencyScope: "s" })
+      const kept = await scoped(governor)
         .keepAnswer(call, ok("lost"))
         .then(
           () => "kept",
@@ -688,7 +600,7 @@ describe.each(stores)("Run.keepAnswer when the store fails, on the %s store", (_
       expect(StoreError.isInstance(kept)).toBe(true);
       expect(failures).toBe(2);
       let sent = 0;
-      const next = await governor.startRun({ idempotencyScope: "s" }).call(call, async () => {
+      const next = await scoped(governor).call(call, async () => {
         sent += 1;
         return ok("made");
       });
@@ -720,18 +632,16 @@ describe.each(stores)(
         });
         const governor = createGovernor(policy, { metrics: false, store });
         const call = { tool: "create", args: { title: "spent" } };
-        expect(
-          await governor.startRun({ idempotencyScope: "s" }).keepAnswer(call, ok("kept")),
-        ).toBe(true);
+        expect(await scoped(governor).keepAnswer(call, ok("kept"))).toBe(true);
         let sent = 0;
         const send = async () => {
           sent += 1;
           return ok("made");
         };
-        const given = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        const given = await scoped(governor).call(call, send);
         expect(given).toMatchObject({ kind: "ok", value: ok("kept"), replayed: true });
         expect(failures).toBe(1);
-        const next = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        const next = await scoped(governor).call(call, send);
         expect(next).toMatchObject({ kind: "ok", value: ok("made"), replayed: false });
         expect(sent).toBe(1);
       },
@@ -768,19 +678,13 @@ describe.each(stores)(
         });
         const governor = createGovernor(policy, { metrics: false, store });
         const call = { tool: "create", args: { title: "breaker" } };
-        let sent = 0;
-        const send = async () => {
-          sent += 1;
-          return ok(`created ${sent}`);
-        };
-        const first = await governor
-          .startRun({ idempotencyScope: "s" })
-          .call({ ...call, signal: cancel.signal }, send);
+        const writes = writeTool();
+        const first = await scoped(governor).call({ ...call, signal: cancel.signal }, writes.send);
         expect(cancel.signal.aborted).toBe(true);
         expect(first).toMatchObject({ kind: "ok", value: ok("created 1"), kept: true });
-        const again = await governor.startRun({ idempotencyScope: "s" }).call(call, send);
+        const again = await scoped(governor).call(call, writes.send);
         expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
-        expect(sent).toBe(1);
+        expect(writes.sent).toBe(1);
       },
     );
   },
@@ -792,14 +696,14 @@ describe.each(stores)(
     it.runIf(ready)(
       "the keep asked once more leaves the newer claim alone: the answer is given once, and the other write's success is its own",
       async () => {
-        let other: ReturnType<typeof createGovernor> | undefined;
+        let other: Governor | undefined;
         let heldKey: string | undefined;
         let releaseC: () => void = () => {};
         let cStarted = false;
         let cDone: Promise<unknown> | undefined;
         let failures = 0;
         let keeps = 0;
-        let sent = 0;
+        const writes = writeTool();
         const call = { tool: "create", args: { title: "kept, spent, claimed" } };
         const store = onSettle(make(), async (target, ...args) => {
           const [key, state] = args;
@@ -811,19 +715,15 @@ describe.each(stores)(
             await target.settle(...args);
             other = createGovernor(policy, { metrics: false, store: target });
             // Another process: its identical call gets the kept answer (and spends it)…
-            const b = await other.startRun({ idempotencyScope: "s" }).call(call, async () => {
-              sent += 1;
-              return ok(`created ${sent}`);
-            });
+            const b = await scoped(other).call(call, writes.send);
             expect(b).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
             // …and its next identical call claims the entry and is making the write.
-            cDone = other.startRun({ idempotencyScope: "s" }).call(call, async () => {
+            cDone = scoped(other).call(call, async () => {
               cStarted = true;
               await new Promise<void>((resolve) => {
                 releaseC = resolve;
               });
-              sent += 1;
-              return ok(`created ${sent}`);
+              return writes.send();
             });
             await until(() => cStarted);
             throw unavailable();
@@ -831,16 +731,7 @@ describe.each(stores)(
           return target.settle(...args);
         });
         const governor = createGovernor(policy, { metrics: false, store });
-        const cancel = new AbortController();
-        const first = await governor
-          .startRun({ idempotencyScope: "s" })
-          .call(
-            { ...call, signal: cancel.signal, beforeAnswer: async () => cancel.abort() },
-            async () => {
-              sent += 1;
-              return ok(`created ${sent}`);
-            },
-          );
+        const first = await scoped(governor).call(givenUp(call), writes.send);
         expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
         // The keep's second asking, if any, has had its time.
         await until(() => keeps >= 2, 500);
@@ -851,14 +742,11 @@ describe.each(stores)(
         const c = await cDone;
         expect(c).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
         // The next identical call is a new write: the first answer is not given a second time.
-        const d = await (other as ReturnType<typeof createGovernor>)
+        const d = await (other as Governor)
           .startRun({ idempotencyScope: "s" })
-          .call(call, async () => {
-            sent += 1;
-            return ok(`created ${sent}`);
-          });
+          .call(call, writes.send);
         expect(d).toMatchObject({ kind: "ok", value: ok("created 3"), replayed: false });
-        expect(sent).toBe(3);
+        expect(writes.sent).toBe(3);
       },
     );
   },

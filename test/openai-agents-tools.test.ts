@@ -71,6 +71,24 @@ function emailTool(run: Run, execute: Execute<{ to: string }>, more: { timeoutMs
   );
 }
 
+/** The model's step on every turn: one call of `name` with `args`. */
+function calling(name: string, args: Record<string, unknown>): () => Step {
+  return () => ({ calls: [{ name, args }] });
+}
+
+const readsWelcome = calling("get_note", { id: "welcome" });
+const sendsEmail = calling("send_email", { to: "a@example.com" });
+
+/** send_email governed by `run`, failing with `message` on every call; `calls()` counts them. */
+function failingEmail(run: Run, message: string) {
+  let calls = 0;
+  const tool = emailTool(run, async () => {
+    calls += 1;
+    throw new Error(message);
+  });
+  return { tool, calls: () => calls };
+}
+
 /** Runs one agent task through the SDK's real Runner; returns what run() gave or threw. */
 function runAgent(tools: FunctionTool<unknown, never, unknown>[], react: (v: ModelView) => Step) {
   return runTask({ tools }, react, { input: "Read the welcome note." });
@@ -124,15 +142,9 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
   it("a permission error ends run() after one call, with Governor's reason for the host", async () => {
     const governor = createGovernor(POLICY);
     const run = governor.startRun();
-    let calls = 0;
-    const sendEmail = emailTool(run, async () => {
-      calls += 1;
-      throw new Error("403 Forbidden: the token lacks the mail.send scope");
-    });
-    const { model, error } = await runAgent([sendEmail], () => ({
-      calls: [{ name: "send_email", args: { to: "a@example.com" } }],
-    }));
-    expect(calls).toBe(1);
+    const email = failingEmail(run, "403 Forbidden: the token lacks the mail.send scope");
+    const { model, error } = await runAgent([email.tool], sendsEmail);
+    expect(email.calls()).toBe(1);
     expect(model.views).toHaveLength(1);
     const stop = governorStopOf(error);
     expect(stop).toBeInstanceOf(GovernorStopError);
@@ -145,15 +157,9 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
   it("a write that timed out upstream stops the run with its idempotency key, executed once", async () => {
     const governor = createGovernor(POLICY);
     const run = governor.startRun();
-    let calls = 0;
-    const sendEmail = emailTool(run, async () => {
-      calls += 1;
-      throw new Error("504 Gateway Timeout");
-    });
-    const { model, error } = await runAgent([sendEmail], () => ({
-      calls: [{ name: "send_email", args: { to: "a@example.com" } }],
-    }));
-    expect(calls).toBe(1);
+    const email = failingEmail(run, "504 Gateway Timeout");
+    const { model, error } = await runAgent([email.tool], sendsEmail);
+    expect(email.calls()).toBe(1);
     expect(model.views).toHaveLength(1);
     const stop = governorStopOf(error);
     expect(stop).toBeInstanceOf(GovernorStopError);
@@ -171,9 +177,7 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
         code: -32603,
       });
     });
-    const { model, error } = await runAgent([getNote], () => ({
-      calls: [{ name: "get_note", args: { id: "welcome" } }],
-    }));
+    const { model, error } = await runAgent([getNote], readsWelcome);
     expect(model.views).toHaveLength(1);
     const host = (error as { error?: unknown }).error;
     expect(host).toBeInstanceOf(HostError);
@@ -212,9 +216,7 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     const getNote = noteTool(run, async () => {
       throw new Error(crashMessage());
     });
-    const { model, error } = await runAgent([getNote], () => ({
-      calls: [{ name: "get_note", args: { id: "welcome" } }],
-    }));
+    const { model, error } = await runAgent([getNote], readsWelcome);
     const stop = governorStopOf(error);
     expect(stop).toBeDefined();
     expect(leaksSecrets(stop?.modelText ?? "", fixtureSecrets())).toBe(false);
@@ -343,9 +345,7 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
       setTimeout(() => controller.abort(new Error("host gave up")), 10);
       throw new Error("503 Service Unavailable");
     });
-    const model = new ReactiveModel(() => ({
-      calls: [{ name: "get_note", args: { id: "welcome" } }],
-    }));
+    const model = new ReactiveModel(readsWelcome);
     const agent = new Agent({
       name: "notes",
       instructions: "Use the tools.",
@@ -363,15 +363,9 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
 
   it("a streamed run ends the same way: its completion rejects with the stop", async () => {
     const run = createGovernor(POLICY).startRun();
-    let calls = 0;
-    const sendEmail = emailTool(run, async () => {
-      calls += 1;
-      throw new Error("403 Forbidden");
-    });
-    const model = new ReactiveModel(() => ({
-      calls: [{ name: "send_email", args: { to: "a@example.com" } }],
-    }));
-    const agent = new Agent({ name: "mail", instructions: "Send it.", model, tools: [sendEmail] });
+    const email = failingEmail(run, "403 Forbidden");
+    const model = new ReactiveModel(sendsEmail);
+    const agent = new Agent({ name: "mail", instructions: "Send it.", model, tools: [email.tool] });
     let error: unknown;
     try {
       const stream = await testRunner().run(agent, "Send it.", { maxTurns: 4, stream: true });
@@ -383,7 +377,7 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     } catch (e) {
       error = e;
     }
-    expect(calls).toBe(1);
+    expect(email.calls()).toBe(1);
     expect(governorStopOf(error)?.reason).toBe("forbidden");
   });
 
@@ -509,9 +503,7 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
         calls += 1;
         throw thrown;
       });
-      const { model, error } = await runAgent([getNote], () => ({
-        calls: [{ name: "get_note", args: { id: "welcome" } }],
-      }));
+      const { model, error } = await runAgent([getNote], readsWelcome);
       expect(calls).toBe(1);
       expect(model.views).toHaveLength(1);
       const host = hostErrorOf(error);
@@ -531,9 +523,7 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
         code: -32603,
       });
     });
-    const { error } = await runAgent([getNote], () => ({
-      calls: [{ name: "get_note", args: { id: "welcome" } }],
-    }));
+    const { error } = await runAgent([getNote], readsWelcome);
     expect(error).not.toBeInstanceOf(HostError);
     const host = hostErrorOf(error);
     expect(host).toBe((error as { error?: unknown }).error);
@@ -541,12 +531,8 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
     expect(governorStopOf(error)).toBeUndefined();
 
     const stopRun = governor.startRun();
-    const denied = emailTool(stopRun, async () => {
-      throw new Error("403 Forbidden");
-    });
-    const stopped = await runAgent([denied], () => ({
-      calls: [{ name: "send_email", args: { to: "a@example.com" } }],
-    }));
+    const denied = failingEmail(stopRun, "403 Forbidden");
+    const stopped = await runAgent([denied.tool], sendsEmail);
     expect(governorStopOf(stopped.error)?.reason).toBe("forbidden");
     expect(hostErrorOf(stopped.error)).toBeUndefined();
     expect(hostErrorOf(new Error("x"))).toBeUndefined();
@@ -556,9 +542,7 @@ describe.skipIf(SDK_UNSUPPORTED)(`governedTool in the Agents SDK's Runner (${SKI
   it("a call to a tool the agent does not have ends run() at once (the SDK's default toolNotFoundBehavior): bounded without Governor", async () => {
     const run = createGovernor(POLICY).startRun();
     const getNote = noteTool(run, async () => "Welcome!");
-    const { model, error } = await runAgent([getNote], () => ({
-      calls: [{ name: "get_notes", args: { id: "welcome" } }],
-    }));
+    const { model, error } = await runAgent([getNote], calling("get_notes", { id: "welcome" }));
     expect(model.views).toHaveLength(1);
     expect(error).toMatchObject({ name: "ModelBehaviorError" });
     expect(String((error as Error).message)).toMatch(/get_notes not found/);

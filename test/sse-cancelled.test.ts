@@ -6,91 +6,55 @@
  * secret, and the next call on the same client is answered. (It holds on main too: a check of
  * the promise, not a fix.)
  */
-import { createServer, type ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import { createGovernor, type HostError } from "@governor/core";
 import { governClient, toModelResult } from "@governor/mcp";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, expect, it } from "vitest";
+import { startRawHttpMcp } from "./support/raw-http-mcp.ts";
 
 const SECRET = "sk-live-4f9aQ2xZ7bN1mK8pL3vR6tY0";
 
-/** The server; `held` is the SSE stream of the first tools/call, left open. */
+/** The server (SSE answers); `held` is the SSE stream of the first tools/call, left open. */
 async function sseServer() {
   let calls = 0;
   let held: ServerResponse | undefined;
   let cancelled = false;
-  const server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (chunk: Buffer) => {
-      body += chunk.toString("utf8");
-    });
-    req.on("end", () => {
-      if (req.method !== "POST") {
-        res.writeHead(405).end();
+  const server = await startRawHttpMcp({
+    name: "sse-raw",
+    tool: "get_note",
+    answers: "sse",
+    onNotification: (message) => {
+      if (message.method !== "notifications/cancelled") return;
+      cancelled = true;
+      // What a misbehaving server writes on the cancelled call's stream.
+      held?.write(
+        `event: message\ndata: {"jsonrpc":"2.0","id":${String(message.params?.requestId)},"result":{"content":[{"type":"text","text":"token ${SECRET}"\n\n`,
+      );
+      held?.write(
+        `event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: message.params?.requestId, result: { content: [{ type: "text", text: `late: token ${SECRET}` }] } })}\n\n`,
+      );
+      held?.end();
+    },
+    onRequest: (message, res, reply) => {
+      calls++;
+      if (calls === 1) {
+        // Held open, unanswered: the host cancels.
+        res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+        res.write(": open\n\n");
+        held = res;
         return;
       }
-      const message = JSON.parse(body) as {
-        id?: unknown;
-        method: string;
-        params?: { protocolVersion?: string; requestId?: unknown };
-      };
-      if (message.method === "notifications/cancelled") {
-        cancelled = true;
-        res.writeHead(202).end();
-        // What a misbehaving server writes on the cancelled call's stream.
-        held?.write(
-          `event: message\ndata: {"jsonrpc":"2.0","id":${String(message.params?.requestId)},"result":{"content":[{"type":"text","text":"token ${SECRET}"\n\n`,
-        );
-        held?.write(
-          `event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: message.params?.requestId, result: { content: [{ type: "text", text: `late: token ${SECRET}` }] } })}\n\n`,
-        );
-        held?.end();
-        return;
-      }
-      if (message.id === undefined) {
-        res.writeHead(202).end();
-        return;
-      }
-      let result: unknown;
-      if (message.method === "initialize") {
-        result = {
-          protocolVersion: message.params?.protocolVersion,
-          capabilities: { tools: {} },
-          serverInfo: { name: "sse-raw", version: "1" },
-        };
-      } else if (message.method === "tools/list") {
-        result = { tools: [{ name: "get_note", inputSchema: { type: "object" } }] };
-      } else {
-        calls++;
-        if (calls === 1) {
-          // Held open, unanswered: the host cancels.
-          res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-          res.write(": open\n\n");
-          held = res;
-          return;
-        }
-        result = { content: [{ type: "text", text: `done ${calls}` }] };
-      }
-      res
-        .writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
-        .end(
-          `event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: message.id, result })}\n\n`,
-        );
-    });
+      const result = { content: [{ type: "text", text: `done ${calls}` }] };
+      reply(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }));
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
   return {
-    url: new URL(`http://127.0.0.1:${port}/mcp`),
+    url: server.url,
     wasCancelled: () => cancelled,
     holding: () => held !== undefined,
-    close: () =>
-      new Promise<void>((resolve) => {
-        held?.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: server.close,
   };
 }
 

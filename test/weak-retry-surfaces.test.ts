@@ -97,21 +97,25 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 const effectsFile = () => join(dir, `effects-${++n}.jsonl`);
 
-describe("@governor/mcp: governClient over stdio", () => {
-  const clients: Client[] = [];
-  afterAll(async () => {
-    await Promise.all(clients.map((client) => client.close()));
-  });
+const clients: Client[] = [];
+afterAll(async () => {
+  await Promise.all(clients.map((client) => client.close()));
+});
 
+/** A client of the fault server over stdio, playing the case's scenario; closed after the file. */
+async function stdioClient(name: string, c: Case, effects: string): Promise<Client> {
+  const client = new Client({ name, version: "1.0.0" });
+  clients.push(client);
+  await client.connect(
+    new StdioClientTransport(stdioServerParams({ scenario: scenarioOf(c), effectsFile: effects })),
+  );
+  return client;
+}
+
+describe("@governor/mcp: governClient over stdio", () => {
   it.each(CASES)("$label", async (c) => {
     const effects = effectsFile();
-    const client = new Client({ name: "weak-retry", version: "1.0.0" });
-    clients.push(client);
-    await client.connect(
-      new StdioClientTransport(
-        stdioServerParams({ scenario: scenarioOf(c), effectsFile: effects }),
-      ),
-    );
+    const client = await stdioClient("weak-retry", c, effects);
     const governor = createGovernor(POLICY, { metrics: false });
     const run = governor.startRun();
     const outcome = await governClient(client, { governor, server: "notes" }).callTool(run, {
@@ -160,20 +164,9 @@ describe("governor proxy (in process, the server over stdio)", () => {
 });
 
 describe("LangChain: governMcpTools over stdio", () => {
-  const clients: Client[] = [];
-  afterAll(async () => {
-    await Promise.all(clients.map((client) => client.close()));
-  });
-
   it.each(CASES)("$label", async (c) => {
     const effects = effectsFile();
-    const client = new Client({ name: "weak-retry-lc", version: "1.0.0" });
-    clients.push(client);
-    await client.connect(
-      new StdioClientTransport(
-        stdioServerParams({ scenario: scenarioOf(c), effectsFile: effects }),
-      ),
-    );
+    const client = await stdioClient("weak-retry-lc", c, effects);
     const governor = createGovernor(POLICY, { metrics: false });
     const run = governor.startRun();
     const tools = await governMcpTools(governClient(client, { governor, server: "notes" }), {

@@ -1,31 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { HostError } from "../errors.ts";
-import type { PolicyInput } from "../policy/policy.ts";
 import type { GovernorEvent } from "../telemetry/events.ts";
-import { createGovernor } from "./governor.ts";
-import type { AttemptContext, CallOutcome } from "./run.ts";
-
-const text = (t: string) => ({ content: [{ type: "text", text: t }], isError: true });
-const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
-
-function governor(policy: PolicyInput = {}, extra: Parameters<typeof createGovernor>[1] = {}) {
-  return createGovernor(policy, { random: () => 0.5, metrics: false, ...extra });
-}
-
-function modelText(outcome: CallOutcome<unknown>): string {
-  if (outcome.kind === "ok") throw new Error(`expected a failure outcome, got ok`);
-  return outcome.result.content[0].text;
-}
-
-/** Settles pending timers and microtasks until the promise resolves (fake timers). */
-async function drive<T>(promise: Promise<T>): Promise<T> {
-  let done = false;
-  const tracked = promise.finally(() => {
-    done = true;
-  });
-  for (let i = 0; i < 200 && !done; i++) await vi.advanceTimersByTimeAsync(1_000);
-  return tracked;
-}
+import type { AttemptContext } from "./run.ts";
+import { drive, governor, modelText, ok, text } from "./run-calls.support.ts";
 
 beforeEach(() => {
   vi.useFakeTimers();
