@@ -389,6 +389,83 @@ describe.each(stores)(
   },
 );
 
+describe.each(stores)(
+  "the keep made under the hold when the store fails once, on the %s store",
+  (_n, ready, make) => {
+    /**
+     * A governor whose free of a held write's entry lands, then the host gives up before its
+     * answer comes (the keep is made under the hold), and whose store fails once on `failing`.
+     */
+    function givenUpAsFreed(real: Store, failing: "claim" | "settle") {
+      const cancel = new AbortController();
+      let freed = false;
+      let failures = 0;
+      let kept = false;
+      const settled = onSettle(real, async (target, ...args) => {
+        const [key, state, options] = args;
+        const keep = key.startsWith("gd_") && state === "succeeded";
+        if (keep && failing === "settle" && failures === 0) {
+          failures += 1;
+          throw unavailable();
+        }
+        await target.settle(...args);
+        if (keep) kept = true;
+        if (!freed && heldSettle(args) && state === "failed" && options.holdMs !== undefined) {
+          freed = true;
+          cancel.abort();
+        }
+      });
+      const store = new Proxy(settled, {
+        get(target, property) {
+          const value = Reflect.get(target, property, target) as unknown;
+          if (property !== "claim") return value;
+          return async (...args: Parameters<Store["claim"]>) => {
+            const [key, , options] = args;
+            // The keep's claim, passing the call's own hold.
+            if (failing === "claim" && failures === 0 && key.startsWith("gd_") && freed) {
+              if (options.handedOver !== undefined) {
+                failures += 1;
+                throw unavailable();
+              }
+            }
+            return target.claim(...args);
+          };
+        },
+      });
+      const governor = createGovernor(policy, { metrics: false, store });
+      return { governor, cancel, failures: () => failures, kept: () => kept };
+    }
+
+    for (const failing of ["settle", "claim"] as const) {
+      it.runIf(ready)(
+        `a keep whose ${failing} fails once (the store unavailable) is made again: another process's identical call gets the answer, not a second write`,
+        async () => {
+          const real = make();
+          const elsewhere = createGovernor(policy, { metrics: false, store: real });
+          const call = { tool: "create", args: { title: `keep under the hold, ${failing}` } };
+          let sent = 0;
+          const send = async () => {
+            sent += 1;
+            return ok(`created ${sent}`);
+          };
+          const here = givenUpAsFreed(real, failing);
+          const first = await here.governor
+            .startRun({ idempotencyScope: "s" })
+            .call({ ...call, signal: here.cancel.signal }, send);
+          expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+          expect(here.cancel.signal.aborted).toBe(true);
+          // The keep goes on past the call's cut.
+          await until(() => here.kept(), 1_000);
+          expect(here.failures()).toBe(1);
+          const again = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+          expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
+          expect(sent).toBe(1);
+        },
+      );
+    }
+  },
+);
+
 describe("a store whose settles answer at once, two processes on one SQLite file", () => {
   // No abort can come between such a free and its answer: the free holds nothing, and another
   // process's identical write right after the success is a new write, not refused.

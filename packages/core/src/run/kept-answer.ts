@@ -40,7 +40,6 @@ export async function keepAnswer(
   request: ToolCall,
   answer: unknown,
   ttlMs: number,
-  ownHold?: number,
 ): Promise<boolean> {
   const { core } = r;
   if (!keepsFor(r)) return false;
@@ -63,9 +62,8 @@ export async function keepAnswer(
   const key = doubtKeyOf(contentHashOf(r, server, request.tool, canonical));
   const now = core.now();
   // As the write's own claim of it (doubt.ts): the run instance's when the run has no scope.
-  // The hold of the call keeping its answer (`ownHold`: see `keepUnderHold`), or one this process
-  // handed over (doubt.ts `handedOverOf`), does not keep this keep out.
-  const over = ownHold ?? handedOverOf(core.store, key, now);
+  // A hold this process handed over (doubt.ts `handedOverOf`) does not keep this keep out.
+  const over = handedOverOf(core.store, key, now);
   const options = contentClaimOptions(r, now, false);
   const claim: ClaimResult = await core.store.claim(
     key,
@@ -238,13 +236,17 @@ function handedOverHere(
 }
 
 /**
- * The host gave up while the entry was being freed under a hold: the answer is kept there as
- * `Run.keepAnswer` keeps one, its claim passing the call's own hold (`ClaimOptions.handedOver`),
- * so an identical call of another process cannot claim the entry in between. A keep that comes
- * after the hold ran out and another write claimed the entry meets that write in flight and keeps
- * nothing, as any keep would. A keep that cannot be made (an answer JSON cannot write, a run that
- * can meet no identical call, that other write) ends the hold, naming the call's claim (dropped
- * when the entry was claimed since): the identical call is then a new write, as it would have been.
+ * The host gave up while the entry was being freed under a hold: the answer is kept there under a
+ * claim that passes the call's own hold (`ClaimOptions.handedOver`), so an identical call of
+ * another process cannot claim the entry in between, and settled `succeeded` as the keep of a held
+ * entry is (`keepHeld`: a store that fails is asked once more, and a keep that fails again leaves
+ * the entry claimed, in doubt after its lease, never free). A claim the store fails with a
+ * `StoreError` other than a timeout is asked once more too: unanswered, the hold would run out and
+ * the identical call be sent. A keep that comes after the hold ran out and another write claimed
+ * the entry meets that write in flight and keeps nothing, as any keep would. A keep that cannot be
+ * made (an answer JSON cannot write, a run that can meet no identical call, that other write) ends
+ * the hold, naming the call's claim (dropped when the entry was claimed since): the identical call
+ * is then a new write, as it would have been.
  */
 async function keepUnderHold(
   state: CallState,
@@ -254,11 +256,48 @@ async function keepUnderHold(
   ttlMs: number,
 ): Promise<boolean> {
   const r = state.run;
-  if (await keepAnswer(r, state.call, answer, ttlMs, claimedAt)) return true;
-  await recordOp(state, "a ledger settle", (s) =>
-    settleHeld(() => s.run.core.store.settle(key, "failed", { now: s.run.core.now(), claimedAt })),
-  );
-  return false;
+  const keepable = keepsFor(r) ? keepableAnswer(state.tool, answer) : undefined;
+  const claim = keepable === undefined ? undefined : await claimUnderHold(state, key, claimedAt);
+  if (keepable === undefined || claim === undefined) {
+    await recordOp(state, "a ledger settle", (s) =>
+      settleHeld(() =>
+        s.run.core.store.settle(key, "failed", { now: s.run.core.now(), claimedAt }),
+      ),
+    );
+    return false;
+  }
+  await keepHeld(state, key, claim, keepable.value, ttlMs);
+  return true;
+}
+
+/**
+ * The keep's claim of an entry held for `claimedAt` (see `keepUnderHold`): the claim it is kept
+ * under, `{}` for an answer kept there already (replaced, as `Run.keepAnswer` replaces one), or
+ * undefined when it cannot be kept (another write holds the entry).
+ */
+async function claimUnderHold(
+  state: CallState,
+  key: string,
+  claimedAt: number,
+): Promise<{ readonly claimedAt?: number } | undefined> {
+  const r = state.run;
+  const claimOnce = () => {
+    const now = r.core.now();
+    const options = { ...contentClaimOptions(r, now, false), handedOver: claimedAt };
+    return recordOp(state, "a ledger claim", (s) =>
+      s.run.core.store.claim(key, CONTENT_ARGS, options),
+    );
+  };
+  let claim: ClaimResult;
+  try {
+    claim = await claimOnce();
+  } catch (error) {
+    if (!settlesAgain(error)) throw error;
+    claim = await claimOnce();
+  }
+  if (claim.status === "succeeded") return {};
+  if (claim.status !== "claimed") return undefined;
+  return { claimedAt: claim.claimedAt ?? r.core.now() };
 }
 
 /** The host gave up on the call: its own signal aborted. */
