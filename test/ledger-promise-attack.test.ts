@@ -466,6 +466,55 @@ describe.each(stores)(
   },
 );
 
+describe.each(stores)(
+  "a free whose answer comes after the call was cut by the store timeout, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "the answer went out with the call's outcome: an abort of the call's signal after it keeps nothing, and the identical call after it is a new write",
+      async () => {
+        const real = make();
+        await real.get("warm");
+        const storeTimeoutMs = 150;
+        const cancel = new AbortController();
+        const call = { tool: "create", args: { title: "answered, then aborted" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        let heldKey: string | undefined;
+        let answered = false;
+        // The free lands at once; its answer comes after the call's store timeout cut the wait.
+        const store = onSettle(real, async (target, ...args) => {
+          await target.settle(...args);
+          if (heldKey === undefined && heldSettle(args) && args[1] === "failed") {
+            heldKey = args[0];
+            await new Promise((resolve) => setTimeout(resolve, 2 * storeTimeoutMs));
+            answered = true;
+          }
+        });
+        const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs });
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal }, send);
+        // The answer reached the host with the outcome; its signal aborts after (a request's
+        // cleanup), before the free's answer came.
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        expect(first).not.toMatchObject({ kept: true });
+        expect(answered).toBe(false);
+        cancel.abort();
+        await until(() => answered);
+        // A keep, if one were made, has had its time.
+        await new Promise((resolve) => setTimeout(resolve, 2 * storeTimeoutMs));
+        expect((await real.entry(heldKey as string))?.state).toBe("failed");
+        const elsewhere = createGovernor(policy, { metrics: false, store: real });
+        const next = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(next).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
+        expect(sent).toBe(2);
+      },
+    );
+  },
+);
 describe("a store whose settles answer at once, two processes on one SQLite file", () => {
   // No abort can come between such a free and its answer: the free holds nothing, and another
   // process's identical write right after the success is a new write, not refused.

@@ -137,7 +137,8 @@ export function handsOverLater(state: CallState): boolean {
  * right after, as `Run.keepAnswer` does; that free holds the entry for the call meanwhile
  * (`freeHold`), so an identical call of another process is refused as in progress, not sent. The
  * call waits for the free and that keep as for any store step, never past its cut (cut, they go
- * on), and not for the keep of a call given up on first; identical calls of this process wait for
+ * on; cut by anything but its own abort, the answer goes out with the outcome, and an abort after
+ * it keeps nothing), and not for the keep of a call given up on first; identical calls of this process wait for
  * all of them (`handOverWrites`, doubt.ts `holdHandOver`).
  */
 export async function handOver(state: CallState, answer: unknown, held: boolean): Promise<void> {
@@ -180,8 +181,11 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
     handedOverHere(state, key, claim.claimedAt, holdMs);
     return;
   }
+  // The answer went out with the call's outcome (its wait cut by the store timeout, the deadline,
+  // the run's signal or end): a later abort of the call's signal is the host's (`keepAnswer`).
+  let out = false;
   const kept = freeing.then(() => {
-    if (!givenUp(state)) {
+    if (out || !givenUp(state)) {
       handedOverHere(state, key, claim.claimedAt, holdMs);
       return false;
     }
@@ -199,7 +203,10 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
     state.keptAnswer = await storeOp(state, "a ledger settle", () => kept);
   } catch (error) {
     // Cut by the call's abort: the writes go on, and nobody waits for them but identical calls.
-    if (!givenUp(state)) throw error;
+    if (!givenUp(state)) {
+      out = true;
+      throw error;
+    }
   }
 }
 
