@@ -515,6 +515,54 @@ describe.each(stores)(
     );
   },
 );
+
+describe.each(stores)(
+  "a free that lands and whose answer never comes, and the next call of the same process, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "the hand-over ends with the store timeout: the identical call of the same process after the hold is a new write, not refused for good",
+      async () => {
+        const real = make();
+        await real.get("warm");
+        const storeTimeoutMs = 150;
+        let freedAt: number | undefined;
+        // A connection that lost the free's answer: it landed, and nothing ever answers it.
+        const store = onSettle(real, async (target, ...args) => {
+          await target.settle(...args);
+          if (freedAt === undefined && heldSettle(args) && args[1] === "failed") {
+            freedAt = Date.now();
+            await new Promise<void>(() => {});
+          }
+        });
+        const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs });
+        const call = { tool: "create", args: { title: "free never answered" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        const live = new AbortController();
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: live.signal }, send);
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        // Past the hold: nobody can keep an answer there any more.
+        await new Promise((resolve) =>
+          setTimeout(
+            resolve,
+            Math.max(0, (freedAt as number) + 2 * storeTimeoutMs + 100 - Date.now()),
+          ),
+        );
+        const next = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call(call, send)
+          .catch((error: unknown) => error);
+        expect(next).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
+        expect(sent).toBe(2);
+      },
+    );
+  },
+);
 describe("a store whose settles answer at once, two processes on one SQLite file", () => {
   // No abort can come between such a free and its answer: the free holds nothing, and another
   // process's identical write right after the success is a new write, not refused.

@@ -24,7 +24,7 @@ import {
 } from "./doubt.ts";
 import { writesAsJson } from "./ledger.ts";
 import { bounded, type RunState } from "./run-state.ts";
-import { isThenable } from "./store-guard.ts";
+import { guardStore, isThenable } from "./store-guard.ts";
 import { recordOp, settleHeld, settlesAgain, storeOp } from "./store-steps.ts";
 import type { ToolCall } from "./types.ts";
 import { guardedAsync } from "./waits.ts";
@@ -170,8 +170,16 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
   const hold = holdMs === undefined ? {} : { holdMs };
   let freeing: MaybePromise<void>;
   try {
+    // Each asking bounded as the hold is long (the store timeout without one): identical calls of
+    // this process wait for its answer (`handOverWrites`), and one that never comes would have
+    // them wait, and fail, for good. Past the hold, a keep is no longer sure to come first.
+    const freeBound = { signals: [], timeoutMs: holdMs ?? r.core.storeTimeoutMs };
     freeing = settleHeld(() =>
-      r.core.store.settle(key, "failed", { now: r.core.now(), ...claim, ...hold }),
+      guardStore(
+        "a ledger settle",
+        () => r.core.store.settle(key, "failed", { now: r.core.now(), ...claim, ...hold }),
+        freeBound,
+      ),
     );
   } catch (error) {
     freeing = Promise.reject(error);
