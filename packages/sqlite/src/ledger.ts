@@ -182,7 +182,10 @@ export function createLedger(db: Database, options: LedgerOptions) {
             state === "failed" && claimedAt !== undefined && validHold(holdMs)
               ? (holdMs as number)
               : 0;
-          record.run(state, now, held, text, expiry(state, time), claim, key);
+          // Kept while held, whatever the retention: forgotten, the row would be free.
+          const expires =
+            held > 0 ? Math.max(expiry(state, time) as number, time + held) : expiry(state, time);
+          record.run(state, now, held, text, expires, claim, key);
         }
       });
     },

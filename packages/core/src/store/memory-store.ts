@@ -367,6 +367,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         validHold(settlement.holdMs)
       ) {
         found.leaseMs = settlement.holdMs as number;
+        // Kept while held, whatever the retention: forgotten, the record would be free.
+        if (found.leaseMs > retentionMs) found.expiresAt += found.leaseMs - retentionMs;
       }
     },
 

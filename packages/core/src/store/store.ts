@@ -113,7 +113,8 @@ export interface SettleOptions {
    * for `holdMs` more, counted by the store's own clock from the settle (Redis: its server's):
    * until then a claim answers `in_flight`, but one naming this claim as
    * {@link ClaimOptions.handedOver} claims it as any `failed` key. For a holder that frees a write's entry before it knows whether its answer was
-   * given (the core's content entries, docs/idempotency.md). A later settle ends the hold.
+   * given (the core's content entries, docs/idempotency.md). A later settle ends the hold. The key
+   * is kept at least until the hold runs out, whatever the store's retention.
    * @default none: the key is free at once
    */
   readonly holdMs?: number;
