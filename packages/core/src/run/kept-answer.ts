@@ -226,8 +226,9 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
  * lands, and only then does its answer tell the call whether the host gave up meanwhile: were the
  * entry free in between, an identical call of another process could claim it and make the write a
  * second time, the answer kept then reaching nobody. Held, such a call is refused as in progress
- * until the call keeps its answer there (`keepUnderHold`) or the hold runs out. The hold covers
- * the free's answer and the keep, each bounded by the store timeout: twice that.
+ * until the call keeps its answer there (`keepUnderHold`) or the hold runs out. The hold is room
+ * for the free's answer and the keep's claim, each within the store timeout: twice that (the
+ * free's answer is not waited for past it).
  */
 function freeHold(state: CallState, claimedAt: number | undefined): number | undefined {
   if (state.call.signal === undefined || claimedAt === undefined) return undefined;

@@ -321,6 +321,19 @@ export interface SynchronousStore extends Store {
 }
 
 /**
+ * The hold a {@link Store.settle} keeps on its key ({@link SettleOptions.holdMs}), as every store of
+ * the project reads it: whole ms (rounded up) of a positive finite `holdMs` on a `failed` settle
+ * naming its claim (`claimedAt`), else 0 (no hold: the key is free at once).
+ */
+export function settleHoldMs(state: LedgerState, settlement: SettleOptions): number {
+  const { holdMs } = settlement;
+  if (state !== "failed" || settlement.claimedAt === undefined) return 0;
+  return typeof holdMs === "number" && Number.isFinite(holdMs) && holdMs > 0
+    ? Math.ceil(holdMs)
+    : 0;
+}
+
+/**
  * Checks {@link Store.addOutcome}'s arguments as every store of the project does (the contract
  * suite in `@governor/core/testing` refuses the same ones): `field` a non-empty string not starting
  * with `@`, `by` (default 1) a positive finite number, `now` epoch ms (finite, >= 0), `halfLifeMs`
