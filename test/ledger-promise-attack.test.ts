@@ -513,6 +513,45 @@ describe.each(stores)(
         expect(sent).toBe(2);
       },
     );
+
+    it.runIf(ready)(
+      "the host that keeps the answer itself after the outcome, before the free's answer came, keeps it: its own hold does not refuse it",
+      async () => {
+        const real = make();
+        await real.get("warm");
+        const storeTimeoutMs = 150;
+        const call = { tool: "create", args: { title: "answered, kept by the host" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        let answered = false;
+        let freed = false;
+        const store = onSettle(real, async (target, ...args) => {
+          await target.settle(...args);
+          if (!freed && heldSettle(args) && args[1] === "failed") {
+            freed = true;
+            await new Promise((resolve) => setTimeout(resolve, 2 * storeTimeoutMs));
+            answered = true;
+          }
+        });
+        const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs });
+        const cancel = new AbortController();
+        const run = governor.startRun({ idempotencyScope: "s" });
+        const first = await run.call({ ...call, signal: cancel.signal }, send);
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        expect(answered).toBe(false);
+        // The host gave up on it after all: it keeps the answer, as docs/idempotency.md shows.
+        cancel.abort();
+        expect(await run.keepAnswer(call, ok("created 1"))).toBe(true);
+        await until(() => answered);
+        const elsewhere = createGovernor(policy, { metrics: false, store: real });
+        const again = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
+        expect(sent).toBe(1);
+      },
+    );
   },
 );
 

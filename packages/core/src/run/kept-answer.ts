@@ -212,7 +212,9 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
   } catch (error) {
     // Cut by the call's abort: the writes go on, and nobody waits for them but identical calls.
     if (!givenUp(state)) {
+      // Its hold no longer keeps this process's calls out: the host's own keep among them.
       out = true;
+      handedOverHere(state, key, claim.claimedAt, holdMs);
       throw error;
     }
   }
