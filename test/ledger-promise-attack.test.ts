@@ -602,6 +602,45 @@ describe.each(stores)(
     );
   },
 );
+
+describe.each(stores)(
+  "the hold after a success handed over, and governors of one process, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "governors on one store object share what their process knows: the identical call of another governor on it passes the hold; one on another handle (as another process) is refused until it runs out",
+      async () => {
+        const real = make();
+        await real.get("warm");
+        // Settles that answer later, as a remote store's do: the free is made under a hold.
+        const shared = onSettle(real, (target, ...args) => Promise.resolve(target.settle(...args)));
+        const other = onSettle(real, (target, ...args) => Promise.resolve(target.settle(...args)));
+        const storeTimeoutMs = 150;
+        const first = createGovernor(policy, { metrics: false, store: shared, storeTimeoutMs });
+        const second = createGovernor(policy, { metrics: false, store: shared, storeTimeoutMs });
+        const elsewhere = createGovernor(policy, { metrics: false, store: other, storeTimeoutMs });
+        const call = { tool: "create", args: { title: "one process, two governors" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        const live = new AbortController();
+        const a = await first
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: live.signal }, send);
+        expect(a).toMatchObject({ kind: "ok", value: ok("created 1") });
+        const refused = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(refused).toMatchObject({ kind: "model", reason: "conflict" });
+        // Another scope of the same process is another entry: nothing holds it.
+        const otherScope = await second.startRun({ idempotencyScope: "t" }).call(call, send);
+        expect(otherScope).toMatchObject({ kind: "ok", value: ok("created 2") });
+        const b = await second.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(b).toMatchObject({ kind: "ok", value: ok("created 3"), replayed: false });
+        expect(sent).toBe(3);
+      },
+    );
+  },
+);
 describe("a store whose settles answer at once, two processes on one SQLite file", () => {
   // No abort can come between such a free and its answer: the free holds nothing, and another
   // process's identical write right after the success is a new write, not refused.
