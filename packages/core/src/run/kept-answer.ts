@@ -170,16 +170,8 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
   const hold = holdMs === undefined ? {} : { holdMs };
   let freeing: MaybePromise<void>;
   try {
-    // Each asking bounded as the hold is long (the store timeout without one): identical calls of
-    // this process wait for its answer (`handOverWrites`), and one that never comes would have
-    // them wait, and fail, for good. Past the hold, a keep is no longer sure to come first.
-    const freeBound = { signals: [], timeoutMs: holdMs ?? r.core.storeTimeoutMs };
     freeing = settleHeld(() =>
-      guardStore(
-        "a ledger settle",
-        () => r.core.store.settle(key, "failed", { now: r.core.now(), ...claim, ...hold }),
-        freeBound,
-      ),
+      r.core.store.settle(key, "failed", { now: r.core.now(), ...claim, ...hold }),
     );
   } catch (error) {
     freeing = Promise.reject(error);
@@ -200,9 +192,14 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
     if (holdMs === undefined) return keepAnswer(r, state.call, answer, ttlMs);
     return keepUnderHold(state, key, claim.claimedAt as number, answer, ttlMs);
   });
+  // Identical calls of this process wait for these writes as long as the hold lasts (the store
+  // timeout without one), no longer: a free whose answer never comes (a connection that lost it)
+  // would have them wait, and fail, for good. The keep, if any, goes on: a late one keeps nothing
+  // over a write that claimed the entry since.
+  const bound = { signals: [], timeoutMs: holdMs ?? r.core.storeTimeoutMs };
   keptLater.set(
     state,
-    kept.then(
+    (guardStore("a ledger settle", () => kept, bound) as Promise<boolean>).then(
       () => undefined,
       () => undefined,
     ),
@@ -229,8 +226,7 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
  * entry free in between, an identical call of another process could claim it and make the write a
  * second time, the answer kept then reaching nobody. Held, such a call is refused as in progress
  * until the call keeps its answer there (`keepUnderHold`) or the hold runs out. The hold is room
- * for the free's answer and the keep's claim, each within the store timeout: twice that (the
- * free's answer is not waited for past it).
+ * for the free's answer and the keep's claim, each within the store timeout: twice that.
  */
 function freeHold(state: CallState, claimedAt: number | undefined): number | undefined {
   if (state.call.signal === undefined || claimedAt === undefined) return undefined;
