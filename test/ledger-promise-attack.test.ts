@@ -340,6 +340,258 @@ describe.each(stores)(
   },
 );
 
+describe.each(stores)(
+  "the keep made under the hold when the store fails once, on the %s store",
+  (_n, ready, make) => {
+    /**
+     * A governor whose free of a held write's entry lands, then the host gives up before its
+     * answer comes (the keep is made under the hold), and whose store fails once on `failing`.
+     */
+    function givenUpAsFreed(real: Store, failing: "claim" | "settle") {
+      const cancel = new AbortController();
+      let freed = false;
+      let failures = 0;
+      let kept = false;
+      const settled = onSettle(real, async (target, ...args) => {
+        const [key, state, options] = args;
+        const keep = key.startsWith("gd_") && state === "succeeded";
+        if (keep && failing === "settle" && failures === 0) {
+          failures += 1;
+          throw unavailable();
+        }
+        await target.settle(...args);
+        if (keep) kept = true;
+        if (!freed && heldSettle(args) && state === "failed" && options.holdMs !== undefined) {
+          freed = true;
+          cancel.abort();
+        }
+      });
+      const store = new Proxy(settled, {
+        get(target, property) {
+          const value = Reflect.get(target, property, target) as unknown;
+          if (property !== "claim") return value;
+          return async (...args: Parameters<Store["claim"]>) => {
+            const [key, , options] = args;
+            // The keep's claim, passing the call's own hold.
+            if (failing === "claim" && failures === 0 && key.startsWith("gd_") && freed) {
+              if (options.handedOver !== undefined) {
+                failures += 1;
+                throw unavailable();
+              }
+            }
+            return target.claim(...args);
+          };
+        },
+      });
+      const governor = createGovernor(policy, { metrics: false, store });
+      return { governor, cancel, failures: () => failures, kept: () => kept };
+    }
+
+    for (const failing of ["settle", "claim"] as const) {
+      it.runIf(ready)(
+        `a keep whose ${failing} fails once (the store unavailable) is made again: another process's identical call gets the answer, not a second write`,
+        async () => {
+          const real = make();
+          const elsewhere = createGovernor(policy, { metrics: false, store: real });
+          const call = { tool: "create", args: { title: `keep under the hold, ${failing}` } };
+          let sent = 0;
+          const send = async () => {
+            sent += 1;
+            return ok(`created ${sent}`);
+          };
+          const here = givenUpAsFreed(real, failing);
+          const first = await here.governor
+            .startRun({ idempotencyScope: "s" })
+            .call({ ...call, signal: here.cancel.signal }, send);
+          expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+          expect(here.cancel.signal.aborted).toBe(true);
+          // The keep goes on past the call's cut.
+          await until(() => here.kept(), 1_000);
+          expect(here.failures()).toBe(1);
+          const again = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+          expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
+          expect(sent).toBe(1);
+        },
+      );
+    }
+  },
+);
+
+describe.each(stores)(
+  "a free whose answer comes after the call was cut by the store timeout, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "the answer went out with the call's outcome: an abort of the call's signal after it keeps nothing, and the identical call after it is a new write",
+      async () => {
+        const real = make();
+        await real.get("warm");
+        const storeTimeoutMs = 150;
+        const cancel = new AbortController();
+        const call = { tool: "create", args: { title: "answered, then aborted" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        let heldKey: string | undefined;
+        let answered = false;
+        // The free lands at once; its answer comes after the call's store timeout cut the wait.
+        const store = onSettle(real, async (target, ...args) => {
+          await target.settle(...args);
+          if (heldKey === undefined && heldSettle(args) && args[1] === "failed") {
+            heldKey = args[0];
+            await new Promise((resolve) => setTimeout(resolve, 2 * storeTimeoutMs));
+            answered = true;
+          }
+        });
+        const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs });
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: cancel.signal }, send);
+        // The answer reached the host with the outcome; its signal aborts after (a request's
+        // cleanup), before the free's answer came.
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        expect(first).not.toMatchObject({ kept: true });
+        expect(answered).toBe(false);
+        cancel.abort();
+        await until(() => answered);
+        // A keep, if one were made, has had its time.
+        await new Promise((resolve) => setTimeout(resolve, 2 * storeTimeoutMs));
+        expect((await real.entry(heldKey as string))?.state).toBe("failed");
+        const elsewhere = createGovernor(policy, { metrics: false, store: real });
+        const next = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(next).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
+        expect(sent).toBe(2);
+      },
+    );
+
+    it.runIf(ready)(
+      "the host that keeps the answer itself after the outcome, before the free's answer came, keeps it: its own hold does not refuse it",
+      async () => {
+        const real = make();
+        await real.get("warm");
+        const storeTimeoutMs = 150;
+        const call = { tool: "create", args: { title: "answered, kept by the host" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        let answered = false;
+        let freed = false;
+        const store = onSettle(real, async (target, ...args) => {
+          await target.settle(...args);
+          if (!freed && heldSettle(args) && args[1] === "failed") {
+            freed = true;
+            await new Promise((resolve) => setTimeout(resolve, 2 * storeTimeoutMs));
+            answered = true;
+          }
+        });
+        const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs });
+        const cancel = new AbortController();
+        const run = governor.startRun({ idempotencyScope: "s" });
+        const first = await run.call({ ...call, signal: cancel.signal }, send);
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        expect(answered).toBe(false);
+        // The host gave up on it after all: it keeps the answer, as docs/idempotency.md shows.
+        cancel.abort();
+        expect(await run.keepAnswer(call, ok("created 1"))).toBe(true);
+        await until(() => answered);
+        const elsewhere = createGovernor(policy, { metrics: false, store: real });
+        const again = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(again).toMatchObject({ kind: "ok", value: ok("created 1"), replayed: true });
+        expect(sent).toBe(1);
+      },
+    );
+  },
+);
+
+describe.each(stores)(
+  "a free that lands and whose answer never comes, and the next call of the same process, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "the hand-over ends with the store timeout: the identical call of the same process after the hold is a new write, not refused for good",
+      async () => {
+        const real = make();
+        await real.get("warm");
+        const storeTimeoutMs = 150;
+        let freedAt: number | undefined;
+        // A connection that lost the free's answer: it landed, and nothing ever answers it.
+        const store = onSettle(real, async (target, ...args) => {
+          await target.settle(...args);
+          if (freedAt === undefined && heldSettle(args) && args[1] === "failed") {
+            freedAt = Date.now();
+            await new Promise<void>(() => {});
+          }
+        });
+        const governor = createGovernor(policy, { metrics: false, store, storeTimeoutMs });
+        const call = { tool: "create", args: { title: "free never answered" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        const live = new AbortController();
+        const first = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: live.signal }, send);
+        expect(first).toMatchObject({ kind: "ok", value: ok("created 1") });
+        // Past the hold: nobody can keep an answer there any more.
+        await new Promise((resolve) =>
+          setTimeout(
+            resolve,
+            Math.max(0, (freedAt as number) + 2 * storeTimeoutMs + 100 - Date.now()),
+          ),
+        );
+        const next = await governor
+          .startRun({ idempotencyScope: "s" })
+          .call(call, send)
+          .catch((error: unknown) => error);
+        expect(next).toMatchObject({ kind: "ok", value: ok("created 2"), replayed: false });
+        expect(sent).toBe(2);
+      },
+    );
+  },
+);
+
+describe.each(stores)(
+  "the hold after a success handed over, and governors of one process, on the %s store",
+  (_n, ready, make) => {
+    it.runIf(ready)(
+      "governors on one store object share what their process knows: the identical call of another governor on it passes the hold; one on another handle (as another process) is refused until it runs out",
+      async () => {
+        const real = make();
+        await real.get("warm");
+        // Settles that answer later, as a remote store's do: the free is made under a hold.
+        const shared = onSettle(real, (target, ...args) => Promise.resolve(target.settle(...args)));
+        const other = onSettle(real, (target, ...args) => Promise.resolve(target.settle(...args)));
+        const storeTimeoutMs = 150;
+        const first = createGovernor(policy, { metrics: false, store: shared, storeTimeoutMs });
+        const second = createGovernor(policy, { metrics: false, store: shared, storeTimeoutMs });
+        const elsewhere = createGovernor(policy, { metrics: false, store: other, storeTimeoutMs });
+        const call = { tool: "create", args: { title: "one process, two governors" } };
+        let sent = 0;
+        const send = async () => {
+          sent += 1;
+          return ok(`created ${sent}`);
+        };
+        const live = new AbortController();
+        const a = await first
+          .startRun({ idempotencyScope: "s" })
+          .call({ ...call, signal: live.signal }, send);
+        expect(a).toMatchObject({ kind: "ok", value: ok("created 1") });
+        const refused = await elsewhere.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(refused).toMatchObject({ kind: "model", reason: "conflict" });
+        // Another scope of the same process is another entry: nothing holds it.
+        const otherScope = await second.startRun({ idempotencyScope: "t" }).call(call, send);
+        expect(otherScope).toMatchObject({ kind: "ok", value: ok("created 2") });
+        const b = await second.startRun({ idempotencyScope: "s" }).call(call, send);
+        expect(b).toMatchObject({ kind: "ok", value: ok("created 3"), replayed: false });
+        expect(sent).toBe(3);
+      },
+    );
+  },
+);
 describe("a store whose settles answer at once, two processes on one SQLite file", () => {
   // No abort can come between such a free and its answer: the free holds nothing, and another
   // process's identical write right after the success is a new write, not refused.

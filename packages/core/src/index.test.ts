@@ -29,6 +29,7 @@ describe("the public API", () => {
         "localFailure",
         "parseEvents",
         "policyJsonSchema",
+        "settleHoldMs",
         "summarizeEventLines",
         "summarizeEvents",
       ]

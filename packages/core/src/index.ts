@@ -74,6 +74,7 @@ export {
   StoreError,
   type StoreErrorReason,
   type SynchronousStore,
+  settleHoldMs,
 } from "./store/store.ts";
 export {
   createJsonlSink,

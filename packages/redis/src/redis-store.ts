@@ -9,7 +9,7 @@ import type {
   SettleOptions,
   Store,
 } from "@governor/core";
-import { checkAddOutcome, GovernorError, StoreError } from "@governor/core";
+import { checkAddOutcome, GovernorError, StoreError, settleHoldMs } from "@governor/core";
 import { createClient } from "redis";
 import { type Bucket, type Layout, layout, MAX_BUCKETS, shareOf } from "./layout.ts";
 import {
@@ -566,7 +566,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
             key,
             settlement.claimedAt === undefined ? "" : String(settlement.claimedAt),
             expected,
-            holdText(settlement.holdMs),
+            holdText(settleHoldMs(state, settlement)),
           ],
           true,
         );
@@ -875,8 +875,7 @@ function blobText(value: unknown): string {
   return value === undefined ? "" : ((JSON.stringify(value) as string | undefined) ?? "");
 }
 
-/** A hold for SETTLE (`SettleOptions.holdMs`): whole ms, "" for none. */
-function holdText(holdMs: number | undefined): string {
-  if (typeof holdMs !== "number" || !Number.isFinite(holdMs) || holdMs <= 0) return "";
-  return String(Math.ceil(holdMs));
+/** A hold for SETTLE (`settleHoldMs`): whole ms, "" for none. */
+function holdText(held: number): string {
+  return held > 0 ? String(held) : "";
 }

@@ -241,7 +241,7 @@ return answer('uncertain', found)
  * result, else "=" and its JSON; the settle is dropped unless the entry is `succeeded` with that
  * result blob, or with none for "-"), holdMs ("" for none: a `failed` settle naming its claim
  * keeps the entry held for that claim until server time passes `heldUntil`, which any later
- * settle or claim that takes the key removes). A `failed`
+ * settle or claim that takes the key removes, and keeps the entry at least that long). A `failed`
  * or `uncertain` settle naming a claim is dropped when the entry's latest claim (its `claimedAt`,
  * marked by CLAIM; an entry an earlier version wrote has none, and a pending one is named by its
  * `updatedAt` as that version's settles named it) is another, or when it is `succeeded`; a
@@ -289,10 +289,12 @@ if state == 'uncertain' then
   redis.call('SADD', unsettled, member)
 else
   local expiresAt = serverNow + retentionMs
-  redis.call('HSET', entry, 'expiresAt', expiresAt)
   if state == 'failed' and claimedAt ~= '' and holdMs and holdMs > 0 then
     redis.call('HSET', entry, 'heldUntil', string.format('%.0f', serverNow + holdMs))
+    -- Kept while held, whatever the retention: forgotten, the entry would be free.
+    expiresAt = math.max(expiresAt, serverNow + holdMs)
   end
+  redis.call('HSET', entry, 'expiresAt', expiresAt)
   if result ~= '' then
     redis.call('SET', blob, result, 'PX', retentionMs)
     redis.call('HSET', entry, 'hasResult', '1')

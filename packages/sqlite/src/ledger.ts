@@ -143,7 +143,8 @@ export function createLedger(db: Database, options: LedgerOptions) {
       result: string | undefined,
       claimedAt: number | undefined,
       expected?: { readonly text: string | undefined },
-      holdMs?: number,
+      /** The hold the settle keeps (`settleHoldMs`): 0 for none. */
+      held = 0,
     ): void {
       transaction(db, () => {
         const time = clock();
@@ -178,11 +179,10 @@ export function createLedger(db: Database, options: LedgerOptions) {
             state === "succeeded" && found.claimed_at !== null
               ? found.claimed_at + 1
               : found.claimed_at;
-          const held =
-            state === "failed" && claimedAt !== undefined && validHold(holdMs)
-              ? (holdMs as number)
-              : 0;
-          record.run(state, now, held, text, expiry(state, time), claim, key);
+          // Kept while held, whatever the retention: forgotten, the row would be free.
+          const expires =
+            held > 0 ? Math.max(expiry(state, time) as number, time + held) : expiry(state, time);
+          record.run(state, now, held, text, expires, claim, key);
         }
       });
     },
@@ -207,11 +207,6 @@ export function createLedger(db: Database, options: LedgerOptions) {
       });
     },
   };
-}
-
-/** A hold worth keeping: a positive finite number of ms. */
-function validHold(holdMs: number | undefined): boolean {
-  return typeof holdMs === "number" && Number.isFinite(holdMs) && holdMs > 0;
 }
 
 /**

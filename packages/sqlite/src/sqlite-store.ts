@@ -8,7 +8,7 @@ import type {
   SettleOptions,
   SynchronousStore,
 } from "@governor/core";
-import { checkAddOutcome, StoreError } from "@governor/core";
+import { checkAddOutcome, StoreError, settleHoldMs } from "@governor/core";
 import { createLedger } from "./ledger.ts";
 import { createOutcomes } from "./outcomes.ts";
 import { openConnections } from "./schema.ts";
@@ -155,7 +155,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
           result,
           settlement.claimedAt,
           expected,
-          settlement.holdMs,
+          settleHoldMs(state, settlement),
         ),
       );
     },

@@ -155,6 +155,16 @@ function claimContent(state: CallState, options: ClaimOptions): MaybePromise<Cla
  */
 const handedOverHolds = new WeakMap<Store, Map<string, { claimedAt: number; until: number }>>();
 
+/** The store's map in a map of this process's notes by store, made on first use. */
+function ofStore<V>(notes: WeakMap<Store, Map<string, V>>, store: Store): Map<string, V> {
+  let byKey = notes.get(store);
+  if (byKey === undefined) {
+    byKey = new Map();
+    notes.set(store, byKey);
+  }
+  return byKey;
+}
+
 /** Notes that the hold of `claimedAt` on `key` ended here: its answer was handed over. */
 export function noteHandedOver(
   store: Store,
@@ -163,11 +173,7 @@ export function noteHandedOver(
   now: number,
   holdMs: number,
 ): void {
-  let byKey = handedOverHolds.get(store);
-  if (byKey === undefined) {
-    byKey = new Map();
-    handedOverHolds.set(store, byKey);
-  }
+  const byKey = ofStore(handedOverHolds, store);
   // Oldest first (insertion order): the holds that ran out go from the front.
   for (const [k, hold] of byKey) {
     if (hold.until > now) break;
@@ -273,20 +279,15 @@ interface HandOver {
 export function holdHandOver(state: CallState): () => void {
   const store = state.run.core.store;
   const key = doubtKeyOf(state.argsHash as string);
-  let byKey = handingOver.get(store);
-  if (byKey === undefined) {
-    byKey = new Map();
-    handingOver.set(store, byKey);
-  }
+  const byKey = ofStore(handingOver, store);
   let end: () => void = () => undefined;
   const done = new Promise<void>((resolve) => {
     end = resolve;
   });
   const entry: HandOver = { owner: state, signal: state.call.signal, done, freeing: false };
   byKey.set(key, entry);
-  const map = byKey;
   return () => {
-    if (map.get(key) === entry) map.delete(key);
+    if (byKey.get(key) === entry) byKey.delete(key);
     end();
   };
 }

@@ -24,7 +24,7 @@ import {
 } from "./doubt.ts";
 import { writesAsJson } from "./ledger.ts";
 import { bounded, type RunState } from "./run-state.ts";
-import { isThenable } from "./store-guard.ts";
+import { guardStore, isThenable } from "./store-guard.ts";
 import { recordOp, settleHeld, settlesAgain, storeOp } from "./store-steps.ts";
 import type { ToolCall } from "./types.ts";
 import { guardedAsync } from "./waits.ts";
@@ -40,7 +40,6 @@ export async function keepAnswer(
   request: ToolCall,
   answer: unknown,
   ttlMs: number,
-  ownHold?: number,
 ): Promise<boolean> {
   const { core } = r;
   if (!keepsFor(r)) return false;
@@ -63,9 +62,8 @@ export async function keepAnswer(
   const key = doubtKeyOf(contentHashOf(r, server, request.tool, canonical));
   const now = core.now();
   // As the write's own claim of it (doubt.ts): the run instance's when the run has no scope.
-  // The hold of the call keeping its answer (`ownHold`: see `keepUnderHold`), or one this process
-  // handed over (doubt.ts `handedOverOf`), does not keep this keep out.
-  const over = ownHold ?? handedOverOf(core.store, key, now);
+  // A hold this process handed over (doubt.ts `handedOverOf`) does not keep this keep out.
+  const over = handedOverOf(core.store, key, now);
   const options = contentClaimOptions(r, now, false);
   const claim: ClaimResult = await core.store.claim(
     key,
@@ -139,7 +137,8 @@ export function handsOverLater(state: CallState): boolean {
  * right after, as `Run.keepAnswer` does; that free holds the entry for the call meanwhile
  * (`freeHold`), so an identical call of another process is refused as in progress, not sent. The
  * call waits for the free and that keep as for any store step, never past its cut (cut, they go
- * on), and not for the keep of a call given up on first; identical calls of this process wait for
+ * on; cut by anything but its own abort, the answer goes out with the outcome, and an abort after
+ * it keeps nothing), and not for the keep of a call given up on first; identical calls of this process wait for
  * all of them (`handOverWrites`, doubt.ts `holdHandOver`).
  */
 export async function handOver(state: CallState, answer: unknown, held: boolean): Promise<void> {
@@ -182,17 +181,25 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
     handedOverHere(state, key, claim.claimedAt, holdMs);
     return;
   }
+  // The answer went out with the call's outcome (its wait cut by the store timeout, the deadline,
+  // the run's signal or end): a later abort of the call's signal is the host's (`keepAnswer`).
+  let out = false;
   const kept = freeing.then(() => {
-    if (!givenUp(state)) {
+    if (out || !givenUp(state)) {
       handedOverHere(state, key, claim.claimedAt, holdMs);
       return false;
     }
     if (holdMs === undefined) return keepAnswer(r, state.call, answer, ttlMs);
     return keepUnderHold(state, key, claim.claimedAt as number, answer, ttlMs);
   });
+  // Identical calls of this process wait for these writes as long as the hold lasts (the store
+  // timeout without one), no longer: a free whose answer never comes (a connection that lost it)
+  // would have them wait, and fail, for good. The keep, if any, goes on: a late one keeps nothing
+  // over a write that claimed the entry since.
+  const bound = { signals: [], timeoutMs: holdMs ?? r.core.storeTimeoutMs };
   keptLater.set(
     state,
-    kept.then(
+    (guardStore("a ledger settle", () => kept, bound) as Promise<boolean>).then(
       () => undefined,
       () => undefined,
     ),
@@ -201,7 +208,12 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
     state.keptAnswer = await storeOp(state, "a ledger settle", () => kept);
   } catch (error) {
     // Cut by the call's abort: the writes go on, and nobody waits for them but identical calls.
-    if (!givenUp(state)) throw error;
+    if (!givenUp(state)) {
+      // Its hold no longer keeps this process's calls out: the host's own keep among them.
+      out = true;
+      handedOverHere(state, key, claim.claimedAt, holdMs);
+      throw error;
+    }
   }
 }
 
@@ -213,8 +225,8 @@ export async function handOver(state: CallState, answer: unknown, held: boolean)
  * lands, and only then does its answer tell the call whether the host gave up meanwhile: were the
  * entry free in between, an identical call of another process could claim it and make the write a
  * second time, the answer kept then reaching nobody. Held, such a call is refused as in progress
- * until the call keeps its answer there (`keepUnderHold`) or the hold runs out. The hold covers
- * the free's answer and the keep, each bounded by the store timeout: twice that.
+ * until the call keeps its answer there (`keepUnderHold`) or the hold runs out. The hold is room
+ * for the free's answer and the keep's claim, each within the store timeout: twice that.
  */
 function freeHold(state: CallState, claimedAt: number | undefined): number | undefined {
   if (state.call.signal === undefined || claimedAt === undefined) return undefined;
@@ -238,13 +250,17 @@ function handedOverHere(
 }
 
 /**
- * The host gave up while the entry was being freed under a hold: the answer is kept there as
- * `Run.keepAnswer` keeps one, its claim passing the call's own hold (`ClaimOptions.handedOver`),
- * so an identical call of another process cannot claim the entry in between. A keep that comes
- * after the hold ran out and another write claimed the entry meets that write in flight and keeps
- * nothing, as any keep would. A keep that cannot be made (an answer JSON cannot write, a run that
- * can meet no identical call, that other write) ends the hold, naming the call's claim (dropped
- * when the entry was claimed since): the identical call is then a new write, as it would have been.
+ * The host gave up while the entry was being freed under a hold: the answer is kept there under a
+ * claim that passes the call's own hold (`ClaimOptions.handedOver`), so an identical call of
+ * another process cannot claim the entry in between, and settled `succeeded` as the keep of a held
+ * entry is (`keepHeld`: a store that fails is asked once more, and a keep that fails again leaves
+ * the entry claimed, in doubt after its lease, never free). A claim the store fails with a
+ * `StoreError` other than a timeout is asked once more too: unanswered, the hold would run out and
+ * the identical call be sent. A keep that comes after the hold ran out and another write claimed
+ * the entry meets that write in flight and keeps nothing, as any keep would. A keep that cannot be
+ * made (an answer JSON cannot write, a run that can meet no identical call, that other write) ends
+ * the hold, naming the call's claim (dropped when the entry was claimed since): the identical call
+ * is then a new write, as it would have been.
  */
 async function keepUnderHold(
   state: CallState,
@@ -254,11 +270,48 @@ async function keepUnderHold(
   ttlMs: number,
 ): Promise<boolean> {
   const r = state.run;
-  if (await keepAnswer(r, state.call, answer, ttlMs, claimedAt)) return true;
-  await recordOp(state, "a ledger settle", (s) =>
-    settleHeld(() => s.run.core.store.settle(key, "failed", { now: s.run.core.now(), claimedAt })),
-  );
-  return false;
+  const keepable = keepsFor(r) ? keepableAnswer(state.tool, answer) : undefined;
+  const claim = keepable === undefined ? undefined : await claimUnderHold(state, key, claimedAt);
+  if (keepable === undefined || claim === undefined) {
+    await recordOp(state, "a ledger settle", (s) =>
+      settleHeld(() =>
+        s.run.core.store.settle(key, "failed", { now: s.run.core.now(), claimedAt }),
+      ),
+    );
+    return false;
+  }
+  await keepHeld(state, key, claim, keepable.value, ttlMs);
+  return true;
+}
+
+/**
+ * The keep's claim of an entry held for `claimedAt` (see `keepUnderHold`): the claim it is kept
+ * under, `{}` for an answer kept there already (replaced, as `Run.keepAnswer` replaces one), or
+ * undefined when it cannot be kept (another write holds the entry).
+ */
+async function claimUnderHold(
+  state: CallState,
+  key: string,
+  claimedAt: number,
+): Promise<{ readonly claimedAt?: number } | undefined> {
+  const r = state.run;
+  const claimOnce = () => {
+    const now = r.core.now();
+    const options = { ...contentClaimOptions(r, now, false), handedOver: claimedAt };
+    return recordOp(state, "a ledger claim", (s) =>
+      s.run.core.store.claim(key, CONTENT_ARGS, options),
+    );
+  };
+  let claim: ClaimResult;
+  try {
+    claim = await claimOnce();
+  } catch (error) {
+    if (!settlesAgain(error)) throw error;
+    claim = await claimOnce();
+  }
+  if (claim.status === "succeeded") return {};
+  if (claim.status !== "claimed") return undefined;
+  return { claimedAt: claim.claimedAt ?? r.core.now() };
 }
 
 /** The host gave up on the call: its own signal aborted. */

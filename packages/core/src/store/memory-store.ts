@@ -12,6 +12,7 @@ import {
   type OutcomeRecord,
   type SettleOptions,
   type SynchronousStore,
+  settleHoldMs,
 } from "./store.ts";
 
 /** Options of {@link createMemoryStore}. */
@@ -360,13 +361,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       }
       ledger.record(key, found, state, settlement.now, result);
       // A failed record has no lease: its `leaseMs` holds the hold, counted from `updatedAt`.
-      if (
-        found !== undefined &&
-        state === "failed" &&
-        settlement.claimedAt !== undefined &&
-        validHold(settlement.holdMs)
-      ) {
-        found.leaseMs = settlement.holdMs as number;
+      const held = settleHoldMs(state, settlement);
+      if (found !== undefined && held > 0) {
+        found.leaseMs = held;
+        // Kept while held, whatever the retention: forgotten, the record would be free.
+        if (found.leaseMs > retentionMs) found.expiresAt += found.leaseMs - retentionMs;
       }
     },
 
@@ -455,11 +454,6 @@ function heldFor(found: EntryRecord, at: number, handedOver: number | undefined)
   return (
     found.leaseMs > 0 && at - found.updatedAt < found.leaseMs && found.claimedAt !== handedOver
   );
-}
-
-/** A hold worth keeping: a positive finite number of ms. */
-function validHold(holdMs: number | undefined): boolean {
-  return typeof holdMs === "number" && Number.isFinite(holdMs) && holdMs > 0;
 }
 
 /** Whether the key is `succeeded` with the result a caller read (`SettleOptions.ifSucceeded`). */

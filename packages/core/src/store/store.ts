@@ -113,7 +113,8 @@ export interface SettleOptions {
    * for `holdMs` more, counted by the store's own clock from the settle (Redis: its server's):
    * until then a claim answers `in_flight`, but one naming this claim as
    * {@link ClaimOptions.handedOver} claims it as any `failed` key. For a holder that frees a write's entry before it knows whether its answer was
-   * given (the core's content entries, docs/idempotency.md). A later settle ends the hold.
+   * given (the core's content entries, docs/idempotency.md). A later settle ends the hold. The key
+   * is kept at least until the hold runs out, whatever the store's retention.
    * @default none: the key is free at once
    */
   readonly holdMs?: number;
@@ -317,6 +318,19 @@ export interface SynchronousStore extends Store {
   outcome(key: string): OutcomeRecord | undefined;
   listOutcomes(limit: number): OutcomeRecord[];
   resetOutcomes(prefix?: string): number;
+}
+
+/**
+ * The hold a {@link Store.settle} keeps on its key ({@link SettleOptions.holdMs}), as every store of
+ * the project reads it: whole ms (rounded up) of a positive finite `holdMs` on a `failed` settle
+ * naming its claim (`claimedAt`), else 0 (no hold: the key is free at once).
+ */
+export function settleHoldMs(state: LedgerState, settlement: SettleOptions): number {
+  const { holdMs } = settlement;
+  if (state !== "failed" || settlement.claimedAt === undefined) return 0;
+  return typeof holdMs === "number" && Number.isFinite(holdMs) && holdMs > 0
+    ? Math.ceil(holdMs)
+    : 0;
 }
 
 /**

@@ -571,6 +571,22 @@ export function describeStoreContract(
         expect((await store.claim(key("n"), "h1", at(Date.now()))).status).toBe("claimed");
       });
 
+      it("a failed entry held for its claim (holdMs) is kept until the hold runs out, even past a shorter retention", async () => {
+        const store = await open({ retentionMs: 30 });
+        const a = markOf(await store.claim(key("k"), "h1", at(Date.now())));
+        await store.settle(key("k"), "failed", { now: Date.now(), claimedAt: a, holdMs: HOLD_MS });
+        await sleep(80);
+        // Forgotten with the retention, the entry would be free while its holder may still keep
+        // an answer there.
+        expect((await store.claim(key("k"), "h1", at(Date.now()))).status).toBe("in_flight");
+        // A held entry reads as the failed entry it is: a settled entry has no lease.
+        const held = await store.entry(key("k"));
+        expect(held?.state).toBe("failed");
+        expect(held?.leaseMs).toBeUndefined();
+        await sleep(HOLD_MS);
+        expect((await store.claim(key("k"), "h1", at(Date.now()))).status).toBe("claimed");
+      });
+
       it("issue 8.6: keeps a settled entry through any amount of other traffic", async () => {
         const store = await open();
         await store.claim(key("charge"), "h1", at(1_000));
