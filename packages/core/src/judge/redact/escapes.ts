@@ -189,27 +189,8 @@ function decodeAt(text: string, at: number): [string, number] {
   return ["", 0];
 }
 
-/** How many layers are decoded: JSON in JSON, a value percent-encoded twice, both. */
+/** How many layers are read decoded: JSON in JSON, a value percent-encoded twice, both. */
 const MAX_LAYERS = 3;
-
-/** The text decoded, layer after layer, with where each character starts in the text. */
-function decode(text: string): Decoded | undefined {
-  let decoded: Decoded | undefined;
-  for (let layer = 0; layer < MAX_LAYERS; layer++) {
-    const from = decoded?.text ?? text;
-    if (layer > 0 && !mayHoldEscape(from)) break;
-    const next = decodeLayer(from);
-    if (next === undefined) break;
-    if (decoded !== undefined) {
-      const outer = decoded.starts;
-      const starts = next.starts.map((start) => outer[start] as number);
-      decoded = { text: next.text, starts };
-    } else {
-      decoded = next;
-    }
-  }
-  return decoded;
-}
 
 /** The placeholders redaction writes (placeholders.ts), as {@link redactEscaped} reads them back. */
 const PLACEHOLDER = /\[(?:redacted|token|path|url|ip|host|email)\]/g;
@@ -267,19 +248,26 @@ function replacedSpans(decoded: string, redacted: string): [number, number, stri
 /**
  * Reads the text decoded (see the file's comment) with `redactDecoded`, which must only replace
  * spans with placeholders (and is told when the text's only escapes were `\"` and `\'`, so only
- * the rules that read quotes need to run again), and replaces in the text as written what it replaced in the decoded
- * text, each span widened to the whole escapes it came from. A text without escapes comes back as
- * it is.
+ * the rules that read quotes need to run again), and replaces in the text as written what it
+ * replaced in the decoded text, each span widened to the whole escapes it came from. A text
+ * without escapes comes back as it is.
+ *
+ * Each layer is read on its own, then the next one decoded from what it left: with every layer
+ * decoded at once, JSON inside JSON whose value holds an escaped quote
+ * (`{"e":"{\"password\":\"ab\\\"cd\"}"}`) reads `"ab"` as the whole value and `cd` as text, where
+ * one layer down the value is `"ab\"cd"`, whole.
  */
 export function redactEscaped(
   text: string,
   redactDecoded: (decoded: string, quotesOnly: boolean) => string,
+  layer = 0,
 ): string {
   const escapes = escapesIn(text);
   if (escapes === NO_ESCAPE) return text;
-  const decoded = decode(text);
+  const decoded = decodeLayer(text);
   if (decoded === undefined) return text;
-  const redacted = redactDecoded(decoded.text, escapes === QUOTES_ONLY);
+  let redacted = redactDecoded(decoded.text, escapes === QUOTES_ONLY);
+  if (layer + 1 < MAX_LAYERS) redacted = redactEscaped(redacted, redactDecoded, layer + 1);
   if (redacted === decoded.text) return text;
   const { starts } = decoded;
   let out = "";
