@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { redact } from "./redact.ts";
 
 const T = "Zq8vX2mN4pL7rT1w";
+const b64 = (text: string) => Buffer.from(text).toString("base64");
 
 describe("redact: JSON inside JSON, the value holding an escaped quote", () => {
   // Read with every layer decoded at once, the inner `\"` closes the value early and its tail
@@ -34,8 +35,86 @@ describe("redact: JSON inside JSON, the value holding an escaped quote", () => {
   });
 });
 
+describe("redact: HTML entities", () => {
+  const cases: [string, string, string][] = [
+    [`{&quot;token&quot;:&quot;${T}&quot;}`, T, "{&quot;token&quot;:&quot;[redacted]&quot;}"],
+    [
+      `{&#34;password&#34;:&#34;pa ss word&#34;}`,
+      "ss word",
+      "{&#34;password&#34;:&#34;[redacted]&#34;}",
+    ],
+    [`{&#x22;password&#x22;:&#x22;${T}&#x22;}`, T, "{&#x22;password&#x22;:&#x22;[redacted]&#x22;}"],
+    [`&lt;password&gt;${T}&lt;/password&gt;`, T, "&lt;password&gt;[redacted]&lt;/password&gt;"],
+    [`token&#61;${T}`, T, "token&#61;[redacted]"],
+    // The value as written runs over `&quot` (no pattern reads entities): the entity goes too.
+    [`&quot;the password is ${T}&quot;`, T, "&quot;the password is [redacted];"],
+    ["open &#x2F;home&#x2F;alice&#x2F;.ssh&#x2F;id_rsa failed", "alice", "open [path] failed"],
+  ];
+  it.each(cases)("%s", (text, secret, expected) => {
+    const out = redact(text);
+    expect(out).not.toContain(secret);
+    expect(out).toBe(expected);
+  });
+});
+
+describe("redact: base64", () => {
+  it("replaces HTTP Basic credentials wherever they stand", () => {
+    for (const text of [
+      `Basic ${b64("alice:hunter2")}`,
+      `{"auth":"Basic ${b64("alice:hunter2")}"}`,
+      `sent basic ${b64("svc:S3cr3t!")} upstream`,
+    ]) {
+      const out = redact(text);
+      expect(out, text).not.toContain(b64("alice:hunter2").slice(0, 8));
+      expect(out, text).not.toContain(b64("svc:S3cr3t!").slice(0, 8));
+      expect(out, text).toContain("[token]");
+    }
+  });
+
+  it("replaces base64 of a JSON object too short for a key's shape", () => {
+    for (const text of [
+      `data:application/json;base64,${b64('{"password":"hunter2"}')}`,
+      `payload ${b64('{"pw":"x1"}')}`,
+    ]) {
+      expect(redact(text), text).toContain("[token]");
+      expect(redact(text), text).not.toContain("eyJ");
+    }
+  });
+});
+
+describe("redact: keys known by their shape", () => {
+  it("replaces an Azure AD client secret and a Google Cloud Storage HMAC access id", () => {
+    const azure = "xyz8Q~abcDEF1234ghiJKL5678mnoPQR9~stuVWx";
+    const goog = "GOOG1EABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ABCDEFGHIJKLMNOPQRS";
+    expect(redact(`secret ${azure} rejected`)).toBe("secret [token] rejected");
+    expect(redact(`access id ${goog} unknown`)).toBe("access id [token] unknown");
+  });
+});
+
+describe("redact: a quoted value a line break splits from its quote", () => {
+  it("replaces the value after the break", () => {
+    // Two text blocks read one a line: `password: "` then the value.
+    for (const text of [`password: "\n${T}"`, `{"token":"\n  ${T}"}`]) {
+      expect(redact(text), text).not.toContain(T);
+    }
+  });
+});
+
 describe("redact: near misses stay as written", () => {
-  const kept = ["the token is expired", "token: invalid", "password must be at least 8 characters"];
+  const kept = [
+    "the token is expired",
+    "token: invalid",
+    "password must be at least 8 characters",
+    "Basic authentication is not enabled",
+    "use basic auth",
+    "Basic usage: call list_notes first",
+    "Tom &amp; Jerry &lt;3",
+    "a &quot;token&quot; is required",
+    "&quot;token&quot; is expired",
+    "Q~ is not a valid query",
+    "GOOG1 is a region alias",
+    "the &#34;password&#34; field is empty",
+  ];
   it.each(kept)("%s", (text) => {
     expect(redact(text)).toBe(text);
   });

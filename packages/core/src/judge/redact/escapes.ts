@@ -1,12 +1,14 @@
 /**
- * Secrets and paths written with escapes: JSON string escapes (`\"`, `\/`, `\u0070`), `\x3d`, and
- * percent-encoding (`%2F`, `password%3Dhunter2`), up to three layers deep (JSON inside JSON, a
- * value encoded twice). No pattern reads `password\u003dhunter2` or `%2Fhome%2Falice` as what it
+ * Secrets and paths written with escapes: JSON string escapes (`\"`, `\/`, `\u0070`), `\x3d`,
+ * percent-encoding (`%2F`, `password%3Dhunter2`) and HTML entities of ASCII characters (`&quot;`,
+ * `&#34;`, `&#x2F;`: a server that quotes an HTML error page), up to three layers deep (JSON inside
+ * JSON, a value encoded twice). No pattern reads `password\u003dhunter2` or `%2Fhome%2Falice` as what it
  * is, so a text that holds an escape is also read decoded: what redaction replaces in the decoded
  * text is replaced in the text as written, over the whole escapes it came from. The text keeps its
  * form (a UNC path's `\\`, a JSON string's quoting) and the model gets the same placeholders.
  *
- * Only a text that holds an escape pays: {@link mayHoldEscape} is two searches for `\` and `%`.
+ * Only a text that holds an escape pays: {@link mayHoldEscape} is three searches for `\`, `%` and
+ * `&`.
  */
 import { INVISIBLE_CHARS } from "./hygiene.ts";
 
@@ -29,15 +31,49 @@ function hexAt(text: string, at: number, count: number): number {
   return value;
 }
 
+/** The named HTML entities of the ASCII characters a secret or a path is written with. */
+const NAMED_ENTITIES: Readonly<Record<string, string>> = {
+  quot: '"',
+  apos: "'",
+  amp: "&",
+  lt: "<",
+  gt: ">",
+  sol: "/",
+  colon: ":",
+  equals: "=",
+};
+
+/** The longest entity {@link entityAt} reads: `&equals;`, `&#x0002F;`. */
+const MAX_ENTITY_LENGTH = 9;
+
 /**
- * Whether an escape that can hide what redaction looks for starts at `at` (a `\` or a `%`): `\"`,
- * `\'`, `\/`, `\uXXXX`, `\xNN`, or `%NN` of an ASCII character. `\n` and `\\` alone hide nothing
+ * The HTML entity at `at` (an `&`) decoded and its length, when it is one of
+ * {@link NAMED_ENTITIES} or a numeric one (`&#34;`, `&#x22;`) of an ASCII character; a length of
+ * 0 otherwise.
+ */
+function entityAt(text: string, at: number): [string, number] {
+  const end = text.indexOf(";", at + 2);
+  if (end < 0 || end - at > MAX_ENTITY_LENGTH) return ["", 0];
+  const body = text.slice(at + 1, end);
+  const named = NAMED_ENTITIES[body];
+  if (named !== undefined) return [named, end - at + 1];
+  let value = -1;
+  if (/^#[0-9]{1,5}$/.test(body)) value = Number(body.slice(1));
+  else if (/^#[xX][0-9A-Fa-f]{1,5}$/.test(body)) value = Number.parseInt(body.slice(2), 16);
+  return value >= 0 && value < 128 ? [clean(String.fromCharCode(value)), end - at + 1] : ["", 0];
+}
+
+/**
+ * Whether an escape that can hide what redaction looks for starts at `at` (a `\`, a `%` or an
+ * `&`): `\"`, `\'`, `\/`, `\uXXXX`, `\xNN`, `%NN` of an ASCII character, or an HTML entity of
+ * {@link entityAt}. `\n` and `\\` alone hide nothing
  * (stack frames are read through `\n` already; a Windows path is read with its `\\`).
  */
 function escapeAt(text: string, at: number): boolean {
   const code = text.charCodeAt(at);
   const next = text.charCodeAt(at + 1);
   if (code === 37) return hexAt(text, at + 1, 2) >= 0 && hexValue(next) < 8; // "%"
+  if (code === 38) return entityAt(text, at)[1] > 0; // "&"
   if (next === 34 || next === 39 || next === 47) return true; // \" \' \/
   if (next === 117) return hexAt(text, at + 2, 4) >= 0; // \u
   if (next === 120) return hexAt(text, at + 2, 2) >= 0; // \x
@@ -80,9 +116,10 @@ function escapesIn(text: string): number {
     if (next !== 34 && next !== 39) return OTHER_ESCAPES;
     found = QUOTES_ONLY;
   }
-  const percent = text.indexOf("%");
-  if (percent < 0) return found;
-  for (let at = percent; at >= 0; at = text.indexOf("%", at + 1)) {
+  for (let at = text.indexOf("%"); at >= 0; at = text.indexOf("%", at + 1)) {
+    if (escapeAt(text, at)) return OTHER_ESCAPES;
+  }
+  for (let at = text.indexOf("&"); at >= 0; at = text.indexOf("&", at + 1)) {
     if (escapeAt(text, at)) return OTHER_ESCAPES;
   }
   return found;
@@ -107,18 +144,20 @@ function clean(char: string): string {
   return INVISIBLE_CHARS.test(char) ? "" : char;
 }
 
-/** The next `\\` or `%` at `from` or after, or the text's length. */
+/** The next `\\`, `%` or `&` at `from` or after, or the text's length. */
 function nextEscapeChar(text: string, from: number): number {
   let at = text.indexOf("\\", from);
   const percent = text.indexOf("%", from);
   if (percent >= 0 && (at < 0 || percent < at)) at = percent;
+  const amp = text.indexOf("&", from);
+  if (amp >= 0 && (at < 0 || amp < at)) at = amp;
   return at < 0 ? text.length : at;
 }
 
 /**
  * One layer of escapes decoded: `\"` `\'` `\/` `\\` as the character, `\n` `\r` `\t` `\b` `\f`
- * as a space, `\uXXXX` (a surrogate only in a pair) and `\xNN` as their character, `%NN` of an
- * ASCII character as it. A decoded control character becomes a space and an invisible mark
+ * as a space, `\uXXXX` (a surrogate only in a pair) and `\xNN` as their character, `%NN` and an
+ * HTML entity of an ASCII character as it. A decoded control character becomes a space and an invisible mark
  * nothing, as sanitizing the text does. The text between escapes is copied a run at a time.
  */
 function decodeLayer(text: string): Decoded | undefined {
@@ -170,6 +209,7 @@ function decodeLayer(text: string): Decoded | undefined {
  */
 function decodeAt(text: string, at: number): [string, number] {
   if (text.charCodeAt(at) === 37) return [clean(String.fromCharCode(hexAt(text, at + 1, 2))), 3];
+  if (text.charCodeAt(at) === 38) return entityAt(text, at);
   const next = text.charAt(at + 1);
   if (next === '"' || next === "'" || next === "/" || next === "\\") return [next, 2];
   if (next === "n" || next === "r" || next === "t" || next === "b" || next === "f") return [" ", 2];

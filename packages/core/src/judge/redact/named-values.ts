@@ -74,8 +74,9 @@ function credentialKeyBefore(text: string, separator: number): boolean {
 
 /** The value of a key-value credential: quoted, a value that swallowed the next `key:`, or plain. */
 // A quoted value runs over the quotes it escapes (`"hunter\"2"`): ended at the escaped one, its
-// tail would stay.
-const KEY_VALUE_SRC = String.raw`"(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]*[:=]\s*(?:"(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]+)|[^\s"'<>]+`;
+// tail would stay. It starts after the line breaks and spaces that follow its quote (two text
+// blocks `password: "` and `hunter2"` are read one a line): ended at the break, it would be empty.
+const KEY_VALUE_SRC = String.raw`"\s{0,16}(?:[^"\\\r\n]|\\[^\r\n])*"?|'\s{0,16}(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]*[:=]\s*(?:"(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]+)|[^\s"'<>]+`;
 /** {@link KEY_VALUE_SRC} read where the value starts (after the separator and its spaces). */
 const KEY_VALUE_AT = new RegExp(KEY_VALUE_SRC, "y");
 
@@ -505,7 +506,7 @@ export const NAMED_VALUE_RULES: SecretGroup = {
     // key=value / key: value / "key": "value" credentials (aws_secret_access_key, password, …).
     // A value that swallowed the next `key:` (`pw=a)(api_key: b`) takes that key's value too.
     [
-      /(?<![\w-])(["']?[\w.-]{0,40}?(?:api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client)[_-]?key|client[_-]?secret|secret|token|password|passwd|pwd|passphrase|credentials?|session[_-]?id|sessionid|signature|sig)["']?)(\s*[:=]\s*)("(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]*[:=]\s*(?:"(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]+)|[^\s"'<>]+)/gi,
+      /(?<![\w-])(["']?[\w.-]{0,40}?(?:api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client)[_-]?key|client[_-]?secret|secret|token|password|passwd|pwd|passphrase|credentials?|session[_-]?id|sessionid|signature|sig)["']?)(\s*[:=]\s*)("\s{0,16}(?:[^"\\\r\n]|\\[^\r\n])*"?|'\s{0,16}(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]*[:=]\s*(?:"(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]+)|[^\s"'<>]+)/gi,
       redactKeyValue,
       // The end of every key, then its separator.
       hasCredentialKey,
