@@ -100,6 +100,38 @@ describe("redact: a quoted value a line break splits from its quote", () => {
   });
 });
 
+describe("redact: values told in other file formats and command lines", () => {
+  const cases: [string, string][] = [
+    // A YAML block scalar: the value is on the next line.
+    [`password: |\n  ${T}\n`, "password: [redacted]"],
+    [`api_token: >-\n  ${T}`, "api_token: [redacted]"],
+    // A .netrc line: no separator between the name and the value.
+    [
+      `machine api.example.com login bob password ${T}`,
+      "machine api.example.com login bob password [redacted]",
+    ],
+    // sshpass takes the password after `-p`.
+    [`sshpass -p '${T}' ssh deploy@host failed`, "sshpass -p '[redacted]' ssh deploy@host failed"],
+    [`sshpass -p ${T} scp a b`, "sshpass -p [redacted] scp a b"],
+  ];
+  it.each(cases)("%s", (text, expected) => {
+    expect(redact(text)).toBe(expected);
+  });
+});
+
+describe("redact: file URIs with one slash (Java's URL form)", () => {
+  const cases: [string, string][] = [
+    ["\tat com.x.Y.z(Y.java:1) ~[file:/C:/Users/alice/app.jar:?]", "alice"],
+    ["loaded x from jar:file:/home/alice/app.jar!/com/x", "alice"],
+    ["cannot read file:/home/alice/.m2/settings.xml", "alice"],
+  ];
+  it.each(cases)("%s", (text, secret) => {
+    const out = redact(text);
+    expect(out).not.toContain(secret);
+    expect(out).toContain("[path]");
+  });
+});
+
 describe("redact: near misses stay as written", () => {
   const kept = [
     "the token is expired",
@@ -114,6 +146,10 @@ describe("redact: near misses stay as written", () => {
     "Q~ is not a valid query",
     "GOOG1 is a region alias",
     "the &#34;password&#34; field is empty",
+    "password: | is not valid YAML here",
+    "enter your login and password then retry",
+    "sshpass is not installed",
+    "see file:README for details",
   ];
   it.each(kept)("%s", (text) => {
     expect(redact(text)).toBe(text);

@@ -129,10 +129,11 @@ export const KEY_SHAPE_RULES: SecretGroup = {
     [/(?<![\w~.-])[\w~.-]{3}\dQ~[\w~.-]{31,34}(?![\w~.-])/g, TOKEN, (text) => text.includes("Q~")],
     // A Google Cloud Storage HMAC access id (an interoperability key): upper case and digits.
     [/(?<![A-Za-z0-9])GOOG1[A-Z0-9]{20,}(?![A-Za-z0-9])/g, TOKEN, (text) => text.includes("GOOG1")],
+    // `Basic` or `basic` (the scheme's spellings): one search for `asic`, not a search in either case.
     [
-      /(?<![\w-])(basic)(\s+)([A-Za-z0-9+/]{4,}={0,2})(?![\w+/=-])/gi,
+      /(?<![\w-])([Bb]asic)(\s+)([A-Za-z0-9+/]{4,}={0,2})(?![\w+/=-])/g,
       redactBasicCredentials,
-      (text) => /basic\s/i.test(text),
+      (text) => text.includes("asic"),
     ],
     // An AWS secret access key without its label: exactly 40 base64 characters with a `/` or
     // `+` in them (the rule above stops at `/`), mixed case and digits.
