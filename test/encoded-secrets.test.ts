@@ -128,7 +128,7 @@ describe("encoded secrets over the real surfaces", () => {
       try {
         const outcome = await governClient(client, { governor, server: "raw" }).callTool(
           governor.startRun(),
-          { name: TOOLS[k], arguments: { case: what } },
+          { name: `case_${k}`, arguments: { case: what } },
         );
         expect(outcome.kind, what).not.toBe("ok");
         seen = JSON.stringify(toModelResult(outcome));
@@ -160,7 +160,7 @@ describe("encoded secrets over the real surfaces", () => {
         jsonrpc: "2.0",
         id: k + 1,
         method: "tools/call",
-        params: { name: TOOLS[k], arguments: { case: what } },
+        params: { name: `case_${k}`, arguments: { case: what } },
       });
       const answer = JSON.stringify(await proxy.answer(k + 1));
       expectNoSecret(answer, what);
