@@ -132,6 +132,35 @@ describe("redact: file URIs with one slash (Java's URL form)", () => {
   });
 });
 
+describe("redact: what a JSON line break or tab is glued to", () => {
+  // `JSON.stringify` of a multi-line error: `\n` and `\t` are two characters as written, and the
+  // `n` or `t` reads as the end of a word to every rule that wants none before its match.
+  const cases: [string, string][] = [
+    [JSON.stringify({ error: "bad config\n/home/alice/.env missing" }), "alice"],
+    [JSON.stringify({ error: "refused\n10.0.0.5:5432" }), "10.0.0.5"],
+    [JSON.stringify({ error: "key\tAKIAIOSFODNN7EXAMPLE rejected" }), "IOSFODNN7"],
+    [JSON.stringify({ error: `jwt\neyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.${T}` }), T],
+    [JSON.stringify({ error: `run with\n--password ${T}` }), T],
+    [
+      JSON.stringify({
+        panic: "goroutine 1 [running]:\nmain.main()\n\t/home/alice/go/main.go:5 +0x1",
+      }),
+      "alice",
+    ],
+  ];
+  it.each(cases)("%s", (text, secret) => {
+    expect(redact(text)).not.toContain(secret);
+  });
+
+  it("keeps a Windows path the model sent, whose `\\n` and `\\t` are separators, not escapes", () => {
+    const path = "C:\\Users\\bob\\notes\\todo.txt";
+    expect(redact(`open ${path} failed: not found`, { keepValues: [path] })).toBe(
+      `open ${path} failed: not found`,
+    );
+    expect(redact(`open ${path} failed: \\"x\\"`, { keepValues: [path] })).toContain(path);
+  });
+});
+
 describe("redact: near misses stay as written", () => {
   const kept = [
     "the token is expired",

@@ -63,11 +63,48 @@ function entityAt(text: string, at: number): [string, number] {
   return value >= 0 && value < 128 ? [clean(String.fromCharCode(value)), end - at + 1] : ["", 0];
 }
 
+/** The longest run {@link inWindowsPath} reads back: a Windows path's usual limit. */
+const MAX_PATH_BACK = 260;
+
+/**
+ * Whether the `\` at `at` is a separator of a Windows path as written (`C:\Users\bob\notes`,
+ * `\\server\share\new`): the run of characters before it, up to whitespace or a quote, holds a
+ * drive (`C:\`) or starts with `\\`. There `\n`, `\r` and `\t` start a name, not a break.
+ */
+function inWindowsPath(text: string, at: number): boolean {
+  let start = at;
+  while (start > 0 && at - start < MAX_PATH_BACK) {
+    const code = text.charCodeAt(start - 1);
+    if (isBreakOrQuote(code)) break;
+    start--;
+  }
+  for (let i = start; i < at; i++) {
+    if (text.charCodeAt(i) === 92 && text.charCodeAt(i - 1) === 58) return true; // ":\"
+  }
+  return text.charCodeAt(start) === 92 && text.charCodeAt(start + 1) === 92;
+}
+
+function isBreakOrQuote(code: number): boolean {
+  return code <= 32 || code === 34 || code === 39 || code === 96;
+}
+
+/**
+ * Whether the `\n`, `\r` or `\t` at `at` has something glued after it (not whitespace, not
+ * another escape) and is no separator of a Windows path.
+ */
+function gluedBreak(text: string, at: number): boolean {
+  const after = text.charCodeAt(at + 2);
+  if (Number.isNaN(after) || after <= 32 || after === 92) return false;
+  return !inWindowsPath(text, at);
+}
+
 /**
  * Whether an escape that can hide what redaction looks for starts at `at` (a `\`, a `%` or an
  * `&`): `\"`, `\'`, `\/`, `\uXXXX`, `\xNN`, `%NN` of an ASCII character, or an HTML entity of
- * {@link entityAt}. `\n` and `\\` alone hide nothing
- * (stack frames are read through `\n` already; a Windows path is read with its `\\`).
+ * {@link entityAt}, or a JSON `\n`, `\r` or `\t` with something glued after it (`\n/home/…`,
+ * `\tAKIA…`): as written, its `n` or `t` reads as the end of a word, and every rule that wants none
+ * before its match misses it. `\\` hides nothing (a Windows path is read with its `\\`), nor does a
+ * break or tab before whitespace (stack frames are read through `\n` already).
  */
 function escapeAt(text: string, at: number): boolean {
   const code = text.charCodeAt(at);
@@ -77,6 +114,7 @@ function escapeAt(text: string, at: number): boolean {
   if (next === 34 || next === 39 || next === 47) return true; // \" \' \/
   if (next === 117) return hexAt(text, at + 2, 4) >= 0; // \u
   if (next === 120) return hexAt(text, at + 2, 2) >= 0; // \x
+  if (next === 110 || next === 114 || next === 116) return gluedBreak(text, at); // \n \r \t
   return false;
 }
 
@@ -212,7 +250,9 @@ function decodeAt(text: string, at: number): [string, number] {
   if (text.charCodeAt(at) === 38) return entityAt(text, at);
   const next = text.charAt(at + 1);
   if (next === '"' || next === "'" || next === "/" || next === "\\") return [next, 2];
-  if (next === "n" || next === "r" || next === "t" || next === "b" || next === "f") return [" ", 2];
+  if (next === "n" || next === "r" || next === "t" || next === "b" || next === "f") {
+    return inWindowsPath(text, at) ? ["", 0] : [" ", 2];
+  }
   if (next === "x") {
     const value = hexAt(text, at + 2, 2);
     return value >= 0 ? [clean(String.fromCharCode(value)), 4] : ["", 0];
