@@ -147,6 +147,14 @@ describe("redact: what a JSON line break or tab is glued to", () => {
       }),
       "alice",
     ],
+    // A JVM trace in a JSON string: its frames go, as they do on lines of their own.
+    [
+      JSON.stringify({
+        trace:
+          "java.lang.IllegalStateException: x\n\tat com.acme.A.b(A.java:1)\n\tat com.acme.M.main(M.java:2)",
+      }),
+      "com.acme",
+    ],
   ];
   it.each(cases)("%s", (text, secret) => {
     expect(redact(text)).not.toContain(secret);
