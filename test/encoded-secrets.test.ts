@@ -2,8 +2,9 @@
  * Secrets a server hands back encoded, over the real surfaces: `governClient` on stdio and
  * `governor proxy` as a child process, against a raw stdio server that answers each call with a
  * hostile failure. JSON inside JSON whose value holds an escaped quote, HTML entities, HTTP Basic
- * credentials in base64, a quoted value split across two text blocks, and secrets in
- * `structuredContent`, `_meta`, resource links, embedded resources and a JSON-RPC error's `data`:
+ * credentials in base64, a quoted value split across two text blocks, a JSON `\n` glued to a path
+ * and a JWT, and secrets in `structuredContent`, `_meta`, resource links, embedded resources and a
+ * JSON-RPC error's `data`:
  * what the model (through the proxy, the host) reads holds none of them.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -48,6 +49,18 @@ const CASES: [string, Record<string, unknown>][] = [
   [
     "a quoted value split across two text blocks",
     failure({ content: [text('config error: password: "'), text(`${T}" rejected`)] }),
+  ],
+  [
+    "a JSON error whose line break is glued to a path and a JWT",
+    failure({
+      content: [
+        text(
+          JSON.stringify({
+            error: `open failed\n/home/alice/.env\neyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.${T}`,
+          }),
+        ),
+      ],
+    }),
   ],
   [
     "structuredContent beside the content",
@@ -141,7 +154,7 @@ describe("encoded secrets over the real surfaces", () => {
       placeholders.push(seen);
     }
     // The texts that quote the secret reach the model, redacted (not dropped for a stop).
-    for (const k of [0, 1, 2, 3])
+    for (const k of [0, 1, 2, 3, 4])
       expect(placeholders[k], CASES[k]?.[0]).toMatch(/\[(?:redacted|token)\]/);
   }, 30_000);
 
@@ -167,7 +180,7 @@ describe("encoded secrets over the real surfaces", () => {
       answers.push(answer);
     }
     expectNoSecret(proxy.stdout(), "everything the proxy wrote");
-    for (const k of [0, 1, 2, 3])
+    for (const k of [0, 1, 2, 3, 4])
       expect(answers[k], CASES[k]?.[0]).toMatch(/\[(?:redacted|token)\]/);
   }, 60_000);
 });
