@@ -70,7 +70,8 @@ const MAX_PATH_BACK = 260;
 /**
  * Whether the `\` at `at` is a separator of a Windows path as written (`C:\Users\bob\notes`,
  * `\\server\share\new`): the run of characters before it, up to whitespace or a quote, holds a
- * drive (`C:\`) or starts with `\\`. There `\n`, `\r` and `\t` start a name, not a break.
+ * drive (`C:\`) or starts with `\\`. There `\n`, `\r` and `\t` start a name, not a break, and
+ * {@link markJsonBreaks} leaves them alone.
  */
 function inWindowsPath(text: string, at: number): boolean {
   let start = at;
@@ -274,9 +275,7 @@ function decodeAt(text: string, at: number): [string, number] {
   if (text.charCodeAt(at) === 38) return entityAt(text, at);
   const next = text.charAt(at + 1);
   if (next === '"' || next === "'" || next === "/" || next === "\\") return [next, 2];
-  if (next === "n" || next === "r" || next === "t" || next === "b" || next === "f") {
-    return inWindowsPath(text, at) ? ["", 0] : [" ", 2];
-  }
+  if (next === "n" || next === "r" || next === "t" || next === "b" || next === "f") return [" ", 2];
   if (next === "x") {
     const value = hexAt(text, at + 2, 2);
     return value >= 0 ? [clean(String.fromCharCode(value)), 4] : ["", 0];
