@@ -53,8 +53,10 @@ const MAX_ENTITY_LENGTH = 9;
  * 0 otherwise.
  */
 function entityAt(text: string, at: number): [string, number] {
-  const end = text.indexOf(";", at + 2);
-  if (end < 0 || end - at > MAX_ENTITY_LENGTH) return ["", 0];
+  // The `;` within reach, not the next one anywhere: a URL's `&` has none.
+  let end = at + 2;
+  while (end - at <= MAX_ENTITY_LENGTH && end < text.length && text.charCodeAt(end) !== 59) end++;
+  if (text.charCodeAt(end) !== 59 || end - at > MAX_ENTITY_LENGTH) return ["", 0];
   const body = text.slice(at + 1, end);
   const named = NAMED_ENTITIES[body];
   if (named !== undefined) return [named, end - at + 1];
@@ -207,15 +209,31 @@ function clean(char: string): string {
   return INVISIBLE_CHARS.test(char) ? "" : char;
 }
 
-/** The next `\\`, `%` or `&` at `from` or after, or the text's length. */
-function nextEscapeChar(text: string, from: number): number {
-  let at = text.indexOf("\\", from);
-  const percent = text.indexOf("%", from);
-  if (percent >= 0 && (at < 0 || percent < at)) at = percent;
-  const amp = text.indexOf("&", from);
-  if (amp >= 0 && (at < 0 || amp < at)) at = amp;
-  return at < 0 ? text.length : at;
+/**
+ * The next `\\`, `%` or `&` of a text, from a position on: the next of each kind is kept until
+ * passed (searching again for a kind the text lacks would read the rest of the text at every
+ * escape, and a JSON error holds hundreds).
+ */
+class EscapeChars {
+  private readonly next = [-2, -2, -2];
+  constructor(private readonly text: string) {}
+
+  /** The first `\\`, `%` or `&` at `from` or after, or the text's length. */
+  from(from: number): number {
+    let at = this.text.length;
+    for (let k = 0; k < 3; k++) {
+      let found = this.next[k] as number;
+      if (found !== -1 && found < from) {
+        found = this.text.indexOf(ESCAPE_CHARS[k] as string, from);
+        this.next[k] = found;
+      }
+      if (found >= 0 && found < at) at = found;
+    }
+    return at;
+  }
 }
+
+const ESCAPE_CHARS = ["\\", "%", "&"];
 
 /**
  * One layer of escapes decoded: `\"` `\'` `\/` `\\` as the character, `\n` `\r` `\t` `\b` `\f`
@@ -231,9 +249,10 @@ function decodeLayer(text: string): Decoded | undefined {
   // Where the next character written starts: an escape that decodes to nothing joins it.
   let pending = -1;
   let changed = false;
+  const escapeChars = new EscapeChars(text);
   let i = 0;
   while (i < text.length) {
-    const next = nextEscapeChar(text, i);
+    const next = escapeChars.from(i);
     if (next > i) {
       out += text.slice(i, next);
       starts[written++] = pending >= 0 ? pending : i;
