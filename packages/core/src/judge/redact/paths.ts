@@ -13,7 +13,8 @@ const UNC_SRC = String.raw`(?<![\w\\])\\{2,4}[^\s\\"'\x60<>|?*()\[\]{},;]+\\[^\s
 const WINDOWS_PATH_SRC = String.raw`(?<![\w\\/])[A-Za-z]:[\\/][^\s"'\x60<>|?*()\[\]{},;]*`;
 // After `file:` too: a file URI with one slash, as Java writes a URL (`file:/home/…`,
 // `jar:file:/C:/…!/x`), whose `:` would otherwise keep the path from being read.
-const POSIX_PATH_SRC = String.raw`(?:(?<![\w.~:/\\-])|(?<=file:))~?\/[^\s/"'\x60<>()\[\]{}|,;]+\/[^\s"'\x60<>()\[\]{}|,;]*`;
+// Two look-behinds, not an alternation of them: the pattern still starts where a `~` or `/` is.
+const POSIX_PATH_SRC = String.raw`(?<![\w.~/\\-])(?<!(?<!file):)~?\/[^\s/"'\x60<>()\[\]{}|,;]+\/[^\s"'\x60<>()\[\]{}|,;]*`;
 
 function redactPath(match: string): string {
   const [, trailing] = splitTrailing(match);
