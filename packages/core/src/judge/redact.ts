@@ -20,7 +20,7 @@
  * per position.
  */
 import { IN_URL_PATH_WITH_EMAILS } from "./redact/addresses-hosts.ts";
-import { holdsCharEscape, redactEscaped } from "./redact/escapes.ts";
+import { BREAK_MARK, holdsCharEscape, markJsonBreaks, redactEscaped } from "./redact/escapes.ts";
 import {
   ANSI_ESCAPE,
   CONTROL_CHARS,
@@ -222,7 +222,11 @@ export function redact(text: string, options: RedactOptions = {}): string {
       ? redactQuoted(decoded, sensitive, options.patterns)
       : redactValues(decoded, sensitive, options.patterns, emails, keep);
   if (holdsCharEscape(out)) out = redactEscaped(out, readDecoded);
-  out = redactValues(out, sensitive, options.patterns, emails, keep, true);
+  // What a JSON `\n` or `\t` is glued to is read as the start of a line (redact/escapes.ts).
+  const marked = markJsonBreaks(out);
+  const hasMarks = marked !== out;
+  out = redactValues(marked, sensitive, options.patterns, emails, keep, true);
+  if (hasMarks) out = out.replaceAll(BREAK_MARK, "");
   // Then again, for what the steps as written left holding escapes.
   out = redactEscaped(out, readDecoded);
   out = collapseSpaces(out);

@@ -1,6 +1,8 @@
 /**
  * Keys known by their shape alone, with no name or prefix: PEM blocks, `0x` and hex, long runs of
- * mixed-case letters and digits (or of hex), and AWS secret access keys (40 base64 characters).
+ * mixed-case letters and digits (or of hex), AWS secret access keys (40 base64 characters), Azure
+ * AD client secrets (`…8Q~…`), Google Cloud Storage HMAC access ids (`GOOG1…`), and HTTP Basic
+ * credentials (`Basic ` and the base64 of `user:password`) wherever they stand.
  */
 import { TOKEN } from "./placeholders.ts";
 import type { SecretGroup } from "./rule.ts";
@@ -98,6 +100,23 @@ function isAwsRun(text: string, start: number, end: number): boolean {
   return redactAwsSecret(match) !== match;
 }
 
+/**
+ * `Basic <base64>` whose base64 decodes to `user:password` in printable ASCII: HTTP Basic
+ * credentials outside an `Authorization` header (a JSON field, a log line). "Basic usage" and
+ * "Basic authentication" decode to nothing of the kind.
+ */
+function redactBasicCredentials(
+  match: string,
+  word: unknown,
+  space: unknown,
+  value: unknown,
+): string {
+  if (typeof value !== "string" || value.length % 4 !== 0) return match;
+  const decoded = Buffer.from(value, "base64").toString("latin1");
+  if (!/^[\x20-\x7e]+$/.test(decoded) || decoded.indexOf(":") < 1) return match;
+  return `${String(word)}${String(space)}${TOKEN}`;
+}
+
 /** Unlabelled keys, after the named ones (a named value is redacted whole first). */
 export const KEY_SHAPE_RULES: SecretGroup = {
   may: () => true,
@@ -106,6 +125,16 @@ export const KEY_SHAPE_RULES: SecretGroup = {
     [/(?<![\w])0x[0-9a-fA-F]{32,}/g, TOKEN, (text) => text.includes("0x")],
     // After `=` too: `NAME=<key>` whatever the name.
     [/(?<![A-Za-z0-9+_-])[A-Za-z0-9+_-]{32,}={0,2}/g, redactHighEntropy, hasKeyRun],
+    // An Azure AD client secret: three characters, a digit, `Q~`, then 31 to 34 more.
+    [/(?<![\w~.-])[\w~.-]{3}\dQ~[\w~.-]{31,34}(?![\w~.-])/g, TOKEN, (text) => text.includes("Q~")],
+    // A Google Cloud Storage HMAC access id (an interoperability key): upper case and digits.
+    [/(?<![A-Za-z0-9])GOOG1[A-Z0-9]{20,}(?![A-Za-z0-9])/g, TOKEN, (text) => text.includes("GOOG1")],
+    // `Basic` or `basic` (the scheme's spellings): one search for `asic`, not a search in either case.
+    [
+      /(?<![\w-])([Bb]asic)(\s+)([A-Za-z0-9+/]{4,}={0,2})(?![\w+/=-])/g,
+      redactBasicCredentials,
+      (text) => text.includes("asic"),
+    ],
     // An AWS secret access key without its label: exactly 40 base64 characters with a `/` or
     // `+` in them (the rule above stops at `/`), mixed case and digits.
     [

@@ -1,7 +1,8 @@
 /**
  * Values named as credentials: `password: …`, `"client_secret": "…"`, `DB_PASS=…`,
- * `AccountKey=…`, `STRIPE_WEBHOOK=<token>`, on command lines `--password …`, `curl -u user:pw`,
- * `mysql -pS3cret`, in XML `<password>…</password>`, and in prose "the password is hunter2". The
+ * `AccountKey=…`, `STRIPE_WEBHOOK=<token>`, YAML's `password: |` and the line after, on command
+ * lines `--password …`, `curl -u user:pw`, `mysql -pS3cret`, `sshpass -p …`, in .netrc
+ * `login u password …`, in XML `<password>…</password>`, and in prose "the password is hunter2". The
  * name stays; the value becomes `[redacted]`.
  */
 import { isInert, REDACTED } from "./placeholders.ts";
@@ -74,8 +75,10 @@ function credentialKeyBefore(text: string, separator: number): boolean {
 
 /** The value of a key-value credential: quoted, a value that swallowed the next `key:`, or plain. */
 // A quoted value runs over the quotes it escapes (`"hunter\"2"`): ended at the escaped one, its
-// tail would stay.
-const KEY_VALUE_SRC = String.raw`"(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]*[:=]\s*(?:"(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]+)|[^\s"'<>]+`;
+// tail would stay. It starts after the line breaks and spaces that follow its quote (two text
+// blocks `password: "` and `hunter2"` are read one a line): ended at the break, it would be empty.
+// A YAML block scalar (`password: |`, `token: >-`) has its value on the next, indented line.
+const KEY_VALUE_SRC = String.raw`[|>][-+]?[1-9]?[ \t]*\r?\n[ \t]+[^\r\n]*|"\s{0,16}(?:[^"\\\r\n]|\\[^\r\n])*"?|'\s{0,16}(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]*[:=]\s*(?:"(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]+)|[^\s"'<>]+`;
 /** {@link KEY_VALUE_SRC} read where the value starts (after the separator and its spaces). */
 const KEY_VALUE_AT = new RegExp(KEY_VALUE_SRC, "y");
 
@@ -351,6 +354,20 @@ function redactGluedPasswords(text: string): string {
   );
 }
 
+/** A .netrc entry's password (`machine h login u password p`, `default login u password p`). */
+const NETRC_PASSWORD =
+  /(?<![\w-])((?:machine\s+[^\s"'<>]{1,253}|default)\s+login\s+[^\s"'<>]{1,128}\s+password\s+)([^\s"'<>]+)/g;
+/** The password `sshpass -p` takes, quoted or not. */
+const SSHPASS_PASSWORD = /(?<![\w-])(sshpass\s+-p\s*)("[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]+)/g;
+
+/** The value after what names it (`head`), replaced; its quotes stay. */
+function redactToldAfter(match: string, head: unknown, value: unknown): string {
+  if (typeof value !== "string" || isInert(value)) return match;
+  const quote = value.charAt(0) === '"' || value.charAt(0) === "'" ? value.charAt(0) : "";
+  const close = quote !== "" && value.length > 1 && value.endsWith(quote) ? quote : "";
+  return `${String(head)}${quote}${REDACTED}${close}`;
+}
+
 /**
  * `<password>hunter2</password>`, `<SecretAccessKey>…</SecretAccessKey>`, `<ns:token a="b">…</ns:token>`:
  * an XML element named as a credential (see {@link credentialName}; a prefix `ns:` aside), whose
@@ -505,7 +522,7 @@ export const NAMED_VALUE_RULES: SecretGroup = {
     // key=value / key: value / "key": "value" credentials (aws_secret_access_key, password, …).
     // A value that swallowed the next `key:` (`pw=a)(api_key: b`) takes that key's value too.
     [
-      /(?<![\w-])(["']?[\w.-]{0,40}?(?:api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client)[_-]?key|client[_-]?secret|secret|token|password|passwd|pwd|passphrase|credentials?|session[_-]?id|sessionid|signature|sig)["']?)(\s*[:=]\s*)("(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]*[:=]\s*(?:"(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]+)|[^\s"'<>]+)/gi,
+      /(?<![\w-])(["']?[\w.-]{0,40}?(?:api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client)[_-]?key|client[_-]?secret|secret|token|password|passwd|pwd|passphrase|credentials?|session[_-]?id|sessionid|signature|sig)["']?)(\s*[:=]\s*)([|>][-+]?[1-9]?[ \t]*\r?\n[ \t]+[^\r\n]*|"\s{0,16}(?:[^"\\\r\n]|\\[^\r\n])*"?|'\s{0,16}(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]*[:=]\s*(?:"(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]+)|[^\s"'<>]+)/gi,
       redactKeyValue,
       // The end of every key, then its separator.
       hasCredentialKey,
@@ -527,6 +544,10 @@ export const NAMED_VALUE_RULES: SecretGroup = {
       { rewrite: redactNamedValues },
       (text) => text.includes("=") || text.includes(":"),
     ],
+    // A .netrc line, `machine <host> login <user> password <value>`: no separator to read.
+    [NETRC_PASSWORD, redactToldAfter, (text) => text.includes(" login ")],
+    // `sshpass -p <value>`: a password after a flag that elsewhere is a port.
+    [SSHPASS_PASSWORD, redactToldAfter, (text) => text.includes("sshpass")],
     // `<password>…</password>`, `<AccessKey>…</AccessKey>`.
     [XML_ELEMENT, redactXmlElement, (text) => text.includes("</")],
     // "the password is hunter2".

@@ -85,14 +85,22 @@ const GO_FUNCTION_LINE =
   /^\s*(?:[\w./*()$[\]{}-]+\([^\n]*\)|created by [^\s()]+(?:\([^\n]*\))?(?: in goroutine \d+)?)\s*$/;
 
 /**
- * Whether an `at` starts a word and has whitespace after it: where every `at` frame, on its line
- * or inside one, starts.
+ * Whether an `at` starts a word, or follows a JSON `\n`, `\r` or `\t` (a JVM trace in a JSON
+ * string: `\n\tat com.acme.Foo.bar(Foo.java:42)`), and has whitespace after it: where every `at`
+ * frame, on its line or inside one, starts.
  */
 function hasAtWord(text: string): boolean {
   for (let at = text.indexOf("at"); at >= 0; at = text.indexOf("at", at + 2)) {
-    if (!isWordCode(text.charCodeAt(at - 1)) && isWhitespace(text.charCodeAt(at + 2))) return true;
+    if (!isWhitespace(text.charCodeAt(at + 2))) continue;
+    if (!isWordCode(text.charCodeAt(at - 1)) || afterJsonBreak(text, at)) return true;
   }
   return false;
+}
+
+/** Whether a JSON `\n`, `\r` or `\t` ends right before `at`. */
+function afterJsonBreak(text: string, at: number): boolean {
+  const letter = text.charCodeAt(at - 1);
+  return (letter === 110 || letter === 114 || letter === 116) && text.charCodeAt(at - 2) === 92;
 }
 
 /**
@@ -149,12 +157,12 @@ const RUNTIMES: readonly Runtime[] = [
     inline: [
       {
         pattern:
-          /(?<![\w$.])at\s{1,4}(?:async\s{1,4})?(?:new\s{1,4})?(?:[^\s()]{1,200}\s{0,4})?(?:\[as [^\]\n]{1,100}\]\s{0,4})?\(([^()\n]{1,1000})\)/g,
+          /(?:(?<![\w$.])|(?<=\\[nrt]))at\s{1,4}(?:async\s{1,4})?(?:new\s{1,4})?(?:[^\s()]{1,200}\s{0,4})?(?:\[as [^\]\n]{1,100}\]\s{0,4})?\(([^()\n]{1,1000})\)/g,
         accept: isFrameLocation,
       },
       {
         pattern:
-          /(?<![\w$.])at\s{1,4}(?:async\s{1,4})?((?:file:|node:|\/|[A-Za-z]:[\\/])[^\s()]{1,1000})/g,
+          /(?:(?<![\w$.])|(?<=\\[nrt]))at\s{1,4}(?:async\s{1,4})?((?:file:|node:|\/|[A-Za-z]:[\\/])[^\s()]{1,1000})/g,
         accept: endsInLineNumber,
       },
     ],
@@ -179,7 +187,7 @@ export const FRAME_PATTERNS: readonly RegExp[] = [
  * inline frame has `at` after a non-word character and before a space, or `File "`,
  * `Traceback (` or `... `. Go and Rust traces start with `goroutine N [` and `stack backtrace:`; a
  * .NET `--- End of stack trace ---` line sits between `at` frames. The same answer as the pattern
- * `/\bat\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace/` (prefilter.test.ts), read
+ * `/(?:\b|(?<=\\[nrt]))at\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace/` (prefilter.test.ts), read
  * without it.
  * @internal Exported for tests; not part of the public API.
  */

@@ -66,6 +66,9 @@ export const VENDOR_TOKEN_RULES: SecretGroup = {
       TOKEN,
       (text) => text.includes("eyJ"),
     ],
+    // Base64 of a JSON object (`{"` is `eyJ`) too short for a key's shape: a body or a token
+    // that carries its claims, `{"pw":"x1"}` among them.
+    [/(?<![\w+/.-])eyJ[A-Za-z0-9+/_-]{6,}={0,2}/g, TOKEN, (text) => text.includes("eyJ")],
   ],
 };
 
