@@ -33,7 +33,7 @@ const WHOLE = [
   "status 400: a review hook prevented the operation",
   "A sign-off is required for this operation.",
   "Invalid request: the current state of the invoice does not allow this action.",
-  '{"title":"Vetoed","status":400,"detail":"A review hook prevented the operation."}',
+  '{"error":{"message":"A review hook prevented the operation.","code":400}}',
   "Error: Request failed with status code 400\nThis publish operation needs a second reviewer.",
 ];
 
@@ -41,6 +41,9 @@ const NAMED = [
   // A field named in the clause, by a mixed-case or a snake_case identifier.
   "customerRef is required for this operation",
   "due_date must be a date for this action",
+  // The input spoken of.
+  "Missing required parameter for this operation: name",
+  "Invalid value for this action",
   // A value quoted.
   "The value 'next week' is invalid for this action",
   // An API operation named by its name: an envelope, not a refusal of the call.
@@ -60,14 +63,16 @@ describe("refusesWholeOperation", () => {
   });
 
   it("reads one clause at a time: a field named in another clause does not count", () => {
-    expect(refusesWholeOperation("order_id: 42. A review hook prevented the operation.")).toBe(true);
+    expect(refusesWholeOperation("order_id: 42. A review hook prevented the operation.")).toBe(
+      true,
+    );
     expect(refusesWholeOperation("A review hook prevented the order_id operation.")).toBe(false);
   });
 
   it("reads as far as the rules read", () => {
-    expect(refusesWholeOperation(`${"x ".repeat(2100)}A review hook prevented the operation.`)).toBe(
-      false,
-    );
+    expect(
+      refusesWholeOperation(`${"x ".repeat(2100)}A review hook prevented the operation.`),
+    ).toBe(false);
   });
 });
 
@@ -118,8 +123,8 @@ describe("a correction of a write that refuses the operation as a whole", () => 
       "refuses the operation as a whole",
     );
     const named = NAMED[0] as string;
-    expect(
-      explainClassification(textFailure(named), tool, read(named)).detail,
-    ).not.toContain("refuses the operation as a whole");
+    expect(explainClassification(textFailure(named), tool, read(named)).detail).not.toContain(
+      "refuses the operation as a whole",
+    );
   });
 });

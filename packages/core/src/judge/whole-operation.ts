@@ -9,8 +9,9 @@
  * a limit of the account or the deployment. Across the labelled sets, a text that speaks of the
  * operation as a whole is a stop or a retry, almost never a correction (the figures are in
  * docs/decisions.md). A clause that also names a field (`pspReference required for this
- * operation`), an API operation by its name (`when calling the PutItem operation`) or a quoted
- * value is about the call's own input, and is not counted.
+ * operation`), speaks of the input (`a parameter is missing for this action`), names an API
+ * operation by its name (`when calling the PutItem operation`) or quotes a value is about the
+ * call's own input, and is not counted.
  */
 
 /** The operation or the action itself, with at most one word between (`this write operation`). */
@@ -18,6 +19,10 @@ const WHOLE = /\b(?:this|the|that)\s+(?:\w+\s+)?(?:operation|action)\b/i;
 
 /** A name of the call's input: a snake_case or mixed-case identifier (`due_string`, `PutItem`). */
 const IDENTIFIER = /\b[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+\b|\b(?=\w*[a-z][A-Z])\w+\b/;
+
+/** A word for the call's input: a clause holding one is about what the model sent. */
+const INPUT_WORD =
+  /\b(?:param(?:eter)?s?|arguments?|fields?|propert(?:y|ies)|attributes?|inputs?|values?|options?|format)\b/i;
 
 /** A quoted value. */
 const QUOTED = /'[^'\n]{1,80}'|`[^`\n]{1,80}`|"[^"\n]{1,80}"/;
@@ -37,7 +42,14 @@ export function refusesWholeOperation(text: string): boolean {
   if (!WHOLE.test(head)) return false;
   for (const piece of head.split(CLAUSE)) {
     const clause = piece.trim().replace(/^["'`]+|["'`]+$/g, "");
-    if (WHOLE.test(clause) && !IDENTIFIER.test(clause) && !QUOTED.test(clause)) return true;
+    if (
+      WHOLE.test(clause) &&
+      !IDENTIFIER.test(clause) &&
+      !QUOTED.test(clause) &&
+      !INPUT_WORD.test(clause)
+    ) {
+      return true;
+    }
   }
   return false;
 }
