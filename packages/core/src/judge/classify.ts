@@ -22,6 +22,7 @@ import {
   SHIPPED_TEXT_MODEL,
   type TextModel,
 } from "./text-model.ts";
+import { refusesWholeOperation } from "./whole-operation.ts";
 
 /** What kind of failure this is, who can fix it, and what is known of its effect. */
 export interface Classification {
@@ -83,6 +84,15 @@ export interface Classification {
    * write (`person_required`, `stopsGuessedWrite` in decide.ts); elsewhere the correction stands.
    */
   readonly disputedByModel?: true;
+  /**
+   * A correction a built-in rule read from a text that refuses the operation as a whole ("a handler
+   * prevented the operation", "this write operation requires a procedure") in a clause naming no
+   * field and quoting no value (whole-operation.ts), and the call names no argument the text is
+   * about. What refused the call is the target's state, a policy or a limit, nothing the model
+   * sent. On a `mutating` tool `decide` stops instead of asking the model to rewrite the write
+   * (`person_required`, `stopsGuessedWrite` in decide.ts); elsewhere the correction stands.
+   */
+  readonly wholeOperation?: true;
   /**
    * What a retry that runs out becomes instead of giving up: `correct_arguments` when the failing
    * target (a URL, a host) is one the model chose, so the model may change it.
@@ -586,6 +596,8 @@ function fromText(
         // The model reads a rule's correction too, as a second reader: see `disputedByModel`.
         ...(rule.action === "correct_arguments" &&
           modelDisputesCorrection(readText(text, model)) && { disputedByModel: true as const }),
+        ...(rule.action === "correct_arguments" &&
+          refusesWholeOperation(text) && { wholeOperation: true as const }),
       }
     : fromModel(failure, text, model);
   // A server saying in words that the failure is not to be retried can only make a retry read
@@ -599,8 +611,8 @@ function fromText(
   // The argument cue is read with the call's own values masked too (`text`).
   const weighed = weighCallEvidence(verdict, evidence, text);
   // A correction the call backs (the text names one of its arguments) is no longer the model's
-  // word against one phrasing: the dispute is dropped.
-  const { disputedByModel: _, ...backed } = weighed;
+  // word against one phrasing, nor a refusal of the operation as a whole: both marks are dropped.
+  const { disputedByModel: _, wholeOperation: __, ...backed } = weighed;
   const kept =
     evidence.argument === undefined && weighed.action === "correct_arguments" ? weighed : backed;
   return evidence.targets === "none" && evidence.argument === undefined

@@ -149,7 +149,10 @@ function demoted(ctx: DecideContext, learned: LearnedOverride): Decision {
  *   could change and may send a write again in another shape, so the run stops with a text a
  *   person can read (`person_required`) instead of going back to the model. So does a correction
  *   a rule read from one phrasing where the learned model, reading the whole text, finds a stop at
- *   least three times likelier (`disputedByModel`; not when the call's arguments back it). A correction read from
+ *   least three times likelier (`disputedByModel`; not when the call's arguments back it), and a
+ *   correction a rule read from a text that refuses the operation as a whole in a clause naming
+ *   no field and quoting no value (`wholeOperation`, whole-operation.ts: "a handler prevented the
+ *   operation"; not when the call's arguments back it). A correction read from
  *   specific words (a field named, a value quoted, a schema's or an SDK's validation text, `already
  *   exists`, `not found`) still goes to the model, and so does a bare 400, 422 or "invalid": those
  *   say the call's own input was refused, which the model can read again;
@@ -170,7 +173,8 @@ export function stopsGuessedWrite(c: Classification, effect: Effect): boolean {
     (c.source === "model" && c.model?.stopOnWrite === true) ||
     c.source === "default" ||
     c.bareConflict === true ||
-    c.disputedByModel === true
+    c.disputedByModel === true ||
+    c.wholeOperation === true
   );
 }
 

@@ -122,6 +122,10 @@ export function explainClassification(
     detail +=
       "; the learned text model reads the whole text as a stop, at least three times likelier than a correction: a mutating tool stops";
   }
+  if (classification.wholeOperation === true) {
+    detail +=
+      "; the text refuses the operation as a whole and names no field or value: a mutating tool stops";
+  }
   if (classification.onRetriesExhausted === "correct_arguments") {
     detail += "; the failing target is one the model chose: once retries run out, it may change it";
   }
