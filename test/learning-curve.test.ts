@@ -23,9 +23,17 @@ const line = (over: Partial<Line> & Pick<Line, "text" | "label">): Line => ({
 
 // No rule reads it: the model decides (a stop, right).
 const UNRULED = line({ text: "the frobnicator glitched", label: "stop" });
-// A built-in rule reads a correction; the model reads a stop (sure): only an override takes it.
+// A built-in rule reads a correction; the model reads a stop (sure): on a read only an override
+// takes it (on a write the dispute alone stops it: disputedByModel).
 const RULED = line({
   text: "Invalid value for parameter limit: must be at most 100",
+  label: "stop",
+  effect: "read_only",
+});
+// A built-in rule reads a correction of a write labelled a stop, and the model knows no word of it:
+// a stop of a mutating tool sent back as arguments.
+const WRITE_RULED = line({
+  text: "Invalid value for parameter page: must be at most 100",
   label: "stop",
   effect: "mutating",
 });
@@ -39,8 +47,8 @@ const RETRIED = line({
 
 describe("learning-curve scoring", () => {
   it("counts the model's decisions and the dangerous kinds as pnpm eval does", () => {
-    const f = scoreSet([UNRULED, RULED, RETRIED], MODEL);
-    expect(f.unambiguous).toEqual({ correct: 1, total: 2 });
+    const f = scoreSet([UNRULED, RULED, RETRIED, WRITE_RULED], MODEL);
+    expect(f.unambiguous).toEqual({ correct: 1, total: 3 });
     expect(f.learned).toEqual({
       decided: 1,
       right: 1,
@@ -48,7 +56,7 @@ describe("learning-curve scoring", () => {
       runDefaultRight: 0,
       overrides: 0,
     });
-    // RULED: a stop of a mutating tool sent back as arguments; RETRIED (ambiguous, still counted).
+    // WRITE_RULED: a stop of a mutating tool sent back as arguments; RETRIED (ambiguous, still counted).
     expect(f.dangerous).toEqual({
       total: 2,
       personOnlyRetried: 1,
@@ -57,7 +65,7 @@ describe("learning-curve scoring", () => {
     });
     expect(f.missesBySource).toEqual({
       model: { lines: 1, wrong: 0 },
-      rule: { lines: 1, wrong: 1 },
+      rule: { lines: 2, wrong: 2 },
     });
     expect(f.ruleLines).toEqual({ modelRightRuleWrong: 1, modelWrongRuleRight: 0 });
   });
@@ -71,6 +79,14 @@ describe("learning-curve scoring", () => {
     const under = scoreSet([RULED], MODEL, { sureAt: 0.999, rules: "any" });
     expect(under.learned.overrides).toBe(0);
     expect(under.unambiguous.correct).toBe(0);
+    // On a write the sure stop the model reads against the rule's correction stops it unasked.
+    const write = scoreSet([{ ...RULED, effect: "mutating" }], MODEL, {
+      sureAt: 0.999,
+      rules: "any",
+    });
+    expect(write.learned.overrides).toBe(0);
+    expect(write.unambiguous.correct).toBe(1);
+    expect(write.dangerous.total).toBe(0);
   });
 
   it("trains on the non-ambiguous lines unless told to take them all", () => {
