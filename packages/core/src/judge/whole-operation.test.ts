@@ -71,7 +71,7 @@ describe("refusesWholeOperation", () => {
 
   it("reads a hostile run of quote marks in linear time", () => {
     // Failed before: the end's quotes were trimmed by a pattern anchored at the end, tried again
-    // from every mark of the run (about 0.1 s a text of 4000 marks, over a thousand times this).
+    // from every mark of the run (about 0.1 s a text of 4000 marks; ten such reads took over a second).
     const time = (text: string) => {
       const start = performance.now();
       for (let i = 0; i < 10; i++) refusesWholeOperation(text);
@@ -82,7 +82,7 @@ describe("refusesWholeOperation", () => {
       const hostile = `the operation ${mark.repeat(3980)}x`;
       time(plain);
       time(hostile);
-      expect(time(hostile)).toBeLessThan(20 * time(plain) + 5);
+      expect(time(hostile)).toBeLessThan(20 * time(plain) + 50);
     }
   });
 
