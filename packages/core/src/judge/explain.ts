@@ -118,6 +118,10 @@ export function explainClassification(
   if ((source === "rule" || source === "model") && classification.reason === "retries_exhausted") {
     detail += "; the text says the failure is not to be retried, so it stops";
   }
+  if (classification.bareConflict === true) {
+    detail +=
+      "; a conflict read from a bare status or word names nothing to change: a mutating tool stops";
+  }
   if (classification.disputedByModel === true) {
     detail +=
       "; the learned text model reads the whole text as a stop, at least three times likelier than a correction: a mutating tool stops";

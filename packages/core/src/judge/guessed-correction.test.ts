@@ -79,6 +79,17 @@ describe("a conflict read from a bare status or word is no correction of a write
     },
   );
 
+  it("--explain says a bare conflict stops a write, as it says of the other marks", () => {
+    const detail = (text: string) =>
+      explainClassification(textFailure(text), tool, read(text)).detail;
+    expect(detail("Request failed with status code 409")).toContain(
+      "a conflict read from a bare status or word names nothing to change: a mutating tool stops",
+    );
+    expect(detail("409 Conflict: a project named 'billing' already exists")).not.toContain(
+      "bare status",
+    );
+  });
+
   it("a 409 beside a named transient or person-only condition reads as that condition", () => {
     expect(read("409: the account is suspended").action).toBe("stop");
     expect(read("status 409 - service temporarily unavailable").action).toBe("retry_dependency");

@@ -100,6 +100,26 @@ describe("redact: a quoted value a line break splits from its quote", () => {
   });
 });
 
+describe("redact: a quoted value a line break splits inside it", () => {
+  it("replaces the part after the break, up to the closing quote", () => {
+    // Failed before: the value ended at the break, and the line after it reached the model.
+    for (const text of [
+      `"password": "abc\n${T}"`,
+      `{"token":"abcd\n  ${T}"}`,
+      `password: "abcdef\r\n${T}"`,
+      `password='abc\n${T}'`,
+    ]) {
+      expect(redact(text), text).not.toContain(T);
+    }
+  });
+
+  it("a quote left open on its line does not take the next line with it", () => {
+    expect(redact(`password: "abc\nconnection refused by the server`)).toBe(
+      'password: "[redacted] connection refused by the server',
+    );
+  });
+});
+
 describe("redact: values told in other file formats and command lines", () => {
   const cases: [string, string][] = [
     // A YAML block scalar: the value is on the next line.

@@ -69,6 +69,23 @@ describe("refusesWholeOperation", () => {
     expect(refusesWholeOperation("A review hook prevented the order_id operation.")).toBe(false);
   });
 
+  it("reads a hostile run of quote marks in linear time", () => {
+    // Failed before: the end's quotes were trimmed by a pattern anchored at the end, tried again
+    // from every mark of the run (about 0.1 s a text of 4000 marks; ten such reads took over a second).
+    const time = (text: string) => {
+      const start = performance.now();
+      for (let i = 0; i < 10; i++) refusesWholeOperation(text);
+      return performance.now() - start;
+    };
+    const plain = `the operation ${"a ".repeat(1990)}x`;
+    for (const mark of ["'", '"', "`"]) {
+      const hostile = `the operation ${mark.repeat(3980)}x`;
+      time(plain);
+      time(hostile);
+      expect(time(hostile)).toBeLessThan(20 * time(plain) + 50);
+    }
+  });
+
   it("reads as far as the rules read", () => {
     expect(
       refusesWholeOperation(`${"x ".repeat(2100)}A review hook prevented the operation.`),

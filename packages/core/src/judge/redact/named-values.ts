@@ -77,8 +77,11 @@ function credentialKeyBefore(text: string, separator: number): boolean {
 // A quoted value runs over the quotes it escapes (`"hunter\"2"`): ended at the escaped one, its
 // tail would stay. It starts after the line breaks and spaces that follow its quote (two text
 // blocks `password: "` and `hunter2"` are read one a line): ended at the break, it would be empty.
+// A quoted value a line break splits (`"hunter2` and `secret"`, a value wrapped where a terminal or
+// a log cut the line) runs on to its closing quote on the next line; unclosed there, it ends at the
+// break, so a quote left open never takes the next line of the text with it.
 // A YAML block scalar (`password: |`, `token: >-`) has its value on the next, indented line.
-const KEY_VALUE_SRC = String.raw`[|>][-+]?[1-9]?[ \t]*\r?\n[ \t]+[^\r\n]*|"\s{0,16}(?:[^"\\\r\n]|\\[^\r\n])*"?|'\s{0,16}(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]*[:=]\s*(?:"(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]+)|[^\s"'<>]+`;
+const KEY_VALUE_SRC = String.raw`[|>][-+]?[1-9]?[ \t]*\r?\n[ \t]+[^\r\n]*|"\s{0,16}(?:[^"\\\r\n]|\\[^\r\n])*(?:"|\r?\n[ \t]*(?:[^"\\\r\n]|\\[^\r\n])*")?|'\s{0,16}(?:[^'\\\r\n]|\\[^\r\n])*(?:'|\r?\n[ \t]*(?:[^'\\\r\n]|\\[^\r\n])*')?|[^\s"'<>]*[:=]\s*(?:"(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]+)|[^\s"'<>]+`;
 /** {@link KEY_VALUE_SRC} read where the value starts (after the separator and its spaces). */
 const KEY_VALUE_AT = new RegExp(KEY_VALUE_SRC, "y");
 
@@ -522,7 +525,7 @@ export const NAMED_VALUE_RULES: SecretGroup = {
     // key=value / key: value / "key": "value" credentials (aws_secret_access_key, password, …).
     // A value that swallowed the next `key:` (`pw=a)(api_key: b`) takes that key's value too.
     [
-      /(?<![\w-])(["']?[\w.-]{0,40}?(?:api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client)[_-]?key|client[_-]?secret|secret|token|password|passwd|pwd|passphrase|credentials?|session[_-]?id|sessionid|signature|sig)["']?)(\s*[:=]\s*)([|>][-+]?[1-9]?[ \t]*\r?\n[ \t]+[^\r\n]*|"\s{0,16}(?:[^"\\\r\n]|\\[^\r\n])*"?|'\s{0,16}(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]*[:=]\s*(?:"(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]+)|[^\s"'<>]+)/gi,
+      /(?<![\w-])(["']?[\w.-]{0,40}?(?:api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client)[_-]?key|client[_-]?secret|secret|token|password|passwd|pwd|passphrase|credentials?|session[_-]?id|sessionid|signature|sig)["']?)(\s*[:=]\s*)([|>][-+]?[1-9]?[ \t]*\r?\n[ \t]+[^\r\n]*|"\s{0,16}(?:[^"\\\r\n]|\\[^\r\n])*(?:"|\r?\n[ \t]*(?:[^"\\\r\n]|\\[^\r\n])*")?|'\s{0,16}(?:[^'\\\r\n]|\\[^\r\n])*(?:'|\r?\n[ \t]*(?:[^'\\\r\n]|\\[^\r\n])*')?|[^\s"'<>]*[:=]\s*(?:"(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]+)|[^\s"'<>]+)/gi,
       redactKeyValue,
       // The end of every key, then its separator.
       hasCredentialKey,
