@@ -17,6 +17,7 @@ export const BLIND_SETS = [
   "blind9",
   "blind10",
   "blind11",
+  "blind12",
 ] as const;
 
 export type BlindSetName = (typeof BLIND_SETS)[number];

@@ -258,8 +258,17 @@ describe("the pre-registered criterion", () => {
       "blind10",
       "blind11",
     ]);
+    expect(finalSources("blind12")).toEqual([
+      "blind6",
+      "blind7",
+      "blind8",
+      "blind9",
+      "blind10",
+      "blind11",
+      "blind12",
+    ]);
     // A set not yet in BLIND_SETS is added alone; once listed, the sets between blind5 and it train.
-    expect(finalSources("blind12")).toEqual(["blind12"]);
+    expect(finalSources("blind13")).toEqual(["blind13"]);
     expect(finalSources("blind3")).toEqual([]);
   });
 });
