@@ -25,6 +25,7 @@ describe("the public API", () => {
         "createReconnector",
         "failureFromError",
         "failureFromResult",
+        "isHeld",
         "loadPolicy",
         "localFailure",
         "parseEvents",

@@ -66,6 +66,7 @@ export {
   type ClaimOptions,
   type ClaimResult,
   checkAddOutcome,
+  isHeld,
   type LedgerEntry,
   type LedgerState,
   type OutcomeRecord,

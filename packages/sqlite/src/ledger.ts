@@ -1,7 +1,13 @@
 // The idempotency ledger in the `governor_ledger` table: each claim and settle is one transaction
 // that takes the file's write lock first (BEGIN IMMEDIATE), so two processes on one file never
 // both claim a key, and commits with an fsync (the ledger connection is `synchronous = FULL`).
-import type { ClaimOptions, ClaimResult, LedgerEntry, LedgerState } from "@governor/core";
+import {
+  type ClaimOptions,
+  type ClaimResult,
+  isHeld,
+  type LedgerEntry,
+  type LedgerState,
+} from "@governor/core";
 import type { Database, SqlValue } from "./sqlite-api.ts";
 import { unexpectedRow } from "./store-errors.ts";
 import { transaction } from "./transaction.ts";
@@ -98,20 +104,22 @@ export function createLedger(db: Database, options: LedgerOptions) {
         switch (found.state) {
           case "succeeded":
             return { status: "succeeded", entry: toEntry(key, found) };
-          case "failed":
+          case "failed": {
             // Freed under a hold that has not run out: its holder may still keep an answer
             // there, unless it handed it over (`ClaimOptions.handedOver`).
-            if (
-              found.lease_ms > 0 &&
-              at - found.updated_at < found.lease_ms &&
-              found.claimed_at !== (claim.handedOver ?? null)
-            ) {
+            const hold = {
+              holdMs: found.lease_ms,
+              heldSince: found.updated_at,
+              ...(found.claimed_at !== null && { claimedAt: found.claimed_at }),
+            };
+            if (isHeld(hold, at, claim.handedOver)) {
               return { status: "in_flight", entry: toEntry(key, found) };
             }
             // The server answered with a failure: no effect, so the key may run again, but it
             // becomes unsettled and so counts against the cap.
             if (!hasRoom()) return { status: "ledger_full" };
             return take(key, argsHash, at, leaseMs, found);
+          }
           case "pending":
             // The holder's lease counts, however short this claimer's is.
             if (at - found.updated_at < Math.max(leaseMs, found.lease_ms)) {

@@ -7,6 +7,7 @@ import {
   type ClaimOptions,
   type ClaimResult,
   checkAddOutcome,
+  isHeld,
   type LedgerEntry,
   type LedgerState,
   type OutcomeRecord,
@@ -319,16 +320,22 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       switch (found.state) {
         case "succeeded":
           return { status: "succeeded", entry: toEntry(key, found) };
-        case "failed":
+        case "failed": {
           // Freed under a hold (`SettleOptions.holdMs`) that has not run out: its holder may
           // still keep an answer there, unless it handed it over (`ClaimOptions.handedOver`).
-          if (heldFor(found, at, claim.handedOver)) {
+          const hold = {
+            holdMs: found.leaseMs,
+            heldSince: found.updatedAt,
+            ...(found.claimedAt !== undefined && { claimedAt: found.claimedAt }),
+          };
+          if (isHeld(hold, at, claim.handedOver)) {
             return { status: "in_flight", entry: toEntry(key, found) };
           }
           // The server answered with a failure: no effect, so the key may run again, but it
           // becomes unsettled and so counts against the cap.
           if (!ledger.hasRoomFor("unsettled")) return { status: "ledger_full" };
           return claimed(key, ledger.reopen(found, argsHash, at, leaseMs));
+        }
         case "pending":
           // The holder's lease counts, however short this claimer's is: a claimer must not take
           // a key whose attempt may still be running.
@@ -443,16 +450,6 @@ function supersededBy(
     state !== "succeeded" &&
     found !== undefined &&
     (found.state === "succeeded" || found.claimedAt !== settlement.claimedAt)
-  );
-}
-
-/**
- * Whether a `failed` record is still held for the claim that freed it (`SettleOptions.holdMs`,
- * kept in its `leaseMs`) at `at`, for a claimer that does not name that claim as handed over.
- */
-function heldFor(found: EntryRecord, at: number, handedOver: number | undefined): boolean {
-  return (
-    found.leaseMs > 0 && at - found.updatedAt < found.leaseMs && found.claimedAt !== handedOver
   );
 }
 

@@ -334,6 +334,20 @@ export function settleHoldMs(state: LedgerState, settlement: SettleOptions): num
 }
 
 /**
+ * Whether a `failed` key freed under a hold ({@link settleHoldMs}: `holdMs` from `heldSince`, for
+ * the claim `claimedAt`) still answers a claim `in_flight` at `at`: the hold has not run out and
+ * the claimer does not name that claim as handed over ({@link ClaimOptions.handedOver}). The
+ * memory and SQLite stores read it so; Redis reads the same in its script, on its server's clock.
+ */
+export function isHeld(
+  hold: { readonly holdMs: number; readonly heldSince: number; readonly claimedAt?: number },
+  at: number,
+  handedOver: number | undefined,
+): boolean {
+  return hold.holdMs > 0 && at - hold.heldSince < hold.holdMs && hold.claimedAt !== handedOver;
+}
+
+/**
  * Checks {@link Store.addOutcome}'s arguments as every store of the project does (the contract
  * suite in `@governor/core/testing` refuses the same ones): `field` a non-empty string not starting
  * with `@`, `by` (default 1) a positive finite number, `now` epoch ms (finite, >= 0), `halfLifeMs`
