@@ -149,7 +149,7 @@ function demoted(ctx: DecideContext, learned: LearnedOverride): Decision {
  *   could change and may send a write again in another shape, so the run stops with a text a
  *   person can read (`person_required`) instead of going back to the model. So does a correction
  *   a rule read from one phrasing where the learned model, reading the whole text, finds a stop at
- *   least three times likelier (`disputedByModel`; not when the call's arguments back it), and a
+ *   least `MODEL_DISPUTE_STOP_OVER` (classify.ts) times likelier (`disputedByModel`; not when the call's arguments back it), and a
  *   correction a rule read from a text that refuses the operation as a whole in a clause naming
  *   no field and quoting no value (`wholeOperation`, whole-operation.ts: "a handler prevented the
  *   operation"; not when the call's arguments back it). A correction read from

@@ -1,6 +1,11 @@
 import type { ToolPolicy } from "../policy/policy.ts";
 import { type CallFacts, readCallEvidence } from "./call-evidence.ts";
-import { type Classification, policyRuleFor, textForRules } from "./classify.ts";
+import {
+  type Classification,
+  MODEL_DISPUTE_STOP_OVER,
+  policyRuleFor,
+  textForRules,
+} from "./classify.ts";
 import type { Failure } from "./failure.ts";
 import { explainBuiltinMatch } from "./rules.ts";
 
@@ -123,8 +128,7 @@ export function explainClassification(
       "; a conflict read from a bare status or word names nothing to change: a mutating tool stops";
   }
   if (classification.disputedByModel === true) {
-    detail +=
-      "; the learned text model reads the whole text as a stop, at least three times likelier than a correction: a mutating tool stops";
+    detail += `; the learned text model reads the whole text as a stop, at least ${MODEL_DISPUTE_STOP_OVER} times likelier than a correction: a mutating tool stops`;
   }
   if (classification.wholeOperation === true) {
     detail +=

@@ -2,31 +2,16 @@ import { describe, expect, it } from "vitest";
 import { loadPolicy, resolveToolPolicy } from "../policy/policy.ts";
 import type { Effect } from "../types.ts";
 import { classify, MODEL_DISPUTE_STOP_OVER, modelDisputesCorrection } from "./classify.ts";
-import { decide, stopsGuessedWrite } from "./decide.ts";
+import { stopsGuessedWrite } from "./decide.ts";
 import { explainClassification } from "./explain.ts";
-import { type Failure, failureFromResult } from "./failure.ts";
+import { firstDecision, read, textFailure, tool } from "./judge-text.support.ts";
 import { MODEL_CLASSES } from "./text-model.ts";
 
 // A correction on a write that names nothing the model could change stops with a text a person
 // can read (docs/decisions.md, the asymmetry of harm). Every text here is written for the test.
 
-const tool = resolveToolPolicy(loadPolicy({}), "t");
-const textFailure = (text: string): Failure =>
-  failureFromResult({ content: [{ type: "text", text }], isError: true });
-const read = (text: string) => classify(textFailure(text), tool);
-
 /** What the run does on the first failure of a call to a tool of `effect`. */
-const run = (text: string, effect: Effect) =>
-  decide({
-    classification: read(text),
-    tool,
-    effect,
-    attempt: 1,
-    repeats: 1,
-    keyed: false,
-    remainingMs: Number.POSITIVE_INFINITY,
-    random: () => 0.5,
-  });
+const run = (text: string, effect: Effect) => firstDecision(text, effect);
 
 describe("a conflict read from a bare status or word is no correction of a write", () => {
   it.each([

@@ -2,29 +2,14 @@ import { describe, expect, it } from "vitest";
 import { loadPolicy, resolveToolPolicy } from "../policy/policy.ts";
 import type { Effect } from "../types.ts";
 import { classify } from "./classify.ts";
-import { decide, stopsGuessedWrite } from "./decide.ts";
-import { type Failure, failureFromResult } from "./failure.ts";
+import { stopsGuessedWrite } from "./decide.ts";
+import { firstDecision, read, textFailure } from "./judge-text.support.ts";
 
 // Issue 27 items 2-3: failures only a person can fix stop, and a write is repeated only on a
 // structured or named transient condition. Every text here is a paraphrase of a class.
 
-const tool = resolveToolPolicy(loadPolicy({}), "t");
-const textFailure = (text: string): Failure =>
-  failureFromResult({ content: [{ type: "text", text }], isError: true });
-const read = (text: string) => classify(textFailure(text), tool);
-
 /** What the run does on the first failure of a call to a tool of `effect` (a key it honours). */
-const run = (text: string, effect: Effect) =>
-  decide({
-    classification: read(text),
-    tool,
-    effect,
-    attempt: 1,
-    repeats: 1,
-    keyed: true,
-    remainingMs: Number.POSITIVE_INFINITY,
-    random: () => 0.5,
-  });
+const run = (text: string, effect: Effect) => firstDecision(text, effect, true);
 
 describe("a retry on a generic word is not repeated on a write", () => {
   it.each([

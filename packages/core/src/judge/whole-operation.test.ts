@@ -1,33 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { loadPolicy, resolveToolPolicy } from "../policy/policy.ts";
 import type { Effect } from "../types.ts";
 import { classify } from "./classify.ts";
-import { decide, stopsGuessedWrite } from "./decide.ts";
+import { stopsGuessedWrite } from "./decide.ts";
 import { explainClassification } from "./explain.ts";
-import { type Failure, failureFromResult } from "./failure.ts";
+import { firstDecision, read, textFailure, tool } from "./judge-text.support.ts";
 import { refusesWholeOperation } from "./whole-operation.ts";
 
 // A correction read from a text that refuses the operation as a whole, naming no field and
 // quoting no value, stops a write (docs/decisions.md, the asymmetry of harm). Every text here is
 // written for the test.
 
-const tool = resolveToolPolicy(loadPolicy({}), "t");
-const textFailure = (text: string): Failure =>
-  failureFromResult({ content: [{ type: "text", text }], isError: true });
-const read = (text: string) => classify(textFailure(text), tool);
-
 /** What the run does on the first failure of a call to a tool of `effect`. */
-const run = (text: string, effect: Effect) =>
-  decide({
-    classification: read(text),
-    tool,
-    effect,
-    attempt: 1,
-    repeats: 1,
-    keyed: false,
-    remainingMs: Number.POSITIVE_INFINITY,
-    random: () => 0.5,
-  });
+const run = (text: string, effect: Effect) => firstDecision(text, effect);
 
 const WHOLE = [
   "status 400: a review hook prevented the operation",
