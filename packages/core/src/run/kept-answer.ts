@@ -302,13 +302,7 @@ async function claimUnderHold(
       s.run.core.store.claim(key, CONTENT_ARGS, options),
     );
   };
-  let claim: ClaimResult;
-  try {
-    claim = await claimOnce();
-  } catch (error) {
-    if (!settlesAgain(error)) throw error;
-    claim = await claimOnce();
-  }
+  const claim: ClaimResult = await settleHeld(claimOnce);
   if (claim.status === "succeeded") return {};
   if (claim.status !== "claimed") return undefined;
   return { claimedAt: claim.claimedAt ?? r.core.now() };

@@ -157,10 +157,11 @@ export function hostContext(state: CallState, repeatable: boolean): HostContext 
  * refused until a person settles it (kept-answer.ts), or a kept answer given once more (doubt.ts
  * `spendKept`). Each such settle is conditional (it names the caller's claim, or the answer it
  * spends), so one that landed the first time and was claimed or kept over since is dropped by the
- * store. A timeout is not asked again: its first settle may still land, after the second.
+ * store. A timeout is not asked again: its first settle may still land, after the second. The
+ * claim that keeps an answer under a hold (kept-answer.ts `claimUnderHold`) is asked so too.
  */
-export function settleHeld(settle: () => MaybePromise<void>): MaybePromise<void> {
-  let first: MaybePromise<void>;
+export function settleHeld<T>(settle: () => MaybePromise<T>): MaybePromise<T> {
+  let first: MaybePromise<T>;
   try {
     first = settle();
   } catch (error) {
@@ -169,7 +170,7 @@ export function settleHeld(settle: () => MaybePromise<void>): MaybePromise<void>
   return isThenable(first) ? first.then(undefined, (error) => settleAgain(error, settle)) : first;
 }
 
-function settleAgain(error: unknown, settle: () => MaybePromise<void>): MaybePromise<void> {
+function settleAgain<T>(error: unknown, settle: () => MaybePromise<T>): MaybePromise<T> {
   if (!settlesAgain(error)) throw error;
   return settle();
 }
