@@ -92,7 +92,13 @@ function middle(): number {
  */
 export function assessFailure(failure: Failure, options: AssessOptions): Assessment {
   const { tool, effect, policy } = options;
-  const classification = classify(failure, tool, options.call);
+  // Judged with the effect the decision reads, where the policy's own says another or nothing:
+  // classify reads a write's marks only where the tool may be `mutating`.
+  const classification = classify(
+    failure,
+    tool.effect === effect ? tool : { ...tool, effect },
+    options.call,
+  );
   const print = fingerprint({
     tool: tool.tool,
     channel: failure.channel,

@@ -82,6 +82,7 @@ export interface Classification {
    * phrasing is often a person-only refusal's wrapper (`validation error` inside an admission
    * policy's denial). On a `mutating` tool `decide` stops instead of asking the model to rewrite the
    * write (`person_required`, `stopsGuessedWrite` in decide.ts); elsewhere the correction stands.
+   * Not read for a tool the policy declares `read_only` or `idempotent` (nothing would read it).
    */
   readonly disputedByModel?: true;
   /**
@@ -91,6 +92,7 @@ export interface Classification {
    * about. What refused the call is the target's state, a policy or a limit, nothing the model
    * sent. On a `mutating` tool `decide` stops instead of asking the model to rewrite the write
    * (`person_required`, `stopsGuessedWrite` in decide.ts); elsewhere the correction stands.
+   * Not read for a tool the policy declares `read_only` or `idempotent` (nothing would read it).
    */
   readonly wholeOperation?: true;
   /**
@@ -571,12 +573,17 @@ export function textForRules(failure: Failure, call: CallFacts | undefined): str
     : maskArgumentEchoes(ruleHead(failure.text), call.args);
 }
 
-/** Steps 3 and 4: the built-in text rules or the learned model, weighed by what the call shows. */
+/**
+ * Steps 3 and 4: the built-in text rules or the learned model, weighed by what the call shows.
+ * `mayWrite`: the tool may be `mutating` (the policy says so or says nothing); only then are a
+ * correction's marks that only a write's decision reads (`disputedByModel`, `wholeOperation`) read.
+ */
 function fromText(
   failure: Failure,
   tool: string,
   call: CallFacts | undefined,
   model: TextModel,
+  mayWrite: boolean,
 ): Classification {
   const text = textForRules(failure, call);
   const matched = matchBuiltinRules(text);
@@ -593,10 +600,14 @@ function fromText(
         ...(rule.weak === true &&
           rule.action === "retry_dependency" && { weakRetry: true as const }),
         ...(rule.weak === true && rule.reason === "conflict" && { bareConflict: true as const }),
-        // The model reads a rule's correction too, as a second reader: see `disputedByModel`.
-        ...(rule.action === "correct_arguments" &&
+        // The model reads a rule's correction of a possible write too, as a second reader: see
+        // `disputedByModel`. A tool the policy declares not to write skips it (and the clause
+        // check): `stopsGuessedWrite` reads neither mark there, so the decision is the same.
+        ...(mayWrite &&
+          rule.action === "correct_arguments" &&
           modelDisputesCorrection(readText(text, model)) && { disputedByModel: true as const }),
-        ...(rule.action === "correct_arguments" &&
+        ...(mayWrite &&
+          rule.action === "correct_arguments" &&
           refusesWholeOperation(text) && { wholeOperation: true as const }),
       }
     : fromModel(failure, text, model);
@@ -645,7 +656,13 @@ export function classify(
     progress ??
     (signal
       ? (internalErrorOfTheTool(failure, signal, call) ?? { ...signal, source: "signal" })
-      : fromText(failure, tool.tool, call, model));
+      : fromText(
+          failure,
+          tool.tool,
+          call,
+          model,
+          tool.effect !== "read_only" && tool.effect !== "idempotent",
+        ));
   const withHint =
     failure.retryAfterMs === undefined
       ? detected

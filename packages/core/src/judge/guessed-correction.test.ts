@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadPolicy, resolveToolPolicy } from "../policy/policy.ts";
 import type { Effect } from "../types.ts";
+import { assessFailure } from "./assess.ts";
 import { classify, MODEL_DISPUTE_STOP_OVER, modelDisputesCorrection } from "./classify.ts";
 import { stopsGuessedWrite } from "./decide.ts";
 import { explainClassification } from "./explain.ts";
@@ -131,6 +132,37 @@ describe("a rule's correction the learned model reads as a stop is no correction
     expect(c).toMatchObject({ action: "correct_arguments", source: "rule" });
     expect(c.disputedByModel).toBeUndefined();
     expect(run(text, "mutating").action).toBe("correct_arguments");
+  });
+
+  it("is read only where the tool may write: not for a tool the policy declares read_only or idempotent", () => {
+    // A second model read per rule correction is spent only where a decision can read its mark.
+    const disputed = "Invalid TenantAccessToken for this workspace";
+    const whole = "status 400: a review hook prevented the operation";
+    const declared = (effect: Effect) =>
+      resolveToolPolicy(loadPolicy({ tools: { t: { effect } } }), "t");
+    for (const text of [disputed, whole]) {
+      const f = textFailure(text);
+      const undeclared = classify(f, tool);
+      const marks = (c: ReturnType<typeof classify>) => [c.disputedByModel, c.wholeOperation];
+      expect(marks(undeclared).filter(Boolean)).toHaveLength(1);
+      expect(marks(classify(f, declared("mutating")))).toEqual(marks(undeclared));
+      for (const effect of ["read_only", "idempotent"] as const) {
+        const c = classify(f, declared(effect));
+        expect(marks(c)).toEqual([undefined, undefined]);
+        // The same classification otherwise, and the same decision.
+        const { disputedByModel: _, wholeOperation: __, ...rest } = undeclared;
+        expect(c).toEqual(rest);
+        expect(firstDecision(text, effect).action).toBe("correct_arguments");
+      }
+      // assessFailure judges with the effect it is given, whatever the policy declares.
+      const policy = loadPolicy({ tools: { t: { effect: "read_only" } } });
+      const asWrite = assessFailure(f, { policy, tool: declared("read_only"), effect: "mutating" });
+      expect(marks(asWrite.classification)).toEqual(marks(undeclared));
+      expect(asWrite.decision).toMatchObject({ action: "stop", reason: "person_required" });
+      const asRead = assessFailure(f, { policy, tool, effect: "read_only" });
+      expect(marks(asRead.classification)).toEqual([undefined, undefined]);
+      expect(asRead.decision.action).toBe("correct_arguments");
+    }
   });
 
   it("modelDisputesCorrection needs a reading of stop at least three times a correction", () => {
