@@ -17,10 +17,12 @@
  * third (test/blind3) too, key `blind3`, and so on to the twelfth (test/blind12), key `blind12`
  * (scripts/blind-sets.ts lists them).
  *
- * Usage: pnpm eval [--json] [--blind=<dir>] [--blind2=<dir>] … [--blind12=<dir>] [corpus-dir]
+ * Usage: pnpm eval [--json] [--json-to=<file>] [--blind=<dir>] [--blind2=<dir>] … [--blind12=<dir>] [corpus-dir]
  *   (defaults: test/corpus, test/blind, test/blind2, … test/blind12)
+ *   --json prints the figures as JSON instead of text; --json-to=<file> also writes that JSON to
+ *   <file>, so one run gives both.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { failureFromResult, loadPolicy } from "@governor/core";
 import { classify, fingerprint, resolveToolPolicy } from "@governor/core/judge";
@@ -193,6 +195,7 @@ function telltales(entry: Entry): string[] {
 
 const args = process.argv.slice(2);
 const json = args.includes("--json");
+const jsonTo = args.find((a) => a.startsWith("--json-to="))?.slice("--json-to=".length);
 const dir = resolve(args.find((a) => !a.startsWith("--")) ?? "test/corpus");
 const root = resolve(dir, "../..");
 
@@ -531,8 +534,10 @@ const report = {
   mutatingCorrections,
 };
 
+const reportJson = `${JSON.stringify(report, null, 2)}\n`;
+if (jsonTo !== undefined) writeFileSync(jsonTo, reportJson);
 if (json) {
-  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(reportJson);
 } else {
   const h = report.headline;
   const out: string[] = [];

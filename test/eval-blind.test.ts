@@ -175,11 +175,14 @@ beforeAll(() => {
     `${SECOND.map((l) => JSON.stringify(l)).join("\n")}\n`,
   );
   const everySet = BLIND_SETS.map((name) => `--${name}=${dir}`);
-  textOut = runEval(...everySet);
-  jsonAll = JSON.parse(runEval("--json", ...everySet));
+  // One run gives both forms: the text on stdout, the JSON (as --json prints it) in a file.
+  const jsonFile = join(dir, "eval.json");
+  textOut = runEval(`--json-to=${jsonFile}`, ...everySet);
+  jsonAll = JSON.parse(readFileSync(jsonFile, "utf8"));
   json = jsonAll as unknown as typeof json;
-  textReal = runEval();
-  jsonReal = runEval("--json");
+  const realFile = join(dir, "eval-real.json");
+  textReal = runEval(`--json-to=${realFile}`);
+  jsonReal = readFileSync(realFile, "utf8");
 }, 360_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
