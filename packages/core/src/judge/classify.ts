@@ -623,6 +623,8 @@ function fromText(
   const weighed = weighCallEvidence(verdict, evidence, text);
   // A correction the call backs (the text names one of its arguments) is no longer the model's
   // word against one phrasing, nor a refusal of the operation as a whole: both marks are dropped.
+  // A bare conflict keeps its mark: the value it echoes is most often the target's own id (in a
+  // URL's path: "POST /invoices/inv_1/pay: 409"), which says what conflicts, not what to change.
   const { disputedByModel: _, wholeOperation: __, ...backed } = weighed;
   const kept =
     evidence.argument === undefined && weighed.action === "correct_arguments" ? weighed : backed;

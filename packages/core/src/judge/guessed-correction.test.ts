@@ -65,6 +65,21 @@ describe("a conflict read from a bare status or word is no correction of a write
     },
   );
 
+  it("a bare conflict that echoes the call's own id keeps its mark: the id names the target, not a fix", () => {
+    const text = "POST /v1/invoices/inv_20931/pay: Request failed with status code 409";
+    const c = classify(textFailure(text), tool, {
+      args: { invoice_id: "inv_20931" },
+      inputSchema: { type: "object", properties: { invoice_id: { type: "string" } } },
+    });
+    expect(c.evidence?.argument).toEqual({ name: "invoice_id", by: "value" });
+    expect(c).toMatchObject({
+      action: "correct_arguments",
+      reason: "conflict",
+      bareConflict: true,
+    });
+    expect(stopsGuessedWrite(c, "mutating")).toBe(true);
+  });
+
   it("--explain says a bare conflict stops a write, as it says of the other marks", () => {
     const detail = (text: string) =>
       explainClassification(textFailure(text), tool, read(text)).detail;
