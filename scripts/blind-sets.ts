@@ -18,6 +18,7 @@ export const BLIND_SETS = [
   "blind10",
   "blind11",
   "blind12",
+  "blind13",
 ] as const;
 
 export type BlindSetName = (typeof BLIND_SETS)[number];

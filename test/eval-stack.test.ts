@@ -267,8 +267,18 @@ describe("the pre-registered criterion", () => {
       "blind11",
       "blind12",
     ]);
+    expect(finalSources("blind13")).toEqual([
+      "blind6",
+      "blind7",
+      "blind8",
+      "blind9",
+      "blind10",
+      "blind11",
+      "blind12",
+      "blind13",
+    ]);
     // A set not yet in BLIND_SETS is added alone; once listed, the sets between blind5 and it train.
-    expect(finalSources("blind13")).toEqual(["blind13"]);
+    expect(finalSources("blind14")).toEqual(["blind14"]);
     expect(finalSources("blind3")).toEqual([]);
   });
 });
