@@ -60,8 +60,17 @@ describe.each(SDKS)("%s", (sdk) => {
             if (isToolAnswer(message) && moment === "just after the answer") abort.abort();
           };
           if (moment === "before sending") abort.abort();
-          if (holds) setTimeout(() => abort.abort(), 300);
           const effects = () => readEffects(effectsFile).filter((e) => e.tool === tool).length;
+          // While the server holds it: once its effect is written (a fixed delay raced a slow
+          // child on a loaded machine, and the abort then came before the commit).
+          if (holds) {
+            void (async () => {
+              for (let i = 0; i < 500 && effects() === 0; i++) {
+                await new Promise((resolve) => setTimeout(resolve, 10));
+              }
+              abort.abort();
+            })();
+          }
           const call = { name: tool, arguments: args, callId: "call-1" };
 
           const first = g.governor.startRun({ idempotencyScope: "job-1" });
