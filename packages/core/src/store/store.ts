@@ -114,7 +114,7 @@ export interface SettleOptions {
    * until then a claim answers `in_flight`, but one naming this claim as
    * {@link ClaimOptions.handedOver} claims it as any `failed` key. For a holder that frees a write's entry before it knows whether its answer was
    * given (the core's content entries, docs/idempotency.md). A later settle ends the hold. The key
-   * is kept at least until the hold runs out, whatever the store's retention. Only the
+   * is kept at least until the hold runs out, whatever the store's retention or caps. Only the
    * entry's own claim is held: a settle that finds no entry (a key never claimed, or forgotten
    * with its retention) frees no claim and creates the entry as a settle by hand does, holding
    * nothing.
