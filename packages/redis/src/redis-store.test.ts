@@ -143,6 +143,29 @@ describe.runIf(available)(available ? "RedisStore" : `RedisStore (skipped: ${pro
       }
     });
 
+    it("a settle reads an entry past its retention, not yet purged, as absent (as a claim does): a hold then keeps nothing", async () => {
+      const prefix = freshPrefix();
+      const store = createRedisStore({ client: shared, prefix, retentionMs: 60_000 });
+      try {
+        const claim = await store.claim("k", "h1", at(Date.now()));
+        expect(claim.status).toBe("claimed");
+        const a = claim.status === "claimed" ? (claim.claimedAt as number) : 0;
+        expect(a).toBeGreaterThan(0);
+        await store.settle("k", "failed", { now: Date.now(), claimedAt: a });
+        // Its retention ran out; the settled set still names it later, so no purge has taken it.
+        await shared.hSet(`${prefix}l:k`, "expiresAt", "1");
+        await store.settle("k", "failed", { now: Date.now(), claimedAt: a, holdMs: 60_000 });
+        // Created afresh, as a settle by hand: no claim, no hold (was held for a minute).
+        const fields = await shared.hGetAll(`${prefix}l:k`);
+        expect(fields).toMatchObject({ argsHash: "", state: "failed" });
+        expect(fields.claimedAt).toBeUndefined();
+        expect(fields.heldUntil).toBeUndefined();
+        expect((await store.claim("k", "h1", at(Date.now()))).status).toBe("claimed");
+      } finally {
+        await deleteUnder(prefix);
+      }
+    });
+
     it("issue 12.5: keeps a learned record as a hash with a Redis expiry, indexed by its time", async () => {
       const prefix = freshPrefix();
       const store = createRedisStore({ client: shared, prefix });

@@ -209,7 +209,8 @@ if found.argsHash ~= '' and found.argsHash ~= argsHash then return answer('args_
 if found.state == 'succeeded' then return answer('succeeded', found) end
 if found.state == 'failed' then
   -- Freed under a hold (SETTLE's holdMs, by the server's clock) that has not run out: its holder
-  -- may still keep an answer there, unless it handed it over (handedOver names its claim).
+  -- may still keep an answer there, unless it handed it over (handedOver names its claim). A
+  -- hold that names no claim is passed by no claimer (core's isHeld reads it the same).
   if found.heldUntil and serverNow < found.heldUntil and (not handedOver or tonumber(found.claimedAt) ~= handedOver) then
     return answer('in_flight', found)
   end
@@ -239,9 +240,11 @@ return answer('uncertain', found)
  * retentionMs, the key as a set member, claimedAt ("" for none: see `SettleOptions`), the result
  * a conditional settle expects (`SettleOptions.ifSucceeded`: "" for no condition, "-" for no
  * result, else "=" and its JSON; the settle is dropped unless the entry is `succeeded` with that
- * result blob, or with none for "-"), holdMs ("" for none: a `failed` settle naming its claim
- * keeps the entry held for that claim until server time passes `heldUntil`, which any later
- * settle or claim that takes the key removes, and keeps the entry at least that long). A `failed`
+ * result blob, or with none for "-"), holdMs ("" for none: a `failed` settle naming the entry's
+ * claim keeps the entry held for that claim until server time passes `heldUntil`, which any later
+ * settle or claim that takes the key removes, and keeps the entry at least that long; one that
+ * finds no entry creates it as a settle by hand does, holding nothing). An entry past its
+ * retention reads as absent, as CLAIM reads it. A `failed`
  * or `uncertain` settle naming a claim is dropped when the entry's latest claim (its `claimedAt`,
  * marked by CLAIM; an entry an earlier version wrote has none, and a pending one is named by its
  * `updatedAt` as that version's settles named it) is another, or when it is `succeeded`; a
@@ -258,7 +261,14 @@ local claimedAt, expected = ARGV[12], ARGV[13]
 local holdMs = tonumber(ARGV[14] or '')
 local id, seq = guard(true)
 purge()
-local held = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt', 'claimedAt')
+local held = redis.call('HMGET', entry, 'argsHash', 'state', 'updatedAt', 'claimedAt', 'expiresAt')
+-- An entry past its retention is forgotten, as a claim finds it (read): the settle creates the
+-- key afresh, as one of a key nobody claimed.
+local expired = tonumber(held[5])
+if held[2] and expired and expired < serverNow then
+  redis.call('DEL', entry, blob)
+  held = {}
+end
 local holder = held[4]
 if not holder and held[2] == 'pending' then holder = held[3] end
 -- A late failed or uncertain settle must not free or mark a key whose latest claim is not the
@@ -289,7 +299,9 @@ if state == 'uncertain' then
   redis.call('SADD', unsettled, member)
 else
   local expiresAt = serverNow + retentionMs
-  if state == 'failed' and claimedAt ~= '' and holdMs and holdMs > 0 then
+  -- A hold keeps the key for the claim this settle freed: there is none when the entry was
+  -- absent (the settle creates it, as one by hand), and nobody could name it to pass the hold.
+  if state == 'failed' and claimedAt ~= '' and holder and holdMs and holdMs > 0 then
     redis.call('HSET', entry, 'heldUntil', string.format('%.0f', serverNow + holdMs))
     -- Kept while held, whatever the retention: forgotten, the entry would be free.
     expiresAt = math.max(expiresAt, serverNow + holdMs)

@@ -9,13 +9,18 @@ import type { ClaimResult, LedgerEntry, LedgerState } from "./store.ts";
  * reads and clock ticks over a few keys, under small caps, so keys move in and out of the settle
  * order and the kept results many times over and the store's queues compact their stale slots.
  * Claims name an owner now and then, and owners are released: their settled entries go, the others
- * stay. Every claim answers as the model does, and every entry reads as the model's.
+ * stay. Failed settles hold their key now and then (`holdMs`), and claims name a hold's claim as
+ * handed over now and then: a held entry answers `in_flight`, and at the cap it is passed over, not
+ * dropped. Every claim answers as the model does, and every entry reads as the model's.
  */
 interface ModelEntry {
   argsHash: string;
   state: LedgerState;
   updatedAt: number;
+  /** A pending entry's lease, or a failed one's hold (counted from `updatedAt`). */
   leaseMs: number;
+  /** A failed entry's hold: when it runs out by the store's clock; 0 for none. */
+  heldUntil: number;
   result: string | undefined;
   unavailable: boolean;
   expiresAt: number;
@@ -67,15 +72,24 @@ function createModel(
     e.expiresAt = at + retentionMs;
     e.settledSeq = ++settles;
   };
-  /** At the cap of all entries, the oldest settled ones go (issue 26.5); unsettled ones never. */
-  const dropOldestSettled = () => {
+  /**
+   * At the cap of all entries, the oldest settled ones go (issue 26.5); unsettled ones never, nor
+   * settled ones under their hold.
+   */
+  let heldKept = 0;
+  const dropOldestSettled = (at: number) => {
     while (entries.size >= maxEntries) {
       let oldest: [string, ModelEntry] | undefined;
+      let held = false;
       for (const [key, x] of entries) {
-        if (x.expiresAt !== 0 && (oldest === undefined || x.settledSeq < oldest[1].settledSeq)) {
-          oldest = [key, x];
+        if (x.expiresAt === 0) continue;
+        if (x.heldUntil > at) {
+          held = true;
+          continue;
         }
+        if (oldest === undefined || x.settledSeq < oldest[1].settledSeq) oldest = [key, x];
       }
+      if (held) heldKept++;
       if (oldest === undefined) return;
       entries.delete(oldest[0]);
     }
@@ -101,6 +115,8 @@ function createModel(
     e.keptAt = ++keeps;
   };
   return {
+    /** How many times the cap passed over a held entry. */
+    heldKept: () => heldKept,
     claim(
       key: string,
       argsHash: string,
@@ -109,18 +125,20 @@ function createModel(
       allow: boolean,
       lease: number,
       owner?: string,
+      handedOver?: number,
     ) {
       const e = lookup(key, at);
       if (e === undefined) {
         if (unsettled() >= maxUnsettled) return { status: "ledger_full" };
         if (entries.size >= maxEntries) dropExpired(at);
-        dropOldestSettled();
+        dropOldestSettled(at);
         if (entries.size >= maxEntries) return { status: "ledger_full" };
         const fresh: ModelEntry = {
           argsHash,
           state: "pending",
           updatedAt: now,
           leaseMs: lease,
+          heldUntil: 0,
           result: undefined,
           unavailable: false,
           expiresAt: 0,
@@ -140,6 +158,7 @@ function createModel(
         e.argsHash = argsHash;
         e.updatedAt = now;
         e.leaseMs = lease;
+        e.heldUntil = 0;
         // A new claim's mark: past every earlier claim of the key.
         e.claimedAt = e.claimedAt === undefined || now > e.claimedAt ? now : e.claimedAt + 1;
         move(e, "pending", at);
@@ -153,6 +172,14 @@ function createModel(
         case "succeeded":
           return { status: "succeeded", entry: view(key, e) };
         case "failed":
+          // Held for its claim, unless the claimer names that claim handed over.
+          if (
+            e.leaseMs > 0 &&
+            now - e.updatedAt < e.leaseMs &&
+            !(e.claimedAt !== undefined && e.claimedAt === handedOver)
+          ) {
+            return { status: "in_flight", entry: view(key, e) };
+          }
           return unsettled() >= maxUnsettled ? { status: "ledger_full" } : take();
         case "pending":
           if (now - e.updatedAt < Math.max(lease, e.leaseMs)) {
@@ -174,8 +201,10 @@ function createModel(
       at: number,
       result?: string,
       claimedAt?: number,
+      holdMs = 0,
     ) {
       let e = lookup(key, at);
+      const found = e !== undefined;
       // Only the key's latest claim frees or marks it, and nothing demotes a success.
       if (
         claimedAt !== undefined &&
@@ -191,6 +220,7 @@ function createModel(
           state,
           updatedAt: now,
           leaseMs: 0,
+          heldUntil: 0,
           result: undefined,
           unavailable: false,
           expiresAt: 0,
@@ -205,8 +235,15 @@ function createModel(
       }
       e.updatedAt = now;
       e.leaseMs = 0;
+      e.heldUntil = 0;
       move(e, state, at);
       if (result !== undefined) keep(e, result);
+      // Only a failed settle that frees the entry's claim holds it; kept while held.
+      if (found && state === "failed" && claimedAt !== undefined && holdMs > 0) {
+        e.leaseMs = holdMs;
+        e.heldUntil = at + holdMs;
+        e.expiresAt = Math.max(e.expiresAt, e.heldUntil);
+      }
     },
     entry(key: string, at: number) {
       const e = lookup(key, at);
@@ -238,6 +275,8 @@ type Op =
       allow: boolean;
       lease: number;
       owner: string | undefined;
+      /** Whose hold the claim passes: none, the key's last claim's, or an older one. */
+      handedOver: "none" | "own" | "other";
     }
   | { kind: "release"; owner: string }
   | {
@@ -246,6 +285,7 @@ type Op =
       state: Exclude<LedgerState, "pending">;
       text: string;
       late: boolean;
+      holdMs: number;
     }
   | { kind: "read"; key: number }
   | { kind: "tick"; ms: number };
@@ -266,6 +306,12 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       allow: fc.boolean(),
       lease: fc.constantFrom(0, 5, 40),
       owner: fc.constantFrom(undefined, "o0", "o1", "o2"),
+      handedOver: fc.constantFrom(
+        "none" as const,
+        "none" as const,
+        "own" as const,
+        "other" as const,
+      ),
     }),
   },
   {
@@ -288,6 +334,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       ),
       text: fc.string({ maxLength: 12 }),
       late: fc.boolean(),
+      holdMs: fc.constantFrom(0, 0, 20, 90),
     }),
   },
   { weight: 20, arbitrary: fc.record({ kind: fc.constant("read" as const), key }) },
@@ -326,6 +373,8 @@ describe("memory store ledger against a plain model", () => {
     let full = 0;
     let released = 0;
     let keptUnsettled = 0;
+    let heldOut = 0;
+    let heldKept = 0;
     fc.assert(
       fc.property(
         fc.record({
@@ -367,15 +416,22 @@ describe("memory store ledger against a plain model", () => {
             const key = `k${o.key}`;
             if (o.kind === "claim") {
               const hash = `h${o.hash}`;
+              const last = claims.get(key);
+              const handedOver =
+                o.handedOver === "none" || last === undefined
+                  ? undefined
+                  : last - (o.handedOver === "own" ? 0 : 1);
               const got: ClaimResult = store.claim(key, hash, {
                 now: t,
                 allowUncertain: o.allow,
                 leaseMs: o.lease,
                 owner: o.owner,
+                handedOver,
               });
               expect(got, `claim ${key}`).toEqual(
-                model.claim(key, hash, t, t, o.allow, o.lease, o.owner),
+                model.claim(key, hash, t, t, o.allow, o.lease, o.owner, handedOver),
               );
+              if (got.status === "in_flight" && got.entry.state === "failed") heldOut++;
               if (got.status === "ledger_full") full++;
               if (got.status === "claimed") {
                 claimed++;
@@ -388,8 +444,17 @@ describe("memory store ledger against a plain model", () => {
                 now: t,
                 ...(result !== undefined && { result }),
                 ...(claimedAt !== undefined && { claimedAt }),
+                ...(o.holdMs > 0 && { holdMs: o.holdMs }),
               });
-              model.settle(key, o.state, t, t, result && JSON.stringify(result), claimedAt);
+              model.settle(
+                key,
+                o.state,
+                t,
+                t,
+                result && JSON.stringify(result),
+                claimedAt,
+                o.holdMs,
+              );
             }
             // Only the key the step touched is read: a read drops an expired entry, and the
             // others' must go through the settle order.
@@ -397,6 +462,7 @@ describe("memory store ledger against a plain model", () => {
             if (expected === undefined) dropped++;
             expect(withoutLease(store.entry(key)), `entry ${key}`).toEqual(expected);
           }
+          heldKept += model.heldKept();
         },
       ),
       // A failing run is long: reported as found, not shrunk.
@@ -409,5 +475,8 @@ describe("memory store ledger against a plain model", () => {
     // Releases dropped settled entries and kept pending or uncertain ones.
     expect(released).toBeGreaterThan(25);
     expect(keptUnsettled).toBeGreaterThan(60);
+    // Holds kept claims out, and the cap passed over held entries.
+    expect(heldOut).toBeGreaterThan(5);
+    expect(heldKept).toBeGreaterThan(5);
   });
 });

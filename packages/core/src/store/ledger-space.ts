@@ -19,8 +19,17 @@ export interface EntryRecord {
   result: string | undefined;
   /** A succeeded entry whose result was given but not kept (the results' budget). */
   resultUnavailable: boolean;
-  /** A pending entry's lease as its holder asked for it (`ClaimOptions.leaseMs`); 0 otherwise. */
+  /**
+   * A pending entry's lease as its holder asked for it (`ClaimOptions.leaseMs`); on a `failed` one
+   * freed under a hold (`SettleOptions.holdMs`), the hold, counted from `updatedAt` as claims count
+   * it; 0 otherwise.
+   */
   leaseMs: number;
+  /**
+   * A `failed` entry freed under a hold: when (by the store's clock) the hold runs out; until then
+   * it is kept, whatever the retention, and never dropped to make room. 0 for none.
+   */
+  heldUntil: number;
   /**
    * The key's latest claim (`ClaimResult.claimedAt`), kept until the next: only a settle naming it
    * may free or mark the key. Ended (moved past every claim given) by a `succeeded` settle;
@@ -80,8 +89,13 @@ class Queue {
   /** A record left its slot; compacts when stale slots outnumber the live ones. */
   left(): void {
     this.stale += 1;
-    const held = this.records.length - this.head;
-    if (this.stale < 64 || this.stale * 2 < held) return;
+    this.compact();
+  }
+
+  /** Drops the stale slots once they outnumber the live ones (and are 64 or more). */
+  compact(): void {
+    const queued = this.records.length - this.head;
+    if (this.stale < 64 || this.stale * 2 < queued) return;
     const records: EntryRecord[] = [];
     const slots: number[] = [];
     for (let i = this.head; i < this.records.length; i++) {
@@ -196,13 +210,34 @@ export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) 
     oldest = Number.POSITIVE_INFINITY;
   }
 
-  /** Drops settled records, the oldest settle first, until the ledger is below its cap. */
+  /**
+   * Drops settled records, the oldest settle first, until the ledger is below its cap. One still
+   * under its hold is not dropped (forgotten, its key would be free while its holder may still
+   * keep an answer there): it keeps its place, and the scan goes past it, so a ledger whose
+   * settled records are all held has no room (a claim of a new key answers `ledger_full` until a
+   * hold runs out). The slots of records dropped behind a held one go stale where they are.
+   */
   function dropOldestSettled(): void {
-    while (entries.size >= maxLedgerEntries && expiring.head < expiring.records.length) {
-      const live = expiring.frontLive();
-      if (live) drop(expiring.records[expiring.head] as EntryRecord, true);
-      expiring.shift(!live);
+    const at = clockNow();
+    let i = expiring.head;
+    while (entries.size >= maxLedgerEntries && i < expiring.records.length) {
+      const record = expiring.records[i] as EntryRecord;
+      const live = record.expirySlot === expiring.slots[i];
+      if (live && record.heldUntil > at) {
+        i += 1;
+      } else if (i === expiring.head) {
+        if (live) drop(record, true);
+        expiring.shift(!live);
+        i = expiring.head;
+      } else {
+        if (live) {
+          drop(record, true);
+          expiring.stale += 1;
+        }
+        i += 1;
+      }
     }
+    expiring.compact();
     if (expiring.head >= expiring.records.length) oldest = Number.POSITIVE_INFINITY;
   }
 
@@ -237,7 +272,8 @@ export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) 
 
     /**
      * Whether a claim may add a new key ("new") or reopen a failed one ("unsettled"). At the cap
-     * of all entries, those past their retention go, then the oldest settled ones: a settled entry
+     * of all entries, those past their retention go, then the oldest settled ones not under a hold
+     * (`dropOldestSettled`): a settled entry
      * never refuses a write (as in RedisStore); only pending and uncertain ones fill the ledger.
      */
     hasRoomFor(kind: "new" | "unsettled"): boolean {
@@ -310,17 +346,24 @@ export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) 
       release(record, false);
       record.resultUnavailable = false;
       record.leaseMs = leaseMs;
+      record.heldUntil = 0;
       place(record, wasSettled);
       return record;
     },
 
-    /** A settle: the held record changed in place, or a new one for a key nobody claimed. */
+    /**
+     * A settle: the held record changed in place, or a new one for a key nobody claimed. `holdMs`
+     * (`settleHoldMs`: 0 for none) holds the held record's key for its claim: kept in `leaseMs`
+     * for claims, counted from `at`, and by the store's clock in `heldUntil`, which keeps the
+     * record at least that long. A new record frees no claim: it holds nothing.
+     */
     record(
       key: string,
       found: EntryRecord | undefined,
       state: Exclude<LedgerState, "pending">,
       at: number,
       result: string | undefined,
+      holdMs = 0,
     ): void {
       let record = found;
       let wasSettled = false;
@@ -337,11 +380,18 @@ export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) 
         release(record, false);
         record.resultUnavailable = false;
         record.leaseMs = 0;
+        record.heldUntil = 0;
       }
       // The write is done: no claim may free or mark the key any more.
       if (state === "succeeded" && record.claimedAt !== undefined) record.claimedAt += 1;
       place(record, wasSettled);
       if (result !== undefined) keep(record, result);
+      if (found !== undefined && holdMs > 0) {
+        record.leaseMs = holdMs;
+        record.heldUntil = clockNow() + holdMs;
+        // Kept while held, whatever the retention: forgotten, the record would be free.
+        if (record.heldUntil > record.expiresAt) record.expiresAt = record.heldUntil;
+      }
     },
   };
 }
@@ -373,6 +423,7 @@ function newRecord(
     result: undefined,
     resultUnavailable: false,
     leaseMs,
+    heldUntil: 0,
     claimedAt: undefined,
     expiresAt: 0,
     expirySlot: 0,

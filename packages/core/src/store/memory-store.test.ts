@@ -156,6 +156,30 @@ describe("createMemoryStore", () => {
     expect(store.entry("e")?.state).toBe("uncertain");
   });
 
+  it("at its cap a failed entry still under its hold (holdMs) is not dropped to make room: its key stays in flight", () => {
+    let clock = 1_000;
+    const store = createMemoryStore({ maxLedgerEntries: 2, retentionMs: 60_000, now: () => clock });
+    const first = store.claim("held", "h", claimAt(1_000));
+    const claimedAt = first.status === "claimed" ? (first.claimedAt as number) : 0;
+    store.settle("held", "failed", { now: 1_000, claimedAt, holdMs: 500 });
+    store.claim("done", "h", claimAt(1_000));
+    store.settle("done", "succeeded", { now: 1_000, result: "done" });
+    // The oldest settled entry is held: the next one makes room instead.
+    expect(store.claim("x", "h", claimAt(1_100)).status).toBe("claimed");
+    expect(store.entry("done")).toBeUndefined();
+    // Was claimed: the held entry had gone, its key free while its holder could still keep an
+    // answer there (an identical write of another process sent a second time).
+    expect(store.claim("held", "h", claimAt(1_100)).status).toBe("in_flight");
+    // Nothing but the held entry is left to drop: a new key waits for room, the hold stands.
+    expect(store.claim("y", "h", claimAt(1_200))).toEqual({ status: "ledger_full" });
+    expect(store.claim("held", "h", claimAt(1_200)).status).toBe("in_flight");
+    // Once the hold has run out, it makes room as any settled entry.
+    clock = 1_500;
+    expect(store.claim("y", "h", claimAt(1_500)).status).toBe("claimed");
+    expect(store.entry("held")).toBeUndefined();
+    expect(store.entry("x")?.state).toBe("pending");
+  });
+
   it("release(owner) drops that owner's settled entries now, giving their room back and their results'", () => {
     const store = createMemoryStore({ maxLedgerEntries: 4, maxResultBytes: 24 });
     const owned = (owner: string | undefined) => ({ ...claimAt(1_000), owner });

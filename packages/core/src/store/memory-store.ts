@@ -30,7 +30,9 @@ export interface MemoryStoreOptions {
    * store's clock from the settle. Settled entries go when this has passed, or earlier when
    * nobody can claim their key again (a key a run minted from its instance, for a call without
    * `callId` or without `idempotencyScope`, goes when that run ends: `release`, if it is settled
-   * by then), or when `maxLedgerEntries` is reached (the oldest settled first).
+   * by then), or when `maxLedgerEntries` is reached (the oldest settled first). A `failed` entry
+   * freed under a hold (`SettleOptions.holdMs`) is kept until the hold runs out, by retention and
+   * cap alike.
    * @default 86_400_000 (24 h)
    */
   readonly retentionMs?: number;
@@ -43,8 +45,10 @@ export interface MemoryStoreOptions {
   /**
    * Cap on all ledger entries, settled ones within their retention included (a run's own keys
    * leave when it ends: see `retentionMs`). When it is reached, entries past their retention go,
-   * then the oldest settled ones (as in RedisStore): a settled entry never refuses a write. Only
-   * when every entry is pending or uncertain do claims of new keys answer `ledger_full`. A host
+   * then the oldest settled ones (as in RedisStore): a settled entry never refuses a write. A
+   * `failed` one still under its hold (`SettleOptions.holdMs`) is not dropped until the hold runs
+   * out (dropped, its key would be free while its holder may still keep an answer there): only
+   * when every entry is pending, uncertain or so held do claims of new keys answer `ledger_full`. A host
    * settling a key it never claimed is never refused, and may go past the cap.
    * @default 100_000
    */
@@ -194,7 +198,8 @@ function toStored(value: unknown): StoredValue | undefined {
  * cannot reach: pending and uncertain entries until they are settled (hard cap `maxUnsettled`),
  * succeeded and failed ones until their retention ends, until the run that owned them ends
  * (`release`: keys nobody can claim again), or until room is needed under `maxLedgerEntries` (the
- * oldest settled first). When pending and uncertain entries fill a cap, claims of new keys answer
+ * oldest settled first, but none still under a hold). When pending and uncertain entries (and
+ * held ones) fill a cap, claims of new keys answer
  * `ledger_full` (docs/idempotency.md: the ledger is fail-closed); a write in doubt is never
  * forgotten to make room. Objects given to `set` are kept apart from the
  * caller's (flat plain objects as a copy, others as JSON text), so what `get` returns is a fresh
@@ -366,14 +371,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       if (settlement.ifSucceeded !== undefined && !succeededWith(found, settlement.ifSucceeded)) {
         return;
       }
-      ledger.record(key, found, state, settlement.now, result);
       // A failed record has no lease: its `leaseMs` holds the hold, counted from `updatedAt`.
-      const held = settleHoldMs(state, settlement);
-      if (found !== undefined && held > 0) {
-        found.leaseMs = held;
-        // Kept while held, whatever the retention: forgotten, the record would be free.
-        if (found.leaseMs > retentionMs) found.expiresAt += found.leaseMs - retentionMs;
-      }
+      ledger.record(key, found, state, settlement.now, result, settleHoldMs(state, settlement));
     },
 
     entry(key: string): LedgerEntry | undefined {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GovernorError } from "../errors.ts";
-import { checkAddOutcome } from "./store.ts";
+import { checkAddOutcome, isHeld } from "./store.ts";
 
 const ok = { now: 1_000, halfLifeMs: 60_000, ttlMs: 3_600_000 };
 
@@ -32,5 +32,25 @@ describe("checkAddOutcome", () => {
     }
     expect(GovernorError.isInstance(thrown) && thrown.code).toBe("invalid_options");
     expect((thrown as Error).message).toBe(message);
+  });
+});
+
+describe("isHeld", () => {
+  const hold = { holdMs: 100, heldSince: 1_000, claimedAt: 7 };
+
+  it("holds until the hold runs out, for every claimer but the one naming its claim", () => {
+    expect(isHeld(hold, 1_099, undefined)).toBe(true);
+    expect(isHeld(hold, 1_099, 8)).toBe(true);
+    expect(isHeld(hold, 1_099, 7)).toBe(false);
+    expect(isHeld(hold, 1_100, undefined)).toBe(false);
+    expect(isHeld({ ...hold, holdMs: 0 }, 1_000, undefined)).toBe(false);
+  });
+
+  it("a hold that names no claim is passed by no claimer until it runs out, as Redis's script reads it", () => {
+    const claimless = { holdMs: 100, heldSince: 1_000 };
+    // Was free for a claimer naming nothing: the hold kept out only those that named a claim.
+    expect(isHeld(claimless, 1_050, undefined)).toBe(true);
+    expect(isHeld(claimless, 1_050, 7)).toBe(true);
+    expect(isHeld(claimless, 1_100, undefined)).toBe(false);
   });
 });

@@ -114,7 +114,10 @@ export interface SettleOptions {
    * until then a claim answers `in_flight`, but one naming this claim as
    * {@link ClaimOptions.handedOver} claims it as any `failed` key. For a holder that frees a write's entry before it knows whether its answer was
    * given (the core's content entries, docs/idempotency.md). A later settle ends the hold. The key
-   * is kept at least until the hold runs out, whatever the store's retention.
+   * is kept at least until the hold runs out, whatever the store's retention or caps. Only the
+   * entry's own claim is held: a settle that finds no entry (a key never claimed, or forgotten
+   * with its retention) frees no claim and creates the entry as a settle by hand does, holding
+   * nothing.
    * @default none: the key is free at once
    */
   readonly holdMs?: number;
@@ -336,15 +339,18 @@ export function settleHoldMs(state: LedgerState, settlement: SettleOptions): num
 /**
  * Whether a `failed` key freed under a hold ({@link settleHoldMs}: `holdMs` from `heldSince`, for
  * the claim `claimedAt`) still answers a claim `in_flight` at `at`: the hold has not run out and
- * the claimer does not name that claim as handed over ({@link ClaimOptions.handedOver}). The
- * memory and SQLite stores read it so; Redis reads the same in its script, on its server's clock.
+ * the claimer does not name that claim as handed over ({@link ClaimOptions.handedOver}). A hold
+ * is its claim's: one that names no claim (a store keeps none: a settle that freed no claim holds
+ * nothing) is passed by no claimer, named or not, until it runs out. The memory and SQLite stores
+ * read it so; Redis reads the same in its script, on its server's clock.
  */
 export function isHeld(
   hold: { readonly holdMs: number; readonly heldSince: number; readonly claimedAt?: number },
   at: number,
   handedOver: number | undefined,
 ): boolean {
-  return hold.holdMs > 0 && at - hold.heldSince < hold.holdMs && hold.claimedAt !== handedOver;
+  const passed = hold.claimedAt !== undefined && hold.claimedAt === handedOver;
+  return hold.holdMs > 0 && at - hold.heldSince < hold.holdMs && !passed;
 }
 
 /**

@@ -571,6 +571,37 @@ export function describeStoreContract(
         expect((await store.claim(key("n"), "h1", at(Date.now()))).status).toBe("claimed");
       });
 
+      it("a failed settle with holdMs holds nothing when it frees no claim of the store's (the key absent: never claimed, or forgotten)", async () => {
+        const store = await open();
+        const named = Date.now();
+        // A settle naming a claim on a key the store holds no entry for creates it as a settle by
+        // hand does: no claim of the key's is freed, so there is none for a hold to keep, and no
+        // claimer could name one to pass it.
+        for (const [suffix, handedOver] of [
+          ["none", undefined],
+          ["named", named],
+          ["other", named + 1],
+        ] as const) {
+          const k = key(suffix);
+          await store.settle(k, "failed", { now: Date.now(), claimedAt: named, holdMs: HOLD_MS });
+          expect((await store.entry(k))?.state).toBe("failed");
+          expect((await store.claim(k, "h1", { ...at(Date.now()), handedOver })).status).toBe(
+            "claimed",
+          );
+        }
+        // Nor when the entry it names is past its retention: it is forgotten, as a claim finds it.
+        const forgets = await open({ retentionMs: 30 });
+        const a = markOf(await forgets.claim(key("gone"), "h1", at(Date.now())));
+        await forgets.settle(key("gone"), "failed", { now: Date.now(), claimedAt: a });
+        await sleep(80);
+        await forgets.settle(key("gone"), "failed", {
+          now: Date.now(),
+          claimedAt: a,
+          holdMs: HOLD_MS,
+        });
+        expect((await forgets.claim(key("gone"), "h1", at(Date.now()))).status).toBe("claimed");
+      });
+
       it("a failed entry held for its claim (holdMs) is kept until the hold runs out, even past a shorter retention", async () => {
         const store = await open({ retentionMs: 30 });
         const a = markOf(await store.claim(key("k"), "h1", at(Date.now())));
