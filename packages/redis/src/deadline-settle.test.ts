@@ -44,7 +44,8 @@ describe.runIf(available)("issue 26.7: a write cut by the run's deadline, on Red
 
   it("records its key uncertain and stops uncertain_mutation (was: HostError 'no answer within 0 ms')", async () => {
     const governor = createGovernor(
-      { tools: { charge: { effect: "mutating" } }, budgets: { wallTimeMs: 300 } },
+      // Wide enough for the claim before the send on a loaded machine (300 ms was not, once).
+      { tools: { charge: { effect: "mutating" } }, budgets: { wallTimeMs: 1_000 } },
       // The store's answers, not the deadline's time left, bound the steps after the cut.
       { store: store as RedisStore, metrics: false, storeTimeoutMs: 2_000 },
     );
@@ -81,7 +82,8 @@ describe.runIf(available)(
         return inner.settle(...args);
       });
       const governor = createGovernor(
-        { tools: { charge: { effect: "mutating" } }, budgets: { wallTimeMs: 200 } },
+        // Wide enough for the claim before the send on a loaded machine; the hook outlasts it.
+        { tools: { charge: { effect: "mutating" } }, budgets: { wallTimeMs: 1_000 } },
         {
           store: distant,
           metrics: false,
@@ -89,7 +91,7 @@ describe.runIf(available)(
           // The host looks into the failure until after the deadline.
           onHostError: async (error) => {
             hosts.push(error.reason);
-            if (hosts.length === 1) await new Promise((resolve) => setTimeout(resolve, 400));
+            if (hosts.length === 1) await new Promise((resolve) => setTimeout(resolve, 1_300));
           },
         },
       );
