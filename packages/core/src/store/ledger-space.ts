@@ -21,8 +21,8 @@ export interface EntryRecord {
   resultUnavailable: boolean;
   /**
    * A pending entry's lease as its holder asked for it (`ClaimOptions.leaseMs`); on a `failed` one
-   * freed under a hold (`SettleOptions.holdMs`), the hold, counted from `updatedAt` as claims count
-   * it; 0 otherwise.
+   * freed under a hold (`SettleOptions.holdMs`), the hold's length (it ends at `heldUntil`, by the
+   * store's clock, for claims as for the record's keeping); 0 otherwise.
    */
   leaseMs: number;
   /**
@@ -353,8 +353,8 @@ export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) 
 
     /**
      * A settle: the held record changed in place, or a new one for a key nobody claimed. `holdMs`
-     * (`settleHoldMs`: 0 for none) holds the held record's key for its claim: kept in `leaseMs`
-     * for claims, counted from `at`, and by the store's clock in `heldUntil`, which keeps the
+     * (`settleHoldMs`: 0 for none) holds the held record's key for its claim: its length in
+     * `leaseMs`, its end by the store's clock in `heldUntil`, which claims read and which keeps the
      * record at least that long. A new record frees no claim: it holds nothing.
      */
     record(
