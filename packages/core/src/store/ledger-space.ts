@@ -21,8 +21,8 @@ export interface EntryRecord {
   resultUnavailable: boolean;
   /**
    * A pending entry's lease as its holder asked for it (`ClaimOptions.leaseMs`); on a `failed` one
-   * freed under a hold (`SettleOptions.holdMs`), the hold, counted from `updatedAt` as claims count
-   * it; 0 otherwise.
+   * freed under a hold (`SettleOptions.holdMs`), the hold's length (it ends at `heldUntil`, by the
+   * store's clock, for claims as for the record's keeping); 0 otherwise.
    */
   leaseMs: number;
   /**
@@ -69,6 +69,8 @@ class Queue {
   slots: number[] = [];
   head = 0;
   stale = 0;
+  /** Bumped whenever the arrays are rebuilt or shed their front: an index read before is void. */
+  layout = 0;
   #next = 0;
 
   constructor(readonly slotOf: (record: EntryRecord) => number) {}
@@ -110,6 +112,7 @@ class Queue {
     this.slots = slots;
     this.head = 0;
     this.stale = 0;
+    this.layout += 1;
   }
 
   /** Drops the front slot (after a look at it); the arrays shed their front now and then. */
@@ -120,10 +123,12 @@ class Queue {
       this.records.length = 0;
       this.slots.length = 0;
       this.head = 0;
+      this.layout += 1;
     } else if (this.head >= 1024 && this.head * 2 >= this.records.length) {
       this.records.splice(0, this.head);
       this.slots.splice(0, this.head);
       this.head = 0;
+      this.layout += 1;
     }
   }
 }
@@ -146,6 +151,15 @@ export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) 
   let keptBytes = 0;
   /** Each owner's newest record; the others follow it through `ownerNext`. */
   const owned = new Map<string, EntryRecord>();
+  /**
+   * Where the cap's scan (`dropOldestSettled`) starts again: the settle order's slots from its
+   * head to `passedTo` were held until `passedUntil` at least, or stale, when it last passed them
+   * (in its `passedLayout`). A live slot's record keeps its hold (a settle or claim that changes
+   * it leaves the slot), so they need no second look until then.
+   */
+  let passedTo = 0;
+  let passedUntil = 0;
+  let passedLayout = -1;
 
   /** Takes a record out of its owner's list (it leaves the map, or its owner was released). */
   function unlink(record: EntryRecord): void {
@@ -215,15 +229,20 @@ export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) 
    * under its hold is not dropped (forgotten, its key would be free while its holder may still
    * keep an answer there): it keeps its place, and the scan goes past it, so a ledger whose
    * settled records are all held has no room (a claim of a new key answers `ledger_full` until a
-   * hold runs out). The slots of records dropped behind a held one go stale where they are.
+   * hold runs out). The slots of records dropped behind a held one go stale where they are. The
+   * held ones passed are not looked at again until the first of their holds runs out.
    */
   function dropOldestSettled(): void {
     const at = clockNow();
-    let i = expiring.head;
+    const resume = passedLayout === expiring.layout && at < passedUntil && passedTo > expiring.head;
+    let i = resume ? passedTo : expiring.head;
+    let until = resume ? passedUntil : Number.POSITIVE_INFINITY;
     while (entries.size >= maxLedgerEntries && i < expiring.records.length) {
       const record = expiring.records[i] as EntryRecord;
       const live = record.expirySlot === expiring.slots[i];
-      if (live && record.heldUntil > at) {
+      const heldUntil = live ? record.heldUntil : 0;
+      if (heldUntil > at) {
+        if (heldUntil < until) until = heldUntil;
         i += 1;
       } else if (i === expiring.head) {
         if (live) drop(record, true);
@@ -237,6 +256,10 @@ export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) 
         i += 1;
       }
     }
+    // Before the compaction, which voids these indices if it rebuilds the queue.
+    passedTo = i;
+    passedUntil = until;
+    passedLayout = expiring.layout;
     expiring.compact();
     if (expiring.head >= expiring.records.length) oldest = Number.POSITIVE_INFINITY;
   }
@@ -353,8 +376,8 @@ export function createLedgerSpace(clockNow: () => number, bounds: LedgerBounds) 
 
     /**
      * A settle: the held record changed in place, or a new one for a key nobody claimed. `holdMs`
-     * (`settleHoldMs`: 0 for none) holds the held record's key for its claim: kept in `leaseMs`
-     * for claims, counted from `at`, and by the store's clock in `heldUntil`, which keeps the
+     * (`settleHoldMs`: 0 for none) holds the held record's key for its claim: its length in
+     * `leaseMs`, its end by the store's clock in `heldUntil`, which claims read and which keeps the
      * record at least that long. A new record frees no claim: it holds nothing.
      */
     record(

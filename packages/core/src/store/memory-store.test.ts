@@ -180,6 +180,23 @@ describe("createMemoryStore", () => {
     expect(store.entry("x")?.state).toBe("pending");
   });
 
+  it("reads a hold by the clock that keeps it (the store's), whatever the callers' now says", () => {
+    let clock = 1_000;
+    const store = createMemoryStore({ retentionMs: 10, now: () => clock });
+    const first = store.claim("k", "h", claimAt(5_000));
+    const claimedAt = first.status === "claimed" ? (first.claimedAt as number) : 0;
+    store.settle("k", "failed", { now: 5_000, claimedAt, holdMs: 500 });
+    // The callers' clock stepped a minute ahead (a wall clock set forward): by the store's clock,
+    // which keeps the entry for the hold, its holder may still keep an answer there. Was claimed:
+    // an identical write of another caller sent a second time within the hold.
+    clock = 1_100;
+    expect(store.claim("k", "h", claimAt(65_000)).status).toBe("in_flight");
+    // A clock stepped back does not keep it past the hold either: the entry goes when the hold
+    // runs out by the store's clock, and so does the hold (the same claim always answers alike).
+    clock = 1_600;
+    expect(store.claim("k", "h", claimAt(4_000)).status).toBe("claimed");
+  });
+
   it("release(owner) drops that owner's settled entries now, giving their room back and their results'", () => {
     const store = createMemoryStore({ maxLedgerEntries: 4, maxResultBytes: 24 });
     const owned = (owner: string | undefined) => ({ ...claimAt(1_000), owner });

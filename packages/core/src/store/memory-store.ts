@@ -71,7 +71,8 @@ export interface MemoryStoreOptions {
   /**
    * The clock that expires values, counters and settled entries, in ms; any origin, but it must
    * return positive numbers. Inject one in tests. The ledger's lease uses the `now` passed to
-   * `claim` and `settle` instead.
+   * `claim` and `settle` instead; a hold (`SettleOptions.holdMs`) runs by this clock, as the
+   * entry it keeps.
    * @default performance.now
    */
   readonly now?: () => number;
@@ -328,12 +329,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         case "failed": {
           // Freed under a hold (`SettleOptions.holdMs`) that has not run out: its holder may
           // still keep an answer there, unless it handed it over (`ClaimOptions.handedOver`).
+          // Read by the store's clock, which keeps the entry as long (`heldUntil`): by the
+          // callers' `now`, a wall clock set forward would end it while the entry is kept for it.
           const hold = {
             holdMs: found.leaseMs,
-            heldSince: found.updatedAt,
+            heldSince: found.heldUntil - found.leaseMs,
             ...(found.claimedAt !== undefined && { claimedAt: found.claimedAt }),
           };
-          if (isHeld(hold, at, claim.handedOver)) {
+          if (isHeld(hold, clock(), claim.handedOver)) {
             return { status: "in_flight", entry: toEntry(key, found) };
           }
           // The server answered with a failure: no effect, so the key may run again, but it
@@ -371,7 +374,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       if (settlement.ifSucceeded !== undefined && !succeededWith(found, settlement.ifSucceeded)) {
         return;
       }
-      // A failed record has no lease: its `leaseMs` holds the hold, counted from `updatedAt`.
+      // A failed record has no lease: its `leaseMs` holds the hold's length, ended by the store's
+      // clock (`heldUntil`).
       ledger.record(key, found, state, settlement.now, result, settleHoldMs(state, settlement));
     },
 

@@ -110,7 +110,8 @@ export interface SettleOptions {
   readonly ifSucceeded?: { readonly result?: unknown };
   /**
    * On a `failed` settle naming its claim (`claimedAt`): the key is freed, but held for this claim
-   * for `holdMs` more, counted by the store's own clock from the settle (Redis: its server's):
+   * for `holdMs` more, counted by the store's own clock from the settle (Redis: its server's;
+   * SQLite: the callers' `now`, which the processes on its file share with its clock):
    * until then a claim answers `in_flight`, but one naming this claim as
    * {@link ClaimOptions.handedOver} claims it as any `failed` key. For a holder that frees a write's entry before it knows whether its answer was
    * given (the core's content entries, docs/idempotency.md). A later settle ends the hold. The key
