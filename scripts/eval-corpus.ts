@@ -17,17 +17,23 @@
  * third (test/blind3) too, key `blind3`, and so on to the thirteenth (test/blind13), key `blind13`
  * (scripts/blind-sets.ts lists them).
  *
- * Usage: pnpm eval [--json] [--json-to=<file>] [--blind=<dir>] [--blind2=<dir>] … [--blind13=<dir>] [corpus-dir]
+ * Usage: pnpm eval [--json] [--json-to=<file>] [--opened-only] [--blind=<dir>] [--blind2=<dir>] … [--blind13=<dir>] [corpus-dir]
  *   (defaults: test/corpus, test/blind, test/blind2, … test/blind13)
  *   --json prints the figures as JSON instead of text; --json-to=<file> also writes that JSON to
- *   <file>, so one run gives both.
+ *   <file>, so one run gives both. --opened-only (for rule work) scores and reads only the blind
+ *   sets opened to rule work (scripts/blind-sets.ts): a closed set's lines are never read.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { failureFromResult, loadPolicy } from "@governor/core";
 import { classify, fingerprint, resolveToolPolicy } from "@governor/core/judge";
 import type { TextModel } from "../packages/core/src/judge/text-model.ts";
-import { BLIND_SETS, type BlindSetName } from "./blind-sets.ts";
+import {
+  BLIND_SETS,
+  type BlindSetName,
+  blindSetsToScore,
+  OPENED_BLIND_SETS,
+} from "./blind-sets.ts";
 import { decidedAction, decidedActionUnkeyed, lineToolPolicy } from "./eval-decided.ts";
 import { formatHardPairs, hardPairsReport } from "./eval-hard-pairs.ts";
 import { formatLearnedStage, learnedStageReport } from "./eval-learned-stage.ts";
@@ -343,8 +349,12 @@ function confusion(rows: readonly { label: Label; predicted: string }[]) {
   return cells as Record<Label, Record<Label | "other", number>>;
 }
 
-/** Every blind set's texts, lower-cased, with their servers: where a phrasing is general. */
-const everyBlindText = BLIND_SETS.flatMap((name) =>
+/** The blind sets scored (`--opened-only`: those opened to rule work; a closed one is not read). */
+const blindSets = blindSetsToScore(args);
+const closedSets = BLIND_SETS.filter((name) => !blindSets.includes(name));
+
+/** Every scored blind set's texts, lower-cased, with their servers: where a phrasing is general. */
+const everyBlindText = blindSets.flatMap((name) =>
   load<BlindEntry>(join(blindDirOf(name), "tool-errors.jsonl")).map((entry) => ({
     server: entry.server,
     text: entry.text.toLowerCase(),
@@ -486,7 +496,7 @@ function consensusOf(setDir: string, rows: readonly BlindScored[]) {
 // its name (scripts/blind-sets.ts).
 const blind = scoreBlindSet(blindDirOf("blind"));
 type Blind = typeof blind;
-const scoredSets: (readonly [BlindSetName, Blind])[] = BLIND_SETS.map((name) => [
+const scoredSets: (readonly [BlindSetName, Blind])[] = blindSets.map((name) => [
   name,
   name === "blind" ? blind : scoreBlindSet(blindDirOf(name)),
 ]);
@@ -496,7 +506,7 @@ function withoutConfusion<T extends { confusion: unknown }>(part: T): Omit<T, "c
   return figures;
 }
 /** The sets' number as the text report names them: "" for the first, " 2" for the second, … */
-const blindSets: [string, Blind][] = scoredSets.map(([name, set]) => [
+const numberedSets: [string, Blind][] = scoredSets.map(([name, set]) => [
   name === "blind" ? "" : ` ${name.slice("blind".length)}`,
   set,
 ]);
@@ -549,12 +559,15 @@ if (json) {
     `in-sample (tuning servers):   ${fmt(h.inSample)} on ${h.inSample.servers} servers`,
     `person-only failures predicted as a retry (must be 0): ${h.personOnlyRetried}`,
     `correction-labelled texts of mutating tools the run stops (shipped model): ${mutatingCorrections.stops} of ${mutatingCorrections.texts} (${mutatingCorrections.byAsymmetry} by the asymmetry of harm)`,
-    ...blindSets.map(
-      ([n, set]) =>
-        `BLIND SET${n} (${set.lines} lines, ${set.servers} ${n === "" ? "" : "further "}servers no rule writer has read): ${fmt(set.unambiguous)} on unambiguous texts; ` +
+    ...numberedSets.map(
+      ([n, set], i) =>
+        `BLIND SET${n} (${set.lines} lines, ${set.servers} ${n === "" ? "" : "further "}servers ${OPENED_BLIND_SETS.includes(scoredSets[i]?.[0] as BlindSetName) ? "no rule writer had read when it was first scored; opened to rule work since, so in-sample" : "no rule writer has read"}): ${fmt(set.unambiguous)} on unambiguous texts; ` +
         `dangerous decisions ${set.dangerous.total}; fingerprint recall ${set.fingerprints.recall.toFixed(3)}, ` +
         `false merges ${set.fingerprints.mergeRate.toFixed(3)}`,
     ),
+    ...(closedSets.length === 0
+      ? []
+      : [`closed blind sets, not read (--opened-only): ${closedSets.join(", ")}`]),
     `method: ${METHOD}`,
     "",
   );
@@ -565,7 +578,7 @@ if (json) {
       : `min ${Math.min(...spread).toFixed(3)}, max ${Math.max(...spread).toFixed(3)}`;
   out.push(`Folds of held-out servers (${range}):`);
   for (const f of perFold) out.push(`  fold ${f.fold}: ${fmt(f)} (${f.servers} servers)`);
-  for (const [n, set] of blindSets) out.push("", ...blindReport(set, `Blind set${n}`));
+  for (const [n, set] of numberedSets) out.push("", ...blindReport(set, `Blind set${n}`));
   out.push("", "Held-out servers (non-ambiguous):");
   for (const p of perServer) out.push(`  ${fmt(p).padEnd(16)} fold ${p.fold}  ${p.server}`);
   if (mentioned.size > 0) {

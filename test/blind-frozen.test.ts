@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { BLIND_SETS } from "../scripts/blind-sets.ts";
+import { BLIND_SETS, blindSetsToScore, OPENED_BLIND_SETS } from "../scripts/blind-sets.ts";
 
 const corpusDir = new URL("./corpus/", import.meta.url);
 
@@ -214,3 +214,21 @@ for (const name of BLIND_SETS)
     `test/${name}`,
     BLIND_SETS.filter((other) => other !== name).map((other) => `test/${other}`),
   );
+
+describe("the blind sets opened to rule work", () => {
+  it("are the sets whose README says so, and the sets after them stay closed", () => {
+    const saysOpened = BLIND_SETS.filter((name) =>
+      readFileSync(new URL(`./${name}/README.md`, import.meta.url), "utf8").includes(
+        "**Opened to rule work",
+      ),
+    );
+    expect([...OPENED_BLIND_SETS]).toEqual(saysOpened);
+    // The newest set judges the next change: there is always a closed one.
+    expect(OPENED_BLIND_SETS.length).toBeLessThan(BLIND_SETS.length);
+  });
+
+  it("pnpm eval --opened-only scores them alone; plain pnpm eval scores every set", () => {
+    expect(blindSetsToScore(["--json", "--opened-only"])).toEqual(OPENED_BLIND_SETS);
+    expect(blindSetsToScore(["--json"])).toEqual(BLIND_SETS);
+  });
+});
