@@ -57,6 +57,9 @@ describe.runIf(clusters.run)("RedisStore on Redis Cluster", { timeout: 120_000 }
       "RedisStore on a cluster",
       async ({ retentionMs, maxUnsettled, maxOutcomes }) =>
         open({
+          // The contract's bursts (500 commands at once) may take over 2 s on a loaded machine;
+          // the failover tests below keep the short timeouts they test.
+          commandTimeoutMs: 10_000,
           retentionMs,
           maxUnsettled,
           maxOutcomes,
