@@ -70,7 +70,20 @@ interface Scored extends Entry {
 /** A blind-set line (test/blind/README.md): an entry, and the tool's effect where it is obvious. */
 interface BlindEntry extends Entry {
   readonly effect?: "read_only" | "idempotent" | "mutating";
+  /** The failing call's arguments, where the set records them (test/blind14 on). */
+  readonly args?: Readonly<Record<string, unknown>>;
+  /** The tool's input schema, where the set records it. */
+  readonly inputSchema?: unknown;
 }
+
+/** The call's facts of a blind line that records them, as a run knows them; else none. */
+const callOf = (entry: BlindEntry) =>
+  entry.args === undefined
+    ? undefined
+    : {
+        args: entry.args,
+        ...(entry.inputSchema !== undefined && { inputSchema: entry.inputSchema }),
+      };
 
 interface BlindScored extends BlindEntry {
   readonly predicted: string;
@@ -368,7 +381,8 @@ const everyBlindText = blindSets.flatMap((name) =>
 function scoreBlindSet(setDir: string) {
   const blindRows: BlindScored[] = load<BlindEntry>(join(setDir, "tool-errors.jsonl")).map(
     (entry) => {
-      const c = classify(toFailure(entry.text), lineToolPolicy(entry));
+      // Scored with the call where the line records it, as the run that made the call judges it.
+      const c = classify(toFailure(entry.text), lineToolPolicy(entry), callOf(entry));
       return {
         ...entry,
         predicted: decidedAction(c, entry.effect),

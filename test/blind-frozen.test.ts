@@ -19,6 +19,11 @@ const frozenMessage = (set: string) =>
   `who does not write rules and with the lead's agreement: then update ${set}/FROZEN ` +
   "(`sha256sum` of each data file) in the same commit and say why, without quoting the text.";
 
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+const isObjectSchema = (v: unknown) =>
+  isObject(v) && v.type === "object" && (v.properties === undefined || isObject(v.properties));
+
 const sha256 = (dir: URL, name: string) =>
   createHash("sha256")
     .update(readFileSync(new URL(name, dir)))
@@ -143,7 +148,11 @@ function checkBlindSet(set: string, apartFrom: string[]) {
           ) ||
           !LABELS.has(String(l.label)) ||
           typeof l.ambiguous !== "boolean" ||
-          (l.effect !== undefined && !EFFECTS.has(String(l.effect))),
+          (l.effect !== undefined && !EFFECTS.has(String(l.effect))) ||
+          // Where a set records the failing call: its arguments as an object, and the tool's
+          // input schema as an object schema beside them.
+          (l.args !== undefined && !isObject(l.args)) ||
+          (l.inputSchema !== undefined && (l.args === undefined || !isObjectSchema(l.inputSchema))),
       );
       expect(bad.map((l) => l.id)).toEqual([]);
       const ids = lines.map((l) => l.id);

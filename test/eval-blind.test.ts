@@ -24,6 +24,8 @@ interface Line {
   why: string;
   ambiguous: boolean;
   effect?: "read_only" | "mutating";
+  args?: Record<string, unknown>;
+  inputSchema?: unknown;
 }
 
 const line = (
@@ -31,7 +33,12 @@ const line = (
   tool: string,
   text: string,
   label: Label,
-  extra: { ambiguous?: boolean; effect?: "read_only" | "mutating" } = {},
+  extra: {
+    ambiguous?: boolean;
+    effect?: "read_only" | "mutating";
+    args?: Record<string, unknown>;
+    inputSchema?: unknown;
+  } = {},
 ): Line => ({
   id: `fixture-blind-${n}`,
   server: "example-org/fixture-blind-server",
@@ -43,6 +50,7 @@ const line = (
   why: "made up for this test",
   ambiguous: extra.ambiguous ?? false,
   ...(extra.effect && { effect: extra.effect }),
+  ...(extra.args && { args: extra.args, inputSchema: extra.inputSchema }),
 });
 
 // Made-up texts, each labelled so that one kind of decision the eval counts is exercised.
@@ -62,6 +70,13 @@ const LINES: Line[] = [
   line(5, "fixture_read", "401 Unauthorized: the qzx token was revoked", "stop"),
   line(6, "fixture_read", "connect ETIMEDOUT 10.9.8.7:4433 (qzx)", "retry_dependency", {
     ambiguous: true,
+  }),
+  // A line that records its call: the path the text names is in no argument, so the run reads it
+  // as the server's own (a stop), where the text alone reads a correction.
+  line(7, "fixture_read", "ENOENT: no such file or directory, open '/srv/qzx/index.db'", "stop", {
+    effect: "read_only",
+    args: { query: "alpha" },
+    inputSchema: { type: "object", properties: { query: { type: "string" } } },
   }),
 ];
 
@@ -107,12 +122,13 @@ const SECOND: { id: string; label: Label; ambiguous: boolean }[] = LINES.map((l,
 const toFailure = (text: string) =>
   failureFromResult({ content: [{ type: "text", text }], isError: true });
 
-/** The classification of a line, for a host that declared its effect. */
+/** The classification of a line, for a host that declared its effect, with its call if recorded. */
 function classified(l: Line) {
   const policy = l.effect
     ? loadPolicy({ tools: { [l.tool]: { effect: l.effect } } })
     : loadPolicy({});
-  return classify(toFailure(l.text), resolveToolPolicy(policy, l.tool));
+  const call = l.args && { args: l.args, inputSchema: l.inputSchema };
+  return classify(toFailure(l.text), resolveToolPolicy(policy, l.tool), call);
 }
 /** What the classifier decides for a line, for a host that declared its effect. */
 const predicted = (l: Line): string => classified(l).action;
@@ -197,6 +213,15 @@ describe("pnpm eval on the blind set", () => {
     expect(b.unambiguous.total).toBe(clear.length);
     expect(b.unambiguous.correct).toBe(clear.filter((r) => r.predicted === r.label).length);
     expect(b.all.total).toBe(rows.length);
+    // A line that records its call is scored with it: line 7's path is in no argument, a stop,
+    // where the text alone reads a correction (so a scoring without the call would count it wrong).
+    const withCall = LINES[6] as Line;
+    expect(predicted(withCall)).toBe("stop");
+    const { args: _args, inputSchema: _schema, ...textOnly } = withCall;
+    expect(predicted(textOnly)).toBe("correct_arguments");
+    expect(b.unambiguous.confusion.stop.stop).toBe(
+      clear.filter((r) => r.label === "stop" && r.predicted === "stop").length,
+    );
     for (const label of LABELS) {
       for (const p of LABELS) {
         expect(b.unambiguous.confusion[label][p], `${label} -> ${p}`).toBe(
@@ -259,10 +284,11 @@ describe("pnpm eval on the blind set", () => {
       "fixture-blind-2",
       "fixture-blind-4",
       "fixture-blind-6",
+      "fixture-blind-7",
     ]);
     const c = json.blind.consensus;
     expect(c).not.toBeNull();
-    expect(c?.agreedLines).toBe(4);
+    expect(c?.agreedLines).toBe(5);
     expect(c?.unambiguous.total).toBe(clear.length);
     expect(c?.unambiguous.correct).toBe(clear.filter((r) => r.predicted === r.label).length);
     // Lines 1 and 2 are dangerous if the classifier keeps them as the eval counts them above;
@@ -278,7 +304,7 @@ describe("pnpm eval on the blind set", () => {
       ).length,
     );
     expect(c?.dangerous).toBeLessThan(json.blind.dangerous.total);
-    expect(textOut).toContain(`where a second labeller agrees (4 lines labelled alike)`);
+    expect(textOut).toContain(`where a second labeller agrees (5 lines labelled alike)`);
   });
 
   it("reports fingerprint recall and merges on the blind pairs", () => {
