@@ -96,6 +96,14 @@ export interface Classification {
    */
   readonly wholeOperation?: true;
   /**
+   * A correction a built-in rule read on a call whose arguments and input schema the run knows,
+   * where the text names no property of the schema and echoes no value the call sent: nothing of
+   * the call is what the text refuses. On a `mutating` tool `decide` stops instead of asking the
+   * model to rewrite the write (`person_required`, `stopsGuessedWrite` in decide.ts); elsewhere
+   * the correction stands.
+   */
+  readonly unbackedByCall?: true;
+  /**
    * What a retry that runs out becomes instead of giving up: `correct_arguments` when the failing
    * target (a URL, a host) is one the model chose, so the model may change it.
    */
@@ -626,8 +634,13 @@ function fromText(
   // A bare conflict keeps its mark: the value it echoes is most often the target's own id (in a
   // URL's path: "POST /invoices/inv_1/pay: 409"), which says what conflicts, not what to change.
   const { disputedByModel: _, wholeOperation: __, ...backed } = weighed;
-  const kept =
-    evidence.argument === undefined && weighed.action === "correct_arguments" ? weighed : backed;
+  const unbacked =
+    evidence.argument === undefined && weighed.action === "correct_arguments"
+      ? call.inputSchema !== undefined && weighed.source === "rule"
+        ? { ...weighed, unbackedByCall: true as const }
+        : weighed
+      : undefined;
+  const kept = unbacked ?? backed;
   return evidence.targets === "none" && evidence.argument === undefined
     ? kept
     : { ...kept, evidence };

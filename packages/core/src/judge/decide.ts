@@ -174,7 +174,8 @@ export function stopsGuessedWrite(c: Classification, effect: Effect): boolean {
     c.source === "default" ||
     c.bareConflict === true ||
     c.disputedByModel === true ||
-    c.wholeOperation === true
+    c.wholeOperation === true ||
+    c.unbackedByCall === true
   );
 }
 
