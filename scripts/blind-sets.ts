@@ -19,6 +19,7 @@ export const BLIND_SETS = [
   "blind11",
   "blind12",
   "blind13",
+  "blind14",
 ] as const;
 
 export type BlindSetName = (typeof BLIND_SETS)[number];
