@@ -4,9 +4,10 @@
  * `stopsGuessedWrite`), through the real SDK client over stdio and Streamable HTTP and the MCP
  * adapter: a conflict read from a bare status or word (`bareConflict`), a correction a built-in
  * rule read that the learned text model disputes (`disputedByModel`), and one read from a text
- * that refuses the operation as a whole (`wholeOperation`). A read answered the same is still sent
- * back to the model, and so is a write whose text the mark does not fit. The texts are written for
- * this test.
+ * that refuses the operation as a whole (`wholeOperation`), and one whose text names nothing of the
+ * call, no property of the tool's schema and no value it sent (`unbackedByCall`). A read answered
+ * the same is still sent back to the model, and so is a write whose text the mark does not fit and
+ * names one of its arguments. The texts are written for this test.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { endpointPair, TRANSPORTS, tempDir } from "./mcp-support.ts";
@@ -18,6 +19,8 @@ interface Case {
   readonly stops: string;
   /** A text of the same reason the mark does not fit: a write answered with it goes back. */
   readonly goesBack: string;
+  /** The arguments of the write answered with `goesBack`: the text names one of them. */
+  readonly goesBackArgs: Record<string, unknown>;
   /** What the mark's absence leaves (how `goesBack` is read, too). */
   readonly reason: string;
   /** An idempotent write's text, if the case has one: it goes back to the model as a read does. */
@@ -28,20 +31,30 @@ const CASES: readonly Case[] = [
   {
     mark: "bareConflict",
     stops: "Request failed with status code 409",
-    goesBack: "409 Conflict: a note titled 'weekly' already exists",
+    goesBack: "409 Conflict: a log line 'weekly' already exists",
+    goesBackArgs: { line: "weekly" },
     reason: "conflict",
     idempotent: "HTTP 412 Precondition Failed",
   },
   {
     mark: "disputedByModel",
     stops: "Invalid TenantAccessToken for this workspace",
-    goesBack: "The bucket name must be lowercase",
+    goesBack: "The line must be lowercase",
+    goesBackArgs: { line: "Hello" },
     reason: "invalid_argument",
   },
   {
     mark: "wholeOperation",
     stops: "Request failed with status code 400: a review hook prevented the operation.",
-    goesBack: "Request failed with status code 400: reviewer_id is required for this operation.",
+    goesBack: "Request failed with status code 400: line is required for this operation.",
+    goesBackArgs: {},
+    reason: "invalid_argument",
+  },
+  {
+    mark: "unbackedByCall",
+    stops: "Validation failed: the value must be one of the allowed options",
+    goesBack: "Validation failed: line must be one of the allowed options",
+    goesBackArgs: { line: "hello" },
     reason: "invalid_argument",
   },
 ];
@@ -80,7 +93,7 @@ describe.each(CASES.flatMap((c) => TRANSPORTS.map((kind) => [c.mark, kind, c] as
 
     const back: [string, string, Record<string, unknown>][] = [
       ["search_notes", "a read", { query: "q" }],
-      ["append_log", "a write the mark does not fit", { line: "hello" }],
+      ["append_log", "a write the mark does not fit (the text names its argument)", c.goesBackArgs],
     ];
     if (c.idempotent !== undefined) {
       back.push(["set_status", "an idempotent write", { id: "welcome", status: "published" }]);

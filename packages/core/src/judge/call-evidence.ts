@@ -32,6 +32,12 @@ export interface CallEvidence {
    * is (in) an argument, `foreign` when the arguments hold none of them.
    */
   readonly targets: "none" | "own" | "foreign";
+  /**
+   * The call's input schema was known and the text names none of its properties nor any value the
+   * call sent: set on a correction marked `unbackedByCall` (classify.ts), so that a decision log
+   * replayed without the call reads the same.
+   */
+  readonly schema?: true;
 }
 
 const NO_EVIDENCE: CallEvidence = { targets: "none" };

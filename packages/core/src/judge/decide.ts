@@ -152,7 +152,9 @@ function demoted(ctx: DecideContext, learned: LearnedOverride): Decision {
  *   least `MODEL_DISPUTE_STOP_OVER` (classify.ts) times likelier (`disputedByModel`; not when the call's arguments back it), and a
  *   correction a rule read from a text that refuses the operation as a whole in a clause naming
  *   no field and quoting no value (`wholeOperation`, whole-operation.ts: "a handler prevented the
- *   operation"; not when the call's arguments back it). A correction read from
+ *   operation"; not when the call's arguments back it), and a correction a rule read on a call
+ *   whose arguments and input schema the run knows, where the text names no property of the
+ *   schema and echoes no value the call sent (`unbackedByCall`). A correction read from
  *   specific words (a field named, a value quoted, a schema's or an SDK's validation text, `already
  *   exists`, `not found`) still goes to the model, and so does a bare 400, 422 or "invalid": those
  *   say the call's own input was refused, which the model can read again;

@@ -123,6 +123,10 @@ export function explainClassification(
   if ((source === "rule" || source === "model") && classification.reason === "retries_exhausted") {
     detail += "; the text says the failure is not to be retried, so it stops";
   }
+  if (classification.unbackedByCall === true) {
+    detail +=
+      "; the text names no argument of the call and no property of the tool's schema: a mutating tool stops";
+  }
   if (classification.bareConflict === true) {
     detail +=
       "; a conflict read from a bare status or word names nothing to change: a mutating tool stops";

@@ -236,3 +236,67 @@ describe("a rule's correction the learned model reads as a stop is no correction
     expect(stopsGuessedWrite(c, "mutating")).toBe(false);
   });
 });
+
+describe("a rule's correction that names nothing of a call whose schema the run knows is no correction of a write", () => {
+  const schema = {
+    type: "object",
+    properties: { title: { type: "string" }, amount: { type: "number" } },
+  };
+  const text = "Validation failed: the value must be one of the allowed options";
+  const call = { args: { title: "Quarterly report", amount: 12 }, inputSchema: schema };
+
+  it("is marked, with the evidence a replayed log needs, and stops a write only", () => {
+    const c = classify(textFailure(text), tool, call);
+    expect(c).toMatchObject({
+      action: "correct_arguments",
+      source: "rule",
+      unbackedByCall: true,
+      evidence: { targets: "none", schema: true },
+    });
+    expect(stopsGuessedWrite(c, "mutating")).toBe(true);
+    expect(stopsGuessedWrite(c, "read_only")).toBe(false);
+    expect(stopsGuessedWrite(c, "idempotent")).toBe(false);
+    expect(explainClassification(textFailure(text), tool, c).detail).toMatch(
+      /names no argument of the call and no property of the tool's schema: a mutating tool stops$/,
+    );
+  });
+
+  it("a replayed log (the evidence alone, no arguments) reads the same", () => {
+    const c = classify(textFailure(text), tool, { evidence: { targets: "none", schema: true } });
+    expect(c.unbackedByCall).toBe(true);
+    expect(
+      classify(textFailure(text), tool, { evidence: { targets: "none" } }).unbackedByCall,
+    ).toBe(undefined);
+  });
+
+  it("is not marked when the text names a property or echoes a value, or the schema is unknown", () => {
+    const names = classify(
+      textFailure("Validation failed: title must be one of the allowed options"),
+      tool,
+      call,
+    );
+    expect(names.evidence?.argument).toEqual({ name: "title", by: "property" });
+    expect(names.unbackedByCall).toBeUndefined();
+    const echoes = classify(
+      textFailure("Validation failed: 'Quarterly report' is not one of the allowed options"),
+      tool,
+      call,
+    );
+    expect(echoes.evidence?.argument).toEqual({ name: "title", by: "value" });
+    expect(echoes.unbackedByCall).toBeUndefined();
+    // A plain loop that passes the arguments without the tool's schema: nothing is known to be
+    // missing from the call, so the correction stands.
+    const noSchema = classify(textFailure(text), tool, { args: call.args });
+    expect(noSchema.unbackedByCall).toBeUndefined();
+    expect(stopsGuessedWrite(noSchema, "mutating")).toBe(false);
+    expect(classify(textFailure(text), tool).unbackedByCall).toBeUndefined();
+  });
+
+  it("is read from a rule's correction only, not from a stop or a retry", () => {
+    for (const other of ["401 Unauthorized: the token was revoked", "503 Service Unavailable"]) {
+      const c = classify(textFailure(other), tool, call);
+      expect(c.action).not.toBe("correct_arguments");
+      expect(c.unbackedByCall).toBeUndefined();
+    }
+  });
+});

@@ -96,6 +96,7 @@ const decisionInput = z.object({
     .object({
       argument: z.object({ name: z.string(), by: z.enum(["value", "property"]) }).exactOptional(),
       targets: z.enum(["none", "own", "foreign"]),
+      schema: z.literal(true).exactOptional(),
     })
     .exactOptional(),
   learned: z

@@ -101,6 +101,8 @@ export interface DecisionInput {
   readonly evidence?: {
     readonly argument?: { readonly name: string; readonly by: "value" | "property" };
     readonly targets: "none" | "own" | "foreign";
+    /** The call's schema was known and the text named nothing of the call (`unbackedByCall`). */
+    readonly schema?: true;
   };
 }
 

@@ -46,9 +46,10 @@ export function recordedFailure(failure: Failure, text: string): RecordedFailure
  */
 export function recordedEvidence(evidence: CallEvidence): NonNullable<DecisionInput["evidence"]> {
   const { argument, targets } = evidence;
+  const schema = evidence.schema === true ? { schema: true as const } : {};
   return argument === undefined
-    ? { targets }
-    : { argument: { name: boundName(argument.name), by: argument.by }, targets };
+    ? { targets, ...schema }
+    : { argument: { name: boundName(argument.name), by: argument.by }, targets, ...schema };
 }
 
 /** The three hints that bear on effects, without the rest of a tool's annotations. */
