@@ -36,7 +36,7 @@ import { NAMED_VALUE_RULES } from "./redact/named-values.ts";
 import { REDACTED } from "./redact/placeholders.ts";
 import { applySecretRule, type SecretGroup, type SecretRule } from "./redact/rule.ts";
 import { dropStackFrames, FRAME_PATTERNS } from "./redact/stack-frames.ts";
-import { HEADER_RULES, URL_RULES } from "./redact/urls-credentials.ts";
+import { HEADER_RULES, SCHEMELESS_CREDENTIAL_RULES, URL_RULES } from "./redact/urls-credentials.ts";
 import {
   applyPatterns,
   MIN_SENSITIVE_LENGTH,
@@ -114,6 +114,7 @@ export function inputLimit(maxLength: number): number {
  */
 export const SECRET_GROUPS: readonly SecretGroup[] = [
   URL_RULES,
+  SCHEMELESS_CREDENTIAL_RULES,
   HEADER_RULES,
   VENDOR_TOKEN_RULES,
   VENDOR_PREFIX_RULES,

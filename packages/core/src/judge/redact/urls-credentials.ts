@@ -105,6 +105,33 @@ export const URL_RULES: SecretGroup = {
   ],
 };
 
+/**
+ * What follows the `@` of `user:password@` written without a scheme: Go's MySQL DSN
+ * (`@tcp(host:3306)`, `@unix(…)`), or a host, or a bracketed IPv6 address, and a port.
+ */
+const AT_HOST_PORT =
+  /@(?:(?:tcp|tcp6|unix|udp)\(|\[[0-9A-Fa-f:.]+\]:\d|[A-Za-z0-9][A-Za-z0-9.-]*:\d{2,5}(?![\d.]))/;
+
+/**
+ * Connection strings written without their scheme, `user:password@host:port` and Go's MySQL DSN
+ * `user:password@tcp(host:port)/db`: the credentials are replaced, the host stays (a private one
+ * is read as a location after). The password runs to the last `@` before such a host, `@` and `:`
+ * in it included.
+ */
+export const SCHEMELESS_CREDENTIAL_RULES: SecretGroup = {
+  may: (text) => AT_HOST_PORT.test(text),
+  rules: [
+    [
+      new RegExp(
+        String.raw`(?<![\w.%+~:@/-])[\w.%+~-]{1,64}:[^\s/"'\x60()<>]{1,256}(?=${AT_HOST_PORT.source})`,
+        "g",
+      ),
+      REDACTED,
+      () => true,
+    ],
+  ],
+};
+
 /** Headers whose value is a credential. */
 export const HEADER_RULES: SecretGroup = {
   may: (text) => HEADER_HINT.test(text),
