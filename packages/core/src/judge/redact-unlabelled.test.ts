@@ -1,10 +1,16 @@
 /**
  * Credentials and locations an error text carries in forms the other rules did not read: a
- * connection string written without its scheme (a Go MySQL DSN, `user:password@host:port`).
- * Each case names what must not survive; the near misses are texts that must stay as written.
+ * connection string written without its scheme (a Go MySQL DSN, `user:password@host:port`), a
+ * JWT-bodied key with two parts after a vendor prefix (Mapbox's `sk.eyJ….<signature>`), vendor
+ * keys of hex or upper case alone that the high-entropy rule left (DigitalOcean, Supabase, Pulumi,
+ * Square, age) or ended early (Atlassian's `=` and hex tail). Each case names what must not
+ * survive; the near misses are texts that must stay as written.
  */
 import { describe, expect, it } from "vitest";
 import { redact } from "./redact.ts";
+
+const HEX40 = "9c4e1a7b3f2d8e6c0a5b9d1f7e3c2a4b6d8f0e1c";
+const HEX64 = `${HEX40}7a2b4c6d8e0f1a3b5c7d9e0f`;
 
 describe("redact: a connection string without its scheme", () => {
   const cases: [string, string][] = [
@@ -37,6 +43,39 @@ describe("redact: a connection string without its scheme", () => {
     "mailto:ops@acme.example is not a valid recipient",
     "port admin:5432 is closed",
     "user admin:read@scope is not a role",
+  ])("%s stays as written", (text) => {
+    expect(redact(text)).toBe(text);
+  });
+});
+
+describe("redact: vendor keys without a label", () => {
+  const cases: [string, string][] = [
+    // Mapbox: `sk.` or `pk.`, a base64url JSON body, a dot, the signature.
+    [
+      "Mapbox rejected sk.eyJ1IjoiYWNtZWRldiIsImEiOiJjbHg5OXF6In0.Kp3Lm9Qx7Rz2Vn5Tb8Wc1Y for /styles",
+      "Kp3Lm9Qx7Rz2Vn5Tb8Wc1Y",
+    ],
+    [`DigitalOcean: Unable to authenticate you (dop_v1_${HEX64})`, HEX64],
+    [`supabase: invalid access token sbp_${HEX40}`, HEX40],
+    [`error: PULUMI_ACCESS_TOKEN invalid, got pul-${HEX40}`, HEX40],
+    ["Square 401 for sq0atp-Zk4Rw8Tq2Xm6Pn0Vb3Lc9Y", "Zk4Rw8Tq2Xm6Pn0Vb3Lc9Y"],
+    [
+      "age: no identity matched AGE-SECRET-KEY-1QW7R3T9Y5U2I8O4P6A1S3D5F7G9H2J4K6L8Z0X3C5V7B9N2M4Q6W8E0R",
+      "QW7R3T9Y5U2I8O4P6A1S3D5F7G9H",
+    ],
+    // Atlassian API tokens end in `=` and eight hex characters: the tail stayed.
+    ["Jira 401 with ATATT3xFfGF0Tq8Zk2Lm5Rw9Xn4Vb7Pc1Yd6Hs3Jg0Kf8=4E1A9C7B", "4E1A9C7B"],
+  ];
+  it.each(cases)("%s loses %s", (text, secret) => {
+    const out = redact(text, { maxLength: 2000 });
+    expect(out).not.toContain(secret);
+    expect(out).toContain("[token]");
+  });
+
+  it.each([
+    "field 'key' must be key-value pairs, got key-abc",
+    "release-2024-05-01 of sbp_cli failed",
+    "eyJ is how base64 JSON starts; see docs.example.com",
   ])("%s stays as written", (text) => {
     expect(redact(text)).toBe(text);
   });
