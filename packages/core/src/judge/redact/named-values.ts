@@ -395,12 +395,14 @@ function redactXmlElement(
 
 /**
  * Credentials told in prose: "the password is hunter2", "your API key is 9f8e7d6c5b4a", "the
- * password for alice was 'correct horse'", "token set to abc123", "the PIN is 4829". A quoted
+ * password for alice was 'correct horse'", "token set to abc123", "the password was reset to
+ * abc123" (`was` or `has been` before `set`, `reset` or `changed to` is read first: read as the
+ * verb, it took `set` for the value), "the PIN is 4829". A quoted
  * value goes unless it starts with a status word; a bare one only when {@link toldValue} says it
  * is one, so "the password is incorrect" and "the token is expired" stay.
  */
 const PROSE_CREDENTIAL =
-  /(?<![\w-])((?:pass(?:word|phrase|wd|code)|secret(?:[ _-]?key)?|(?:api|access|auth|session|bearer|refresh|private|secret|signing)[ _-]?(?:key|token)|token|credentials?|pin)(?:\s+for\s+[^\s"'<>]{1,64})?\s+(?:is(?:\s+now)?|was|are|were|(?:has\s+been\s+|was\s+)?set\s+to|will\s+be|reads)\s+)("[^"\r\n]{1,200}"|'[^'\r\n]{1,200}'|\x60[^\x60\r\n]{1,200}\x60|[^\s"'<>\x60\\]{1,200})/gi;
+  /(?<![\w-])((?:pass(?:word|phrase|wd|code)|secret(?:[ _-]?key)?|(?:api|access|auth|session|bearer|refresh|private|secret|signing)[ _-]?(?:key|token)|token|credentials?|pin)(?:\s+for\s+[^\s"'<>]{1,64})?\s+(?:(?:has\s+been|was)\s+(?:(?:re)?set|changed)\s+to|set\s+to|is(?:\s+now)?|was|are|were|will\s+be|reads)\s+)("[^"\r\n]{1,200}"|'[^'\r\n]{1,200}'|\x60[^\x60\r\n]{1,200}\x60|[^\s"'<>\x60\\]{1,200})/gi;
 
 /** The length of a prose value without the sentence punctuation after it. */
 const TRAILING_PUNCTUATION = /[.,;:!?)]+$/;
