@@ -3,8 +3,8 @@
  * connection string written without its scheme (a Go MySQL DSN, `user:password@host:port`), a
  * JWT-bodied key with two parts after a vendor prefix (Mapbox's `sk.eyJ….<signature>`), vendor
  * keys of hex or upper case alone that the high-entropy rule left (DigitalOcean, Supabase, Pulumi,
- * Square, age) or ended early (Atlassian's `=` and hex tail). Each case names what must not
- * survive; the near misses are texts that must stay as written.
+ * Square, age) or ended early (Atlassian's `=` and hex tail), and a quoted path holding spaces.
+ * Each case names what must not survive; the near misses are texts that must stay as written.
  */
 import { describe, expect, it } from "vitest";
 import { redact } from "./redact.ts";
@@ -78,5 +78,48 @@ describe("redact: vendor keys without a label", () => {
     "eyJ is how base64 JSON starts; see docs.example.com",
   ])("%s stays as written", (text) => {
     expect(redact(text)).toBe(text);
+  });
+});
+
+describe("redact: a quoted path holding spaces", () => {
+  // The path was cut at its first space: the rest of it (a user's surname, the folders and the
+  // file) reached the model.
+  const cases: [string, string][] = [
+    [
+      "EACCES: permission denied, open '/Users/jdoe/Library/Application Support/Acme/config.json'",
+      "Acme/config.json",
+    ],
+    [
+      "ENOENT: no such file or directory, open 'C:\\Users\\Jo Quimby\\Documents\\q3.xlsx'",
+      "Quimby",
+    ],
+    ['spawn "C:\\Program Files\\Acme Tools\\bin\\acme.exe" ENOENT', "acme.exe"],
+    ["open '/home/jdoe/my notes/plan b.txt': permission denied", "plan b"],
+    ["path '\\\\files01\\team share\\Q3 plan.docx' is locked", "plan.docx"],
+  ];
+  it.each(cases)("%s loses %s", (text, rest) => {
+    const out = redact(text);
+    expect(out).not.toContain(rest);
+    expect(out).toContain("[path]");
+  });
+
+  it.each([
+    ['{"error":"/data/in.csv does not exist"}', '{"error":"[path] does not exist"}'],
+    ["'/srv/a.txt is newer than /srv/b.txt'", "'[path] is newer than [path]'"],
+    ['{"e":"\\"/data/in.csv does not exist\\""}', '{"e":"\\"[path] does not exist\\""}'],
+  ])("a sentence after a quoted path stays: %s", (text, out) => {
+    expect(redact(text)).toBe(out);
+  });
+
+  it("ends at the closing quote, and reads no further than its line", () => {
+    expect(redact("open '/home/jdoe/my notes/a.txt' failed: EPERM")).toBe(
+      "open '[path]' failed: EPERM",
+    );
+    expect(redact("open '/home/jdoe/a.txt failed\nretry 'b'")).toBe(
+      "open '[path] failed retry 'b'",
+    );
+    expect(redact('{"e":"open \\"/home/jdoe/my notes/a.txt\\" failed"}')).toBe(
+      '{"e":"open \\"[path]\\" failed"}',
+    );
   });
 });

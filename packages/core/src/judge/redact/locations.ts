@@ -59,6 +59,38 @@ export function redactLocation(match: string, kind: number, emails: boolean): st
   return (LOCATION_KINDS[kind] as LocationKind).replace(match, emails);
 }
 
+/** The longest path a quote holds that {@link closingQuote} reads on to. */
+const QUOTED_PATH_REACH = 260;
+
+/**
+ * Where a location from `start` to `end` ends: at `end`, or, when a quote opens right before it, a
+ * space follows it and the path goes on (a `/` or `\` inside a word, after at most two more
+ * spaces: `Application Support/…`, `Jo Quimby\…`, `My Big Folder/…`), at that quote's closing
+ * match on the same line (before a `\` that escapes it), within {@link QUOTED_PATH_REACH}
+ * characters. A sentence after the path (`'/data/a.csv does not exist'`) stays.
+ */
+function closingQuote(text: string, start: number, end: number): number {
+  const quote = text.charCodeAt(start - 1);
+  if ((quote !== 39 && quote !== 34) || text.charCodeAt(end) !== 32) return end; // ' " and a space
+  const close = text.indexOf(String.fromCharCode(quote), end);
+  if (close < 0 || close - start > QUOTED_PATH_REACH) return end;
+  // A backslash before the closing quote escapes it (JSON's \"): the path ends before it.
+  const stop = text.charCodeAt(close - 1) === 92 ? close - 1 : close;
+  let spaces = 0;
+  let goesOn = false;
+  for (let i = end; i < stop; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10) return end; // a line break
+    if (c === 32) spaces++;
+    else if (!goesOn && (c === 47 || c === 92)) {
+      // A separator inside a word after at most three spaces: the path's next segment.
+      if (text.charCodeAt(i - 1) === 32 || spaces > 3) return end;
+      goesOn = true;
+    }
+  }
+  return goesOn ? stop : end;
+}
+
 function nextMatch(text: string, pattern: RegExp, from: number): RegExpExecArray | null {
   pattern.lastIndex = from;
   const match = pattern.exec(text);
@@ -95,9 +127,14 @@ export function redactLocations(text: string, emails: boolean): string {
       const group = match.findIndex((g, i) => i > 0 && g !== undefined);
       kind = others?.kinds[group - 1] as number;
     }
-    out += text.slice(last, match.index) + redactLocation(match[0], kind, emails);
     // No kind matches the empty string: the next match starts after this one.
-    last = match.index + match[0].length;
+    let end = match.index + match[0].length;
+    if ((LOCATION_KINDS[kind] as LocationKind).toClosingQuote) {
+      end = closingQuote(text, match.index, end);
+    }
+    out +=
+      text.slice(last, match.index) + redactLocation(text.slice(match.index, end), kind, emails);
+    last = end;
     if (url !== null && url.index < last) {
       url = nextAnchored(text, URL_ALONE, "://", SCHEME_REACH, last);
     }

@@ -59,4 +59,10 @@ export interface LocationKind {
   readonly replace: (match: string, emails: boolean) => string;
   /** Read only when the caller asks for emails to be redacted. */
   readonly onlyWithEmails?: boolean;
+  /**
+   * Right after an opening quote, a match that stops at a space runs on to the closing quote on
+   * the same line: a quoted path holding spaces (`'/Users/a/Library/Application Support/…'`,
+   * `'C:\Users\Alice Smith\…'`) is one location.
+   */
+  readonly toClosingQuote?: boolean;
 }
