@@ -48,6 +48,25 @@ describe("redact: a connection string without its scheme", () => {
   });
 });
 
+describe("redact: a credential header as Go prints an http.Header", () => {
+  // `map[Authorization:[Bearer …]]`: the `[` was read as the value's start, `Bearer` replaced as
+  // the value, and the token after it stayed.
+  it.each([
+    ["auth failed, header map[Authorization:[Bearer Zr8kW2mQ5vTq] Accept:[*/*]]", "Zr8kW2mQ5vTq"],
+    ["req.Header=map[Proxy-Authorization:[Basic dXNlcjpQd0Q5eFE=]]", "dXNlcjpQd0Q5eFE="],
+  ])("%s loses %s", (text, secret) => {
+    const out = redact(text);
+    expect(out).not.toContain(secret);
+    expect(out).toContain("[token]");
+  });
+
+  it("keeps the other headers", () => {
+    expect(redact("map[Authorization:[Bearer Zr8kW2mQ5vTq] Accept:[*/*]]")).toBe(
+      "map[Authorization:[token] Accept:[*/*]]",
+    );
+  });
+});
+
 describe("redact: vendor keys without a label", () => {
   const cases: [string, string][] = [
     // Mapbox: `sk.` or `pk.`, a base64url JSON body, a dot, the signature.

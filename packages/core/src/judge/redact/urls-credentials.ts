@@ -136,9 +136,10 @@ export const SCHEMELESS_CREDENTIAL_RULES: SecretGroup = {
 export const HEADER_RULES: SecretGroup = {
   may: (text) => HEADER_HINT.test(text),
   rules: [
-    // Headers whose value is a credential.
+    // Headers whose value is a credential; its scheme after a `[` too, as Go prints an
+    // http.Header (`map[Authorization:[Bearer …]]`): read as the value, `[Bearer` kept the token.
     [
-      /(?<![\w-])((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|x-access-token)(["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token|digest|negotiate|apikey)\s+)?([^\s"',;()]*[:=]\s*[^\s"',;()]+|[^\s"',;()]+)/gi,
+      /(?<![\w-])((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|x-access-token)(["']?\s*[:=]\s*["']?)(?:\[?(?:bearer|basic|token|digest|negotiate|apikey)\s+)?([^\s"',;()]*[:=]\s*[^\s"',;()]+|[^\s"',;()]+)/gi,
       redactHeader,
       (text) => /authorization|api-key|-auth-token|-access-token/i.test(text),
     ],
