@@ -142,3 +142,28 @@ describe("redact: a quoted path holding spaces", () => {
     );
   });
 });
+
+describe("redact: a path not in quotes whose folder name holds a space", () => {
+  // Cut at the space, the rest of the path (a surname, the folders, the file) reached the model.
+  const cases: [string, string][] = [
+    ["Error: key file C:/Users/Jo Quimby/.ssh/id_rsa not found", "Quimby"],
+    [
+      "panic: boom\n\ngoroutine 1 [running]:\nmain.main()\n\tC:/Users/Jo Quimby/go/src/acme/main.go:9 +0x25",
+      "main.go",
+    ],
+    ["load /Users/jdoe/Library/Application Support/Acme/state.db: locked", "state.db"],
+    ["cannot read D:\\Team Files\\budget.xlsx now", "budget.xlsx"],
+  ];
+  it.each(cases)("%s loses %s", (text, rest) => {
+    const out = redact(text);
+    expect(out).not.toContain(rest);
+    expect(out).toContain("[path]");
+  });
+
+  it.each([
+    ["cp /srv/in/a.txt Dest/b.txt failed", "cp [path] Dest/b.txt failed"],
+    ["mv /srv/in/x out/y failed", "mv [path] out/y failed"],
+  ])("a word after a path stays unless it goes on with a folder: %s", (text, out) => {
+    expect(redact(text)).toBe(out);
+  });
+});

@@ -49,7 +49,12 @@ import { allowedListed, MAX_KEPT_VALUES, splitKept } from "./redact-keep.ts";
 
 // The scans the normalizer and the judge's other passes share, and what the tests read.
 export { collapseSpaces } from "./redact/hygiene.ts";
-export { LOCATIONS_WITH_EMAILS, redactLocation, redactLocations } from "./redact/locations.ts";
+export {
+  LOCATIONS_WITH_EMAILS,
+  locationEnd,
+  redactLocation,
+  redactLocations,
+} from "./redact/locations.ts";
 export { hasCredentialKey, mayHoldFlag } from "./redact/named-values.ts";
 export { applySecretRule, type SecretRule } from "./redact/rule.ts";
 export { charTable, hasRun, isWhitespace, replaceAnchored } from "./redact/scan.ts";

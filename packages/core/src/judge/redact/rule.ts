@@ -60,9 +60,9 @@ export interface LocationKind {
   /** Read only when the caller asks for emails to be redacted. */
   readonly onlyWithEmails?: boolean;
   /**
-   * Right after an opening quote, a match that stops at a space runs on to the closing quote on
-   * the same line: a quoted path holding spaces (`'/Users/a/Library/Application Support/…'`,
-   * `'C:\Users\Alice Smith\…'`) is one location.
+   * A path whose folder names hold spaces: after an opening quote, a match that stops at a space
+   * runs on to the closing quote on its line (`'/Users/a/Library/Application Support/…'`); not in
+   * quotes, over one space into a capitalised word that holds a separator (`C:/Users/Jo Quimby/…`).
    */
-  readonly toClosingQuote?: boolean;
+  readonly spansSpaces?: boolean;
 }
