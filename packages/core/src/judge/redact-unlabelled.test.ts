@@ -24,6 +24,8 @@ describe("redact: a connection string without its scheme", () => {
     // A password holding `@` or `:` is read to the last `@` before the host.
     ["dial admin:p@ss:Hq3vN7xP@db.acme.example:5432 refused", "Hq3vN7xP"],
     ["dial admin:Hq3vN7xP@[2001:db8::5]:5432 refused", "Hq3vN7xP"],
+    // Oracle's Easy Connect, user/password@//host:port/service.
+    ["ORA-12541: cannot connect app/Tg7mPq2x@//db.acme.example:1521/ORCLPDB1", "Tg7mPq2x"],
   ];
   it.each(cases)("%s loses %s", (text, secret) => {
     const out = redact(text, { maxLength: 2000 });
@@ -43,6 +45,8 @@ describe("redact: a connection string without its scheme", () => {
     "mailto:ops@acme.example is not a valid recipient",
     "port admin:5432 is closed",
     "user admin:read@scope is not a role",
+    "github.com/acme/svc@v1.2.3/internal/db: no such module",
+    "see acme/widgets@//docs for details",
   ])("%s stays as written", (text) => {
     expect(redact(text)).toBe(text);
   });
