@@ -148,3 +148,22 @@ describe("a credential told as set, reset or changed", () => {
     },
   );
 });
+
+describe("a password after -u <user> -p", () => {
+  // `docker login -u jdoe -p <password>`: -p with a space was left, read as a port elsewhere.
+  it.each([
+    ["docker login -u jdoe -p Zr8kW2mQ5vTq ghcr.io failed", "Zr8kW2mQ5vTq"],
+    ["az login --service-principal -u 0a1b -p 'Zr8k W2mQ' --tenant t", "Zr8k W2mQ"],
+  ])("%s loses %s", (text, secret) => {
+    const out = redact(text);
+    expect(out).not.toContain(secret);
+    expect(out).toContain("[redacted]");
+  });
+
+  it.each(["docker run -p 8080:80 acme/web", "ssh -p 2222 jdoe@bastion", "tool -u -p 8080"])(
+    "%s stays",
+    (text) => {
+      expect(redact(text)).toBe(text);
+    },
+  );
+});

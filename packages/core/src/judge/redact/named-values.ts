@@ -363,6 +363,14 @@ const NETRC_PASSWORD =
 /** The password `sshpass -p` takes, quoted or not. */
 const SSHPASS_PASSWORD = /(?<![\w-])(sshpass\s+-p\s*)("[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]+)/g;
 
+/**
+ * The password of `-u <user> -p <password>` (docker login, az login): a `-p` alone is a port as
+ * often, a `-p` right after a user is its password. (mysql's `-u root -p prod`, a prompt and a
+ * database, loses the database's name: a rare cost.)
+ */
+const USER_THEN_P_PASSWORD =
+  /(?<![\w-])(-u\s+[^\s"'<>-][^\s"'<>]{0,127}\s+-p\s+)("[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]+)/g;
+
 /** The value after what names it (`head`), replaced; its quotes stay. */
 function redactToldAfter(match: string, head: unknown, value: unknown): string {
   if (typeof value !== "string" || isInert(value)) return match;
@@ -553,6 +561,8 @@ export const NAMED_VALUE_RULES: SecretGroup = {
     [NETRC_PASSWORD, redactToldAfter, (text) => text.includes(" login ")],
     // `sshpass -p <value>`: a password after a flag that elsewhere is a port.
     [SSHPASS_PASSWORD, redactToldAfter, (text) => text.includes("sshpass")],
+    // `-u <user> -p <value>`: the password after a user, where `-p` is not a port.
+    [USER_THEN_P_PASSWORD, redactToldAfter, (text) => text.includes(" -p ")],
     // `<password>…</password>`, `<AccessKey>…</AccessKey>`.
     [XML_ELEMENT, redactXmlElement, (text) => text.includes("</")],
     // "the password is hunter2".
