@@ -15,7 +15,7 @@ import {
 const TOKEN_HINT_BEFORE =
   /sk-|_(?:live|test)_|whsec_|gh[pousr]_|github_pat_|xox[abprseco]-|xapp-|A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA|3T)|AIza|(?:npm|hf|glpat|pypi)[_-]|eyJ/;
 const PREFIX_BEFORE =
-  /(?:gsk|lin_api|ntn|shppa|shpca|shpat|shpss|glc|glsa|vc[piark]|dckr_pat|figd|cfk|cfut|cfat|ops)_|hv[sbr]\.|SG\.|dapi|tskey-/;
+  /(?:gsk|lin_api|ntn|shppa|shpca|shpat|shpss|glc|glsa|vc[piark]|dckr_pat|figd|cfk|cfut|cfat|ops)_|hv[sbr]\.|SG\.|dapi|tskey-|sq0atp-|sq0csp-|AGE-SECRET-KEY-/;
 
 const HEADER_BEFORE = /authorization|api-key|-auth-token|-access-token|cookie|bearer/i;
 const IPV6_BEFORE = /::1|f[c-e][0-9a-f]{2}:/i;
@@ -44,6 +44,9 @@ const PREFIX_WORDS = [
   "SG.",
   "dapi",
   "tskey-",
+  "sq0atp-",
+  "sq0csp-",
+  "AGE-SECRET-KEY-",
 ];
 
 const HEADER_WORDS = [

@@ -9,10 +9,11 @@
 
 /**
  * The prefixes of the vendor key formats of redact.ts's `VENDOR_KEY`: `gsk_` … `ops_`, `hvs.`,
- * `SG.`, `dapi`, `tskey-`, found from their `_`, `.`, `p` and `-`.
+ * `SG.`, `dapi`, `tskey-`, `sq0atp-`, `sq0csp-`, `AGE-SECRET-KEY-`, found from their `_`, `.`,
+ * `p` and `-`.
  */
 export const VENDOR_PREFIX =
-  /_(?<=(?:gsk|lin_api|ntn|shppa|shpca|shpat|shpss|glc|glsa|vc[piark]|dckr_pat|figd|cfk|cfut|cfat|ops)_)|\.(?<=hv[sbr]\.|SG\.)|p(?<=dap)i|-(?<=tskey-)/;
+  /_(?<=(?:gsk|lin_api|ntn|shppa|shpca|shpat|shpss|glc|glsa|vc[piark]|dckr_pat|figd|cfk|cfut|cfat|ops)_)|\.(?<=hv[sbr]\.|SG\.)|p(?<=dap)i|-(?<=tskey-|sq0atp-|sq0csp-|AGE-SECRET-KEY-)/;
 
 /**
  * What every vendor key of the redactor's third group of secret rules holds: `sk-`, `_live_`,

@@ -126,3 +126,44 @@ describe("the test of the told-credential rule", () => {
     );
   });
 });
+
+describe("a credential told as set, reset or changed", () => {
+  // `was` was read as the verb before `set to`, and `set` taken for the value: the value stayed.
+  it.each([
+    ["The password was set to Hq3vN7xP", "Hq3vN7xP"],
+    ["token was set to Zr8kW2mQ5v.", "Zr8kW2mQ5v"],
+    ["the PIN was set to 4829", "4829"],
+    ["password for deploy was reset to 'Hq3vN7xP'", "Hq3vN7xP"],
+    ["your API key has been changed to Zr8kW2mQ5v", "Zr8kW2mQ5v"],
+  ])("%s loses %s", (text, secret) => {
+    const out = redact(text);
+    expect(out).not.toContain(secret);
+    expect(out).toContain("[redacted]");
+  });
+
+  it.each(["the password was set to expire in 30 days", "the token was reset to default"])(
+    "%s stays",
+    (text) => {
+      expect(redact(text)).toBe(text);
+    },
+  );
+});
+
+describe("a password after -u <user> -p", () => {
+  // `docker login -u jdoe -p <password>`: -p with a space was left, read as a port elsewhere.
+  it.each([
+    ["docker login -u jdoe -p Zr8kW2mQ5vTq ghcr.io failed", "Zr8kW2mQ5vTq"],
+    ["az login --service-principal -u 0a1b -p 'Zr8k W2mQ' --tenant t", "Zr8k W2mQ"],
+  ])("%s loses %s", (text, secret) => {
+    const out = redact(text);
+    expect(out).not.toContain(secret);
+    expect(out).toContain("[redacted]");
+  });
+
+  it.each(["docker run -p 8080:80 acme/web", "ssh -p 2222 jdoe@bastion", "tool -u -p 8080"])(
+    "%s stays",
+    (text) => {
+      expect(redact(text)).toBe(text);
+    },
+  );
+});

@@ -36,7 +36,7 @@ import { NAMED_VALUE_RULES } from "./redact/named-values.ts";
 import { REDACTED } from "./redact/placeholders.ts";
 import { applySecretRule, type SecretGroup, type SecretRule } from "./redact/rule.ts";
 import { dropStackFrames, FRAME_PATTERNS } from "./redact/stack-frames.ts";
-import { HEADER_RULES, URL_RULES } from "./redact/urls-credentials.ts";
+import { HEADER_RULES, SCHEMELESS_CREDENTIAL_RULES, URL_RULES } from "./redact/urls-credentials.ts";
 import {
   applyPatterns,
   MIN_SENSITIVE_LENGTH,
@@ -49,7 +49,12 @@ import { allowedListed, MAX_KEPT_VALUES, splitKept } from "./redact-keep.ts";
 
 // The scans the normalizer and the judge's other passes share, and what the tests read.
 export { collapseSpaces } from "./redact/hygiene.ts";
-export { LOCATIONS_WITH_EMAILS, redactLocation, redactLocations } from "./redact/locations.ts";
+export {
+  LOCATIONS_WITH_EMAILS,
+  locationEnd,
+  redactLocation,
+  redactLocations,
+} from "./redact/locations.ts";
 export { hasCredentialKey, mayHoldFlag } from "./redact/named-values.ts";
 export { applySecretRule, type SecretRule } from "./redact/rule.ts";
 export { charTable, hasRun, isWhitespace, replaceAnchored } from "./redact/scan.ts";
@@ -114,6 +119,7 @@ export function inputLimit(maxLength: number): number {
  */
 export const SECRET_GROUPS: readonly SecretGroup[] = [
   URL_RULES,
+  SCHEMELESS_CREDENTIAL_RULES,
   HEADER_RULES,
   VENDOR_TOKEN_RULES,
   VENDOR_PREFIX_RULES,

@@ -17,7 +17,23 @@ export const PEM_BLOCK =
  * digits (an unlabelled hex key, an internal trace id): almost always a secret or an internal id.
  */
 function redactHighEntropy(match: string): string {
-  return isHighEntropy(match, 0, match.length) ? TOKEN : match;
+  // A hex tail after `=` is not read: the run and its `=` are, as {@link hasKeyRun} reads them.
+  const eq = match.indexOf("=");
+  return isKeyRun(match, 0, eq >= 0 && match.length - eq === 9 ? eq + 1 : match.length)
+    ? TOKEN
+    : match;
+}
+
+/**
+ * Whether a run reads as a token: as a whole, or from after its last `_` or `-` when 32 characters
+ * or more follow it (a vendor's prefix before a hex key, `dop_v1_<hex>`, `sbp_<hex>`,
+ * `pul-<hex>`, makes the whole run read as words).
+ */
+function isKeyRun(text: string, start: number, end: number): boolean {
+  if (isHighEntropy(text, start, end)) return true;
+  let cut = end;
+  while (cut > start && text.charCodeAt(cut - 1) !== 95 && text.charCodeAt(cut - 1) !== 45) cut--;
+  return cut > start && end - cut >= 32 && isHighEntropy(text, cut, end);
 }
 
 /** Whether `text` from `start` to `end` reads as a token to {@link redactHighEntropy}. */
@@ -67,7 +83,7 @@ function hasKeyRun(text: string): boolean {
 function isEntropyRun(text: string, start: number, end: number): boolean {
   let stop = end;
   while (stop < end + 2 && text.charCodeAt(stop) === 61) stop++; // "="
-  return isHighEntropy(text, start, stop);
+  return isKeyRun(text, start, stop);
 }
 
 /** `[A-Za-z0-9+/]`, the characters of an AWS secret access key. */
@@ -123,8 +139,13 @@ export const KEY_SHAPE_RULES: SecretGroup = {
   rules: [
     // A private key or hash as `0x` and hex.
     [/(?<![\w])0x[0-9a-fA-F]{32,}/g, TOKEN, (text) => text.includes("0x")],
-    // After `=` too: `NAME=<key>` whatever the name.
-    [/(?<![A-Za-z0-9+_-])[A-Za-z0-9+_-]{32,}={0,2}/g, redactHighEntropy, hasKeyRun],
+    // After `=` too: `NAME=<key>` whatever the name. A key may end in `=` and eight upper-case
+    // hex characters (Atlassian's `ATATT3…=4E1A9C7B`), which stayed.
+    [
+      /(?<![A-Za-z0-9+_-])[A-Za-z0-9+_-]{32,}(?:=[0-9A-F]{8}(?![A-Za-z0-9+_-])|={0,2})/g,
+      redactHighEntropy,
+      hasKeyRun,
+    ],
     // An Azure AD client secret: three characters, a digit, `Q~`, then 31 to 34 more.
     [/(?<![\w~.-])[\w~.-]{3}\dQ~[\w~.-]{31,34}(?![\w~.-])/g, TOKEN, (text) => text.includes("Q~")],
     // A Google Cloud Storage HMAC access id (an interoperability key): upper case and digits.

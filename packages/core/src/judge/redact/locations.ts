@@ -6,7 +6,7 @@
 import { ADDRESS_KINDS, EMAIL_LOCATION, URL_ALONE, URL_LOCATION } from "./addresses-hosts.ts";
 import { PATH_KINDS } from "./paths.ts";
 import type { LocationKind } from "./rule.ts";
-import { nextAnchored } from "./scan.ts";
+import { charTable, nextAnchored } from "./scan.ts";
 import { SCHEME_REACH } from "./urls-credentials.ts";
 
 /**
@@ -59,6 +59,89 @@ export function redactLocation(match: string, kind: number, emails: boolean): st
   return (LOCATION_KINDS[kind] as LocationKind).replace(match, emails);
 }
 
+/** The longest path {@link pathEnd} reads on to. */
+const QUOTED_PATH_REACH = 260;
+
+/**
+ * Where a location of a kind (an index of {@link LOCATION_KINDS}) matched from `start` to `end`
+ * ends: at `end`, or further for a path whose folder names hold spaces ({@link pathEnd}).
+ * @internal Exported for tests; not part of the public API.
+ */
+export function locationEnd(text: string, kind: number, start: number, end: number): number {
+  return (LOCATION_KINDS[kind] as LocationKind).spansSpaces ? pathEnd(text, start, end) : end;
+}
+
+/**
+ * Where a path from `start` to `end` ends when a space follows it: see {@link closingQuote} after
+ * an opening quote, else {@link spacedSegmentEnd}.
+ */
+function pathEnd(text: string, start: number, end: number): number {
+  if (text.charCodeAt(end) !== 32) return end;
+  const quote = text.charCodeAt(start - 1);
+  return quote === 39 || quote === 34 // ' "
+    ? closingQuote(text, start, end, quote)
+    : spacedSegmentEnd(text, start, end);
+}
+
+/** What ends a word that {@link spacedSegmentEnd} reads on to: whitespace, quotes, brackets. */
+const SEGMENT_STOP = charTable(" \t\r\n\"'`<>()[]{}|,;");
+
+/**
+ * A path not in quotes whose folder name holds a space (`C:/Users/Jo Quimby/.ssh/id_rsa`,
+ * `/Users/a/Library/Application Support/x`): when its last segment has no `.` (not a file's
+ * name) and the next word starts with an upper-case letter and holds a `/` or `\`, that word is
+ * the path's too. One space only; a relative path after an absolute one (`cp /src/a dest/b`)
+ * stays.
+ */
+function spacedSegmentEnd(text: string, start: number, end: number): number {
+  for (let i = end - 1; i > start; i--) {
+    const c = text.charCodeAt(i);
+    if (c === 47 || c === 92) break; // "/" or a backslash
+    if (c === 46) return end; // "."
+  }
+  const first = text.charCodeAt(end + 1);
+  if (first < 65 || first > 90) return end; // not A-Z
+  let goesOn = false;
+  let i = end + 1;
+  while (
+    i < text.length &&
+    i - start <= QUOTED_PATH_REACH &&
+    SEGMENT_STOP[text.charCodeAt(i)] !== 1
+  ) {
+    const c = text.charCodeAt(i);
+    if (c === 47 || c === 92) goesOn = true;
+    i++;
+  }
+  return goesOn ? i : end;
+}
+
+/**
+ * After an opening quote, a path that goes on past a space (a `/` or `\` inside a word, after at
+ * most two more spaces: `Application Support/…`, `Jo Quimby\…`, `My Big Folder/…`) ends at that
+ * quote's closing match on the same line (before a `\` that escapes it), within
+ * {@link QUOTED_PATH_REACH} characters. A sentence after the path (`'/data/a.csv does not exist'`)
+ * stays.
+ */
+function closingQuote(text: string, start: number, end: number, quote: number): number {
+  const close = text.indexOf(String.fromCharCode(quote), end);
+  if (close < 0 || close - start > QUOTED_PATH_REACH) return end;
+  // A backslash before the closing quote escapes it (JSON's \"): the path ends before it.
+  const stop = text.charCodeAt(close - 1) === 92 ? close - 1 : close;
+  let spaces = 0;
+  let goesOn = false;
+  for (let i = end; i < stop; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10) return end; // a line break
+    if (c === 32) spaces++;
+    else if (!goesOn && (c === 47 || c === 92)) {
+      // A separator inside a word after at most three spaces: the path's next segment.
+      if (text.charCodeAt(i - 1) === 32 || spaces > 3) return end;
+      goesOn = true;
+    }
+  }
+  return goesOn ? stop : end;
+}
+
 function nextMatch(text: string, pattern: RegExp, from: number): RegExpExecArray | null {
   pattern.lastIndex = from;
   const match = pattern.exec(text);
@@ -95,9 +178,12 @@ export function redactLocations(text: string, emails: boolean): string {
       const group = match.findIndex((g, i) => i > 0 && g !== undefined);
       kind = others?.kinds[group - 1] as number;
     }
-    out += text.slice(last, match.index) + redactLocation(match[0], kind, emails);
     // No kind matches the empty string: the next match starts after this one.
-    last = match.index + match[0].length;
+    let end = match.index + match[0].length;
+    end = locationEnd(text, kind, match.index, end);
+    out +=
+      text.slice(last, match.index) + redactLocation(text.slice(match.index, end), kind, emails);
+    last = end;
     if (url !== null && url.index < last) {
       url = nextAnchored(text, URL_ALONE, "://", SCHEME_REACH, last);
     }

@@ -363,6 +363,14 @@ const NETRC_PASSWORD =
 /** The password `sshpass -p` takes, quoted or not. */
 const SSHPASS_PASSWORD = /(?<![\w-])(sshpass\s+-p\s*)("[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]+)/g;
 
+/**
+ * The password of `-u <user> -p <password>` (docker login, az login): a `-p` alone is a port as
+ * often, a `-p` right after a user is its password. (mysql's `-u root -p prod`, a prompt and a
+ * database, loses the database's name: a rare cost.)
+ */
+const USER_THEN_P_PASSWORD =
+  /(?<![\w-])(-u\s+[^\s"'<>-][^\s"'<>]{0,127}\s+-p\s+)("[^"\r\n]*"?|'[^'\r\n]*'?|[^\s"'<>]+)/g;
+
 /** The value after what names it (`head`), replaced; its quotes stay. */
 function redactToldAfter(match: string, head: unknown, value: unknown): string {
   if (typeof value !== "string" || isInert(value)) return match;
@@ -395,12 +403,14 @@ function redactXmlElement(
 
 /**
  * Credentials told in prose: "the password is hunter2", "your API key is 9f8e7d6c5b4a", "the
- * password for alice was 'correct horse'", "token set to abc123", "the PIN is 4829". A quoted
+ * password for alice was 'correct horse'", "token set to abc123", "the password was reset to
+ * abc123" (`was` or `has been` before `set`, `reset` or `changed to` is read first: read as the
+ * verb, it took `set` for the value), "the PIN is 4829". A quoted
  * value goes unless it starts with a status word; a bare one only when {@link toldValue} says it
  * is one, so "the password is incorrect" and "the token is expired" stay.
  */
 const PROSE_CREDENTIAL =
-  /(?<![\w-])((?:pass(?:word|phrase|wd|code)|secret(?:[ _-]?key)?|(?:api|access|auth|session|bearer|refresh|private|secret|signing)[ _-]?(?:key|token)|token|credentials?|pin)(?:\s+for\s+[^\s"'<>]{1,64})?\s+(?:is(?:\s+now)?|was|are|were|(?:has\s+been\s+|was\s+)?set\s+to|will\s+be|reads)\s+)("[^"\r\n]{1,200}"|'[^'\r\n]{1,200}'|\x60[^\x60\r\n]{1,200}\x60|[^\s"'<>\x60\\]{1,200})/gi;
+  /(?<![\w-])((?:pass(?:word|phrase|wd|code)|secret(?:[ _-]?key)?|(?:api|access|auth|session|bearer|refresh|private|secret|signing)[ _-]?(?:key|token)|token|credentials?|pin)(?:\s+for\s+[^\s"'<>]{1,64})?\s+(?:(?:has\s+been|was)\s+(?:(?:re)?set|changed)\s+to|set\s+to|is(?:\s+now)?|was|are|were|will\s+be|reads)\s+)("[^"\r\n]{1,200}"|'[^'\r\n]{1,200}'|\x60[^\x60\r\n]{1,200}\x60|[^\s"'<>\x60\\]{1,200})/gi;
 
 /** The length of a prose value without the sentence punctuation after it. */
 const TRAILING_PUNCTUATION = /[.,;:!?)]+$/;
@@ -551,6 +561,8 @@ export const NAMED_VALUE_RULES: SecretGroup = {
     [NETRC_PASSWORD, redactToldAfter, (text) => text.includes(" login ")],
     // `sshpass -p <value>`: a password after a flag that elsewhere is a port.
     [SSHPASS_PASSWORD, redactToldAfter, (text) => text.includes("sshpass")],
+    // `-u <user> -p <value>`: the password after a user, where `-p` is not a port.
+    [USER_THEN_P_PASSWORD, redactToldAfter, (text) => text.includes(" -p ")],
     // `<password>…</password>`, `<AccessKey>…</AccessKey>`.
     [XML_ELEMENT, redactXmlElement, (text) => text.includes("</")],
     // "the password is hunter2".

@@ -27,17 +27,25 @@ export const PATH_KINDS: readonly LocationKind[] = [
     source: DEVICE_PATH_SRC,
     may: (text) => text.includes("?\\") || text.includes("\\.\\"),
     replace: redactPath,
+    spansSpaces: true,
   },
-  { source: UNC_SRC, may: (text) => text.includes("\\\\"), replace: redactPath },
+  {
+    source: UNC_SRC,
+    may: (text) => text.includes("\\\\"),
+    replace: redactPath,
+    spansSpaces: true,
+  },
   {
     source: WINDOWS_PATH_SRC,
     may: (text) => text.includes(":\\") || text.includes(":/"),
     replace: redactPath,
+    spansSpaces: true,
   },
   // Two slashes.
   {
     source: POSIX_PATH_SRC,
     may: (text) => text.indexOf("/") !== text.lastIndexOf("/"),
     replace: redactPath,
+    spansSpaces: true,
   },
 ];

@@ -59,4 +59,10 @@ export interface LocationKind {
   readonly replace: (match: string, emails: boolean) => string;
   /** Read only when the caller asks for emails to be redacted. */
   readonly onlyWithEmails?: boolean;
+  /**
+   * A path whose folder names hold spaces: after an opening quote, a match that stops at a space
+   * runs on to the closing quote on its line (`'/Users/a/Library/Application Support/…'`); not in
+   * quotes, over one space into a capitalised word that holds a separator (`C:/Users/Jo Quimby/…`).
+   */
+  readonly spansSpaces?: boolean;
 }

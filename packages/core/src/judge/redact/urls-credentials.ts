@@ -105,13 +105,44 @@ export const URL_RULES: SecretGroup = {
   ],
 };
 
+/**
+ * What follows the `@` of `user:password@` written without a scheme: Go's MySQL DSN
+ * (`@tcp(host:3306)`, `@unix(…)`), or a host, or a bracketed IPv6 address, and a port.
+ */
+const AT_HOST_PORT_SRC = String.raw`@(?:(?:tcp|tcp6|unix|udp)\(|\[[0-9A-Fa-f:.]+\]:\d|[A-Za-z0-9][A-Za-z0-9.-]*:\d{2,5}(?![\d.]))`;
+/** {@link AT_HOST_PORT_SRC}, or Oracle's Easy Connect `@//host:port` or `@//host/` after `user/password`. */
+const AT_EASY_CONNECT_SRC = String.raw`@\/\/[A-Za-z0-9][A-Za-z0-9.-]*(?::\d{2,5}|\/)`;
+const AT_HOST = new RegExp(`${AT_HOST_PORT_SRC}|${AT_EASY_CONNECT_SRC}`);
+
+/**
+ * Connection strings written without their scheme, `user:password@host:port`, Go's MySQL DSN
+ * `user:password@tcp(host:port)/db` and Oracle's `user/password@//host:port/service`: the
+ * credentials are replaced, the host stays (a private one
+ * is read as a location after). The password runs to the last `@` before such a host, `@` and `:`
+ * in it included.
+ */
+export const SCHEMELESS_CREDENTIAL_RULES: SecretGroup = {
+  may: (text) => AT_HOST.test(text),
+  rules: [
+    [
+      new RegExp(
+        String.raw`(?<![\w.%+~:@/-])[\w.%+~-]{1,64}(?::[^\s/"'\x60()<>]{1,256}(?=${AT_HOST_PORT_SRC})|\/[^\s/@"'\x60()<>]{1,128}(?=${AT_EASY_CONNECT_SRC}))`,
+        "g",
+      ),
+      REDACTED,
+      () => true,
+    ],
+  ],
+};
+
 /** Headers whose value is a credential. */
 export const HEADER_RULES: SecretGroup = {
   may: (text) => HEADER_HINT.test(text),
   rules: [
-    // Headers whose value is a credential.
+    // Headers whose value is a credential; its scheme after a `[` too, as Go prints an
+    // http.Header (`map[Authorization:[Bearer …]]`): read as the value, `[Bearer` kept the token.
     [
-      /(?<![\w-])((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|x-access-token)(["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token|digest|negotiate|apikey)\s+)?([^\s"',;()]*[:=]\s*[^\s"',;()]+|[^\s"',;()]+)/gi,
+      /(?<![\w-])((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|x-access-token)(["']?\s*[:=]\s*["']?)(?:\[?(?:bearer|basic|token|digest|negotiate|apikey)\s+)?([^\s"',;()]*[:=]\s*[^\s"',;()]+|[^\s"',;()]+)/gi,
       redactHeader,
       (text) => /authorization|api-key|-auth-token|-access-token/i.test(text),
     ],

@@ -2,7 +2,7 @@
  * Vendors' key formats, each known by its prefix or shape: OpenAI, Anthropic, Stripe, GitHub,
  * Slack, AWS access key ids, Google, npm, Hugging Face, GitLab, PyPI, JWTs, and the prefixed keys
  * of Groq, Linear, Notion, Shopify, Grafana, Vercel, Docker, Figma, Cloudflare, 1Password,
- * HashiCorp Vault, SendGrid, Databricks and Tailscale.
+ * HashiCorp Vault, SendGrid, Databricks, Tailscale, Square and age.
  */
 import { VENDOR_PREFIX, VENDOR_TOKEN_HINT } from "../redact-hints.ts";
 import { TOKEN } from "./placeholders.ts";
@@ -19,10 +19,11 @@ function hasVendorPrefix(text: string, start: number, end: number): boolean {
 }
 /**
  * Groq, Linear, Notion, Shopify, Grafana, Vercel, Docker, Figma, Cloudflare, 1Password, HashiCorp
- * Vault, SendGrid, Databricks and Tailscale keys.
+ * Vault, SendGrid, Databricks, Tailscale, Square (`sq0atp-`, `sq0csp-`) and age
+ * (`AGE-SECRET-KEY-1`, upper case and digits alone) keys.
  */
 const VENDOR_KEY =
-  /(?<![\w-])(?:(?:gsk|lin_api|ntn|shppa|shpca|shpat|shpss|glc|glsa|vc[piark]|dckr_pat|figd|cfk|cfut|cfat|ops)_[A-Za-z0-9_+/=-]{16,}|hv[sbr]\.[A-Za-z0-9_-]{16,}|SG\.[\w-]{8,}\.[\w-]{8,}|dapi[a-fA-F0-9]{32}|tskey-[a-z]{2,20}-[A-Za-z0-9_]{4,}-[A-Za-z0-9_]{8,})/g;
+  /(?<![\w-])(?:(?:gsk|lin_api|ntn|shppa|shpca|shpat|shpss|glc|glsa|vc[piark]|dckr_pat|figd|cfk|cfut|cfat|ops)_[A-Za-z0-9_+/=-]{16,}|hv[sbr]\.[A-Za-z0-9_-]{16,}|SG\.[\w-]{8,}\.[\w-]{8,}|dapi[a-fA-F0-9]{32}|tskey-[a-z]{2,20}-[A-Za-z0-9_]{4,}-[A-Za-z0-9_]{8,}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}|AGE-SECRET-KEY-1[A-Z0-9]{50,})/g;
 
 /** Keys known by their prefix. */
 export const VENDOR_TOKEN_RULES: SecretGroup = {
@@ -60,9 +61,10 @@ export const VENDOR_TOKEN_RULES: SecretGroup = {
       TOKEN,
       (text) => /(?:npm|hf|glpat|pypi)[_-]/.test(text),
     ],
-    // JWT: header.payload.signature, base64url, header starting `{"`.
+    // JWT: header.payload.signature, base64url, header starting `{"`; or a body and its
+    // signature alone (Mapbox's `sk.eyJ….<signature>`, whose signature stayed).
     [
-      /(?<![\w-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g,
+      /(?<![\w-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}(?:\.[A-Za-z0-9_-]*)?/g,
       TOKEN,
       (text) => text.includes("eyJ"),
     ],
@@ -79,7 +81,7 @@ export const VENDOR_PREFIX_RULES: SecretGroup = {
   may: (text) => VENDOR_PREFIX.test(text) && hasRun(text, VENDOR_KEY_CHARS, 20, hasVendorPrefix),
   rules: [
     // Other vendors' formats (Groq, Linear, Notion, Shopify, Grafana, Vercel, Docker, Figma,
-    // Cloudflare, 1Password, HashiCorp Vault, SendGrid, Databricks, Tailscale).
+    // Cloudflare, 1Password, HashiCorp Vault, SendGrid, Databricks, Tailscale, Square, age).
     [VENDOR_KEY, TOKEN, () => true],
   ],
 };
