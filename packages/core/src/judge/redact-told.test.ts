@@ -116,6 +116,13 @@ describe("the test of the told-credential rule", () => {
     .array(fc.tuple(piece, space), { maxLength: 10 })
     .map((parts) => parts.map(([p, s]) => p + s).join(""));
 
+  it("a verb after a line break is not read, by the test or the rule (the property's counterexample)", () => {
+    // The name after `for` was read as the verb and `reads` after the line break as the rule's.
+    const text = "password for was\nreads 4829 ";
+    expect(mayTellCredential(text)).toBe(false);
+    expect(applySecretRule(rule as never, text)).toBe(text);
+  });
+
   it("a failed test means the rule would change nothing (property)", () => {
     expect(rule).toBeDefined();
     fc.assert(

@@ -410,7 +410,7 @@ function redactXmlElement(
  * is one, so "the password is incorrect" and "the token is expired" stay.
  */
 const PROSE_CREDENTIAL =
-  /(?<![\w-])((?:pass(?:word|phrase|wd|code)|secret(?:[ _-]?key)?|(?:api|access|auth|session|bearer|refresh|private|secret|signing)[ _-]?(?:key|token)|token|credentials?|pin)(?:\s+for\s+[^\s"'<>]{1,64})?\s+(?:(?:has\s+been|was)\s+(?:(?:re)?set|changed)\s+to|set\s+to|is(?:\s+now)?|was|are|were|will\s+be|reads)\s+)("[^"\r\n]{1,200}"|'[^'\r\n]{1,200}'|\x60[^\x60\r\n]{1,200}\x60|[^\s"'<>\x60\\]{1,200})/gi;
+  /(?<![\w-])((?:pass(?:word|phrase|wd|code)|secret(?:[ _-]?key)?|(?:api|access|auth|session|bearer|refresh|private|secret|signing)[ _-]?(?:key|token)|token|credentials?|pin)(?:\s+for\s+[^\s"'<>]{1,64})? +(?:(?:has\s+been|was)\s+(?:(?:re)?set|changed)\s+to|set\s+to|is(?:\s+now)?|was|are|were|will\s+be|reads)\s+)("[^"\r\n]{1,200}"|'[^'\r\n]{1,200}'|\x60[^\x60\r\n]{1,200}\x60|[^\s"'<>\x60\\]{1,200})/gi;
 
 /** The length of a prose value without the sentence punctuation after it. */
 const TRAILING_PUNCTUATION = /[.,;:!?)]+$/;
