@@ -629,28 +629,24 @@ function fromText(
   const evidence = readCallEvidence(failure.text, call);
   // The argument cue is read with the call's own values masked too (`text`).
   const weighed = weighCallEvidence(verdict, evidence, text);
-  // A correction the call backs (the text names one of its arguments) is no longer the model's
-  // word against one phrasing, nor a refusal of the operation as a whole: both marks are dropped.
+  const withEvidence = (c: Classification): Classification =>
+    evidence.targets === "none" && evidence.argument === undefined ? c : { ...c, evidence };
+  if (evidence.argument !== undefined || weighed.action !== "correct_arguments") {
+    // A correction the call backs (the text names one of its arguments) is no longer the model's
+    // word against one phrasing, nor a refusal of the operation as a whole: both marks are
+    // dropped. A bare conflict keeps its mark: the value it echoes is most often the target's own
+    // id (in a URL's path: "POST /invoices/inv_1/pay: 409"), which says what conflicts, not what
+    // to change.
+    const { disputedByModel: _, wholeOperation: __, ...backed } = weighed;
+    return withEvidence(backed);
+  }
   // A correction a rule read where the run knows the call's schema and the text names nothing of
-  // the call (no property, no value it sent) is marked `unbackedByCall`, its evidence kept (with
-  // `schema`) so that a replayed log reads the same. A bare conflict keeps its mark: the value it echoes is most often the target's own id (in a
-  // URL's path: "POST /invoices/inv_1/pay: 409"), which says what conflicts, not what to change.
-  const { disputedByModel: _, wholeOperation: __, ...backed } = weighed;
-  const unbacked =
-    evidence.argument === undefined && weighed.action === "correct_arguments"
-      ? (call.inputSchema !== undefined || evidence.schema === true) && weighed.source === "rule"
-        ? {
-            ...weighed,
-            unbackedByCall: true as const,
-            evidence: { ...evidence, schema: true as const },
-          }
-        : weighed
-      : undefined;
-  if (unbacked?.unbackedByCall === true) return unbacked;
-  const kept = unbacked ?? backed;
-  return evidence.targets === "none" && evidence.argument === undefined
-    ? kept
-    : { ...kept, evidence };
+  // the call (no property, no value it sent): `unbackedByCall`, its evidence kept with `schema`
+  // so that a replayed log (the evidence alone) reads the same.
+  if (weighed.source === "rule" && (call.inputSchema !== undefined || evidence.schema === true)) {
+    return { ...weighed, unbackedByCall: true, evidence: { ...evidence, schema: true } };
+  }
+  return withEvidence(weighed);
 }
 
 /**
