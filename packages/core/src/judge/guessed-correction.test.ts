@@ -270,20 +270,14 @@ describe("a rule's correction that names nothing of a call whose schema the run 
   });
 
   it("is not marked when the text names a property or echoes a value, or the schema is unknown", () => {
-    const names = classify(
-      textFailure("Validation failed: title must be one of the allowed options"),
-      tool,
-      call,
-    );
-    expect(names.evidence?.argument).toEqual({ name: "title", by: "property" });
-    expect(names.unbackedByCall).toBeUndefined();
-    const echoes = classify(
-      textFailure("Validation failed: 'Quarterly report' is not one of the allowed options"),
-      tool,
-      call,
-    );
-    expect(echoes.evidence?.argument).toEqual({ name: "title", by: "value" });
-    expect(echoes.unbackedByCall).toBeUndefined();
+    for (const [backing, by] of [
+      ["Validation failed: title must be one of the allowed options", "property"],
+      ["Validation failed: 'Quarterly report' is not one of the allowed options", "value"],
+    ] as const) {
+      const c = classify(textFailure(backing), tool, call);
+      expect(c.evidence?.argument, backing).toEqual({ name: "title", by });
+      expect(c.unbackedByCall, backing).toBeUndefined();
+    }
     // A plain loop that passes the arguments without the tool's schema: nothing is known to be
     // missing from the call, so the correction stands.
     const noSchema = classify(textFailure(text), tool, { args: call.args });
