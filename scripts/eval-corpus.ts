@@ -519,10 +519,14 @@ function withoutConfusion<T extends { confusion: unknown }>(part: T): Omit<T, "c
   const { confusion: _matrix, ...figures } = part;
   return figures;
 }
-/** The sets' number as the text report names them: "" for the first, " 2" for the second, … */
-const numberedSets: [string, Blind][] = scoredSets.map(([name, set]) => [
+/**
+ * The sets' number as the text report names them ("" for the first, " 2" for the second, …), and
+ * whether the set is opened to rule work (its figures in-sample since).
+ */
+const numberedSets: [string, Blind, boolean][] = scoredSets.map(([name, set]) => [
   name === "blind" ? "" : ` ${name.slice("blind".length)}`,
   set,
+  OPENED_BLIND_SETS.includes(name),
 ]);
 
 const METHOD =
@@ -574,8 +578,8 @@ if (json) {
     `person-only failures predicted as a retry (must be 0): ${h.personOnlyRetried}`,
     `correction-labelled texts of mutating tools the run stops (shipped model): ${mutatingCorrections.stops} of ${mutatingCorrections.texts} (${mutatingCorrections.byAsymmetry} by the asymmetry of harm)`,
     ...numberedSets.map(
-      ([n, set], i) =>
-        `BLIND SET${n} (${set.lines} lines, ${set.servers} ${n === "" ? "" : "further "}servers ${OPENED_BLIND_SETS.includes(scoredSets[i]?.[0] as BlindSetName) ? "no rule writer had read when it was first scored; opened to rule work since, so in-sample" : "no rule writer has read"}): ${fmt(set.unambiguous)} on unambiguous texts; ` +
+      ([n, set, opened]) =>
+        `BLIND SET${n} (${set.lines} lines, ${set.servers} ${n === "" ? "" : "further "}servers ${opened ? "no rule writer had read when it was first scored; opened to rule work since, so in-sample" : "no rule writer has read"}): ${fmt(set.unambiguous)} on unambiguous texts; ` +
         `dangerous decisions ${set.dangerous.total}; fingerprint recall ${set.fingerprints.recall.toFixed(3)}, ` +
         `false merges ${set.fingerprints.mergeRate.toFixed(3)}`,
     ),
