@@ -346,8 +346,9 @@ export function governTools<TOOLS extends ToolSet>(
             } catch (error) {
               if (!clientClosed(error)) throw error;
             }
-            // The client was closed: nothing was sent. Bring it back, then send once more.
-            await renewable.reconnector.renew(seen, signal);
+            // The client was closed: nothing was sent. Bring it back, then send once more (not
+            // when the attempt was cut or the run ended meanwhile: `beforeSending`).
+            await ctx.beforeSending(renewable.reconnector.renew(seen, signal));
             return await send(renewable.toolOf(name, original));
           } catch (error) {
             threw = { error };

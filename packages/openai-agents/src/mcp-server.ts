@@ -165,7 +165,9 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
     } catch (error) {
       if (!isGone(error)) throw error;
     }
-    await reconnector.renew(seen, signal);
+    // Nothing was sent; once the server is back, sent once more unless the attempt was cut or
+    // the run ended meanwhile (`beforeSending`).
+    await ctx.beforeSending(reconnector.renew(seen, signal));
     return send(name, ctx, meta, signal);
   };
 

@@ -227,7 +227,11 @@ async function retries(state: CallState, delayMs: number): Promise<CallOutcome<u
 async function cutUnsent(state: CallState, sent: Sent): Promise<CallOutcome<unknown>> {
   state.cutUnsent = false;
   if (state.key !== undefined) await settleUnsent(state);
-  return preflightStop(state, sent.deadlineHit ? "deadline_exceeded" : "aborted");
+  if (sent.deadlineHit) return preflightStop(state, "deadline_exceeded");
+  // Cut because a stop Governor decided ended the run (`beforeSending`): the run's reason.
+  const r = state.run;
+  if (r.ended !== undefined && !r.hostEnded) return endedOutcome(state, state.attempts > 1);
+  return preflightStop(state, "aborted");
 }
 
 /** Learning is told of the success (only in a run that failed before). */
@@ -418,12 +422,33 @@ class Attempt implements Sent, Waiting, LiveAttempt, WatchedAttempt {
     else a.listeners.push(listener);
   }
 
-  /** `AttemptContext.beforeSending`. */
+  /**
+   * `AttemptContext.beforeSending`. Once `wait` is done, the executor goes on to send only when
+   * the attempt still may: not when it was cut meanwhile (a wait that did not heed the signal),
+   * nor when the run ended meanwhile by a stop Governor decided. Such a stop lets an admitted
+   * attempt finish what it sent; this one has sent nothing, so it is cut here, as not sent.
+   */
   beforeSending<R>(wait: Promise<R>): Promise<R> {
     this.#unsent += 1;
-    return Promise.resolve(wait).finally(() => {
-      this.#unsent -= 1;
-    });
+    return Promise.resolve(wait).then(
+      (value) => {
+        this.#mayStillSend();
+        return value;
+      },
+      (error: unknown) => {
+        this.#unsent -= 1;
+        throw error;
+      },
+    );
+  }
+
+  /** After a wait before sending: throws the cut's reason when the attempt may not send. */
+  #mayStillSend(): void {
+    const r = this.state.run;
+    if (r.ended !== undefined && !r.observeOnly) this.cut(endedError("The run has ended"), false);
+    this.#unsent -= 1;
+    const stopped = this.#abort?.stopped;
+    if (stopped !== undefined) throw stopped.reason;
   }
 
   /** `AttemptContext.signal`. */

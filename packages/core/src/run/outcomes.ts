@@ -108,7 +108,11 @@ export function preflightStop<T>(
  * without effect, that it failed and was not tried again), not the advice of a write that was
  * not its own (another call's in doubt, or half done).
  */
-export function endedOutcome<T>(state: CallState): CallOutcome<T> {
+export function endedOutcome<T>(
+  state: CallState,
+  /** An attempt of the call failed before (made, without effect); one cut unsent does not count. */
+  failed = state.attempts > 0,
+): CallOutcome<T> {
   const s = summary(state.run);
   const reason: Reason = s.reason === "completed" ? "aborted" : s.reason;
   const decision = plainStop(reason, s.budget);
@@ -121,7 +125,6 @@ export function endedOutcome<T>(state: CallState): CallOutcome<T> {
     );
   }
   // An attempt made before (its failure left no doubt): the call was made, its retry was not.
-  const failed = state.attempts > 0;
   return stopOutcome<T>(
     state,
     decision,

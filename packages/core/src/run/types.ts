@@ -105,7 +105,9 @@ export interface AttemptContext {
    * Marks the attempt as not sent while `wait` runs (e.g. a reconnect it waits for before it
    * sends anything), and answers `wait`. An attempt cut meanwhile (an abort, the deadline) left
    * nothing on the wire: it is recorded as not sent (its key released, not left in doubt) and the
-   * call stops at once, as do later calls of the run.
+   * call stops at once, as do later calls of the run. So is one whose run a stop Governor decided
+   * ended meanwhile, once `wait` is done; either way the answer rejects, so the executor never
+   * goes on to send.
    */
   beforeSending<R>(wait: Promise<R>): Promise<R>;
 }
