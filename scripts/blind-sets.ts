@@ -20,6 +20,7 @@ export const BLIND_SETS = [
   "blind12",
   "blind13",
   "blind14",
+  "blind15",
 ] as const;
 
 export type BlindSetName = (typeof BLIND_SETS)[number];
