@@ -191,6 +191,42 @@ describe("classify with what the call knows (issue 12.3)", () => {
     ).toBe("retry_dependency");
   });
 
+  it("a transient failure that only echoes the request, or names its load as 'too many', stays a retry", () => {
+    // The value the call sent is echoed in the request the text reports (a URL, the parameters),
+    // and a cue stands elsewhere in the text: nothing says the value is wrong.
+    for (const [text, args] of [
+      [
+        "list_runs: throttled: GET https://ci.example.org/v2/pipelines/4471/runs: 429 (expected to reset in 20 s)",
+        { pipeline: "4471" },
+      ],
+      [
+        "search failed for params {'label': 'nightly-build'}: 503 Service Unavailable; the index must be warmed",
+        { label: "nightly-build" },
+      ],
+    ] as const) {
+      expect(
+        classify(textFailure(text), tool, {
+          args,
+          inputSchema: schema(...Object.keys(args)),
+        }).action,
+        text,
+      ).toBe("retry_dependency");
+    }
+    // A property named beside the server's load is no complaint about the argument either.
+    expect(
+      classify(textFailure("report generation failed: too many connections to the store"), tool, {
+        args: { report: "weekly" },
+        inputSchema: schema("report"),
+      }).action,
+    ).toBe("retry_dependency");
+    // A value the text names as too many is still the model's.
+    expect(
+      classify(textFailure("Service unavailable; tags has too many items (at most 10)"), tool, {
+        inputSchema: schema("tags"),
+      }).action,
+    ).toBe("correct_arguments");
+  });
+
   it("person-only cues win over an echoed argument", () => {
     const c = classify(
       textFailure("You need the admin permission to delete project acme-prod"),
