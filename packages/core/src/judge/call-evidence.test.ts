@@ -87,6 +87,40 @@ describe("readCallEvidence", () => {
     ).toBeUndefined();
   });
 
+  it("a value only inside a URL of the text is the request's route, not the value refused", () => {
+    const call = { args: { repo: "acme-web", branch: "release-9" }, inputSchema: schema("repo") };
+    expect(
+      readCallEvidence(
+        "POST https://git.example.org/api/repos/acme-web/refs: 409 {message: Ref already taken}",
+        call,
+      ).argument,
+    ).toBeUndefined();
+    // The same value outside the URL, or a URL the model sent named whole, is the argument.
+    expect(
+      readCallEvidence("Ref release-9 already taken (https://git.example.org/api/repos/acme-web)", {
+        ...call,
+      }).argument,
+    ).toEqual({ name: "branch", by: "value" });
+    expect(
+      readCallEvidence("Invalid URL: https://hooks.example.net/in/9f2c (no scheme allowed)", {
+        args: { url: "https://hooks.example.net/in/9f2c" },
+      }).argument,
+    ).toEqual({ name: "url", by: "value" });
+    // On a write, a correction backed by nothing but the route stops (unbackedByCall).
+    const write = resolveToolPolicy(
+      loadPolicy({ tools: { create_ref: { effect: "mutating" } } }),
+      "create_ref",
+    );
+    const c = classify(
+      textFailure(
+        "POST https://git.example.org/api/repos/acme-web/refs: 409 {message: Ref already taken}",
+      ),
+      write,
+      call,
+    );
+    expect(c).toMatchObject({ action: "correct_arguments", unbackedByCall: true });
+  });
+
   it("a text judged again (its hosts and paths remembered) is weighed against each call's own arguments", () => {
     const text =
       "ENOENT: open '/srv/data/a.json' after connect to db.internal failed (https://api.x.io/v1)";

@@ -53,6 +53,14 @@ const URL_HOST =
   /\b[a-z][a-z0-9+.-]{0,20}:\/\/(?:[^\s/@"'`<>]*@)?(\[[^\]\s]{1,60}\]|[^\s/:?#"'`<>()]{1,255})/gi;
 const HOST_AFTER =
   /\b(?:ENOTFOUND|EAI_AGAIN|ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|resolve host:?|connect to|connecting to|no such host:?)\s+['"`]?(\[[^\]\s]{1,60}\]|[a-z0-9](?:[a-z0-9_-]{0,62}\.)*[a-z0-9_-]{1,63})/gi;
+/** A URL of the text, up to the first space or quote. */
+const URL_TOKEN = /\b[a-z][a-z0-9+.-]{0,20}:\/\/[^\s"'`<>]+/gi;
+
+/** Whether a value the call sent is itself a URL the text names (`Invalid URL: https://…`). */
+function holdsWholeUrl(head: string, value: string): boolean {
+  return /^[a-z][a-z0-9+.-]{0,20}:\/\//i.test(value) && head.includes(value);
+}
+
 /** An absolute POSIX or Windows path of two segments or more. */
 const ABSOLUTE_PATH =
   /(?<![\w.~:/\\-])(?:\/[^\s/"'`<>()[\]{}|,;:]+){2,}|(?<![\w\\/])[a-z]:[\\/][^\s"'`<>|?*()[\]{},;]+/gi;
@@ -179,8 +187,12 @@ export function readCallEvidence(text: string, call: CallFacts | undefined): Cal
   const values = args === undefined ? [] : leaves(args);
 
   let argument: CallEvidence["argument"];
+  // A value inside a URL of the text (a path segment, a query parameter) is the route of the
+  // request the text reports, not a value it refuses: the text with its URLs blanked is read.
+  const outsideUrls = head.replace(URL_TOKEN, (url) => " ".repeat(url.length));
   for (const leaf of values) {
-    if (distinctive(leaf.value) && head.includes(leaf.value.trim())) {
+    const value = leaf.value.trim();
+    if (distinctive(value) && (outsideUrls.includes(value) || holdsWholeUrl(head, value))) {
       argument = { name: leaf.name, by: "value" };
       break;
     }

@@ -332,10 +332,11 @@ function textCertainty(failure: Failure, certainty: Certainty): Certainty {
 /**
  * Wording of an argument's problem, for a text that also names an argument. `too many` is a cue
  * of a value (`too many items`), not of the load a server refuses (`Too many requests`, `Too many
- * connections`): that is the transient condition itself.
+ * connections`), nor is `expected` in a throttle's `Expected available in 12 seconds`: those are
+ * the transient condition itself.
  */
 const ARGUMENT_CUE =
-  /\b(?:invalid|must|expected|required|unsupported|not (?:allowed|supported|valid|a valid)|out of range|too (?:long|large|short|small|big)|too many(?! (?:requests|connections|clients|calls|attempts|sessions|concurrent|open files)\b)|exceeds?|at (?:most|least)|should be)\b/i;
+  /\b(?:invalid|must|expected(?! available\b)|required|unsupported|not (?:allowed|supported|valid|a valid)|out of range|too (?:long|large|short|small|big)|too many(?! (?:requests|connections|clients|calls|attempts|sessions|concurrent|open files)\b)|exceeds?|at (?:most|least)|should be)\b/i;
 
 /**
  * Step 3b: what the call shows about a verdict read from the text (issue 12.3). Person-only stops
@@ -366,11 +367,7 @@ function weighCallEvidence(
   // The text must name the argument (a property of the schema), not only echo a value the call
   // sent: a transient failure reports the request it refused (a URL holding an id, a dump of the
   // query's parameters), and a word of that report is no complaint about the value.
-  if (
-    fixable &&
-    evidence.argument?.by === "property" &&
-    ARGUMENT_CUE.test(text.slice(0, 4000))
-  ) {
+  if (fixable && evidence.argument?.by === "property" && ARGUMENT_CUE.test(text.slice(0, 4000))) {
     return {
       ...verdict,
       action: "correct_arguments",
