@@ -87,6 +87,31 @@ describe("readCallEvidence", () => {
     ).toBeUndefined();
   });
 
+  it("names a property the server's prose names its own way, where it is named as an argument", () => {
+    const inputSchema = schema("webhookSecret", "target_dir", "label", "request");
+    for (const [text, name] of [
+      ["webhook secret is required for signed deliveries", "webhookSecret"],
+      ["The Target Dir must be absolute", "target_dir"],
+      ["Label parameter must not be empty", "label"],
+      ["Label is missing", "label"],
+    ] as const) {
+      expect(readCallEvidence(text, { inputSchema }).argument, text).toEqual({
+        name,
+        by: "property",
+      });
+    }
+    // The same words as the text's own English name no argument: nothing says what is wrong
+    // with them, or the word is one a sentence opens with.
+    for (const text of [
+      "Request was throttled; retry in 5 s",
+      "A delivery already exists for this webhook secret",
+      "Labels are stored per project",
+      "target dirs are cleaned nightly",
+    ]) {
+      expect(readCallEvidence(text, { inputSchema }).argument, text).toBeUndefined();
+    }
+  });
+
   it("a value only inside a URL of the text is the request's route, not the value refused", () => {
     const call = { args: { repo: "acme-web", branch: "release-9" }, inputSchema: schema("repo") };
     expect(

@@ -6,6 +6,8 @@
  * change. Pure: reads the text, the arguments and the schema, nothing else.
  */
 
+import { splitIdentifiers } from "./rules.ts";
+
 /** What a run knows of the call that failed. */
 export interface CallFacts {
   /** The arguments the model sent. */
@@ -114,15 +116,25 @@ function walkSchema(out: string[], node: unknown, depth: number): void {
   if (isRecord(node.items)) walkSchema(out, node.items, depth + 1);
 }
 
-/** Whether `word` stands in the text as a whole word (not inside another identifier). */
-function namesWord(text: string, word: string): boolean {
+/**
+ * Whether `word` stands in the text as a whole word (not inside another identifier), followed by
+ * what `next` matches where it is given.
+ */
+function namesWord(text: string, word: string, next?: RegExp): boolean {
   let from = 0;
   for (;;) {
     const at = text.indexOf(word, from);
     if (at < 0) return false;
     const before = at === 0 ? "" : text.charAt(at - 1);
-    const after = text.charAt(at + word.length);
-    if (!/[\w-]/.test(before) && !/[\w-]/.test(after)) return true;
+    const end = at + word.length;
+    const after = text.charAt(end);
+    if (
+      !/[\w-]/.test(before) &&
+      !/[\w-]/.test(after) &&
+      (next === undefined || next.test(text.slice(end, end + 40)))
+    ) {
+      return true;
+    }
     from = at + 1;
   }
 }
@@ -140,6 +152,34 @@ function distinctive(value: string): boolean {
 /** A name a schema author gives a property, as the text would name it: a word of 3+ characters. */
 function nameable(name: string): boolean {
   return name.length >= 3 && name.length <= 80 && /^[\w.-]+$/.test(name);
+}
+
+/**
+ * What follows a property the text names in its own words, for those words to be the argument:
+ * a noun that says so (`Script parameter`), or what is wrong with it (`dns account is required`,
+ * `base path is not valid`). Without it the words are the text's own English (`Request was
+ * throttled` is no property `request`; `for this source branch` says where, not what to change).
+ */
+const NAMED_AS_ARGUMENT =
+  /^\s+(?:(?:parameter|argument|field|property|option|value)s?\b|(?:is |are |was )?(?:required|missing|invalid|not valid|not a valid|must|should|cannot be|may not)\b)/i;
+
+/**
+ * Whether the text names a property: as written (`basePath`), or in the server's prose where it
+ * is named as an argument ({@link NAMED_AS_ARGUMENT}): capitalized as a sentence opens it
+ * (`Script parameter must be …` for `script`), or in the words of the identifier, any case, when
+ * it has two or more (`base path is not valid` for `basePath`, `DNS account is required` for
+ * `dnsAccount`). `lowerHead` is the text lower-cased.
+ */
+function namesProperty(head: string, lowerHead: string, name: string): boolean {
+  if (namesWord(head, name)) return true;
+  const capitalized = name.charAt(0).toUpperCase() + name.slice(1);
+  if (capitalized !== name && namesWord(head, capitalized, NAMED_AS_ARGUMENT)) return true;
+  const words = splitIdentifiers(name)
+    .toLowerCase()
+    .split(/[\s.-]+/)
+    .filter((w) => w !== "");
+  const phrase = words.join(" ");
+  return words.length >= 2 && phrase.length >= 6 && namesWord(lowerHead, phrase, NAMED_AS_ARGUMENT);
 }
 
 function trimPath(path: string): string {
@@ -198,8 +238,9 @@ export function readCallEvidence(text: string, call: CallFacts | undefined): Cal
     }
   }
   if (argument === undefined) {
+    const lowerHead = head.toLowerCase();
     for (const name of schemaProperties(inputSchema)) {
-      if (nameable(name) && namesWord(head, name)) {
+      if (nameable(name) && namesProperty(head, lowerHead, name)) {
         argument = { name, by: "property" };
         break;
       }

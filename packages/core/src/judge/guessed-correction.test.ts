@@ -272,6 +272,7 @@ describe("a rule's correction that names nothing of a call whose schema the run 
   it("is not marked when the text names a property or echoes a value, or the schema is unknown", () => {
     for (const [backing, by] of [
       ["Validation failed: title must be one of the allowed options", "property"],
+      ["Title parameter must be one of the allowed options", "property"],
       ["Validation failed: 'Quarterly report' is not one of the allowed options", "value"],
     ] as const) {
       const c = classify(textFailure(backing), tool, call);
