@@ -112,6 +112,46 @@ describe("readCallEvidence", () => {
     }
   });
 
+  it("a call that breaks its own schema names the argument it breaks it by, where the text names none", () => {
+    const inputSchema = {
+      type: "object",
+      properties: {
+        sku: { type: "string" },
+        count: { type: "integer" },
+        price: { type: "number" },
+        tier: { type: "string", enum: ["basic", "plus"] },
+        tags: { type: ["array", "null"] },
+      },
+      required: ["sku"],
+    };
+    const text = "Request rejected by upstream";
+    for (const [args, name] of [
+      [{ count: 2 }, "sku"],
+      [{ sku: "A-1", count: "2" }, "count"],
+      [{ sku: "A-1", count: 2.5 }, "count"],
+      [{ sku: "A-1", tier: "gold" }, "tier"],
+      [{ sku: "A-1", tags: "x" }, "tags"],
+    ] as const) {
+      expect(readCallEvidence(text, { args, inputSchema }).argument, JSON.stringify(args)).toEqual({
+        name,
+        by: "schema",
+      });
+    }
+    // A call that keeps its schema (an integer is a number, null where allowed, a property the
+    // schema does not declare) shows nothing; a text naming an argument names it first.
+    for (const args of [
+      { sku: "A-1", count: 2, price: 3, tier: "plus", tags: null },
+      { sku: "A-1", extra: { deep: true } },
+    ]) {
+      expect(readCallEvidence(text, { args, inputSchema }).argument).toBeUndefined();
+    }
+    expect(
+      readCallEvidence("price must be positive", { args: { count: 2 }, inputSchema }).argument,
+    ).toEqual({ name: "price", by: "property" });
+    // Without the arguments nothing is known to be missing.
+    expect(readCallEvidence(text, { inputSchema }).argument).toBeUndefined();
+  });
+
   it("a value only inside a URL of the text is the request's route, not the value refused", () => {
     const call = { args: { repo: "acme-web", branch: "release-9" }, inputSchema: schema("repo") };
     expect(

@@ -26,9 +26,11 @@ export interface CallFacts {
 export interface CallEvidence {
   /**
    * The argument the text is about: the name of an argument whose value the text echoes, or of a
-   * schema property the text names. Names only, never values.
+   * schema property the text names; where the text names none, an argument by which the call
+   * breaks its own schema (`schema`: a required property it did not send, a value of another type
+   * or outside the property's `enum`). Names only, never values.
    */
-  readonly argument?: { readonly name: string; readonly by: "value" | "property" };
+  readonly argument?: { readonly name: string; readonly by: "value" | "property" | "schema" };
   /**
    * The paths, URLs and hosts the text names: `none` when it names none, `own` when one of them
    * is (in) an argument, `foreign` when the arguments hold none of them.
@@ -182,6 +184,50 @@ function namesProperty(head: string, lowerHead: string, name: string): boolean {
   return words.length >= 2 && phrase.length >= 6 && namesWord(lowerHead, phrase, NAMED_AS_ARGUMENT);
 }
 
+/** The JSON type of an argument's value, as a schema's `type` names it. */
+function jsonType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  if (typeof value === "number") return Number.isInteger(value) ? "integer" : "number";
+  return typeof value;
+}
+
+/** Whether a value is of one of the types a property declares (an integer is a number). */
+function ofDeclaredType(value: unknown, declared: unknown): boolean {
+  const types = Array.isArray(declared) ? declared : [declared];
+  if (!types.every((t) => typeof t === "string")) return true;
+  const actual = jsonType(value);
+  return types.some((t) => t === actual || (t === "number" && actual === "integer"));
+}
+
+/**
+ * The first top-level argument by which the call breaks its own input schema: a `required`
+ * property it did not send, or a value it sent of another `type` than the property declares, or
+ * outside its `enum`. The call alone then shows that a correction is right (the model left out
+ * or misshaped that argument), whatever the text names. Properties the schema does not declare
+ * are not read (a schema need not list them all), nor are nested ones. Bounded.
+ */
+function breaksSchema(
+  args: Readonly<Record<string, unknown>>,
+  schema: unknown,
+): string | undefined {
+  if (!isRecord(schema)) return undefined;
+  const required = Array.isArray(schema.required) ? schema.required.slice(0, MAX_PROPERTIES) : [];
+  for (const name of required) {
+    if (typeof name === "string" && !Object.hasOwn(args, name)) return name;
+  }
+  const properties = schema.properties;
+  if (!isRecord(properties)) return undefined;
+  for (const name of Object.keys(args).slice(0, MAX_PROPERTIES)) {
+    const property = Object.hasOwn(properties, name) ? properties[name] : undefined;
+    if (!isRecord(property)) continue;
+    const value = args[name];
+    if (property.type !== undefined && !ofDeclaredType(value, property.type)) return name;
+    if (Array.isArray(property.enum) && !property.enum.some((e) => e === value)) return name;
+  }
+  return undefined;
+}
+
 function trimPath(path: string): string {
   return path.replace(/[.:'"`)\]]+$/, "").replace(/\\/g, "/");
 }
@@ -245,6 +291,12 @@ export function readCallEvidence(text: string, call: CallFacts | undefined): Cal
         break;
       }
     }
+  }
+
+  // A call that breaks its own schema is the model's to fix, whatever the text names.
+  if (argument === undefined && args !== undefined) {
+    const name = breaksSchema(args, inputSchema);
+    if (name !== undefined) argument = { name, by: "schema" };
   }
 
   // Targets are judged against the arguments only: without them, nothing is known to be foreign.

@@ -279,6 +279,15 @@ describe("a rule's correction that names nothing of a call whose schema the run 
       expect(c.evidence?.argument, backing).toEqual({ name: "title", by });
       expect(c.unbackedByCall, backing).toBeUndefined();
     }
+    // A call that breaks its schema (a required property it did not send) backs the correction,
+    // whatever the text names.
+    const missing = classify(textFailure(text), tool, {
+      args: { amount: 12 },
+      inputSchema: { ...schema, required: ["title"] },
+    });
+    expect(missing.evidence?.argument).toEqual({ name: "title", by: "schema" });
+    expect(missing.unbackedByCall).toBeUndefined();
+    expect(stopsGuessedWrite(missing, "mutating")).toBe(false);
     // A plain loop that passes the arguments without the tool's schema: nothing is known to be
     // missing from the call, so the correction stands.
     const noSchema = classify(textFailure(text), tool, { args: call.args });
