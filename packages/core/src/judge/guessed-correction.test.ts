@@ -304,3 +304,44 @@ describe("a rule's correction that names nothing of a call whose schema the run 
     }
   });
 });
+
+describe("a learned model's correction the call backs is a correction of a write", () => {
+  const schema = {
+    type: "object",
+    properties: { title: { type: "string" }, body: { type: "string" } },
+    required: ["title"],
+  };
+  const call = { args: { title: "Weekly", body: "…" }, inputSchema: schema };
+
+  it("a text naming a property and what is wrong with it backs the model's guess", () => {
+    for (const text of [
+      "The provided title is not valid, please use plain text",
+      "the title should be shorter than 80 characters",
+    ]) {
+      // Without the call, the model's correction is a guess a write does not take.
+      expect(stopsGuessedWrite(read(text), "mutating"), text).toBe(true);
+      const c = classify(textFailure(text), tool, call);
+      expect(c, text).toMatchObject({
+        action: "correct_arguments",
+        reason: "invalid_argument",
+        source: "evidence",
+        evidence: { argument: { name: "title", by: "property" } },
+      });
+      expect(stopsGuessedWrite(c, "mutating"), text).toBe(false);
+      expect(explainClassification(textFailure(text), tool, c, call).detail).toContain(
+        'the text names the argument "title" (by its property) and says what is wrong with it',
+      );
+    }
+  });
+
+  it("a property named with no word of what is wrong, or a value only echoed, stays a guess", () => {
+    for (const [text, args] of [
+      ["Oops, we could not save the title", call.args],
+      ["Couldn't store 'Weekly notes': it should be retried later", { title: "Weekly notes" }],
+    ] as const) {
+      const c = classify(textFailure(text), tool, { args, inputSchema: schema });
+      expect(c.source, text).not.toBe("evidence");
+      expect(stopsGuessedWrite(c, "mutating"), text).toBe(true);
+    }
+  });
+});
