@@ -87,6 +87,105 @@ describe("readCallEvidence", () => {
     ).toBeUndefined();
   });
 
+  it("names a property the server's prose names its own way, where it is named as an argument", () => {
+    const inputSchema = schema("webhookSecret", "target_dir", "label", "request");
+    for (const [text, name] of [
+      ["webhook secret is required for signed deliveries", "webhookSecret"],
+      ["The Target Dir must be absolute", "target_dir"],
+      ["Label parameter must not be empty", "label"],
+      ["Label is missing", "label"],
+    ] as const) {
+      expect(readCallEvidence(text, { inputSchema }).argument, text).toEqual({
+        name,
+        by: "property",
+      });
+    }
+    // The same words as the text's own English name no argument: nothing says what is wrong
+    // with them, or the word is one a sentence opens with.
+    for (const text of [
+      "Request was throttled; retry in 5 s",
+      "A delivery already exists for this webhook secret",
+      "Labels are stored per project",
+      "target dirs are cleaned nightly",
+    ]) {
+      expect(readCallEvidence(text, { inputSchema }).argument, text).toBeUndefined();
+    }
+  });
+
+  it("a call that breaks its own schema names the argument it breaks it by, where the text names none", () => {
+    const inputSchema = {
+      type: "object",
+      properties: {
+        sku: { type: "string" },
+        count: { type: "integer" },
+        price: { type: "number" },
+        tier: { type: "string", enum: ["basic", "plus"] },
+        tags: { type: ["array", "null"] },
+      },
+      required: ["sku"],
+    };
+    const text = "Request rejected by upstream";
+    for (const [args, name] of [
+      [{ count: 2 }, "sku"],
+      [{ sku: "A-1", count: "2" }, "count"],
+      [{ sku: "A-1", count: 2.5 }, "count"],
+      [{ sku: "A-1", tier: "gold" }, "tier"],
+      [{ sku: "A-1", tags: "x" }, "tags"],
+    ] as const) {
+      expect(readCallEvidence(text, { args, inputSchema }).argument, JSON.stringify(args)).toEqual({
+        name,
+        by: "schema",
+      });
+    }
+    // A call that keeps its schema (an integer is a number, null where allowed, a property the
+    // schema does not declare) shows nothing; a text naming an argument names it first.
+    for (const args of [
+      { sku: "A-1", count: 2, price: 3, tier: "plus", tags: null },
+      { sku: "A-1", extra: { deep: true } },
+    ]) {
+      expect(readCallEvidence(text, { args, inputSchema }).argument).toBeUndefined();
+    }
+    expect(
+      readCallEvidence("price must be positive", { args: { count: 2 }, inputSchema }).argument,
+    ).toEqual({ name: "price", by: "property" });
+    // Without the arguments nothing is known to be missing.
+    expect(readCallEvidence(text, { inputSchema }).argument).toBeUndefined();
+  });
+
+  it("a value only inside a URL of the text is the request's route, not the value refused", () => {
+    const call = { args: { repo: "acme-web", branch: "release-9" }, inputSchema: schema("repo") };
+    expect(
+      readCallEvidence(
+        "POST https://git.example.org/api/repos/acme-web/refs: 409 {message: Ref already taken}",
+        call,
+      ).argument,
+    ).toBeUndefined();
+    // The same value outside the URL, or a URL the model sent named whole, is the argument.
+    expect(
+      readCallEvidence("Ref release-9 already taken (https://git.example.org/api/repos/acme-web)", {
+        ...call,
+      }).argument,
+    ).toEqual({ name: "branch", by: "value" });
+    expect(
+      readCallEvidence("Invalid URL: https://hooks.example.net/in/9f2c (no scheme allowed)", {
+        args: { url: "https://hooks.example.net/in/9f2c" },
+      }).argument,
+    ).toEqual({ name: "url", by: "value" });
+    // On a write, a correction backed by nothing but the route stops (unbackedByCall).
+    const write = resolveToolPolicy(
+      loadPolicy({ tools: { create_ref: { effect: "mutating" } } }),
+      "create_ref",
+    );
+    const c = classify(
+      textFailure(
+        "POST https://git.example.org/api/repos/acme-web/refs: 409 {message: Ref already taken}",
+      ),
+      write,
+      call,
+    );
+    expect(c).toMatchObject({ action: "correct_arguments", unbackedByCall: true });
+  });
+
   it("a text judged again (its hosts and paths remembered) is weighed against each call's own arguments", () => {
     const text =
       "ENOENT: open '/srv/data/a.json' after connect to db.internal failed (https://api.x.io/v1)";
@@ -189,6 +288,42 @@ describe("classify with what the call knows (issue 12.3)", () => {
         args: { timeout: 30000 },
       }).action,
     ).toBe("retry_dependency");
+  });
+
+  it("a transient failure that only echoes the request, or names its load as 'too many', stays a retry", () => {
+    // The value the call sent is echoed in the request the text reports (a URL, the parameters),
+    // and a cue stands elsewhere in the text: nothing says the value is wrong.
+    for (const [text, args] of [
+      [
+        "list_runs: throttled: GET https://ci.example.org/v2/pipelines/4471/runs: 429 (expected to reset in 20 s)",
+        { pipeline: "4471" },
+      ],
+      [
+        "search failed for params {'label': 'nightly-build'}: 503 Service Unavailable; the index must be warmed",
+        { label: "nightly-build" },
+      ],
+    ] as const) {
+      expect(
+        classify(textFailure(text), tool, {
+          args,
+          inputSchema: schema(...Object.keys(args)),
+        }).action,
+        text,
+      ).toBe("retry_dependency");
+    }
+    // A property named beside the server's load is no complaint about the argument either.
+    expect(
+      classify(textFailure("report generation failed: too many connections to the store"), tool, {
+        args: { report: "weekly" },
+        inputSchema: schema("report"),
+      }).action,
+    ).toBe("retry_dependency");
+    // A value the text names as too many is still the model's.
+    expect(
+      classify(textFailure("Service unavailable; tags has too many items (at most 10)"), tool, {
+        inputSchema: schema("tags"),
+      }).action,
+    ).toBe("correct_arguments");
   });
 
   it("person-only cues win over an echoed argument", () => {

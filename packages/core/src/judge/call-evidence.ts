@@ -6,6 +6,8 @@
  * change. Pure: reads the text, the arguments and the schema, nothing else.
  */
 
+import { splitIdentifiers } from "./rules.ts";
+
 /** What a run knows of the call that failed. */
 export interface CallFacts {
   /** The arguments the model sent. */
@@ -24,9 +26,11 @@ export interface CallFacts {
 export interface CallEvidence {
   /**
    * The argument the text is about: the name of an argument whose value the text echoes, or of a
-   * schema property the text names. Names only, never values.
+   * schema property the text names; where the text names none, an argument by which the call
+   * breaks its own schema (`schema`: a required property it did not send, a value of another type
+   * or outside the property's `enum`). Names only, never values.
    */
-  readonly argument?: { readonly name: string; readonly by: "value" | "property" };
+  readonly argument?: { readonly name: string; readonly by: "value" | "property" | "schema" };
   /**
    * The paths, URLs and hosts the text names: `none` when it names none, `own` when one of them
    * is (in) an argument, `foreign` when the arguments hold none of them.
@@ -53,6 +57,14 @@ const URL_HOST =
   /\b[a-z][a-z0-9+.-]{0,20}:\/\/(?:[^\s/@"'`<>]*@)?(\[[^\]\s]{1,60}\]|[^\s/:?#"'`<>()]{1,255})/gi;
 const HOST_AFTER =
   /\b(?:ENOTFOUND|EAI_AGAIN|ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|resolve host:?|connect to|connecting to|no such host:?)\s+['"`]?(\[[^\]\s]{1,60}\]|[a-z0-9](?:[a-z0-9_-]{0,62}\.)*[a-z0-9_-]{1,63})/gi;
+/** A URL of the text, up to the first space or quote. */
+const URL_TOKEN = /\b[a-z][a-z0-9+.-]{0,20}:\/\/[^\s"'`<>]+/gi;
+
+/** Whether a value the call sent is itself a URL the text names (`Invalid URL: https://…`). */
+function holdsWholeUrl(head: string, value: string): boolean {
+  return /^[a-z][a-z0-9+.-]{0,20}:\/\//i.test(value) && head.includes(value);
+}
+
 /** An absolute POSIX or Windows path of two segments or more. */
 const ABSOLUTE_PATH =
   /(?<![\w.~:/\\-])(?:\/[^\s/"'`<>()[\]{}|,;:]+){2,}|(?<![\w\\/])[a-z]:[\\/][^\s"'`<>|?*()[\]{},;]+/gi;
@@ -106,15 +118,25 @@ function walkSchema(out: string[], node: unknown, depth: number): void {
   if (isRecord(node.items)) walkSchema(out, node.items, depth + 1);
 }
 
-/** Whether `word` stands in the text as a whole word (not inside another identifier). */
-function namesWord(text: string, word: string): boolean {
+/**
+ * Whether `word` stands in the text as a whole word (not inside another identifier), followed by
+ * what `next` matches where it is given.
+ */
+function namesWord(text: string, word: string, next?: RegExp): boolean {
   let from = 0;
   for (;;) {
     const at = text.indexOf(word, from);
     if (at < 0) return false;
     const before = at === 0 ? "" : text.charAt(at - 1);
-    const after = text.charAt(at + word.length);
-    if (!/[\w-]/.test(before) && !/[\w-]/.test(after)) return true;
+    const end = at + word.length;
+    const after = text.charAt(end);
+    if (
+      !/[\w-]/.test(before) &&
+      !/[\w-]/.test(after) &&
+      (next === undefined || next.test(text.slice(end, end + 40)))
+    ) {
+      return true;
+    }
     from = at + 1;
   }
 }
@@ -132,6 +154,78 @@ function distinctive(value: string): boolean {
 /** A name a schema author gives a property, as the text would name it: a word of 3+ characters. */
 function nameable(name: string): boolean {
   return name.length >= 3 && name.length <= 80 && /^[\w.-]+$/.test(name);
+}
+
+/**
+ * What follows a property the text names in its own words, for those words to be the argument:
+ * a noun that says so (`Script parameter`), or what is wrong with it (`dns account is required`,
+ * `base path is not valid`). Without it the words are the text's own English (`Request was
+ * throttled` is no property `request`; `for this source branch` says where, not what to change).
+ */
+const NAMED_AS_ARGUMENT =
+  /^\s+(?:(?:parameter|argument|field|property|option|value)s?\b|(?:is |are |was )?(?:required|missing|invalid|not valid|not a valid|must|should|cannot be|may not)\b)/i;
+
+/**
+ * Whether the text names a property: as written (`basePath`), or in the server's prose where it
+ * is named as an argument ({@link NAMED_AS_ARGUMENT}): capitalized as a sentence opens it
+ * (`Script parameter must be …` for `script`), or in the words of the identifier, any case, when
+ * it has two or more (`base path is not valid` for `basePath`, `DNS account is required` for
+ * `dnsAccount`). `lowerHead` is the text lower-cased.
+ */
+function namesProperty(head: string, lowerHead: string, name: string): boolean {
+  if (namesWord(head, name)) return true;
+  const capitalized = name.charAt(0).toUpperCase() + name.slice(1);
+  if (capitalized !== name && namesWord(head, capitalized, NAMED_AS_ARGUMENT)) return true;
+  const words = splitIdentifiers(name)
+    .toLowerCase()
+    .split(/[\s.-]+/)
+    .filter((w) => w !== "");
+  const phrase = words.join(" ");
+  return words.length >= 2 && phrase.length >= 6 && namesWord(lowerHead, phrase, NAMED_AS_ARGUMENT);
+}
+
+/** The JSON type of an argument's value, as a schema's `type` names it. */
+function jsonType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  if (typeof value === "number") return Number.isInteger(value) ? "integer" : "number";
+  return typeof value;
+}
+
+/** Whether a value is of one of the types a property declares (an integer is a number). */
+function ofDeclaredType(value: unknown, declared: unknown): boolean {
+  const types = Array.isArray(declared) ? declared : [declared];
+  if (!types.every((t) => typeof t === "string")) return true;
+  const actual = jsonType(value);
+  return types.some((t) => t === actual || (t === "number" && actual === "integer"));
+}
+
+/**
+ * The first top-level argument by which the call breaks its own input schema: a `required`
+ * property it did not send, or a value it sent of another `type` than the property declares, or
+ * outside its `enum`. The call alone then shows that a correction is right (the model left out
+ * or misshaped that argument), whatever the text names. Properties the schema does not declare
+ * are not read (a schema need not list them all), nor are nested ones. Bounded.
+ */
+function breaksSchema(
+  args: Readonly<Record<string, unknown>>,
+  schema: unknown,
+): string | undefined {
+  if (!isRecord(schema)) return undefined;
+  const required = Array.isArray(schema.required) ? schema.required.slice(0, MAX_PROPERTIES) : [];
+  for (const name of required) {
+    if (typeof name === "string" && !Object.hasOwn(args, name)) return name;
+  }
+  const properties = schema.properties;
+  if (!isRecord(properties)) return undefined;
+  for (const name of Object.keys(args).slice(0, MAX_PROPERTIES)) {
+    const property = Object.hasOwn(properties, name) ? properties[name] : undefined;
+    if (!isRecord(property)) continue;
+    const value = args[name];
+    if (property.type !== undefined && !ofDeclaredType(value, property.type)) return name;
+    if (Array.isArray(property.enum) && !property.enum.some((e) => e === value)) return name;
+  }
+  return undefined;
 }
 
 function trimPath(path: string): string {
@@ -179,19 +273,30 @@ export function readCallEvidence(text: string, call: CallFacts | undefined): Cal
   const values = args === undefined ? [] : leaves(args);
 
   let argument: CallEvidence["argument"];
+  // A value inside a URL of the text (a path segment, a query parameter) is the route of the
+  // request the text reports, not a value it refuses: the text with its URLs blanked is read.
+  const outsideUrls = head.replace(URL_TOKEN, (url) => " ".repeat(url.length));
   for (const leaf of values) {
-    if (distinctive(leaf.value) && head.includes(leaf.value.trim())) {
+    const value = leaf.value.trim();
+    if (distinctive(value) && (outsideUrls.includes(value) || holdsWholeUrl(head, value))) {
       argument = { name: leaf.name, by: "value" };
       break;
     }
   }
   if (argument === undefined) {
+    const lowerHead = head.toLowerCase();
     for (const name of schemaProperties(inputSchema)) {
-      if (nameable(name) && namesWord(head, name)) {
+      if (nameable(name) && namesProperty(head, lowerHead, name)) {
         argument = { name, by: "property" };
         break;
       }
     }
+  }
+
+  // A call that breaks its own schema is the model's to fix, whatever the text names.
+  if (argument === undefined && args !== undefined) {
+    const name = breaksSchema(args, inputSchema);
+    if (name !== undefined) argument = { name, by: "schema" };
   }
 
   // Targets are judged against the arguments only: without them, nothing is known to be foreign.

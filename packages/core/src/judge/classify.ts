@@ -329,9 +329,14 @@ function textCertainty(failure: Failure, certainty: Certainty): Certainty {
   return failure.channel === "tool" ? "unknown" : certainty;
 }
 
-/** Wording of an argument's problem, for a text that also names an argument. */
+/**
+ * Wording of an argument's problem, for a text that also names an argument. `too many` is a cue
+ * of a value (`too many items`), not of the load a server refuses (`Too many requests`, `Too many
+ * connections`), nor is `expected` in a throttle's `Expected available in 12 seconds`: those are
+ * the transient condition itself.
+ */
 const ARGUMENT_CUE =
-  /\b(?:invalid|must|expected|required|unsupported|not (?:allowed|supported|valid|a valid)|out of range|too (?:long|large|short|small|big|many)|exceeds?|at (?:most|least)|should be)\b/i;
+  /\b(?:invalid|must|expected(?! available\b)|required|unsupported|not (?:allowed|supported|valid|a valid)|out of range|too (?:long|large|short|small|big)|too many(?! (?:requests|connections|clients|calls|attempts|sessions|concurrent|open files)\b)|exceeds?|at (?:most|least)|should be)\b/i;
 
 /**
  * Step 3b: what the call shows about a verdict read from the text (issue 12.3). Person-only stops
@@ -340,6 +345,9 @@ const ARGUMENT_CUE =
  *   argument: the server's own side failed (its storage, its database host), `misconfigured`;
  * - a retry or a "not supported" whose text names an argument and says what is wrong with it:
  *   the model can fix the call (`Value for 'timeout' must be at most 60`);
+ * - a correction the learned model (or the default) guessed, whose text names an argument (a
+ *   property, or one by which the call breaks its schema) and says what is wrong with it: backed
+ *   by the call, no longer a guess a write does not take;
  * - a retry whose target the model chose (a URL, a host): retried, then handed back to the model
  *   instead of ending the run.
  */
@@ -359,7 +367,10 @@ function weighCallEvidence(
   const fixable =
     verdict.action === "retry_dependency" ||
     (verdict.action === "switch_tool" && verdict.reason === "not_supported");
-  if (fixable && evidence.argument !== undefined && ARGUMENT_CUE.test(text.slice(0, 4000))) {
+  // The text must name the argument (a property of the schema), not only echo a value the call
+  // sent: a transient failure reports the request it refused (a URL holding an id, a dump of the
+  // query's parameters), and a word of that report is no complaint about the value.
+  if (fixable && evidence.argument?.by === "property" && ARGUMENT_CUE.test(text.slice(0, 4000))) {
     return {
       ...verdict,
       action: "correct_arguments",
@@ -367,10 +378,31 @@ function weighCallEvidence(
       source: "evidence",
     };
   }
+  if (
+    verdict.action === "correct_arguments" &&
+    (verdict.source === "model" || verdict.source === "default") &&
+    namesArgument(evidence) &&
+    ARGUMENT_CUE.test(text.slice(0, 4000))
+  ) {
+    // The learned model's correction (or the default) is a guess a write does not take
+    // (`stopOnWrite`); a text that names an argument and says what is wrong with it (`The
+    // provided base path is not valid`) is not: the call backs it, as it backs a rule's.
+    return { ...verdict, reason: "invalid_argument", source: "evidence" };
+  }
   if (verdict.action === "retry_dependency" && evidence.targets === "own") {
     return { ...verdict, onRetriesExhausted: "correct_arguments" };
   }
   return verdict;
+}
+
+/**
+ * Whether the evidence names an argument the text is about as such: a property of the schema the
+ * text names, or one by which the call breaks its schema. A value only echoed may be the target's
+ * own id (`Storage error while saving paper 2401.01234`), which says where, not what is wrong.
+ */
+function namesArgument(evidence: CallEvidence): boolean {
+  const by = evidence.argument?.by;
+  return by === "property" || by === "schema";
 }
 
 /**

@@ -92,9 +92,13 @@ export function explainClassification(
     case "evidence": {
       const evidence = readCallEvidence(failure.text, call);
       const named = JSON.stringify(evidence.argument?.name ?? "?");
+      const about =
+        evidence.argument?.by === "schema"
+          ? `call breaks the tool's schema at the argument ${named}`
+          : `text names the argument ${named}`;
       detail =
         failure.channel === "protocol"
-          ? `JSON-RPC error code ${String(failure.code)} whose text names the argument ${named} ` +
+          ? `JSON-RPC error code ${String(failure.code)} whose ${about} ` +
             "and reads as the tool's own failure (a low-level server sends what its tool threw as -32603)"
           : classification.action === "stop"
             ? "the text names a path or host that appears nowhere in the arguments: the server's own side"

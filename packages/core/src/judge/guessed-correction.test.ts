@@ -272,12 +272,22 @@ describe("a rule's correction that names nothing of a call whose schema the run 
   it("is not marked when the text names a property or echoes a value, or the schema is unknown", () => {
     for (const [backing, by] of [
       ["Validation failed: title must be one of the allowed options", "property"],
+      ["Title parameter must be one of the allowed options", "property"],
       ["Validation failed: 'Quarterly report' is not one of the allowed options", "value"],
     ] as const) {
       const c = classify(textFailure(backing), tool, call);
       expect(c.evidence?.argument, backing).toEqual({ name: "title", by });
       expect(c.unbackedByCall, backing).toBeUndefined();
     }
+    // A call that breaks its schema (a required property it did not send) backs the correction,
+    // whatever the text names.
+    const missing = classify(textFailure(text), tool, {
+      args: { amount: 12 },
+      inputSchema: { ...schema, required: ["title"] },
+    });
+    expect(missing.evidence?.argument).toEqual({ name: "title", by: "schema" });
+    expect(missing.unbackedByCall).toBeUndefined();
+    expect(stopsGuessedWrite(missing, "mutating")).toBe(false);
     // A plain loop that passes the arguments without the tool's schema: nothing is known to be
     // missing from the call, so the correction stands.
     const noSchema = classify(textFailure(text), tool, { args: call.args });
@@ -291,6 +301,47 @@ describe("a rule's correction that names nothing of a call whose schema the run 
       const c = classify(textFailure(other), tool, call);
       expect(c.action).not.toBe("correct_arguments");
       expect(c.unbackedByCall).toBeUndefined();
+    }
+  });
+});
+
+describe("a learned model's correction the call backs is a correction of a write", () => {
+  const schema = {
+    type: "object",
+    properties: { title: { type: "string" }, body: { type: "string" } },
+    required: ["title"],
+  };
+  const call = { args: { title: "Weekly", body: "…" }, inputSchema: schema };
+
+  it("a text naming a property and what is wrong with it backs the model's guess", () => {
+    for (const text of [
+      "The provided title is not valid, please use plain text",
+      "the title should be shorter than 80 characters",
+    ]) {
+      // Without the call, the model's correction is a guess a write does not take.
+      expect(stopsGuessedWrite(read(text), "mutating"), text).toBe(true);
+      const c = classify(textFailure(text), tool, call);
+      expect(c, text).toMatchObject({
+        action: "correct_arguments",
+        reason: "invalid_argument",
+        source: "evidence",
+        evidence: { argument: { name: "title", by: "property" } },
+      });
+      expect(stopsGuessedWrite(c, "mutating"), text).toBe(false);
+      expect(explainClassification(textFailure(text), tool, c, call).detail).toContain(
+        'the text names the argument "title" (by its property) and says what is wrong with it',
+      );
+    }
+  });
+
+  it("a property named with no word of what is wrong, or a value only echoed, stays a guess", () => {
+    for (const [text, args] of [
+      ["Oops, we could not save the title", call.args],
+      ["Couldn't store 'Weekly notes': it should be retried later", { title: "Weekly notes" }],
+    ] as const) {
+      const c = classify(textFailure(text), tool, { args, inputSchema: schema });
+      expect(c.source, text).not.toBe("evidence");
+      expect(stopsGuessedWrite(c, "mutating"), text).toBe(true);
     }
   });
 });

@@ -134,4 +134,28 @@ describe("decision events carry what replay needs", () => {
     expect(read.events).toHaveLength(events.length);
     expect(read.events.some((e) => "input" in e)).toBe(false);
   });
+
+  it("keeps an argument by which the call breaks its schema, and reads it back", async () => {
+    const events = await eventsOf(async (run) => {
+      await run.call(
+        {
+          tool: "add_row",
+          args: { table: "orders" },
+          inputSchema: {
+            type: "object",
+            properties: { table: { type: "string" }, row: { type: "object" } },
+            required: ["table", "row"],
+          },
+        },
+        failing("Invalid input"),
+      );
+    });
+    expect(decisions(events)[0]?.input?.evidence).toEqual({
+      argument: { name: "row", by: "schema" },
+      targets: "none",
+    });
+    const parsed = parseEvents(events.map((e) => eventLine(e, 16_384)).join("\n"));
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.events).toEqual(events);
+  });
 });

@@ -94,7 +94,9 @@ const decisionInput = z.object({
   retryBudgetEmpty: z.literal(true).exactOptional(),
   evidence: z
     .object({
-      argument: z.object({ name: z.string(), by: z.enum(["value", "property"]) }).exactOptional(),
+      argument: z
+        .object({ name: z.string(), by: z.enum(["value", "property", "schema"]) })
+        .exactOptional(),
       targets: z.enum(["none", "own", "foreign"]),
       schema: z.literal(true).exactOptional(),
     })

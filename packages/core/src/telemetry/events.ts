@@ -99,7 +99,10 @@ export interface DecisionInput {
    * foreign. Absent when it showed nothing (or on lines written before it was recorded).
    */
   readonly evidence?: {
-    readonly argument?: { readonly name: string; readonly by: "value" | "property" };
+    readonly argument?: {
+      readonly name: string;
+      readonly by: "value" | "property" | "schema";
+    };
     readonly targets: "none" | "own" | "foreign";
     /** The call's schema was known and the text named nothing of the call (`unbackedByCall`). */
     readonly schema?: true;
