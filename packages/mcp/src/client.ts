@@ -452,9 +452,11 @@ export function governClient<C extends McpClient>(
     limit: number,
   ): Promise<CallToolResult> => {
     for (let attempt = 1; ; attempt++) {
-      if (!session.ready()) {
+      // Nothing is sent while the reconnect runs: an attempt cut meanwhile left nothing. The
+      // second pass goes through it too, even on a session a parallel call already renewed, so
+      // that a run a stop ended meanwhile sends nothing more (`beforeSending`).
+      if (attempt > 1 || !session.ready()) {
         call.pass = undefined;
-        // Nothing is sent while the reconnect runs: an attempt cut meanwhile left nothing.
         await ctx.beforeSending(session.ensure(ctx.signal));
       }
       try {

@@ -121,13 +121,18 @@ describe("readCallEvidence", () => {
         price: { type: "number" },
         tier: { type: "string", enum: ["basic", "plus"] },
         tags: { type: ["array", "null"] },
+        memo: { type: "string", nullable: true },
+        file: { type: "file" },
+        shape: { enum: [{ kind: "round" }, { kind: "square" }] },
+        note: { anyOf: [{ type: "string" }, { type: "null" }], type: "string" },
       },
       required: ["sku"],
     };
     const text = "Request rejected by upstream";
     for (const [args, name] of [
       [{ count: 2 }, "sku"],
-      [{ sku: "A-1", count: "2" }, "count"],
+      [{ sku: "A-1", count: "two" }, "count"],
+      [{ sku: "A-1", count: true }, "count"],
       [{ sku: "A-1", count: 2.5 }, "count"],
       [{ sku: "A-1", tier: "gold" }, "tier"],
       [{ sku: "A-1", tags: "x" }, "tags"],
@@ -138,18 +143,27 @@ describe("readCallEvidence", () => {
       });
     }
     // A call that keeps its schema (an integer is a number, null where allowed, a property the
-    // schema does not declare) shows nothing; a text naming an argument names it first.
+    // schema does not declare) shows nothing, nor does one the schema cannot plainly be read
+    // against: a number sent as its digits (many servers take it), null where `nullable` allows
+    // it, a type JSON Schema does not name, an enum of objects, a type widened by `anyOf`.
     for (const args of [
       { sku: "A-1", count: 2, price: 3, tier: "plus", tags: null },
       { sku: "A-1", extra: { deep: true } },
+      { sku: "A-1", count: "2", price: " 3.5" },
+      { sku: "A-1", memo: null, file: "report.pdf", shape: { kind: "round" }, note: null },
     ]) {
       expect(readCallEvidence(text, { args, inputSchema }).argument).toBeUndefined();
     }
     expect(
       readCallEvidence("price must be positive", { args: { count: 2 }, inputSchema }).argument,
     ).toEqual({ name: "price", by: "property" });
-    // Without the arguments nothing is known to be missing.
+    // Without the arguments nothing is known to be missing; a required name no text could name
+    // (not a plain identifier, or past 80 characters) is not read.
     expect(readCallEvidence(text, { inputSchema }).argument).toBeUndefined();
+    for (const name of ["x".repeat(100_000), "two words"]) {
+      const odd = { type: "object", properties: {}, required: [name] };
+      expect(readCallEvidence(text, { args: {}, inputSchema: odd }).argument).toBeUndefined();
+    }
   });
 
   it("a value only inside a URL of the text is the request's route, not the value refused", () => {

@@ -192,20 +192,42 @@ function jsonType(value: unknown): string {
   return typeof value;
 }
 
-/** Whether a value is of one of the types a property declares (an integer is a number). */
-function ofDeclaredType(value: unknown, declared: unknown): boolean {
+/** The seven types of JSON Schema: a `type` naming anything else says nothing that can be checked. */
+const JSON_TYPES = new Set(["null", "boolean", "object", "array", "number", "integer", "string"]);
+
+/**
+ * Whether a value is plainly not of the types a property declares: only where the property
+ * declares its types as JSON Schema names them and nothing widens them (`nullable`, `anyOf`,
+ * `oneOf`), and not for a number sent as its digits (`"5"` for a `number`: many servers take it).
+ */
+function breaksType(value: unknown, property: Readonly<Record<string, unknown>>): boolean {
+  const declared = property.type;
+  if (declared === undefined || "nullable" in property) return false;
+  if ("anyOf" in property || "oneOf" in property) return false;
   const types = Array.isArray(declared) ? declared : [declared];
-  if (!types.every((t) => typeof t === "string")) return true;
+  if (types.length === 0 || !types.every((t) => typeof t === "string" && JSON_TYPES.has(t))) {
+    return false;
+  }
   const actual = jsonType(value);
-  return types.some((t) => t === actual || (t === "number" && actual === "integer"));
+  if (types.some((t) => t === actual || (t === "number" && actual === "integer"))) return false;
+  const numeric = types.includes("number") || types.includes("integer");
+  return !(numeric && typeof value === "string" && /^-?\d+(?:\.\d+)?$/.test(value.trim()));
+}
+
+/** Whether a value is outside an `enum` of plain values (one of objects or arrays is not read). */
+function breaksEnum(value: unknown, values: unknown): boolean {
+  if (!Array.isArray(values) || values.length === 0) return false;
+  if (!values.every((e) => e === null || typeof e !== "object")) return false;
+  return !values.some((e) => e === value);
 }
 
 /**
- * The first top-level argument by which the call breaks its own input schema: a `required`
- * property it did not send, or a value it sent of another `type` than the property declares, or
- * outside its `enum`. The call alone then shows that a correction is right (the model left out
- * or misshaped that argument), whatever the text names. Properties the schema does not declare
- * are not read (a schema need not list them all), nor are nested ones. Bounded.
+ * The first top-level argument by which the call plainly breaks its own input schema: a
+ * `required` property it did not send, or a value it sent of another `type` than the property
+ * declares (`breaksType`), or outside its `enum` of plain values. The call alone then shows that a
+ * correction is right (the model left out or misshaped that argument), whatever the text names.
+ * Properties the schema does not declare are not read (a schema need not list them all), nor are
+ * nested ones, nor names no text could name (`nameable`). Bounded.
  */
 function breaksSchema(
   args: Readonly<Record<string, unknown>>,
@@ -214,16 +236,15 @@ function breaksSchema(
   if (!isRecord(schema)) return undefined;
   const required = Array.isArray(schema.required) ? schema.required.slice(0, MAX_PROPERTIES) : [];
   for (const name of required) {
-    if (typeof name === "string" && !Object.hasOwn(args, name)) return name;
+    if (typeof name === "string" && nameable(name) && !Object.hasOwn(args, name)) return name;
   }
   const properties = schema.properties;
   if (!isRecord(properties)) return undefined;
   for (const name of Object.keys(args).slice(0, MAX_PROPERTIES)) {
     const property = Object.hasOwn(properties, name) ? properties[name] : undefined;
-    if (!isRecord(property)) continue;
+    if (!isRecord(property) || !nameable(name)) continue;
     const value = args[name];
-    if (property.type !== undefined && !ofDeclaredType(value, property.type)) return name;
-    if (Array.isArray(property.enum) && !property.enum.some((e) => e === value)) return name;
+    if (breaksType(value, property) || breaksEnum(value, property.enum)) return name;
   }
   return undefined;
 }

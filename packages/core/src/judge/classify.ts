@@ -425,7 +425,9 @@ function internalErrorOfTheTool(
   const rule = matchBuiltinRules(textForRules(failure, call));
   if (rule === undefined || rule.action !== "correct_arguments") return undefined;
   const evidence = readCallEvidence(failure.text, call);
-  if (evidence.argument === undefined) return undefined;
+  // The text must name the argument: a call that breaks its schema, with a text that names none
+  // of it, does not make a host's internal error the tool's own.
+  if (evidence.argument === undefined || evidence.argument.by === "schema") return undefined;
   return {
     action: "correct_arguments",
     reason: rule.reason,
@@ -664,7 +666,8 @@ function fromText(
   const withEvidence = (c: Classification): Classification =>
     evidence.targets === "none" && evidence.argument === undefined ? c : { ...c, evidence };
   if (evidence.argument !== undefined || weighed.action !== "correct_arguments") {
-    // A correction the call backs (the text names one of its arguments) is no longer the model's
+    // A correction the call backs (the text names one of its arguments, or the call plainly
+    // breaks its schema at one: `breaksSchema`) is no longer the model's
     // word against one phrasing, nor a refusal of the operation as a whole: both marks are
     // dropped. A bare conflict keeps its mark: the value it echoes is most often the target's own
     // id (in a URL's path: "POST /invoices/inv_1/pay: 409"), which says what conflicts, not what

@@ -102,8 +102,10 @@ export function explainClassification(
             "and reads as the tool's own failure (a low-level server sends what its tool threw as -32603)"
           : classification.action === "stop"
             ? "the text names a path or host that appears nowhere in the arguments: the server's own side"
-            : `the text names the argument ${named} ` +
-              `(by its ${evidence.argument?.by ?? "name"}) and says what is wrong with it`;
+            : evidence.argument?.by === "schema"
+              ? `the ${about}, and the text says what is wrong with it`
+              : `the text names the argument ${named} ` +
+                `(by its ${evidence.argument?.by ?? "name"}) and says what is wrong with it`;
       detail += `; before the call's evidence: ${ruleDetail(textForRules(failure, call))}`;
       break;
     }

@@ -288,6 +288,22 @@ describe("a rule's correction that names nothing of a call whose schema the run 
     expect(missing.evidence?.argument).toEqual({ name: "title", by: "schema" });
     expect(missing.unbackedByCall).toBeUndefined();
     expect(stopsGuessedWrite(missing, "mutating")).toBe(false);
+    // A call the schema cannot plainly be read against (null where `nullable` allows it, digits
+    // for a number) breaks nothing: the write still stops.
+    for (const args of [
+      { title: "Quarterly report", memo: null },
+      { title: "Quarterly report", amount: "12" },
+    ]) {
+      const loose = classify(textFailure(text), tool, {
+        args,
+        inputSchema: {
+          ...schema,
+          properties: { ...schema.properties, memo: { type: "string", nullable: true } },
+        },
+      });
+      expect(loose.unbackedByCall, JSON.stringify(args)).toBe(true);
+      expect(stopsGuessedWrite(loose, "mutating")).toBe(true);
+    }
     // A plain loop that passes the arguments without the tool's schema: nothing is known to be
     // missing from the call, so the correction stands.
     const noSchema = classify(textFailure(text), tool, { args: call.args });
