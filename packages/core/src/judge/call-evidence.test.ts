@@ -185,6 +185,17 @@ describe("readCallEvidence", () => {
         args: { url: "https://hooks.example.net/in/9f2c" },
       }).argument,
     ).toEqual({ name: "url", by: "value" });
+    expect(
+      readCallEvidence("Webhook https://hooks.example.net/in/9f2c. rejected", {
+        args: { url: "https://hooks.example.net/in/9f2c" },
+      }).argument,
+    ).toEqual({ name: "url", by: "value" });
+    // A longer URL the value only opens is another URL, not the value named whole.
+    expect(
+      readCallEvidence("503 from https://hooks.example.net/in/9f2c0/retry", {
+        args: { url: "https://hooks.example.net/in/9f2c" },
+      }).argument,
+    ).toBeUndefined();
     // On a write, a correction backed by nothing but the route stops (unbackedByCall).
     const write = resolveToolPolicy(
       loadPolicy({ tools: { create_ref: { effect: "mutating" } } }),

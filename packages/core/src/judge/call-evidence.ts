@@ -57,12 +57,27 @@ const URL_HOST =
   /\b[a-z][a-z0-9+.-]{0,20}:\/\/(?:[^\s/@"'`<>]*@)?(\[[^\]\s]{1,60}\]|[^\s/:?#"'`<>()]{1,255})/gi;
 const HOST_AFTER =
   /\b(?:ENOTFOUND|EAI_AGAIN|ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|resolve host:?|connect to|connecting to|no such host:?)\s+['"`]?(\[[^\]\s]{1,60}\]|[a-z0-9](?:[a-z0-9_-]{0,62}\.)*[a-z0-9_-]{1,63})/gi;
-/** A URL of the text, up to the first space or quote. */
+/** A URL's scheme and `//`, as it opens one. */
+const SCHEME = /^[a-z][a-z0-9+.-]{0,20}:\/\//i;
+/** A URL of the text, up to the first space or quote (where a quoted URL ends). */
 const URL_TOKEN = /\b[a-z][a-z0-9+.-]{0,20}:\/\/[^\s"'`<>]+/gi;
 
-/** Whether a value the call sent is itself a URL the text names (`Invalid URL: https://…`). */
+/**
+ * Whether a value the call sent is itself a URL the text names whole (`Invalid URL: https://…`):
+ * one of the text's URLs is the value, or the value followed by punctuation that ends a
+ * sentence (not a longer URL the value only opens).
+ */
 function holdsWholeUrl(head: string, value: string): boolean {
-  return /^[a-z][a-z0-9+.-]{0,20}:\/\//i.test(value) && head.includes(value);
+  if (!SCHEME.test(value)) return false;
+  for (const [url] of head.matchAll(URL_TOKEN)) {
+    if (
+      url === value ||
+      (url.startsWith(value) && /^[.,;:!?)\]]+$/.test(url.slice(value.length)))
+    ) {
+      return true;
+    }
+  }
+  return false;
 }
 
 /** An absolute POSIX or Windows path of two segments or more. */
@@ -355,7 +370,7 @@ function targetsOf(head: string): TextTargets {
   for (const m of head.matchAll(URL_HOST)) if (m[1] !== undefined) urlHosts.add(m[1].toLowerCase());
   const paths = new Set<string>();
   // Paths inside URLs are the URL's, not the file system's.
-  const withoutUrls = head.replace(/\b[a-z][a-z0-9+.-]{0,20}:\/\/\S*/gi, " ");
+  const withoutUrls = head.replace(URL_TOKEN, " ");
   for (const m of withoutUrls.matchAll(ABSOLUTE_PATH)) paths.add(trimPath(m[0]));
   if (failedHosts === 0 && urlHosts.size === 0 && paths.size === 0) return NO_TARGETS;
   return { hosts: [...hosts, ...urlHosts], failedHosts, paths: [...paths] };
