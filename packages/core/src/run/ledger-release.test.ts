@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createMemoryStore } from "../store/memory-store.ts";
 import type { Store } from "../store/store.ts";
 import { createGovernor, type GovernorOptions } from "./governor.ts";
-import { laterClaims, memoryStoreWith } from "./store-doubles.support.ts";
+import { laterClaims, memoryStoreWith, signalled } from "./store-doubles.support.ts";
 import type { AttemptContext } from "./types.ts";
 
 /**
@@ -63,7 +63,8 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
   it("keeps the run's entries while it lives: a parallel identical call replays the write", async () => {
     const memory = createMemoryStore();
     // The second call's claim arrives after the first call's write succeeded.
-    const governor = gov({ store: laterClaims(memory, [0, 30]) });
+    const afterFirst = signalled();
+    const governor = gov({ store: laterClaims(memory, [0, afterFirst.promise]) });
     const run = governor.startRun();
     const keys: (string | undefined)[] = [];
     let payments = 0;
@@ -72,8 +73,10 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
       payments += 1;
       return ok("paid");
     };
+    const firstCall = run.call({ tool: "pay", args: { amount: 5 } }, pay);
+    void firstCall.then(afterFirst.resolve);
     const [first, second] = await Promise.all([
-      run.call({ tool: "pay", args: { amount: 5 } }, pay),
+      firstCall,
       run.call({ tool: "pay", args: { amount: 5 } }, pay),
     ]);
     expect(first).toMatchObject({ kind: "ok", replayed: false });
@@ -175,15 +178,17 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
   it("a write not sent because a parallel write in doubt ended the run names no key of its own", async () => {
     const memory = createMemoryStore();
     // The second write's claim answers after the first write's lost answer stopped the run.
+    const afterFirst = signalled();
     const governor = createGovernor(
       { tools: { pay: { effect: "mutating", retry: { attempts: 1 } } } },
-      { metrics: false, random: () => 0, store: laterClaims(memory, [0, 30]) },
+      { metrics: false, random: () => 0, store: laterClaims(memory, [0, afterFirst.promise]) },
     );
     const run = governor.startRun();
     let payments = 0;
     const doubt = run.call({ tool: "pay", args: { amount: 1 } }, async () => {
       throw timeout();
     });
+    void doubt.then(afterFirst.resolve);
     const other = run.call({ tool: "pay", args: { amount: 2 } }, async () => {
       payments += 1;
       return ok("paid");
@@ -200,15 +205,17 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
 
   it("a write in doubt is not recorded as failed when an identical claim answers after the end (a tool that honours keys)", async () => {
     const memory = createMemoryStore();
-    // The second call's claim answers after the first call's lost answer stopped the run: it takes
-    // the uncertain key over (the server deduplicates by key, so repeating it is allowed).
+    // The second call's claim answers after the first call's lost answer stopped the run (it
+    // waits for that outcome, not for a time a loaded machine can overrun): it takes the
+    // uncertain key over (the server deduplicates by key, so repeating it is allowed).
+    const afterFirst = signalled();
     const governor = createGovernor(
       {
         tools: {
           pay: { effect: "mutating", idempotency: { honorsKeys: true }, retry: { attempts: 1 } },
         },
       },
-      { metrics: false, random: () => 0, store: laterClaims(memory, [0, 30]) },
+      { metrics: false, random: () => 0, store: laterClaims(memory, [0, afterFirst.promise]) },
     );
     const run = governor.startRun();
     const sent: (string | undefined)[] = [];
@@ -216,6 +223,7 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
       sent.push(ctx.idempotencyKey);
       throw timeout();
     });
+    void first.then(afterFirst.resolve);
     const second = run.call({ tool: "pay", args: { amount: 1 } }, async (ctx) => {
       sent.push(ctx.idempotencyKey);
       // The server finds the first attempt's key and answers with its result.

@@ -3,7 +3,7 @@ import { createMemoryStore, type MemoryStore } from "../store/memory-store.ts";
 import type { ClaimOptions, Store } from "../store/store.ts";
 import { createGovernor } from "./governor.ts";
 import type { VerifyResult } from "./hooks.ts";
-import { laterClaims, memoryStoreWith } from "./store-doubles.support.ts";
+import { laterClaims, memoryStoreWith, signalled } from "./store-doubles.support.ts";
 import type { CallOutcome } from "./types.ts";
 
 /**
@@ -184,7 +184,8 @@ describe("a call not sent because another call's write ended the run", () => {
   it("says it was not made, not that its write may have happened", async () => {
     const memory = createMemoryStore();
     // The second write's claim answers after the first write's lost answer stopped the run.
-    const store = laterClaims(memory, [0, 30]);
+    const afterFirst = signalled();
+    const store = laterClaims(memory, [0, afterFirst.promise]);
     const governor = createGovernor(
       { tools: { pay: { effect: "mutating", retry: { attempts: 1 } } } },
       { metrics: false, random: () => 0, store },
@@ -194,6 +195,7 @@ describe("a call not sent because another call's write ended the run", () => {
     const doubt = run.call({ tool: "pay", args: { amount: 1 } }, async () => {
       throw timeout();
     });
+    void doubt.then(afterFirst.resolve);
     const other = run.call({ tool: "pay", args: { amount: 2 } }, async () => {
       payments += 1;
       return ok("paid");

@@ -25,18 +25,30 @@ export function memoryStoreWith(
 }
 
 /**
- * A store whose claims answer later (a remote store), each after `delays.shift()` ms; with
+ * A store whose claims answer later (a remote store), each after `delays.shift()` (ms, or a promise); with
  * `release` (the default) as the memory store, without as a store that keeps every entry for its
  * retention (Redis).
  */
 export function laterClaims(
   memory: MemoryStore,
-  delays: number[],
+  /** Per claim, in order: ms to wait, or a promise to wait for (an order no load can change). */
+  delays: (number | Promise<unknown>)[],
   { release = true }: { release?: boolean } = {},
 ): Store {
   const claim = async (k: string, h: string, o: ClaimOptions) => {
-    await new Promise((resolve) => setTimeout(resolve, delays.shift() ?? 0));
+    const delay = delays.shift() ?? 0;
+    if (typeof delay === "number") await new Promise((resolve) => setTimeout(resolve, delay));
+    else await delay;
     return memory.claim(k, h, o);
   };
   return memoryStoreWith({ claim }, memory, { release });
+}
+
+/** A promise and what settles it: a claim of `laterClaims` that waits for another call's end. */
+export function signalled(): { readonly promise: Promise<void>; readonly resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
 }
