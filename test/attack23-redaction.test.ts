@@ -63,3 +63,59 @@ describe("attack23: stack traces of runtimes redaction does not know", () => {
     expect(seen).not.toContain("Notes->get");
   });
 });
+
+describe("attack23: credentials in the dumps of other languages", () => {
+  it("a Ruby or PHP hash (`:password=>\"…\"`, `'password' => '…'`) loses its value", async () => {
+    for (const text of [
+      'ActiveRecord::RecordInvalid: {:user=>"bob", :password=>"Hunter2xyz"}',
+      "PDOException: array ( 'username' => 'bob', 'password' => 'Hunter2xyz' )",
+    ]) {
+      const seen = await modelReads(text);
+      expect(seen, text).not.toContain("Hunter2xyz");
+    }
+  });
+
+  it("a .NET config entry (<add key=\"DbPassword\" value=\"…\" />) loses its value", async () => {
+    const seen = await modelReads(
+      'Configuration error in <add key="DbPassword" value="Hunter2xyz" /> near line 12',
+    );
+    expect(seen).not.toContain("Hunter2xyz");
+  });
+
+  it("PostgreSQL's unique-violation DETAIL (Key (api_token)=(…)) loses the token", async () => {
+    const seen = await modelReads(
+      'duplicate key value violates unique constraint "users_api_token_key" DETAIL: Key (api_token)=(Hunter2xyz123abc) already exists.',
+    );
+    expect(seen).not.toContain("Hunter2xyz123abc");
+  });
+});
+
+describe("attack23: locations redaction does not read", () => {
+  it("an absolute path glued to a `word:` (ENOENT:/home/…, volume notes:/home/…) is [path]", async () => {
+    for (const text of [
+      "ENOENT:/home/deploy/.ssh/id_rsa",
+      "mount failed: notes:/home/deploy/.ssh/config",
+      "src/loader.ts:/home/deploy/app/secrets.json not readable",
+    ]) {
+      const seen = await modelReads(text);
+      expect(seen, text).not.toContain("/home/deploy");
+    }
+  });
+
+  it("a Kubernetes service host (name.namespace.svc) and a bare cluster host with port are [host]", async () => {
+    for (const [text, host] of [
+      ["dial tcp notes-db.default.svc:5432: connect: connection refused", "notes-db.default.svc"],
+      ["GET http://notes-api:8080/v1/notes failed: 503", "notes-api:8080"],
+    ] as const) {
+      const seen = await modelReads(text);
+      expect(seen, text).not.toContain(host);
+    }
+  });
+
+  it("an AWS ARN does not hand the model the account id", async () => {
+    const seen = await modelReads(
+      "AccessDenied: User: arn:aws:iam::123456789012:user/deploy is not authorized to perform: s3:GetObject",
+    );
+    expect(seen).not.toContain("123456789012");
+  });
+});
