@@ -3,7 +3,11 @@
  * connection string written without its scheme (a Go MySQL DSN, `user:password@host:port`), a
  * JWT-bodied key with two parts after a vendor prefix (Mapbox's `sk.eyJ….<signature>`), vendor
  * keys of hex or upper case alone that the high-entropy rule left (DigitalOcean, Supabase, Pulumi,
- * Square, age) or ended early (Atlassian's `=` and hex tail), and a quoted path holding spaces.
+ * Square, age) or ended early (Atlassian's `=` and hex tail), Discord bot tokens and Mailgun keys,
+ * an AWS ARN's account id, credentials in Ruby and PHP hashes, .NET `<add key value>` entries and
+ * PostgreSQL's `Key (…)=(…)` detail, passwords named in other languages or before a full-width
+ * colon, a quoted path holding spaces or one glued to `word:`, and Kubernetes and single-label
+ * hosts.
  * Each case names what must not survive; the near misses are texts that must stay as written.
  */
 import { describe, expect, it } from "vitest";
@@ -87,7 +91,16 @@ describe("redact: vendor keys without a label", () => {
       "QW7R3T9Y5U2I8O4P6A1S3D5F7G9H",
     ],
     // Atlassian API tokens end in `=` and eight hex characters: the tail stayed.
-    ["Jira 401 with ATATT3xFfGF0Tq8Zk2Lm5Rw9Xn4Vb7Pc1Yd6Hs3Jg0Kf8=4E1A9C7B", "4E1A9C7B"],
+    ["Jira 401 with ATATT3xFfGF0Tq8Zk2Lm5Rw9Xn4Vb7Pc1Yd6Hs3Jg0Kf8=4E1A9C7B", "4E1A9C7B"], // Discord bot tokens: the base64 of the bot's id, a timestamp, an HMAC, no prefix.
+    [
+      "Discord gateway closed (4004) for bot NzQ1MjM4OTE2MzA0MjcxMzYw.GhT4kQ.p9Xr2LmVw7Zs4Nq8Kt1Bd6Yc3Hf5Jg0Ae",
+      "p9Xr2LmVw7Zs4Nq8Kt1Bd6Yc3Hf5Jg0Ae",
+    ],
+    // Mailgun private keys: `key-` and 32 lowercase letters and digits.
+    [
+      "mailgun 401 Forbidden (api key key-8f3k2m9q7w1x5c4v6b0n2z8j3h7g5d1s)",
+      "8f3k2m9q7w1x5c4v6b0n2z8j3h7g5d1s",
+    ],
   ];
   it.each(cases)("%s loses %s", (text, secret) => {
     const out = redact(text, { maxLength: 2000 });
@@ -99,6 +112,8 @@ describe("redact: vendor keys without a label", () => {
     "field 'key' must be key-value pairs, got key-abc",
     "release-2024-05-01 of sbp_cli failed",
     "eyJ is how base64 JSON starts; see docs.example.com",
+    "key-value-store-for-the-staging-environment-v2 not found",
+    "Module.Submodule.Component.render failed; see Notes.v2.alpha",
   ])("%s stays as written", (text) => {
     expect(redact(text)).toBe(text);
   });
@@ -169,5 +184,129 @@ describe("redact: a path not in quotes whose folder name holds a space", () => {
     ["mv /srv/in/x out/y failed", "mv [path] out/y failed"],
   ])("a word after a path stays unless it goes on with a folder: %s", (text, out) => {
     expect(redact(text)).toBe(out);
+  });
+});
+
+describe("redact: an AWS ARN", () => {
+  it("loses its account id and keeps the resource the model needs to name", () => {
+    const out = redact(
+      "denied: arn:aws:sts::210987654321:assumed-role/Reader/bot may not call dynamodb:PutItem on arn:aws-us-gov:dynamodb:us-gov-west-1:210987654321:table/notes",
+    );
+    expect(out).not.toContain("210987654321");
+    expect(out).toContain("assumed-role/Reader/bot");
+    expect(out).toContain("dynamodb:PutItem");
+    expect(out).toContain("table/notes");
+  });
+
+  it("an ARN without an account (an S3 bucket's) stays", () => {
+    const text = "no read on arn:aws:s3:::notes-archive/2024/report.csv";
+    expect(redact(text)).toBe(text);
+  });
+});
+
+describe("redact: credentials in other languages' dumps and configuration", () => {
+  const cases: [string, string][] = [
+    // Ruby's hash inspect and PHP's var_export name the value with `=>`.
+    ['validation: {:login=>"ann", :api_token=>"Qw8rT2yU6iO0"}', "Qw8rT2yU6iO0"],
+    ['{"login"=>"ann", "password"=>"plum-Tree-47"}', "plum-Tree-47"],
+    ["array (\n  'host' => 'db',\n  'password' => 'plum-Tree-47',\n)", "plum-Tree-47"],
+    // A .NET appSettings entry and a Spring bean property: the name is an attribute.
+    ['bad entry <add key="SmtpPassword" value="plum-Tree-47" />', "plum-Tree-47"],
+    ["<property name='clientSecret' value='Zx9vB7nM5qW3'/> rejected", "Zx9vB7nM5qW3"],
+    // PostgreSQL's unique violation names the columns, then their values.
+    [
+      'unique violation on "sessions_pkey"\nDETAIL: Key (session_token)=(s3ss-Plum-47x) already exists.',
+      "s3ss-Plum-47x",
+    ],
+    ["DETAIL: Key (tenant_id, api_key)=(7, ak_92hfK3mQ) already exists.", "ak_92hfK3mQ"],
+  ];
+  it.each(cases)("%s loses %s", (text, secret) => {
+    const out = redact(text);
+    expect(out).not.toContain(secret);
+    expect(out).toContain("[redacted]");
+  });
+
+  it.each([
+    '{:login=>"ann", :role=>"admin"}',
+    '<add key="RequestTimeout" value="30" />',
+    "DETAIL: Key (email)=(ann@example.com) already exists.",
+    "DETAIL: Key (slug)=(release-notes) already exists.",
+  ])("%s stays as written", (text) => {
+    expect(redact(text)).toBe(text);
+  });
+});
+
+describe("redact: a password named in another language or before a full-width colon", () => {
+  it.each([
+    "Anmeldung fehlgeschlagen: Passwort: Plum47tree",
+    "Kennwort=Plum47tree abgelehnt",
+    "error de acceso, contraseña: Plum47tree",
+    "échec : mot de passe : Plum47tree",
+    "senha: 'Plum47tree' inválida",
+    "ошибка входа, пароль: Plum47tree",
+    "ログイン失敗 パスワード：Plum47tree",
+    "config: password： Plum47tree is too weak",
+    "token＝Plum47tree",
+  ])("%s loses the password", (text) => {
+    const out = redact(text);
+    expect(out).not.toContain("Plum47tree");
+    expect(out).toContain("[redacted]");
+  });
+
+  it.each([
+    "Passwort: required",
+    "contraseña: incorrect",
+    "Passwortänderung: erfolgreich",
+    "Hinweis: bitte erneut versuchen",
+  ])("%s stays as written", (text) => {
+    expect(redact(text)).toBe(text);
+  });
+});
+
+describe("redact: a path glued to a word and its colon", () => {
+  const cases: [string, string][] = [
+    ["EACCES:/home/ann/.aws/credentials", "/home/ann"],
+    ["volume mount vault:/srv/secrets/vault.hcl failed", "/srv/secrets"],
+    ["config.yaml:/etc/notes/db.conf: unreadable", "/etc/notes"],
+    ["scp: ann@build-01:/var/backups/notes.tar: No such file", "/var/backups"],
+  ];
+  it.each(cases)("%s loses %s", (text, path) => {
+    const out = redact(text);
+    expect(out).not.toContain(path);
+    expect(out).toContain("[path]");
+  });
+
+  it.each(["default route ::/0/any kept", "see docs.example.com/a/b", "route api:/v1 only"])(
+    "%s stays as written",
+    (text) => {
+      expect(redact(text)).toBe(text);
+    },
+  );
+});
+
+describe("redact: internal hosts of a cluster", () => {
+  const cases: [string, string][] = [
+    ["dial tcp billing.payments.svc:8443: i/o timeout", "billing.payments"],
+    ["GET http://search.prod.svc.cluster.local/api failed", "search.prod"],
+    ["lookup vault.service.consul: no such host", "vault.service"],
+    ["connect to db01.private:5432 refused", "db01"],
+    // A network URL's host of one label: a container's or a service's short name.
+    ["POST http://ledger-api:9000/v2/entries returned 502", "ledger-api"],
+    ["ws://events/stream closed", "events"],
+  ];
+  it.each(cases)("%s loses %s", (text, host) => {
+    const out = redact(text);
+    expect(out).not.toContain(host);
+    expect(out).toMatch(/\[(?:host|url)\]/);
+  });
+
+  it.each([
+    "GET http://localhost:3000/health failed",
+    "see https://docs.example.com/errors for details",
+    "upload to s3://notes-archive/ failed",
+    "WCF fault from Notes.svc: endpoint not found",
+    "GET https://api.github.com/repos returned 404",
+  ])("%s stays as written", (text) => {
+    expect(redact(text)).toBe(text);
   });
 });

@@ -800,6 +800,14 @@ describe("redact: bounded work", () => {
     ["Go frames", "\ta.go:1\n"],
     ["Rust frames", "1: a::"],
     ["frames with [as]", "at x [as y] "],
+    ["Ruby frames", "a.rb:1:in 'x' "],
+    ["Ruby paths", "a/a.rb:"],
+    ["PHP frames", "#0 a(1): b(("],
+    ["PHP main", "#1 {main} "],
+    ["localised passwords", "Passwort: "],
+    ["PostgreSQL details", "Key (a_token)=("],
+    ["attribute pairs", '<a key="password" value="'],
+    ["hash rockets", "'password' => "],
   ];
 
   it.each(adversarial)("1 MB of %s returns a bounded output", (_name, unit) => {
@@ -1038,6 +1046,29 @@ describe("stack frames: what each rule of a runtime's table (redact/stack-frames
   it("a frame inside a line goes when its bare location ends in a line number, and stays else", () => {
     expect(redact("Error: boom at file:///srv/app/main.mjs:3:1 then")).toBe("Error: boom then");
     expect(redact("moved at /srv/app/old and more")).toBe("moved at [path] and more");
+  });
+
+  it("a Ruby backtrace goes, line by line or joined, and the message on its first line stays", () => {
+    const ruby =
+      "NotesError: store offline\nlib/store/notes.rb:41:in `fetch'\n  from app/services/reader.rb:7:in `block in call'\n  from /usr/lib/ruby/3.3.0/forwardable.rb:240:in 'Reader#call'";
+    expect(redact(ruby)).toBe("NotesError: store offline");
+    expect(redact("lib/store/notes.rb:41:in 'fetch': no note (KeyError)")).toBe(
+      ": no note (KeyError)",
+    );
+    expect(redact("KeyError lib/a.rb:3:in `x' lib/b.rb:9:in `y' done")).toBe("KeyError done");
+    expect(redact("see config.rb: line 3 is wrong")).toBe("see config.rb: line 3 is wrong");
+  });
+
+  it("a PHP stack trace goes, its `Stack trace:`, `#N` frames, `{main}` and `thrown in` lines", () => {
+    const php =
+      "PHP Fatal error:  Uncaught RuntimeException: note store offline, code #7\nStack trace:\n#0 /srv/www/lib/Store.php(88): App\\Store->load(Object(App\\Query), 'x')\n#1 [internal function]: App\\Api->handle()\n#2 {main}\n  thrown in /srv/www/lib/Store.php on line 88";
+    expect(redact(php)).toBe(
+      "PHP Fatal error: Uncaught RuntimeException: note store offline, code #7",
+    );
+    expect(
+      redact("Uncaught Exception: gone Stack trace: #0 /srv/a.php(3): App\\A->b('q') #1 {main}"),
+    ).toBe("Uncaught Exception: gone");
+    expect(redact("issue #12 (closed): retry")).toBe("issue #12 (closed): retry");
   });
 });
 

@@ -44,7 +44,11 @@ import {
   removeValues,
   sensitiveVariants,
 } from "./redact/values.ts";
-import { VENDOR_PREFIX_RULES, VENDOR_TOKEN_RULES } from "./redact/vendor-keys.ts";
+import {
+  VENDOR_PREFIX_RULES,
+  VENDOR_SHAPE_RULES,
+  VENDOR_TOKEN_RULES,
+} from "./redact/vendor-keys.ts";
 import { allowedListed, MAX_KEPT_VALUES, splitKept } from "./redact-keep.ts";
 
 // The scans the normalizer and the judge's other passes share, and what the tests read.
@@ -123,6 +127,7 @@ export const SECRET_GROUPS: readonly SecretGroup[] = [
   HEADER_RULES,
   VENDOR_TOKEN_RULES,
   VENDOR_PREFIX_RULES,
+  VENDOR_SHAPE_RULES,
   NAMED_VALUE_RULES,
   KEY_SHAPE_RULES,
 ];

@@ -2,8 +2,10 @@
  * Values named as credentials: `password: …`, `"client_secret": "…"`, `DB_PASS=…`,
  * `AccountKey=…`, `STRIPE_WEBHOOK=<token>`, YAML's `password: |` and the line after, on command
  * lines `--password …`, `curl -u user:pw`, `mysql -pS3cret`, `sshpass -p …`, in .netrc
- * `login u password …`, in XML `<password>…</password>`, and in prose "the password is hunter2". The
- * name stays; the value becomes `[redacted]`.
+ * `login u password …`, in XML `<password>…</password>`, in Ruby and PHP hashes `'password' => …`,
+ * in .NET `<add key="DbPassword" value="…"/>`, in PostgreSQL's `Key (api_token)=(…)`, in other
+ * languages `Passwort: …` (and `password： …` with a full-width colon), and in prose "the password
+ * is hunter2". The name stays; the value becomes `[redacted]`.
  */
 import { isInert, REDACTED } from "./placeholders.ts";
 import type { SecretGroup } from "./rule.ts";
@@ -525,6 +527,71 @@ function endsInNoun(text: string, start: number): boolean {
   return false;
 }
 
+/**
+ * A password named in another language (`Passwort:`, `contraseña:`, `пароль:`, `mot de passe:`,
+ * `密码：`…), or in English before a full-width colon or equals sign (`password：`), as localised
+ * servers and CJK input write them: the rule of key-value credentials reads English names and
+ * ASCII separators only. The value, quoted or up to the next space, goes unless it is a status
+ * word.
+ */
+const LOCALISED_PASSWORD =
+  /(?<![\p{L}\p{N}_-])((?:(?:passwor[dt]|passwd|pwd|passphrase|secret|token|api[_-]?key)["']?\s{0,4}[：＝]|(?:passwort|kennwort|contrase[ñn]a|senha|palavra[ -]passe|mot\s{1,4}de\s{1,4}passe|wachtwoord|passord|lösenord|adgangskode|salasana|jelszó|hasło|heslo|şifre|пароль|гасло|κωδικός|密码|密碼|口令|パスワード|비밀번호|암호)["']?\s{0,4}[:：=＝])\s{0,4})("[^"\r\n]{0,200}"?|'[^'\r\n]{0,200}'?|[^\s"'<>]{1,200})/giu;
+
+/** What follows every localised password's name: a colon or equals sign, ASCII or full-width. */
+const LOCALISED_SEPARATOR = /[:=：＝]/;
+
+/** The value after a localised password's name, unless a status word or a placeholder. */
+function redactLocalisedPassword(match: string, head: unknown, value: unknown): string {
+  if (typeof value !== "string" || isInert(value)) return match;
+  const bare = value.replace(/^["']|["']$/g, "");
+  if (bare === "" || STATUS_WORDS.test(bare.split(/[\s:]/)[0] ?? "")) return match;
+  return redactToldAfter(match, head, value);
+}
+
+/**
+ * A .NET `appSettings` entry or a Spring bean property, `<add key="DbPassword" value="…" />`,
+ * `<property name="password" value="…"/>`: the name is an attribute, the value the next one. The
+ * value goes when the name marks a credential (see {@link credentialName}).
+ */
+const NAMED_ATTRIBUTE_VALUE =
+  /(<[A-Za-z][\w.:-]{0,40}\s{1,8}(?:key|name)\s{0,4}=\s{0,4}(["'])([^"'<>\r\n]{1,64})\2\s{1,8}value\s{0,4}=\s{0,4})(["'])([^"'<>\r\n]{0,500})\4/gi;
+
+function redactNamedAttribute(
+  match: string,
+  head: unknown,
+  _quote: unknown,
+  name: unknown,
+  quote: unknown,
+  value: unknown,
+): string {
+  if (typeof name !== "string" || typeof value !== "string" || isInert(value)) return match;
+  const kind = credentialName(name);
+  if (kind === undefined || value === "") return match;
+  if (kind === "tokenish" && !looksLikeToken(value, 0, WEAK_TOKEN_LENGTH)) return match;
+  return `${String(head)}${String(quote)}${REDACTED}${String(quote)}`;
+}
+
+/**
+ * PostgreSQL's unique-violation detail, `Key (api_token)=(…) already exists`: the columns are
+ * named, the values follow in parentheses. The values go when a column marks a credential
+ * (`Key (email)=(…)` and `Key (id)=(…)` stay: the model may need to know which value is taken).
+ */
+const PG_KEY_DETAIL = /(?<![\w-])(Key \(([^()\r\n]{1,200})\)=\()([^()\r\n]{1,500})\)/g;
+
+function redactPgKeyDetail(
+  match: string,
+  head: unknown,
+  columns: unknown,
+  values: unknown,
+): string {
+  if (typeof columns !== "string" || typeof values !== "string" || isInert(values)) return match;
+  const kinds = columns.split(",").map((column) => credentialName(column.trim().replace(/"/g, "")));
+  if (kinds.includes("any") || (kinds.includes("tokenish") && /\d/.test(values))) {
+    return `${String(head)}${REDACTED})`;
+  }
+  return match;
+}
+
 /** Credentials named by a key, a flag, a variable, an XML element or a sentence, in this order. */
 export const NAMED_VALUE_RULES: SecretGroup = {
   may: () => true,
@@ -532,10 +599,11 @@ export const NAMED_VALUE_RULES: SecretGroup = {
     // `mysql -pS3cret`: before key=value, whose value can swallow the word that names MySQL
     // (`api_key=x)(mysql -p…`) and with it the reason to read `-p` as a password.
     [GLUED_PASSWORD, { rewrite: redactGluedPasswords }, (text) => text.includes("-p")],
-    // key=value / key: value / "key": "value" credentials (aws_secret_access_key, password, …).
-    // A value that swallowed the next `key:` (`pw=a)(api_key: b`) takes that key's value too.
+    // key=value / key: value / "key": "value" credentials (aws_secret_access_key, password, …),
+    // and Ruby's and PHP's `=>` (`:password=>"…"`, `'password' => '…'`). A value that swallowed
+    // the next `key:` (`pw=a)(api_key: b`) takes that key's value too.
     [
-      /(?<![\w-])(["']?[\w.-]{0,40}?(?:api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client)[_-]?key|client[_-]?secret|secret|token|password|passwd|pwd|passphrase|credentials?|session[_-]?id|sessionid|signature|sig)["']?)(\s*[:=]\s*)([|>][-+]?[1-9]?[ \t]*\r?\n[ \t]+[^\r\n]*|"\s{0,16}(?:[^"\\\r\n]|\\[^\r\n])*(?:"|\r?\n[ \t]*(?:[^"\\\r\n]|\\[^\r\n])*")?|'\s{0,16}(?:[^'\\\r\n]|\\[^\r\n])*(?:'|\r?\n[ \t]*(?:[^'\\\r\n]|\\[^\r\n])*')?|[^\s"'<>]*[:=]\s*(?:"(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]+)|[^\s"'<>]+)/gi,
+      /(?<![\w-])(["']?[\w.-]{0,40}?(?:api[_-]?key|apikey|(?:access|secret|private|signing|encryption|master|client)[_-]?key|client[_-]?secret|secret|token|password|passwd|pwd|passphrase|credentials?|session[_-]?id|sessionid|signature|sig)["']?)(\s*(?:=>|[:=])\s*)([|>][-+]?[1-9]?[ \t]*\r?\n[ \t]+[^\r\n]*|"\s{0,16}(?:[^"\\\r\n]|\\[^\r\n])*(?:"|\r?\n[ \t]*(?:[^"\\\r\n]|\\[^\r\n])*")?|'\s{0,16}(?:[^'\\\r\n]|\\[^\r\n])*(?:'|\r?\n[ \t]*(?:[^'\\\r\n]|\\[^\r\n])*')?|[^\s"'<>]*[:=]\s*(?:"(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?|[^\s"'<>]+)|[^\s"'<>]+)/gi,
       redactKeyValue,
       // The end of every key, then its separator.
       hasCredentialKey,
@@ -565,6 +633,12 @@ export const NAMED_VALUE_RULES: SecretGroup = {
     [USER_THEN_P_PASSWORD, redactToldAfter, (text) => text.includes(" -p ")],
     // `<password>…</password>`, `<AccessKey>…</AccessKey>`.
     [XML_ELEMENT, redactXmlElement, (text) => text.includes("</")],
+    // `<add key="DbPassword" value="…" />`.
+    [NAMED_ATTRIBUTE_VALUE, redactNamedAttribute, (text) => /value\s{0,4}=/i.test(text)],
+    // `Key (api_token)=(…) already exists`.
+    [PG_KEY_DETAIL, redactPgKeyDetail, (text) => text.includes("Key (")],
+    // `Passwort: …`, `contraseña: …`, `password： …`.
+    [LOCALISED_PASSWORD, redactLocalisedPassword, (text) => LOCALISED_SEPARATOR.test(text)],
     // "the password is hunter2".
     [PROSE_CREDENTIAL, redactProseCredential, mayTellCredential],
   ],

@@ -1,6 +1,6 @@
 /**
  * Absolute paths: UNC shares, Windows drives, POSIX and home-relative paths (two segments or more:
- * a single `/word` is more often a route or a ratio than a file; after `file:` too). Each becomes `[path]`; trailing
+ * a single `/word` is more often a route or a ratio than a file; after `file:` or `ENOENT:` too). Each becomes `[path]`; trailing
  * sentence punctuation stays.
  */
 import { PATH } from "./placeholders.ts";
@@ -11,10 +11,12 @@ import { splitTrailing } from "./scan.ts";
 const DEVICE_PATH_SRC = String.raw`(?<![\w\\])\\(?:\\[?.]|\?\?)\\[^\s"'\x60<>|*()\[\]{},;]+`;
 const UNC_SRC = String.raw`(?<![\w\\])\\{2,4}[^\s\\"'\x60<>|?*()\[\]{},;]+\\[^\s"'\x60<>|?*()\[\]{},;]*`;
 const WINDOWS_PATH_SRC = String.raw`(?<![\w\\/])[A-Za-z]:[\\/][^\s"'\x60<>|?*()\[\]{},;]*`;
-// After `file:` too: a file URI with one slash, as Java writes a URL (`file:/home/…`,
-// `jar:file:/C:/…!/x`), whose `:` would otherwise keep the path from being read.
+// After a word and its `:` too: a file URI with one slash, as Java writes a URL (`file:/home/…`,
+// `jar:file:/C:/…!/x`), and a path glued to what names it (`ENOENT:/home/…`, a volume's
+// `notes:/home/…`, `src/loader.ts:/home/…`, scp's `build-01:/var/…`), whose `:` would otherwise
+// keep the path from being read. Not after another `:` (an IPv6 prefix, `::/0`).
 // Two look-behinds, not an alternation of them: the pattern still starts where a `~` or `/` is.
-const POSIX_PATH_SRC = String.raw`(?<![\w.~/\\-])(?<!(?<!file):)~?\/[^\s/"'\x60<>()\[\]{}|,;]+\/[^\s"'\x60<>()\[\]{}|,;]*`;
+const POSIX_PATH_SRC = String.raw`(?<![\w.~/\\-])(?<!(?<![A-Za-z0-9]):)~?\/[^\s/"'\x60<>()\[\]{}|,;]+\/[^\s"'\x60<>()\[\]{}|,;]*`;
 
 function redactPath(match: string): string {
   const [, trailing] = splitTrailing(match);

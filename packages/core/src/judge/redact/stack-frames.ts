@@ -146,6 +146,47 @@ const RUNTIMES: readonly Runtime[] = [
     ],
   },
   {
+    name: "Ruby",
+    mayHold: (text) => text.includes(".rb:"),
+    // `app/models/note.rb:12:in 'find'` (Ruby 3.4 quotes with `'`, earlier ones with a backtick),
+    // `from /usr/lib/ruby/3.2.0/x.rb:3:in `<main>'`, `x.rb:12:in `block in Foo#bar'`.
+    // A line that goes on after the frame (the first, `…:in 'find': undefined method…`) keeps
+    // its message: the inline frame below takes the frame from it.
+    lines: [{ pattern: /^\s*(?:from\s+)?\S{1,1000}\.rb:\d+:in\s+[`'][^`'\n]{1,200}'\s*$/ }],
+    // The same frames in a line (a trace joined, or the first line, before its message).
+    inline: [
+      {
+        pattern:
+          /(?<![\w./~-])(?:from\s{1,4})?([\w./~-]{0,1000}\.rb:\d{1,7}):in\s{1,4}[`'][^`'\n]{1,200}'/g,
+        accept: () => true,
+      },
+    ],
+  },
+  {
+    name: "PHP",
+    mayHold: (text) =>
+      text.includes("#") || text.includes("Stack trace:") || text.includes("thrown in "),
+    // `Stack trace:`, `#0 /var/www/src/Api.php(17): App\Notes->get('drafts')`,
+    // `#1 [internal function]: …`, `#2 {main}`, and `  thrown in /var/www/src/Notes.php on line 42`.
+    lines: [
+      { pattern: /^\s*Stack trace:\s*$/ },
+      { pattern: /^\s*#\d+\s+(?:\S[^\n]{0,1000}\(\d+\)|\[internal function\]):\s[^\n]*$/ },
+      { pattern: /^\s*#\d+\s+\{main\}\s*$/ },
+      { pattern: /^\s*thrown in\s\S[^\n]{0,1000}\son line \d+\s*$/ },
+    ],
+    // The same frames in a line: `Stack trace: #0 /x.php(17): A->b() #1 {main}` (arguments
+    // hold one level of parentheses: `Object(App\\Request)`).
+    inline: [
+      { pattern: /(?<![\w-])(Stack trace:)\s{0,4}(?=#0\s)/g, accept: () => true },
+      {
+        pattern:
+          /(?<![\w#])#\d{1,4}\s{1,4}(?:([^\s()]{1,1000}\(\d{1,7}\))|\[internal function\]):\s{1,4}[^\s()]{1,300}\((?:[^()\n]|\([^()\n]{0,200}\)){0,500}\)/g,
+        accept: () => true,
+      },
+      { pattern: /(?<![\w#])#\d{1,4}\s{1,4}(\{main\})/g, accept: () => true },
+    ],
+  },
+  {
     name: "Node/V8, JVM and .NET `at` frames",
     mayHold: hasAtWord,
     lines: [
@@ -186,9 +227,10 @@ export const FRAME_PATTERNS: readonly RegExp[] = [
  * Whether a text may hold a stack frame: what one of the runtimes needs. Every frame line and
  * inline frame has `at` after a non-word character and before a space, or `File "`,
  * `Traceback (` or `... `. Go and Rust traces start with `goroutine N [` and `stack backtrace:`; a
- * .NET `--- End of stack trace ---` line sits between `at` frames. The same answer as the pattern
- * `/(?:\b|(?<=\\[nrt]))at\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace/` (prefilter.test.ts), read
- * without it.
+ * .NET `--- End of stack trace ---` line sits between `at` frames. Ruby's frames hold `.rb:`,
+ * PHP's `#`, `Stack trace:` or `thrown in `. The same answer as the pattern
+ * `/(?:\b|(?<=\\[nrt]))at\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace|\.rb:|#|Stack trace:|thrown in /`
+ * (prefilter.test.ts), read without it.
  * @internal Exported for tests; not part of the public API.
  */
 export function mayHoldFrames(text: string): boolean {

@@ -2,10 +2,11 @@
  * Vendors' key formats, each known by its prefix or shape: OpenAI, Anthropic, Stripe, GitHub,
  * Slack, AWS access key ids, Google, npm, Hugging Face, GitLab, PyPI, JWTs, and the prefixed keys
  * of Groq, Linear, Notion, Shopify, Grafana, Vercel, Docker, Figma, Cloudflare, 1Password,
- * HashiCorp Vault, SendGrid, Databricks, Tailscale, Square and age.
+ * HashiCorp Vault, SendGrid, Databricks, Tailscale, Square and age; and, by their shape, Discord
+ * bot tokens, Mailgun keys and the account id of AWS ARNs.
  */
 import { VENDOR_PREFIX, VENDOR_TOKEN_HINT } from "../redact-hints.ts";
-import { TOKEN } from "./placeholders.ts";
+import { REDACTED, TOKEN } from "./placeholders.ts";
 import type { SecretGroup } from "./rule.ts";
 import { charTable, hasRun } from "./scan.ts";
 
@@ -83,5 +84,37 @@ export const VENDOR_PREFIX_RULES: SecretGroup = {
     // Other vendors' formats (Groq, Linear, Notion, Shopify, Grafana, Vercel, Docker, Figma,
     // Cloudflare, 1Password, HashiCorp Vault, SendGrid, Databricks, Tailscale, Square, age).
     [VENDOR_KEY, TOKEN, () => true],
+  ],
+};
+
+/**
+ * A Discord bot token: the base64 of the bot's user id (`M`, `N` or `O` and 23 to 27 more), a dot,
+ * a timestamp of 6 or 7, a dot, an HMAC of 27 to 38. No prefix names it: three runs of exactly
+ * these lengths do, which neither words nor a dotted name (`a.b.c`) nor a version have.
+ */
+const DISCORD_BOT_TOKEN =
+  /(?<![\w.-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,38}(?![\w.-])/g;
+
+/**
+ * A Mailgun private API key, `key-` and 32 lowercase letters and digits (a digit among them):
+ * too short for the rule of long keys, and lowercase, which that rule does not read as a token.
+ */
+const MAILGUN_KEY = /(?<![\w-])key-(?=[a-z]{0,31}\d)[a-z0-9]{32}(?![\w-])/g;
+
+/**
+ * An AWS ARN's account id (`arn:aws:iam::123456789012:user/deploy`): the 12 digits that name the
+ * account go, the partition, service, region and resource stay (they tell the model which
+ * permission failed).
+ */
+const AWS_ARN_ACCOUNT =
+  /(?<![\w-])(arn:aws[a-z-]{0,16}:[a-z0-9-]{1,64}:[a-z0-9-]{0,32}:)\d{12}(?=:)/g;
+
+/** Keys and ids known by their shape where no prefix of the groups above names them. */
+export const VENDOR_SHAPE_RULES: SecretGroup = {
+  may: (text) => text.includes(".") || text.includes("key-") || text.includes("arn:"),
+  rules: [
+    [DISCORD_BOT_TOKEN, TOKEN, (text) => text.includes(".")],
+    [MAILGUN_KEY, TOKEN, (text) => text.includes("key-")],
+    [AWS_ARN_ACCOUNT, `$1${REDACTED}`, (text) => text.includes("arn:aws")],
   ],
 };
