@@ -630,7 +630,8 @@ export const NAMED_VALUE_RULES: SecretGroup = {
     // `sshpass -p <value>`: a password after a flag that elsewhere is a port.
     [SSHPASS_PASSWORD, redactToldAfter, (text) => text.includes("sshpass")],
     // `-u <user> -p <value>`: the password after a user, where `-p` is not a port.
-    [USER_THEN_P_PASSWORD, redactToldAfter, (text) => text.includes(" -p ")],
+    // (Any space around the flag, a line break or a tab too, as the pattern reads it.)
+    [USER_THEN_P_PASSWORD, redactToldAfter, (text) => text.includes("-p")],
     // `<password>…</password>`, `<AccessKey>…</AccessKey>`.
     [XML_ELEMENT, redactXmlElement, (text) => text.includes("</")],
     // `<add key="DbPassword" value="…" />`.
