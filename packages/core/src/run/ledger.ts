@@ -13,6 +13,7 @@ import { type CallState, noteSuccess } from "./call-state.ts";
 import {
   claimDoubt,
   type DoubtAnswer,
+  freed,
   freeToken,
   type KeptAnswer,
   settleDoubt,
@@ -277,6 +278,11 @@ function claimAnswered(state: CallState, answer: ClaimResult): MaybePromise<Step
   state.claimedAt = answer.claimedAt ?? state.claimingAt;
   // Each claim says anew: a key this call settled back to uncertain is taken over again.
   state.retaken = answer.retaken === true;
+  // Not taken over but free: whoever freed the key meanwhile (a person's settle) resolved this
+  // call's doubt, and the write's entry in doubt is no longer known to be its own (an identical
+  // write of another call may have claimed it and be in doubt now): it is claimed as any
+  // identical write's, never taken over.
+  if (!state.retaken && state.doubtHeld) freed(state);
   return ask(state, claimDoubtOf, doubtAnswered, notSentTrouble);
 }
 
