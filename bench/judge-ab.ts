@@ -2,7 +2,8 @@
  * Judging failure texts never seen before, two builds side by side in one process: this
  * checkout's built `@governor/core` against a copy of another build's (made by
  * bench/snapshot-dist.sh). Measured: `matchBuiltinRules`, `normalizeText`, `redact` (the policy's
- * default settings) and `assessFailure`, over the corpus texts of test/corpus/tool-errors.jsonl
+ * default settings), `assessFailure`, and `assessFailure` of a write whose call (arguments and
+ * schema) the run knows (`assessWithCall`), over the corpus texts of test/corpus/tool-errors.jsonl
  * with a new request id (a UUID) appended every round, as `judge_unseen_vs_regex` of `pnpm bench`
  * judges them. Every round both builds judge the same fresh texts (which neither has seen, a build
  * with a memo of texts included), the order alternating; the figure is CPU time (`process.cpuUsage`, which a

@@ -12,9 +12,40 @@ import { toolErrors } from "./judge-texts.ts";
 export type Fn = (text: string, row: number, failure: core.Failure) => unknown;
 export type Build = {
   readonly fns: Readonly<
-    Record<"matchBuiltinRules" | "normalizeText" | "redact" | "assessFailure", Fn>
+    Record<
+      "matchBuiltinRules" | "normalizeText" | "redact" | "assessFailure" | "assessWithCall",
+      Fn
+    >
   >;
   readonly failureFromResult: typeof core.failureFromResult;
+};
+
+/**
+ * A call as an MCP host knows it (arguments and the tool's input schema) for every text: six
+ * arguments of the shapes tools take, one of them missing from a `required` list the call keeps.
+ */
+const CALL = {
+  args: {
+    id: "inv_7Hq2k9",
+    name: "quarterly-report",
+    query: "status:open owner:jdoe",
+    limit: 25,
+    url: "https://api.example.com/v2/items",
+    tags: ["billing", "q3"],
+  },
+  inputSchema: {
+    type: "object",
+    properties: {
+      id: { type: "string" },
+      name: { type: "string" },
+      query: { type: "string" },
+      limit: { type: "integer" },
+      url: { type: "string" },
+      tags: { type: "array" },
+      mode: { type: "string", enum: ["fast", "full"] },
+    },
+    required: ["id", "name"],
+  },
 };
 
 function build(c: typeof core, j: typeof judge): Build {
@@ -32,6 +63,14 @@ function build(c: typeof core, j: typeof judge): Build {
           policy,
           tool: tools[row] as (typeof tools)[number],
           effect: "read_only",
+        }),
+      // The same failures of a write whose call the run knows (what the call's reading costs).
+      assessWithCall: (_text, row, failure) =>
+        j.assessFailure(failure, {
+          policy,
+          tool: tools[row] as (typeof tools)[number],
+          effect: "mutating",
+          call: CALL,
         }),
     },
   };
