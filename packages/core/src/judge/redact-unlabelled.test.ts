@@ -310,3 +310,47 @@ describe("redact: internal hosts of a cluster", () => {
     expect(redact(text)).toBe(text);
   });
 });
+
+describe("redact: a home-relative path or one from a home variable", () => {
+  it.each([
+    ["ssh: open ~bob/.ssh/id_rsa: permission denied", "ssh: open [path]: permission denied"],
+    ["read ~deploy_user/.aws/credentials failed", "read [path] failed"],
+    ["no file ~/.aws/credentials.", "no file [path]."],
+    ["cat $HOME/.aws/credentials", "cat [path]"],
+    ["missing $HOME/.netrc", "missing [path]"],
+    [
+      `gcloud: \${HOME}/.config/gcloud/application_default_credentials.json not found`,
+      "gcloud: [path] not found",
+    ],
+    ["open $XDG_CONFIG_HOME/gcloud/credentials.db", "open [path]"],
+    ["type %USERPROFILE%\\.aws\\credentials", "type [path]"],
+    [
+      "at %APPDATA%\\gcloud\\legacy_credentials\\bob@example.com\\adc.json: denied",
+      "at [path]: denied",
+    ],
+    ["%LocalAppData%\\Google\\token.json is stale", "[path] is stale"],
+    ["copy %HOMEDRIVE%%HOMEPATH%\\.ssh\\id_ed25519 (done)", "copy [path] (done)"],
+    ['{"file":"%USERPROFILE%\\\\.aws\\\\credentials"}', '{"file":"[path]"}'],
+    ['{"file":"$HOME/.aws/credentials"}', '{"file":"[path]"}'],
+  ])("%s", (text, expected) => {
+    expect(redact(text)).toBe(expected);
+  });
+
+  // Relative paths, a lone variable, `~` as "about" and `%` as a percentage stay.
+  it.each([
+    "retry in ~ 5 minutes",
+    "took ~5/10 of the budget",
+    "set $HOME first",
+    "$HOME is unset",
+    "echo $HOME/",
+    "50% of runs failed, 20%/s slower",
+    "100%APPDATA is not a variable",
+    "cp src/app/x.ts ./dist/x.ts",
+    "$SRC/app/main.ts not found",
+    "$1/$2 is the ratio",
+    "%PATH%\\bin is a relative entry",
+    "a~b/c is a name",
+  ])("%s stays as written", (text) => {
+    expect(redact(text)).toBe(text);
+  });
+});

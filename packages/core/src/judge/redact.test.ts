@@ -808,6 +808,12 @@ describe("redact: bounded work", () => {
     ["PostgreSQL details", "Key (a_token)=("],
     ["attribute pairs", '<a key="password" value="'],
     ["hash rockets", "'password' => "],
+    ["traceparent-like runs", "00-4bf92f3577b34da6a3ce929d0e0e4736-"],
+    ["another user's home", "~a/"],
+    ["home variables", "$HOME/"],
+    ["braced home variables", `\${HOME}/a`],
+    ["Windows home variables", "%APPDATA%\\"],
+    ["percent signs", "50%"],
   ];
 
   it.each(adversarial)("1 MB of %s returns a bounded output", (_name, unit) => {
@@ -853,6 +859,43 @@ describe("unlabelled hex keys and internal ids", () => {
     expect(redact("order 12345678 of deadbeef-cafe not found")).toBe(
       "order 12345678 of deadbeef-cafe not found",
     );
+  });
+
+  // A W3C trace context carries the same trace id as `trace_id=…`, and a span id, joined by `-`
+  // into one run the long-key rule keeps: both ids go, the version and flags stay.
+  const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const SPAN = "00f067aa0ba902b7";
+  it.each([
+    [`traceparent: 00-${TRACE}-${SPAN}-01`, "traceparent: 00-[token]-[token]-01"],
+    [
+      `upstream failed traceparent=00-${TRACE}-${SPAN}-00;`,
+      "upstream failed traceparent=00-[token]-[token]-00;",
+    ],
+    [
+      `{"traceparent":"00-${TRACE}-${SPAN}-01","status":503}`,
+      '{"traceparent":"00-[token]-[token]-01","status":503}',
+    ],
+    [
+      `Traceparent: 00-${TRACE.toUpperCase()}-${SPAN.toUpperCase()}-01`,
+      "Traceparent: 00-[token]-[token]-01",
+    ],
+    [
+      `headers: {"traceparent": "00-${TRACE}-${SPAN}-01"} trace_id=${TRACE}`,
+      'headers: {"traceparent": "00-[token]-[token]-01"} trace_id=[token]',
+    ],
+  ])("redacts the trace and span ids of a traceparent: %s", (text, expected) => {
+    expect(redact(text)).toBe(expected);
+    expect(redact(text)).not.toContain(TRACE.slice(0, 8));
+    expect(redact(text).toLowerCase()).not.toContain(SPAN.slice(0, 8));
+  });
+
+  it.each([
+    "traceparent header missing",
+    "traceparent: 00-abc-def-01 is malformed",
+    `span 00-${SPAN}-${SPAN}-01 is short`,
+    "build 2024-01-15-rc1 of job 12-3456-78",
+  ])("keeps what is not a trace context: %s", (text) => {
+    expect(redact(text)).toBe(text);
   });
 });
 

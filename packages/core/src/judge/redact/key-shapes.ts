@@ -2,7 +2,8 @@
  * Keys known by their shape alone, with no name or prefix: PEM blocks, `0x` and hex, long runs of
  * mixed-case letters and digits (or of hex), AWS secret access keys (40 base64 characters), Azure
  * AD client secrets (`…8Q~…`), Google Cloud Storage HMAC access ids (`GOOG1…`), and HTTP Basic
- * credentials (`Basic ` and the base64 of `user:password`) wherever they stand.
+ * credentials (`Basic ` and the base64 of `user:password`) wherever they stand, and the trace and
+ * span ids of a W3C `traceparent` (`00-<32 hex>-<16 hex>-01`).
  */
 import { TOKEN } from "./placeholders.ts";
 import type { SecretGroup } from "./rule.ts";
@@ -133,10 +134,31 @@ function redactBasicCredentials(
   return `${String(word)}${String(space)}${TOKEN}`;
 }
 
+/**
+ * Whether a W3C trace context may be there: a `-` with two more 33 and 50 characters after it, as
+ * in every match of `00-<32 hex>-<16 hex>-01` (the `-` after the version, the trace id and the
+ * span id). One pass over the `-` of the text.
+ * @internal Exported for tests; not part of the public API.
+ */
+export function mayHoldTraceparent(text: string): boolean {
+  for (let at = text.indexOf("-"); at >= 0; at = text.indexOf("-", at + 1)) {
+    if (text.charCodeAt(at + 33) === 45 && text.charCodeAt(at + 50) === 45) return true;
+  }
+  return false;
+}
+
 /** Unlabelled keys, after the named ones (a named value is redacted whole first). */
 export const KEY_SHAPE_RULES: SecretGroup = {
   may: () => true,
   rules: [
+    // A W3C `traceparent` value (`traceparent: 00-4bf9…4736-00f0…02b7-01`, in a header, after
+    // `=` or in JSON): its trace id and span id are internal ids; the version and flags stay. The
+    // long-key rule below reads the whole value as one run with `-` in it and keeps it.
+    [
+      /(?<![\w-])([0-9a-fA-F]{2})-[0-9a-fA-F]{32}-[0-9a-fA-F]{16}-([0-9a-fA-F]{2})(?![\w-])/g,
+      `$1-${TOKEN}-${TOKEN}-$2`,
+      mayHoldTraceparent,
+    ],
     // A private key or hash as `0x` and hex.
     [/(?<![\w])0x[0-9a-fA-F]{32,}/g, TOKEN, (text) => text.includes("0x")],
     // After `=` too: `NAME=<key>` whatever the name. A key may end in `=` and eight upper-case
