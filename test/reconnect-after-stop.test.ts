@@ -1,9 +1,10 @@
 /**
  * A governed call that waits for a reconnect before it sends anything (`ctx.beforeSending`) is
- * not sent once the reconnect is done when its run ended meanwhile: by a stop Governor decided
- * (here the calls budget, spent by a parallel call), or by the host while the reconnect did not
- * heed the signal. It sent nothing, so nothing is left in doubt: the call ends with the run's
- * reason and says it was not made (found by an attack on "a call never outlives its run").
+ * not sent once the reconnect is done when its run ended meanwhile by a stop Governor decided
+ * (here the calls budget, spent by a parallel call): it sent nothing, so nothing is left in doubt,
+ * and the call ends with the run's reason and says it was not made (found by an attack on "a call
+ * never outlives its run"; the first test fails before the fix). The second test guards the
+ * host's end of the run during the same wait, which the client's bounded reconnect already kept.
  */
 import { createGovernor, type Run } from "@governor/core";
 import { governClient } from "@governor/mcp";

@@ -667,11 +667,10 @@ function fromText(
     evidence.targets === "none" && evidence.argument === undefined ? c : { ...c, evidence };
   if (evidence.argument !== undefined || weighed.action !== "correct_arguments") {
     // A correction the call backs (the text names one of its arguments, or the call plainly
-    // breaks its schema at one: `breaksSchema`) is no longer the model's
-    // word against one phrasing, nor a refusal of the operation as a whole: both marks are
-    // dropped. A bare conflict keeps its mark: the value it echoes is most often the target's own
-    // id (in a URL's path: "POST /invoices/inv_1/pay: 409"), which says what conflicts, not what
-    // to change.
+    // breaks its schema at one: `breaksSchema`) is no longer the model's word against one
+    // phrasing, nor a refusal of the operation as a whole: both marks are dropped. A bare conflict
+    // keeps its mark: the value it echoes is most often the target's own id (in a URL's path:
+    // "POST /invoices/inv_1/pay: 409"), which says what conflicts, not what to change.
     const { disputedByModel: _, wholeOperation: __, ...backed } = weighed;
     return withEvidence(backed);
   }
