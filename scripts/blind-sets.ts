@@ -21,6 +21,7 @@ export const BLIND_SETS = [
   "blind13",
   "blind14",
   "blind15",
+  "blind16",
 ] as const;
 
 export type BlindSetName = (typeof BLIND_SETS)[number];
