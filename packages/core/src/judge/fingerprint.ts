@@ -313,6 +313,9 @@ function replaceQuoted(
   }
   const keyName = keyAtEnd(before);
   if (keyName !== undefined && CONDITION_KEYS.has(keyName)) return match;
+  // The value of a key that names a tool or a command (`"toolname": "fetch_error_report"`) is
+  // its name, whatever words it holds.
+  if (keyName !== undefined && THING_KEYS.has(keyName)) return "<str>";
   // One word of a condition after a colon, whatever names it (`upstream said: "Forbidden"`); a
   // word that is as often the name of a field or an argument (`Error: 'limit' must be …`,
   // `unknown field: "type"`) is that name there.
@@ -328,6 +331,13 @@ function replaceQuoted(
   }
   return "<str>";
 }
+
+/**
+ * Keys whose value is the name of a tool or a command the call named: a value, even when its
+ * words are error vocabulary (`"toolname": "fetch_error_report"`). Not a field's key: which
+ * field an upstream rejects (`"field": "time_window"`) is part of its answer.
+ */
+const THING_KEYS = new Set(["tool", "toolname", "tool_name", "command", "command_name"]);
 
 /**
  * Words of error vocabulary that are as often the name of a field, an argument or a column
