@@ -690,6 +690,25 @@ describe("values a validator or a decoder echoes", () => {
   });
 });
 
+describe("identifiers in camel case", () => {
+  it("inside a sentence, one that holds no word of a condition is a value", () => {
+    same(
+      "Upstream error (code: 9)\nPlease specify reportTypeId.",
+      "Upstream error (code: 9)\nPlease specify ownerGroupId.",
+    );
+    same(
+      '400 {"message":"Your call holds an invalid imageKey parameter."}',
+      '400 {"message":"Your call holds an invalid albumPath parameter."}',
+    );
+  });
+
+  it("one that opens the text, or names a condition, stays", () => {
+    apart("fooBar parameter is required", "bazQux parameter is required");
+    apart("request failed (AccessDenied)", "request failed (QuotaExceeded)");
+    apart("request failed (ResourceInUse)", "request failed (DryRunOperation)");
+  });
+});
+
 describe("the fold's patterns", () => {
   it.each(FOLD_PATTERNS.map((p) => [p.source.slice(0, 60), p] as const))(
     "no nested unbounded quantifier in %s",

@@ -258,6 +258,24 @@ const VALIDATED_SLOT =
 /** Inside every match of VALIDATED_SLOT. */
 const VALIDATED_HINT = /required|must|cannot be|should|exceeds|wrong type|is too|not of type/;
 
+/**
+ * Whether an identifier written in camel case (`sessionsPerUser`, `PromptVersion`) names a thing:
+ * none of its words is error vocabulary or a word of a sentence (`AccessDenied`, `ResourceInUse`
+ * name a condition) unless it is a common name of a slot (`issueTypeId`), and it is no error
+ * class.
+ */
+function plainCamel(word: string): boolean {
+  const lower = word.toLowerCase();
+  if (isErrorClass(lower)) return false;
+  for (const part of word.split(/(?=[A-Z])/)) {
+    const p = part.toLowerCase();
+    // A common name of a slot (`issueTypeId`, `statusCode`) is a word of a name here.
+    if (SLOT_NAMES.has(p)) continue;
+    if (vocabulary.has(p) || FUNCTION_WORDS.has(p) || isErrorClass(p)) return false;
+  }
+  return true;
+}
+
 /** Whether `word`, after or before the noun of a slot, is the slot's name. */
 function slotName(word: string): boolean {
   const bare = word.startsWith("$") ? word.slice(1) : word;
@@ -368,8 +386,15 @@ function replaceEcho(text: string, word: string): string {
  * where the text says a value stands (after the noun of its kind, `invalid … type:`, or as the
  * name of a setting, `LOG_LEVEL=debug`) it is still a value.
  */
-export function foldValues(normalized: string, codes?: ReadonlySet<string>): string {
+export function foldValues(
+  normalized: string,
+  codes?: ReadonlySet<string>,
+  camels?: readonly string[],
+): string {
   let s = normalized;
+  if (camels !== undefined) {
+    for (const word of camels) if (plainCamel(word)) s = replaceEcho(s, word.toLowerCase());
+  }
   if (s.includes("<")) s = s.replace(PLACEHOLDER, "<v>");
   if (s.includes("input_value=")) s = s.replace(ECHOED_INPUT, "$1<v>");
   if (s.includes("unmarshal ")) s = s.replace(UNMARSHALLED_KIND, "$1<v>");
