@@ -592,6 +592,123 @@ describe("a code written in capitals, with no error word, is the condition", () 
   });
 });
 
+// Phrasings written for these tests (fprint16), in the shapes of the opened sets' misses.
+describe("the name of a slot, after or before its noun", () => {
+  it("after `parameter`, `field`, `param`, a name of the slot is a value, common words too", () => {
+    same(
+      "parameter limit is not of type string, is float64",
+      "parameter cursor is not of type string, is float64",
+    );
+    same("Field id cannot be null or empty", "Field title cannot be null or empty");
+    same(
+      "invalid parameter row_max_count: must be a number",
+      "invalid parameter batch: must be a number",
+    );
+    same(
+      "Error: param $owner was referenced without a value",
+      "Error: param $tenant was referenced without a value",
+    );
+  });
+
+  it("before its noun, only a common name of a slot is a value", () => {
+    same("url parameter is required", "region parameter is required");
+    same("Error: id param is required", "Error: query param is required");
+    // A server's own sentence for one slot, and words of a condition, stay.
+    apart("reportKey parameter is required", "sheetOwner parameter is required");
+    apart("field invalid: expected number", "field missing: expected number");
+    apart("required parameter is missing", "optional parameter is missing");
+  });
+
+  it("a joined identifier after the noun of its kind is a name, error words and all", () => {
+    same("tool fetch_error_logs not found", "tool sync_calendar not found");
+    same("the engine nightly_readonly is read-only", "the engine etl_batch is read-only");
+    same("unknown parameter row_max_total", "unknown parameter cursor_token");
+    // An identifier of condition words is a condition.
+    apart("tool not_found", "tool read_only");
+  });
+
+  it("the subject of a validation opening a sentence is a slot, a noun of a kind too", () => {
+    same("bucket is required, a text is expected", "archive is required, a text is expected");
+    same("start has wrong type: int", "window has wrong type: int");
+    apart("name is required", "tenant is required");
+    apart("token is required", "password is required");
+  });
+});
+
+describe("values a validator or a decoder echoes", () => {
+  it("pydantic's input_value is the call's input, whatever its shape", () => {
+    same(
+      "1 validation error for SearchArgs\nquery\n  Missing [type=missing, input_value={'q': 1}, input_type=dict]",
+      "1 validation error for SearchArgs\nquery\n  Missing [type=missing, input_value={'q': 1, 'page': {'n': 2}}, input_type=dict]",
+    );
+    apart(
+      "1 validation error for SearchArgs\nquery\n  Missing [type=missing, input_value={'q': 1}, input_type=dict]",
+      "1 validation error for SearchArgs\nquery\n  Input should be a valid string [type=string_type, input_value={'q': 1}, input_type=dict]",
+    );
+  });
+
+  it("the JSON kind Go's decoder met is the call's; the type it expected stays", () => {
+    same(
+      "json: cannot unmarshal string into Go struct field .retries of type int",
+      "json: cannot unmarshal bool into Go struct field .retries of type int",
+    );
+    apart(
+      "json: cannot unmarshal string into Go struct field .retries of type int",
+      "json: cannot unmarshal string into Go struct field .retries of type []string",
+    );
+  });
+
+  it("what is unsupported, after its noun and a colon, is a value; a file extension too", () => {
+    same(
+      "unsupported export format: yaml. supported formats: csv, json",
+      "unsupported export format: toml. supported formats: csv, json",
+    );
+    same("Unsupported input file type: .odt", "Unsupported input file type: .key");
+    apart("unsupported operation: denied", "unsupported operation: expired");
+  });
+
+  it("a tool or a command named by its key is a value, error words and all", () => {
+    same(
+      '{"success":false,"error":"tool crashed","toolname":"fetch_error_report"}',
+      '{"success":false,"error":"tool crashed","toolname":"get_invoices"}',
+    );
+    apart(
+      '{"code":"rate_limited","toolname":"get_invoices"}',
+      '{"code":"quota_exceeded","toolname":"get_invoices"}',
+    );
+  });
+
+  it("a relation, or a name before an escaped line break, after the noun of its kind", () => {
+    same(
+      "permission denied for relation ledger (SQLSTATE 42501)",
+      "permission denied for relation payouts (SQLSTATE 42501)",
+    );
+    same(
+      '{"error": "permission denied for table ledger\\n"}',
+      '{"error": "permission denied for table audit_trail\\n"}',
+    );
+  });
+});
+
+describe("identifiers in camel case", () => {
+  it("inside a sentence, one that holds no word of a condition is a value", () => {
+    same(
+      "Upstream error (code: 9)\nPlease specify reportTypeId.",
+      "Upstream error (code: 9)\nPlease specify ownerGroupId.",
+    );
+    same(
+      '400 {"message":"Your call holds an invalid imageKey parameter."}',
+      '400 {"message":"Your call holds an invalid albumPath parameter."}',
+    );
+  });
+
+  it("one that opens the text, or names a condition, stays", () => {
+    apart("fooBar parameter is required", "bazQux parameter is required");
+    apart("request failed (AccessDenied)", "request failed (QuotaExceeded)");
+    apart("request failed (ResourceInUse)", "request failed (DryRunOperation)");
+  });
+});
+
 describe("the fold's patterns", () => {
   it.each(FOLD_PATTERNS.map((p) => [p.source.slice(0, 60), p] as const))(
     "no nested unbounded quantifier in %s",

@@ -45,7 +45,7 @@ const THING_PARTICIPLE =
 const AFTER_THING = new RegExp(String.raw`(\b${THING}${THING_PARTICIPLE}: )(${TOKENS})${END}`, "g");
 /** A tail after a phrase of absence or refusal: `does not exist: x`, `no such index: x`. */
 const AFTER_CONDITION = new RegExp(
-  String.raw`(\b(?:does not exist|do not exist|already exists?|not found|no such [a-z]+|not supported|not allowed|disabled|unknown [a-z]+|invalid (?:[a-z]+ ){0,3}[a-z]+): )(${TOKENS})${END}`,
+  String.raw`(\b(?:does not exist|do not exist|already exists?|not found|no such [a-z]+|not supported|not allowed|disabled|unknown [a-z]+|(?:invalid|unsupported) (?:[a-z]+ ){0,3}[a-z]+): )(${TOKENS}|\.[a-z0-9]{1,10})${END}`,
   "g",
 );
 /** The thing an error happened in: `error running x:`, `api error in x:`, `arguments for x:`. */
@@ -53,9 +53,9 @@ const ERROR_IN =
   /\b((?:(?:error|failed|failure|exception|arguments?|provided) (?:in|running|calling|executing|processing|for|fetching|getting|retrieving|loading|reading|creating|updating|deleting|listing)|failed to (?:fetch|get|retrieve|load|read|create|update|delete|list|find|open|execute|run|call|invoke|start|stop))(?: (?:file|tool|table|collection|index|document|record|item|page|directory|folder|command|function|script|job|task))? )([a-z][\w.<>-]{0,60})(?=:|[.!]?$)/g;
 /** A name after the noun of its kind: `tool search disabled`, `owner of table orders`. */
 const KINDS =
-  "tools?|tables?|columns?|spaces?|calendars?|propert(?:y|ies)|hosts?|indexe?s?|indices|collections?|fields?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|projects?|models?|databases?|operations?|engines?|functions?|variables?|schemas?|views?|topics?|queues?|streams?|namespaces?|pods?|deployments?|clusters?|roles?|accounts?|environments?|regions?|workflows?|jobs?|steps?|labels?|tags?|formats?|languages?|actions?|modes?|methods?|providers?|plans?|scopes?|templates?|policies|policy|secrets?|services?|apps?|applications?|sites?|folders?|sheets?|boards?|issues?|tickets?|agents?|instances?|volumes?|images?|containers?|nodes?|tasks?|pipelines?|stages?|releases?|versions?|packages?|modules?|plugins?|integrations?|connectors?|destinations?|datasets?|dashboards?|metrics?|monitors?|alerts?|zones?|domains?|endpoints?|parameters?|arguments?|filters?|teams?|organi[sz]ations?|orgs?|subscriptions?";
+  "tools?|tables?|relations?|columns?|spaces?|calendars?|propert(?:y|ies)|hosts?|indexe?s?|indices|collections?|fields?|branch(?:es)?|repositor(?:y|ies)|buckets?|channels?|workspaces?|projects?|models?|databases?|operations?|engines?|functions?|variables?|schemas?|views?|topics?|queues?|streams?|namespaces?|pods?|deployments?|clusters?|roles?|accounts?|environments?|regions?|workflows?|jobs?|steps?|labels?|tags?|formats?|languages?|actions?|modes?|methods?|providers?|plans?|scopes?|templates?|policies|policy|secrets?|services?|apps?|applications?|sites?|folders?|sheets?|boards?|issues?|tickets?|agents?|instances?|volumes?|images?|containers?|nodes?|tasks?|pipelines?|stages?|releases?|versions?|packages?|modules?|plugins?|integrations?|connectors?|destinations?|datasets?|dashboards?|metrics?|monitors?|alerts?|zones?|domains?|endpoints?|parameters?|arguments?|filters?|teams?|organi[sz]ations?|orgs?|subscriptions?";
 const KIND_NAME = new RegExp(
-  String.raw`\b(${KINDS}) ([a-z][\w.<>-]{0,60})(?=[\s(:.,;!)"']|$)`,
+  String.raw`\b(${KINDS}) ([a-z][\w.<>-]{0,60})(?=[\s(:.,;!)"'\\]|$)`,
   "g",
 );
 /** A noun of a kind alone: the subject of `collection not found: x` is the kind, not a name. */
@@ -220,6 +220,101 @@ const SQL_WORDS = new Set(
   ).split(" "),
 );
 
+/** Nouns of a slot a call fills: the word right after one, before a predicate, names the slot. */
+const SLOT = "(?:parameter|param|argument|arg|field|property|column|attribute|option|variable)s?";
+/**
+ * The name of a slot after its noun, before what is said of it: `parameter limit is not of type
+ * string`, `invalid parameter row_max_count: must be`, `field id cannot be empty`.
+ */
+const SLOT_THEN_NAME = new RegExp(
+  String.raw`\b(${SLOT} )(\$?[a-z][\w.$-]{0,60})(?=:| (?:is|are|was|were|must|cannot|can't|should|has|have|does|do|referenced|exceeds)\b)`,
+  "g",
+);
+/** The name of a slot before its noun: `url parameter is required`, `name field must not be empty`. */
+const NAME_THEN_SLOT = new RegExp(
+  String.raw`(^|[:.,;(\[{"] )([a-z][\w.$-]{0,60})( ${SLOT} (?:is required|is missing|are required|are missing|must|cannot|should|is not|is empty|missing|required)\b)`,
+  "g",
+);
+/**
+ * Names of a slot a call often fills that are also words of a template or of error vocabulary
+ * (`id`, `name`, `limit`, `status`): after (or before) the noun of a slot they are its name.
+ */
+const SLOT_NAMES = new Set(
+  (
+    "id ids name names type types status limit url uri email title number query start end step " +
+    "page size format value key keys path code description text message data content count " +
+    "offset order sort filter state mode scope date time token password username user login " +
+    "region version label tag tags body phone address amount currency price file files input " +
+    "payload header headers range length"
+  ).split(" "),
+);
+
+/**
+ * The slot a validation is about, opening a sentence: `name must not be blank`, `start has wrong
+ * type`, `summary exceeds maximum length`. What a validator says of one slot it says of any.
+ */
+const VALIDATED_SLOT =
+  /(^|: |\] |"|\. )([a-z][\w.$-]{0,60})(?= (?:is required|are required|must (?:not )?(?:be|contain|have|match|exceed)|cannot be (?:empty|blank|null)|should (?:not )?be|exceeds (?:the )?max(?:imum)?|has (?:the )?wrong type|is too (?:long|short|large|small)|is not of type)\b)/g;
+/** Inside every match of VALIDATED_SLOT. */
+const VALIDATED_HINT = /required|must|cannot be|should|exceeds|wrong type|is too|not of type/;
+
+/**
+ * Whether an identifier written in camel case (`sessionsPerUser`, `PromptVersion`) names a thing:
+ * none of its words is error vocabulary or a word of a sentence (`AccessDenied`, `ResourceInUse`
+ * name a condition) unless it is a common name of a slot (`issueTypeId`), and it is no error
+ * class.
+ */
+function plainCamel(word: string): boolean {
+  const lower = word.toLowerCase();
+  if (isErrorClass(lower)) return false;
+  for (const part of word.split(/(?=[A-Z])/)) {
+    const p = part.toLowerCase();
+    // A common name of a slot (`issueTypeId`, `statusCode`) is a word of a name here.
+    if (SLOT_NAMES.has(p)) continue;
+    if (vocabulary.has(p) || FUNCTION_WORDS.has(p) || isErrorClass(p)) return false;
+  }
+  return true;
+}
+
+/** Whether `word`, after or before the noun of a slot, is the slot's name. */
+function slotName(word: string): boolean {
+  const bare = word.startsWith("$") ? word.slice(1) : word;
+  return SLOT_NAMES.has(bare) || (!isTemplateNoun(bare) && nameLike(bare)) || joinedName(bare);
+}
+
+/**
+ * Whether an identifier of joined words (`row_max_count`, `fetch_error_logs`) names a thing where the
+ * noun of its kind stands before it: one of its words at least is neither error vocabulary nor a
+ * word of a sentence, and none is a participle (`not_found`, `read_only`, `content_filtered` name
+ * a condition).
+ */
+function joinedName(word: string): boolean {
+  if (!/^[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+$/.test(word)) return false;
+  const parts = word.split(/[_-]/);
+  // A participle (`content_filtered`) says what happened: a condition.
+  if (parts.some((part) => part.length >= 5 && part.endsWith("ed"))) return false;
+  return parts.some(
+    (part) =>
+      /^[a-z]{2,}$/.test(part) &&
+      !vocabulary.has(part) &&
+      !isErrorClass(part) &&
+      !FUNCTION_WORDS.has(part),
+  );
+}
+
+/**
+ * The input a validator echoes (pydantic's `[type=missing, input_value={'a': 1}, input_type=dict]`):
+ * the call's own value, whatever its shape.
+ */
+const ECHOED_INPUT = /\b(input_value=)[^\n]{0,400}?(?=, input_type=)/g;
+
+/**
+ * The JSON kind Go's decoder met where another was expected (`json: cannot unmarshal string into
+ * Go struct field …`): what the call sent, as `got <v>` is. The expected type stays.
+ */
+const UNMARSHALLED_KIND =
+  /\b(cannot unmarshal )(?:object|array|string|number|bool|boolean|null)(?= into\b)/g;
+
 /** Words of error vocabulary a value never is (the normalizer's, and a few of its own). */
 let vocabulary: ReadonlySet<string> = new Set();
 
@@ -291,9 +386,18 @@ function replaceEcho(text: string, word: string): string {
  * where the text says a value stands (after the noun of its kind, `invalid … type:`, or as the
  * name of a setting, `LOG_LEVEL=debug`) it is still a value.
  */
-export function foldValues(normalized: string, codes?: ReadonlySet<string>): string {
+export function foldValues(
+  normalized: string,
+  codes?: ReadonlySet<string>,
+  camels?: readonly string[],
+): string {
   let s = normalized;
+  if (camels !== undefined) {
+    for (const word of camels) if (plainCamel(word)) s = replaceEcho(s, word.toLowerCase());
+  }
   if (s.includes("<")) s = s.replace(PLACEHOLDER, "<v>");
+  if (s.includes("input_value=")) s = s.replace(ECHOED_INPUT, "$1<v>");
+  if (s.includes("unmarshal ")) s = s.replace(UNMARSHALLED_KIND, "$1<v>");
   const colonSpace = s.includes(": ");
   if (colonSpace) s = s.replace(AFTER_THING, valueIfPlain);
   s = s.replace(CHOICES, valueIfPlain);
@@ -326,6 +430,14 @@ export function foldValues(normalized: string, codes?: ReadonlySet<string>): str
         ? m
         : name(m, lead, word),
   );
+  if (VALIDATED_HINT.test(s)) {
+    s = s.replace(VALIDATED_SLOT, (m, lead: string, word: string, offset: number, whole: string) =>
+      (lead === '"' && !opensValue(whole, offset)) ||
+      !((nameLike(word) && !isTemplateNoun(word)) || KIND_WORD.test(word))
+        ? m
+        : name(m, lead, word),
+    );
+  }
   if (colonSpace) {
     s = s.replace(LAST_WORD, (m, lead: string, word: string) =>
       codes?.has(word) ? m : name(m, lead, word),
@@ -344,7 +456,28 @@ export function foldValues(normalized: string, codes?: ReadonlySet<string>): str
       name(m, the, word, kind),
     );
   }
-  s = s.replace(KIND_NAME, (m, kind: string, word: string) => name(m, `${kind} `, word));
+  if (
+    s.includes("param") ||
+    s.includes("arg") ||
+    s.includes("field") ||
+    s.includes("propert") ||
+    s.includes("column") ||
+    s.includes("attribute") ||
+    s.includes("option") ||
+    s.includes("variable")
+  ) {
+    s = s.replace(SLOT_THEN_NAME, (m, lead: string, word: string) =>
+      slotName(word) ? `${lead}<v>` : m,
+    );
+    // Before the noun, only a common name of a slot: a server that writes each slot's own
+    // sentence (`datasetName parameter is required`) writes another template for each.
+    s = s.replace(NAME_THEN_SLOT, (m, lead: string, word: string, tail: string) =>
+      SLOT_NAMES.has(word) ? `${lead}<v>${tail}` : m,
+    );
+  }
+  s = s.replace(KIND_NAME, (m, kind: string, word: string) =>
+    joinedName(word) ? `${kind} <v>` : name(m, `${kind} `, word),
+  );
   s = s.replace(AFTER_KIND_OF_CONDITION, (m, lead: string, kind: string, word: string) =>
     FUNCTION_WORDS.has(kind) ||
     vocabulary.has(kind) ||
@@ -507,6 +640,12 @@ export const FOLD_PATTERNS: readonly RegExp[] = [
   ERROR_IN,
   KIND_NAME,
   KIND_WORD,
+  SLOT_THEN_NAME,
+  NAME_THEN_SLOT,
+  ECHOED_INPUT,
+  UNMARSHALLED_KIND,
+  VALIDATED_SLOT,
+  VALIDATED_HINT,
   AFTER_KIND_OF_CONDITION,
   JOINED_VALUES,
   NEGATIVE_VALUE,

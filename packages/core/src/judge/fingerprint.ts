@@ -159,6 +159,31 @@ const NAMED_TAIL =
   /\b(not found|unknown [a-z]{1,20}|no such [a-z]{1,20}|not defined|invalid [a-z]{1,20}): ([^\s"'`:]{1,60}(?: [^\s"'`:]{1,60}){0,2})(?=\n|$)/g;
 /** The host of `getaddrinfo ENOTFOUND host`. */
 const NOT_FOUND_HOST = /\bgetaddrinfo (enotfound|eai_again) ([^\s"'`,;()]{1,253})/g;
+/**
+ * An identifier written in camel case (`sessionsPerUser`, `PromptVersion`, `issueTypeId`): a
+ * lowercase or capitalized word with one capitalized word or more glued after it.
+ */
+const CAMEL_IDENTIFIER =
+  /(?<![\w$.-])(?:[a-z]{1,30}|[A-Z][a-z]{1,30})(?:[A-Z][a-z0-9]{1,30}){1,8}(?![\w-])/g;
+/** Inside every match of CAMEL_IDENTIFIER: a lowercase letter, a capital, a lowercase letter. */
+const CAMEL_HINT = /[a-z][A-Z][a-z]/;
+
+/**
+ * The identifiers in camel case the text writes inside a sentence, at most 8. One that opens the
+ * text is its subject (`datasetName parameter is required`): a sentence a server may write for
+ * that one slot, kept.
+ */
+function camelIdentifiers(text: string): string[] | undefined {
+  const found: string[] = [];
+  const opening = text.search(/\S/);
+  for (const m of text.matchAll(CAMEL_IDENTIFIER)) {
+    if (found.length >= 8) break;
+    if (m.index === opening) continue;
+    if (!found.includes(m[0])) found.push(m[0]);
+  }
+  return found.length > 0 ? found : undefined;
+}
+
 /** Go's compound durations (`1m30s`, `2h0m0.5s`) and sizes (`256.0 KiB`, `974mb`). */
 const DURATION_OR_SIZE =
   /(?<![a-z0-9.])\d{1,15}(?:\.\d{1,9})?(?:(?:h|m|s|ms|us|µs|ns)(?:\d{1,9}(?:\.\d{1,9})?(?:h|m|s|ms|us|µs|ns)){1,5}| ?(?:[kmgtp]i?b|bytes))(?![a-z0-9])/g;
@@ -270,6 +295,12 @@ export const NORMALIZE_PATTERNS: readonly RegExp[] = [
   PLACEHOLDER_LIST,
 ];
 
+/**
+ * The patterns fingerprintOf reads on the original text, for the linear-time checks in the tests.
+ * @internal Exported for tests; not part of the public API.
+ */
+export const ORIGINAL_TEXT_PATTERNS: readonly RegExp[] = [CAMEL_IDENTIFIER, CAMEL_HINT];
+
 function replaceQuoted(
   match: string,
   double: string | undefined,
@@ -313,6 +344,9 @@ function replaceQuoted(
   }
   const keyName = keyAtEnd(before);
   if (keyName !== undefined && CONDITION_KEYS.has(keyName)) return match;
+  // The value of a key that names a tool or a command (`"toolname": "fetch_error_report"`) is
+  // its name, whatever words it holds.
+  if (keyName !== undefined && THING_KEYS.has(keyName)) return "<str>";
   // One word of a condition after a colon, whatever names it (`upstream said: "Forbidden"`); a
   // word that is as often the name of a field or an argument (`Error: 'limit' must be …`,
   // `unknown field: "type"`) is that name there.
@@ -328,6 +362,13 @@ function replaceQuoted(
   }
   return "<str>";
 }
+
+/**
+ * Keys whose value is the name of a tool or a command the call named: a value, even when its
+ * words are error vocabulary (`"toolname": "fetch_error_report"`). Not a field's key: which
+ * field an upstream rejects (`"field": "time_window"`) is part of its answer.
+ */
+const THING_KEYS = new Set(["tool", "toolname", "tool_name", "command", "command_name"]);
 
 /**
  * Words of error vocabulary that are as often the name of a field, an argument or a column
@@ -1113,6 +1154,7 @@ export function fingerprintOf(
   if (args !== undefined) normalized = foldArgumentValues(normalized, argumentValues(args));
   // A code the text writes in capitals (`QUEUE_FULL`) is the condition, not a value to fold.
   const codes = identifiersInCapitals(head);
-  const folded = foldValues(normalized, codes.size > 0 ? codes : undefined);
+  const camels = CAMEL_HINT.test(head) ? camelIdentifiers(head) : undefined;
+  const folded = foldValues(normalized, codes.size > 0 ? codes : undefined, camels);
   return sha256Hex(JSON.stringify([tool, channel, code, folded])).slice(0, 16);
 }
