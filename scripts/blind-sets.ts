@@ -22,6 +22,7 @@ export const BLIND_SETS = [
   "blind14",
   "blind15",
   "blind16",
+  "blind17",
 ] as const;
 
 export type BlindSetName = (typeof BLIND_SETS)[number];

@@ -14,11 +14,11 @@
  * so that rule work can follow the figure without seeing a line of it (test/blind/README.md).
  *
  * The second blind set (test/blind2) is scored the same way, key `blind2` of the JSON, and the
- * third (test/blind3) too, key `blind3`, and so on to the sixteenth (test/blind16), key `blind16`
+ * third (test/blind3) too, key `blind3`, and so on to the seventeenth (test/blind17), key `blind17`
  * (scripts/blind-sets.ts lists them).
  *
- * Usage: pnpm eval [--json] [--json-to=<file>] [--opened-only] [--blind=<dir>] [--blind2=<dir>] … [--blind16=<dir>] [corpus-dir]
- *   (defaults: test/corpus, test/blind, test/blind2, … test/blind16)
+ * Usage: pnpm eval [--json] [--json-to=<file>] [--opened-only] [--blind=<dir>] [--blind2=<dir>] … [--blind17=<dir>] [corpus-dir]
+ *   (defaults: test/corpus, test/blind, test/blind2, … test/blind17)
  *   --json prints the figures as JSON instead of text; --json-to=<file> also writes that JSON to
  *   <file>, so one run gives both. --opened-only (for rule work) scores and reads only the blind
  *   sets opened to rule work (scripts/blind-sets.ts): a closed set's lines are never read.
@@ -375,7 +375,7 @@ const everyBlindText = blindSets.flatMap((name) =>
 );
 
 /**
- * Scores a blind set (test/blind … test/blind16, scripts/blind-sets.ts; README.md of each) as `governor classify` would, and
+ * Scores a blind set (test/blind … test/blind17, scripts/blind-sets.ts; README.md of each) as `governor classify` would, and
  * returns aggregates only: no id, text, server or reason of a line leaves this function.
  */
 function scoreBlindSet(setDir: string) {

@@ -1,4 +1,4 @@
-// The blind sets (test/blind … test/blind16, scripts/blind-sets.ts; README.md of each, issue 27) are frozen: their data
+// The blind sets (test/blind … test/blind17, scripts/blind-sets.ts; README.md of each, issue 27) are frozen: their data
 // files must match the hashes recorded in FROZEN, they must stay well-formed, and their servers must
 // stay apart from the corpus, from each other and from the issue's exclusion list. Failures name files, ids and servers, never a
 // text: rule writers may run this test, and must not read the blind lines.

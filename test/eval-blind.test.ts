@@ -146,7 +146,7 @@ const print = (tool: string, text: string) => {
 };
 
 let dir: string;
-/** `pnpm eval` with the made-up lines as every blind set (test/blind to test/blind16) at once. */
+/** `pnpm eval` with the made-up lines as every blind set (test/blind to test/blind17) at once. */
 let textOut: string;
 let jsonAll: Record<BlindSetName, unknown>;
 /** `pnpm eval` on the real blind sets, for the check that none of their lines is printed. */
@@ -328,7 +328,7 @@ describe("pnpm eval on the blind set", () => {
   });
 });
 
-describe("pnpm eval on the later blind sets (test/blind2 … test/blind16)", () => {
+describe("pnpm eval on the later blind sets (test/blind2 … test/blind17)", () => {
   it.each(BLIND_SETS.slice(1).map((key) => ({ n: Number(key.slice("blind".length)), key })))(
     "scores set $n exactly like the first: the same figures for the same lines, key $key",
     ({ n, key }) => {
