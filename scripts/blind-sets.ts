@@ -40,6 +40,8 @@ export type BlindSetName = (typeof BLIND_SETS)[number];
 export const OPENED_BLIND_SETS: readonly BlindSetName[] = [
   ...BLIND_SETS.slice(0, BLIND_SETS.indexOf("blind12") + 1),
   "blind14",
+  "blind15",
+  "blind16",
 ];
 
 /**
