@@ -58,7 +58,8 @@ const HANDED_OVER: readonly Step[] = [
 function admit(state: CallState): StepAnswer {
   const r = state.run;
   // A parallel call may have stopped the run during this call's backoff: no more retries. (A
-  // first attempt admitted before the stop still runs: its budget was granted.)
+  // first attempt comes here from preflight, which checked the run's end; one that waited since
+  // then, on the store or the host, is stopped before it sends: ledger.ts `stillSendable`.)
   if (r.ended && !r.observeOnly && state.attempts > 0) return endedOutcome(state);
   if (isAborted(state)) return preflightStop(state, "aborted");
   // The first attempt of a call that has awaited nothing yet takes preflight's clock reading.

@@ -232,8 +232,8 @@ export function claim(state: CallState): MaybePromise<StepAnswer> {
   const { key, argsHash } = state;
   if (key === undefined || argsHash === undefined) return undefined;
   // A first attempt admitted before a stop reaches this after the end only across an await (an
-  // asynchronous preflight): it is not sent when the end closed its key. Otherwise (a store that
-  // drops nothing early, e.g. Redis) it runs, as any attempt admitted before a stop.
+  // asynchronous preflight): it claims nothing when the end closed its key. Otherwise (a store
+  // that drops nothing early, e.g. Redis) it claims, and `stillSendable` stops it unsent.
   if (closedByEnd(state, key)) return endedOutcome(state);
   return ask(state, claimKey, claimAnswered, notSentTrouble);
 }
@@ -361,15 +361,13 @@ export function stillSendable(state: CallState): MaybePromise<StepAnswer> {
     if (key === undefined) return preflightStop(state, "aborted");
     return unsentThen(state, abortedStop);
   }
-  // The run ended while this claim was pending, and its end closed the key: nothing is sent. Not
-  // to a server that deduplicates by key, which makes sending it safe even then (and answers for
-  // a write in doubt the claim may have taken over).
-  if (
-    state.claimedAt !== undefined &&
-    key !== undefined &&
-    !state.tool.idempotency.honorsKeys &&
-    closedByEnd(state, key)
-  ) {
+  // The run ended by a stop Governor decided while this attempt waited on the store (its claim,
+  // its count against the server's retry budget, a host's approval turn): it has sent nothing,
+  // so nothing is sent after the stop, as after any wait before sending (`beforeSending`). Its
+  // key, if it claimed one, is settled as not sent (a write in doubt it took over stays so).
+  const r = state.run;
+  if (r.ended !== undefined && !r.observeOnly) {
+    if (key === undefined || state.claimedAt === undefined) return endedOutcome(state);
     return unsentThen(state, endedOutcome);
   }
   return undefined;
