@@ -24,7 +24,7 @@ import { endedOutcome, preflightStop } from "./outcomes.ts";
 import { abortReason, dropClock, isAborted, keepClock, wakers } from "./run-state.ts";
 import { storeAfterEffect, storeOp } from "./store-steps.ts";
 import type { AttemptContext, CallOutcome, Executor } from "./types.ts";
-import { endedError, sleep } from "./waits.ts";
+import { deadlineError, endedError, sleep } from "./waits.ts";
 
 /**
  * One attempt, the first and every retry: admitted, its key claimed, the first counted against the
@@ -443,10 +443,17 @@ class Attempt implements Sent, Waiting, LiveAttempt, WatchedAttempt {
     );
   }
 
-  /** After a wait before sending: throws the cut's reason when the attempt may not send. */
+  /**
+   * After a wait before sending: throws the cut's reason when the attempt may not send. The
+   * deadline is read here too: a wait that ends after it, before the guard's timer had its turn
+   * (a busy event loop), must not send.
+   */
   #mayStillSend(): void {
     const r = this.state.run;
-    if (r.ended !== undefined && !r.observeOnly) this.cut(endedError("The run has ended"), false);
+    if (!r.observeOnly) {
+      if (r.ended !== undefined) this.cut(endedError("The run has ended"), false);
+      else if (r.core.now() >= r.deadline) this.cut(deadlineError(), true);
+    }
     this.#unsent -= 1;
     const stopped = this.#abort?.stopped;
     if (stopped !== undefined) throw stopped.reason;

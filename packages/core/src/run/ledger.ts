@@ -366,11 +366,26 @@ export function stillSendable(state: CallState): MaybePromise<StepAnswer> {
   // so nothing is sent after the stop, as after any wait before sending (`beforeSending`). Its
   // key, if it claimed one, is settled as not sent (a write in doubt it took over stays so).
   const r = state.run;
-  if (r.ended !== undefined && !r.observeOnly) {
-    if (key === undefined || state.claimedAt === undefined) return endedOutcome(state);
-    return unsentThen(state, endedOutcome);
+  if (r.observeOnly) return undefined;
+  if (r.ended !== undefined) return unsentOutcome(state, endedOutcome);
+  // A step that waited dropped the admission's clock reading: the deadline may have passed
+  // meanwhile, and a store answer that came after it, before any timer had its turn (a busy
+  // event loop), must not send. (No wait: the admission's reading stands, no clock read.)
+  if (r.clockFor !== state && r.core.now() >= r.deadline) {
+    return unsentOutcome(state, deadlineStop);
   }
   return undefined;
+}
+
+const deadlineStop = (state: CallState) => preflightStop(state, "deadline_exceeded");
+
+/** The call's outcome, its key (if it claimed one) settled as not sent first. */
+function unsentOutcome(
+  state: CallState,
+  outcome: (state: CallState) => CallOutcome<unknown>,
+): MaybePromise<CallOutcome<unknown>> {
+  if (state.key === undefined || state.claimedAt === undefined) return outcome(state);
+  return unsentThen(state, outcome);
 }
 
 const abortedStop = (state: CallState) => preflightStop(state, "aborted");
