@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from "./waits.ts";
+import { deadlineError, MAX_TIMER_MS } from "./waits.ts";
 
 /** An attempt in flight, as the guard sees it. */
 export interface LiveAttempt {
@@ -221,10 +221,7 @@ class Guard implements AttemptGuard {
   /** The deadline timer fired: every attempt in flight is cut. */
   deadlinePassed(): void {
     this.#timer = undefined;
-    this.#cut(
-      Object.assign(new Error("The run's deadline passed"), { name: "TimeoutError" }),
-      true,
-    );
+    this.#cut(deadlineError(), true);
   }
 }
 

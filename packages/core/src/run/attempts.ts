@@ -24,7 +24,7 @@ import { endedOutcome, preflightStop } from "./outcomes.ts";
 import { abortReason, dropClock, isAborted, keepClock, wakers } from "./run-state.ts";
 import { storeAfterEffect, storeOp } from "./store-steps.ts";
 import type { AttemptContext, CallOutcome, Executor } from "./types.ts";
-import { endedError, sleep } from "./waits.ts";
+import { deadlineError, endedError, sleep } from "./waits.ts";
 
 /**
  * One attempt, the first and every retry: admitted, its key claimed, the first counted against the
@@ -58,7 +58,8 @@ const HANDED_OVER: readonly Step[] = [
 function admit(state: CallState): StepAnswer {
   const r = state.run;
   // A parallel call may have stopped the run during this call's backoff: no more retries. (A
-  // first attempt admitted before the stop still runs: its budget was granted.)
+  // first attempt comes here from preflight, which checked the run's end; one that waited since
+  // then, on the store or the host, is stopped before it sends: ledger.ts `stillSendable`.)
   if (r.ended && !r.observeOnly && state.attempts > 0) return endedOutcome(state);
   if (isAborted(state)) return preflightStop(state, "aborted");
   // The first attempt of a call that has awaited nothing yet takes preflight's clock reading.
@@ -442,10 +443,17 @@ class Attempt implements Sent, Waiting, LiveAttempt, WatchedAttempt {
     );
   }
 
-  /** After a wait before sending: throws the cut's reason when the attempt may not send. */
+  /**
+   * After a wait before sending: throws the cut's reason when the attempt may not send. The
+   * deadline is read here too: a wait that ends after it, before the guard's timer had its turn
+   * (a busy event loop), must not send.
+   */
   #mayStillSend(): void {
     const r = this.state.run;
-    if (r.ended !== undefined && !r.observeOnly) this.cut(endedError("The run has ended"), false);
+    if (!r.observeOnly) {
+      if (r.ended !== undefined) this.cut(endedError("The run has ended"), false);
+      else if (r.core.now() >= r.deadline) this.cut(deadlineError(), true);
+    }
     this.#unsent -= 1;
     const stopped = this.#abort?.stopped;
     if (stopped !== undefined) throw stopped.reason;

@@ -207,7 +207,8 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
     const memory = createMemoryStore();
     // The second call's claim answers after the first call's lost answer stopped the run (it
     // waits for that outcome, not for a time a loaded machine can overrun): it takes the
-    // uncertain key over (the server deduplicates by key, so repeating it is allowed).
+    // uncertain key over (the server deduplicates by key, so repeating it is allowed), but the
+    // run has stopped: nothing is sent after a stop (attack25).
     const afterFirst = signalled();
     const governor = createGovernor(
       {
@@ -234,13 +235,14 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
     const key = doubt.kind === "stop" ? doubt.idempotencyKey : undefined;
     expect(key).toMatch(/./);
     await second;
-    // Never recorded as failed (not written): it was sent again under the same key, which the
-    // server deduplicates, and its answer is what the ledger keeps.
+    // Never recorded as failed: the claim that took it over sent nothing (the run had stopped),
+    // so the write stays in doubt under its key, for a person.
     expect(memory.entry(key as string)?.state).not.toBe("failed");
-    expect(sent).toEqual([key, key]);
+    expect(memory.entry(key as string)?.state).toBe("uncertain");
+    expect(sent).toEqual([key]);
   });
 
-  it("with a store that drops nothing early (no release), a write whose claim answers after the end is sent, as before", async () => {
+  it("with a store that drops nothing early (no release), a write whose claim answers after the end is not sent either", async () => {
     const memory = createMemoryStore();
     const governor = gov({ store: laterClaims(memory, [30], { release: false }) }, { calls: 1 });
     const run = governor.startRun();
@@ -254,15 +256,18 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
     const read = await run.call({ tool: "look", args: {} }, async () => ok("seen"));
     expect(read).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
     expect(run.ended).toBe(true);
-    // Its budget was granted before the stop, and no entry can have been dropped by the end.
-    expect(await write).toMatchObject({ kind: "ok", replayed: false });
-    expect(payments).toBe(1);
-    expect(memory.entry(key as string)?.state).toBe("succeeded");
+    // Its budget was granted before the stop, but it had sent nothing when the run stopped:
+    // nothing is sent after a stop (attack25; it was sent before). Its key is freed, not made.
+    const outcome = await write;
+    expect(outcome).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+    expect(outcome.kind === "stop" && outcome.result.content[0].text).toContain("not made");
+    expect(payments).toBe(0);
+    expect(key).toBeUndefined();
   });
 
   it.each([
     ["claims no key once it has ended", true],
-    ["is sent as before with a store that drops nothing early (no release)", false],
+    ["is not sent either with a store that drops nothing early (no release)", false],
   ])("a write admitted just before its run stopped %s", async (_name, releases) => {
     const memory = createMemoryStore();
     let claims = 0;
@@ -298,8 +303,10 @@ describe("a run's own keys leave the memory store's ledger when it ends", () => 
       expect(payments).toBe(0);
       expect(claims).toBe(0);
     } else {
-      expect(await write).toMatchObject({ kind: "ok", replayed: false });
-      expect(payments).toBe(1);
+      // Claimed after the stop, then settled as not sent: nothing is sent after a stop (attack25;
+      // it was sent before).
+      expect(await write).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+      expect(payments).toBe(0);
       // Its key and its content's entry (doubt.ts).
       expect(claims).toBe(2);
     }

@@ -232,8 +232,8 @@ export function claim(state: CallState): MaybePromise<StepAnswer> {
   const { key, argsHash } = state;
   if (key === undefined || argsHash === undefined) return undefined;
   // A first attempt admitted before a stop reaches this after the end only across an await (an
-  // asynchronous preflight): it is not sent when the end closed its key. Otherwise (a store that
-  // drops nothing early, e.g. Redis) it runs, as any attempt admitted before a stop.
+  // asynchronous preflight): it claims nothing when the end closed its key. Otherwise (a store
+  // that drops nothing early, e.g. Redis) it claims, and `stillSendable` stops it unsent.
   if (closedByEnd(state, key)) return endedOutcome(state);
   return ask(state, claimKey, claimAnswered, notSentTrouble);
 }
@@ -361,18 +361,31 @@ export function stillSendable(state: CallState): MaybePromise<StepAnswer> {
     if (key === undefined) return preflightStop(state, "aborted");
     return unsentThen(state, abortedStop);
   }
-  // The run ended while this claim was pending, and its end closed the key: nothing is sent. Not
-  // to a server that deduplicates by key, which makes sending it safe even then (and answers for
-  // a write in doubt the claim may have taken over).
-  if (
-    state.claimedAt !== undefined &&
-    key !== undefined &&
-    !state.tool.idempotency.honorsKeys &&
-    closedByEnd(state, key)
-  ) {
-    return unsentThen(state, endedOutcome);
+  // The run ended by a stop Governor decided while this attempt waited on the store (its claim,
+  // its count against the server's retry budget, a host's approval turn): it has sent nothing,
+  // so nothing is sent after the stop, as after any wait before sending (`beforeSending`). Its
+  // key, if it claimed one, is settled as not sent (a write in doubt it took over stays so).
+  const r = state.run;
+  if (r.observeOnly) return undefined;
+  if (r.ended !== undefined) return unsentOutcome(state, endedOutcome);
+  // A step that waited dropped the admission's clock reading: the deadline may have passed
+  // meanwhile, and a store answer that came after it, before any timer had its turn (a busy
+  // event loop), must not send. (No wait: the admission's reading stands, no clock read.)
+  if (r.clockFor !== state && r.core.now() >= r.deadline) {
+    return unsentOutcome(state, deadlineStop);
   }
   return undefined;
+}
+
+const deadlineStop = (state: CallState) => preflightStop(state, "deadline_exceeded");
+
+/** The call's outcome, its key (if it claimed one) settled as not sent first. */
+function unsentOutcome(
+  state: CallState,
+  outcome: (state: CallState) => CallOutcome<unknown>,
+): MaybePromise<CallOutcome<unknown>> {
+  if (state.key === undefined || state.claimedAt === undefined) return outcome(state);
+  return unsentThen(state, outcome);
 }
 
 const abortedStop = (state: CallState) => preflightStop(state, "aborted");

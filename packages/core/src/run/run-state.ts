@@ -14,7 +14,14 @@ import { createLoopDetector, type LoopDetector } from "./repeats.ts";
 import { isThenable } from "./store-guard.ts";
 import { createRunTally, type RunTally } from "./tally.ts";
 import type { RunOptions } from "./types.ts";
-import { abortError, endedError, guarded, guardedAsync, MAX_TIMER_MS } from "./waits.ts";
+import {
+  abortError,
+  deadlineError,
+  endedError,
+  guarded,
+  guardedAsync,
+  MAX_TIMER_MS,
+} from "./waits.ts";
 
 /** One run's state. */
 export interface RunState {
@@ -219,8 +226,7 @@ export function runOverSignal(r: RunState): AbortSignal {
   };
   const onEnd = () => stop(ended.reason);
   const onOwn = () => stop(own?.reason);
-  const onDeadline = () =>
-    stop(Object.assign(new Error("The run's deadline passed"), { name: "TimeoutError" }));
+  const onDeadline = () => stop(deadlineError());
   const left = r.deadline - r.core.now();
   if (ended.aborted) onEnd();
   else if (own?.aborted) onOwn();

@@ -8,6 +8,11 @@ export function endedError(message: string): Error {
   return Object.assign(new Error(message), { name: "AbortError" });
 }
 
+/** What an attempt is cut with when the run's deadline passed (a `TimeoutError`). */
+export function deadlineError(): Error {
+  return Object.assign(new Error("The run's deadline passed"), { name: "TimeoutError" });
+}
+
 export function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   return reason instanceof Error
