@@ -620,18 +620,46 @@ describe("the name of a slot, after or before its noun", () => {
   });
 
   it("a joined identifier after the noun of its kind is a name, error words and all", () => {
-    same("tool fetch_error_logs not found", "tool sync_calendar not found");
-    same("the engine nightly_readonly is read-only", "the engine etl_batch is read-only");
+    same("tool fetch_error_logs not found", "tool sync_team_calendar not found");
+    same("the engine nightly_readonly_v2 is read-only", "the engine etl_batch_daily is read-only");
     same("unknown parameter row_max_total", "unknown parameter cursor_token");
-    // An identifier of condition words is a condition.
+    // An identifier of condition words is a condition; two joined words after a kind are as
+    // often a state or a code as a name.
     apart("tool not_found", "tool read_only");
+    apart("Request rejected: account over_quota", "Request rejected: account insufficient_funds");
+    apart("blocked: index read_only_allow_delete", "blocked: index write_block");
   });
 
-  it("the subject of a validation opening a sentence is a slot, a noun of a kind too", () => {
-    same("bucket is required, a text is expected", "archive is required, a text is expected");
-    same("start has wrong type: int", "window has wrong type: int");
+  it("the subject of a validation opening a sentence is a slot, when it is a programmatic name", () => {
+    same(
+      "bucket_name is required, a text is expected",
+      "archive_id is required, a text is expected",
+    );
+    same("start_at has wrong type: int", "window_ms has wrong type: int");
     apart("name is required", "tenant is required");
     apart("token is required", "password is required");
+    // A plain word may be the slot or the condition.
+    apart("Error: workspace is required", "Error: authorization is required");
+    apart("Error: subscription is required", "Error: approval is required");
+    apart("Request rejected. Verification is required.", "Request rejected. Project is required.");
+    apart("Error: prompt is too long", "Error: title is too long");
+  });
+
+  it("after the noun of a slot, what the slot has is a word of the condition, not its name", () => {
+    apart(
+      "function call failed: argument count does not match the signature",
+      "function call failed: argument type does not match the signature",
+    );
+    apart(
+      "Invalid request: parameter name is too long (max 2048)",
+      "Invalid request: parameter value is too long (max 2048)",
+    );
+    apart(
+      "cannot sync table: column type has changed",
+      "cannot sync table: column order has changed",
+    );
+    apart("property key must be a string", "property value must be a string");
+    same("field id cannot be empty", "field owner_ref cannot be empty");
   });
 });
 
@@ -706,6 +734,33 @@ describe("identifiers in camel case", () => {
     apart("fooBar parameter is required", "bazQux parameter is required");
     apart("request failed (AccessDenied)", "request failed (QuotaExceeded)");
     apart("request failed (ResourceInUse)", "request failed (DryRunOperation)");
+  });
+
+  it("a code of a condition or a state in camel case is the failure, not a value", () => {
+    apart(
+      "rollout stuck: 2 pods in CrashLoopBackOff state",
+      "rollout stuck: 2 pods in ImagePullBackOff state",
+    );
+    apart("task stopped (EssentialContainerExited)", "task stopped (SpotInterruption)");
+    apart(
+      "S3 request failed (SlowDown), retry later",
+      "S3 request failed (IncorrectState), retry later",
+    );
+    apart(
+      "worker exited with KeyboardInterrupt in handler",
+      "worker exited with SystemExit in handler",
+    );
+    apart(
+      '{"error":"query failed at line 3\\nExpected identifier"}',
+      '{"error":"query failed at line 3\\nEncountered identifier"}',
+    );
+  });
+
+  it("the subject of a sentence about one slot stays, wherever the sentence starts", () => {
+    apart(
+      "MCP error -32602: datasetName parameter is required",
+      "MCP error -32602: reportKey parameter is required",
+    );
   });
 });
 

@@ -267,7 +267,12 @@ const VALIDATED_HINT = /required|must|cannot be|should|exceeds|wrong type|is too
 function plainCamel(word: string): boolean {
   const lower = word.toLowerCase();
   if (isErrorClass(lower)) return false;
-  for (const part of word.split(/(?=[A-Z])/)) {
+  const parts = word.split(/(?=[A-Z])/);
+  // A name ends in the noun of one (`reportTypeId`, `datasetName`, `webhookUrl`): a code of a
+  // condition or a state in camel case (`CrashLoopBackOff`, `SpotInterruption`, `SlowDown`)
+  // does not, and is the failure itself.
+  if (!NAME_ENDINGS.has((parts[parts.length - 1] as string).toLowerCase())) return false;
+  for (const part of parts) {
     const p = part.toLowerCase();
     // A common name of a slot (`issueTypeId`, `statusCode`) is a word of a name here.
     if (SLOT_NAMES.has(p)) continue;
@@ -276,9 +281,23 @@ function plainCamel(word: string): boolean {
   return true;
 }
 
-/** Whether `word`, after or before the noun of a slot, is the slot's name. */
+/** The last word of a camel-case identifier that names a thing. */
+const NAME_ENDINGS = new Set(
+  "id ids name names key keys uri url path number title label slug email handle ref arn".split(" "),
+);
+
+/**
+ * What a slot has rather than what it is called (`parameter value is too long`, `field count
+ * exceeds`, `column type has changed`): after the noun of a slot, a word of the condition.
+ */
+const SLOT_ATTRIBUTES = new Set(
+  "name names value values type types count length size order format key keys".split(" "),
+);
+
+/** Whether `word`, after the noun of a slot, is the slot's name. */
 function slotName(word: string): boolean {
   const bare = word.startsWith("$") ? word.slice(1) : word;
+  if (SLOT_ATTRIBUTES.has(bare)) return false;
   return SLOT_NAMES.has(bare) || (!isTemplateNoun(bare) && nameLike(bare)) || joinedName(bare);
 }
 
@@ -300,6 +319,15 @@ function joinedName(word: string): boolean {
       !isErrorClass(part) &&
       !FUNCTION_WORDS.has(part),
   );
+}
+
+/**
+ * Whether joined words after the noun of a kind name a thing rather than a state of it: three
+ * words or more, or a digit (`fetch_error_logs`, `row_max_count`, `worker_2`); two words are as
+ * often a state or a code (`over_quota`, `write_block`, `in_progress`).
+ */
+function namesAThing(word: string): boolean {
+  return /\d/.test(word) || word.split(/[_-]/).length >= 3;
 }
 
 /**
@@ -433,7 +461,9 @@ export function foldValues(
   if (VALIDATED_HINT.test(s)) {
     s = s.replace(VALIDATED_SLOT, (m, lead: string, word: string, offset: number, whole: string) =>
       (lead === '"' && !opensValue(whole, offset)) ||
-      !((nameLike(word) && !isTemplateNoun(word)) || KIND_WORD.test(word))
+      // A plain word (`prompt is too long`, `workspace is required`) may be the slot or the
+      // condition (`authorization is required`): only a programmatic name is folded.
+      !(nameLike(word) && /[_.$\d]/.test(word) && !KIND_WORD.test(word))
         ? m
         : name(m, lead, word),
     );
@@ -476,7 +506,7 @@ export function foldValues(
     );
   }
   s = s.replace(KIND_NAME, (m, kind: string, word: string) =>
-    joinedName(word) ? `${kind} <v>` : name(m, `${kind} `, word),
+    joinedName(word) && namesAThing(word) ? `${kind} <v>` : name(m, `${kind} `, word),
   );
   s = s.replace(AFTER_KIND_OF_CONDITION, (m, lead: string, kind: string, word: string) =>
     FUNCTION_WORDS.has(kind) ||

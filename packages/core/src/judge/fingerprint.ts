@@ -165,6 +165,9 @@ const NOT_FOUND_HOST = /\bgetaddrinfo (enotfound|eai_again) ([^\s"'`,;()]{1,253}
  */
 const CAMEL_IDENTIFIER =
   /(?<![\w$.-])(?:[a-z]{1,30}|[A-Z][a-z]{1,30})(?:[A-Z][a-z0-9]{1,30}){1,8}(?![\w-])/g;
+/** What follows the identifier a sentence is about: the noun of its slot, or what it lacks. */
+const SLOT_SUBJECT =
+  /^ (?:(?:parameter|param|argument|field|property|option)s? )?(?:(?:is|are) (?:required|missing)\b|must\b|cannot\b)/i;
 /** Inside every match of CAMEL_IDENTIFIER: a lowercase letter, a capital, a lowercase letter. */
 const CAMEL_HINT = /[a-z][A-Z][a-z]/;
 
@@ -179,6 +182,10 @@ function camelIdentifiers(text: string): string[] | undefined {
   for (const m of text.matchAll(CAMEL_IDENTIFIER)) {
     if (found.length >= 8) break;
     if (m.index === opening) continue;
+    // The subject of a sentence about one slot (`…: datasetName parameter is required`), wherever
+    // the sentence starts: a server writes that sentence for each slot.
+    const end = (m.index as number) + m[0].length;
+    if (SLOT_SUBJECT.test(text.slice(end, end + 30))) continue;
     if (!found.includes(m[0])) found.push(m[0]);
   }
   return found.length > 0 ? found : undefined;
@@ -299,7 +306,11 @@ export const NORMALIZE_PATTERNS: readonly RegExp[] = [
  * The patterns fingerprintOf reads on the original text, for the linear-time checks in the tests.
  * @internal Exported for tests; not part of the public API.
  */
-export const ORIGINAL_TEXT_PATTERNS: readonly RegExp[] = [CAMEL_IDENTIFIER, CAMEL_HINT];
+export const ORIGINAL_TEXT_PATTERNS: readonly RegExp[] = [
+  CAMEL_IDENTIFIER,
+  CAMEL_HINT,
+  SLOT_SUBJECT,
+];
 
 function replaceQuoted(
   match: string,
