@@ -370,8 +370,10 @@ export function stillSendable(state: CallState): MaybePromise<StepAnswer> {
   if (r.ended !== undefined) return unsentOutcome(state, endedOutcome);
   // A step that waited dropped the admission's clock reading: the deadline may have passed
   // meanwhile, and a store answer that came after it, before any timer had its turn (a busy
-  // event loop), must not send. (No wait: the admission's reading stands, no clock read.)
-  if (r.clockFor !== state && r.core.now() >= r.deadline) {
+  // event loop), must not send. So may a host's store that answers at once (SQLite waiting on
+  // another connection's lock): its answer took time all the same. (The memory store, with no
+  // wait: the admission's reading stands, no clock read.)
+  if ((r.clockFor !== state || r.core.ownStore !== true) && r.core.now() >= r.deadline) {
     return unsentOutcome(state, deadlineStop);
   }
   return undefined;

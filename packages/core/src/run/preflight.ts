@@ -99,7 +99,15 @@ function askHost(state: CallState): Promise<boolean> {
 
 function approval(state: CallState, approved: boolean): StepAnswer {
   if (isAborted(state)) return refuse(state, "aborted");
-  return approved === true ? undefined : refuse(state, "not_approved");
+  if (approved === true) return undefined;
+  // The turn ended by the run's end or its deadline, not by the host's answer: the call ends as
+  // the run did, or as one admitted past the deadline, not as a refusal nobody gave.
+  const r = state.run;
+  if (r.ended !== undefined && !r.observeOnly) return endedOutcome(state);
+  if (!r.observeOnly && r.core.now() >= r.deadline) {
+    return refuse(state, "budget_exhausted", "wallTime");
+  }
+  return refuse(state, "not_approved");
 }
 
 /** The loop detector: too many identical calls. */
