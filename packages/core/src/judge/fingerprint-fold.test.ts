@@ -660,6 +660,15 @@ describe("the name of a slot, after or before its noun", () => {
     );
     apart("property key must be a string", "property value must be a string");
     same("field id cannot be empty", "field owner_ref cannot be empty");
+    // The name before a colon, as before a predicate.
+    same(
+      "invalid parameter row_max_count: must be positive",
+      "invalid parameter page_size_hint: must be positive",
+    );
+    // Which field an upstream rejects, as a JSON key's value in words of a condition, is part of
+    // its answer; a tool's name under the same words is the call's.
+    apart('{"error":"rejected","field":"timeout"}', '{"error":"rejected","field":"quota"}');
+    same('{"error":"rejected","tool":"timeout"}', '{"error":"rejected","tool":"quota"}');
   });
 });
 

@@ -15,9 +15,16 @@
  * run (`cannot execute UPDATE in …`), the names after a noun and its participle (`arguments
  * detected: a, b`), the thing an error verb names before a full stop (`failed to execute x.`),
  * the tables and selected columns of an echoed query, the two names of Go's `rename a b:`, a
- * duration glued to a unit (`30sms`) and a value left in its quotes (`class="<v>"`). Words of error vocabulary, nouns of a template (`invalid
- * api key`), a kind alone (`collection not found: x`) and an error class (`KeyError`) are never
- * taken for values: `failed: timeout` and `failed: refused` stay apart. Pure.
+ * duration glued to a unit (`30sms`) and a value left in its quotes (`class="<v>"`). So is what a
+ * template puts in a slot: a programmatic name after the noun of its slot (`parameter row_max_count
+ * is …`) or opening a validation (`start_at has wrong type`), three joined words or a digit after
+ * the noun of a kind (`tool fetch_error_logs`), a camel-case identifier inside a sentence that
+ * ends in the noun of a name (`reportTypeId`), pydantic's echoed `input_value` and the JSON kind
+ * Go's decoder met. Words of error vocabulary, nouns of a template (`invalid
+ * api key`), a kind alone (`collection not found: x`), an error class (`KeyError`), what a slot has
+ * (`parameter value`), a condition code in camel case (`CrashLoopBackOff`) and two joined words
+ * that may be a state (`over_quota`) are never taken for values: `failed: timeout` and `failed:
+ * refused` stay apart. Pure.
  */
 
 /** Every placeholder `normalizeText` writes for a value. */
@@ -221,7 +228,21 @@ const SQL_WORDS = new Set(
 );
 
 /** Nouns of a slot a call fills: the word right after one, before a predicate, names the slot. */
-const SLOT = "(?:parameter|param|argument|arg|field|property|column|attribute|option|variable)s?";
+const SLOT_NOUNS = [
+  "parameter",
+  "param",
+  "argument",
+  "arg",
+  "field",
+  "property",
+  "column",
+  "attribute",
+  "option",
+  "variable",
+];
+const SLOT = `(?:${SLOT_NOUNS.join("|")})s?`;
+/** Inside every match of a pattern with SLOT: the stem of one of its nouns (`propert` of both). */
+const SLOT_HINT = new RegExp(SLOT_NOUNS.map((noun) => noun.replace(/y$/, "")).join("|"));
 /**
  * The name of a slot after its noun, before what is said of it: `parameter limit is not of type
  * string`, `invalid parameter row_max_count: must be`, `field id cannot be empty`.
@@ -486,16 +507,7 @@ export function foldValues(
       name(m, the, word, kind),
     );
   }
-  if (
-    s.includes("param") ||
-    s.includes("arg") ||
-    s.includes("field") ||
-    s.includes("propert") ||
-    s.includes("column") ||
-    s.includes("attribute") ||
-    s.includes("option") ||
-    s.includes("variable")
-  ) {
+  if (SLOT_HINT.test(s)) {
     s = s.replace(SLOT_THEN_NAME, (m, lead: string, word: string) =>
       slotName(word) ? `${lead}<v>` : m,
     );
@@ -670,6 +682,7 @@ export const FOLD_PATTERNS: readonly RegExp[] = [
   ERROR_IN,
   KIND_NAME,
   KIND_WORD,
+  SLOT_HINT,
   SLOT_THEN_NAME,
   NAME_THEN_SLOT,
   ECHOED_INPUT,
