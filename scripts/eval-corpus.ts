@@ -91,6 +91,8 @@ interface BlindScored extends BlindEntry {
   readonly unkeyed: string;
   /** Which stage of `classify` decided (`model` is the learned last stage). */
   readonly source: string;
+  /** The classification's own action, before the asymmetry of harm on a write (`decidedAction`). */
+  readonly classified: string;
 }
 
 interface Pair {
@@ -388,6 +390,7 @@ function scoreBlindSet(setDir: string) {
         predicted: decidedAction(c, entry.effect),
         unkeyed: decidedActionUnkeyed(c, entry.effect),
         source: c.source,
+        classified: c.action,
       };
     },
   );
@@ -424,6 +427,13 @@ function scoreBlindSet(setDir: string) {
     lines: blindRows.length,
     servers: new Set(blindRows.map((r) => r.server)).size,
     unambiguous: { ...score(clearBlind), confusion: confusion(clearBlind) },
+    /**
+     * The same lines scored by the classification's own action: what the run's asymmetry of harm
+     * (a guessed correction or a weak retry of a write stops) costs is the difference.
+     */
+    classifiedUnambiguous: score(
+      clearBlind.map((r) => ({ label: r.label, predicted: r.classified })),
+    ),
     all: { ...score(blindRows), confusion: confusion(blindRows) },
     dangerous: {
       total: blindRows.filter(isDangerous).length,
@@ -660,6 +670,7 @@ function blindReport(blind: Blind, name: string): string[] {
   return [
     `${name} (${blind.dir}: ${blind.lines} lines from ${blind.servers} servers; aggregates only, its lines are kept from rule work):`,
     ...table("Blind, non-ambiguous", blind.unambiguous).map((l) => `  ${l}`),
+    `  the classification alone, before the asymmetry of harm on a write: ${fmt(blind.classifiedUnambiguous)} on unambiguous texts`,
     ...table("Blind, all (ambiguous scored against their label)", blind.all).map((l) => `  ${l}`),
     `  dangerous decisions: ${d.total} (stop retried ${d.personOnlyRetried}, mutating stop sent back as arguments ${d.mutatingStopAsArguments}, mutating write retried ${d.mutatingWriteRetried})`,
     `  dangerous decisions in the run of a host that keys no write (a write in doubt stops, not retried): ${d.asUnkeyedRun}`,

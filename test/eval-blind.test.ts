@@ -159,6 +159,7 @@ let json: {
     lines: number;
     servers: number;
     unambiguous: Counts;
+    classifiedUnambiguous: { correct: number; total: number; accuracy: number };
     all: Counts;
     dangerous: Record<
       "total" | "personOnlyRetried" | "mutatingStopAsArguments" | "mutatingWriteRetried",
@@ -213,6 +214,13 @@ describe("pnpm eval on the blind set", () => {
     expect(b.unambiguous.total).toBe(clear.length);
     expect(b.unambiguous.correct).toBe(clear.filter((r) => r.predicted === r.label).length);
     expect(b.all.total).toBe(rows.length);
+    // The classification's own action on the same lines, beside the decision.
+    expect(b.classifiedUnambiguous).toEqual({
+      correct: clear.filter((r) => classified(r).action === r.label).length,
+      total: clear.length,
+      accuracy: clear.filter((r) => classified(r).action === r.label).length / clear.length,
+    });
+    expect(textOut).toContain("the classification alone, before the asymmetry of harm on a write:");
     // A line that records its call is scored with it: line 7's path is in no argument, a stop,
     // where the text alone reads a correction (so a scoring without the call would count it wrong).
     const withCall = LINES[6] as Line;
