@@ -14,10 +14,10 @@ const nextTick = () => new Promise<void>((resolve) => process.nextTick(resolve))
 
 /** The guard holds attempts by their `cut`: one object per cut function, the same each time. */
 const lives = new Map<LiveAttempt["cut"], LiveAttempt>();
-function live(cut: LiveAttempt["cut"]): LiveAttempt {
+function live(cut: LiveAttempt["cut"], readOnly = false): LiveAttempt {
   let attempt = lives.get(cut);
   if (attempt === undefined) {
-    attempt = { cut };
+    attempt = { cut, readOnly };
     lives.set(cut, attempt);
   }
   return attempt;
@@ -114,6 +114,21 @@ describe("createAttemptGuard", () => {
     guard.enter(live(other));
     guard.cutAll("ended");
     expect(other).toHaveBeenCalledWith("ended", false);
+  });
+
+  it("cuts only the attempts of tools that cannot write on cutReads", () => {
+    const guard = createAttemptGuard({
+      deadline: Date.now() + 1_000,
+      now: Date.now,
+      enforceDeadline: true,
+    });
+    const read = vi.fn();
+    const write = vi.fn();
+    guard.enter(live(read, true));
+    guard.enter(live(write, false));
+    guard.cutReads("stopped");
+    expect(read).toHaveBeenCalledWith("stopped", false);
+    expect(write).not.toHaveBeenCalled();
   });
 });
 

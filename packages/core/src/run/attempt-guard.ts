@@ -2,6 +2,8 @@ import { deadlineError, MAX_TIMER_MS } from "./waits.ts";
 
 /** An attempt in flight, as the guard sees it. */
 export interface LiveAttempt {
+  /** The attempt's tool cannot write (`read_only`): a stop Governor decides cuts it too. */
+  readonly readOnly: boolean;
   /** Ends the attempt at once (`deadline` when that passed). */
   cut(reason: unknown, deadline: boolean): void;
 }
@@ -40,6 +42,8 @@ export interface AttemptGuard {
   leave(attempt: LiveAttempt): void;
   /** Cuts every attempt in flight (the host ended the run). */
   cutAll(reason: unknown): void;
+  /** Cuts the attempts in flight whose tool cannot write (Governor stopped the run). */
+  cutReads(reason: unknown): void;
   /**
    * Tells `attempt` when `running` (its executor's promise, a native one) settles. The guard's own
    * two handlers, made once per run, watch one promise at a time; a promise given while that one
@@ -164,6 +168,10 @@ class Guard implements AttemptGuard {
 
   cutAll(reason: unknown): void {
     this.#cut(reason, false);
+  }
+
+  cutReads(reason: unknown): void {
+    for (const attempt of [...this.#live]) if (attempt.readOnly) attempt.cut(reason, false);
   }
 
   // Why the guard watches: two handlers made per attempt were about a tenth of a successful

@@ -412,6 +412,10 @@ class Attempt implements Sent, Waiting, LiveAttempt, WatchedAttempt {
     return this.#deadlineHit;
   }
 
+  get readOnly(): boolean {
+    return this.state.effect === "read_only";
+  }
+
   /** `AttemptContext.onAbort`. */
   onAbort(listener: (reason: unknown) => void): void {
     const a = this.#abort;

@@ -82,8 +82,9 @@ async function withCallSignal<T>(state: CallState, own: AbortSignal): Promise<Ca
   const r = state.run;
   if (r.ended && !r.observeOnly) return endedOutcome(state);
   const onCallAbort = () => {
-    if (!r.ended) stopRun(r, "aborted");
+    // Its own attempt first, with the signal's reason: the stop then cuts the run's other reads.
     state.live?.cut(own.reason, false);
+    if (!r.ended) stopRun(r, "aborted");
   };
   own.addEventListener("abort", onCallAbort, { once: true });
   try {

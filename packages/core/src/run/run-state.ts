@@ -324,7 +324,12 @@ export function stopRun(
   person?: boolean,
 ): RunSummary {
   r.tally.stop(reason, budget, person);
-  return end(r);
+  const s = end(r);
+  // What a read in flight brings back can change nothing now, and a read the SDK under it sends
+  // later (its own resend after a reconnect) would go out after the stop: cut. A write already
+  // sent finishes, so that its outcome is known rather than left in doubt.
+  if (!r.observeOnly && r.guard.size > 0) r.guard.cutReads(endedError("The run has ended"));
+  return s;
 }
 
 /** The host ends the run: attempts in flight are cut. Idempotent. */

@@ -238,7 +238,7 @@ describe("run.call", () => {
   it("reserves the calls budget atomically for parallel calls", async () => {
     const run = governor({
       budgets: { calls: 5 },
-      tools: { t: { effect: "read_only" } },
+      tools: { t: { effect: "idempotent" } },
     }).startRun();
     let executed = 0;
     const outcomes = await Promise.all(
@@ -255,6 +255,35 @@ describe("run.call", () => {
     expect(stops).toHaveLength(7);
     expect(stops[0]).toMatchObject({ reason: "budget_exhausted" });
     expect(run.summary()).toMatchObject({ reason: "budget_exhausted", budget: "calls" });
+  });
+
+  it("a stop cuts the reads in flight; a write or an idempotent call already sent finishes", async () => {
+    const run = governor({
+      budgets: { calls: 3 },
+      tools: {
+        read: { effect: "read_only" },
+        put: { effect: "idempotent" },
+        send: { effect: "mutating" },
+      },
+    }).startRun();
+    const told: string[] = [];
+    const answer = (tool: string) =>
+      run.call({ tool }, (ctx) => {
+        ctx.onAbort(() => told.push(tool));
+        return new Promise((resolve) => setTimeout(() => resolve(ok(tool)), 30));
+      });
+    const calls = [answer("read"), answer("put"), answer("send")];
+    // The fourth call spends the budget: the run stops while the three are in flight.
+    expect(await run.call({ tool: "read" }, async () => ok("late"))).toMatchObject({
+      kind: "stop",
+      reason: "budget_exhausted",
+    });
+    expect(told).toEqual(["read"]);
+    await vi.advanceTimersByTimeAsync(30);
+    const [read, put, send] = await Promise.all(calls);
+    expect(read).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+    expect(put).toMatchObject({ kind: "ok", value: ok("put") });
+    expect(send).toMatchObject({ kind: "ok", value: ok("send") });
   });
 
   it("stops on the corrections budget", async () => {
