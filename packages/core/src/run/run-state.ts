@@ -47,9 +47,9 @@ export interface RunState {
   runEnded: AbortController | undefined;
   hostEnd: AbortController | undefined;
   /**
-   * The host ended the run: attempts in flight are cut. (A stop Governor decides lets attempts
-   * already admitted finish: their budget was granted, and cutting a write would only make its
-   * outcome uncertain.)
+   * The host ended the run: attempts in flight are cut. (A stop Governor decides cuts the reads in
+   * flight and lets the writes already sent finish: cutting a write would only make its outcome
+   * uncertain. The host's `run.end()` after it still cuts them.)
    */
   hostEnded: boolean;
   hostEndError: Error | undefined;
@@ -332,11 +332,14 @@ export function stopRun(
   return s;
 }
 
-/** The host ends the run: attempts in flight are cut. Idempotent. */
+/**
+ * The host ends the run: attempts in flight are cut, also after a stop Governor decided (which
+ * let the writes already sent run on: the host may give up on them; its summary stays). Idempotent.
+ */
 export function endByHost(r: RunState): RunSummary {
-  if (!r.ended) {
+  if (!r.hostEnded && (!r.ended || (!r.observeOnly && r.guard.size > 0))) {
     // Calls still running are aborted: the run did not complete.
-    if (r.inFlight > 0) r.tally.stop("aborted", undefined, false);
+    if (!r.ended && r.inFlight > 0) r.tally.stop("aborted", undefined, false);
     r.hostEnded = true;
     // The reason is an Error (with a stack) only when something listens for it.
     if (r.hostEnd !== undefined) r.hostEnd.abort(hostEndReason(r));
