@@ -1,6 +1,6 @@
 // Review 26: the stop Governor decides cuts the reads in flight (run-state.ts stopRun →
 // AttemptGuard.cutReads). What such a cut leaves behind, through the public API.
-import { createGovernor, localFailure } from "@governor/core";
+import { createGovernor, failureFromError, localFailure } from "@governor/core";
 import { describe, expect, it } from "vitest";
 
 const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
@@ -77,5 +77,25 @@ describe("run.end() after a stop Governor decided", () => {
     expect(run.end()).toMatchObject({ reason: "budget_exhausted" });
     const outcome = await Promise.race([write, later(100, "still pending" as const)]);
     expect(outcome).toMatchObject({ kind: "stop", idempotencyKey: expect.any(String) });
+  });
+});
+
+describe("a read cut by the run's stop, with a host mapper that routes unknown throws to the host", () => {
+  it("gives its caller the run's stop, not a HostError thrown out of run.call", async () => {
+    const gov = createGovernor(
+      { budgets: { calls: 1 }, tools: { read: { effect: "read_only" } } },
+      { random: () => 0.5, metrics: false },
+    );
+    const run = gov.startRun();
+    const cut = run.call(
+      {
+        tool: "read",
+        // A host's mapper: what its client throws that it does not know is a local bug.
+        toFailure: (thrown) => failureFromError(thrown, { origin: "local", local: "thrown" }),
+      },
+      () => later(50, ok("x")),
+    );
+    await run.call({ tool: "read" }, async () => ok("z"));
+    await expect(cut).resolves.toMatchObject({ kind: "stop", reason: "budget_exhausted" });
   });
 });
