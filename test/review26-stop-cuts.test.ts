@@ -99,3 +99,21 @@ describe("a read cut by the run's stop, with a host mapper that routes unknown t
     await expect(cut).resolves.toMatchObject({ kind: "stop", reason: "budget_exhausted" });
   });
 });
+
+describe("one call's own signal aborting", () => {
+  it("ends the run but does not cut another call's read already sent (packages/openai-agents mcp-server.test.ts broke on this)", async () => {
+    const run = createGovernor(
+      { tools: { read: { effect: "read_only" } } },
+      { metrics: false },
+    ).startRun();
+    const first = run.call({ tool: "read", args: { id: "a" } }, () => later(30, ok("a")));
+    const abort = new AbortController();
+    const second = run.call({ tool: "read", args: { id: "b" }, signal: abort.signal }, () =>
+      later(1_000, ok("b")),
+    );
+    await later(5, undefined);
+    abort.abort(new Error("host gave up"));
+    expect(await second).toMatchObject({ kind: "stop", reason: "aborted" });
+    expect(await first).toMatchObject({ kind: "ok", value: ok("a") });
+  });
+});
