@@ -383,6 +383,7 @@ class Attempt implements Sent, Waiting, LiveAttempt, WatchedAttempt {
   #thrown = false;
   #value: unknown = undefined;
   #deadlineHit = false;
+  #cut = false;
   readonly state: CallState;
   /**
    * Settles the attempt's promise with what the steps after it come to; undefined once the
@@ -410,6 +411,10 @@ class Attempt implements Sent, Waiting, LiveAttempt, WatchedAttempt {
 
   get deadlineHit(): boolean {
     return this.#deadlineHit;
+  }
+
+  get wasCut(): boolean {
+    return this.#cut;
   }
 
   get readOnly(): boolean {
@@ -512,6 +517,7 @@ class Attempt implements Sent, Waiting, LiveAttempt, WatchedAttempt {
   /** Cuts the attempt: its signal aborts with `reason`, its abort listeners are called. */
   cut(reason: unknown, deadlineHit: boolean): void {
     if (this.#end === undefined) return;
+    this.#cut = true;
     if (this.#unsent > 0) this.state.cutUnsent = true;
     this.#abort ??= { controller: undefined, stopped: undefined, listeners: undefined };
     const a = this.#abort;

@@ -18,6 +18,11 @@ export interface Sent {
   readonly value: unknown;
   /** The run's deadline cut it. */
   readonly deadlineHit: boolean;
+  /**
+   * Governor cut it (the run's stop, signal or end, the call's signal, the deadline): `value` is
+   * the cut's reason, never what the executor threw, so the host's `toFailure` is not asked of it.
+   */
+  readonly wasCut?: boolean;
 }
 
 /** The `_meta` of a call without a key. */

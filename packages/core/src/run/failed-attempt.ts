@@ -419,17 +419,23 @@ function verdictOf<T>(
 /** The failure an attempt that was sent came to. */
 function failureOf(state: CallState, sent: Sent): Failure {
   return sent.thrown
-    ? toFailure(state, sent.value, sent.deadlineHit)
+    ? toFailure(state, sent.value, sent.deadlineHit, sent.wasCut === true)
     : failureFromResult(sent.value as object, state.run.core.now());
 }
 
-/** The failure a thrown value comes to: an abort, the deadline, or what the host maps it to. */
-function toFailure(state: CallState, thrown: unknown, deadlineHit: boolean): Failure {
+/**
+ * The failure a thrown value comes to: an abort, the deadline, or what the host maps it to. An
+ * attempt Governor cut (`wasCut`: a stop of the run cut a read, whose signal and end are not the
+ * host's) threw nothing of the executor's: an abort, never handed to the host's `toFailure`, whose
+ * mapping could make it a dependency failure that the tool's breaker, shared by every run, counts.
+ */
+function toFailure(state: CallState, thrown: unknown, deadlineHit: boolean, cut: boolean): Failure {
   const { core } = state.run;
   if (isAborted(state)) {
     return localFailure("aborted");
   }
   if (deadlineHit) return localFailure("timeout", "The run's deadline passed during the call");
+  if (cut) return localFailure("aborted");
   if (state.call.toFailure) {
     const mapper = state.call.toFailure;
     return guarded(() => mapper(thrown)) ?? failureFromError(thrown, { now: core.now() });

@@ -47,9 +47,9 @@ export interface RunState {
   runEnded: AbortController | undefined;
   hostEnd: AbortController | undefined;
   /**
-   * The host ended the run: attempts in flight are cut. (A stop Governor decides lets attempts
-   * already admitted finish: their budget was granted, and cutting a write would only make its
-   * outcome uncertain.)
+   * The host ended the run: attempts in flight are cut. (A stop Governor decides cuts the reads in
+   * flight and lets the writes already sent finish: cutting a write would only make its outcome
+   * uncertain. The host's `run.end()` after it still cuts them.)
    */
   hostEnded: boolean;
   hostEndError: Error | undefined;
@@ -327,16 +327,23 @@ export function stopRun(
   const s = end(r);
   // What a read in flight brings back can change nothing now, and a read the SDK under it sends
   // later (its own resend after a reconnect) would go out after the stop: cut. A write already
-  // sent finishes, so that its outcome is known rather than left in doubt.
-  if (!r.observeOnly && r.guard.size > 0) r.guard.cutReads(endedError("The run has ended"));
+  // sent finishes, so that its outcome is known rather than left in doubt. An `aborted` stop is
+  // the host's, not Governor's: one call's own signal (the other calls' attempts go on, as
+  // before), or the run's signal and `run.end()`, which cut every attempt themselves.
+  if (reason !== "aborted" && !r.observeOnly && r.guard.size > 0) {
+    r.guard.cutReads(endedError("The run has ended"));
+  }
   return s;
 }
 
-/** The host ends the run: attempts in flight are cut. Idempotent. */
+/**
+ * The host ends the run: attempts in flight are cut, also after a stop Governor decided (which
+ * let the writes already sent run on: the host may give up on them; its summary stays). Idempotent.
+ */
 export function endByHost(r: RunState): RunSummary {
-  if (!r.ended) {
+  if (!r.hostEnded && (!r.ended || (!r.observeOnly && r.guard.size > 0))) {
     // Calls still running are aborted: the run did not complete.
-    if (r.inFlight > 0) r.tally.stop("aborted", undefined, false);
+    if (!r.ended && r.inFlight > 0) r.tally.stop("aborted", undefined, false);
     r.hostEnded = true;
     // The reason is an Error (with a stack) only when something listens for it.
     if (r.hostEnd !== undefined) r.hostEnd.abort(hostEndReason(r));
