@@ -101,7 +101,7 @@ describe("a read cut by the run's stop, with a host mapper that routes unknown t
 });
 
 describe("one call's own signal aborting", () => {
-  it("ends the run but does not cut another call's read already sent (packages/openai-agents mcp-server.test.ts broke on this)", async () => {
+  it("ends the run and cuts another call's read already sent, like any stop; a write already sent finishes", async () => {
     const run = createGovernor(
       { tools: { read: { effect: "read_only" } } },
       { metrics: false },
@@ -114,6 +114,22 @@ describe("one call's own signal aborting", () => {
     await later(5, undefined);
     abort.abort(new Error("host gave up"));
     expect(await second).toMatchObject({ kind: "stop", reason: "aborted" });
-    expect(await first).toMatchObject({ kind: "ok", value: ok("a") });
+    expect(await first).toMatchObject({ kind: "stop", reason: "aborted" });
+  });
+
+  it("lets another call's write already sent finish, its outcome known", async () => {
+    const run = createGovernor(
+      { tools: { read: { effect: "read_only" }, send: { effect: "mutating" } } },
+      { metrics: false },
+    ).startRun();
+    const write = run.call({ tool: "send", args: { to: "a" } }, () => later(30, ok("sent")));
+    const abort = new AbortController();
+    const read = run.call({ tool: "read", args: { id: "b" }, signal: abort.signal }, () =>
+      later(1_000, ok("b")),
+    );
+    await later(5, undefined);
+    abort.abort(new Error("host gave up"));
+    expect(await read).toMatchObject({ kind: "stop", reason: "aborted" });
+    expect(await write).toMatchObject({ kind: "ok", value: ok("sent") });
   });
 });

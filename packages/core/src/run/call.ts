@@ -82,8 +82,8 @@ async function withCallSignal<T>(state: CallState, own: AbortSignal): Promise<Ca
   const r = state.run;
   if (r.ended && !r.observeOnly) return endedOutcome(state);
   const onCallAbort = () => {
-    // Its own attempt is cut, with the signal's reason; the other calls' attempts go on (an
-    // `aborted` stop cuts no read: run-state.ts `stopRun`).
+    // Its own attempt first, with the signal's reason; the stop then cuts the other calls' reads
+    // (their writes already sent finish).
     state.live?.cut(own.reason, false);
     if (!r.ended) stopRun(r, "aborted");
   };

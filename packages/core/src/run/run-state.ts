@@ -327,12 +327,9 @@ export function stopRun(
   const s = end(r);
   // What a read in flight brings back can change nothing now, and a read the SDK under it sends
   // later (its own resend after a reconnect) would go out after the stop: cut. A write already
-  // sent finishes, so that its outcome is known rather than left in doubt. An `aborted` stop is
-  // the host's, not Governor's: one call's own signal (the other calls' attempts go on, as
-  // before), or the run's signal and `run.end()`, which cut every attempt themselves.
-  if (reason !== "aborted" && !r.observeOnly && r.guard.size > 0) {
-    r.guard.cutReads(endedError("The run has ended"));
-  }
+  // sent finishes, so that its outcome is known rather than left in doubt. Whatever ended the
+  // run: one call's own signal ending it (`aborted`) cuts the other calls' reads too.
+  if (!r.observeOnly && r.guard.size > 0) r.guard.cutReads(endedError("The run has ended"));
   return s;
 }
 
