@@ -99,37 +99,95 @@ export function resultText(result: ToolResultLike): string {
 /**
  * The text blocks of a result, one a line; but where a block ends and the next starts inside one
  * word (no whitespace on either side) and that word, whole, is something redaction replaces (a
- * token, a key, a path cut in two), the two are joined as one word: each half alone reads as
- * nothing, and the model would read both.
+ * token, a key, a path cut in two), the blocks are joined as one word: each piece alone reads as
+ * nothing, and the model would read them all. The word is read across every joint it spans (a key
+ * in three blocks, or one character a block), not two blocks at a time: the third piece of a key
+ * whose first two already read as one alone is still part of it.
  */
 function joinBlocks(parts: readonly string[]): string {
   let out = parts[0] as string;
-  for (let i = 1; i < parts.length; i++) {
+  let i = 1;
+  while (i < parts.length) {
+    const chain = secretChain(out, parts, i);
+    if (chain > i) {
+      for (; i < chain; i++) out += parts[i] as string;
+      continue;
+    }
     const next = parts[i] as string;
     out += splitsSecret(out, next) ? next : `\n${next}`;
+    i++;
   }
   return out;
 }
 
-/** The longest word {@link splitsSecret} reads on each side of a joint. */
+/** The longest word {@link splitsSecret} and {@link secretChain} read on each side of a joint. */
 const MAX_JOINT_WORD = 512;
 
-function splitsSecret(before: string, after: string): boolean {
-  if (before === "" || after === "") return false;
-  if (isWhitespace(before.charCodeAt(before.length - 1)) || isWhitespace(after.charCodeAt(0))) {
-    return false;
-  }
-  let start = before.length;
-  while (start > 0 && before.length - start < MAX_JOINT_WORD) {
-    if (isWhitespace(before.charCodeAt(start - 1))) break;
+/** Whether `before` and `after` meet inside a word: no whitespace on either side of the joint. */
+function glued(before: string, after: string): boolean {
+  return (
+    before !== "" &&
+    after !== "" &&
+    !isWhitespace(before.charCodeAt(before.length - 1)) &&
+    !isWhitespace(after.charCodeAt(0))
+  );
+}
+
+/** Where the last word of `text` starts (its last {@link MAX_JOINT_WORD} characters at most). */
+function lastWordStart(text: string): number {
+  let start = text.length;
+  while (start > 0 && text.length - start < MAX_JOINT_WORD) {
+    if (isWhitespace(text.charCodeAt(start - 1))) break;
     start--;
   }
+  return start;
+}
+
+/** How many characters the first word of `text` has ({@link MAX_JOINT_WORD} at most). */
+function firstWordEnd(text: string): number {
   let end = 0;
-  while (end < after.length && end < MAX_JOINT_WORD && !isWhitespace(after.charCodeAt(end))) end++;
+  while (end < text.length && end < MAX_JOINT_WORD && !isWhitespace(text.charCodeAt(end))) end++;
+  return end;
+}
+
+/**
+ * The word that starts at the end of `before` and runs on through `parts[from]` and the blocks
+ * after it while each joint is glued: when redaction replaces that word whole, the index of the
+ * first block after it (every block up to there is joined); else `from`. Bounded: the word read is
+ * {@link MAX_JOINT_WORD} characters on each side of the first joint at most.
+ */
+function secretChain(before: string, parts: readonly string[], from: number): number {
+  if (!glued(before, parts[from] as string)) return from;
+  const head = before.slice(lastWordStart(before));
+  let word = head;
+  let end = from;
+  let last = head;
+  while (end < parts.length && glued(last, parts[end] as string)) {
+    const part = parts[end] as string;
+    const wordEnd = firstWordEnd(part);
+    word += part.slice(0, wordEnd);
+    end++;
+    // A block with whitespace, or a word grown past the bound, ends it.
+    if (wordEnd < part.length || word.length - head.length >= MAX_JOINT_WORD) break;
+    last = part;
+  }
+  // One block only: the pairwise rule decides (it keeps a word glued to a whole path apart).
+  if (end === from + 1) return from;
+  return redact(word, { maxLength: word.length * 2 }) !== word ? end : from;
+}
+
+function splitsSecret(before: string, after: string): boolean {
+  if (!glued(before, after)) return false;
+  const start = lastWordStart(before);
+  const end = firstWordEnd(after);
   const word = before.slice(start) + after.slice(0, end);
   const whole = redact(word, { maxLength: word.length * 2 });
-  // A half that redaction already replaces alone stays on its own line.
-  return whole !== word && redact(before.slice(start)) === before.slice(start);
+  if (whole === word) return false;
+  // A half that redaction already replaces alone stays on its own line, unless redaction reads
+  // the other half as part of it: then that half is a piece of the same secret.
+  const first = before.slice(start);
+  const alone = redact(first, { maxLength: first.length * 2 });
+  return alone === first || whole !== `${alone}${after.slice(0, end)}`;
 }
 
 /** Parses a Retry-After value (seconds or an HTTP date) into ms from `now`. */

@@ -5,7 +5,7 @@
  * `login u password …`, in XML `<password>…</password>`, in Ruby and PHP hashes `'password' => …`,
  * in .NET `<add key="DbPassword" value="…"/>`, in PostgreSQL's `Key (api_token)=(…)`, in other
  * languages `Passwort: …` (and `password： …` with a full-width colon), and in prose "the password
- * is hunter2". The name stays; the value becomes `[redacted]`.
+ * is hunter2" (or "das Passwort lautet …", "le mot de passe est …", "密码是…"). The name stays; the value becomes `[redacted]`.
  */
 import { isInert, REDACTED } from "./placeholders.ts";
 import type { SecretGroup } from "./rule.ts";
@@ -549,6 +549,35 @@ function redactLocalisedPassword(match: string, head: unknown, value: unknown): 
 }
 
 /**
+ * A password told in a sentence in another language, as localised servers write it: "Das
+ * Passwort lautet Geheim123", "le mot de passe est …", "la contraseña es …", "a senha é …", "la
+ * password è …", "het wachtwoord is …", "hasło to …", "пароль — …", "密码是…", "パスワードは…",
+ * "비밀번호는 …". The value is read as in English prose ({@link redactProseCredential}): quoted,
+ * unless a status word; bare, only when {@link toldValue} says it is one ("le mot de passe est
+ * incorrect" stays).
+ */
+const LOCALISED_PROSE =
+  /(?<![\p{L}\p{N}_-])((?:(?:passwort|kennwort)\s{1,4}(?:ist|lautet|lautete|war)|mot\s{1,4}de\s{1,4}passe\s{1,4}(?:est|était|sera)|contrase[ñn]a\s{1,4}(?:es|era|será)|(?:senha|palavra[ -]passe)\s{1,4}(?:é|era|será)|password\s{1,4}(?:è|era|sarà)|wachtwoord\s{1,4}(?:is|was|luidt)|has[łl]o\s{1,4}(?:to|jest|brzmi)|пароль\s{0,4}(?:[—–]|-\s|это\s|был\s|:)|(?:密码|密碼|口令)\s{0,4}(?:是|为|為)|パスワードは|비밀번호(?:는|은))\s{0,4})("[^"\r\n]{1,200}"|'[^'\r\n]{1,200}'|「[^」\r\n]{1,200}」|[^\s"'<>\x60\\。、，,]{1,200})/giu;
+
+/** What every sentence of {@link LOCALISED_PROSE} holds: one of its nouns. */
+const LOCALISED_PROSE_NOUN =
+  /passwort|kennwort|mot\s{1,4}de\s{1,4}passe|contrase|senha|palavra|password\s{1,4}[èes]|wachtwoord|has[łl]o|пароль|密码|密碼|口令|パスワード|비밀번호/iu;
+
+function redactLocalisedProse(match: string, told: unknown, value: unknown): string {
+  if (typeof told !== "string" || typeof value !== "string" || isInert(value)) return match;
+  const open = value.charAt(0);
+  if (open === '"' || open === "'" || open === "「") {
+    const inner = value.slice(1, -1).trim();
+    if (inner === "" || STATUS_WORDS.test(inner.split(/\s/)[0] ?? "")) return match;
+    return `${told}${open}${REDACTED}${value.charAt(value.length - 1)}`;
+  }
+  const trailing = TRAILING_PUNCTUATION.exec(value)?.[0] ?? "";
+  const bare = value.slice(0, value.length - trailing.length);
+  if (!toldValue(bare)) return match;
+  return `${told}${REDACTED}${trailing}`;
+}
+
+/**
  * A .NET `appSettings` entry or a Spring bean property, `<add key="DbPassword" value="…" />`,
  * `<property name="password" value="…"/>`: the name is an attribute, the value the next one. The
  * value goes when the name marks a credential (see {@link credentialName}).
@@ -642,5 +671,7 @@ export const NAMED_VALUE_RULES: SecretGroup = {
     [LOCALISED_PASSWORD, redactLocalisedPassword, (text) => LOCALISED_SEPARATOR.test(text)],
     // "the password is hunter2".
     [PROSE_CREDENTIAL, redactProseCredential, mayTellCredential],
+    // "Das Passwort lautet Geheim123", "密码是 hunter2".
+    [LOCALISED_PROSE, redactLocalisedProse, (text) => LOCALISED_PROSE_NOUN.test(text)],
   ],
 };

@@ -187,6 +187,27 @@ const RUNTIMES: readonly Runtime[] = [
     ],
   },
   {
+    name: "Elixir/Erlang (BEAM)",
+    mayHold: (text) => text.includes(".ex:") || text.includes(".exs:") || text.includes(".erl:"),
+    // `(notes 0.1.0) lib/notes.ex:12: Notes.create/2`, `(stdlib 5.0) gen_server.erl:1077:
+    // :gen_server.try_dispatch/4`, `(elixir) lib/enum.ex:1: anonymous fn/5 in Enum.map/2`: the
+    // application (its version optional), a relative file and line, then the function.
+    lines: [
+      {
+        pattern:
+          /^\s*\([\w.-]{1,100}(?:\s[\w.+-]{1,50})?\)\s{1,4}\S{1,1000}\.(?:ex|exs|erl):\d{1,7}:\s[^\n]*$/,
+      },
+    ],
+    // The same frames in a line (a trace joined): up to the function's arity (`/2`).
+    inline: [
+      {
+        pattern:
+          /(?<![\w)])\([\w.-]{1,100}(?:\s[\w.+-]{1,50})?\)\s{1,4}([\w./~-]{1,1000}\.(?:ex|exs|erl):\d{1,7}):\s{1,4}(?:anonymous fn\/\d{1,3} in\s{1,4})?[^\s]{1,300}\/\d{1,3}/g,
+        accept: () => true,
+      },
+    ],
+  },
+  {
     name: "Node/V8, JVM and .NET `at` frames",
     mayHold: hasAtWord,
     lines: [
@@ -228,8 +249,9 @@ export const FRAME_PATTERNS: readonly RegExp[] = [
  * inline frame has `at` after a non-word character and before a space, or `File "`,
  * `Traceback (` or `... `. Go and Rust traces start with `goroutine N [` and `stack backtrace:`; a
  * .NET `--- End of stack trace ---` line sits between `at` frames. Ruby's frames hold `.rb:`,
- * PHP's `#`, `Stack trace:` or `thrown in `. The same answer as the pattern
- * `/(?:\b|(?<=\\[nrt]))at\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace|\.rb:|#|Stack trace:|thrown in /`
+ * PHP's `#`, `Stack trace:` or `thrown in `, Elixir's and Erlang's `.ex:`, `.exs:` or `.erl:`. The
+ * same answer as the pattern
+ * `/(?:\b|(?<=\\[nrt]))at\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace|\.rb:|#|Stack trace:|thrown in |\.exs?:|\.erl:/`
  * (prefilter.test.ts), read without it.
  * @internal Exported for tests; not part of the public API.
  */
