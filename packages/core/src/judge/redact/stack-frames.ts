@@ -144,7 +144,7 @@ const RUNTIMES: readonly Runtime[] = [
   },
   {
     name: "Rust",
-    mayHold: (text) => text.includes("stack backtrace"),
+    mayHold: (text) => text.includes("stack backtrace") || text.includes("panicked at"),
     // `stack backtrace:` and `  12: std::rt::lang_start::{{closure}}`; the `at file:line` lines
     // under them are `at` frames (below).
     lines: [
@@ -152,6 +152,22 @@ const RUNTIMES: readonly Runtime[] = [
       {
         pattern:
           /^\s*\d+:\s+(?:0x[0-9a-f]+ - )?(?:[\w$<>{}[\]&*. ]*::[^\n]*|_{1,2}\w+|rust_\w+)\s*$/,
+      },
+    ],
+    // A panic's location, the source file and line of the code that panicked: `thread 'main'
+    // panicked at src/main.rs:5:5:` (Rust 1.73 on) reads `thread 'main' panicked:`, and
+    // `panicked at 'oops', src/lib.rs:12:9` (before) reads `panicked at 'oops'`. A `.rs` file
+    // elsewhere (a compiler's `--> src/main.rs:5:5` about the model's own code) stays.
+    inline: [
+      {
+        pattern:
+          /\s{1,4}at\s{1,4}(?<=panicked\s{1,4}at\s{1,4})((?:[A-Za-z]:)?[\w./\\~-]{1,1000}\.rs:\d{1,7}:\d{1,7})(?![\w/.-])/g,
+        accept: () => true,
+      },
+      {
+        pattern:
+          /,\s{1,4}(?<=panicked at '[^\n]{0,1000}',\s{1,4})((?:[A-Za-z]:)?[\w./\\~-]{1,1000}\.rs:\d{1,7}:\d{1,7})(?![\w/.-])/g,
+        accept: () => true,
       },
     ],
   },
@@ -291,10 +307,11 @@ export const FRAME_PATTERNS: readonly RegExp[] = [
  * Whether a text may hold a stack frame: what one of the runtimes needs. Every frame line and
  * inline frame has `at` after a non-word character and before a space, or `File "`,
  * `Traceback (` or `... `. Go and Rust traces start with `goroutine N [` and `stack backtrace:`; a
- * .NET `--- End of stack trace ---` line sits between `at` frames. Ruby's frames hold `.rb:`,
+ * .NET `--- End of stack trace ---` line sits between `at` frames; a Rust panic's location follows
+ * `panicked at`. Ruby's frames hold `.rb:`,
  * PHP's `#`, `Stack trace:` or `thrown in `, Elixir's and Erlang's `.ex:`, `.exs:` or `.erl:`, a
  * browser's `@` frames `@` and `://` or `[native code]`. The same answer as the pattern
- * `/(?:\b|(?<=\\[nrt]))at\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace|\.rb:|#|Stack trace:|thrown in |\.exs?:|\.erl:|^(?=[\s\S]*@)[\s\S]*(?::\/\/|\[native code\])/`
+ * `/(?:\b|(?<=\\[nrt]))at\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace|panicked at|\.rb:|#|Stack trace:|thrown in |\.exs?:|\.erl:|^(?=[\s\S]*@)[\s\S]*(?::\/\/|\[native code\])/`
  * (prefilter.test.ts), read without it.
  * @internal Exported for tests; not part of the public API.
  */
