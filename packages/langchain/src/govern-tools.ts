@@ -15,6 +15,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** The text of a ToolMessage's content (strings and text blocks). */
+/** An MCP `CallToolResult` that is a failure (`isError: true`). */
+function isErrorResult(value: unknown): boolean {
+  return isRecord(value) && value.isError === true;
+}
+
 function messageText(message: ToolMessage): string {
   const { content } = message;
   if (typeof content === "string") return content;
@@ -125,6 +130,12 @@ export function governTool(tool: StructuredToolInterface, options: GovernOptions
         // the model reads that the call was made, never "[object Object]" or a text it cannot
         // read, and this is the success the run keeps. It is no failure: nothing is retried.
         const seen = attempt.seen();
+        // An MCP result the tool handed back as it came, `isError: true`: a failure, judged as
+        // every surface judges one (LangChain would write its JSON, secrets and all, as the
+        // ToolMessage's content).
+        if (seen !== undefined && isErrorResult(shownPart(tool, seen.value))) {
+          return shownPart(tool, seen.value);
+        }
         if (seen !== undefined && !isDeliverable(shownPart(tool, seen.value))) {
           const text = undeliverableText(tool.name);
           if (toolCall?.id === undefined) return text;

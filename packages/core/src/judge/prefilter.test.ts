@@ -46,7 +46,7 @@ const SPLITTABLE = /_|[a-z0-9][A-Z]|[A-Z][A-Z][a-z]/;
 // The gates the redactor used to run as patterns; its hand-written readers must answer as they do.
 /** A stack frame may be there (`mayHoldFrames`). */
 const FRAME_HINT =
-  /(?:\b|(?<=\\[nrt]))at\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace|\.rb:|#|Stack trace:|thrown in |\.exs?:|\.erl:/;
+  /(?:\b|(?<=\\[nrt]))at\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace|panicked at|\.rb:|#|Stack trace:|thrown in |\.exs?:|\.erl:|^(?=[\s\S]*@)[\s\S]*(?::\/\/|\[native code\])/;
 /** What ends every key of a key-value credential, then its separator (`hasCredentialKey`). */
 const CREDENTIAL_KEY =
   /(?:key|secret|token|password|passwd|pwd|passphrase|credentials?|id|signature|sig)["']?\s*[:=]/i;
@@ -615,11 +615,15 @@ describe("the hand-written tests of the redactor", () => {
       "... ",
       "goroutine ",
       "stack backtrace",
+      "panicked at",
       ".rb:",
       ".rb",
       "#",
       "Stack trace:",
       "thrown in ",
+      "@",
+      "://",
+      "[native code]",
       "key",
       "KEY",
       "Key",

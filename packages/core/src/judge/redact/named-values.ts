@@ -404,7 +404,8 @@ function redactXmlElement(
 }
 
 /**
- * Credentials told in prose: "the password is hunter2", "your API key is 9f8e7d6c5b4a", "the
+ * Credentials told in prose: "the password is hunter2", "your API key is 9f8e7d6c5b4a", "the key is
+ * 9f8e7d6c5b4a3210" (the bare noun: {@link redactProseKey}), "the
  * password for alice was 'correct horse'", "token set to abc123", "the password was reset to
  * abc123" (`was` or `has been` before `set`, `reset` or `changed to` is read first: read as the
  * verb, it took `set` for the value), "the PIN is 4829". A quoted
@@ -412,7 +413,7 @@ function redactXmlElement(
  * is one, so "the password is incorrect" and "the token is expired" stay.
  */
 const PROSE_CREDENTIAL =
-  /(?<![\w-])((?:pass(?:word|phrase|wd|code)|secret(?:[ _-]?key)?|(?:api|access|auth|session|bearer|refresh|private|secret|signing)[ _-]?(?:key|token)|token|credentials?|pin)(?:\s+for\s+[^\s"'<>]{1,64})? +(?:(?:has\s+been|was)\s+(?:(?:re)?set|changed)\s+to|set\s+to|is(?:\s+now)?|was|are|were|will\s+be|reads)\s+)("[^"\r\n]{1,200}"|'[^'\r\n]{1,200}'|\x60[^\x60\r\n]{1,200}\x60|[^\s"'<>\x60\\]{1,200})/gi;
+  /(?<![\w-])((?:pass(?:word|phrase|wd|code)|secret(?:[ _-]?key)?|(?:api|access|auth|session|bearer|refresh|private|secret|signing)[ _-]?(?:key|token)|token|credentials?|pin|key)(?:\s+for\s+[^\s"'<>]{1,64})? +(?:(?:has\s+been|was)\s+(?:(?:re)?set|changed)\s+to|set\s+to|is(?:\s+now)?|was|are|were|will\s+be|reads)\s+)("[^"\r\n]{1,200}"|'[^'\r\n]{1,200}'|\x60[^\x60\r\n]{1,200}\x60|[^\s"'<>\x60\\]{1,200})/gi;
 
 /** The length of a prose value without the sentence punctuation after it. */
 const TRAILING_PUNCTUATION = /[.,;:!?)]+$/;
@@ -422,6 +423,7 @@ function redactProseCredential(match: string, told: unknown, value: unknown): st
   if (typeof told !== "string" || typeof value !== "string" || isInert(value)) return match;
   // The verb as {@link mayTellCredential} finds it (the name before it holds no space).
   if (!HAS_PROSE_VERB.test(told)) return match;
+  if (/^key\s/i.test(told)) return redactProseKey(match, told, value);
   const quote = value.charAt(0);
   if (quote === '"' || quote === "'" || quote === "\x60") {
     const inner = value.slice(1, -1).trim();
@@ -432,6 +434,39 @@ function redactProseCredential(match: string, told: unknown, value: unknown): st
   const bare = value.slice(0, value.length - trailing.length);
   if (!toldValue(bare)) return match;
   return `${told}${REDACTED}${trailing}`;
+}
+
+/**
+ * "the key is …" under the bare noun (a license key, an encryption key): a key is as often a
+ * name ("the partition key is region", "the key is user_id", an object's `notes/a.md`), so the
+ * value, quoted or bare, goes only when it is shaped as a secret ({@link keyShaped}).
+ */
+function redactProseKey(match: string, told: string, value: string): string {
+  const quote = value.charAt(0);
+  if (quote === '"' || quote === "'" || quote === "\x60") {
+    return keyShaped(value.slice(1, -1).trim()) ? `${told}${quote}${REDACTED}${quote}` : match;
+  }
+  const trailing = TRAILING_PUNCTUATION.exec(value)?.[0] ?? "";
+  const bare = value.slice(0, value.length - trailing.length);
+  return keyShaped(bare) ? `${told}${REDACTED}${trailing}` : match;
+}
+
+/**
+ * A key's value shaped as a secret: 12 hex digits or more with a letter and a digit (dashes
+ * between groups, a UUID, allowed), or 16 characters or more of a token's alphabet with an upper
+ * and a lower case letter and a digit.
+ */
+function keyShaped(value: string): boolean {
+  if (/^[0-9a-f]+(?:-[0-9a-f]+)*$/i.test(value)) {
+    const hex = value.replaceAll("-", "");
+    return hex.length >= 12 && /\d/.test(hex) && /[a-f]/i.test(hex);
+  }
+  return (
+    /^[A-Za-z0-9+/=_-]{16,}$/.test(value) &&
+    /[A-Z]/.test(value) &&
+    /[a-z]/.test(value) &&
+    /\d/.test(value)
+  );
 }
 
 /**

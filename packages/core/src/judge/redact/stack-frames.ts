@@ -56,9 +56,18 @@ function endsInLineNumber(location: string): boolean {
 }
 
 /**
+ * A script a browser served, as its frames name it: a URL with a path, then a line and a column
+ * (`https://cdn.example.com/app.min.js:1:23456`, `webpack://app/src/notes.ts:42:7`). A URL
+ * without both numbers (`https://api.example.com:8443`, `https://x.dev/incidents/42`) is none.
+ */
+const SCRIPT_URL_FRAME =
+  /^(?:https?|file|webpack(?:-internal)?|blob|(?:chrome|moz|safari(?:-web)?)-extension|resource|app):\/\/[^\s()/]{0,300}\/[^\s()]{0,1000}:\d{1,7}:\d{1,7}$/;
+
+/**
  * The `at` frame of {@link AT_FRAME_LINE}: its location in parentheses must look like one; a bare
- * location (`at file:///x.js:1:2`, `at /rustc/…/panicking.rs:645:5`, `at ./src/main.rs:4:5`) must
- * be a path or file with a line number.
+ * location (`at file:///x.js:1:2`, `at /rustc/…/panicking.rs:645:5`, `at ./src/main.rs:4:5`, a
+ * browser's `at https://cdn.example.com/app.js:1:2`) must be a path, file or script with a line
+ * number.
  */
 function isAtFrame(m: RegExpExecArray): boolean {
   const [, inParens, bare] = m;
@@ -66,6 +75,7 @@ function isAtFrame(m: RegExpExecArray): boolean {
   return (
     bare !== undefined &&
     (bare === "<anonymous>" ||
+      SCRIPT_URL_FRAME.test(bare) ||
       /^(?:file:|node:|\/|\\\\|\.{1,2}[\\/]|[A-Za-z]:[\\/]).*:\d+$/.test(bare) ||
       /^[\w.-]+\.[A-Za-z]{1,6}:\d+(?::\d+)?$/.test(bare))
   );
@@ -134,7 +144,7 @@ const RUNTIMES: readonly Runtime[] = [
   },
   {
     name: "Rust",
-    mayHold: (text) => text.includes("stack backtrace"),
+    mayHold: (text) => text.includes("stack backtrace") || text.includes("panicked at"),
     // `stack backtrace:` and `  12: std::rt::lang_start::{{closure}}`; the `at file:line` lines
     // under them are `at` frames (below).
     lines: [
@@ -142,6 +152,22 @@ const RUNTIMES: readonly Runtime[] = [
       {
         pattern:
           /^\s*\d+:\s+(?:0x[0-9a-f]+ - )?(?:[\w$<>{}[\]&*. ]*::[^\n]*|_{1,2}\w+|rust_\w+)\s*$/,
+      },
+    ],
+    // A panic's location, the source file and line of the code that panicked: `thread 'main'
+    // panicked at src/main.rs:5:5:` (Rust 1.73 on) reads `thread 'main' panicked:`, and
+    // `panicked at 'oops', src/lib.rs:12:9` (before) reads `panicked at 'oops'`. A `.rs` file
+    // elsewhere (a compiler's `--> src/main.rs:5:5` about the model's own code) stays.
+    inline: [
+      {
+        pattern:
+          /\s{1,4}at\s{1,4}(?<=panicked\s{1,4}at\s{1,4})((?:[A-Za-z]:)?[\w./\\~-]{1,1000}\.rs:\d{1,7}:\d{1,7})(?![\w/.-])/g,
+        accept: () => true,
+      },
+      {
+        pattern:
+          /,\s{1,4}(?<=panicked at '[^\n]{0,1000}',\s{1,4})((?:[A-Za-z]:)?[\w./\\~-]{1,1000}\.rs:\d{1,7}:\d{1,7})(?![\w/.-])/g,
+        accept: () => true,
       },
     ],
   },
@@ -208,6 +234,33 @@ const RUNTIMES: readonly Runtime[] = [
     ],
   },
   {
+    name: "Browsers (SpiderMonkey, JavaScriptCore): `function@script:line:column`",
+    mayHold: (text) =>
+      text.includes("@") && (text.includes("://") || text.includes("[native code]")),
+    // `render@https://cdn.example.com/app.min.js:1:23456`, `@https://…/vendor.js:2:100` (an
+    // anonymous function), `global code@webpack://app/src/notes.ts:42:7`,
+    // `Notes/render/<@resource://…`, and Safari's `forEach@[native code]`.
+    lines: [
+      {
+        pattern:
+          /^\s*(?:[^\s@]{1,300}(?:\s[^\s@]{1,300}){0,3})?@(?:[^\s@]{1,1300}:\d{1,7}:\d{1,7}|\[native code\])\s*$/,
+        accept: (m) => {
+          const at = m[0].lastIndexOf("@");
+          const location = m[0].slice(at + 1).trim();
+          return location === "[native code]" || SCRIPT_URL_FRAME.test(location);
+        },
+      },
+    ],
+    // The same frames in a line (a trace joined): the function glued to `@`, then the script.
+    inline: [
+      {
+        pattern:
+          /(?<!\S)[^\s@]{0,300}@((?:https?|webpack(?:-internal)?|blob|(?:chrome|moz|safari(?:-web)?)-extension|resource|app|file):\/\/[^\s@]{1,1300})/g,
+        accept: (location) => SCRIPT_URL_FRAME.test(location),
+      },
+    ],
+  },
+  {
     name: "Node/V8, JVM and .NET `at` frames",
     mayHold: hasAtWord,
     lines: [
@@ -226,6 +279,12 @@ const RUNTIMES: readonly Runtime[] = [
         pattern:
           /(?:(?<![\w$.])|(?<=\\[nrt]))at\s{1,4}(?:async\s{1,4})?((?:file:|node:|\/|[A-Za-z]:[\\/])[^\s()]{1,1000})/g,
         accept: endsInLineNumber,
+      },
+      // A browser's bare frame inside a line: `… at https://cdn.example.com/app.min.js:1:23456`.
+      {
+        pattern:
+          /(?:(?<![\w$.])|(?<=\\[nrt]))at\s{1,4}(?:async\s{1,4})?((?:https?|webpack(?:-internal)?|blob|(?:chrome|moz|safari(?:-web)?)-extension|resource|app):\/\/[^\s()]{1,1000})/g,
+        accept: (location) => SCRIPT_URL_FRAME.test(location),
       },
     ],
   },
@@ -248,10 +307,11 @@ export const FRAME_PATTERNS: readonly RegExp[] = [
  * Whether a text may hold a stack frame: what one of the runtimes needs. Every frame line and
  * inline frame has `at` after a non-word character and before a space, or `File "`,
  * `Traceback (` or `... `. Go and Rust traces start with `goroutine N [` and `stack backtrace:`; a
- * .NET `--- End of stack trace ---` line sits between `at` frames. Ruby's frames hold `.rb:`,
- * PHP's `#`, `Stack trace:` or `thrown in `, Elixir's and Erlang's `.ex:`, `.exs:` or `.erl:`. The
- * same answer as the pattern
- * `/(?:\b|(?<=\\[nrt]))at\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace|\.rb:|#|Stack trace:|thrown in |\.exs?:|\.erl:/`
+ * .NET `--- End of stack trace ---` line sits between `at` frames; a Rust panic's location follows
+ * `panicked at`. Ruby's frames hold `.rb:`,
+ * PHP's `#`, `Stack trace:` or `thrown in `, Elixir's and Erlang's `.ex:`, `.exs:` or `.erl:`, a
+ * browser's `@` frames `@` and `://` or `[native code]`. The same answer as the pattern
+ * `/(?:\b|(?<=\\[nrt]))at\s|File "|Traceback \(|\.\.\. |goroutine |stack backtrace|panicked at|\.rb:|#|Stack trace:|thrown in |\.exs?:|\.erl:|^(?=[\s\S]*@)[\s\S]*(?::\/\/|\[native code\])/`
  * (prefilter.test.ts), read without it.
  * @internal Exported for tests; not part of the public API.
  */
