@@ -14,12 +14,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** The text of a ToolMessage's content (strings and text blocks). */
 /** An MCP `CallToolResult` that is a failure (`isError: true`). */
 function isErrorResult(value: unknown): boolean {
   return isRecord(value) && value.isError === true;
 }
 
+/** The text of a ToolMessage's content (strings and text blocks). */
 function messageText(message: ToolMessage): string {
   const { content } = message;
   if (typeof content === "string") return content;
