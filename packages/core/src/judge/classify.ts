@@ -68,6 +68,14 @@ export interface Classification {
    */
   readonly weakRetry?: true;
   /**
+   * Set by the run, not by reading the failure: an earlier attempt of this call may have written
+   * (its outcome unknown, and no verify step found it absent), so the certainty is `unknown`
+   * whatever this attempt's failure says. On a `mutating` tool `decide` neither asks the model to
+   * correct the call nor to switch tools (either is another write, made while the first may have
+   * happened): the run stops (`uncertain_mutation`).
+   */
+  readonly inDoubt?: true;
+  /**
    * A conflict read from a bare status (409, 412) or the bare word ("Conflict", "Precondition
    * Failed": TextRule.weak in rules.ts), no specific phrasing beside it: the target's state refused
    * the call, and the text names neither what conflicts nor what the model could change. On a

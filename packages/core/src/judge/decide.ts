@@ -189,9 +189,21 @@ function outOfTime(ctx: DecideContext): boolean {
   return ctx.remainingMs <= 0;
 }
 
+/**
+ * An earlier attempt of a write may have written (`Classification.inDoubt`) and no verify step
+ * found it absent: a write that may have happened is retried with its key or not at all, never
+ * corrected into another write or handed to another tool.
+ */
+function afterDoubt(ctx: DecideContext): boolean {
+  return (
+    ctx.classification.inDoubt === true && ctx.effect === "mutating" && ctx.verified !== "absent"
+  );
+}
+
 /** The model changes the call: it reaches the model, so the repeat rule and budgets apply. */
 function correct(ctx: DecideContext): Decision {
   const c = ctx.classification;
+  if (afterDoubt(ctx)) return stop(ctx, "uncertain_mutation");
   // A retry handed back to the model after its retries (`onRetriesExhausted`) is no guess.
   if (c.action === "correct_arguments" && stopsGuessedWrite(c, ctx.effect)) {
     return stop(ctx, "person_required");
@@ -264,6 +276,7 @@ export function decide(ctx: DecideContext): Decision {
     case "correct_arguments":
       return correct(ctx);
     case "switch_tool": {
+      if (afterDoubt(ctx)) return stop(ctx, "uncertain_mutation");
       if (ctx.repeats >= ctx.tool.maxRepeats) return stop(ctx, "repeated_failure");
       if (outOfTime(ctx)) return stop(ctx, "deadline_exceeded");
       if (spent(ctx, "failures")) return stop(ctx, "budget_exhausted", "failures");

@@ -185,6 +185,24 @@ const PARTIAL_SUCCESS = new RegExp(
   "i",
 );
 
+/** A write's past participle, or `imported`, for {@link PARTIAL_BATCH}. */
+const BATCH_DONE = `(?:${WRITE_DONE}|imported)`;
+
+/** A batch of which a part was written (see its rule in {@link BUILTIN_RULES}). */
+const PARTIAL_BATCH = oneOf(
+  /\bpartial (?:failure|success|write|commit|insert|import|update)\b/,
+  new RegExp(
+    String.raw`\b(?!0 )\d+ (?:of|out of) \d+ (?:[\w-]+ ){0,3}?(?:(?:was|were|has been|have been)\s+)?${BATCH_DONE}\b`,
+  ),
+  /\bfailed to [a-z]+ \d+ (?:of|out of) \d+\b/,
+  new RegExp(
+    String.raw`\b(?!0 )\d+ (?:[\w-]+ ){0,2}?${BATCH_DONE}\b[^\n]{0,40}?\b\d+ (?:[\w-]+ ){0,2}?(?:failed|rejected|errored|skipped)\b`,
+  ),
+  new RegExp(
+    String.raw`\b(?:rows?|items?|records?|entries|lines|documents|files|messages) \d+\s*(?:-|to|through)\s*\d+ (?:were|was|have been|had been) ${BATCH_DONE}\b`,
+  ),
+);
+
 /**
  * An argument of the call offered in place of a server setting: `the "appId" property is not
  * provided`, `"sender" is not provided`, `Specify the userId or set …`, `or provide publishKey and
@@ -197,6 +215,11 @@ export const BUILTIN_RULES: readonly TextRule[] = [
   // A write that happened, then a side step that failed: a partial success, not an argument
   // error. Repeating the call would write twice, so nobody in the loop repeats it.
   { ...c("partial_success", "stop", "unknown"), pattern: PARTIAL_SUCCESS },
+  // A batch of which a part was written, told by its count: `3 of 5 rows inserted`, `only 3 of 5
+  // files were uploaded`, `Failed to create 2 of 5 issues`, `3 documents inserted, 2 failed`,
+  // `Partial failure: …`, `(rows 1-3 were imported)`. Corrected and sent again, the part written
+  // would be written twice (an argument rule read the failed row's error): nobody repeats it.
+  { ...c("partial_success", "stop", "unknown"), pattern: PARTIAL_BATCH },
   // Unknown tool (every MCP SDK's phrasing): the model picks one from the tool list.
   {
     ...UNKNOWN_TOOL,

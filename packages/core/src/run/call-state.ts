@@ -400,7 +400,7 @@ export function mintKey(state: CallState): void {
           server,
           request.tool,
           argsHash,
-          String(r.successes?.get(state.callKey) ?? 0),
+          String(r.successes?.get(argsHash) ?? 0),
         ]);
   const argName = tool.idempotency.argument;
   state.argsHash = argsHash;
@@ -415,7 +415,34 @@ export function mintKey(state: CallState): void {
  * index of writes in doubt (doubt.ts).
  */
 function contentHash(state: CallState, server: string): string {
-  return contentHashOf(state.run, server, state.call.tool, state.canonical);
+  const canonical = contentCanonical(
+    state.tool.idempotency.argument,
+    state.call.args ?? {},
+    state.canonical,
+  );
+  return contentHashOf(state.run, server, state.call.tool, canonical);
+}
+
+/**
+ * The canonical arguments a write's content is read from: without the argument its key travels in
+ * (`idempotency.argument`). Governor writes that argument itself, over whatever value the call
+ * had (a model that sees it in the tool's schema fills it in, anew each time it writes the call
+ * again), so two calls that differ only there are one write on the wire.
+ */
+export function contentCanonical(
+  argName: string | undefined,
+  args: Readonly<Record<string, unknown>>,
+  canonical: string | undefined,
+): string | undefined {
+  if (argName === undefined || canonical === undefined || !Object.hasOwn(args, argName)) {
+    return canonical;
+  }
+  try {
+    const { [argName]: _written, ...rest } = args;
+    return canonicalJson(rest);
+  } catch {
+    return canonical;
+  }
 }
 
 /** {@link contentHash} from its parts: the run, the server, the tool and the canonical arguments. */
@@ -479,12 +506,16 @@ export function noteResult(state: CallState, value: unknown): void {
   }
 }
 
-/** A success of a keyed call: the next identical call without `callId` is a new logical call. */
+/**
+ * A success of a keyed call: the next identical call without `callId` is a new logical call.
+ * Counted by the write's content (`argsHash`, minted with the key), as the key is minted from it.
+ */
 export function noteSuccess(state: CallState): void {
-  if (state.key !== undefined) {
+  const { argsHash } = state;
+  if (state.key !== undefined && argsHash !== undefined) {
     const r = state.run;
     r.successes ??= new Map();
-    r.successes.set(state.callKey, (r.successes.get(state.callKey) ?? 0) + 1);
+    r.successes.set(argsHash, (r.successes.get(argsHash) ?? 0) + 1);
   }
 }
 

@@ -67,11 +67,11 @@ export async function resolveFailure<T>(state: CallState, sent: Sent): Promise<V
   try {
     const failure = failureOf(state, sent);
     const classified = classify(failure, state.tool, state.call);
-    // An earlier attempt may have written: so may the call, whatever this attempt came to.
-    const c: Classification =
-      state.uncertain && classified.certainty !== "unknown"
-        ? { ...classified, certainty: "unknown" as const }
-        : classified;
+    // An earlier attempt may have written: so may the call, whatever this attempt came to, and
+    // decide neither corrects it into another write nor switches tools (`inDoubt`).
+    const c: Classification = state.uncertain
+      ? { ...classified, certainty: "unknown" as const, inDoubt: true as const }
+      : classified;
     const print = fingerprintOf(
       state.call.tool,
       failure.channel,

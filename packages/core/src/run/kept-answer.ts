@@ -10,7 +10,7 @@ import { resolveEffect } from "../judge/effect.ts";
 import type { ToolPolicy } from "../policy/policy.ts";
 import type { ClaimResult } from "../store/store.ts";
 import type { MaybePromise } from "../types.ts";
-import { type CallState, contentHashOf } from "./call-state.ts";
+import { type CallState, contentCanonical, contentHashOf } from "./call-state.ts";
 import {
   CONTENT_ARGS,
   contentClaimOptions,
@@ -55,7 +55,8 @@ export async function keepAnswer(
   // Arguments that are not JSON were never sent: there is no answer to keep.
   let canonical: string;
   try {
-    canonical = canonicalJson(request.args ?? {});
+    const args = request.args ?? {};
+    canonical = contentCanonical(tool.idempotency.argument, args, canonicalJson(args)) as string;
   } catch {
     return false;
   }

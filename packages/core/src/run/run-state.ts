@@ -64,7 +64,7 @@ export interface RunState {
    * never the results themselves, and at most MAX_TRACKED calls (the oldest go first).
    */
   readonly identical: LoopDetector;
-  /** Per call key, how many identical keyed calls succeeded (a part of the next one's key). */
+  /** Per write's content (`argsHash`), how many keyed calls of it succeeded (a part of the next one's key). */
   successes: Map<string, number> | undefined;
   /** Attempts executing now: `end()` aborts them. */
   inFlight: number;

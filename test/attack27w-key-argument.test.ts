@@ -1,0 +1,146 @@
+// Attack 27 (writes): a tool whose policy names the argument the idempotency key travels in
+// (`idempotency.argument`). The model sees the server's schema, which has that argument, and fills
+// it in with a value of its own, a new one each time it writes the call again. Governor overwrites
+// that value with its own key, so on the wire two such calls are the same write; yet the index of
+// writes in doubt (and the key of a call without callId) read the model's value as part of the
+// write's content, and the resend went out as a new write while the first was in doubt.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createGovernor, localFailure } from "@governor/core";
+import { readEffects, stdioServerParams } from "@governor/testkit";
+import { afterAll, describe, expect, it } from "vitest";
+import { startInProcessHost, textOf } from "./proxy-support.ts";
+
+const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
+const dir = mkdtempSync(join(tmpdir(), "governor-attack27w-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("a key argument the model fills in itself is not part of the write", () => {
+  it("run.call: a resend in the same scope with another model-made key is refused while the first is in doubt", async () => {
+    const wire: unknown[] = [];
+    const gov = createGovernor(
+      { tools: { charge: { effect: "mutating", idempotency: { argument: "idempotency_key" } } } },
+      { metrics: false },
+    );
+    const first = await gov.startRun({ idempotencyScope: "session-1" }).call(
+      {
+        tool: "charge",
+        args: { amount: 5, idempotency_key: "model-made-1" },
+        toFailure: () => localFailure("connection_closed"),
+      },
+      async (ctx) => {
+        wire.push(ctx.args);
+        throw new Error("connection closed after the request went out");
+      },
+    );
+    expect(first).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    // The model writes the same charge again; its own key is another random string.
+    const again = await gov
+      .startRun({ idempotencyScope: "session-1" })
+      .call(
+        { tool: "charge", args: { amount: 5, idempotency_key: "model-made-2" } },
+        async (ctx) => {
+          wire.push(ctx.args);
+          return ok("charged");
+        },
+      );
+    expect(again).toMatchObject({ kind: "stop", reason: "uncertain_mutation" });
+    expect(wire).toHaveLength(1);
+  });
+
+  it("run.call: two such calls at once in one run: the second is told the first is in progress", async () => {
+    const wire: unknown[] = [];
+    const gov = createGovernor(
+      {
+        tools: {
+          charge: {
+            effect: "mutating",
+            idempotency: { argument: "idempotency_key", honorsKeys: true },
+          },
+        },
+      },
+      { metrics: false },
+    );
+    const run = gov.startRun();
+    const answers: (() => void)[] = [];
+    const execute = async (ctx: { args: unknown }) => {
+      wire.push(ctx.args);
+      await new Promise<void>((resolve) => answers.push(resolve));
+      return ok("charged");
+    };
+    const a = run.call({ tool: "charge", args: { amount: 5, idempotency_key: "k-a" } }, execute);
+    await new Promise((r) => setTimeout(r, 5));
+    const b = run.call({ tool: "charge", args: { amount: 5, idempotency_key: "k-b" } }, execute);
+    await new Promise((r) => setTimeout(r, 5));
+    for (const answer of answers) answer();
+    expect(await a).toMatchObject({ kind: "ok" });
+    expect(await b).toMatchObject({ kind: "model", reason: "conflict" });
+    expect(wire).toHaveLength(1);
+  });
+
+  it("run.call: after the first went through, the same write again is a new write, sent (not a replay)", async () => {
+    const wire: unknown[] = [];
+    const gov = createGovernor(
+      { tools: { charge: { effect: "mutating", idempotency: { argument: "idempotency_key" } } } },
+      { metrics: false },
+    );
+    const run = gov.startRun();
+    const execute = async (ctx: { args: unknown }) => {
+      wire.push(ctx.args);
+      return ok(`charge ${wire.length}`);
+    };
+    const a = await run.call(
+      { tool: "charge", args: { amount: 5, idempotency_key: "k-a" } },
+      execute,
+    );
+    const b = await run.call(
+      { tool: "charge", args: { amount: 5, idempotency_key: "k-b" } },
+      execute,
+    );
+    expect(a).toMatchObject({ kind: "ok", replayed: false });
+    expect(b).toMatchObject({ kind: "ok", replayed: false });
+    expect(wire).toHaveLength(2);
+  });
+
+  it("governor proxy (stdio, fault server): the write whose answer was lost is not made again under the model's new key", async () => {
+    const effects = join(dir, "effects.jsonl");
+    const policy = join(dir, "policy.json");
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        servers: {
+          notes: {
+            tools: {
+              create_note: { effect: "mutating", idempotency: { argument: "idempotency_key" } },
+            },
+          },
+        },
+      }),
+    );
+    const server = stdioServerParams({
+      effectsFile: effects,
+      scenario: { create_note: [{ kind: "hang_after_commit", ms: 5_000 }, { kind: "ok" }] },
+    });
+    const host = await startInProcessHost(
+      ["--policy", policy, "--server", "notes", "--timeout", "500ms"],
+      { command: server.command, args: server.args ?? [] },
+    );
+    try {
+      const first = await host.client.callTool({
+        name: "create_note",
+        arguments: { title: "t", body: "b", idempotency_key: "model-made-1" },
+      });
+      expect(textOf(first)).toContain("may have happened");
+      const again = await host.client.callTool({
+        name: "create_note",
+        arguments: { title: "t", body: "b", idempotency_key: "model-made-2" },
+      });
+      const created = readEffects(effects).filter((e) => e.tool === "create_note");
+      expect({ created: created.length, again: textOf(again) }).toMatchObject({ created: 1 });
+      expect(again.isError).toBe(true);
+    } finally {
+      await host.close();
+    }
+  }, 60_000);
+});

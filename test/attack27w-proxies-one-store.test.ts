@@ -1,0 +1,106 @@
+// Attack 27 (writes): two `governor proxy` processes on one SQLite file (two servers of one host
+// on one machine, the deployment docs/stores.md gives the SQLite store for), neither given
+// `--server`. Their scope is `governor-proxy\0` and their server name "" alike, so the ledger
+// reads the same tool and arguments on two different servers as one write: an answer proxy A
+// kept for its host (a cancel that came as the write succeeded) is handed to proxy B's identical
+// call as B's own result, and B's server never gets the write.
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { sqliteModule } from "../packages/sqlite/src/sqlite-api.ts";
+import { type RawMessage, ROOT, startRawProxy } from "./proxy-support.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "governor-attack27w-proxies-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const SERVER = join(ROOT, "test/fixtures/raw-mcp-server.mjs");
+
+const call = (id: number, t: string, progressToken?: string) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: {
+    name: "write_note",
+    arguments: { t },
+    ...(progressToken !== undefined && { _meta: { progressToken } }),
+  },
+});
+
+const wait = async (what: string, done: () => boolean) => {
+  for (let i = 0; i < 400 && !done(); i++) await new Promise((r) => setTimeout(r, 25));
+  expect(done(), what).toBe(true);
+};
+
+const toolCalls = (log: string) =>
+  (existsSync(log)
+    ? readFileSync(log, "utf8")
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+        .map((l) => JSON.parse(l) as RawMessage)
+    : []
+  ).filter((m) => m.method === "tools/call");
+
+/** A's host cancels its write as it succeeds (A keeps the answer); then B's host sends the same call. */
+async function sameCallOnTwoServers(namesA: string[], namesB: string[]): Promise<void> {
+  const db = join(dir, `${randomUUID()}.db`);
+  const logA = join(dir, `a-${randomUUID()}.jsonl`);
+  const logB = join(dir, `b-${randomUUID()}.jsonl`);
+  const a = await startRawProxy(
+    ["--store", `sqlite:${db}`, ...namesA],
+    { command: process.execPath, args: [SERVER] },
+    { env: { RAW_MODE: "gated", RAW_LOG: logA }, initialize: true },
+  );
+  const b = await startRawProxy(
+    ["--store", `sqlite:${db}`, ...namesB],
+    { command: process.execPath, args: [SERVER] },
+    { env: { RAW_MODE: "ok", RAW_LOG: logB }, initialize: true },
+  );
+  const { DatabaseSync } = (await import("node:sqlite" as string)) as {
+    DatabaseSync: new (p: string) => { exec(s: string): void; close(): void };
+  };
+  const lock = new DatabaseSync(db);
+  try {
+    a.send(call(2, "deploy done", "p2"));
+    await wait("progress forwarded", () =>
+      a.received().some((m) => m.method === "notifications/progress"),
+    );
+    // A's settle of the success waits for the file's lock: A's host cancels as it comes.
+    lock.exec("BEGIN IMMEDIATE");
+    writeFileSync(`${logA}.gate`, "");
+    await wait("answered", () => existsSync(`${logA}.answered`));
+    await new Promise((r) => setTimeout(r, 300));
+    a.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2 } });
+    await new Promise((r) => setTimeout(r, 200));
+    lock.exec("ROLLBACK");
+    await wait("A kept the answer", () => a.stdout().includes("completed_after_cancel"));
+    // B's host asks B's server for the same note.
+    b.send(call(7, "deploy done"));
+    const answer = await b.answer(7);
+    // Before: B's server got nothing, and B's host read A's server's answer ("done 1").
+    expect({ sentToB: toolCalls(logB).length, answer }).toMatchObject({ sentToB: 1 });
+  } finally {
+    lock.close();
+    await a.close();
+    await b.close();
+  }
+}
+
+describe.runIf(sqliteModule() !== undefined)(
+  "two proxies without --server on one SQLite store, in front of two different servers",
+  { timeout: 60_000 },
+  () => {
+    // Left failing: the proxy names its scope and server by `--server` alone (session.ts
+    // `idempotencyScope`, and the `server` of each call), "" when it is not given, so every
+    // unnamed proxy on a store shares one. The fix belongs to the proxy (name the upstream, its
+    // command line or URL, when --server is absent, or refuse --store without --server), not to
+    // the run's ledger, which keys writes by the server name it is given.
+    it.fails("B's identical call is sent to B's server, not answered with A's kept answer", async () => {
+      await sameCallOnTwoServers([], []);
+    });
+
+    it("with --server a and --server b, B's call is sent to B's server", async () => {
+      await sameCallOnTwoServers(["--server", "a"], ["--server", "b"]);
+    });
+  },
+);
