@@ -190,7 +190,8 @@ const BATCH_DONE = `(?:${WRITE_DONE}|imported)`;
 
 /** A batch of which a part was written (see its rule in {@link BUILTIN_RULES}). */
 const PARTIAL_BATCH = oneOf(
-  /\bpartial (?:failure|success|write|commit|insert|import|update)\b/,
+  // Not `partial update`: the name of an HTTP PATCH (`tickets_partial_update`, split into words).
+  /\bpartial (?:failure|success|write|commit|insert|import)\b/,
   new RegExp(
     String.raw`\b(?!0 )\d+ (?:of|out of) \d+ (?:[\w-]+ ){0,3}?(?:(?:was|were|has been|have been)\s+)?${BATCH_DONE}\b`,
   ),
