@@ -1,15 +1,17 @@
 // Attack 27 (writes): two `governor proxy` processes on one SQLite file (two servers of one host
 // on one machine, the deployment docs/stores.md gives the SQLite store for), neither given
-// `--server`. Their scope is `governor-proxy\0` and their server name "" alike, so the ledger
-// reads the same tool and arguments on two different servers as one write: an answer proxy A
-// kept for its host (a cancel that came as the write succeeded) is handed to proxy B's identical
-// call as B's own result, and B's server never gets the write.
+// `--server`. Their scope was `governor-proxy\0` and their server name "" alike, so the ledger
+// read the same tool and arguments on two different servers as one write: an answer proxy A kept
+// for its host (a cancel that came as the write succeeded) was handed to proxy B's identical call
+// as B's own result, and B's server never got the write. `--store` now needs `--server` (or
+// `--preset`): such a proxy is refused at start.
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { sqliteModule } from "../packages/sqlite/src/sqlite-api.ts";
+import { governor } from "./cli.ts";
 import { type RawMessage, ROOT, startRawProxy } from "./proxy-support.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "governor-attack27w-proxies-"));
@@ -87,16 +89,24 @@ async function sameCallOnTwoServers(namesA: string[], namesB: string[]): Promise
 }
 
 describe.runIf(sqliteModule() !== undefined)(
-  "two proxies without --server on one SQLite store, in front of two different servers",
+  "two proxies on one SQLite store, in front of two different servers",
   { timeout: 60_000 },
   () => {
-    // Left failing: the proxy names its scope and server by `--server` alone (session.ts
-    // `idempotencyScope`, and the `server` of each call), "" when it is not given, so every
-    // unnamed proxy on a store shares one. The fix belongs to the proxy (name the upstream, its
-    // command line or URL, when --server is absent, or refuse --store without --server), not to
-    // the run's ledger, which keys writes by the server name it is given.
-    it.fails("B's identical call is sent to B's server, not answered with A's kept answer", async () => {
-      await sameCallOnTwoServers([], []);
+    // The proxy names its scope and server by `--server` (session.ts `idempotencyScope`, and the
+    // `server` of each call): without it, every proxy on a store would share one ledger.
+    it("a proxy with --store and no --server (nor --preset) is refused at start, saying what to add", async () => {
+      const db = join(dir, `${randomUUID()}.db`);
+      const { status, stderr } = await governor([
+        "proxy",
+        "--store",
+        `sqlite:${db}`,
+        "--",
+        process.execPath,
+        SERVER,
+      ]);
+      expect(status).toBe(2);
+      expect(stderr).toContain("--store needs --server NAME (or --preset)");
+      expect(existsSync(db)).toBe(false);
     });
 
     it("with --server a and --server b, B's call is sent to B's server", async () => {

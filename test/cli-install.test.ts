@@ -91,7 +91,7 @@ describe("@governor/redis is an optional peer of the CLI", () => {
     "without it, governor proxy --store redis:// says what to install once, local or global, exit 1",
     async () => {
       const ran = await governorProcess(
-        ["proxy", "--store", "redis://127.0.0.1:1", "--", "node", "server.js"],
+        ["proxy", "--store", "redis://127.0.0.1:1", "--server", "notes", "--", "node", "server.js"],
         undefined,
         WITHOUT_REDIS,
       );

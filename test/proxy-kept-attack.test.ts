@@ -37,7 +37,7 @@ describe.runIf(sqliteModule() !== undefined)(
       const db = join(dir, `${randomUUID()}.db`);
       const log = join(dir, `server-${randomUUID()}.jsonl`);
       const host = await startRawProxy(
-        ["--store", `sqlite:${db}`],
+        ["--store", `sqlite:${db}`, "--server", "notes"],
         { command: process.execPath, args: [SERVER] },
         { env: { RAW_MODE: "gated", RAW_LOG: log }, initialize: true },
       );

@@ -103,6 +103,8 @@ describe("governor proxy --store: bad values", () => {
       "proxy",
       "--store",
       `sqlite:${missing}`,
+      "--server",
+      "notes",
       "--",
       "node",
     ]);

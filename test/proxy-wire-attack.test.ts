@@ -242,7 +242,7 @@ describe.runIf(redis.url !== undefined)(
   { timeout: 60_000 },
   () => {
     it("host cancels racing the server's answers: no write the host saw no answer to is made twice", async () => {
-      const host = await rawHost("ok", ["--store", redis.url as string]);
+      const host = await rawHost("ok", ["--store", redis.url as string, "--server", "notes"]);
       try {
         await raceCancels(host, 60);
       } finally {
@@ -261,7 +261,7 @@ describe.runIf(sqliteModule() !== undefined)(
   () => {
     it("the identical call after the restart is answered with the kept answer; the tool ran once (was: sent again)", async () => {
       const db = join(dir, `${randomUUID()}.db`);
-      const store = ["--store", `sqlite:${db}`];
+      const store = ["--store", `sqlite:${db}`, "--server", "notes"];
       const firstLog = join(dir, `server-${++hosts}.jsonl`);
       const first = await rawHost("gated", store, true, firstLog);
       const { DatabaseSync } = (await import("node:sqlite" as string)) as {

@@ -156,6 +156,13 @@ export function parseProxyArgs(argv: readonly string[]): ProxyArgs {
       throw new ProxyUsageError(`--store ${JSON.stringify(storeValue)}: ${parsed.problem}`);
     }
     store = parsed;
+    // The store keeps each server's writes by its name: proxies without one on the same store
+    // would share one ledger, and a write of one server be answered with another's.
+    if (values.server === undefined && preset === undefined) {
+      throw new ProxyUsageError(
+        "--store needs --server NAME (or --preset): the store keeps each server's writes apart by that name, and proxies without one on the same store would share one ledger",
+      );
+    }
   }
   const [command, ...args] = child;
   return {
