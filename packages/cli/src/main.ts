@@ -30,7 +30,8 @@ Commands:
                              (--policy FILE | --preset filesystem|everything|git,
                              --trust-annotations --events FILE --server NAME --upstream URL
                              --window 10m --stop-ttl 10m --timeout 60s
-                             --store sqlite:PATH|redis://HOST; see docs/proxy.md)
+                             --store sqlite:PATH|redis://HOST with --server NAME;
+                             see docs/proxy.md)
   report LOG... [--json]     summarize JSON Lines event logs (- for stdin): runs stopped by
                              reason, top fingerprints, retries, wasted calls [--top N]
                              [--html FILE [--replay --policy FILE]]: a page of charts
