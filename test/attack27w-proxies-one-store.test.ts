@@ -3,8 +3,8 @@
 // `--server`. Their scope was `governor-proxy\0` and their server name "" alike, so the ledger
 // read the same tool and arguments on two different servers as one write: an answer proxy A kept
 // for its host (a cancel that came as the write succeeded) was handed to proxy B's identical call
-// as B's own result, and B's server never got the write. `--store` now needs `--server` (or
-// `--preset`): such a proxy is refused at start.
+// as B's own result, and B's server never got the write. `--store` now needs `--server` (a
+// preset alone is not enough: test/review28-preset-store.test.ts): such a proxy is refused at start.
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -105,7 +105,7 @@ describe.runIf(sqliteModule() !== undefined)(
         SERVER,
       ]);
       expect(status).toBe(2);
-      expect(stderr).toContain("--store needs --server NAME (or --preset)");
+      expect(stderr).toContain("--store needs --server NAME");
       expect(existsSync(db)).toBe(false);
     });
 

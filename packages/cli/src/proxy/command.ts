@@ -157,10 +157,11 @@ export function parseProxyArgs(argv: readonly string[]): ProxyArgs {
     }
     store = parsed;
     // The store keeps each server's writes by its name: proxies without one on the same store
-    // would share one ledger, and a write of one server be answered with another's.
-    if (values.server === undefined && preset === undefined) {
+    // would share one ledger, and a write of one server be answered with another's. A preset
+    // names a kind of server, not this one: two proxies of one preset would share it too.
+    if (values.server === undefined) {
       throw new ProxyUsageError(
-        "--store needs --server NAME (or --preset): the store keeps each server's writes apart by that name, and proxies without one on the same store would share one ledger",
+        "--store needs --server NAME (with --preset too: a preset names a kind of server, not this one): the store keeps each server's writes apart by that name, and proxies without one on the same store would share one ledger",
       );
     }
   }

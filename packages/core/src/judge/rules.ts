@@ -39,6 +39,11 @@ export interface TextRule {
    * `has conflicts`).
    */
   readonly weak?: true;
+  /**
+   * Read on the text as written only, never on it with its identifiers split into words: an
+   * operation's name (`bulk_partial_insert`, `tickets_partial_update`) is no sentence of the text.
+   */
+  readonly raw?: true;
 }
 
 /**
@@ -188,10 +193,18 @@ const PARTIAL_SUCCESS = new RegExp(
 /** A write's past participle, or `imported`, for {@link PARTIAL_BATCH}. */
 const BATCH_DONE = `(?:${WRITE_DONE}|imported)`;
 
-/** A batch of which a part was written (see its rule in {@link BUILTIN_RULES}). */
+/**
+ * A batch of which a part was written, told in words (`Partial failure: …`, a `partial_failure`
+ * field): read on the text as written (`raw`), so an operation's name that holds the words
+ * (`bulk_partial_insert`, `issues_partial_success_handler`) is not read as one. Not `partial
+ * update`: the name of an HTTP PATCH.
+ */
+const PARTIAL_WORDS = oneOf(
+  /\bpartial[ _](?:failure|success|write|commit|insert|import)(?![a-z0-9])/,
+);
+
+/** A batch of which a part was written, by its count (see its rule in {@link BUILTIN_RULES}). */
 const PARTIAL_BATCH = oneOf(
-  // Not `partial update`: the name of an HTTP PATCH (`tickets_partial_update`, split into words).
-  /\bpartial (?:failure|success|write|commit|insert|import)\b/,
   new RegExp(
     String.raw`\b(?!0 )\d+ (?:of|out of) \d+ (?:[\w-]+ ){0,3}?(?:(?:was|were|has been|have been)\s+)?${BATCH_DONE}\b`,
   ),
@@ -220,6 +233,7 @@ export const BUILTIN_RULES: readonly TextRule[] = [
   // files were uploaded`, `Failed to create 2 of 5 issues`, `3 documents inserted, 2 failed`,
   // `Partial failure: …`, `(rows 1-3 were imported)`. Corrected and sent again, the part written
   // would be written twice (an argument rule read the failed row's error): nobody repeats it.
+  { ...c("partial_success", "stop", "unknown"), pattern: PARTIAL_WORDS, raw: true },
   { ...c("partial_success", "stop", "unknown"), pattern: PARTIAL_BATCH },
   // Unknown tool (every MCP SDK's phrasing): the model picks one from the tool list.
   {
@@ -1489,7 +1503,7 @@ function scanRules(head: string): Alternative<TextRule> | undefined {
       if (!holds(seen, alternative.conditions, mark)) continue;
       const { pattern } = alternative;
       let hit = pattern.test(head);
-      if (!hit) {
+      if (!hit && alternative.rule.raw !== true) {
         split ??= splitIdentifiers(head);
         hit = split !== head && pattern.test(split);
       }

@@ -300,12 +300,21 @@ async function resolveClassified<T>(
 }
 
 /**
- * Whether the decision on the run's state now is the `uncertain_mutation` stop. Only a retry can
- * become one, or a stop for that reason: any other action is decided without one (and without a
- * random draw, which only a retry's backoff makes), so only a retry is decided here.
+ * Whether the decision on the run's state now is the `uncertain_mutation` stop. A retry can become
+ * one, or a stop for that reason, and a correction or a switch of a write in doubt (`inDoubt`:
+ * decide's `afterDoubt`, which comes before anything else and reads only what is checked here,
+ * the verify step not having answered yet). Any other action is decided without one (and without
+ * a random draw, which only a retry's backoff makes), so only a retry is decided here.
  */
 function uncertainMutation(state: CallState, c: Classification, print: string): boolean {
   if (c.action === "stop") return c.reason === "uncertain_mutation";
+  if (
+    c.inDoubt === true &&
+    state.effect === "mutating" &&
+    (c.action === "correct_arguments" || c.action === "switch_tool")
+  ) {
+    return true;
+  }
   if (c.action !== "retry_dependency") return false;
   const tentative = decideNow(state, c, print);
   return tentative.action === "stop" && tentative.reason === "uncertain_mutation";

@@ -1,0 +1,117 @@
+// Review 28: `--store` was taken with `--preset` alone as the server's name. A preset names a kind
+// of server, not the one behind the proxy: two proxies with the same preset (two filesystem
+// servers on two roots, two `everything` servers) on one SQLite file had one scope
+// (`governor-proxy\0everything`) and one server name, the writes27 hole again: an answer proxy A
+// kept for its host was handed to proxy B's identical call, and B's server never got the write.
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { sqliteModule } from "../packages/sqlite/src/sqlite-api.ts";
+import { governor } from "./cli.ts";
+import { type RawMessage, ROOT, startRawProxy } from "./proxy-support.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "governor-review28-preset-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const SERVER = join(ROOT, "test/fixtures/raw-mcp-server.mjs");
+
+const call = (id: number, t: string, progressToken?: string) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: {
+    name: "write_note",
+    arguments: { t },
+    ...(progressToken !== undefined && { _meta: { progressToken } }),
+  },
+});
+
+const wait = async (what: string, done: () => boolean) => {
+  for (let i = 0; i < 400 && !done(); i++) await new Promise((r) => setTimeout(r, 25));
+  expect(done(), what).toBe(true);
+};
+
+const toolCalls = (log: string) =>
+  (existsSync(log)
+    ? readFileSync(log, "utf8")
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+        .map((l) => JSON.parse(l) as RawMessage)
+    : []
+  ).filter((m) => m.method === "tools/call");
+
+/** A's host cancels its write as it succeeds (A keeps the answer); then B's host sends the same call. */
+async function sameCallOnTwoServers(namesA: string[], namesB: string[]): Promise<void> {
+  const db = join(dir, `${randomUUID()}.db`);
+  const logA = join(dir, `a-${randomUUID()}.jsonl`);
+  const logB = join(dir, `b-${randomUUID()}.jsonl`);
+  const a = await startRawProxy(
+    ["--store", `sqlite:${db}`, ...namesA],
+    { command: process.execPath, args: [SERVER] },
+    { env: { RAW_MODE: "gated", RAW_LOG: logA }, initialize: true },
+  );
+  const b = await startRawProxy(
+    ["--store", `sqlite:${db}`, ...namesB],
+    { command: process.execPath, args: [SERVER] },
+    { env: { RAW_MODE: "ok", RAW_LOG: logB }, initialize: true },
+  );
+  const { DatabaseSync } = (await import("node:sqlite" as string)) as {
+    DatabaseSync: new (p: string) => { exec(s: string): void; close(): void };
+  };
+  const lock = new DatabaseSync(db);
+  try {
+    a.send(call(2, "deploy done", "p2"));
+    await wait("progress forwarded", () =>
+      a.received().some((m) => m.method === "notifications/progress"),
+    );
+    // A's settle of the success waits for the file's lock: A's host cancels as it comes.
+    lock.exec("BEGIN IMMEDIATE");
+    writeFileSync(`${logA}.gate`, "");
+    await wait("answered", () => existsSync(`${logA}.answered`));
+    await new Promise((r) => setTimeout(r, 300));
+    a.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2 } });
+    await new Promise((r) => setTimeout(r, 200));
+    lock.exec("ROLLBACK");
+    await wait("A kept the answer", () => a.stdout().includes("completed_after_cancel"));
+    // B's host asks B's server for the same note.
+    b.send(call(7, "deploy done"));
+    const answer = await b.answer(7);
+    // Before: B's server got nothing, and B's host read A's server's answer ("done 1").
+    expect({ sentToB: toolCalls(logB).length, answer }).toMatchObject({ sentToB: 1 });
+  } finally {
+    lock.close();
+    await a.close();
+    await b.close();
+  }
+}
+
+describe.runIf(sqliteModule() !== undefined)(
+  "two proxies with one preset on one SQLite store, in front of two different servers",
+  { timeout: 60_000 },
+  () => {
+    it("a proxy with --store and --preset but no --server is refused at start, saying what to add", async () => {
+      const db = join(dir, `${randomUUID()}.db`);
+      const { status, stderr } = await governor([
+        "proxy",
+        "--store",
+        `sqlite:${db}`,
+        "--preset",
+        "everything",
+        "--",
+        process.execPath,
+        SERVER,
+      ]);
+      expect(status).toBe(2);
+      expect(stderr).toContain("--store needs --server NAME");
+      expect(existsSync(db)).toBe(false);
+    });
+
+    it("with --preset everything --server a and --server b, B's call is sent to B's server", async () => {
+      await sameCallOnTwoServers(
+        ["--preset", "everything", "--server", "a"],
+        ["--preset", "everything", "--server", "b"],
+      );
+    });
+  },
+);
