@@ -610,7 +610,11 @@ export function foldValues(
 }
 
 /** A value the call sent, as it may stand in a normalized text: words, digits, `_ . , - '` and spaces. */
-const ARGUMENT_VALUE = /^[a-z0-9][\w .,'-]{1,118}[a-z0-9]$/;
+/** A value the call sent, as it may stand in a normalized text: letters of any script, digits,
+ * `_ . , - ' /` and spaces, and the placeholders the normalizer writes inside a word (`abc<id>xyz`
+ * for `abc123XYZ`, the value as the text reads once normalized). */
+const ARGUMENT_VALUE =
+  /^[\p{Ll}\p{Lo}0-9<][\p{Ll}\p{Lo}\p{M}\w .,'/<>-]{1,118}[\p{Ll}\p{Lo}\p{M}0-9>]$/u;
 /** At most this many values of the arguments are looked for. */
 const MAX_ARGUMENT_VALUES = 32;
 /** What a text keeps of its own once the call's values are out: a word of two letters or more. */
@@ -656,16 +660,21 @@ function replaceWholeValue(text: string, value: string): string {
   return copied === 0 ? text : out + text.slice(copied);
 }
 
-/** `[a-z0-9_<>]`: a character that continues a word or a placeholder (NaN, past the end, is not). */
+/**
+ * `[a-z0-9_<>]` or a letter of another script: a character that continues a word or a
+ * placeholder (NaN, past the end, is not).
+ */
 function isValueChar(code: number): boolean {
   return (
     (code >= 97 && code <= 122) ||
     (code >= 48 && code <= 57) ||
     code === 95 ||
     code === 60 ||
-    code === 62
+    code === 62 ||
+    (code > 127 && LETTER.test(String.fromCharCode(code)))
   );
 }
+const LETTER = /[\p{L}\p{M}]/u;
 
 /**
  * Every pattern of the fold, for the linear-time checks in the tests.

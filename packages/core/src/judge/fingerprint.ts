@@ -1149,6 +1149,27 @@ export function fingerprint(input: FingerprintInput): string {
 }
 
 /**
+ * The call's argument values as the text may hold them: each as sent (lower-cased) and, when the
+ * normalizer changes it (`abc123XYZ` reads `abc<id>xyz`), as normalized, so a value echoed
+ * verbatim is found in the normalized text whatever its digits.
+ */
+const PLACEHOLDERS = /<[a-z]+>/g;
+const OWN_LETTER = /\p{L}/u;
+
+function asNormalized(args: Readonly<Record<string, unknown>>): readonly string[] {
+  const values = argumentValues(args);
+  const out = [...values];
+  for (const value of values) {
+    const n = normalize(value);
+    // Only a value that keeps letters of its own: a bare placeholder is the normalizer's already.
+    if (n !== value && n.includes("<") && OWN_LETTER.test(n.replace(PLACEHOLDERS, ""))) {
+      out.push(n);
+    }
+  }
+  return out;
+}
+
+/**
  * {@link fingerprint} of its parts, for a caller that has them apart (no input object made).
  * @internal
  */
@@ -1162,7 +1183,7 @@ export function fingerprintOf(
   const code = inputCode ?? null;
   const head = text.length > INPUT_CAP ? text.slice(0, INPUT_CAP) : text;
   let normalized = normalize(head);
-  if (args !== undefined) normalized = foldArgumentValues(normalized, argumentValues(args));
+  if (args !== undefined) normalized = foldArgumentValues(normalized, asNormalized(args));
   // A code the text writes in capitals (`QUEUE_FULL`) is the condition, not a value to fold.
   const codes = identifiersInCapitals(head);
   const camels = CAMEL_HINT.test(head) ? camelIdentifiers(head) : undefined;

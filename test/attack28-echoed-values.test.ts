@@ -1,0 +1,71 @@
+/**
+ * attack28: the model varies a value it sends and the server echoes it verbatim; the repeat rule
+ * must still count one failure (docs/architecture.md §2: "a word of the text that is one of their
+ * values is removed too"). Through run.call with a host executor, the one path every surface uses.
+ */
+import { createGovernor } from "@governor/core";
+import { describe, expect, it } from "vitest";
+
+/** Each: the failure template (`$` is the value), and the values the model tries in turn. */
+const ECHOES: [string, string, string[]][] = [
+  [
+    "a page token with digits inside",
+    "cursor $ is invalid",
+    ["abc123XYZ", "qqq999PPP", "mno456RST"],
+  ],
+  ["a hex value", "cannot parse $", ["0x1F", "0xZZ", "0x7Q"]],
+  [
+    "a branch name with a slash",
+    "The branch $ does not exist",
+    ["feature/login", "fix/typo", "chore/deps"],
+  ],
+  ["a city name with a non-ASCII letter", "city $ unknown", ["München", "Zürich", "Köln"]],
+];
+
+async function runOf(template: string, values: string[]) {
+  const governor = createGovernor({
+    tools: { "*": { effect: "read_only" } },
+  });
+  const run = governor.startRun();
+  const actions: string[] = [];
+  for (const value of values) {
+    const outcome = await run.call({ tool: "lookup", args: { value } }, async () => {
+      throw new Error(template.replace("$", value));
+    });
+    actions.push(
+      outcome.kind === "model"
+        ? outcome.action
+        : `${outcome.kind}:${"reason" in outcome ? outcome.reason : ""}`,
+    );
+    if (outcome.kind !== "model") break;
+  }
+  return { actions, summary: run.end() };
+}
+
+describe("attack28: a value the model sent, echoed verbatim, varied each call", () => {
+  for (const [what, template, values] of ECHOES) {
+    it(`${what}: the third occurrence stops the run (repeated_failure)`, async () => {
+      const { actions, summary } = await runOf(template, values);
+      expect(actions).toHaveLength(3);
+      expect(summary.reason).toBe("repeated_failure");
+    });
+  }
+});
+
+describe("attack28: an object argument the server echoes as JSON", () => {
+  // it.fails: the fold looks for the call's scalar values only (argumentValues); an object the
+  // server writes back as JSON (`invalid filter {"a": 1}`) keeps its keys, which the model chose,
+  // so each new object is a new fingerprint. Folding it needs the object's JSON in the server's
+  // own spacing and quoting, not a small change.
+  it.fails("a new filter object each call still stops the run on the third", async () => {
+    const governor = createGovernor({ tools: { "*": { effect: "read_only" } } });
+    const run = governor.startRun();
+    for (const filter of [{ region: "eu" }, { zone: "b" }, { tier: "gold" }]) {
+      const outcome = await run.call({ tool: "search", args: { filter } }, async () => {
+        throw new Error(`invalid filter ${JSON.stringify(filter)}`);
+      });
+      if (outcome.kind !== "model") break;
+    }
+    expect(run.end().reason).toBe("repeated_failure");
+  });
+});
