@@ -1,0 +1,79 @@
+/**
+ * attack28: the proxy's run per window (docs/proxy.md, "Runs and stops behind a proxy"): budgets
+ * count within the window, and a `budget_exhausted` stop pauses every tool "until the window
+ * ends". But any other stop (here `repeated_failure`, scoped to one tool) ended the window's run,
+ * and the next call started a fresh run with fresh budgets and a fresh window at once: a model
+ * that made one tool fail three times the same way got the whole calls budget again, as often as
+ * it liked, within one window.
+ */
+import { createGovernor } from "@governor/core";
+import { governClient } from "@governor/mcp";
+import { connectInMemory, createFaultServer } from "@governor/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { createProxySession, type ProxyLog } from "../packages/cli/src/proxy/session.ts";
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+describe("attack28: a stop in the proxy's window does not refill the window's budgets", () => {
+  it("calls budget 6: three failures of get_note, then search_notes; at most 6 calls reach the server in the window", async () => {
+    const clock = { now: Date.now() };
+    const server = createFaultServer();
+    const { client } = await connectInMemory(server);
+    closers.push(() => client.close());
+    const governor = createGovernor(
+      { budgets: { calls: 6 }, tools: { "*": { effect: "read_only" } } },
+      { now: () => clock.now, metrics: false },
+    );
+    const logs: ProxyLog[] = [];
+    const session = createProxySession({
+      governor,
+      governed: governClient(client, { governor }),
+      windowMs: 60_000,
+      now: () => clock.now,
+      log: (entry) => logs.push(entry),
+    });
+    for (const id of ["nope-1", "nope-2", "nope-3"]) {
+      await session.callTool({ name: "get_note", arguments: { id } });
+    }
+    expect(logs.at(-1)?.data).toMatchObject({ reason: "repeated_failure", scope: "tool" });
+    let answered = 0;
+    for (let i = 0; i < 10; i++) {
+      clock.now += 1_000; // all within the 60 s window
+      const result = await session.callTool({
+        name: "search_notes",
+        arguments: { query: `q${i}` },
+      });
+      if (!result.isError) answered++;
+    }
+    // 3 calls were spent on get_note: 3 are left in this window.
+    expect(answered).toBeLessThanOrEqual(3);
+    // The next window starts with the whole budget again.
+    clock.now += 60_000;
+    const next = await session.callTool({ name: "search_notes", arguments: { query: "next" } });
+    expect(next.isError).toBeFalsy();
+  });
+
+  it("startRun refuses a spent budget that is not a non-negative integer of a counted budget", () => {
+    const governor = createGovernor({}, { metrics: false });
+    expect(() => governor.startRun({ spent: { calls: -1 } })).toThrow(/spent/);
+    expect(() => governor.startRun({ spent: { calls: 1.5 } })).toThrow(/spent/);
+    expect(() => governor.startRun({ spent: { wallTime: 1 } as never })).toThrow(/spent/);
+    const run = governor.startRun({ spent: { calls: 100 } });
+    expect(run.ended).toBe(false);
+  });
+
+  it("a run started with its calls budget spent refuses its first call (budget_exhausted)", async () => {
+    const governor = createGovernor({ budgets: { calls: 2 } }, { metrics: false });
+    const run = governor.startRun({ spent: { calls: 2 } });
+    let sent = 0;
+    const outcome = await run.call({ tool: "t" }, async () => {
+      sent++;
+      return 1;
+    });
+    expect(sent).toBe(0);
+    expect(outcome.kind === "stop" && outcome.reason).toBe("budget_exhausted");
+  });
+});
