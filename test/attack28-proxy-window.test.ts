@@ -77,3 +77,40 @@ describe("attack28: a stop in the proxy's window does not refill the window's bu
     expect(outcome.kind === "stop" && outcome.reason).toBe("budget_exhausted");
   });
 });
+
+describe("attack28: a stop in the proxy's window does not reset the repeat rule of other tools", () => {
+  // it.fails: the fresh run after a stop carries the window's budgets (RunOptions.spent) but not
+  // its fingerprint counts, so a failure of search_notes the model was told twice is new again
+  // once another tool's stop (here get_note's `forbidden`, scoped to that tool) ends the run: the
+  // model gets a third and a fourth correction of the same failure in one window, and never the
+  // repeated_failure stop. Carrying the counts needs the run's repeat state handed on too.
+  it.fails("search_notes failing the same way four times in one window stops it by the third", async () => {
+    const clock = { now: Date.now() };
+    const server = createFaultServer({
+      scenario: { get_note: [{ kind: "error", text: "Permission denied: you cannot read notes" }] },
+    });
+    const { client } = await connectInMemory(server);
+    closers.push(() => client.close());
+    const governor = createGovernor(
+      { tools: { "*": { effect: "read_only" } } },
+      { now: () => clock.now, metrics: false },
+    );
+    const logs: ProxyLog[] = [];
+    const session = createProxySession({
+      governor,
+      governed: governClient(client, { governor }),
+      windowMs: 60_000,
+      now: () => clock.now,
+      log: (entry) => logs.push(entry),
+    });
+    const search = (limit: number) =>
+      session.callTool({ name: "search_notes", arguments: { query: "x", limit } });
+    await search(0);
+    await search(99);
+    await session.callTool({ name: "get_note", arguments: { id: "welcome" } });
+    expect(logs.at(-1)?.data).toMatchObject({ reason: "forbidden", scope: "tool" });
+    await search(-1);
+    await search(500);
+    expect(logs.some((l) => l.data.reason === "repeated_failure")).toBe(true);
+  });
+});
