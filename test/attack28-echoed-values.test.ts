@@ -52,6 +52,29 @@ describe("attack28: a value the model sent, echoed verbatim, varied each call", 
   }
 });
 
+describe("attack28: a value the server echoes cut short with an ellipsis", () => {
+  it("a title shortened each call, still too long, stops the run on the third", async () => {
+    const governor = createGovernor({ tools: { "*": { effect: "read_only" } } });
+    const run = governor.startRun();
+    const titles = [
+      "Quarterly revenue summary for the northern region",
+      "Revenue summary for the northern region, Q3",
+      "Northern region revenue summary (third quarter)",
+    ];
+    const actions: string[] = [];
+    for (const title of titles) {
+      const outcome = await run.call({ tool: "create_report", args: { title } }, async () => {
+        // The server echoes the title cut to 30 characters.
+        throw new Error(`Invalid title ${title.slice(0, 30)}... exceeds 40 characters`);
+      });
+      actions.push(outcome.kind === "model" ? outcome.action : outcome.kind);
+      if (outcome.kind !== "model") break;
+    }
+    expect(actions).toEqual(["correct_arguments", "correct_arguments", "stop"]);
+    expect(run.end().reason).toBe("repeated_failure");
+  });
+});
+
 describe("attack28: an object argument the server echoes as JSON", () => {
   // it.fails: the fold looks for the call's scalar values only (argumentValues); an object the
   // server writes back as JSON (`invalid filter {"a": 1}`) keeps its keys, which the model chose,

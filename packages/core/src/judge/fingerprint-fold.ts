@@ -609,12 +609,13 @@ export function foldValues(
   return s;
 }
 
-/** A value the call sent, as it may stand in a normalized text: words, digits, `_ . , - '` and spaces. */
-/** A value the call sent, as it may stand in a normalized text: letters of any script, digits,
- * `_ . , - ' /` and spaces, and the placeholders the normalizer writes inside a word (`abc<id>xyz`
- * for `abc123XYZ`, the value as the text reads once normalized). */
-const ARGUMENT_VALUE =
-  /^[\p{Ll}\p{Lo}0-9<][\p{Ll}\p{Lo}\p{M}\w .,'/<>-]{1,118}[\p{Ll}\p{Lo}\p{M}0-9>]$/u;
+/**
+ * A value the call sent, as it may stand in a normalized text: letters of any script, digits, the
+ * placeholders the normalizer writes inside a word (`abc<id>xyz` for `abc123XYZ`, the value as the
+ * text reads once normalized) and, inside it, any punctuation on one line (`Q3 summary (draft)`).
+ */
+const ARGUMENT_VALUE = /^[\p{Ll}\p{Lo}0-9<][^\n\r\t]{1,118}[\p{Ll}\p{Lo}\p{M}0-9>)\]]$/u;
+/^[\p{Ll}\p{Lo}0-9<][\p{Ll}\p{Lo}\p{M}\w .,'/<>-]{1,118}[\p{Ll}\p{Lo}\p{M}0-9>]$/u;
 /** At most this many values of the arguments are looked for. */
 const MAX_ARGUMENT_VALUES = 32;
 /** What a text keeps of its own once the call's values are out: a word of two letters or more. */

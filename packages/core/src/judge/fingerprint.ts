@@ -1153,11 +1153,61 @@ export function fingerprint(input: FingerprintInput): string {
  * normalizer changes it (`abc123XYZ` reads `abc<id>xyz`), as normalized, so a value echoed
  * verbatim is found in the normalized text whatever its digits.
  */
+/** An ellipsis a server cuts an echoed value with. */
+const ELLIPSIS = /\.\.\.|…/g;
+/** The least of a value a cut echo must keep to be read as that value. */
+const MIN_CUT_ECHO = 8;
+/** At most this many ellipses of a text are read (bounded work on any text). */
+const MAX_CUT_ECHOES = 8;
+
+/**
+ * The text with each echo of a call's value that the server cut short (`title Quarterly revenue
+ * summary for the nor... exceeds 40 characters`) written out whole, lower-cased: the fold then
+ * reads it as the value it is, whatever the model sent. Only a cut of {@link MIN_CUT_ECHO}
+ * characters or more that starts the value, at the start of a word, right before the ellipsis.
+ */
+function expandCutEchoes(text: string, values: readonly string[]): string {
+  if (!text.includes("...") && !text.includes("…")) return text;
+  // The fold reads values of at most 120 characters: a longer one is not looked for.
+  const long = values.filter((v) => v.length > MIN_CUT_ECHO && v.length <= 120);
+  if (long.length === 0) return text;
+  let out = "";
+  let copied = 0;
+  let looked = 0;
+  for (const m of text.matchAll(ELLIPSIS)) {
+    if (++looked > MAX_CUT_ECHOES) break;
+    const at = m.index;
+    const whole = cutValueAt(text, at, copied, long);
+    if (whole === undefined) continue;
+    out += `${text.slice(copied, at - whole.kept)}${whole.value}`;
+    copied = at + m[0].length;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+/** The value whose first characters end at `at` (an ellipsis), and how many of them the text kept. */
+function cutValueAt(
+  text: string,
+  at: number,
+  from: number,
+  values: readonly string[],
+): { value: string; kept: number } | undefined {
+  for (const value of values) {
+    for (let kept = Math.min(value.length - 1, at - from); kept >= MIN_CUT_ECHO; kept--) {
+      const start = at - kept;
+      if (text.charAt(start).toLowerCase() !== value.charAt(0)) continue;
+      if (start > 0 && WORD_CHAR.test(text.charAt(start - 1))) continue;
+      if (text.slice(start, at).toLowerCase() === value.slice(0, kept)) return { value, kept };
+    }
+  }
+  return undefined;
+}
+const WORD_CHAR = /[\p{L}\p{N}_]/u;
+
 const PLACEHOLDERS = /<[a-z]+>/g;
 const OWN_LETTER = /\p{L}/u;
 
-function asNormalized(args: Readonly<Record<string, unknown>>): readonly string[] {
-  const values = argumentValues(args);
+function asNormalized(values: readonly string[]): readonly string[] {
   const out = [...values];
   for (const value of values) {
     const n = normalize(value);
@@ -1181,9 +1231,11 @@ export function fingerprintOf(
   args?: Readonly<Record<string, unknown>>,
 ): string {
   const code = inputCode ?? null;
-  const head = text.length > INPUT_CAP ? text.slice(0, INPUT_CAP) : text;
+  const cut = text.length > INPUT_CAP ? text.slice(0, INPUT_CAP) : text;
+  const values = args === undefined ? undefined : argumentValues(args);
+  const head = values === undefined ? cut : expandCutEchoes(cut, values);
   let normalized = normalize(head);
-  if (args !== undefined) normalized = foldArgumentValues(normalized, asNormalized(args));
+  if (values !== undefined) normalized = foldArgumentValues(normalized, asNormalized(values));
   // A code the text writes in capitals (`QUEUE_FULL`) is the condition, not a value to fold.
   const codes = identifiersInCapitals(head);
   const camels = CAMEL_HINT.test(head) ? camelIdentifiers(head) : undefined;
