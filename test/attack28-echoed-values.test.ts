@@ -20,6 +20,17 @@ const ECHOES: [string, string, string[]][] = [
     ["feature/login", "fix/typo", "chore/deps"],
   ],
   ["a city name with a non-ASCII letter", "city $ unknown", ["München", "Zürich", "Köln"]],
+  [
+    "a value the model wraps in brackets",
+    "lookup failed for $",
+    ["(drafts)", "{notes}", "(archive)"],
+  ],
+  ["a value with punctuation glued on", "$ is not a valid owner", ["alice!", "bob?", "carol;"]],
+  [
+    "a value sent with spaces around it",
+    "cannot open $: no such entry",
+    ["  drafts", "notes  ", " archive "],
+  ],
 ];
 
 async function runOf(template: string, values: string[]) {

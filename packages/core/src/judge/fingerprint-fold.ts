@@ -610,11 +610,16 @@ export function foldValues(
 }
 
 /**
- * A value the call sent, as it may stand in a normalized text: letters of any script, digits, the
- * placeholders the normalizer writes inside a word (`abc<id>xyz` for `abc123XYZ`, the value as the
- * text reads once normalized) and, inside it, any punctuation on one line (`Q3 summary (draft)`).
+ * A value the call sent, as it may stand in a normalized text: on one line, without spaces at its
+ * ends, with a letter. Any punctuation, brackets and quotes the model put around or inside it
+ * (`(drafts)`, `{drafts}`, `drafts!`, `Q3 summary (draft)`) are part of it, and so are the
+ * placeholders the normalizer writes inside a word (`abc<id>xyz` for `abc123XYZ`).
  */
-const ARGUMENT_VALUE = /^[\p{Ll}\p{Lo}0-9<][^\n\r\t]{1,118}[\p{Ll}\p{Lo}\p{M}0-9>)\]]$/u;
+const ARGUMENT_VALUE = /^\S[^\n\r\t]{1,118}\S$/u;
+const HAS_LETTER = /\p{L}/u;
+/** Spaces a value sent with them left beside `<v>`, before punctuation or after an opening. */
+const SPACE_BEFORE = /<v> +(?=[:;,.!?)\]}]|$)/g;
+const SPACE_AFTER = /(?<=[([{]|^) +<v>/g;
 /^[\p{Ll}\p{Lo}0-9<][\p{Ll}\p{Lo}\p{M}\w .,'/<>-]{1,118}[\p{Ll}\p{Lo}\p{M}0-9>]$/u;
 /** At most this many values of the arguments are looked for. */
 const MAX_ARGUMENT_VALUES = 32;
@@ -637,14 +642,17 @@ export function foldArgumentValues(normalized: string, values: readonly string[]
   const sorted = [...values].sort((a, b) => b.length - a.length);
   for (const value of sorted) {
     if (looked >= MAX_ARGUMENT_VALUES) break;
-    if (value.length < 3 || !ARGUMENT_VALUE.test(value) || /^[\d .'-]+$/.test(value)) continue;
+    if (value.length < 3 || !ARGUMENT_VALUE.test(value) || !HAS_LETTER.test(value)) continue;
     // A list the call sent is its values whatever words it holds (`read, write`), as in the text.
     const list = /,\s?\S/.test(value);
     if (!list && !value.split(/[\s_.,'-]+/).some((w) => w.length > 0 && nameLike(w))) continue;
     looked++;
     out = replaceWholeValue(out, value);
   }
-  return out === normalized || OWN_WORD.test(out.replace(/<[a-z]+>/g, " ")) ? out : normalized;
+  if (out === normalized || !OWN_WORD.test(out.replace(/<[a-z]+>/g, " "))) return normalized;
+  return out.includes("<v> ") || out.includes(" <v>")
+    ? out.replace(SPACE_BEFORE, "<v>").replace(SPACE_AFTER, "<v>")
+    : out;
 }
 
 /** Every occurrence of `value` in `text` between non-word characters becomes `<v>`. */

@@ -1210,6 +1210,9 @@ const OWN_LETTER = /\p{L}/u;
 function asNormalized(values: readonly string[]): readonly string[] {
   const out = [...values];
   for (const value of values) {
+    // Spaces the model put around a value are not part of what the text echoes.
+    const trimmed = value.trim();
+    if (trimmed !== value && trimmed !== "") out.push(trimmed);
     const n = normalize(value);
     // Only a value that keeps letters of its own: a bare placeholder is the normalizer's already.
     if (n !== value && n.includes("<") && OWN_LETTER.test(n.replace(PLACEHOLDERS, ""))) {
