@@ -87,19 +87,22 @@ describe("attack28: a value the server echoes cut short with an ellipsis", () =>
 });
 
 describe("attack28: an object argument the server echoes as JSON", () => {
-  // it.fails: the fold looks for the call's scalar values only (argumentValues); an object the
-  // server writes back as JSON (`invalid filter {"a": 1}`) keeps its keys, which the model chose,
-  // so each new object is a new fingerprint. Folding it needs the object's JSON in the server's
-  // own spacing and quoting, not a small change.
-  it.fails("a new filter object each call still stops the run on the third", async () => {
-    const governor = createGovernor({ tools: { "*": { effect: "read_only" } } });
-    const run = governor.startRun();
-    for (const filter of [{ region: "eu" }, { zone: "b" }, { tier: "gold" }]) {
-      const outcome = await run.call({ tool: "search", args: { filter } }, async () => {
-        throw new Error(`invalid filter ${JSON.stringify(filter)}`);
-      });
-      if (outcome.kind !== "model") break;
-    }
-    expect(run.end().reason).toBe("repeated_failure");
-  });
+  // The fold looked for the call's scalar values only: an object written back as JSON kept its
+  // keys, which the model chose, so each new object was a new fingerprint.
+  for (const [how, write] of [
+    ["as JavaScript writes it", (f: object) => JSON.stringify(f)],
+    ["as Python writes it", (f: object) => JSON.stringify(f).replace(/([,:])/g, "$1 ")],
+  ] as const) {
+    it(`${how}: a new filter object each call still stops the run on the third`, async () => {
+      const governor = createGovernor({ tools: { "*": { effect: "read_only" } } });
+      const run = governor.startRun();
+      for (const filter of [{ region: "eu" }, { zone: "b", tier: 2 }, { tier: "gold" }]) {
+        const outcome = await run.call({ tool: "search", args: { filter } }, async () => {
+          throw new Error(`invalid filter ${write(filter)}`);
+        });
+        if (outcome.kind !== "model") break;
+      }
+      expect(run.end().reason).toBe("repeated_failure");
+    });
+  }
 });

@@ -1148,11 +1148,6 @@ export function fingerprint(input: FingerprintInput): string {
   return fingerprintOf(input.tool, input.channel, input.code, input.text, input.args);
 }
 
-/**
- * The call's argument values as the text may hold them: each as sent (lower-cased) and, when the
- * normalizer changes it (`abc123XYZ` reads `abc<id>xyz`), as normalized, so a value echoed
- * verbatim is found in the normalized text whatever its digits.
- */
 /** An ellipsis a server cuts an echoed value with. */
 const ELLIPSIS = /\.\.\.|…/g;
 /** The least of a value a cut echo must keep to be read as that value. */
@@ -1204,12 +1199,46 @@ function cutValueAt(
 }
 const WORD_CHAR = /[\p{L}\p{N}_]/u;
 
+/** At most this many objects or lists of the arguments are looked for as JSON. */
+const MAX_JSON_VALUES = 8;
+/** A JSON text longer than this is not looked for (the fold reads values of 120 at most). */
+const MAX_JSON_LENGTH = 240;
+
+/** The objects and lists among the call's arguments (top level), as JSON in two spacings. */
+function jsonValues(args: Readonly<Record<string, unknown>>): string[] {
+  const out: string[] = [];
+  for (const value of Object.values(args)) {
+    if (out.length >= MAX_JSON_VALUES * 2) break;
+    if (typeof value !== "object" || value === null) continue;
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(value);
+    } catch {
+      continue;
+    }
+    if (json === undefined || json.length > MAX_JSON_LENGTH) continue;
+    const lower = json.toLowerCase();
+    out.push(lower, lower.replace(/([,:])(?=["[{\d-]|true|false|null)/g, "$1 "));
+  }
+  return out;
+}
+
 const PLACEHOLDERS = /<[a-z]+>/g;
 const OWN_LETTER = /\p{L}/u;
 
-function asNormalized(values: readonly string[]): readonly string[] {
+/**
+ * The call's argument values as the text may hold them: each as sent (lower-cased) and, when the
+ * normalizer changes it (`abc123XYZ` reads `abc<id>xyz`), as normalized, so a value echoed
+ * verbatim is found in the normalized text whatever its digits.
+ * An object or a list the call sent is looked for as JSON too, as JavaScript and Python write it
+ * (`{"region":"eu"}`, `{"region": "eu"}`): a server that echoes it echoes the model's keys.
+ */
+function asNormalized(
+  values: readonly string[],
+  args: Readonly<Record<string, unknown>>,
+): readonly string[] {
   const out = [...values];
-  for (const value of values) {
+  for (const value of [...values, ...jsonValues(args)]) {
     // Spaces the model put around a value are not part of what the text echoes.
     const trimmed = value.trim();
     if (trimmed !== value && trimmed !== "") out.push(trimmed);
@@ -1238,7 +1267,9 @@ export function fingerprintOf(
   const values = args === undefined ? undefined : argumentValues(args);
   const head = values === undefined ? cut : expandCutEchoes(cut, values);
   let normalized = normalize(head);
-  if (values !== undefined) normalized = foldArgumentValues(normalized, asNormalized(values));
+  if (values !== undefined && args !== undefined) {
+    normalized = foldArgumentValues(normalized, asNormalized(values, args));
+  }
   // A code the text writes in capitals (`QUEUE_FULL`) is the condition, not a value to fold.
   const codes = identifiersInCapitals(head);
   const camels = CAMEL_HINT.test(head) ? camelIdentifiers(head) : undefined;
