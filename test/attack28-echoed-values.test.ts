@@ -106,3 +106,22 @@ describe("attack28: an object argument the server echoes as JSON", () => {
     });
   }
 });
+
+describe("attack28: a query the server echoes URL-encoded", () => {
+  for (const [how, encode] of [
+    ["percent-encoded", (q: string) => encodeURIComponent(q)],
+    ["form-encoded", (q: string) => q.replaceAll(" ", "+")],
+  ] as const) {
+    it(`${how}: a new query each call still stops the run on the third`, async () => {
+      const governor = createGovernor({ tools: { "*": { effect: "read_only" } } });
+      const run = governor.startRun();
+      for (const query of ["hello world", "lorem ipsum dolor", "red running shoes"]) {
+        const outcome = await run.call({ tool: "search", args: { query } }, async () => {
+          throw new Error(`no results for ${encode(query)}`);
+        });
+        if (outcome.kind !== "model") break;
+      }
+      expect(run.end().reason).toBe("repeated_failure");
+    });
+  }
+});

@@ -620,9 +620,11 @@ const HAS_LETTER = /\p{L}/u;
 /** Spaces a value sent with them left beside `<v>`, before punctuation or after an opening. */
 const SPACE_BEFORE = /<v> +(?=[:;,.!?)\]}]|$)/g;
 const SPACE_AFTER = /(?<=[([{]|^) +<v>/g;
-/^[\p{Ll}\p{Lo}0-9<][\p{Ll}\p{Lo}\p{M}\w .,'/<>-]{1,118}[\p{Ll}\p{Lo}\p{M}0-9>]$/u;
-/** At most this many values of the arguments are looked for. */
-const MAX_ARGUMENT_VALUES = 32;
+/**
+ * At most this many values of the arguments are looked for (each in a few forms: as sent, trimmed
+ * or URL-encoded, normalized).
+ */
+const MAX_ARGUMENT_VALUES = 96;
 /** What a text keeps of its own once the call's values are out: a word of two letters or more. */
 const OWN_WORD = /(?<![<\w])[a-z]{2,}(?![\w>])/;
 

@@ -1230,18 +1230,28 @@ const OWN_LETTER = /\p{L}/u;
  * The call's argument values as the text may hold them: each as sent (lower-cased) and, when the
  * normalizer changes it (`abc123XYZ` reads `abc<id>xyz`), as normalized, so a value echoed
  * verbatim is found in the normalized text whatever its digits.
- * An object or a list the call sent is looked for as JSON too, as JavaScript and Python write it
+ * A value with spaces is looked for URL-encoded too (`hello%20world`, `hello+world`). An object or
+ * a list the call sent is looked for as JSON too, as JavaScript and Python write it
  * (`{"region":"eu"}`, `{"region": "eu"}`): a server that echoes it echoes the model's keys.
  */
 function asNormalized(
   values: readonly string[],
   args: Readonly<Record<string, unknown>>,
 ): readonly string[] {
-  const out = [...values];
-  for (const value of [...values, ...jsonValues(args)]) {
+  const forms: string[] = [];
+  for (const value of values) {
     // Spaces the model put around a value are not part of what the text echoes.
     const trimmed = value.trim();
-    if (trimmed !== value && trimmed !== "") out.push(trimmed);
+    if (trimmed !== value && trimmed !== "") forms.push(trimmed);
+    // A server that echoes it in a URL's encoding (`hello%20world`, a form's `hello+world`).
+    if (value.includes(" ") && value.length <= 120) {
+      forms.push(value.replaceAll(" ", "+"));
+      forms.push(encodeURIComponent(value).toLowerCase());
+    }
+  }
+  const out = [...values];
+  for (const value of [...values, ...forms, ...jsonValues(args)]) {
+    if (!out.includes(value)) out.push(value);
     const n = normalize(value);
     // Only a value that keeps letters of its own: a bare placeholder is the normalizer's already.
     if (n !== value && n.includes("<") && OWN_LETTER.test(n.replace(PLACEHOLDERS, ""))) {
