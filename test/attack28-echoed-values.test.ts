@@ -20,6 +20,8 @@ const ECHOES: [string, string, string[]][] = [
     ["feature/login", "fix/typo", "chore/deps"],
   ],
   ["a city name with a non-ASCII letter", "city $ unknown", ["München", "Zürich", "Köln"]],
+  ["a text in Cyrillic", "город $ не найден", ["Москва", "Казань", "Самара"]],
+  ["a two-character name in Chinese", "未找到城市：$", ["东京", "大阪", "上海"]],
   [
     "a value the model wraps in brackets",
     "lookup failed for $",

@@ -615,7 +615,9 @@ export function foldValues(
  * (`(drafts)`, `{drafts}`, `drafts!`, `Q3 summary (draft)`) are part of it, and so are the
  * placeholders the normalizer writes inside a word (`abc<id>xyz` for `abc123XYZ`).
  */
-const ARGUMENT_VALUE = /^\S[^\n\r\t]{1,118}\S$/u;
+const ARGUMENT_VALUE = /^\S[^\n\r\t]{0,118}\S$/u;
+/** A letter of a script without case (Chinese, Japanese): two of them are a name (`东京`). */
+const UNCASED_LETTER = /\p{Lo}/u;
 const HAS_LETTER = /\p{L}/u;
 /** Spaces a value sent with them left beside `<v>`, before punctuation or after an opening. */
 const SPACE_BEFORE = /<v> +(?=[:;,.!?)\]}]|$)/g;
@@ -625,8 +627,11 @@ const SPACE_AFTER = /(?<=[([{]|^) +<v>/g;
  * or URL-encoded, normalized).
  */
 const MAX_ARGUMENT_VALUES = 96;
-/** What a text keeps of its own once the call's values are out: a word of two letters or more. */
-const OWN_WORD = /(?<![<\w])[a-z]{2,}(?![\w>])/;
+/**
+ * What a text keeps of its own once the call's values are out: a word of two letters or more, in
+ * any script (`город <v> не найден`).
+ */
+const OWN_WORD = /(?<![<\p{L}\p{N}_])\p{L}{2,}(?![\p{L}\p{N}_>])/u;
 
 /**
  * The normalized text with each word the call sent itself (a value of `values`, the call's
@@ -644,7 +649,8 @@ export function foldArgumentValues(normalized: string, values: readonly string[]
   const sorted = [...values].sort((a, b) => b.length - a.length);
   for (const value of sorted) {
     if (looked >= MAX_ARGUMENT_VALUES) break;
-    if (value.length < 3 || !ARGUMENT_VALUE.test(value) || !HAS_LETTER.test(value)) continue;
+    if (value.length < (UNCASED_LETTER.test(value) ? 2 : 3)) continue;
+    if (!ARGUMENT_VALUE.test(value) || !HAS_LETTER.test(value)) continue;
     // A list the call sent is its values whatever words it holds (`read, write`), as in the text.
     const list = /,\s?\S/.test(value);
     if (!list && !value.split(/[\s_.,'-]+/).some((w) => w.length > 0 && nameLike(w))) continue;
