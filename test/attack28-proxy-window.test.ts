@@ -114,3 +114,36 @@ describe("attack28: a stop in the proxy's window does not reset the repeat rule 
     expect(logs.some((l) => l.data.reason === "repeated_failure")).toBe(true);
   });
 });
+
+describe("attack28: a stop in the proxy's window does not refill its wall time", () => {
+  it("wallTimeMs 20 s in a 60 s window: a stop at 15 s, and a call at 25 s is past the window's wall time", async () => {
+    const clock = { now: Date.now() };
+    const server = createFaultServer();
+    const { client } = await connectInMemory(server);
+    closers.push(() => client.close());
+    const governor = createGovernor(
+      { budgets: { wallTimeMs: 20_000 }, tools: { "*": { effect: "read_only" } } },
+      { now: () => clock.now, metrics: false },
+    );
+    const logs: ProxyLog[] = [];
+    const session = createProxySession({
+      governor,
+      governed: governClient(client, { governor }),
+      windowMs: 60_000,
+      timeoutMs: 1_000,
+      now: () => clock.now,
+      log: (entry) => logs.push(entry),
+    });
+    expect(
+      (await session.callTool({ name: "search_notes", arguments: { query: "a" } })).isError,
+    ).toBeFalsy();
+    clock.now += 15_000;
+    for (const id of ["nope-1", "nope-2", "nope-3"]) {
+      await session.callTool({ name: "get_note", arguments: { id } });
+    }
+    expect(logs.at(-1)?.data).toMatchObject({ reason: "repeated_failure", scope: "tool" });
+    clock.now += 10_000;
+    const late = await session.callTool({ name: "search_notes", arguments: { query: "b" } });
+    expect(late.isError).toBe(true);
+  });
+});

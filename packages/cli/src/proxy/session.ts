@@ -130,8 +130,10 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
         corrections: (windowSpent.corrections ?? 0) + s.actions.correct_arguments,
         switches: (windowSpent.switches ?? 0) + s.actions.switch_tool,
       };
+      // The window's wall time too: the deadline of its first run, whose wall time it goes on.
+      const wallTimeMs = options.governor.policy.budgets.wallTimeMs;
       run = options.governor.startRun({
-        deadline: startedAt + windowMs + graceMs,
+        deadline: Math.min(startedAt + windowMs + graceMs, startedAt + wallTimeMs),
         idempotencyScope,
         keptAnswerMs: stopTtlMs,
         spent: windowSpent,
