@@ -5,7 +5,13 @@
  * itself, and the next call starts a fresh run. Failures only the host can handle become JSON-RPC
  * errors for the host, never tool text.
  */
-import { type Governor, GovernorError, type HostError, type Run } from "@governor/core";
+import {
+  type Governor,
+  GovernorError,
+  type HostError,
+  type Run,
+  type RunOptions,
+} from "@governor/core";
 import { type GovernedCallParams, type GovernedClient, toModelResult } from "@governor/mcp";
 import { type CallToolResult, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { blockedText, createStopMemory, type RememberedStop, type StopMemory } from "./stops.ts";
@@ -101,14 +107,40 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
   const retiring = new Set<Run>();
   const stopTtlMs = options.stopTtlMs ?? TEN_MINUTES;
 
+  /** What the runs of the current window that a stop ended spent of its budgets. */
+  let windowSpent: Mutable<NonNullable<RunOptions["spent"]>> = {};
+
   const currentRun = (): Run => {
-    if (run !== undefined && !run.ended && now() - startedAt < windowMs) return run;
+    const inWindow = now() - startedAt < windowMs;
+    if (run !== undefined && !run.ended && inWindow) return run;
     // Its calls still out get their whole timeout (the run's deadline has the grace for it):
     // ending the run now would cut them (a write then may have happened).
     if (run !== undefined) {
       if (out.has(run)) retiring.add(run);
       else run.end();
     }
+    if (run !== undefined && inWindow) {
+      // A stop ended the window's run: the next run goes on in the same window with what the
+      // window spent, so no stop refills the window's budgets (docs/proxy.md).
+      const s = run.summary();
+      windowSpent = {
+        calls: (windowSpent.calls ?? 0) + s.calls,
+        failures: (windowSpent.failures ?? 0) + s.failures,
+        retries: (windowSpent.retries ?? 0) + s.retries,
+        corrections: (windowSpent.corrections ?? 0) + s.actions.correct_arguments,
+        switches: (windowSpent.switches ?? 0) + s.actions.switch_tool,
+      };
+      // The window's wall time too: the deadline of its first run, whose wall time it goes on.
+      const wallTimeMs = options.governor.policy.budgets.wallTimeMs;
+      run = options.governor.startRun({
+        deadline: Math.min(startedAt + windowMs + graceMs, startedAt + wallTimeMs),
+        idempotencyScope,
+        keptAnswerMs: stopTtlMs,
+        spent: windowSpent,
+      });
+      return run;
+    }
+    windowSpent = {};
     startedAt = now();
     // One scope for every window: a write in doubt in one run refuses an identical write in the
     // next (the core's index of writes in doubt, docs/idempotency.md), whatever ended its run.

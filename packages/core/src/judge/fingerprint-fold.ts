@@ -609,12 +609,29 @@ export function foldValues(
   return s;
 }
 
-/** A value the call sent, as it may stand in a normalized text: words, digits, `_ . , - '` and spaces. */
-const ARGUMENT_VALUE = /^[a-z0-9][\w .,'-]{1,118}[a-z0-9]$/;
-/** At most this many values of the arguments are looked for. */
-const MAX_ARGUMENT_VALUES = 32;
-/** What a text keeps of its own once the call's values are out: a word of two letters or more. */
-const OWN_WORD = /(?<![<\w])[a-z]{2,}(?![\w>])/;
+/**
+ * A value the call sent, as it may stand in a normalized text: on one line, without spaces at its
+ * ends, with a letter. Any punctuation, brackets and quotes the model put around or inside it
+ * (`(drafts)`, `{drafts}`, `drafts!`, `Q3 summary (draft)`) are part of it, and so are the
+ * placeholders the normalizer writes inside a word (`abc<id>xyz` for `abc123XYZ`).
+ */
+const ARGUMENT_VALUE = /^\S[^\n\r\t]{0,118}\S$/u;
+/** A letter of a script without case (Chinese, Japanese): two of them are a name (`东京`). */
+const UNCASED_LETTER = /\p{Lo}/u;
+const HAS_LETTER = /\p{L}/u;
+/** Spaces a value sent with them left beside `<v>`, before punctuation or after an opening. */
+const SPACE_BEFORE = /<v> +(?=[:;,.!?)\]}]|$)/g;
+const SPACE_AFTER = /(?<=[([{]|^) +<v>/g;
+/**
+ * At most this many values of the arguments are looked for (each in a few forms: as sent, trimmed
+ * or URL-encoded, normalized).
+ */
+const MAX_ARGUMENT_VALUES = 96;
+/**
+ * What a text keeps of its own once the call's values are out: a word of two letters or more, in
+ * any script (`город <v> не найден`).
+ */
+const OWN_WORD = /(?<![<\p{L}\p{N}_])\p{L}{2,}(?![\p{L}\p{N}_>])/u;
 
 /**
  * The normalized text with each word the call sent itself (a value of `values`, the call's
@@ -632,14 +649,18 @@ export function foldArgumentValues(normalized: string, values: readonly string[]
   const sorted = [...values].sort((a, b) => b.length - a.length);
   for (const value of sorted) {
     if (looked >= MAX_ARGUMENT_VALUES) break;
-    if (value.length < 3 || !ARGUMENT_VALUE.test(value) || /^[\d .'-]+$/.test(value)) continue;
+    if (value.length < (UNCASED_LETTER.test(value) ? 2 : 3)) continue;
+    if (!ARGUMENT_VALUE.test(value) || !HAS_LETTER.test(value)) continue;
     // A list the call sent is its values whatever words it holds (`read, write`), as in the text.
     const list = /,\s?\S/.test(value);
     if (!list && !value.split(/[\s_.,'-]+/).some((w) => w.length > 0 && nameLike(w))) continue;
     looked++;
     out = replaceWholeValue(out, value);
   }
-  return out === normalized || OWN_WORD.test(out.replace(/<[a-z]+>/g, " ")) ? out : normalized;
+  if (out === normalized || !OWN_WORD.test(out.replace(/<[a-z]+>/g, " "))) return normalized;
+  return out.includes("<v> ") || out.includes(" <v>")
+    ? out.replace(SPACE_BEFORE, "<v>").replace(SPACE_AFTER, "<v>")
+    : out;
 }
 
 /** Every occurrence of `value` in `text` between non-word characters becomes `<v>`. */
@@ -656,16 +677,21 @@ function replaceWholeValue(text: string, value: string): string {
   return copied === 0 ? text : out + text.slice(copied);
 }
 
-/** `[a-z0-9_<>]`: a character that continues a word or a placeholder (NaN, past the end, is not). */
+/**
+ * `[a-z0-9_<>]` or a letter of another script: a character that continues a word or a
+ * placeholder (NaN, past the end, is not).
+ */
 function isValueChar(code: number): boolean {
   return (
     (code >= 97 && code <= 122) ||
     (code >= 48 && code <= 57) ||
     code === 95 ||
     code === 60 ||
-    code === 62
+    code === 62 ||
+    (code > 127 && LETTER.test(String.fromCharCode(code)))
   );
 }
+const LETTER = /[\p{L}\p{M}]/u;
 
 /**
  * Every pattern of the fold, for the linear-time checks in the tests.

@@ -1148,6 +1148,119 @@ export function fingerprint(input: FingerprintInput): string {
   return fingerprintOf(input.tool, input.channel, input.code, input.text, input.args);
 }
 
+/** An ellipsis a server cuts an echoed value with. */
+const ELLIPSIS = /\.\.\.|…/g;
+/** The least of a value a cut echo must keep to be read as that value. */
+const MIN_CUT_ECHO = 8;
+/** At most this many ellipses of a text are read (bounded work on any text). */
+const MAX_CUT_ECHOES = 8;
+
+/**
+ * The text with each echo of a call's value that the server cut short (`title Quarterly revenue
+ * summary for the nor... exceeds 40 characters`) written out whole, lower-cased: the fold then
+ * reads it as the value it is, whatever the model sent. Only a cut of {@link MIN_CUT_ECHO}
+ * characters or more that starts the value, at the start of a word, right before the ellipsis.
+ */
+function expandCutEchoes(text: string, values: readonly string[]): string {
+  if (!text.includes("...") && !text.includes("…")) return text;
+  // The fold reads values of at most 120 characters: a longer one is not looked for.
+  const long = values.filter((v) => v.length > MIN_CUT_ECHO && v.length <= 120);
+  if (long.length === 0) return text;
+  let out = "";
+  let copied = 0;
+  let looked = 0;
+  for (const m of text.matchAll(ELLIPSIS)) {
+    if (++looked > MAX_CUT_ECHOES) break;
+    const at = m.index;
+    const whole = cutValueAt(text, at, copied, long);
+    if (whole === undefined) continue;
+    out += `${text.slice(copied, at - whole.kept)}${whole.value}`;
+    copied = at + m[0].length;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+/** The value whose first characters end at `at` (an ellipsis), and how many of them the text kept. */
+function cutValueAt(
+  text: string,
+  at: number,
+  from: number,
+  values: readonly string[],
+): { value: string; kept: number } | undefined {
+  for (const value of values) {
+    for (let kept = Math.min(value.length - 1, at - from); kept >= MIN_CUT_ECHO; kept--) {
+      const start = at - kept;
+      if (text.charAt(start).toLowerCase() !== value.charAt(0)) continue;
+      if (start > 0 && WORD_CHAR.test(text.charAt(start - 1))) continue;
+      if (text.slice(start, at).toLowerCase() === value.slice(0, kept)) return { value, kept };
+    }
+  }
+  return undefined;
+}
+const WORD_CHAR = /[\p{L}\p{N}_]/u;
+
+/** At most this many objects or lists of the arguments are looked for as JSON. */
+const MAX_JSON_VALUES = 8;
+/** A JSON text longer than this is not looked for (the fold reads values of 120 at most). */
+const MAX_JSON_LENGTH = 240;
+
+/** The objects and lists among the call's arguments (top level), as JSON in two spacings. */
+function jsonValues(args: Readonly<Record<string, unknown>>): string[] {
+  const out: string[] = [];
+  for (const value of Object.values(args)) {
+    if (out.length >= MAX_JSON_VALUES * 2) break;
+    if (typeof value !== "object" || value === null) continue;
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(value);
+    } catch {
+      continue;
+    }
+    if (json === undefined || json.length > MAX_JSON_LENGTH) continue;
+    const lower = json.toLowerCase();
+    out.push(lower, lower.replace(/([,:])(?=["[{\d-]|true|false|null)/g, "$1 "));
+  }
+  return out;
+}
+
+const PLACEHOLDERS = /<[a-z]+>/g;
+const OWN_LETTER = /\p{L}/u;
+
+/**
+ * The call's argument values as the text may hold them: each as sent (lower-cased) and, when the
+ * normalizer changes it (`abc123XYZ` reads `abc<id>xyz`), as normalized, so a value echoed
+ * verbatim is found in the normalized text whatever its digits.
+ * A value with spaces is looked for URL-encoded too (`hello%20world`, `hello+world`). An object or
+ * a list the call sent is looked for as JSON too, as JavaScript and Python write it
+ * (`{"region":"eu"}`, `{"region": "eu"}`): a server that echoes it echoes the model's keys.
+ */
+function asNormalized(
+  values: readonly string[],
+  args: Readonly<Record<string, unknown>>,
+): readonly string[] {
+  const forms: string[] = [];
+  for (const value of values) {
+    // Spaces the model put around a value are not part of what the text echoes.
+    const trimmed = value.trim();
+    if (trimmed !== value && trimmed !== "") forms.push(trimmed);
+    // A server that echoes it in a URL's encoding (`hello%20world`, a form's `hello+world`).
+    if (value.includes(" ") && value.length <= 120) {
+      forms.push(value.replaceAll(" ", "+"));
+      forms.push(encodeURIComponent(value).toLowerCase());
+    }
+  }
+  const out = [...values];
+  for (const value of [...values, ...forms, ...jsonValues(args)]) {
+    if (!out.includes(value)) out.push(value);
+    const n = normalize(value);
+    // Only a value that keeps letters of its own: a bare placeholder is the normalizer's already.
+    if (n !== value && n.includes("<") && OWN_LETTER.test(n.replace(PLACEHOLDERS, ""))) {
+      out.push(n);
+    }
+  }
+  return out;
+}
+
 /**
  * {@link fingerprint} of its parts, for a caller that has them apart (no input object made).
  * @internal
@@ -1160,9 +1273,13 @@ export function fingerprintOf(
   args?: Readonly<Record<string, unknown>>,
 ): string {
   const code = inputCode ?? null;
-  const head = text.length > INPUT_CAP ? text.slice(0, INPUT_CAP) : text;
+  const cut = text.length > INPUT_CAP ? text.slice(0, INPUT_CAP) : text;
+  const values = args === undefined ? undefined : argumentValues(args);
+  const head = values === undefined ? cut : expandCutEchoes(cut, values);
   let normalized = normalize(head);
-  if (args !== undefined) normalized = foldArgumentValues(normalized, argumentValues(args));
+  if (values !== undefined && args !== undefined) {
+    normalized = foldArgumentValues(normalized, asNormalized(values, args));
+  }
   // A code the text writes in capitals (`QUEUE_FULL`) is the condition, not a value to fold.
   const codes = identifiersInCapitals(head);
   const camels = CAMEL_HINT.test(head) ? camelIdentifiers(head) : undefined;

@@ -22,8 +22,13 @@ export interface RunBudgets {
 }
 
 /** Creates the budget counters of one run from the policy's limits. */
-export function createRunBudgets(limits: Budgets): RunBudgets {
-  return new Counters(limits);
+export function createRunBudgets(
+  limits: Budgets,
+  spent?: Readonly<Partial<Record<CountedBudget, number>>>,
+): RunBudgets {
+  const counters = new Counters(limits);
+  if (spent !== undefined) counters.spend(spent);
+  return counters;
 }
 
 /** A class, not a closure per method: every run makes one. */
@@ -39,6 +44,13 @@ class Counters implements RunBudgets {
 
   constructor(limits: Budgets) {
     this.#limits = limits;
+  }
+
+  /** Starts with units already spent (a run continuing another's budgets). */
+  spend(spent: Readonly<Partial<Record<CountedBudget, number>>>): void {
+    for (const name of Object.keys(this.#used) as CountedBudget[]) {
+      this.#used[name] += spent[name] ?? 0;
+    }
   }
 
   has(name: CountedBudget): boolean {

@@ -360,6 +360,14 @@ export function createGovernor(
  * The run options a host passes, checked where a bad value would otherwise fail later, inside a
  * call: `learning.scope` becomes part of every learned-outcome key of the run.
  */
+const SPENDABLE: ReadonlySet<string> = new Set([
+  "calls",
+  "failures",
+  "retries",
+  "corrections",
+  "switches",
+]);
+
 function checkRunOptions(options: RunOptions): RunOptions {
   const scope = options.learning?.scope;
   if (
@@ -379,6 +387,23 @@ function checkRunOptions(options: RunOptions): RunOptions {
       "invalid_options",
       `startRun: keptAnswerMs must be a positive finite number of ms, got ${String(kept)}`,
     );
+  }
+  const spent = options.spent;
+  if (spent !== undefined) {
+    const bad =
+      typeof spent !== "object" || spent === null
+        ? "spent"
+        : Object.entries(spent).find(
+            ([name, n]) =>
+              !SPENDABLE.has(name) ||
+              (n !== undefined && (typeof n !== "number" || !Number.isInteger(n) || n < 0)),
+          )?.[0];
+    if (bad !== undefined) {
+      throw new GovernorError(
+        "invalid_options",
+        `startRun: spent must map calls, failures, retries, corrections or switches to a non-negative integer, got ${bad === "spent" ? String(spent) : `${bad}: ${String((spent as Record<string, unknown>)[bad])}`}`,
+      );
+    }
   }
   return options;
 }

@@ -110,7 +110,7 @@ export function createRunState(core: GovernorCore, options: RunOptions): RunStat
     scope: options.idempotencyScope,
     startedAt,
     deadline,
-    budgets: createRunBudgets(policy.budgets),
+    budgets: createRunBudgets(policy.budgets, options.spent),
     observeOnly,
     signal,
     runEnded: undefined,

@@ -42,6 +42,15 @@ export interface RunOptions {
    * @default 600000 (10 minutes, as `Run.keepAnswer`)
    */
   readonly keptAnswerMs?: number;
+  /**
+   * Budget units already spent by the runs this one continues (a proxy's window that a stop
+   * ended, whose next run keeps the window's budgets, docs/proxy.md): the run starts with them
+   * used, so the policy's budgets hold across both. Non-negative integers (`startRun` throws
+   * `invalid_options` on anything else). @default none spent
+   */
+  readonly spent?: Readonly<
+    Partial<Record<"calls" | "failures" | "retries" | "corrections" | "switches", number>>
+  >;
 }
 
 /** One tool call as the agent asked for it. */

@@ -1,0 +1,149 @@
+/**
+ * attack28: the proxy's run per window (docs/proxy.md, "Runs and stops behind a proxy"): budgets
+ * count within the window, and a `budget_exhausted` stop pauses every tool "until the window
+ * ends". But any other stop (here `repeated_failure`, scoped to one tool) ended the window's run,
+ * and the next call started a fresh run with fresh budgets and a fresh window at once: a model
+ * that made one tool fail three times the same way got the whole calls budget again, as often as
+ * it liked, within one window.
+ */
+import { createGovernor } from "@governor/core";
+import { governClient } from "@governor/mcp";
+import { connectInMemory, createFaultServer } from "@governor/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { createProxySession, type ProxyLog } from "../packages/cli/src/proxy/session.ts";
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+describe("attack28: a stop in the proxy's window does not refill the window's budgets", () => {
+  it("calls budget 6: three failures of get_note, then search_notes; at most 6 calls reach the server in the window", async () => {
+    const clock = { now: Date.now() };
+    const server = createFaultServer();
+    const { client } = await connectInMemory(server);
+    closers.push(() => client.close());
+    const governor = createGovernor(
+      { budgets: { calls: 6 }, tools: { "*": { effect: "read_only" } } },
+      { now: () => clock.now, metrics: false },
+    );
+    const logs: ProxyLog[] = [];
+    const session = createProxySession({
+      governor,
+      governed: governClient(client, { governor }),
+      windowMs: 60_000,
+      now: () => clock.now,
+      log: (entry) => logs.push(entry),
+    });
+    for (const id of ["nope-1", "nope-2", "nope-3"]) {
+      await session.callTool({ name: "get_note", arguments: { id } });
+    }
+    expect(logs.at(-1)?.data).toMatchObject({ reason: "repeated_failure", scope: "tool" });
+    let answered = 0;
+    for (let i = 0; i < 10; i++) {
+      clock.now += 1_000; // all within the 60 s window
+      const result = await session.callTool({
+        name: "search_notes",
+        arguments: { query: `q${i}` },
+      });
+      if (!result.isError) answered++;
+    }
+    // 3 calls were spent on get_note: 3 are left in this window.
+    expect(answered).toBeLessThanOrEqual(3);
+    // The next window starts with the whole budget again.
+    clock.now += 60_000;
+    const next = await session.callTool({ name: "search_notes", arguments: { query: "next" } });
+    expect(next.isError).toBeFalsy();
+  });
+
+  it("startRun refuses a spent budget that is not a non-negative integer of a counted budget", () => {
+    const governor = createGovernor({}, { metrics: false });
+    expect(() => governor.startRun({ spent: { calls: -1 } })).toThrow(/spent/);
+    expect(() => governor.startRun({ spent: { calls: 1.5 } })).toThrow(/spent/);
+    expect(() => governor.startRun({ spent: { wallTime: 1 } as never })).toThrow(/spent/);
+    const run = governor.startRun({ spent: { calls: 100 } });
+    expect(run.ended).toBe(false);
+  });
+
+  it("a run started with its calls budget spent refuses its first call (budget_exhausted)", async () => {
+    const governor = createGovernor({ budgets: { calls: 2 } }, { metrics: false });
+    const run = governor.startRun({ spent: { calls: 2 } });
+    let sent = 0;
+    const outcome = await run.call({ tool: "t" }, async () => {
+      sent++;
+      return 1;
+    });
+    expect(sent).toBe(0);
+    expect(outcome.kind === "stop" && outcome.reason).toBe("budget_exhausted");
+  });
+});
+
+describe("attack28: a stop in the proxy's window does not reset the repeat rule of other tools", () => {
+  // it.fails: the fresh run after a stop carries the window's budgets (RunOptions.spent) but not
+  // its fingerprint counts, so a failure of search_notes the model was told twice is new again
+  // once another tool's stop (here get_note's `forbidden`, scoped to that tool) ends the run: the
+  // model gets a third and a fourth correction of the same failure in one window, and never the
+  // repeated_failure stop. Carrying the counts needs the run's repeat state handed on too.
+  it.fails("search_notes failing the same way four times in one window stops it by the third", async () => {
+    const clock = { now: Date.now() };
+    const server = createFaultServer({
+      scenario: { get_note: [{ kind: "error", text: "Permission denied: you cannot read notes" }] },
+    });
+    const { client } = await connectInMemory(server);
+    closers.push(() => client.close());
+    const governor = createGovernor(
+      { tools: { "*": { effect: "read_only" } } },
+      { now: () => clock.now, metrics: false },
+    );
+    const logs: ProxyLog[] = [];
+    const session = createProxySession({
+      governor,
+      governed: governClient(client, { governor }),
+      windowMs: 60_000,
+      now: () => clock.now,
+      log: (entry) => logs.push(entry),
+    });
+    const search = (limit: number) =>
+      session.callTool({ name: "search_notes", arguments: { query: "x", limit } });
+    await search(0);
+    await search(99);
+    await session.callTool({ name: "get_note", arguments: { id: "welcome" } });
+    expect(logs.at(-1)?.data).toMatchObject({ reason: "forbidden", scope: "tool" });
+    await search(-1);
+    await search(500);
+    expect(logs.some((l) => l.data.reason === "repeated_failure")).toBe(true);
+  });
+});
+
+describe("attack28: a stop in the proxy's window does not refill its wall time", () => {
+  it("wallTimeMs 20 s in a 60 s window: a stop at 15 s, and a call at 25 s is past the window's wall time", async () => {
+    const clock = { now: Date.now() };
+    const server = createFaultServer();
+    const { client } = await connectInMemory(server);
+    closers.push(() => client.close());
+    const governor = createGovernor(
+      { budgets: { wallTimeMs: 20_000 }, tools: { "*": { effect: "read_only" } } },
+      { now: () => clock.now, metrics: false },
+    );
+    const logs: ProxyLog[] = [];
+    const session = createProxySession({
+      governor,
+      governed: governClient(client, { governor }),
+      windowMs: 60_000,
+      timeoutMs: 1_000,
+      now: () => clock.now,
+      log: (entry) => logs.push(entry),
+    });
+    expect(
+      (await session.callTool({ name: "search_notes", arguments: { query: "a" } })).isError,
+    ).toBeFalsy();
+    clock.now += 15_000;
+    for (const id of ["nope-1", "nope-2", "nope-3"]) {
+      await session.callTool({ name: "get_note", arguments: { id } });
+    }
+    expect(logs.at(-1)?.data).toMatchObject({ reason: "repeated_failure", scope: "tool" });
+    clock.now += 10_000;
+    const late = await session.callTool({ name: "search_notes", arguments: { query: "b" } });
+    expect(late.isError).toBe(true);
+  });
+});
