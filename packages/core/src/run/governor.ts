@@ -356,10 +356,7 @@ export function createGovernor(
   };
 }
 
-/**
- * The run options a host passes, checked where a bad value would otherwise fail later, inside a
- * call: `learning.scope` becomes part of every learned-outcome key of the run.
- */
+/** The budgets a run can start with units of already spent (`RunOptions.spent`). */
 const SPENDABLE: ReadonlySet<string> = new Set([
   "calls",
   "failures",
@@ -368,6 +365,10 @@ const SPENDABLE: ReadonlySet<string> = new Set([
   "switches",
 ]);
 
+/**
+ * The run options a host passes, checked where a bad value would otherwise fail later, inside a
+ * call: `learning.scope` becomes part of every learned-outcome key of the run.
+ */
 function checkRunOptions(options: RunOptions): RunOptions {
   const scope = options.learning?.scope;
   if (
