@@ -1237,6 +1237,7 @@ const OWN_LETTER = /\p{L}/u;
 function asNormalized(
   values: readonly string[],
   args: Readonly<Record<string, unknown>>,
+  lowerHead: string,
 ): readonly string[] {
   const forms: string[] = [];
   for (const value of values) {
@@ -1252,6 +1253,9 @@ function asNormalized(
   const out = [...values];
   for (const value of [...values, ...forms, ...jsonValues(args)]) {
     if (!out.includes(value)) out.push(value);
+    // Its normalized form is looked for only when the text echoes it verbatim (the normalizer is
+    // the costly part: most of a call's values are not in its failure text).
+    if (!lowerHead.includes(value)) continue;
     const n = normalize(value);
     // Only a value that keeps letters of its own: a bare placeholder is the normalizer's already.
     if (n !== value && n.includes("<") && OWN_LETTER.test(n.replace(PLACEHOLDERS, ""))) {
@@ -1278,7 +1282,7 @@ export function fingerprintOf(
   const head = values === undefined ? cut : expandCutEchoes(cut, values);
   let normalized = normalize(head);
   if (values !== undefined && args !== undefined) {
-    normalized = foldArgumentValues(normalized, asNormalized(values, args));
+    normalized = foldArgumentValues(normalized, asNormalized(values, args, head.toLowerCase()));
   }
   // A code the text writes in capitals (`QUEUE_FULL`) is the condition, not a value to fold.
   const codes = identifiersInCapitals(head);
