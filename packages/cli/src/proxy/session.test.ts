@@ -427,3 +427,47 @@ describe("a call the host cancelled while its answer was being recorded", () => 
     expect(logs.map((entry) => entry.data.event)).not.toContain("answered_after_cancel");
   });
 });
+
+describe("the stop memory and the key argument", () => {
+  it("blocks the call a stop refused when the model fills the key argument anew (Governor writes it over)", async () => {
+    const server = createFaultServer({
+      scenario: { create_note: [{ kind: "error", text: "Server is running in read-only mode" }] },
+    });
+    const { client } = await connectInMemory(server);
+    closers.push(() => client.close());
+    const governor = createGovernor(
+      {
+        tools: {
+          create_note: { effect: "mutating", idempotency: { argument: "idempotency_key" } },
+        },
+      },
+      { metrics: false },
+    );
+    const logs: ProxyLog[] = [];
+    const session = createProxySession({
+      governor,
+      governed: governClient(client, { governor }),
+      windowMs: 60_000,
+      stopTtlMs: 600_000,
+      log: (entry) => logs.push(entry),
+    });
+    const note = (key: string) => ({
+      name: "create_note",
+      arguments: { title: "t", body: "b", idempotency_key: key },
+    });
+    expect((await session.callTool(note("k-1"))).isError).toBe(true);
+    expect(logs.at(-1)?.data).toMatchObject({ event: "stopped", reason: "business_rule" });
+    // The same call with another key the model made up: the same call on the wire, blocked here.
+    const again = await session.callTool(note("k-2"));
+    expect(again.isError).toBe(true);
+    expect(logs.at(-1)?.data).toMatchObject({ event: "blocked", reason: "business_rule" });
+    // Another title is another call: it reaches the server (whose script now answers it).
+    const other = await session.callTool({
+      name: "create_note",
+      arguments: { title: "other", body: "b", idempotency_key: "k-3" },
+    });
+    expect(other.isError).toBeFalsy();
+    expect(JSON.stringify(other.content)).toContain('Created note \\"other\\"');
+    expect(logs).toHaveLength(2);
+  });
+});

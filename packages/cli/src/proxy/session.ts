@@ -193,8 +193,22 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
     return hostErrorToJsonRpc(hostError);
   };
 
+  /**
+   * The arguments a remembered stop of a call is keyed by: without the one the tool's idempotency
+   * key travels in (`idempotency.argument`), which Governor writes over whatever the call had, so a
+   * model that fills it anew is the same call to the stop as it is on the wire and to the ledger.
+   */
+  const stopArgs = (call: ProxyCall): ProxyCall["arguments"] => {
+    const args = call.arguments;
+    if (args === undefined) return args;
+    const name = options.governor.toolPolicy(call.name, options.server).idempotency.argument;
+    if (name === undefined || !Object.hasOwn(args, name)) return args;
+    const { [name]: _written, ...rest } = args;
+    return rest;
+  };
+
   const callTool = async (call: ProxyCall): Promise<CallToolResult> => {
-    const stop = stops.blocking(call.name, call.arguments);
+    const stop = stops.size > 0 ? stops.blocking(call.name, stopArgs(call)) : undefined;
     if (stop !== undefined) return blocked(stop, call.name);
     const current = currentRun();
     // The window of this call's run (a later call may start the next one meanwhile).
@@ -243,7 +257,7 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
     // names no key is a call not made (the run's reason, borrowed from another write in doubt,
     // or an identical write in doubt refused it): the ledger answers for it too.
     const key = outcome.idempotencyKey;
-    const remembered = stops.remember(outcome.reason, call.name, call.arguments, { windowEnd });
+    const remembered = stops.remember(outcome.reason, call.name, stopArgs(call), { windowEnd });
     options.log?.({
       level: "warning",
       data: {
