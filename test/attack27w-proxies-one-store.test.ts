@@ -4,7 +4,7 @@
 // read the same tool and arguments on two different servers as one write: an answer proxy A kept
 // for its host (a cancel that came as the write succeeded) was handed to proxy B's identical call
 // as B's own result, and B's server never got the write. `--store` now needs `--server` (a
-// preset alone is not enough: test/review28-preset-store.test.ts): such a proxy is refused at start.
+// preset alone is not enough, below): such a proxy is refused at start.
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -93,13 +93,19 @@ describe.runIf(sqliteModule() !== undefined)(
   { timeout: 60_000 },
   () => {
     // The proxy names its scope and server by `--server` (session.ts `idempotencyScope`, and the
-    // `server` of each call): without it, every proxy on a store would share one ledger.
-    it("a proxy with --store and no --server (nor --preset) is refused at start, saying what to add", async () => {
+    // `server` of each call): without it, every proxy on a store would share one ledger. A preset
+    // names a kind of server, not the one behind the proxy (review 28: two `--preset everything`
+    // proxies on one file shared one ledger the same way), so it is no name either.
+    it.each([
+      ["no --server", []],
+      ["--preset alone", ["--preset", "everything"]],
+    ])("a proxy with --store and %s is refused at start, saying what to add", async (_, extra) => {
       const db = join(dir, `${randomUUID()}.db`);
       const { status, stderr } = await governor([
         "proxy",
         "--store",
         `sqlite:${db}`,
+        ...extra,
         "--",
         process.execPath,
         SERVER,
@@ -111,6 +117,13 @@ describe.runIf(sqliteModule() !== undefined)(
 
     it("with --server a and --server b, B's call is sent to B's server", async () => {
       await sameCallOnTwoServers(["--server", "a"], ["--server", "b"]);
+    });
+
+    it("with --preset everything --server a and --server b, B's call is sent to B's server", async () => {
+      await sameCallOnTwoServers(
+        ["--preset", "everything", "--server", "a"],
+        ["--preset", "everything", "--server", "b"],
+      );
     });
   },
 );
