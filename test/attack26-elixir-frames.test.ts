@@ -8,11 +8,9 @@
 import { join } from "node:path";
 import { createGovernor } from "@governor/core";
 import { governClient, toModelResult } from "@governor/mcp";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { ROOT, startRawProxy } from "./proxy-support.ts";
+import { ROOT, rawAnswersClient, startRawProxy } from "./proxy-support.ts";
 
 const RAW_SERVER = join(ROOT, "test/fixtures/raw-mcp-server.mjs");
 
@@ -67,18 +65,7 @@ describe("attack26: an Elixir/Erlang stack trace", () => {
   ]);
 
   it("governClient over stdio: the model reads no frame", async () => {
-    const client = new Client({ name: "attack26-beam", version: "1" });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [RAW_SERVER],
-        env: {
-          ...(process.env as Record<string, string>),
-          RAW_MODE: "answers",
-          RAW_ANSWERS: answers,
-        },
-      }),
-    );
+    const client = await rawAnswersClient("attack26-beam", answers);
     closers.push(() => client.close());
     const g = governor();
     const outcome = await governClient(client, { governor: g, server: "raw" }).callTool(

@@ -9,11 +9,9 @@ import { join } from "node:path";
 import { createGovernor, failureFromResult } from "@governor/core";
 import { redact } from "@governor/core/judge";
 import { governClient, toModelResult } from "@governor/mcp";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { ROOT, startRawProxy } from "./proxy-support.ts";
+import { ROOT, rawAnswersClient, startRawProxy } from "./proxy-support.ts";
 
 const RAW_SERVER = join(ROOT, "test/fixtures/raw-mcp-server.mjs");
 
@@ -87,18 +85,7 @@ describe("attack26: a secret cut across three or more text blocks", () => {
   );
 
   it("governClient over stdio hands the model none of the pieces", async () => {
-    const client = new Client({ name: "attack26-split", version: "1" });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [RAW_SERVER],
-        env: {
-          ...(process.env as Record<string, string>),
-          RAW_MODE: "answers",
-          RAW_ANSWERS: answers,
-        },
-      }),
-    );
+    const client = await rawAnswersClient("attack26-split", answers);
     closers.push(() => client.close());
     for (const [i, { pieces }] of CASES.entries()) {
       // A fresh governor each: no breaker or repeat from the call before.

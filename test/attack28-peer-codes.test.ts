@@ -6,12 +6,9 @@
 import { join } from "node:path";
 import { createGovernor } from "@governor/core";
 import { governClient, toModelResult } from "@governor/mcp";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { ROOT } from "./proxy-support.ts";
+import { ROOT, rawAnswersClient } from "./proxy-support.ts";
 
-const RAW_SERVER = join(ROOT, "test/fixtures/raw-mcp-server.mjs");
 const MARK = "internal-detail-QX7";
 
 const ERRORS: [string, { code: unknown; message: string; data?: unknown }][] = [
@@ -35,18 +32,7 @@ describe("attack28: a server's JSON-RPC error never reaches the model (governCli
   const answers = JSON.stringify(ERRORS.map(([, error]) => ({ error })));
 
   it("each code goes to the host; the model reads no part of it", async () => {
-    const client = new Client({ name: "attack28-codes", version: "1" });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [RAW_SERVER],
-        env: {
-          ...(process.env as Record<string, string>),
-          RAW_MODE: "answers",
-          RAW_ANSWERS: answers,
-        },
-      }),
-    );
+    const client = await rawAnswersClient("attack28-codes", answers);
     closers.push(() => client.close());
     const seen: string[] = [];
     for (const [i, [what]] of ERRORS.entries()) {

@@ -321,3 +321,24 @@ export function textOf(result: unknown): string {
   const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
   return content.map((c) => c.text ?? "").join("\n");
 }
+
+/**
+ * An MCP SDK client over stdio to test/fixtures/raw-mcp-server.mjs answering each tools/call, in
+ * turn, with the next of `answers` (the JSON text of a list of JSON-RPC `result` or `error`
+ * objects, as the fixture's RAW_ANSWERS reads it) as it is, malformed or not. The caller closes it.
+ */
+export async function rawAnswersClient(name: string, answers: string): Promise<Client> {
+  const client = new Client({ name, version: "1" });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [fileURLToPath(new URL("./fixtures/raw-mcp-server.mjs", import.meta.url))],
+      env: {
+        ...(process.env as Record<string, string>),
+        RAW_MODE: "answers",
+        RAW_ANSWERS: answers,
+      },
+    }),
+  );
+  return client;
+}
