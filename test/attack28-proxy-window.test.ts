@@ -8,7 +8,7 @@
  */
 import { createGovernor } from "@governor/core";
 import { governClient } from "@governor/mcp";
-import { connectInMemory, createFaultServer } from "@governor/testkit";
+import { connectInMemory, createFaultServer, type Scenario } from "@governor/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { createProxySession, type ProxyLog } from "../packages/cli/src/proxy/session.ts";
 
@@ -17,24 +17,37 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
+/** A proxy session over the fault server (its scenario), on `clock`, with a 60 s window. */
+async function windowSession(
+  policy: object,
+  clock: { now: number },
+  extra: { scenario?: Scenario; timeoutMs?: number } = {},
+) {
+  const server = createFaultServer(
+    extra.scenario === undefined ? {} : { scenario: extra.scenario },
+  );
+  const { client } = await connectInMemory(server);
+  closers.push(() => client.close());
+  const governor = createGovernor(policy, { now: () => clock.now, metrics: false });
+  const logs: ProxyLog[] = [];
+  const session = createProxySession({
+    governor,
+    governed: governClient(client, { governor }),
+    windowMs: 60_000,
+    ...(extra.timeoutMs !== undefined && { timeoutMs: extra.timeoutMs }),
+    now: () => clock.now,
+    log: (entry) => logs.push(entry),
+  });
+  return { session, logs };
+}
+
 describe("attack28: a stop in the proxy's window does not refill the window's budgets", () => {
   it("calls budget 6: three failures of get_note, then search_notes; at most 6 calls reach the server in the window", async () => {
     const clock = { now: Date.now() };
-    const server = createFaultServer();
-    const { client } = await connectInMemory(server);
-    closers.push(() => client.close());
-    const governor = createGovernor(
+    const { session, logs } = await windowSession(
       { budgets: { calls: 6 }, tools: { "*": { effect: "read_only" } } },
-      { now: () => clock.now, metrics: false },
+      clock,
     );
-    const logs: ProxyLog[] = [];
-    const session = createProxySession({
-      governor,
-      governed: governClient(client, { governor }),
-      windowMs: 60_000,
-      now: () => clock.now,
-      log: (entry) => logs.push(entry),
-    });
     for (const id of ["nope-1", "nope-2", "nope-3"]) {
       await session.callTool({ name: "get_note", arguments: { id } });
     }
@@ -54,6 +67,32 @@ describe("attack28: a stop in the proxy's window does not refill the window's bu
     clock.now += 60_000;
     const next = await session.callTool({ name: "search_notes", arguments: { query: "next" } });
     expect(next.isError).toBeFalsy();
+  });
+
+  it("calls budget 10, two stops in one window: each call counts once (a run's summary reports its own calls)", async () => {
+    const clock = { now: Date.now() };
+    const denied = { kind: "error" as const, text: "Permission denied: you cannot search notes" };
+    const { session, logs } = await windowSession(
+      { budgets: { calls: 10 }, tools: { "*": { effect: "read_only" } } },
+      clock,
+      { scenario: { search_notes: [{ kind: "ok" }, { kind: "ok" }, denied] } },
+    );
+    for (const id of ["nope-1", "nope-2", "nope-3"]) {
+      await session.callTool({ name: "get_note", arguments: { id } });
+    }
+    expect(logs.at(-1)?.data).toMatchObject({ reason: "repeated_failure" });
+    for (const query of ["a", "b", "c"]) {
+      await session.callTool({ name: "search_notes", arguments: { query } });
+    }
+    expect(logs.at(-1)?.data).toMatchObject({ reason: "forbidden" });
+    // 6 calls reached the server: 4 are left in the window (the second run's summary said 6,
+    // its own 3 and the 3 it started with, and was added to the 3 of the first: 9 spent, 1 left).
+    let answered = 0;
+    for (let i = 0; i < 6; i++) {
+      const result = await session.callTool({ name: "append_log", arguments: { line: `l${i}` } });
+      if (!result.isError) answered++;
+    }
+    expect(answered).toBe(4);
   });
 
   it("startRun refuses a spent budget that is not a non-negative integer of a counted budget", () => {
@@ -86,23 +125,15 @@ describe("attack28: a stop in the proxy's window does not reset the repeat rule 
   // repeated_failure stop. Carrying the counts needs the run's repeat state handed on too.
   it.fails("search_notes failing the same way four times in one window stops it by the third", async () => {
     const clock = { now: Date.now() };
-    const server = createFaultServer({
-      scenario: { get_note: [{ kind: "error", text: "Permission denied: you cannot read notes" }] },
-    });
-    const { client } = await connectInMemory(server);
-    closers.push(() => client.close());
-    const governor = createGovernor(
+    const { session, logs } = await windowSession(
       { tools: { "*": { effect: "read_only" } } },
-      { now: () => clock.now, metrics: false },
+      clock,
+      {
+        scenario: {
+          get_note: [{ kind: "error", text: "Permission denied: you cannot read notes" }],
+        },
+      },
     );
-    const logs: ProxyLog[] = [];
-    const session = createProxySession({
-      governor,
-      governed: governClient(client, { governor }),
-      windowMs: 60_000,
-      now: () => clock.now,
-      log: (entry) => logs.push(entry),
-    });
     const search = (limit: number) =>
       session.callTool({ name: "search_notes", arguments: { query: "x", limit } });
     await search(0);
@@ -118,22 +149,11 @@ describe("attack28: a stop in the proxy's window does not reset the repeat rule 
 describe("attack28: a stop in the proxy's window does not refill its wall time", () => {
   it("wallTimeMs 20 s in a 60 s window: a stop at 15 s, and a call at 25 s is past the window's wall time", async () => {
     const clock = { now: Date.now() };
-    const server = createFaultServer();
-    const { client } = await connectInMemory(server);
-    closers.push(() => client.close());
-    const governor = createGovernor(
+    const { session, logs } = await windowSession(
       { budgets: { wallTimeMs: 20_000 }, tools: { "*": { effect: "read_only" } } },
-      { now: () => clock.now, metrics: false },
+      clock,
+      { timeoutMs: 1_000 },
     );
-    const logs: ProxyLog[] = [];
-    const session = createProxySession({
-      governor,
-      governed: governClient(client, { governor }),
-      windowMs: 60_000,
-      timeoutMs: 1_000,
-      now: () => clock.now,
-      log: (entry) => logs.push(entry),
-    });
     expect(
       (await session.callTool({ name: "search_notes", arguments: { query: "a" } })).isError,
     ).toBeFalsy();

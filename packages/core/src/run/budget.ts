@@ -19,6 +19,8 @@ export interface RunBudgets {
   used(): Readonly<Record<CountedBudget, number>>;
   /** Units of one budget used so far (no copy of the others made). */
   usedOf(name: CountedBudget): number;
+  /** Units of one budget this run used itself: {@link usedOf} without what it started with spent. */
+  ownOf(name: CountedBudget): number;
 }
 
 /** Creates the budget counters of one run from the policy's limits. */
@@ -42,12 +44,16 @@ class Counters implements RunBudgets {
     switches: 0,
   };
 
+  /** What the run started with spent (a run continuing another's budgets); none by default. */
+  #spent: Readonly<Partial<Record<CountedBudget, number>>> | undefined;
+
   constructor(limits: Budgets) {
     this.#limits = limits;
   }
 
   /** Starts with units already spent (a run continuing another's budgets). */
   spend(spent: Readonly<Partial<Record<CountedBudget, number>>>): void {
+    this.#spent = spent;
     for (const name of Object.keys(this.#used) as CountedBudget[]) {
       this.#used[name] += spent[name] ?? 0;
     }
@@ -69,6 +75,10 @@ class Counters implements RunBudgets {
 
   usedOf(name: CountedBudget): number {
     return this.#used[name];
+  }
+
+  ownOf(name: CountedBudget): number {
+    return this.#used[name] - (this.#spent?.[name] ?? 0);
   }
 
   used(): Readonly<Record<CountedBudget, number>> {

@@ -285,7 +285,8 @@ function ignore(): void {}
 export function summary(r: RunState): RunSummary {
   return (
     r.ended ??
-    r.tally.summary(r.id, r.budgets.usedOf("calls"), r.core.now() - r.startedAt, r.observeOnly)
+    // The run's own calls: a run that goes on with another's budgets does not report its calls.
+    r.tally.summary(r.id, r.budgets.ownOf("calls"), r.core.now() - r.startedAt, r.observeOnly)
   );
 }
 

@@ -45,8 +45,9 @@ export interface RunOptions {
   /**
    * Budget units already spent by the runs this one continues (a proxy's window that a stop
    * ended, whose next run keeps the window's budgets, docs/proxy.md): the run starts with them
-   * used, so the policy's budgets hold across both. Non-negative integers (`startRun` throws
-   * `invalid_options` on anything else). @default none spent
+   * used, so the policy's budgets hold across both; its summary still counts only its own calls.
+   * Non-negative integers (`startRun` throws `invalid_options` on anything else).
+   * @default none spent
    */
   readonly spent?: Readonly<
     Partial<Record<"calls" | "failures" | "retries" | "corrections" | "switches", number>>
