@@ -130,13 +130,13 @@ export function governTool(tool: StructuredToolInterface, options: GovernOptions
         // the model reads that the call was made, never "[object Object]" or a text it cannot
         // read, and this is the success the run keeps. It is no failure: nothing is retried.
         const seen = attempt.seen();
-        // An MCP result the tool handed back as it came, `isError: true`: a failure, judged as
-        // every surface judges one (LangChain would write its JSON, secrets and all, as the
-        // ToolMessage's content).
-        if (seen !== undefined && isErrorResult(shownPart(tool, seen.value))) {
-          return shownPart(tool, seen.value);
-        }
-        if (seen !== undefined && !isDeliverable(shownPart(tool, seen.value))) {
+        if (seen === undefined) return output;
+        const shown = shownPart(tool, seen.value);
+        // An MCP result the tool handed back as it came, `isError: true`: handed to the run as it
+        // is, which judges it as every surface judges a failure (LangChain would write its JSON,
+        // secrets and all, as the ToolMessage's content).
+        if (isErrorResult(shown)) return shown;
+        if (!isDeliverable(shown)) {
           const text = undeliverableText(tool.name);
           if (toolCall?.id === undefined) return text;
           return new ToolMessage({

@@ -190,14 +190,17 @@ function outOfTime(ctx: DecideContext): boolean {
 }
 
 /**
- * An earlier attempt of a write may have written (`Classification.inDoubt`) and no verify step
- * found it absent: a write that may have happened is retried with its key or not at all, never
- * corrected into another write or handed to another tool.
+ * An earlier attempt of a write may have written (`Classification.inDoubt`): a write that may have
+ * happened is retried with its key or not at all, never corrected into another write or handed to
+ * another tool, unless a verify step found it absent ({@link afterDoubt}). The run reads it too, to
+ * ask the verify step before such a correction or switch becomes the `uncertain_mutation` stop.
  */
+export function doubtForbids(c: Classification, effect: Effect): boolean {
+  return c.inDoubt === true && effect === "mutating";
+}
+
 function afterDoubt(ctx: DecideContext): boolean {
-  return (
-    ctx.classification.inDoubt === true && ctx.effect === "mutating" && ctx.verified !== "absent"
-  );
+  return doubtForbids(ctx.classification, ctx.effect) && ctx.verified !== "absent";
 }
 
 /** The model changes the call: it reaches the model, so the repeat rule and budgets apply. */

@@ -86,7 +86,7 @@ function send(state: CallState): Promise<undefined> | Waiting {
   r.inFlight += 1;
   const cutBy = abortReason(state);
   if (cutBy !== undefined) {
-    state.sent = { thrown: true, value: cutBy.reason, deadlineHit: false };
+    state.sent = { thrown: true, value: cutBy.reason, deadlineHit: false, wasCut: true };
     return Promise.resolve(undefined);
   }
   return new Attempt(state).send(state.execute as Executor<unknown>);

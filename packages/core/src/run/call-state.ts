@@ -22,7 +22,7 @@ export interface Sent {
    * Governor cut it (the run's stop, signal or end, the call's signal, the deadline): `value` is
    * the cut's reason, never what the executor threw, so the host's `toFailure` is not asked of it.
    */
-  readonly wasCut?: boolean;
+  readonly wasCut: boolean;
 }
 
 /** The `_meta` of a call without a key. */

@@ -4,7 +4,7 @@
 // comes to: a retry or an outcome.
 import { HostError } from "../errors.ts";
 import { type Classification, classify } from "../judge/classify.ts";
-import { type Decision, safeToRepeat } from "../judge/decide.ts";
+import { type Decision, doubtForbids, safeToRepeat } from "../judge/decide.ts";
 import {
   type Failure,
   failureFromError,
@@ -301,19 +301,14 @@ async function resolveClassified<T>(
 
 /**
  * Whether the decision on the run's state now is the `uncertain_mutation` stop. A retry can become
- * one, or a stop for that reason, and a correction or a switch of a write in doubt (`inDoubt`:
- * decide's `afterDoubt`, which comes before anything else and reads only what is checked here,
- * the verify step not having answered yet). Any other action is decided without one (and without
+ * one, or a stop for that reason, and a correction or a switch of a write in doubt (decide's
+ * `doubtForbids`, the verify step not having answered yet). Any other action is decided without one (and without
  * a random draw, which only a retry's backoff makes), so only a retry is decided here.
  */
 function uncertainMutation(state: CallState, c: Classification, print: string): boolean {
   if (c.action === "stop") return c.reason === "uncertain_mutation";
-  if (
-    c.inDoubt === true &&
-    state.effect === "mutating" &&
-    (c.action === "correct_arguments" || c.action === "switch_tool")
-  ) {
-    return true;
+  if (c.action === "correct_arguments" || c.action === "switch_tool") {
+    return doubtForbids(c, state.effect);
   }
   if (c.action !== "retry_dependency") return false;
   const tentative = decideNow(state, c, print);
@@ -428,7 +423,7 @@ function verdictOf<T>(
 /** The failure an attempt that was sent came to. */
 function failureOf(state: CallState, sent: Sent): Failure {
   return sent.thrown
-    ? toFailure(state, sent.value, sent.deadlineHit, sent.wasCut === true)
+    ? toFailure(state, sent.value, sent.deadlineHit, sent.wasCut)
     : failureFromResult(sent.value as object, state.run.core.now());
 }
 
