@@ -1,3 +1,8 @@
+/**
+ * attack28: JSON-RPC errors the server sends with the codes the MCP SDK uses for its own local
+ * failures (-32000 ConnectionClosed, -32001 RequestTimeout) and other codes. A server's error
+ * response is the host's (docs/architecture.md §3), never text for the model.
+ */
 import { createGovernor } from "@governor/core";
 import { governClient, toModelResult } from "@governor/mcp";
 import { afterAll, describe, expect, it } from "vitest";
