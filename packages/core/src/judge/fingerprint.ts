@@ -1240,18 +1240,21 @@ function asNormalized(
   lowerHead: string,
 ): readonly string[] {
   const forms: string[] = [];
+  // A form is made only when the text holds its mark: most failure texts hold none of them.
+  const encoded = lowerHead.includes("%") || lowerHead.includes("+");
   for (const value of values) {
     // Spaces the model put around a value are not part of what the text echoes.
     const trimmed = value.trim();
     if (trimmed !== value && trimmed !== "") forms.push(trimmed);
     // A server that echoes it in a URL's encoding (`hello%20world`, a form's `hello+world`).
-    if (value.includes(" ") && value.length <= 120) {
+    if (encoded && value.includes(" ") && value.length <= 120) {
       forms.push(value.replaceAll(" ", "+"));
       forms.push(encodeURIComponent(value).toLowerCase());
     }
   }
+  if (lowerHead.includes("{") || lowerHead.includes("[")) forms.push(...jsonValues(args));
   const out = [...values];
-  for (const value of [...values, ...forms, ...jsonValues(args)]) {
+  for (const value of [...values, ...forms]) {
     if (!out.includes(value)) out.push(value);
     // Its normalized form is looked for only when the text echoes it verbatim (the normalizer is
     // the costly part: most of a call's values are not in its failure text).
