@@ -98,6 +98,7 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
   const windowMs = options.windowMs ?? options.governor.policy.budgets.wallTimeMs;
   // A call that starts just before its window ends still gets its whole timeout.
   const graceMs = options.timeoutMs ?? 60_000;
+  const wallTimeMs = options.governor.policy.budgets.wallTimeMs;
   const stops = createStopMemory({ ttlMs: options.stopTtlMs ?? TEN_MINUTES, now });
   const idempotencyScope = `governor-proxy\u0000${options.server ?? ""}`;
   let run: Run | undefined;
@@ -121,7 +122,8 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
     }
     if (run !== undefined && inWindow) {
       // A stop ended the window's run: the next run goes on in the same window with what the
-      // window spent, so no stop refills the window's budgets (docs/proxy.md).
+      // window spent, so no stop refills the window's budgets (docs/proxy.md). A run's summary
+      // counts its own calls only, so the window's are the sum of its runs'.
       const s = run.summary();
       windowSpent = {
         calls: (windowSpent.calls ?? 0) + s.calls,
@@ -130,25 +132,20 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
         corrections: (windowSpent.corrections ?? 0) + s.actions.correct_arguments,
         switches: (windowSpent.switches ?? 0) + s.actions.switch_tool,
       };
-      // The window's wall time too: the deadline of its first run, whose wall time it goes on.
-      const wallTimeMs = options.governor.policy.budgets.wallTimeMs;
-      run = options.governor.startRun({
-        deadline: Math.min(startedAt + windowMs + graceMs, startedAt + wallTimeMs),
-        idempotencyScope,
-        keptAnswerMs: stopTtlMs,
-        spent: windowSpent,
-      });
-      return run;
+    } else {
+      windowSpent = {};
+      startedAt = now();
     }
-    windowSpent = {};
-    startedAt = now();
     // One scope for every window: a write in doubt in one run refuses an identical write in the
     // next (the core's index of writes in doubt, docs/idempotency.md), whatever ended its run.
     // An answer the host cancelled as it came is kept for the identical call for the stop TTL.
+    // Every run of a window ends with it (plus the grace) or with the wall time from its start,
+    // so a run that goes on after a stop keeps the window's wall time too.
     run = options.governor.startRun({
-      deadline: startedAt + windowMs + graceMs,
+      deadline: Math.min(startedAt + windowMs + graceMs, startedAt + wallTimeMs),
       idempotencyScope,
       keptAnswerMs: stopTtlMs,
+      spent: windowSpent,
     });
     return run;
   };
