@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { createRedisStore } from "@governor/redis";
+import { percentile } from "./stats.ts";
 
 /** Latency figures of one benchmark, in ms. */
 export interface RedisLedgerBench {
@@ -54,18 +55,17 @@ export async function benchRedisLedger(
       }
     }
     return {
-      medianMs: percentile(ledger, 0.5),
-      p99Ms: percentile(ledger, 0.99),
+      medianMs: ms(ledger, 50),
+      p99Ms: ms(ledger, 99),
       samples,
-      baselineGetMedianMs: percentile(baseline, 0.5),
+      baselineGetMedianMs: ms(baseline, 50),
     };
   } finally {
     await store.close();
   }
 }
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const value = sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN;
-  return Math.round(value * 1_000) / 1_000;
+/** A percentile (0..100) of `values`, to the µs. */
+function ms(values: readonly number[], p: number): number {
+  return Math.round(percentile(values, p) * 1_000) / 1_000;
 }
