@@ -94,19 +94,94 @@ describe("attack28: a stop in the proxy's window does not refill the window's bu
     }
     expect(answered).toBe(4);
   });
+});
 
-  it("startRun refuses a spent budget that is not a non-negative integer of a counted budget", () => {
-    const governor = createGovernor({}, { metrics: false });
-    expect(() => governor.startRun({ spent: { calls: -1 } })).toThrow(/spent/);
-    expect(() => governor.startRun({ spent: { calls: 1.5 } })).toThrow(/spent/);
-    expect(() => governor.startRun({ spent: { wallTime: 1 } as never })).toThrow(/spent/);
-    const run = governor.startRun({ spent: { calls: 100 } });
-    expect(run.ended).toBe(false);
+/** A tool's failure answer (`isError`) with one text part. */
+const failing = (text: string) => ({ content: [{ type: "text", text }], isError: true });
+
+describe("startRun({ continues }): a run that goes on from another starts where it ended", () => {
+  it("starts with what the runs before it spent of every counted budget; each summary counts its own calls", async () => {
+    const governor = createGovernor(
+      { budgets: { calls: 4, corrections: 1 }, tools: { "*": { effect: "read_only" } } },
+      { metrics: false },
+    );
+    let sent = 0;
+    const ok = async () => {
+      sent++;
+      return { content: [{ type: "text", text: "fine" }] };
+    };
+    const first = governor.startRun();
+    await first.call({ tool: "list", args: { page: 1 } }, ok);
+    const miss = await first.call({ tool: "get_note", args: { id: "a1" } }, async () => {
+      sent++;
+      return failing('No note with id "a1"');
+    });
+    expect(miss.kind).toBe("model");
+    first.end();
+    const second = governor.startRun({ continues: first });
+    await second.call({ tool: "list", args: { page: 2 } }, ok);
+    // The correction budget (1) went on the first run's correction: this failure gets none.
+    const again = await second.call({ tool: "find", args: { q: "x" } }, async () => {
+      sent++;
+      return failing("Invalid value for parameter q: expected a date");
+    });
+    expect(again).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+    expect(again.kind === "stop" && again.summary.budget).toBe("corrections");
+    expect(second.summary()).toMatchObject({ calls: 2 });
+    // A third run goes on from the second, and so from the first too: 4 calls were made.
+    const third = governor.startRun({ continues: second });
+    const refused = await third.call({ tool: "list", args: { page: 3 } }, ok);
+    expect(sent).toBe(4);
+    expect(refused).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+    expect(refused.kind === "stop" && refused.summary.budget).toBe("calls");
+    expect(third.summary().calls).toBe(0);
   });
 
-  it("a run started with its calls budget spent refuses its first call (budget_exhausted)", async () => {
+  it("carries the model's repeat counts: a failure told twice ends in repeated_failure the third time", async () => {
+    const governor = createGovernor(
+      { tools: { get_note: { effect: "read_only" } } },
+      { metrics: false },
+    );
+    const miss = (run: ReturnType<typeof governor.startRun>, id: string) =>
+      run.call({ tool: "get_note", args: { id } }, async () => failing(`No note with id "${id}"`));
+    const first = governor.startRun();
+    expect((await miss(first, "a1")).kind).toBe("model");
+    expect((await miss(first, "b22")).kind).toBe("model");
+    first.end();
+    const next = governor.startRun({ continues: first });
+    expect(await miss(next, "c333")).toMatchObject({ kind: "stop", reason: "repeated_failure" });
+    // A run that does not go on from it tells the model again.
+    expect((await miss(governor.startRun(), "d4444")).kind).toBe("model");
+  });
+
+  it("ends no later than the run it goes on from (wallTimeMs 20 s: a run started at 15 s refuses a call at 25 s)", async () => {
+    const clock = { now: 1_000_000 };
+    const governor = createGovernor(
+      { budgets: { wallTimeMs: 20_000 }, tools: { "*": { effect: "read_only" } } },
+      { now: () => clock.now, metrics: false },
+    );
+    const first = governor.startRun();
+    clock.now += 15_000;
+    first.end();
+    const next = governor.startRun({ continues: first });
+    clock.now += 10_000;
+    let sent = 0;
+    const late = await next.call({ tool: "list" }, async () => {
+      sent++;
+      return 1;
+    });
+    expect(sent).toBe(0);
+    expect(late).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+    expect(late.kind === "stop" && late.summary.budget).toBe("wallTime");
+  });
+
+  it("a run started going on from one whose calls budget is spent refuses its first call", async () => {
     const governor = createGovernor({ budgets: { calls: 2 } }, { metrics: false });
-    const run = governor.startRun({ spent: { calls: 2 } });
+    const first = governor.startRun();
+    await first.call({ tool: "t", args: { n: 1 } }, async () => 1);
+    await first.call({ tool: "t", args: { n: 2 } }, async () => 2);
+    first.end();
+    const run = governor.startRun({ continues: first });
     let sent = 0;
     const outcome = await run.call({ tool: "t" }, async () => {
       sent++;
@@ -115,15 +190,43 @@ describe("attack28: a stop in the proxy's window does not refill the window's bu
     expect(sent).toBe(0);
     expect(outcome.kind === "stop" && outcome.reason).toBe("budget_exhausted");
   });
+
+  it("refuses what is not an ended run of this governor that no other run goes on from, saying what it takes", () => {
+    const governor = createGovernor({}, { metrics: false });
+    const accepted =
+      /continues must be a run this governor started, that has ended and that no other run goes on from yet/;
+    expect(() => governor.startRun({ continues: {} as never })).toThrow(accepted);
+    expect(() => governor.startRun({ continues: "run-1" as never })).toThrow(/got a string/);
+    const looksLikeOne = { ...governor.startRun(), ended: true };
+    expect(() => governor.startRun({ continues: looksLikeOne as never })).toThrow(
+      /not a run of startRun/,
+    );
+    const other = createGovernor({}, { metrics: false }).startRun();
+    other.end();
+    expect(() => governor.startRun({ continues: other })).toThrow(/another governor started/);
+    const going = governor.startRun();
+    expect(() => governor.startRun({ continues: going })).toThrow(/still going on/);
+    going.end();
+    const next = governor.startRun({ continues: going });
+    expect(next.ended).toBe(false);
+    expect(() => governor.startRun({ continues: going })).toThrow(
+      new RegExp(`run ${next.id} already goes on from`),
+    );
+    try {
+      governor.startRun({ continues: going });
+    } catch (error) {
+      expect(error).toMatchObject({ code: "invalid_options" });
+    }
+  });
 });
 
 describe("attack28: a stop in the proxy's window does not reset the repeat rule of other tools", () => {
-  // it.fails: the fresh run after a stop carries the window's budgets (RunOptions.spent) but not
-  // its fingerprint counts, so a failure of search_notes the model was told twice is new again
-  // once another tool's stop (here get_note's `forbidden`, scoped to that tool) ends the run: the
-  // model gets a third and a fourth correction of the same failure in one window, and never the
-  // repeated_failure stop. Carrying the counts needs the run's repeat state handed on too.
-  it.fails("search_notes failing the same way four times in one window stops it by the third", async () => {
+  // The fresh run after a stop carried the window's budgets but not its fingerprint counts, so a
+  // failure of search_notes the model was told twice was new again once another tool's stop (here
+  // get_note's `forbidden`, scoped to that tool) ended the run: the model got a third and a fourth
+  // correction of the same failure in one window, and never the repeated_failure stop. The next
+  // run now goes on from the stopped one (`startRun({ continues })`), its repeat counts included.
+  it("search_notes failing the same way four times in one window stops it by the third", async () => {
     const clock = { now: Date.now() };
     const { session, logs } = await windowSession(
       { tools: { "*": { effect: "read_only" } } },

@@ -108,9 +108,6 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
   const retiring = new Set<Run>();
   const stopTtlMs = options.stopTtlMs ?? TEN_MINUTES;
 
-  /** What the runs of the current window that a stop ended spent of its budgets. */
-  let windowSpent: Mutable<NonNullable<RunOptions["spent"]>> = {};
-
   const currentRun = (): Run => {
     const inWindow = now() - startedAt < windowMs;
     if (run !== undefined && !run.ended && inWindow) return run;
@@ -120,33 +117,23 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
       if (out.has(run)) retiring.add(run);
       else run.end();
     }
-    if (run !== undefined && inWindow) {
-      // A stop ended the window's run: the next run goes on in the same window with what the
-      // window spent, so no stop refills the window's budgets (docs/proxy.md). A run's summary
-      // counts its own calls only, so the window's are the sum of its runs'.
-      const s = run.summary();
-      windowSpent = {
-        calls: (windowSpent.calls ?? 0) + s.calls,
-        failures: (windowSpent.failures ?? 0) + s.failures,
-        retries: (windowSpent.retries ?? 0) + s.retries,
-        corrections: (windowSpent.corrections ?? 0) + s.actions.correct_arguments,
-        switches: (windowSpent.switches ?? 0) + s.actions.switch_tool,
-      };
-    } else {
-      windowSpent = {};
-      startedAt = now();
-    }
+    // A stop ended the window's run: the next run goes on from it in the same window, so no stop
+    // refills the window's budgets or its wall time, or resets the repeat rule (`continues`,
+    // docs/proxy.md). Otherwise a window starts.
+    const from = run !== undefined && inWindow ? run : undefined;
+    if (from === undefined) startedAt = now();
     // One scope for every window: a write in doubt in one run refuses an identical write in the
     // next (the core's index of writes in doubt, docs/idempotency.md), whatever ended its run.
     // An answer the host cancelled as it came is kept for the identical call for the stop TTL.
-    // Every run of a window ends with it (plus the grace) or with the wall time from its start,
-    // so a run that goes on after a stop keeps the window's wall time too.
-    run = options.governor.startRun({
+    // Every run of a window ends with it (plus the grace) or with the wall time from its start
+    // (a run that goes on from another ends no later than that one, too).
+    const runOptions: Mutable<RunOptions> = {
       deadline: Math.min(startedAt + windowMs + graceMs, startedAt + wallTimeMs),
       idempotencyScope,
       keptAnswerMs: stopTtlMs,
-      spent: windowSpent,
-    });
+    };
+    if (from !== undefined) runOptions.continues = from;
+    run = options.governor.startRun(runOptions);
     return run;
   };
 

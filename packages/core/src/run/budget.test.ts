@@ -64,4 +64,28 @@ describe("createRunBudgets", () => {
     expect(b.used().calls).toBe(1);
     expect(b.take("calls")).toBe(true);
   });
+
+  it("counters made from another run's start with what it used; ownOf leaves that out", () => {
+    const before = createRunBudgets(limits({ calls: 3, retries: 1 }));
+    before.take("calls");
+    before.take("calls");
+    before.take("retries");
+    const after = createRunBudgets(limits({ calls: 3, retries: 1 }), before);
+    expect(after.used()).toEqual({
+      calls: 2,
+      failures: 0,
+      retries: 1,
+      corrections: 0,
+      switches: 0,
+    });
+    expect(after.has("retries")).toBe(false);
+    expect(after.take("calls")).toBe(true);
+    expect(after.take("calls")).toBe(false);
+    expect([after.usedOf("calls"), after.ownOf("calls"), after.ownOf("retries")]).toEqual([
+      3, 1, 0,
+    ]);
+    // Apart from then on: what the first takes later is not the second's.
+    before.refund("calls");
+    expect(after.usedOf("calls")).toBe(3);
+  });
 });

@@ -19,17 +19,17 @@ export interface RunBudgets {
   used(): Readonly<Record<CountedBudget, number>>;
   /** Units of one budget used so far (no copy of the others made). */
   usedOf(name: CountedBudget): number;
-  /** Units of one budget this run used itself: {@link usedOf} without what it started with spent. */
+  /** Units of one budget this run used itself: {@link usedOf} without what it started with. */
   ownOf(name: CountedBudget): number;
 }
 
-/** Creates the budget counters of one run from the policy's limits. */
-export function createRunBudgets(
-  limits: Budgets,
-  spent?: Readonly<Partial<Record<CountedBudget, number>>>,
-): RunBudgets {
+/**
+ * Creates the budget counters of one run from the policy's limits; a run that goes on from another
+ * (`RunOptions.continues`) starts with what that one had used.
+ */
+export function createRunBudgets(limits: Budgets, from?: RunBudgets): RunBudgets {
   const counters = new Counters(limits);
-  if (spent !== undefined) counters.spend(spent);
+  if (from !== undefined) counters.startFrom(from);
   return counters;
 }
 
@@ -44,19 +44,18 @@ class Counters implements RunBudgets {
     switches: 0,
   };
 
-  /** What the run started with spent (a run continuing another's budgets); none by default. */
-  #spent: Readonly<Partial<Record<CountedBudget, number>>> | undefined;
+  /** What the run started with (a run going on from another); none by default. */
+  #before: Readonly<Record<CountedBudget, number>> | undefined;
 
   constructor(limits: Budgets) {
     this.#limits = limits;
   }
 
-  /** Starts with units already spent (a run continuing another's budgets). */
-  spend(spent: Readonly<Partial<Record<CountedBudget, number>>>): void {
-    this.#spent = spent;
-    for (const name of Object.keys(this.#used) as CountedBudget[]) {
-      this.#used[name] += spent[name] ?? 0;
-    }
+  /** Starts with what another run's counters had used (a run going on from it). */
+  startFrom(from: RunBudgets): void {
+    const before = from.used();
+    this.#before = before;
+    Object.assign(this.#used, before);
   }
 
   has(name: CountedBudget): boolean {
@@ -78,7 +77,7 @@ class Counters implements RunBudgets {
   }
 
   ownOf(name: CountedBudget): number {
-    return this.#used[name] - (this.#spent?.[name] ?? 0);
+    return this.#used[name] - (this.#before?.[name] ?? 0);
   }
 
   used(): Readonly<Record<CountedBudget, number>> {

@@ -26,9 +26,9 @@ import type {
   VerifyContext,
   VerifyResult,
 } from "./hooks.ts";
-import { createRun, type Run, type RunOptions } from "./run.ts";
+import { createRun, type Run, type RunOptions, stateOfRun } from "./run.ts";
 import { newRunId } from "./run-id.ts";
-import { MAX_LEASE_MS } from "./run-state.ts";
+import { MAX_LEASE_MS, type RunState } from "./run-state.ts";
 
 export type {
   ConfirmContext,
@@ -279,7 +279,8 @@ export function createGovernor(
   return {
     policy: parsed,
     toolPolicy,
-    startRun: (runOptions = {}) => createRun(core, checkRunOptions(runOptions)),
+    startRun: (runOptions = {}) =>
+      createRun(core, checkRunOptions(runOptions), continuedState(core, runOptions.continues)),
     async unavailableTools(tools, server) {
       const out: string[] = [];
       for (const tool of tools) {
@@ -356,15 +357,6 @@ export function createGovernor(
   };
 }
 
-/** The budgets a run can start with units of already spent (`RunOptions.spent`). */
-const SPENDABLE: ReadonlySet<string> = new Set([
-  "calls",
-  "failures",
-  "retries",
-  "corrections",
-  "switches",
-]);
-
 /**
  * The run options a host passes, checked where a bad value would otherwise fail later, inside a
  * call: `learning.scope` becomes part of every learned-outcome key of the run.
@@ -389,22 +381,38 @@ function checkRunOptions(options: RunOptions): RunOptions {
       `startRun: keptAnswerMs must be a positive finite number of ms, got ${String(kept)}`,
     );
   }
-  const spent = options.spent;
-  if (spent !== undefined) {
-    const bad =
-      typeof spent !== "object" || spent === null
-        ? "spent"
-        : Object.entries(spent).find(
-            ([name, n]) =>
-              !SPENDABLE.has(name) ||
-              (n !== undefined && (typeof n !== "number" || !Number.isInteger(n) || n < 0)),
-          )?.[0];
-    if (bad !== undefined) {
-      throw new GovernorError(
-        "invalid_options",
-        `startRun: spent must map calls, failures, retries, corrections or switches to a non-negative integer, got ${bad === "spent" ? String(spent) : `${bad}: ${String((spent as Record<string, unknown>)[bad])}`}`,
-      );
-    }
-  }
   return options;
+}
+
+/**
+ * The state of the run a new run goes on from (`RunOptions.continues`), checked: a run this
+ * governor started (another governor's budgets are another policy's), that has ended (one still
+ * going on would keep spending what the new run starts with, and the two together could spend
+ * every budget twice), and that no other run goes on from yet (each of two would get what it left).
+ */
+function continuedState(core: GovernorCore, run: Run | undefined): RunState | undefined {
+  if (run === undefined) return undefined;
+  const from = stateOfRun(run);
+  let got: string | undefined;
+  if (from === undefined) got = describeValue(run);
+  else if (from.core !== core) got = `run ${from.id}, which another governor started`;
+  else if (from.ended === undefined) {
+    got = `run ${from.id}, which is still going on (end it with run.end() first)`;
+  } else if (from.continuedBy !== undefined) {
+    got = `run ${from.id}, which run ${from.continuedBy} already goes on from (continue that one)`;
+  }
+  if (got !== undefined) {
+    throw new GovernorError(
+      "invalid_options",
+      `startRun: continues must be a run this governor started, that has ended and that no other run goes on from yet; got ${got}`,
+    );
+  }
+  return from;
+}
+
+/** What a value that is not a run is, for an error message (never its contents). */
+function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (typeof value !== "object") return `a ${typeof value}`;
+  return "an object that is not a run of startRun";
 }

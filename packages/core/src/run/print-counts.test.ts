@@ -38,4 +38,17 @@ describe("PrintCounts", () => {
       expect(Object.entries(counts.toRecord())).toEqual(Object.entries(plain));
     }
   });
+
+  it("a copy starts with the counts and is counted on apart from them", () => {
+    const counts = new PrintCounts();
+    for (const p of ["aaaa", "bbbb", "aaaa"]) counts.add(p);
+    const copy = counts.copy();
+    expect(copy.toRecord()).toStrictEqual({ aaaa: 2, bbbb: 1 });
+    copy.add("aaaa");
+    copy.add("bbbb");
+    counts.add("cccc");
+    expect(copy.toRecord()).toStrictEqual({ aaaa: 3, bbbb: 2 });
+    expect(counts.toRecord()).toStrictEqual({ aaaa: 2, bbbb: 1, cccc: 1 });
+    expect(new PrintCounts().copy().toRecord()).toStrictEqual({});
+  });
 });

@@ -26,6 +26,15 @@ export class PrintCounts {
     }
   }
 
+  /** A copy: counted on apart from this one (a run that goes on from another, `RunOptions.continues`). */
+  copy(): PrintCounts {
+    const out = new PrintCounts();
+    out.#first = this.#first;
+    out.#firstCount = this.#firstCount;
+    if (this.#rest !== undefined) out.#rest = new Map(this.#rest);
+    return out;
+  }
+
   /** The counts as a plain object, keys in the order first counted. */
   toRecord(): Record<string, number> {
     const out: Record<string, number> = {};

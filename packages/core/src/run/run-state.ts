@@ -90,27 +90,43 @@ export interface RunState {
    * never touches the learning store.
    */
   learning: OutcomeTracker | undefined;
+  /**
+   * The id of the run that goes on from this one (`RunOptions.continues`), once one does: a second
+   * would get what this one left over again.
+   */
+  continuedBy: string | undefined;
 }
 
-export function createRunState(core: GovernorCore, options: RunOptions): RunState {
+/**
+ * A run's state at its start. One that goes on from `from` (`RunOptions.continues`) starts with
+ * what `from` spent of its budgets, the model's repeat counts and a deadline no later than its:
+ * one task split into runs by stops must get no more budget, wall time or tellings of the same
+ * failure than one run would. Its loop detector starts empty: `from`'s was emptied at its end (its
+ * table given back for the next run), and what a fresh one lets through is bounded by the budgets
+ * carried over (docs/budgets.md).
+ */
+export function createRunState(core: GovernorCore, options: RunOptions, from?: RunState): RunState {
   const { policy } = core;
   const startedAt = core.now();
   const deadline = Math.min(
     options.deadline ?? Number.POSITIVE_INFINITY,
     startedAt + policy.budgets.wallTimeMs,
+    from?.deadline ?? Number.POSITIVE_INFINITY,
   );
   const observeOnly = policy.observeOnly;
   const signal = options.signal;
-  return {
+  const state: RunState = {
     core,
     policy,
-    options,
+    // Not the run it goes on from: kept in the options, every run of a chain would keep alive the
+    // runs before it.
+    options: from === undefined ? options : withoutContinues(options),
     id: options.runId ?? core.newRunId(),
     instanceId: undefined,
     scope: options.idempotencyScope,
     startedAt,
     deadline,
-    budgets: createRunBudgets(policy.budgets, options.spent),
+    budgets: createRunBudgets(policy.budgets, from?.budgets),
     observeOnly,
     signal,
     runEnded: undefined,
@@ -119,7 +135,7 @@ export function createRunState(core: GovernorCore, options: RunOptions): RunStat
     hostEndError: undefined,
     guard: createAttemptGuard({ deadline, now: core.now, enforceDeadline: !observeOnly, signal }),
     tally: createRunTally(),
-    modelRepeats: undefined,
+    modelRepeats: from?.modelRepeats?.copy(),
     identical: createLoopDetector(),
     successes: undefined,
     inFlight: 0,
@@ -129,7 +145,15 @@ export function createRunState(core: GovernorCore, options: RunOptions): RunStat
     callCount: 0,
     ended: undefined,
     learning: undefined,
+    continuedBy: undefined,
   };
+  if (from !== undefined) from.continuedBy = state.id;
+  return state;
+}
+
+function withoutContinues(options: RunOptions): RunOptions {
+  const { continues: _from, ...rest } = options;
+  return rest;
 }
 
 /**

@@ -25,11 +25,19 @@ export {
 /** How long `keepAnswer` gives an answer by default. */
 const TEN_MINUTES = 600_000;
 
-/** Creates a run. Internal: use `governor.startRun()`. */
-export function createRun(core: GovernorCore, options: RunOptions): Run {
-  const state = createRunState(core, options);
+/**
+ * Creates a run, going on from `from` when given (`RunOptions.continues`, checked by the caller).
+ * Internal: use `governor.startRun()`.
+ */
+export function createRun(core: GovernorCore, options: RunOptions, from?: RunState): Run {
+  const state = createRunState(core, options, from);
   core.tracing?.runStarted(state);
   return new GovernedRun(state);
+}
+
+/** The state of a run `createRun` made (see `GovernedRun.stateOf`), else undefined. */
+export function stateOfRun(value: unknown): RunState | undefined {
+  return GovernedRun.stateOf(value);
 }
 
 /**
@@ -44,6 +52,16 @@ class GovernedRun implements Run {
   constructor(r: RunState) {
     this.#r = r;
     this.id = r.id;
+  }
+
+  /**
+   * The state of a run this module made, else undefined: a value that only looks like a run has
+   * no budgets or counts a run could go on from.
+   */
+  static stateOf(value: unknown): RunState | undefined {
+    return typeof value === "object" && value !== null && #r in value
+      ? (value as GovernedRun).#r
+      : undefined;
   }
 
   get ended(): boolean {

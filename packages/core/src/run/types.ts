@@ -43,15 +43,17 @@ export interface RunOptions {
    */
   readonly keptAnswerMs?: number;
   /**
-   * Budget units already spent by the runs this one continues (a proxy's window that a stop
-   * ended, whose next run keeps the window's budgets, docs/proxy.md): the run starts with them
-   * used, so the policy's budgets hold across both; its summary still counts only its own calls.
-   * Non-negative integers (`startRun` throws `invalid_options` on anything else).
-   * @default none spent
+   * The run this one goes on from, in the same task: a run a stop ended while the task goes on
+   * (the proxy's next run in a window, docs/proxy.md). This run starts with what that run, and
+   * whatever it went on from, spent of every counted budget (calls, failures, retries,
+   * corrections, switches) and with the model's repeat counts (the same failure told to the model
+   * again still ends in `repeated_failure` at the tool's `maxRepeats`), and it ends no later than
+   * that run's deadline: a stop refills no budget, no wall time and no repeat count. Its summary
+   * still counts only its own calls, and its loop detection starts afresh. A run this governor
+   * started, that has ended and that no other run goes on from yet (`startRun` throws
+   * `invalid_options` on anything else).
    */
-  readonly spent?: Readonly<
-    Partial<Record<"calls" | "failures" | "retries" | "corrections" | "switches", number>>
-  >;
+  readonly continues?: Run;
 }
 
 /** One tool call as the agent asked for it. */
