@@ -302,7 +302,9 @@ describe("fingerprint with the call's arguments", () => {
     expect(withArgs("table 𐐨𐐩𐐪 not found", { table: "𐐨𐐩𐐪" })).toBe(
       withArgs("table 𐐲𐐳𐐴 not found", { table: "𐐲𐐳𐐴" }),
     );
-    expect(withArgs("no rows for 𝐚𝐛𝐜", { q: "𝐚𝐛𝐜" })).toBe(withArgs("no rows for 𝐱𝐲𝐳", { q: "𝐱𝐲𝐳" }));
+    expect(withArgs("no rows for 𝐚𝐛𝐜", { q: "𝐚𝐛𝐜" })).toBe(
+      withArgs("no rows for 𝐱𝐲𝐳", { q: "𝐱𝐲𝐳" }),
+    );
     // A value is long enough by its letters, not its UTF-16 units: one letter of a script
     // without case is no name (`东`), two are (`东京`), whatever plane they are in.
     expect(foldArgumentValues("no rows for 东 here", ["东"])).toBe("no rows for 东 here");
