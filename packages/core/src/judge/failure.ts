@@ -108,19 +108,18 @@ function joinBlocks(parts: readonly string[]): string {
   let out = parts[0] as string;
   let i = 1;
   while (i < parts.length) {
-    const chain = secretChain(out, parts, i);
-    if (chain > i) {
-      for (; i < chain; i++) out += parts[i] as string;
-      continue;
+    const end = gluedRun(out, parts, i);
+    if (end === i) {
+      out += `\n${parts[i] as string}`;
+      i++;
+    } else {
+      for (; i < end; i++) out += parts[i] as string;
     }
-    const next = parts[i] as string;
-    out += splitsSecret(out, next) ? next : `\n${next}`;
-    i++;
   }
   return out;
 }
 
-/** The longest word {@link splitsSecret} and {@link secretChain} read on each side of a joint. */
+/** The longest word {@link gluedRun} reads on each side of a joint. */
 const MAX_JOINT_WORD = 512;
 
 /** Whether `before` and `after` meet inside a word: no whitespace on either side of the joint. */
@@ -151,43 +150,51 @@ function firstWordEnd(text: string): number {
 }
 
 /**
- * The word that starts at the end of `before` and runs on through `parts[from]` and the blocks
- * after it while each joint is glued: when redaction replaces that word whole, the index of the
- * first block after it (every block up to there is joined); else `from`. Bounded: the word read is
+ * How far the blocks from `parts[from]` on are joined to `before` without a line between: the
+ * index of the first block after them, or `from` when `parts[from]` starts a line of its own.
+ * The word that starts at the end of `before` is read once, on through `parts[from]` and the
+ * blocks after it while each joint is glued: when it spans two blocks or more and redaction
+ * replaces it whole, every block it touches is joined. Else the first joint alone decides (see
+ * {@link splitsSecret}), from the same word's first two pieces. Bounded: the word read is
  * {@link MAX_JOINT_WORD} characters on each side of the first joint at most.
  */
-function secretChain(before: string, parts: readonly string[], from: number): number {
+function gluedRun(before: string, parts: readonly string[], from: number): number {
   if (!glued(before, parts[from] as string)) return from;
+  // `before` ends in a word (the joint is glued): `head` is not empty, and the walk below reads
+  // `parts[from]` at least.
   const head = before.slice(lastWordStart(before));
   let word = head;
   let end = from;
   let last = head;
+  let firstPiece = "";
   while (end < parts.length && glued(last, parts[end] as string)) {
     const part = parts[end] as string;
     const wordEnd = firstWordEnd(part);
-    word += part.slice(0, wordEnd);
+    const piece = part.slice(0, wordEnd);
+    if (end === from) firstPiece = piece;
+    word += piece;
     end++;
     // A block with whitespace, or a word grown past the bound, ends it.
     if (wordEnd < part.length || word.length - head.length >= MAX_JOINT_WORD) break;
     last = part;
   }
   // One block only: the pairwise rule decides (it keeps a word glued to a whole path apart).
-  if (end === from + 1) return from;
-  return redact(word, { maxLength: word.length * 2 }) !== word ? end : from;
+  if (end > from + 1 && redact(word, { maxLength: word.length * 2 }) !== word) return end;
+  return splitsSecret(head, firstPiece) ? from + 1 : from;
 }
 
-function splitsSecret(before: string, after: string): boolean {
-  if (!glued(before, after)) return false;
-  const start = lastWordStart(before);
-  const end = firstWordEnd(after);
-  const word = before.slice(start) + after.slice(0, end);
+/**
+ * Whether the last word of one block (`first`) and the first word of the next (`second`), glued,
+ * are a secret split in two: redaction replaces them joined, and not `first` alone (a half it
+ * already replaces alone stays on its own line), unless redaction reads `second` as part of what
+ * it replaces in `first`: then that half is a piece of the same secret.
+ */
+function splitsSecret(first: string, second: string): boolean {
+  const word = first + second;
   const whole = redact(word, { maxLength: word.length * 2 });
   if (whole === word) return false;
-  // A half that redaction already replaces alone stays on its own line, unless redaction reads
-  // the other half as part of it: then that half is a piece of the same secret.
-  const first = before.slice(start);
   const alone = redact(first, { maxLength: first.length * 2 });
-  return alone === first || whole !== `${alone}${after.slice(0, end)}`;
+  return alone === first || whole !== `${alone}${second}`;
 }
 
 /** Parses a Retry-After value (seconds or an HTTP date) into ms from `now`. */

@@ -283,6 +283,35 @@ describe("fingerprint with the call's arguments", () => {
       "ordersync failed for 12345",
     );
   });
+
+  it("a letter outside the BMP (two UTF-16 units) continues a word as any other letter does", () => {
+    // The value is whole where it stands alone; where a letter is glued to it (`заказы` for
+    // `заказ`) it is part of another word, and that word stays: two such failures are apart.
+    const glued = (value: string, letter: string) =>
+      withArgs(`table ${value} not found; see ${value}${letter} and ${letter}${value}`, {
+        table: value,
+      });
+    expect(glued("заказ", "ы")).not.toBe(glued("товар", "ы"));
+    // Deseret, mathematical bold and CJK Extension B letters are each a surrogate pair: glued to
+    // the value they are as much a part of the word.
+    for (const letter of ["𐐫", "𝐝", "𠀄"]) {
+      expect(glued("заказ", letter), letter).not.toBe(glued("товар", letter));
+      expect(glued("𐐨𐐩𐐪", letter), letter).not.toBe(glued("𐐲𐐳𐐴", letter));
+    }
+    // Values made of such letters are read as the BMP's are: whole, they fold alike.
+    expect(withArgs("table 𐐨𐐩𐐪 not found", { table: "𐐨𐐩𐐪" })).toBe(
+      withArgs("table 𐐲𐐳𐐴 not found", { table: "𐐲𐐳𐐴" }),
+    );
+    expect(withArgs("no rows for 𝐚𝐛𝐜", { q: "𝐚𝐛𝐜" })).toBe(
+      withArgs("no rows for 𝐱𝐲𝐳", { q: "𝐱𝐲𝐳" }),
+    );
+    // A value is long enough by its letters, not its UTF-16 units: one letter of a script
+    // without case is no name (`东`), two are (`东京`), whatever plane they are in.
+    expect(foldArgumentValues("no rows for 东 here", ["东"])).toBe("no rows for 东 here");
+    expect(foldArgumentValues("no rows for 𠀀 here", ["𠀀"])).toBe("no rows for 𠀀 here");
+    expect(foldArgumentValues("no rows for 𠀀𠀁 here", ["𠀀𠀁"])).toBe("no rows for <v> here");
+    expect(foldArgumentValues("no rows for 𐐨𐐩 here", ["𐐨𐐩"])).toBe("no rows for 𐐨𐐩 here");
+  });
 });
 
 // Phrasings written for these tests (issue 27.5, second pass), not taken from a set.

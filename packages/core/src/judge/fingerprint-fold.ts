@@ -419,8 +419,8 @@ function replaceEcho(text: string, word: string): string {
   for (let at = text.indexOf(word); at >= 0; at = text.indexOf(word, at + word.length)) {
     const end = at + word.length;
     const before = text.charCodeAt(at - 1);
-    if (isValueChar(before) || before === 46 || before === 45) continue;
-    if (isValueChar(text.charCodeAt(end)) || text.charCodeAt(end) === 45) continue;
+    if (before === 46 || before === 45 || valueCharBefore(text, at)) continue;
+    if (text.charCodeAt(end) === 45 || valueCharAt(text, end)) continue;
     out += `${text.slice(copied, at)}<v>`;
     copied = end;
   }
@@ -649,7 +649,7 @@ export function foldArgumentValues(normalized: string, values: readonly string[]
   const sorted = [...values].sort((a, b) => b.length - a.length);
   for (const value of sorted) {
     if (looked >= MAX_ARGUMENT_VALUES) break;
-    if (value.length < (UNCASED_LETTER.test(value) ? 2 : 3)) continue;
+    if (letterCount(value) < (UNCASED_LETTER.test(value) ? 2 : 3)) continue;
     if (!ARGUMENT_VALUE.test(value) || !HAS_LETTER.test(value)) continue;
     // A list the call sent is its values whatever words it holds (`read, write`), as in the text.
     const list = /,\s?\S/.test(value);
@@ -663,6 +663,17 @@ export function foldArgumentValues(normalized: string, values: readonly string[]
     : out;
 }
 
+/**
+ * How many characters `value` has, up to 3 (all the minimum length asks): a letter outside the
+ * BMP is one, not the two UTF-16 units `length` counts.
+ */
+function letterCount(value: string): number {
+  if (value.length >= 6) return 3;
+  let n = 0;
+  for (const _ of value) if (++n >= 3) break;
+  return n;
+}
+
 /** Every occurrence of `value` in `text` between non-word characters becomes `<v>`. */
 function replaceWholeValue(text: string, value: string): string {
   let out = "";
@@ -670,7 +681,7 @@ function replaceWholeValue(text: string, value: string): string {
   for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + 1)) {
     if (at < copied) continue;
     const end = at + value.length;
-    if (isValueChar(text.charCodeAt(at - 1)) || isValueChar(text.charCodeAt(end))) continue;
+    if (valueCharBefore(text, at) || valueCharAt(text, end)) continue;
     out += `${text.slice(copied, at)}<v>`;
     copied = end;
   }
@@ -678,20 +689,44 @@ function replaceWholeValue(text: string, value: string): string {
 }
 
 /**
- * `[a-z0-9_<>]` or a letter of another script: a character that continues a word or a
- * placeholder (NaN, past the end, is not).
+ * Whether the character at `at` of `text` continues a word or a placeholder: `[a-z0-9_<>]` or a
+ * letter (or mark) of another script. Past the end is not. A letter outside the BMP (Deseret,
+ * mathematical bold, CJK Extension B) is two UTF-16 units: the sticky pattern reads the whole
+ * code point that starts at `at`, where one unit alone would be no letter.
  */
-function isValueChar(code: number): boolean {
+function valueCharAt(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  if (code < 128 || Number.isNaN(code)) return isAsciiValueChar(code);
+  LETTER_AT.lastIndex = at;
+  return LETTER_AT.test(text);
+}
+
+/** Whether the character that ends just before `at` continues a word (see {@link valueCharAt}). */
+function valueCharBefore(text: string, at: number): boolean {
+  if (at <= 0) return false;
+  const code = text.charCodeAt(at - 1);
+  // The second unit of a surrogate pair: the character starts one unit earlier.
+  const pair = code >= 0xdc00 && code <= 0xdfff && at >= 2 && isHighSurrogate(text, at - 2);
+  return valueCharAt(text, pair ? at - 2 : at - 1);
+}
+
+function isHighSurrogate(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+/** `[a-z0-9_<>]`; NaN (past either end) is not. */
+function isAsciiValueChar(code: number): boolean {
   return (
     (code >= 97 && code <= 122) ||
     (code >= 48 && code <= 57) ||
     code === 95 ||
     code === 60 ||
-    code === 62 ||
-    (code > 127 && LETTER.test(String.fromCharCode(code)))
+    code === 62
   );
 }
-const LETTER = /[\p{L}\p{M}]/u;
+/** A letter or mark, one code point, read where `lastIndex` stands. */
+const LETTER_AT = /[\p{L}\p{M}]/uy;
 
 /**
  * Every pattern of the fold, for the linear-time checks in the tests.

@@ -594,9 +594,30 @@ function redactLocalisedPassword(match: string, head: unknown, value: unknown): 
 const LOCALISED_PROSE =
   /(?<![\p{L}\p{N}_-])((?:(?:passwort|kennwort)\s{1,4}(?:ist|lautet|lautete|war)|mot\s{1,4}de\s{1,4}passe\s{1,4}(?:est|était|sera)|contrase[ñn]a\s{1,4}(?:es|era|será)|(?:senha|palavra[ -]passe)\s{1,4}(?:é|era|será)|password\s{1,4}(?:è|era|sarà)|wachtwoord\s{1,4}(?:is|was|luidt)|has[łl]o\s{1,4}(?:to|jest|brzmi)|пароль\s{0,4}(?:[—–]|-\s|это\s|был\s|:)|(?:密码|密碼|口令)\s{0,4}(?:是|为|為)|パスワードは|비밀번호(?:는|은))\s{0,4})("[^"\r\n]{1,200}"|'[^'\r\n]{1,200}'|「[^」\r\n]{1,200}」|[^\s"'<>\x60\\。、，,]{1,200})/giu;
 
-/** What every sentence of {@link LOCALISED_PROSE} holds: one of its nouns. */
-const LOCALISED_PROSE_NOUN =
-  /passwort|kennwort|mot\s{1,4}de\s{1,4}passe|contrase|senha|palavra|password\s{1,4}[èes]|wachtwoord|has[łl]o|пароль|密码|密碼|口令|パスワード|비밀번호/iu;
+/**
+ * What every match of {@link LOCALISED_PASSWORD} and of {@link LOCALISED_PROSE} holds: a
+ * full-width colon or equals sign, or the start of one of their names or nouns (as they read it,
+ * in any case). One test for both rules, and for most texts (which hold none) the only one: the
+ * separators alone (`:` or `=`) are in most texts, and the pattern of names ran on each of them.
+ */
+const LOCALISED_NOUN =
+  /[：＝]|passwort|kennwort|contrase|senha|palavra|mot\s{1,4}de|wachtwoord|passord|lösenord|adgangskode|salasana|jelszó|has[łl]o|heslo|şifre|пароль|гасло|κωδικός|密码|密碼|口令|パスワード|비밀번호|암호|password\s{1,4}[èes]/iu;
+
+/** The last text {@link mayHoldLocalisedNoun} read, and its answer. */
+let nounText: string | undefined;
+let nounFound = false;
+
+/**
+ * Whether `text` may hold a localised password or prose credential ({@link LOCALISED_NOUN}).
+ * Both rules ask in turn, most often of the same text: the answer is kept for it.
+ */
+function mayHoldLocalisedNoun(text: string): boolean {
+  if (text !== nounText) {
+    nounFound = LOCALISED_NOUN.test(text);
+    nounText = text;
+  }
+  return nounFound;
+}
 
 function redactLocalisedProse(match: string, told: unknown, value: unknown): string {
   if (typeof told !== "string" || typeof value !== "string" || isInert(value)) return match;
@@ -703,10 +724,14 @@ export const NAMED_VALUE_RULES: SecretGroup = {
     // `Key (api_token)=(…) already exists`.
     [PG_KEY_DETAIL, redactPgKeyDetail, (text) => text.includes("Key (")],
     // `Passwort: …`, `contraseña: …`, `password： …`.
-    [LOCALISED_PASSWORD, redactLocalisedPassword, (text) => LOCALISED_SEPARATOR.test(text)],
+    [
+      LOCALISED_PASSWORD,
+      redactLocalisedPassword,
+      (text) => mayHoldLocalisedNoun(text) && LOCALISED_SEPARATOR.test(text),
+    ],
     // "the password is hunter2".
     [PROSE_CREDENTIAL, redactProseCredential, mayTellCredential],
     // "Das Passwort lautet Geheim123", "密码是 hunter2".
-    [LOCALISED_PROSE, redactLocalisedProse, (text) => LOCALISED_PROSE_NOUN.test(text)],
+    [LOCALISED_PROSE, redactLocalisedProse, mayHoldLocalisedNoun],
   ],
 };

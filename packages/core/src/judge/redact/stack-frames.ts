@@ -15,19 +15,33 @@ interface FrameLine {
   readonly sourceBelow?: boolean;
   /** The line above, when it matches this, is the same frame's function line and goes too. */
   readonly functionAbove?: RegExp;
+  /**
+   * Something every line it matches holds, for a line its runtime's `mayHold` does not imply (a Go
+   * location line without a `goroutine ` header): such a line is read whenever the text may hold
+   * frames of any runtime, as ever, but only when it holds this.
+   */
+  readonly may?: (text: string) => boolean;
 }
 
 /** A frame inside a line: dropped when the location it captures (group 1) is accepted. */
 interface InlineFrame {
   readonly pattern: RegExp;
   readonly accept: (location: string) => boolean;
+  /** Something every match holds, where its runtime's `mayHold` is not implied by one. */
+  readonly may?: (text: string) => boolean;
 }
 
 /** A runtime's traces: what every one of them holds, their lines, and their frames inside a line. */
 interface Runtime {
   readonly name: string;
-  /** Something a text holds where one of this runtime's lines may be. */
-  readonly mayHold: (text: string) => boolean;
+  /**
+   * Strings a text holds one of where one of this runtime's lines or inline frames may be (but
+   * see {@link FrameLine.may} and {@link InlineFrame.may}): where it holds none, they are not
+   * read. The marks of every runtime are looked for with one pattern ({@link FRAME_MARK}).
+   */
+  readonly marks?: readonly string[];
+  /** The same test, for a runtime whose test is not one of a few strings (instead of `marks`). */
+  readonly mayHold?: (text: string) => boolean;
   readonly lines: readonly FrameLine[];
   readonly inline?: readonly InlineFrame[];
 }
@@ -121,7 +135,7 @@ function afterJsonBreak(text: string, at: number): boolean {
 const RUNTIMES: readonly Runtime[] = [
   {
     name: "Python",
-    mayHold: (text) => text.includes('File "') || text.includes("Traceback ("),
+    marks: ['File "', "Traceback ("],
     lines: [
       { pattern: /^\s*File "[^"\n]*", line \d+/, sourceBelow: true },
       { pattern: /^\s*Traceback \(most recent call last\):?\s*$/ },
@@ -129,22 +143,27 @@ const RUNTIMES: readonly Runtime[] = [
   },
   {
     name: "Java/JVM",
-    mayHold: (text) => text.includes("... "),
+    marks: ["... "],
     // The JVM's frames are `at` frames (below); this is the line that ends a cause's frames.
     lines: [{ pattern: /^\s*\.\.\. \d+ more\s*$/ }],
   },
   {
     name: "Go",
-    mayHold: (text) => text.includes("goroutine "),
+    marks: ["goroutine "],
     lines: [
       // A goroutine header, and the `file.go:12 +0x1d` line under each function line.
       { pattern: /^\s*goroutine \d+ \[[^\]\n]*\]:?\s*$/ },
-      { pattern: /^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?\s*$/, functionAbove: GO_FUNCTION_LINE },
+      {
+        pattern: /^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?\s*$/,
+        functionAbove: GO_FUNCTION_LINE,
+        // Read without its goroutine header too (a trace cut above it).
+        may: (text) => text.includes(".go:"),
+      },
     ],
   },
   {
     name: "Rust",
-    mayHold: (text) => text.includes("stack backtrace") || text.includes("panicked at"),
+    marks: ["stack backtrace", "panicked at"],
     // `stack backtrace:` and `  12: std::rt::lang_start::{{closure}}`; the `at file:line` lines
     // under them are `at` frames (below).
     lines: [
@@ -152,6 +171,8 @@ const RUNTIMES: readonly Runtime[] = [
       {
         pattern:
           /^\s*\d+:\s+(?:0x[0-9a-f]+ - )?(?:[\w$<>{}[\]&*. ]*::[^\n]*|_{1,2}\w+|rust_\w+)\s*$/,
+        // Read without `stack backtrace:` too: a `::` path or a `_` name.
+        may: (text) => text.includes("::") || text.includes("_"),
       },
     ],
     // A panic's location, the source file and line of the code that panicked: `thread 'main'
@@ -163,6 +184,8 @@ const RUNTIMES: readonly Runtime[] = [
         pattern:
           /\s{1,4}at\s{1,4}(?<=panicked\s{1,4}at\s{1,4})((?:[A-Za-z]:)?[\w./\\~-]{1,1000}\.rs:\d{1,7}:\d{1,7})(?![\w/.-])/g,
         accept: () => true,
+        // More than one space between the words is not the runtime's `panicked at`.
+        may: (text) => text.includes("panicked"),
       },
       {
         pattern:
@@ -173,7 +196,7 @@ const RUNTIMES: readonly Runtime[] = [
   },
   {
     name: "Ruby",
-    mayHold: (text) => text.includes(".rb:"),
+    marks: [".rb:"],
     // `app/models/note.rb:12:in 'find'` (Ruby 3.4 quotes with `'`, earlier ones with a backtick),
     // `from /usr/lib/ruby/3.2.0/x.rb:3:in `<main>'`, `x.rb:12:in `block in Foo#bar'`.
     // A line that goes on after the frame (the first, `…:in 'find': undefined method…`) keeps
@@ -190,15 +213,18 @@ const RUNTIMES: readonly Runtime[] = [
   },
   {
     name: "PHP",
-    mayHold: (text) =>
-      text.includes("#") || text.includes("Stack trace:") || text.includes("thrown in "),
+    marks: ["#", "Stack trace:", "thrown in "],
     // `Stack trace:`, `#0 /var/www/src/Api.php(17): App\Notes->get('drafts')`,
     // `#1 [internal function]: …`, `#2 {main}`, and `  thrown in /var/www/src/Notes.php on line 42`.
     lines: [
       { pattern: /^\s*Stack trace:\s*$/ },
       { pattern: /^\s*#\d+\s+(?:\S[^\n]{0,1000}\(\d+\)|\[internal function\]):\s[^\n]*$/ },
       { pattern: /^\s*#\d+\s+\{main\}\s*$/ },
-      { pattern: /^\s*thrown in\s\S[^\n]{0,1000}\son line \d+\s*$/ },
+      {
+        pattern: /^\s*thrown in\s\S[^\n]{0,1000}\son line \d+\s*$/,
+        // A tab after `thrown in` is not the runtime's `thrown in `.
+        may: (text) => text.includes("thrown in"),
+      },
     ],
     // The same frames in a line: `Stack trace: #0 /x.php(17): A->b() #1 {main}` (arguments
     // hold one level of parentheses: `Object(App\\Request)`).
@@ -214,7 +240,7 @@ const RUNTIMES: readonly Runtime[] = [
   },
   {
     name: "Elixir/Erlang (BEAM)",
-    mayHold: (text) => text.includes(".ex:") || text.includes(".exs:") || text.includes(".erl:"),
+    marks: [".ex:", ".exs:", ".erl:"],
     // `(notes 0.1.0) lib/notes.ex:12: Notes.create/2`, `(stdlib 5.0) gen_server.erl:1077:
     // :gen_server.try_dispatch/4`, `(elixir) lib/enum.ex:1: anonymous fn/5 in Enum.map/2`: the
     // application (its version optional), a relative file and line, then the function.
@@ -267,23 +293,30 @@ const RUNTIMES: readonly Runtime[] = [
       { pattern: CALL_FRAME_LINE },
       { pattern: AT_FRAME_LINE, accept: isAtFrame },
       // .NET: the line between the frames of an awaited call.
-      { pattern: /^\s*--- End of (?:inner exception )?stack trace[^\n]*---\s*$/ },
+      {
+        pattern: /^\s*--- End of (?:inner exception )?stack trace[^\n]*---\s*$/,
+        // Read without an `at` frame too.
+        may: (text) => text.includes("--- End of "),
+      },
     ],
+    // Each pattern starts with `at` itself, then looks back at what is before it (the start, a
+    // character outside `[\w$.]` or a JSON `\n`, `\r`, `\t`): a pattern that opened with the
+    // look-behind was tried at every position of the text, not only where an `at` is.
     inline: [
       {
         pattern:
-          /(?:(?<![\w$.])|(?<=\\[nrt]))at\s{1,4}(?:async\s{1,4})?(?:new\s{1,4})?(?:[^\s()]{1,200}\s{0,4})?(?:\[as [^\]\n]{1,100}\]\s{0,4})?\(([^()\n]{1,1000})\)/g,
+          /at(?<=(?:^|[^\w$.]|\\[nrt])at)\s{1,4}(?:async\s{1,4})?(?:new\s{1,4})?(?:[^\s()]{1,200}\s{0,4})?(?:\[as [^\]\n]{1,100}\]\s{0,4})?\(([^()\n]{1,1000})\)/g,
         accept: isFrameLocation,
       },
       {
         pattern:
-          /(?:(?<![\w$.])|(?<=\\[nrt]))at\s{1,4}(?:async\s{1,4})?((?:file:|node:|\/|[A-Za-z]:[\\/])[^\s()]{1,1000})/g,
+          /at(?<=(?:^|[^\w$.]|\\[nrt])at)\s{1,4}(?:async\s{1,4})?((?:file:|node:|\/|[A-Za-z]:[\\/])[^\s()]{1,1000})/g,
         accept: endsInLineNumber,
       },
       // A browser's bare frame inside a line: `… at https://cdn.example.com/app.min.js:1:23456`.
       {
         pattern:
-          /(?:(?<![\w$.])|(?<=\\[nrt]))at\s{1,4}(?:async\s{1,4})?((?:https?|webpack(?:-internal)?|blob|(?:chrome|moz|safari(?:-web)?)-extension|resource|app):\/\/[^\s()]{1,1000})/g,
+          /at(?<=(?:^|[^\w$.]|\\[nrt])at)\s{1,4}(?:async\s{1,4})?((?:https?|webpack(?:-internal)?|blob|(?:chrome|moz|safari(?:-web)?)-extension|resource|app):\/\/[^\s()]{1,1000})/g,
         accept: (location) => SCRIPT_URL_FRAME.test(location),
       },
     ],
@@ -294,6 +327,40 @@ const FRAME_LINES: readonly FrameLine[] = RUNTIMES.flatMap((runtime) => runtime.
 const INLINE_FRAMES: readonly InlineFrame[] = RUNTIMES.flatMap((runtime) => runtime.inline ?? []);
 
 /**
+ * What a text must hold for each rule of {@link FRAME_LINES} to match one of its lines: the rule's
+ * own test, else its runtime's. A text that may hold frames of one runtime (an `at` in a sentence)
+ * is not read with the patterns of the others.
+ */
+const LINE_TESTS: readonly ((text: string) => boolean)[] = RUNTIMES.flatMap((runtime) =>
+  runtime.lines.map((line) => line.may ?? runtimeTest(runtime)),
+);
+/** The same for {@link INLINE_FRAMES}. */
+const INLINE_TESTS: readonly ((text: string) => boolean)[] = RUNTIMES.flatMap((runtime) =>
+  (runtime.inline ?? []).map((frame) => frame.may ?? runtimeTest(runtime)),
+);
+
+/** A runtime's test: one of its marks, or its own. */
+function runtimeTest(runtime: Runtime): (text: string) => boolean {
+  const { marks, mayHold } = runtime;
+  if (mayHold !== undefined) return mayHold;
+  return (text) => (marks ?? []).some((mark) => text.includes(mark));
+}
+
+/**
+ * One pattern for the marks of every runtime that has them: one scan of a text that holds none
+ * (most texts), where a search for each mark read the text a dozen times.
+ */
+const FRAME_MARK = new RegExp(
+  RUNTIMES.flatMap((runtime) => runtime.marks ?? [])
+    .map((mark) => mark.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+    .join("|"),
+);
+/** The tests of the runtimes without marks, in order: the scan for `at` last. */
+const OTHER_TESTS: readonly ((text: string) => boolean)[] = RUNTIMES.flatMap((runtime) =>
+  runtime.mayHold === undefined ? [] : [runtime.mayHold],
+);
+
+/**
  * Every pattern of the frames, for the linear-time checks in the tests.
  * @internal
  */
@@ -301,6 +368,7 @@ export const FRAME_PATTERNS: readonly RegExp[] = [
   ...FRAME_LINES.map((line) => line.pattern),
   GO_FUNCTION_LINE,
   ...INLINE_FRAMES.map((frame) => frame.pattern),
+  FRAME_MARK,
 ];
 
 /**
@@ -316,16 +384,17 @@ export const FRAME_PATTERNS: readonly RegExp[] = [
  * @internal Exported for tests; not part of the public API.
  */
 export function mayHoldFrames(text: string): boolean {
-  for (let i = 0; i < RUNTIMES.length; i++) {
-    if ((RUNTIMES[i] as Runtime).mayHold(text)) return true;
+  if (FRAME_MARK.test(text)) return true;
+  for (let i = 0; i < OTHER_TESTS.length; i++) {
+    if ((OTHER_TESTS[i] as (text: string) => boolean)(text)) return true;
   }
   return false;
 }
 
-/** The line's rule of {@link FRAME_LINES} that makes it a frame, if any. */
-function frameLine(line: string): FrameLine | undefined {
-  for (let i = 0; i < FRAME_LINES.length; i++) {
-    const rule = FRAME_LINES[i] as FrameLine;
+/** The line's rule of `rules` (the rules of {@link FRAME_LINES} in order) that makes it a frame, if any. */
+function frameLine(line: string, rules: readonly FrameLine[]): FrameLine | undefined {
+  for (let i = 0; i < rules.length; i++) {
+    const rule = rules[i] as FrameLine;
     const { pattern, accept } = rule;
     if (accept === undefined) {
       if (pattern.test(line)) return rule;
@@ -346,6 +415,9 @@ function indentOf(line: string): number {
 /** The text without its stack frames: frame lines, the lines that belong to them, inline frames. */
 export function dropStackFrames(text: string): string {
   if (!mayHoldFrames(text)) return text;
+  // Only the rules that may match somewhere in the text (each line is part of it): the first
+  // rule that matches a line is the same.
+  const rules = FRAME_LINES.filter((_, i) => (LINE_TESTS[i] as (text: string) => boolean)(text));
   const lines = text.split("\n");
   const kept: string[] = [];
   // After a frame with its source below (Python's `File "...", line N`), the indentation of the
@@ -357,7 +429,7 @@ export function dropStackFrames(text: string): string {
       sourceIndent = -1;
       if (deeper) continue;
     }
-    const rule = frameLine(line);
+    const rule = frameLine(line, rules);
     if (rule === undefined) {
       kept.push(line);
       continue;
@@ -369,7 +441,11 @@ export function dropStackFrames(text: string): string {
     }
   }
   let out = kept.join("\n");
-  for (const { pattern, accept } of INLINE_FRAMES) {
+  for (let i = 0; i < INLINE_FRAMES.length; i++) {
+    // Tested on the text as the frames before left it (a frame taken out joins what was around
+    // it): where the test fails, the pattern has no match.
+    if (!(INLINE_TESTS[i] as (text: string) => boolean)(out)) continue;
+    const { pattern, accept } = INLINE_FRAMES[i] as InlineFrame;
     out = out.replace(pattern, (m, location: string) => (accept(location) ? "" : m));
   }
   return out;
