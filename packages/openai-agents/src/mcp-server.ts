@@ -21,6 +21,7 @@ import type {
 import { checkRun } from "./governed-tool.ts";
 import { mapMcpError } from "./map-mcp-error.ts";
 import { SDK_TOOL_ERROR_TEXT, settle, toolResult } from "./outcome.ts";
+import { withAttemptSends } from "./send-gate.ts";
 import { linkSignals, withoutSiblingCancellation } from "./signals.ts";
 
 /** Options of {@link governMcpServer}. */
@@ -210,11 +211,15 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
     let threw: { readonly error: unknown } | undefined;
     try {
       // `ctx.signal` aborts with the run, its deadline and the SDK's signal (the call's own).
+      // The attempt's requests are tied to it (both sends of a reconnect alike): a `governedFetch`
+      // given to the server sends none of an attempt whose run ended before it went out.
       const outcome = await run.call<CallToolResult>(call, (ctx) =>
-        callOnce(name, ctx, meta, ctx.signal).catch((error: unknown) => {
-          threw = { error };
-          throw error;
-        }),
+        withAttemptSends(ctx, run, name, () => callOnce(name, ctx, meta, ctx.signal)).catch(
+          (error: unknown) => {
+            threw = { error };
+            throw error;
+          },
+        ),
       );
       const result = toolResult(settle(outcome, name, policyServer), name) as CallToolResult;
       // A success nested too deep for the SDK to write down: @governor/mcp's one check.
