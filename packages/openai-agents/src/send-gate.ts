@@ -67,24 +67,19 @@ export function governedFetch(
   return (async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
     const attempt = attempts.getStore();
     if (attempt !== undefined && !attempt.wentOut && callsTool(init, attempt.tool)) {
-      await mayStillSend(attempt);
+      // Throws, with the attempt settled as not sent, when it may not send any more: its run
+      // ended, it was cut, its deadline passed.
+      await attempt.ctx.beforeSending(Promise.resolve());
+      // `beforeSending` answers a microtask or more after its own check: a stop decided in between
+      // is read here, in the same turn as the request is handed on, and asked about once more,
+      // which cuts the attempt. (In observe-only mode an ended run cuts nothing, and the request
+      // goes out, as every call there does.)
+      if (attempt.run.ended) await attempt.ctx.beforeSending(Promise.resolve());
       // Marked before the request is handed on: from here on it may reach the server.
       attempt.wentOut = true;
     }
     return inner(input, init);
   }) as typeof fetch;
-}
-
-/**
- * Throws, with the attempt settled as not sent, when the attempt may not send any more (its run
- * ended, it was cut, its deadline passed). `beforeSending` answers a microtask or more after its
- * own check, so a stop decided in between is read here, right before the request is handed on,
- * and asked about once more: then it cuts the attempt. (In observe-only mode an ended run cuts
- * nothing, and the request goes out, as every call there does.)
- */
-async function mayStillSend(attempt: AttemptSends): Promise<void> {
-  await attempt.ctx.beforeSending(Promise.resolve());
-  if (attempt.run.ended) await attempt.ctx.beforeSending(Promise.resolve());
 }
 
 /**
