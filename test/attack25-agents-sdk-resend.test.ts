@@ -2,7 +2,7 @@
  * attack25: the Agents SDK's MCPServerStreamableHttp reconnects and sends a tool call once more by
  * itself when its client lost its transport (`reconnect-and-retry`, inside one Governor attempt),
  * without `ctx.beforeSending`: its first try found no transport (nothing sent), it reconnects (an
- * initialize round trip), and its second try reaches the server. Only Governor's own reconnect
+ * initialized notification reopening its session), and its second try reaches the server. Only Governor's own reconnect
  * (governMcpServer's `reconnect`) goes through `beforeSending`; the SDK's happens inside the
  * executor, out of its sight.
  *
@@ -62,12 +62,25 @@ describe("the Agents SDK's own resend after a reconnect", () => {
   it("a write is not sent after a parallel call's stop ended the run", async () => {
     const http: HttpFaultServer = await startHttpServer({ jsonResponse: true });
     cleanup.push(() => http.close());
+    // The SDK's reconnect is held until the stop ended the run: its second try
+    // comes after the stop whatever the order the two calls would have run in.
+    const reconnect = hold();
+    let connected = false;
     const server = new MCPServerStreamableHttp({
       url: http.url,
       name: "notes",
-      fetch: governedFetch(),
+      fetch: governedFetch(async (input, init) => {
+        // It reopens the session it had (a notifications/initialized), or makes a new one.
+        const body = typeof init?.body === "string" ? init.body : "";
+        if (connected && /"(initialize|notifications\/initialized)"/.test(body)) {
+          reconnect.reached();
+          await reconnect.released;
+        }
+        return fetch(input, init);
+      }),
     });
     await server.connect();
+    connected = true;
     cleanup.push(() => server.close());
     const sdkCalls = watchSdkCalls(server);
     const governor = createGovernor(
@@ -83,9 +96,11 @@ describe("the Agents SDK's own resend after a reconnect", () => {
     await detachTransport(server);
     const sent = () => http.requests().filter((r) => r.method === "tools/call");
     const write = governed.callTool("append_log", { line: "welcome" }).catch((e: unknown) => e);
+    await reconnect.reachedOnce;
     const second = governed.callTool("get_note", { id: "other" }).catch((e: unknown) => e);
     expect(String(await second)).toContain("budget_exhausted");
     expect(run.ended).toBe(true);
+    reconnect.release();
     // The SDK's second try asked the fetch to send after the stop: refused before any byte went
     // out, so the write was not made, and nothing is left in doubt (no key to settle).
     const stop = governorStopOf(await write);
