@@ -2,9 +2,9 @@
  * attack25: the Agents SDK's MCPServerStreamableHttp reconnects and sends a tool call once more by
  * itself when its client lost its transport (`reconnect-and-retry`, inside one Governor attempt),
  * without `ctx.beforeSending`: its first try found no transport (nothing sent), it reconnects (an
- * initialized notification reopening its session), and its second try reaches the server. Only Governor's own reconnect
- * (governMcpServer's `reconnect`) goes through `beforeSending`; the SDK's happens inside the
- * executor, out of its sight.
+ * initialized notification reopening its session), and its second try reaches the server. Only
+ * Governor's own reconnect (governMcpServer's `reconnect`) goes through `beforeSending`; the SDK's
+ * happens inside the executor, out of its sight.
  *
  * A read: a stop Governor decides cuts the reads in flight (their signal aborts), and the SDK
  * checks the signal before its second try. A write's attempt is not cut at a stop (cutting one
