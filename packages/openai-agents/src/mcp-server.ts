@@ -113,6 +113,9 @@ function toContent(result: CallToolResult): CallToolResultContent {
  *   `errorFunction` (it is `null`), so the SDK ends `run()` with them and the model reads neither.
  * - `listTools` hides tools whose breaker is open and tools the policy denies; the wrapper does not
  *   use the SDK's global tool cache (`cacheToolsList: false`), the server's own cache still works.
+ * - Build an `MCPServerStreamableHttp` with `fetch: governedFetch()`: the SDK sends a call once
+ *   more by itself after its own reconnect, and that fetch refuses such a send of a write whose
+ *   run a stop ended before anything of it went out (each attempt's requests are tied to it).
  */
 export function governMcpServer(server: MCPServer, options: GovernMcpServerOptions): MCPServer {
   checkRun("governMcpServer", options);
