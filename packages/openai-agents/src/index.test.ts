@@ -6,6 +6,7 @@ it("exports exactly the public API", () => {
   expect(Object.keys(api).sort()).toEqual([
     "GovernorStopError",
     "governMcpServer",
+    "governedFetch",
     "governedTool",
     "governorStopOf",
     "hostErrorOf",

@@ -21,6 +21,7 @@ import type {
 import { checkRun } from "./governed-tool.ts";
 import { mapMcpError } from "./map-mcp-error.ts";
 import { SDK_TOOL_ERROR_TEXT, settle, toolResult } from "./outcome.ts";
+import { withAttemptSends } from "./send-gate.ts";
 import { linkSignals, withoutSiblingCancellation } from "./signals.ts";
 
 /** Options of {@link governMcpServer}. */
@@ -112,6 +113,9 @@ function toContent(result: CallToolResult): CallToolResultContent {
  *   `errorFunction` (it is `null`), so the SDK ends `run()` with them and the model reads neither.
  * - `listTools` hides tools whose breaker is open and tools the policy denies; the wrapper does not
  *   use the SDK's global tool cache (`cacheToolsList: false`), the server's own cache still works.
+ * - Build an `MCPServerStreamableHttp` with `fetch: governedFetch()`: the SDK sends a call once
+ *   more by itself after its own reconnect, and that fetch refuses such a send of a write whose
+ *   run a stop ended before anything of it went out (each attempt's requests are tied to it).
  */
 export function governMcpServer(server: MCPServer, options: GovernMcpServerOptions): MCPServer {
   checkRun("governMcpServer", options);
@@ -210,11 +214,15 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
     let threw: { readonly error: unknown } | undefined;
     try {
       // `ctx.signal` aborts with the run, its deadline and the SDK's signal (the call's own).
+      // The attempt's requests are tied to it (both sends of a reconnect alike): a `governedFetch`
+      // given to the server sends none of an attempt whose run ended before it went out.
       const outcome = await run.call<CallToolResult>(call, (ctx) =>
-        callOnce(name, ctx, meta, ctx.signal).catch((error: unknown) => {
-          threw = { error };
-          throw error;
-        }),
+        withAttemptSends(ctx, run, name, () => callOnce(name, ctx, meta, ctx.signal)).catch(
+          (error: unknown) => {
+            threw = { error };
+            throw error;
+          },
+        ),
       );
       const result = toolResult(settle(outcome, name, policyServer), name) as CallToolResult;
       // A success nested too deep for the SDK to write down: @governor/mcp's one check.
