@@ -146,4 +146,58 @@ describe("governMcpServer identical calls", () => {
     state.release();
     expect(state.sent).toBe(1);
   });
+
+  it("two writes that differ only in the key argument the model filled in wait for each other, as identical ones do", async () => {
+    // Governor writes that argument itself, so on the wire they are one call twice: run side by
+    // side, the second met the first in progress and the model was told to wait for it (a turn
+    // spent) where the same two calls with one key are made one after the other.
+    const sent: Record<string, unknown>[] = [];
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const server = {
+      name: "billing",
+      cacheToolsList: false,
+      async connect() {},
+      async close() {},
+      async invalidateToolsCache() {},
+      async listTools() {
+        return [{ name: "charge", inputSchema: { type: "object" as const, properties: {} } }];
+      },
+      async callTool(_name: string, args: Record<string, unknown>) {
+        sent.push(args);
+        if (sent.length === 1) await held;
+        return [{ type: "text" as const, text: `charge ${sent.length} made` }];
+      },
+    };
+    const governor = createGovernor(
+      {
+        tools: {
+          charge: {
+            effect: "mutating",
+            idempotency: { argument: "idempotency_key", honorsKeys: true },
+          },
+        },
+      },
+      { metrics: false },
+    );
+    const wrapper = governMcpServer(server as never, { governor, run: governor.startRun() });
+    const calls = ["model-made-1", "model-made-2"].map((key) =>
+      wrapper.callTool("charge", { amount: 5, idempotency_key: key }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(sent).toHaveLength(1);
+    release();
+    expect(await Promise.all(calls)).toEqual([
+      [{ type: "text", text: "charge 1 made" }],
+      [{ type: "text", text: "charge 2 made" }],
+    ]);
+    // Each went out with a key of Governor's own, one per logical call, never the model's.
+    expect(sent.map((s) => s.idempotency_key)).toEqual([
+      expect.stringMatching(/^gk_/),
+      expect.stringMatching(/^gk_/),
+    ]);
+    expect(sent[0]?.idempotency_key).not.toBe(sent[1]?.idempotency_key);
+  });
 });
