@@ -182,7 +182,8 @@ describe("governMcpServer identical calls", () => {
       },
       { metrics: false },
     );
-    const wrapper = governMcpServer(server as never, { governor, run: governor.startRun() });
+    const scope = { idempotencyScope: "conversation-1" };
+    const wrapper = governMcpServer(server as never, { governor, run: governor.startRun(scope) });
     const calls = ["model-made-1", "model-made-2"].map((key) =>
       wrapper.callTool("charge", { amount: 5, idempotency_key: key }),
     );
@@ -199,5 +200,51 @@ describe("governMcpServer identical calls", () => {
       expect.stringMatching(/^gk_/),
     ]);
     expect(sent[0]?.idempotency_key).not.toBe(sent[1]?.idempotency_key);
+  });
+
+  it("a write left in doubt, then the same write with another key the model made: not sent", async () => {
+    // Waiting behind the first does not mean being sent after it: the write may have happened.
+    const sent: Record<string, unknown>[] = [];
+    const server = {
+      name: "billing",
+      cacheToolsList: false,
+      async connect() {},
+      async close() {},
+      async invalidateToolsCache() {},
+      async listTools() {
+        return [{ name: "charge", inputSchema: { type: "object" as const, properties: {} } }];
+      },
+      async callTool(_name: string, args: Record<string, unknown>) {
+        sent.push(args);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        throw new Error("socket hang up");
+      },
+    };
+    const governor = createGovernor(
+      { tools: { charge: { effect: "mutating", idempotency: { argument: "idempotency_key" } } } },
+      { metrics: false },
+    );
+    const scope = { idempotencyScope: "conversation-1" };
+    const wrapper = governMcpServer(server as never, { governor, run: governor.startRun(scope) });
+    const calls = ["model-made-1", "model-made-2"].map((key) =>
+      wrapper.callTool("charge", { amount: 5, idempotency_key: key }).then(
+        () => "answered",
+        (error: { name?: string; reason?: string; idempotencyKey?: string }) =>
+          `${error.name}:${error.reason}:${error.idempotencyKey}`,
+      ),
+    );
+    const [first, second] = await Promise.all(calls);
+    // The first ends run() for the host with the key a person must settle; the second, which
+    // waited behind it, finds the run ended and is not sent.
+    expect(first).toBe(`HostError:transport_error:${String(sent[0]?.idempotency_key)}`);
+    expect(second).toMatch(/^GovernorStopError:/);
+    expect(sent).toHaveLength(1);
+    // The next run of the conversation, the same write with a third key: the index of writes in
+    // doubt refuses it, as the same write with the first key.
+    const next = governMcpServer(server as never, { governor, run: governor.startRun(scope) });
+    await expect(
+      next.callTool("charge", { amount: 5, idempotency_key: "model-made-3" }),
+    ).rejects.toMatchObject({ name: "GovernorStopError", reason: "uncertain_mutation" });
+    expect(sent).toHaveLength(1);
   });
 });
