@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { createGovernor, localFailure } from "@governor/core";
 import { readEffects, stdioServerParams } from "@governor/testkit";
 import { afterAll, describe, expect, it } from "vitest";
-import { startInProcessHost, textOf } from "./proxy-support.ts";
+import { startHost, startInProcessHost, textOf } from "./proxy-support.ts";
 
 const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
 const dir = mkdtempSync(join(tmpdir(), "governor-attack27w-"));
@@ -243,4 +243,62 @@ describe("a key argument the model fills in itself does not make the call anothe
     expect(hashes[0]).toMatch(/^[0-9a-f]{16}$/);
     expect(hashes[1]).toBe(hashes[0]);
   });
+});
+
+describe("behind the proxy (a child process over stdio): the same write with a new model-made key each time", () => {
+  it.each([
+    ["one key", ["k-1", "k-1", "k-1", "k-1"]],
+    ["a new key each time", ["k-1", "k-2", "k-3", "k-4"]],
+  ])(
+    "%s: the loop detector stops the third identical set_status, before it is sent",
+    async (_what, keys) => {
+      const effects = join(dir, `loop-effects-${keys[1]}.jsonl`);
+      const policy = join(dir, `loop-policy-${keys[1]}.json`);
+      writeFileSync(
+        policy,
+        JSON.stringify({
+          servers: {
+            notes: {
+              tools: {
+                set_status: {
+                  effect: "mutating",
+                  idempotency: { argument: "idempotency_key" },
+                  loop: { maxIdentical: 2 },
+                },
+              },
+            },
+          },
+        }),
+      );
+      const server = stdioServerParams({ effectsFile: effects });
+      const host = await startHost(["--policy", policy, "--server", "notes"], {
+        command: server.command,
+        args: server.args ?? [],
+      });
+      try {
+        const texts: string[] = [];
+        for (const key of keys) {
+          const result = await host.client.callTool({
+            name: "set_status",
+            arguments: { id: "welcome", status: "archived", idempotency_key: key },
+          });
+          texts.push(textOf(result));
+        }
+        expect(texts.slice(0, 2)).toEqual([
+          'Status of "welcome" is archived',
+          'Status of "welcome" is archived',
+        ]);
+        expect(texts[2]).toMatch(/repeated without progress/);
+        // A loop stop blocks the server's tools for the stop TTL: the fourth is answered by the proxy.
+        expect(texts[3]).not.toMatch(/^Status of/);
+        const log = host.logs.map((l) => l.data as { event?: string; reason?: string });
+        expect(log).toContainEqual(
+          expect.objectContaining({ event: "stopped", reason: "loop_detected" }),
+        );
+      } finally {
+        await host.close();
+      }
+    },
+    60_000,
+  );
 });
