@@ -381,6 +381,7 @@ export function canonicalArgs(
 ): string {
   const content = withoutKeyArgument(args, tool);
   const canonical = canonicalJson(content);
+  // The value left out is read once, only to refuse arguments that could not be sent whole.
   if (content !== args) canonicalJson(args[tool.idempotency.argument as string]);
   return canonical;
 }
