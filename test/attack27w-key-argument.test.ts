@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { createGovernor, localFailure } from "@governor/core";
 import { readEffects, stdioServerParams } from "@governor/testkit";
 import { afterAll, describe, expect, it } from "vitest";
-import { startInProcessHost, textOf } from "./proxy-support.ts";
+import { startHost, startInProcessHost, textOf } from "./proxy-support.ts";
 
 const ok = (t: string) => ({ content: [{ type: "text", text: t }] });
 const dir = mkdtempSync(join(tmpdir(), "governor-attack27w-"));
@@ -143,4 +143,162 @@ describe("a key argument the model fills in itself is not part of the write", ()
       await host.close();
     }
   }, 60_000);
+});
+
+// Attack 29: the same model-made key, seen by what compares calls rather than by the ledger. The
+// loop detector, the repeat rule and the call hash in events compare a call with the calls before
+// it; a model that fills the key argument anew each time must meet them as one that keeps it.
+describe("a key argument the model fills in itself does not make the call another call", () => {
+  const policy = (extra: Record<string, unknown> = {}) =>
+    createGovernor(
+      {
+        tools: {
+          charge: {
+            effect: "mutating",
+            idempotency: { argument: "idempotency_key", honorsKeys: true },
+            ...extra,
+          },
+        },
+      },
+      { metrics: false },
+    );
+  const SAME = ["k-1", "k-1", "k-1", "k-1", "k-1"];
+  const FRESH = ["k-1", "k-2", "k-3", "k-4", "k-5"];
+
+  /** Each call's outcome (kind:reason) until the first stop, and what reached the server. */
+  async function callsWith(
+    keys: string[],
+    extra: Record<string, unknown>,
+    answer: (sent: Record<string, unknown>) => unknown,
+  ) {
+    const run = policy(extra).startRun();
+    const wire: Record<string, unknown>[] = [];
+    const outcomes: string[] = [];
+    for (const key of keys) {
+      const outcome = await run.call(
+        { tool: "charge", args: { amount: 5, to: "acct_1", idempotency_key: key } },
+        async (ctx) => {
+          wire.push(ctx.args as Record<string, unknown>);
+          return answer(ctx.args as Record<string, unknown>);
+        },
+      );
+      outcomes.push(`${outcome.kind}:${"reason" in outcome ? outcome.reason : ""}`);
+      if (outcome.kind === "stop") break;
+    }
+    return { outcomes, wire, summary: run.end() };
+  }
+
+  it("the loop detector: the same write with an unchanged answer, a new key each time, stops as with one key", async () => {
+    const answer = () => ok("charged");
+    const same = await callsWith(SAME, { loop: { maxIdentical: 2 } }, answer);
+    const fresh = await callsWith(FRESH, { loop: { maxIdentical: 2 } }, answer);
+    expect(same.outcomes).toEqual(["ok:", "ok:", "stop:loop_detected"]);
+    expect(fresh.outcomes).toEqual(same.outcomes);
+    expect(fresh.wire).toHaveLength(2);
+    // What was sent carries Governor's key, never the model's: a new one per write made.
+    for (const sent of fresh.wire) expect(sent.idempotency_key).toMatch(/^gk_/);
+  });
+
+  it("the repeat rule: the same refused write, a new key each time, echoed by the server, stops as with one key", async () => {
+    // Held before attack 29 too: the server echoes what it was sent, Governor's key, never the
+    // model's. Pinned so that leaving the key argument out of the call's arguments keeps it so.
+    const answer = (sent: Record<string, unknown>) => ({
+      isError: true,
+      content: [
+        {
+          type: "text",
+          text: `Error 422: request ${String(sent.idempotency_key)} rejected: amount must be positive`,
+        },
+      ],
+    });
+    const same = await callsWith(SAME, {}, answer);
+    const fresh = await callsWith(FRESH, {}, answer);
+    expect(same.outcomes.at(-1)).toBe("stop:repeated_failure");
+    expect(fresh.outcomes).toEqual(same.outcomes);
+    expect(fresh.summary.fingerprints).toEqual(same.summary.fingerprints);
+  });
+
+  it("events: two calls that differ only in the model's key have one call hash", async () => {
+    const hashes: (string | undefined)[] = [];
+    const gov = createGovernor(
+      {
+        tools: {
+          charge: { effect: "mutating", idempotency: { argument: "idempotency_key" } },
+        },
+      },
+      {
+        metrics: false,
+        onEvent: (event) => {
+          if (event.type === "call") hashes.push(event.callHash);
+        },
+      },
+    );
+    const run = gov.startRun();
+    for (const key of ["k-1", "k-2"]) {
+      await run.call({ tool: "charge", args: { amount: 5, idempotency_key: key } }, async () =>
+        ok("charged"),
+      );
+    }
+    expect(hashes).toHaveLength(2);
+    expect(hashes[0]).toMatch(/^[0-9a-f]{16}$/);
+    expect(hashes[1]).toBe(hashes[0]);
+  });
+});
+
+describe("behind the proxy (a child process over stdio): the same write with a new model-made key each time", () => {
+  it.each([
+    ["one key", ["k-1", "k-1", "k-1", "k-1"]],
+    ["a new key each time", ["k-1", "k-2", "k-3", "k-4"]],
+  ])(
+    "%s: the loop detector stops the third identical set_status, before it is sent",
+    async (_what, keys) => {
+      const effects = join(dir, `loop-effects-${keys[1]}.jsonl`);
+      const policy = join(dir, `loop-policy-${keys[1]}.json`);
+      writeFileSync(
+        policy,
+        JSON.stringify({
+          servers: {
+            notes: {
+              tools: {
+                set_status: {
+                  effect: "mutating",
+                  idempotency: { argument: "idempotency_key" },
+                  loop: { maxIdentical: 2 },
+                },
+              },
+            },
+          },
+        }),
+      );
+      const server = stdioServerParams({ effectsFile: effects });
+      const host = await startHost(["--policy", policy, "--server", "notes"], {
+        command: server.command,
+        args: server.args ?? [],
+      });
+      try {
+        const texts: string[] = [];
+        for (const key of keys) {
+          const result = await host.client.callTool({
+            name: "set_status",
+            arguments: { id: "welcome", status: "archived", idempotency_key: key },
+          });
+          texts.push(textOf(result));
+        }
+        expect(texts.slice(0, 2)).toEqual([
+          'Status of "welcome" is archived',
+          'Status of "welcome" is archived',
+        ]);
+        expect(texts[2]).toMatch(/repeated without progress/);
+        // A loop stop blocks the server's tools for the stop TTL: the fourth is answered by the proxy.
+        expect(texts[3]).not.toMatch(/^Status of/);
+        const log = host.logs.map((l) => l.data as { event?: string; reason?: string });
+        expect(log).toContainEqual(
+          expect.objectContaining({ event: "stopped", reason: "loop_detected" }),
+        );
+      } finally {
+        await host.close();
+      }
+    },
+    60_000,
+  );
 });

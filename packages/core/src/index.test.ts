@@ -33,6 +33,7 @@ describe("the public API", () => {
         "settleHoldMs",
         "summarizeEventLines",
         "summarizeEvents",
+        "withoutKeyArgument",
       ]
     `);
   });

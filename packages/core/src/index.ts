@@ -45,6 +45,7 @@ export {
   type VerifyContext,
   type VerifyResult,
 } from "./run/governor.ts";
+export { withoutKeyArgument } from "./run/key-argument.ts";
 export {
   type AttemptContext,
   type CallOutcome,

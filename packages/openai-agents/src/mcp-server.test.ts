@@ -146,4 +146,105 @@ describe("governMcpServer identical calls", () => {
     state.release();
     expect(state.sent).toBe(1);
   });
+
+  it("two writes that differ only in the key argument the model filled in wait for each other, as identical ones do", async () => {
+    // Governor writes that argument itself, so on the wire they are one call twice: run side by
+    // side, the second met the first in progress and the model was told to wait for it (a turn
+    // spent) where the same two calls with one key are made one after the other.
+    const sent: Record<string, unknown>[] = [];
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const server = {
+      name: "billing",
+      cacheToolsList: false,
+      async connect() {},
+      async close() {},
+      async invalidateToolsCache() {},
+      async listTools() {
+        return [{ name: "charge", inputSchema: { type: "object" as const, properties: {} } }];
+      },
+      async callTool(_name: string, args: Record<string, unknown>) {
+        sent.push(args);
+        if (sent.length === 1) await held;
+        return [{ type: "text" as const, text: `charge ${sent.length} made` }];
+      },
+    };
+    const governor = createGovernor(
+      {
+        tools: {
+          charge: {
+            effect: "mutating",
+            idempotency: { argument: "idempotency_key", honorsKeys: true },
+          },
+        },
+      },
+      { metrics: false },
+    );
+    const scope = { idempotencyScope: "conversation-1" };
+    const wrapper = governMcpServer(server as never, { governor, run: governor.startRun(scope) });
+    const calls = ["model-made-1", "model-made-2"].map((key) =>
+      wrapper.callTool("charge", { amount: 5, idempotency_key: key }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(sent).toHaveLength(1);
+    release();
+    expect(await Promise.all(calls)).toEqual([
+      [{ type: "text", text: "charge 1 made" }],
+      [{ type: "text", text: "charge 2 made" }],
+    ]);
+    // Each went out with a key of Governor's own, one per logical call, never the model's.
+    expect(sent.map((s) => s.idempotency_key)).toEqual([
+      expect.stringMatching(/^gk_/),
+      expect.stringMatching(/^gk_/),
+    ]);
+    expect(sent[0]?.idempotency_key).not.toBe(sent[1]?.idempotency_key);
+  });
+
+  it("a write left in doubt, then the same write with another key the model made: not sent", async () => {
+    // Waiting behind the first does not mean being sent after it: the write may have happened.
+    const sent: Record<string, unknown>[] = [];
+    const server = {
+      name: "billing",
+      cacheToolsList: false,
+      async connect() {},
+      async close() {},
+      async invalidateToolsCache() {},
+      async listTools() {
+        return [{ name: "charge", inputSchema: { type: "object" as const, properties: {} } }];
+      },
+      async callTool(_name: string, args: Record<string, unknown>) {
+        sent.push(args);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        throw new Error("socket hang up");
+      },
+    };
+    const governor = createGovernor(
+      { tools: { charge: { effect: "mutating", idempotency: { argument: "idempotency_key" } } } },
+      { metrics: false },
+    );
+    const scope = { idempotencyScope: "conversation-1" };
+    const wrapper = governMcpServer(server as never, { governor, run: governor.startRun(scope) });
+    const calls = ["model-made-1", "model-made-2"].map((key) =>
+      wrapper.callTool("charge", { amount: 5, idempotency_key: key }).then(
+        () => "answered",
+        (error: { name?: string; reason?: string; idempotencyKey?: string }) =>
+          `${error.name}:${error.reason}:${error.idempotencyKey}`,
+      ),
+    );
+    const [first, second] = await Promise.all(calls);
+    // The first ends run() for the host with the key a person must settle; the second, which
+    // waited behind it, finds the run ended and is not sent.
+    expect(first).toBe(`HostError:transport_error:${String(sent[0]?.idempotency_key)}`);
+    expect(second).toMatch(/^GovernorStopError:/);
+    expect(sent).toHaveLength(1);
+    // The next run of the conversation, the same write with a third key: the index of writes in
+    // doubt refuses it, as the same write with the first key.
+    const next = governMcpServer(server as never, { governor, run: governor.startRun(scope) });
+    await expect(
+      next.callTool("charge", { amount: 5, idempotency_key: "model-made-3" }),
+    ).rejects.toMatchObject({ name: "GovernorStopError", reason: "uncertain_mutation" });
+    expect(sent).toHaveLength(1);
+  });
 });

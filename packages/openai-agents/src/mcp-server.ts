@@ -9,6 +9,8 @@ import {
   type Run,
   type ToolAnnotations,
   type ToolCall,
+  type ToolPolicy,
+  withoutKeyArgument,
 } from "@governor/core";
 import { canonicalJson, redact } from "@governor/core/judge";
 import { deliverableResult } from "@governor/mcp";
@@ -185,7 +187,8 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
     // call (the same key): one sent again after a failure that left a write in doubt is refused.
     // Identical calls of one turn go one after the other, each then judged on its own outcome
     // (a definite refusal frees the key; a success makes the next a new logical call).
-    const done = await afterIdentical(inFlight, name, args, callOptions?.signal, run.signal);
+    const tool = governor.toolPolicy(name, policyServer);
+    const done = await afterIdentical(inFlight, name, args, tool, callOptions?.signal, run.signal);
     try {
       return await judgedCall(name, args, meta, callOptions);
     } finally {
@@ -301,7 +304,8 @@ export function governMcpServer(server: MCPServer, options: GovernMcpServerOptio
 }
 
 /**
- * Waits until the identical calls (tool and canonical arguments) made before through this wrapper
+ * Waits until the identical calls (tool and canonical arguments, as Governor compares them: the
+ * one the key travels in aside, `withoutKeyArgument`) made before through this wrapper
  * ended; returns what the caller runs when its own call ended. Arguments that cannot be read wait
  * for nothing: Governor refuses them before sending. The wait also ends when the call's own
  * signal aborts (sibling cancellation aside, as for the call itself) or the run's does: the call
@@ -312,12 +316,15 @@ async function afterIdentical(
   inFlight: Map<string, Promise<void>>,
   name: string,
   args: Args,
+  tool: ToolPolicy,
   callSignal: AbortSignal | undefined,
   runSignal: AbortSignal,
 ): Promise<() => void> {
   let id: string;
   try {
-    id = `${name}\0${canonicalJson(args ?? {})}`;
+    // Without the argument the key travels in: Governor writes it over the model's own value, so
+    // two calls that differ only there are one call on the wire, and wait for each other.
+    id = `${name}\0${canonicalJson(withoutKeyArgument(args ?? {}, tool))}`;
   } catch {
     return () => undefined;
   }

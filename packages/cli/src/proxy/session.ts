@@ -11,6 +11,7 @@ import {
   type HostError,
   type Run,
   type RunOptions,
+  withoutKeyArgument,
 } from "@governor/core";
 import { type GovernedCallParams, type GovernedClient, toModelResult } from "@governor/mcp";
 import { type CallToolResult, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
@@ -178,17 +179,15 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
   };
 
   /**
-   * The arguments a remembered stop of a call is keyed by: without the one the tool's idempotency
-   * key travels in (`idempotency.argument`), which Governor writes over whatever the call had, so a
-   * model that fills it anew is the same call to the stop as it is on the wire and to the ledger.
+   * The arguments a remembered stop of a call is keyed by: as Governor compares calls, without the
+   * one the tool's idempotency key travels in (`idempotency.argument`), which Governor writes over
+   * whatever the call had, so a model that fills it anew is the same call to the stop as it is on
+   * the wire and to the ledger.
    */
   const stopArgs = (call: ProxyCall): ProxyCall["arguments"] => {
     const args = call.arguments;
     if (args === undefined) return args;
-    const name = options.governor.toolPolicy(call.name, options.server).idempotency.argument;
-    if (name === undefined || !Object.hasOwn(args, name)) return args;
-    const { [name]: _written, ...rest } = args;
-    return rest;
+    return withoutKeyArgument(args, options.governor.toolPolicy(call.name, options.server));
   };
 
   const callTool = async (call: ProxyCall): Promise<CallToolResult> => {

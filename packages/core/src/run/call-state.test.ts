@@ -67,6 +67,25 @@ describe("openCall", () => {
     expect(bad.canonical).toBeUndefined();
     expect(bad.invalidArgs).toMatch(/cycle at \$\.self/);
   });
+
+  it("leaves out the argument the key travels in, yet refuses a value there that is not JSON", () => {
+    const r = run();
+    const a = openCall(r, { tool: "pay", args: { amount: 5, key: "model-made-1" } });
+    const b = openCall(r, { tool: "pay", args: { key: "model-made-2", amount: 5 } });
+    const none = openCall(r, { tool: "pay", args: { amount: 5 } });
+    expect(a.canonical).toBe('{"amount":5}');
+    expect([b.callKey, none.callKey]).toEqual([a.callKey, a.callKey]);
+    expect(b.loopKey).toBe(a.loopKey);
+    // What is sent is not touched here: the key is written over the call's own value (mintKey).
+    expect(a.args).toEqual({ amount: 5, key: "model-made-1" });
+    // A tool that names no key argument keeps every argument.
+    expect(openCall(r, { tool: "get", args: { key: "k" } }).canonical).toBe('{"key":"k"}');
+    const cyclic: Record<string, unknown> = { amount: 5 };
+    cyclic.key = cyclic;
+    const bad = openCall(r, { tool: "pay", args: cyclic });
+    expect(bad.canonical).toBeUndefined();
+    expect(bad.invalidArgs).toMatch(/cycle/);
+  });
 });
 
 describe("mintKey", () => {

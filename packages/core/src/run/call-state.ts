@@ -7,6 +7,7 @@ import type { ToolPolicy } from "../policy/policy.ts";
 import { argumentStrings, sensitiveValues } from "../policy/sensitive.ts";
 import type { Effect } from "../types.ts";
 import type { LiveAttempt } from "./attempt-guard.ts";
+import { withoutKeyArgument } from "./key-argument.ts";
 import type { LearnedCounts } from "./outcome-tracker.ts";
 import { instance, type RunState } from "./run-state.ts";
 import { type Executor, IDEMPOTENCY_META_KEY, type ToolCall } from "./types.ts";
@@ -91,7 +92,10 @@ export interface CallState {
   observed: { readonly text: string; readonly redacted: string } | undefined;
   /** Ms left before the deadline when the current attempt was admitted (its `remainingMs`). */
   remainingMs: number;
-  /** The canonical JSON of the arguments; undefined when they are not JSON (see `invalidArgs`). */
+  /**
+   * The canonical JSON of the arguments without the one the key travels in (`withoutKeyArgument`);
+   * undefined when they are not JSON (see `invalidArgs`).
+   */
   readonly canonical: string | undefined;
   /** Why the arguments are not JSON (a cycle), when they are not. */
   readonly invalidArgs: string | undefined;
@@ -347,7 +351,7 @@ export function openCall(r: RunState, request: ToolCall): CallState {
   let canonical: string | undefined;
   let invalidArgs: string | undefined;
   try {
-    canonical = canonicalJson(rawArgs);
+    canonical = canonicalArgs(rawArgs, tool);
   } catch (error) {
     // A cycle, or a value that throws when read: not JSON, so not something a server could be sent.
     invalidArgs = unreadable(error);
@@ -361,6 +365,25 @@ export function openCall(r: RunState, request: ToolCall): CallState {
     longKey = hashCanonical(`${server}\u0000${request.tool}\u0000${text}`);
   }
   return new Call(r, request, tool, effect, rawArgs, canonical, invalidArgs, longKey);
+}
+
+/**
+ * The canonical JSON of a call's arguments (`canonicalJson`), without the one its idempotency key
+ * travels in (`withoutKeyArgument`): Governor writes that argument over the call's own value, so
+ * two calls that differ only there are one call to everything that compares calls (the loop
+ * detector, the call hash in events, the index of writes in doubt, the key of a call without
+ * `callId`, a kept answer). Throws as `canonicalJson` does when the arguments are not
+ * JSON, the value left out included (a cycle, a getter that throws): they could not be sent.
+ */
+export function canonicalArgs(
+  args: Readonly<Record<string, unknown>>,
+  tool: Pick<ToolPolicy, "idempotency">,
+): string {
+  const content = withoutKeyArgument(args, tool);
+  const canonical = canonicalJson(content);
+  // The value left out is read once, only to refuse arguments that could not be sent whole.
+  if (content !== args) canonicalJson(args[tool.idempotency.argument as string]);
+  return canonical;
 }
 
 /** Why arguments could not be read, from what reading them threw (redacted before the model). */
@@ -411,38 +434,11 @@ export function mintKey(state: CallState): void {
 
 /**
  * The hash of a write's content in its scope: the run's scope, else its instance; the server, the
- * tool and the canonical arguments. The call key's `argsHash`, and its content entry's key in the
- * index of writes in doubt (doubt.ts).
+ * tool and the canonical arguments (without the key argument, see `openCall`). The call key's
+ * `argsHash`, and its content entry's key in the index of writes in doubt (doubt.ts).
  */
 function contentHash(state: CallState, server: string): string {
-  const canonical = contentCanonical(
-    state.tool.idempotency.argument,
-    state.call.args ?? {},
-    state.canonical,
-  );
-  return contentHashOf(state.run, server, state.call.tool, canonical);
-}
-
-/**
- * The canonical arguments a write's content is read from: without the argument its key travels in
- * (`idempotency.argument`). Governor writes that argument itself, over whatever value the call
- * had (a model that sees it in the tool's schema fills it in, anew each time it writes the call
- * again), so two calls that differ only there are one write on the wire.
- */
-export function contentCanonical(
-  argName: string | undefined,
-  args: Readonly<Record<string, unknown>>,
-  canonical: string | undefined,
-): string | undefined {
-  if (argName === undefined || canonical === undefined || !Object.hasOwn(args, argName)) {
-    return canonical;
-  }
-  try {
-    const { [argName]: _written, ...rest } = args;
-    return canonicalJson(rest);
-  } catch {
-    return canonical;
-  }
+  return contentHashOf(state.run, server, state.call.tool, state.canonical);
 }
 
 /** {@link contentHash} from its parts: the run, the server, the tool and the canonical arguments. */
@@ -482,7 +478,10 @@ export function observe(text: string, state: CallState): string {
   return state.observed.redacted;
 }
 
-/** The string values of the call's arguments as it started (none when they are not JSON). */
+/**
+ * The string values of the call's arguments as it started (none when they are not JSON), the key
+ * argument's aside: where Governor writes its key there, the model's own value was never sent.
+ */
 function ownValues(state: CallState): string[] {
   if (state.canonical === undefined || state.canonical === "{}") return [];
   try {

@@ -5,12 +5,11 @@
 // of making the write again. doubt.ts reads it when it claims the entry (`takeSucceeded`: one call takes
 // it); ledger.ts replays it.
 import { GovernorError } from "../errors.ts";
-import { canonicalJson } from "../judge/canonical.ts";
 import { resolveEffect } from "../judge/effect.ts";
 import type { ToolPolicy } from "../policy/policy.ts";
 import type { ClaimResult } from "../store/store.ts";
 import type { MaybePromise } from "../types.ts";
-import { type CallState, contentCanonical, contentHashOf } from "./call-state.ts";
+import { type CallState, canonicalArgs, contentHashOf } from "./call-state.ts";
 import {
   CONTENT_ARGS,
   contentClaimOptions,
@@ -55,8 +54,7 @@ export async function keepAnswer(
   // Arguments that are not JSON were never sent: there is no answer to keep.
   let canonical: string;
   try {
-    const args = request.args ?? {};
-    canonical = contentCanonical(tool.idempotency.argument, args, canonicalJson(args)) as string;
+    canonical = canonicalArgs(request.args ?? {}, tool);
   } catch {
     return false;
   }
