@@ -110,7 +110,7 @@ const FRAMES: Record<string, readonly string[]> = {
     "(notes 0.1.0) lib/notes.ex:12: Notes.create/2",
     "(stdlib 5.0) gen_server.erl:1077: :gen_server.try_dispatch/4",
     "(elixir) lib/enum.ex:1: anonymous fn/5 in Enum.map/2",
-    "(notes) test/notes_test.exs:9: NotesTest.\"test x\"/1",
+    '(notes) test/notes_test.exs:9: NotesTest."test x"/1',
   ],
 };
 const FAMILIES = Object.keys(FRAMES);
@@ -129,7 +129,7 @@ const PROSE = [
   "it panicked",
   "thrown in",
   "--- End of ",
-  "File \"x\"",
+  'File "x"',
   "Traceback (",
   "note.rb: ok",
   "a.ex: fine",
@@ -155,7 +155,8 @@ function mutateSpaces(s: string): string {
 function cut(s: string): string {
   if (chance(0.8)) return s;
   const lines = s.split("\n");
-  if (lines.length > 1 && chance(0.6)) return lines.slice(1 + Math.floor(rand() * (lines.length - 1))).join("\n");
+  if (lines.length > 1 && chance(0.6))
+    return lines.slice(1 + Math.floor(rand() * (lines.length - 1))).join("\n");
   const at = Math.floor(rand() * s.length);
   return chance(0.5) ? s.slice(at) : s.slice(0, at);
 }
@@ -181,29 +182,117 @@ function frameText(): string {
 
 // ---------------------------------------------------------------- credentials
 const NAMES = [
-  "passwort", "kennwort", "contraseña", "contrasena", "senha", "palavra-passe", "palavra passe",
-  "mot de passe", "mot  de passe", "wachtwoord", "passord", "lösenord", "adgangskode", "salasana",
-  "jelszó", "hasło", "haslo", "heslo", "şifre", "пароль", "гасло", "κωδικός", "密码", "密碼", "口令",
-  "パスワード", "비밀번호", "암호",
+  "passwort",
+  "kennwort",
+  "contraseña",
+  "contrasena",
+  "senha",
+  "palavra-passe",
+  "palavra passe",
+  "mot de passe",
+  "mot  de passe",
+  "wachtwoord",
+  "passord",
+  "lösenord",
+  "adgangskode",
+  "salasana",
+  "jelszó",
+  "hasło",
+  "haslo",
+  "heslo",
+  "şifre",
+  "пароль",
+  "гасло",
+  "κωδικός",
+  "密码",
+  "密碼",
+  "口令",
+  "パスワード",
+  "비밀번호",
+  "암호",
   // English names: localised only before a full-width separator.
-  "password", "passwort", "passwd", "pwd", "passphrase", "secret", "token", "api_key", "api-key", "apikey",
+  "password",
+  "passwort",
+  "passwd",
+  "pwd",
+  "passphrase",
+  "secret",
+  "token",
+  "api_key",
+  "api-key",
+  "apikey",
 ];
-const SEPARATORS = [":", "=", "：", "＝", " : ", " = ", "： ", '":', "'=", "\t:", "  ＝  ", "\u00a0:"];
+const SEPARATORS = [
+  ":",
+  "=",
+  "：",
+  "＝",
+  " : ",
+  " = ",
+  "： ",
+  '":',
+  "'=",
+  "\t:",
+  "  ＝  ",
+  "\u00a0:",
+];
 const PROSE_VERBS = [
-  "passwort ist", "Passwort lautet", "kennwort war", "mot de passe est", "mot de passe était",
-  "contraseña es", "contrasena era", "senha é", "palavra-passe será", "password è", "password era",
-  "password sarà", "wachtwoord is", "wachtwoord luidt", "hasło to", "haslo jest", "hasło brzmi",
-  "пароль —", "пароль - ", "пароль это ", "пароль был ", "пароль:", "密码是", "密碼為", "口令为",
-  "パスワードは", "비밀번호는", "비밀번호은",
+  "passwort ist",
+  "Passwort lautet",
+  "kennwort war",
+  "mot de passe est",
+  "mot de passe était",
+  "contraseña es",
+  "contrasena era",
+  "senha é",
+  "palavra-passe será",
+  "password è",
+  "password era",
+  "password sarà",
+  "wachtwoord is",
+  "wachtwoord luidt",
+  "hasło to",
+  "haslo jest",
+  "hasło brzmi",
+  "пароль —",
+  "пароль - ",
+  "пароль это ",
+  "пароль был ",
+  "пароль:",
+  "密码是",
+  "密碼為",
+  "口令为",
+  "パスワードは",
+  "비밀번호는",
+  "비밀번호은",
 ];
 const VALUES = [
-  "Geheim123!", "hunter2-Secret", "s3cr3tP@ss", "Zx9#kLm2qR", '"quoted secret 42"', "'q-Val_9x'",
-  "「秘密の値99」", "Tr0ub4dor&3", "xK8vQ2mN7pL4", "ÇokGizli2024",
+  "Geheim123!",
+  "hunter2-Secret",
+  "s3cr3tP@ss",
+  "Zx9#kLm2qR",
+  '"quoted secret 42"',
+  "'q-Val_9x'",
+  "「秘密の値99」",
+  "Tr0ub4dor&3",
+  "xK8vQ2mN7pL4",
+  "ÇokGizli2024",
 ];
-const PREFIX = ["", "Fehler: ", "Error de autenticación. ", "ошибка: ", "登录失败，", "login failed; ", "{\"detail\":\"", "user=bob "];
+const PREFIX = [
+  "",
+  "Fehler: ",
+  "Error de autenticación. ",
+  "ошибка: ",
+  "登录失败，",
+  "login failed; ",
+  '{"detail":"',
+  "user=bob ",
+];
 
 function turkish(s: string): string {
-  return s.replace(/i/g, () => pick(["i", "İ", "ı", "I"])).replace(/I/g, () => pick(["I", "ı", "İ"]));
+  return s
+    .replace(/i/g, () => pick(["i", "İ", "ı", "I"]))
+    .replace(/I/g, () => pick(["I", "ı", "İ"]));
 }
 
 function caseOf(s: string): string {
@@ -211,7 +300,8 @@ function caseOf(s: string): string {
   if (r < 0.35) return s;
   if (r < 0.55) return s.toUpperCase();
   if (r < 0.7) return s.charAt(0).toUpperCase() + s.slice(1);
-  if (r < 0.85) return [...s].map((c) => (chance(0.5) ? c.toUpperCase() : c.toLowerCase())).join("");
+  if (r < 0.85)
+    return [...s].map((c) => (chance(0.5) ? c.toUpperCase() : c.toLowerCase())).join("");
   return turkish(s);
 }
 
@@ -232,7 +322,7 @@ function credentialText(): string {
     } else {
       out += `${chance(0.5) ? pick(["Das ", "le ", "la ", "a ", "het ", "", "Ваш "]) : ""}${caseOf(pick(PROSE_VERBS))}${pick(["", " ", "  ", "\t", "\u00a0"])}${pick(VALUES)}`;
     }
-    out += pick(["", ". ", "\n", " — ", "\\n", "\"}", ", "]);
+    out += pick(["", ". ", "\n", " — ", "\\n", '"}', ", "]);
   }
   if (chance(0.2)) out += ` ${frameText()}`;
   return out;
@@ -241,10 +331,59 @@ function credentialText(): string {
 // ---------------------------------------------------------------- mutants
 /** Characters the prefilters read (or should): separators, escapes, case, other scripts. */
 const EDITS = [
-  "\\", "n", "t", "r", "$", ".", "_", "#", "@", ":", "：", "＝", "=", " ", "  ", "\t", "\u00a0",
-  "\u3000", "\n", "\\n", "a", "at", " at ", "İ", "ı", "ſ", "\u212a", "É", "é", "e\u0301", "ё",
-  "Σ", "ς", "\ud801\udc37", "\ud801", "(", ")", "/", "'", '"', "`", "-", "...", "::", "goroutine ",
-  "File \"", "panicked", "thrown in", ".rb:", ".ex:", "://", "[native code]", "--- End of ",
+  "\\",
+  "n",
+  "t",
+  "r",
+  "$",
+  ".",
+  "_",
+  "#",
+  "@",
+  ":",
+  "：",
+  "＝",
+  "=",
+  " ",
+  "  ",
+  "\t",
+  "\u00a0",
+  "\u3000",
+  "\n",
+  "\\n",
+  "a",
+  "at",
+  " at ",
+  "İ",
+  "ı",
+  "ſ",
+  "\u212a",
+  "É",
+  "é",
+  "e\u0301",
+  "ё",
+  "Σ",
+  "ς",
+  "\ud801\udc37",
+  "\ud801",
+  "(",
+  ")",
+  "/",
+  "'",
+  '"',
+  "`",
+  "-",
+  "...",
+  "::",
+  "goroutine ",
+  'File "',
+  "panicked",
+  "thrown in",
+  ".rb:",
+  ".ex:",
+  "://",
+  "[native code]",
+  "--- End of ",
 ];
 
 /** A frame or credential text with a few characters inserted, deleted or replaced. */
@@ -280,14 +419,18 @@ function blocks(text: string): string[] {
   return out;
 }
 
-function message(judge: Judge, core: Core, policy: unknown, tool: unknown, parts: string[]): string {
+function message(
+  judge: Judge,
+  core: Core,
+  policy: unknown,
+  tool: unknown,
+  parts: string[],
+): string {
   const failure = core.failureFromResult({
     isError: true,
     content: parts.map((text) => ({ type: "text", text })),
   });
-  return (
-    judge.assessFailure(failure, { policy, tool, effect: "read_only" }).message ?? "<host>"
-  );
+  return judge.assessFailure(failure, { policy, tool, effect: "read_only" }).message ?? "<host>";
 }
 
 /** Words of `kept` (3+ characters of letters, digits, `_./:#@-`) not in `other`. */
@@ -301,7 +444,9 @@ const total = { LEAK: 0, MORE: 0, texts: 0, families: {} as Record<string, numbe
 function report(kind: "LEAK" | "MORE", via: string, text: string, now: string, was: string): void {
   total[kind]++;
   if (shown[kind]++ >= 20) return;
-  console.log(`${kind} (${via})\n  text: ${JSON.stringify(text)}\n  new:  ${JSON.stringify(now)}\n  base: ${JSON.stringify(was)}`);
+  console.log(
+    `${kind} (${via})\n  text: ${JSON.stringify(text)}\n  new:  ${JSON.stringify(now)}\n  base: ${JSON.stringify(was)}`,
+  );
 }
 
 for (let i = 0; i < COUNT; i++) {
@@ -315,7 +460,8 @@ for (let i = 0; i < COUNT; i++) {
   const was = oldJudge.redact(text);
   if (now !== was) {
     // The new output keeps a word the base removed: a leak.
-    if (keptWords(now, was).length > 0 || now.length > was.length) report("LEAK", "redact", text, now, was);
+    if (keptWords(now, was).length > 0 || now.length > was.length)
+      report("LEAK", "redact", text, now, was);
     else report("MORE", "redact", text, now, was);
   }
   if (i % 4 === 0) {
@@ -323,7 +469,8 @@ for (let i = 0; i < COUNT; i++) {
     const m = message(newJudge, newCore, policyNew, toolNew, parts);
     const o = message(oldJudge, oldCore, policyOld, toolOld, parts);
     if (m !== o) {
-      if (keptWords(m, o).length > 0 || m.length > o.length) report("LEAK", `message ${JSON.stringify(parts)}`, text, m, o);
+      if (keptWords(m, o).length > 0 || m.length > o.length)
+        report("LEAK", `message ${JSON.stringify(parts)}`, text, m, o);
       else report("MORE", `message ${JSON.stringify(parts)}`, text, m, o);
     }
   }
