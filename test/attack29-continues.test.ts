@@ -94,3 +94,40 @@ describe("attack29: a call of a stopped run decides nothing after the next run w
     expect(told).toHaveLength(1);
   });
 });
+
+describe("attack29: the refusals of continues hold", () => {
+  const stop = (run: ReturnType<ReturnType<typeof createGovernor>["startRun"]>) =>
+    run.call({ tool: "list_notes" }, async () => text("403 Forbidden: permission denied"));
+
+  it("a run continued twice, a continued run's ancestor, a run still going on, another governor's run", async () => {
+    const { governor } = setup();
+    const other = createGovernor({}, { metrics: false });
+    const a = governor.startRun();
+    expect(() => governor.startRun({ continues: a })).toThrow(/still going on/);
+    await stop(a);
+    expect(() => other.startRun({ continues: a })).toThrow(/another governor/);
+    const b = governor.startRun({ continues: a });
+    expect(() => governor.startRun({ continues: a })).toThrow(/already goes on from/);
+    b.end();
+    const c = governor.startRun({ continues: b });
+    // a's descendant c goes on; a itself is still taken.
+    expect(() => governor.startRun({ continues: a })).toThrow(/already goes on from/);
+    c.end();
+    expect(() => governor.startRun({ continues: b })).toThrow(/already goes on from/);
+  });
+
+  it("the deadline of a chain is the first run's", async () => {
+    const clock = { now: 1_000_000 };
+    const governor = createGovernor(
+      { budgets: { wallTimeMs: 10_000 }, tools: { "*": { effect: "read_only" } } },
+      { now: () => clock.now, metrics: false },
+    );
+    const a = governor.startRun();
+    clock.now += 6_000;
+    a.end();
+    const b = governor.startRun({ continues: a, deadline: clock.now + 60_000 });
+    clock.now += 6_000; // 12 s after a started: past its wall time
+    const outcome = await b.call({ tool: "get_note" }, async () => ({ content: [] }));
+    expect(outcome).toMatchObject({ kind: "stop", reason: "budget_exhausted" });
+  });
+});
