@@ -433,9 +433,10 @@ function message(
   return judge.assessFailure(failure, { policy, tool, effect: "read_only" }).message ?? "<host>";
 }
 
-/** Words of `kept` (3+ characters of letters, digits, `_./:#@-`) not in `other`. */
+/** Words of `kept` outside placeholders (3+ characters of letters, digits, `_./:#@-`) not in `other`. */
 function keptWords(kept: string, other: string): string[] {
-  const words = kept.match(/[\p{L}\p{N}_./:#@\\-]{3,}/gu) ?? [];
+  // Placeholders (`[redacted]`, `[path]`) are no kept text.
+  const words = kept.replace(/\[[a-z ]{1,20}\]/g, " ").match(/[\p{L}\p{N}_./:#@\\-]{3,}/gu) ?? [];
   return words.filter((w) => !other.includes(w));
 }
 
