@@ -461,8 +461,7 @@ for (let i = 0; i < COUNT; i++) {
   const was = oldJudge.redact(text);
   if (now !== was) {
     // The new output keeps a word the base removed: a leak.
-    if (keptWords(now, was).length > 0 || now.length > was.length)
-      report("LEAK", "redact", text, now, was);
+    if (keptWords(now, was).length > 0) report("LEAK", "redact", text, now, was);
     else report("MORE", "redact", text, now, was);
   }
   if (i % 4 === 0) {
@@ -470,7 +469,7 @@ for (let i = 0; i < COUNT; i++) {
     const m = message(newJudge, newCore, policyNew, toolNew, parts);
     const o = message(oldJudge, oldCore, policyOld, toolOld, parts);
     if (m !== o) {
-      if (keptWords(m, o).length > 0 || m.length > o.length)
+      if (keptWords(m, o).length > 0)
         report("LEAK", `message ${JSON.stringify(parts)}`, text, m, o);
       else report("MORE", `message ${JSON.stringify(parts)}`, text, m, o);
     }

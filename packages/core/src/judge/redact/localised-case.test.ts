@@ -17,3 +17,16 @@ describe("localised password names in their languages' capitals", () => {
     expect(redact(text)).not.toContain("Geheim123");
   });
 });
+
+describe("localised passwords in a JSON string, a line each", () => {
+  it.each([
+    "passwort=Tr0ub4dor&3\\nmot de passe: Zx9#kLm2qR",
+    "contraseña: abc123x\\nпароль: Zx9#kLm2qR",
+    "Passwort: abc123x\\r\\nPasswort: Zx9#kLm2qR",
+    "şifre=Tr0ub4dor&3\\tmot de passe: Zx9#kLm2qR",
+  ])("%s: the second line's value goes too", (text) => {
+    const out = redact(text);
+    expect(out).not.toContain("Zx9");
+    expect(out).not.toMatch(/Tr0ub|abc123/);
+  });
+});
