@@ -437,7 +437,9 @@ function message(
 function keptWords(kept: string, other: string): string[] {
   // Placeholders (`[redacted]`, `[path]`) are no kept text.
   const words = kept.replace(/\[[a-z ]{1,20}\]/g, " ").match(/[\p{L}\p{N}_./:#@\\-]{3,}/gu) ?? [];
-  return words.filter((w) => !other.includes(w));
+  // A word with a letter and a digit (every value the generators write has both; a name does not):
+  // a kept name the other swallowed with a value (a value running on over a JSON \\n) is none.
+  return words.filter((w) => /\p{L}/u.test(w) && /\d/.test(w) && !other.includes(w));
 }
 
 const shown = { LEAK: 0, MORE: 0 };

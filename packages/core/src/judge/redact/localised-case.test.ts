@@ -30,3 +30,7 @@ describe("localised passwords in a JSON string, a line each", () => {
     expect(out).not.toMatch(/Tr0ub|abc123/);
   });
 });
+
+it("a password that holds an escaped backslash before an n goes whole", () => {
+  expect(redact("Passwort: ab\\\\ncd9x\\nweiter")).toBe("Passwort: [redacted]\\nweiter");
+});
