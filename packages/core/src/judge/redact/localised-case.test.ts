@@ -34,3 +34,7 @@ describe("localised passwords in a JSON string, a line each", () => {
 it("a password that holds an escaped backslash before an n goes whole", () => {
   expect(redact("Passwort: ab\\\\ncd9x\\nweiter")).toBe("Passwort: [redacted]\\nweiter");
 });
+
+it("a localised password's value on the line after its name, in a JSON string, goes", () => {
+  expect(redact("κωδικός = \\nGeheim123!")).not.toContain("Geheim");
+});
