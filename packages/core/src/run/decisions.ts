@@ -52,15 +52,23 @@ export function decideNow(
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
-/** Decides and spends, in one synchronous step (no await between reading and taking). */
+/**
+ * Decides and spends, in one synchronous step (no await between reading and taking). Undefined,
+ * deciding and spending nothing, once the run has ended (not in observe-only): a call that awaited
+ * something (a store, the learned read, the server's retry budget) while another call stopped the
+ * run gets the run's end, as a call admitted after it would. A run that goes on from an ended one
+ * (`RunOptions.continues`) starts with what it had spent and told: the ended run spending or
+ * telling more after that would be budget and tellings the chain gets twice.
+ */
 export function commit(
   state: CallState,
   c: Classification,
   print: string,
   serverRetryBudgetEmpty = false,
   isFailure = true,
-): Decision {
+): Decision | undefined {
   const r = state.run;
+  if (r.ended !== undefined && !r.observeOnly) return undefined;
   const { budgets } = r;
   const d = decideNow(state, c, print, serverRetryBudgetEmpty);
   if (isFailure) budgets.take("failures");

@@ -188,7 +188,8 @@ async function resolveClassified<T>(
     if (!hook) {
       const trouble = await settleFailed<T>(state, key, c.certainty);
       if (trouble !== undefined) return { outcome: trouble };
-      r.budgets.take("failures");
+      // An ended run spends nothing (see `commit`): the run may have ended during the settle.
+      if (r.ended === undefined) r.budgets.take("failures");
       const d: Decision = { action: "host", reason: c.reason, certainty: c.certainty };
       record(state, failure, c, d, print);
       emitCall(state, "host");
@@ -240,8 +241,9 @@ async function resolveClassified<T>(
   // happen, whatever this attempt said.
   const certainty: Certainty = key.event === "verified_absent" ? "failed" : c.certainty;
 
-  // A parallel call may have ended the run meanwhile: its reason stands.
-  if (r.ended && !r.observeOnly) {
+  // A parallel call may have ended the run meanwhile: its reason stands (also where it ended while
+  // the learned read or the server's retry budget below was awaited: `commit` decides nothing then).
+  const ended = async (): Promise<Verdict<T>> => {
     const d = plainStop(
       summary(r).reason === "completed" ? "aborted" : (summary(r).reason as Reason),
     );
@@ -249,7 +251,8 @@ async function resolveClassified<T>(
     if (trouble !== undefined) return { outcome: trouble };
     record(state, failure, c, { ...d, certainty: c.certainty }, print);
     return { outcome: endedOutcome<T>(state) };
-  }
+  };
+  if (r.ended && !r.observeOnly) return ended();
 
   // What was learned of this failure, read before the decision. Only a retry, a correction or a
   // switch can be demoted: a stop or the host needs no read.
@@ -266,7 +269,9 @@ async function resolveClassified<T>(
 
   // The decision and the budgets it spends, in one synchronous step; a retry also asks the
   // server's shared retry budget (a store that cannot answer grants none).
-  let d = commit(state, c, print);
+  const decided = commit(state, c, print);
+  if (decided === undefined) return ended();
+  let d = decided;
   /** The server's answer to a retry's take, when one was asked. */
   let granted: boolean | undefined;
   if (d.action === "retry_dependency" && !r.observeOnly) {
@@ -280,7 +285,9 @@ async function resolveClassified<T>(
     if (!granted) {
       r.budgets.refund("retries");
       r.budgets.refund("failures");
-      d = commit(state, c, print, true);
+      const again = commit(state, c, print, true);
+      if (again === undefined) return ended();
+      d = again;
     }
   }
 

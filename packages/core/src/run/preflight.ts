@@ -221,6 +221,8 @@ export function preflightModel(
     source: "signal",
   };
   const d = commit(state, classification, print, false, isFailure);
+  // The run ended while a step before awaited the store (the breaker's probe): its end answers.
+  if (d === undefined) return endedOutcome(state);
   record(
     state,
     { channel: "local", origin: "local", text: observation },

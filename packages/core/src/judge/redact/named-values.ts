@@ -566,11 +566,13 @@ function endsInNoun(text: string, start: number): boolean {
  * A password named in another language (`Passwort:`, `contraseña:`, `пароль:`, `mot de passe:`,
  * `密码：`…), or in English before a full-width colon or equals sign (`password：`), as localised
  * servers and CJK input write them: the rule of key-value credentials reads English names and
- * ASCII separators only. The value, quoted or up to the next space, goes unless it is a status
- * word.
+ * ASCII separators only. The value, quoted or up to the next space or JSON-escaped break (`\n`,
+ * `\r`, `\t`, not an escaped backslash before an `n`: what follows a break, the next line's name
+ * and value, is read apart; a value on the line after its name, behind one break, goes with it),
+ * goes unless it is a status word.
  */
 const LOCALISED_PASSWORD =
-  /(?<![\p{L}\p{N}_-])((?:(?:passwor[dt]|passwd|pwd|passphrase|secret|token|api[_-]?key)["']?\s{0,4}[：＝]|(?:passwort|kennwort|contrase[ñn]a|senha|palavra[ -]passe|mot\s{1,4}de\s{1,4}passe|wachtwoord|passord|lösenord|adgangskode|salasana|jelszó|hasło|heslo|şifre|пароль|гасло|κωδικός|密码|密碼|口令|パスワード|비밀번호|암호)["']?\s{0,4}[:：=＝])\s{0,4})("[^"\r\n]{0,200}"?|'[^'\r\n]{0,200}'?|[^\s"'<>]{1,200})/giu;
+  /(?<![\p{L}\p{N}_-])((?:(?:passwor[dt]|passwd|pwd|passphrase|secret|token|api[_-]?key)["']?\s{0,4}[：＝]|(?:passwort|kennwort|contrase[ñn]a|senha|palavra[ -]passe|mot\s{1,4}de\s{1,4}passe|wachtwoord|passord|lösenord|adgangskode|salasana|jelszó|hasło|heslo|ş[iİı]fre|пароль|гасло|κωδικ[οό]ς|密码|密碼|口令|パスワード|비밀번호|암호)["']?\s{0,4}[:：=＝])\s{0,4})("[^"\r\n]{0,200}"?|'[^'\r\n]{0,200}'?|(?:\\[nrt])?(?:\\\\|(?!\\[nrt])[^\s"'<>]){1,200})/giu;
 
 /** What follows every localised password's name: a colon or equals sign, ASCII or full-width. */
 const LOCALISED_SEPARATOR = /[:=：＝]/;
@@ -601,7 +603,7 @@ const LOCALISED_PROSE =
  * separators alone (`:` or `=`) are in most texts, and the pattern of names ran on each of them.
  */
 const LOCALISED_NOUN =
-  /[：＝]|passwort|kennwort|contrase|senha|palavra|mot\s{1,4}de|wachtwoord|passord|lösenord|adgangskode|salasana|jelszó|has[łl]o|heslo|şifre|пароль|гасло|κωδικός|密码|密碼|口令|パスワード|비밀번호|암호|password\s{1,4}[èes]/iu;
+  /[：＝]|passwort|kennwort|contrase|senha|palavra|mot\s{1,4}de|wachtwoord|passord|lösenord|adgangskode|salasana|jelszó|has[łl]o|heslo|ş[iİı]fre|пароль|гасло|κωδικ[οό]ς|密码|密碼|口令|パスワード|비밀번호|암호|password\s{1,4}[èes]/iu;
 
 /** The last text {@link mayHoldLocalisedNoun} read, and its answer. */
 let nounText: string | undefined;

@@ -361,6 +361,31 @@ const OTHER_TESTS: readonly ((text: string) => boolean)[] = RUNTIMES.flatMap((ru
 );
 
 /**
+ * Each rule of the frames with the test that gates it (a line rule is read only where its test
+ * holds on the whole text, an inline frame only where its test holds on the text so far) and
+ * whether it takes a frame from `text` (a line of it, or a frame inside it). Where it does, the
+ * test must hold (a leak where it does not): pinned by the tests.
+ * @internal Exported for tests; not part of the public API.
+ */
+export const FRAME_RULE_TESTS: readonly {
+  readonly pattern: RegExp;
+  readonly test: (text: string) => boolean;
+  readonly takes: (text: string) => boolean;
+}[] = [
+  ...FRAME_LINES.map((line, i) => ({
+    pattern: line.pattern,
+    test: LINE_TESTS[i] as (text: string) => boolean,
+    takes: (text: string) => text.split("\n").some((l) => frameLine(l, [line]) !== undefined),
+  })),
+  ...INLINE_FRAMES.map((frame, i) => ({
+    pattern: frame.pattern,
+    test: INLINE_TESTS[i] as (text: string) => boolean,
+    takes: (text: string) =>
+      [...text.matchAll(frame.pattern)].some((m) => frame.accept(m[1] as string)),
+  })),
+];
+
+/**
  * Every pattern of the frames, for the linear-time checks in the tests.
  * @internal
  */
