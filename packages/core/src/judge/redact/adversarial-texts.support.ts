@@ -124,6 +124,8 @@ const NAMES = [
   "haslo",
   "heslo",
   "şifre",
+  // In Turkish capitals: a dotted İ, which a case-insensitive pattern does not read as i.
+  "ŞİFRE",
   "пароль",
   "гасло",
   "κωδικός",
@@ -289,12 +291,21 @@ export function adversarialTexts(seed0: number) {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
   const chance = (p: number): boolean => rand() < p;
 
+  function turkish(s: string): string {
+    return s
+      .replace(/i/g, () => pick(["i", "İ", "ı", "I"]))
+      .replace(/I/g, () => pick(["I", "ı", "İ"]));
+  }
+
+  /** A frame's case: mostly as written; else upper, lower, capitalised, mixed or Turkish İ/ı. */
   function mutateCase(s: string): string {
     const r = rand();
     if (r < 0.7) return s;
     if (r < 0.8) return s.toUpperCase();
     if (r < 0.9) return s.toLowerCase();
-    return [...s].map((c) => (chance(0.3) ? c.toUpperCase() : c)).join("");
+    if (r < 0.93) return s.charAt(0).toUpperCase() + s.slice(1);
+    if (r < 0.97) return [...s].map((c) => (chance(0.3) ? c.toUpperCase() : c)).join("");
+    return turkish(s);
   }
 
   function mutateSpaces(s: string): string {
@@ -329,12 +340,6 @@ export function adversarialTexts(seed0: number) {
     let out = parts[0] as string;
     for (let i = 1; i < parts.length; i++) out += pick(JOINS) + (parts[i] as string);
     return out;
-  }
-
-  function turkish(s: string): string {
-    return s
-      .replace(/i/g, () => pick(["i", "İ", "ı", "I"]))
-      .replace(/I/g, () => pick(["I", "ı", "İ"]));
   }
 
   function caseOf(s: string): string {
