@@ -368,7 +368,7 @@ export function adversarialTexts(seed0: number) {
         const quote = chance(0.2) ? pick(['"', "'"]) : "";
         out += `${name}${quote}${pick(SEPARATORS)}${chance(0.3) ? pick(SPACES) : ""}${pick(VALUES)}`;
       } else {
-        out += `${chance(0.5) ? pick(["Das ", "le ", "la ", "a ", "het ", "", "Ваш "]) : ""}${caseOf(pick(PROSE_VERBS))}${pick(["", " ", "  ", "\t", "\u00a0"])}${pick(VALUES)}`;
+        out += `${chance(0.5) ? pick(["Das ", "le ", "la ", "a ", "het ", "", "Ваш "]) : ""}${mutateSpaces(caseOf(pick(PROSE_VERBS)))}${pick(["", " ", "  ", "\t", "\u00a0"])}${pick(VALUES)}`;
       }
       out += pick(["", ". ", "\n", " — ", "\\n", '"}', ", "]);
     }
