@@ -28,6 +28,26 @@ describe("the Agents SDK's own resend after a reconnect", () => {
     for (const c of cleanup.splice(0).reverse()) await c().catch(() => undefined);
   });
 
+  /**
+   * Connects `server` and, in a run of one call, sends a write; once the write waits at `point`
+   * (on the wire already), a read past the budget stops the run. The write is not awaited: the
+   * test releases `point` after it has read the stop.
+   */
+  async function writeHeldAtStop(server: MCPServerStreamableHttp, point: ReturnType<typeof hold>) {
+    await server.connect();
+    cleanup.push(() => server.close());
+    const governor = createGovernor(
+      { budgets: { calls: 1 }, servers: { notes: { tools: WRITE_AND_READ } } },
+      { metrics: false },
+    );
+    const run = governor.startRun();
+    const governed = governMcpServer(server, { governor, run, server: "notes" });
+    const write = governed.callTool("append_log", { line: "welcome" });
+    await point.reachedOnce;
+    const second = governed.callTool("get_note", { id: "other" }).catch((e: unknown) => e);
+    return { write, second, run };
+  }
+
   it("a read is not sent after a parallel call's stop ended the run", async () => {
     const http: HttpFaultServer = await startHttpServer({ jsonResponse: true });
     cleanup.push(() => http.close());
@@ -129,17 +149,7 @@ describe("the Agents SDK's own resend after a reconnect", () => {
         return fetch(input, init);
       }),
     });
-    await server.connect();
-    cleanup.push(() => server.close());
-    const governor = createGovernor(
-      { budgets: { calls: 1 }, servers: { notes: { tools: WRITE_AND_READ } } },
-      { metrics: false },
-    );
-    const run = governor.startRun();
-    const governed = governMcpServer(server, { governor, run, server: "notes" });
-    const write = governed.callTool("append_log", { line: "welcome" });
-    await held.reachedOnce;
-    const second = governed.callTool("get_note", { id: "other" }).catch((e: unknown) => e);
+    const { write, second, run } = await writeHeldAtStop(server, held);
     expect(String(await second)).toContain("budget_exhausted");
     expect(run.ended).toBe(true);
     held.release();
@@ -175,17 +185,7 @@ describe("the Agents SDK's own resend after a reconnect", () => {
         },
       },
     });
-    await server.connect();
-    cleanup.push(() => server.close());
-    const governor = createGovernor(
-      { budgets: { calls: 1 }, servers: { notes: { tools: WRITE_AND_READ } } },
-      { metrics: false },
-    );
-    const run = governor.startRun();
-    const governed = governMcpServer(server, { governor, run, server: "notes" });
-    const write = governed.callTool("append_log", { line: "welcome" });
-    await unauthorized.reachedOnce;
-    const second = governed.callTool("get_note", { id: "other" }).catch((e: unknown) => e);
+    const { write, second, run } = await writeHeldAtStop(server, unauthorized);
     expect(String(await second)).toContain("budget_exhausted");
     expect(run.ended).toBe(true);
     unauthorized.release();

@@ -93,6 +93,25 @@ describe("governMcpServer reconnect", () => {
 });
 
 describe("governMcpServer identical calls", () => {
+  /** A server whose one tool, charge, answers as `charge` does with the arguments it was sent. */
+  function billingServer(
+    charge: (args: Record<string, unknown>) => Promise<{ type: "text"; text: string }[]>,
+  ) {
+    return {
+      name: "billing",
+      cacheToolsList: false,
+      async connect() {},
+      async close() {},
+      async invalidateToolsCache() {},
+      async listTools() {
+        return [{ name: "charge", inputSchema: { type: "object" as const, properties: {} } }];
+      },
+      async callTool(_name: string, args: Record<string, unknown>) {
+        return charge(args);
+      },
+    };
+  }
+
   /** A server whose get_note answers only when the test lets it; counts what it was sent. */
   function heldServer() {
     const state = { sent: 0, release: (): void => undefined };
@@ -156,21 +175,11 @@ describe("governMcpServer identical calls", () => {
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const server = {
-      name: "billing",
-      cacheToolsList: false,
-      async connect() {},
-      async close() {},
-      async invalidateToolsCache() {},
-      async listTools() {
-        return [{ name: "charge", inputSchema: { type: "object" as const, properties: {} } }];
-      },
-      async callTool(_name: string, args: Record<string, unknown>) {
-        sent.push(args);
-        if (sent.length === 1) await held;
-        return [{ type: "text" as const, text: `charge ${sent.length} made` }];
-      },
-    };
+    const server = billingServer(async (args) => {
+      sent.push(args);
+      if (sent.length === 1) await held;
+      return [{ type: "text" as const, text: `charge ${sent.length} made` }];
+    });
     const governor = createGovernor(
       {
         tools: {
@@ -205,21 +214,11 @@ describe("governMcpServer identical calls", () => {
   it("a write left in doubt, then the same write with another key the model made: not sent", async () => {
     // Waiting behind the first does not mean being sent after it: the write may have happened.
     const sent: Record<string, unknown>[] = [];
-    const server = {
-      name: "billing",
-      cacheToolsList: false,
-      async connect() {},
-      async close() {},
-      async invalidateToolsCache() {},
-      async listTools() {
-        return [{ name: "charge", inputSchema: { type: "object" as const, properties: {} } }];
-      },
-      async callTool(_name: string, args: Record<string, unknown>) {
-        sent.push(args);
-        await new Promise((resolve) => setTimeout(resolve, 10));
-        throw new Error("socket hang up");
-      },
-    };
+    const server = billingServer(async (args) => {
+      sent.push(args);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      throw new Error("socket hang up");
+    });
     const governor = createGovernor(
       { tools: { charge: { effect: "mutating", idempotency: { argument: "idempotency_key" } } } },
       { metrics: false },
