@@ -6,42 +6,19 @@
 // as B's own result, and B's server never got the write. `--store` now needs `--server` (a
 // preset alone is not enough, below): such a proxy is refused at start.
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { sqliteModule } from "../packages/sqlite/src/sqlite-api.ts";
 import { governor } from "./cli.ts";
-import { type RawMessage, ROOT, startRawProxy } from "./proxy-support.ts";
+import { loggedToolCalls, ROOT, startRawProxy, waitUntil, writeNoteCall } from "./proxy-support.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "governor-attack27w-proxies-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const SERVER = join(ROOT, "test/fixtures/raw-mcp-server.mjs");
 
-const call = (id: number, t: string, progressToken?: string) => ({
-  jsonrpc: "2.0",
-  id,
-  method: "tools/call",
-  params: {
-    name: "write_note",
-    arguments: { t },
-    ...(progressToken !== undefined && { _meta: { progressToken } }),
-  },
-});
-
-const wait = async (what: string, done: () => boolean) => {
-  for (let i = 0; i < 400 && !done(); i++) await new Promise((r) => setTimeout(r, 25));
-  expect(done(), what).toBe(true);
-};
-
-const toolCalls = (log: string) =>
-  (existsSync(log)
-    ? readFileSync(log, "utf8")
-        .split("\n")
-        .filter((l) => l.trim() !== "")
-        .map((l) => JSON.parse(l) as RawMessage)
-    : []
-  ).filter((m) => m.method === "tools/call");
+const toolCalls = loggedToolCalls;
 
 /** A's host cancels its write as it succeeds (A keeps the answer); then B's host sends the same call. */
 async function sameCallOnTwoServers(namesA: string[], namesB: string[]): Promise<void> {
@@ -63,23 +40,23 @@ async function sameCallOnTwoServers(namesA: string[], namesB: string[]): Promise
   };
   const lock = new DatabaseSync(db);
   try {
-    a.send(call(2, "deploy done", "p2"));
-    await wait("progress forwarded", () =>
+    a.send(writeNoteCall(2, "deploy done", "p2"));
+    await waitUntil("progress forwarded", () =>
       a.received().some((m) => m.method === "notifications/progress"),
     );
     // A's settle of the success waits for the file's lock: A's host cancels as it comes.
     lock.exec("BEGIN IMMEDIATE");
     writeFileSync(`${logA}.gate`, "");
-    await wait("answered", () => existsSync(`${logA}.answered`));
+    await waitUntil("answered", () => existsSync(`${logA}.answered`));
     // Time for A to read the answer and reach its settle on a loaded machine (the suite's other
     // files share two cores: 300 ms was overrun once), well inside the store's 2 s busy timeout.
     await new Promise((r) => setTimeout(r, 700));
     a.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2 } });
     await new Promise((r) => setTimeout(r, 300));
     lock.exec("ROLLBACK");
-    await wait("A kept the answer", () => a.stdout().includes("completed_after_cancel"));
+    await waitUntil("A kept the answer", () => a.stdout().includes("completed_after_cancel"));
     // B's host asks B's server for the same note.
-    b.send(call(7, "deploy done"));
+    b.send(writeNoteCall(7, "deploy done"));
     const answer = await b.answer(7);
     // Before: B's server got nothing, and B's host read A's server's answer ("done 1").
     expect({ sentToB: toolCalls(logB).length, answer }).toMatchObject({ sentToB: 1 });

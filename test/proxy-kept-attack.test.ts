@@ -2,32 +2,16 @@
 // docs/idempotency.md "An answer the host never got"): a real proxy process on raw stdio in front
 // of the scripted raw server (fixtures/raw-mcp-server.mjs), which logs every message it reads.
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { sqliteModule } from "../packages/sqlite/src/sqlite-api.ts";
-import { type RawMessage, ROOT, startRawProxy } from "./proxy-support.ts";
+import { loggedToolCalls, ROOT, startRawProxy, waitUntil, writeNoteCall } from "./proxy-support.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "governor-proxy-kept-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const SERVER = join(ROOT, "test/fixtures/raw-mcp-server.mjs");
-
-const call = (id: number, t: string, progressToken?: string) => ({
-  jsonrpc: "2.0",
-  id,
-  method: "tools/call",
-  params: {
-    name: "write_note",
-    arguments: { t },
-    ...(progressToken !== undefined && { _meta: { progressToken } }),
-  },
-});
-
-const wait = async (what: string, done: () => boolean) => {
-  for (let i = 0; i < 400 && !done(); i++) await new Promise((r) => setTimeout(r, 25));
-  expect(done(), what).toBe(true);
-};
 
 describe.runIf(sqliteModule() !== undefined)(
   "governor proxy --store sqlite: the identical call sent right after a late cancel",
@@ -41,32 +25,25 @@ describe.runIf(sqliteModule() !== undefined)(
         { command: process.execPath, args: [SERVER] },
         { env: { RAW_MODE: "gated", RAW_LOG: log }, initialize: true },
       );
-      const toolCalls = () =>
-        (existsSync(log)
-          ? readFileSync(log, "utf8")
-              .split("\n")
-              .filter((l) => l.trim() !== "")
-              .map((l) => JSON.parse(l) as RawMessage)
-          : []
-        ).filter((m) => m.method === "tools/call");
+      const toolCalls = () => loggedToolCalls(log);
       const { DatabaseSync } = (await import("node:sqlite" as string)) as {
         DatabaseSync: new (p: string) => { exec(s: string): void; close(): void };
       };
       const lock = new DatabaseSync(db);
       try {
-        host.send(call(2, "kept", "p2"));
-        await wait("progress forwarded", () =>
+        host.send(writeNoteCall(2, "kept", "p2"));
+        await waitUntil("progress forwarded", () =>
           host.received().some((m) => m.method === "notifications/progress"),
         );
         // The proxy's settle of the success waits for the file's write lock: the host's cancel,
         // and its identical call right after it, come after the server's answer.
         lock.exec("BEGIN IMMEDIATE");
         writeFileSync(`${log}.gate`, "");
-        await wait("answered", () => existsSync(`${log}.answered`));
+        await waitUntil("answered", () => existsSync(`${log}.answered`));
         await new Promise((r) => setTimeout(r, 300));
         host.send(
           { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2 } },
-          call(3, "kept"),
+          writeNoteCall(3, "kept"),
         );
         await new Promise((r) => setTimeout(r, 200));
         lock.exec("ROLLBACK");

@@ -17,6 +17,7 @@ import {
   type ClientCapabilities,
   LoggingMessageNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { expect } from "vitest";
 import { main } from "../packages/cli/src/main.ts";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -341,4 +342,41 @@ export async function rawAnswersClient(name: string, answers: string): Promise<C
     }),
   );
   return client;
+}
+
+/** Polls `done` every 25 ms for up to 10 s, then asserts it (`what` names it in a failure). */
+export async function waitUntil(what: string, done: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !done(); i++) await new Promise((r) => setTimeout(r, 25));
+  expect(done(), what).toBe(true);
+}
+
+/**
+ * A host's JSON-RPC `tools/call` of the raw fixture's `write_note`, with a progress token when
+ * given; without an id it is a notification (which no server answers).
+ */
+export function writeNoteCall(
+  id: number | undefined,
+  t: string,
+  progressToken?: string,
+): RawMessage {
+  return {
+    jsonrpc: "2.0",
+    ...(id !== undefined && { id }),
+    method: "tools/call",
+    params: {
+      name: "write_note",
+      arguments: { t },
+      ...(progressToken !== undefined && { _meta: { progressToken } }),
+    },
+  };
+}
+
+/** The `tools/call` messages the raw fixture read, from its RAW_LOG file (none before it exists). */
+export function loggedToolCalls(log: string): RawMessage[] {
+  if (!existsSync(log)) return [];
+  return readFileSync(log, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as RawMessage)
+    .filter((m) => m.method === "tools/call");
 }

@@ -9,7 +9,14 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { sharedRedis } from "../packages/redis/src/testing-server.ts";
 import { sqliteModule } from "../packages/sqlite/src/sqlite-api.ts";
-import { type RawMessage, type RawProxy, ROOT, startRawProxy } from "./proxy-support.ts";
+import {
+  type RawMessage,
+  type RawProxy,
+  ROOT,
+  startRawProxy,
+  waitUntil,
+  writeNoteCall,
+} from "./proxy-support.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "governor-proxy-wire-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -46,17 +53,6 @@ async function rawHost(
   return { ...proxy, serverRead };
 }
 
-const call = (id: number | undefined, t: string, progressToken?: string) => ({
-  jsonrpc: "2.0",
-  ...(id !== undefined && { id }),
-  method: "tools/call",
-  params: {
-    name: "write_note",
-    arguments: { t },
-    ...(progressToken !== undefined && { _meta: { progressToken } }),
-  },
-});
-
 const toolCallsRead = (host: RawHost) => host.serverRead().filter((m) => m.method === "tools/call");
 
 /**
@@ -70,7 +66,7 @@ async function raceCancels(host: RawHost, n: number, progress = false): Promise<
   for (let i = 1; i <= n; i++) {
     const cancel = { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: i } };
     const delay = i % 6;
-    const first = call(i, args(i), progress ? `p${i}` : undefined);
+    const first = writeNoteCall(i, args(i), progress ? `p${i}` : undefined);
     if (delay === 0) host.send(first, cancel);
     else {
       host.send(first);
@@ -79,7 +75,7 @@ async function raceCancels(host: RawHost, n: number, progress = false): Promise<
     await new Promise((r) => setTimeout(r, 10));
   }
   await new Promise((r) => setTimeout(r, 1_000));
-  for (let i = 1; i <= n; i++) host.send(call(1000 + i, args(i)));
+  for (let i = 1; i <= n; i++) host.send(writeNoteCall(1000 + i, args(i)));
   for (let i = 1; i <= n; i++) await host.answer(1000 + i);
   const answers = (id: number) =>
     host.received().filter((m) => m.id === id && !("method" in m)).length;
@@ -100,7 +96,7 @@ describe("governor proxy: tool calls on a misbehaving wire", { timeout: 60_000 }
   it("never sends a tools/call without an id (a notification) to the server: it would run ungoverned", async () => {
     const host = await rawHost("ok");
     try {
-      host.send(call(undefined, "no id"), call(2, "with id"));
+      host.send(writeNoteCall(undefined, "no id"), writeNoteCall(2, "with id"));
       expect(await host.answer(2)).toMatchObject({ result: { content: [{ text: "done 1" }] } });
       const read = toolCallsRead(host);
       // Only the governed call, under the proxy's id and with its idempotency key.
@@ -118,11 +114,11 @@ describe("governor proxy: tool calls on a misbehaving wire", { timeout: 60_000 }
   it("a server that answers twice, answers an id it was never sent or writes a line that is not JSON: the host reads each call's one answer", async () => {
     const host = await rawHost("twice,stray,not-json");
     try {
-      host.send(call(2, "a"));
+      host.send(writeNoteCall(2, "a"));
       expect(await host.answer(2)).toMatchObject({ result: { content: [{ text: "done 1" }] } });
-      host.send(call(3, "b"));
+      host.send(writeNoteCall(3, "b"));
       expect(await host.answer(3)).toMatchObject({ result: { content: [{ text: "done 2" }] } });
-      host.send(call(4, "c"));
+      host.send(writeNoteCall(4, "c"));
       expect(await host.answer(4)).toMatchObject({ result: { content: [{ text: "done 3" }] } });
       // None of the extra lines reached the host, in any message.
       expect(JSON.stringify(host.received())).not.toContain("hunter2");
@@ -135,14 +131,14 @@ describe("governor proxy: tool calls on a misbehaving wire", { timeout: 60_000 }
   it("an error answer whose code is not a number goes to the host as a JSON-RPC error, redacted; the write is in doubt", async () => {
     const host = await rawHost("bad-error,ok");
     try {
-      host.send(call(2, "a"));
+      host.send(writeNoteCall(2, "a"));
       const answer = await host.answer(2);
       expect(answer).toMatchObject({ error: { code: -32603 } });
       expect(answer).not.toHaveProperty("result");
       expect(JSON.stringify(host.received())).not.toContain("hunter2");
       expect(JSON.stringify(host.received())).not.toContain("/home/alice");
       // The identical write is not sent again.
-      host.send(call(3, "a"));
+      host.send(writeNoteCall(3, "a"));
       expect(await host.answer(3)).toMatchObject({ result: { isError: true } });
       expect(toolCallsRead(host)).toHaveLength(1);
     } finally {
@@ -160,12 +156,12 @@ describe("governor proxy: tool calls on a misbehaving wire", { timeout: 60_000 }
     const cancelsRead = () =>
       host.serverRead().filter((m) => m.method === "notifications/cancelled");
     try {
-      host.send(call(2, "a"));
+      host.send(writeNoteCall(2, "a"));
       for (let i = 0; i < 200 && toolCallsRead(host).length === 0; i++) {
         await new Promise((r) => setTimeout(r, 25));
       }
       expect(toolCallsRead(host)[0]).toMatchObject({ id: "governor-1" });
-      host.send(cancel(9), cancel(0), cancel("governor-1"), call(3, "b"));
+      host.send(cancel(9), cancel(0), cancel("governor-1"), writeNoteCall(3, "b"));
       for (let i = 0; i < 200 && toolCallsRead(host).length < 2; i++) {
         await new Promise((r) => setTimeout(r, 25));
       }
@@ -186,7 +182,7 @@ describe("governor proxy: tool calls on a misbehaving wire", { timeout: 60_000 }
   it("a tools/call before initialize is refused and reaches no server", async () => {
     const host = await rawHost("ok", [], false);
     try {
-      host.send(call(1, "early"));
+      host.send(writeNoteCall(1, "early"));
       expect(await host.answer(1)).toMatchObject({
         error: { code: -32600, message: "governor proxy: not initialized" },
       });
@@ -201,7 +197,7 @@ describe("governor proxy: tool calls on a misbehaving wire", { timeout: 60_000 }
     const cancelsRead = () =>
       host.serverRead().filter((m) => m.method === "notifications/cancelled");
     try {
-      host.send(call(5, "a"), call(5, "b"));
+      host.send(writeNoteCall(5, "a"), writeNoteCall(5, "b"));
       for (let i = 0; i < 200 && toolCallsRead(host).length < 2; i++) {
         await new Promise((r) => setTimeout(r, 25));
       }
@@ -273,22 +269,18 @@ describe.runIf(sqliteModule() !== undefined)(
           .received()
           .filter((m) => m.method === "notifications/message")
           .map((m) => (m.params?.data as { event?: string } | undefined)?.event);
-      const wait = async (what: string, done: () => boolean) => {
-        for (let i = 0; i < 400 && !done(); i++) await new Promise((r) => setTimeout(r, 25));
-        expect(done(), what).toBe(true);
-      };
       try {
-        first.send(call(2, "kept", "p2"));
+        first.send(writeNoteCall(2, "kept", "p2"));
         // The call went out and its progress came back: the proxy waits a moment before it
         // answers a call whose progress it forwarded.
-        await wait("progress forwarded", () =>
+        await waitUntil("progress forwarded", () =>
           first.received().some((m) => m.method === "notifications/progress"),
         );
         // The store's write lock held by another connection: the proxy's settle of the success
         // waits for it (busy timeout), so the host's cancel comes after the server's answer.
         lock.exec("BEGIN IMMEDIATE");
         writeFileSync(`${firstLog}.gate`, "");
-        await wait("answered", () => existsSync(`${firstLog}.answered`));
+        await waitUntil("answered", () => existsSync(`${firstLog}.answered`));
         await new Promise((r) => setTimeout(r, 400));
         first.send({
           jsonrpc: "2.0",
@@ -297,7 +289,7 @@ describe.runIf(sqliteModule() !== undefined)(
         });
         await new Promise((r) => setTimeout(r, 200));
         lock.exec("ROLLBACK");
-        await wait("the answer kept", () => events(first).includes("completed_after_cancel"));
+        await waitUntil("the answer kept", () => events(first).includes("completed_after_cancel"));
         // A cancelled request gets no answer.
         expect(first.received().filter((m) => m.id === 2)).toEqual([]);
       } finally {
@@ -309,14 +301,14 @@ describe.runIf(sqliteModule() !== undefined)(
       // The proxy restarted on the same file, before a server that would answer anew.
       const second = await rawHost("ok", store);
       try {
-        second.send(call(3, "kept"));
+        second.send(writeNoteCall(3, "kept"));
         const again = await second.answer(3);
         // Not sent: the first server's answer, kept in the file.
         expect(toolCallsRead(second)).toEqual([]);
         expect(again).toMatchObject({ result: { content: [{ type: "text", text: "done 1" }] } });
         expect(events(second)).toContain("answered_after_cancel");
         // Given once: the identical call after it is a write of its own.
-        second.send(call(4, "kept"));
+        second.send(writeNoteCall(4, "kept"));
         expect(await second.answer(4)).toMatchObject({
           result: { content: [{ type: "text", text: "done 1" }] },
         });
