@@ -99,15 +99,14 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
   const windowMs = options.windowMs ?? options.governor.policy.budgets.wallTimeMs;
   // A call that starts just before its window ends still gets its whole timeout.
   const graceMs = options.timeoutMs ?? 60_000;
-  const wallTimeMs = options.governor.policy.budgets.wallTimeMs;
-  const stops = createStopMemory({ ttlMs: options.stopTtlMs ?? TEN_MINUTES, now });
+  const stopTtlMs = options.stopTtlMs ?? TEN_MINUTES;
+  const stops = createStopMemory({ ttlMs: stopTtlMs, now });
   const idempotencyScope = `governor-proxy\u0000${options.server ?? ""}`;
   let run: Run | undefined;
   let startedAt = 0;
   /** Calls out per run; a run the window left behind ends when its last call is answered. */
   const out = new Map<Run, number>();
   const retiring = new Set<Run>();
-  const stopTtlMs = options.stopTtlMs ?? TEN_MINUTES;
 
   const currentRun = (): Run => {
     const inWindow = now() - startedAt < windowMs;
@@ -126,10 +125,11 @@ export function createProxySession(options: ProxySessionOptions): ProxySession {
     // One scope for every window: a write in doubt in one run refuses an identical write in the
     // next (the core's index of writes in doubt, docs/idempotency.md), whatever ended its run.
     // An answer the host cancelled as it came is kept for the identical call for the stop TTL.
-    // Every run of a window ends with it (plus the grace) or with the wall time from its start
-    // (a run that goes on from another ends no later than that one, too).
+    // Every run of a window ends with it (plus the grace) or with the wall time from its start:
+    // the core ends a run at its own start plus the wall time, and a run that goes on from
+    // another no later than that one.
     const runOptions: Mutable<RunOptions> = {
-      deadline: Math.min(startedAt + windowMs + graceMs, startedAt + wallTimeMs),
+      deadline: startedAt + windowMs + graceMs,
       idempotencyScope,
       keptAnswerMs: stopTtlMs,
     };
