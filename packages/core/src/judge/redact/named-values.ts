@@ -605,20 +605,9 @@ const LOCALISED_PROSE =
 const LOCALISED_NOUN =
   /[：＝]|passwort|kennwort|contrase|senha|palavra|mot\s{1,4}de|wachtwoord|passord|lösenord|adgangskode|salasana|jelszó|has[łl]o|heslo|ş[iİı]fre|пароль|гасло|κωδικ[οό]ς|密码|密碼|口令|パスワード|비밀번호|암호|password\s{1,4}[èes]/iu;
 
-/** The last text {@link mayHoldLocalisedNoun} read, and its answer. */
-let nounText: string | undefined;
-let nounFound = false;
-
-/**
- * Whether `text` may hold a localised password or prose credential ({@link LOCALISED_NOUN}).
- * Both rules ask in turn, most often of the same text: the answer is kept for it.
- */
+/** Whether `text` may hold a localised password or prose credential ({@link LOCALISED_NOUN}). */
 function mayHoldLocalisedNoun(text: string): boolean {
-  if (text !== nounText) {
-    nounFound = LOCALISED_NOUN.test(text);
-    nounText = text;
-  }
-  return nounFound;
+  return LOCALISED_NOUN.test(text);
 }
 
 function redactLocalisedProse(match: string, told: unknown, value: unknown): string {
