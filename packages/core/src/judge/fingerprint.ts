@@ -1253,19 +1253,20 @@ function asNormalized(
     }
   }
   if (lowerHead.includes("{") || lowerHead.includes("[")) forms.push(...jsonValues(args));
-  const out = [...values];
+  // Each form once, in the order first met (a Set: up to a few hundred values and forms).
+  const out = new Set(values);
   for (const value of [...values, ...forms]) {
-    if (!out.includes(value)) out.push(value);
+    out.add(value);
     // Its normalized form is looked for only when the text echoes it verbatim (the normalizer is
     // the costly part: most of a call's values are not in its failure text).
     if (!lowerHead.includes(value)) continue;
     const n = normalize(value);
     // Only a value that keeps letters of its own: a bare placeholder is the normalizer's already.
     if (n !== value && n.includes("<") && OWN_LETTER.test(n.replace(PLACEHOLDERS, ""))) {
-      out.push(n);
+      out.add(n);
     }
   }
-  return out;
+  return [...out];
 }
 
 /**
